@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Entry at EL2 with the MMU off. The boot CPU comes from QEMU's -kernel
+ * (x0 = 0); the others come from firmware PSCI CPU_ON with x0 = CPU index.
+ * Both set VBAR_EL2 first (so that any fault reaches the panic path), take
+ * their stack, and call into C. The guest frame sits at the top of each
+ * stack; C runs below it.
+ */
+#define FRAME_SIZE 272
+#define STACK_SIZE 0x4000
+
+	.section .text.boot, "ax"
+	.global _start
+_start:
+	msr	daifset, #0xf
+	adr	x1, el2_vectors
+	msr	vbar_el2, x1
+	isb
+	/* Zero the BSS (MMU off: plain aligned stores). */
+	adr	x1, __bss_start
+	adr	x2, __bss_end
+1:	cmp	x1, x2
+	b.hs	2f
+	stp	xzr, xzr, [x1], #16
+	b	1b
+2:	mov	x0, #0
+	b	cpu_start
+
+	.global secondary_entry
+secondary_entry:
+	msr	daifset, #0xf
+	adr	x1, el2_vectors
+	msr	vbar_el2, x1
+	isb
+	/* fall through with x0 = CPU index */
+
+cpu_start:
+	/* sp = stacks + (index + 1) * STACK_SIZE - FRAME_SIZE */
+	adr	x1, hyp_stacks
+	add	x2, x0, #1
+	mov	x3, #STACK_SIZE
+	madd	x1, x2, x3, x1
+	sub	sp, x1, #FRAME_SIZE
+	mov	x29, #0
+	mov	x30, #0
+	bl	hyp_cpu_main
+3:	wfi
+	b	3b
+
+	.section .bss.stacks, "aw", %nobits
+	.balign 4096
+	.global hyp_stacks
+hyp_stacks:
+	.space	STACK_SIZE * 8

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "arch/aarch64/cpu.h"
+
+#include "arch/aarch64/pmu.h"
+
+struct cpu cpu_data[ARCH_MAX_CPUS];
+extern u8 hyp_stacks[];
+
+void cpu_init(u32 index, u64 mpidr)
+{
+	struct cpu *c = &cpu_data[index];
+
+	c->index = index;
+	c->mpidr = mpidr;
+	c->frame = (struct frame *)(uintptr_t)(hyp_stacks + (u64)(index + 1) * ARCH_STACK_SIZE -
+					       FRAME_SIZE);
+	sysreg_write(tpidr_el2, (u64)(uintptr_t)c);
+	/* Guests use the virtual timer and counter untrapped, and may read the
+	 * physical counter; the EL1 physical timer traps (EL2 owns timing). */
+	sysreg_write(cnthctl_el2, CNTHCTL_EL1PCTEN);
+	sysreg_write(cntvoff_el2, 0);
+	sysreg_write(cptr_el2, 0x33ff); /* RES1 bits; FP/SIMD not trapped */
+	sysreg_write(hstr_el2, 0);
+	pmu_init_cpu();
+	isb();
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Per-physical-CPU state, found through TPIDR_EL2. */
+#ifndef ARCH_CPU_H
+#define ARCH_CPU_H
+
+#include "arch/aarch64/sysregs.h"
+#include "lib/types.h"
+
+#define ARCH_MAX_CPUS 8
+#define ARCH_STACK_SIZE 0x4000
+
+/* Guest registers saved on every exception from EL1/EL0 (see vectors.S). */
+struct frame {
+	u64 x[31];
+	u64 elr;
+	u64 spsr;
+	u64 pad;
+};
+#define FRAME_SIZE 272
+
+struct cpu {
+	u32 index;
+	u64 mpidr;
+	struct frame *frame; /* the guest frame at the top of this CPU's stack */
+	void *vcpu;          /* the core's vCPU pinned to this CPU, or NULL */
+	u64 exits;           /* exceptions taken from the guest */
+	u64 irq_exits;       /* of which physical interrupts */
+};
+
+extern struct cpu cpu_data[ARCH_MAX_CPUS];
+
+static inline struct cpu *cpu_this(void)
+{
+	return (struct cpu *)sysreg_read(tpidr_el2);
+}
+
+static inline u32 cpu_index(void)
+{
+	return cpu_this()->index;
+}
+
+/* Sets up this CPU's TPIDR_EL2 and EL2 control registers. */
+void cpu_init(u32 index, u64 mpidr);
+
+/* Restores the guest frame and returns to EL1 (vectors.S). */
+__noreturn void guest_enter(struct frame *frame);
+
+/* Entry point of secondary CPUs for firmware PSCI CPU_ON (boot.S). */
+void secondary_entry(void);
+
+#endif

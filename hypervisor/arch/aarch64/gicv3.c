@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "arch/aarch64/gicv3.h"
+
+#include "arch/aarch64/cpu.h"
+#include "arch/aarch64/sysregs.h"
+#include "lib/log.h"
+
+#define GICD_CTLR 0x0000
+#define GICD_TYPER 0x0004
+#define GICD_IGROUPR 0x0080
+#define GICD_ISENABLER 0x0100
+#define GICD_ICENABLER 0x0180
+#define GICD_ICPENDR 0x0280
+#define GICD_ICACTIVER 0x0380
+#define GICD_IPRIORITYR 0x0400
+#define GICD_ICFGR 0x0c00
+#define GICD_IROUTER 0x6000
+#define GICD_CTLR_RWP BIT(31)
+#define GICD_CTLR_ARE_NS BIT(4)
+#define GICD_CTLR_GRP1NS BIT(1)
+
+#define GICR_CTLR 0x0000
+#define GICR_TYPER 0x0008
+#define GICR_WAKER 0x0014
+#define GICR_SGI 0x10000
+#define GICR_TYPER_LAST BIT(4)
+#define GICR_WAKER_SLEEP (1u << 1)
+#define GICR_WAKER_ASLEEP (1u << 2)
+
+static u64 gicd_base, gicr_base, gicr_stride;
+static u32 gic_intids;
+static u64 gicr_this[ARCH_MAX_CPUS]; /* redistributor of each CPU, by CPU index */
+
+static inline volatile u32 *gic_reg32(u64 base, u64 off)
+{
+	return (volatile u32 *)(uintptr_t)(base + off);
+}
+
+static inline u32 gicd_read(u64 off)
+{
+	return *gic_reg32(gicd_base, off);
+}
+
+static inline void gicd_write(u64 off, u32 v)
+{
+	*gic_reg32(gicd_base, off) = v;
+}
+
+static void gicd_wait_rwp(void)
+{
+	while (gicd_read(GICD_CTLR) & GICD_CTLR_RWP)
+		;
+}
+
+void gic_init(u64 gicd, u64 gicr, u64 stride)
+{
+	gicd_base = gicd;
+	gicr_base = gicr;
+	gicr_stride = stride;
+	gic_intids = 32 * ((gicd_read(GICD_TYPER) & 0x1f) + 1);
+	if (gic_intids > GIC_MAX_INTID)
+		gic_intids = GIC_MAX_INTID;
+
+	gicd_write(GICD_CTLR, 0);
+	gicd_wait_rwp();
+	for (u32 i = 32; i < gic_intids; i += 32) {
+		gicd_write(GICD_ICENABLER + i / 8, ~0u);
+		gicd_write(GICD_ICPENDR + i / 8, ~0u);
+		gicd_write(GICD_ICACTIVER + i / 8, ~0u);
+		gicd_write(GICD_IGROUPR + i / 8, ~0u);
+	}
+	for (u32 i = 32; i < gic_intids; i += 4)
+		gicd_write(GICD_IPRIORITYR + i, 0x01010101u * GIC_PRIO_GUEST);
+	gicd_wait_rwp();
+	gicd_write(GICD_CTLR, GICD_CTLR_ARE_NS | GICD_CTLR_GRP1NS);
+	gicd_wait_rwp();
+}
+
+u32 gic_nr_intids(void)
+{
+	return gic_intids;
+}
+
+static u64 gic_rdist(void)
+{
+	u64 mpidr = sysreg_read(mpidr_el1);
+	u32 aff = (u32)((mpidr & 0xffffff) | ((mpidr >> 8) & 0xff000000));
+
+	for (u64 rd = gicr_base;; rd += gicr_stride) {
+		u64 typer = *(volatile u64 *)(uintptr_t)(rd + GICR_TYPER);
+
+		if ((u32)(typer >> 32) == aff)
+			return rd;
+		if (typer & GICR_TYPER_LAST)
+			break;
+	}
+	panic("no GIC redistributor for MPIDR %lx", mpidr);
+}
+
+static u64 gic_this_rd(void)
+{
+	return gicr_this[cpu_index()];
+}
+
+void gic_cpu_init(void)
+{
+	u64 rd = gic_rdist();
+	volatile u32 *waker = gic_reg32(rd, GICR_WAKER);
+
+	gicr_this[cpu_index()] = rd;
+	*waker &= ~GICR_WAKER_SLEEP;
+	while (*waker & GICR_WAKER_ASLEEP)
+		;
+	*gic_reg32(rd, GICR_SGI + GICD_ICENABLER) = ~0u;
+	*gic_reg32(rd, GICR_SGI + GICD_ICPENDR) = ~0u;
+	*gic_reg32(rd, GICR_SGI + GICD_ICACTIVER) = ~0u;
+	*gic_reg32(rd, GICR_SGI + GICD_IGROUPR) = ~0u;
+	for (u32 i = 0; i < 32; i += 4)
+		*gic_reg32(rd, GICR_SGI + GICD_IPRIORITYR + i) = 0x01010101u * GIC_PRIO_HYP;
+
+	sysreg_write(S3_4_C12_C9_5, ICC_SRE_SRE | ICC_SRE_ENABLE); /* ICC_SRE_EL2 */
+	isb();
+	sysreg_write(S3_0_C12_C12_5, ICC_SRE_SRE); /* ICC_SRE_EL1 */
+	isb();
+	sysreg_write(S3_0_C4_C6_0, 0xff);          /* ICC_PMR_EL1 */
+	sysreg_write(S3_0_C12_C12_3, 0);           /* ICC_BPR1_EL1 */
+	sysreg_write(S3_0_C12_C12_4, BIT(1));      /* ICC_CTLR_EL1.EOImode */
+	sysreg_write(S3_0_C12_C12_7, 1);           /* ICC_IGRPEN1_EL1 */
+	isb();
+	for (u32 n = 0; n < gic_lr_count(); n++)
+		gic_lr_write(n, 0);
+	sysreg_write(S3_4_C12_C11_7, 0); /* ICH_VMCR_EL2 */
+	gic_hcr_write(ICH_HCR_EN);
+}
+
+u32 gic_ack(void)
+{
+	u64 v = sysreg_read(S3_0_C12_C12_0); /* ICC_IAR1_EL1 */
+
+	dsb(sy);
+	return (u32)(v & 0xffffff);
+}
+
+void gic_eoi(u32 intid)
+{
+	sysreg_write(S3_0_C12_C12_1, intid); /* ICC_EOIR1_EL1 */
+	isb();
+}
+
+void gic_deactivate(u32 intid)
+{
+	sysreg_write(S3_0_C12_C11_1, intid); /* ICC_DIR_EL1 */
+	isb();
+}
+
+static u64 gic_bank(u32 intid)
+{
+	return intid < GIC_PRIV_MAX ? gic_this_rd() + GICR_SGI : gicd_base;
+}
+
+void gic_enable(u32 intid)
+{
+	*gic_reg32(gic_bank(intid), GICD_ISENABLER + (intid / 32) * 4) = 1u << (intid % 32);
+}
+
+void gic_disable(u32 intid)
+{
+	*gic_reg32(gic_bank(intid), GICD_ICENABLER + (intid / 32) * 4) = 1u << (intid % 32);
+	if (intid >= GIC_PRIV_MAX)
+		gicd_wait_rwp();
+}
+
+void gic_set_priority(u32 intid, u8 prio)
+{
+	*(volatile u8 *)(uintptr_t)(gic_bank(intid) + GICD_IPRIORITYR + intid) = prio;
+}
+
+void gic_set_edge(u32 intid, bool edge)
+{
+	volatile u32 *cfg;
+	u32 shift = (intid % 16) * 2 + 1;
+
+	if (intid < GIC_PRIV_MAX)
+		return;
+	cfg = gic_reg32(gicd_base, GICD_ICFGR + (intid / 16) * 4);
+	if (edge)
+		*cfg |= 1u << shift;
+	else
+		*cfg &= ~(1u << shift);
+}
+
+void gic_route_spi(u32 intid, u64 mpidr)
+{
+	volatile u64 *r = (volatile u64 *)(uintptr_t)(gicd_base + GICD_IROUTER + 8ull * intid);
+
+	*r = mpidr & 0xff00ffffffull;
+}
+
+void gic_clear_active_local(u32 intid)
+{
+	*gic_reg32(gic_this_rd() + GICR_SGI, GICD_ICACTIVER) = 1u << intid;
+}
+
+void gic_send_sgi(u32 intid, u64 mpidr)
+{
+	u64 v = ((u64)intid << 24) | (1ull << (mpidr & 0xf)) | (((mpidr >> 8) & 0xff) << 16) |
+		(((mpidr >> 16) & 0xff) << 32) | (((mpidr >> 32) & 0xff) << 48) |
+		(((mpidr >> 4) & 0xf) << 44);
+
+	dsb(ishst);
+	sysreg_write(S3_0_C12_C11_5, v); /* ICC_SGI1R_EL1 */
+	isb();
+}
+
+u32 gic_lr_count(void)
+{
+	return (u32)(sysreg_read(S3_4_C12_C11_1) & 0x1f) + 1; /* ICH_VTR_EL2.ListRegs */
+}
+
+#define LR_CASE(n, crm, op2)                              \
+	case n:                                           \
+		if (write)                                \
+			sysreg_write(S3_4_C12_##crm##_##op2, v); \
+		else                                      \
+			v = sysreg_read(S3_4_C12_##crm##_##op2); \
+		break
+
+static u64 gic_lr_access(u32 n, bool write, u64 v)
+{
+	switch (n) {
+		LR_CASE(0, C12, 0);
+		LR_CASE(1, C12, 1);
+		LR_CASE(2, C12, 2);
+		LR_CASE(3, C12, 3);
+		LR_CASE(4, C12, 4);
+		LR_CASE(5, C12, 5);
+		LR_CASE(6, C12, 6);
+		LR_CASE(7, C12, 7);
+		LR_CASE(8, C13, 0);
+		LR_CASE(9, C13, 1);
+		LR_CASE(10, C13, 2);
+		LR_CASE(11, C13, 3);
+		LR_CASE(12, C13, 4);
+		LR_CASE(13, C13, 5);
+		LR_CASE(14, C13, 6);
+		LR_CASE(15, C13, 7);
+	default:
+		break;
+	}
+	return v;
+}
+
+u64 gic_lr_read(u32 n)
+{
+	return gic_lr_access(n, false, 0);
+}
+
+void gic_lr_write(u32 n, u64 v)
+{
+	gic_lr_access(n, true, v);
+}
+
+void gic_hcr_write(u64 v)
+{
+	sysreg_write(S3_4_C12_C11_0, v); /* ICH_HCR_EL2 */
+	isb();
+}
+
+u64 gic_misr_read(void)
+{
+	return sysreg_read(S3_4_C12_C11_2); /* ICH_MISR_EL2 */
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "arch/aarch64/pl011.h"
+
+#define UART_DR 0x000
+#define UART_FR 0x018
+#define UART_IMSC 0x038
+#define UART_ICR 0x044
+#define FR_RXFE (1u << 4)
+#define FR_TXFF (1u << 5)
+#define INT_RX (1u << 4)
+#define INT_RT (1u << 6)
+
+static volatile u32 *pl011_regs;
+
+static inline u32 pl011_read(u32 off)
+{
+	return pl011_regs[off / 4];
+}
+
+static inline void pl011_write_reg(u32 off, u32 v)
+{
+	pl011_regs[off / 4] = v;
+}
+
+void pl011_init(u64 base)
+{
+	/* QEMU's PL011 needs no clock setup; on boards the firmware or the
+	 * platform file's settings leave it configured. */
+	pl011_regs = (volatile u32 *)(uintptr_t)base;
+}
+
+void pl011_putc(char c)
+{
+	if (!pl011_regs)
+		return;
+	while (pl011_read(UART_FR) & FR_TXFF)
+		;
+	pl011_write_reg(UART_DR, (u8)c);
+}
+
+void pl011_write(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] == '\n')
+			pl011_putc('\r');
+		pl011_putc(s[i]);
+	}
+}
+
+int pl011_getc(void)
+{
+	if (!pl011_regs || (pl011_read(UART_FR) & FR_RXFE))
+		return -1;
+	return (int)(pl011_read(UART_DR) & 0xff);
+}
+
+void pl011_enable_rx_irq(void)
+{
+	pl011_write_reg(UART_ICR, INT_RX | INT_RT);
+	pl011_write_reg(UART_IMSC, INT_RX | INT_RT);
+}

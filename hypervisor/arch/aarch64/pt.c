@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "arch/aarch64/pt.h"
+
+#define PT_ATTR_MASK (GENMASK(63, 48) | GENMASK(11, 2))
+
+static inline u64 pt_level_shift(int level)
+{
+	return (u64)(PT_PAGE_SHIFT + 9 * (3 - level));
+}
+
+static inline unsigned pt_index(u64 va, int level)
+{
+	return (unsigned)((va >> pt_level_shift(level)) & (PT_ENTRIES - 1));
+}
+
+static inline u64 *pt_next_table(u64 desc)
+{
+	return (u64 *)(uintptr_t)(desc & PT_ADDR_MASK);
+}
+
+static int pt_map_level(struct pt *pt, u64 *table, int level, u64 va, u64 pa,
+			u64 size, u64 attrs, bool blocks)
+{
+	u64 block = 1ull << pt_level_shift(level);
+
+	while (size) {
+		unsigned idx = pt_index(va, level);
+		u64 *e = &table[idx];
+		u64 chunk = block - (va & (block - 1));
+
+		if (chunk > size)
+			chunk = size;
+		if (level == 3) {
+			if (*e & PTE_VALID)
+				return PT_EOVERLAP;
+			*e = (pa & PT_ADDR_MASK) | attrs | PTE_TABLE | PTE_VALID;
+		} else if (blocks && level >= 1 && chunk == block && IS_ALIGNED(pa, block)) {
+			if (*e & PTE_VALID)
+				return PT_EOVERLAP;
+			*e = (pa & PT_ADDR_MASK) | attrs | PTE_VALID;
+		} else {
+			u64 *next;
+			int ret;
+
+			if (!(*e & PTE_VALID)) {
+				next = pt->alloc(pt->ctx);
+				if (!next)
+					return PT_ENOMEM;
+				pt->pages_used++;
+				*e = ((u64)(uintptr_t)next & PT_ADDR_MASK) | PTE_TABLE | PTE_VALID;
+			} else if (!(*e & PTE_TABLE)) {
+				return PT_EOVERLAP;
+			}
+			next = pt_next_table(*e);
+			ret = pt_map_level(pt, next, level + 1, va, pa, chunk, attrs, blocks);
+			if (ret)
+				return ret;
+		}
+		va += chunk;
+		pa += chunk;
+		size -= chunk;
+	}
+	return PT_OK;
+}
+
+static int pt_map_common(struct pt *pt, u64 va, u64 pa, u64 size, u64 attrs, bool blocks)
+{
+	if (!IS_ALIGNED(va | pa | size, 1ull << PT_PAGE_SHIFT) || size == 0)
+		return PT_EINVAL;
+	if (va + size > (1ull << PT_VA_BITS) || va + size < va)
+		return PT_EINVAL;
+	if (pa & ~PT_ADDR_MASK || (pa + size - 1) & ~GENMASK(47, 0))
+		return PT_EINVAL;
+	return pt_map_level(pt, pt->root, 1, va, pa, size, attrs & PT_ATTR_MASK, blocks);
+}
+
+int pt_map(struct pt *pt, u64 va, u64 pa, u64 size, u64 attrs)
+{
+	return pt_map_common(pt, va, pa, size, attrs, true);
+}
+
+int pt_map_pages(struct pt *pt, u64 va, u64 pa, u64 size, u64 attrs)
+{
+	return pt_map_common(pt, va, pa, size, attrs, false);
+}
+
+bool pt_lookup(const struct pt *pt, u64 va, u64 *pa, u64 *attrs, u64 *map_size)
+{
+	const u64 *table = pt->root;
+
+	if (va >> PT_VA_BITS)
+		return false;
+	for (int level = 1; level <= 3; level++) {
+		u64 e = table[pt_index(va, level)];
+		u64 size = 1ull << pt_level_shift(level);
+
+		if (!(e & PTE_VALID))
+			return false;
+		if (level == 3 || !(e & PTE_TABLE)) {
+			if (level == 3 && !(e & PTE_TABLE))
+				return false; /* reserved encoding */
+			*pa = (e & PT_ADDR_MASK & ~(size - 1)) | (va & (size - 1));
+			if (attrs)
+				*attrs = e & PT_ATTR_MASK;
+			if (map_size)
+				*map_size = size;
+			return true;
+		}
+		table = pt_next_table(e);
+	}
+	return false;
+}

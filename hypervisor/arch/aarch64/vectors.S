@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * EL2 exception vectors. Exceptions from the guest save its registers into
+ * the frame at SP (the top of this CPU's stack, see boot.S), call the core's
+ * trap handler with the frame, and return to the guest through guest_restore.
+ * Exceptions taken at EL2 itself are hypervisor bugs: they go to
+ * trap_el2_fault(), which panics.
+ */
+#define FRAME_SIZE 272
+#define F_ELR (31 * 8)
+#define F_SPSR (32 * 8)
+
+.macro save_frame
+	stp	x0, x1, [sp, #16 * 0]
+	stp	x2, x3, [sp, #16 * 1]
+	stp	x4, x5, [sp, #16 * 2]
+	stp	x6, x7, [sp, #16 * 3]
+	stp	x8, x9, [sp, #16 * 4]
+	stp	x10, x11, [sp, #16 * 5]
+	stp	x12, x13, [sp, #16 * 6]
+	stp	x14, x15, [sp, #16 * 7]
+	stp	x16, x17, [sp, #16 * 8]
+	stp	x18, x19, [sp, #16 * 9]
+	stp	x20, x21, [sp, #16 * 10]
+	stp	x22, x23, [sp, #16 * 11]
+	stp	x24, x25, [sp, #16 * 12]
+	stp	x26, x27, [sp, #16 * 13]
+	stp	x28, x29, [sp, #16 * 14]
+	mrs	x0, elr_el2
+	mrs	x1, spsr_el2
+	stp	x30, x0, [sp, #F_ELR - 8]
+	str	x1, [sp, #F_SPSR]
+	mov	x0, sp
+.endm
+
+.macro guest_vector handler
+	.balign 0x80
+	save_frame
+	bl	\handler
+	b	guest_restore
+.endm
+
+.macro el2_vector kind
+	.balign 0x80
+	sub	sp, sp, #FRAME_SIZE
+	save_frame
+	mov	x1, #\kind
+	bl	trap_el2_fault
+	b	.
+.endm
+
+	.text
+	.balign 0x800
+	.global el2_vectors
+el2_vectors:
+	el2_vector 0 /* EL2t sync */
+	el2_vector 1
+	el2_vector 2
+	el2_vector 3
+	el2_vector 4 /* EL2h sync */
+	el2_vector 5 /* EL2h IRQ (never unmasked) */
+	el2_vector 6
+	el2_vector 7 /* EL2h SError */
+	guest_vector trap_guest_sync
+	guest_vector trap_guest_irq
+	guest_vector trap_guest_irq /* FIQ: handled like IRQ */
+	guest_vector trap_guest_serror
+	/* AArch32 EL0 under an AArch64 EL1: interrupts still reach EL2 */
+	guest_vector trap_guest_sync
+	guest_vector trap_guest_irq
+	guest_vector trap_guest_irq
+	guest_vector trap_guest_serror
+
+/* void guest_enter(struct frame *frame) */
+	.global guest_enter
+guest_enter:
+	mov	sp, x0
+	.global guest_restore
+guest_restore:
+	ldr	x1, [sp, #F_SPSR]
+	ldp	x30, x0, [sp, #F_ELR - 8]
+	msr	elr_el2, x0
+	msr	spsr_el2, x1
+	ldp	x0, x1, [sp, #16 * 0]
+	ldp	x2, x3, [sp, #16 * 1]
+	ldp	x4, x5, [sp, #16 * 2]
+	ldp	x6, x7, [sp, #16 * 3]
+	ldp	x8, x9, [sp, #16 * 4]
+	ldp	x10, x11, [sp, #16 * 5]
+	ldp	x12, x13, [sp, #16 * 6]
+	ldp	x14, x15, [sp, #16 * 7]
+	ldp	x16, x17, [sp, #16 * 8]
+	ldp	x18, x19, [sp, #16 * 9]
+	ldp	x20, x21, [sp, #16 * 10]
+	ldp	x22, x23, [sp, #16 * 11]
+	ldp	x24, x25, [sp, #16 * 12]
+	ldp	x26, x27, [sp, #16 * 13]
+	ldp	x28, x29, [sp, #16 * 14]
+	eret
+	dsb	nsh
+	isb

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The static configuration the hypervisor runs: generated as C by
+ * `bulkhead build` (tools: bulkhead/gen_c.py) into <out>/config.c, which
+ * defines `cfg_system` and the static pools it points to. Everything the
+ * hypervisor allocates is sized here; there is no heap.
+ */
+#ifndef CORE_CONFIG_H
+#define CORE_CONFIG_H
+
+#include "lib/types.h"
+
+#define CFG_MAX_CPUS 8
+#define CFG_PT_ENTRIES 512
+
+/* One page of a stage-2 (or EL2) translation table. */
+typedef struct {
+	u64 e[CFG_PT_ENTRIES];
+} __attribute__((aligned(4096))) cfg_pt_page_t;
+
+/* A guest-physical RAM region backed by host-physical memory. */
+struct cfg_mem {
+	u64 ipa;
+	u64 pa;
+	u64 size;
+};
+
+/* A passthrough MMIO region (mapped as Device-nGnRE at stage 2). */
+struct cfg_mmio {
+	const char *name;
+	u64 ipa;
+	u64 pa;
+	u64 size;
+};
+
+/* A file staged by QEMU's loader at src_pa, copied to dst_ipa at VM start. */
+struct cfg_image {
+	const char *name;
+	u64 src_pa;
+	u64 dst_ipa;
+	u64 size;
+};
+
+/* A shared-memory region as one VM sees it. */
+struct cfg_shmem_map {
+	u32 shmem;        /* index into cfg_system.shmems */
+	u64 ipa;          /* where this VM sees it */
+	u32 doorbell_irq; /* virtual INTID raised in this VM by a peer's ring; 0: none */
+};
+
+struct cfg_shmem {
+	const char *name;
+	u64 pa;
+	u64 size;
+};
+
+#define CFG_VM_FAULT_STOP (1u << 0) /* stop the VM on a fault instead of injecting */
+
+struct cfg_vm {
+	const char *name;
+	u32 ncpus;
+	const u32 *cpus; /* vCPU i runs on physical CPU cpus[i] (index into platform cpus) */
+	u64 entry;       /* IPA of the first instruction of vCPU 0 */
+	u64 boot_arg;    /* x0 for vCPU 0 (DTB or parameter-block IPA, or 0) */
+	u32 flags;
+
+	u32 nmem;
+	const struct cfg_mem *mem;
+	u32 nmmio;
+	const struct cfg_mmio *mmio;
+	u32 nirq;
+	const u32 *irqs; /* passthrough physical INTIDs (same INTID in the VM) */
+	u32 nimage;
+	const struct cfg_image *images;
+	u32 nshmem;
+	const struct cfg_shmem_map *shmem;
+
+	u64 console_ipa; /* virtual PL011; 0: none */
+	u32 console_irq; /* its virtual INTID */
+
+	u32 pt_pages; /* stage-2 table pool for this VM */
+	cfg_pt_page_t *pt_pool;
+};
+
+struct cfg_platform {
+	const char *name;
+	u32 ncpus;
+	u64 mpidr[CFG_MAX_CPUS]; /* physical MPIDR (affinity fields) per CPU index */
+	u64 ram_base;
+	u64 ram_size;
+	u64 hyp_base; /* where the hypervisor image lives (also in ram) */
+	u64 hyp_size;
+	u64 uart_base; /* PL011 owned by the hypervisor */
+	u32 uart_irq;
+	u64 gicd_base;
+	u64 gicr_base;
+	u64 gicr_stride;
+	u32 gic_maint_irq; /* PPI */
+	u32 timer_hyp_irq; /* EL2 physical timer PPI */
+	u32 timer_virt_irq;
+	u64 mmio_base; /* the device window mapped at EL2 (device memory) */
+	u64 mmio_size;
+};
+
+struct cfg_system {
+	const struct cfg_platform *platform;
+	u32 nvms;
+	const struct cfg_vm *vms;
+	u32 nshmem;
+	const struct cfg_shmem *shmems;
+	s32 console_input_vm; /* index of the VM receiving console input; -1: none */
+	u64 config_hash;      /* low 64 bits of the config's SHA-256, for the banner */
+};
+
+extern const struct cfg_system cfg_system;
+
+#endif

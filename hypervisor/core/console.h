@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The console: the hypervisor owns the physical UART. Each VM's output is
+ * collected per line and written whole, prefixed with "[<vm name>] ";
+ * hypervisor messages are "[bulkhead] " lines. Input goes to one VM's
+ * virtual UART, switchable with Ctrl-T followed by the VM's number.
+ */
+#ifndef CORE_CONSOLE_H
+#define CORE_CONSOLE_H
+
+#include "lib/spinlock.h"
+#include "lib/types.h"
+
+#define CONSOLE_LINE_MAX 160
+#define CONSOLE_ESCAPE 0x14 /* Ctrl-T */
+
+struct console_line {
+	spinlock_t lock;
+	u32 len;
+	char buf[CONSOLE_LINE_MAX];
+};
+
+struct vm;
+
+void console_init(u64 uart_base);
+void console_set_input(s32 vm_index);
+/* Physical UART interrupt: reads and routes what was typed. */
+void console_rx(void);
+/* A character a VM printed (virtual UART or hypercall). */
+void console_vm_putc(struct vm *vm, char c);
+/* Writes out any partial line of the VM. */
+void console_vm_flush(struct vm *vm);
+
+#endif

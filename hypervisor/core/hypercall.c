@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "core/hypercall.h"
+
+#include "core/console.h"
+#include "core/ipc.h"
+#include "core/mem.h"
+#include "core/vcpu.h"
+#include "core/vm.h"
+#include "core/vpsci.h"
+
+#define SMCCC_VERSION 0x80000000u
+#define SMCCC_ARCH_FEATURES 0x80000001u
+#define SMCCC_VERSION_1_1 0x10001u
+
+/* b1c4e7d0-6b75-4c6b-8a5e-425548484431 as SMCCC returns a UID: 4 words */
+static const u32 bh_uid[4] = { 0xd0e7c4b1u, 0x4c6b756bu, 0x55425e8au, 0x31444848u };
+
+static s64 hypercall_console_write(struct vcpu *v, u64 ipa, u64 len)
+{
+	struct vm *vm = v->vm;
+	char buf[256];
+	u64 done = 0;
+
+	if (len > BH_CONSOLE_WRITE_MAX)
+		return BH_E_INVALID;
+	/* validate the whole buffer first: nothing is printed for a bad one */
+	for (u64 off = 0; off < len; off += 4096 - ((ipa + off) & 4095)) {
+		u64 pa;
+		if (!mem_ipa_to_pa(vm, ipa + off, &pa))
+			return BH_E_INVALID;
+	}
+	while (done < len) {
+		u64 chunk = MIN(sizeof(buf), len - done);
+
+		if (!mem_copy_from_vm(vm, buf, ipa + done, chunk))
+			return BH_E_INVALID;
+		spin_lock(&vm->con.lock);
+		for (u64 i = 0; i < chunk; i++)
+			console_vm_putc(vm, buf[i]);
+		spin_unlock(&vm->con.lock);
+		done += chunk;
+	}
+	return (s64)len;
+}
+
+void hypercall_dispatch(struct vcpu *v)
+{
+	struct frame *f = v->frame;
+	struct vm *vm = v->vm;
+	u32 fid = (u32)f->x[0];
+
+	if (vpsci_is_psci(fid)) {
+		vpsci_call(v);
+		return;
+	}
+	switch (fid) {
+	case SMCCC_VERSION:
+		f->x[0] = SMCCC_VERSION_1_1;
+		break;
+	case SMCCC_ARCH_FEATURES:
+		f->x[0] = (u64)(s64)(((u32)f->x[1] == SMCCC_VERSION) ? 0 : BH_E_NOT_SUPPORTED);
+		break;
+	case BH_HC_CALL_UID:
+		for (int i = 0; i < 4; i++)
+			f->x[i] = bh_uid[i];
+		break;
+	case BH_HC_REVISION:
+		f->x[0] = BH_ABI_MAJOR;
+		f->x[1] = BH_ABI_MINOR;
+		break;
+	case BH_HC_VERSION:
+		f->x[0] = BH_OK;
+		f->x[1] = BH_MAGIC;
+		f->x[2] = (BH_ABI_MAJOR << 16) | BH_ABI_MINOR;
+		break;
+	case BH_HC_VM_INFO:
+		f->x[0] = BH_OK;
+		f->x[1] = vm->id;
+		f->x[2] = vm->nvcpus;
+		f->x[3] = vm->ram_bytes;
+		f->x[4] = v->idx;
+		break;
+	case BH_HC_CONSOLE_WRITE:
+		f->x[0] = (u64)hypercall_console_write(v, f->x[1], f->x[2]);
+		break;
+	case BH_HC_SHMEM_INFO: {
+		u64 idx = f->x[1];
+		if (idx >= vm->cfg->nshmem) {
+			f->x[0] = (u64)(s64)BH_E_INVALID;
+			break;
+		}
+		f->x[0] = BH_OK;
+		f->x[1] = vm->cfg->shmem[idx].ipa;
+		f->x[2] = cfg_system.shmems[vm->cfg->shmem[idx].shmem].size;
+		f->x[3] = vm->cfg->shmem[idx].doorbell_irq;
+		f->x[4] = ipc_peers(vm, idx);
+		break;
+	}
+	case BH_HC_DOORBELL: {
+		s64 n = ipc_doorbell(vm, f->x[1]);
+		f->x[0] = (u64)(n < 0 ? BH_E_INVALID : n);
+		break;
+	}
+	default:
+		f->x[0] = (u64)(s64)BH_E_NOT_SUPPORTED;
+		break;
+	}
+}

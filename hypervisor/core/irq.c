@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "core/irq.h"
+
+#include "arch/aarch64/gicv3.h"
+#include "core/console.h"
+#include "core/vcpu.h"
+#include "core/vm.h"
+#include "lib/log.h"
+
+static struct vm *irq_owner[GIC_MAX_INTID];
+static u32 irq_console = GIC_SPURIOUS;
+
+void irq_init(void)
+{
+	for (u32 i = 0; i < vm_count; i++) {
+		const struct cfg_vm *c = vms[i].cfg;
+		for (u32 k = 0; k < c->nirq; k++)
+			if (c->irqs[k] < GIC_MAX_INTID)
+				irq_owner[c->irqs[k]] = &vms[i];
+	}
+}
+
+void irq_cpu_init(void)
+{
+	gic_enable(IRQ_SGI_KICK);
+	gic_enable(IRQ_PPI_MAINT);
+	if (vcpu_current())
+		gic_enable(IRQ_PPI_VTIMER);
+}
+
+void irq_set_console(u32 intid, u64 target_mpidr)
+{
+	irq_console = intid;
+	gic_set_priority(intid, GIC_PRIO_HYP);
+	gic_route_spi(intid, target_mpidr);
+	gic_enable(intid);
+}
+
+static void irq_dispatch(u32 intid)
+{
+	struct vcpu *v = vcpu_current();
+
+	if (intid == IRQ_PPI_VTIMER && v) {
+		/* priority drop only: the guest's EOI deactivates it (HW bit) */
+		gic_eoi(intid);
+		vgic_inject_hw(v, intid);
+		return;
+	}
+	if (intid >= 32 && intid < GIC_MAX_INTID && irq_owner[intid]) {
+		struct vm *vm = irq_owner[intid];
+		gic_eoi(intid);
+		if (v && v->vm == vm) {
+			vgic_inject_hw(v, intid);
+		} else {
+			/* routed here while its vCPU is elsewhere: should not happen */
+			gic_deactivate(intid);
+			vgic_inject(vm, NULL, intid);
+		}
+		return;
+	}
+	gic_eoi(intid);
+	gic_deactivate(intid);
+	if (intid == irq_console)
+		console_rx();
+	else if (intid == IRQ_SGI_KICK || intid == IRQ_PPI_MAINT)
+		; /* the exit path does the work */
+	else if (intid == IRQ_PPI_VTIMER)
+		gic_disable(intid); /* no vCPU here */
+	else
+		log_info("cpu %u: unexpected interrupt %u", cpu_index(), intid);
+}
+
+void irq_handle_pending(void)
+{
+	for (;;) {
+		u32 intid = gic_ack();
+
+		if (intid >= GIC_MAX_INTID)
+			break;
+		cpu_this()->irq_exits++;
+		irq_dispatch(intid);
+	}
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Physical interrupts taken by the hypervisor and where they go. */
+#ifndef CORE_IRQ_H
+#define CORE_IRQ_H
+
+#include "lib/types.h"
+
+#define IRQ_SGI_KICK 0      /* "leave the guest and look at your state" */
+#define IRQ_PPI_MAINT 25    /* GIC maintenance (list-register underflow/EOI) */
+#define IRQ_PPI_HYPTIMER 26 /* EL2 physical timer */
+#define IRQ_PPI_VTIMER 27   /* virtual timer: always the running guest's */
+
+struct vm;
+
+/* Boot CPU: records which VM owns each passthrough SPI. */
+void irq_init(void);
+/* Per CPU: enables the private interrupts the hypervisor uses. */
+void irq_cpu_init(void);
+/* Acknowledges and dispatches every pending physical interrupt. */
+void irq_handle_pending(void);
+void irq_set_console(u32 intid, u64 target_mpidr);
+
+#endif

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "core/mem.h"
+
+#include "arch/aarch64/cache.h"
+#include "arch/aarch64/pt.h"
+#include "arch/aarch64/sysregs.h"
+#include "core/vm.h"
+#include "lib/log.h"
+#include "lib/string.h"
+
+/* VTCR_EL2: T0SZ = 25 (39-bit IPA), SL0 = 1 (start at level 1), WB/WA
+ * inner and outer, inner shareable, 4 KiB granule, PS = 40 bits. */
+#define VTCR_EL2_VALUE (25ull | (1ull << 6) | (1ull << 8) | (1ull << 10) | (3ull << 12) | \
+			(2ull << 16) | BIT(31))
+
+#define S2_RAM (PTE_AF | PTE_SH_INNER | S2_MEMATTR_NORMAL_WB | S2_AP_RW)
+#define S2_DEVICE (PTE_AF | S2_MEMATTR_DEVICE_nGnRE | S2_AP_RW | PTE_XN)
+
+static u64 *mem_pt_alloc(void *ctx)
+{
+	struct vm *vm = ctx;
+
+	if (vm->s2_next >= vm->cfg->pt_pages)
+		return NULL;
+	return vm->cfg->pt_pool[vm->s2_next++].e;
+}
+
+void mem_map(struct vm *vm, u64 ipa, u64 pa, u64 size, enum mem_kind kind,
+	     const struct mem_placement *place)
+{
+	u64 attrs = kind == MEM_RAM ? S2_RAM : S2_DEVICE;
+	int ret = 0;
+
+	if (!place || !place->next_pa) {
+		ret = pt_map(&vm->s2, ipa, pa, size, attrs);
+	} else {
+		u64 page_pa = pa;
+		for (u64 off = 0; off < size && !ret; off += SZ_4K) {
+			page_pa = place->next_pa(place->ctx, page_pa, off == 0);
+			ret = pt_map_pages(&vm->s2, ipa + off, page_pa, SZ_4K, attrs);
+		}
+	}
+	if (ret)
+		panic("vm %s: stage-2 map of ipa %lx size %lx failed (%d, %u/%u table pages)",
+		      vm->cfg->name, ipa, size, ret, vm->s2_next, vm->cfg->pt_pages);
+}
+
+void mem_vm_init(struct vm *vm)
+{
+	const struct cfg_vm *c = vm->cfg;
+
+	if (!c->pt_pages)
+		panic("vm %s: no stage-2 table pool", c->name);
+	vm->s2_next = 1;
+	vm->s2 = (struct pt){ .root = c->pt_pool[0].e, .alloc = mem_pt_alloc, .ctx = vm };
+	vm->ram_bytes = 0;
+	for (u32 i = 0; i < c->nmem; i++) {
+		mem_map(vm, c->mem[i].ipa, c->mem[i].pa, c->mem[i].size, MEM_RAM, NULL);
+		vm->ram_bytes += c->mem[i].size;
+	}
+	for (u32 i = 0; i < c->nshmem; i++) {
+		const struct cfg_shmem *s = &cfg_system.shmems[c->shmem[i].shmem];
+		mem_map(vm, c->shmem[i].ipa, s->pa, s->size, MEM_RAM, NULL);
+	}
+	for (u32 i = 0; i < c->nmmio; i++)
+		mem_map(vm, c->mmio[i].ipa, c->mmio[i].pa, c->mmio[i].size, MEM_DEVICE, NULL);
+	dsb(ish);
+	vm->vttbr = ((u64)(vm->id + 1) << 48) | (u64)(uintptr_t)vm->s2.root;
+}
+
+void mem_vm_activate(struct vm *vm)
+{
+	sysreg_write(vtcr_el2, VTCR_EL2_VALUE);
+	sysreg_write(vttbr_el2, vm->vttbr);
+	isb();
+	__asm__ volatile("tlbi vmalls12e1" ::: "memory");
+	dsb(nsh);
+	isb();
+}
+
+bool mem_ipa_to_pa(struct vm *vm, u64 ipa, u64 *pa)
+{
+	u64 attrs;
+
+	if (!pt_lookup(&vm->s2, ipa, pa, &attrs, NULL))
+		return false;
+	return (attrs & (0xfull << 2)) == S2_MEMATTR_NORMAL_WB;
+}
+
+static bool mem_copy(struct vm *vm, u64 ipa, void *buf, u64 len, bool to_vm)
+{
+	u8 *p = buf;
+
+	while (len) {
+		u64 pa;
+		u64 chunk = SZ_4K - (ipa & (SZ_4K - 1));
+
+		if (chunk > len)
+			chunk = len;
+		if (!mem_ipa_to_pa(vm, ipa, &pa))
+			return false;
+		if (to_vm)
+			memcpy((void *)(uintptr_t)pa, p, chunk);
+		else
+			memcpy(p, (const void *)(uintptr_t)pa, chunk);
+		ipa += chunk;
+		p += chunk;
+		len -= chunk;
+	}
+	return true;
+}
+
+bool mem_copy_from_vm(struct vm *vm, void *dst, u64 ipa, u64 len)
+{
+	return mem_copy(vm, ipa, dst, len, false);
+}
+
+bool mem_copy_to_vm(struct vm *vm, u64 ipa, const void *src, u64 len)
+{
+	return mem_copy(vm, ipa, (void *)(uintptr_t)src, len, true);
+}
+
+void mem_load_images(struct vm *vm)
+{
+	const struct cfg_vm *c = vm->cfg;
+
+	for (u32 i = 0; i < c->nimage; i++) {
+		const struct cfg_image *img = &c->images[i];
+
+		for (u64 off = 0; off < img->size; off += SZ_4K) {
+			u64 pa;
+			u64 chunk = MIN(SZ_4K, img->size - off);
+
+			if (!mem_ipa_to_pa(vm, img->dst_ipa + off, &pa))
+				panic("vm %s: image %s does not fit its memory at ipa %lx", c->name,
+				      img->name, img->dst_ipa + off);
+			memcpy((void *)(uintptr_t)pa, (const void *)(uintptr_t)(img->src_pa + off),
+			       chunk);
+			cache_clean_range(pa, chunk);
+		}
+	}
+	icache_invalidate_all();
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A VM's guest-physical memory: stage-2 tables built from the
+ * configuration, address translation for the hypervisor's own accesses, and
+ * the copying of boot images into VM memory.
+ */
+#ifndef CORE_MEM_H
+#define CORE_MEM_H
+
+#include "lib/types.h"
+
+struct vm;
+
+/*
+ * Placement of a region's pages. When next_pa is NULL the region is
+ * physically contiguous from its base and is mapped with the largest
+ * blocks alignment allows. Otherwise every 4 KiB page is placed at the
+ * address next_pa returns (called with the previous page's PA, or with
+ * the region base for the first page): page coloring plugs in here.
+ */
+struct mem_placement {
+	u64 (*next_pa)(const void *ctx, u64 after_pa, bool first);
+	const void *ctx;
+};
+
+enum mem_kind {
+	MEM_RAM,
+	MEM_DEVICE,
+};
+
+/* Builds the VM's stage-2 tables and its VTTBR. */
+void mem_vm_init(struct vm *vm);
+
+/* Maps [ipa, ipa + size) at [pa...] with the given placement (may be NULL). */
+void mem_map(struct vm *vm, u64 ipa, u64 pa, u64 size, enum mem_kind kind,
+	     const struct mem_placement *place);
+
+/* Translates an IPA of the VM's RAM (not devices) to a PA. */
+bool mem_ipa_to_pa(struct vm *vm, u64 ipa, u64 *pa);
+
+/* Copies len bytes between the VM's RAM at ipa and a hypervisor buffer.
+ * Returns false (copying nothing further) if any byte is not VM RAM. */
+bool mem_copy_from_vm(struct vm *vm, void *dst, u64 ipa, u64 len);
+bool mem_copy_to_vm(struct vm *vm, u64 ipa, const void *src, u64 len);
+
+/* Copies every configured image from its staging PA into the VM. */
+void mem_load_images(struct vm *vm);
+
+/* Stage-2 setup of the calling CPU for the VM (VTCR, VTTBR, TLB flush). */
+void mem_vm_activate(struct vm *vm);
+
+#endif

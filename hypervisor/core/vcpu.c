@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "core/vcpu.h"
+
+#include "arch/aarch64/gicv3.h"
+#include "arch/aarch64/psci_fw.h"
+#include "arch/aarch64/sysregs.h"
+#include "core/irq.h"
+#include "core/mem.h"
+#include "core/vm.h"
+#include "lib/string.h"
+
+struct vcpu vcpus[CFG_MAX_CPUS];
+
+/* HCR_EL2 while a guest runs: stage 2 on, physical interrupts and SErrors
+ * to EL2, SMC trapped (PSCI over SMC reaches us), implementation-defined
+ * registers trapped, broadcast TLB/cache maintenance, AArch64 EL1. */
+#define HCR_GUEST (HCR_VM | HCR_SWIO | HCR_FMO | HCR_IMO | HCR_AMO | HCR_FB | HCR_BSU_IS | \
+		   HCR_TSC | HCR_TIDCP | HCR_RW)
+
+void vcpu_kick(struct vcpu *v)
+{
+	if (v->pcpu != cpu_index())
+		gic_send_sgi(IRQ_SGI_KICK, v->pcpu_mpidr);
+}
+
+/* Puts the EL1 context of this CPU in its reset state and prepares the
+ * frame so that the next return to the guest starts at entry. */
+static void vcpu_boot(struct vcpu *v, u64 entry, u64 x0)
+{
+	struct frame *f = v->frame;
+
+	sysreg_write(sctlr_el1, SCTLR_EL1_RESET);
+	sysreg_write(cpacr_el1, 0);
+	sysreg_write(vbar_el1, 0);
+	sysreg_write(tcr_el1, 0);
+	sysreg_write(ttbr0_el1, 0);
+	sysreg_write(ttbr1_el1, 0);
+	sysreg_write(mair_el1, 0);
+	sysreg_write(sp_el1, 0);
+	sysreg_write(sp_el0, 0);
+	sysreg_write(tpidr_el1, 0);
+	sysreg_write(tpidr_el0, 0);
+	sysreg_write(contextidr_el1, 0);
+	sysreg_write(cntkctl_el1, 0);
+	sysreg_write(cntv_ctl_el0, 0);
+	sysreg_write(cntv_cval_el0, 0);
+	sysreg_write(vmpidr_el2, vcpu_vmpidr(v));
+	sysreg_write(vpidr_el2, sysreg_read(midr_el1));
+	sysreg_write(hcr_el2, HCR_GUEST);
+	if (!v->s2_flushed) {
+		mem_vm_activate(v->vm);
+		v->s2_flushed = true;
+	}
+	gic_clear_active_local(IRQ_PPI_VTIMER);
+	vgic_vcpu_init(v);
+	memset(f, 0, sizeof(*f));
+	f->x[0] = x0;
+	f->elr = entry;
+	f->spsr = PSR_EL1h_DAIF;
+	isb();
+	v->power = VCPU_ON;
+}
+
+static bool vcpu_others_parked(struct vcpu *v)
+{
+	struct vm *vm = v->vm;
+
+	for (u32 i = 0; i < vm->nvcpus; i++)
+		if (vm->vcpus[i] != v && !vm->vcpus[i]->parked)
+			return false;
+	return true;
+}
+
+/* Waits at EL2 (interrupts handled by polling) until the vCPU is powered on
+ * again: PSCI CPU_ON from a sibling, or a VM reset (vCPU 0 reloads). */
+static void vcpu_park(struct vcpu *v)
+{
+	struct vm *vm = v->vm;
+
+	sysreg_write(cntv_ctl_el0, 0);
+	v->parked = true;
+	for (;;) {
+		irq_handle_pending();
+		if (vm->state == VM_RESETTING && v->idx == 0 && vcpu_others_parked(v)) {
+			vm_load(vm);
+			vm->state = VM_RUNNING;
+			vcpu_boot(v, vm->cfg->entry, vm->cfg->boot_arg);
+			break;
+		}
+		if (vm->state == VM_RUNNING && v->power == VCPU_ON_PENDING) {
+			vcpu_boot(v, v->boot_entry, v->boot_ctx);
+			break;
+		}
+		wfi();
+	}
+	v->parked = false;
+}
+
+void vcpu_exit_path(struct vcpu *v)
+{
+	if (v->vm->state != VM_RUNNING || v->power != VCPU_ON) {
+		if (v->vm->state != VM_RUNNING)
+			v->power = VCPU_OFF;
+		vcpu_park(v);
+	}
+	vgic_flush(v);
+}
+
+s64 vcpu_power_on(struct vcpu *target, u64 entry, u64 ctx)
+{
+	struct vm *vm = target->vm;
+	s64 ret = PSCI_RET_SUCCESS;
+
+	spin_lock(&vm->lock);
+	if (target->power == VCPU_ON)
+		ret = PSCI_RET_ALREADY_ON;
+	else if (target->power == VCPU_ON_PENDING)
+		ret = PSCI_RET_ON_PENDING;
+	else {
+		target->boot_entry = entry;
+		target->boot_ctx = ctx;
+		target->power = VCPU_ON_PENDING;
+	}
+	spin_unlock(&vm->lock);
+	if (ret == PSCI_RET_SUCCESS)
+		vcpu_kick(target);
+	return ret;
+}
+
+void vcpu_run(void)
+{
+	struct vcpu *v = vcpu_current();
+
+	if (!v) {
+		/* A CPU with no vCPU: serve interrupts routed here, nothing else. */
+		for (;;) {
+			irq_handle_pending();
+			wfi();
+		}
+	}
+	if (v->idx == 0 && v->vm->state == VM_RUNNING)
+		vcpu_boot(v, v->vm->cfg->entry, v->vm->cfg->boot_arg);
+	vcpu_exit_path(v);
+	guest_enter(v->frame);
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A vCPU, pinned to one physical CPU for its whole life. */
+#ifndef CORE_VCPU_H
+#define CORE_VCPU_H
+
+#include "arch/aarch64/cpu.h"
+#include "core/config.h"
+#include "core/vgic.h"
+
+enum vcpu_power {
+	VCPU_OFF,
+	VCPU_ON_PENDING,
+	VCPU_ON,
+};
+
+struct vcpu {
+	struct vm *vm;
+	u32 idx;  /* index within the VM (its virtual MPIDR Aff0) */
+	u32 pcpu; /* physical CPU index */
+	u64 pcpu_mpidr;
+	struct frame *frame;
+	volatile u32 power;
+	volatile bool parked;
+	u64 boot_entry;
+	u64 boot_ctx;
+	bool s2_flushed;
+	struct vgic_cpu vgic;
+};
+
+/* vcpus[i] is the vCPU pinned to physical CPU i (vm == NULL: unused CPU). */
+extern struct vcpu vcpus[CFG_MAX_CPUS];
+
+static inline struct vcpu *vcpu_current(void)
+{
+	return (struct vcpu *)cpu_this()->vcpu;
+}
+
+static inline u64 vcpu_vmpidr(const struct vcpu *v)
+{
+	return 0x80000000ull | v->idx;
+}
+
+/* Runs this physical CPU's vCPU forever (parks while it is off). */
+__noreturn void vcpu_run(void);
+/* End of every trap: parks an off vCPU, then presents pending interrupts. */
+void vcpu_exit_path(struct vcpu *v);
+/* Asks a vCPU's physical CPU to leave the guest and re-evaluate. */
+void vcpu_kick(struct vcpu *v);
+/* PSCI CPU_ON within a VM. */
+s64 vcpu_power_on(struct vcpu *target, u64 entry, u64 ctx);
+
+#endif

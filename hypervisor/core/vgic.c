@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Virtual interrupt state and the list-register engine. */
+#include "core/vgic.h"
+
+#include "arch/aarch64/gicv3.h"
+#include "arch/aarch64/sysregs.h"
+#include "core/vcpu.h"
+#include "core/vm.h"
+#include "lib/string.h"
+
+#define VGIC_PPI_VTIMER 27
+
+struct virq *vgic_virq(struct vm *vm, struct vcpu *v, u32 intid)
+{
+	if (intid < 32)
+		return v ? &v->vgic.priv[intid] : NULL;
+	if (intid >= vm->vgic.nr_intids)
+		return NULL;
+	return &vm->vgic.spi[intid - 32];
+}
+
+struct vcpu *vgic_target(struct vm *vm, struct vcpu *v, u32 intid)
+{
+	if (intid < 32)
+		return v;
+	return vm->vcpus[vm->vgic.spi[intid - 32].target];
+}
+
+void vgic_set_pending_locked(struct vm *vm, struct vcpu *v, u32 intid)
+{
+	struct virq *q = vgic_virq(vm, v, intid);
+
+	if (!q || !(q->flags & VIRQ_OWNED))
+		return;
+	q->flags |= VIRQ_PENDING;
+	if (intid < 32)
+		v->vgic.pend_priv |= 1u << intid;
+	else
+		vm->vgic.pend_spi[(intid - 32) / 32] |= 1u << (intid % 32);
+}
+
+void vgic_clear_pending_locked(struct vm *vm, struct vcpu *v, u32 intid)
+{
+	struct virq *q = vgic_virq(vm, v, intid);
+
+	if (!q)
+		return;
+	q->flags &= (u8)~VIRQ_PENDING;
+	if (intid < 32)
+		v->vgic.pend_priv &= ~(1u << intid);
+	else
+		vm->vgic.pend_spi[(intid - 32) / 32] &= ~(1u << (intid % 32));
+}
+
+void vgic_vm_init(struct vm *vm)
+{
+	const struct cfg_vm *c = vm->cfg;
+	struct vgic_dist *d = &vm->vgic;
+
+	memset(d->spi, 0, sizeof(d->spi));
+	memset(d->pend_spi, 0, sizeof(d->pend_spi));
+	d->ctlr = 0;
+	d->nr_intids = gic_nr_intids();
+	for (u32 i = 0; i < VGIC_NR_SPIS; i++)
+		d->spi[i].flags = VIRQ_EDGE;
+	for (u32 i = 0; i < c->nirq; i++) {
+		struct virq *q = vgic_virq(vm, NULL, c->irqs[i]);
+		if (q) {
+			q->flags = VIRQ_OWNED | VIRQ_HW; /* level until the guest says otherwise */
+			gic_disable(c->irqs[i]);
+		}
+	}
+	if (c->console_ipa) {
+		struct virq *q = vgic_virq(vm, NULL, c->console_irq);
+		if (q)
+			q->flags = VIRQ_OWNED;
+	}
+	for (u32 i = 0; i < c->nshmem; i++) {
+		struct virq *q = vgic_virq(vm, NULL, c->shmem[i].doorbell_irq);
+		if (q && c->shmem[i].doorbell_irq)
+			q->flags = VIRQ_OWNED | VIRQ_EDGE;
+	}
+}
+
+void vgic_vcpu_init(struct vcpu *v)
+{
+	struct vgic_cpu *g = &v->vgic;
+
+	spin_lock(&v->vm->vgic.lock);
+	memset(g->priv, 0, sizeof(g->priv));
+	g->pend_priv = 0;
+	for (u32 i = 0; i < 16; i++)
+		g->priv[i].flags = VIRQ_OWNED | VIRQ_EDGE | VIRQ_ENABLED;
+	g->priv[VGIC_PPI_VTIMER].flags = VIRQ_OWNED | VIRQ_HW;
+	spin_unlock(&v->vm->vgic.lock);
+	g->nlr = gic_lr_count();
+	if (g->nlr > VGIC_MAX_LRS)
+		g->nlr = VGIC_MAX_LRS;
+	g->lr_used = 0;
+	for (u32 n = 0; n < g->nlr; n++) {
+		g->lr_val[n] = 0;
+		gic_lr_write(n, 0);
+	}
+	g->waker_sleep = true;
+	sysreg_write(S3_4_C12_C11_7, 0); /* ICH_VMCR_EL2 */
+	gic_hcr_write(ICH_HCR_EN);
+}
+
+/* Reads back the list registers after the guest ran: interrupts the guest
+ * has finished with leave them; level sources still high become pending. */
+void vgic_sync(struct vcpu *v)
+{
+	struct vm *vm = v->vm;
+	struct vgic_cpu *g = &v->vgic;
+
+	if (!g->lr_used)
+		return;
+	spin_lock(&vm->vgic.lock);
+	for (u32 n = 0; n < g->nlr; n++) {
+		u64 lr;
+		u32 intid;
+		struct virq *q;
+
+		if (!(g->lr_used & (1u << n)))
+			continue;
+		lr = gic_lr_read(n);
+		g->lr_val[n] = lr;
+		intid = (u32)(lr & ICH_LR_VINTID_MASK);
+		q = vgic_virq(vm, v, intid);
+		if (!q)
+			continue;
+		if (lr & ICH_LR_STATE_MASK) {
+			if (lr & ICH_LR_ACTIVE)
+				q->flags |= VIRQ_ACTIVE;
+			else
+				q->flags &= (u8)~VIRQ_ACTIVE;
+			continue;
+		}
+		q->flags &= (u8)~(VIRQ_IN_LR | VIRQ_ACTIVE);
+		g->lr_used &= ~(1u << n);
+		g->lr_val[n] = 0;
+		gic_lr_write(n, 0);
+		if (!(q->flags & (VIRQ_EDGE | VIRQ_HW)) && (q->flags & VIRQ_LEVEL))
+			vgic_set_pending_locked(vm, v, intid);
+	}
+	spin_unlock(&vm->vgic.lock);
+}
+
+static bool vgic_deliverable(const struct virq *q)
+{
+	return (q->flags & (VIRQ_PENDING | VIRQ_ENABLED | VIRQ_IN_LR)) ==
+	       (VIRQ_PENDING | VIRQ_ENABLED);
+}
+
+/* Highest-priority deliverable interrupt for v, or 0 with *found = false. */
+static u32 vgic_best(struct vm *vm, struct vcpu *v, bool *found)
+{
+	u32 best = 0;
+	u32 best_prio = 0x100;
+	u32 bits = v->vgic.pend_priv;
+
+	*found = false;
+	while (bits) {
+		u32 i = (u32)__builtin_ctz(bits);
+		struct virq *q = &v->vgic.priv[i];
+
+		bits &= bits - 1;
+		if (vgic_deliverable(q) && q->prio < best_prio) {
+			best = i;
+			best_prio = q->prio;
+			*found = true;
+		}
+	}
+	for (u32 w = 0; w < ARRAY_SIZE(vm->vgic.pend_spi); w++) {
+		bits = vm->vgic.pend_spi[w];
+		while (bits) {
+			u32 i = (u32)__builtin_ctz(bits);
+			u32 intid = 32 + w * 32 + i;
+			struct virq *q = &vm->vgic.spi[intid - 32];
+
+			bits &= bits - 1;
+			if (q->target == v->idx && vgic_deliverable(q) && q->prio < best_prio) {
+				best = intid;
+				best_prio = q->prio;
+				*found = true;
+			}
+		}
+	}
+	return best;
+}
+
+static u64 vgic_lr_value(u32 intid, const struct virq *q)
+{
+	u64 lr = intid | ((u64)q->prio << ICH_LR_PRIO_SHIFT) | ICH_LR_GROUP1 | ICH_LR_PENDING;
+
+	if (q->flags & VIRQ_HW)
+		lr |= ICH_LR_HW | ((u64)intid << ICH_LR_PINTID_SHIFT);
+	else if (!(q->flags & VIRQ_EDGE))
+		lr |= ICH_LR_EOI; /* level: tell us when the guest is done */
+	return lr;
+}
+
+/* Fills free list registers with the highest-priority pending interrupts;
+ * asks for an underflow maintenance interrupt if some are left over. */
+void vgic_flush(struct vcpu *v)
+{
+	struct vm *vm = v->vm;
+	struct vgic_cpu *g = &v->vgic;
+	bool overflow = false;
+
+	spin_lock(&vm->vgic.lock);
+	/* An edge that arrived while the interrupt is active in an LR: make the
+	 * LR pending and active (software interrupts only). */
+	for (u32 n = 0; n < g->nlr; n++) {
+		u32 intid;
+		struct virq *q;
+
+		if (!(g->lr_used & (1u << n)))
+			continue;
+		intid = (u32)(g->lr_val[n] & ICH_LR_VINTID_MASK);
+		q = vgic_virq(vm, v, intid);
+		if (q && (q->flags & VIRQ_PENDING) && !(q->flags & VIRQ_HW) &&
+		    (g->lr_val[n] & ICH_LR_STATE_MASK) == ICH_LR_ACTIVE) {
+			g->lr_val[n] |= ICH_LR_PENDING;
+			gic_lr_write(n, g->lr_val[n]);
+			vgic_clear_pending_locked(vm, v, intid);
+		}
+	}
+	if (vm->vgic.ctlr & 3) {
+		for (;;) {
+			bool found;
+			u32 intid = vgic_best(vm, v, &found);
+			u32 n;
+			struct virq *q;
+
+			if (!found)
+				break;
+			if (g->lr_used == (1u << g->nlr) - 1) {
+				overflow = true;
+				break;
+			}
+			n = (u32)__builtin_ctz(~g->lr_used);
+			q = vgic_virq(vm, v, intid);
+			g->lr_val[n] = vgic_lr_value(intid, q);
+			gic_lr_write(n, g->lr_val[n]);
+			g->lr_used |= 1u << n;
+			q->flags |= VIRQ_IN_LR;
+			q->lr = (u8)n;
+			vgic_clear_pending_locked(vm, v, intid);
+		}
+	}
+	spin_unlock(&vm->vgic.lock);
+	gic_hcr_write(ICH_HCR_EN | (overflow ? ICH_HCR_UIE : 0));
+}
+
+void vgic_inject(struct vm *vm, struct vcpu *target, u32 intid)
+{
+	struct vcpu *t;
+
+	spin_lock(&vm->vgic.lock);
+	t = vgic_target(vm, target, intid);
+	vgic_set_pending_locked(vm, t, intid);
+	spin_unlock(&vm->vgic.lock);
+	if (t)
+		vcpu_kick(t);
+}
+
+void vgic_inject_hw(struct vcpu *v, u32 intid)
+{
+	struct vm *vm = v->vm;
+	struct vcpu *t;
+
+	spin_lock(&vm->vgic.lock);
+	t = vgic_target(vm, v, intid);
+	vgic_set_pending_locked(vm, t, intid);
+	spin_unlock(&vm->vgic.lock);
+	if (t && t != v)
+		vcpu_kick(t);
+}
+
+void vgic_set_level(struct vm *vm, u32 intid, bool level)
+{
+	struct virq *q;
+	struct vcpu *t = NULL;
+
+	spin_lock(&vm->vgic.lock);
+	q = vgic_virq(vm, NULL, intid);
+	if (q) {
+		bool was = q->flags & VIRQ_LEVEL;
+
+		if (level) {
+			q->flags |= VIRQ_LEVEL;
+			if (!was && !(q->flags & VIRQ_IN_LR)) {
+				t = vgic_target(vm, NULL, intid);
+				vgic_set_pending_locked(vm, t, intid);
+			}
+		} else {
+			q->flags &= (u8)~VIRQ_LEVEL;
+			if (!(q->flags & VIRQ_IN_LR))
+				vgic_clear_pending_locked(vm, NULL, intid);
+		}
+	}
+	spin_unlock(&vm->vgic.lock);
+	if (t)
+		vcpu_kick(t);
+}
+
+void vgic_hw_enable(struct vm *vm, u32 intid, bool enable)
+{
+	struct virq *q = vgic_virq(vm, NULL, intid);
+
+	if (!q || !(q->flags & VIRQ_HW) || intid < 32)
+		return;
+	if (enable) {
+		gic_set_priority(intid, GIC_PRIO_GUEST);
+		gic_route_spi(intid, vm->vcpus[q->target]->pcpu_mpidr);
+		gic_enable(intid);
+	} else {
+		gic_disable(intid);
+	}
+}

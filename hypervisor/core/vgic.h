@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Virtual GICv3: per-interrupt state of a VM and the list-register engine
+ * that presents pending interrupts to a vCPU. The distributor and
+ * redistributor register emulation live in vgic_dist.c and vgic_redist.c,
+ * SGI generation (trapped ICC_SGI1R_EL1) in vgic_sgi.c.
+ *
+ * Locking: one lock per VM (vgic_dist.lock) covers all of the VM's
+ * interrupt state. List registers are only touched by the physical CPU the
+ * vCPU is pinned to; other CPUs mark an interrupt pending and kick it.
+ */
+#ifndef CORE_VGIC_H
+#define CORE_VGIC_H
+
+#include "lib/spinlock.h"
+#include "lib/types.h"
+
+#define VGIC_NR_INTIDS 1024
+#define VGIC_NR_SPIS (VGIC_NR_INTIDS - 32)
+#define VGIC_MAX_LRS 16
+
+#define VIRQ_ENABLED BIT(0)
+#define VIRQ_PENDING BIT(1) /* latched pending, not yet in a list register */
+#define VIRQ_EDGE BIT(2)
+#define VIRQ_HW BIT(3)      /* backed by the same physical INTID */
+#define VIRQ_LEVEL BIT(4)   /* line level of an emulated level-sensitive source */
+#define VIRQ_OWNED BIT(5)   /* the VM may see and configure it */
+#define VIRQ_IN_LR BIT(6)
+#define VIRQ_ACTIVE BIT(7)
+
+struct virq {
+	u8 prio;
+	u8 flags;
+	u8 lr;     /* list register while VIRQ_IN_LR */
+	u8 target; /* SPIs: target vCPU index */
+};
+
+struct vgic_cpu {
+	struct virq priv[32];
+	u32 pend_priv;            /* bitmap of VIRQ_PENDING among priv */
+	u64 lr_val[VGIC_MAX_LRS]; /* last value read from or written to each LR */
+	u32 lr_used;              /* bitmap of LRs holding an interrupt */
+	u32 nlr;
+	bool waker_sleep;
+	u64 maint_irqs; /* statistics */
+};
+
+struct vgic_dist {
+	spinlock_t lock;
+	u32 ctlr;
+	u32 nr_intids;
+	struct virq spi[VGIC_NR_SPIS];
+	u32 pend_spi[VGIC_NR_SPIS / 32]; /* bitmap of VIRQ_PENDING among spi */
+};
+
+struct vm;
+struct vcpu;
+
+void vgic_vm_init(struct vm *vm);
+void vgic_vcpu_init(struct vcpu *v);
+
+/* Exit/entry hooks of the vCPU's own physical CPU. */
+void vgic_sync(struct vcpu *v);
+void vgic_flush(struct vcpu *v);
+
+/* Marks an edge on a virtual interrupt. For SPIs, target is ignored (the
+ * VM's routing decides); for SGIs/PPIs it names the vCPU. Kicks the target
+ * vCPU's physical CPU when it is not the caller. */
+void vgic_inject(struct vm *vm, struct vcpu *target, u32 intid);
+/* A physical interrupt arrived for the vCPU on this CPU: inject it with the
+ * HW bit (the guest's deactivation deactivates the physical interrupt). */
+void vgic_inject_hw(struct vcpu *v, u32 intid);
+/* Sets the line level of an emulated level-sensitive interrupt. */
+void vgic_set_level(struct vm *vm, u32 intid, bool level);
+
+/* Internal to the vGIC files */
+struct virq *vgic_virq(struct vm *vm, struct vcpu *v, u32 intid);
+void vgic_set_pending_locked(struct vm *vm, struct vcpu *v, u32 intid);
+void vgic_clear_pending_locked(struct vm *vm, struct vcpu *v, u32 intid);
+struct vcpu *vgic_target(struct vm *vm, struct vcpu *v, u32 intid);
+void vgic_hw_enable(struct vm *vm, u32 intid, bool enable);
+
+#endif

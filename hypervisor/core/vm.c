@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "core/vm.h"
+
+#include "arch/aarch64/psci_fw.h"
+#include "core/mem.h"
+#include "core/vcpu.h"
+#include "core/vgic_dist.h"
+#include "core/vgic_redist.h"
+#include "lib/log.h"
+
+struct vm vms[CFG_MAX_CPUS];
+u32 vm_count;
+
+static u32 vm_clean, vm_stopped;
+static spinlock_t vm_power_lock = SPINLOCK_INIT;
+
+void vm_load(struct vm *vm)
+{
+	vgic_vm_init(vm);
+	vuart_init_state(vm);
+	mem_load_images(vm);
+}
+
+void vm_init_all(void)
+{
+	const struct cfg_system *s = &cfg_system;
+	const struct cfg_platform *p = s->platform;
+
+	if (s->nvms > CFG_MAX_CPUS)
+		panic("%u VMs configured, at most %u supported", s->nvms, CFG_MAX_CPUS);
+	vm_count = s->nvms;
+	for (u32 i = 0; i < s->nvms; i++) {
+		struct vm *vm = &vms[i];
+		const struct cfg_vm *c = &s->vms[i];
+
+		vm->id = i;
+		vm->cfg = c;
+		vm->state = VM_RUNNING;
+		vm->nvcpus = c->ncpus;
+		for (u32 k = 0; k < c->ncpus; k++) {
+			u32 pcpu = c->cpus[k];
+			struct vcpu *v;
+
+			if (pcpu >= p->ncpus || pcpu >= CFG_MAX_CPUS || vcpus[pcpu].vm)
+				panic("vm %s: physical CPU %u unavailable", c->name, pcpu);
+			v = &vcpus[pcpu];
+			v->vm = vm;
+			v->idx = k;
+			v->pcpu = pcpu;
+			v->pcpu_mpidr = p->mpidr[pcpu];
+			v->frame = cpu_data[pcpu].frame;
+			v->power = VCPU_OFF;
+			cpu_data[pcpu].vcpu = v;
+			vm->vcpus[k] = v;
+		}
+		mem_vm_init(vm);
+		vgic_dist_init(vm, p->gicd_base);
+		vgic_redist_init(vm, p->gicr_base, p->gicr_stride);
+		vuart_init(vm);
+		vm_load(vm);
+		log_info("vm %s: %u vCPU(s), %lu MiB, %u table pages, entry %lx", c->name, c->ncpus,
+			 vm->ram_bytes >> 20, vm->s2_next, c->entry);
+	}
+}
+
+static const char *vm_state_name(enum vm_state how)
+{
+	return how == VM_OFF ? "off" : "stopped";
+}
+
+void vm_shutdown(struct vm *vm, enum vm_state how, const char *reason)
+{
+	bool all_off;
+
+	spin_lock(&vm->lock);
+	if (vm->state == VM_OFF || vm->state == VM_STOPPED) {
+		spin_unlock(&vm->lock);
+		return;
+	}
+	vm->state = how;
+	for (u32 i = 0; i < vm->nvcpus; i++)
+		vm->vcpus[i]->power = VCPU_OFF;
+	spin_unlock(&vm->lock);
+	for (u32 i = 0; i < vm->nvcpus; i++)
+		vcpu_kick(vm->vcpus[i]);
+
+	console_vm_flush(vm);
+	log_info("vm %s: %s (%s)", vm->cfg->name, vm_state_name(how), reason);
+
+	spin_lock(&vm_power_lock);
+	if (how == VM_OFF)
+		vm_clean++;
+	else
+		vm_stopped++;
+	all_off = vm_clean + vm_stopped == vm_count;
+	spin_unlock(&vm_power_lock);
+	if (all_off) {
+		log_info("all VMs off: clean=%u stopped=%u", vm_clean, vm_stopped);
+		psci_fw_system_off();
+	}
+}
+
+void vm_reset(struct vm *vm)
+{
+	spin_lock(&vm->lock);
+	if (vm->state != VM_RUNNING) {
+		spin_unlock(&vm->lock);
+		return;
+	}
+	vm->state = VM_RESETTING;
+	vm->resets++;
+	for (u32 i = 0; i < vm->nvcpus; i++)
+		vm->vcpus[i]->power = VCPU_OFF;
+	spin_unlock(&vm->lock);
+	console_vm_flush(vm);
+	log_info("vm %s: reset", vm->cfg->name);
+	for (u32 i = 0; i < vm->nvcpus; i++)
+		vcpu_kick(vm->vcpus[i]);
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A virtual machine: its configuration, stage-2 tables, devices and state. */
+#ifndef CORE_VM_H
+#define CORE_VM_H
+
+#include "arch/aarch64/pt.h"
+#include "core/config.h"
+#include "core/console.h"
+#include "core/mmio.h"
+#include "core/vgic.h"
+#include "core/vuart.h"
+#include "lib/spinlock.h"
+
+enum vm_state {
+	VM_RUNNING,
+	VM_RESETTING, /* SYSTEM_RESET: vCPU 0 reloads the VM once all vCPUs park */
+	VM_OFF,       /* SYSTEM_OFF */
+	VM_STOPPED,   /* stopped by the hypervisor (fault policy) */
+};
+
+struct vm {
+	u32 id;
+	const struct cfg_vm *cfg;
+	volatile u32 state;
+	spinlock_t lock;
+	u64 vttbr;
+	u64 ram_bytes;
+	struct pt s2;
+	u32 s2_next;
+	struct vcpu *vcpus[CFG_MAX_CPUS];
+	u32 nvcpus;
+	struct vgic_dist vgic;
+	struct vuart vuart;
+	struct console_line con;
+	struct mmio_region mmio[MMIO_MAX_REGIONS];
+	u32 nmmio;
+	u32 faults;
+	u32 resets;
+};
+
+extern struct vm vms[CFG_MAX_CPUS];
+extern u32 vm_count;
+
+/* Boot CPU: builds every VM from cfg_system and binds vCPUs to CPUs. */
+void vm_init_all(void);
+/* Copies the VM's images into its memory and resets its device state. */
+void vm_load(struct vm *vm);
+/* Powers the VM off (clean SYSTEM_OFF) or stops it; the last VM to go off
+ * powers the machine off. Called by one of the VM's vCPUs. */
+void vm_shutdown(struct vm *vm, enum vm_state how, const char *reason);
+/* SYSTEM_RESET from one of the VM's vCPUs. */
+void vm_reset(struct vm *vm);
+
+#endif

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "core/vpsci.h"
+
+#include "arch/aarch64/psci_fw.h"
+#include "core/vcpu.h"
+#include "core/vm.h"
+
+#define PSCI_VERSION_1_1 0x10001u
+#define PSCI_MIGRATE_NOT_REQUIRED 2
+#define SMCCC_VERSION 0x80000000u
+
+bool vpsci_is_psci(u32 fid)
+{
+	return (fid & ~0x40000000u) >= 0x84000000u && (fid & ~0x40000000u) <= 0x8400001fu;
+}
+
+static struct vcpu *vpsci_find(struct vm *vm, u64 mpidr)
+{
+	u64 aff = mpidr & 0xff00ffffffull;
+
+	if (aff >= vm->nvcpus)
+		return NULL;
+	return vm->vcpus[aff];
+}
+
+static s64 vpsci_features(u32 fid)
+{
+	switch (fid) {
+	case PSCI_VERSION:
+	case PSCI_CPU_OFF:
+	case PSCI_CPU_ON_32:
+	case PSCI_CPU_ON_64:
+	case PSCI_AFFINITY_INFO_32:
+	case PSCI_AFFINITY_INFO_64:
+	case PSCI_MIGRATE_INFO_TYPE:
+	case PSCI_SYSTEM_OFF:
+	case PSCI_SYSTEM_RESET:
+	case PSCI_FEATURES:
+	case SMCCC_VERSION:
+		return PSCI_RET_SUCCESS;
+	default:
+		return PSCI_RET_NOT_SUPPORTED;
+	}
+}
+
+void vpsci_call(struct vcpu *v)
+{
+	struct frame *f = v->frame;
+	struct vm *vm = v->vm;
+	u32 fid = (u32)f->x[0];
+	bool smc32 = !(fid & 0x40000000u);
+	u64 a1 = smc32 ? (u32)f->x[1] : f->x[1];
+	u64 a2 = smc32 ? (u32)f->x[2] : f->x[2];
+	u64 a3 = smc32 ? (u32)f->x[3] : f->x[3];
+	s64 ret;
+
+	switch (fid) {
+	case PSCI_VERSION:
+		ret = PSCI_VERSION_1_1;
+		break;
+	case PSCI_FEATURES:
+		ret = vpsci_features((u32)a1);
+		break;
+	case PSCI_MIGRATE_INFO_TYPE:
+		ret = PSCI_MIGRATE_NOT_REQUIRED;
+		break;
+	case PSCI_CPU_ON_32:
+	case PSCI_CPU_ON_64: {
+		struct vcpu *t = vpsci_find(vm, a1);
+		ret = t ? vcpu_power_on(t, a2, a3) : PSCI_RET_INVALID_PARAMS;
+		break;
+	}
+	case PSCI_CPU_OFF:
+		v->power = VCPU_OFF; /* parks in the exit path */
+		ret = PSCI_RET_SUCCESS;
+		break;
+	case PSCI_AFFINITY_INFO_32:
+	case PSCI_AFFINITY_INFO_64: {
+		struct vcpu *t = vpsci_find(vm, a1);
+		if (!t || a2 != 0)
+			ret = PSCI_RET_INVALID_PARAMS;
+		else if (t->power == VCPU_ON)
+			ret = 0;
+		else if (t->power == VCPU_ON_PENDING)
+			ret = 2;
+		else
+			ret = 1;
+		break;
+	}
+	case PSCI_SYSTEM_OFF:
+		vm_shutdown(vm, VM_OFF, "clean");
+		ret = PSCI_RET_SUCCESS;
+		break;
+	case PSCI_SYSTEM_RESET:
+		vm_reset(vm);
+		ret = PSCI_RET_SUCCESS;
+		break;
+	default:
+		ret = PSCI_RET_NOT_SUPPORTED;
+		break;
+	}
+	f->x[0] = (u64)ret;
+}

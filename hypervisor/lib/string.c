@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Freestanding memory and string helpers (the compiler may emit calls to these). */
+#include "lib/string.h"
+
+void *memcpy(void *dst, const void *src, size_t n)
+{
+	u8 *d = dst;
+	const u8 *s = src;
+
+	if (IS_ALIGNED((uintptr_t)d | (uintptr_t)s | n, 8)) {
+		u64 *d8 = dst;
+		const u64 *src8 = src;
+		for (size_t i = 0; i < n / 8; i++)
+			d8[i] = src8[i];
+		return dst;
+	}
+	for (size_t i = 0; i < n; i++)
+		d[i] = s[i];
+	return dst;
+}
+
+void *memmove(void *dst, const void *src, size_t n)
+{
+	u8 *d = dst;
+	const u8 *s = src;
+
+	if (d <= s || d >= s + n)
+		return memcpy(dst, src, n);
+	while (n--)
+		d[n] = s[n];
+	return dst;
+}
+
+void *memset(void *dst, int c, size_t n)
+{
+	u8 *d = dst;
+
+	if (c == 0 && IS_ALIGNED((uintptr_t)d | n, 8)) {
+		u64 *d8 = dst;
+		for (size_t i = 0; i < n / 8; i++)
+			d8[i] = 0;
+		return dst;
+	}
+	for (size_t i = 0; i < n; i++)
+		d[i] = (u8)c;
+	return dst;
+}
+
+int memcmp(const void *a, const void *b, size_t n)
+{
+	const u8 *x = a, *y = b;
+
+	for (size_t i = 0; i < n; i++)
+		if (x[i] != y[i])
+			return x[i] < y[i] ? -1 : 1;
+	return 0;
+}
+
+size_t strlen(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n])
+		n++;
+	return n;
+}
+
+int strcmp(const char *a, const char *b)
+{
+	while (*a && *a == *b) {
+		a++;
+		b++;
+	}
+	return (u8)*a - (u8)*b;
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The top of the hypervisor: brings the layers up in order on the boot CPU,
+ * starts the other CPUs that host vCPUs, and hands every CPU to its vCPU.
+ * This is the only file that knows every layer.
+ */
+#include "arch/aarch64/cpu.h"
+#include "arch/aarch64/gicv3.h"
+#include "arch/aarch64/mmu.h"
+#include "arch/aarch64/psci_fw.h"
+#include "core/config.h"
+#include "core/console.h"
+#include "core/irq.h"
+#include "core/vcpu.h"
+#include "core/vm.h"
+#include "lib/log.h"
+#include "platform/board.h"
+
+#define BULKHEAD_VERSION "0.1.0"
+
+void hyp_cpu_main(u64 index);
+
+static u64 hyp_mpidr(void)
+{
+	return sysreg_read(mpidr_el1) & 0xff00ffffffull;
+}
+
+static void hyp_halt(void)
+{
+	psci_fw_system_off();
+}
+
+static void hyp_boot_cpu(void)
+{
+	const struct cfg_platform *p = cfg_system.platform;
+
+	console_init(p->uart_base);
+	log_set_halt(hyp_halt);
+	mmu_map_identity(p->mmio_base, p->mmio_size, MMU_DEVICE);
+	mmu_map_identity(p->ram_base, p->ram_size, MMU_NORMAL);
+	mmu_enable();
+	cpu_init(0, hyp_mpidr());
+	log_info("Bulkhead %s on %s (board %s), config %016lx, %u VM(s)", BULKHEAD_VERSION, p->name,
+		 board_name, cfg_system.config_hash, cfg_system.nvms);
+	if (hyp_mpidr() != (p->mpidr[0] & 0xff00ffffffull))
+		panic("booted on MPIDR %lx, platform CPU 0 is %lx", hyp_mpidr(), p->mpidr[0]);
+	gic_init(p->gicd_base, p->gicr_base, p->gicr_stride);
+	gic_cpu_init();
+	vm_init_all();
+	irq_init();
+	board_init();
+	if (cfg_system.console_input_vm >= 0) {
+		const struct vm *in = &vms[cfg_system.console_input_vm];
+		irq_set_console(p->uart_irq, in->vcpus[0]->pcpu_mpidr);
+		console_set_input(cfg_system.console_input_vm);
+		log_info("console input -> vm %s (Ctrl-T <n> switches)", in->cfg->name);
+	}
+	for (u32 i = 1; i < p->ncpus && i < ARCH_MAX_CPUS; i++) {
+		s64 ret;
+		if (!vcpus[i].vm)
+			continue;
+		ret = psci_fw_cpu_on(p->mpidr[i], (u64)(uintptr_t)secondary_entry, i);
+		if (ret)
+			panic("PSCI CPU_ON of CPU %u failed (%ld)", i, ret);
+	}
+}
+
+void hyp_cpu_main(u64 index)
+{
+	if (index == 0) {
+		hyp_boot_cpu();
+	} else {
+		mmu_enable();
+		cpu_init((u32)index, hyp_mpidr());
+		gic_cpu_init();
+	}
+	irq_cpu_init();
+	vcpu_run();
+}

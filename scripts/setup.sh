@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Sets up everything Bulkhead needs on a Debian bookworm machine:
+#   - Debian packages: QEMU 10 (bookworm-backports), the AArch64 cross compiler,
+#     dtc, cpio, clang-format;
+#   - a Python virtualenv in .venv with the bulkhead package and its test tools;
+#   - the Linux guest artefacts (Debian arm64 kernel + busybox initramfs) in
+#     artefacts/ (never committed).
+# Idempotent: each step is skipped when already done.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+log() { printf '[setup] %s\n' "$*" >&2; }
+die() { printf '[setup] error: %s\n' "$*" >&2; exit 1; }
+
+SUDO=
+if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || die "not root and no sudo: cannot install packages"
+    SUDO=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+
+APT_UPDATED=0
+apt_update() {
+    if [ "$APT_UPDATED" -eq 0 ]; then
+        log "apt-get update"
+        $SUDO apt-get update -qq
+        APT_UPDATED=1
+    fi
+}
+
+# --- bookworm-backports, using the URI the machine's sources already name -----
+debian_uri() {
+    local f uri
+    # deb822 sources: first stanza whose Suites include "bookworm"
+    for f in /etc/apt/sources.list.d/*.sources; do
+        [ -f "$f" ] || continue
+        uri=$(awk '
+            /^[[:space:]]*$/ { if (u != "" && s) { print u; exit } u=""; s=0; next }
+            /^URIs:/ { u=$2 }
+            /^Suites:/ { for (i = 2; i <= NF; i++) if ($i == "bookworm") s=1 }
+            END { if (u != "" && s) print u }' "$f" | head -n1)
+        [ -n "$uri" ] && { echo "$uri"; return; }
+    done
+    # one-line sources
+    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+        [ -f "$f" ] || continue
+        uri=$(awk '$1 == "deb" && $3 == "bookworm" { print $2; exit }' "$f")
+        [ -n "$uri" ] && { echo "$uri"; return; }
+    done
+}
+
+ensure_backports() {
+    if grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+        return
+    fi
+    local uri
+    uri=$(debian_uri)
+    [ -n "$uri" ] || die "no bookworm entry in the apt sources to copy a URI from"
+    log "adding bookworm-backports from $uri"
+    printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+        "$uri" | $SUDO tee /etc/apt/sources.list.d/bulkhead-backports.sources >/dev/null
+    APT_UPDATED=0
+}
+
+qemu_ok() {
+    command -v qemu-system-aarch64 >/dev/null || return 1
+    local v
+    v=$(qemu-system-aarch64 --version | sed -n 's/.*version \([0-9]*\)\..*/\1/p')
+    [ "${v:-0}" -ge 10 ]
+}
+
+ensure_packages() {
+    local missing=()
+    command -v aarch64-linux-gnu-gcc >/dev/null || missing+=(gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu)
+    command -v dtc >/dev/null || missing+=(device-tree-compiler)
+    command -v cpio >/dev/null || missing+=(cpio)
+    command -v clang-format >/dev/null || missing+=(clang-format)
+    python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
+    if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+        log "adding dpkg architecture arm64 (for the Linux guest artefacts)"
+        $SUDO dpkg --add-architecture arm64
+        APT_UPDATED=0
+    fi
+    ensure_backports
+    if [ ${#missing[@]} -gt 0 ]; then
+        apt_update
+        log "installing ${missing[*]}"
+        $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    fi
+    if ! qemu_ok; then
+        apt_update
+        log "installing qemu-system-arm from bookworm-backports"
+        $SUDO apt-get install -y -qq --no-install-recommends -t bookworm-backports \
+            qemu-system-arm qemu-system-data ipxe-qemu >/dev/null
+        qemu_ok || die "qemu-system-aarch64 >= 10 not available after install"
+    fi
+}
+
+# --- Python virtualenv ------------------------------------------------------
+ensure_venv() {
+    local py=${PYTHON:-python3}
+    if [ ! -x .venv/bin/python ]; then
+        log "creating .venv"
+        "$py" -m venv .venv
+    fi
+    local stamp=.venv/.bulkhead-installed
+    if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+        log "installing the bulkhead package and test tools into .venv"
+        .venv/bin/python -m pip install -q --upgrade pip >/dev/null
+        .venv/bin/python -m pip install -q -e '.[test]'
+        touch "$stamp"
+    fi
+}
+
+# --- Linux guest artefacts -----------------------------------------------------
+ensure_linux() {
+    local dir=artefacts/linux
+    if [ -f "$dir/Image" ] && [ -f "$dir/initrd.cpio.gz" ] && [ "$dir/initrd.cpio.gz" -nt scripts/mkinitrd.sh ]; then
+        return
+    fi
+    mkdir -p "$dir/deb"
+    if [ ! -f "$dir/Image" ]; then
+        apt_update
+        local pkg
+        pkg=$(apt-cache depends 'linux-image-arm64:arm64' 2>/dev/null |
+            sed -n 's/.*Depends: \(linux-image-[0-9][^:]*\).*/\1/p' | head -n1)
+        [ -n "$pkg" ] || die "cannot resolve linux-image-arm64:arm64 (is arm64 enabled in apt?)"
+        log "fetching $pkg:arm64"
+        (cd "$dir/deb" && apt-get download -q "$pkg:arm64" >/dev/null)
+        rm -rf "$dir/deb/x" && mkdir -p "$dir/deb/x"
+        dpkg-deb -x "$dir"/deb/linux-image-*.deb "$dir/deb/x"
+        local vmlinuz
+        vmlinuz=$(ls "$dir"/deb/x/boot/vmlinuz-* | head -n1)
+        if gzip -t "$vmlinuz" 2>/dev/null; then
+            gzip -dc "$vmlinuz" >"$dir/Image.tmp"
+        else
+            cp "$vmlinuz" "$dir/Image.tmp"
+        fi
+        mv "$dir/Image.tmp" "$dir/Image"
+        basename "$vmlinuz" | sed 's/^vmlinuz-//' >"$dir/version"
+        rm -rf "$dir/deb/x" "$dir"/deb/*.deb
+    fi
+    if [ ! -f "$dir/busybox" ]; then
+        apt_update
+        log "fetching busybox-static:arm64"
+        (cd "$dir/deb" && apt-get download -q 'busybox-static:arm64' >/dev/null)
+        rm -rf "$dir/deb/x" && mkdir -p "$dir/deb/x"
+        dpkg-deb -x "$dir"/deb/busybox-static_*.deb "$dir/deb/x"
+        cp "$dir/deb/x/bin/busybox" "$dir/busybox"
+        rm -rf "$dir/deb/x" "$dir"/deb/*.deb
+    fi
+    log "building the initramfs"
+    bash scripts/mkinitrd.sh "$dir/busybox" "$dir/initrd.cpio.gz"
+}
+
+case "${1:-all}" in
+    packages) ensure_packages ;;
+    venv) ensure_venv ;;
+    linux) ensure_linux ;;
+    all)
+        ensure_packages
+        ensure_venv
+        ensure_linux
+        ;;
+    *) die "usage: $0 [all|packages|venv|linux]" ;;
+esac
+log "ready"
