@@ -48,7 +48,7 @@ void vm_init_all(void)
 			v->idx = k;
 			v->pcpu = pcpu;
 			v->pcpu_mpidr = p->mpidr[pcpu];
-			v->frame = cpu_data[pcpu].frame;
+			v->frame = cpu_frame(pcpu);
 			v->power = VCPU_OFF;
 			cpu_data[pcpu].vcpu = v;
 			vm->vcpus[k] = v;

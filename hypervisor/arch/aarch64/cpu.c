@@ -6,14 +6,19 @@
 struct cpu cpu_data[ARCH_MAX_CPUS];
 extern u8 hyp_stacks[];
 
+struct frame *cpu_frame(u32 index)
+{
+	return (struct frame *)(uintptr_t)(hyp_stacks + (u64)(index + 1) * ARCH_STACK_SIZE -
+					   FRAME_SIZE);
+}
+
 void cpu_init(u32 index, u64 mpidr)
 {
 	struct cpu *c = &cpu_data[index];
 
 	c->index = index;
 	c->mpidr = mpidr;
-	c->frame = (struct frame *)(uintptr_t)(hyp_stacks + (u64)(index + 1) * ARCH_STACK_SIZE -
-					       FRAME_SIZE);
+	c->frame = cpu_frame(index);
 	sysreg_write(tpidr_el2, (u64)(uintptr_t)c);
 	/* Guests use the virtual timer and counter untrapped, and may read the
 	 * physical counter; the EL1 physical timer traps (EL2 owns timing). */

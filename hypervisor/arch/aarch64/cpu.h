@@ -39,6 +39,9 @@ static inline u32 cpu_index(void)
 	return cpu_this()->index;
 }
 
+/* The guest frame of a CPU (valid before that CPU has started). */
+struct frame *cpu_frame(u32 index);
+
 /* Sets up this CPU's TPIDR_EL2 and EL2 control registers. */
 void cpu_init(u32 index, u64 mpidr);
 
