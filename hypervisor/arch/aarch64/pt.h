@@ -47,7 +47,8 @@ enum pt_err {
 
 /* Maps [va, va + size) to [pa, pa + size) with the given attribute bits
  * (everything but the descriptor type and address), using the largest
- * blocks that alignment allows. */
+ * blocks that alignment allows. On an error the range may be partly mapped
+ * (callers treat every error as fatal). */
 int pt_map(struct pt *pt, u64 va, u64 pa, u64 size, u64 attrs);
 
 /* Maps 4 KiB pages only (no blocks). */

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Sets everything up (scripts/setup.sh) and runs the whole test suite:
+# Python toolchain tests, host C unit tests (sanitizers) and the QEMU
+# integration tests, two at a time. Extra arguments go to pytest.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+bash scripts/setup.sh all
+exec .venv/bin/python -m pytest -n 2 -q -p no:cacheprovider tests "$@"
