@@ -41,7 +41,7 @@ static void hyp_boot_cpu(void)
 	mmu_enable();
 	cpu_init(0, hyp_mpidr());
 	log_info("Bulkhead %s on %s (board %s), config %016lx, %u VM(s)", BULKHEAD_VERSION, p->name,
-		 board_name, cfg_system.config_hash, cfg_system.nvms);
+	         board_name, cfg_system.config_hash, cfg_system.nvms);
 	if (hyp_mpidr() != (p->mpidr[0] & 0xff00ffffffull))
 		panic("booted on MPIDR %lx, platform CPU 0 is %lx", hyp_mpidr(), p->mpidr[0]);
 	gic_init(p->gicd_base, p->gicr_base, p->gicr_stride);

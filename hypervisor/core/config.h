@@ -10,7 +10,7 @@
 
 #include "lib/types.h"
 
-#define CFG_MAX_CPUS 8
+#define CFG_MAX_CPUS   8
 #define CFG_PT_ENTRIES 512
 
 /* One page of a stage-2 (or EL2) translation table. */

@@ -99,7 +99,7 @@ void console_rx(void)
 			}
 			if (c != CONSOLE_ESCAPE) {
 				log_info("console: Ctrl-T then 0-%u selects the input VM",
-					 vm_count - 1);
+				         vm_count - 1);
 				continue;
 			}
 		} else if (c == CONSOLE_ESCAPE) {

@@ -12,7 +12,7 @@
 #include "lib/types.h"
 
 #define CONSOLE_LINE_MAX 160
-#define CONSOLE_ESCAPE 0x14 /* Ctrl-T */
+#define CONSOLE_ESCAPE   0x14 /* Ctrl-T */
 
 struct console_line {
 	spinlock_t lock;

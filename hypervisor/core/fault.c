@@ -10,15 +10,14 @@
  * faulting in a loop cannot flood the console. */
 #define FAULT_LOG_LIMIT 16
 
-void fault_guest(struct vcpu *v, enum fault_kind kind, u64 ipa, u64 far, u64 esr,
-		 const char *what)
+void fault_guest(struct vcpu *v, enum fault_kind kind, u64 ipa, u64 far, u64 esr, const char *what)
 {
 	struct vm *vm = v->vm;
 	u32 n = __atomic_add_fetch(&vm->faults, 1, __ATOMIC_RELAXED);
 
 	if (n <= FAULT_LOG_LIMIT)
 		log_info("vm %s: fault vcpu=%u pc=%lx ipa=%lx esr=%lx (%s)", vm->cfg->name, v->idx,
-			 v->frame->elr, ipa, esr, what);
+		         v->frame->elr, ipa, esr, what);
 	else if (n == FAULT_LOG_LIMIT + 1)
 		log_info("vm %s: further faults not reported", vm->cfg->name);
 

@@ -18,7 +18,6 @@ enum fault_kind {
 	FAULT_UNDEF,
 };
 
-void fault_guest(struct vcpu *v, enum fault_kind kind, u64 ipa, u64 far, u64 esr,
-		 const char *what);
+void fault_guest(struct vcpu *v, enum fault_kind kind, u64 ipa, u64 far, u64 esr, const char *what);
 
 #endif

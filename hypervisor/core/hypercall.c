@@ -8,9 +8,9 @@
 #include "core/vm.h"
 #include "core/vpsci.h"
 
-#define SMCCC_VERSION 0x80000000u
+#define SMCCC_VERSION       0x80000000u
 #define SMCCC_ARCH_FEATURES 0x80000001u
-#define SMCCC_VERSION_1_1 0x10001u
+#define SMCCC_VERSION_1_1   0x10001u
 
 /* b1c4e7d0-6b75-4c6b-8a5e-425548484431 as SMCCC returns a UID: 4 words */
 static const u32 bh_uid[4] = { 0xd0e7c4b1u, 0x4c6b756bu, 0x55425e8au, 0x31444848u };
@@ -79,6 +79,7 @@ void hypercall_dispatch(struct vcpu *v)
 		f->x[2] = vm->nvcpus;
 		f->x[3] = vm->ram_bytes;
 		f->x[4] = v->idx;
+		f->x[5] = vm->resets;
 		break;
 	case BH_HC_CONSOLE_WRITE:
 		f->x[0] = (u64)hypercall_console_write(v, f->x[1], f->x[2]);

@@ -6,20 +6,20 @@
 
 #include "lib/types.h"
 
-#define BH_HC_CALL_UID 0x8600ff01u
-#define BH_HC_REVISION 0x8600ff03u
-#define BH_HC_VERSION 0xc6000000u
-#define BH_HC_VM_INFO 0xc6000001u
+#define BH_HC_CALL_UID      0x8600ff01u
+#define BH_HC_REVISION      0x8600ff03u
+#define BH_HC_VERSION       0xc6000000u
+#define BH_HC_VM_INFO       0xc6000001u
 #define BH_HC_CONSOLE_WRITE 0xc6000002u
-#define BH_HC_SHMEM_INFO 0xc6000003u
-#define BH_HC_DOORBELL 0xc6000004u
+#define BH_HC_SHMEM_INFO    0xc6000003u
+#define BH_HC_DOORBELL      0xc6000004u
 
-#define BH_OK 0
+#define BH_OK              0
 #define BH_E_NOT_SUPPORTED (-1)
-#define BH_E_INVALID (-3)
-#define BH_E_DENIED (-4)
+#define BH_E_INVALID       (-3)
+#define BH_E_DENIED        (-4)
 
-#define BH_MAGIC 0x424c4b48u /* "BLKH" */
+#define BH_MAGIC     0x424c4b48u /* "BLKH" */
 #define BH_ABI_MAJOR 1
 #define BH_ABI_MINOR 0
 

@@ -10,10 +10,10 @@
 
 /* VTCR_EL2: T0SZ = 25 (39-bit IPA), SL0 = 1 (start at level 1), WB/WA
  * inner and outer, inner shareable, 4 KiB granule, PS = 40 bits. */
-#define VTCR_EL2_VALUE (25ull | (1ull << 6) | (1ull << 8) | (1ull << 10) | (3ull << 12) | \
-			(2ull << 16) | BIT(31))
+#define VTCR_EL2_VALUE \
+	(25ull | (1ull << 6) | (1ull << 8) | (1ull << 10) | (3ull << 12) | (2ull << 16) | BIT(31))
 
-#define S2_RAM (PTE_AF | PTE_SH_INNER | S2_MEMATTR_NORMAL_WB | S2_AP_RW)
+#define S2_RAM    (PTE_AF | PTE_SH_INNER | S2_MEMATTR_NORMAL_WB | S2_AP_RW)
 #define S2_DEVICE (PTE_AF | S2_MEMATTR_DEVICE_nGnRE | S2_AP_RW | PTE_XN)
 
 static u64 *mem_pt_alloc(void *ctx)
@@ -26,7 +26,7 @@ static u64 *mem_pt_alloc(void *ctx)
 }
 
 void mem_map(struct vm *vm, u64 ipa, u64 pa, u64 size, enum mem_kind kind,
-	     const struct mem_placement *place)
+             const struct mem_placement *place)
 {
 	u64 attrs = kind == MEM_RAM ? S2_RAM : S2_DEVICE;
 	int ret = 0;

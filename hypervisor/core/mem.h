@@ -33,7 +33,7 @@ void mem_vm_init(struct vm *vm);
 
 /* Maps [ipa, ipa + size) at [pa...] with the given placement (may be NULL). */
 void mem_map(struct vm *vm, u64 ipa, u64 pa, u64 size, enum mem_kind kind,
-	     const struct mem_placement *place);
+             const struct mem_placement *place);
 
 /* Translates an IPA of the VM's RAM (not devices) to a PA. */
 bool mem_ipa_to_pa(struct vm *vm, u64 ipa, u64 *pa);

@@ -10,10 +10,10 @@
 struct vcpu;
 
 struct mmio_access {
-	u64 off;   /* offset in the region */
-	u32 size;  /* bytes: 1, 2, 4 or 8 */
+	u64 off;  /* offset in the region */
+	u32 size; /* bytes: 1, 2, 4 or 8 */
 	bool write;
-	u64 val;   /* written value, or the value read */
+	u64 val; /* written value, or the value read */
 };
 
 /* Returns false for an access the device rejects (the guest gets an abort). */

@@ -13,21 +13,21 @@
 #include "core/vgic_sgi.h"
 
 /* ISS encoding of a trapped MSR/MRS */
-#define ISS_OP0(iss) (((iss) >> 20) & 3)
-#define ISS_OP2(iss) (((iss) >> 17) & 7)
-#define ISS_OP1(iss) (((iss) >> 14) & 7)
-#define ISS_CRN(iss) (((iss) >> 10) & 0xf)
-#define ISS_RT(iss) ((u32)(((iss) >> 5) & 0x1f))
-#define ISS_CRM(iss) (((iss) >> 1) & 0xf)
+#define ISS_OP0(iss)  (((iss) >> 20) & 3)
+#define ISS_OP2(iss)  (((iss) >> 17) & 7)
+#define ISS_OP1(iss)  (((iss) >> 14) & 7)
+#define ISS_CRN(iss)  (((iss) >> 10) & 0xf)
+#define ISS_RT(iss)   ((u32)(((iss) >> 5) & 0x1f))
+#define ISS_CRM(iss)  (((iss) >> 1) & 0xf)
 #define ISS_READ(iss) ((iss)&1)
 
 #define SYSREG(op0, op1, crn, crm, op2) \
 	(((u64)(op0) << 16) | ((u64)(op1) << 12) | ((u64)(crn) << 8) | ((u64)(crm) << 4) | (op2))
 
-#define SR_ICC_SGI1R SYSREG(3, 0, 12, 11, 5)
+#define SR_ICC_SGI1R  SYSREG(3, 0, 12, 11, 5)
 #define SR_ICC_ASGI1R SYSREG(3, 0, 12, 11, 6)
-#define SR_ICC_SGI0R SYSREG(3, 0, 12, 11, 7)
-#define SR_PMCR SYSREG(3, 3, 9, 12, 0)
+#define SR_ICC_SGI0R  SYSREG(3, 0, 12, 11, 7)
+#define SR_PMCR       SYSREG(3, 3, 9, 12, 0)
 
 static bool sysreg_is_pmu(u64 op0, u64 op1, u64 crn, u64 crm)
 {

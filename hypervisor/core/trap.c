@@ -96,7 +96,7 @@ void trap_guest_sync(struct frame *f)
 		break;
 	case EC_IABT_LOW:
 		fault_guest(v, FAULT_PREFETCH_ABORT, trap_fault_ipa(), sysreg_read(far_el2), esr,
-			    "instruction fetch outside the VM");
+		            "instruction fetch outside the VM");
 		break;
 	default:
 		fault_guest(v, FAULT_UNDEF, 0, 0, esr, "trapped instruction");
@@ -124,7 +124,7 @@ void trap_guest_serror(struct frame *f)
 	vgic_sync(v);
 	/* asynchronous and uncontainable: the VM is stopped, whatever its policy */
 	log_info("vm %s: SError vcpu=%u pc=%lx esr=%lx", v->vm->cfg->name, v->idx, f->elr,
-		 sysreg_read(esr_el2));
+	         sysreg_read(esr_el2));
 	vm_shutdown(v->vm, VM_STOPPED, "SError");
 	vcpu_exit_path(v);
 }

@@ -14,8 +14,9 @@ struct vcpu vcpus[CFG_MAX_CPUS];
 /* HCR_EL2 while a guest runs: stage 2 on, physical interrupts and SErrors
  * to EL2, SMC trapped (PSCI over SMC reaches us), implementation-defined
  * registers trapped, broadcast TLB/cache maintenance, AArch64 EL1. */
-#define HCR_GUEST (HCR_VM | HCR_SWIO | HCR_FMO | HCR_IMO | HCR_AMO | HCR_FB | HCR_BSU_IS | \
-		   HCR_TSC | HCR_TIDCP | HCR_RW)
+#define HCR_GUEST                                                                          \
+	(HCR_VM | HCR_SWIO | HCR_FMO | HCR_IMO | HCR_AMO | HCR_FB | HCR_BSU_IS | HCR_TSC | \
+	 HCR_TIDCP | HCR_RW)
 
 void vcpu_kick(struct vcpu *v)
 {

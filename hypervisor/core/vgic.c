@@ -136,7 +136,7 @@ void vgic_sync(struct vcpu *v)
 				q->flags &= (u8)~VIRQ_ACTIVE;
 			continue;
 		}
-		q->flags &= (u8)~(VIRQ_IN_LR | VIRQ_ACTIVE);
+		q->flags &= (u8) ~(VIRQ_IN_LR | VIRQ_ACTIVE);
 		g->lr_used &= ~(1u << n);
 		g->lr_val[n] = 0;
 		gic_lr_write(n, 0);

@@ -16,17 +16,17 @@
 #include "lib/types.h"
 
 #define VGIC_NR_INTIDS 1024
-#define VGIC_NR_SPIS (VGIC_NR_INTIDS - 32)
-#define VGIC_MAX_LRS 16
+#define VGIC_NR_SPIS   (VGIC_NR_INTIDS - 32)
+#define VGIC_MAX_LRS   16
 
 #define VIRQ_ENABLED BIT(0)
 #define VIRQ_PENDING BIT(1) /* latched pending, not yet in a list register */
-#define VIRQ_EDGE BIT(2)
-#define VIRQ_HW BIT(3)      /* backed by the same physical INTID */
-#define VIRQ_LEVEL BIT(4)   /* line level of an emulated level-sensitive source */
-#define VIRQ_OWNED BIT(5)   /* the VM may see and configure it */
-#define VIRQ_IN_LR BIT(6)
-#define VIRQ_ACTIVE BIT(7)
+#define VIRQ_EDGE    BIT(2)
+#define VIRQ_HW      BIT(3) /* backed by the same physical INTID */
+#define VIRQ_LEVEL   BIT(4) /* line level of an emulated level-sensitive source */
+#define VIRQ_OWNED   BIT(5) /* the VM may see and configure it */
+#define VIRQ_IN_LR   BIT(6)
+#define VIRQ_ACTIVE  BIT(7)
 
 struct virq {
 	u8 prio;

@@ -11,18 +11,18 @@
 #include "core/vgic_regs.h"
 #include "core/vm.h"
 
-#define GICD_CTLR 0x0000
-#define GICD_TYPER 0x0004
-#define GICD_IIDR 0x0008
-#define GICD_TYPER2 0x000c
-#define GICD_STATUSR 0x0010
-#define GICD_IROUTER 0x6000
+#define GICD_CTLR        0x0000
+#define GICD_TYPER       0x0004
+#define GICD_IIDR        0x0008
+#define GICD_TYPER2      0x000c
+#define GICD_STATUSR     0x0010
+#define GICD_IROUTER     0x6000
 #define GICD_IROUTER_END 0x7fe0
 
 #define GICD_CTLR_EN_GRP0 BIT(0)
 #define GICD_CTLR_EN_GRP1 BIT(1)
-#define GICD_CTLR_ARE BIT(4)
-#define GICD_CTLR_DS BIT(6)
+#define GICD_CTLR_ARE     BIT(4)
+#define GICD_CTLR_DS      BIT(6)
 
 static u32 vgic_dist_typer(const struct vm *vm)
 {

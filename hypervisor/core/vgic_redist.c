@@ -11,15 +11,15 @@
 #include "core/vgic_regs.h"
 #include "core/vm.h"
 
-#define GICR_CTLR 0x0000
-#define GICR_IIDR 0x0004
-#define GICR_TYPER 0x0008
-#define GICR_STATUSR 0x0010
-#define GICR_WAKER 0x0014
+#define GICR_CTLR     0x0000
+#define GICR_IIDR     0x0004
+#define GICR_TYPER    0x0008
+#define GICR_STATUSR  0x0010
+#define GICR_WAKER    0x0014
 #define GICR_SGI_BASE 0x10000
-#define GICR_FRAME 0x20000
+#define GICR_FRAME    0x20000
 
-#define GICR_WAKER_SLEEP BIT(1)
+#define GICR_WAKER_SLEEP  BIT(1)
 #define GICR_WAKER_ASLEEP BIT(2)
 
 static u64 vgic_redist_stride;

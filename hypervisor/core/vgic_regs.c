@@ -23,8 +23,7 @@ static bool vgic_bank_bit(struct vm *vm, struct vcpu *v, enum vgic_bank bank, u3
 		if (q->flags & VIRQ_PENDING)
 			return true;
 		t = vgic_target(vm, v, intid);
-		return (q->flags & VIRQ_IN_LR) && t &&
-		       (t->vgic.lr_val[q->lr] & ICH_LR_PENDING);
+		return (q->flags & VIRQ_IN_LR) && t && (t->vgic.lr_val[q->lr] & ICH_LR_PENDING);
 	case BANK_ACTIVE:
 		return q->flags & VIRQ_ACTIVE;
 	}
@@ -32,7 +31,7 @@ static bool vgic_bank_bit(struct vm *vm, struct vcpu *v, enum vgic_bank bank, u3
 }
 
 static void vgic_bank_set(struct vm *vm, struct vcpu *v, enum vgic_bank bank, u32 intid, bool set,
-			  struct vcpu **kick)
+                          struct vcpu **kick)
 {
 	struct virq *q = vgic_virq(vm, v, intid);
 
@@ -68,7 +67,7 @@ static void vgic_bank_set(struct vm *vm, struct vcpu *v, enum vgic_bank bank, u3
 }
 
 static bool vgic_bits(struct vm *vm, struct vcpu *v, struct mmio_access *a, u64 base,
-		      enum vgic_bank bank, bool set, u32 first, u32 count, struct vcpu **kick)
+                      enum vgic_bank bank, bool set, u32 first, u32 count, struct vcpu **kick)
 {
 	u32 intid0 = (u32)((a->off - base) * 8);
 
@@ -140,7 +139,8 @@ bool vgic_regs_access(struct vm *vm, struct vcpu *v, struct mmio_access *a, u32 
 		for (u32 i = 0; i < a->size * 4; i++) {
 			u32 intid = intid0 + i;
 			struct virq *q = vgic_virq(vm, v, intid);
-			if (!q || !(q->flags & VIRQ_OWNED) || intid < first || intid >= first + count)
+			if (!q || !(q->flags & VIRQ_OWNED) || intid < first ||
+			    intid >= first + count)
 				continue;
 			if (!a->write) {
 				if (q->flags & VIRQ_EDGE)

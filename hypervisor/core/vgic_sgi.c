@@ -6,12 +6,12 @@
 #include "core/vm.h"
 
 #define SGIR_TARGETS(v) ((v)&0xffff)
-#define SGIR_AFF1(v) (((v) >> 16) & 0xff)
-#define SGIR_INTID(v) ((u32)(((v) >> 24) & 0xf))
-#define SGIR_AFF2(v) (((v) >> 32) & 0xff)
-#define SGIR_IRM BIT(40)
-#define SGIR_RS(v) (((v) >> 44) & 0xf)
-#define SGIR_AFF3(v) (((v) >> 48) & 0xff)
+#define SGIR_AFF1(v)    (((v) >> 16) & 0xff)
+#define SGIR_INTID(v)   ((u32)(((v) >> 24) & 0xf))
+#define SGIR_AFF2(v)    (((v) >> 32) & 0xff)
+#define SGIR_IRM        BIT(40)
+#define SGIR_RS(v)      (((v) >> 44) & 0xf)
+#define SGIR_AFF3(v)    (((v) >> 48) & 0xff)
 
 void vgic_sgi_write(struct vcpu *v, u64 val)
 {

@@ -59,7 +59,7 @@ void vm_init_all(void)
 		vuart_init(vm);
 		vm_load(vm);
 		log_info("vm %s: %u vCPU(s), %lu MiB, %u table pages, entry %lx", c->name, c->ncpus,
-			 vm->ram_bytes >> 20, vm->s2_next, c->entry);
+		         vm->ram_bytes >> 20, vm->s2_next, c->entry);
 	}
 }
 

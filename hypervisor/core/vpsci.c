@@ -5,9 +5,9 @@
 #include "core/vcpu.h"
 #include "core/vm.h"
 
-#define PSCI_VERSION_1_1 0x10001u
+#define PSCI_VERSION_1_1          0x10001u
 #define PSCI_MIGRATE_NOT_REQUIRED 2
-#define SMCCC_VERSION 0x80000000u
+#define SMCCC_VERSION             0x80000000u
 
 bool vpsci_is_psci(u32 fid)
 {

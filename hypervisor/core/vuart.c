@@ -6,26 +6,26 @@
 #include "core/vgic.h"
 #include "core/vm.h"
 
-#define UART_DR 0x000
-#define UART_RSR 0x004
-#define UART_FR 0x018
-#define UART_ILPR 0x020
-#define UART_IBRD 0x024
-#define UART_FBRD 0x028
+#define UART_DR    0x000
+#define UART_RSR   0x004
+#define UART_FR    0x018
+#define UART_ILPR  0x020
+#define UART_IBRD  0x024
+#define UART_FBRD  0x028
 #define UART_LCR_H 0x02c
-#define UART_CR 0x030
-#define UART_IFLS 0x034
-#define UART_IMSC 0x038
-#define UART_RIS 0x03c
-#define UART_MIS 0x040
-#define UART_ICR 0x044
+#define UART_CR    0x030
+#define UART_IFLS  0x034
+#define UART_IMSC  0x038
+#define UART_RIS   0x03c
+#define UART_MIS   0x040
+#define UART_ICR   0x044
 #define UART_DMACR 0x048
 
 #define FR_RXFE BIT(4)
 #define FR_TXFE BIT(7)
-#define INT_RX BIT(4)
-#define INT_TX BIT(5)
-#define INT_RT BIT(6)
+#define INT_RX  BIT(4)
+#define INT_TX  BIT(5)
+#define INT_RT  BIT(6)
 
 /* PL011 r1p5 identification (32-byte FIFOs), PrimeCell IDs */
 static const u8 vuart_ids[8] = { 0x11, 0x10, 0x34, 0x00, 0x0d, 0xf0, 0x05, 0xb1 };

@@ -9,7 +9,7 @@
 
 #include "lib/types.h"
 
-#define VUART_SIZE 0x1000
+#define VUART_SIZE    0x1000
 #define VUART_RX_FIFO 32
 
 struct vuart {

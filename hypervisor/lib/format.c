@@ -9,7 +9,7 @@ struct fmt_spec {
 };
 
 static size_t fmt_emit(fmt_putc_fn out, void *ctx, const char *s, size_t n,
-		       const struct fmt_spec *spec)
+                       const struct fmt_spec *spec)
 {
 	size_t pad = spec->width > n ? spec->width - n : 0;
 	char padc = spec->zero && !spec->left ? '0' : ' ';
@@ -26,8 +26,8 @@ static size_t fmt_emit(fmt_putc_fn out, void *ctx, const char *s, size_t n,
 	return n + pad;
 }
 
-static size_t fmt_number(fmt_putc_fn out, void *ctx, u64 v, unsigned base,
-			 bool neg, bool upper, const struct fmt_spec *spec)
+static size_t fmt_number(fmt_putc_fn out, void *ctx, u64 v, unsigned base, bool neg, bool upper,
+                         const struct fmt_spec *spec)
 {
 	const char *digits = upper ? "0123456789ABCDEF" : "0123456789abcdef";
 	char buf[24];

@@ -9,7 +9,10 @@ typedef struct {
 	volatile u32 locked;
 } spinlock_t;
 
-#define SPINLOCK_INIT { 0 }
+#define SPINLOCK_INIT \
+	{             \
+		0     \
+	}
 
 static inline void spin_lock(spinlock_t *l)
 {
@@ -28,7 +31,7 @@ static inline void spin_unlock(spinlock_t *l)
 	__atomic_store_n(&l->locked, 0u, __ATOMIC_RELEASE);
 }
 
-#define READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
+#define READ_ONCE(x)     (*(const volatile __typeof__(x) *)&(x))
 #define WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
 
 #endif

@@ -17,12 +17,12 @@ static void compare(const char *what, const char *ours, const char *libc)
 	}
 }
 
-#define SAME(fmt, ...)                                                   \
-	do {                                                             \
-		char a[128], b[128];                                     \
-		fmt_snprintf(a, sizeof(a), fmt, __VA_ARGS__);            \
-		snprintf(b, sizeof(b), fmt, __VA_ARGS__);                \
-		compare(fmt, a, b);                                      \
+#define SAME(fmt, ...)                                        \
+	do {                                                  \
+		char a[128], b[128];                          \
+		fmt_snprintf(a, sizeof(a), fmt, __VA_ARGS__); \
+		snprintf(b, sizeof(b), fmt, __VA_ARGS__);     \
+		compare(fmt, a, b);                           \
 	} while (0)
 
 int main(void)
@@ -33,7 +33,7 @@ int main(void)
 	srand(42);
 	for (int i = 0; i < 20000; i++) {
 		long long v = (long long)(((unsigned long long)rand() << 33) ^
-					  ((unsigned long long)rand() << 2) ^ (unsigned)rand());
+		                          ((unsigned long long)rand() << 2) ^ (unsigned)rand());
 		int x = rand() - RAND_MAX / 2;
 
 		SAME("%d|%i|%u|%x|%X", x, x, (unsigned)x, (unsigned)x, (unsigned)x);

@@ -12,14 +12,14 @@
 #include "arch/aarch64/pt.h"
 
 static int failures;
-#define CHECK(cond, ...)                                                  \
-	do {                                                              \
-		if (!(cond)) {                                            \
-			failures++;                                       \
+#define CHECK(cond, ...)                                                           \
+	do {                                                                       \
+		if (!(cond)) {                                                     \
+			failures++;                                                \
 			fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond); \
-			fprintf(stderr, __VA_ARGS__);                     \
-			fprintf(stderr, "\n");                            \
-		}                                                         \
+			fprintf(stderr, __VA_ARGS__);                              \
+			fprintf(stderr, "\n");                                     \
+		}                                                                  \
 	} while (0)
 
 struct pool {
@@ -116,7 +116,7 @@ static void test_random_mappings(void)
 				CHECK(attrs == r->attrs, "attrs mismatch");
 				/* the block used must be one alignment allows */
 				CHECK(((r->va | r->pa) & (msize - 1)) == 0 || msize == 4096 ||
-					      ((r->va + off) & ~(msize - 1)) >= r->va,
+				          ((r->va + off) & ~(msize - 1)) >= r->va,
 				      "block size %llx not allowed", (unsigned long long)msize);
 			}
 			/* just outside: unmapped unless another range covers it */
@@ -145,17 +145,17 @@ static void test_blocks_and_pages(void)
 	CHECK(pt_map(&pt, 1ull << 30, 3ull << 30, 1ull << 30, PTE_AF) == PT_OK, "1G map");
 	CHECK(pool.used == 1, "1G block used %u pages", pool.used);
 	CHECK(pt_lookup(&pt, (1ull << 30) + 12345, &pa, &attrs, &msize) && msize == (1ull << 30) &&
-		      pa == (3ull << 30) + 12345,
+	          pa == (3ull << 30) + 12345,
 	      "1G lookup");
 	/* 2 MiB aligned: level-2 blocks */
 	CHECK(pt_map(&pt, 4ull << 30, 0x200000, 0x400000, PTE_AF) == PT_OK, "2M map");
 	CHECK(pt_lookup(&pt, (4ull << 30) + 0x200000, &pa, NULL, &msize) && msize == 0x200000 &&
-		      pa == 0x400000,
+	          pa == 0x400000,
 	      "2M lookup");
 	/* pages only, even where blocks would fit */
 	CHECK(pt_map_pages(&pt, 5ull << 30, 0, 0x200000, PTE_AF) == PT_OK, "pages map");
 	CHECK(pt_lookup(&pt, (5ull << 30) + 0x1000, &pa, NULL, &msize) && msize == 0x1000 &&
-		      pa == 0x1000,
+	          pa == 0x1000,
 	      "page lookup");
 	/* errors */
 	CHECK(pt_map(&pt, 1ull << 30, 0, 0x1000, PTE_AF) == PT_EOVERLAP, "overlap into block");

@@ -9,7 +9,7 @@ extern u8 hyp_stacks[];
 struct frame *cpu_frame(u32 index)
 {
 	return (struct frame *)(uintptr_t)(hyp_stacks + (u64)(index + 1) * ARCH_STACK_SIZE -
-					   FRAME_SIZE);
+	                                   FRAME_SIZE);
 }
 
 void cpu_init(u32 index, u64 mpidr)

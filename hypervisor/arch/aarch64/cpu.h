@@ -6,7 +6,7 @@
 #include "arch/aarch64/sysregs.h"
 #include "lib/types.h"
 
-#define ARCH_MAX_CPUS 8
+#define ARCH_MAX_CPUS   8
 #define ARCH_STACK_SIZE 0x4000
 
 /* Guest registers saved on every exception from EL1/EL0 (see vectors.S). */

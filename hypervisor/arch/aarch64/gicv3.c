@@ -5,26 +5,26 @@
 #include "arch/aarch64/sysregs.h"
 #include "lib/log.h"
 
-#define GICD_CTLR 0x0000
-#define GICD_TYPER 0x0004
-#define GICD_IGROUPR 0x0080
-#define GICD_ISENABLER 0x0100
-#define GICD_ICENABLER 0x0180
-#define GICD_ICPENDR 0x0280
-#define GICD_ICACTIVER 0x0380
-#define GICD_IPRIORITYR 0x0400
-#define GICD_ICFGR 0x0c00
-#define GICD_IROUTER 0x6000
-#define GICD_CTLR_RWP BIT(31)
+#define GICD_CTLR        0x0000
+#define GICD_TYPER       0x0004
+#define GICD_IGROUPR     0x0080
+#define GICD_ISENABLER   0x0100
+#define GICD_ICENABLER   0x0180
+#define GICD_ICPENDR     0x0280
+#define GICD_ICACTIVER   0x0380
+#define GICD_IPRIORITYR  0x0400
+#define GICD_ICFGR       0x0c00
+#define GICD_IROUTER     0x6000
+#define GICD_CTLR_RWP    BIT(31)
 #define GICD_CTLR_ARE_NS BIT(4)
 #define GICD_CTLR_GRP1NS BIT(1)
 
-#define GICR_CTLR 0x0000
-#define GICR_TYPER 0x0008
-#define GICR_WAKER 0x0014
-#define GICR_SGI 0x10000
-#define GICR_TYPER_LAST BIT(4)
-#define GICR_WAKER_SLEEP (1u << 1)
+#define GICR_CTLR         0x0000
+#define GICR_TYPER        0x0008
+#define GICR_WAKER        0x0014
+#define GICR_SGI          0x10000
+#define GICR_TYPER_LAST   BIT(4)
+#define GICR_WAKER_SLEEP  (1u << 1)
 #define GICR_WAKER_ASLEEP (1u << 2)
 
 static u64 gicd_base, gicr_base, gicr_stride;
@@ -122,10 +122,10 @@ void gic_cpu_init(void)
 	isb();
 	sysreg_write(S3_0_C12_C12_5, ICC_SRE_SRE); /* ICC_SRE_EL1 */
 	isb();
-	sysreg_write(S3_0_C4_C6_0, 0xff);          /* ICC_PMR_EL1 */
-	sysreg_write(S3_0_C12_C12_3, 0);           /* ICC_BPR1_EL1 */
-	sysreg_write(S3_0_C12_C12_4, BIT(1));      /* ICC_CTLR_EL1.EOImode */
-	sysreg_write(S3_0_C12_C12_7, 1);           /* ICC_IGRPEN1_EL1 */
+	sysreg_write(S3_0_C4_C6_0, 0xff);     /* ICC_PMR_EL1 */
+	sysreg_write(S3_0_C12_C12_3, 0);      /* ICC_BPR1_EL1 */
+	sysreg_write(S3_0_C12_C12_4, BIT(1)); /* ICC_CTLR_EL1.EOImode */
+	sysreg_write(S3_0_C12_C12_7, 1);      /* ICC_IGRPEN1_EL1 */
 	isb();
 	for (u32 n = 0; n < gic_lr_count(); n++)
 		gic_lr_write(n, 0);
@@ -204,8 +204,8 @@ void gic_clear_active_local(u32 intid)
 void gic_send_sgi(u32 intid, u64 mpidr)
 {
 	u64 v = ((u64)intid << 24) | (1ull << (mpidr & 0xf)) | (((mpidr >> 8) & 0xff) << 16) |
-		(((mpidr >> 16) & 0xff) << 32) | (((mpidr >> 32) & 0xff) << 48) |
-		(((mpidr >> 4) & 0xf) << 44);
+	        (((mpidr >> 16) & 0xff) << 32) | (((mpidr >> 32) & 0xff) << 48) |
+	        (((mpidr >> 4) & 0xf) << 44);
 
 	dsb(ishst);
 	sysreg_write(S3_0_C12_C11_5, v); /* ICC_SGI1R_EL1 */
@@ -217,11 +217,11 @@ u32 gic_lr_count(void)
 	return (u32)(sysreg_read(S3_4_C12_C11_1) & 0x1f) + 1; /* ICH_VTR_EL2.ListRegs */
 }
 
-#define LR_CASE(n, crm, op2)                              \
-	case n:                                           \
-		if (write)                                \
+#define LR_CASE(n, crm, op2)                                     \
+	case n:                                                  \
+		if (write)                                       \
 			sysreg_write(S3_4_C12_##crm##_##op2, v); \
-		else                                      \
+		else                                             \
 			v = sysreg_read(S3_4_C12_##crm##_##op2); \
 		break
 

@@ -9,12 +9,12 @@
 
 #include "lib/types.h"
 
-#define GIC_SGI_MAX 16
-#define GIC_PRIV_MAX 32
-#define GIC_SPURIOUS 1023
+#define GIC_SGI_MAX   16
+#define GIC_PRIV_MAX  32
+#define GIC_SPURIOUS  1023
 #define GIC_MAX_INTID 1020
 
-#define GIC_PRIO_HYP 0x80   /* the hypervisor's own interrupts */
+#define GIC_PRIO_HYP   0x80 /* the hypervisor's own interrupts */
 #define GIC_PRIO_GUEST 0xa0 /* passthrough interrupts */
 
 void gic_init(u64 gicd, u64 gicr, u64 gicr_stride);
@@ -32,7 +32,7 @@ void gic_disable(u32 intid); /* SGI/PPI: on the calling CPU */
 void gic_set_priority(u32 intid, u8 prio);
 void gic_set_edge(u32 intid, bool edge); /* SPIs */
 void gic_route_spi(u32 intid, u64 mpidr);
-void gic_clear_active_local(u32 intid);  /* SGI/PPI of the calling CPU */
+void gic_clear_active_local(u32 intid); /* SGI/PPI of the calling CPU */
 void gic_send_sgi(u32 intid, u64 mpidr);
 
 /* Virtual CPU interface (ICH_*) */

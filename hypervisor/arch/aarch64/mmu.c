@@ -8,13 +8,13 @@
 #define MMU_POOL_PAGES 16
 
 /* MAIR_EL2: index 0 normal WB RA/WA, 1 Device-nGnRE, 2 Device-nGnRnE, 3 normal NC */
-#define MAIR_EL2_VALUE 0x440004ffull
+#define MAIR_EL2_VALUE  0x440004ffull
 #define MAIR_IDX_NORMAL 0
 #define MAIR_IDX_DEVICE 1
 
 /* TCR_EL2: T0SZ = 25 (39 bits), WB/WA inner+outer, inner shareable, 4 KiB, PS = 40 bits */
-#define TCR_EL2_VALUE ((25ull) | (1ull << 8) | (1ull << 10) | (3ull << 12) | (2ull << 16) | \
-		       BIT(23) | BIT(31))
+#define TCR_EL2_VALUE \
+	((25ull) | (1ull << 8) | (1ull << 10) | (3ull << 12) | (2ull << 16) | BIT(23) | BIT(31))
 
 static u64 mmu_pool[MMU_POOL_PAGES][PT_ENTRIES] __aligned(4096);
 static u64 mmu_root[PT_ENTRIES] __aligned(4096);

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "arch/aarch64/pl011.h"
 
-#define UART_DR 0x000
-#define UART_FR 0x018
+#define UART_DR   0x000
+#define UART_FR   0x018
 #define UART_IMSC 0x038
-#define UART_ICR 0x044
-#define FR_RXFE (1u << 4)
-#define FR_TXFF (1u << 5)
-#define INT_RX (1u << 4)
-#define INT_RT (1u << 6)
+#define UART_ICR  0x044
+#define FR_RXFE   (1u << 4)
+#define FR_TXFF   (1u << 5)
+#define INT_RX    (1u << 4)
+#define INT_RT    (1u << 6)
 
 static volatile u32 *pl011_regs;
 

@@ -4,7 +4,7 @@
 #include "arch/aarch64/sysregs.h"
 
 #define PMCR_N_SHIFT 11
-#define PMCR_N_MASK (0x1full << PMCR_N_SHIFT)
+#define PMCR_N_MASK  (0x1full << PMCR_N_SHIFT)
 
 u32 pmu_counters(void)
 {

@@ -9,10 +9,10 @@ static u64 psci_fw_call(u64 fn, u64 a1, u64 a2, u64 a3)
 	register u64 x3 __asm__("x3") = a3;
 
 	__asm__ volatile("smc #0"
-			 : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3)
-			 :
-			 : "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13",
-			   "x14", "x15", "x16", "x17", "memory");
+	                 : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3)
+	                 :
+	                 : "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13", "x14",
+	                   "x15", "x16", "x17", "memory");
 	return x0;
 }
 

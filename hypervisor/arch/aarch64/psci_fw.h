@@ -5,24 +5,24 @@
 
 #include "lib/types.h"
 
-#define PSCI_VERSION 0x84000000u
-#define PSCI_CPU_SUSPEND_64 0xc4000001u
-#define PSCI_CPU_OFF 0x84000002u
-#define PSCI_CPU_ON_32 0x84000003u
-#define PSCI_CPU_ON_64 0xc4000003u
-#define PSCI_AFFINITY_INFO_32 0x84000004u
-#define PSCI_AFFINITY_INFO_64 0xc4000004u
+#define PSCI_VERSION           0x84000000u
+#define PSCI_CPU_SUSPEND_64    0xc4000001u
+#define PSCI_CPU_OFF           0x84000002u
+#define PSCI_CPU_ON_32         0x84000003u
+#define PSCI_CPU_ON_64         0xc4000003u
+#define PSCI_AFFINITY_INFO_32  0x84000004u
+#define PSCI_AFFINITY_INFO_64  0xc4000004u
 #define PSCI_MIGRATE_INFO_TYPE 0x84000006u
-#define PSCI_SYSTEM_OFF 0x84000008u
-#define PSCI_SYSTEM_RESET 0x84000009u
-#define PSCI_FEATURES 0x8400000au
+#define PSCI_SYSTEM_OFF        0x84000008u
+#define PSCI_SYSTEM_RESET      0x84000009u
+#define PSCI_FEATURES          0x8400000au
 
-#define PSCI_RET_SUCCESS 0
-#define PSCI_RET_NOT_SUPPORTED (-1)
-#define PSCI_RET_INVALID_PARAMS (-2)
-#define PSCI_RET_DENIED (-3)
-#define PSCI_RET_ALREADY_ON (-4)
-#define PSCI_RET_ON_PENDING (-5)
+#define PSCI_RET_SUCCESS          0
+#define PSCI_RET_NOT_SUPPORTED    (-1)
+#define PSCI_RET_INVALID_PARAMS   (-2)
+#define PSCI_RET_DENIED           (-3)
+#define PSCI_RET_ALREADY_ON       (-4)
+#define PSCI_RET_ON_PENDING       (-5)
 #define PSCI_RET_INTERNAL_FAILURE (-6)
 
 s64 psci_fw_cpu_on(u64 mpidr, u64 entry, u64 context);

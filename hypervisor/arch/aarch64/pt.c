@@ -18,8 +18,8 @@ static inline u64 *pt_next_table(u64 desc)
 	return (u64 *)(uintptr_t)(desc & PT_ADDR_MASK);
 }
 
-static int pt_map_level(struct pt *pt, u64 *table, int level, u64 va, u64 pa,
-			u64 size, u64 attrs, bool blocks)
+static int pt_map_level(struct pt *pt, u64 *table, int level, u64 va, u64 pa, u64 size, u64 attrs,
+                        bool blocks)
 {
 	u64 block = 1ull << pt_level_shift(level);
 

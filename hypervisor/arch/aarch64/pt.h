@@ -10,25 +10,25 @@
 
 #include "lib/types.h"
 
-#define PT_ENTRIES 512
-#define PT_VA_BITS 39
+#define PT_ENTRIES    512
+#define PT_VA_BITS    39
 #define PT_PAGE_SHIFT 12
-#define PT_ADDR_MASK GENMASK(47, 12)
+#define PT_ADDR_MASK  GENMASK(47, 12)
 
-#define PTE_VALID BIT(0)
-#define PTE_TABLE BIT(1) /* table at levels 1-2, page at level 3 */
-#define PTE_AF BIT(10)
+#define PTE_VALID    BIT(0)
+#define PTE_TABLE    BIT(1) /* table at levels 1-2, page at level 3 */
+#define PTE_AF       BIT(10)
 #define PTE_SH_INNER (3ull << 8)
-#define PTE_XN BIT(54)
+#define PTE_XN       BIT(54)
 
 /* Stage-1 (EL2) attributes: MAIR_EL2 index and access permissions */
 #define PTE_ATTRIDX(i) ((u64)(i) << 2)
-#define PTE_AP_RO (2ull << 6)
+#define PTE_AP_RO      (2ull << 6)
 
 /* Stage-2 attributes */
-#define S2_MEMATTR_NORMAL_WB (0xfull << 2)
+#define S2_MEMATTR_NORMAL_WB    (0xfull << 2)
 #define S2_MEMATTR_DEVICE_nGnRE (0x1ull << 2)
-#define S2_AP_RW (3ull << 6)
+#define S2_AP_RW                (3ull << 6)
 
 struct pt {
 	u64 *root;

@@ -5,47 +5,47 @@
 
 #include "lib/types.h"
 
-#define sysreg_read(reg)                                          \
-	({                                                        \
-		u64 __v;                                          \
-		__asm__ volatile("mrs %0, " #reg : "=r"(__v));    \
-		__v;                                              \
+#define sysreg_read(reg)                                       \
+	({                                                     \
+		u64 __v;                                       \
+		__asm__ volatile("mrs %0, " #reg : "=r"(__v)); \
+		__v;                                           \
 	})
 
-#define sysreg_write(reg, val)                                              \
-	do {                                                                \
-		u64 __w = (u64)(val);                                       \
+#define sysreg_write(reg, val)                                                \
+	do {                                                                  \
+		u64 __w = (u64)(val);                                         \
 		__asm__ volatile("msr " #reg ", %0" : : "r"(__w) : "memory"); \
 	} while (0)
 
-#define isb() __asm__ volatile("isb" ::: "memory")
+#define isb()    __asm__ volatile("isb" ::: "memory")
 #define dsb(opt) __asm__ volatile("dsb " #opt ::: "memory")
 #define dmb(opt) __asm__ volatile("dmb " #opt ::: "memory")
-#define wfi() __asm__ volatile("wfi" ::: "memory")
+#define wfi()    __asm__ volatile("wfi" ::: "memory")
 
 /* HCR_EL2 */
-#define HCR_VM BIT(0)
-#define HCR_SWIO BIT(1)
-#define HCR_FMO BIT(3)
-#define HCR_IMO BIT(4)
-#define HCR_AMO BIT(5)
-#define HCR_VSE BIT(8)
-#define HCR_FB BIT(9)
+#define HCR_VM     BIT(0)
+#define HCR_SWIO   BIT(1)
+#define HCR_FMO    BIT(3)
+#define HCR_IMO    BIT(4)
+#define HCR_AMO    BIT(5)
+#define HCR_VSE    BIT(8)
+#define HCR_FB     BIT(9)
 #define HCR_BSU_IS (1ull << 10)
-#define HCR_TWI BIT(13)
-#define HCR_TWE BIT(14)
-#define HCR_TSC BIT(19)
-#define HCR_TIDCP BIT(20)
-#define HCR_TACR BIT(21)
-#define HCR_RW BIT(31)
+#define HCR_TWI    BIT(13)
+#define HCR_TWE    BIT(14)
+#define HCR_TSC    BIT(19)
+#define HCR_TIDCP  BIT(20)
+#define HCR_TACR   BIT(21)
+#define HCR_RW     BIT(31)
 
 /* SCTLR_EL2 */
 #define SCTLR_EL2_RES1 0x30c50830ull
-#define SCTLR_M BIT(0)
-#define SCTLR_A BIT(1)
-#define SCTLR_C BIT(2)
-#define SCTLR_SA BIT(3)
-#define SCTLR_I BIT(12)
+#define SCTLR_M        BIT(0)
+#define SCTLR_A        BIT(1)
+#define SCTLR_C        BIT(2)
+#define SCTLR_SA       BIT(3)
+#define SCTLR_I        BIT(12)
 
 /* SCTLR_EL1 reset value for a vCPU: RES1 bits, MMU and caches off */
 #define SCTLR_EL1_RESET 0x30d00800ull
@@ -55,63 +55,63 @@
 #define PSR_MODE_EL0t 0x0ull
 #define PSR_MODE_EL1t 0x4ull
 #define PSR_MODE_EL1h 0x5ull
-#define PSR_DAIF (0xfull << 6)
+#define PSR_DAIF      (0xfull << 6)
 #define PSR_EL1h_DAIF (PSR_MODE_EL1h | PSR_DAIF)
 
 /* ESR_ELx */
 #define ESR_EC_SHIFT 26
-#define ESR_EC(esr) (((esr) >> ESR_EC_SHIFT) & 0x3f)
-#define ESR_IL BIT(25)
+#define ESR_EC(esr)  (((esr) >> ESR_EC_SHIFT) & 0x3f)
+#define ESR_IL       BIT(25)
 #define ESR_ISS(esr) ((esr)&0x1ffffff)
-#define EC_UNKNOWN 0x00
-#define EC_WFX 0x01
-#define EC_HVC64 0x16
-#define EC_SMC64 0x17
-#define EC_SYSREG 0x18
-#define EC_IABT_LOW 0x20
-#define EC_IABT_CUR 0x21
-#define EC_DABT_LOW 0x24
-#define EC_DABT_CUR 0x25
-#define EC_SERROR 0x2f
+#define EC_UNKNOWN   0x00
+#define EC_WFX       0x01
+#define EC_HVC64     0x16
+#define EC_SMC64     0x17
+#define EC_SYSREG    0x18
+#define EC_IABT_LOW  0x20
+#define EC_IABT_CUR  0x21
+#define EC_DABT_LOW  0x24
+#define EC_DABT_CUR  0x25
+#define EC_SERROR    0x2f
 
 /* Data abort ISS */
-#define DABT_ISV BIT(24)
+#define DABT_ISV      BIT(24)
 #define DABT_SAS(iss) (((iss) >> 22) & 3)
-#define DABT_SSE BIT(21)
+#define DABT_SSE      BIT(21)
 #define DABT_SRT(iss) (((iss) >> 16) & 0x1f)
-#define DABT_SF BIT(15)
-#define DABT_S1PTW BIT(7)
-#define DABT_WNR BIT(6)
+#define DABT_SF       BIT(15)
+#define DABT_S1PTW    BIT(7)
+#define DABT_WNR      BIT(6)
 
 /* MDCR_EL2 */
 #define MDCR_HPMN_MASK 0x1full
-#define MDCR_TPMCR BIT(5)
-#define MDCR_TPM BIT(6)
-#define MDCR_HPME BIT(7)
+#define MDCR_TPMCR     BIT(5)
+#define MDCR_TPM       BIT(6)
+#define MDCR_HPME      BIT(7)
 
 /* CNTHCTL_EL2 (E2H = 0) */
 #define CNTHCTL_EL1PCTEN BIT(0)
-#define CNTHCTL_EL1PCEN BIT(1)
+#define CNTHCTL_EL1PCEN  BIT(1)
 
 /* ICC_SRE_EL2 */
-#define ICC_SRE_SRE BIT(0)
+#define ICC_SRE_SRE    BIT(0)
 #define ICC_SRE_ENABLE BIT(3)
 
 /* ICH_HCR_EL2 */
-#define ICH_HCR_EN BIT(0)
+#define ICH_HCR_EN  BIT(0)
 #define ICH_HCR_UIE BIT(1)
 
 /* ICH_LR<n>_EL2 */
-#define ICH_LR_VINTID_MASK 0xffffffffull
+#define ICH_LR_VINTID_MASK  0xffffffffull
 #define ICH_LR_PINTID_SHIFT 32
-#define ICH_LR_EOI BIT(41)
-#define ICH_LR_PRIO_SHIFT 48
-#define ICH_LR_GROUP1 BIT(60)
-#define ICH_LR_HW BIT(61)
-#define ICH_LR_STATE_SHIFT 62
-#define ICH_LR_PENDING (1ull << 62)
-#define ICH_LR_ACTIVE (2ull << 62)
-#define ICH_LR_STATE_MASK (3ull << 62)
+#define ICH_LR_EOI          BIT(41)
+#define ICH_LR_PRIO_SHIFT   48
+#define ICH_LR_GROUP1       BIT(60)
+#define ICH_LR_HW           BIT(61)
+#define ICH_LR_STATE_SHIFT  62
+#define ICH_LR_PENDING      (1ull << 62)
+#define ICH_LR_ACTIVE       (2ull << 62)
+#define ICH_LR_STATE_MASK   (3ull << 62)
 
 static inline u64 arch_counter(void)
 {
