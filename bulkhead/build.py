@@ -1,0 +1,203 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``bulkhead build``: generated sources, guests, hypervisor, device trees.
+
+Generated files are only rewritten when their content changes, so the
+hypervisor's make stays incremental. A lock file in the output directory
+serialises concurrent builds of the same config.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import deque
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from bulkhead import gen_c, gen_dts, layout, qemu
+from bulkhead.config import GUESTS_DIR, PLATFORMS_DIR, REPO_ROOT, load_spec
+from bulkhead.errors import BuildError
+from bulkhead.layout import StagedImage, System
+from bulkhead.model import DTB_MAX
+
+HYPERVISOR_DIR = REPO_ROOT / "hypervisor"
+ELF_NAME = "bulkhead.elf"
+DTC_FLAGS = ("-W", "no-unit_address_vs_reg")  # bulkhead-shmem@ nodes have no reg
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    system: System
+    out: Path
+    elf: Path
+    staged: tuple[StagedImage, ...]
+    manifest: Path
+    qemu_argv: tuple[str, ...]
+
+
+def default_out(config: Path | str) -> Path:
+    """``build/<config stem>/`` under the repository root."""
+    return REPO_ROOT / "build" / Path(config).stem
+
+
+def write_if_changed(path: Path, data: bytes) -> bool:
+    """Atomically write ``data`` unless ``path`` already holds it."""
+    try:
+        if path.read_bytes() == data:
+            return False
+    except OSError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return True
+
+
+@contextmanager
+def locked(out: Path) -> Iterator[None]:
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / ".bulkhead.lock", "a") as lock:  # "a": never truncate (keeps mtime)
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def run_tool(argv: Sequence[str], log: TextIO, what: str) -> None:
+    """Run a build tool, copying its output to ``log``; BuildError on failure."""
+    if shutil.which(argv[0]) is None:
+        raise BuildError(f"{argv[0]} not found: install it (see scripts/setup.sh)")
+    tail: deque[str] = deque(maxlen=20)
+    try:
+        proc = subprocess.Popen(
+            list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, errors="replace",
+        )
+    except OSError as exc:
+        raise BuildError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
+    with proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            log.write(line)
+            tail.append(line.rstrip("\n"))
+        log.flush()
+    if proc.returncode != 0:
+        last = next((t for t in reversed(tail) if t.strip()), "")
+        detail = f": {last.strip()}" if last else ""
+        raise BuildError(f"{what} failed (exit status {proc.returncode}){detail}")
+
+
+def _make(directory: Path, args: Sequence[str], log: TextIO, what: str) -> None:
+    if not (directory / "Makefile").is_file():
+        raise BuildError(f"cannot build {what}: {directory / 'Makefile'} does not exist yet")
+    run_tool(["make", "--no-print-directory", "-C", str(directory), *args], log, f"make -C {directory}")
+
+
+def compile_dts(dts: Path, log: TextIO) -> bytes:
+    """DTS -> DTB bytes with dtc."""
+    with tempfile.TemporaryDirectory(prefix="bulkhead-dtc-") as tmp:
+        dtb = Path(tmp) / "out.dtb"
+        run_tool(["dtc", *DTC_FLAGS, "-I", "dts", "-O", "dtb", "-o", str(dtb), str(dts)], log,
+                 f"dtc {dts.name}")
+        return dtb.read_bytes()
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def build(
+    config: Path | str,
+    out: Path | None = None,
+    *,
+    log: TextIO | None = None,
+    platforms_dir: Path = PLATFORMS_DIR,
+) -> BuildResult:
+    """Validate ``config`` and build everything QEMU needs into ``out``.
+
+    Raises ConfigError (nothing is built) or BuildError.
+    """
+    log = log or sys.stderr
+    config = Path(config)
+    spec = load_spec(config, guest_sources=GUESTS_DIR, platforms_dir=platforms_dir)
+    system = layout.resolve(spec)
+    out = (out or default_out(config)).absolute()
+    p = system.platform
+    with locked(out):
+        guests_out = out / "guests"
+        if any(vm.spec.guest is not None for vm in system.vms):
+            _make(GUESTS_DIR, [f"O={guests_out}"], log, "the bare-metal guests")
+        staged = layout.stage(system, out, guests_out)
+
+        write_if_changed(out / "config.c", gen_c.generate(system, staged, config.name).encode())
+        for vm in system.vms:
+            if vm.linux is not None:
+                dts = out / f"{vm.name}.dts"
+                write_if_changed(dts, gen_dts.generate(system, vm).encode())
+                blob = compile_dts(dts, log)
+                if len(blob) > DTB_MAX:
+                    raise BuildError(f"the device tree of VM '{vm.name}' is {len(blob)} bytes; "
+                                     f"the limit is {DTB_MAX}")
+                write_if_changed(out / f"{vm.name}.dtb", blob.ljust(DTB_MAX, b"\0"))
+            if vm.params_text is not None:
+                write_if_changed(out / f"{vm.name}.params", vm.params_text.encode() + b"\0")
+
+        _make(HYPERVISOR_DIR, [
+            f"O={out / 'hyp'}", f"CONFIG_C={out / 'config.c'}",
+            f"HYP_BASE=0x{p.hypervisor.base:x}", f"HYP_SIZE=0x{p.hypervisor.size:x}",
+        ], log, "the hypervisor")
+        elf = out / "hyp" / ELF_NAME
+        if not elf.is_file():
+            raise BuildError(f"make -C {HYPERVISOR_DIR} succeeded but did not produce {elf}")
+
+        argv = qemu.command(p, elf, staged)
+        manifest = out / "manifest.json"
+        write_if_changed(manifest, (json.dumps(manifest_doc(system, config, elf, staged, argv), indent=2)
+                                    + "\n").encode())
+    return BuildResult(system, out, elf, staged, manifest, tuple(argv))
+
+
+def manifest_doc(
+    system: System, config: Path, elf: Path, staged: Sequence[StagedImage], argv: Sequence[str]
+) -> dict[str, object]:
+    p = system.platform
+    return {
+        "config": str(config.absolute()),
+        "platform": p.name,
+        "config_hash": f"0x{system.config_hash:016x}",
+        "hypervisor": {"file": str(elf), "base": p.hypervisor.base, "size": p.hypervisor.size},
+        "staging": {"base": p.staging.base, "size": p.staging.size},
+        "images": [
+            {
+                "vm": s.vm,
+                "name": s.name,
+                "file": str(s.file.absolute()),
+                "staging_pa": s.src_pa,
+                "size": s.size,
+                "sha256": sha256(s.file),
+                "dst_ipa": s.dst_ipa,
+            }
+            for s in staged
+        ],
+        "qemu": list(argv),
+    }

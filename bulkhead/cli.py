@@ -1,0 +1,173 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The ``bulkhead`` command line.
+
+Exit status: 0 success, 1 config or build error (or an unclean run),
+2 usage error, 124 timeout, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from bulkhead import __version__, build, gen_dts, qemu, runner, summary
+from bulkhead.config import load_system
+from bulkhead.errors import BuildError, ConfigError
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_TIMEOUT = 124
+EXIT_INTERRUPTED = 130
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but errors always read ``bulkhead: error: ...``."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"bulkhead: error: {message}\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: '{text}'") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be greater than 0: '{text}'")
+    return value
+
+
+def _icount(text: str) -> int:
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: '{text}'") from None
+    if not 0 <= value <= 10:
+        raise argparse.ArgumentTypeError(f"icount shift must be 0-10: '{text}'")
+    return value
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="bulkhead", description="Configure, build and run Bulkhead systems.")
+    parser.add_argument("--version", action="version", version=f"bulkhead {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    p = sub.add_parser("check", help="validate a config and print a summary",
+                       description="Validate CONFIG; print a summary table (or the resolved config as JSON).")
+    p.add_argument("config", metavar="CONFIG", type=Path)
+    p.add_argument("--json", action="store_true", help="print the resolved config as JSON")
+
+    p = sub.add_parser("build", help="build the hypervisor, guests and images for a config",
+                       description="Validate CONFIG and build everything QEMU needs.")
+    p.add_argument("config", metavar="CONFIG", type=Path)
+    p.add_argument("--out", metavar="DIR", type=Path, help="output directory (default: build/<config stem>)")
+
+    p = sub.add_parser("run", help="build, then boot under QEMU",
+                       description="Build CONFIG, boot it under QEMU and stream the console. Exit 0 only "
+                                   "if every VM powered off cleanly.")
+    p.add_argument("config", metavar="CONFIG", type=Path)
+    p.add_argument("--out", metavar="DIR", type=Path, help="output directory (default: build/<config stem>)")
+    p.add_argument("--gdb", action="store_true", help="start QEMU halted with a gdb server on :1234")
+    p.add_argument("--icount", metavar="N", type=_icount, help="deterministic timing: -icount shift=N")
+    p.add_argument("--timeout", metavar="S", type=_positive_float, help="kill QEMU after S seconds (exit 124)")
+    p.add_argument("--quiet", action="store_true", help="do not print the console output")
+
+    p = sub.add_parser("dt", help="print the device tree of a Linux VM",
+                       description="Print the generated device tree source of Linux VM VM.")
+    p.add_argument("config", metavar="CONFIG", type=Path)
+    p.add_argument("vm", metavar="VM")
+    return parser
+
+
+def _error(message: str) -> int:
+    for line in message.splitlines() or [""]:
+        sys.stderr.write(f"bulkhead: error: {line}\n")
+    return EXIT_ERROR
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    system = load_system(args.config)
+    if args.json:
+        sys.stdout.write(json.dumps(summary.document(system), indent=2) + "\n")
+    else:
+        sys.stdout.write(summary.headline(system))
+        sys.stdout.write(summary.table(system))
+    return EXIT_OK
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    result = build.build(args.config, args.out)
+    sys.stdout.write(f"built {result.elf}\nmanifest {result.manifest}\n")
+    return EXIT_OK
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    interactive = sys.stdin.isatty()
+    if args.gdb:
+        elf = (args.out or build.default_out(args.config)).absolute() / "hyp" / build.ELF_NAME
+        sys.stderr.write(f"bulkhead: QEMU will wait for a debugger on localhost:{qemu.GDB_PORT}; attach with\n"
+                         f"  gdb-multiarch {elf} -ex 'target remote localhost:{qemu.GDB_PORT}'\n")
+    result = runner.run(
+        args.config, timeout=args.timeout, icount=args.icount, out=args.out, gdb=args.gdb,
+        interactive=interactive, stream=None if args.quiet else sys.stdout,
+    )
+    if result.timed_out:
+        _error(result.reason)
+        return EXIT_TIMEOUT
+    if not result.clean:
+        return _error(result.reason)
+    return EXIT_OK
+
+
+def cmd_dt(args: argparse.Namespace) -> int:
+    system = load_system(args.config)
+    vm = system.vm(args.vm)
+    if vm is None:
+        names = ", ".join(v.name for v in system.vms)
+        return _error(f"{args.config}: unknown VM '{args.vm}'; the config has: {names}")
+    if vm.linux is None:
+        return _error(f"{args.config}: VM '{vm.name}' is a bare-metal VM; only Linux VMs have a device tree")
+    sys.stdout.write(gen_dts.generate(system, vm))
+    return EXIT_OK
+
+
+COMMANDS = {"check": cmd_check, "build": cmd_build, "run": cmd_run, "dt": cmd_dt}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = make_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, usage errors
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    try:
+        return COMMANDS[args.command](args)
+    except ConfigError as exc:
+        return _error(str(exc))
+    except BuildError as exc:
+        return _error(str(exc))
+    except KeyboardInterrupt:
+        sys.stderr.write("bulkhead: interrupted\n")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return EXIT_ERROR
+    except OSError as exc:
+        return _error(f"{exc.filename + ': ' if exc.filename else ''}{exc.strerror or exc}")
+    except Exception as exc:  # a bug: report it without a traceback unless asked
+        if os.environ.get("BULKHEAD_DEBUG"):
+            traceback.print_exc()
+        return _error(f"internal error: {type(exc).__name__}: {exc} (set BULKHEAD_DEBUG=1 for a traceback)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

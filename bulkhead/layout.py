@@ -1,0 +1,471 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Physical placement: the resolved system the generators consume.
+
+Allocates host-physical memory for regions without ``pa`` (first fit),
+places each VM's boot images in its IPA space (Linux: kernel / initrd / DTB;
+bare-metal: image / parameter block), sizes the stage-2 table pools, and
+packs the images into the platform's staging window for QEMU's loader.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from bulkhead.errors import BuildError, ConfigError, Diagnostic
+from bulkhead.model import (
+    DTB_MAX,
+    MiB,
+    PAGE,
+    PARAMS_MAX,
+    ConsoleSpec,
+    FaultPolicy,
+    Platform,
+    Range,
+    SystemSpec,
+    VmSpec,
+    VmType,
+    human_size,
+)
+from bulkhead.schema import join
+
+BLOCK = 2 * MiB
+ARM64_MAGIC = b"ARM\x64"
+
+
+@dataclass(frozen=True)
+class MemRegion:
+    ipa: int
+    pa: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Passthrough:
+    name: str
+    ipa: int
+    pa: int
+    size: int
+    irqs: tuple[int, ...]
+    compatible: tuple[str, ...]
+    amba: bool
+
+
+@dataclass(frozen=True)
+class MmioMap:
+    """A page-aligned stage-2 device mapping (devices sharing a page merged)."""
+
+    name: str
+    ipa: int
+    pa: int
+    size: int
+
+
+@dataclass(frozen=True)
+class VmImage:
+    """One file copied into a VM at start."""
+
+    name: str  # kernel | initrd | dtb | image | params
+    dst_ipa: int
+    size: int | None  # bytes copied; None until a guest binary is built
+    limit: int  # bytes available at dst_ipa
+    source: Path | None  # input file (kernel, initrd, image); None if generated or a guest
+    guest: str | None  # guest name for guest: images
+    path: str  # config key path, for errors
+
+
+@dataclass(frozen=True)
+class ShmemMap:
+    index: int  # into System.shmems
+    name: str
+    ipa: int
+    pa: int
+    size: int
+    doorbell_irq: int  # 0: none
+
+
+@dataclass(frozen=True)
+class LinuxBoot:
+    kernel_ipa: int
+    dtb_ipa: int
+    initrd: Range | None
+    bootargs: str | None
+
+
+@dataclass(frozen=True)
+class Vm:
+    index: int
+    name: str
+    type: VmType
+    cpus: tuple[int, ...]
+    entry: int
+    boot_arg: int
+    on_fault: FaultPolicy
+    memory: tuple[MemRegion, ...]
+    mmio: tuple[Passthrough, ...]
+    mmio_maps: tuple[MmioMap, ...]
+    irqs: tuple[int, ...]
+    images: tuple[VmImage, ...]
+    shmem: tuple[ShmemMap, ...]
+    console: ConsoleSpec | None
+    pt_pages: int
+    linux: LinuxBoot | None
+    params_text: str | None
+    spec: VmSpec
+
+    @property
+    def ram_bytes(self) -> int:
+        return sum(m.size for m in self.memory)
+
+
+@dataclass(frozen=True)
+class Shmem:
+    name: str
+    pa: int
+    size: int
+    vms: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class System:
+    spec: SystemSpec
+    platform: Platform
+    vms: tuple[Vm, ...]
+    shmems: tuple[Shmem, ...]
+    console_input: int  # VM index; -1: none
+    config_hash: int
+
+    def vm(self, name: str) -> Vm | None:
+        for vm in self.vms:
+            if vm.name == name:
+                return vm
+        return None
+
+
+@dataclass(frozen=True)
+class StagedImage:
+    vm: str
+    vm_index: int
+    name: str
+    file: Path
+    size: int
+    src_pa: int
+    dst_ipa: int
+
+
+def align_up(value: int, align: int) -> int:
+    return (value + align - 1) // align * align
+
+
+def align_down(value: int, align: int) -> int:
+    return value // align * align
+
+
+def config_hash(config_bytes: bytes, platform_bytes: bytes) -> int:
+    """Low 64 bits of SHA-256(config file bytes + platform file bytes)."""
+    digest = hashlib.sha256(config_bytes + platform_bytes).digest()
+    return int.from_bytes(digest[-8:], "big")
+
+
+class _Allocator:
+    """First-fit allocation of host-physical RAM."""
+
+    def __init__(self, ram: Range, reserved: Iterable[Range]) -> None:
+        self.free = [ram]
+        for r in reserved:
+            self.take(r)
+
+    def take(self, r: Range) -> None:
+        out: list[Range] = []
+        for f in self.free:
+            if not f.overlaps(r):
+                out.append(f)
+                continue
+            if f.base < r.base:
+                out.append(Range(f.base, r.base - f.base))
+            if r.end < f.end:
+                out.append(Range(r.end, f.end - r.end))
+        self.free = out
+
+    def alloc(self, size: int, align: int) -> int | None:
+        for f in self.free:
+            base = align_up(f.base, align)
+            if base + size <= f.end:
+                self.take(Range(base, size))
+                return base
+        return None
+
+    def largest(self) -> int:
+        return max((f.size for f in self.free), default=0)
+
+
+def resolve(s: SystemSpec) -> System:
+    """Place everything; ``s`` must have passed :func:`validate.check_system`."""
+    p = s.platform
+    diags: list[Diagnostic] = []
+
+    # host-physical allocation: explicit PAs first, then config order
+    explicit = [Range(m.pa, m.size) for vm in s.vms for m in vm.memory if m.pa is not None]
+    explicit += [Range(sh.pa, sh.size) for sh in s.shmem if sh.pa is not None]
+    alloc = _Allocator(p.ram, [p.hypervisor, p.staging, *explicit])
+
+    def place(size: int, ipa: int, path: str) -> int:
+        align = BLOCK if size % BLOCK == 0 and ipa % BLOCK == 0 else PAGE
+        pa = alloc.alloc(size, align)
+        if pa is None:
+            diags.append(s.locs.diag(path, f"no free RAM for {human_size(size)} "
+                                           f"(largest free block: {human_size(alloc.largest())})"))
+            return 0
+        return pa
+
+    mem_pa = {
+        (vm.index, j): m.pa if m.pa is not None else place(m.size, m.ipa, join(m.path, "size"))
+        for vm in s.vms
+        for j, m in enumerate(vm.memory)
+    }
+    shmems = tuple(
+        Shmem(sh.name, sh.pa if sh.pa is not None else place(sh.size, 0, join(sh.path, "size")),
+              sh.size, tuple(mp.vm for mp in sh.maps))
+        for sh in s.shmem
+    )
+    if diags:
+        raise ConfigError(diags)
+
+    vms = []
+    for vm in s.vms:
+        memory = tuple(MemRegion(m.ipa, mem_pa[(vm.index, j)], m.size) for j, m in enumerate(vm.memory))
+        vms.append(_resolve_vm(s, vm, memory, shmems, diags))
+    if diags:
+        raise ConfigError(sorted(diags, key=Diagnostic.sort_key))
+
+    if s.console_input == "none":
+        console_input = -1
+    elif s.console_input is not None:
+        console_input = next(vm.index for vm in s.vms if vm.name == s.console_input)
+    else:
+        console_input = next((vm.index for vm in s.vms if vm.console is not None), -1)
+    return System(s, p, tuple(vms), shmems, console_input, config_hash(s.data, p.data))
+
+
+def _resolve_vm(
+    s: SystemSpec, vm: VmSpec, memory: tuple[MemRegion, ...], shmems: tuple[Shmem, ...],
+    diags: list[Diagnostic],
+) -> Vm:
+    p = s.platform
+    mmio = []
+    irqs: set[int] = set()
+    for name in dict.fromkeys(vm.devices):
+        dev = p.device(name)
+        assert dev is not None  # validated
+        mmio.append(Passthrough(dev.name, dev.base, dev.base, dev.size, dev.irqs, dev.compatible, dev.amba))
+        irqs.update(dev.irqs)
+    maps = tuple(
+        ShmemMap(sh.index, sh.name, mp.ipa, shmems[sh.index].pa, sh.size, mp.doorbell_irq or 0)
+        for sh in s.shmem
+        for mp in sh.maps
+        if mp.vm == vm.name
+    )
+    first = memory[0]
+    images: list[VmImage] = []
+    linux: LinuxBoot | None = None
+    params_text: str | None = None
+    if vm.type == "linux":
+        linux, images = _place_linux(s, vm, first, diags)
+        entry = vm.entry if vm.entry is not None else linux.kernel_ipa
+        boot_arg = linux.dtb_ipa
+    else:
+        entry = vm.entry if vm.entry is not None else first.ipa
+        params_ipa = first.ipa + first.size - PAGE
+        params_text = "".join(f"{k}={v}\n" for k, v in (("vm", vm.name), *vm.params))
+        params_size = len(params_text.encode()) + 1
+        if params_size > PARAMS_MAX:
+            diags.append(s.locs.diag(join(vm.path, "params"),
+                                     f"the parameter block is {params_size} bytes; the limit is {PARAMS_MAX}"))
+        region = next(m for m in memory if m.ipa <= entry < m.ipa + m.size)
+        limit_end = region.ipa + region.size
+        if region is first:
+            if entry >= params_ipa:
+                diags.append(s.locs.diag(join(vm.path, "entry"), f"entry 0x{entry:x} is inside the parameter "
+                                         f"block page (0x{params_ipa:x}), the last page of memory[0]"))
+            limit_end = params_ipa
+        image_path = join(vm.path, "image" if vm.image is not None else "guest")
+        size = vm.image.stat().st_size if vm.image is not None else None
+        img = VmImage("image", entry, size, max(limit_end - entry, 0), vm.image, vm.guest, image_path)
+        if size is not None:
+            _check_fits(s, img, diags)
+        images = [img, VmImage("params", params_ipa, params_size, PAGE, None, None, join(vm.path, "params"))]
+        boot_arg = params_ipa
+
+    ranges = [Range(m.ipa, m.size) for m in memory]
+    mmio_maps = merge_mmio(mmio)
+    ranges += [Range(d.ipa, d.size) for d in mmio_maps]
+    ranges += [Range(m.ipa, m.size) for m in maps]
+    ranges.append(Range(p.gic.gicd, 0x10000))
+    ranges.append(Range(p.gic.gicr, len(vm.cpus) * p.gic.gicr_stride))
+    if vm.console is not None:
+        ranges.append(Range(vm.console.ipa, PAGE))
+    return Vm(
+        index=vm.index, name=vm.name, type=vm.type, cpus=vm.cpus, entry=entry, boot_arg=boot_arg,
+        on_fault=vm.on_fault, memory=memory, mmio=tuple(mmio), mmio_maps=mmio_maps, irqs=tuple(sorted(irqs)),
+        images=tuple(images), shmem=maps, console=vm.console, pt_pages=pt_pages(ranges),
+        linux=linux, params_text=params_text, spec=vm,
+    )
+
+
+def merge_mmio(devices: Iterable[Passthrough]) -> tuple[MmioMap, ...]:
+    """Page-round each device and merge devices that share a page."""
+    maps: list[MmioMap] = []
+    for dev in sorted(devices, key=lambda d: d.pa):
+        pages = Range(dev.pa, dev.size).pages()
+        if maps and maps[-1].pa + maps[-1].size > pages.base:
+            last = maps[-1]
+            end = max(last.pa + last.size, pages.end)
+            maps[-1] = MmioMap(f"{last.name}+{dev.name}", last.ipa, last.pa, end - last.pa)
+        else:
+            maps.append(MmioMap(dev.name, pages.base, pages.base, pages.size))
+    return tuple(maps)
+
+
+def _check_fits(s: SystemSpec, img: VmImage, diags: list[Diagnostic]) -> bool:
+    if img.size is not None and img.size > img.limit:
+        diags.append(s.locs.diag(img.path, f"image does not fit its region: {img.size} bytes at IPA "
+                                           f"0x{img.dst_ipa:x}, only {img.limit} bytes available"))
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class KernelHeader:
+    text_offset: int
+    image_size: int  # memory footprint including BSS
+    file_size: int
+
+
+def read_kernel_header(path: Path) -> KernelHeader | str:
+    """The arm64 Image header of ``path``, or a description of what is wrong."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(64)
+        file_size = path.stat().st_size
+    except OSError as exc:
+        return f"cannot read {path}: {exc.strerror or exc}"
+    if head[:2] == b"\x1f\x8b":
+        return "the kernel is gzip-compressed; give the uncompressed arm64 Image"
+    if len(head) < 64 or head[56:60] != ARM64_MAGIC:
+        return "not an arm64 Image (no 'ARM\\x64' magic at offset 56)"
+    text_offset, image_size = struct.unpack_from("<QQ", head, 8)
+    if image_size == 0:  # pre-3.17 kernels: text_offset fixed, size unknown
+        return KernelHeader(0x80000, file_size, file_size)
+    return KernelHeader(text_offset, max(image_size, file_size), file_size)
+
+
+def _place_linux(
+    s: SystemSpec, vm: VmSpec, first: MemRegion, diags: list[Diagnostic]
+) -> tuple[LinuxBoot, list[VmImage]]:
+    assert vm.kernel is not None  # validated
+    base, size = first.ipa, first.size
+    dtb_ipa = base + size - BLOCK
+    kpath = join(vm.path, "kernel")
+    fallback = LinuxBoot(base, dtb_ipa, None, vm.bootargs)
+    if base % BLOCK:
+        diags.append(s.locs.diag(join(vm.memory[0].path, "ipa"),
+                                 f"the first memory region of a Linux VM must be 2 MiB aligned (IPA 0x{base:x})"))
+        return fallback, []
+    if size < 2 * BLOCK:
+        diags.append(s.locs.diag(join(vm.memory[0].path, "size"),
+                                 "the first memory region of a Linux VM needs at least 4 MiB"))
+        return fallback, []
+    header = read_kernel_header(vm.kernel)
+    if isinstance(header, str):
+        diags.append(s.locs.diag(kpath, header))
+        return fallback, []
+    kernel_ipa = base + header.text_offset
+    kernel_end = kernel_ipa + header.image_size
+    images = [VmImage("kernel", kernel_ipa, header.file_size, dtb_ipa - kernel_ipa, vm.kernel, None, kpath)]
+    if kernel_end > dtb_ipa:
+        diags.append(s.locs.diag(kpath, f"image does not fit its region: the kernel needs IPA "
+                                        f"{Range(kernel_ipa, header.image_size)}, the device tree is at "
+                                        f"0x{dtb_ipa:x} (end of memory[0] - 2 MiB)"))
+        return fallback, images
+    initrd: Range | None = None
+    if vm.initrd is not None:
+        ipath = join(vm.path, "initrd")
+        isize = vm.initrd.stat().st_size
+        istart = align_down(dtb_ipa - isize, PAGE)
+        initrd = Range(istart, isize)
+        if istart < kernel_end:
+            diags.append(s.locs.diag(ipath, f"image does not fit its region: the initrd ({isize} bytes) "
+                                            f"would start at 0x{istart:x}, below the kernel's end "
+                                            f"0x{kernel_end:x}"))
+        images.append(VmImage("initrd", istart, isize, dtb_ipa - istart, vm.initrd, None, ipath))
+    images.append(VmImage("dtb", dtb_ipa, DTB_MAX, BLOCK, None, None, vm.path))
+    return LinuxBoot(kernel_ipa, dtb_ipa, initrd, vm.bootargs), images
+
+
+def pt_pages(ranges: Iterable[Range]) -> int:
+    """Upper bound of stage-2 table pages (4 KiB granule, start at level 1).
+
+    One L1 page, one L2 page per 1 GiB slot and one L3 page per 2 MiB slot
+    that any range touches (even where a block mapping would do).
+    """
+    l2: set[int] = set()
+    l3: set[int] = set()
+    for r in ranges:
+        if r.size <= 0:
+            continue
+        l2.update(range(r.base >> 30, ((r.end - 1) >> 30) + 1))
+        l3.update(range(r.base >> 21, ((r.end - 1) >> 21) + 1))
+    return 1 + len(l2) + len(l3)
+
+
+def image_files(system: System, out: Path, guest_bins: Path) -> dict[tuple[int, str], Path]:
+    """The file each image of each VM is loaded from."""
+    files: dict[tuple[int, str], Path] = {}
+    for vm in system.vms:
+        for img in vm.images:
+            if img.source is not None:
+                f = img.source
+            elif img.guest is not None:
+                f = guest_bins / f"{img.guest}.bin"
+            else:
+                f = out / f"{vm.name}.{img.name}"
+            files[(vm.index, img.name)] = f
+    return files
+
+
+def stage(system: System, out: Path, guest_bins: Path) -> tuple[StagedImage, ...]:
+    """Sizes every image and packs them into the staging window.
+
+    Order: VM by VM in config order, each VM's images in boot order; every
+    image starts 4 KiB aligned. Guest binaries must exist in ``guest_bins``.
+    """
+    s = system.spec
+    files = image_files(system, out, guest_bins)
+    diags: list[Diagnostic] = []
+    staged: list[StagedImage] = []
+    cursor = system.platform.staging.base
+    for vm in system.vms:
+        for img in vm.images:
+            f = files[(vm.index, img.name)]
+            size = img.size
+            if size is None:
+                try:
+                    size = f.stat().st_size
+                except OSError:
+                    raise BuildError(f"guest '{img.guest}' was not built: {f} does not exist") from None
+                if not _check_fits(s, VmImage(img.name, img.dst_ipa, size, img.limit, f, img.guest, img.path), diags):
+                    continue
+            if cursor + size > system.platform.staging.end:
+                diags.append(s.locs.diag(img.path, f"images do not fit the staging area "
+                                                   f"({system.platform.staging}): {img.name} of VM "
+                                                   f"'{vm.name}' ({size} bytes) would end at "
+                                                   f"0x{cursor + size:x}"))
+                break
+            staged.append(StagedImage(vm.name, vm.index, img.name, f, size, cursor, img.dst_ipa))
+            cursor = align_up(cursor + size, PAGE)
+    if diags:
+        raise ConfigError(diags)
+    return tuple(staged)

@@ -1,0 +1,224 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``bulkhead run``: build, boot under QEMU, judge the outcome.
+
+A run is *clean* when QEMU exited 0 and the hypervisor printed
+``[bulkhead] all VMs off: clean=<n> stopped=0`` with n = the number of VMs.
+QEMU runs in its own process group, which is killed on timeout or on any
+error: no QEMU is ever left behind.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import re
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from bulkhead import build as build_mod
+from bulkhead import qemu
+from bulkhead.errors import RunError
+
+HYP_PREFIX = "[bulkhead] "
+ALL_OFF_RE = re.compile(r"\[bulkhead\] all VMs off: clean=(\d+) stopped=(\d+)\s*$")
+PANIC_RE = re.compile(r"\[bulkhead\] PANIC: (.*)$")
+STOPPED_RE = re.compile(r"\[bulkhead\] vm (\S+): stopped \((.*)\)\s*$")
+KILL_GRACE = 3.0
+
+
+@dataclass
+class RunResult:
+    returncode: int  # QEMU's exit status (negative: killed by that signal)
+    timed_out: bool
+    output: str  # all console text, line ends normalised to "\n"
+    clean: bool
+    nvms: int = 0
+    reason: str = ""  # why the run is not clean ("" when clean)
+    argv: tuple[str, ...] = field(default=())
+
+    def all_lines(self) -> list[str]:
+        return self.output.splitlines()
+
+    def lines(self, vm: str) -> list[str]:
+        """Text of the lines VM ``vm`` printed (its ``[vm] `` prefix removed)."""
+        prefix = f"[{vm}] "
+        result = []
+        for line in self.all_lines():
+            if line.startswith(prefix):
+                result.append(line[len(prefix):])
+            elif line == prefix.rstrip():
+                result.append("")
+        return result
+
+    def hyp_lines(self) -> list[str]:
+        """Lines the hypervisor itself printed, ``[bulkhead] `` prefix kept."""
+        return [line for line in self.all_lines() if line.startswith(HYP_PREFIX)]
+
+
+def judge(returncode: int, timed_out: bool, output: str, nvms: int,
+          timeout: float | None = None) -> tuple[bool, str]:
+    """(clean, reason) for a finished QEMU run."""
+    lines = output.splitlines()
+    all_off = None
+    for line in lines:
+        m = ALL_OFF_RE.match(line)
+        if m:
+            all_off = (int(m.group(1)), int(m.group(2)))
+    if timed_out:
+        after = f" after {timeout:g} s" if timeout is not None else ""
+        return False, f"timed out{after} (QEMU killed)"
+    for line in lines:
+        m = PANIC_RE.match(line)
+        if m:
+            return False, f"hypervisor panic: {m.group(1).strip()}"
+    for line in lines:
+        m = STOPPED_RE.match(line)
+        if m:
+            return False, f"VM '{m.group(1)}' was stopped ({m.group(2)})"
+    if all_off is None:
+        return False, f"QEMU exited with status {returncode} without the hypervisor's 'all VMs off' line"
+    if all_off != (nvms, 0):
+        return False, (f"all VMs off: clean={all_off[0]} stopped={all_off[1]} "
+                       f"(expected clean={nvms} stopped=0)")
+    if returncode != 0:
+        return False, f"QEMU exited with status {returncode}"
+    return True, ""
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    for sig, grace in ((signal.SIGTERM, KILL_GRACE), (signal.SIGKILL, None)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            proc.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def supervise(
+    argv: Sequence[str],
+    *,
+    timeout: float | None,
+    stream: TextIO | None = None,
+    interactive: bool = False,
+) -> tuple[int, bool, str]:
+    """Run ``argv`` in its own process group; returns (status, timed_out, output).
+
+    Output is copied to ``stream`` as it arrives. ``interactive``: stdin is
+    passed through (and a terminal's settings are restored afterwards);
+    otherwise stdin is /dev/null.
+    """
+    termios_state = _save_tty() if interactive else None
+    try:
+        proc = subprocess.Popen(
+            list(argv), stdin=None if interactive else subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    except OSError as exc:
+        raise RunError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    chunks: list[str] = []
+    timed_out = False
+    deadline = None if timeout is None else time.monotonic() + timeout
+    try:
+        assert proc.stdout is not None
+        fd = proc.stdout.fileno()
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            while True:
+                wait = None if deadline is None else deadline - time.monotonic()
+                if wait is not None and wait <= 0:
+                    timed_out = True
+                    break
+                if not sel.select(wait):
+                    continue
+                data = os.read(fd, 65536)
+                if not data:
+                    break
+                text = decoder.decode(data)
+                chunks.append(text)
+                if stream is not None:
+                    stream.write(text)
+                    stream.flush()
+        if not timed_out:
+            wait = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+            try:
+                proc.wait(timeout=wait)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+    finally:
+        if proc.poll() is None:
+            _kill_group(proc)
+        if proc.stdout is not None:
+            proc.stdout.close()
+        _restore_tty(termios_state)
+    tail = decoder.decode(b"", final=True)
+    chunks.append(tail)
+    if stream is not None and tail:
+        stream.write(tail)
+        stream.flush()
+    output = "".join(chunks).replace("\r", "")
+    return proc.returncode, timed_out, output
+
+
+def _save_tty() -> list[Any] | None:
+    try:
+        import termios
+
+        if sys.stdin.isatty():
+            return list(termios.tcgetattr(sys.stdin.fileno()))
+    except (ImportError, OSError, ValueError):
+        pass
+    return None
+
+
+def _restore_tty(state: list[Any] | None) -> None:
+    if state is None:
+        return
+    try:
+        import termios
+
+        termios.tcsetattr(sys.stdin.fileno(), termios.TCSADRAIN, state)
+    except (ImportError, OSError, ValueError):
+        pass
+
+
+def run(
+    config_path: Path | str,
+    *,
+    timeout: float | None,
+    icount: int | None = None,
+    out: Path | None = None,
+    extra_qemu_args: Sequence[str] = (),
+    gdb: bool = False,
+    interactive: bool = False,
+    stream: TextIO | None = None,
+    build_log: TextIO | None = None,
+) -> RunResult:
+    """Build ``config_path`` (incrementally) and boot it under QEMU.
+
+    ``timeout`` bounds the QEMU run (not the build); ``stream`` receives the
+    console output live (None: captured only); ``build_log`` receives make's
+    and dtc's output (default: stderr). Raises ConfigError / BuildError when
+    the system cannot be built. Safe to call concurrently for different
+    configs or out dirs; builds of one out dir are serialised by a lock.
+    """
+    result = build_mod.build(config_path, out, log=build_log)
+    argv = qemu.command(
+        result.system.platform, result.elf, result.staged, icount=icount, gdb=gdb,
+        interactive=interactive, extra=extra_qemu_args,
+    )
+    returncode, timed_out, output = supervise(argv, timeout=timeout, stream=stream, interactive=interactive)
+    nvms = len(result.system.vms)
+    clean, reason = judge(returncode, timed_out, output, nvms, timeout)
+    return RunResult(returncode, timed_out, output, clean, nvms, reason, tuple(argv))

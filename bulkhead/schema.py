@@ -1,0 +1,443 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Schema checking: YAML trees -> typed specs (:mod:`bulkhead.model`).
+
+Only shapes and value syntax are checked here (unknown keys, types, name
+syntax, sizes); cross-field rules live in :mod:`bulkhead.validate`. Every
+error names the file position and key path of the offending value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+from bulkhead.errors import ConfigError, Diagnostic
+from bulkhead.model import (
+    ConsoleSpec,
+    FaultPolicy,
+    GicSpec,
+    Locs,
+    MemSpec,
+    Platform,
+    PlatformDevice,
+    QemuSpec,
+    Range,
+    ShmemMapSpec,
+    ShmemSpec,
+    SystemSpec,
+    TimerSpec,
+    UartSpec,
+    VmSpec,
+    VmType,
+)
+from bulkhead.yamlpos import YList, YMap, YNode, YScalar, describe
+
+NAME_RE = re.compile(r"[a-z][a-z0-9_-]{0,15}\Z")
+PLATFORM_NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}\Z")
+PARAM_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}\Z")
+SIZE_RE = re.compile(r"\s*(0[xX][0-9a-fA-F]+|[0-9]+)\s*([KMGkmg])?\s*\Z")
+SIZE_UNITS = {"": 0, "k": 10, "m": 20, "g": 30}
+U64_MAX = (1 << 64) - 1
+
+VM_KEYS = (
+    "name", "type", "cpus", "memory", "kernel", "initrd", "bootargs", "guest",
+    "image", "entry", "params", "console", "devices", "on_fault",
+)
+T = TypeVar("T")
+
+
+def join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+class Reader:
+    """Typed accessors over a YAML tree that record every position read."""
+
+    def __init__(self, locs: Locs) -> None:
+        self.locs = locs
+
+    def fail(self, node: YNode | YScalar, path: str, message: str) -> ConfigError:
+        return ConfigError([Diagnostic.at(node.mark, path, message)])
+
+    def visit(self, node: YNode, path: str) -> None:
+        self.locs.add(path, node.mark)
+
+    def mapping(
+        self,
+        node: YNode,
+        path: str,
+        keys: Sequence[str],
+        required: Sequence[str] = (),
+        what: str = "a mapping",
+    ) -> dict[str, YNode]:
+        self.visit(node, path)
+        if not isinstance(node, YMap):
+            raise self.fail(node, path, f"expected {what}, got {describe(node)}")
+        found: dict[str, YNode] = {}
+        for key, value in node.items:
+            if key.raw not in keys:
+                expected = ", ".join(keys)
+                raise self.fail(
+                    key, join(path, key.raw), f"unknown key '{key.raw}'; expected one of: {expected}"
+                )
+            found[key.raw] = value
+            self.visit(value, join(path, key.raw))
+        for key_name in required:
+            if key_name not in found:
+                raise self.fail(node, path, f"missing required key '{key_name}'")
+        return found
+
+    def seq(self, node: YNode, path: str, what: str = "a list") -> tuple[YNode, ...]:
+        self.visit(node, path)
+        if not isinstance(node, YList):
+            raise self.fail(node, path, f"expected {what}, got {describe(node)}")
+        for i, item in enumerate(node.items):
+            self.visit(item, f"{path}[{i}]")
+        return node.items
+
+    def each(
+        self, node: YNode, path: str, read: Callable[[YNode, str], T], what: str = "a list"
+    ) -> tuple[T, ...]:
+        return tuple(read(item, f"{path}[{i}]") for i, item in enumerate(self.seq(node, path, what)))
+
+    def integer(
+        self, node: YNode, path: str, what: str = "an integer", lo: int | None = None,
+        hi: int | None = None,
+    ) -> int:
+        self.visit(node, path)
+        if not (isinstance(node, YScalar) and type(node.value) is int):
+            raise self.fail(node, path, f"expected {what}, got {describe(node)}")
+        value = node.value
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            raise self.fail(node, path, f"expected {what}, got {node.raw}")
+        return value
+
+    def address(self, node: YNode, path: str, what: str = "an address (integer)") -> int:
+        value = self.integer(node, path, what)
+        if value < 0:
+            raise self.fail(node, path, f"address must not be negative, got {node_text(node)}")
+        if value > U64_MAX:
+            raise self.fail(node, path, f"address {node_text(node)} does not fit in 64 bits")
+        return value
+
+    def irq(self, node: YNode, path: str) -> int:
+        return self.integer(node, path, "an interrupt ID (integer 0-1019)", 0, 1019)
+
+    def size(self, node: YNode, path: str) -> int:
+        self.visit(node, path)
+        what = "a size (integer, or a string like '16M')"
+        value: int | None = None
+        if isinstance(node, YScalar):
+            if type(node.value) is int:
+                value = node.value
+            elif isinstance(node.value, str):
+                m = SIZE_RE.match(node.value)
+                if m:
+                    value = int(m.group(1), 0) << SIZE_UNITS[(m.group(2) or "").lower()]
+        if value is None:
+            raise self.fail(node, path, f"expected {what}, got {describe(node)}")
+        if value <= 0:
+            raise self.fail(node, path, f"size must be greater than 0, got {node_text(node)}")
+        if value > U64_MAX:
+            raise self.fail(node, path, f"size {node_text(node)} does not fit in 64 bits")
+        return value
+
+    def string(self, node: YNode, path: str, what: str = "a string") -> str:
+        self.visit(node, path)
+        if not (isinstance(node, YScalar) and isinstance(node.value, str)):
+            raise self.fail(node, path, f"expected {what}, got {describe(node)}")
+        return node.value
+
+    def text(self, node: YNode, path: str, what: str = "a string") -> str:
+        """A one-line printable string (no control characters)."""
+        value = self.string(node, path, what)
+        if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
+            raise self.fail(node, path, "must not contain control characters (newline, tab, ...)")
+        return value
+
+    def name(self, node: YNode, path: str, what: str = "a name", regex: re.Pattern[str] = NAME_RE) -> str:
+        value = self.string(node, path, what)
+        if not regex.match(value):
+            raise self.fail(
+                node, path,
+                f"invalid {what.removeprefix('a ').removeprefix('an ')} '{value}': "
+                f"use lowercase letters, digits, '_' and '-', starting with a letter"
+                + (", at most 16 characters" if regex is NAME_RE else ""),
+            )
+        return value
+
+    def boolean(self, node: YNode, path: str) -> bool:
+        self.visit(node, path)
+        if not (isinstance(node, YScalar) and isinstance(node.value, bool)):
+            raise self.fail(node, path, f"expected true or false, got {describe(node)}")
+        return node.value
+
+    def choice(self, node: YNode, path: str, choices: Sequence[str]) -> str:
+        value = self.string(node, path, "one of " + ", ".join(choices))
+        if value not in choices:
+            raise self.fail(node, path, f"expected one of {', '.join(choices)}, got '{value}'")
+        return value
+
+    def file(self, node: YNode, path: str, base: Path) -> Path:
+        value = self.text(node, path, "a file path (string)")
+        if not value.strip():
+            raise self.fail(node, path, "file path must not be empty")
+        return base / Path(value).expanduser()
+
+    def range(self, node: YNode, path: str, base_key: str = "base") -> Range:
+        m = self.mapping(node, path, (base_key, "size"), (base_key, "size"))
+        return Range(self.address(m[base_key], join(path, base_key)), self.size(m["size"], join(path, "size")))
+
+
+def node_text(node: YNode) -> str:
+    if isinstance(node, YScalar):
+        return node.raw
+    return describe(node)
+
+
+# --- platform file -------------------------------------------------------
+
+PLATFORM_KEYS = (
+    "name", "qemu", "cpus", "ram", "hypervisor", "staging", "mmio", "gic", "timer",
+    "uart", "console", "devices",
+)
+
+
+def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platform:
+    locs = Locs(display)
+    r = Reader(locs)
+    top = r.mapping(node, "", PLATFORM_KEYS, [k for k in PLATFORM_KEYS if k != "devices"])
+
+    q = r.mapping(top["qemu"], "qemu", ("binary", "machine", "cpu", "memory"),
+                  ("binary", "machine", "cpu", "memory"))
+    qemu = QemuSpec(
+        binary=r.text(q["binary"], "qemu.binary"),
+        machine=r.text(q["machine"], "qemu.machine"),
+        cpu=r.name(q["cpu"], "qemu.cpu", "a CPU model name", PLATFORM_NAME_RE),
+        memory=r.size(q["memory"], "qemu.memory"),
+    )
+    mpidr = r.each(top["cpus"], "cpus", lambda n, p: r.integer(n, p, "an MPIDR value (integer)", 0, (1 << 40) - 1))
+
+    g = r.mapping(top["gic"], "gic", ("version", "gicd", "gicr", "gicr_stride", "spis", "maintenance_irq"),
+                  ("version", "gicd", "gicr", "gicr_stride", "spis", "maintenance_irq"))
+    gic = GicSpec(
+        version=r.integer(g["version"], "gic.version", "a GIC version (3)", 3, 3),
+        gicd=r.address(g["gicd"], "gic.gicd"),
+        gicr=r.address(g["gicr"], "gic.gicr"),
+        gicr_stride=r.size(g["gicr_stride"], "gic.gicr_stride"),
+        spis=r.integer(g["spis"], "gic.spis", "a number of SPIs (32-988)", 32, 988),
+        maintenance_irq=r.irq(g["maintenance_irq"], "gic.maintenance_irq"),
+    )
+    timer_keys = ("hyp_irq", "virt_irq", "phys_irq", "secure_irq")
+    t = r.mapping(top["timer"], "timer", timer_keys, timer_keys)
+    timer = TimerSpec(*(r.irq(t[k], f"timer.{k}") for k in timer_keys))
+    u = r.mapping(top["uart"], "uart", ("base", "irq"), ("base", "irq"))
+    uart = UartSpec(r.address(u["base"], "uart.base"), r.irq(u["irq"], "uart.irq"))
+    c = r.mapping(top["console"], "console", ("ipa", "irq"), ("ipa", "irq"))
+    console = ConsoleSpec(r.address(c["ipa"], "console.ipa"), r.irq(c["irq"], "console.irq"))
+
+    def device(n: YNode, path: str) -> PlatformDevice:
+        d = r.mapping(n, path, ("name", "base", "size", "irqs", "compatible", "amba"),
+                      ("name", "base", "size", "compatible"))
+        compat_node = d["compatible"]
+        if isinstance(compat_node, YList):
+            compatible = r.each(compat_node, join(path, "compatible"), lambda n2, p2: r.text(n2, p2))
+        else:
+            compatible = (r.text(compat_node, join(path, "compatible"), "a string or a list of strings"),)
+        if not compatible:
+            raise r.fail(compat_node, join(path, "compatible"), "needs at least one compatible string")
+        irqs = r.each(d["irqs"], join(path, "irqs"), r.irq) if "irqs" in d else ()
+        return PlatformDevice(
+            name=r.name(d["name"], join(path, "name"), "a device name"),
+            base=r.address(d["base"], join(path, "base")),
+            size=r.size(d["size"], join(path, "size")),
+            irqs=irqs,
+            compatible=compatible,
+            amba=r.boolean(d["amba"], join(path, "amba")) if "amba" in d else False,
+            path=path,
+        )
+
+    devices = r.each(top["devices"], "devices", device) if "devices" in top else ()
+    return Platform(
+        name=r.name(top["name"], "name", "a platform name", PLATFORM_NAME_RE),
+        file=file,
+        display=display,
+        data=data,
+        qemu=qemu,
+        mpidr=mpidr,
+        ram=r.range(top["ram"], "ram"),
+        hypervisor=r.range(top["hypervisor"], "hypervisor"),
+        staging=r.range(top["staging"], "staging"),
+        mmio=r.range(top["mmio"], "mmio"),
+        gic=gic,
+        timer=timer,
+        uart=uart,
+        console=console,
+        devices=devices,
+        locs=locs,
+    )
+
+
+# --- system config -------------------------------------------------------
+
+PlatformLoader = Callable[[str], Platform]
+
+
+def parse_system(
+    node: YNode, file: Path, display: str, data: bytes, load_platform: PlatformLoader
+) -> SystemSpec:
+    """Parse a system config; ``load_platform(name)`` returns the platform."""
+    locs = Locs(display)
+    r = Reader(locs)
+    top = r.mapping(node, "", ("platform", "console_input", "vms", "shmem"), ("platform", "vms"))
+    platform_name = r.name(top["platform"], "platform", "a platform name", PLATFORM_NAME_RE)
+    try:
+        platform = load_platform(platform_name)
+    except _UnknownPlatform as exc:
+        raise r.fail(top["platform"], "platform", str(exc)) from None
+    base = file.parent
+
+    console_input: str | None = None
+    if "console_input" in top:
+        ci = top["console_input"]
+        if not (isinstance(ci, YScalar) and ci.value is None):
+            console_input = r.string(ci, "console_input", "a VM name (or none)")
+
+    vm_nodes = r.seq(top["vms"], "vms", "a list of VMs")
+    if not vm_nodes:
+        raise r.fail(top["vms"], "vms", "at least one VM is required")
+    vms = tuple(_parse_vm(r, n, f"vms[{i}]", i, base, platform) for i, n in enumerate(vm_nodes))
+    shmem = r.each(top["shmem"], "shmem", lambda n, p: _parse_shmem(r, n, p)) if "shmem" in top else ()
+    shmem = tuple(
+        ShmemSpec(i, s.name, s.size, s.pa, s.maps, s.path) for i, s in enumerate(shmem)
+    )
+    return SystemSpec(file, display, data, platform, console_input, vms, shmem, locs)
+
+
+class _UnknownPlatform(Exception):
+    pass
+
+
+def unknown_platform(name: str, available: Sequence[str]) -> Exception:
+    """The exception a platform loader raises for a name it does not know."""
+    listed = ", ".join(available) if available else "none"
+    return _UnknownPlatform(f"unknown platform '{name}'; available: {listed}")
+
+
+def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platform: Platform) -> VmSpec:
+    m = r.mapping(node, path, VM_KEYS, ("name", "cpus", "memory"), "a VM (mapping)")
+
+    def p(key: str) -> str:
+        return join(path, key)
+
+    name = r.name(m["name"], p("name"), "a VM name")
+    if name == "none":
+        raise r.fail(m["name"], p("name"), "the VM name 'none' is reserved")
+    vm_type: VmType = "baremetal"
+    if "type" in m:
+        vm_type = "linux" if r.choice(m["type"], p("type"), ("linux", "baremetal")) == "linux" else "baremetal"
+    cpus = r.each(m["cpus"], p("cpus"), lambda n, q: r.integer(n, q, "a CPU index (integer)", 0), "a list of CPU indices")
+
+    def mem(n: YNode, q: str) -> MemSpec:
+        mm = r.mapping(n, q, ("ipa", "size", "pa"), ("ipa", "size"), "a memory region (mapping)")
+        return MemSpec(
+            ipa=r.address(mm["ipa"], join(q, "ipa")),
+            size=r.size(mm["size"], join(q, "size")),
+            pa=r.address(mm["pa"], join(q, "pa")) if "pa" in mm else None,
+            path=q,
+        )
+
+    memory = r.each(m["memory"], p("memory"), mem, "a list of memory regions")
+
+    def opt_file(key: str) -> Path | None:
+        return r.file(m[key], p(key), base) if key in m else None
+
+    params: list[tuple[str, str]] = []
+    if "params" in m:
+        pm = m["params"]
+        r.visit(pm, p("params"))
+        if not isinstance(pm, YMap):
+            raise r.fail(pm, p("params"), f"expected a mapping of parameters, got {describe(pm)}")
+        for key, value in pm.items:
+            kpath = join(p("params"), key.raw)
+            r.visit(value, kpath)
+            if not PARAM_KEY_RE.match(key.raw):
+                raise r.fail(key, kpath, f"invalid parameter name '{key.raw}'")
+            if key.raw == "vm":
+                raise r.fail(key, kpath, "the parameter 'vm' is reserved (always set to the VM name)")
+            params.append((key.raw, _param_value(r, value, kpath)))
+
+    console: ConsoleSpec | None = platform.console
+    if "console" in m:
+        cn = m["console"]
+        if isinstance(cn, YScalar) and cn.value == "none":
+            console = None
+        else:
+            cm = r.mapping(cn, p("console"), ("ipa", "irq"), (), "a mapping {ipa, irq} or none")
+            console = ConsoleSpec(
+                ipa=r.address(cm["ipa"], p("console.ipa")) if "ipa" in cm else platform.console.ipa,
+                irq=r.irq(cm["irq"], p("console.irq")) if "irq" in cm else platform.console.irq,
+            )
+
+    on_fault: FaultPolicy = "inject"
+    if "on_fault" in m:
+        on_fault = "stop" if r.choice(m["on_fault"], p("on_fault"), ("inject", "stop")) == "stop" else "inject"
+
+    return VmSpec(
+        index=index,
+        name=name,
+        type=vm_type,
+        cpus=cpus,
+        memory=memory,
+        kernel=opt_file("kernel"),
+        initrd=opt_file("initrd"),
+        bootargs=r.text(m["bootargs"], p("bootargs")) if "bootargs" in m else None,
+        guest=r.name(m["guest"], p("guest"), "a guest name") if "guest" in m else None,
+        image=opt_file("image"),
+        entry=r.address(m["entry"], p("entry")) if "entry" in m else None,
+        params=tuple(params),
+        console=console,
+        devices=r.each(m["devices"], p("devices"), lambda n, q: r.string(n, q, "a device name"),
+                       "a list of device names") if "devices" in m else (),
+        on_fault=on_fault,
+        path=path,
+    )
+
+
+def _param_value(r: Reader, node: YNode, path: str) -> str:
+    what = "a parameter value (string, integer or boolean)"
+    if isinstance(node, YScalar):
+        if isinstance(node.value, bool):
+            return "true" if node.value else "false"
+        if isinstance(node.value, int):
+            return str(node.value)
+        if isinstance(node.value, str):
+            return r.text(node, path, what)
+    raise r.fail(node, path, f"expected {what}, got {describe(node)}")
+
+
+def _parse_shmem(r: Reader, node: YNode, path: str) -> ShmemSpec:
+    m = r.mapping(node, path, ("name", "size", "pa", "vms"), ("name", "size", "vms"), "a shared-memory region (mapping)")
+
+    def mapping(n: YNode, q: str) -> ShmemMapSpec:
+        mm = r.mapping(n, q, ("vm", "ipa", "doorbell_irq"), ("vm", "ipa"), "a mapping {vm, ipa, doorbell_irq}")
+        return ShmemMapSpec(
+            vm=r.string(mm["vm"], join(q, "vm"), "a VM name"),
+            ipa=r.address(mm["ipa"], join(q, "ipa")),
+            doorbell_irq=r.irq(mm["doorbell_irq"], join(q, "doorbell_irq")) if "doorbell_irq" in mm else None,
+            path=q,
+        )
+
+    maps = r.each(m["vms"], join(path, "vms"), mapping, "a list of {vm, ipa} mappings")
+    if not maps:
+        raise r.fail(m["vms"], join(path, "vms"), "at least one VM is required")
+    return ShmemSpec(
+        index=0,
+        name=r.name(m["name"], join(path, "name"), "a shared-memory name"),
+        size=r.size(m["size"], join(path, "size")),
+        pa=r.address(m["pa"], join(path, "pa")) if "pa" in m else None,
+        maps=maps,
+        path=path,
+    )

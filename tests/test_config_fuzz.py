@@ -1,0 +1,193 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Property tests: any config either validates (and then generates) or
+fails with ConfigError -- never with another exception."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from bulkhead import gen_c, gen_dts, layout
+from bulkhead.config import load_system
+from bulkhead.errors import ConfigError
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+nonsense: st.SearchStrategy[Any] = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False)
+    | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+def maybe(strategy: st.SearchStrategy[Any], p_nonsense: int = 12) -> st.SearchStrategy[Any]:
+    """Mostly ``strategy``, sometimes nonsense."""
+    return st.integers(0, p_nonsense).flatmap(lambda n: nonsense if n == 0 else strategy)
+
+
+addresses = st.sampled_from([0, 0x1000, 0x09000000, 0x09010000, 0x40000000, 0x40001000, 0x40200000,
+                             0x48000000, 0x50000000, 0x60000000, 0x80000000, 0xA0000000, 0x7F_FFFF_F000,
+                             0x1_0000_0000_0000]) | st.integers(0, 2**40)
+sizes = st.sampled_from(["4K", "8K", "2M", "4M", "16M", "256M", "1G", "3G", 4096, 0x1800, "16Q", 0])
+irqs = st.sampled_from([33, 34, 39, 48, 80, 81, 27, 300, 1019])
+devices = st.sampled_from(["rtc", "gpio", "virtio0", "virtio1", "virtio31", "nope"])
+
+
+@st.composite
+def memory(draw: st.DrawFn) -> dict[str, Any]:
+    region: dict[str, Any] = {"ipa": draw(maybe(addresses)), "size": draw(maybe(sizes))}
+    if draw(st.booleans()):
+        region["pa"] = draw(maybe(addresses))
+    return region
+
+
+@st.composite
+def vm(draw: st.DrawFn, index: int) -> dict[str, Any]:
+    linux = draw(st.booleans())
+    v: dict[str, Any] = {
+        "name": draw(maybe(st.sampled_from(["a", "b", "c", "linux", "rt"]))),
+        "cpus": draw(maybe(st.lists(st.integers(-1, 5), max_size=3))),
+        "memory": draw(maybe(st.lists(memory(), min_size=1, max_size=2))),
+    }
+    if linux:
+        v["type"] = "linux"
+        v["kernel"] = draw(st.sampled_from(["Image", "img.bin", "missing"]))
+        if draw(st.booleans()):
+            v["initrd"] = "initrd"
+        if draw(st.booleans()):
+            v["bootargs"] = draw(maybe(st.text(max_size=20)))
+    else:
+        choice = draw(st.integers(0, 3))
+        if choice in (0, 2):
+            v["image"] = draw(st.sampled_from(["img.bin", "Image", "missing"]))
+        if choice in (1, 2):
+            v["guest"] = draw(st.sampled_from(["hello", "ticker"]))
+        if draw(st.booleans()):
+            v["params"] = draw(maybe(st.dictionaries(st.sampled_from(["rounds", "role", "vm", "x y"]),
+                                                     st.integers() | st.text(max_size=8), max_size=3)))
+    if draw(st.booleans()):
+        v["devices"] = draw(maybe(st.lists(devices, max_size=3)))
+    if draw(st.booleans()):
+        v["console"] = draw(maybe(st.sampled_from(["none", {"irq": 40}, {"ipa": 0x09100000}, {"irq": 34}])))
+    if draw(st.booleans()):
+        v["entry"] = draw(maybe(addresses))
+    if draw(st.booleans()):
+        v["on_fault"] = draw(maybe(st.sampled_from(["inject", "stop"])))
+    if draw(st.integers(0, 20)) == 0:
+        v[draw(st.sampled_from(["cpu", "mem", "Name"]))] = 1
+    return v
+
+
+@st.composite
+def system(draw: st.DrawFn) -> dict[str, Any]:
+    vms = [draw(vm(i)) for i in range(draw(st.integers(1, 4)))]
+    doc: dict[str, Any] = {"platform": draw(maybe(st.just("qemu-virt"), 30)), "vms": vms}
+    if draw(st.booleans()):
+        doc["shmem"] = [
+            {
+                "name": draw(st.sampled_from(["s0", "s1"])),
+                "size": draw(maybe(sizes)),
+                "vms": [
+                    {"vm": draw(st.sampled_from(["a", "b", "linux", "zz"])), "ipa": draw(maybe(addresses)),
+                     **({"doorbell_irq": draw(maybe(irqs))} if draw(st.booleans()) else {})}
+                    for _ in range(draw(st.integers(0, 3)))
+                ],
+                **({"pa": draw(maybe(addresses))} if draw(st.booleans()) else {}),
+            }
+            for _ in range(draw(st.integers(1, 2)))
+        ]
+    if draw(st.booleans()):
+        doc["console_input"] = draw(maybe(st.sampled_from(["a", "b", "none", "zz"])))
+    return doc
+
+
+@st.composite
+def plausible_system(draw: st.DrawFn) -> dict[str, Any]:
+    """Mostly valid systems: distinct CPUs, allocated memory, few devices."""
+    nvms = draw(st.integers(1, 4))
+    cpus = draw(st.permutations(range(4)))
+    free_devices = ["rtc", "gpio", "virtio0", "virtio8", "virtio16"]
+    vms = []
+    for i in range(nvms):
+        linux = draw(st.booleans())
+        v: dict[str, Any] = {
+            "name": f"vm{i}",
+            "cpus": [cpus[i]] + ([cpus[i + nvms]] if i + nvms < 4 and draw(st.booleans()) else []),
+            "memory": [{"ipa": 0x40000000, "size": draw(st.sampled_from(["16M", "32M", "8M"]))}],
+        }
+        if draw(st.booleans()):
+            v["memory"].append({"ipa": 0x80000000, "size": draw(st.sampled_from(["4K", "2M", "6M"]))})
+        if linux:
+            v.update(type="linux", kernel="Image", bootargs="console=ttyAMA0")
+            if draw(st.booleans()):
+                v["initrd"] = "initrd"
+        elif draw(st.booleans()):
+            v["image"] = "img.bin"
+            v["params"] = {"rounds": draw(st.integers(0, 99))}
+        else:
+            v["guest"] = draw(st.sampled_from(["hello", "ticker"]))
+        if draw(st.booleans()) and free_devices:
+            v["devices"] = [free_devices.pop(draw(st.integers(0, len(free_devices) - 1)))]
+        if draw(st.integers(0, 3)) == 0:
+            v["console"] = "none"
+        if draw(st.booleans()):
+            v["on_fault"] = "stop"
+        vms.append(v)
+    doc: dict[str, Any] = {"platform": "qemu-virt", "vms": vms}
+    if nvms > 1 and draw(st.booleans()):
+        doc["shmem"] = [{"name": "chan", "size": draw(st.sampled_from(["4K", "2M"])), "vms": [
+            {"vm": "vm0", "ipa": 0x50000000, "doorbell_irq": 80},
+            {"vm": "vm1", "ipa": 0x50000000, **({"doorbell_irq": 81} if draw(st.booleans()) else {})},
+        ]}]
+    return doc
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("fuzz")
+    shutil.copy(FIXTURES / "linux" / "Image", d / "Image")
+    shutil.copy(FIXTURES / "linux" / "initrd.cpio.gz", d / "initrd")
+    shutil.copy(FIXTURES / "guests" / "hello.bin", d / "img.bin")
+    return d
+
+
+def check(workdir: Path, text: str) -> None:
+    path = workdir / "c.yaml"
+    path.write_text(text)
+    try:
+        system_ = load_system(path, guest_sources=None)
+    except ConfigError as exc:
+        assert str(exc)
+        for d in exc.diagnostics:
+            assert d.message
+        event("invalid")
+        return
+    event("valid")
+    try:
+        staged = layout.stage(system_, workdir / "out", FIXTURES / "guests")
+    except ConfigError:
+        return
+    assert gen_c.generate(system_, staged, "c.yaml").startswith("/*")
+    for v in system_.vms:
+        if v.linux is not None:
+            assert "/dts-v1/;" in gen_dts.generate(system_, v)
+
+
+@SETTINGS
+@given(doc=st.one_of(system(), plausible_system()))
+def test_generated_configs(workdir: Path, doc: dict[str, Any]) -> None:
+    check(workdir, yaml.safe_dump(doc, sort_keys=False))
+
+
+@SETTINGS
+@given(text=st.text(alphabet=st.sampled_from(list("platform: qemu-virt\nvms- {}[],:&*!#'\"0x1K")), max_size=80))
+def test_random_text(workdir: Path, text: str) -> None:
+    check(workdir, text)

@@ -1,0 +1,116 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The runner's judgement and process handling, with stand-in processes
+instead of QEMU (QEMU boot tests live elsewhere), and the QEMU command line."""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bulkhead import qemu
+from bulkhead.config import load_platform
+from bulkhead.layout import StagedImage
+from bulkhead.runner import RunResult, judge, supervise
+
+ALL_OFF_2 = "[bulkhead] all VMs off: clean=2 stopped=0"
+
+
+@pytest.mark.parametrize(
+    ("rc", "timed_out", "output", "expected"),
+    [
+        (0, False, f"[a] hi\n{ALL_OFF_2}\n", (True, "")),
+        (0, False, f"{ALL_OFF_2}   \n", (True, "")),
+        (1, False, f"{ALL_OFF_2}\n", (False, "QEMU exited with status 1")),
+        (0, False, "[a] hi\n", (False, "QEMU exited with status 0 without the hypervisor's 'all VMs off' line")),
+        (0, False, "[bulkhead] all VMs off: clean=1 stopped=1\n",
+         (False, "all VMs off: clean=1 stopped=1 (expected clean=2 stopped=0)")),
+        (0, False, "[bulkhead] vm a: stopped (fault)\n[bulkhead] all VMs off: clean=1 stopped=1\n",
+         (False, "VM 'a' was stopped (fault)")),
+        (0, False, "[bulkhead] PANIC: out of table pages\n", (False, "hypervisor panic: out of table pages")),
+        (-15, True, f"{ALL_OFF_2}\n", (False, "timed out after 5 s (QEMU killed)")),
+        (0, False, f"[a] {ALL_OFF_2}\n", (False, "QEMU exited with status 0 without the hypervisor's "
+                                                 "'all VMs off' line")),
+    ],
+)
+def test_judge(rc: int, timed_out: bool, output: str, expected: tuple[bool, str]) -> None:
+    assert judge(rc, timed_out, output, 2, 5.0) == expected
+
+
+def test_result_lines() -> None:
+    r = RunResult(0, False, "[a] one\n[b] two\n[a] \n[a]\n[bulkhead] vm a: off (clean)\nnoise [a] x\n", True)
+    assert r.lines("a") == ["one", "", ""]
+    assert r.lines("b") == ["two"]
+    assert r.lines("c") == []
+    assert r.hyp_lines() == ["[bulkhead] vm a: off (clean)"]
+
+
+def py(code: str) -> list[str]:
+    return [sys.executable, "-c", code]
+
+
+def test_supervise_streams_and_normalises_line_ends() -> None:
+    stream = io.StringIO()
+    rc, timed_out, output = supervise(
+        py("import sys; sys.stdout.write('[a] x\\r\\n[bulkhead] y\\r\\n'); sys.stderr.write('err\\n')"),
+        timeout=30, stream=stream,
+    )
+    assert (rc, timed_out) == (0, False)
+    assert output == "[a] x\n[bulkhead] y\nerr\n" or output == "err\n[a] x\n[bulkhead] y\n"
+    assert stream.getvalue().replace("\r", "") == output
+
+
+def test_supervise_exit_status_and_stdin_is_devnull() -> None:
+    rc, timed_out, output = supervise(py("import sys; print(repr(sys.stdin.read())); sys.exit(3)"), timeout=30)
+    assert (rc, timed_out, output) == (3, False, "''\n")
+
+
+def test_supervise_timeout_kills_the_process_group(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pids"
+    code = (
+        "import os, subprocess, sys, time\n"
+        f"child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        f"open({str(pidfile)!r}, 'w').write(f'{{os.getpid()}} {{child.pid}}')\n"
+        "print('started', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    start = time.monotonic()
+    rc, timed_out, output = supervise(py(code), timeout=1.5)
+    assert timed_out
+    assert time.monotonic() - start < 10
+    assert output == "started\n"
+    assert rc != 0
+    for pid in map(int, pidfile.read_text().split()):
+        for _ in range(50):  # the grandchild is reaped by init: give it a moment
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.1)
+        else:
+            pytest.fail(f"process {pid} survived the timeout")
+
+
+def test_supervise_missing_binary() -> None:
+    from bulkhead.errors import RunError
+
+    with pytest.raises(RunError, match="cannot start /nonexistent/qemu"):
+        supervise(["/nonexistent/qemu"], timeout=1)
+
+
+def test_qemu_command() -> None:
+    p = load_platform("qemu-virt")
+    staged = [StagedImage("a", 0, "image", Path("/x/a.bin"), 10, 0xA0000000, 0x40000000)]
+    argv = qemu.command(p, Path("/o/hyp/bulkhead.elf"), staged, icount=3, gdb=True, extra=["-d", "int"])
+    assert argv == [
+        "qemu-system-aarch64", "-M", "virt,virtualization=on,gic-version=3", "-cpu", "cortex-a53",
+        "-smp", "4", "-m", "2048M", "-display", "none", "-monitor", "none", "-serial", "stdio",
+        "-kernel", "/o/hyp/bulkhead.elf",
+        "-device", "loader,file=/x/a.bin,addr=0xa0000000,force-raw=on",
+        "-icount", "shift=3,align=off,sleep=off", "-s", "-S", "-d", "int",
+    ]
+    assert qemu.command(p, Path("/e"), [], interactive=True)[14] == "mon:stdio"

@@ -1,0 +1,169 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Golden tests of the generated config.c and device trees, a dtc round
+trip, and a compile of config.c against hypervisor/core/config.h.
+
+``pytest --update-golden`` rewrites tests/golden/ from the current output.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bulkhead import gen_c, gen_dts, layout
+from bulkhead.config import load_system
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+FIXTURES = HERE / "fixtures"
+GOLDEN = HERE / "golden"
+DTC = shutil.which("dtc")
+DTC_FLAGS = ["-W", "no-unit_address_vs_reg"]
+
+
+def stage_tree(tmp: Path) -> None:
+    """configs/*.yaml next to artefacts/linux/ holding the fixture kernel/initrd."""
+    (tmp / "configs").mkdir()
+    for cfg in (REPO / "configs").glob("*.yaml"):
+        shutil.copy(cfg, tmp / "configs" / cfg.name)
+    shutil.copytree(FIXTURES / "linux", tmp / "artefacts" / "linux")
+
+
+def config_path(name: str, tmp: Path) -> Path:
+    if name == "rich":
+        return FIXTURES / "configs" / "rich.yaml"
+    stage_tree(tmp)
+    return tmp / "configs" / f"{name}.yaml"
+
+
+def generate(name: str, tmp: Path) -> dict[str, str]:
+    """Golden file name -> generated text."""
+    system = load_system(config_path(name, tmp), guest_sources=None)
+    staged = layout.stage(system, tmp / "out", FIXTURES / "guests")
+    files = {f"{name}.config.c": gen_c.generate(system, staged, f"{name}.yaml")}
+    for vm in system.vms:
+        if vm.linux is not None:
+            files[f"{name}.{vm.name}.dts"] = gen_dts.generate(system, vm)
+    return files
+
+
+@pytest.mark.parametrize("name", ["hello", "dual", "rich"])
+def test_golden(name: str, tmp_path: Path, update_golden: bool) -> None:
+    files = generate(name, tmp_path)
+    if update_golden:
+        for file, text in files.items():
+            (GOLDEN / file).write_text(text)
+    expected = sorted(p.name for p in GOLDEN.glob(f"{name}.*"))
+    assert sorted(files) == expected, "golden files missing: run pytest --update-golden"
+    for file, text in files.items():
+        assert text == (GOLDEN / file).read_text(), f"{file} differs from tests/golden (--update-golden?)"
+
+
+def test_generation_is_deterministic(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    assert generate("dual", tmp_path / "a") == generate("dual", tmp_path / "b")
+
+
+def dtc(*args: str) -> subprocess.CompletedProcess[str]:
+    assert DTC is not None
+    return subprocess.run([DTC, *args], capture_output=True, text=True, check=False)
+
+
+@pytest.mark.skipif(DTC is None, reason="dtc not installed")
+@pytest.mark.parametrize("name", ["dual", "rich"])
+def test_dtc_round_trip(name: str, tmp_path: Path) -> None:
+    files = generate(name, tmp_path)
+    dts = tmp_path / "linux.dts"
+    dts.write_text(files[f"{name}.linux.dts"])
+    compiled = dtc(*DTC_FLAGS, "-I", "dts", "-O", "dtb", "-o", str(tmp_path / "linux.dtb"), str(dts))
+    assert compiled.returncode == 0, compiled.stderr
+    assert compiled.stderr == "", "dtc warnings"
+    back = dtc("-I", "dtb", "-O", "dts", str(tmp_path / "linux.dtb"))
+    assert back.returncode == 0, back.stderr
+    text = back.stdout
+    for needle in [
+        'compatible = "bulkhead,vm";',
+        "#address-cells = <0x02>;",
+        "chosen {",
+        "bootargs = ",
+        'stdout-path = "/pl011@9000000";',
+        "linux,initrd-start = <0x00 0x",
+        "linux,initrd-end = <0x00 0x",
+        "memory@40000000 {",
+        'device_type = "memory";',
+        "cpus {",
+        "cpu@0 {",
+        "cpu@1 {",
+        'compatible = "arm,cortex-a53";',
+        'enable-method = "psci";',
+        'compatible = "arm,psci-1.0\\0arm,psci-0.2";',
+        'method = "hvc";',
+        "intc@8000000 {",
+        'compatible = "arm,gic-v3";',
+        "#interrupt-cells = <0x03>;",
+        "interrupt-controller;",
+        "reg = <0x00 0x8000000 0x00 0x10000 0x00 0x80a0000 0x00 0x40000>;",
+        'compatible = "arm,armv8-timer";',
+        "interrupts = <0x01 0x0d 0x04 0x01 0x0e 0x04 0x01 0x0b 0x04 0x01 0x0a 0x04>;",
+        "apb-pclk {",
+        "clock-frequency = <0x16e3600>;",
+        "pl011@9000000 {",
+        'compatible = "arm,pl011\\0arm,primecell";',
+        "interrupts = <0x00 0x01 0x04>;",
+        'clock-names = "uartclk\\0apb_pclk";',
+        "hypervisor {",
+        'compatible = "bulkhead,hypervisor";',
+    ]:
+        assert needle in text, needle
+    if name == "rich":
+        for needle in [
+            "memory@100000000 {",
+            "reg = <0x01 0x00 0x00 0x200000>;",
+            "rtc@9010000 {",
+            'compatible = "arm,pl031\\0arm,primecell";',
+            "interrupts = <0x00 0x02 0x04>;",
+            'clock-names = "apb_pclk";',
+            "virtio0@a000000 {",
+            "virtio1@a000200 {",
+            'compatible = "virtio,mmio";',
+            "reserved-memory {",
+            "ranges;",
+            "shmem@50000000 {",
+            "no-map;",
+            "bulkhead-shmem@50000000 {",
+            'compatible = "bulkhead,shmem";',
+            "interrupts = <0x00 0x30 0x01>;",
+            "bulkhead-shmem@60000000 {",
+            'bulkhead,name = "bulk";',
+        ]:
+            assert needle in text, needle
+
+
+def c_compiler() -> str | None:
+    return shutil.which("aarch64-linux-gnu-gcc") or shutil.which("gcc")
+
+
+@pytest.mark.skipif(c_compiler() is None, reason="no C compiler")
+@pytest.mark.parametrize("name", ["hello", "dual", "rich"])
+def test_config_c_compiles(name: str, tmp_path: Path) -> None:
+    """config.c compiles warning-free against the hypervisor's config.h."""
+    cc = c_compiler()
+    assert cc is not None
+    src = tmp_path / "config.c"
+    src.write_text(generate(name, tmp_path)[f"{name}.config.c"])
+    stub = tmp_path / "stub" / "lib"
+    stub.mkdir(parents=True)  # used only when hypervisor/lib/types.h does not exist (yet)
+    (stub / "types.h").write_text(
+        "#include <stdint.h>\ntypedef uint8_t u8; typedef uint16_t u16; typedef uint32_t u32;\n"
+        "typedef uint64_t u64; typedef int32_t s32; typedef int64_t s64;\n"
+    )
+    result = subprocess.run(
+        [cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-ffreestanding", "-c", "-o", str(tmp_path / "c.o"),
+         "-I", str(REPO / "hypervisor"), "-I", str(tmp_path / "stub"), str(src)],
+        capture_output=True, text=True, check=False,
+    )
+    assert result.returncode == 0, result.stderr
