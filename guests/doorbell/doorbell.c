@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * doorbell: round trips over shared-memory region 0 and its doorbell.
+ *
+ * ping: waits until pong announced itself in the shared page, then for each
+ *       round r writes r into the page, rings (BH_HC_DOORBELL), sleeps in WFI
+ *       until the doorbell interrupt comes back and checks that pong wrote
+ *       r + 1.
+ * pong: announces itself, then for each ring reads r and answers r + 1 with
+ *       a ring back.
+ *
+ * Params: role (ping|pong, default ping), rounds (default 10).
+ * Lines: "doorbell: <role>: shmem 0x<ipa> size <n> irq <intid> peers <p>",
+ *        "doorbell: PASS (<rounds> round trips)" or "doorbell: FAIL (<reason>)".
+ */
+#include "runtime.h"
+
+#define PONG_READY    0x504f4e47u /* "PONG" */
+#define WAIT_PEER_NS  (20 * NSEC_PER_SEC)
+#define WAIT_ROUND_NS (5 * NSEC_PER_SEC)
+
+/* Layout of the shared page; each side writes only its own fields. */
+struct chan {
+	volatile u32 pong_ready; /* pong */
+	volatile u32 pad0[15];
+	volatile u32 ping_val; /* ping */
+	volatile u32 pad1[15];
+	volatile u32 pong_val; /* pong */
+};
+
+static volatile u32 rings;
+
+struct wait_arg {
+	u32 seen;
+};
+
+static void doorbell_irq(u32 intid)
+{
+	(void)intid;
+	atomic_add32(&rings, 1);
+}
+
+static bool rang(void *arg)
+{
+	struct wait_arg *w = arg;
+
+	return atomic_load32(&rings) != w->seen;
+}
+
+static __printf(1, 2) int fail(const char *fmt, ...)
+{
+	char buf[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	printf("doorbell: FAIL (%s)\n", buf);
+	return 1;
+}
+
+static int run_ping(struct chan *c, u32 nrounds)
+{
+	struct wait_arg w;
+	u64 deadline = timer_now() + timer_ns_to_ticks(WAIT_PEER_NS);
+	u32 r, got;
+	s64 ret;
+
+	while (atomic_load32(&c->pong_ready) != PONG_READY) {
+		if (timer_now() > deadline)
+			return fail("pong never became ready");
+		timer_delay_us(200);
+	}
+	for (r = 1; r <= nrounds; r++) {
+		w.seen = atomic_load32(&rings);
+		atomic_store32(&c->ping_val, r);
+		dsb_ish();
+		ret = bh_doorbell(0);
+		if (ret < 1)
+			return fail("BH_HC_DOORBELL returned %ld", ret);
+		if (!timer_wait_until(rang, &w, WAIT_ROUND_NS))
+			return fail("no reply doorbell in round %u", r);
+		got = atomic_load32(&c->pong_val);
+		if (got != r + 1) {
+			return fail("round %u: pong wrote %u, expected %u", r, got, r + 1);
+		}
+	}
+	return 0;
+}
+
+static int run_pong(struct chan *c, u32 nrounds)
+{
+	struct wait_arg w;
+	u32 handled = 0, last = 0, v;
+	s64 ret;
+
+	w.seen = atomic_load32(&rings);
+	atomic_store32(&c->pong_ready, PONG_READY);
+	dsb_ish();
+	while (handled < nrounds) {
+		if (!timer_wait_until(rang, &w, WAIT_PEER_NS))
+			return fail("no ring from ping after round %u", handled);
+		w.seen = atomic_load32(&rings);
+		v = atomic_load32(&c->ping_val);
+		if (v == last)
+			continue; /* nothing new */
+		last = v;
+		atomic_store32(&c->pong_val, v + 1);
+		dsb_ish();
+		ret = bh_doorbell(0);
+		if (ret < 1)
+			return fail("BH_HC_DOORBELL returned %ld", ret);
+		handled++;
+	}
+	return 0;
+}
+
+int main(const char *params)
+{
+	const char *role = param_str_default("role", "ping");
+	u32 nrounds = (u32)param_u64("rounds", 10);
+	struct bh_shmem_info sh;
+	bool ping;
+	s64 ret;
+	int rc;
+
+	(void)params;
+	if (!strcmp(role, "ping"))
+		ping = true;
+	else if (!strcmp(role, "pong"))
+		ping = false;
+	else
+		return fail("unknown role '%s' (want ping or pong)", role);
+	if (!bh_present())
+		return fail("no hypervisor");
+	ret = bh_shmem_info(0, &sh);
+	if (ret != BH_OK)
+		return fail("BH_HC_SHMEM_INFO(0) returned %ld", ret);
+	printf("doorbell: %s: shmem 0x%lx size %lu irq %u peers %u\n", role, sh.ipa, sh.size,
+	       sh.doorbell_irq, sh.npeers);
+	if (sh.size < sizeof(struct chan))
+		return fail("shared region too small: %lu bytes", sh.size);
+	if (sh.doorbell_irq < 32 || sh.doorbell_irq >= 1020)
+		return fail("no doorbell SPI for this VM (irq %u)", sh.doorbell_irq);
+	if (sh.npeers < 1)
+		return fail("no peers");
+
+	gic_init();
+	irq_register(sh.doorbell_irq, doorbell_irq);
+	gic_spi_setup(sh.doorbell_irq, true);
+
+	if (ping)
+		rc = run_ping((struct chan *)sh.ipa, nrounds);
+	else
+		rc = run_pong((struct chan *)sh.ipa, nrounds);
+	if (rc)
+		return rc;
+	printf("doorbell: PASS (%u round trips)\n", nrounds);
+	return 0;
+}

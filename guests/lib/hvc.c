@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Hypercall wrappers. */
+#include "hvc.h"
+
+struct bh_ret bh_call(u32 fid, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
+{
+	register u64 x0 __asm__("x0") = fid;
+	register u64 x1 __asm__("x1") = a1;
+	register u64 x2 __asm__("x2") = a2;
+	register u64 x3 __asm__("x3") = a3;
+	register u64 x4 __asm__("x4") = a4;
+	register u64 x5 __asm__("x5") = a5;
+	struct bh_ret r;
+
+	/* SMCCC 1.1 preserves x4..x17; be conservative like SMCCC 1.0. */
+	__asm__ volatile("hvc #0"
+	                 : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3), "+r"(x4), "+r"(x5)
+	                 :
+	                 : "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15", "x16",
+	                   "x17", "memory");
+	r.x0 = (s64)x0;
+	r.x1 = x1;
+	r.x2 = x2;
+	r.x3 = x3;
+	r.x4 = x4;
+	r.x5 = x5;
+	return r;
+}
+
+struct bh_ret bh_call_uid(void)
+{
+	return bh_call(BH_CALL_UID, 0, 0, 0, 0, 0);
+}
+
+struct bh_ret bh_revision(void)
+{
+	return bh_call(BH_REVISION, 0, 0, 0, 0, 0);
+}
+
+struct bh_ret bh_version(void)
+{
+	return bh_call(BH_HC_VERSION, 0, 0, 0, 0, 0);
+}
+
+bool bh_present(void)
+{
+	struct bh_ret r = bh_version();
+
+	return r.x0 == BH_OK && (u32)r.x1 == BH_MAGIC;
+}
+
+s64 bh_vm_info(struct bh_vm_info *info)
+{
+	struct bh_ret r = bh_call(BH_HC_VM_INFO, 0, 0, 0, 0, 0);
+
+	if (r.x0 == BH_OK) {
+		info->vm_id = (u32)r.x1;
+		info->ncpus = (u32)r.x2;
+		info->ram_bytes = r.x3;
+		info->vcpu = (u32)r.x4;
+		info->resets = r.x5;
+	}
+	return r.x0;
+}
+
+s64 bh_console_write_ipa(u64 ipa, u64 len)
+{
+	return bh_call(BH_HC_CONSOLE_WRITE, ipa, len, 0, 0, 0).x0;
+}
+
+s64 bh_console_write(const void *buf, u64 len)
+{
+	/* The guest runs with an identity map: VA == IPA. */
+	return bh_console_write_ipa((u64)(uptr)buf, len);
+}
+
+s64 bh_shmem_info(u32 index, struct bh_shmem_info *info)
+{
+	struct bh_ret r = bh_call(BH_HC_SHMEM_INFO, index, 0, 0, 0, 0);
+
+	if (r.x0 == BH_OK) {
+		info->ipa = r.x1;
+		info->size = r.x2;
+		info->doorbell_irq = (u32)r.x3;
+		info->npeers = (u32)r.x4;
+	}
+	return r.x0;
+}
+
+s64 bh_doorbell(u32 index)
+{
+	return bh_call(BH_HC_DOORBELL, index, 0, 0, 0, 0).x0;
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * GICv3 driver for the VM's (virtual) GIC: distributor at 0x08000000,
+ * redistributor of vCPU i at 0x080A0000 + i * 0x20000, CPU interface through
+ * the ICC_*_EL1 system registers. All interrupts are Group 1.
+ */
+#ifndef GUEST_GIC_H
+#define GUEST_GIC_H
+
+#include "types.h"
+
+#define GICD_BASE       0x08000000ul
+#define GICR_BASE       0x080A0000ul
+#define GICR_STRIDE     0x20000ul
+#define GICR_SGI_OFFSET 0x10000ul
+
+#define GICD_CTLR           0x0000
+#define GICD_TYPER          0x0004
+#define GICD_IGROUPR(n)     (0x0080 + 4 * (n))
+#define GICD_ISENABLER(n)   (0x0100 + 4 * (n))
+#define GICD_ICENABLER(n)   (0x0180 + 4 * (n))
+#define GICD_ISPENDR(n)     (0x0200 + 4 * (n))
+#define GICD_ICPENDR(n)     (0x0280 + 4 * (n))
+#define GICD_ICACTIVER(n)   (0x0380 + 4 * (n))
+#define GICD_IPRIORITYR(n)  (0x0400 + 4 * (n))
+#define GICD_ICFGR(n)       (0x0C00 + 4 * (n))
+#define GICD_IROUTER(intid) (0x6000 + 8 * (intid))
+
+#define GIC_DEFAULT_PRIO 0xa0
+#define GIC_SPURIOUS     1023
+
+/* Distributor setup (vCPU 0, once) followed by gic_cpu_init(). */
+void gic_init(void);
+/* This vCPU's redistributor and CPU interface (every vCPU, once). */
+void gic_cpu_init(void);
+
+/* SGI/PPI (< 32) act on the calling vCPU's redistributor, SPIs on the GICD. */
+void gic_irq_enable(u32 intid);
+void gic_irq_disable(u32 intid);
+bool gic_irq_is_enabled(u32 intid);
+void gic_set_priority(u32 intid, u8 prio);
+void gic_set_edge(u32 intid, bool edge); /* false: level-sensitive */
+void gic_clear_pending(u32 intid);
+/* Route an SPI to the vCPU with this MPIDR (GICD_IROUTER, IRM = 0). */
+void gic_route_spi(u32 intid, u64 mpidr);
+/*
+ * Convenience for an SPI handled on the calling vCPU: route here, set
+ * trigger mode and default priority, enable.
+ */
+void gic_spi_setup(u32 intid, bool edge);
+
+/* Send SGI intid (0..15) to vCPU cpu (Aff0 = cpu) via ICC_SGI1R_EL1. */
+void gic_send_sgi(u32 cpu, u32 intid);
+
+u32 gic_ack(void);       /* ICC_IAR1_EL1 */
+void gic_eoi(u32 intid); /* ICC_EOIR1_EL1 (EOImode 0: drop + deactivate) */
+
+u32 gic_dist_read(u32 off);
+void gic_dist_write(u32 off, u32 val);
+/* Number of INTIDs the distributor implements (32 * (ITLinesNumber + 1)). */
+u32 gic_num_intids(void);
+
+#endif

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * String functions (GCC may emit calls to memset/memcpy/memmove/memcmp even
+ * in freestanding code), spinlocks and atomics. This file is built with
+ * -fno-tree-loop-distribute-patterns (see the Makefile) so that the loops
+ * below are not turned back into calls to themselves.
+ */
+#include "arch.h"
+#include "lib.h"
+
+void *memset(void *dst, int c, size_t n)
+{
+	u8 *d = dst;
+	u64 pattern = (u8)c;
+
+	pattern |= pattern << 8;
+	pattern |= pattern << 16;
+	pattern |= pattern << 32;
+	while (n && ((uptr)d & 7)) {
+		*d++ = (u8)c;
+		n--;
+	}
+	while (n >= 8) {
+		*(u64 *)d = pattern;
+		d += 8;
+		n -= 8;
+	}
+	while (n--)
+		*d++ = (u8)c;
+	return dst;
+}
+
+void *memcpy(void *dst, const void *src, size_t n)
+{
+	u8 *d = dst;
+	const u8 *s = src;
+
+	if ((((uptr)d | (uptr)s) & 7) == 0) {
+		while (n >= 8) {
+			*(u64 *)d = *(const u64 *)s;
+			d += 8;
+			s += 8;
+			n -= 8;
+		}
+	}
+	while (n--)
+		*d++ = *s++;
+	return dst;
+}
+
+void *memmove(void *dst, const void *src, size_t n)
+{
+	u8 *d = dst;
+	const u8 *s = src;
+
+	if (d <= s || d >= s + n)
+		return memcpy(dst, src, n);
+	while (n--)
+		d[n] = s[n];
+	return dst;
+}
+
+int memcmp(const void *a, const void *b, size_t n)
+{
+	const u8 *x = a, *y = b;
+
+	for (; n; n--, x++, y++) {
+		if (*x != *y)
+			return *x - *y;
+	}
+	return 0;
+}
+
+size_t strlen(const char *s)
+{
+	const char *p = s;
+
+	while (*p)
+		p++;
+	return p - s;
+}
+
+size_t strnlen(const char *s, size_t max)
+{
+	size_t n = 0;
+
+	while (n < max && s[n])
+		n++;
+	return n;
+}
+
+int strcmp(const char *a, const char *b)
+{
+	while (*a && *a == *b) {
+		a++;
+		b++;
+	}
+	return (u8)*a - (u8)*b;
+}
+
+int strncmp(const char *a, const char *b, size_t n)
+{
+	for (; n; n--, a++, b++) {
+		if (*a != *b)
+			return (u8)*a - (u8)*b;
+		if (!*a)
+			break;
+	}
+	return 0;
+}
+
+bool spin_trylock(spinlock_t *lock)
+{
+	u32 old, fail;
+
+	__asm__ volatile("	ldaxr	%w0, [%2]\n"
+	                 "	cbnz	%w0, 1f\n"
+	                 "	stxr	%w1, %w3, [%2]\n"
+	                 "	b	2f\n"
+	                 "1:	clrex\n"
+	                 "	mov	%w1, #1\n"
+	                 "2:\n"
+	                 : "=&r"(old), "=&r"(fail)
+	                 : "r"(&lock->locked), "r"(1)
+	                 : "memory");
+	return !old && !fail;
+}
+
+void spin_lock(spinlock_t *lock)
+{
+	for (;;) {
+		if (spin_trylock(lock))
+			return;
+		/* Spin on a plain load until the lock looks free. */
+		while (READ_ONCE(lock->locked))
+			cpu_relax();
+	}
+}
+
+void spin_unlock(spinlock_t *lock)
+{
+	atomic_store32(&lock->locked, 0);
+}
+
+u64 spin_lock_irqsave(spinlock_t *lock)
+{
+	u64 flags = irq_local_save();
+
+	spin_lock(lock);
+	return flags;
+}
+
+void spin_unlock_irqrestore(spinlock_t *lock, u64 flags)
+{
+	spin_unlock(lock);
+	irq_local_restore(flags);
+}
+
+u32 atomic_add32(volatile u32 *p, u32 v)
+{
+	u32 val, fail;
+
+	__asm__ volatile("1:	ldaxr	%w0, [%2]\n"
+	                 "	add	%w0, %w0, %w3\n"
+	                 "	stlxr	%w1, %w0, [%2]\n"
+	                 "	cbnz	%w1, 1b\n"
+	                 : "=&r"(val), "=&r"(fail)
+	                 : "r"(p), "r"(v)
+	                 : "memory");
+	return val;
+}
+
+u64 atomic_add64(volatile u64 *p, u64 v)
+{
+	u64 val;
+	u32 fail;
+
+	__asm__ volatile("1:	ldaxr	%x0, [%2]\n"
+	                 "	add	%x0, %x0, %x3\n"
+	                 "	stlxr	%w1, %x0, [%2]\n"
+	                 "	cbnz	%w1, 1b\n"
+	                 : "=&r"(val), "=&r"(fail)
+	                 : "r"(p), "r"(v)
+	                 : "memory");
+	return val;
+}
+
+bool atomic_cas32(volatile u32 *p, u32 old, u32 new_val)
+{
+	u32 cur, fail;
+
+	__asm__ volatile("1:	ldaxr	%w0, [%2]\n"
+	                 "	cmp	%w0, %w3\n"
+	                 "	b.ne	2f\n"
+	                 "	stlxr	%w1, %w4, [%2]\n"
+	                 "	cbnz	%w1, 1b\n"
+	                 "	b	3f\n"
+	                 "2:	clrex\n"
+	                 "3:\n"
+	                 : "=&r"(cur), "=&r"(fail)
+	                 : "r"(p), "r"(old), "r"(new_val)
+	                 : "memory", "cc");
+	return cur == old;
+}

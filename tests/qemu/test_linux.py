@@ -1,0 +1,37 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Debian's arm64 kernel with a busybox initramfs in a 2-vCPU VM beside a
+bare-metal VM (configs/dual.yaml, the demo). The artefacts come from
+scripts/setup.sh; without them the test fails rather than skips."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bulkhead.runner import run
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+ARTEFACTS = REPO_ROOT / "artefacts" / "linux"
+
+
+def test_linux_beside_baremetal() -> None:
+    assert (ARTEFACTS / "Image").is_file(), "run scripts/setup.sh first (Linux artefacts)"
+    res = run(REPO_ROOT / "configs" / "dual.yaml", timeout=240,
+              out=REPO_ROOT / "build" / "qemu-tests" / "dual")
+    assert not res.timed_out, res.output
+    linux = res.lines("linux")
+    text = "\n".join(linux)
+    # the kernel found both vCPUs and its console, and reached userspace
+    assert any("smp: Brought up 1 node, 2 CPUs" in line for line in linux), text
+    assert any("ttyAMA0 at MMIO 0x9000000" in line for line in linux), text
+    assert "bulkhead-linux: userspace reached" in linux, text
+    assert "bulkhead-linux: cpus online 0-1" in linux, text
+    assert "bulkhead-linux: cpus 2" in linux, text
+    assert "bulkhead-linux: powering off" in linux, text
+    # the bare-metal VM ran on its own CPU and console meanwhile
+    rt = res.lines("rt")
+    assert rt[-1] == "ticker: PASS (10 ticks)", rt
+    hyp = [line.removeprefix("[bulkhead] ") for line in res.hyp_lines()]
+    assert "vm linux: off (clean)" in hyp and "vm rt: off (clean)" in hyp, hyp
+    assert "all VMs off: clean=2 stopped=0" in hyp, hyp
+    assert not [line for line in hyp if "fault" in line or "PANIC" in line], hyp
+    assert res.clean and res.returncode == 0
