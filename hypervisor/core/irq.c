@@ -58,6 +58,8 @@ static void irq_dispatch(u32 intid)
 		}
 		return;
 	}
+	if (intid == IRQ_PPI_MAINT)
+		vgic_maintenance(v);
 	gic_eoi(intid);
 	gic_deactivate(intid);
 	if (intid == irq_console)

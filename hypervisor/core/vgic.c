@@ -200,6 +200,39 @@ static u64 vgic_lr_value(u32 intid, const struct virq *q)
 	return lr;
 }
 
+/* All list registers are in use: if one holds a merely pending interrupt
+ * of lower priority than prio, put it back to the pending set and free
+ * its LR, so that the guest always sees the most urgent interrupts. */
+static bool vgic_evict(struct vm *vm, struct vcpu *v, u8 prio)
+{
+	struct vgic_cpu *g = &v->vgic;
+	u32 victim = g->nlr;
+	u64 worst = prio;
+
+	for (u32 n = 0; n < g->nlr; n++) {
+		u64 lr = g->lr_val[n];
+		u64 lr_prio = (lr >> ICH_LR_PRIO_SHIFT) & 0xff;
+
+		if ((lr & ICH_LR_STATE_MASK) == ICH_LR_PENDING && lr_prio > worst) {
+			worst = lr_prio;
+			victim = n;
+		}
+	}
+	if (victim == g->nlr)
+		return false;
+	u32 intid = (u32)(g->lr_val[victim] & ICH_LR_VINTID_MASK);
+	struct virq *q = vgic_virq(vm, v, intid);
+
+	gic_lr_write(victim, 0);
+	g->lr_val[victim] = 0;
+	g->lr_used &= ~(1u << victim);
+	if (q) {
+		q->flags &= (u8)~VIRQ_IN_LR;
+		vgic_set_pending_locked(vm, v, intid);
+	}
+	return true;
+}
+
 /* Fills free list registers with the highest-priority pending interrupts;
  * asks for an underflow maintenance interrupt if some are left over. */
 void vgic_flush(struct vcpu *v)
@@ -235,12 +268,12 @@ void vgic_flush(struct vcpu *v)
 
 			if (!found)
 				break;
-			if (g->lr_used == (1u << g->nlr) - 1) {
+			q = vgic_virq(vm, v, intid);
+			if (g->lr_used == (1u << g->nlr) - 1 && !vgic_evict(vm, v, q->prio)) {
 				overflow = true;
 				break;
 			}
 			n = (u32)__builtin_ctz(~g->lr_used);
-			q = vgic_virq(vm, v, intid);
 			g->lr_val[n] = vgic_lr_value(intid, q);
 			gic_lr_write(n, g->lr_val[n]);
 			g->lr_used |= 1u << n;
@@ -251,6 +284,16 @@ void vgic_flush(struct vcpu *v)
 	}
 	spin_unlock(&vm->vgic.lock);
 	gic_hcr_write(ICH_HCR_EN | (overflow ? ICH_HCR_UIE : 0));
+}
+
+void vgic_maintenance(struct vcpu *v)
+{
+	/* The underflow condition is a level: drop UIE so it deasserts; the
+	 * exit path refills the list registers and sets UIE again if needed.
+	 * (EOI maintenance deasserts when vgic_sync() clears the LR.) */
+	gic_hcr_write(ICH_HCR_EN);
+	if (v)
+		v->vgic.maint_irqs++;
 }
 
 void vgic_inject(struct vm *vm, struct vcpu *target, u32 intid)

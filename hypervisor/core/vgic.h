@@ -63,6 +63,9 @@ void vgic_vcpu_init(struct vcpu *v);
 void vgic_sync(struct vcpu *v);
 void vgic_flush(struct vcpu *v);
 
+/* The GIC maintenance interrupt (list-register underflow or EOI). */
+void vgic_maintenance(struct vcpu *v);
+
 /* Marks an edge on a virtual interrupt. For SPIs, target is ignored (the
  * VM's routing decides); for SGIs/PPIs it names the vCPU. Kicks the target
  * vCPU's physical CPU when it is not the caller. */
