@@ -13,6 +13,8 @@
 #include "core/irq.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
+#include "isolation/bw.h"
+#include "isolation/color.h"
 #include "lib/log.h"
 #include "platform/board.h"
 
@@ -46,8 +48,10 @@ static void hyp_boot_cpu(void)
 		panic("booted on MPIDR %lx, platform CPU 0 is %lx", hyp_mpidr(), p->mpidr[0]);
 	gic_init(p->gicd_base, p->gicr_base, p->gicr_stride);
 	gic_cpu_init();
+	color_init(); /* before the VMs: colored memory needs its page finder */
 	vm_init_all();
 	irq_init();
+	bw_init();
 	board_init();
 	if (cfg_system.console_input_vm >= 0) {
 		const struct vm *in = &vms[cfg_system.console_input_vm];
@@ -75,5 +79,6 @@ void hyp_cpu_main(u64 index)
 		gic_cpu_init();
 	}
 	irq_cpu_init();
+	bw_cpu_init();
 	vcpu_run();
 }

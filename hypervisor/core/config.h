@@ -18,11 +18,25 @@ typedef struct {
 	u64 e[CFG_PT_ENTRIES];
 } __attribute__((aligned(4096))) cfg_pt_page_t;
 
+/*
+ * A page-color selection (hypervisor/isolation/color.h): a physical page at
+ * address a is compliant when (a & mask) equals one of the values. Colored
+ * memory is the first size / 4 KiB compliant pages at or after a span
+ * start chosen by the toolchain; VMs with disjoint selections may share a
+ * span (their pages interleave).
+ */
+struct cfg_color {
+	u64 mask;
+	u32 nvalues;
+	const u64 *values;
+};
+
 /* A guest-physical RAM region backed by host-physical memory. */
 struct cfg_mem {
 	u64 ipa;
-	u64 pa;
+	u64 pa; /* start of the region, or of its span when colored */
 	u64 size;
+	const struct cfg_color *color; /* NULL: physically contiguous */
 };
 
 /* A passthrough MMIO region (mapped as Device-nGnRE at stage 2). */
@@ -50,11 +64,42 @@ struct cfg_shmem_map {
 
 struct cfg_shmem {
 	const char *name;
-	u64 pa;
+	u64 pa; /* start of the region, or of its span when colored */
 	u64 size;
+	const struct cfg_color *color; /* NULL: physically contiguous */
 };
 
 #define CFG_VM_FAULT_STOP (1u << 0) /* stop the VM on a fault instead of injecting */
+#define CFG_VM_MANAGER    (1u << 1) /* may change other VMs' bandwidth budgets (BH_HC_BW_SET) */
+
+/*
+ * Memory bandwidth reservation of one VM (hypervisor/isolation/bw.c): each
+ * vCPU may cause at most vcpu_budget events per period; the EL2 timer marks
+ * the periods, a PMU counter reserved for the hypervisor counts the events.
+ */
+#define CFG_BW_MAX_EVENTS 2
+#define CFG_BW_CYCLES     (1u << 0) /* count PMCCNTR_EL0 (cycles), not an event counter */
+#define CFG_BW_RECLAIM    (1u << 1) /* vCPUs may use what their siblings leave unused */
+
+struct cfg_bw {
+	u32 period_us;
+	u64 period_ticks; /* period_us in generic-timer ticks at cfg_bw_system.counter_hz,
+	                     rounded down (the hypervisor keeps the fraction) */
+	u32 flags;
+	u32 nevents;                   /* 1 (read_write, or cycles) or 2 (read, write) */
+	u32 event[CFG_BW_MAX_EVENTS];  /* PMU event numbers */
+	u64 budget[CFG_BW_MAX_EVENTS]; /* events per period for the whole VM */
+	const u32 *vcpu_budget;        /* [e * ncpus + i]: events per period of vCPU i, event e */
+	const u32 *weights; /* percent per vCPU (NULL: even split); re-applied by BH_HC_BW_SET */
+};
+
+#define CFG_BW_SPARE_SHARING (1u << 0) /* once every regulated vCPU is throttled, all run */
+
+struct cfg_bw_system {
+	u32 flags;
+	u32 pmu_irq;    /* PMU overflow interrupt (PPI) */
+	u64 counter_hz; /* generic-timer frequency period_ticks assumes */
+};
 
 struct cfg_vm {
 	const char *name;
@@ -80,6 +125,17 @@ struct cfg_vm {
 
 	u32 pt_pages; /* stage-2 table pool for this VM */
 	cfg_pt_page_t *pt_pool;
+
+	/* Colored VMs: the stage-2 tables are the first pt_pages pages of
+	 * pt_color at or after pt_pa (pt_pool is then NULL). */
+	const struct cfg_color *pt_color;
+	u64 pt_pa;
+	/* LLC and bank colors of the VM's RAM (BH_HC_COLOR_INFO): bit c set
+	 * when RAM of color c is mapped; 0 means every color (uncolored). */
+	u64 llc_colors;
+	u64 bank_colors;
+
+	const struct cfg_bw *bw; /* memory bandwidth reservation; NULL: unregulated */
 };
 
 struct cfg_platform {
@@ -100,6 +156,13 @@ struct cfg_platform {
 	u32 timer_virt_irq;
 	u64 mmio_base; /* the device window mapped at EL2 (device memory) */
 	u64 mmio_size;
+
+	/* Page coloring (platform file `coloring:`); 0 when not declared. */
+	u64 llc_color_mask;  /* PA bits selecting the LLC color */
+	u64 bank_color_mask; /* PA bits selecting the DRAM bank color */
+	u64 llc_size;        /* LLC geometry, to compare with the CPU's */
+	u32 llc_ways;
+	u32 llc_line;
 };
 
 struct cfg_system {
@@ -110,6 +173,7 @@ struct cfg_system {
 	const struct cfg_shmem *shmems;
 	s32 console_input_vm; /* index of the VM receiving console input; -1: none */
 	u64 config_hash;      /* low 64 bits of the config's SHA-256, for the banner */
+	const struct cfg_bw_system *bw; /* NULL: no VM is regulated */
 };
 
 extern const struct cfg_system cfg_system;

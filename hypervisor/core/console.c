@@ -12,6 +12,34 @@ static spinlock_t console_lock = SPINLOCK_INIT;
 static volatile s32 console_input = -1;
 static bool console_escape;
 
+#define CONSOLE_MAX_COMMANDS 4
+static struct {
+	char key;
+	void (*fn)(void);
+} console_cmds[CONSOLE_MAX_COMMANDS];
+
+void console_register_command(char key, void (*fn)(void))
+{
+	for (u32 i = 0; i < CONSOLE_MAX_COMMANDS; i++) {
+		if (!console_cmds[i].fn || console_cmds[i].key == key) {
+			console_cmds[i].key = key;
+			console_cmds[i].fn = fn;
+			return;
+		}
+	}
+}
+
+static bool console_command(int c)
+{
+	for (u32 i = 0; i < CONSOLE_MAX_COMMANDS; i++) {
+		if (console_cmds[i].fn && console_cmds[i].key == c) {
+			console_cmds[i].fn();
+			return true;
+		}
+	}
+	return false;
+}
+
 static bool console_lock_acquire(void)
 {
 	for (u32 i = 0; i < 10000000u; i++)
@@ -97,6 +125,8 @@ void console_rx(void)
 				log_info("console input -> vm %s", vms[c - '0'].cfg->name);
 				continue;
 			}
+			if (c != CONSOLE_ESCAPE && console_command(c))
+				continue;
 			if (c != CONSOLE_ESCAPE) {
 				log_info("console: Ctrl-T then 0-%u selects the input VM",
 				         vm_count - 1);

@@ -30,5 +30,9 @@ void console_rx(void);
 void console_vm_putc(struct vm *vm, char c);
 /* Writes out any partial line of the VM. */
 void console_vm_flush(struct vm *vm);
+/* Registers a console command: Ctrl-T then key calls fn (on the CPU that
+ * takes the UART interrupt). For upper layers, at init; keys 0-9 and
+ * Ctrl-T itself are taken. */
+void console_register_command(char key, void (*fn)(void));
 
 #endif

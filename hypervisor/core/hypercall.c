@@ -7,10 +7,57 @@
 #include "core/vcpu.h"
 #include "core/vm.h"
 #include "core/vpsci.h"
+#include "lib/log.h"
 
 #define SMCCC_VERSION       0x80000000u
 #define SMCCC_ARCH_FEATURES 0x80000001u
 #define SMCCC_VERSION_1_1   0x10001u
+
+#define HYPERCALL_MAX_REGISTERED 8
+
+static struct {
+	u32 fid;
+	void (*fn)(struct vcpu *v);
+} hypercall_extra[HYPERCALL_MAX_REGISTERED];
+
+void hypercall_register(u32 fid, void (*fn)(struct vcpu *v))
+{
+	for (u32 i = 0; i < HYPERCALL_MAX_REGISTERED; i++) {
+		if (!hypercall_extra[i].fn || hypercall_extra[i].fid == fid) {
+			hypercall_extra[i].fid = fid;
+			hypercall_extra[i].fn = fn;
+			return;
+		}
+	}
+	panic("hypercall_register: no room for %x", fid);
+}
+
+/* Exit counters of a physical CPU: the caller's own, any CPU of its VM,
+ * or any CPU at all for a manager VM. */
+static void hypercall_cpu_exits(struct vcpu *v)
+{
+	struct frame *f = v->frame;
+	u64 idx = f->x[1] == BH_CPU_SELF ? v->pcpu : f->x[1];
+	bool allowed = (v->vm->cfg->flags & CFG_VM_MANAGER) != 0;
+	const struct cpu *c;
+
+	if (idx >= cfg_system.platform->ncpus || idx >= ARCH_MAX_CPUS) {
+		f->x[0] = (u64)(s64)BH_E_INVALID;
+		return;
+	}
+	for (u32 i = 0; i < v->vm->nvcpus; i++)
+		if (v->vm->vcpus[i]->pcpu == idx)
+			allowed = true;
+	if (!allowed) {
+		f->x[0] = (u64)(s64)BH_E_DENIED;
+		return;
+	}
+	c = &cpu_data[idx];
+	f->x[0] = BH_OK;
+	f->x[1] = READ_ONCE(c->exits);
+	f->x[2] = READ_ONCE(c->irq_exits);
+	f->x[3] = READ_ONCE(c->reg_exits);
+}
 
 /* b1c4e7d0-6b75-4c6b-8a5e-425548484431 as SMCCC returns a UID: 4 words */
 static const u32 bh_uid[4] = { 0xd0e7c4b1u, 0x4c6b756bu, 0x55425e8au, 0x31444848u };
@@ -102,7 +149,16 @@ void hypercall_dispatch(struct vcpu *v)
 		f->x[0] = (u64)(n < 0 ? BH_E_INVALID : n);
 		break;
 	}
+	case BH_HC_CPU_EXITS:
+		hypercall_cpu_exits(v);
+		break;
 	default:
+		for (u32 i = 0; i < HYPERCALL_MAX_REGISTERED; i++) {
+			if (hypercall_extra[i].fn && hypercall_extra[i].fid == fid) {
+				hypercall_extra[i].fn(v);
+				return;
+			}
+		}
 		f->x[0] = (u64)(s64)BH_E_NOT_SUPPORTED;
 		break;
 	}

@@ -13,6 +13,13 @@
 #define BH_HC_CONSOLE_WRITE 0xc6000002u
 #define BH_HC_SHMEM_INFO    0xc6000003u
 #define BH_HC_DOORBELL      0xc6000004u
+#define BH_HC_COLOR_INFO    0xc6000005u /* isolation/color_vm.c */
+#define BH_HC_IPA_INFO      0xc6000006u /* isolation/color_vm.c */
+#define BH_HC_BW_STATS      0xc6000007u /* isolation/bw.c */
+#define BH_HC_BW_SET        0xc6000008u /* isolation/bw.c */
+#define BH_HC_CPU_EXITS     0xc6000009u
+
+#define BH_CPU_SELF 0xffffu /* BH_HC_CPU_EXITS: the caller's own physical CPU */
 
 #define BH_OK              0
 #define BH_E_NOT_SUPPORTED (-1)
@@ -29,5 +36,8 @@ struct vcpu;
 
 /* Handles an HVC/SMC (after PSCI): function ID in x0; results in x0..x4. */
 void hypercall_dispatch(struct vcpu *v);
+/* Lets an upper layer serve a function ID (at init): fn reads its
+ * arguments from and writes its results to v->frame. */
+void hypercall_register(u32 fid, void (*fn)(struct vcpu *v));
 
 #endif

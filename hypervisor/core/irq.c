@@ -9,6 +9,13 @@
 
 static struct vm *irq_owner[GIC_MAX_INTID];
 static u32 irq_console = GIC_SPURIOUS;
+static void (*irq_hyp[GIC_PRIV_MAX])(u32 intid);
+
+void irq_register_hyp(u32 intid, void (*fn)(u32 intid))
+{
+	if (intid < GIC_PRIV_MAX)
+		irq_hyp[intid] = fn;
+}
 
 void irq_init(void)
 {
@@ -40,6 +47,12 @@ static void irq_dispatch(u32 intid)
 {
 	struct vcpu *v = vcpu_current();
 
+	if (intid < GIC_PRIV_MAX && irq_hyp[intid]) {
+		gic_eoi(intid);
+		irq_hyp[intid](intid);
+		gic_deactivate(intid);
+		return;
+	}
 	if (intid == IRQ_PPI_VTIMER && v) {
 		/* priority drop only: the guest's EOI deactivates it (HW bit) */
 		gic_eoi(intid);
@@ -72,14 +85,19 @@ static void irq_dispatch(u32 intid)
 		log_info("cpu %u: unexpected interrupt %u", cpu_index(), intid);
 }
 
-void irq_handle_pending(void)
+u32 irq_handle_pending(void)
 {
+	u32 hyp = 0;
+
 	for (;;) {
 		u32 intid = gic_ack();
 
 		if (intid >= GIC_MAX_INTID)
 			break;
 		cpu_this()->irq_exits++;
+		if (intid < GIC_PRIV_MAX && irq_hyp[intid])
+			hyp++;
 		irq_dispatch(intid);
 	}
+	return hyp;
 }

@@ -16,8 +16,14 @@ struct vm;
 void irq_init(void);
 /* Per CPU: enables the private interrupts the hypervisor uses. */
 void irq_cpu_init(void);
-/* Acknowledges and dispatches every pending physical interrupt. */
-void irq_handle_pending(void);
+/* Acknowledges and dispatches every pending physical interrupt; returns how
+ * many of them went to a registered hypervisor handler. */
+u32 irq_handle_pending(void);
+/* Registers the hypervisor's own handler of a private interrupt (SGI/PPI,
+ * the same on every CPU): the upper layers' way in (e.g. the bandwidth
+ * regulator's timer and PMU interrupts). fn runs between the priority drop
+ * and the deactivation. The interrupt still has to be enabled per CPU. */
+void irq_register_hyp(u32 intid, void (*fn)(u32 intid));
 void irq_set_console(u32 intid, u64 target_mpidr);
 
 #endif

@@ -16,13 +16,67 @@
 #define S2_RAM    (PTE_AF | PTE_SH_INNER | S2_MEMATTR_NORMAL_WB | S2_AP_RW)
 #define S2_DEVICE (PTE_AF | S2_MEMATTR_DEVICE_nGnRE | S2_AP_RW | PTE_XN)
 
+static mem_color_next_fn mem_color_next;
+
+void mem_set_color_next(mem_color_next_fn next)
+{
+	mem_color_next = next;
+}
+
+/* The first page of color set c at or after pa; it must be RAM the
+ * hypervisor does not use (the toolchain placed the spans so). */
+static u64 mem_color_page(const struct vm *vm, const struct cfg_color *c, u64 pa)
+{
+	const struct cfg_platform *p = cfg_system.platform;
+	u64 page;
+
+	if (!mem_color_next)
+		panic("vm %s: colored memory but no coloring support", vm->cfg->name);
+	page = mem_color_next(c, pa);
+	if (page < p->ram_base || page - p->ram_base >= p->ram_size ||
+	    (page >= p->hyp_base && page - p->hyp_base < p->hyp_size))
+		panic("vm %s: colored page %lx (searched from %lx) is not VM RAM", vm->cfg->name,
+		      page, pa);
+	return page;
+}
+
+struct mem_color_ctx {
+	const struct vm *vm;
+	const struct cfg_color *color;
+};
+
+static u64 mem_color_next_pa(const void *ctx, u64 after_pa, bool first)
+{
+	const struct mem_color_ctx *cc = ctx;
+
+	return mem_color_page(cc->vm, cc->color, first ? after_pa : after_pa + SZ_4K);
+}
+
 static u64 *mem_pt_alloc(void *ctx)
 {
 	struct vm *vm = ctx;
+	const struct cfg_vm *c = vm->cfg;
+	u64 pa;
 
-	if (vm->s2_next >= vm->cfg->pt_pages)
+	if (vm->s2_next >= c->pt_pages)
 		return NULL;
-	return vm->cfg->pt_pool[vm->s2_next++].e;
+	if (!c->pt_color)
+		return c->pt_pool[vm->s2_next++].e;
+	/* colored tables: the next page of the VM's colors, zeroed here */
+	pa = mem_color_page(vm, c->pt_color, vm->s2_next ? vm->s2_pt_pa + SZ_4K : c->pt_pa);
+	vm->s2_pt_pa = pa;
+	vm->s2_next++;
+	memset((void *)(uintptr_t)pa, 0, SZ_4K);
+	return (u64 *)(uintptr_t)pa;
+}
+
+/* Maps RAM, page by page in the region's colors when it has them. */
+static void mem_map_ram(struct vm *vm, u64 ipa, u64 pa, u64 size, const struct cfg_color *color)
+{
+	struct mem_color_ctx cc = { .vm = vm, .color = color };
+	struct mem_placement place = { .next_pa = mem_color_next_pa, .ctx = &cc };
+
+	mem_map(vm, ipa, pa, size, MEM_RAM, color ? &place : NULL);
 }
 
 void mem_map(struct vm *vm, u64 ipa, u64 pa, u64 size, enum mem_kind kind,
@@ -49,18 +103,19 @@ void mem_vm_init(struct vm *vm)
 {
 	const struct cfg_vm *c = vm->cfg;
 
-	if (!c->pt_pages)
+	if (!c->pt_pages || (!c->pt_pool && !c->pt_color))
 		panic("vm %s: no stage-2 table pool", c->name);
-	vm->s2_next = 1;
-	vm->s2 = (struct pt){ .root = c->pt_pool[0].e, .alloc = mem_pt_alloc, .ctx = vm };
+	vm->s2_next = 0;
+	vm->s2 = (struct pt){ .alloc = mem_pt_alloc, .ctx = vm };
+	vm->s2.root = mem_pt_alloc(vm);
 	vm->ram_bytes = 0;
 	for (u32 i = 0; i < c->nmem; i++) {
-		mem_map(vm, c->mem[i].ipa, c->mem[i].pa, c->mem[i].size, MEM_RAM, NULL);
+		mem_map_ram(vm, c->mem[i].ipa, c->mem[i].pa, c->mem[i].size, c->mem[i].color);
 		vm->ram_bytes += c->mem[i].size;
 	}
 	for (u32 i = 0; i < c->nshmem; i++) {
 		const struct cfg_shmem *s = &cfg_system.shmems[c->shmem[i].shmem];
-		mem_map(vm, c->shmem[i].ipa, s->pa, s->size, MEM_RAM, NULL);
+		mem_map_ram(vm, c->shmem[i].ipa, s->pa, s->size, s->color);
 	}
 	for (u32 i = 0; i < c->nmmio; i++)
 		mem_map(vm, c->mmio[i].ipa, c->mmio[i].pa, c->mmio[i].size, MEM_DEVICE, NULL);

@@ -10,6 +10,7 @@
 #include "lib/types.h"
 
 struct vm;
+struct cfg_color;
 
 /*
  * Placement of a region's pages. When next_pa is NULL the region is
@@ -22,6 +23,15 @@ struct mem_placement {
 	u64 (*next_pa)(const void *ctx, u64 after_pa, bool first);
 	const void *ctx;
 };
+
+/*
+ * Colored memory (cfg_mem.color, cfg_shmem.color, cfg_vm.pt_color): the
+ * isolation layer registers the page finder at boot, before VMs are built
+ * (isolation/color_vm.c). next returns the first page at or after pa whose
+ * address matches the color set, or ~0 if there is none.
+ */
+typedef u64 (*mem_color_next_fn)(const struct cfg_color *c, u64 pa);
+void mem_set_color_next(mem_color_next_fn next);
 
 enum mem_kind {
 	MEM_RAM,

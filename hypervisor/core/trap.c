@@ -112,7 +112,8 @@ void trap_guest_irq(struct frame *f)
 	(void)f;
 	cpu_this()->exits++;
 	vgic_sync(v);
-	irq_handle_pending();
+	if (irq_handle_pending())
+		cpu_this()->reg_exits++;
 	vcpu_exit_path(v);
 }
 

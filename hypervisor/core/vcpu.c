@@ -97,12 +97,40 @@ static void vcpu_park(struct vcpu *v)
 	v->parked = false;
 }
 
+static void (*vcpu_stall_hook)(struct vcpu *v);
+
+void vcpu_set_stall_hook(void (*fn)(struct vcpu *v))
+{
+	vcpu_stall_hook = fn;
+}
+
+/* A throttled vCPU waits at EL2 in WFI, touching no memory but its own
+ * state, until the regulator clears the flag (its period timer, or the
+ * stall hook). Interrupts arriving meanwhile are handled as usual: those
+ * for the guest stay pending in the vGIC until it runs again. */
+static void vcpu_stall(struct vcpu *v)
+{
+	while (v->throttled && v->vm->state == VM_RUNNING) {
+		irq_handle_pending();
+		if (vcpu_stall_hook)
+			vcpu_stall_hook(v);
+		if (!v->throttled)
+			break;
+		wfi();
+	}
+}
+
 void vcpu_exit_path(struct vcpu *v)
 {
-	if (v->vm->state != VM_RUNNING || v->power != VCPU_ON) {
-		if (v->vm->state != VM_RUNNING)
-			v->power = VCPU_OFF;
-		vcpu_park(v);
+	for (;;) {
+		if (v->vm->state != VM_RUNNING || v->power != VCPU_ON) {
+			if (v->vm->state != VM_RUNNING)
+				v->power = VCPU_OFF;
+			vcpu_park(v);
+		}
+		if (!v->throttled)
+			break;
+		vcpu_stall(v);
 	}
 	vgic_flush(v);
 }

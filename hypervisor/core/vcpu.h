@@ -25,6 +25,9 @@ struct vcpu {
 	u64 boot_ctx;
 	bool s2_flushed;
 	struct vgic_cpu vgic;
+	/* Set by the bandwidth regulator (isolation/bw.c) on its own CPU: the
+	 * vCPU runs no guest code until it is cleared (see vcpu_exit_path). */
+	volatile bool throttled;
 };
 
 /* vcpus[i] is the vCPU pinned to physical CPU i (vm == NULL: unused CPU). */
@@ -48,5 +51,9 @@ void vcpu_exit_path(struct vcpu *v);
 void vcpu_kick(struct vcpu *v);
 /* PSCI CPU_ON within a VM. */
 s64 vcpu_power_on(struct vcpu *target, u64 entry, u64 ctx);
+/* Registers the function a throttled vCPU's CPU calls after handling its
+ * interrupts, each time it wakes up while stalled; it may clear
+ * v->throttled. One hook for all CPUs (the regulator's, at init). */
+void vcpu_set_stall_hook(void (*fn)(struct vcpu *v));
 
 #endif

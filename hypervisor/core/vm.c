@@ -2,6 +2,7 @@
 #include "core/vm.h"
 
 #include "arch/aarch64/psci_fw.h"
+#include "arch/aarch64/sysregs.h"
 #include "core/mem.h"
 #include "core/vcpu.h"
 #include "core/vgic_dist.h"
@@ -21,6 +22,11 @@ void vm_load(struct vm *vm)
 	mem_load_images(vm);
 }
 
+static u64 vm_us(u64 ticks)
+{
+	return ticks * 1000000 / arch_counter_freq();
+}
+
 void vm_init_all(void)
 {
 	const struct cfg_system *s = &cfg_system;
@@ -32,6 +38,7 @@ void vm_init_all(void)
 	for (u32 i = 0; i < s->nvms; i++) {
 		struct vm *vm = &vms[i];
 		const struct cfg_vm *c = &s->vms[i];
+		u64 t0, t1, t2;
 
 		vm->id = i;
 		vm->cfg = c;
@@ -53,13 +60,21 @@ void vm_init_all(void)
 			cpu_data[pcpu].vcpu = v;
 			vm->vcpus[k] = v;
 		}
+		t0 = arch_counter();
 		mem_vm_init(vm);
+		t1 = arch_counter();
 		vgic_dist_init(vm, p->gicd_base);
 		vgic_redist_init(vm, p->gicr_base, p->gicr_stride);
 		vuart_init(vm);
+		t2 = arch_counter();
 		vm_load(vm);
+		t2 = arch_counter() - t2; /* image copy (and device state reset) */
+		t1 -= t0;                 /* stage-2 build */
 		log_info("vm %s: %u vCPU(s), %lu MiB, %u table pages, entry %lx", c->name, c->ncpus,
 		         vm->ram_bytes >> 20, vm->s2_next, c->entry);
+		log_info("vm %s: memory set up in %lu us (%lu pages): "
+		         "stage 2 %lu us, images %lu us",
+		         c->name, vm_us(t1 + t2), vm->ram_bytes >> 12, vm_us(t1), vm_us(t2));
 	}
 }
 

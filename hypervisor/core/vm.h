@@ -26,7 +26,8 @@ struct vm {
 	u64 vttbr;
 	u64 ram_bytes;
 	struct pt s2;
-	u32 s2_next;
+	u32 s2_next;  /* stage-2 table pages taken from the VM's pool */
+	u64 s2_pt_pa; /* colored pool: the last page taken */
 	struct vcpu *vcpus[CFG_MAX_CPUS];
 	u32 nvcpus;
 	struct vgic_dist vgic;

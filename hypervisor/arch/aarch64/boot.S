@@ -16,9 +16,12 @@ _start:
 	adr	x1, el2_vectors
 	msr	vbar_el2, x1
 	isb
-	/* Zero the BSS (MMU off: plain aligned stores). */
-	adr	x1, __bss_start
-	adr	x2, __bss_end
+	/* Zero the BSS (MMU off: plain aligned stores). adrp: the BSS holds the
+	 * stage-2 table pools and may be far beyond adr's 1 MiB reach. */
+	adrp	x1, __bss_start
+	add	x1, x1, :lo12:__bss_start
+	adrp	x2, __bss_end
+	add	x2, x2, :lo12:__bss_end
 1:	cmp	x1, x2
 	b.hs	2f
 	stp	xzr, xzr, [x1], #16
@@ -36,7 +39,8 @@ secondary_entry:
 
 cpu_start:
 	/* sp = stacks + (index + 1) * STACK_SIZE - FRAME_SIZE */
-	adr	x1, hyp_stacks
+	adrp	x1, hyp_stacks
+	add	x1, x1, :lo12:hyp_stacks
 	add	x2, x0, #1
 	mov	x3, #STACK_SIZE
 	madd	x1, x2, x3, x1

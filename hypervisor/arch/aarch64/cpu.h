@@ -25,6 +25,7 @@ struct cpu {
 	void *vcpu;          /* the core's vCPU pinned to this CPU, or NULL */
 	u64 exits;           /* exceptions taken from the guest */
 	u64 irq_exits;       /* of which physical interrupts */
+	u64 reg_exits;       /* of which handled a registered hypervisor interrupt (regulation) */
 };
 
 extern struct cpu cpu_data[ARCH_MAX_CPUS];

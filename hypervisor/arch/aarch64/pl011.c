@@ -56,6 +56,7 @@ int pl011_getc(void)
 
 void pl011_enable_rx_irq(void)
 {
-	pl011_write_reg(UART_ICR, INT_RX | INT_RT);
+	/* No ICR write: input that arrived before (a full FIFO raises no new
+	 * receive interrupt) must still raise one now. */
 	pl011_write_reg(UART_IMSC, INT_RX | INT_RT);
 }

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The EL2 physical timer (CNTHP_*_EL2): the hypervisor's own timer, never
+ * visible to guests. Programmed with absolute compare values on the
+ * physical counter, so a periodic user that adds its period to the last
+ * deadline never drifts, however late its interrupt is handled.
+ */
+#ifndef ARCH_TIMER_H
+#define ARCH_TIMER_H
+
+#include "arch/aarch64/sysregs.h"
+#include "lib/types.h"
+
+#define CNTHP_CTL_ENABLE BIT(0)
+#define CNTHP_CTL_IMASK  BIT(1)
+
+/* Physical counter (CNTPCT_EL0) and its frequency (CNTFRQ_EL0, Hz). */
+static inline u64 timer_now(void)
+{
+	return arch_counter();
+}
+
+u64 timer_freq(void);
+
+/* Fires the EL2 timer interrupt (a level PPI, see the platform) once
+ * CNTPCT >= deadline; the line stays asserted until the timer is re-armed
+ * later or stopped. */
+static inline void timer_hyp_arm(u64 deadline)
+{
+	sysreg_write(cnthp_cval_el2, deadline);
+	sysreg_write(cnthp_ctl_el2, CNTHP_CTL_ENABLE);
+	isb();
+}
+
+void timer_hyp_stop(void);
+/* The current compare value. */
+u64 timer_hyp_deadline(void);
+
+/* ticks <-> nanoseconds at timer_freq() (no overflow below ~2^64 / 10^9 s). */
+u64 timer_ticks_to_ns(u64 ticks);
+u64 timer_ns_to_ticks(u64 ns);
+
+#endif

@@ -1,0 +1,651 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The bandwidth regulator. Per regulated vCPU (one per physical CPU):
+ *
+ *   period start (bw_period, EL2 timer)   counter := 2^32 - grant
+ *   budget spent (bw_overflow, PMU irq)   reclaim from siblings, else
+ *                                         v->throttled: the CPU waits in
+ *                                         WFI at EL2 (core/vcpu.c)
+ *   next period start                     throttled cleared, counter reloaded
+ *
+ * The counter counts at EL0, EL1 and EL2: what the hypervisor does on the
+ * vCPU's behalf (traps, hypercalls, emulation) is charged to it, so a guest
+ * cannot move work into the hypervisor to escape its budget. What is counted
+ * while the vCPU is stalled or parked is discarded. The periods of a VM's
+ * vCPUs share one schedule (bw_budget.h: absolute boundaries), so they are
+ * aligned. CPUs of unregulated VMs are never touched: no timer, no PMU
+ * interrupt.
+ *
+ * Concurrency: a bw_cpu is written only by its own CPU, with interrupts
+ * masked (EL2), except where noted. Cross-CPU state is the reclaim pool
+ * (compare-and-swap), the settings (seqlock, one writer under a lock), the
+ * spare-sharing generation (atomic) and the throttled flags (read only).
+ */
+#include "isolation/bw.h"
+
+#include "arch/aarch64/cpu.h"
+#include "arch/aarch64/gicv3.h"
+#include "arch/aarch64/pmu.h"
+#include "arch/aarch64/timer.h"
+#include "core/config.h"
+#include "core/console.h"
+#include "core/hypercall.h"
+#include "core/irq.h"
+#include "core/vcpu.h"
+#include "core/vm.h"
+#include "isolation/bw_budget.h"
+#include "lib/log.h"
+#include "lib/spinlock.h"
+
+#define BW_ALL_VCPUS     0xffffu
+#define BW_MAX_PERIOD_US 1000000u
+#define BW_MAX_BUDGET    0x7fffffffu
+#define BW_NEV           CFG_BW_MAX_EVENTS
+
+/* What a VM's regulation is set to: from the config, then BH_HC_BW_SET. */
+struct bw_settings {
+	u64 start;     /* counter value where period 0 of these settings begins */
+	u64 base;      /* VM-wide index of that period (continues across changes) */
+	u32 period_us; /* >= 1 */
+	u64 budget[BW_NEV];
+	u32 share[BW_NEV][CFG_MAX_CPUS]; /* events per period of each vCPU */
+	u64 unshared[BW_NEV];            /* budget no vCPU has (weights below 100%) */
+};
+
+struct bw_vm {
+	const struct cfg_bw *cfg; /* NULL: unregulated */
+	struct vm *vm;
+	spinlock_t lock;         /* serialises writers of next */
+	volatile u32 seq;        /* seqlock over next: odd while it is written */
+	struct bw_settings next; /* latest settings; vCPUs switch at next.start */
+	u64 pool[BW_NEV];        /* reclaim: (period << 32) | events given up */
+	struct bw_stats stats;   /* VM totals per period, kept by vCPU 0's CPU (if > 1 vCPU) */
+};
+
+struct bw_cpu {
+	struct vcpu *v; /* NULL: this CPU is not regulated */
+	struct bw_vm *bvm;
+	u32 nev;
+	u32 ctr[BW_NEV]; /* PMU counter of each event */
+	u32 mask;        /* their overflow bits */
+	u32 seq;         /* settings in use: bvm->seq when they were copied */
+	struct bw_settings set;
+	struct bw_clock clk;
+	u32 seg_start[BW_NEV]; /* counter value where the current grant began */
+	u64 used[BW_NEV];      /* events of the grants closed this period */
+	bool paused;           /* counters stopped: the vCPU overflowed while off */
+	u32 pred[BW_NEV];      /* predicted use (reclaim) */
+	bool starved;          /* needed more than it kept this period */
+	volatile bool spare;   /* released by spare sharing until the period ends */
+	u32 spare_seen;        /* bw_spare_gen when it was throttled */
+	u64 throttle_at;
+	u64 lead; /* ticks: twice what the last period end took to handle */
+	struct bw_stats stats;
+	u64 hist[BW_HIST]; /* (period << 32) | events, for the VM totals */
+};
+
+static struct bw_vm bw_vms[CFG_MAX_CPUS];
+static struct bw_cpu bw_cpus[CFG_MAX_CPUS];
+static const struct cfg_bw_system *bw_sys;
+static u64 bw_hz;
+static volatile u32 bw_spare_gen;
+
+static struct bw_cpu *bw_this(void)
+{
+	return &bw_cpus[cpu_index()];
+}
+
+static u32 bw_share(const struct bw_cpu *c, u32 e)
+{
+	return c->set.share[e][c->v->idx];
+}
+
+static u32 bw_period_id(const struct bw_cpu *c)
+{
+	return (u32)(c->set.base + c->clk.epoch);
+}
+
+static bool bw_spare_sharing(void)
+{
+	return bw_sys && (bw_sys->flags & CFG_BW_SPARE_SHARING);
+}
+
+/* Copies the VM's latest settings if they are consistent (seqlock). */
+static bool bw_read_settings(struct bw_vm *b, struct bw_settings *out, u32 *seq)
+{
+	u32 s = __atomic_load_n(&b->seq, __ATOMIC_ACQUIRE);
+
+	if (s & 1)
+		return false;
+	*out = b->next;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&b->seq, __ATOMIC_RELAXED) != s)
+		return false;
+	*seq = s;
+	return true;
+}
+
+static void bw_write_settings(struct bw_vm *b, const struct bw_settings *s)
+{
+	__atomic_store_n(&b->seq, b->seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	b->next = *s;
+	__atomic_store_n(&b->seq, b->seq + 1, __ATOMIC_RELEASE);
+}
+
+/* At a period start: switches to newer settings once they have begun. */
+static void bw_adopt(struct bw_cpu *c, u64 now)
+{
+	struct bw_settings n;
+	u32 seq;
+
+	if (__atomic_load_n(&c->bvm->seq, __ATOMIC_ACQUIRE) == c->seq)
+		return;
+	if (!bw_read_settings(c->bvm, &n, &seq) || n.start > now)
+		return;
+	c->set = n;
+	c->seq = seq;
+	bw_clock_init(&c->clk, n.start, n.period_us, bw_hz, now);
+}
+
+/* Adds the events counted since each grant began to this period's use
+ * (charge), or drops them (what a stalled or parked vCPU's CPU counted). */
+static void bw_count(struct bw_cpu *c, bool charge)
+{
+	for (u32 e = 0; e < c->nev; e++) {
+		u32 now = pmu_hyp_read(c->ctr[e]);
+
+		if (charge)
+			c->used[e] += bw_counted(c->seg_start[e], now);
+		c->seg_start[e] = now;
+	}
+}
+
+static void bw_grant(struct bw_cpu *c, u32 e, u32 events)
+{
+	c->seg_start[e] = bw_preload(events);
+	pmu_hyp_write(c->ctr[e], c->seg_start[e]);
+}
+
+/* The vCPU runs no guest code: off, or waiting to be started. */
+static bool bw_idle(const struct vcpu *v)
+{
+	return READ_ONCE(v->parked) || v->power != VCPU_ON;
+}
+
+/* vCPU 0's CPU sums the VM's vCPUs two periods late (all have reported). */
+static void bw_vm_totals(struct bw_vm *b, u32 period)
+{
+	u64 sum = 0;
+	bool any = false;
+
+	for (u32 k = 0; k < b->vm->nvcpus; k++) {
+		u32 used;
+
+		if (bw_hist_get(bw_cpus[b->vm->vcpus[k]->pcpu].hist, period, &used)) {
+			sum += used;
+			any = true;
+		}
+	}
+	if (any)
+		bw_stats_period(&b->stats, sum);
+}
+
+static void bw_close_period(struct bw_cpu *c, u64 now)
+{
+	struct vcpu *v = c->v;
+	bool starved = c->starved || v->throttled || c->spare;
+	bool idle = bw_idle(v);
+	u64 total = 0;
+
+	if (!c->paused)
+		bw_count(c, !v->throttled && !idle);
+	for (u32 e = 0; e < c->nev; e++) {
+		if (idle)
+			c->used[e] = 0; /* what the CPU counted while the vCPU was off */
+		total += c->used[e];
+		if (c->bvm->cfg->flags & CFG_BW_RECLAIM)
+			c->pred[e] =
+			    bw_predict(c->pred[e], c->used[e], starved && !idle, bw_share(c, e));
+	}
+	bw_stats_period(&c->stats, total);
+	if (c->bvm->vm->nvcpus > 1) {
+		bw_hist_put(c->hist, bw_period_id(c), total);
+		if (v->idx == 0)
+			bw_vm_totals(c->bvm, bw_period_id(c) - 2);
+	}
+	if (v->throttled) {
+		if (!c->paused)
+			c->stats.stalled_ticks += now - c->throttle_at;
+		v->throttled = false;
+	}
+	c->spare = false;
+	c->starved = false;
+}
+
+static void bw_open_period(struct bw_cpu *c)
+{
+	struct vcpu *v = c->v;
+	struct bw_vm *b = c->bvm;
+	bool reclaim = b->cfg->flags & CFG_BW_RECLAIM;
+	bool idle = bw_idle(v);
+	u32 id = bw_period_id(c);
+
+	/* stale flags first: a small grant may overflow before we are done */
+	pmu_overflow_clear(c->mask);
+	for (u32 e = 0; e < c->nev; e++) {
+		u32 share = bw_share(c, e);
+		u32 keep = share;
+
+		if (reclaim) {
+			/* keep what it is likely to use, lend the rest */
+			keep = idle ? 1 : bw_keep(c->pred[e], share);
+			if (share > keep)
+				bw_pool_give(&b->pool[e], id, share - keep);
+			if (v->idx == 0 && c->set.unshared[e])
+				bw_pool_give(&b->pool[e], id,
+				             (u32)MIN(c->set.unshared[e], BW_MAX_BUDGET));
+		}
+		c->used[e] = 0;
+		if (c->paused)
+			pmu_hyp_start(c->ctr[e], b->cfg->event[e], bw_preload(keep));
+		bw_grant(c, e, keep);
+	}
+	c->paused = false;
+}
+
+/* Stops regulating this CPU (its VM is off for good). */
+static void bw_cpu_stop(struct bw_cpu *c)
+{
+	timer_hyp_stop();
+	for (u32 e = 0; e < c->nev; e++)
+		pmu_hyp_stop(c->ctr[e]);
+	gic_disable(cfg_system.platform->timer_hyp_irq);
+	gic_disable(bw_sys->pmu_irq);
+	c->v->throttled = false;
+}
+
+/*
+ * The common period end, kept short (it runs every period): one counter, no
+ * reclaim, no settings change, and the vCPU ran under its budget. The same
+ * as bw_close_period + bw_clock_advance + bw_open_period in that case.
+ */
+static bool bw_period_fast(struct bw_cpu *c, u64 now)
+{
+	struct vcpu *v = c->v;
+	struct bw_clock *k = &c->clk;
+	u64 frac = k->frac + k->step_frac, next, total;
+	u32 share, count;
+
+	if (c->nev != 1 || v->throttled || c->paused || c->spare ||
+	    (c->bvm->cfg->flags & CFG_BW_RECLAIM) || bw_idle(v) ||
+	    __atomic_load_n(&c->bvm->seq, __ATOMIC_RELAXED) != c->seq)
+		return false;
+	next = k->deadline + k->step_whole + (frac >= BW_US_PER_S ? 1 : 0);
+	if (next <= now + c->lead)
+		return false; /* late: the next period would be over before the vCPU runs */
+	count = pmu_hyp_read(c->ctr[0]);
+	share = bw_share(c, 0);
+	pmu_overflow_clear(c->mask);
+	pmu_hyp_write(c->ctr[0], bw_preload(share));
+	total = c->used[0] + bw_counted(c->seg_start[0], count);
+	c->seg_start[0] = bw_preload(share);
+	c->used[0] = 0;
+	bw_stats_period(&c->stats, total);
+	if (c->bvm->vm->nvcpus > 1) {
+		bw_hist_put(c->hist, bw_period_id(c), total);
+		if (v->idx == 0)
+			bw_vm_totals(c->bvm, bw_period_id(c) - 2);
+	}
+	k->epoch++;
+	k->deadline = next;
+	k->frac = frac >= BW_US_PER_S ? frac - BW_US_PER_S : frac;
+	timer_hyp_arm(next);
+	c->lead = 2 * (timer_now() - now);
+	return true;
+}
+
+void bw_period(u32 intid)
+{
+	struct bw_cpu *c = bw_this();
+	u64 now = timer_now();
+
+	(void)intid;
+	if (!c->v) {
+		timer_hyp_stop();
+		return;
+	}
+	if (c->v->vm->state == VM_OFF || c->v->vm->state == VM_STOPPED) {
+		bw_cpu_stop(c);
+		return;
+	}
+	if (now < c->clk.deadline) { /* early: not this period's end yet */
+		timer_hyp_arm(c->clk.deadline);
+		return;
+	}
+	if (bw_period_fast(c, now))
+		return;
+	bw_close_period(c, now);
+	/* Late (handling a period end costs about a period or more, or a long
+	 * trap delayed it): the next period must leave the vCPU time to run,
+	 * else it would only ever run this handler; periods are skipped, the
+	 * boundaries stay on the grid. */
+	if (bw_clock_advance(&c->clk, now) > 1 && c->clk.deadline - now < c->clk.step_whole)
+		bw_clock_advance(&c->clk, c->clk.deadline);
+	for (u32 i = 0; i < 4 && c->clk.deadline <= now + c->lead; i++)
+		bw_clock_advance(&c->clk, c->clk.deadline);
+	bw_adopt(c, now);
+	bw_open_period(c);
+	timer_hyp_arm(c->clk.deadline);
+	c->lead = 2 * (timer_now() - now);
+}
+
+/* Spare sharing: when every regulated vCPU that runs has spent its budget,
+ * all of them run on until their own period ends. */
+static void bw_spare_check(struct bw_cpu *me)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (u32 i = 0; i < ARCH_MAX_CPUS; i++) {
+		struct vcpu *w = bw_cpus[i].v;
+
+		if (!w || READ_ONCE(w->throttled) || READ_ONCE(bw_cpus[i].spare))
+			continue;
+		if (READ_ONCE(w->parked) || w->power != VCPU_ON || w->vm->state != VM_RUNNING)
+			continue;
+		return;
+	}
+	__atomic_add_fetch(&bw_spare_gen, 1, __ATOMIC_SEQ_CST);
+	for (u32 i = 0; i < ARCH_MAX_CPUS; i++) {
+		struct vcpu *w = bw_cpus[i].v;
+
+		if (w && &bw_cpus[i] != me && READ_ONCE(w->throttled))
+			vcpu_kick(w);
+	}
+}
+
+static void bw_throttle(struct bw_cpu *c)
+{
+	bw_count(c, true);
+	c->spare_seen = __atomic_load_n(&bw_spare_gen, __ATOMIC_ACQUIRE);
+	c->throttle_at = timer_now();
+	c->stats.throttles++;
+	c->starved = true;
+	c->v->throttled = true;
+	if (bw_spare_sharing())
+		bw_spare_check(c);
+}
+
+/*
+ * The PMU overflow path: the vCPU on this CPU spent what it was granted.
+ * Reclaim first (intra-VM pool), else throttle: from here until its next
+ * period the vCPU runs no guest code (vcpu_exit_path stalls it).
+ */
+void bw_overflow(u32 intid)
+{
+	struct bw_cpu *c = bw_this();
+	bool reclaim, throttle = false;
+	u32 ovf;
+
+	(void)intid;
+	if (!c->v)
+		return;
+	ovf = pmu_overflow_status(c->mask);
+	if (!ovf)
+		return; /* cleared by a period start in the meantime */
+	pmu_overflow_clear(ovf);
+	if (c->v->throttled || c->spare)
+		return;
+	if (bw_idle(c->v)) {
+		/* the CPU counted while the vCPU is off: stop counting until the
+		 * next period; started meanwhile, the vCPU waits for that period */
+		for (u32 e = 0; e < c->nev; e++)
+			pmu_hyp_stop(c->ctr[e]);
+		c->paused = true;
+		c->v->throttled = true;
+		c->throttle_at = timer_now();
+		return;
+	}
+	reclaim = c->bvm->cfg->flags & CFG_BW_RECLAIM;
+	for (u32 e = 0; e < c->nev; e++) {
+		u32 now, got = 0;
+
+		if (!(ovf & BIT(c->ctr[e])))
+			continue;
+		now = pmu_hyp_read(c->ctr[e]);
+		c->used[e] += bw_counted(c->seg_start[e], now);
+		c->seg_start[e] = now;
+		if (reclaim)
+			got = bw_pool_take(&c->bvm->pool[e], bw_period_id(c), bw_share(c, e));
+		if (got) {
+			c->starved = true;
+			bw_grant(c, e, got);
+		} else {
+			throttle = true;
+		}
+	}
+	if (throttle)
+		bw_throttle(c);
+}
+
+/* Called by the stall loop of a throttled vCPU (core/vcpu.c). */
+static void bw_stall_hook(struct vcpu *v)
+{
+	struct bw_cpu *c = bw_this();
+
+	if (c->v != v || !bw_spare_sharing() || c->paused)
+		return; /* a paused vCPU (counter stopped) waits for its period */
+	if (__atomic_load_n(&bw_spare_gen, __ATOMIC_ACQUIRE) == c->spare_seen)
+		return;
+	c->stats.stalled_ticks += timer_now() - c->throttle_at;
+	bw_count(c, false); /* the stall is not charged */
+	c->spare = true;    /* the counter goes on: no further overflow this period */
+	v->throttled = false;
+}
+
+/* --- hypercalls and console --------------------------------------------- */
+
+static void bw_hc_stats(struct vcpu *v)
+{
+	struct frame *f = v->frame;
+	struct vm *vm = v->vm;
+	struct bw_vm *b = &bw_vms[vm->id];
+	u64 idx = f->x[1];
+	struct bw_stats s;
+
+	if (!b->cfg || (idx != BW_ALL_VCPUS && idx >= vm->nvcpus)) {
+		f->x[0] = (u64)(s64)BH_E_INVALID;
+		return;
+	}
+	if (idx == BW_ALL_VCPUS && vm->nvcpus == 1)
+		idx = 0; /* the VM is its vCPU */
+	if (idx == BW_ALL_VCPUS) {
+		s = b->stats;
+		s.throttles = 0;
+		s.stalled_ticks = 0;
+		for (u32 k = 0; k < vm->nvcpus; k++) {
+			const struct bw_cpu *c = &bw_cpus[vm->vcpus[k]->pcpu];
+
+			s.throttles += READ_ONCE(c->stats.throttles);
+			s.stalled_ticks += READ_ONCE(c->stats.stalled_ticks);
+		}
+	} else {
+		s = bw_cpus[vm->vcpus[idx]->pcpu].stats;
+	}
+	f->x[0] = BH_OK;
+	f->x[1] = s.last;
+	f->x[2] = s.max;
+	f->x[3] = bw_stats_mean(&s);
+	f->x[4] = s.throttles;
+	f->x[5] = timer_ticks_to_ns(s.stalled_ticks);
+}
+
+static void bw_split_settings(struct bw_settings *s, const struct cfg_bw *cfg, u32 nvcpus)
+{
+	for (u32 e = 0; e < cfg->nevents; e++)
+		s->unshared[e] = bw_split(s->budget[e], nvcpus, cfg->weights, s->share[e]);
+}
+
+/* BH_HC_BW_SET: x1 = VM id, x2 = budget (events per period for the VM; 0
+ * keeps it), x3 = period in us (0 keeps it), x4 = second event's budget
+ * (read/write platforms; 0 keeps it). Managers only. The change takes
+ * effect for all the VM's vCPUs at one period boundary. */
+static void bw_hc_set(struct vcpu *v)
+{
+	struct frame *f = v->frame;
+	u64 id = f->x[1], budget = f->x[2], period = f->x[3], budget2 = f->x[4];
+	struct bw_settings cur, n;
+	struct bw_vm *b;
+	u64 k;
+	u32 seq;
+
+	if (!(v->vm->cfg->flags & CFG_VM_MANAGER)) {
+		f->x[0] = (u64)(s64)BH_E_DENIED;
+		return;
+	}
+	if (id >= vm_count || !bw_vms[id].cfg || budget > BW_MAX_BUDGET ||
+	    budget2 > BW_MAX_BUDGET || period > BW_MAX_PERIOD_US) {
+		f->x[0] = (u64)(s64)BH_E_INVALID;
+		return;
+	}
+	b = &bw_vms[id];
+	spin_lock(&b->lock);
+	while (!bw_read_settings(b, &cur, &seq))
+		;
+	n = cur;
+	if (period)
+		n.period_us = (u32)period;
+	if (budget)
+		n.budget[0] = budget;
+	if (budget2 && b->cfg->nevents > 1)
+		n.budget[1] = budget2;
+	bw_split_settings(&n, b->cfg, b->vm->nvcpus);
+	/* a boundary of the current schedule at least one period away: every
+	 * vCPU reaches it on the old schedule, then switches */
+	k = bw_period_at(cur.start, cur.period_us, bw_hz, timer_now()) + 2;
+	n.start = bw_boundary(cur.start, cur.period_us, bw_hz, k);
+	n.base = cur.base + k;
+	bw_write_settings(b, &n);
+	spin_unlock(&b->lock);
+	log_info("bw: vm %s: %lu events per %u us (set by vm %s)", b->vm->cfg->name, n.budget[0],
+	         n.period_us, v->vm->cfg->name);
+	f->x[0] = BH_OK;
+}
+
+static void bw_dump(void)
+{
+	bool any = false;
+
+	for (u32 i = 0; i < vm_count; i++) {
+		struct bw_vm *b = &bw_vms[i];
+
+		if (!b->cfg)
+			continue;
+		for (u32 k = 0; k < b->vm->nvcpus; k++) {
+			const struct bw_cpu *c = &bw_cpus[b->vm->vcpus[k]->pcpu];
+			struct bw_stats s = c->stats;
+
+			log_info("bw vm=%s vcpu=%u last=%lu max=%lu mean=%lu throttled=%lu "
+			         "stalled_us=%lu",
+			         b->vm->cfg->name, k, s.last, s.max, bw_stats_mean(&s), s.throttles,
+			         timer_ticks_to_ns(s.stalled_ticks) / 1000);
+			any = true;
+		}
+	}
+	if (!any)
+		log_info("bw: no VM is regulated");
+}
+
+/* --- initialisation ------------------------------------------------------ */
+
+void bw_init(void)
+{
+	u64 start;
+
+	hypercall_register(BH_HC_BW_STATS, bw_hc_stats);
+	hypercall_register(BH_HC_BW_SET, bw_hc_set);
+	console_register_command('b', bw_dump);
+	bw_sys = cfg_system.bw;
+	if (!bw_sys)
+		return;
+	bw_hz = timer_freq();
+	if (bw_sys->counter_hz && bw_sys->counter_hz != bw_hz)
+		log_info("bw: the counter runs at %lu Hz, the platform file says %lu Hz; periods "
+		         "follow the counter",
+		         bw_hz, bw_sys->counter_hz);
+	start = timer_now();
+	for (u32 i = 0; i < vm_count; i++) {
+		struct vm *vm = &vms[i];
+		const struct cfg_bw *cfg = vm->cfg->bw;
+		struct bw_vm *b = &bw_vms[i];
+		struct bw_settings *s = &b->next;
+
+		if (!cfg)
+			continue;
+		b->cfg = cfg;
+		b->vm = vm;
+		b->seq = 2;
+		s->start = start;
+		s->base = 0;
+		s->period_us = cfg->period_us ? cfg->period_us : 1;
+		for (u32 e = 0; e < cfg->nevents && e < BW_NEV; e++) {
+			u64 given = 0;
+
+			s->budget[e] = cfg->budget[e];
+			for (u32 k = 0; k < vm->nvcpus; k++) {
+				s->share[e][k] = cfg->vcpu_budget[e * vm->nvcpus + k];
+				given += s->share[e][k];
+			}
+			s->unshared[e] = given < cfg->budget[e] ? cfg->budget[e] - given : 0;
+		}
+		for (u32 k = 0; k < vm->nvcpus; k++) {
+			struct bw_cpu *c = &bw_cpus[vm->vcpus[k]->pcpu];
+
+			c->v = vm->vcpus[k];
+			c->bvm = b;
+			c->nev = cfg->flags & CFG_BW_CYCLES ? 1 : MIN(cfg->nevents, BW_NEV);
+		}
+		log_info("bw: vm %s: %lu %s per %u us over %u vCPU(s)%s", vm->cfg->name,
+		         cfg->budget[0], cfg->flags & CFG_BW_CYCLES ? "cycles" : "events",
+		         cfg->period_us, vm->nvcpus,
+		         cfg->flags & CFG_BW_RECLAIM ? ", reclaim" : "");
+	}
+	irq_register_hyp(bw_sys->pmu_irq, bw_overflow);
+	irq_register_hyp(cfg_system.platform->timer_hyp_irq, bw_period);
+	vcpu_set_stall_hook(bw_stall_hook);
+}
+
+void bw_cpu_init(void)
+{
+	struct bw_cpu *c = bw_this();
+	const struct cfg_bw *cfg;
+	u64 now;
+
+	if (!bw_sys || !c->v)
+		return;
+	cfg = c->bvm->cfg;
+	if (cfg->flags & CFG_BW_CYCLES) {
+		pmu_hyp_reserve(0);
+		c->ctr[0] = PMU_CYCLE_COUNTER;
+	} else {
+		u32 first = pmu_hyp_reserve(c->nev);
+
+		if (first + c->nev > pmu_counters())
+			panic("bw: cpu %u has %u PMU counters, regulation needs %u", cpu_index(),
+			      pmu_counters(), c->nev);
+		for (u32 e = 0; e < c->nev; e++)
+			c->ctr[e] = first + e;
+	}
+	c->mask = 0;
+	for (u32 e = 0; e < c->nev; e++)
+		c->mask |= (u32)BIT(c->ctr[e]);
+	now = timer_now();
+	while (!bw_read_settings(c->bvm, &c->set, &c->seq))
+		;
+	bw_clock_init(&c->clk, c->set.start, c->set.period_us, bw_hz, now);
+	for (u32 e = 0; e < c->nev; e++)
+		pmu_hyp_start(c->ctr[e], cfg->event[e], bw_preload(bw_share(c, e)));
+	bw_open_period(c);
+	gic_enable(bw_sys->pmu_irq);
+	gic_enable(cfg_system.platform->timer_hyp_irq);
+	timer_hyp_arm(c->clk.deadline);
+}

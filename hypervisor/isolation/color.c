@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Color-compliant address arithmetic (see color.h).
+ *
+ * Searching upwards from addr for a = (a & mask) == value: let h be the
+ * highest masked bit where addr disagrees with value. Bits above h already
+ * agree, so the answer keeps them if it can:
+ *  - addr has 0 at h (value wants 1): set bit h, clear every free bit
+ *    below it and write value into the masked bits below it;
+ *  - addr has 1 at h (value wants 0): no address with these upper bits
+ *    works; the free bits above h, read as one counter that skips the
+ *    masked bits, must be incremented. Setting all masked bits and all bits
+ *    up to h before adding 1 makes the carry run through them; clearing
+ *    the masked bits again and inserting value gives the answer.
+ * Searching downwards mirrors this: clear bit h and fill the free bits
+ * below with ones, or decrement the free-bit counter above h (clearing the
+ * masked bits first makes the borrow run through them).
+ */
+#include "isolation/color.h"
+
+/* Index of the highest set bit of x (x != 0). */
+static inline unsigned color_msb(u64 x)
+{
+	return 63u - (unsigned)__builtin_clzll(x);
+}
+
+/* Bits 0..h inclusive. */
+static inline u64 color_upto(unsigned h)
+{
+	return h >= 63 ? ~0ull : (2ull << h) - 1;
+}
+
+u64 color_next(u64 mask, u64 value, u64 addr)
+{
+	u64 diff = (addr ^ value) & mask;
+	unsigned h;
+	u64 low;
+
+	if (!diff)
+		return addr;
+	h = color_msb(diff);
+	low = color_upto(h);
+	if (value & BIT(h)) {
+		/* raise bit h; lowest possible bits below it */
+		return (addr & ~low) | BIT(h) | (value & (low >> 1));
+	} else {
+		u64 t = addr | mask | low;
+
+		if (t == ~0ull)
+			return COLOR_NONE; /* the counter would overflow */
+		return ((t + 1) & ~mask) | value;
+	}
+}
+
+u64 color_prev(u64 mask, u64 value, u64 addr)
+{
+	u64 diff = (addr ^ value) & mask;
+	unsigned h;
+	u64 low;
+
+	if (!diff)
+		return addr;
+	h = color_msb(diff);
+	low = color_upto(h);
+	if (!(value & BIT(h))) {
+		/* drop bit h; highest possible bits below it */
+		return (addr & ~low) | (~mask & (low >> 1)) | (value & (low >> 1));
+	} else {
+		u64 t = addr & ~mask & ~low;
+
+		if (!t)
+			return COLOR_NONE; /* the counter would underflow */
+		return ((t - 1) & ~mask) | value;
+	}
+}
+
+u64 color_set_next(const struct cfg_color *c, u64 addr)
+{
+	u64 best = COLOR_NONE;
+
+	for (u32 i = 0; i < c->nvalues; i++) {
+		u64 a = color_next(c->mask, c->values[i], addr);
+
+		if (a < best)
+			best = a;
+	}
+	return best;
+}
+
+u64 color_set_prev(const struct cfg_color *c, u64 addr)
+{
+	u64 best = COLOR_NONE;
+
+	for (u32 i = 0; i < c->nvalues; i++) {
+		u64 a = color_prev(c->mask, c->values[i], addr);
+
+		if (a != COLOR_NONE && (best == COLOR_NONE || a > best))
+			best = a;
+	}
+	return best;
+}
+
+bool color_set_match(const struct cfg_color *c, u64 addr)
+{
+	for (u32 i = 0; i < c->nvalues; i++)
+		if ((addr & c->mask) == c->values[i])
+			return true;
+	return false;
+}
+
+u64 color_extract(u64 x, u64 mask)
+{
+	u64 out = 0;
+
+	for (unsigned k = 0; mask; k++, mask &= mask - 1)
+		if (x & mask & -mask)
+			out |= BIT(k);
+	return out;
+}
+
+u64 color_deposit(u64 n, u64 mask)
+{
+	u64 out = 0;
+
+	for (unsigned k = 0; mask && k < 64; k++, mask &= mask - 1)
+		if (n & BIT(k))
+			out |= mask & -mask;
+	return out;
+}
+
+u64 color_all(u64 bits)
+{
+	unsigned n = (unsigned)__builtin_popcountll(bits);
+
+	if (n >= 6)
+		return ~0ull;
+	return BIT(1u << n) - 1;
+}
+
+/* Appends decimal v at buf[*pos] while it fits (keeping room for the NUL). */
+static void color_put_num(char *buf, size_t size, size_t *pos, unsigned v)
+{
+	char tmp[4];
+	unsigned n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v && n < sizeof(tmp));
+	while (n--) {
+		if (*pos + 1 < size)
+			buf[*pos] = tmp[n];
+		(*pos)++;
+	}
+}
+
+static void color_put_char(char *buf, size_t size, size_t *pos, char ch)
+{
+	if (*pos + 1 < size)
+		buf[*pos] = ch;
+	(*pos)++;
+}
+
+size_t color_format_list(char *buf, size_t size, u64 bitmap)
+{
+	size_t pos = 0;
+	bool first = true;
+
+	if (!bitmap) {
+		for (const char *s = "none"; *s; s++)
+			color_put_char(buf, size, &pos, *s);
+	}
+	for (unsigned c = 0; c < 64; c++) {
+		unsigned end = c;
+
+		if (!(bitmap & BIT(c)))
+			continue;
+		while (end + 1 < 64 && (bitmap & BIT(end + 1)))
+			end++;
+		if (!first)
+			color_put_char(buf, size, &pos, ',');
+		first = false;
+		color_put_num(buf, size, &pos, c);
+		if (end > c) {
+			color_put_char(buf, size, &pos, '-');
+			color_put_num(buf, size, &pos, end);
+		}
+		c = end;
+	}
+	if (size)
+		buf[pos < size ? pos : size - 1] = '\0';
+	return pos;
+}

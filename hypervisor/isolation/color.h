@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Page coloring: the arithmetic of color-compliant physical addresses.
+ *
+ * A color pattern is a (mask, value) pair over physical-address bits: an
+ * address a is compliant when (a & mask) == value. A color set
+ * (struct cfg_color) is several patterns over one mask, e.g. LLC colors
+ * 0-3 and 8 over the LLC index bits crossed with bank colors over the bank
+ * bits. The functions below find the nearest compliant address above or
+ * below any address in a few bit operations, whatever the gap.
+ *
+ * Pure logic (no hardware access): compiled for the host too and tested
+ * there against brute force (tests/host/test_color.c). The toolchain's
+ * bulkhead/color.py implements the same functions; both must agree on
+ * every page (tests/test_config_color_xcheck.py).
+ */
+#ifndef ISOLATION_COLOR_H
+#define ISOLATION_COLOR_H
+
+#include "core/config.h"
+#include "lib/types.h"
+
+/* "No compliant address exists" (in the direction searched). */
+#define COLOR_NONE (~0ull)
+
+/* Smallest a >= addr with (a & mask) == value, or COLOR_NONE.
+ * value must lie inside mask. */
+u64 color_next(u64 mask, u64 value, u64 addr);
+
+/* Largest a <= addr with (a & mask) == value, or COLOR_NONE. */
+u64 color_prev(u64 mask, u64 value, u64 addr);
+
+/* The same over every pattern of a color set (nearest over all). */
+u64 color_set_next(const struct cfg_color *c, u64 addr);
+u64 color_set_prev(const struct cfg_color *c, u64 addr);
+
+/* True when addr matches one of the set's patterns. */
+bool color_set_match(const struct cfg_color *c, u64 addr);
+
+/* The bits of x selected by mask, packed towards bit 0 in ascending order
+ * (bit k of the result is the k-th lowest bit of mask): the color number
+ * of an address over a set of color bits. */
+u64 color_extract(u64 x, u64 mask);
+
+/* The inverse: spreads the low bits of n over the bits of mask. */
+u64 color_deposit(u64 n, u64 mask);
+
+/* Bitmap of every color over the given color bits (1 << 2^popcount bits;
+ * all ones for 64 colors, 1 for no bits). */
+u64 color_all(u64 bits);
+
+/* Formats a color bitmap as a list like "0-3,8" (or "none"). Returns the
+ * length written (always NUL-terminated when size > 0). */
+size_t color_format_list(char *buf, size_t size, u64 bitmap);
+
+/* Hypervisor boot: compares the platform file's LLC color bits with the
+ * cache the CPU reports, prints the result and registers the coloring
+ * hooks with the memory code. Not compiled into host tests. */
+void color_init(void);
+
+#endif

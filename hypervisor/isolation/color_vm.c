@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Page coloring in the running hypervisor: the page finder the memory code
+ * uses for colored regions, the boot-time check of the platform file's
+ * color bits against the cache the CPU reports, the BH_HC_COLOR_INFO and
+ * BH_HC_IPA_INFO hypercalls, and the Ctrl-T c console dump.
+ */
+#include "arch/aarch64/cacheinfo.h"
+#include "core/console.h"
+#include "core/hypercall.h"
+#include "core/mem.h"
+#include "core/vcpu.h"
+#include "core/vm.h"
+#include "isolation/color.h"
+#include "lib/format.h"
+#include "lib/log.h"
+
+#define COLOR_DUMP_SAMPLES  16 /* pages shown per region */
+#define COLOR_DUMP_PER_LINE 4
+
+/* Compares the LLC the CPU reports with the platform file's color bits. */
+static void color_probe(void)
+{
+	const struct cfg_platform *p = cfg_system.platform;
+	struct cacheinfo ci;
+	char cpu_bits[32], cfg_bits[32];
+	u64 mask;
+
+	if (!p->llc_color_mask && !p->bank_color_mask)
+		return;
+	color_format_list(cfg_bits, sizeof(cfg_bits), p->llc_color_mask);
+	if (!cacheinfo_llc(&ci)) {
+		log_info("warning: coloring: the CPU reports no data cache; "
+		         "platform file: LLC color bits %s",
+		         cfg_bits);
+		return;
+	}
+	mask = cacheinfo_color_mask(&ci);
+	color_format_list(cpu_bits, sizeof(cpu_bits), mask);
+	if (mask == p->llc_color_mask)
+		log_info("coloring: CPU L%u %lu KiB %u-way %u B lines: LLC color bits %s, "
+		         "as in the platform file",
+		         ci.level, ci.size >> 10, ci.ways, ci.line, mask ? cpu_bits : "none");
+	else
+		log_info("warning: coloring: CPU L%u %lu KiB %u-way %u B lines: LLC color bits %s, "
+		         "but the platform file says %s",
+		         ci.level, ci.size >> 10, ci.ways, ci.line, mask ? cpu_bits : "none",
+		         p->llc_color_mask ? cfg_bits : "none");
+}
+
+static void color_vm_bitmaps(const struct vm *vm, u64 *llc, u64 *bank)
+{
+	const struct cfg_platform *p = cfg_system.platform;
+
+	*llc = vm->cfg->llc_colors ? vm->cfg->llc_colors : color_all(p->llc_color_mask);
+	*bank = vm->cfg->bank_colors ? vm->cfg->bank_colors : color_all(p->bank_color_mask);
+}
+
+/* BH_HC_COLOR_INFO: x1 LLC colors, x2 bank colors, x3 LLC bits, x4 bank bits. */
+static void color_hc_info(struct vcpu *v)
+{
+	const struct cfg_platform *p = cfg_system.platform;
+	struct frame *f = v->frame;
+
+	f->x[0] = BH_OK;
+	color_vm_bitmaps(v->vm, &f->x[1], &f->x[2]);
+	f->x[3] = p->llc_color_mask;
+	f->x[4] = p->bank_color_mask;
+}
+
+/* BH_HC_IPA_INFO: x1 IPA -> x1 PA, x2 its LLC color, x3 its bank color. */
+static void color_hc_ipa_info(struct vcpu *v)
+{
+	const struct cfg_platform *p = cfg_system.platform;
+	struct frame *f = v->frame;
+	u64 pa;
+
+	if (!mem_ipa_to_pa(v->vm, f->x[1], &pa)) {
+		f->x[0] = (u64)(s64)BH_E_INVALID;
+		return;
+	}
+	f->x[0] = BH_OK;
+	f->x[1] = pa;
+	f->x[2] = color_extract(pa, p->llc_color_mask);
+	f->x[3] = color_extract(pa, p->bank_color_mask);
+}
+
+/* Four runs of four consecutive pages, a quarter of the region apart. */
+static void color_dump_region(struct vm *vm, u32 r)
+{
+	const struct cfg_platform *p = cfg_system.platform;
+	const struct cfg_mem *m = &vm->cfg->mem[r];
+	u64 quarter = ALIGN_DOWN(m->size / COLOR_DUMP_PER_LINE, SZ_4K);
+	char line[200];
+
+	log_info("colors: vm %s mem[%u] ipa %lx %lu KiB (ipa>pa Llc/Bbank):", vm->cfg->name, r,
+	         m->ipa, m->size >> 10);
+	for (u32 k = 0; k < COLOR_DUMP_SAMPLES / COLOR_DUMP_PER_LINE; k++) {
+		size_t len = 0;
+
+		for (u32 n = 0; n < COLOR_DUMP_PER_LINE; n++) {
+			u64 off = k * quarter + n * SZ_4K, pa;
+
+			if (off >= m->size || !mem_ipa_to_pa(vm, m->ipa + off, &pa))
+				break;
+			len += fmt_snprintf(line + len, sizeof(line) - len, " %lx>%lx L%lu/B%lu",
+			                    m->ipa + off, pa, color_extract(pa, p->llc_color_mask),
+			                    color_extract(pa, p->bank_color_mask));
+			if (len >= sizeof(line))
+				len = sizeof(line) - 1;
+		}
+		if (len)
+			log_info("colors:  %s", line);
+	}
+}
+
+/* Ctrl-T c: each VM's colors and a sample of its IPA -> PA map. */
+static void color_dump(void)
+{
+	char llc[64], bank[64];
+
+	for (u32 i = 0; i < vm_count; i++) {
+		struct vm *vm = &vms[i];
+		const struct cfg_vm *c = vm->cfg;
+		u64 lb, bb;
+
+		color_vm_bitmaps(vm, &lb, &bb);
+		color_format_list(llc, sizeof(llc), lb);
+		color_format_list(bank, sizeof(bank), bb);
+		log_info("colors: vm %s: %s, LLC %s, bank %s", c->name,
+		         c->llc_colors || c->bank_colors ? "colored" : "uncolored", llc, bank);
+		for (u32 r = 0; r < c->nmem; r++)
+			color_dump_region(vm, r);
+	}
+}
+
+void color_init(void)
+{
+	color_probe();
+	mem_set_color_next(color_set_next);
+	hypercall_register(BH_HC_COLOR_INFO, color_hc_info);
+	hypercall_register(BH_HC_IPA_INFO, color_hc_ipa_info);
+	console_register_command('c', color_dump);
+}
