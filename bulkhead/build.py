@@ -141,6 +141,8 @@ def build(
     config = Path(config)
     spec = load_spec(config, guest_sources=GUESTS_DIR, platforms_dir=platforms_dir)
     system = layout.resolve(spec)
+    for warning in system.warnings:
+        log.write(f"bulkhead: warning: {warning}\n")
     out = (out or default_out(config)).absolute()
     p = system.platform
     with locked(out):

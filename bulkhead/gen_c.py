@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from bulkhead import bandwidth
+from bulkhead.color import Colors
 from bulkhead.layout import StagedImage, System, Vm
 from bulkhead.model import MAX_CPUS
 
@@ -74,15 +76,25 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
         ("mmio_base", _hex(p.mmio.base)),
         ("mmio_size", _hex(p.mmio.size)),
     ]
+    if p.coloring is not None:
+        fields += [
+            ("llc_color_mask", _hex(p.coloring.llc_mask)),
+            ("bank_color_mask", _hex(p.coloring.bank_mask)),
+            ("llc_size", _hex(p.coloring.llc_size or 0)),
+            ("llc_ways", str(p.coloring.llc_ways or 0)),
+            ("llc_line", str(p.coloring.llc_line or 0)),
+        ]
     assert p.ncpus <= MAX_CPUS
     for key, value in fields:
         w.line(f"\t.{key} = {value},")
     w.line("};")
 
+    colors = _color_tables(w, system)
     vm_fields: list[list[tuple[str, str]]] = []
     for vm in system.vms:
         w.line()
-        vm_fields.append(_vm_tables(w, vm, [s for s in staged if s.vm_index == vm.index]))
+        vm_fields.append(_vm_tables(w, vm, [s for s in staged if s.vm_index == vm.index], colors)
+                         + _bw_tables(w, system, vm))
 
     w.line()
     w.line("static const struct cfg_vm vms[] = {")
@@ -96,8 +108,11 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
     if system.shmems:
         w.line()
         w.array("static const struct cfg_shmem shmems", _struct_rows(
-            [("name", _cstr(sh.name)), ("pa", _hex(sh.pa)), ("size", _hex(sh.size))] for sh in system.shmems
+            [("name", _cstr(sh.name)), ("pa", _hex(sh.pa)), ("size", _hex(sh.size))]
+            + ([("color", colors[sh.colors])] if sh.colors is not None else [])
+            for sh in system.shmems
         ))
+    bw_system = _bw_system(w, system)
     w.line()
     w.line("const struct cfg_system cfg_system = {")
     w.line("\t.platform = &platform,")
@@ -107,11 +122,36 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
     w.line(f"\t.shmems = {'shmems' if system.shmems else 'NULL'},")
     w.line(f"\t.console_input_vm = {system.console_input},")
     w.line(f"\t.config_hash = 0x{system.config_hash:016x}ULL,")
+    if bw_system:
+        w.line("\t.bw = &bw_system,")
     w.line("};")
     return w.text()
 
 
-def _vm_tables(w: _Writer, vm: Vm, staged: Sequence[StagedImage]) -> list[tuple[str, str]]:
+def _color_tables(w: _Writer, system: System) -> dict[Colors, str]:
+    """Emits every distinct color selection once; returns C references to them."""
+    used: list[Colors] = []
+    for vm in system.vms:
+        used += [m.colors for m in vm.memory if m.colors is not None]
+        if vm.pt_colors is not None:
+            used.append(vm.pt_colors)
+    used += [sh.colors for sh in system.shmems if sh.colors is not None]
+    distinct = list(dict.fromkeys(used))
+    if not distinct:
+        return {}
+    w.line()
+    w.line("/* page-color selections (hypervisor/isolation/color.h) */")
+    for k, c in enumerate(distinct):
+        w.array(f"static const u64 color{k}_values", [f"\t{', '.join(_hex(v) for v in c.values)},\n"])
+    w.array("static const struct cfg_color colors", _struct_rows(
+        [("mask", _hex(c.mask)), ("nvalues", str(len(c.values))), ("values", f"color{k}_values")]
+        for k, c in enumerate(distinct)
+    ))
+    return {c: f"&colors[{k}]" for k, c in enumerate(distinct)}
+
+
+def _vm_tables(w: _Writer, vm: Vm, staged: Sequence[StagedImage],
+               colors: dict[Colors, str]) -> list[tuple[str, str]]:
     """Emits one VM's arrays; returns its cfg_vm initializer fields."""
     pre = f"vm{vm.index}"
     w.line(f"/* VM {vm.index}: {vm.name} ({vm.type}) */")
@@ -126,7 +166,9 @@ def _vm_tables(w: _Writer, vm: Vm, staged: Sequence[StagedImage]) -> list[tuple[
 
     w.array(f"static const u32 {pre}_cpus", [f"\t{', '.join(str(c) for c in vm.cpus)},\n"])
     mem = table("struct cfg_mem", "mem", _struct_rows(
-        [("ipa", _hex(m.ipa)), ("pa", _hex(m.pa)), ("size", _hex(m.size))] for m in vm.memory
+        [("ipa", _hex(m.ipa)), ("pa", _hex(m.pa)), ("size", _hex(m.size))]
+        + ([("color", colors[m.colors])] if m.colors is not None else [])
+        for m in vm.memory
     ), len(vm.memory))
     mmio = table("struct cfg_mmio", "mmio", _struct_rows(
         [("name", _cstr(d.name)), ("ipa", _hex(d.ipa)), ("pa", _hex(d.pa)), ("size", _hex(d.size))]
@@ -141,7 +183,14 @@ def _vm_tables(w: _Writer, vm: Vm, staged: Sequence[StagedImage]) -> list[tuple[
     shmem = table("struct cfg_shmem_map", "shmem", _struct_rows(
         [("shmem", str(m.index)), ("ipa", _hex(m.ipa)), ("doorbell_irq", str(m.doorbell_irq))] for m in vm.shmem
     ), len(vm.shmem))
-    w.line(f"static cfg_pt_page_t {pre}_pt[{vm.pt_pages}];")
+    if vm.pt_colors is None:
+        w.line(f"static cfg_pt_page_t {pre}_pt[{vm.pt_pages}];")
+        pt = [("pt_pages", str(vm.pt_pages)), ("pt_pool", f"{pre}_pt")]
+    else:  # colored tables: pages of the VM's colors from pt_pa, not the hypervisor's BSS
+        pt = [("pt_pages", str(vm.pt_pages)), ("pt_pool", "NULL"), ("pt_color", colors[vm.pt_colors]),
+              ("pt_pa", _hex(vm.pt_pa))]
+    if vm.llc_colors or vm.bank_colors:
+        pt += [("llc_colors", _hex(vm.llc_colors)), ("bank_colors", _hex(vm.bank_colors))]
     console = vm.console
     return [
         ("name", _cstr(vm.name)),
@@ -149,10 +198,51 @@ def _vm_tables(w: _Writer, vm: Vm, staged: Sequence[StagedImage]) -> list[tuple[
         ("cpus", f"{pre}_cpus"),
         ("entry", _hex(vm.entry)),
         ("boot_arg", _hex(vm.boot_arg)),
-        ("flags", "CFG_VM_FAULT_STOP" if vm.on_fault == "stop" else "0"),
+        ("flags", " | ".join([f for f, on in (("CFG_VM_FAULT_STOP", vm.on_fault == "stop"),
+                                                ("CFG_VM_MANAGER", vm.spec.manager)) if on]) or "0"),
         *mem, *mmio, *irqs, *images, *shmem,
         ("console_ipa", _hex(console.ipa) if console else "0"),
         ("console_irq", str(console.irq) if console else "0"),
-        ("pt_pages", str(vm.pt_pages)),
-        ("pt_pool", f"{pre}_pt"),
+        *pt,
     ]
+
+
+def _bw_system(w: _Writer, system: System) -> bool:
+    """struct cfg_bw_system when any VM is regulated."""
+    pb = system.platform.bandwidth
+    if pb is None or not any(vm.spec.bandwidth is not None for vm in system.vms):
+        return False
+    w.line()
+    w.line("static const struct cfg_bw_system bw_system = {")
+    w.line(f"\t.flags = {'CFG_BW_SPARE_SHARING' if system.spec.spare_sharing else '0'},")
+    w.line(f"\t.pmu_irq = {pb.pmu_irq},")
+    w.line(f"\t.counter_hz = {pb.counter_hz},")
+    w.line("};")
+    return True
+
+
+def _bw_tables(w: _Writer, system: System, vm: Vm) -> list[tuple[str, str]]:
+    """A regulated VM's struct cfg_bw; returns its cfg_vm field (none if unregulated)."""
+    pl = bandwidth.plan(system.platform, vm.spec)
+    if pl is None:
+        return []
+    pre = f"vm{vm.index}_bw"
+    budgets = [str(s) for ch in pl.channels for s in ch.shares]
+    w.array(f"static const u32 {pre}_budget", [f"\t{', '.join(budgets)},\n"])
+    if pl.weights is not None:
+        w.array(f"static const u32 {pre}_weights", [f"\t{', '.join(str(x) for x in pl.weights)},\n"])
+    flags = [f for f, on in (("CFG_BW_CYCLES", pl.cycles), ("CFG_BW_RECLAIM", pl.reclaim)) if on]
+    w.line(f"static const struct cfg_bw {pre} = {{")
+    for key, value in (
+        ("period_us", str(pl.period_us)),
+        ("period_ticks", str(pl.period_ticks)),
+        ("flags", " | ".join(flags) or "0"),
+        ("nevents", str(len(pl.channels))),
+        ("event", "{ " + ", ".join(_hex(ch.event.number) for ch in pl.channels) + " }"),
+        ("budget", "{ " + ", ".join(str(ch.budget) for ch in pl.channels) + " }"),
+        ("vcpu_budget", f"{pre}_budget"),
+        ("weights", f"{pre}_weights" if pl.weights is not None else "NULL"),
+    ):
+        w.line(f"\t.{key} = {value},")
+    w.line("};")
+    return [("bw", f"&{pre}")]

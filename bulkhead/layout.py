@@ -9,12 +9,15 @@ packs the images into the platform's staging window for QEMU's loader.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from bulkhead import coloring
+from bulkhead.color import Colors
 from bulkhead.errors import BuildError, ConfigError, Diagnostic
 from bulkhead.model import (
     DTB_MAX,
@@ -39,8 +42,10 @@ ARM64_MAGIC = b"ARM\x64"
 @dataclass(frozen=True)
 class MemRegion:
     ipa: int
-    pa: int
+    pa: int  # colored: the span start (its first page)
     size: int
+    colors: Colors | None = None  # None: physically contiguous
+    end: int = 0  # colored: end of the span (last page + 4 KiB)
 
 
 @dataclass(frozen=True)
@@ -115,6 +120,10 @@ class Vm:
     linux: LinuxBoot | None
     params_text: str | None
     spec: VmSpec
+    pt_colors: Colors | None = None  # colored stage-2 tables: pt_pages pages of these colors from pt_pa
+    pt_pa: int = 0
+    llc_colors: int = 0  # bitmaps of the colors of the VM's RAM; 0: every color
+    bank_colors: int = 0
 
     @property
     def ram_bytes(self) -> int:
@@ -127,6 +136,7 @@ class Shmem:
     pa: int
     size: int
     vms: tuple[str, ...]
+    colors: Colors | None = None
 
 
 @dataclass(frozen=True)
@@ -137,6 +147,12 @@ class System:
     shmems: tuple[Shmem, ...]
     console_input: int  # VM index; -1: none
     config_hash: int
+    coloring: coloring.Report | None = None  # when any memory is colored
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        """Non-fatal findings, in file order (printed as ``bulkhead: warning: ...``)."""
+        return sorted(dict.fromkeys(self.spec.warnings), key=Diagnostic.sort_key)
 
     def vm(self, name: str) -> Vm | None:
         for vm in self.vms:
@@ -207,10 +223,16 @@ def resolve(s: SystemSpec) -> System:
     p = s.platform
     diags: list[Diagnostic] = []
 
-    # host-physical allocation: explicit PAs first, then config order
-    explicit = [Range(m.pa, m.size) for vm in s.vms for m in vm.memory if m.pa is not None]
-    explicit += [Range(sh.pa, sh.size) for sh in s.shmem if sh.pa is not None]
-    alloc = _Allocator(p.ram, [p.hypervisor, p.staging, *explicit])
+    # Host-physical allocation: explicit PAs first, then contiguous memory in
+    # config order, then colored memory in what is left (see coloring.place).
+    reqs = coloring.requests(s, {vm.index: pt_pages(_ipa_ranges(s, vm)) for vm in s.vms})
+    colored = {r.key for r in reqs}
+    explicit = [Range(m.pa, m.size) for vm in s.vms for j, m in enumerate(vm.memory)
+                if m.pa is not None and ("mem", vm.index, j) not in colored]
+    explicit += [Range(sh.pa, sh.size) for sh in s.shmem if sh.pa is not None and ("shmem", sh.index, 0) not in colored]
+    # contiguous memory stays out of the spans of colored regions with an explicit pa
+    alloc = _Allocator(p.ram, [p.hypervisor, p.staging, *explicit, *coloring.fixed_spans(reqs)])
+    contiguous: list[Range] = []
 
     def place(size: int, ipa: int, path: str) -> int:
         align = BLOCK if size % BLOCK == 0 and ipa % BLOCK == 0 else PAGE
@@ -219,27 +241,57 @@ def resolve(s: SystemSpec) -> System:
             diags.append(s.locs.diag(path, f"no free RAM for {human_size(size)} "
                                            f"(largest free block: {human_size(alloc.largest())})"))
             return 0
+        contiguous.append(Range(pa, size))
         return pa
 
     mem_pa = {
         (vm.index, j): m.pa if m.pa is not None else place(m.size, m.ipa, join(m.path, "size"))
         for vm in s.vms
         for j, m in enumerate(vm.memory)
+        if ("mem", vm.index, j) not in colored
     }
-    shmems = tuple(
-        Shmem(sh.name, sh.pa if sh.pa is not None else place(sh.size, 0, join(sh.path, "size")),
-              sh.size, tuple(mp.vm for mp in sh.maps))
+    shmem_pa = {
+        sh.index: sh.pa if sh.pa is not None else place(sh.size, 0, join(sh.path, "size"))
         for sh in s.shmem
-    )
-    if diags:
-        raise ConfigError(diags)
-
-    vms = []
-    for vm in s.vms:
-        memory = tuple(MemRegion(m.ipa, mem_pa[(vm.index, j)], m.size) for j, m in enumerate(vm.memory))
-        vms.append(_resolve_vm(s, vm, memory, shmems, diags))
+        if ("shmem", sh.index, 0) not in colored
+    }
+    # colored memory: whatever RAM contiguous memory left (explicit spans included)
+    colorable = _Allocator(p.ram, [p.hypervisor, p.staging, *explicit, *contiguous]).free
+    spans, color_diags = coloring.place(s, colorable, reqs)
+    diags += color_diags
     if diags:
         raise ConfigError(sorted(diags, key=Diagnostic.sort_key))
+
+    def span_of(key: coloring.SpanKey) -> coloring.Span:
+        return spans[key]
+
+    shmems = tuple(
+        Shmem(sh.name, shmem_pa[sh.index], sh.size, tuple(mp.vm for mp in sh.maps))
+        if ("shmem", sh.index, 0) not in colored else
+        Shmem(sh.name, span_of(("shmem", sh.index, 0)).start, sh.size, tuple(mp.vm for mp in sh.maps),
+              span_of(("shmem", sh.index, 0)).colors)
+        for sh in s.shmem
+    )
+
+    vms = []
+    model = p.coloring
+    for vm in s.vms:
+        memory = tuple(
+            MemRegion(m.ipa, mem_pa[(vm.index, j)], m.size) if ("mem", vm.index, j) not in colored else
+            MemRegion(m.ipa, span_of(("mem", vm.index, j)).start, m.size, span_of(("mem", vm.index, j)).colors,
+                      span_of(("mem", vm.index, j)).end)
+            for j, m in enumerate(vm.memory)
+        )
+        resolved = _resolve_vm(s, vm, memory, shmems, diags)
+        pt = spans.get(("pt", vm.index, 0))
+        llc, bank = coloring.bitmaps(model, [m.colors for m in memory])
+        if pt is not None or llc or bank:
+            resolved = dataclasses.replace(resolved, pt_colors=pt.colors if pt else None,
+                                           pt_pa=pt.start if pt else 0, llc_colors=llc, bank_colors=bank)
+        vms.append(resolved)
+    if diags:
+        raise ConfigError(sorted(diags, key=Diagnostic.sort_key))
+    report = coloring.report(model, colorable, spans.values()) if model is not None and spans else None
 
     if s.console_input == "none":
         console_input = -1
@@ -247,7 +299,7 @@ def resolve(s: SystemSpec) -> System:
         console_input = next(vm.index for vm in s.vms if vm.name == s.console_input)
     else:
         console_input = next((vm.index for vm in s.vms if vm.console is not None), -1)
-    return System(s, p, tuple(vms), shmems, console_input, config_hash(s.data, p.data))
+    return System(s, p, tuple(vms), shmems, console_input, config_hash(s.data, p.data), report)
 
 
 def _resolve_vm(
@@ -299,20 +351,29 @@ def _resolve_vm(
         images = [img, VmImage("params", params_ipa, params_size, PAGE, None, None, join(vm.path, "params"))]
         boot_arg = params_ipa
 
-    ranges = [Range(m.ipa, m.size) for m in memory]
     mmio_maps = merge_mmio(mmio)
-    ranges += [Range(d.ipa, d.size) for d in mmio_maps]
-    ranges += [Range(m.ipa, m.size) for m in maps]
-    ranges.append(Range(p.gic.gicd, 0x10000))
-    ranges.append(Range(p.gic.gicr, len(vm.cpus) * p.gic.gicr_stride))
-    if vm.console is not None:
-        ranges.append(Range(vm.console.ipa, PAGE))
+    ranges = _ipa_ranges(s, vm)
     return Vm(
         index=vm.index, name=vm.name, type=vm.type, cpus=vm.cpus, entry=entry, boot_arg=boot_arg,
         on_fault=vm.on_fault, memory=memory, mmio=tuple(mmio), mmio_maps=mmio_maps, irqs=tuple(sorted(irqs)),
         images=tuple(images), shmem=maps, console=vm.console, pt_pages=pt_pages(ranges),
         linux=linux, params_text=params_text, spec=vm,
     )
+
+
+def _ipa_ranges(s: SystemSpec, vm: VmSpec) -> list[Range]:
+    """Everything stage 2 maps for ``vm`` (what sizes its table pool)."""
+    p = s.platform
+    devices = [dev for name in dict.fromkeys(vm.devices) if (dev := p.device(name)) is not None]
+    ranges = [Range(m.ipa, m.size) for m in vm.memory]
+    ranges += [Range(d.ipa, d.size) for d in merge_mmio(
+        Passthrough(d.name, d.base, d.base, d.size, d.irqs, d.compatible, d.amba) for d in devices)]
+    ranges += [Range(mp.ipa, sh.size) for sh in s.shmem for mp in sh.maps if mp.vm == vm.name]
+    ranges.append(Range(p.gic.gicd, 0x10000))
+    ranges.append(Range(p.gic.gicr, len(vm.cpus) * p.gic.gicr_stride))
+    if vm.console is not None:
+        ranges.append(Range(vm.console.ipa, PAGE))
+    return ranges
 
 
 def merge_mmio(devices: Iterable[Passthrough]) -> tuple[MmioMap, ...]:

@@ -161,6 +161,89 @@ class PlatformDevice:
 
 
 @dataclass(frozen=True)
+class ColoringSpec:
+    """The platform's page-color model (``coloring:``; docs/coloring.md).
+
+    Bit lists are ascending PA bit numbers; color number bit k <-> the k-th
+    bit of the list.
+    """
+
+    llc_bits: tuple[int, ...]
+    bank_bits: tuple[int, ...]
+    l1_bits: tuple[int, ...]
+    llc_size: int | None  # LLC geometry when given (llc: {size, ways, line})
+    llc_ways: int | None
+    llc_line: int | None
+    path: str = "coloring"
+
+    @staticmethod
+    def _mask(bits: tuple[int, ...]) -> int:
+        m = 0
+        for b in bits:
+            m |= 1 << b
+        return m
+
+    @property
+    def llc_mask(self) -> int:
+        return self._mask(self.llc_bits)
+
+    @property
+    def bank_mask(self) -> int:
+        return self._mask(self.bank_bits)
+
+    @property
+    def l1_mask(self) -> int:
+        return self._mask(self.l1_bits)
+
+    @property
+    def n_llc(self) -> int:
+        return 1 << len(self.llc_bits)
+
+    @property
+    def n_bank(self) -> int:
+        return 1 << len(self.bank_bits)
+
+
+BwCounter = Literal["cycles", "event"]
+BwModel = Literal["exact", "pessimistic", "optimistic", "notional"]
+BW_EVENT_NAMES = ("read_write", "read", "write")
+
+
+@dataclass(frozen=True)
+class BwEventSpec:
+    """A PMU event the regulator counts (platform ``bandwidth.events``)."""
+
+    name: str  # read_write | read | write
+    number: int
+    bytes_per_event: int
+    model: BwModel
+    path: str  # bandwidth.events.<name>
+
+
+@dataclass(frozen=True)
+class PlatformBandwidth:
+    """The platform's memory-bandwidth model (``bandwidth:``; docs/bandwidth.md)."""
+
+    counter: BwCounter  # cycles: PMCCNTR (QEMU); event: an event counter
+    events: tuple[BwEventSpec, ...]
+    sustainable_mbps: int
+    pmu_irq: int
+    counter_hz: int  # generic-timer frequency; 0: unknown (the hypervisor reads CNTFRQ)
+    path: str = "bandwidth"
+
+    def event(self, name: str) -> BwEventSpec | None:
+        for ev in self.events:
+            if ev.name == name:
+                return ev
+        return None
+
+    @property
+    def split(self) -> bool:
+        """Separate read and write events."""
+        return self.event("read") is not None and self.event("write") is not None
+
+
+@dataclass(frozen=True)
 class Platform:
     name: str
     file: Path
@@ -178,6 +261,8 @@ class Platform:
     console: ConsoleSpec
     devices: tuple[PlatformDevice, ...]
     locs: Locs = field(compare=False, repr=False)
+    coloring: ColoringSpec | None = None
+    bandwidth: PlatformBandwidth | None = None
 
     @property
     def ncpus(self) -> int:
@@ -194,11 +279,41 @@ class Platform:
 
 
 @dataclass(frozen=True)
+class ColorSpec:
+    """A color selection as written (``colors:``): LLC and bank color numbers
+    (None: every color of that kind), or one raw ``mask``/``value`` pattern."""
+
+    llc: tuple[int, ...] | None
+    bank: tuple[int, ...] | None
+    mask: int | None
+    value: int | None
+    path: str  # e.g. vms[i].colors
+
+
+@dataclass(frozen=True)
+class VmBandwidthSpec:
+    """A VM's ``bandwidth:`` as written: one budget form (MB/s or raw events
+    per period, for the VM, or read and write separately)."""
+
+    period_us: int
+    budget_mbps: int | None
+    budget_events: int | None
+    read_mbps: int | None
+    write_mbps: int | None
+    read_events: int | None
+    write_events: int | None
+    weights: tuple[int, ...] | None
+    reclaim: bool
+    path: str  # vms[i].bandwidth
+
+
+@dataclass(frozen=True)
 class MemSpec:
     ipa: int
     size: int
     pa: int | None
     path: str  # vms[i].memory[j]
+    colors: ColorSpec | None = None  # overrides the VM's colors
 
 
 @dataclass(frozen=True)
@@ -219,6 +334,9 @@ class VmSpec:
     devices: tuple[str, ...]
     on_fault: FaultPolicy
     path: str  # vms[i]
+    colors: ColorSpec | None = None
+    bandwidth: VmBandwidthSpec | None = None
+    manager: bool = False  # may change budgets at run time (BH_HC_BW_SET)
 
 
 @dataclass(frozen=True)
@@ -237,6 +355,7 @@ class ShmemSpec:
     pa: int | None
     maps: tuple[ShmemMapSpec, ...]
     path: str  # shmem[i]
+    colors: ColorSpec | None = None
 
 
 @dataclass(frozen=True)
@@ -249,6 +368,9 @@ class SystemSpec:
     vms: tuple[VmSpec, ...]
     shmem: tuple[ShmemSpec, ...]
     locs: Locs = field(compare=False, repr=False)
+    # non-fatal findings of the checks (``bulkhead: warning: ...``), in file order
+    warnings: list[Diagnostic] = field(default_factory=list, compare=False, repr=False)
+    spare_sharing: bool = False  # system ``bandwidth: {spare_sharing}``
 
     def vm(self, name: str) -> VmSpec | None:
         for vm in self.vms:

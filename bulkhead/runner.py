@@ -111,17 +111,23 @@ def supervise(
     timeout: float | None,
     stream: TextIO | None = None,
     interactive: bool = False,
+    poke: tuple[bytes, float] | None = None,
 ) -> tuple[int, bool, str]:
     """Run ``argv`` in its own process group; returns (status, timed_out, output).
 
     Output is copied to ``stream`` as it arrives. ``interactive``: stdin is
     passed through (and a terminal's settings are restored afterwards);
+    ``poke = (data, interval)``: stdin is a pipe that receives ``data`` at
+    once and then every ``interval`` seconds (e.g. console commands);
     otherwise stdin is /dev/null.
     """
     termios_state = _save_tty() if interactive else None
+    stdin: int | None = None if interactive else subprocess.DEVNULL
+    if poke is not None:
+        stdin = subprocess.PIPE
     try:
         proc = subprocess.Popen(
-            list(argv), stdin=None if interactive else subprocess.DEVNULL,
+            list(argv), stdin=stdin,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
         )
     except OSError as exc:
@@ -130,6 +136,7 @@ def supervise(
     chunks: list[str] = []
     timed_out = False
     deadline = None if timeout is None else time.monotonic() + timeout
+    next_poke = time.monotonic() if poke is not None else None  # first at once: the UART holds it
     try:
         assert proc.stdout is not None
         fd = proc.stdout.fileno()
@@ -140,6 +147,12 @@ def supervise(
                 if wait is not None and wait <= 0:
                     timed_out = True
                     break
+                if poke is not None and next_poke is not None:
+                    if time.monotonic() >= next_poke:
+                        next_poke = _poke(proc, poke)
+                    if next_poke is not None:
+                        until = max(next_poke - time.monotonic(), 0.0)
+                        wait = until if wait is None else min(wait, until)
                 if not sel.select(wait):
                     continue
                 data = os.read(fd, 65536)
@@ -161,6 +174,11 @@ def supervise(
             _kill_group(proc)
         if proc.stdout is not None:
             proc.stdout.close()
+        if proc.stdin is not None:
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
         _restore_tty(termios_state)
     tail = decoder.decode(b"", final=True)
     chunks.append(tail)
@@ -169,6 +187,18 @@ def supervise(
         stream.flush()
     output = "".join(chunks).replace("\r", "")
     return proc.returncode, timed_out, output
+
+
+def _poke(proc: subprocess.Popen[bytes], poke: tuple[bytes, float]) -> float | None:
+    """Writes the poke data to QEMU's stdin; the next time to do so (None:
+    the pipe is gone)."""
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(poke[0])
+        proc.stdin.flush()
+    except (BrokenPipeError, OSError):
+        return None
+    return time.monotonic() + poke[1]
 
 
 def _save_tty() -> list[Any] | None:
@@ -204,6 +234,7 @@ def run(
     interactive: bool = False,
     stream: TextIO | None = None,
     build_log: TextIO | None = None,
+    poke: tuple[bytes, float] | None = None,
 ) -> RunResult:
     """Build ``config_path`` (incrementally) and boot it under QEMU.
 
@@ -218,7 +249,8 @@ def run(
         result.system.platform, result.elf, result.staged, icount=icount, gdb=gdb,
         interactive=interactive, extra=extra_qemu_args,
     )
-    returncode, timed_out, output = supervise(argv, timeout=timeout, stream=stream, interactive=interactive)
+    returncode, timed_out, output = supervise(argv, timeout=timeout, stream=stream, interactive=interactive,
+                                              poke=poke)
     nvms = len(result.system.vms)
     clean, reason = judge(returncode, timed_out, output, nvms, timeout)
     return RunResult(returncode, timed_out, output, clean, nvms, reason, tuple(argv))

@@ -13,8 +13,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
+from bulkhead import bandwidth as bw_mod
+from bulkhead import color as color_mod
 from bulkhead.errors import ConfigError, Diagnostic
 from bulkhead.model import (
+    ColoringSpec,
+    ColorSpec,
     ConsoleSpec,
     FaultPolicy,
     GicSpec,
@@ -43,7 +47,7 @@ U64_MAX = (1 << 64) - 1
 
 VM_KEYS = (
     "name", "type", "cpus", "memory", "kernel", "initrd", "bootargs", "guest",
-    "image", "entry", "params", "console", "devices", "on_fault",
+    "image", "entry", "params", "console", "devices", "on_fault", "colors", "bandwidth", "manager",
 )
 T = TypeVar("T")
 
@@ -201,14 +205,15 @@ def node_text(node: YNode) -> str:
 
 PLATFORM_KEYS = (
     "name", "qemu", "cpus", "ram", "hypervisor", "staging", "mmio", "gic", "timer",
-    "uart", "console", "devices",
+    "uart", "console", "devices", "coloring", "bandwidth",
 )
+OPTIONAL_PLATFORM_KEYS = ("devices", "coloring", "bandwidth")
 
 
 def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platform:
     locs = Locs(display)
     r = Reader(locs)
-    top = r.mapping(node, "", PLATFORM_KEYS, [k for k in PLATFORM_KEYS if k != "devices"])
+    top = r.mapping(node, "", PLATFORM_KEYS, [k for k in PLATFORM_KEYS if k not in OPTIONAL_PLATFORM_KEYS])
 
     q = r.mapping(top["qemu"], "qemu", ("binary", "machine", "cpu", "memory"),
                   ("binary", "machine", "cpu", "memory"))
@@ -277,6 +282,111 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
         console=console,
         devices=devices,
         locs=locs,
+        coloring=_parse_coloring(r, top["coloring"]) if "coloring" in top else None,
+        bandwidth=bw_mod.parse_platform(r, top["bandwidth"]) if "bandwidth" in top else None,
+    )
+
+
+MAX_COLOR_BITS = 6  # 64 colors per kind: the hypervisor reports them as 64-bit bitmaps
+PA_BITS = 48
+
+
+def _log2_exact(r: Reader, node: YNode, path: str, value: int, what: str) -> int:
+    if value & (value - 1):
+        raise r.fail(node, path, f"{what} must be a power of two, got {node_text(node)}")
+    return value.bit_length() - 1
+
+
+def _parse_coloring(r: Reader, node: YNode) -> ColoringSpec:
+    path = "coloring"
+    m = r.mapping(node, path, ("llc", "llc_bits", "bank_bits", "l1_bits"), (),
+                  "a mapping {llc, llc_bits, bank_bits, l1_bits}")
+
+    def bits(key: str) -> tuple[int, ...]:
+        q = join(path, key)
+        items = r.seq(m[key], q, "a list of PA bit numbers")
+        out: list[int] = []
+        for i, item in enumerate(items):
+            b = r.integer(item, f"{q}[{i}]", f"a PA bit number (12-{PA_BITS - 1})", 12, PA_BITS - 1)
+            if b in out:
+                raise r.fail(item, f"{q}[{i}]", f"bit {b} is listed twice")
+            out.append(b)
+        if len(out) > MAX_COLOR_BITS:
+            raise r.fail(m[key], q, f"at most {MAX_COLOR_BITS} color bits ({1 << MAX_COLOR_BITS} colors), "
+                                    f"got {len(out)}")
+        return tuple(sorted(out))
+
+    size = ways = line = None
+    llc_bits: tuple[int, ...] = ()
+    if "llc" in m:
+        q = join(path, "llc")
+        g = r.mapping(m["llc"], q, ("size", "ways", "line"), ("size", "ways", "line"), "a mapping {size, ways, line}")
+        size = r.size(g["size"], join(q, "size"))
+        ways = r.integer(g["ways"], join(q, "ways"), "a number of ways (integer 1-1024)", 1, 1024)
+        line = r.integer(g["line"], join(q, "line"), "a line size in bytes (integer 16-1024)", 16, 1024)
+        _log2_exact(r, g["size"], join(q, "size"), size, "the LLC size")
+        _log2_exact(r, g["ways"], join(q, "ways"), ways, "the number of ways")
+        _log2_exact(r, g["line"], join(q, "line"), line, "the line size")
+        if size < ways * line:
+            raise r.fail(g["size"], join(q, "size"), f"an LLC of {node_text(g['size'])} cannot have "
+                                                     f"{ways} ways of {line}-byte lines")
+        way_bits = (size // ways).bit_length() - 1  # index + offset bits of one way
+        llc_bits = tuple(range(12, way_bits))
+        if len(llc_bits) > MAX_COLOR_BITS:
+            raise r.fail(m["llc"], q, f"this LLC has {1 << len(llc_bits)} page colors; at most "
+                                      f"{1 << MAX_COLOR_BITS} are supported (list llc_bits instead)")
+    if "llc_bits" in m:
+        llc_bits = bits("llc_bits")
+    bank_bits = bits("bank_bits") if "bank_bits" in m else ()
+    l1_bits = bits("l1_bits") if "l1_bits" in m else ()
+    if not llc_bits and not bank_bits:
+        raise r.fail(node, path, "no color bits: give llc (geometry), llc_bits or bank_bits")
+    return ColoringSpec(llc_bits, bank_bits, l1_bits, size, ways, line, path)
+
+
+def _color_list(r: Reader, node: YNode, path: str) -> tuple[int, ...]:
+    """A color list: "0-3,8" (string), a single integer, or a list of integers."""
+    r.visit(node, path)
+    what = "a color list like \"0-3,8\" (string), an integer or a list of integers"
+    if isinstance(node, YScalar) and type(node.value) is int:
+        if node.value < 0:
+            raise r.fail(node, path, f"a color number must not be negative, got {node.raw}")
+        return (node.value,)
+    if isinstance(node, YScalar) and isinstance(node.value, str):
+        try:
+            return tuple(color_mod.parse_list(node.value))
+        except ValueError as exc:
+            raise r.fail(node, path, f"bad color list '{node.value}': {exc} (use e.g. \"0-3,8\")") from None
+    if isinstance(node, YList):
+        items = r.each(node, path, lambda n, q: r.integer(n, q, "a color number (integer >= 0)", 0))
+        if not items:
+            raise r.fail(node, path, "an empty color list")
+        return tuple(sorted(set(items)))
+    raise r.fail(node, path, f"expected {what}, got {describe(node)}")
+
+
+def parse_colors(r: Reader, node: YNode, path: str) -> ColorSpec:
+    """``colors: {llc, bank}`` or ``colors: {mask, value}`` (checked against
+    the platform in :mod:`bulkhead.coloring`)."""
+    m = r.mapping(node, path, ("llc", "bank", "mask", "value"), (),
+                  "a color selection (mapping {llc, bank} or {mask, value})")
+    raw = [k for k in ("mask", "value") if k in m]
+    lists = [k for k in ("llc", "bank") if k in m]
+    if raw and lists:
+        raise r.fail(m[raw[0]], join(path, raw[0]),
+                     "give LLC/bank colors (llc, bank) or a raw pattern (mask, value), not both")
+    if raw:
+        for key in ("mask", "value"):
+            if key not in m:
+                raise r.fail(node, path, f"missing required key '{key}' (a raw pattern needs mask and value)")
+        return ColorSpec(None, None, r.address(m["mask"], join(path, "mask")),
+                         r.address(m["value"], join(path, "value")), path)
+    if not lists:
+        raise r.fail(node, path, "an empty color selection: give llc and/or bank colors, or mask and value")
+    return ColorSpec(
+        llc=_color_list(r, m["llc"], join(path, "llc")) if "llc" in m else None,
+        bank=_color_list(r, m["bank"], join(path, "bank")) if "bank" in m else None,
+        mask=None, value=None, path=path,
     )
 
 
@@ -291,7 +401,7 @@ def parse_system(
     """Parse a system config; ``load_platform(name)`` returns the platform."""
     locs = Locs(display)
     r = Reader(locs)
-    top = r.mapping(node, "", ("platform", "console_input", "vms", "shmem"), ("platform", "vms"))
+    top = r.mapping(node, "", ("platform", "console_input", "vms", "shmem", "bandwidth"), ("platform", "vms"))
     platform_name = r.name(top["platform"], "platform", "a platform name", PLATFORM_NAME_RE)
     try:
         platform = load_platform(platform_name)
@@ -311,9 +421,11 @@ def parse_system(
     vms = tuple(_parse_vm(r, n, f"vms[{i}]", i, base, platform) for i, n in enumerate(vm_nodes))
     shmem = r.each(top["shmem"], "shmem", lambda n, p: _parse_shmem(r, n, p)) if "shmem" in top else ()
     shmem = tuple(
-        ShmemSpec(i, s.name, s.size, s.pa, s.maps, s.path) for i, s in enumerate(shmem)
+        ShmemSpec(i, s.name, s.size, s.pa, s.maps, s.path, s.colors) for i, s in enumerate(shmem)
     )
-    return SystemSpec(file, display, data, platform, console_input, vms, shmem, locs)
+    spare_sharing = bw_mod.parse_system(r, top["bandwidth"]) if "bandwidth" in top else False
+    return SystemSpec(file, display, data, platform, console_input, vms, shmem, locs,
+                      spare_sharing=spare_sharing)
 
 
 class _UnknownPlatform(Exception):
@@ -341,12 +453,13 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
     cpus = r.each(m["cpus"], p("cpus"), lambda n, q: r.integer(n, q, "a CPU index (integer)", 0), "a list of CPU indices")
 
     def mem(n: YNode, q: str) -> MemSpec:
-        mm = r.mapping(n, q, ("ipa", "size", "pa"), ("ipa", "size"), "a memory region (mapping)")
+        mm = r.mapping(n, q, ("ipa", "size", "pa", "colors"), ("ipa", "size"), "a memory region (mapping)")
         return MemSpec(
             ipa=r.address(mm["ipa"], join(q, "ipa")),
             size=r.size(mm["size"], join(q, "size")),
             pa=r.address(mm["pa"], join(q, "pa")) if "pa" in mm else None,
             path=q,
+            colors=parse_colors(r, mm["colors"], join(q, "colors")) if "colors" in mm else None,
         )
 
     memory = r.each(m["memory"], p("memory"), mem, "a list of memory regions")
@@ -403,6 +516,9 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
                        "a list of device names") if "devices" in m else (),
         on_fault=on_fault,
         path=path,
+        colors=parse_colors(r, m["colors"], p("colors")) if "colors" in m else None,
+        bandwidth=bw_mod.parse_vm(r, m["bandwidth"], p("bandwidth")) if "bandwidth" in m else None,
+        manager=r.boolean(m["manager"], p("manager")) if "manager" in m else False,
     )
 
 
@@ -419,7 +535,8 @@ def _param_value(r: Reader, node: YNode, path: str) -> str:
 
 
 def _parse_shmem(r: Reader, node: YNode, path: str) -> ShmemSpec:
-    m = r.mapping(node, path, ("name", "size", "pa", "vms"), ("name", "size", "vms"), "a shared-memory region (mapping)")
+    m = r.mapping(node, path, ("name", "size", "pa", "vms", "colors"), ("name", "size", "vms"),
+                  "a shared-memory region (mapping)")
 
     def mapping(n: YNode, q: str) -> ShmemMapSpec:
         mm = r.mapping(n, q, ("vm", "ipa", "doorbell_irq"), ("vm", "ipa"), "a mapping {vm, ipa, doorbell_irq}")
@@ -440,4 +557,5 @@ def _parse_shmem(r: Reader, node: YNode, path: str) -> ShmemSpec:
         pa=r.address(m["pa"], join(path, "pa")) if "pa" in m else None,
         maps=maps,
         path=path,
+        colors=parse_colors(r, m["colors"], join(path, "colors")) if "colors" in m else None,
     )

@@ -5,10 +5,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from bulkhead import bandwidth, coloring
+from bulkhead.color import format_bits, format_list
 from bulkhead.layout import System, Vm
 from bulkhead.model import human_size
 
 HEADERS = ("VM", "TYPE", "CPUS", "MEMORY (IPA -> PA, size)", "DEVICES", "IRQS", "CONSOLE", "SHMEM")
+
+
+def _color_cells(system: System, vm: Vm) -> list[str]:
+    model = system.platform.coloring
+    if model is None:
+        return ["-"]
+    if not vm.llc_colors and not vm.bank_colors:
+        return ["none"]
+    return coloring.share_text(model, vm.llc_colors, vm.bank_colors)
 
 
 def _cells(system: System, vm: Vm) -> list[list[str]]:
@@ -25,7 +36,8 @@ def _cells(system: System, vm: Vm) -> list[list[str]]:
         [vm.name],
         [vm.type],
         [",".join(str(c) for c in vm.cpus)],
-        [f"0x{m.ipa:x} -> 0x{m.pa:x} {human_size(m.size)}" for m in vm.memory],
+        [f"0x{m.ipa:x} -> 0x{m.pa:x} {human_size(m.size)}"
+         + (f" colored (span to 0x{m.end - 1:x})" if m.colors is not None else "") for m in vm.memory],
         [", ".join(d.name for d in vm.mmio) or "-"],
         [", ".join(str(i) for i in vm.irqs) or "-"],
         [console],
@@ -34,15 +46,48 @@ def _cells(system: System, vm: Vm) -> list[list[str]]:
 
 
 def table(system: System) -> str:
-    rows = [[[h] for h in HEADERS]] + [_cells(system, vm) for vm in system.vms]
-    widths = [max(len(line) for row in rows for line in row[i]) for i in range(len(HEADERS))]
+    headers: tuple[str, ...] = HEADERS
+    rows = [[[h] for h in headers]] + [_cells(system, vm) for vm in system.vms]
+    if system.coloring is not None:
+        headers = (*HEADERS, "COLORS")
+        rows[0].append(["COLORS"])
+        for row, vm in zip(rows[1:], system.vms):
+            row.append(_color_cells(system, vm))
+    widths = [max(len(line) for row in rows for line in row[i]) for i in range(len(headers))]
     out = []
     for row in rows:
         height = max(len(cell) for cell in row)
         for k in range(height):
             parts = [(cell[k] if k < len(cell) else "").ljust(w) for cell, w in zip(row, widths)]
             out.append("  ".join(parts).rstrip())
+    if system.coloring is not None:
+        out += _color_footer(system.coloring)
     return "\n".join(out) + "\n"
+
+
+def _per_color(free: tuple[int, ...]) -> str:
+    """``0-7: 90M, 8-15: 74M`` (runs of colors with the same amount)."""
+    runs: list[tuple[list[int], str]] = []
+    for c, size in enumerate(free):
+        text = coloring.size_text(size)
+        if runs and runs[-1][1] == text:
+            runs[-1][0].append(c)
+        else:
+            runs.append(([c], text))
+    return ", ".join(f"{format_list(cs)}: {text}" for cs, text in runs)
+
+
+def _color_footer(report: coloring.Report) -> list[str]:
+    m = report.model
+    out = [""]
+    llc = f"LLC color bits {format_bits(m.llc_bits)} ({m.n_llc} colors)" if m.llc_bits else "no LLC color bits"
+    bank = f"bank bits {format_bits(m.bank_bits)} ({m.n_bank} colors)" if m.bank_bits else "no bank bits"
+    out.append(f"coloring: {llc}, {bank}")
+    if report.free_llc:
+        out.append(f"free RAM per LLC color: {_per_color(report.free_llc)}")
+    if report.free_bank:
+        out.append(f"free RAM per bank color: {_per_color(report.free_bank)}")
+    return out
 
 
 def headline(system: System) -> str:
@@ -68,14 +113,51 @@ def document(system: System) -> dict[str, Any]:
             "staging": {"base": p.staging.base, "size": p.staging.size},
         },
         "console_input": system.vms[system.console_input].name if system.console_input >= 0 else None,
-        "vms": [_vm_doc(vm) for vm in system.vms],
+        "vms": [_vm_doc(vm, system) for vm in system.vms],
         "shmem": [
-            {"name": sh.name, "pa": sh.pa, "size": sh.size, "vms": list(sh.vms)} for sh in system.shmems
+            {"name": sh.name, "pa": sh.pa, "size": sh.size, "vms": list(sh.vms)}
+            | ({"colors": _colors_doc(sh.colors)} if sh.colors is not None else {})
+            for sh in system.shmems
         ],
+    } | ({"coloring": _coloring_doc(system.coloring)} if system.coloring is not None else {})
+
+
+def _colors_doc(c: Any) -> dict[str, Any]:
+    return {"mask": c.mask, "values": list(c.values)}
+
+
+def _coloring_doc(report: coloring.Report) -> dict[str, Any]:
+    m = report.model
+    return {
+        "llc_bits": list(m.llc_bits),
+        "bank_bits": list(m.bank_bits),
+        "l1_bits": list(m.l1_bits),
+        "llc": None if m.llc_size is None else {"size": m.llc_size, "ways": m.llc_ways, "line": m.llc_line},
+        "colorable": [{"base": r.base, "size": r.size} for r in report.colorable],
+        "free_per_llc_color": list(report.free_llc),
+        "free_per_bank_color": list(report.free_bank),
     }
 
 
-def _vm_doc(vm: Vm) -> dict[str, Any]:
+def _vm_colors_doc(system: System, vm: Vm) -> dict[str, Any] | None:
+    m = system.platform.coloring
+    if m is None or system.coloring is None or not (vm.llc_colors or vm.bank_colors):
+        return None
+    llc = [c for c in range(m.n_llc) if vm.llc_colors >> c & 1]
+    bank = [c for c in range(m.n_bank) if vm.bank_colors >> c & 1]
+    return {
+        "llc": llc,
+        "bank": bank,
+        "llc_share_kib": coloring.llc_share_kib(m, len(llc)),
+        "llc_share": [len(llc), m.n_llc],
+        "bank_share": [len(bank), m.n_bank],
+        "ram_per_llc_color": {str(c): n for c, n in sorted(system.coloring.vm_llc_bytes(vm.name).items())},
+        "pt": None if vm.pt_colors is None else {"pa": vm.pt_pa, "pages": vm.pt_pages,
+                                                 **_colors_doc(vm.pt_colors)},
+    }
+
+
+def _vm_doc(vm: Vm, system: System) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "name": vm.name,
         "index": vm.index,
@@ -84,7 +166,9 @@ def _vm_doc(vm: Vm) -> dict[str, Any]:
         "entry": vm.entry,
         "boot_arg": vm.boot_arg,
         "on_fault": vm.on_fault,
-        "memory": [{"ipa": m.ipa, "pa": m.pa, "size": m.size} for m in vm.memory],
+        "memory": [{"ipa": m.ipa, "pa": m.pa, "size": m.size}
+                   | ({"span_end": m.end, "colors": _colors_doc(m.colors)} if m.colors is not None else {})
+                   for m in vm.memory],
         "devices": [
             {"name": d.name, "base": d.pa, "size": d.size, "irqs": list(d.irqs)} for d in vm.mmio
         ],
@@ -106,6 +190,14 @@ def _vm_doc(vm: Vm) -> dict[str, Any]:
         ],
         "pt_pages": vm.pt_pages,
     }
+    colors = _vm_colors_doc(system, vm)
+    if colors is not None:
+        doc["colors"] = colors
+    bw = bandwidth.document(system, vm.name)
+    if bw is not None:
+        doc["bandwidth"] = bw
+    if vm.spec.manager:
+        doc["manager"] = True
     if vm.linux is not None:
         doc["bootargs"] = vm.linux.bootargs
         doc["initrd"] = (None if vm.linux.initrd is None

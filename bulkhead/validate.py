@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from bulkhead import bandwidth, coloring
 from bulkhead.errors import ConfigError, Diagnostic
 from bulkhead.model import (
     IPA_BITS,
@@ -106,6 +107,7 @@ def check_platform(p: Platform) -> None:
         for b in p.devices[i + 1:]:
             if a.range.overlaps(b.range):
                 c.error(b.path, f"device '{b.name}' ({b.range}) overlaps device '{a.name}' ({a.range})")
+    c.diags += bandwidth.check_platform(p)
     c.raise_if_any()
 
 
@@ -161,11 +163,14 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
             ok = c.aligned(join(mem.path, "size"), mem.size, "size") and ok
             if mem.ipa + mem.size > 1 << IPA_BITS:
                 c.error(mem.path, f"IPA range {Range(mem.ipa, mem.size)} exceeds the {IPA_BITS}-bit IPA space")
-            if mem.pa is not None and c.aligned(join(mem.path, "pa"), mem.pa, "PA") and ok:
+            # colored regions: pa is a span start (checked when placed)
+            colored = p.coloring is not None and coloring.region_spec(vm, mem) is not None
+            if mem.pa is not None and c.aligned(join(mem.path, "pa"), mem.pa, "PA") and ok and not colored:
                 pa_items.append((f"{vm.path}.memory[{j}]", Range(mem.pa, mem.size), join(mem.path, "pa")))
     for sh in s.shmem:
         ok = c.aligned(join(sh.path, "size"), sh.size, "size")
-        if sh.pa is not None and c.aligned(join(sh.path, "pa"), sh.pa, "PA") and ok:
+        colored = coloring.shmem_colors(s, sh)[0] is not None if sh.colors is None else p.coloring is not None
+        if sh.pa is not None and c.aligned(join(sh.path, "pa"), sh.pa, "PA") and ok and not colored:
             pa_items.append((f"shared memory '{sh.name}'", Range(sh.pa, sh.size), join(sh.path, "pa")))
     for i, (what, r, path) in enumerate(pa_items):
         if not p.ram.contains(r):
@@ -269,6 +274,16 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
     # images and boot
     for vm in s.vms:
         _check_boot(c, vm, guest_sources)
+
+    # page coloring
+    color_errors, color_warnings = coloring.check(s)
+    c.diags += color_errors
+    s.warnings.extend(color_warnings)
+
+    # memory bandwidth reservation
+    bw_errors, bw_warnings = bandwidth.check(s)
+    c.diags += bw_errors
+    s.warnings.extend(bw_warnings)
 
     c.raise_if_any()
 

@@ -27,6 +27,11 @@ static const struct cfg_platform platform = {
 	.timer_virt_irq = 27,
 	.mmio_base = 0x0,
 	.mmio_size = 0x40000000,
+	.llc_color_mask = 0xf000,
+	.bank_color_mask = 0x30000,
+	.llc_size = 0x100000,
+	.llc_ways = 16,
+	.llc_line = 64,
 };
 
 /* VM 0: hello (baremetal) */
@@ -74,5 +79,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 0,
 	.shmems = NULL,
 	.console_input_vm = 0,
-	.config_hash = 0x23c432c04053af7eULL,
+	.config_hash = 0x013ddaf717b4a0caULL,
 };

@@ -1,0 +1,502 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Memory bandwidth reservation: the ``bandwidth:`` sections, their checks,
+the budget arithmetic and the report of ``bulkhead check``.
+
+- Platform file: ``bandwidth: {counter, events, sustainable_mbps, pmu_irq,
+  counter_hz}`` -- the event model (event numbers, bytes per event and how
+  trustworthy that is) and the DRAM bandwidth the platform sustains.
+- VM: ``bandwidth: {period_us, budget_mbps | budget_events | read_*/write_*,
+  weights, reclaim}`` and ``manager: true``.
+- System: ``bandwidth: {spare_sharing}``.
+
+The arithmetic mirrors ``hypervisor/isolation/bw_budget.c`` (which the
+hypervisor uses at run time, e.g. for ``BH_HC_BW_SET``): events per period =
+floor(MB/s x period_us / bytes_per_event), at least 1; a VM budget is split
+evenly (the remainder going one event each to the first vCPUs) or by
+weights in percent (rounded down). See docs/bandwidth.md.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TextIO
+
+from bulkhead.errors import Diagnostic
+from bulkhead.model import (
+    BW_EVENT_NAMES,
+    BwCounter,
+    BwEventSpec,
+    BwModel,
+    Platform,
+    PlatformBandwidth,
+    SystemSpec,
+    VmBandwidthSpec,
+    VmSpec,
+)
+from bulkhead.yamlpos import YNode
+
+if TYPE_CHECKING:
+    from bulkhead.layout import System
+    from bulkhead.schema import Reader
+
+MAX_PERIOD_US = 1_000_000  # 1 s: keeps a period's events within the 32-bit counters
+MAX_BUDGET_EVENTS = 0x7FFF_FFFF  # per period, VM or vCPU (BW_MAX_BUDGET in bw.c)
+MAX_MBPS = 1_000_000_000
+BW_MODELS: tuple[BwModel, ...] = ("exact", "pessimistic", "optimistic", "notional")
+
+PLATFORM_KEYS = ("counter", "events", "sustainable_mbps", "pmu_irq", "counter_hz")
+VM_KEYS = ("period_us", "budget_mbps", "budget_events", "read_mbps", "write_mbps", "read_events",
+           "write_events", "weights", "reclaim")
+SYSTEM_KEYS = ("spare_sharing",)
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+# --- arithmetic (mirrors bw_budget.c) --------------------------------------
+
+
+def events_from_mbps(mbps: int, period_us: int, bytes_per_event: int) -> int:
+    """Events per period: mbps x 10^6 B/s x period_us x 10^-6 s / bytes_per_event,
+    rounded down, at least 1."""
+    return max(mbps * period_us // bytes_per_event, 1)
+
+
+def split(budget: int, n: int, weights: tuple[int, ...] | None) -> tuple[tuple[int, ...], int]:
+    """(per-vCPU shares, events given to no vCPU). A share of 0 becomes 1."""
+    if weights is None:
+        shares = [budget // n + (1 if i < budget % n else 0) for i in range(n)]
+    else:
+        shares = [budget * w // 100 for w in weights]
+    shares = [max(s, 1) for s in shares]
+    return tuple(shares), max(budget - sum(shares), 0)
+
+
+def mbps_of(events: int, period_us: int, bytes_per_event: int) -> float:
+    """The bandwidth ``events`` per period stand for, in MB/s."""
+    return events * bytes_per_event / period_us
+
+
+# --- parsing (called by bulkhead.schema) ------------------------------------
+
+
+def parse_platform(r: Reader, node: YNode, path: str = "bandwidth") -> PlatformBandwidth:
+    m = r.mapping(node, path, PLATFORM_KEYS, ("counter", "events", "sustainable_mbps", "pmu_irq"),
+                  "a mapping {counter, events, sustainable_mbps, pmu_irq, counter_hz}")
+    counter: BwCounter = "cycles" if r.choice(m["counter"], _join(path, "counter"),
+                                              ("cycles", "event")) == "cycles" else "event"
+    epath = _join(path, "events")
+    em = r.mapping(m["events"], epath, BW_EVENT_NAMES, (), "a mapping of events {read_write, read, write}")
+    events = []
+    for name in BW_EVENT_NAMES:
+        if name not in em:
+            continue
+        q = _join(epath, name)
+        e = r.mapping(em[name], q, ("number", "bytes_per_event", "model"), ("number", "bytes_per_event"),
+                      "an event {number, bytes_per_event, model}")
+        model = r.choice(e["model"], _join(q, "model"), BW_MODELS) if "model" in e else "exact"
+        events.append(BwEventSpec(
+            name=name,
+            number=r.integer(e["number"], _join(q, "number"), "a PMU event number (integer 0-0xffff)", 0, 0xFFFF),
+            bytes_per_event=r.integer(e["bytes_per_event"], _join(q, "bytes_per_event"),
+                                      "a number of bytes per event (integer 1-4096)", 1, 4096),
+            model=next(x for x in BW_MODELS if x == model),
+            path=q,
+        ))
+    if not events:
+        raise r.fail(m["events"], epath, "at least one event is required (read_write, or read and write)")
+    return PlatformBandwidth(
+        counter=counter,
+        events=tuple(events),
+        sustainable_mbps=r.integer(m["sustainable_mbps"], _join(path, "sustainable_mbps"),
+                                   f"a bandwidth in MB/s (integer 1-{MAX_MBPS})", 1, MAX_MBPS),
+        pmu_irq=r.integer(m["pmu_irq"], _join(path, "pmu_irq"), "a PPI (integer 16-31)", 16, 31),
+        counter_hz=r.integer(m["counter_hz"], _join(path, "counter_hz"),
+                             "a frequency in Hz (integer 1000-10^10)", 1000, 10**10) if "counter_hz" in m else 0,
+        path=path,
+    )
+
+
+def parse_vm(r: Reader, node: YNode, path: str) -> VmBandwidthSpec:
+    m = r.mapping(node, path, VM_KEYS, ("period_us",), "a mapping {period_us, budget_mbps, ...}")
+
+    def opt(key: str, what: str, hi: int) -> int | None:
+        if key not in m:
+            return None
+        return r.integer(m[key], _join(path, key), f"{what} (integer 1-{hi})", 1, hi)
+
+    mbps = "a bandwidth in MB/s"
+    events = "a number of events per period"
+    spec = VmBandwidthSpec(
+        period_us=r.integer(m["period_us"], _join(path, "period_us"),
+                            f"a period in microseconds (integer 1-{MAX_PERIOD_US})", 1, MAX_PERIOD_US),
+        budget_mbps=opt("budget_mbps", mbps, MAX_MBPS),
+        budget_events=opt("budget_events", events, MAX_BUDGET_EVENTS),
+        read_mbps=opt("read_mbps", mbps, MAX_MBPS),
+        write_mbps=opt("write_mbps", mbps, MAX_MBPS),
+        read_events=opt("read_events", events, MAX_BUDGET_EVENTS),
+        write_events=opt("write_events", events, MAX_BUDGET_EVENTS),
+        weights=r.each(m["weights"], _join(path, "weights"),
+                       lambda n, q: r.integer(n, q, "a weight in percent (integer 1-100)", 1, 100),
+                       "a list of weights in percent") if "weights" in m else None,
+        reclaim=r.boolean(m["reclaim"], _join(path, "reclaim")) if "reclaim" in m else False,
+        path=path,
+    )
+    # exactly one budget form
+    whole = [k for k in ("budget_mbps", "budget_events") if k in m]
+    parts = [k for k in ("read_mbps", "read_events", "write_mbps", "write_events") if k in m]
+    if len(whole) > 1:
+        raise r.fail(m[whole[1]], _join(path, whole[1]), "give budget_mbps or budget_events, not both")
+    if whole and parts:
+        raise r.fail(m[parts[0]], _join(path, parts[0]),
+                     f"give one budget: {whole[0]} for all traffic, or read and write budgets, not both")
+    if not whole and not parts:
+        raise r.fail(node, path, "missing a budget: give budget_mbps or budget_events "
+                                 "(or read_mbps/write_mbps on platforms with separate read and write events)")
+    for kind in ("read", "write"):
+        given = [k for k in parts if k.startswith(kind + "_")]
+        if parts and not given:
+            raise r.fail(node, path, f"missing the {kind} budget: give {kind}_mbps or {kind}_events")
+        if len(given) > 1:
+            raise r.fail(m[given[1]], _join(path, given[1]), f"give {given[0]} or {given[1]}, not both")
+    if spec.weights is not None and not spec.weights:
+        raise r.fail(m["weights"], _join(path, "weights"), "an empty list of weights (omit it for an even split)")
+    return spec
+
+
+def parse_system(r: Reader, node: YNode, path: str = "bandwidth") -> bool:
+    """The system-level section; returns spare_sharing."""
+    m = r.mapping(node, path, SYSTEM_KEYS, (), "a mapping {spare_sharing}")
+    return r.boolean(m["spare_sharing"], _join(path, "spare_sharing")) if "spare_sharing" in m else False
+
+
+# --- resolved budgets --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Channel:
+    """One counted event of a regulated VM."""
+
+    event: BwEventSpec
+    budget: int  # events per period for the VM
+    shares: tuple[int, ...]  # per vCPU
+    unshared: int  # given to no vCPU (weights below 100%)
+    requested_mbps: int | None  # as written (None: given in events)
+
+    def mbps(self, period_us: int) -> float:
+        return mbps_of(self.budget, period_us, self.event.bytes_per_event)
+
+    def vcpu_mbps(self, period_us: int) -> tuple[float, ...]:
+        return tuple(mbps_of(s, period_us, self.event.bytes_per_event) for s in self.shares)
+
+
+@dataclass(frozen=True)
+class VmBandwidth:
+    """A VM's regulation as the hypervisor gets it (``struct cfg_bw``)."""
+
+    vm: str
+    period_us: int
+    period_ticks: int  # at the platform's counter_hz (0 when unknown)
+    cycles: bool  # regulated on the cycle counter
+    channels: tuple[Channel, ...]
+    weights: tuple[int, ...] | None
+    reclaim: bool
+    manager: bool
+
+    @property
+    def mbps(self) -> float:
+        return sum(ch.mbps(self.period_us) for ch in self.channels)
+
+
+def _channel_budgets(bw: VmBandwidthSpec, pb: PlatformBandwidth) -> list[tuple[BwEventSpec, int, int | None]]:
+    """(event, events per period, MB/s as written) per channel; the platform
+    must offer the events (checked)."""
+    out: list[tuple[BwEventSpec, int, int | None]] = []
+    forms: list[tuple[str, int | None, int | None]]
+    if bw.budget_mbps is not None or bw.budget_events is not None:
+        forms = [("read_write", bw.budget_mbps, bw.budget_events)]
+    else:
+        forms = [("read", bw.read_mbps, bw.read_events), ("write", bw.write_mbps, bw.write_events)]
+    for name, mbps, events in forms:
+        ev = pb.event(name)
+        assert ev is not None
+        n = events if events is not None else events_from_mbps(mbps or 0, bw.period_us, ev.bytes_per_event)
+        out.append((ev, n, mbps))
+    return out
+
+
+def plan(platform: Platform, vm: VmSpec) -> VmBandwidth | None:
+    """The resolved regulation of a checked VM; None when unregulated."""
+    bw, pb = vm.bandwidth, platform.bandwidth
+    if bw is None or pb is None:
+        return None
+    channels = []
+    for ev, budget, mbps in _channel_budgets(bw, pb):
+        shares, unshared = split(budget, len(vm.cpus), bw.weights)
+        channels.append(Channel(ev, budget, shares, unshared, mbps))
+    return VmBandwidth(
+        vm=vm.name,
+        period_us=bw.period_us,
+        period_ticks=bw.period_us * pb.counter_hz // 1_000_000,
+        cycles=pb.counter == "cycles",
+        channels=tuple(channels),
+        weights=bw.weights,
+        reclaim=bw.reclaim,
+        manager=vm.manager,
+    )
+
+
+# --- checks ---------------------------------------------------------------------
+
+
+def check_platform(p: Platform) -> list[Diagnostic]:
+    """Errors in the platform's ``bandwidth:`` section."""
+    pb = p.bandwidth
+    if pb is None:
+        return []
+    errors = []
+    at = p.locs.diag
+    if pb.event("read_write") is None and not pb.split:
+        errors.append(at(_join(pb.path, "events"), "give a read_write event, or both read and write events"))
+    if pb.counter == "cycles" and (pb.event("read") or pb.event("write")):
+        errors.append(at(_join(pb.path, "events"), "counter: cycles regulates on one counter: "
+                                                   "give only a read_write event"))
+    reserved = {p.timer.hyp_irq: "timer.hyp_irq", p.timer.virt_irq: "timer.virt_irq",
+                p.timer.phys_irq: "timer.phys_irq", p.timer.secure_irq: "timer.secure_irq",
+                p.gic.maintenance_irq: "gic.maintenance_irq"}
+    if pb.pmu_irq in reserved:
+        errors.append(at(_join(pb.path, "pmu_irq"), f"PPI {pb.pmu_irq} is already {reserved[pb.pmu_irq]}"))
+    return errors
+
+
+def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
+    """(errors, warnings) about the bandwidth regulation of ``s``."""
+    errors: list[Diagnostic] = []
+    warnings: list[Diagnostic] = []
+    p = s.platform
+    pb = p.bandwidth
+    regulated = [vm for vm in s.vms if vm.bandwidth is not None]
+    if pb is None:
+        for vm in regulated:
+            assert vm.bandwidth is not None
+            errors.append(s.locs.diag(vm.bandwidth.path, f"platform '{p.name}' has no bandwidth model "
+                                                         f"(add a 'bandwidth:' section to {p.display})"))
+        return errors, warnings
+    if s.spare_sharing and not regulated:
+        warnings.append(s.locs.diag("bandwidth.spare_sharing", "spare sharing has no effect: no VM is regulated"))
+    total = 0.0
+    for vm in regulated:
+        bw = vm.bandwidth
+        assert bw is not None
+        before = len(errors)
+        _check_vm(s, vm, bw, pb, errors, warnings)
+        if len(errors) == before:
+            planned = plan(p, vm)
+            assert planned is not None
+            total += planned.mbps
+    if regulated and total > pb.sustainable_mbps:
+        warnings.append(s.locs.diag("vms", f"the guaranteed bandwidth budgets sum to {total:.0f} MB/s, "
+                                           f"above the {pb.sustainable_mbps} MB/s platform '{p.name}' "
+                                           "sustains: they cannot all be met"))
+    return errors, warnings
+
+
+def _check_vm(s: SystemSpec, vm: VmSpec, bw: VmBandwidthSpec, pb: PlatformBandwidth,
+              errors: list[Diagnostic], warnings: list[Diagnostic]) -> None:
+    at = s.locs.diag
+    n = len(vm.cpus)
+    p = s.platform
+    whole = bw.budget_mbps is not None or bw.budget_events is not None
+    if whole and pb.event("read_write") is None:
+        key = "budget_mbps" if bw.budget_mbps is not None else "budget_events"
+        errors.append(at(_join(bw.path, key), f"platform '{p.name}' counts reads and writes separately: "
+                                              "give read_mbps and write_mbps (or read_events/write_events)"))
+        return
+    if not whole and not pb.split:
+        key = next(k for k in ("read_mbps", "read_events", "write_mbps", "write_events")
+                   if getattr(bw, k) is not None)
+        errors.append(at(_join(bw.path, key), f"platform '{p.name}' has no separate read and write events: "
+                                              "give budget_mbps or budget_events"))
+        return
+    if bw.weights is not None:
+        wpath = _join(bw.path, "weights")
+        if len(bw.weights) != n:
+            errors.append(at(wpath, f"{len(bw.weights)} weight{'s' if len(bw.weights) != 1 else ''} for "
+                                    f"{n} vCPU{'s' if n != 1 else ''}: give one weight per vCPU"))
+            return
+        if sum(bw.weights) > 100:
+            errors.append(at(wpath, f"the weights sum to {sum(bw.weights)}%; at most 100% of the "
+                                    "VM's budget can be shared out"))
+            return
+    for ev, budget, mbps in _channel_budgets(bw, pb):
+        key = f"{ev.name}_" if ev.name != "read_write" else "budget_"
+        key += "mbps" if mbps is not None else "events"
+        kpath = _join(bw.path, key)
+        if mbps is not None and mbps * bw.period_us < ev.bytes_per_event:
+            warnings.append(at(kpath, f"{mbps} MB/s is less than one {ev.bytes_per_event}-byte event per "
+                                      f"{bw.period_us} us period; the budget is 1 event per period"))
+        if budget > MAX_BUDGET_EVENTS:
+            errors.append(at(kpath, f"{budget} events per period is more than the counter can take "
+                                    f"({MAX_BUDGET_EVENTS}): use a shorter period or a smaller budget"))
+            continue
+        if bw.weights is None:
+            if budget < n:
+                errors.append(at(kpath, f"a budget of {budget} event{'s' if budget != 1 else ''} per period "
+                                        f"is less than one per vCPU ({n} vCPUs)"))
+        else:
+            for i, w in enumerate(bw.weights):
+                if budget * w // 100 < 1:
+                    errors.append(at(_join(bw.path, f"weights[{i}]"),
+                                     f"vCPU {i}'s share ({w}% of {budget} events) rounds to 0 events per "
+                                     "period"))
+    if bw.reclaim and n == 1:
+        warnings.append(at(_join(bw.path, "reclaim"), "reclaim has no effect on a VM with one vCPU"))
+
+
+# --- reporting ----------------------------------------------------------------------
+
+
+def _fmt_mbps(x: float) -> str:
+    return f"{x:.0f}" if x >= 100 else f"{x:.3g}"
+
+
+def report(system: System) -> str:
+    """The bandwidth part of ``bulkhead check``: one block per regulated VM,
+    then the total against the sustainable bandwidth ('' when none)."""
+    p = system.platform
+    pb = p.bandwidth
+    plans = [pl for pl in (plan(p, vm.spec) for vm in system.vms) if pl is not None]
+    if pb is None or not plans:
+        return ""
+    model = ", ".join(f"{ev.name} 0x{ev.number:x} x {ev.bytes_per_event} B ({ev.model})" for ev in pb.events)
+    counter = "cycle counter (PMCCNTR)" if pb.counter == "cycles" else "event counters"
+    out = ["", f"bandwidth: {counter}; events: {model}"]
+    rows = [("VM", "VCPU", "PERIOD", "EVENT", "EVENTS/PERIOD", "MB/S", "WEIGHT", "OPTIONS")]
+    for pl in plans:
+        opts = ",".join(o for o, on in (("reclaim", pl.reclaim), ("manager", pl.manager)) if on) or "-"
+        for ch in pl.channels:
+            rows.append((pl.vm, "all", f"{pl.period_us} us", ch.event.name, str(ch.budget),
+                         _fmt_mbps(ch.mbps(pl.period_us)), "100%" if pl.weights is None else
+                         f"{sum(pl.weights)}%", opts))
+            for i, (share, mb) in enumerate(zip(ch.shares, ch.vcpu_mbps(pl.period_us))):
+                w = "even" if pl.weights is None else f"{pl.weights[i]}%"
+                rows.append(("", str(i), "", "", str(share), _fmt_mbps(mb), w, ""))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    total = sum(pl.mbps for pl in plans)
+    flag = "  (OVER: not every budget can be met)" if total > pb.sustainable_mbps else ""
+    out.append(f"guaranteed total: {_fmt_mbps(total)} MB/s of {pb.sustainable_mbps} MB/s sustainable{flag}")
+    managers = [vm.name for vm in system.vms if vm.spec.manager]
+    if managers:
+        out.append(f"managers: {', '.join(managers)} (may change budgets at run time: BH_HC_BW_SET)")
+    if system.spec.spare_sharing:
+        out.append("spare sharing: on (once every regulated vCPU is throttled, all run until their period ends)")
+    if pb.counter == "cycles":
+        out.append("note: this platform regulates on cycles; one 'event' is one CPU cycle (notional MB/s)")
+    return "\n".join(out) + "\n"
+
+
+def document(system: System, vm_name: str) -> dict[str, Any] | None:
+    """A VM's regulation for ``bulkhead check --json`` (None: unregulated)."""
+    vm = system.vm(vm_name)
+    pl = plan(system.platform, vm.spec) if vm is not None else None
+    if pl is None:
+        return None
+    return {
+        "period_us": pl.period_us,
+        "period_ticks": pl.period_ticks,
+        "counter": "cycles" if pl.cycles else "event",
+        "reclaim": pl.reclaim,
+        "weights": None if pl.weights is None else list(pl.weights),
+        "mbps": pl.mbps,
+        "events": [
+            {"name": ch.event.name, "number": ch.event.number, "bytes_per_event": ch.event.bytes_per_event,
+             "budget": ch.budget, "vcpu_budgets": list(ch.shares), "unshared": ch.unshared,
+             "mbps": ch.mbps(pl.period_us), "vcpu_mbps": list(ch.vcpu_mbps(pl.period_us))}
+            for ch in pl.channels
+        ],
+    }
+
+
+# --- bulkhead run --stats ---------------------------------------------------------
+
+STATS_RE = re.compile(
+    r"\[bulkhead\] bw vm=(?P<vm>\S+) vcpu=(?P<vcpu>\d+) last=(?P<last>\d+) max=(?P<max>\d+) "
+    r"mean=(?P<mean>\d+) throttled=(?P<throttled>\d+) stalled_us=(?P<stalled_us>\d+)\s*$")
+STATS_POKE = b"\x14b"  # Ctrl-T b: the hypervisor prints one "bw vm=..." line per regulated vCPU
+STATS_FIELDS = ("last", "max", "mean", "throttled", "stalled_us")
+
+
+def parse_stats(line: str) -> tuple[str, int, dict[str, int]] | None:
+    """(vm, vcpu, values) of one ``[bulkhead] bw vm=...`` console line."""
+    m = STATS_RE.match(line)
+    if m is None:
+        return None
+    return m["vm"], int(m["vcpu"]), {k: int(m[k]) for k in STATS_FIELDS}
+
+
+class StatsView(io.TextIOBase):
+    """A console stream for ``bulkhead run --stats``: passes the console
+    through to ``out`` (if any) except the hypervisor's ``bw`` lines, which
+    update a table drawn on ``err`` (redrawn in place on a terminal)."""
+
+    def __init__(self, out: TextIO | None, err: TextIO) -> None:
+        super().__init__()
+        self.out = out
+        self.err = err
+        self.tty = err.isatty()
+        self.rows: dict[tuple[str, int], dict[str, int]] = {}
+        self.partial = ""
+        self.dirty = False
+        self.drawn = 0  # lines of the last table, if nothing was printed below it
+        self.updates = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        lines = (self.partial + text).split("\n")
+        self.partial = lines.pop()
+        for line in lines:
+            parsed = parse_stats(line.rstrip("\r"))
+            if parsed is not None:
+                vm, vcpu, values = parsed
+                self.rows[(vm, vcpu)] = values
+                self.dirty = True
+            elif self.out is not None:
+                self.out.write(line + "\n")
+                self.drawn = 0
+        return len(text)
+
+    def flush(self) -> None:
+        if self.out is not None:
+            self.out.flush()
+        if self.dirty:
+            self.render()
+
+    def table(self) -> list[str]:
+        head = ("VM", "VCPU", "LAST", "MAX", "MEAN", "THROTTLED", "STALLED_US")
+        rows = [head] + [(vm, str(vcpu), *(str(v[k]) for k in STATS_FIELDS))
+                         for (vm, vcpu), v in sorted(self.rows.items())]
+        widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+        return ["  ".join(c.rjust(w) if i > 1 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths)))
+                for r in rows]
+
+    def render(self) -> None:
+        self.dirty = False
+        self.updates += 1
+        lines = [f"bandwidth (events per period), update {self.updates}:", *self.table()]
+        if self.tty and self.drawn:
+            self.err.write(f"\x1b[{self.drawn}A\x1b[J")
+        self.err.write("\n".join(lines) + "\n")
+        self.err.flush()
+        self.drawn = len(lines) if self.tty else 0
+
+    def close(self) -> None:
+        if self.partial and self.out is not None:
+            self.out.write(self.partial)
+        self.partial = ""
+        super().close()
