@@ -20,6 +20,8 @@ HYP = ROOT / "hypervisor"
 SOURCES: dict[str, list[str]] = {
     "test_pt": ["arch/aarch64/pt.c"],
     "test_format": ["lib/format.c"],
+    "test_color": ["isolation/color.c"],
+    "test_bw_budget": ["isolation/bw_budget.c"],
 }
 
 CFLAGS = [

@@ -91,3 +91,59 @@ s64 bh_doorbell(u32 index)
 {
 	return bh_call(BH_HC_DOORBELL, index, 0, 0, 0, 0).x0;
 }
+
+s64 bh_color_info(struct bh_color_info *info)
+{
+	struct bh_ret r = bh_call(BH_HC_COLOR_INFO, 0, 0, 0, 0, 0);
+
+	if (r.x0 == BH_OK) {
+		info->llc_colors = r.x1;
+		info->bank_colors = r.x2;
+		info->llc_mask = r.x3;
+		info->bank_mask = r.x4;
+	}
+	return r.x0;
+}
+
+s64 bh_ipa_info(u64 ipa, struct bh_ipa_info *info)
+{
+	struct bh_ret r = bh_call(BH_HC_IPA_INFO, ipa, 0, 0, 0, 0);
+
+	if (r.x0 == BH_OK) {
+		info->pa = r.x1;
+		info->llc_color = r.x2;
+		info->bank_color = r.x3;
+	}
+	return r.x0;
+}
+
+s64 bh_bw_stats(u32 vcpu, struct bh_bw_stats *st)
+{
+	struct bh_ret r = bh_call(BH_HC_BW_STATS, vcpu, 0, 0, 0, 0);
+
+	if (r.x0 == BH_OK) {
+		st->last = r.x1;
+		st->max = r.x2;
+		st->mean = r.x3;
+		st->throttles = r.x4;
+		st->stalled_ns = r.x5;
+	}
+	return r.x0;
+}
+
+s64 bh_bw_set(u32 vm_id, u64 budget_events, u64 period_us)
+{
+	return bh_call(BH_HC_BW_SET, vm_id, budget_events, period_us, 0, 0).x0;
+}
+
+s64 bh_cpu_exits(u32 cpu, struct bh_cpu_exits *ex)
+{
+	struct bh_ret r = bh_call(BH_HC_CPU_EXITS, cpu, 0, 0, 0, 0);
+
+	if (r.x0 == BH_OK) {
+		ex->exits = r.x1;
+		ex->irq_exits = r.x2;
+		ex->reg_exits = r.x3;
+	}
+	return r.x0;
+}

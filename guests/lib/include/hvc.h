@@ -12,6 +12,14 @@
 #define BH_HC_CONSOLE_WRITE 0xC6000002u
 #define BH_HC_SHMEM_INFO    0xC6000003u
 #define BH_HC_DOORBELL      0xC6000004u
+#define BH_HC_BW_STATS      0xC6000007u
+#define BH_HC_BW_SET        0xC6000008u
+#define BH_HC_CPU_EXITS     0xC6000009u
+#define BH_HC_COLOR_INFO    0xC6000005u
+#define BH_HC_IPA_INFO      0xC6000006u
+
+#define BH_BW_VM_TOTAL 0xFFFFu /* BH_HC_BW_STATS: the whole VM */
+#define BH_CPU_SELF    0xFFFFu /* BH_HC_CPU_EXITS: the caller's physical CPU */
 
 #define BH_OK              0
 #define BH_E_NOT_SUPPORTED (-1)
@@ -67,5 +75,52 @@ struct bh_shmem_info {
 s64 bh_shmem_info(u32 index, struct bh_shmem_info *info);
 /* Returns the number of peers signalled, or BH_E_INVALID. */
 s64 bh_doorbell(u32 index);
+
+/* Memory bandwidth regulation telemetry (docs/bandwidth.md). */
+struct bh_bw_stats {
+	u64 last;       /* events in the last complete period */
+	u64 max;        /* most events in one period */
+	u64 mean;       /* mean events per period */
+	u64 throttles;  /* times the budget ran out */
+	u64 stalled_ns; /* time spent throttled */
+};
+
+/* vcpu: a vCPU index of the calling VM, or BH_BW_VM_TOTAL. BH_E_INVALID if
+ * the VM is not regulated or the index is bad. */
+s64 bh_bw_stats(u32 vcpu, struct bh_bw_stats *st);
+/* Manager VMs only (BH_E_DENIED otherwise): budget in events per period for
+ * the whole VM and period in us (0: unchanged), effective from one period
+ * boundary on. */
+s64 bh_bw_set(u32 vm_id, u64 budget_events, u64 period_us);
+
+struct bh_cpu_exits {
+	u64 exits;     /* exceptions taken from the guest */
+	u64 irq_exits; /* physical interrupts handled on that CPU */
+	u64 reg_exits; /* exits that served the bandwidth regulator */
+};
+
+/* cpu: a physical CPU of the calling VM (any CPU for a manager), or
+ * BH_CPU_SELF. */
+s64 bh_cpu_exits(u32 cpu, struct bh_cpu_exits *ex);
+
+/* Page coloring (docs/coloring.md). Color c of a kind is bit c of a bitmap;
+ * a color number indexes the kind's PA bits in ascending order. */
+struct bh_color_info {
+	u64 llc_colors;  /* LLC colors of the VM's RAM (all of them when uncolored) */
+	u64 bank_colors; /* DRAM bank colors */
+	u64 llc_mask;    /* PA bits giving the LLC color */
+	u64 bank_mask;   /* PA bits giving the bank color */
+};
+
+s64 bh_color_info(struct bh_color_info *info);
+
+struct bh_ipa_info {
+	u64 pa;
+	u64 llc_color;
+	u64 bank_color;
+};
+
+/* Where an IPA of the VM's RAM lives; BH_E_INVALID if it is not RAM. */
+s64 bh_ipa_info(u64 ipa, struct bh_ipa_info *info);
 
 #endif

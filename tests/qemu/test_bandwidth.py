@@ -1,0 +1,277 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Memory bandwidth reservation under QEMU (docs/bandwidth.md).
+
+Every run uses ``-icount shift=0``: one instruction is one nanosecond of
+virtual time, and QEMU's cycle counter (what ``qemu-virt`` regulates on)
+counts one per nanosecond, so a budget of B events is B ns of execution.
+The guest (guests/bwprobe) timestamps its own progress and reports each run
+(time between two stalls) and stall; the hypervisor's telemetry
+(BH_HC_BW_STATS) gives the events it charged per period.
+
+Bounds (measured, see docs/bandwidth.md "Skid"):
+- a run never exceeds B + SKID_NS; it is shorter than B by at most
+  ENTRY_NS (hypervisor work at the period start, charged to the guest);
+- a stall is P - run, to within STALL_NS;
+- the hypervisor charges at most B + SKID_EVENTS per period and overflow.
+
+QEMU models no caches nor memory events: these tests check the mechanism
+(budgets, periods, stalls, isolation of the regulator), not interference.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bulkhead.runner import RunResult, run
+
+pytestmark = pytest.mark.qemu
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIGS = ROOT / "tests" / "configs"
+TIMEOUT = 180.0
+
+SKID_NS = 1000  # a run beyond the budget (measured: never; runs end 0.2-0.7 us early)
+SKID_EVENTS = 1000  # events charged beyond a grant, per overflow (measured: 420-480)
+ENTRY_NS = 3000  # a run's shortfall: period-start work and QEMU's round robin (measured: 0.2-0.7 us)
+STALL_NS = 3000
+
+SEG_RE = re.compile(r"bwprobe: vcpu (\d+) seg (\d+) run_ns=(\d+) stall_ns=(\d+) work=(\d+)")
+STATS_RE = re.compile(r"bwprobe: stats (\S+) last=(\d+) max=(\d+) mean=(\d+) throttles=(\d+) stalled_ns=(\d+)")
+
+
+def boot(config: str | Path, name: str | None = None, **kw: Any) -> RunResult:
+    path = Path(config) if Path(config).is_absolute() else CONFIGS / config
+    out = ROOT / "build" / "qemu-tests" / (name or path.stem)
+    return run(path, timeout=TIMEOUT, icount=0, out=out, **kw)
+
+
+def describe(res: RunResult) -> str:
+    return f"reason: {res.reason}\n--- output ---\n{res.output}"
+
+
+def check_clean(res: RunResult) -> None:
+    assert res.clean, describe(res)
+
+
+def segments(res: RunResult, vm: str = "bw", vcpu: int = 0, phase: int = 0) -> list[tuple[int, int, int]]:
+    """(run_ns, stall_ns, work) of each run of ``vcpu``, for its ``phase``-th
+    measurement (a new one starts when the seg index restarts at 0)."""
+    phases: list[list[tuple[int, int, int]]] = []
+    for line in res.lines(vm):
+        m = SEG_RE.fullmatch(line)
+        if m and int(m[1]) == vcpu:
+            if int(m[2]) == 0:
+                phases.append([])
+            phases[-1].append((int(m[3]), int(m[4]), int(m[5])))
+    assert len(phases) > phase, describe(res)
+    return phases[phase]
+
+
+def stats(res: RunResult, vm: str = "bw") -> dict[str, dict[str, int]]:
+    """The last BH_HC_BW_STATS report of each of the VM's vCPUs and the VM."""
+    out: dict[str, dict[str, int]] = {}
+    for line in res.lines(vm):
+        m = STATS_RE.fullmatch(line)
+        if m:
+            out[m[1]] = dict(zip(("last", "max", "mean", "throttles", "stalled_ns"), map(int, m.groups()[1:])))
+    return out
+
+
+def line_value(res: RunResult, vm: str, prefix: str) -> str:
+    found = [line for line in res.lines(vm) if line.startswith(prefix)]
+    assert found, describe(res)
+    return found[-1]
+
+
+def assert_regulated(segs: list[tuple[int, int, int]], budget_ns: int, period_ns: int, res: RunResult,
+                     shortfall: int = ENTRY_NS) -> None:
+    assert len(segs) >= 10, describe(res)
+    for run_ns, stall_ns, _ in segs:
+        assert budget_ns - shortfall <= run_ns <= budget_ns + SKID_NS, (run_ns, describe(res))
+        assert abs(stall_ns - (period_ns - run_ns)) <= STALL_NS, (stall_ns, describe(res))
+        assert period_ns - budget_ns - SKID_NS <= stall_ns, (stall_ns, describe(res))
+
+
+def variant(tmp_path: Path, config: str, **subs: str) -> Path:
+    """A copy of tests/configs/<config> with text substitutions."""
+    text = (CONFIGS / config).read_text()
+    for old, new in subs.items():
+        assert old in text, old
+        text = text.replace(old, new)
+    out = tmp_path / config
+    out.write_text(text)
+    return out
+
+
+@pytest.mark.parametrize(("period_us", "budget"), [(1000, 300000), (100, 30000), (10, 3000)])
+def test_budget_and_stall(period_us: int, budget: int, tmp_path: Path) -> None:
+    """With budget B per period P, every run is at most B plus the skid and
+    every stall is P minus the run."""
+    config = variant(tmp_path, "bw-basic.yaml", **{"period_us: 1000": f"period_us: {period_us}",
+                                                   "budget_events: 300000": f"budget_events: {budget}",
+                                                   "segs: 16": "segs: 16, gap_ns: 1500"})
+    res = boot(config, f"bw-basic-{period_us}")
+    check_clean(res)
+    assert_regulated(segments(res), budget, period_us * 1000, res)
+    st = stats(res)
+    assert budget <= st["vcpu0"]["last"] <= budget + SKID_EVENTS, describe(res)
+    assert st["vcpu0"]["throttles"] >= 16, describe(res)
+    # the regulator's interrupts are exits of this CPU
+    m = re.fullmatch(r"cpu_exits exits=(\d+) irq=(\d+) reg=(\d+)",
+                     line_value(res, "bw", "bwprobe: cpu_exits").removeprefix("bwprobe: "))
+    assert m and int(m[3]) >= 16, describe(res)
+
+
+@pytest.mark.parametrize("load", ["spin", "mask", "pmu"])
+def test_tamper(load: str, tmp_path: Path) -> None:
+    """A guest that spins, masks its interrupts, or reprograms the PMU (all of
+    its registers, the cycle counter and the reserved counter included) gets
+    no more than its budget; it sees no counter at all."""
+    config = variant(tmp_path, "bw-basic.yaml", **{"load: mem": f"load: {load}, tamper: 1"})
+    res = boot(config, f"bw-tamper-{load}")
+    check_clean(res)
+    pmu = line_value(res, "bw", "bwprobe: pmu ")
+    m = re.fullmatch(r"bwprobe: pmu pmcr=0x([0-9a-f]+) pmccntr=(\d+) evcntr=(\d+) after_writes=(\d+)", pmu)
+    assert m, describe(res)
+    assert (int(m[1], 16) >> 11) & 0x1F == 0, pmu  # PMCR_EL0.N: no counters
+    assert int(m[1], 16) & 1 == 0, pmu  # PMCR_EL0.E reads as 0
+    assert (m[2], m[3], m[4]) == ("0", "0", "0"), pmu
+    # a step of the pmu load traps 11 times (~2.7 us): the last timestamp comes earlier
+    assert_regulated(segments(res), 300000, 1000000, res, shortfall=ENTRY_NS + (3000 if load == "pmu" else 0))
+    st = stats(res)
+    assert 300000 <= st["vcpu0"]["last"] <= 300000 + SKID_EVENTS, describe(res)
+    assert st["vcpu0"]["max"] <= 300000 + SKID_EVENTS, describe(res)
+
+
+def test_weights() -> None:
+    """75/25 split of 400000 events: each vCPU, measured alone, runs its own
+    share per period."""
+    res = boot("bw-weights.yaml")
+    check_clean(res)
+    assert_regulated(segments(res, vcpu=0), 300000, 1000000, res)
+    assert_regulated(segments(res, vcpu=1), 100000, 1000000, res)
+    st = stats(res)
+    assert st["vcpu0"]["max"] <= 300000 + SKID_EVENTS, describe(res)
+    assert st["vcpu1"]["max"] <= 100000 + SKID_EVENTS, describe(res)
+    assert st["vm"]["max"] <= 300000 + SKID_EVENTS, describe(res)  # never both at once
+
+
+def test_reclaim() -> None:
+    """600000 events split evenly, with reclaim: alone, vCPU 0 also uses its
+    idle sibling's share (exceeding its own by no more than that share);
+    beside a busy sibling it gets its own share only, and the VM never more
+    than its budget."""
+    res = boot("bw-reclaim.yaml")
+    check_clean(res)
+    share, vm_budget = 300000, 600000
+    alone = segments(res, phase=0)
+    assert len(alone) >= 10, describe(res)
+    for run_ns, stall_ns, _ in alone:
+        assert vm_budget - ENTRY_NS <= run_ns <= vm_budget + 2 * SKID_NS, (run_ns, describe(res))
+        assert abs(stall_ns - (1000000 - run_ns)) <= STALL_NS, describe(res)
+    samples = [tuple(map(int, m.groups())) for m in
+               (re.fullmatch(r"bwprobe: sample \d+ vcpu0=(\d+) vcpu1=(\d+) vm=(\d+)", line) for line in res.lines("bw"))
+               if m]
+    assert len(samples) == 8, describe(res)
+    for v0, v1, vm in samples:
+        assert share <= v0 <= share + SKID_EVENTS, describe(res)
+        assert share <= v1 <= share + SKID_EVENTS, describe(res)
+        assert vm <= vm_budget + 2 * SKID_EVENTS, describe(res)
+    # beside the sibling QEMU runs the two CPUs in turns (round robin), so the
+    # guest sees shorter runs; never longer than its own share
+    shared = segments(res, phase=1)
+    assert len(shared) >= 10, describe(res)
+    assert all(run_ns <= share + SKID_NS for run_ns, _, _ in shared), describe(res)
+    assert stats(res)["vm"]["max"] <= vm_budget + 3 * SKID_EVENTS, describe(res)
+
+
+def test_unregulated_neighbour_unaffected() -> None:
+    """The unregulated VM takes exactly the same exits, none of them for the
+    regulator, and computes the same result, whether its neighbour is
+    regulated or not."""
+    exits_re = re.compile(r"bwprobe: exits exits=(\d+) irq=(\d+) reg=(\d+) sum=(0x[0-9a-f]+)")
+    results = {}
+    for config in ("bw-pair.yaml", "bw-pair-off.yaml"):
+        res = boot(config)
+        check_clean(res)
+        m = exits_re.fullmatch(line_value(res, "free", "bwprobe: exits "))
+        assert m, describe(res)
+        results[config] = m.groups()
+        cpu0 = re.fullmatch(r"bwprobe: cpu_exits exits=(\d+) irq=(\d+) reg=(\d+)",
+                            line_value(res, "reg", "bwprobe: cpu_exits"))
+        assert cpu0, describe(res)
+        regulated = config == "bw-pair.yaml"
+        assert (int(cpu0[3]) > 100) == regulated, describe(res)  # the neighbour's CPU pays
+    assert results["bw-pair.yaml"] == results["bw-pair-off.yaml"]
+    exits, irqs, reg, _ = results["bw-pair.yaml"]
+    assert int(exits) > 200 and irqs == "0" and reg == "0"
+
+
+def test_spare_sharing() -> None:
+    """Spare sharing on, one regulated vCPU: whenever it is throttled every
+    regulated vCPU is, so it is released at once and never stalls long."""
+    res = boot("bw-spare.yaml")
+    check_clean(res)
+    assert line_value(res, "bw", "bwprobe: vcpu 0 measure") == "bwprobe: vcpu 0 measure segs=0", describe(res)
+    st = stats(res)["vcpu0"]
+    assert st["throttles"] >= 15, describe(res)
+    assert st["stalled_ns"] <= st["throttles"] * 2000, describe(res)
+    assert st["last"] > 900000, describe(res)  # it ran (almost) the whole period
+
+
+def test_manager_changes_budget() -> None:
+    """A manager VM raises another VM's budget at run time; the change shows
+    in the regulated VM's runs. Non-managers are denied."""
+    res = boot("bw-manage.yaml")
+    check_clean(res)
+    assert res.lines("mgr")[:2] == ["bwprobe: set 0", "bwprobe: set bad vm -3"], describe(res)
+    assert "bwprobe: self_set -4" in res.lines("bw"), describe(res)
+    assert "[bulkhead] bw: vm bw: 500000 events per 1000 us (set by vm mgr)" in res.hyp_lines(), describe(res)
+    segs = segments(res)
+    assert len(segs) == 40, describe(res)
+    assert_regulated(segs[:12], 200000, 1000000, res)
+    assert_regulated(segs[-12:], 500000, 1000000, res)
+
+
+def test_console_stats_command(tmp_path: Path) -> None:
+    """Ctrl-T b on the console prints the regulator's statistics (what
+    `bulkhead run --stats` shows)."""
+    config = variant(tmp_path, "bw-basic.yaml", **{"period_us: 1000": "period_us: 10000",
+                                                   "budget_events: 300000": "budget_events: 3000000",
+                                                   "segs: 16": "segs: 64, window_ms: 1000"})
+    res = boot(config, "bw-stats", poke=(b"\x14b", 0.05))
+    check_clean(res)
+    lines = [line for line in res.hyp_lines() if line.startswith("[bulkhead] bw vm=")]
+    assert lines, describe(res)
+    rx = re.compile(r"\[bulkhead\] bw vm=bw vcpu=0 last=(\d+) max=(\d+) mean=\d+ throttled=(\d+) "
+                    r"stalled_us=(\d+)")
+    for line in lines:
+        m = rx.fullmatch(line)
+        assert m, line
+        assert int(m[2]) <= 3000000 + SKID_EVENTS, line
+    assert any(int(m[3]) > 0 and int(m[4]) > 0 for m in map(rx.fullmatch, lines) if m), lines
+
+
+def test_run_stats_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`bulkhead run --stats` shows the statistics as a table on stderr and
+    keeps the `bw vm=` lines out of the console output."""
+    from bulkhead import cli
+
+    config = variant(tmp_path, "bw-basic.yaml", **{"period_us: 1000": "period_us: 10000",
+                                                   "budget_events: 300000": "budget_events: 3000000",
+                                                   "segs: 16": "segs: 64, window_ms: 1000"})
+    out = ROOT / "build" / "qemu-tests" / "bw-stats"
+    assert cli.main(["run", str(config), "--stats", "--icount", "0", "--timeout", str(TIMEOUT),
+                     "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "bwprobe: PASS (measure)" in captured.out
+    assert "bw vm=" not in captured.out
+    tables = captured.err.split("bandwidth (events per period), update ")
+    assert len(tables) >= 2, captured.err  # at least the one asked for at boot
+    rows = [line.split() for line in tables[-1].splitlines()[1:]]
+    assert rows[0] == ["VM", "VCPU", "LAST", "MAX", "MEAN", "THROTTLED", "STALLED_US"], captured.err
+    assert rows[1][:2] == ["bw", "0"] and int(rows[1][3]) <= 3000000 + SKID_EVENTS, captured.err
