@@ -1,55 +1,122 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * interferer: memory-bandwidth load on every vCPU of the VM. vCPU 0 starts
- * the others (CPU_ON); each vCPU writes continuously over its own buffer and
- * prints its write rate once per second.
+ * interferer: memory-bandwidth load (the "memory bomb") on every vCPU of the
+ * VM. vCPU 0 starts the others (CPU_ON); each vCPU writes (or reads)
+ * continuously over its own buffer, one access per 64-byte line, and prints
+ * its rate once per second.
+ *
+ * The per-vCPU buffer is `size` bytes, or sized relative to the last-level
+ * cache with `footprint`: fit = LLC / (2 x vCPUs) (the VM's whole working
+ * set stays in half the LLC: cache-resident pressure), exceed = 2 x LLC per
+ * vCPU (every access misses: DRAM pressure). The LLC size comes from
+ * CLIDR/CCSIDR unless `llc_size` is given.
+ *
+ * Without `sync` the load lasts `seconds`. With `sync` (shared-memory index
+ * of the handshake, see lib/include/bench.h) it starts acknowledging once all
+ * its vCPUs run and stops when the benchmark says it finished (`seconds`, if
+ * given, still bounds it).
  *
  * Params: size (bytes per vCPU, default 4M; reduced to fit in RAM),
- *         seconds (default 2; 0 = run forever), cpus (vCPU count when
- *         BH_HC_VM_INFO is unavailable, default 1).
+ *         footprint (fit|exceed; overrides the default size), llc_size,
+ *         mode (write|read, default write), seconds (default 2 without sync,
+ *         0 = no limit), cpus (vCPUs taking part, default all; the count when
+ *         BH_HC_VM_INFO is unavailable, default 1), sync.
  * Lines: "interferer: <n> vCPUs, <size> KiB per vCPU, <s> s",
+ *        "interferer: mode <m>, footprint <f>, llc <k> KiB, sync <on|off>",
  *        "interferer: vcpu <i>: <mb> MB/s" (every second),
- *        "interferer: vcpu <i> done (<mb> MB written)",
- *        "interferer: PASS (<n> vCPUs, <s> s)".
+ *        "result bench=interferer cpu=<i> mode=<m> size=<bytes> lines=<l>
+ *         bytes=<b> ns=<t> mbps=<x.xxx>" per vCPU,
+ *        "interferer: vcpu <i> done (<mb> MB written)" ("read" in read mode),
+ *        "interferer: PASS (<n> vCPUs, <s> s)" (timed) or
+ *        "interferer: PASS (<n> vCPUs, until done, <ms> ms)" (sync).
  */
+#include "bench.h"
 #include "runtime.h"
+
+/*
+ * Lines per chunk between two checks of the stop conditions: small, so that
+ * even a vCPU throttled to a trickle notices the end of the benchmark soon.
+ */
+#define CHUNK_LINES 256u
+#define WORDS       (BENCH_LINE / 8)
 
 static u32 ncpus;
 static u64 buf_size;
 static uptr buf_base;
 static u64 seconds;
+static bool reading;
+static bool synced;
 static volatile u32 finished;
 static volatile u32 started;
+static volatile u32 stop_all;
+static u64 checksum[RT_MAX_CPUS];
 
-static void fill(volatile u64 *p, u64 words, u64 val)
+static void fill(volatile u64 *p, u64 lines, u64 val)
 {
 	u64 i;
 
-	for (i = 0; i + 8 <= words; i += 8) {
-		p[i] = val;
-		p[i + 1] = val;
-		p[i + 2] = val;
-		p[i + 3] = val;
-		p[i + 4] = val;
-		p[i + 5] = val;
-		p[i + 6] = val;
-		p[i + 7] = val;
+	for (i = 0; i + 8 <= lines; i += 8, p += 8 * WORDS) {
+		p[0 * WORDS] = val;
+		p[1 * WORDS] = val;
+		p[2 * WORDS] = val;
+		p[3 * WORDS] = val;
+		p[4 * WORDS] = val;
+		p[5 * WORDS] = val;
+		p[6 * WORDS] = val;
+		p[7 * WORDS] = val;
 	}
-	for (; i < words; i++)
-		p[i] = val;
+	for (; i < lines; i++, p += WORDS)
+		p[0] = val;
+}
+
+static u64 load(const volatile u64 *p, u64 lines)
+{
+	u64 i, sum = 0;
+
+	for (i = 0; i + 8 <= lines; i += 8, p += 8 * WORDS) {
+		sum += p[0 * WORDS];
+		sum += p[1 * WORDS];
+		sum += p[2 * WORDS];
+		sum += p[3 * WORDS];
+		sum += p[4 * WORDS];
+		sum += p[5 * WORDS];
+		sum += p[6 * WORDS];
+		sum += p[7 * WORDS];
+	}
+	for (; i < lines; i++, p += WORDS)
+		sum += p[0];
+	return sum;
 }
 
 static void interfere(u32 cpu)
 {
-	volatile u64 *buf = (volatile u64 *)(buf_base + cpu * buf_size);
-	u64 words = buf_size / 8, second = timer_ns_to_ticks(NSEC_PER_SEC);
-	u64 start = timer_now(), mark = start, now, bytes = 0, total = 0, pass = 0;
-	u64 elapsed_s = 0;
+	volatile u64 *buf = (volatile u64 *)(buf_base + cpu * bench_stride(buf_size));
+	u64 lines = buf_size / BENCH_LINE, second = timer_ns_to_ticks(NSEC_PER_SEC);
+	u64 start, mark, now, bytes = 0, total = 0, pass = 0, elapsed_s = 0, done_lines = 0;
+	u64 line, n, ns, sum = 0;
+	char mbps[BENCH_FIXED_LEN];
 
 	atomic_add32(&started, 1);
-	for (;;) {
-		fill(buf, words, ++pass);
-		bytes += buf_size;
+	start = mark = timer_now();
+	while (!atomic_load32(&stop_all)) {
+		pass++;
+		for (line = 0; line < lines; line += n) {
+			n = lines - line < CHUNK_LINES ? lines - line : CHUNK_LINES;
+			if (reading)
+				sum += load(buf + line * WORDS, n);
+			else
+				fill(buf + line * WORDS, n, pass);
+			bytes += n * BENCH_LINE;
+			done_lines += n;
+			if (synced) {
+				if (cpu == 0 && atomic_load32(&started) == ncpus)
+					bench_sync_ack();
+				if (bench_sync_stop())
+					atomic_store32(&stop_all, 1);
+			}
+			if (atomic_load32(&stop_all))
+				break;
+		}
 		now = timer_now();
 		if (now - mark >= second) {
 			printf("interferer: vcpu %u: %lu MB/s\n", cpu,
@@ -62,7 +129,16 @@ static void interfere(u32 cpu)
 				break;
 		}
 	}
-	printf("interferer: vcpu %u done (%lu MB written)\n", cpu, total / 1000000);
+	now = timer_now();
+	total += bytes;
+	ns = timer_ticks_to_ns(now - start);
+	checksum[cpu] = sum;
+	printf("result bench=interferer cpu=%u mode=%s size=%lu lines=%lu bytes=%lu ns=%lu "
+	       "mbps=%s\n",
+	       cpu, reading ? "read" : "write", buf_size, done_lines, done_lines * BENCH_LINE, ns,
+	       bench_mbps(mbps, done_lines * BENCH_LINE, ns ? ns : 1));
+	printf("interferer: vcpu %u done (%lu MB %s)\n", cpu, total / 1000000,
+	       reading ? "read" : "written");
 	atomic_add32(&finished, 1);
 }
 
@@ -74,34 +150,51 @@ void secondary_main(u32 cpu, u64 ctx)
 
 int main(const char *params)
 {
-	u64 avail, deadline;
-	u32 i, n;
-	s64 ret;
+	const char *footprint = param_str_default("footprint", "size");
+	const char *mode = param_str_default("mode", "write");
+	u64 llc, deadline, begin, wanted;
+	u32 n;
 
 	(void)params;
-	ncpus = rt_ncpus((u32)param_u64("cpus", 1));
-	if (ncpus > RT_MAX_CPUS)
-		ncpus = RT_MAX_CPUS;
-	seconds = param_u64("seconds", 2);
-	buf_size = ALIGN_DOWN(param_u64("size", MiB(4)), 64);
-	buf_base = ALIGN_UP(rt_free_start(), 64);
-	avail = rt_free_end() - buf_base;
-	if (buf_size * ncpus > avail)
-		buf_size = ALIGN_DOWN(avail / ncpus, 64);
-	if (buf_size < 64) {
+	ncpus = bench_ncpus(1);
+	synced = bench_sync_open();
+	seconds = param_u64("seconds", synced ? 0 : 2);
+	if (!strcmp(mode, "read")) {
+		reading = true;
+	} else if (strcmp(mode, "write")) {
+		printf("interferer: FAIL (unknown mode '%s'; expected write or read)\n", mode);
+		return 1;
+	}
+	llc = param_u64("llc_size", bench_llc_size(MiB(1)));
+	if (!strcmp(footprint, "fit")) {
+		wanted = ALIGN_DOWN(llc / (2 * ncpus), BENCH_LINE);
+	} else if (!strcmp(footprint, "exceed")) {
+		wanted = 2 * llc;
+	} else if (!strcmp(footprint, "size")) {
+		wanted = param_u64("size", MiB(4));
+	} else {
+		printf("interferer: FAIL (unknown footprint '%s'; expected fit or exceed)\n",
+		       footprint);
+		return 1;
+	}
+	buf_size = wanted;
+	buf_base = bench_buffers(ncpus, &buf_size);
+	if (!buf_base) {
 		printf("interferer: FAIL (no memory for buffers)\n");
 		return 1;
 	}
 	printf("interferer: %u vCPUs, %lu KiB per vCPU, %lu s\n", ncpus, buf_size >> 10, seconds);
+	printf("interferer: mode %s, footprint %s, llc %lu KiB, sync %s\n", mode, footprint,
+	       llc >> 10, synced ? "on" : "off");
 
-	for (i = 1; i < ncpus; i++) {
-		ret = psci_cpu_on_index(i, 0);
-		if (ret != PSCI_SUCCESS) {
-			printf("interferer: FAIL (CPU_ON vcpu %u: %ld)\n", i, ret);
-			return 1;
-		}
+	begin = timer_now();
+	if (!bench_start_cpus(ncpus, 0)) {
+		printf("interferer: FAIL (cannot start the vCPUs)\n");
+		return 1;
 	}
 	interfere(0);
+	if (synced)
+		atomic_store32(&stop_all, 1); /* e.g. `seconds` ran out first on vCPU 0 */
 
 	n = ncpus;
 	deadline = timer_now() + timer_ns_to_ticks(10 * NSEC_PER_SEC);
@@ -111,6 +204,10 @@ int main(const char *params)
 		printf("interferer: FAIL (%u of %u vCPUs finished)\n", atomic_load32(&finished), n);
 		return 1;
 	}
-	printf("interferer: PASS (%u vCPUs, %lu s)\n", n, seconds);
+	if (synced)
+		printf("interferer: PASS (%u vCPUs, until done, %lu ms)\n", n,
+		       timer_ticks_to_ns(timer_now() - begin) / NSEC_PER_MSEC);
+	else
+		printf("interferer: PASS (%u vCPUs, %lu s)\n", n, seconds);
 	return 0;
 }
