@@ -14,9 +14,9 @@ import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import NoReturn, TextIO, cast
 
-from bulkhead import __version__, build, gen_dts, qemu, runner, summary
+from bulkhead import __version__, bandwidth, build, experiment, gen_dts, qemu, runner, summary
 from bulkhead.config import load_system
 from bulkhead.errors import BuildError, ConfigError
 
@@ -81,11 +81,16 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--icount", metavar="N", type=_icount, help="deterministic timing: -icount shift=N")
     p.add_argument("--timeout", metavar="S", type=_positive_float, help="kill QEMU after S seconds (exit 124)")
     p.add_argument("--quiet", action="store_true", help="do not print the console output")
+    p.add_argument("--stats", action="store_true",
+                   help="show the bandwidth regulation statistics live on stderr (sends Ctrl-T b "
+                        "to the console every 0.25 s)")
 
     p = sub.add_parser("dt", help="print the device tree of a Linux VM",
                        description="Print the generated device tree source of Linux VM VM.")
     p.add_argument("config", metavar="CONFIG", type=Path)
     p.add_argument("vm", metavar="VM")
+
+    experiment.add_parser(sub)
     return parser
 
 
@@ -97,11 +102,14 @@ def _error(message: str) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     system = load_system(args.config)
+    for warning in system.warnings:
+        sys.stderr.write(f"bulkhead: warning: {warning}\n")
     if args.json:
         sys.stdout.write(json.dumps(summary.document(system), indent=2) + "\n")
     else:
         sys.stdout.write(summary.headline(system))
         sys.stdout.write(summary.table(system))
+        sys.stdout.write(bandwidth.report(system))
     return EXIT_OK
 
 
@@ -117,10 +125,18 @@ def cmd_run(args: argparse.Namespace) -> int:
         elf = (args.out or build.default_out(args.config)).absolute() / "hyp" / build.ELF_NAME
         sys.stderr.write(f"bulkhead: QEMU will wait for a debugger on localhost:{qemu.GDB_PORT}; attach with\n"
                          f"  gdb-multiarch {elf} -ex 'target remote localhost:{qemu.GDB_PORT}'\n")
+    stream: TextIO | None = None if args.quiet else sys.stdout
+    view = None
+    if args.stats:
+        interactive = False  # stdin becomes the pipe that sends the console commands
+        view = bandwidth.StatsView(stream, sys.stderr)
+        stream = cast(TextIO, view)
     result = runner.run(
         args.config, timeout=args.timeout, icount=args.icount, out=args.out, gdb=args.gdb,
-        interactive=interactive, stream=None if args.quiet else sys.stdout,
+        interactive=interactive, stream=stream, poke=(bandwidth.STATS_POKE, 0.25) if view else None,
     )
+    if view is not None:
+        view.close()
     if result.timed_out:
         _error(result.reason)
         return EXIT_TIMEOUT
@@ -141,7 +157,8 @@ def cmd_dt(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"check": cmd_check, "build": cmd_build, "run": cmd_run, "dt": cmd_dt}
+COMMANDS = {"check": cmd_check, "build": cmd_build, "run": cmd_run, "dt": cmd_dt,
+            "experiment": experiment.command}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,588 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``bulkhead experiment``: run a spec's scenario matrix, collect, report.
+
+For every run of the matrix (:func:`bulkhead.experiment_spec.expand`) the
+runner writes the generated system config to ``<out>/configs/``, checks it
+(an invalid config is recorded with status ``invalid``, or ``unsupported``
+for an optional scenario, and the matrix goes on), boots it with
+:func:`bulkhead.runner.run`, keeps the console in ``<out>/logs/`` and parses
+the guests' ``result`` lines. Output:
+
+- ``results.csv``: one row per run (scenario, sweep values, benchmark,
+  repetition, status, primary metric and metric columns, config hash, tool
+  versions, host), rewritten after every run;
+- ``results-lines.csv``: every result line of every VM (per-vCPU values);
+- ``plots/*.png|svg`` and ``report.md`` (:mod:`bulkhead.experiment_report`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import platform as host_platform
+import queue
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import yaml
+
+from bulkhead import __version__
+from bulkhead import runner as runner_mod
+from bulkhead.config import REPO_ROOT, display_path, load_system
+from bulkhead.errors import BuildError, ConfigError
+from bulkhead.experiment_results import (
+    METRIC_COLUMNS,
+    guest_failures,
+    guest_passed,
+    parse_results,
+    reduce_metrics,
+)
+from bulkhead.experiment_spec import ExperimentSpec, PathError, RunPlan, expand, generate
+
+# Run status values. Only "ok" carries metrics.
+OK = "ok"
+FAIL = "fail"  # the guest reported FAIL, printed no PASS, or the run was not clean
+TIMEOUT = "timeout"
+INVALID = "invalid"  # the generated config does not pass `bulkhead check`
+UNSUPPORTED = "unsupported"  # same, in a scenario marked optional
+BUILD_ERROR = "build-error"
+STATUSES = (OK, FAIL, TIMEOUT, INVALID, UNSUPPORTED, BUILD_ERROR)
+
+FIXED_HEAD = ("run", "scenario", "variant")
+FIXED_MID = ("benchmark", "guest", "repetition", "status", "metric", "value", "unit")
+FIXED_TAIL = ("wall_s", "config", "config_hash", "platform", "icount", "bulkhead_version", "git_rev",
+              "qemu_version", "host", "error")
+LINE_HEAD = ("run", "scenario", "variant", "benchmark", "repetition", "vm", "bench", "cpu")
+
+RunFn = Callable[..., runner_mod.RunResult]
+
+
+@dataclass
+class RunRecord:
+    plan: RunPlan
+    guest: str
+    metric: str
+    unit: str
+    status: str
+    error: str = ""
+    metrics: dict[str, float] = field(default_factory=dict)
+    lines: list[tuple[str, dict[str, str]]] = field(default_factory=list)  # (vm, result fields)
+    config: str = ""
+    config_hash: str = ""
+    platform: str = ""
+    wall_s: float = 0.0
+
+    @property
+    def value(self) -> float | None:
+        return self.metrics.get(self.metric)
+
+
+@dataclass(frozen=True)
+class Environment:
+    bulkhead_version: str
+    git_rev: str
+    qemu_version: str
+    host: str
+
+
+@dataclass
+class ExperimentResult:
+    spec: ExperimentSpec
+    out: Path
+    records: list[RunRecord]
+    env: Environment
+    csv: Path
+    lines_csv: Path
+    report: Path | None = None
+    plots: list[Path] = field(default_factory=list)
+
+    def failed(self) -> list[RunRecord]:
+        """Runs that did not succeed, optional scenarios' unsupported configs aside."""
+        return [r for r in self.records if r.status not in (OK, UNSUPPORTED)]
+
+
+@dataclass(frozen=True)
+class _Config:
+    path: Path
+    config_hash: str
+    platform: str
+    qemu_binary: str
+    error: str  # "" if valid
+
+
+# --- environment ------------------------------------------------------------
+
+
+def qemu_version(binary: str) -> str:
+    try:
+        proc = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=30,
+                              stdin=subprocess.DEVNULL, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    first = proc.stdout.strip().splitlines()[0] if proc.stdout.strip() else ""
+    marker = "version "
+    return first.split(marker, 1)[1].split()[0] if marker in first else (first or "unknown")
+
+
+def git_rev() -> str:
+    if shutil.which("git") is None:
+        return "unknown"
+    try:
+        rev = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "--short=12", "HEAD"],
+                             capture_output=True, text=True, timeout=30, check=False)
+        dirty = subprocess.run(["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    if rev.returncode != 0:
+        return "unknown"
+    return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+
+
+def environment(qemu_binary: str) -> Environment:
+    return Environment(__version__, git_rev(), qemu_version(qemu_binary), host_platform.node() or "unknown")
+
+
+# --- progress ---------------------------------------------------------------
+
+
+class Progress:
+    """A one-line progress bar on a terminal; a line per run otherwise."""
+
+    WIDTH = 28
+
+    def __init__(self, total: int, stream: TextIO | None) -> None:
+        self.total = total
+        self.done = 0
+        self.stream = stream
+        self.tty = bool(stream is not None and getattr(stream, "isatty", lambda: False)())
+        self.lock = threading.Lock()
+        self.start = time.monotonic()
+        self.counts: dict[str, int] = {}
+
+    def update(self, record: RunRecord) -> None:
+        with self.lock:
+            self.done += 1
+            self.counts[record.status] = self.counts.get(record.status, 0) + 1
+            if self.stream is None:
+                return
+            what = f"{record.plan.label} {record.plan.benchmark} #{record.plan.repetition}"
+            detail = f"{record.status}" + (f": {record.error.splitlines()[0]}" if record.error else "")
+            if self.tty:
+                filled = self.WIDTH * self.done // max(self.total, 1)
+                bar = "#" * filled + "." * (self.WIDTH - filled)
+                elapsed = time.monotonic() - self.start
+                text = f"\r[{bar}] {self.done}/{self.total} {elapsed:5.0f}s {what}: {record.status}"
+                self.stream.write(text[:160].ljust(100))
+                if self.done == self.total:
+                    self.stream.write("\n")
+                elif record.status not in (OK, UNSUPPORTED):
+                    self.stream.write(f"\n  {what}: {detail}\n")
+            else:
+                self.stream.write(f"[{self.done}/{self.total}] {what}: {detail} ({record.wall_s:.1f} s)\n")
+            self.stream.flush()
+
+    def begin(self, what: str) -> None:
+        if self.stream is None:
+            return
+        self.stream.write(what + "\n")
+        if self.tty:
+            self.stream.write(f"[{'.' * self.WIDTH}] 0/{self.total}")
+        self.stream.flush()
+
+    def summary(self) -> str:
+        parts = [f"{n} {s}" for s, n in sorted(self.counts.items(), key=lambda kv: STATUSES.index(kv[0]))]
+        return ", ".join(parts) if parts else "nothing run"
+
+
+# --- configs ----------------------------------------------------------------
+
+
+class _Dumper(yaml.SafeDumper):
+    """Safe YAML, with large integers (addresses) in hex."""
+
+
+def _represent_int(dumper: yaml.SafeDumper, value: int) -> yaml.Node:
+    text = hex(value) if value >= 0x10000 else str(value)
+    return dumper.represent_scalar("tag:yaml.org,2002:int", text)
+
+
+_Dumper.add_representer(int, _represent_int)
+
+
+def _first_lines(text: str, n: int = 3) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    more = len(lines) - n
+    return "\n".join(lines[:n]) + (f"\n(+{more} more)" if more > 0 else "")
+
+
+def prepare_config(spec: ExperimentSpec, plan: RunPlan, configs_dir: Path, platform: str | None) -> _Config:
+    """Write and check the generated config of ``plan``."""
+    path = configs_dir / f"{plan.config_stem}.yaml"
+    header = (f"# Generated by bulkhead experiment {spec.name} from {spec.display}: scenario "
+              f"{plan.label}, benchmark {plan.benchmark}.\n")
+    try:
+        doc = generate(spec, plan, platform)
+    except PathError as exc:
+        path.write_text(header + f"# not generated: {exc}\n")
+        return _Config(path, "", platform or spec.platform or "", "", f"{spec.display}: scenario "
+                       f"'{plan.scenario}': {exc}")
+    text = header + yaml.dump(doc, Dumper=_Dumper, sort_keys=False, default_flow_style=None, width=100)
+    path.write_text(text)
+    platform_name = str(doc.get("platform", ""))
+    try:
+        system = load_system(path)
+    except ConfigError as exc:
+        return _Config(path, "", platform_name, "", _first_lines(str(exc)))
+    return _Config(path, f"0x{system.config_hash:016x}", system.platform.name, system.platform.qemu.binary, "")
+
+
+# --- one run ----------------------------------------------------------------
+
+
+def execute(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, build_dir: Path, logs_dir: Path,
+            run_fn: RunFn = runner_mod.run) -> RunRecord:
+    """Boot one run and judge it."""
+    bench = spec.benchmark(plan.benchmark)
+    rec = RunRecord(plan, bench.guest, bench.metric.column, bench.metric.unit, OK,
+                    config=str(cfg.path), config_hash=cfg.config_hash, platform=cfg.platform)
+    if cfg.error:
+        rec.status = UNSUPPORTED if plan.optional else INVALID
+        rec.error = cfg.error
+        return rec
+    log_path = logs_dir / f"{plan.config_stem}-r{plan.repetition}.log"
+    build_log = logs_dir / f"build-{build_dir.name}.log"
+    start = time.monotonic()
+    try:
+        with open(build_log, "a") as blog:
+            result = run_fn(cfg.path, timeout=spec.timeout, icount=spec.icount, out=build_dir,
+                            build_log=blog)
+    except ConfigError as exc:
+        rec.status = UNSUPPORTED if plan.optional else INVALID
+        rec.error = _first_lines(str(exc))
+        return rec
+    except BuildError as exc:
+        rec.status = BUILD_ERROR
+        rec.error = f"{exc} (see {build_log})"
+        return rec
+    rec.wall_s = time.monotonic() - start
+    log_path.write_text(result.output)
+
+    own = result.lines(spec.critical)
+    for vm in _vm_names(result.output):
+        for fields in parse_results(result.lines(vm)):
+            rec.lines.append((vm, fields))
+    own_results = [f for vm, f in rec.lines if vm == spec.critical]
+    other_results = [f for vm, f in rec.lines if vm != spec.critical]
+    rec.metrics = reduce_metrics(bench.guest, own_results, other_results)
+
+    failures = guest_failures(own, bench.guest)
+    if result.timed_out:
+        rec.status, rec.error = TIMEOUT, result.reason
+    elif failures:
+        rec.status, rec.error = FAIL, failures[0]
+    elif not result.clean:
+        rec.status, rec.error = FAIL, result.reason
+    elif not guest_passed(own, bench.guest):
+        rec.status, rec.error = FAIL, f"VM '{spec.critical}' printed no '{bench.guest}: PASS' line"
+    elif rec.value is None:
+        rec.status, rec.error = FAIL, f"no '{rec.metric}' in the result lines of VM '{spec.critical}'"
+    if rec.status != OK:
+        rec.error += f" (log: {log_path})"
+    return rec
+
+
+def _vm_names(output: str) -> list[str]:
+    names: list[str] = []
+    for line in output.splitlines():
+        if line.startswith("[") and "] " in line:
+            name = line[1:line.index("] ")]
+            if name != "bulkhead" and name not in names:
+                names.append(name)
+    return names
+
+
+# --- CSV --------------------------------------------------------------------
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return ""
+    if float(value).is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return f"{value:.6g}"
+
+
+def csv_columns(spec: ExperimentSpec) -> list[str]:
+    return [*FIXED_HEAD, *spec.sweep_labels(), *FIXED_MID, *METRIC_COLUMNS, *FIXED_TAIL]
+
+
+def write_results(path: Path, spec: ExperimentSpec, records: Sequence[RunRecord], env: Environment) -> None:
+    columns = csv_columns(spec)
+    tmp = path.with_suffix(".csv.tmp")
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=columns)
+        w.writeheader()
+        for rec in sorted(records, key=lambda r: r.plan.index):
+            row: dict[str, Any] = {
+                "run": rec.plan.index, "scenario": rec.plan.scenario, "variant": rec.plan.variant_text,
+                "benchmark": rec.plan.benchmark, "guest": rec.guest, "repetition": rec.plan.repetition,
+                "status": rec.status, "metric": rec.metric, "value": _fmt(rec.value), "unit": rec.unit,
+                "wall_s": f"{rec.wall_s:.2f}" if rec.wall_s else "", "config": _rel(rec.config, path.parent),
+                "config_hash": rec.config_hash, "platform": rec.platform,
+                "icount": "" if spec.icount is None else spec.icount,
+                "bulkhead_version": env.bulkhead_version, "git_rev": env.git_rev,
+                "qemu_version": env.qemu_version, "host": env.host,
+                "error": " | ".join(rec.error.splitlines()),
+            }
+            for label, value in rec.plan.variant:
+                row[label] = value
+            for key in METRIC_COLUMNS:
+                row[key] = _fmt(rec.metrics.get(key))
+            w.writerow(row)
+    os.replace(tmp, path)
+
+
+def write_lines(path: Path, records: Sequence[RunRecord]) -> None:
+    keys: list[str] = []
+    for rec in records:
+        for _, fields in rec.lines:
+            for k in fields:
+                if k not in keys and k not in LINE_HEAD:
+                    keys.append(k)
+    columns = [*LINE_HEAD, *keys]
+    tmp = path.with_suffix(".csv.tmp")
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=columns)
+        w.writeheader()
+        for rec in sorted(records, key=lambda r: r.plan.index):
+            for vm, fields in rec.lines:
+                row: dict[str, Any] = dict(fields)
+                row.update({"run": rec.plan.index, "scenario": rec.plan.scenario,
+                            "variant": rec.plan.variant_text, "benchmark": rec.plan.benchmark,
+                            "repetition": rec.plan.repetition, "vm": vm})
+                w.writerow(row)
+    os.replace(tmp, path)
+
+
+def _rel(path: str, base: Path) -> str:
+    if not path:
+        return ""
+    try:
+        return os.path.relpath(path, base)
+    except ValueError:
+        return path
+
+
+# --- the whole matrix -------------------------------------------------------
+
+
+def default_out(spec_path: Path | str) -> Path:
+    return REPO_ROOT / "build" / "experiments" / Path(spec_path).stem
+
+
+def run_experiment(
+    spec: ExperimentSpec,
+    out: Path,
+    *,
+    jobs: int = 1,
+    repetitions: int | None = None,
+    platform: str | None = None,
+    only: Sequence[str] | None = None,
+    progress: TextIO | None = None,
+    run_fn: RunFn = runner_mod.run,
+    report: bool = True,
+) -> ExperimentResult:
+    """Run the matrix into ``out``; never raises for a single run's failure."""
+    out = out.absolute()
+    configs_dir, logs_dir, build_root = out / "configs", out / "logs", out / "build"
+    for d in (configs_dir, logs_dir, build_root):
+        d.mkdir(parents=True, exist_ok=True)
+    plans = expand(spec, repetitions, only)
+
+    configs: dict[str, _Config] = {}
+    for plan in plans:
+        if plan.config_stem not in configs:
+            configs[plan.config_stem] = prepare_config(spec, plan, configs_dir, platform)
+    binaries = [c.qemu_binary for c in configs.values() if c.qemu_binary]
+    env = environment(binaries[0] if binaries else "qemu-system-aarch64")
+
+    result = ExperimentResult(spec, out, [], env, out / "results.csv", out / "results-lines.csv")
+    bar = Progress(len(plans), progress)
+    bar.begin(f"bulkhead: experiment {spec.name}: {len(plans)} run(s) into {display_path(out)}")
+    lock = threading.Lock()
+    slots: queue.Queue[Path] = queue.Queue()
+    for i in range(max(1, jobs)):
+        slots.put(build_root / f"w{i}")
+
+    timed_out: set[str] = set()  # configs that timed out (under -icount a repetition would too)
+
+    def one(plan: RunPlan) -> None:
+        if plan.config_stem in timed_out:
+            bench = spec.benchmark(plan.benchmark)
+            cfg = configs[plan.config_stem]
+            rec = RunRecord(plan, bench.guest, bench.metric.column, bench.metric.unit, TIMEOUT,
+                            "not run: an earlier repetition of this config timed out, and runs under "
+                            "-icount are deterministic", config=str(cfg.path), config_hash=cfg.config_hash,
+                            platform=cfg.platform)
+        else:
+            slot = slots.get()
+            try:
+                rec = execute(spec, plan, configs[plan.config_stem], slot, logs_dir, run_fn)
+            finally:
+                slots.put(slot)
+        with lock:
+            if rec.status == TIMEOUT and spec.icount is not None:
+                timed_out.add(plan.config_stem)
+            result.records.append(rec)
+            write_results(result.csv, spec, result.records, env)
+        bar.update(rec)
+
+    try:
+        if jobs <= 1:
+            for plan in plans:
+                one(plan)
+        else:
+            with ThreadPoolExecutor(max_workers=jobs) as pool:
+                for fut in [pool.submit(one, p) for p in plans]:
+                    fut.result()
+    finally:
+        result.records.sort(key=lambda r: r.plan.index)
+        write_results(result.csv, spec, result.records, env)
+        write_lines(result.lines_csv, result.records)
+    if progress is not None:
+        progress.write(f"bulkhead: experiment {spec.name}: {bar.summary()}; results in {result.csv}\n")
+    if report:
+        from bulkhead import experiment_report
+
+        result.report, result.plots = experiment_report.render(spec, out, result.records, env,
+                                                                repetitions or spec.repetitions)
+        if progress is not None:
+            progress.write(f"bulkhead: report {result.report}\n")
+    return result
+
+
+def records_from_csv(spec: ExperimentSpec, out: Path) -> tuple[list[RunRecord], Environment]:
+    """Rebuild the records of an earlier run from its CSV files (``--report-only``)."""
+    results, lines_csv = out / "results.csv", out / "results-lines.csv"
+    if not results.is_file():
+        raise BuildError(f"{results}: no results to report on (run the experiment first)")
+    records: list[RunRecord] = []
+    env = Environment(__version__, "unknown", "unknown", "unknown")
+    labels = spec.sweep_labels()
+    by_run: dict[int, RunRecord] = {}
+    with open(results, newline="") as f:
+        for row in csv.DictReader(f):
+            variant = tuple((lab, _parse_scalar(row[lab])) for lab in labels if row.get(lab, "") != "")
+            plan = RunPlan(int(row["run"]), row["scenario"], variant, row["benchmark"], int(row["repetition"]),
+                           False)
+            metrics = {k: float(row[k]) for k in METRIC_COLUMNS if row.get(k, "") != ""}
+            rec = RunRecord(plan, row["guest"], row["metric"], row.get("unit", ""), row["status"],
+                            row.get("error", ""), metrics, [], row.get("config", ""),
+                            row.get("config_hash", ""), row.get("platform", ""),
+                            float(row["wall_s"]) if row.get("wall_s") else 0.0)
+            env = Environment(row.get("bulkhead_version", ""), row.get("git_rev", ""),
+                              row.get("qemu_version", ""), row.get("host", ""))
+            records.append(rec)
+            by_run[plan.index] = rec
+    if lines_csv.is_file():
+        with open(lines_csv, newline="") as f:
+            for row in csv.DictReader(f):
+                found = by_run.get(int(row["run"]))
+                if found is not None:
+                    fields = {k: v for k, v in row.items() if k not in LINE_HEAD[:6] and v not in ("", None)}
+                    found.lines.append((row["vm"], fields))
+    return records, env
+
+
+def _parse_scalar(text: str) -> Any:
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            return text
+
+
+# --- command line -----------------------------------------------------------
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: '{text}'") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: '{text}'")
+    return value
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``bulkhead experiment`` on the CLI's subparsers."""
+    p = sub.add_parser(
+        "experiment", help="run an experiment spec: scenario matrix -> CSV, plots, report",
+        description="Run the scenario matrix of SPEC (bench/experiments/*.yaml; docs/experiments.md) "
+                    "under QEMU and write results.csv, plots and report.md into DIR. Exit 0 only if every "
+                    "run succeeded (runs of optional scenarios whose config is not supported aside).",
+    )
+    p.add_argument("spec", metavar="SPEC", type=Path)
+    p.add_argument("--out", metavar="DIR", type=Path, help="output directory (default: build/experiments/<spec stem>)")
+    p.add_argument("--jobs", metavar="N", type=_positive_int, default=1, help="runs in parallel (default 1)")
+    p.add_argument("--reps", metavar="N", type=_positive_int, help="repetitions (default: the spec's)")
+    p.add_argument("--platform", metavar="NAME", help="run on platforms/NAME.yaml instead of the spec's platform")
+    p.add_argument("--only", metavar="SCENARIO", action="append",
+                   help="run only this scenario (repeatable)")
+    p.add_argument("--dry-run", action="store_true", help="check the spec and every generated config, list the "
+                   "matrix, run nothing")
+    p.add_argument("--report-only", action="store_true", help="redraw the plots and report from DIR's CSV files")
+
+
+def command(args: argparse.Namespace) -> int:
+    from bulkhead import experiment_spec
+
+    spec = experiment_spec.load(args.spec)
+    out = (args.out or default_out(args.spec)).absolute()
+    if args.only:
+        unknown = [s for s in args.only if s not in {sc.name for sc in spec.scenarios}]
+        if unknown:
+            raise ConfigError.single(spec.display, f"--only: no scenario named '{unknown[0]}'")
+    if args.dry_run:
+        plans = expand(spec, args.reps, args.only)
+        sys.stdout.write(experiment_spec.describe_matrix(spec, plans))
+        configs_dir = out / "configs"
+        configs_dir.mkdir(parents=True, exist_ok=True)
+        seen: set[str] = set()
+        counts = {"ok": 0, UNSUPPORTED: 0, INVALID: 0}
+        for plan in plans:
+            if plan.config_stem in seen:
+                continue
+            seen.add(plan.config_stem)
+            cfg = prepare_config(spec, plan, configs_dir, args.platform)
+            state = "ok" if not cfg.error else (UNSUPPORTED if plan.optional else INVALID)
+            counts[state] += 1
+            if cfg.error:
+                sys.stdout.write(f"  {state}: {cfg.error.splitlines()[0]}\n")
+        sys.stdout.write(f"configs in {display_path(configs_dir)}: "
+                         + ", ".join(f"{n} {s}" for s, n in counts.items() if n) + "\n")
+        return 1 if counts[INVALID] else 0
+    if args.report_only:
+        from bulkhead import experiment_report
+
+        records, env = records_from_csv(spec, out)
+        report, _ = experiment_report.render(spec, out, records, env, args.reps or spec.repetitions)
+        sys.stdout.write(f"{report}\n")
+        return 0
+    result = run_experiment(spec, out, jobs=args.jobs, repetitions=args.reps, platform=args.platform,
+                            only=args.only, progress=sys.stderr)
+    sys.stdout.write(f"{result.report or result.csv}\n")
+    return 1 if result.failed() else 0

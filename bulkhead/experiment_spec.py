@@ -1,0 +1,699 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Experiment specs: a base system, benchmarks, scenarios as config overlays.
+
+A spec (``bench/experiments/*.yaml``, reference in docs/experiments.md) is
+checked like a system config: unknown keys, types and references are errors
+naming ``file:line:col`` and the key path. :func:`expand` turns a spec into
+the run matrix, and :func:`generate` makes the system config of one run:
+
+1. the base system config (``base:`` file or inline ``system:``),
+2. the scenario's overlays, deep-merged (``extends`` first),
+3. the sweep values, set at their key paths,
+4. the benchmark: ``guest`` and ``params`` of the VM under test,
+5. the start/stop handshake: a shared page between the VM under test and
+   every VM running the ``interferer`` guest.
+
+Deep merge: mappings merge key by key (a ``null`` value deletes the key);
+lists whose items are mappings with a ``name`` (or ``vm``) key merge item by
+item by that key, new items appended; anything else is replaced. The runner
+knows no config keys beyond those of the core format: coloring or bandwidth
+settings are just overlay content.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bulkhead import yamlpos
+from bulkhead.config import GUESTS_DIR, display_path
+from bulkhead.errors import ConfigError, Diagnostic
+from bulkhead.experiment_results import GUEST_METRICS, METRIC_COLUMNS, Metric
+from bulkhead.model import Locs
+from bulkhead.schema import PLATFORM_NAME_RE, Reader, join
+from bulkhead.yamlpos import YList, YMap, YNode, YScalar, describe
+
+SCENARIO_RE = re.compile(r"[a-z0-9][a-z0-9_.+-]{0,47}\Z")
+LABEL_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,31}\Z")
+SYNC_NAME = "bench-sync"
+SYNC_DEFAULT_IPA = 0xF000_0000
+SYNC_SIZE = 0x1000
+PLOT_KINDS = ("slowdown", "consumed", "overhead")
+# Keys of a VM whose relative file paths are made absolute in generated configs.
+_FILE_KEYS = ("kernel", "initrd", "image")
+_MERGE_KEYS = ("name", "vm")
+
+TOP_KEYS = (
+    "name", "description", "base", "system", "platform", "critical", "benchmarks", "scenarios",
+    "baseline", "repetitions", "icount", "timeout", "sync", "plots",
+)
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    name: str
+    guest: str
+    params: dict[str, Any]
+    metric: Metric
+
+
+@dataclass(frozen=True)
+class Sweep:
+    key: str  # dotted path into the system config
+    label: str  # its column in results.csv
+    values: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    description: str
+    overlays: tuple[dict[str, Any], ...]  # extends chain first, own overlay last
+    sweeps: tuple[Sweep, ...]
+    zip: bool
+    optional: bool
+    benchmarks: tuple[str, ...]  # names, in spec order
+
+    def variants(self) -> list[tuple[tuple[str, Any], ...]]:
+        """Every combination of sweep values, as ((label, value), ...)."""
+        if not self.sweeps:
+            return [()]
+        rows: Iterable[tuple[Any, ...]]
+        if self.zip:
+            rows = zip(*(s.values for s in self.sweeps))
+        else:
+            rows = itertools.product(*(s.values for s in self.sweeps))
+        return [tuple((s.label, v) for s, v in zip(self.sweeps, row)) for row in rows]
+
+
+@dataclass(frozen=True)
+class PlotSpec:
+    kind: str  # slowdown | consumed | overhead
+    title: str
+    scenarios: tuple[str, ...]  # slowdown: which (all if empty); others: exactly one
+    x: str  # sweep label (consumed, overhead)
+    y: str  # metric column (consumed)
+    assigned: float | None  # consumed: draw y = assigned * x
+    per_cpu: bool  # consumed: one line per vCPU of the VM under test
+    logx: bool
+
+
+@dataclass(frozen=True)
+class SyncSpec:
+    ipa: int
+    size: int
+
+
+@dataclass(frozen=True)
+class ExperimentSpec:
+    file: Path
+    display: str
+    name: str
+    description: str
+    base: dict[str, Any]  # the base system config (file paths made absolute)
+    base_display: str
+    platform: str | None
+    critical: str
+    benchmarks: tuple[Benchmark, ...]
+    scenarios: tuple[Scenario, ...]
+    baseline: str
+    repetitions: int
+    icount: int | None
+    timeout: float
+    sync: SyncSpec | None
+    plots: tuple[PlotSpec, ...]
+
+    def scenario(self, name: str) -> Scenario:
+        return next(s for s in self.scenarios if s.name == name)
+
+    def benchmark(self, name: str) -> Benchmark:
+        return next(b for b in self.benchmarks if b.name == name)
+
+    def sweep_labels(self) -> list[str]:
+        labels: list[str] = []
+        for s in self.scenarios:
+            for sw in s.sweeps:
+                if sw.label not in labels:
+                    labels.append(sw.label)
+        return labels
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """One QEMU run of the matrix."""
+
+    index: int  # 1-based, in matrix order
+    scenario: str
+    variant: tuple[tuple[str, Any], ...]
+    benchmark: str
+    repetition: int  # 1-based
+    optional: bool
+
+    @property
+    def variant_text(self) -> str:
+        return ",".join(f"{k}={v}" for k, v in self.variant)
+
+    @property
+    def config_stem(self) -> str:
+        """Name of the generated config (shared by the repetitions)."""
+        parts = [self.scenario] + [f"{k}{v}" for k, v in self.variant] + [self.benchmark]
+        return re.sub(r"[^A-Za-z0-9_.+-]", "_", "-".join(parts))
+
+    @property
+    def label(self) -> str:
+        """Scenario and sweep values, e.g. ``interf-mbr[period_us=100]``."""
+        return f"{self.scenario}[{self.variant_text}]" if self.variant else self.scenario
+
+
+# --- plain data ------------------------------------------------------------
+
+
+def to_plain(node: YNode) -> Any:
+    """A YAML tree as dicts, lists and scalars."""
+    if isinstance(node, YMap):
+        return {k.raw: to_plain(v) for k, v in node.items}
+    if isinstance(node, YList):
+        return [to_plain(v) for v in node.items]
+    return node.value
+
+
+def _merge_key(item: Any) -> tuple[str, Any] | None:
+    if isinstance(item, dict):
+        for key in _MERGE_KEYS:
+            if key in item:
+                return key, item[key]
+    return None
+
+
+def deep_merge(base: Any, overlay: Any) -> Any:
+    """``overlay`` merged into a copy of ``base`` (see the module docstring)."""
+    if isinstance(base, dict) and isinstance(overlay, dict):
+        out = {k: copy.deepcopy(v) for k, v in base.items()}
+        for key, value in overlay.items():
+            if value is None:
+                out.pop(key, None)
+            elif key in out:
+                out[key] = deep_merge(out[key], value)
+            else:
+                out[key] = copy.deepcopy(value)
+        return out
+    if isinstance(base, list) and isinstance(overlay, list):
+        keyed = [_merge_key(x) for x in base]
+        if base and all(keyed) and all(_merge_key(x) for x in overlay):
+            out_list = [copy.deepcopy(x) for x in base]
+            for item in overlay:
+                mk = _merge_key(item)
+                for i, existing in enumerate(out_list):
+                    if _merge_key(existing) == mk:
+                        out_list[i] = deep_merge(existing, item)
+                        break
+                else:
+                    out_list.append(copy.deepcopy(item))
+            return out_list
+    return copy.deepcopy(overlay)
+
+
+class PathError(Exception):
+    """A sweep key does not lead anywhere in the config."""
+
+
+def set_path(config: dict[str, Any], key: str, value: Any) -> None:
+    """Set dotted ``key`` (list items by index, ``name`` or ``vm``) to ``value``."""
+    parts = key.split(".")
+    node: Any = config
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        where = ".".join(parts[:i]) or "the config"
+        if isinstance(node, dict):
+            if last:
+                node[part] = copy.deepcopy(value)
+                return
+            if node.get(part) is None:
+                node[part] = {}
+            node = node[part]
+        elif isinstance(node, list):
+            idx = _list_index(node, part)
+            if idx is None:
+                raise PathError(f"'{key}': {where} has no item '{part}'")
+            if last:
+                node[idx] = copy.deepcopy(value)
+                return
+            node = node[idx]
+        else:
+            raise PathError(f"'{key}': {where} is not a mapping or list")
+
+
+def _list_index(items: list[Any], part: str) -> int | None:
+    if part.isdigit():
+        return int(part) if int(part) < len(items) else None
+    for i, item in enumerate(items):
+        mk = _merge_key(item)
+        if mk is not None and str(mk[1]) == part:
+            return i
+    return None
+
+
+def _absolute_files(vms: Any, base_dir: Path) -> None:
+    """Make the file paths of VM entries absolute (relative to base_dir)."""
+    if not isinstance(vms, list):
+        return
+    for vm in vms:
+        if not isinstance(vm, dict):
+            continue
+        for key in _FILE_KEYS:
+            value = vm.get(key)
+            if isinstance(value, str) and value.strip() and not Path(value).expanduser().is_absolute():
+                vm[key] = str((base_dir / Path(value).expanduser()).resolve())
+
+
+# --- parsing ---------------------------------------------------------------
+
+
+def load(path: Path | str, *, guests_dir: Path = GUESTS_DIR) -> ExperimentSpec:
+    """Parse and check an experiment spec; ConfigError on any problem."""
+    file = Path(path)
+    display = str(path)
+    node, _ = yamlpos.load(file, display)
+    return _Parser(file, display, guests_dir).parse(node)
+
+
+class _Parser:
+    def __init__(self, file: Path, display: str, guests_dir: Path) -> None:
+        self.file = file
+        self.display = display
+        self.guests_dir = guests_dir
+        self.r = Reader(Locs(display))
+
+    def fail(self, node: YNode | YScalar, path: str, message: str) -> ConfigError:
+        return self.r.fail(node, path, message)
+
+    def number(self, node: YNode, path: str, what: str) -> float:
+        if isinstance(node, YScalar) and type(node.value) in (int, float):
+            assert isinstance(node.value, (int, float))
+            return float(node.value)
+        raise self.fail(node, path, f"expected {what}, got {describe(node)}")
+
+    def parse(self, node: YNode) -> ExperimentSpec:
+        r = self.r
+        # "x-..." keys are free: a place for YAML anchors shared by scenarios.
+        extra = tuple(k.raw for k, _ in node.items if k.raw.startswith("x-")) if isinstance(node, YMap) else ()
+        top = r.mapping(node, "", TOP_KEYS + extra, ("name", "critical", "benchmarks", "scenarios"),
+                        "an experiment spec (mapping)")
+        name = r.name(top["name"], "name", "an experiment name", PLATFORM_NAME_RE)
+        description = r.string(top["description"], "description") if "description" in top else ""
+
+        base, base_display = self.base(top, node)
+        vm_names = [vm.get("name") for vm in base.get("vms", []) if isinstance(vm, dict)]
+        platform = None
+        if "platform" in top:
+            platform = r.name(top["platform"], "platform", "a platform name", PLATFORM_NAME_RE)
+        critical = r.name(top["critical"], "critical", "a VM name")
+        if critical not in vm_names:
+            listed = ", ".join(str(n) for n in vm_names) or "none"
+            raise self.fail(top["critical"], "critical",
+                            f"the base system has no VM '{critical}'; it has: {listed}")
+
+        benchmarks = r.each(top["benchmarks"], "benchmarks", self.benchmark, "a list of benchmarks")
+        if not benchmarks:
+            raise self.fail(top["benchmarks"], "benchmarks", "at least one benchmark is required")
+        self.unique([b.name for b in benchmarks], top["benchmarks"], "benchmarks", "benchmark")
+        bench_names = tuple(b.name for b in benchmarks)
+
+        scen_nodes = r.seq(top["scenarios"], "scenarios", "a list of scenarios")
+        if not scen_nodes:
+            raise self.fail(top["scenarios"], "scenarios", "at least one scenario is required")
+        scenarios: list[Scenario] = []
+        for i, sn in enumerate(scen_nodes):
+            scenarios.append(self.scenario(sn, f"scenarios[{i}]", scenarios, bench_names))
+
+        baseline = scenarios[0].name
+        if "baseline" in top:
+            baseline = r.string(top["baseline"], "baseline", "a scenario name")
+            match = [s for s in scenarios if s.name == baseline]
+            if not match:
+                raise self.fail(top["baseline"], "baseline", f"no scenario named '{baseline}'")
+            if match[0].sweeps:
+                raise self.fail(top["baseline"], "baseline",
+                                f"the baseline scenario '{baseline}' must not have a sweep")
+
+        repetitions = r.integer(top["repetitions"], "repetitions", "a number of repetitions (1-1000)",
+                                1, 1000) if "repetitions" in top else 1
+        icount: int | None = None
+        if "icount" in top and not (isinstance(top["icount"], YScalar) and top["icount"].value is None):
+            icount = r.integer(top["icount"], "icount", "an icount shift (0-10) or null", 0, 10)
+        timeout = 300.0
+        if "timeout" in top:
+            timeout = self.number(top["timeout"], "timeout", "a timeout in seconds")
+            if timeout <= 0:
+                raise self.fail(top["timeout"], "timeout", "the timeout must be greater than 0")
+
+        sync: SyncSpec | None = SyncSpec(SYNC_DEFAULT_IPA, SYNC_SIZE)
+        if "sync" in top:
+            sn = top["sync"]
+            if isinstance(sn, YScalar) and sn.value is False:
+                sync = None
+            else:
+                sm = r.mapping(sn, "sync", ("ipa",), (), "a mapping {ipa} or false")
+                if "ipa" in sm:
+                    sync = SyncSpec(r.address(sm["ipa"], "sync.ipa"), SYNC_SIZE)
+
+        plots: tuple[PlotSpec, ...] = ()
+        if "plots" in top:
+            plots = r.each(top["plots"], "plots", lambda n, p: self.plot(n, p, scenarios),
+                           "a list of plots")
+        else:
+            plots = default_plots(scenarios)
+
+        return ExperimentSpec(
+            file=self.file, display=self.display, name=name, description=description.strip(),
+            base=base, base_display=base_display, platform=platform, critical=critical,
+            benchmarks=benchmarks, scenarios=tuple(scenarios), baseline=baseline,
+            repetitions=repetitions, icount=icount, timeout=timeout, sync=sync, plots=plots,
+        )
+
+    def base(self, top: dict[str, YNode], node: YNode) -> tuple[dict[str, Any], str]:
+        r = self.r
+        if ("base" in top) == ("system" in top):
+            raise self.fail(node, "", "give exactly one of 'base' (a system config file) "
+                                      "and 'system' (an inline system config)")
+        if "base" in top:
+            path = r.file(top["base"], "base", self.file.parent)
+            shown = display_path(path)
+            try:
+                base_node, _ = yamlpos.load(path, shown)
+            except ConfigError as exc:
+                d = exc.diagnostics[0]
+                if d.line is None:  # the file itself is missing or unreadable
+                    raise self.fail(top["base"], "base", f"{shown}: {d.message}") from None
+                raise
+            if not isinstance(base_node, YMap):
+                raise ConfigError([Diagnostic.at(base_node.mark, "", "expected a system config "
+                                                 f"(mapping), got {describe(base_node)}")])
+            base = to_plain(base_node)
+            base_dir = path.parent
+        else:
+            if not isinstance(top["system"], YMap):
+                raise self.fail(top["system"], "system",
+                                f"expected an inline system config (mapping), got {describe(top['system'])}")
+            base = to_plain(top["system"])
+            shown = f"{self.display} (system)"
+            base_dir = self.file.parent
+        if not isinstance(base.get("vms"), list):
+            where = top.get("base", top.get("system"))
+            assert where is not None
+            raise self.fail(where, "base" if "base" in top else "system",
+                            "the base system config has no 'vms' list")
+        _absolute_files(base["vms"], base_dir)
+        return base, shown
+
+    def unique(self, names: Sequence[str], node: YNode, path: str, what: str) -> None:
+        seen: set[str] = set()
+        for i, n in enumerate(names):
+            if n in seen:
+                item = node.items[i] if isinstance(node, YList) else node
+                raise self.fail(item, f"{path}[{i}]", f"duplicate {what} name '{n}'")
+            seen.add(n)
+
+    def benchmark(self, node: YNode, path: str) -> Benchmark:
+        r = self.r
+        m = r.mapping(node, path, ("name", "guest", "params", "metric"), ("guest",), "a benchmark (mapping)")
+        guest = r.name(m["guest"], join(path, "guest"), "a guest name")
+        if self.guests_dir is not None and not (self.guests_dir / guest).is_dir():
+            raise self.fail(m["guest"], join(path, "guest"),
+                            f"no guest '{guest}' (no directory guests/{guest}/)")
+        name = r.name(m["name"], join(path, "name"), "a benchmark name", PLATFORM_NAME_RE) if "name" in m else guest
+        params: dict[str, Any] = {}
+        if "params" in m:
+            pn = m["params"]
+            if not isinstance(pn, YMap):
+                raise self.fail(pn, join(path, "params"), f"expected a mapping of parameters, got {describe(pn)}")
+            for key_node, value in pn.items:
+                key = key_node.raw
+                kp = join(join(path, "params"), key)
+                if not (isinstance(value, YScalar) and isinstance(value.value, (str, int, bool))):
+                    raise self.fail(value, kp, "expected a parameter value (string, integer or boolean), "
+                                               f"got {describe(value)}")
+                params[key] = value.value
+        if "metric" in m:
+            column = r.choice(m["metric"], join(path, "metric"), tuple(METRIC_COLUMNS))
+            metric = METRIC_COLUMNS[column]
+        elif guest in GUEST_METRICS:
+            metric = GUEST_METRICS[guest]
+        else:
+            raise self.fail(m["guest"], join(path, "guest"),
+                            f"guest '{guest}' has no default metric; add 'metric:' "
+                            f"(one of {', '.join(METRIC_COLUMNS)})")
+        return Benchmark(name, guest, params, metric)
+
+    def scenario(self, node: YNode, path: str, earlier: Sequence[Scenario],
+                 bench_names: tuple[str, ...]) -> Scenario:
+        r = self.r
+        m = r.mapping(node, path, ("name", "description", "extends", "overlay", "sweep", "zip", "optional",
+                                   "benchmarks"), ("name",), "a scenario (mapping)")
+        name = r.string(m["name"], join(path, "name"), "a scenario name")
+        if not SCENARIO_RE.match(name):
+            raise self.fail(m["name"], join(path, "name"), f"invalid scenario name '{name}': use lowercase "
+                            "letters, digits, '_', '.', '+' and '-', at most 48 characters")
+        if any(s.name == name for s in earlier):
+            raise self.fail(m["name"], join(path, "name"), f"duplicate scenario name '{name}'")
+        overlays: list[dict[str, Any]] = []
+        sweeps: list[Sweep] = []
+        if "extends" in m:
+            parent_name = r.string(m["extends"], join(path, "extends"), "a scenario name")
+            parents = [s for s in earlier if s.name == parent_name]
+            if not parents:
+                raise self.fail(m["extends"], join(path, "extends"),
+                                f"no earlier scenario named '{parent_name}'")
+            overlays.extend(parents[0].overlays)
+        if "overlay" in m:
+            ov = m["overlay"]
+            r.visit(ov, join(path, "overlay"))
+            if not isinstance(ov, YMap):
+                raise self.fail(ov, join(path, "overlay"), f"expected a mapping (a partial system config), "
+                                                           f"got {describe(ov)}")
+            plain = to_plain(ov)
+            if "vms" in plain:
+                _absolute_files(plain["vms"], self.file.parent)
+            overlays.append(plain)
+        if "sweep" in m:
+            sweeps = list(self.sweeps(m["sweep"], join(path, "sweep")))
+        zipped = r.boolean(m["zip"], join(path, "zip")) if "zip" in m else False
+        if zipped and len({len(s.values) for s in sweeps}) > 1:
+            raise self.fail(m["zip"], join(path, "zip"), "zipped sweeps need lists of the same length")
+        benches = bench_names
+        if "benchmarks" in m:
+            benches = r.each(m["benchmarks"], join(path, "benchmarks"),
+                             lambda n, p: r.string(n, p, "a benchmark name"), "a list of benchmark names")
+            for i, b in enumerate(benches):
+                if b not in bench_names:
+                    item = m["benchmarks"].items[i] if isinstance(m["benchmarks"], YList) else m["benchmarks"]
+                    raise self.fail(item, f"{join(path, 'benchmarks')}[{i}]", f"no benchmark named '{b}'")
+        return Scenario(
+            name=name,
+            description=r.string(m["description"], join(path, "description")).strip() if "description" in m else "",
+            overlays=tuple(overlays), sweeps=tuple(sweeps), zip=zipped,
+            optional=r.boolean(m["optional"], join(path, "optional")) if "optional" in m else False,
+            benchmarks=tuple(benches),
+        )
+
+    def sweeps(self, node: YNode, path: str) -> list[Sweep]:
+        r = self.r
+        found: list[Sweep] = []
+        if isinstance(node, YMap):
+            r.visit(node, path)
+            for key_node, values in node.items:
+                kp = join(path, key_node.raw)
+                found.append(Sweep(self.sweep_key(key_node, kp), key_node.raw.split(".")[-1],
+                                   self.sweep_values(values, kp)))
+        else:
+            for i, item in enumerate(r.seq(node, path, "a sweep (mapping key: [values], or a list)")):
+                ip = f"{path}[{i}]"
+                sm = r.mapping(item, ip, ("key", "values", "label"), ("key", "values"),
+                               "a sweep item {key, values, label}")
+                key = r.string(sm["key"], join(ip, "key"), "a dotted config key")
+                self.sweep_key(sm["key"], join(ip, "key"))
+                label = key.split(".")[-1]
+                if "label" in sm:
+                    label = r.string(sm["label"], join(ip, "label"), "a column name")
+                found.append(Sweep(key, label, self.sweep_values(sm["values"], join(ip, "values"))))
+        if not found:
+            raise self.fail(node, path, "a sweep needs at least one key")
+        for s, other in itertools.combinations(found, 2):
+            if s.label == other.label:
+                raise self.fail(node, path, f"two sweep keys have the same label '{s.label}'; "
+                                            "use the list form with 'label:'")
+        for s in found:
+            if not LABEL_RE.match(s.label) or s.label in RESERVED_COLUMNS:
+                raise self.fail(node, path, f"invalid sweep label '{s.label}' (a column name: letters, digits "
+                                            "and '_', not one of the fixed columns)")
+        return found
+
+    def sweep_key(self, node: YNode | YScalar, path: str) -> str:
+        key = node.raw if isinstance(node, YScalar) else ""
+        if not key or any(not part for part in key.split(".")):
+            raise self.fail(node, path, f"invalid sweep key '{key}': a dotted path such as "
+                                        "vms.interf.params.size")
+        return key
+
+    def sweep_values(self, node: YNode, path: str) -> tuple[Any, ...]:
+        items = self.r.seq(node, path, "a list of values")
+        if not items:
+            raise self.fail(node, path, "a sweep needs at least one value")
+        return tuple(to_plain(v) for v in items)
+
+    def plot(self, node: YNode, path: str, scenarios: Sequence[Scenario]) -> PlotSpec:
+        r = self.r
+        m = r.mapping(node, path, ("kind", "title", "scenario", "scenarios", "x", "y", "assigned", "per_cpu",
+                                   "logx"), ("kind",), "a plot (mapping)")
+        kind = r.choice(m["kind"], join(path, "kind"), PLOT_KINDS)
+        names = [s.name for s in scenarios]
+        chosen: tuple[str, ...] = ()
+        if "scenarios" in m:
+            chosen = r.each(m["scenarios"], join(path, "scenarios"),
+                            lambda n, p: r.string(n, p, "a scenario name"), "a list of scenario names")
+        if "scenario" in m:
+            chosen = (r.string(m["scenario"], join(path, "scenario"), "a scenario name"),)
+        for c in chosen:
+            if c not in names:
+                raise self.fail(m.get("scenario", m.get("scenarios", node)), path, f"no scenario named '{c}'")
+        x = r.string(m["x"], join(path, "x"), "a sweep label") if "x" in m else ""
+        y = r.choice(m["y"], join(path, "y"), tuple(METRIC_COLUMNS)) if "y" in m else ""
+        if kind != "slowdown":
+            if len(chosen) != 1:
+                raise self.fail(node, path, f"a '{kind}' plot needs 'scenario:' (one swept scenario)")
+            scen = next(s for s in scenarios if s.name == chosen[0])
+            labels = [s.label for s in scen.sweeps]
+            if not labels:
+                raise self.fail(node, path, f"scenario '{scen.name}' has no sweep to plot against")
+            if not x:
+                x = labels[0]
+            if x not in labels:
+                raise self.fail(m.get("x", node), join(path, "x"),
+                                f"scenario '{scen.name}' sweeps {', '.join(labels)}, not '{x}'")
+            if kind == "consumed" and not y:
+                y = "mbps"
+        assigned = self.number(m["assigned"], join(path, "assigned"), "a number (MB/s per unit of x)") \
+            if "assigned" in m else None
+        default_title = {
+            "slowdown": "Slowdown relative to the baseline",
+            "consumed": f"Consumed bandwidth ({y}) versus {x}",
+            "overhead": f"Overhead versus {x}",
+        }[kind]
+        return PlotSpec(
+            kind=kind,
+            title=r.text(m["title"], join(path, "title")) if "title" in m else default_title,
+            scenarios=chosen, x=x, y=y, assigned=assigned,
+            per_cpu=r.boolean(m["per_cpu"], join(path, "per_cpu")) if "per_cpu" in m else False,
+            logx=r.boolean(m["logx"], join(path, "logx")) if "logx" in m else kind != "slowdown",
+        )
+
+
+# Columns of results.csv that a sweep label may not take.
+RESERVED_COLUMNS = frozenset({
+    "run", "scenario", "variant", "benchmark", "guest", "repetition", "status", "metric", "value",
+    "unit", "wall_s", "config", "config_hash", "platform", "icount", "bulkhead_version", "git_rev",
+    "qemu_version", "host", "error",
+}) | frozenset(METRIC_COLUMNS)
+
+
+def default_plots(scenarios: Sequence[Scenario]) -> tuple[PlotSpec, ...]:
+    """Without ``plots:``: the slowdown chart and an overhead chart per swept scenario."""
+    plots = [PlotSpec("slowdown", "Slowdown relative to the baseline", (), "", "", None, False, False)]
+    for s in scenarios:
+        if s.sweeps:
+            x = s.sweeps[0].label
+            plots.append(PlotSpec("overhead", f"{s.name}: slowdown versus {x}", (s.name,), x, "", None,
+                                  False, True))
+    return tuple(plots)
+
+
+# --- the matrix and the generated configs -------------------------------------
+
+
+def expand(spec: ExperimentSpec, repetitions: int | None = None,
+           only: Sequence[str] | None = None) -> list[RunPlan]:
+    """Every run: scenarios x sweep values x benchmarks x repetitions."""
+    reps = repetitions or spec.repetitions
+    plans: list[RunPlan] = []
+    for scen in spec.scenarios:
+        if only and scen.name not in only:
+            continue
+        for variant in scen.variants():
+            for bench in scen.benchmarks:
+                for rep in range(1, reps + 1):
+                    plans.append(RunPlan(len(plans) + 1, scen.name, variant, bench, rep, scen.optional))
+    return plans
+
+
+def generate(spec: ExperimentSpec, plan: RunPlan, platform: str | None = None) -> dict[str, Any]:
+    """The system config of one run (a plain mapping, ready for YAML)."""
+    config: dict[str, Any] = copy.deepcopy(spec.base)
+    scen = spec.scenario(plan.scenario)
+    for overlay in scen.overlays:
+        config = deep_merge(config, overlay)
+    for sweep in scen.sweeps:
+        value = dict(plan.variant)[sweep.label]
+        set_path(config, sweep.key, value)
+    chosen = platform or spec.platform
+    if chosen:
+        config["platform"] = chosen
+
+    bench = spec.benchmark(plan.benchmark)
+    vms = config.get("vms")
+    if not isinstance(vms, list):
+        raise PathError("the config has no 'vms' list")
+    target = next((vm for vm in vms if isinstance(vm, dict) and vm.get("name") == spec.critical), None)
+    if target is None:
+        raise PathError(f"the scenario removed the VM under test '{spec.critical}'")
+    target.pop("image", None)
+    target["guest"] = bench.guest
+    params = dict(target.get("params") or {})
+    params.update(bench.params)
+    target["params"] = params
+
+    if spec.sync is not None:
+        _add_sync(config, spec.critical, spec.sync)
+    return config
+
+
+def _add_sync(config: dict[str, Any], critical: str, sync: SyncSpec) -> None:
+    vms = [vm for vm in config["vms"] if isinstance(vm, dict)]
+    peers = [vm for vm in vms if vm.get("name") != critical and vm.get("guest") == "interferer"]
+    if not peers:
+        return
+    shmem = config.get("shmem")
+    if not isinstance(shmem, list):
+        shmem = []
+    members = [vm for vm in vms if vm.get("name") == critical] + peers
+    for vm in members:
+        index = sum(
+            1 for region in shmem if isinstance(region, dict) and isinstance(region.get("vms"), list)
+            and any(isinstance(m, dict) and m.get("vm") == vm["name"] for m in region["vms"])
+        )
+        params = dict(vm.get("params") or {})
+        params["sync"] = index
+        vm["params"] = params
+    shmem.append({
+        "name": SYNC_NAME,
+        "size": sync.size,
+        "vms": [{"vm": vm["name"], "ipa": sync.ipa} for vm in members],
+    })
+    config["shmem"] = shmem
+
+
+def describe_matrix(spec: ExperimentSpec, plans: Sequence[RunPlan]) -> str:
+    """A human-readable summary of the matrix (``--dry-run``)."""
+    lines = [f"experiment {spec.name}: {len(plans)} run(s), base {spec.base_display}, "
+             f"VM under test '{spec.critical}'"]
+    seen: dict[tuple[str, str], int] = {}
+    for p in plans:
+        seen[(p.label, p.benchmark)] = seen.get((p.label, p.benchmark), 0) + 1
+    width = max((len(label) for label, _ in seen), default=8)
+    for (label, bench), reps in seen.items():
+        lines.append(f"  {label:<{width}}  {bench:<16} x{reps}")
+    return "\n".join(lines) + "\n"

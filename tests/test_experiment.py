@@ -1,0 +1,395 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``bulkhead experiment``: spec checking, overlays and sweeps, the runner's
+bookkeeping (with a fake QEMU), and the tiny matrix end to end under QEMU."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from bulkhead import cli
+from bulkhead.errors import BuildError, ConfigError
+from bulkhead.experiment import run_experiment
+from bulkhead.experiment_report import DISCLAIMER
+from bulkhead.experiment_results import parse_result_line, reduce_metrics
+from bulkhead.experiment_spec import PathError, deep_merge, expand, generate, load, set_path
+from bulkhead.runner import RunResult
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+TINY = REPO_ROOT / "tests" / "configs" / "bench-tiny.yaml"
+SHIPPED = sorted((REPO_ROOT / "bench" / "experiments").glob("*.yaml"))
+
+BASE = """\
+name: t
+system:
+  platform: qemu-virt
+  vms:
+    - {name: bench, cpus: [0], memory: [{ipa: 0x40000000, size: 16M}], guest: hello, params: {keep: 1}}
+critical: bench
+benchmarks:
+  - {name: bw, guest: bandwidth, params: {mode: read, size: 64K}}
+  - {name: lat, guest: latency}
+"""
+
+INTERF = """\
+x-interf: &interf
+  name: interf
+  cpus: [1, 2]
+  memory: [{ipa: 0x40000000, size: 16M}]
+  guest: interferer
+"""
+
+
+def write_spec(tmp_path: Path, text: str, name: str = "spec.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def spec_error(tmp_path: Path, text: str) -> str:
+    with pytest.raises(ConfigError) as info:
+        load(write_spec(tmp_path, text))
+    return str(info.value)
+
+
+# --- spec checking ---------------------------------------------------------
+
+
+def test_shipped_specs_parse_and_generate_valid_core_configs(tmp_path: Path) -> None:
+    assert {p.name for p in SHIPPED} >= {"bao-thesis.yaml", "hmbr.yaml", "rk3588-linear.yaml"}
+    for path in SHIPPED:
+        spec = load(path)
+        plans = expand(spec)
+        assert plans and spec.repetitions <= 3
+        # The baseline scenario uses only core config keys: it must be valid today.
+        from bulkhead.config import load_system
+
+        base = next(p for p in plans if p.scenario == spec.baseline)
+        cfg = tmp_path / f"{path.stem}.yaml"
+        cfg.write_text(yaml.safe_dump(generate(spec, base)))
+        load_system(cfg)
+
+
+@pytest.mark.parametrize("text, expected", [
+    (BASE + "scenarios: [{name: solo}]\nbogus: 1\n", "spec.yaml:11:1: bogus: unknown key 'bogus'"),
+    (BASE.replace("critical: bench", "critical: nope") + "scenarios: [{name: solo}]\n",
+     "spec.yaml:6:11: critical: the base system has no VM 'nope'; it has: bench"),
+    (BASE + "scenarios: [{name: solo}, {name: b, extends: zzz}]\n",
+     "spec.yaml:10:46: scenarios[1].extends: no earlier scenario named 'zzz'"),
+    (BASE + "scenarios: [{name: solo}, {name: solo}]\n",
+     "spec.yaml:10:34: scenarios[1].name: duplicate scenario name 'solo'"),
+    (BASE + "scenarios: [{name: solo, benchmarks: [bw, nope]}]\n",
+     "scenarios[0].benchmarks[1]: no benchmark named 'nope'"),
+    (BASE + "scenarios:\n  - name: s\n    sweep: {vms.bench.params.status: [1]}\n",
+     "invalid sweep label 'status'"),
+    (BASE + "scenarios:\n  - name: s\n    sweep: {a.x: [1], b.x: [2]}\n",
+     "two sweep keys have the same label 'x'"),
+    (BASE + "scenarios:\n  - name: s\n    zip: true\n    sweep: {a.x: [1], b.y: [2, 3]}\n",
+     "zipped sweeps need lists of the same length"),
+    (BASE + "scenarios: [{name: solo}]\nplots: [{kind: overhead, scenario: solo}]\n",
+     "scenario 'solo' has no sweep to plot against"),
+    (BASE + "scenarios: [{name: solo}]\nbaseline: other\n", "baseline: no scenario named 'other'"),
+    (BASE.replace("guest: latency", "guest: nosuchguest") + "scenarios: [{name: solo}]\n",
+     "no guest 'nosuchguest'"),
+    (BASE + "scenarios: [{name: solo}]\nicount: 11\n", "icount: expected an icount shift (0-10)"),
+    ("name: t\ncritical: a\nbenchmarks: []\nscenarios: []\n",
+     "give exactly one of 'base' (a system config file) and 'system'"),
+    (BASE.replace("system:\n  platform: qemu-virt", "base: missing.yaml\nx-unused:\n  platform: qemu-virt")
+     + "scenarios: [{name: solo}]\n", "missing.yaml: file not found"),
+])
+def test_spec_errors_name_file_line_col(tmp_path: Path, text: str, expected: str) -> None:
+    assert expected in spec_error(tmp_path, text)
+
+
+def test_base_file_paths_are_made_absolute(tmp_path: Path) -> None:
+    (tmp_path / "sys").mkdir()
+    (tmp_path / "sys" / "base.yaml").write_text(
+        "platform: qemu-virt\nvms:\n  - {name: bench, cpus: [0], memory: [{ipa: 0x40000000, size: 16M}], "
+        "image: img.bin}\n")
+    spec = load(write_spec(tmp_path, "name: t\nbase: sys/base.yaml\ncritical: bench\n"
+                                     "benchmarks: [{guest: latency}]\nscenarios: [{name: solo}]\n"))
+    assert spec.base["vms"][0]["image"] == str((tmp_path / "sys" / "img.bin").resolve())
+    config = generate(spec, expand(spec)[0])
+    assert "image" not in config["vms"][0] and config["vms"][0]["guest"] == "latency"
+
+
+# --- overlays, sweeps, generation ---------------------------------------------
+
+
+def test_deep_merge() -> None:
+    base = {"a": 1, "vms": [{"name": "x", "cpus": [0], "params": {"p": 1, "q": 2}}],
+            "shmem": [{"name": "s", "vms": [{"vm": "x", "ipa": 1}]}]}
+    overlay = {"b": 2, "vms": [{"name": "x", "cpus": [3], "params": {"q": None, "r": 3}},
+                               {"name": "y", "cpus": [1]}],
+               "shmem": [{"name": "s", "vms": [{"vm": "y", "ipa": 2}]}]}
+    merged = deep_merge(base, overlay)
+    assert merged == {
+        "a": 1, "b": 2,
+        "vms": [{"name": "x", "cpus": [3], "params": {"p": 1, "r": 3}}, {"name": "y", "cpus": [1]}],
+        "shmem": [{"name": "s", "vms": [{"vm": "x", "ipa": 1}, {"vm": "y", "ipa": 2}]}],
+    }
+    assert base["vms"][0]["cpus"] == [0]  # inputs untouched
+    assert deep_merge({"l": [1, 2]}, {"l": [3]}) == {"l": [3]}
+
+
+def test_set_path() -> None:
+    config: dict[str, Any] = {"vms": [{"name": "a"}, {"name": "b", "bandwidth": {"period_us": 1}}]}
+    set_path(config, "vms.b.bandwidth.period_us", 10)
+    set_path(config, "vms.a.colors.llc", "0-3")
+    set_path(config, "vms.0.params.size", "1M")
+    assert config["vms"] == [{"name": "a", "colors": {"llc": "0-3"}, "params": {"size": "1M"}},
+                             {"name": "b", "bandwidth": {"period_us": 10}}]
+    with pytest.raises(PathError, match="vms has no item 'zz'"):
+        set_path(config, "vms.zz.x", 1)
+
+
+def test_matrix_and_generated_configs(tmp_path: Path) -> None:
+    spec = load(write_spec(tmp_path, BASE + INTERF + textwrap.dedent("""\
+        scenarios:
+          - name: solo
+          - name: interf
+            overlay: {vms: [*interf], shmem: [{name: other, size: 4K, vms: [{vm: interf, ipa: 0x50000000}]}]}
+          - name: mbr
+            extends: interf
+            benchmarks: [bw]
+            overlay: {vms: [{name: interf, bandwidth: {period_us: 10, budget_events: 1}}]}
+            sweep:
+              vms.interf.bandwidth.period_us: [1, 10]
+              vms.interf.bandwidth.budget_events: [5, 50, 500]
+          - name: zipped
+            extends: interf
+            benchmarks: [lat]
+            zip: true
+            sweep:
+              - {key: vms.interf.params.size, values: [4K, 8K], label: isize}
+              - {key: vms.interf.params.mode, values: [read, write]}
+        repetitions: 2
+        """)))
+    plans = expand(spec)
+    assert len(plans) == (2 + 2 + 6 + 2) * 2
+    assert len(expand(spec, repetitions=1, only=["mbr"])) == 6
+    assert spec.sweep_labels() == ["period_us", "budget_events", "isize", "mode"]
+    mbr = [p for p in plans if p.scenario == "mbr"]
+    assert [p.variant_text for p in mbr[::2]] == [
+        "period_us=1,budget_events=5", "period_us=1,budget_events=50", "period_us=1,budget_events=500",
+        "period_us=10,budget_events=5", "period_us=10,budget_events=50", "period_us=10,budget_events=500"]
+    assert mbr[0].config_stem == "mbr-period_us1-budget_events5-bw" == mbr[1].config_stem
+    assert [p.variant_text for p in plans if p.scenario == "zipped"][::2] == [
+        "isize=4K,mode=read", "isize=8K,mode=write"]
+
+    solo = generate(spec, plans[0])
+    assert solo["vms"] == [{"name": "bench", "cpus": [0], "memory": [{"ipa": 0x40000000, "size": "16M"}],
+                            "guest": "bandwidth", "params": {"keep": 1, "mode": "read", "size": "64K"}}]
+    assert "shmem" not in solo  # no interferer: no handshake
+
+    config = generate(spec, mbr[4])  # period_us=1, budget_events=500
+    bench, interf = config["vms"]
+    assert interf["bandwidth"] == {"period_us": 1, "budget_events": 500}
+    # The handshake page: index among each VM's regions (interf already has 'other').
+    assert config["shmem"][-1] == {"name": "bench-sync", "size": 4096, "vms": [
+        {"vm": "bench", "ipa": 0xF0000000}, {"vm": "interf", "ipa": 0xF0000000}]}
+    assert bench["params"]["sync"] == 0 and interf["params"]["sync"] == 1
+
+    spec_nosync = load(write_spec(tmp_path, BASE + INTERF + "scenarios: [{name: i, overlay: {vms: [*interf]}}]\n"
+                                  "sync: false\n", "nosync.yaml"))
+    assert "shmem" not in generate(spec_nosync, expand(spec_nosync)[0])
+
+
+def test_result_lines_and_metrics() -> None:
+    assert parse_result_line("bandwidth: PASS") is None
+    assert parse_result_line("result x=1") is None
+    own = [parse_result_line(f"result bench=bandwidth cpu={c} mode=read mbps={m} ns_per_line={n}")
+           for c, m, n in ((0, "100.5", "2.0"), (1, "300.5", "4.0"))]
+    other = [parse_result_line(f"result bench=interferer cpu={c} mbps=50.000") for c in (0, 1, 2)]
+    metrics = reduce_metrics("bandwidth", [o for o in own if o], [o for o in other if o])
+    assert metrics == {"mbps": 401.0, "mbps_per_cpu": 200.5, "ns_per_line": 3.0, "cpus": 2.0,
+                       "interf_mbps": 150.0, "interf_cpus": 3.0}
+    stride = [parse_result_line(x) for x in (
+        "result bench=stride kind=step cpu=0 step=64 mbps=10.0 ns_per_line=6.0",
+        "result bench=stride kind=step cpu=0 step=128 mbps=5.0 ns_per_line=12.0",
+        "result bench=stride kind=summary cpu=0 steps=2 slowest_step=128 min_mbps=5.000 max_mbps=10.000")]
+    assert reduce_metrics("stride", [s for s in stride if s], []) == {
+        "min_mbps": 5.0, "max_mbps": 10.0, "slowest_step": 128.0, "ns_per_line": 9.0, "cpus": 1.0}
+    irq = parse_result_line("result bench=irqlat cpu=0 samples=5 min_ns=1 mean_ns=2.5 p50_ns=2 p99_ns=4 max_ns=5")
+    assert irq is not None
+    assert reduce_metrics("irqlat", [irq], []) == {"min_ns": 1.0, "mean_ns": 2.5, "p50_ns": 2.0, "p99_ns": 4.0,
+                                                   "max_ns": 5.0, "cpus": 1.0}
+
+
+# --- the runner, with a fake QEMU ----------------------------------------------
+
+
+def fake_run(config: Path, **kwargs: Any) -> RunResult:
+    """Pretends to boot: the VM under test is slower the larger the
+    interferer's budget; some benchmarks fail in specific ways."""
+    doc = yaml.safe_load(Path(config).read_text())
+    vms = {vm["name"]: vm for vm in doc["vms"]}
+    bench = vms["bench"]
+    guest, params = bench["guest"], bench.get("params", {})
+    if params.get("behave") == "build":
+        raise BuildError("make failed")
+    if params.get("behave") == "hang":
+        return RunResult(-9, True, "[bench] bandwidth: 1 vCPUs\n", False, len(vms), "timed out after 1 s (QEMU killed)")
+    budget = vms.get("interf", {}).get("bandwidth", {}).get("budget_events", 0)
+    slow = 1.0 + (0.1 if "interf" in vms else 0.0) + budget / 1000
+    lines = [f"[bench] {guest}: 1 vCPUs"]
+    if params.get("behave") == "fail":
+        lines.append(f"[bench] {guest}: FAIL (vcpu 0: something)")
+    else:
+        lines.append(f"[bench] result bench=bandwidth cpu=0 mode=read bytes=64 ns=1 mbps={1000 / slow:.3f} "
+                     f"ns_per_line={20 * slow:.3f}")
+        lines.append(f"[bench] {guest}: PASS (1 vCPUs, 64 bytes counted)")
+    if "interf" in vms:
+        mbps = 100.0 * (budget or 100) / 100
+        lines.append(f"[interf] result bench=interferer cpu=0 mode=write mbps={mbps:.3f}")
+        lines.append(f"[interf] result bench=interferer cpu=1 mode=write mbps={mbps:.3f}")
+    lines.append(f"[bulkhead] all VMs off: clean={len(vms)} stopped=0")
+    return RunResult(0, False, "\n".join(lines) + "\n", True, len(vms), "")
+
+
+def test_runner_statuses_csv_plots_report(tmp_path: Path) -> None:
+    benchmarks = BASE.replace("guest: latency", "guest: bandwidth, params: {behave: fail}") + (
+        "  - {name: hang, guest: bandwidth, params: {behave: hang}}\n"
+        "  - {name: nobuild, guest: bandwidth, params: {behave: build}}\n")
+    spec = load(write_spec(tmp_path, benchmarks + INTERF + textwrap.dedent("""\
+        scenarios:
+          - name: solo
+          - name: interf
+            overlay: {vms: [*interf]}
+          - name: mbr
+            extends: interf
+            benchmarks: [bw]
+            overlay: {vms: [{name: interf, bandwidth: {period_us: 10, budget_events: 1}}]}
+            sweep: {vms.interf.bandwidth.budget_events: [10, 100, 1000]}
+          - name: bad
+            benchmarks: [bw]
+            overlay: {vms: [{name: bench, cpus: [7]}]}
+          - name: bad-optional
+            optional: true
+            benchmarks: [bw]
+            overlay: {vms: [{name: bench, cpus: [7]}]}
+          - name: bad-path
+            benchmarks: [bw]
+            sweep: {vms.nobody.params.x: [1]}
+        repetitions: 2
+        plots:
+          - {kind: slowdown}
+          - {kind: consumed, scenario: mbr, y: interf_mbps, assigned: 0.2}
+          - {kind: consumed, scenario: mbr, y: mbps, per_cpu: true}
+          - {kind: overhead, scenario: mbr}
+        """)))
+    out = tmp_path / "out"
+    result = run_experiment(spec, out, run_fn=fake_run, jobs=2)
+    with open(out / "results.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == len(expand(spec)) == 2 * (4 + 4 + 3 + 1 + 1 + 1)
+    assert [int(r["run"]) for r in rows] == list(range(1, len(rows) + 1))
+    by = {(r["scenario"], r["variant"], r["benchmark"], r["repetition"]): r for r in rows}
+    assert by[("solo", "", "bw", "1")]["status"] == "ok"
+    assert float(by[("solo", "", "bw", "1")]["value"]) == 20.0
+    assert by[("solo", "", "lat", "1")]["status"] == "fail"
+    assert "FAIL (vcpu 0: something)" in by[("solo", "", "lat", "1")]["error"]
+    assert by[("solo", "", "hang", "2")]["status"] == "timeout"
+    assert by[("solo", "", "nobuild", "1")]["status"] == "build-error"
+    mbr = by[("mbr", "budget_events=1000", "bw", "2")]
+    assert mbr["status"] == "ok" and mbr["budget_events"] == "1000" and float(mbr["interf_mbps"]) == 2000.0
+    assert float(mbr["ns_per_line"]) == pytest.approx(20 * 2.1)
+    assert by[("bad", "", "bw", "1")]["status"] == "invalid"
+    assert "cpus[0]: CPU 7 does not exist" in by[("bad", "", "bw", "1")]["error"]
+    assert by[("bad-optional", "", "bw", "1")]["status"] == "unsupported"
+    bad_path = [r for r in rows if r["scenario"] == "bad-path"]
+    assert bad_path and all(r["status"] == "invalid" and "has no item 'nobody'" in r["error"] for r in bad_path)
+    for r in rows:
+        assert r["bulkhead_version"] and r["qemu_version"] and r["host"] and r["icount"] == ""
+        assert r["config"].startswith("configs/")
+        assert (r["config_hash"].startswith("0x")) == (r["status"] not in ("invalid", "unsupported"))
+    assert {r.status for r in result.failed()} == {"fail", "timeout", "build-error", "invalid"}
+
+    with open(out / "results-lines.csv", newline="") as f:
+        lines = list(csv.DictReader(f))
+    assert {(x["vm"], x["bench"]) for x in lines} == {("bench", "bandwidth"), ("interf", "interferer")}
+
+    names = sorted(p.name for p in (out / "plots").iterdir())
+    assert names == sorted(f"{stem}.{ext}" for ext in ("png", "svg") for stem in (
+        "slowdown", "consumed-mbr-budget_events", "consumed-mbr-budget_events-2", "overhead-mbr-budget_events"))
+    assert all(p.stat().st_size > 1000 for p in (out / "plots").iterdir())
+    report = (out / "report.md").read_text()
+    assert report.startswith(DISCLAIMER)
+    assert "![Slowdown relative to the baseline](plots/slowdown.png)" in report
+    assert "| mbr[budget_events=1000] | bw | ns_per_line (ns/line) | 42 [42–42] | 2.100 | 2,000 | 2 ok |" \
+        in report
+    assert "## Runs that did not succeed" in report and "unsupported" in report
+
+    # --report-only redraws from the CSV files.
+    (out / "report.md").unlink()
+    shutil.rmtree(out / "plots")
+    assert cli.main(["experiment", str(spec.file), "--out", str(out), "--report-only"]) == 0
+    assert (out / "report.md").read_text().startswith(DISCLAIMER)
+    assert (out / "plots" / "overhead-mbr-budget_events.svg").is_file()
+
+
+def test_cli_dry_run_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["experiment", str(TINY), "--dry-run", "--out", str(tmp_path / "o")]) == 0
+    out = capsys.readouterr().out
+    assert "experiment tiny: 3 run(s)" in out and "unsupported: " in out and "2 ok, 1 unsupported" in out
+    assert cli.main(["experiment", str(TINY), "--dry-run", "--reps", "3", "--only", "solo",
+                     "--out", str(tmp_path / "o")]) == 0
+    assert "experiment tiny: 3 run(s)" in capsys.readouterr().out
+    assert cli.main(["experiment", str(TINY), "--only", "nope", "--out", str(tmp_path / "o")]) == 1
+    assert "--only: no scenario named 'nope'" in capsys.readouterr().err
+    bad = write_spec(tmp_path, BASE + "scenarios: [{name: solo}]\nrepetitions: 0\n")
+    assert cli.main(["experiment", str(bad), "--dry-run"]) == 1
+    assert f"{bad}:11:14: repetitions: expected a number of repetitions (1-1000)" in capsys.readouterr().err
+    assert cli.main(["experiment", str(TINY), "--jobs", "0"]) == 2
+
+
+# --- end to end under QEMU -----------------------------------------------------
+
+
+@pytest.mark.qemu
+@pytest.mark.skipif(shutil.which("qemu-system-aarch64") is None or shutil.which("aarch64-linux-gnu-gcc") is None,
+                    reason="needs QEMU and the AArch64 cross compiler")
+def test_tiny_matrix_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "tiny"
+    assert cli.main(["experiment", str(TINY), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "[1/3] solo bw-read #1: ok" in err and "2 ok, 1 unsupported" in err
+    with open(out / "results.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["scenario"], r["benchmark"], r["status"]) for r in rows] == [
+        ("solo", "bw-read", "ok"), ("interf", "bw-read", "ok"), ("broken", "bw-read", "unsupported")]
+    solo, interf, broken = rows
+    for r in (solo, interf):
+        assert r["metric"] == "ns_per_line" and float(r["value"]) > 0 and float(r["mbps"]) > 0
+        assert r["icount"] == "3" and r["platform"] == "qemu-virt" and r["config_hash"].startswith("0x")
+        assert r["qemu_version"][0].isdigit()
+    assert interf["interf_mbps"] and float(interf["interf_mbps"]) > 0 and not solo["interf_mbps"]
+    assert "CPU 9 does not exist" in broken["error"]
+    assert (out / "plots" / "slowdown.png").stat().st_size > 1000
+    assert (out / "plots" / "slowdown.svg").read_text().lstrip().startswith("<?xml")
+    report = (out / "report.md").read_text()
+    assert report.startswith(DISCLAIMER) and "(plots/slowdown.png)" in report
+    log = (out / "logs" / "interf-bw-read-r1.log").read_text()
+    assert "[bench] bandwidth: sync: 1 of 1 interfering VMs ready" in log
+    assert "[interf] interferer: PASS (1 vCPUs, until done" in log
+
+
+def test_deterministic_timeouts_are_not_repeated(tmp_path: Path) -> None:
+    spec = load(write_spec(tmp_path, BASE + "  - {name: hang, guest: bandwidth, params: {behave: hang}}\n"
+                           "scenarios: [{name: solo, benchmarks: [hang, bw]}]\nrepetitions: 3\nicount: 3\n"))
+    calls: list[Path] = []
+
+    def counting(config: Path, **kwargs: Any) -> RunResult:
+        calls.append(Path(config))
+        return fake_run(config, **kwargs)
+
+    result = run_experiment(spec, tmp_path / "out", run_fn=counting, report=False)
+    assert [(r.plan.benchmark, r.status) for r in result.records] == [("hang", "timeout")] * 3 + [("bw", "ok")] * 3
+    assert len(calls) == 1 + 3
+    assert "earlier repetition of this config timed out" in result.records[1].error
