@@ -46,7 +46,7 @@ MAX_BUDGET_EVENTS = 0x7FFF_FFFF  # per period, VM or vCPU (BW_MAX_BUDGET in bw.c
 MAX_MBPS = 1_000_000_000
 BW_MODELS: tuple[BwModel, ...] = ("exact", "pessimistic", "optimistic", "notional")
 
-PLATFORM_KEYS = ("counter", "events", "sustainable_mbps", "pmu_irq", "counter_hz")
+PLATFORM_KEYS = ("counter", "events", "sustainable_mbps", "pmu_irq", "counter_hz", "regulator_events")
 VM_KEYS = ("period_us", "budget_mbps", "budget_events", "read_mbps", "write_mbps", "read_events",
            "write_events", "weights", "reclaim")
 SYSTEM_KEYS = ("spare_sharing",)
@@ -85,7 +85,7 @@ def mbps_of(events: int, period_us: int, bytes_per_event: int) -> float:
 
 def parse_platform(r: Reader, node: YNode, path: str = "bandwidth") -> PlatformBandwidth:
     m = r.mapping(node, path, PLATFORM_KEYS, ("counter", "events", "sustainable_mbps", "pmu_irq"),
-                  "a mapping {counter, events, sustainable_mbps, pmu_irq, counter_hz}")
+                  "a mapping {counter, events, sustainable_mbps, pmu_irq, counter_hz, regulator_events}")
     counter: BwCounter = "cycles" if r.choice(m["counter"], _join(path, "counter"),
                                               ("cycles", "event")) == "cycles" else "event"
     epath = _join(path, "events")
@@ -116,6 +116,9 @@ def parse_platform(r: Reader, node: YNode, path: str = "bandwidth") -> PlatformB
         pmu_irq=r.integer(m["pmu_irq"], _join(path, "pmu_irq"), "a PPI (integer 16-31)", 16, 31),
         counter_hz=r.integer(m["counter_hz"], _join(path, "counter_hz"),
                              "a frequency in Hz (integer 1000-10^10)", 1000, 10**10) if "counter_hz" in m else 0,
+        regulator_events=r.integer(m["regulator_events"], _join(path, "regulator_events"),
+                                   "a number of events (integer 0-10^6)", 0, 10**6)
+        if "regulator_events" in m else 0,
         path=path,
     )
 
@@ -342,6 +345,12 @@ def _check_vm(s: SystemSpec, vm: VmSpec, bw: VmBandwidthSpec, pb: PlatformBandwi
             errors.append(at(kpath, f"{budget} events per period is more than the counter can take "
                                     f"({MAX_BUDGET_EVENTS}): use a shorter period or a smaller budget"))
             continue
+        smallest = min(budget * w // 100 for w in bw.weights) if bw.weights else budget // n
+        if pb.regulator_events and 0 < smallest < 2 * pb.regulator_events:
+            warnings.append(at(kpath, f"the smallest vCPU share ({smallest} events per period) is less than "
+                                      f"twice the regulator's own cost on platform '{p.name}' (about "
+                                      f"{pb.regulator_events} events per period, charged to the vCPU): "
+                                      "the vCPU may make little or no progress"))
         if bw.weights is None:
             if budget < n:
                 errors.append(at(kpath, f"a budget of {budget} event{'s' if budget != 1 else ''} per period "

@@ -229,6 +229,7 @@ class PlatformBandwidth:
     sustainable_mbps: int
     pmu_irq: int
     counter_hz: int  # generic-timer frequency; 0: unknown (the hypervisor reads CNTFRQ)
+    regulator_events: int = 0  # events the regulator itself charges per period; 0: unknown
     path: str = "bandwidth"
 
     def event(self, name: str) -> BwEventSpec | None:

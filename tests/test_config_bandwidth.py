@@ -490,6 +490,22 @@ def test_other_warnings(write_config: WriteConfig, tmp_path: Path) -> None:
                                  "no VM is regulated"]
 
 
+def test_share_below_the_regulator_cost_warns(write_config: WriteConfig) -> None:
+    path = write_config("""
+        platform: qemu-virt
+        vms:
+          - {name: a, cpus: [0, 1], memory: [{ipa: 0x40000000, size: 16M}], image: img.bin,
+             bandwidth: {period_us: 10, budget_events: 1800, weights: [50, 40]}}
+          - {name: b, cpus: [2], memory: [{ipa: 0x40000000, size: 16M}], image: img.bin,
+             bandwidth: {period_us: 10, budget_events: 1000}}
+        """)
+    assert warnings_of(path) == [
+        "c.yaml:4:48: vms[0].bandwidth.budget_events: the smallest vCPU share (720 events per period) is "
+        "less than twice the regulator's own cost on platform 'qemu-virt' (about 500 events per period, "
+        "charged to the vCPU): the vCPU may make little or no progress",
+    ]
+
+
 # --- bulkhead run --stats --------------------------------------------------------------------
 
 

@@ -115,5 +115,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 0,
 	.shmems = NULL,
 	.console_input_vm = 0,
-	.config_hash = 0x68dc95cd94d35486ULL,
+	.config_hash = 0x70750934ca7baa49ULL,
 };

@@ -79,5 +79,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 0,
 	.shmems = NULL,
 	.console_input_vm = 0,
-	.config_hash = 0x013ddaf717b4a0caULL,
+	.config_hash = 0x941c3b0c71227984ULL,
 };

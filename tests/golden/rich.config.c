@@ -177,5 +177,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 2,
 	.shmems = shmems,
 	.console_input_vm = 0,
-	.config_hash = 0xc8f79c49143c578bULL,
+	.config_hash = 0xb3e0e80d74764744ULL,
 };
