@@ -24,6 +24,7 @@
  *        "bandwidth: FAIL (<reason>)".
  */
 #include "bench.h"
+#include "memwalk.h"
 #include "runtime.h"
 
 enum mode { MODE_READ, MODE_WRITE, MODE_RMW };
@@ -37,58 +38,7 @@ static uptr base;
 static volatile u32 failures;
 static u64 bytes_done[RT_MAX_CPUS];
 
-#define WORDS_PER_LINE (BENCH_LINE / 8)
-
-static u64 pass_read(const volatile u64 *p, u64 lines)
-{
-	u64 sum = 0, i;
-
-	for (i = 0; i + 8 <= lines; i += 8, p += 8 * WORDS_PER_LINE) {
-		sum += p[0 * WORDS_PER_LINE];
-		sum += p[1 * WORDS_PER_LINE];
-		sum += p[2 * WORDS_PER_LINE];
-		sum += p[3 * WORDS_PER_LINE];
-		sum += p[4 * WORDS_PER_LINE];
-		sum += p[5 * WORDS_PER_LINE];
-		sum += p[6 * WORDS_PER_LINE];
-		sum += p[7 * WORDS_PER_LINE];
-	}
-	for (; i < lines; i++, p += WORDS_PER_LINE)
-		sum += p[0];
-	return sum;
-}
-
-static void pass_write(volatile u64 *p, u64 lines, u64 val)
-{
-	u64 i;
-
-	for (i = 0; i + 8 <= lines; i += 8, p += 8 * WORDS_PER_LINE) {
-		p[0 * WORDS_PER_LINE] = val;
-		p[1 * WORDS_PER_LINE] = val;
-		p[2 * WORDS_PER_LINE] = val;
-		p[3 * WORDS_PER_LINE] = val;
-		p[4 * WORDS_PER_LINE] = val;
-		p[5 * WORDS_PER_LINE] = val;
-		p[6 * WORDS_PER_LINE] = val;
-		p[7 * WORDS_PER_LINE] = val;
-	}
-	for (; i < lines; i++, p += WORDS_PER_LINE)
-		p[0] = val;
-}
-
-static void pass_rmw(volatile u64 *p, u64 lines)
-{
-	u64 i;
-
-	for (i = 0; i + 4 <= lines; i += 4, p += 4 * WORDS_PER_LINE) {
-		p[0 * WORDS_PER_LINE] += 1;
-		p[1 * WORDS_PER_LINE] += 1;
-		p[2 * WORDS_PER_LINE] += 1;
-		p[3 * WORDS_PER_LINE] += 1;
-	}
-	for (; i < lines; i++, p += WORDS_PER_LINE)
-		p[0] += 1;
-}
+#define WORDS_PER_LINE MEMWALK_LINE_WORDS
 
 static void fail(u32 cpu, const char *what, u64 got, u64 want)
 {
@@ -102,21 +52,20 @@ static void bench(u32 cpu)
 	u64 lines = size / BENCH_LINE, touched = 0, sum = 0, start, ticks, ns, i, it;
 	char mbps[BENCH_FIXED_LEN], nspl[BENCH_FIXED_LEN];
 
-	for (i = 0; i < lines; i++)
-		buf[i * WORDS_PER_LINE] = i;
+	memwalk_write_seq(buf, lines, WORDS_PER_LINE, 0);
 
 	bench_barrier(ncpus);
 	start = timer_now();
 	for (it = 1; it <= iterations; it++) {
 		switch (mode) {
 		case MODE_READ:
-			sum += pass_read(buf, lines);
+			sum += memwalk_read(buf, lines, WORDS_PER_LINE);
 			break;
 		case MODE_WRITE:
-			pass_write(buf, lines, it << 32 | cpu);
+			memwalk_write(buf, lines, WORDS_PER_LINE, it << 32 | cpu);
 			break;
 		case MODE_RMW:
-			pass_rmw(buf, lines);
+			memwalk_rmw(buf, lines, WORDS_PER_LINE);
 			break;
 		}
 		touched += lines;
@@ -174,7 +123,7 @@ static bool parse_mode(void)
 
 static int run(void)
 {
-	u64 total = 0, peers, ready;
+	u64 total = 0;
 	u32 i;
 
 	if (!parse_mode())
@@ -192,15 +141,8 @@ static int run(void)
 	printf("bandwidth: %u vCPUs, mode %s, %lu KiB per vCPU, %lu iterations\n", ncpus,
 	       mode_names[mode], size >> 10, iterations);
 
-	if (bench_sync_open()) {
-		peers = bench_sync_peers();
-		ready = bench_sync_start(param_u64("sync_timeout_ms", 10000) * NSEC_PER_MSEC);
-		printf("bandwidth: sync: %lu of %lu interfering VMs ready\n", ready, peers);
-		if (ready < peers) {
-			printf("bandwidth: FAIL (interferers not ready)\n");
-			return 1;
-		}
-	}
+	if (!bench_sync_begin("bandwidth"))
+		return 1;
 
 	if (!bench_start_cpus(ncpus, 0)) {
 		printf("bandwidth: FAIL (cannot start the vCPUs)\n");
@@ -220,10 +162,6 @@ static int run(void)
 
 int main(const char *params)
 {
-	int ret;
-
 	(void)params;
-	ret = run();
-	bench_sync_finish();
-	return ret;
+	return bench_main(run);
 }

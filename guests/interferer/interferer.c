@@ -31,6 +31,7 @@
  *        "interferer: PASS (<n> vCPUs, until done, <ms> ms)" (sync).
  */
 #include "bench.h"
+#include "memwalk.h"
 #include "runtime.h"
 
 /*
@@ -38,7 +39,7 @@
  * even a vCPU throttled to a trickle notices the end of the benchmark soon.
  */
 #define CHUNK_LINES 256u
-#define WORDS       (BENCH_LINE / 8)
+#define WORDS       MEMWALK_LINE_WORDS
 
 static u32 ncpus;
 static u64 buf_size;
@@ -50,43 +51,6 @@ static volatile u32 finished;
 static volatile u32 started;
 static volatile u32 stop_all;
 static u64 checksum[RT_MAX_CPUS];
-
-static void fill(volatile u64 *p, u64 lines, u64 val)
-{
-	u64 i;
-
-	for (i = 0; i + 8 <= lines; i += 8, p += 8 * WORDS) {
-		p[0 * WORDS] = val;
-		p[1 * WORDS] = val;
-		p[2 * WORDS] = val;
-		p[3 * WORDS] = val;
-		p[4 * WORDS] = val;
-		p[5 * WORDS] = val;
-		p[6 * WORDS] = val;
-		p[7 * WORDS] = val;
-	}
-	for (; i < lines; i++, p += WORDS)
-		p[0] = val;
-}
-
-static u64 load(const volatile u64 *p, u64 lines)
-{
-	u64 i, sum = 0;
-
-	for (i = 0; i + 8 <= lines; i += 8, p += 8 * WORDS) {
-		sum += p[0 * WORDS];
-		sum += p[1 * WORDS];
-		sum += p[2 * WORDS];
-		sum += p[3 * WORDS];
-		sum += p[4 * WORDS];
-		sum += p[5 * WORDS];
-		sum += p[6 * WORDS];
-		sum += p[7 * WORDS];
-	}
-	for (; i < lines; i++, p += WORDS)
-		sum += p[0];
-	return sum;
-}
 
 static void interfere(u32 cpu)
 {
@@ -103,9 +67,9 @@ static void interfere(u32 cpu)
 		for (line = 0; line < lines; line += n) {
 			n = lines - line < CHUNK_LINES ? lines - line : CHUNK_LINES;
 			if (reading)
-				sum += load(buf + line * WORDS, n);
+				sum += memwalk_read(buf + line * WORDS, n, WORDS);
 			else
-				fill(buf + line * WORDS, n, pass);
+				memwalk_write(buf + line * WORDS, n, WORDS, pass);
 			bytes += n * BENCH_LINE;
 			done_lines += n;
 			if (synced) {

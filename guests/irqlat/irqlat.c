@@ -96,7 +96,7 @@ static int run(void)
 {
 	u64 samples = param_u64("samples", 1000), period_us = param_u64("period_us", 100);
 	const char *wait = param_str_default("wait", "wfi");
-	u64 bytes, sum = 0, i, p50, p99, peers, ready;
+	u64 bytes, sum = 0, i, p50, p99;
 	char mean[BENCH_FIXED_LEN];
 	bool busy;
 
@@ -126,15 +126,8 @@ static int run(void)
 	printf("irqlat: %lu samples every %lu us, wait %s, timer %lu Hz\n", samples, period_us,
 	       wait, timer_freq());
 
-	if (bench_sync_open()) {
-		peers = bench_sync_peers();
-		ready = bench_sync_start(param_u64("sync_timeout_ms", 10000) * NSEC_PER_MSEC);
-		printf("irqlat: sync: %lu of %lu interfering VMs ready\n", ready, peers);
-		if (ready < peers) {
-			printf("irqlat: FAIL (interferers not ready)\n");
-			return 1;
-		}
-	}
+	if (!bench_sync_begin("irqlat"))
+		return 1;
 
 	gic_init();
 	irq_register(TIMER_VIRT_INTID, timer_irq);
@@ -175,10 +168,6 @@ static int run(void)
 
 int main(const char *params)
 {
-	int ret;
-
 	(void)params;
-	ret = run();
-	bench_sync_finish();
-	return ret;
+	return bench_main(run);
 }

@@ -91,7 +91,7 @@ static uptr chase(uptr p, u64 accesses)
 static int run(void)
 {
 	u64 size = param_u64("size", MiB(4)), iterations = param_u64("iterations", 2);
-	u64 lines, steps, accesses, start, ns, peers, ready;
+	u64 lines, steps, accesses, start, ns;
 	char nspa[BENCH_FIXED_LEN];
 	uptr base, end;
 
@@ -116,15 +116,8 @@ static int run(void)
 	}
 	printf("latency: permutation is a single cycle over %lu lines\n", lines);
 
-	if (bench_sync_open()) {
-		peers = bench_sync_peers();
-		ready = bench_sync_start(param_u64("sync_timeout_ms", 10000) * NSEC_PER_MSEC);
-		printf("latency: sync: %lu of %lu interfering VMs ready\n", ready, peers);
-		if (ready < peers) {
-			printf("latency: FAIL (interferers not ready)\n");
-			return 1;
-		}
-	}
+	if (!bench_sync_begin("latency"))
+		return 1;
 
 	start = timer_now();
 	end = chase(base, accesses);
@@ -147,10 +140,6 @@ static int run(void)
 
 int main(const char *params)
 {
-	int ret;
-
 	(void)params;
-	ret = run();
-	bench_sync_finish();
-	return ret;
+	return bench_main(run);
 }

@@ -213,6 +213,22 @@ void bench_sync_finish(void)
 	dsb_ish();
 }
 
+bool bench_sync_begin(const char *name)
+{
+	u32 peers, ready;
+
+	if (!bench_sync_open())
+		return true;
+	peers = bench_sync_peers();
+	ready = bench_sync_start(param_u64("sync_timeout_ms", 10000) * NSEC_PER_MSEC);
+	printf("%s: sync: %u of %u interfering VMs ready\n", name, ready, peers);
+	if (ready < peers) {
+		printf("%s: FAIL (interferers not ready)\n", name);
+		return false;
+	}
+	return true;
+}
+
 void bench_sync_ack(void)
 {
 	u32 token;
@@ -239,4 +255,14 @@ bool bench_sync_stop(void)
 	dmb_ish();
 	/* A session other than the one found finished at start (stale) is over. */
 	return token && token != sync_stale && sync_page->done == token;
+}
+
+/* ---- entry ---------------------------------------------------------------- */
+
+int bench_main(int (*run)(void))
+{
+	int ret = run();
+
+	bench_sync_finish();
+	return ret;
 }

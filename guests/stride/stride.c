@@ -26,9 +26,10 @@
  *        "stride: PASS (<n> steps)" or "stride: FAIL (<reason>)".
  */
 #include "bench.h"
+#include "memwalk.h"
 #include "runtime.h"
 
-#define WORDS_PER_LINE (BENCH_LINE / 8)
+#define WORDS_PER_LINE MEMWALK_LINE_WORDS
 #define MAX_STEPS      40
 
 static u64 pow2_floor(u64 x)
@@ -40,21 +41,20 @@ static u64 pow2_floor(u64 x)
 	return p;
 }
 
-/* One pass at a step: returns the lines touched; *sum accumulates reads. */
+/*
+ * One pass at a step: returns the lines touched; *sum accumulates reads.
+ * size and step are powers of two, step <= size: each walk touches size / step
+ * lines; a write pass stores 0, 1, ... in visiting order.
+ */
 static u64 pass(volatile u64 *buf, u64 size, u64 step, bool write, u64 *sum)
 {
-	u64 off, touched = 0, s = 0, stride_words = step / 8;
+	u64 off, touched = 0, s = 0, per_walk = size / step;
 
-	for (off = 0; off < step; off += BENCH_LINE) {
-		volatile u64 *p = buf + off / 8, *end = buf + size / 8;
-
-		if (write) {
-			for (; p < end; p += stride_words, touched++)
-				*p = touched;
-		} else {
-			for (; p < end; p += stride_words, touched++)
-				s += *p;
-		}
+	for (off = 0; off < step; off += BENCH_LINE, touched += per_walk) {
+		if (write)
+			memwalk_write_seq(buf + off / 8, per_walk, step / 8, touched);
+		else
+			s += memwalk_read(buf + off / 8, per_walk, step / 8);
 	}
 	*sum += s;
 	return touched;
@@ -65,7 +65,7 @@ static int run(void)
 	const char *m = param_str_default("mode", "read");
 	u64 size = param_u64("size", MiB(4)), passes = param_u64("passes", 1);
 	u64 min_step = param_u64("min_step", BENCH_LINE), max_step, step, lines, touched;
-	u64 sum, want_sum, start, ns, bytes, peers, ready, p, i;
+	u64 sum, want_sum, start, ns, bytes, p;
 	u64 min_mbps_milli = ~0ul, max_mbps_milli = 0, slowest = 0, fastest = 0;
 	char mbps[BENCH_FIXED_LEN], nspl[BENCH_FIXED_LEN], lo[BENCH_FIXED_LEN], hi[BENCH_FIXED_LEN];
 	u32 nsteps = 0, expected_steps = 0, failures = 0;
@@ -101,20 +101,12 @@ static int run(void)
 	printf("stride: %lu KiB, mode %s, steps %lu..%lu B, %lu passes\n", size >> 10, m, min_step,
 	       max_step, passes);
 
-	for (i = 0; i < lines; i++)
-		((volatile u64 *)base)[i * WORDS_PER_LINE] = i;
+	memwalk_write_seq((volatile u64 *)base, lines, WORDS_PER_LINE, 0);
 	/* Reads sum each line's first word; a write pass leaves line-order values. */
 	want_sum = lines * (lines - 1) / 2;
 
-	if (bench_sync_open()) {
-		peers = bench_sync_peers();
-		ready = bench_sync_start(param_u64("sync_timeout_ms", 10000) * NSEC_PER_MSEC);
-		printf("stride: sync: %lu of %lu interfering VMs ready\n", ready, peers);
-		if (ready < peers) {
-			printf("stride: FAIL (interferers not ready)\n");
-			return 1;
-		}
-	}
+	if (!bench_sync_begin("stride"))
+		return 1;
 
 	for (step = min_step; step <= max_step && nsteps < MAX_STEPS; step <<= 1) {
 		u64 milli;
@@ -145,8 +137,7 @@ static int run(void)
 		}
 		if (write) {
 			/* Untimed: the lines hold 0..lines-1 in this step's order. */
-			for (sum = 0, i = 0; i < lines; i++)
-				sum += ((volatile u64 *)base)[i * WORDS_PER_LINE];
+			sum = memwalk_read((volatile u64 *)base, lines, WORDS_PER_LINE);
 			if (sum != want_sum) {
 				printf("stride: FAIL (step %lu: lines sum to %lu after writing, "
 				       "expected %lu)\n",
@@ -192,10 +183,6 @@ static int run(void)
 
 int main(const char *params)
 {
-	int ret;
-
 	(void)params;
-	ret = run();
-	bench_sync_finish();
-	return ret;
+	return bench_main(run);
 }

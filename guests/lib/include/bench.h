@@ -64,6 +64,11 @@ const char *bench_fixed(char *buf, u64 num, u64 den);
 /* MB/s (10^6 bytes per second) of bytes in ns, as bench_fixed(). */
 const char *bench_mbps(char *buf, u64 bytes, u64 ns);
 
+/* ---- entry ---------------------------------------------------------------- */
+
+/* A benchmark's main(): returns run()'s result after bench_sync_finish(). */
+int bench_main(int (*run)(void));
+
 /* ---- start/stop handshake -------------------------------------------------- */
 
 struct bench_sync {
@@ -89,6 +94,14 @@ u32 bench_sync_peers(void);
 u32 bench_sync_start(u64 timeout_ns);
 /* Controller: tell the peers to stop (also on failure paths). */
 void bench_sync_finish(void);
+/*
+ * Controller: if bench_sync_open() finds a region, bench_sync_start() with
+ * the "sync_timeout_ms" parameter (default 10000) and print
+ * "<name>: sync: <p> of <q> interfering VMs ready". Returns false (after
+ * printing "<name>: FAIL (interferers not ready)") if a peer did not
+ * acknowledge, else true (also without a region).
+ */
+bool bench_sync_begin(const char *name);
 
 /* Peer: acknowledge the current token (call regularly from one vCPU). */
 void bench_sync_ack(void);
