@@ -264,7 +264,7 @@ def test_run_stats_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     config = variant(tmp_path, "bw-basic.yaml", **{"period_us: 1000": "period_us: 10000",
                                                    "budget_events: 300000": "budget_events: 3000000",
                                                    "segs: 16": "segs: 64, window_ms: 1000"})
-    out = ROOT / "build" / "qemu-tests" / "bw-stats"
+    out = ROOT / "build" / "qemu-tests" / "bw-stats-cli"
     assert cli.main(["run", str(config), "--stats", "--icount", "0", "--timeout", str(TIMEOUT),
                      "--out", str(out)]) == 0
     captured = capsys.readouterr()
