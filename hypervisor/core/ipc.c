@@ -4,31 +4,13 @@
 #include "core/vgic.h"
 #include "core/vm.h"
 
-u32 ipc_peers(const struct vm *vm, u64 idx)
+/* Counts the other VMs' mappings of the VM's shared region idx (valid),
+ * raising each running peer's doorbell interrupt when ring is set. */
+static u32 ipc_walk(const struct vm *vm, u64 idx, bool ring)
 {
-	u32 shm, n = 0;
+	u32 shm = vm->cfg->shmem[idx].shmem;
+	u32 n = 0;
 
-	if (idx >= vm->cfg->nshmem)
-		return 0;
-	shm = vm->cfg->shmem[idx].shmem;
-	for (u32 i = 0; i < vm_count; i++) {
-		if (&vms[i] == vm)
-			continue;
-		for (u32 k = 0; k < vms[i].cfg->nshmem; k++)
-			if (vms[i].cfg->shmem[k].shmem == shm)
-				n++;
-	}
-	return n;
-}
-
-s64 ipc_doorbell(struct vm *vm, u64 idx)
-{
-	u32 shm;
-	s64 n = 0;
-
-	if (idx >= vm->cfg->nshmem)
-		return -1;
-	shm = vm->cfg->shmem[idx].shmem;
 	for (u32 i = 0; i < vm_count; i++) {
 		struct vm *peer = &vms[i];
 
@@ -40,9 +22,19 @@ s64 ipc_doorbell(struct vm *vm, u64 idx)
 			if (m->shmem != shm)
 				continue;
 			n++;
-			if (m->doorbell_irq && peer->state == VM_RUNNING)
+			if (ring && m->doorbell_irq && peer->state == VM_RUNNING)
 				vgic_inject(peer, NULL, m->doorbell_irq);
 		}
 	}
 	return n;
+}
+
+u32 ipc_peers(const struct vm *vm, u64 idx)
+{
+	return idx < vm->cfg->nshmem ? ipc_walk(vm, idx, false) : 0;
+}
+
+s64 ipc_doorbell(struct vm *vm, u64 idx)
+{
+	return idx < vm->cfg->nshmem ? (s64)ipc_walk(vm, idx, true) : -1;
 }

@@ -56,14 +56,14 @@ static void irq_dispatch(u32 intid)
 	if (intid == IRQ_PPI_VTIMER && v) {
 		/* priority drop only: the guest's EOI deactivates it (HW bit) */
 		gic_eoi(intid);
-		vgic_inject_hw(v, intid);
+		vgic_inject(v->vm, v, intid);
 		return;
 	}
 	if (intid >= 32 && intid < GIC_MAX_INTID && irq_owner[intid]) {
 		struct vm *vm = irq_owner[intid];
 		gic_eoi(intid);
 		if (v && v->vm == vm) {
-			vgic_inject_hw(v, intid);
+			vgic_inject(v->vm, v, intid);
 		} else {
 			/* routed here while its vCPU is elsewhere: should not happen */
 			gic_deactivate(intid);

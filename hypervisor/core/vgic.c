@@ -308,19 +308,6 @@ void vgic_inject(struct vm *vm, struct vcpu *target, u32 intid)
 		vcpu_kick(t);
 }
 
-void vgic_inject_hw(struct vcpu *v, u32 intid)
-{
-	struct vm *vm = v->vm;
-	struct vcpu *t;
-
-	spin_lock(&vm->vgic.lock);
-	t = vgic_target(vm, v, intid);
-	vgic_set_pending_locked(vm, t, intid);
-	spin_unlock(&vm->vgic.lock);
-	if (t && t != v)
-		vcpu_kick(t);
-}
-
 void vgic_set_level(struct vm *vm, u32 intid, bool level)
 {
 	struct virq *q;

@@ -68,11 +68,10 @@ void vgic_maintenance(struct vcpu *v);
 
 /* Marks an edge on a virtual interrupt. For SPIs, target is ignored (the
  * VM's routing decides); for SGIs/PPIs it names the vCPU. Kicks the target
- * vCPU's physical CPU when it is not the caller. */
+ * vCPU's physical CPU when it is not the caller. Interrupts marked
+ * VIRQ_HW (virtual timer, passthrough SPIs) go into the list registers with
+ * the HW bit: the guest's deactivation deactivates the physical interrupt. */
 void vgic_inject(struct vm *vm, struct vcpu *target, u32 intid);
-/* A physical interrupt arrived for the vCPU on this CPU: inject it with the
- * HW bit (the guest's deactivation deactivates the physical interrupt). */
-void vgic_inject_hw(struct vcpu *v, u32 intid);
 /* Sets the line level of an emulated level-sensitive interrupt. */
 void vgic_set_level(struct vm *vm, u32 intid, bool level);
 
