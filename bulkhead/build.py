@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from bulkhead import gen_c, gen_dts, layout, qemu
+from bulkhead import gen_c, gen_dts, image, layout, qemu
 from bulkhead.config import GUESTS_DIR, PLATFORMS_DIR, REPO_ROOT, load_spec
 from bulkhead.errors import BuildError
 from bulkhead.layout import StagedImage, System
@@ -38,8 +38,9 @@ DTC_FLAGS = ("-W", "no-unit_address_vs_reg")  # bulkhead-shmem@ nodes have no re
 class BuildResult:
     system: System
     out: Path
-    elf: Path
+    elf: Path  # the single image: hypervisor + payload of every guest image
     staged: tuple[StagedImage, ...]
+    payload: Path
     manifest: Path
     qemu_argv: tuple[str, ...]
 
@@ -164,19 +165,23 @@ def build(
             if vm.params_text is not None:
                 write_if_changed(out / f"{vm.name}.params", vm.params_text.encode() + b"\0")
 
+        payload = out / "payload.bin"
+        write_if_changed(payload, image.pack(staged, p.staging.base, [s.file.read_bytes() for s in staged]))
+
         _make(HYPERVISOR_DIR, [
             f"O={out / 'hyp'}", f"CONFIG_C={out / 'config.c'}",
             f"HYP_BASE=0x{p.hypervisor.base:x}", f"HYP_SIZE=0x{p.hypervisor.size:x}",
+            f"PAYLOAD={payload}",
         ], log, "the hypervisor")
         elf = out / "hyp" / ELF_NAME
         if not elf.is_file():
             raise BuildError(f"make -C {HYPERVISOR_DIR} succeeded but did not produce {elf}")
 
-        argv = qemu.command(p, elf, staged)
+        argv = qemu.command(p, elf, ())  # the images are inside the ELF
         manifest = out / "manifest.json"
         write_if_changed(manifest, (json.dumps(manifest_doc(system, config, elf, staged, argv), indent=2)
                                     + "\n").encode())
-    return BuildResult(system, out, elf, staged, manifest, tuple(argv))
+    return BuildResult(system, out, elf, staged, payload, manifest, tuple(argv))
 
 
 def manifest_doc(
@@ -189,6 +194,7 @@ def manifest_doc(
         "config_hash": f"0x{system.config_hash:016x}",
         "hypervisor": {"file": str(elf), "base": p.hypervisor.base, "size": p.hypervisor.size},
         "staging": {"base": p.staging.base, "size": p.staging.size},
+        "payload": str(elf.parent.parent / "payload.bin"),
         "images": [
             {
                 "vm": s.vm,

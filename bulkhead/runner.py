@@ -246,7 +246,7 @@ def run(
     """
     result = build_mod.build(config_path, out, log=build_log)
     argv = qemu.command(
-        result.system.platform, result.elf, result.staged, icount=icount, gdb=gdb,
+        result.system.platform, result.elf, (), icount=icount, gdb=gdb,
         interactive=interactive, extra=extra_qemu_args,
     )
     returncode, timed_out, output = supervise(argv, timeout=timeout, stream=stream, interactive=interactive,

@@ -8,6 +8,7 @@
 #include "arch/aarch64/gicv3.h"
 #include "arch/aarch64/mmu.h"
 #include "arch/aarch64/psci_fw.h"
+#include "core/bootimg.h"
 #include "core/config.h"
 #include "core/console.h"
 #include "core/irq.h"
@@ -21,6 +22,7 @@
 #define BULKHEAD_VERSION "0.1.0"
 
 void hyp_cpu_main(u64 index);
+__noreturn void hyp_wrong_el(u64 el);
 
 static u64 hyp_mpidr(void)
 {
@@ -30,6 +32,32 @@ static u64 hyp_mpidr(void)
 static void hyp_halt(void)
 {
 	psci_fw_system_off();
+}
+
+static void hyp_halt_el1(void)
+{
+	psci_fw_system_off_hvc();
+}
+
+static void hyp_stop_el3(void)
+{
+	for (;;)
+		__asm__ volatile("wfi");
+}
+
+/*
+ * The image was entered at EL1 or EL3 (boot.S): nothing of EL2 is set up and
+ * the MMU is as the boot loader left it. Report on the platform UART, then
+ * power off through PSCI over HVC from EL1; from EL3 (no firmware below to
+ * call) the CPU stops in WFI with interrupts masked.
+ */
+void hyp_wrong_el(u64 el)
+{
+	console_init(cfg_system.platform->uart_base);
+	log_set_halt(el == 1 ? hyp_halt_el1 : hyp_stop_el3);
+	panic("entered at EL%lu: Bulkhead must be started at EL2 (boot loader and firmware must "
+	      "leave EL2 to it)%s",
+	      el, el == 3 ? "; stopping this CPU" : "; powering off");
 }
 
 static void hyp_boot_cpu(void)
@@ -48,7 +76,8 @@ static void hyp_boot_cpu(void)
 		panic("booted on MPIDR %lx, platform CPU 0 is %lx", hyp_mpidr(), p->mpidr[0]);
 	gic_init(p->gicd_base, p->gicr_base, p->gicr_stride);
 	gic_cpu_init();
-	color_init(); /* before the VMs: colored memory needs its page finder */
+	bootimg_install(); /* before the VMs: their images come from the payload */
+	color_init();      /* before the VMs: colored memory needs its page finder */
 	vm_init_all();
 	irq_init();
 	bw_init();

@@ -3,6 +3,7 @@
 
 #include "arch/aarch64/psci_fw.h"
 #include "arch/aarch64/sysregs.h"
+#include "core/bootimg.h"
 #include "core/mem.h"
 #include "core/vcpu.h"
 #include "core/vgic_dist.h"
@@ -76,6 +77,10 @@ void vm_init_all(void)
 		         "stage 2 %lu us, images %lu us",
 		         c->name, vm_us(t1 + t2), vm->ram_bytes >> 12, vm_us(t1), vm_us(t2));
 	}
+	/* A VM whose image is corrupted never starts: it counts as stopped. */
+	for (u32 i = 0; i < s->nvms; i++)
+		if (bootimg_vm_error(i))
+			vm_shutdown(&vms[i], VM_STOPPED, bootimg_vm_error(i));
 }
 
 static const char *vm_state_name(enum vm_state how)

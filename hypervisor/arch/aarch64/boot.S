@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Entry at EL2 with the MMU off. The boot CPU comes from QEMU's -kernel
- * (x0 = 0); the others come from firmware PSCI CPU_ON with x0 = CPU index.
+ * Entry at EL2 with the MMU off. The boot CPU comes from a boot loader or
+ * QEMU's -kernel; the others come from firmware PSCI CPU_ON with x0 = CPU
+ * index. Entered at another exception level, the boot CPU reports it on the
+ * UART and powers off (hyp_wrong_el) instead of running EL2 code.
  * Both set VBAR_EL2 first (so that any fault reaches the panic path), take
  * their stack, and call into C. The guest frame sits at the top of each
  * stack; C runs below it.
@@ -13,6 +15,10 @@
 	.global _start
 _start:
 	msr	daifset, #0xf
+	mrs	x9, CurrentEL
+	lsr	x9, x9, #2
+	cmp	x9, #2
+	b.ne	wrong_el
 	adr	x1, el2_vectors
 	msr	vbar_el2, x1
 	isb
@@ -28,6 +34,17 @@ _start:
 	b	1b
 2:	mov	x0, #0
 	b	cpu_start
+
+wrong_el:
+	/* No EL2 state touched: CPU 0's stack, then C (MMU as found). */
+	adrp	x1, hyp_stacks
+	add	x1, x1, :lo12:hyp_stacks
+	add	x1, x1, #STACK_SIZE
+	sub	sp, x1, #FRAME_SIZE
+	mov	x0, x9
+	bl	hyp_wrong_el
+4:	wfi
+	b	4b
 
 	.global secondary_entry
 secondary_entry:

@@ -28,4 +28,8 @@
 s64 psci_fw_cpu_on(u64 mpidr, u64 entry, u64 context);
 __noreturn void psci_fw_system_off(void);
 
+/* SYSTEM_OFF over HVC: for an image wrongly entered at EL1, where the
+ * firmware's PSCI (if any) is reached through the hypervisor call. */
+__noreturn void psci_fw_system_off_hvc(void);
+
 #endif

@@ -1,0 +1,73 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The single self-contained image: guest images linked into the hypervisor
+ELF (no QEMU loader devices), checked by CRC-32 before their VMs start."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bulkhead import build, image, qemu
+from bulkhead.runner import judge, supervise
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CONFIGS = REPO_ROOT / "tests" / "configs"
+RUN_TIMEOUT = 60.0
+
+
+def _build(name: str) -> build.BuildResult:
+    return build.build(CONFIGS / name, REPO_ROOT / "build" / "qemu-tests" / f"boot-{Path(name).stem}")
+
+
+def test_default_boot_uses_no_loader_devices() -> None:
+    result = _build("three-vms.yaml")
+    assert not any(a.startswith("loader,") for a in result.qemu_argv)
+    blob = result.elf.read_bytes()
+    at = image.find(blob)
+    assert at > 0, "no payload in the ELF"
+    payload = image.parse(blob[at:])
+    assert [(e.vm, e.name) for e in payload.entries] == [(s.vm_index, s.name) for s in result.staged]
+
+
+def test_corrupted_image_stops_only_its_vm(tmp_path: Path) -> None:
+    result = _build("three-vms.yaml")
+    blob = bytearray(result.elf.read_bytes())
+    at = image.find(bytes(blob))
+    payload = image.parse(bytes(blob[at:]))
+    victim = next(e for e in payload.entries if e.vm == 1)  # VM 'smp'
+    blob[at + payload.data_offset + victim.offset + victim.size // 2] ^= 0x5A
+    elf = tmp_path / "corrupt.elf"
+    elf.write_bytes(bytes(blob))
+    argv = qemu.command(result.system.platform, elf, ())
+    status, timed_out, output = supervise(argv, timeout=RUN_TIMEOUT)
+    assert not timed_out, output
+    lines = output.splitlines()
+    assert f"[bulkhead] vm smp: image {victim.name} is corrupted" in output, output
+    assert any(line.startswith("[bulkhead] vm smp: stopped (image ") and "not started" in line
+               for line in lines), output
+    assert "[bulkhead] all VMs off: clean=2 stopped=1" in lines, output
+    assert any(line.startswith("[hello] ") for line in lines)  # the others ran
+    assert any(line.startswith("[ticker] ") for line in lines)
+    assert not any(line.startswith("[smp] ") for line in lines)
+    clean, reason = judge(status, timed_out, output, 3)
+    assert not clean and reason.startswith("VM 'smp' was stopped (image ")
+
+
+def test_entered_at_el1_or_el3_panics_and_stops(tmp_path: Path) -> None:
+    """Entered below or above EL2: a clear panic line, then power off (EL1,
+    PSCI over HVC) or a stopped CPU (EL3: no firmware to call): no EL2 code
+    runs and nothing hangs silently."""
+    result = _build("three-vms.yaml")
+    base = qemu.command(result.system.platform, result.elf, ())
+    m = base.index("-M")
+    for machine, el, ends in (("virt,gic-version=3", 1, "powering off"),
+                              ("virt,gic-version=3,secure=on,virtualization=on", 3, "stopping this CPU")):
+        argv = [*base[:m + 1], machine, *base[m + 2:]]
+        status, timed_out, output = supervise(argv, timeout=5 if el == 3 else RUN_TIMEOUT)
+        panic = f"[bulkhead] PANIC: entered at EL{el}: Bulkhead must be started at EL2"
+        assert any(line.startswith(panic) and line.endswith(ends) for line in output.splitlines()), output
+        assert "Bulkhead 0.1.0" not in output  # nothing past the entry check ran
+        if el == 1:
+            assert not timed_out and status == 0, output
+        clean, reason = judge(status, timed_out, output, 3)
+        expected = "hypervisor panic: entered at EL1" if el == 1 else "timed out"
+        assert not clean and reason.startswith(expected), reason
