@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from bulkhead import gen_c, gen_dts, image, layout, qemu
+from bulkhead import fit, gen_c, gen_dts, image, layout, qemu
 from bulkhead.config import GUESTS_DIR, PLATFORMS_DIR, REPO_ROOT, load_spec
 from bulkhead.errors import BuildError
 from bulkhead.layout import StagedImage, System
@@ -41,6 +41,7 @@ class BuildResult:
     elf: Path  # the single image: hypervisor + payload of every guest image
     staged: tuple[StagedImage, ...]
     payload: Path
+    itb: Path  # the U-Boot FIT image of the flat hypervisor image
     manifest: Path
     qemu_argv: tuple[str, ...]
 
@@ -171,17 +172,33 @@ def build(
         _make(HYPERVISOR_DIR, [
             f"O={out / 'hyp'}", f"CONFIG_C={out / 'config.c'}",
             f"HYP_BASE=0x{p.hypervisor.base:x}", f"HYP_SIZE=0x{p.hypervisor.size:x}",
-            f"PAYLOAD={payload}",
+            f"RAM_BASE=0x{p.ram.base:x}", f"PAYLOAD={payload}",
         ], log, "the hypervisor")
         elf = out / "hyp" / ELF_NAME
         if not elf.is_file():
             raise BuildError(f"make -C {HYPERVISOR_DIR} succeeded but did not produce {elf}")
 
+        itb = build_fit(system, config, elf.with_suffix(".bin"), out, log)
         argv = qemu.command(p, elf, ())  # the images are inside the ELF
         manifest = out / "manifest.json"
         write_if_changed(manifest, (json.dumps(manifest_doc(system, config, elf, staged, argv), indent=2)
                                     + "\n").encode())
-    return BuildResult(system, out, elf, staged, payload, manifest, tuple(argv))
+    return BuildResult(system, out, elf, staged, payload, itb, manifest, tuple(argv))
+
+
+def build_fit(system: System, config: Path, flat: Path, out: Path, log: TextIO) -> Path:
+    """``<out>/bulkhead.its`` and ``<out>/bulkhead.itb`` (mkimage), remade only when their source changed."""
+    if not flat.is_file():
+        raise BuildError(f"make -C {HYPERVISOR_DIR} did not produce {flat}")
+    its = out / fit.ITS_NAME
+    itb = out / fit.ITB_NAME
+    stamp = out / f".{fit.ITB_NAME}.source"  # what the FIT was made from
+    changed = write_if_changed(its, fit.its(system.platform, flat, config.name).encode())
+    source = f"{sha256(flat)} {sha256(its)}\n"
+    if changed or not itb.is_file() or not stamp.is_file() or stamp.read_text() != source:
+        run_tool(["mkimage", "-f", str(its), str(itb)], log, "mkimage (FIT image)")
+        write_if_changed(stamp, source.encode())
+    return itb
 
 
 def manifest_doc(
@@ -207,5 +224,6 @@ def manifest_doc(
             }
             for s in staged
         ],
+        "fit": str(elf.parent.parent / fit.ITB_NAME),
         "qemu": list(argv),
     }

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO, cast
 
-from bulkhead import __version__, bandwidth, build, experiment, gen_dts, qemu, runner, summary
+from bulkhead import __version__, bandwidth, build, experiment, fit, gen_dts, qemu, runner, summary
 from bulkhead.config import load_system
 from bulkhead.errors import BuildError, ConfigError
 
@@ -115,7 +115,10 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_build(args: argparse.Namespace) -> int:
     result = build.build(args.config, args.out)
-    sys.stdout.write(f"built {result.elf}\nmanifest {result.manifest}\n")
+    sys.stdout.write(f"built {result.elf}\nmanifest {result.manifest}\nfit {result.itb}\n"
+                     f"U-Boot (FIT served over TFTP as {fit.ITB_NAME}):\n")
+    for command in fit.uboot_commands(result.system.platform):
+        sys.stdout.write(f"  {command}\n")
     return EXIT_OK
 
 

@@ -9,6 +9,7 @@
 #include "arch/aarch64/mmu.h"
 #include "arch/aarch64/psci_fw.h"
 #include "core/bootimg.h"
+#include "core/bootmem.h"
 #include "core/config.h"
 #include "core/console.h"
 #include "core/irq.h"
@@ -21,7 +22,7 @@
 
 #define BULKHEAD_VERSION "0.1.0"
 
-void hyp_cpu_main(u64 index);
+void hyp_cpu_main(u64 index, u64 dtb);
 __noreturn void hyp_wrong_el(u64 el);
 
 static u64 hyp_mpidr(void)
@@ -60,7 +61,7 @@ void hyp_wrong_el(u64 el)
 	      el, el == 3 ? "; stopping this CPU" : "; powering off");
 }
 
-static void hyp_boot_cpu(void)
+static void hyp_boot_cpu(u64 dtb)
 {
 	const struct cfg_platform *p = cfg_system.platform;
 
@@ -76,8 +77,9 @@ static void hyp_boot_cpu(void)
 		panic("booted on MPIDR %lx, platform CPU 0 is %lx", hyp_mpidr(), p->mpidr[0]);
 	gic_init(p->gicd_base, p->gicr_base, p->gicr_stride);
 	gic_cpu_init();
-	bootimg_install(); /* before the VMs: their images come from the payload */
-	color_init();      /* before the VMs: colored memory needs its page finder */
+	bootmem_check(dtb); /* before the payload moves: it may overwrite the DTB */
+	bootimg_install();  /* before the VMs: their images come from the payload */
+	color_init();       /* before the VMs: colored memory needs its page finder */
 	vm_init_all();
 	irq_init();
 	bw_init();
@@ -98,10 +100,10 @@ static void hyp_boot_cpu(void)
 	}
 }
 
-void hyp_cpu_main(u64 index)
+void hyp_cpu_main(u64 index, u64 dtb)
 {
 	if (index == 0) {
-		hyp_boot_cpu();
+		hyp_boot_cpu(dtb);
 	} else {
 		mmu_enable();
 		cpu_init((u32)index, hyp_mpidr());

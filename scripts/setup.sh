@@ -78,6 +78,7 @@ ensure_packages() {
     command -v dtc >/dev/null || missing+=(device-tree-compiler)
     command -v cpio >/dev/null || missing+=(cpio)
     command -v clang-format >/dev/null || missing+=(clang-format)
+    command -v mkimage >/dev/null || missing+=(u-boot-tools)  # the FIT image (docs/boot.md)
     python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
     if ! dpkg --print-foreign-architectures | grep -qx arm64; then
         log "adding dpkg architecture arm64 (for the Linux guest artefacts)"

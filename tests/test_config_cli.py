@@ -94,7 +94,7 @@ def test_check_json(write_config: WriteConfig, capsys: pytest.CaptureFixture[str
     assert [i["name"] for i in lin["images"]] == ["kernel", "initrd", "dtb"]
     assert bm["params"] == "vm=bm\nrounds=3\n"
     assert bm["boot_arg"] == 0x40000000 + (4 << 20) - 4096
-    assert doc["shmem"] == [{"name": "chan", "pa": 0x46400000, "size": 4096, "vms": ["lin", "bm"]}]
+    assert doc["shmem"] == [{"name": "chan", "pa": 0x40000000, "size": 4096, "vms": ["lin", "bm"]}]
 
 
 def test_check_error(write_config: WriteConfig, capsys: pytest.CaptureFixture[str]) -> None:
@@ -175,9 +175,10 @@ def test_entry_point_subprocess(write_config: WriteConfig) -> None:
 
 FAKE_HYP_MAKEFILE = """\
 all:
-\t@test -n "$(O)" && test -f "$(CONFIG_C)" && test "$(HYP_BASE)" = 0x40000000 && test "$(HYP_SIZE)" = 0x2000000
+\t@test -n "$(O)" && test -f "$(CONFIG_C)" && test "$(HYP_BASE)" = 0x40200000 && test "$(HYP_SIZE)" = 0x1e00000
 \tmkdir -p $(O)
 \tcp $(CONFIG_C) $(O)/bulkhead.elf
+\tcp $(CONFIG_C) $(O)/bulkhead.bin
 """
 
 FAKE_GUESTS_MAKEFILE = """\
@@ -205,7 +206,10 @@ def test_build(write_config: WriteConfig, fake_tree: Path, capsys: pytest.Captur
     out = fake_tree / "out"
     code, stdout, err = run_cli(capsys, "build", path, "--out", str(out))
     assert code == 0, err
-    assert stdout == f"built {out}/hyp/bulkhead.elf\nmanifest {out}/manifest.json\n"
+    assert stdout == (f"built {out}/hyp/bulkhead.elf\nmanifest {out}/manifest.json\nfit {out}/bulkhead.itb\n"
+                      "U-Boot (FIT served over TFTP as bulkhead.itb):\n"
+                      "  tftpboot ${kernel_addr_r} bulkhead.itb\n"
+                      "  bootm ${kernel_addr_r} - ${fdtcontroladdr}\n")
     assert "mkdir -p" in err  # make's output goes to stderr
     config_c = (out / "config.c").read_text()
     assert config_c == (out / "hyp" / "bulkhead.elf").read_text()
@@ -224,12 +228,13 @@ def test_build(write_config: WriteConfig, fake_tree: Path, capsys: pytest.Captur
     ]
     assert all(len(i["sha256"]) == 64 for i in manifest["images"])
     argv = manifest["qemu"]
-    assert argv[:18] == [
+    assert argv[:17] == [
         "qemu-system-aarch64", "-M", "virt,virtualization=on,gic-version=3", "-cpu", "cortex-a53",
         "-smp", "4", "-m", "2048M", "-display", "none", "-monitor", "none", "-serial", "stdio",
-        "-kernel", f"{out}/hyp/bulkhead.elf", "-device",
+        "-kernel", f"{out}/hyp/bulkhead.elf",
     ]
-    assert f"loader,file={out}/guests/hello.bin,addr=0xa0013000,force-raw=on" in argv
+    assert "-device" not in argv  # every image is inside the single image
+    assert (out / "payload.bin").is_file()
 
     # incremental: an unchanged config rewrites nothing
     stamps = {p: p.stat().st_mtime_ns for p in out.iterdir() if p.is_file()}

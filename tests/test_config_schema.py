@@ -251,7 +251,7 @@ def test_repo_platform_is_valid() -> None:
         ("staging: {base: 0xA0000000, size: 512M}", "staging: {base: 0xB0000000, size: 512M}",
          "qemu-virt.yaml:8:10: staging: staging area 0xb0000000-0xcfffffff is not inside RAM "
          "(0x40000000-0xbfffffff)"),
-        ("hypervisor: {base: 0x40000000, size: 32M}", "hypervisor: {base: 0xA0000000, size: 32M}",
+        ("hypervisor: {base: 0x40200000, size: 30M}", "hypervisor: {base: 0xA0000000, size: 32M}",
          "qemu-virt.yaml:8:10: staging: staging area 0xa0000000-0xbfffffff overlaps the hypervisor area "
          "(0xa0000000-0xa1ffffff)"),
         ("cpus: [0x0, 0x1, 0x2, 0x3]", "cpus: [0x0, 0x1, 0x1, 0x3]",

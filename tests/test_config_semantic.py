@@ -84,7 +84,7 @@ CASES: dict[str, tuple[str, str]] = {
           - {name: a, cpus: [0], memory: [{ipa: 0x40000000, size: 16M, pa: 0x41000000}], image: img.bin}
         """,
         "c.yaml:3:68: vms[0].memory[0].pa: PA range 0x41000000-0x41ffffff overlaps the hypervisor area "
-        "(0x40000000-0x41ffffff)",
+        "(0x40200000-0x41ffffff)",
     ),
     "memory overlaps staging": (
         """
@@ -121,10 +121,10 @@ CASES: dict[str, tuple[str, str]] = {
         vms:
           - {name: a, cpus: [0], memory: [{ipa: 0x40000000, size: 16M}], image: img.bin}
         shmem:
-          - {name: s, size: 4K, pa: 0x40000000, vms: [{vm: a, ipa: 0x50000000}]}
+          - {name: s, size: 4K, pa: 0x40200000, vms: [{vm: a, ipa: 0x50000000}]}
         """,
-        "c.yaml:5:29: shmem[0].pa: PA range 0x40000000-0x40000fff overlaps the hypervisor area "
-        "(0x40000000-0x41ffffff)",
+        "c.yaml:5:29: shmem[0].pa: PA range 0x40200000-0x40200fff overlaps the hypervisor area "
+        "(0x40200000-0x41ffffff)",
     ),
     "shmem names an unknown VM": (
         """

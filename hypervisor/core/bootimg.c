@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "core/bootimg.h"
 
+#include "core/bootmem.h"
 #include "core/config.h"
 #include "core/payload.h"
 #include "lib/crc32.h"
@@ -80,6 +81,7 @@ void bootimg_install(void)
 	if (h->count > ARRAY_SIZE(entries))
 		panic("boot-image payload holds %u images, at most %lu supported", h->count,
 		      (u64)ARRAY_SIZE(entries));
+	bootmem_require("the staged boot images", h->load_pa, h->data_size);
 	/* The table lies in memory the data move may overwrite: keep a copy. */
 	memcpy(entries, payload_entries(h), h->count * sizeof(entries[0]));
 	{

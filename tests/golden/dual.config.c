@@ -15,8 +15,8 @@ static const struct cfg_platform platform = {
 	.mpidr = { 0x0, 0x1, 0x2, 0x3 },
 	.ram_base = 0x40000000,
 	.ram_size = 0x80000000,
-	.hyp_base = 0x40000000,
-	.hyp_size = 0x2000000,
+	.hyp_base = 0x40200000,
+	.hyp_size = 0x1e00000,
 	.uart_base = 0x9000000,
 	.uart_irq = 33,
 	.gicd_base = 0x8000000,
@@ -115,5 +115,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 0,
 	.shmems = NULL,
 	.console_input_vm = 0,
-	.config_hash = 0x70750934ca7baa49ULL,
+	.config_hash = 0xed05eb3ebaad1813ULL,
 };

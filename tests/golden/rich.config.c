@@ -15,8 +15,8 @@ static const struct cfg_platform platform = {
 	.mpidr = { 0x0, 0x1, 0x2, 0x3 },
 	.ram_base = 0x40000000,
 	.ram_size = 0x80000000,
-	.hyp_base = 0x40000000,
-	.hyp_size = 0x2000000,
+	.hyp_base = 0x40200000,
+	.hyp_size = 0x1e00000,
 	.uart_base = 0x9000000,
 	.uart_irq = 33,
 	.gicd_base = 0x8000000,
@@ -88,7 +88,7 @@ static const u32 vm2_cpus[] = {
 	3,
 };
 static const struct cfg_mem vm2_mem[] = {
-	{ .ipa = 0x0, .pa = 0x46400000, .size = 0x100000 },
+	{ .ipa = 0x0, .pa = 0x40000000, .size = 0x100000 },
 };
 static const struct cfg_image vm2_images[] = {
 	{ .name = "image", .src_pa = 0xa0015000, .dst_ipa = 0x0, .size = 0x200 },
@@ -166,7 +166,7 @@ static const struct cfg_vm vms[] = {
 };
 
 static const struct cfg_shmem shmems[] = {
-	{ .name = "chan0", .pa = 0x46500000, .size = 0x1000 },
+	{ .name = "chan0", .pa = 0x40100000, .size = 0x1000 },
 	{ .name = "bulk", .pa = 0x98000000, .size = 0x200000 },
 };
 
@@ -177,5 +177,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 2,
 	.shmems = shmems,
 	.console_input_vm = 0,
-	.config_hash = 0xb3e0e80d74764744ULL,
+	.config_hash = 0x7fdee7e667d4fe01ULL,
 };

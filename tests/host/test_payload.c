@@ -8,15 +8,7 @@
 #include "core/payload.h"
 #include "lib/crc32.h"
 
-static int failures;
-
-#define CHECK(cond)                                                                \
-	do {                                                                       \
-		if (!(cond)) {                                                     \
-			failures++;                                                \
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond); \
-		}                                                                  \
-	} while (0)
+#include "check.h"
 
 #define DATA 0x1000u
 static unsigned char blob[DATA + 0x3000] __attribute__((aligned(16)));

@@ -71,3 +71,32 @@ def test_entered_at_el1_or_el3_panics_and_stops(tmp_path: Path) -> None:
         clean, reason = judge(status, timed_out, output, 3)
         expected = "hypervisor panic: entered at EL1" if el == 1 else "timed out"
         assert not clean and reason.startswith(expected), reason
+
+
+def _with_memory(argv: list[str], kernel: Path, memory: str) -> list[str]:
+    out = list(argv)
+    out[out.index("-kernel") + 1] = str(kernel)
+    out[out.index("-m") + 1] = memory
+    return out
+
+
+def test_flat_image_with_dtb_in_x0() -> None:
+    """The flat bulkhead.bin carries an arm64 image header: QEMU's -kernel
+    (like U-Boot's booti) loads it at RAM base + text_offset = hypervisor.base
+    and passes its DTB in x0. Enough RAM: the VMs run; too little: a panic
+    line naming what does not fit, and power-off."""
+    result = _build("three-vms.yaml")
+    flat = result.elf.with_suffix(".bin")
+    base = qemu.command(result.system.platform, result.elf, ())
+    status, timed_out, output = supervise(_with_memory(base, flat, "2048M"), timeout=RUN_TIMEOUT)
+    assert "[bulkhead] DTB at " in output and ": RAM 40000000-bfffffff" in output, output
+    assert judge(status, timed_out, output, 3) == (True, ""), output
+    status, timed_out, output = supervise(_with_memory(base, flat, "1024M"), timeout=RUN_TIMEOUT)
+    assert not timed_out and status == 0, output
+    panics = [line for line in output.splitlines() if line.startswith("[bulkhead] PANIC: ")]
+    assert len(panics) == 1, output
+    assert panics[0].startswith("[bulkhead] PANIC: the boot loader's DTB declares no RAM for the staged boot "
+                                "images at a0000000-"), output
+    assert panics[0].endswith("refusing to boot (a smaller board than the platform file, or a wrong DTB)")
+    assert "[bulkhead] DTB at " in output and ": RAM 40000000-7fffffff" in output, output
+    assert not any(line.startswith("[hello] ") for line in output.splitlines())

@@ -14,7 +14,20 @@
 	.section .text.boot, "ax"
 	.global _start
 _start:
+	/* arm64 Linux image header (Documentation/arch/arm64/booting.rst), so
+	 * that boot loaders (U-Boot booti, QEMU -kernel) load the flat image at
+	 * RAM base + text_offset = HYP_BASE and pass a DTB in x0. */
+	b	entry
+	.long	0
+	.quad	__text_offset
+	.quad	__image_size
+	.quad	0x2			/* little-endian, 4 KiB pages, at RAM base + text_offset */
+	.quad	0, 0, 0
+	.ascii	"ARM\x64"
+	.long	0
+entry:
 	msr	daifset, #0xf
+	mov	x20, x0			/* DTB from the boot loader, or 0 */
 	mrs	x9, CurrentEL
 	lsr	x9, x9, #2
 	cmp	x9, #2
@@ -33,6 +46,7 @@ _start:
 	stp	xzr, xzr, [x1], #16
 	b	1b
 2:	mov	x0, #0
+	mov	x1, x20
 	b	cpu_start
 
 wrong_el:
@@ -52,16 +66,17 @@ secondary_entry:
 	adr	x1, el2_vectors
 	msr	vbar_el2, x1
 	isb
-	/* fall through with x0 = CPU index */
+	mov	x1, #0
+	/* fall through with x0 = CPU index, x1 = DTB (CPU 0) or 0 */
 
 cpu_start:
 	/* sp = stacks + (index + 1) * STACK_SIZE - FRAME_SIZE */
-	adrp	x1, hyp_stacks
-	add	x1, x1, :lo12:hyp_stacks
-	add	x2, x0, #1
-	mov	x3, #STACK_SIZE
-	madd	x1, x2, x3, x1
-	sub	sp, x1, #FRAME_SIZE
+	adrp	x9, hyp_stacks
+	add	x9, x9, :lo12:hyp_stacks
+	add	x10, x0, #1
+	mov	x11, #STACK_SIZE
+	madd	x9, x10, x11, x9
+	sub	sp, x9, #FRAME_SIZE
 	mov	x29, #0
 	mov	x30, #0
 	bl	hyp_cpu_main
