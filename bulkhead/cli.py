@@ -81,6 +81,9 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--icount", metavar="N", type=_icount, help="deterministic timing: -icount shift=N")
     p.add_argument("--timeout", metavar="S", type=_positive_float, help="kill QEMU after S seconds (exit 124)")
     p.add_argument("--quiet", action="store_true", help="do not print the console output")
+    p.add_argument("--boot", choices=("image", "uboot"), default="image",
+                   help="image: QEMU loads the single image (default); uboot: Debian's U-Boot as "
+                        "firmware fetches the FIT over TFTP and boots it (docs/boot.md)")
     p.add_argument("--stats", action="store_true",
                    help="show the bandwidth regulation statistics live on stderr (sends Ctrl-T b "
                         "to the console every 0.25 s)")
@@ -117,7 +120,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     result = build.build(args.config, args.out)
     sys.stdout.write(f"built {result.elf}\nmanifest {result.manifest}\nfit {result.itb}\n"
                      f"U-Boot (FIT served over TFTP as {fit.ITB_NAME}):\n")
-    for command in fit.uboot_commands(result.system.platform):
+    for command in fit.uboot_commands(result.system.platform, result.elf.with_suffix(".bin").stat().st_size):
         sys.stdout.write(f"  {command}\n")
     return EXIT_OK
 
@@ -137,6 +140,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     result = runner.run(
         args.config, timeout=args.timeout, icount=args.icount, out=args.out, gdb=args.gdb,
         interactive=interactive, stream=stream, poke=(bandwidth.STATS_POKE, 0.25) if view else None,
+        boot=args.boot,
     )
     if view is not None:
         view.close()

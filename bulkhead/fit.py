@@ -55,14 +55,33 @@ def its(platform: Platform, flat: Path, description: str) -> str:
 """
 
 
-def uboot_commands(platform: Platform, itb_name: str = ITB_NAME) -> list[str]:
-    """U-Boot commands that boot the FIT over TFTP (the board's own DTB in x0).
+SCRATCH_ALIGN = 2 << 20
 
-    The FIT is fetched to a scratch address (``kernel_addr_r``, which must
-    not overlap ``hypervisor.base`` and the image's extent); ``bootm`` copies
-    the image to its load address and enters it.
+
+def scratch_address(platform: Platform, image_size: int) -> int:
+    """Where U-Boot may fetch the FIT: above the image's load extent."""
+    end = platform.hypervisor.base + max(image_size, platform.hypervisor.size)
+    return (end + SCRATCH_ALIGN - 1) // SCRATCH_ALIGN * SCRATCH_ALIGN
+
+
+def uboot_commands(platform: Platform, image_size: int, itb_name: str = ITB_NAME) -> list[str]:
+    """U-Boot commands that boot the FIT over TFTP (U-Boot's DTB in x0).
+
+    The FIT is fetched to a scratch address above the image's load extent
+    [hypervisor.base, + image_size); ``bootm`` verifies its CRC, copies the
+    image to its load address and enters it.
     """
     return [
-        f"tftpboot ${{kernel_addr_r}} {itb_name}",
-        "bootm ${kernel_addr_r} - ${fdtcontroladdr}",
+        f"setenv loadaddr 0x{scratch_address(platform, image_size):x}",
+        f"tftpboot ${{loadaddr}} {itb_name}",
+        "bootm ${loadaddr}#bulkhead - ${fdtcontroladdr}",
     ]
+
+
+UBOOT_BIOS = Path("/usr/lib/u-boot/qemu_arm64/u-boot.bin")  # Debian's u-boot-qemu
+BOOT_SCRIPT = "boot.scr.uimg"  # what U-Boot's distro boot fetches over TFTP
+
+
+def boot_script(platform: Platform, image_size: int) -> str:
+    """The boot script for U-Boot's distro boot; powers off if booting fails."""
+    return "\n".join([*uboot_commands(platform, image_size), "echo bulkhead: boot failed", "poweroff"]) + "\n"

@@ -235,6 +235,7 @@ def run(
     stream: TextIO | None = None,
     build_log: TextIO | None = None,
     poke: tuple[bytes, float] | None = None,
+    boot: str = "image",
 ) -> RunResult:
     """Build ``config_path`` (incrementally) and boot it under QEMU.
 
@@ -249,6 +250,11 @@ def run(
         result.system.platform, result.elf, (), icount=icount, gdb=gdb,
         interactive=interactive, extra=extra_qemu_args,
     )
+    if boot == "uboot":
+        argv = qemu.uboot_command(argv, result.system.platform, result.itb,
+                                  result.elf.with_suffix(".bin").stat().st_size, build_log or sys.stderr)
+    elif boot != "image":
+        raise RunError(f"unknown boot mode '{boot}' (image, uboot)")
     returncode, timed_out, output = supervise(argv, timeout=timeout, stream=stream, interactive=interactive,
                                               poke=poke)
     nvms = len(result.system.vms)

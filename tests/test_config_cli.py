@@ -208,8 +208,9 @@ def test_build(write_config: WriteConfig, fake_tree: Path, capsys: pytest.Captur
     assert code == 0, err
     assert stdout == (f"built {out}/hyp/bulkhead.elf\nmanifest {out}/manifest.json\nfit {out}/bulkhead.itb\n"
                       "U-Boot (FIT served over TFTP as bulkhead.itb):\n"
-                      "  tftpboot ${kernel_addr_r} bulkhead.itb\n"
-                      "  bootm ${kernel_addr_r} - ${fdtcontroladdr}\n")
+                      "  setenv loadaddr 0x42000000\n"
+                      "  tftpboot ${loadaddr} bulkhead.itb\n"
+                      "  bootm ${loadaddr}#bulkhead - ${fdtcontroladdr}\n")
     assert "mkdir -p" in err  # make's output goes to stderr
     config_c = (out / "config.c").read_text()
     assert config_c == (out / "hyp" / "bulkhead.elf").read_text()

@@ -39,8 +39,13 @@ def test_its_round_trips_through_mkimage(tmp_path: Path) -> None:
     assert fields["Default Configuration"] == "'bulkhead'"
 
 
-def test_uboot_commands_name_the_fit() -> None:
+def test_uboot_commands_fetch_above_the_image() -> None:
     platform = load_platform("qemu-virt")
-    cmds = fit.uboot_commands(platform)
-    assert cmds[0] == f"tftpboot ${{kernel_addr_r}} {fit.ITB_NAME}"
-    assert cmds[1].startswith("bootm ${kernel_addr_r}")
+    big = 40 << 20  # beyond the hypervisor region: the scratch address moves up
+    assert fit.uboot_commands(platform, big) == [
+        "setenv loadaddr 0x42a00000",  # 0x40200000 + 40 MiB, 2 MiB aligned
+        f"tftpboot ${{loadaddr}} {fit.ITB_NAME}",
+        "bootm ${loadaddr}#bulkhead - ${fdtcontroladdr}",
+    ]
+    assert fit.uboot_commands(platform, 4096)[0] == "setenv loadaddr 0x42000000"  # end of the region
+    assert fit.boot_script(platform, 4096).endswith("poweroff\n")

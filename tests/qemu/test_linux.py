@@ -7,16 +7,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bulkhead.runner import run
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ARTEFACTS = REPO_ROOT / "artefacts" / "linux"
 
 
-def test_linux_beside_baremetal() -> None:
+@pytest.mark.parametrize("boot", ["image", "uboot"])
+def test_linux_beside_baremetal(boot: str) -> None:
+    """From the single image (QEMU -kernel), and through the real chain:
+    Debian's U-Boot fetching the FIT over TFTP (docs/boot.md)."""
     assert (ARTEFACTS / "Image").is_file(), "run scripts/setup.sh first (Linux artefacts)"
     res = run(REPO_ROOT / "configs" / "dual.yaml", timeout=240,
-              out=REPO_ROOT / "build" / "qemu-tests" / "dual")
+              out=REPO_ROOT / "build" / "qemu-tests" / "dual", boot=boot)
     assert not res.timed_out, res.output
     linux = res.lines("linux")
     text = "\n".join(linux)
@@ -35,3 +40,8 @@ def test_linux_beside_baremetal() -> None:
     assert "all VMs off: clean=2 stopped=0" in hyp, hyp
     assert not [line for line in hyp if "fault" in line or "PANIC" in line], hyp
     assert res.clean and res.returncode == 0
+    if boot == "uboot":  # U-Boot ran, verified the FIT and passed its DTB
+        assert "Verifying Hash Integrity ... crc32+ OK" in res.output, res.output
+        assert any(line.startswith("DTB at ") for line in hyp), hyp
+    else:
+        assert "U-Boot" not in res.output
