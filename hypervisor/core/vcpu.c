@@ -7,6 +7,7 @@
 #include "core/irq.h"
 #include "core/mem.h"
 #include "core/vm.h"
+#include "lib/log.h"
 #include "lib/string.h"
 
 struct vcpu vcpus[CFG_MAX_CPUS];
@@ -167,8 +168,12 @@ void vcpu_run(void)
 			wfi();
 		}
 	}
-	if (v->idx == 0 && v->vm->state == VM_RUNNING)
+	if (v->idx == 0 && v->vm->state == VM_RUNNING) {
+		/* counter time since reset: virtual time under -icount (bench/boot.py) */
+		log_info("vm %s: first guest instruction at %lu us", v->vm->cfg->name,
+		         arch_counter() / (arch_counter_freq() / 1000000));
 		vcpu_boot(v, v->vm->cfg->entry, v->vm->cfg->boot_arg);
+	}
 	vcpu_exit_path(v);
 	guest_enter(v->frame);
 }

@@ -1,0 +1,73 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Boot benchmark of the single image (docs/boot.md), for configs/dual.yaml.
+
+- image build time: a full `bulkhead build` into a fresh directory (guests,
+  payload, hypervisor, FIT), host wall-clock time;
+- image sizes: payload, ELF, flat image, FIT;
+- boot time to the first guest instruction, in virtual time under
+  `-icount shift=0,align=off,sleep=off` (the hypervisor logs
+  `vm <name>: first guest instruction at <us> us`, generic counter since
+  reset), for the single image booted by QEMU's -kernel and for the U-Boot
+  chain (`--boot uboot`: U-Boot's DHCP, TFTP of the FIT, bootm), and their
+  ratio. The loader-staged boot no longer exists (the images are always
+  linked in), so it is not measured.
+
+QEMU models no caches or DRAM: virtual time counts instructions, not memory
+behaviour; the figures compare boot paths on QEMU, not on hardware.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bulkhead import build, runner  # noqa: E402
+
+CONFIG = ROOT / "configs" / "dual.yaml"
+OUT = ROOT / "build" / "bench" / "boot"
+FIRST_RE = re.compile(r"\[bulkhead\] vm (\S+): first guest instruction at (\d+) us")
+
+
+def first_guest_us(boot: str) -> int:
+    res = runner.run(CONFIG, timeout=600, icount=0, out=OUT, boot=boot, build_log=sys.stderr)
+    if not res.clean:
+        raise SystemExit(f"bench/boot.py: the {boot} run was not clean: {res.reason}")
+    times = [int(m.group(2)) for m in map(FIRST_RE.match, res.all_lines()) if m]
+    if not times:
+        raise SystemExit(f"bench/boot.py: no 'first guest instruction' line in the {boot} run")
+    return min(times)
+
+
+def main() -> int:
+    shutil.rmtree(OUT, ignore_errors=True)
+    t0 = time.monotonic()
+    result = build.build(CONFIG, OUT, log=sys.stderr)
+    build_s = time.monotonic() - t0
+    sizes = {
+        "payload.bin": result.payload.stat().st_size,
+        "bulkhead.elf": result.elf.stat().st_size,
+        "bulkhead.bin": result.elf.with_suffix(".bin").stat().st_size,
+        "bulkhead.itb": result.itb.stat().st_size,
+    }
+    image_us = first_guest_us("image")
+    uboot_us = first_guest_us("uboot")
+    print(f"config {CONFIG.relative_to(ROOT)}")
+    print(f"build (fresh, host time): {build_s:.2f} s")
+    for name, size in sizes.items():
+        print(f"size {name}: {size} bytes ({size / (1 << 20):.1f} MiB)")
+    print("first guest instruction (virtual time, -icount shift=0; QEMU models no caches/DRAM):")
+    print(f"  single image (QEMU -kernel): {image_us} us")
+    print(f"  U-Boot chain (FIT over TFTP): {uboot_us} us")
+    print(f"  ratio U-Boot / single image: {uboot_us / image_us:.1f}")
+    print("  loader-staged: not measured (the staged path was removed)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
