@@ -294,6 +294,8 @@ def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
     for vm in regulated:
         bw = vm.bandwidth
         assert bw is not None
+        if not vm.cpus:
+            continue  # validate reports "a VM needs at least one CPU" at the cpus key
         before = len(errors)
         _check_vm(s, vm, bw, pb, errors, warnings)
         if len(errors) == before:

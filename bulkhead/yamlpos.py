@@ -80,6 +80,8 @@ def parse(data: bytes, display: str) -> YNode:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as exc:
         raise _yaml_error(display, exc) from None
+    except yaml.reader.ReaderError as exc:
+        raise _reader_error(display, text, exc) from None
     except yaml.YAMLError as exc:
         raise ConfigError.single(display, f"invalid YAML: {exc}") from None
     if root is None:
@@ -96,6 +98,16 @@ def _yaml_error(display: str, exc: yaml.MarkedYAMLError) -> ConfigError:
     if mark is None:
         return ConfigError.single(display, message)
     return ConfigError([Diagnostic(display, message, mark.line + 1, mark.column + 1)])
+
+
+def _reader_error(display: str, text: str, exc: yaml.reader.ReaderError) -> ConfigError:
+    """A character the YAML reader rejects: locate it by line and column, not offset."""
+    before = text[:exc.position]
+    line = before.count("\n") + 1
+    col = exc.position - (before.rfind("\n") + 1) + 1
+    what = f"U+{exc.character:04X}" if isinstance(exc.character, int) else repr(exc.character)
+    message = f"invalid YAML: character {what} is not allowed in YAML text"
+    return ConfigError([Diagnostic(display, message, line, col)])
 
 
 class _Converter:

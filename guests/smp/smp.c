@@ -10,11 +10,14 @@
  * are all off.
  *
  * Params: cpus (vCPU count when BH_HC_VM_INFO is unavailable, default 2),
- *         rounds (SGIs per vCPU, default 5).
+ *         rounds (SGIs per vCPU, default 5),
+ *         last_off (1: after PASS vCPU 0, the last vCPU on, calls CPU_OFF
+ *         instead of returning; the VM must end as after SYSTEM_OFF).
  * Lines: "smp: vcpu 0 up (mpidr 0x0)",
  *        "smp: vcpu <i> up (mpidr 0x<m>, ctx 0x<c>)" per secondary,
  *        "smp: vcpu <i> done (sent <r>, received <r> SGIs)" per vCPU,
- *        "smp: PASS (<n> vCPUs)" or "smp: FAIL (<reason>)".
+ *        "smp: PASS (<n> vCPUs)" or "smp: FAIL (<reason>)",
+ *        with last_off "smp: vcpu 0 CPU_OFF (last vCPU on)".
  */
 #include "runtime.h"
 
@@ -181,5 +184,13 @@ int main(const char *params)
 		return 1;
 	}
 	printf("smp: PASS (%u vCPUs)\n", ncpus);
+	if (param_u64("last_off", 0)) {
+		/* The siblings are off: CPU_OFF here turns off the VM's last vCPU,
+		 * which must end the VM (like SYSTEM_OFF), not leave it on. */
+		printf("smp: vcpu 0 CPU_OFF (last vCPU on)\n");
+		ret = psci_cpu_off();
+		printf("smp: FAIL (CPU_OFF of the last vCPU returned %ld)\n", ret);
+		return 1;
+	}
 	return 0;
 }

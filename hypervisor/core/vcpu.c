@@ -81,6 +81,12 @@ static void vcpu_park(struct vcpu *v)
 
 	sysreg_write(cntv_ctl_el0, 0);
 	v->parked = true;
+	/* vCPU 0 of a resetting VM waits in WFI below for its siblings to park;
+	 * its virtual timer is off, so a sibling parking after vCPU 0 looked
+	 * must wake it (vcpu_kick reaches another CPU only: the sibling's). */
+	dsb(ish);
+	if (vm->state == VM_RESETTING && v->idx != 0)
+		vcpu_kick(vm->vcpus[0]);
 	for (;;) {
 		irq_handle_pending();
 		if (vm->state == VM_RESETTING && v->idx == 0 && vcpu_others_parked(v)) {

@@ -43,6 +43,24 @@ static s64 vpsci_features(u32 fid)
 	}
 }
 
+/* Turns v off (it parks in the exit path); true if no vCPU of its VM is on
+ * or being turned on any more. A VM whose last vCPU calls CPU_OFF can never
+ * run again (only its own vCPUs may CPU_ON it), so it ends as after
+ * SYSTEM_OFF: that lets the machine power off once every VM has ended. */
+static bool vpsci_cpu_off(struct vcpu *v)
+{
+	struct vm *vm = v->vm;
+	bool last = true;
+
+	spin_lock(&vm->lock);
+	v->power = VCPU_OFF;
+	for (u32 i = 0; i < vm->nvcpus; i++)
+		if (vm->vcpus[i]->power != VCPU_OFF)
+			last = false;
+	spin_unlock(&vm->lock);
+	return last;
+}
+
 void vpsci_call(struct vcpu *v)
 {
 	struct frame *f = v->frame;
@@ -71,8 +89,9 @@ void vpsci_call(struct vcpu *v)
 		break;
 	}
 	case PSCI_CPU_OFF:
-		v->power = VCPU_OFF; /* parks in the exit path */
 		ret = PSCI_RET_SUCCESS;
+		if (vpsci_cpu_off(v))
+			vm_shutdown(vm, VM_OFF, "CPU_OFF of its last vCPU");
 		break;
 	case PSCI_AFFINITY_INFO_32:
 	case PSCI_AFFINITY_INFO_64: {
