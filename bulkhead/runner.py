@@ -2,7 +2,8 @@
 """``bulkhead run``: build, boot under QEMU, judge the outcome.
 
 A run is *clean* when QEMU exited 0 and the hypervisor printed
-``[bulkhead] all VMs off: clean=<n> stopped=0`` with n = the number of VMs.
+``[bulkhead] all VMs off: clean=<n> stopped=0`` with n = the number of VMs
+and no VM reported a non-zero exit status (``BH_HC_EXIT``).
 QEMU runs in its own process group, which is killed on timeout or on any
 error: no QEMU is ever left behind.
 """
@@ -30,6 +31,7 @@ HYP_PREFIX = "[bulkhead] "
 ALL_OFF_RE = re.compile(r"\[bulkhead\] all VMs off: clean=(\d+) stopped=(\d+)\s*$")
 PANIC_RE = re.compile(r"\[bulkhead\] PANIC: (.*)$")
 STOPPED_RE = re.compile(r"\[bulkhead\] vm (\S+): stopped \((.*)\)\s*$")
+EXIT_RE = re.compile(r"\[bulkhead\] vm (\S+): off \(exit status (\d+)\)\s*$")
 KILL_GRACE = 3.0
 
 
@@ -82,6 +84,10 @@ def judge(returncode: int, timed_out: bool, output: str, nvms: int,
         m = STOPPED_RE.match(line)
         if m:
             return False, f"VM '{m.group(1)}' was stopped ({m.group(2)})"
+    for line in lines:
+        m = EXIT_RE.match(line)
+        if m:
+            return False, f"VM '{m.group(1)}' reported failure (exit status {m.group(2)})"
     if all_off is None:
         return False, f"QEMU exited with status {returncode} without the hypervisor's 'all VMs off' line"
     if all_off != (nvms, 0):

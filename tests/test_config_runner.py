@@ -31,6 +31,8 @@ ALL_OFF_2 = "[bulkhead] all VMs off: clean=2 stopped=0"
          (False, "all VMs off: clean=1 stopped=1 (expected clean=2 stopped=0)")),
         (0, False, "[bulkhead] vm a: stopped (fault)\n[bulkhead] all VMs off: clean=1 stopped=1\n",
          (False, "VM 'a' was stopped (fault)")),
+        (0, False, f"[bulkhead] vm a: off (clean)\n[bulkhead] vm b: off (exit status 3)\n{ALL_OFF_2}\n",
+         (False, "VM 'b' reported failure (exit status 3)")),
         (0, False, "[bulkhead] PANIC: out of table pages\n", (False, "hypervisor panic: out of table pages")),
         (-15, True, f"{ALL_OFF_2}\n", (False, "timed out after 5 s (QEMU killed)")),
         (0, False, f"[a] {ALL_OFF_2}\n", (False, "QEMU exited with status 0 without the hypervisor's "

@@ -147,3 +147,8 @@ s64 bh_cpu_exits(u32 cpu, struct bh_cpu_exits *ex)
 	}
 	return r.x0;
 }
+
+s64 bh_exit(u32 status)
+{
+	return bh_call(BH_HC_EXIT, status, 0, 0, 0, 0).x0;
+}

@@ -49,8 +49,7 @@ void rt_start(u64 arg)
 	boot_arg = arg;
 	params_init(params);
 	__asm__ volatile("msr daifclr, #6" : : : "memory"); /* SError, IRQ */
-	main(params);
-	rt_halt();
+	rt_exit(main(params));
 }
 
 void rt_secondary_start(u32 cpu, u64 ctx)
@@ -98,5 +97,14 @@ uptr rt_free_end(void)
 
 void rt_halt(void)
 {
+	psci_system_off();
+}
+
+void rt_exit(int status)
+{
+	/* a failure goes to the hypervisor, which makes `bulkhead run` fail;
+	 * without one (bare QEMU) it only shows in the console output */
+	if (status && bh_present())
+		bh_exit((u32)status);
 	psci_system_off();
 }

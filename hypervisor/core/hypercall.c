@@ -7,6 +7,7 @@
 #include "core/vcpu.h"
 #include "core/vm.h"
 #include "core/vpsci.h"
+#include "lib/format.h"
 #include "lib/log.h"
 
 #define SMCCC_VERSION       0x80000000u
@@ -57,6 +58,21 @@ static void hypercall_cpu_exits(struct vcpu *v)
 	f->x[1] = READ_ONCE(c->exits);
 	f->x[2] = READ_ONCE(c->irq_exits);
 	f->x[3] = READ_ONCE(c->reg_exits);
+}
+
+/* Power the VM off with an exit status (0: success); `bulkhead run` fails
+ * when any VM reports a non-zero status. Does not return to the guest. */
+static void hypercall_exit(struct vcpu *v)
+{
+	u32 status = (u32)v->frame->x[1];
+	char reason[32];
+
+	if (status)
+		fmt_snprintf(reason, sizeof(reason), "exit status %u", status);
+	else
+		fmt_snprintf(reason, sizeof(reason), "clean");
+	vm_shutdown(v->vm, VM_OFF, reason);
+	v->frame->x[0] = BH_OK;
 }
 
 /* b1c4e7d0-6b75-4c6b-8a5e-425548484431 as SMCCC returns a UID: 4 words */
@@ -151,6 +167,9 @@ void hypercall_dispatch(struct vcpu *v)
 	}
 	case BH_HC_CPU_EXITS:
 		hypercall_cpu_exits(v);
+		break;
+	case BH_HC_EXIT:
+		hypercall_exit(v);
 		break;
 	default:
 		for (u32 i = 0; i < HYPERCALL_MAX_REGISTERED; i++) {

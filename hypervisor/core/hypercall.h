@@ -18,6 +18,7 @@
 #define BH_HC_BW_STATS      0xc6000007u /* isolation/bw.c */
 #define BH_HC_BW_SET        0xc6000008u /* isolation/bw.c */
 #define BH_HC_CPU_EXITS     0xc6000009u
+#define BH_HC_EXIT          0xc600000au
 
 #define BH_CPU_SELF 0xffffu /* BH_HC_CPU_EXITS: the caller's own physical CPU */
 

@@ -11,11 +11,14 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 BULKHEAD = REPO_ROOT / ".venv" / "bin" / "bulkhead"
 
 
-def test_bulkhead_run_hello() -> None:
-    out = REPO_ROOT / "build" / "qemu-tests" / "cli-hello"
-    proc = subprocess.run([str(BULKHEAD), "run", str(REPO_ROOT / "configs" / "hello.yaml"),
-                           "--out", str(out), "--timeout", "60"],
+def _run(config: Path, out_name: str) -> subprocess.CompletedProcess[str]:
+    out = REPO_ROOT / "build" / "qemu-tests" / out_name
+    return subprocess.run([str(BULKHEAD), "run", str(config), "--out", str(out), "--timeout", "60"],
                           capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+
+
+def test_bulkhead_run_hello() -> None:
+    proc = _run(REPO_ROOT / "configs" / "hello.yaml", "cli-hello")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
     assert "[hello] hello: PASS" in lines, proc.stdout
@@ -23,10 +26,18 @@ def test_bulkhead_run_hello() -> None:
 
 
 def test_bulkhead_run_unclean_exits_1() -> None:
-    out = REPO_ROOT / "build" / "qemu-tests" / "cli-stop"
-    proc = subprocess.run([str(BULKHEAD), "run",
-                           str(REPO_ROOT / "tests" / "configs" / "isolation-stop.yaml"),
-                           "--out", str(out), "--timeout", "60"],
-                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    proc = _run(REPO_ROOT / "tests" / "configs" / "isolation-stop.yaml", "cli-stop")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "stopped" in proc.stderr, proc.stderr
+
+
+def test_bulkhead_run_guest_failure_exits_1() -> None:
+    """A guest whose main returns non-zero (BH_HC_EXIT) fails the run; the
+    error names the VM and its status, the other VM still powers off clean."""
+    proc = _run(REPO_ROOT / "tests" / "configs" / "exit-status.yaml", "cli-exit-status")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert "[bad] exitstatus: returning 3" in lines, proc.stdout
+    assert "[bulkhead] vm bad: off (exit status 3)" in lines, proc.stdout
+    assert "[bulkhead] vm ok: off (clean)" in lines, proc.stdout
+    assert "VM 'bad' reported failure (exit status 3)" in proc.stderr, proc.stderr

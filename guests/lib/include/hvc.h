@@ -15,6 +15,7 @@
 #define BH_HC_BW_STATS      0xC6000007u
 #define BH_HC_BW_SET        0xC6000008u
 #define BH_HC_CPU_EXITS     0xC6000009u
+#define BH_HC_EXIT          0xC600000Au
 #define BH_HC_COLOR_INFO    0xC6000005u
 #define BH_HC_IPA_INFO      0xC6000006u
 
@@ -48,6 +49,8 @@ struct bh_ret bh_version(void);  /* x1 magic, x2 (major << 16) | minor */
 
 /* True if BH_HC_VERSION answers with status 0 and the "BLKH" magic. */
 bool bh_present(void);
+/* Power the VM off reporting status (0: success); returns only without Bulkhead. */
+s64 bh_exit(u32 status);
 
 struct bh_vm_info {
 	u32 vm_id;

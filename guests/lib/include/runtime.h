@@ -6,7 +6,8 @@
  * enables the MMU (identity map: [0, 1 GiB) Device-nGnRE, [1, 4 GiB) Normal
  * WB), zeroes BSS, parses the parameters (x0; with x0 = 0, a block starting
  * with "vm=" at RT_FALLBACK_PARAMS, for booting directly on QEMU), unmasks IRQs and SErrors and
- * calls main(params). When main returns, the VM is powered off (PSCI SYSTEM_OFF). vCPUs started
+ * calls main(params). When main returns, the VM is powered off: PSCI SYSTEM_OFF for 0, BH_HC_EXIT
+ * with the status otherwise (so `bulkhead run` fails). vCPUs started
  * with psci_cpu_on_index() (entry secondary_entry) run secondary_main(cpu, ctx); when it returns,
  * the vCPU calls PSCI CPU_OFF. Up to RT_MAX_CPUS vCPUs, each with a RT_STACK_SIZE stack.
  */
@@ -52,5 +53,7 @@ uptr rt_free_end(void);
 
 /* Power the VM off (SYSTEM_OFF); never returns. */
 __noreturn void rt_halt(void);
+/* Power the VM off with main()'s status: non-zero = failure (BH_HC_EXIT). */
+__noreturn void rt_exit(int status);
 
 #endif
