@@ -14,11 +14,11 @@ import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn, TextIO, cast
+from typing import Any, NoReturn, TextIO, cast
 
 from bulkhead import __version__, bandwidth, build, experiment, fit, gen_dts, qemu, runner, summary
 from bulkhead.config import load_system
-from bulkhead.errors import BuildError, ConfigError
+from bulkhead.errors import BuildError, ConfigError, Diagnostic
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -65,7 +65,9 @@ def make_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="validate a config and print a summary",
                        description="Validate CONFIG; print a summary table (or the resolved config as JSON).")
     p.add_argument("config", metavar="CONFIG", type=Path)
-    p.add_argument("--json", action="store_true", help="print the resolved config as JSON")
+    p.add_argument("--json", action="store_true",
+                   help="print the resolved config, errors and warnings as JSON (also for an invalid config)")
+    p.add_argument("--werror", action="store_true", help="treat warnings as errors (exit 1)")
 
     p = sub.add_parser("build", help="build the hypervisor, guests and images for a config",
                        description="Validate CONFIG and build everything QEMU needs.")
@@ -103,16 +105,35 @@ def _error(message: str) -> int:
     return EXIT_ERROR
 
 
+def _diagnostics_json(errors: Sequence[Diagnostic], warnings: Sequence[Diagnostic],
+                      werror: bool) -> dict[str, Any]:
+    return {"valid": not errors and not (werror and warnings),
+            "errors": [d.as_dict() for d in errors],
+            "warnings": [d.as_dict() for d in warnings]}
+
+
 def cmd_check(args: argparse.Namespace) -> int:
-    system = load_system(args.config)
+    try:
+        system = load_system(args.config)
+    except ConfigError as exc:
+        if args.json:
+            doc = _diagnostics_json(exc.diagnostics, [], args.werror)
+            sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        raise
+    label = "error" if args.werror else "warning"
     for warning in system.warnings:
-        sys.stderr.write(f"bulkhead: warning: {warning}\n")
+        sys.stderr.write(f"bulkhead: {label}: {warning}\n")
     if args.json:
-        sys.stdout.write(json.dumps(summary.document(system), indent=2) + "\n")
+        doc = summary.document(system)
+        doc.update(_diagnostics_json([], system.warnings, args.werror))
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
         sys.stdout.write(summary.headline(system))
         sys.stdout.write(summary.table(system))
         sys.stdout.write(bandwidth.report(system))
+    if args.werror and system.warnings:
+        sys.stderr.write(f"bulkhead: error: {len(system.warnings)} warning(s) treated as errors (--werror)\n")
+        return EXIT_ERROR
     return EXIT_OK
 
 

@@ -33,6 +33,11 @@ class Diagnostic:
     def at(cls, mark: Mark, path: str, message: str) -> Diagnostic:
         return cls(file=mark.file, message=message, line=mark.line, col=mark.col, path=path)
 
+    def as_dict(self) -> dict[str, str | int | None]:
+        """JSON-ready form: file, line, column, key path and message."""
+        return {"file": self.file, "line": self.line, "column": self.col, "path": self.path,
+                "message": self.message}
+
     def sort_key(self) -> tuple[str, int, int]:
         return (self.file, self.line or 0, self.col or 0)
 

@@ -300,3 +300,44 @@ def test_write_if_changed(tmp_path: Path) -> None:
 
 def test_default_out(repo_root: Path) -> None:
     assert build_mod.default_out("configs/dual.yaml") == repo_root / "build" / "dual"
+
+
+def test_check_json_error(write_config: WriteConfig, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write_config(BAD)
+    code, out, err = run_cli(capsys, "check", path, "--json")
+    assert code == 1
+    assert "c.yaml:3:25: vms[0].cpus[1]: CPU 7 does not exist" in err
+    assert json.loads(out) == {
+        "valid": False, "warnings": [],
+        "errors": [{"file": "c.yaml", "line": 3, "column": 25, "path": "vms[0].cpus[1]",
+                    "message": "CPU 7 does not exist on platform 'qemu-virt' (CPUs 0-3)"}]}
+
+
+WARNS = GOOD.replace("console_input: lin\n", "console_input: lin\nbandwidth: {spare_sharing: true}\n")
+SPARE_WARNING = {"file": "c.yaml", "line": 3, "column": 28, "path": "bandwidth.spare_sharing",
+                 "message": "spare sharing has no effect: no VM is regulated"}
+
+
+def test_check_json_warnings(write_config: WriteConfig, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write_config(WARNS)
+    code, out, err = run_cli(capsys, "check", path, "--json")
+    assert code == 0
+    assert err == "bulkhead: warning: c.yaml:3:28: bandwidth.spare_sharing: " \
+                  "spare sharing has no effect: no VM is regulated\n"
+    doc = json.loads(out)
+    assert (doc["valid"], doc["errors"], doc["warnings"]) == (True, [], [SPARE_WARNING])
+    assert doc["console_input"] == "lin"
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_check_werror(write_config: WriteConfig, capsys: pytest.CaptureFixture[str], json_flag: list[str]) -> None:
+    path = write_config(WARNS)
+    code, out, err = run_cli(capsys, "check", path, "--werror", *json_flag)
+    assert code == 1
+    assert err.startswith("bulkhead: error: c.yaml:3:28: bandwidth.spare_sharing: spare sharing has no effect")
+    assert err.endswith("bulkhead: error: 1 warning(s) treated as errors (--werror)\n")
+    if json_flag:
+        doc = json.loads(out)
+        assert (doc["valid"], doc["warnings"]) == (False, [SPARE_WARNING])
+    # Without warnings --werror changes nothing.
+    assert run_cli(capsys, "check", write_config(GOOD), "--werror", *json_flag)[0] == 0
