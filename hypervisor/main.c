@@ -22,7 +22,7 @@
 
 #define BULKHEAD_VERSION "0.1.0"
 
-void hyp_cpu_main(u64 index, u64 dtb);
+void hyp_cpu_main(u64 index, u64 dtb, u64 entry_mc);
 __noreturn void hyp_wrong_el(u64 el);
 
 static u64 hyp_mpidr(void)
@@ -61,7 +61,7 @@ void hyp_wrong_el(u64 el)
 	      el, el == 3 ? "; stopping this CPU" : "; powering off");
 }
 
-static void hyp_boot_cpu(u64 dtb)
+static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 {
 	const struct cfg_platform *p = cfg_system.platform;
 
@@ -75,6 +75,11 @@ static void hyp_boot_cpu(u64 dtb)
 	         board_name, cfg_system.config_hash, cfg_system.nvms);
 	if (hyp_mpidr() != (p->mpidr[0] & 0xff00ffffffull))
 		panic("booted on MPIDR %lx, platform CPU 0 is %lx", hyp_mpidr(), p->mpidr[0]);
+	if (entry_mc)
+		log_info(
+		    "entered with the EL2 MMU/D-cache on (SCTLR_EL2 M/C %lx): image cleaned to "
+		    "the PoC, both turned off before set-up",
+		    entry_mc);
 	gic_init(p->gicd_base, p->gicr_base, p->gicr_stride);
 	gic_cpu_init();
 	bootmem_check(dtb); /* before the payload moves: it may overwrite the DTB */
@@ -100,10 +105,10 @@ static void hyp_boot_cpu(u64 dtb)
 	}
 }
 
-void hyp_cpu_main(u64 index, u64 dtb)
+void hyp_cpu_main(u64 index, u64 dtb, u64 entry_mc)
 {
 	if (index == 0) {
-		hyp_boot_cpu(dtb);
+		hyp_boot_cpu(dtb, entry_mc);
 	} else {
 		mmu_enable();
 		cpu_init((u32)index, hyp_mpidr());

@@ -115,8 +115,8 @@ ERRORS: dict[str, tuple[str, str]] = {
     ),
     "not enough memory in the colors": (
         config(vm("a", 0, '{llc: "0-3"}', size="1G")),
-        "c.yaml:3:59: vms[0].memory[0].size: not enough free RAM for 1G in LLC colors 0-3: 376M of RAM in "
-        "these colors is free (colorable RAM: 0x42000000-0x9fffffff); 648M missing",
+        "c.yaml:3:59: vms[0].memory[0].size: not enough free RAM for 1G in LLC colors 0-3: 376.5M of RAM in "
+        "these colors is free (colorable RAM: 0x40000000-0x401fffff, 0x42000000-0x9fffffff); 647.5M missing",
     ),
     "bad list syntax": (
         config(vm("a", 0, '{llc: "0-"}')),

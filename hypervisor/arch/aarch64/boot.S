@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Entry at EL2 with the MMU off. The boot CPU comes from a boot loader or
- * QEMU's -kernel; the others come from firmware PSCI CPU_ON with x0 = CPU
+ * Entry at EL2, MMU and D-cache off or on (then turned off here). The boot
+ * CPU comes from a boot loader or QEMU's -kernel; the others come from firmware PSCI CPU_ON with x0 = CPU
  * index. Entered at another exception level, the boot CPU reports it on the
  * UART and powers off (hyp_wrong_el) instead of running EL2 code.
  * Both set VBAR_EL2 first (so that any fault reaches the panic path), take
@@ -35,7 +35,28 @@ entry:
 	adr	x1, el2_vectors
 	msr	vbar_el2, x1
 	isb
-	/* Zero the BSS (MMU off: plain aligned stores). adrp: the BSS holds the
+	/* A boot loader may enter with the EL2 MMU and D-cache on (U-Boot's
+	 * `go`): clean and invalidate the whole image to the point of coherency
+	 * while it is still mapped (identity, as boot loaders map RAM), then
+	 * turn the MMU and D-cache off; the hypervisor builds its own tables. */
+	mrs	x21, sctlr_el2
+	mov	x9, #((1 << 0) | (1 << 2))	/* M | C */
+	and	x21, x21, x9
+	cbz	x21, 5f
+	adrp	x0, __hyp_start
+	add	x0, x0, :lo12:__hyp_start
+	adrp	x1, __payload_end
+	add	x1, x1, :lo12:__payload_end
+	bl	boot_dcache_clean_inval
+	mrs	x9, sctlr_el2
+	mov	x10, #((1 << 0) | (1 << 2))
+	bic	x9, x9, x10
+	msr	sctlr_el2, x9
+	isb
+	ic	iallu
+	dsb	sy
+	isb
+5:	/* Zero the BSS (MMU off: plain aligned stores). adrp: the BSS holds the
 	 * stage-2 table pools and may be far beyond adr's 1 MiB reach. */
 	adrp	x1, __bss_start
 	add	x1, x1, :lo12:__bss_start
@@ -45,8 +66,17 @@ entry:
 	b.hs	2f
 	stp	xzr, xzr, [x1], #16
 	b	1b
-2:	mov	x0, #0
+2:	cbz	x21, 6f
+	/* Lines of the BSS fetched speculatively before the MMU went off would
+	 * hide the zeros once caches are on again: drop them. */
+	adrp	x0, __bss_start
+	add	x0, x0, :lo12:__bss_start
+	adrp	x1, __bss_end
+	add	x1, x1, :lo12:__bss_end
+	bl	boot_dcache_clean_inval
+6:	mov	x0, #0
 	mov	x1, x20
+	mov	x2, x21
 	b	cpu_start
 
 wrong_el:
@@ -67,7 +97,9 @@ secondary_entry:
 	msr	vbar_el2, x1
 	isb
 	mov	x1, #0
-	/* fall through with x0 = CPU index, x1 = DTB (CPU 0) or 0 */
+	mov	x2, #0
+	/* fall through with x0 = CPU index, x1 = DTB (CPU 0) or 0, x2 = the
+	 * SCTLR_EL2 M/C bits found at entry (CPU 0) or 0 */
 
 cpu_start:
 	/* sp = stacks + (index + 1) * STACK_SIZE - FRAME_SIZE */
@@ -82,6 +114,22 @@ cpu_start:
 	bl	hyp_cpu_main
 3:	wfi
 	b	3b
+
+/* Clean and invalidate [x0, x1) to the PoC by VA. Leaf; uses x0, x9-x11. */
+boot_dcache_clean_inval:
+	mrs	x9, ctr_el0
+	ubfx	x9, x9, #16, #4		/* DminLine: log2(words per line) */
+	mov	x10, #4
+	lsl	x10, x10, x9		/* line size in bytes */
+	sub	x11, x10, #1
+	bic	x0, x0, x11
+7:	cmp	x0, x1
+	b.hs	8f
+	dc	civac, x0
+	add	x0, x0, x10
+	b	7b
+8:	dsb	sy
+	ret
 
 	.section .bss.stacks, "aw", %nobits
 	.balign 4096
