@@ -88,7 +88,8 @@ def make_parser() -> argparse.ArgumentParser:
                         "firmware fetches the FIT over TFTP and boots it (docs/boot.md)")
     p.add_argument("--stats", action="store_true",
                    help="show the bandwidth regulation statistics live on stderr (sends Ctrl-T b "
-                        "to the console every 0.25 s)")
+                        "to the console every 0.25 s); use with --icount: without it the "
+                        "figures are host-time artefacts (warned)")
 
     p = sub.add_parser("dt", help="print the device tree of a Linux VM",
                        description="Print the generated device tree source of Linux VM VM.")
@@ -156,7 +157,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     view = None
     if args.stats:
         interactive = False  # stdin becomes the pipe that sends the console commands
-        view = bandwidth.StatsView(stream, sys.stderr)
+        if args.icount is None:
+            sys.stderr.write(f"bulkhead: warning: {bandwidth.stats_host_time_warning()}\n")
+        view = bandwidth.StatsView(stream, sys.stderr, bandwidth.stats_timebase(args.icount))
         stream = cast(TextIO, view)
     result = runner.run(
         args.config, timeout=args.timeout, icount=args.icount, out=args.out, gdb=args.gdb,
