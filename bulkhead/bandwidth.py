@@ -449,13 +449,31 @@ def parse_stats(line: str) -> tuple[str, int, dict[str, int]] | None:
     return m["vm"], int(m["vcpu"]), {k: int(m[k]) for k in STATS_FIELDS}
 
 
+def stats_timebase(icount: int | None) -> str:
+    """What the ``--stats`` figures are measured in: the guest's virtual time
+    under ``-icount`` or, without it, host time."""
+    if icount is None:
+        return "host time, no --icount: not comparable to budgets"
+    return f"virtual time, --icount {icount}"
+
+
+def stats_host_time_warning() -> str:
+    """The warning ``run --stats`` prints once, before the run, without --icount."""
+    return ("--stats without --icount: the figures are in host time. Periods are in the guest's "
+            "counter time but QEMU runs the guests at a host-dependent rate, so events per period "
+            "(and whether a VM is on its bandwidth budget) are artefacts of the host, not properties "
+            "of the system. Use --icount N (e.g. --icount 0) for figures comparable to the budgets.")
+
+
 class StatsView(io.TextIOBase):
     """A console stream for ``bulkhead run --stats``: passes the console
     through to ``out`` (if any) except the hypervisor's ``bw`` lines, which
-    update a table drawn on ``err`` (redrawn in place on a terminal)."""
+    update a table drawn on ``err`` (redrawn in place on a terminal); the
+    table's title names the time base (``stats_timebase``)."""
 
-    def __init__(self, out: TextIO | None, err: TextIO) -> None:
+    def __init__(self, out: TextIO | None, err: TextIO, timebase: str) -> None:
         super().__init__()
+        self.timebase = timebase
         self.out = out
         self.err = err
         self.tty = err.isatty()
@@ -499,7 +517,7 @@ class StatsView(io.TextIOBase):
     def render(self) -> None:
         self.dirty = False
         self.updates += 1
-        lines = [f"bandwidth (events per period), update {self.updates}:", *self.table()]
+        lines = [f"bandwidth (events per period; {self.timebase}), update {self.updates}:", *self.table()]
         if self.tty and self.drawn:
             self.err.write(f"\x1b[{self.drawn}A\x1b[J")
         self.err.write("\n".join(lines) + "\n")

@@ -46,14 +46,22 @@ def _positive_float(text: str) -> float:
     return value
 
 
-def _icount(text: str) -> int:
+def _bounded_int(text: str, low: int, high: int, what: str) -> int:
     try:
         value = int(text, 0)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: '{text}'") from None
-    if not 0 <= value <= 10:
-        raise argparse.ArgumentTypeError(f"icount shift must be 0-10: '{text}'")
+    if not low <= value <= high:
+        raise argparse.ArgumentTypeError(f"{what} must be {low}-{high}: '{text}'")
     return value
+
+
+def _icount(text: str) -> int:
+    return _bounded_int(text, 0, 10, "icount shift")
+
+
+def _port(text: str) -> int:
+    return _bounded_int(text, 1, 65535, "port")
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -79,7 +87,10 @@ def make_parser() -> argparse.ArgumentParser:
                                    "if every VM powered off cleanly.")
     p.add_argument("config", metavar="CONFIG", type=Path)
     p.add_argument("--out", metavar="DIR", type=Path, help="output directory (default: build/<config stem>)")
-    p.add_argument("--gdb", action="store_true", help="start QEMU halted with a gdb server on :1234")
+    p.add_argument("--gdb", action="store_true",
+                   help=f"start QEMU halted with a gdb server on localhost:{qemu.GDB_PORT} (docs/debugging.md)")
+    p.add_argument("--gdb-port", metavar="PORT", type=_port,
+                   help="TCP port of the gdb server (implies --gdb)")
     p.add_argument("--icount", metavar="N", type=_icount, help="deterministic timing: -icount shift=N")
     p.add_argument("--timeout", metavar="S", type=_positive_float, help="kill QEMU after S seconds (exit 124)")
     p.add_argument("--quiet", action="store_true", help="do not print the console output")
@@ -88,7 +99,8 @@ def make_parser() -> argparse.ArgumentParser:
                         "firmware fetches the FIT over TFTP and boots it (docs/boot.md)")
     p.add_argument("--stats", action="store_true",
                    help="show the bandwidth regulation statistics live on stderr (sends Ctrl-T b "
-                        "to the console every 0.25 s)")
+                        "to the console every 0.25 s); use with --icount: without it the "
+                        "figures are host-time artefacts (warned)")
 
     p = sub.add_parser("dt", help="print the device tree of a Linux VM",
                        description="Print the generated device tree source of Linux VM VM.")
@@ -148,18 +160,24 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     interactive = sys.stdin.isatty()
-    if args.gdb:
+    port = qemu.GDB_PORT if args.gdb_port is None else args.gdb_port
+    gdb = args.gdb or args.gdb_port is not None
+    if gdb:
         elf = (args.out or build.default_out(args.config)).absolute() / "hyp" / build.ELF_NAME
-        sys.stderr.write(f"bulkhead: QEMU will wait for a debugger on localhost:{qemu.GDB_PORT}; attach with\n"
-                         f"  gdb-multiarch {elf} -ex 'target remote localhost:{qemu.GDB_PORT}'\n")
+        sys.stderr.write(f"bulkhead: QEMU will wait for a debugger on localhost:{port}; attach with\n"
+                         f"  gdb-multiarch {elf} -ex 'target remote localhost:{port}'\n"
+                         f"(guest symbols: add-symbol-file {elf.parent.parent}/guests/<guest>.elf; "
+                         f"docs/debugging.md)\n")
     stream: TextIO | None = None if args.quiet else sys.stdout
     view = None
     if args.stats:
         interactive = False  # stdin becomes the pipe that sends the console commands
-        view = bandwidth.StatsView(stream, sys.stderr)
+        if args.icount is None:
+            sys.stderr.write(f"bulkhead: warning: {bandwidth.stats_host_time_warning()}\n")
+        view = bandwidth.StatsView(stream, sys.stderr, bandwidth.stats_timebase(args.icount))
         stream = cast(TextIO, view)
     result = runner.run(
-        args.config, timeout=args.timeout, icount=args.icount, out=args.out, gdb=args.gdb,
+        args.config, timeout=args.timeout, icount=args.icount, out=args.out, gdb=gdb, gdb_port=port,
         interactive=interactive, stream=stream, poke=(bandwidth.STATS_POKE, 0.25) if view else None,
         boot=args.boot,
     )

@@ -23,13 +23,15 @@ def command(
     *,
     icount: int | None = None,
     gdb: bool = False,
+    gdb_port: int = GDB_PORT,
     interactive: bool = False,
     extra: Sequence[str] = (),
 ) -> list[str]:
     """argv for QEMU: the hypervisor ELF plus one loader device per image.
 
     ``interactive``: multiplex QEMU's monitor onto stdio (``mon:stdio``, for a
-    terminal; Ctrl-A X quits) instead of plain ``stdio``.
+    terminal; Ctrl-A X quits) instead of plain ``stdio``. ``gdb``: start
+    halted with a gdb server on localhost:``gdb_port``.
     """
     q = platform.qemu
     argv = [
@@ -48,7 +50,7 @@ def command(
     if icount is not None:
         argv += ["-icount", f"shift={icount},align=off,sleep=off"]
     if gdb:
-        argv += ["-s", "-S"]
+        argv += ["-gdb", f"tcp:localhost:{gdb_port}", "-S"]
     argv += list(extra)
     return argv
 

@@ -237,6 +237,7 @@ def run(
     out: Path | None = None,
     extra_qemu_args: Sequence[str] = (),
     gdb: bool = False,
+    gdb_port: int = qemu.GDB_PORT,
     interactive: bool = False,
     stream: TextIO | None = None,
     build_log: TextIO | None = None,
@@ -253,7 +254,7 @@ def run(
     """
     result = build_mod.build(config_path, out, log=build_log)
     argv = qemu.command(
-        result.system.platform, result.elf, (), icount=icount, gdb=gdb,
+        result.system.platform, result.elf, (), icount=icount, gdb=gdb, gdb_port=gdb_port,
         interactive=interactive, extra=extra_qemu_args,
     )
     if boot == "uboot":

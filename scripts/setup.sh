@@ -79,6 +79,7 @@ ensure_packages() {
     command -v cpio >/dev/null || missing+=(cpio)
     command -v clang-format >/dev/null || missing+=(clang-format)
     command -v mkimage >/dev/null || missing+=(u-boot-tools)  # the FIT image (docs/boot.md)
+    command -v gdb-multiarch >/dev/null || missing+=(gdb-multiarch)  # run --gdb (docs/debugging.md)
     [ -f /usr/lib/u-boot/qemu_arm64/u-boot.bin ] || missing+=(u-boot-qemu)  # run --boot uboot
     python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
     if ! dpkg --print-foreign-architectures | grep -qx arm64; then

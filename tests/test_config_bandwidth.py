@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import textwrap
 from collections.abc import Callable
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -511,7 +512,7 @@ def test_share_below_the_regulator_cost_warns(write_config: WriteConfig) -> None
 
 def test_stats_view() -> None:
     out, err = io.StringIO(), io.StringIO()
-    view = bandwidth.StatsView(out, err)
+    view = bandwidth.StatsView(out, err, bandwidth.stats_timebase(0))
     view.write("[bw] hello\n[bulkhead] bw vm=bw vcpu=0 last=300421 max=300476 mean=300209 thr")
     view.write("ottled=19 stalled_us=13284\n[bulkhead] bw vm=bw vcpu=1 last=5 max=6 mean=5 throttled=0 "
                "stalled_us=0\n[bw] partial")
@@ -519,7 +520,37 @@ def test_stats_view() -> None:
     view.close()
     assert out.getvalue() == "[bw] hello\n[bw] partial"
     table = err.getvalue().splitlines()
-    assert table[0] == "bandwidth (events per period), update 1:"
+    assert table[0] == "bandwidth (events per period; virtual time, --icount 0), update 1:"
     assert re.split(r"\s+", table[2].strip()) == ["bw", "0", "300421", "300476", "300209", "19", "13284"]
     assert re.split(r"\s+", table[3].strip()) == ["bw", "1", "5", "6", "5", "0", "0"]
     assert bandwidth.parse_stats("[bulkhead] bw: vm bw: 1 cycles per 1 us over 1 vCPU(s)") is None
+
+
+@pytest.mark.parametrize("icount", [None, 0, 3])
+def test_run_stats_time_base(icount: int | None, monkeypatch: pytest.MonkeyPatch,
+                             capsys: pytest.CaptureFixture[str]) -> None:
+    """`run --stats` names the time base of its figures; without --icount it
+    warns once on stderr, before QEMU runs, that they are host-time artefacts."""
+    from bulkhead import runner
+
+    seen: list[str] = []
+
+    def fake_run(config: Path, **kwargs: Any) -> runner.RunResult:
+        seen.append(capsys.readouterr().err)  # what was printed before the run
+        kwargs["stream"].write("[bulkhead] bw vm=bw vcpu=0 last=16005345 max=16005345 mean=1 throttled=0 "
+                               "stalled_us=0\n")
+        kwargs["stream"].flush()
+        return runner.RunResult(0, False, "", True, 1, "", ())
+
+    monkeypatch.setattr(runner, "run", fake_run)
+    argv = ["run", "cfg.yaml", "--stats", "--timeout", "5"] + ([] if icount is None else ["--icount", str(icount)])
+    assert cli.main(argv) == 0
+    before, after = seen[0], capsys.readouterr().err
+    if icount is None:
+        assert before.count("warning:") == 1 and "--stats without --icount" in before, before
+        assert "host-dependent rate" in before and "host time" in before, before
+        assert "warning" not in after, after
+        assert "(events per period; host time, no --icount: not comparable to budgets), update 1:" in after
+    else:
+        assert before == "", before
+        assert f"(events per period; virtual time, --icount {icount}), update 1:" in after, after

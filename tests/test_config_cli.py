@@ -117,6 +117,8 @@ def test_check_missing_file(sandbox: Path, capsys: pytest.CaptureFixture[str]) -
         (["frob"], "bulkhead: error: argument COMMAND: invalid choice: 'frob'"),
         (["run", "x.yaml", "--icount", "x"], "bulkhead: error: argument --icount: not an integer: 'x'"),
         (["run", "x.yaml", "--timeout", "-1"], "bulkhead: error: argument --timeout: must be greater than 0"),
+        (["run", "x.yaml", "--gdb-port", "70000"], "bulkhead: error: argument --gdb-port: port must be 1-65535"),
+        (["run", "x.yaml", "--gdb-port", "ab"], "bulkhead: error: argument --gdb-port: not an integer: 'ab'"),
         (["dt", "x.yaml"], "bulkhead: error: the following arguments are required: VM"),
     ],
 )

@@ -113,6 +113,6 @@ def test_qemu_command() -> None:
         "-smp", "4", "-m", "2048M", "-display", "none", "-monitor", "none", "-serial", "stdio",
         "-kernel", "/o/hyp/bulkhead.elf",
         "-device", "loader,file=/x/a.bin,addr=0xa0000000,force-raw=on",
-        "-icount", "shift=3,align=off,sleep=off", "-s", "-S", "-d", "int",
+        "-icount", "shift=3,align=off,sleep=off", "-gdb", "tcp:localhost:1234", "-S", "-d", "int",
     ]
     assert qemu.command(p, Path("/e"), [], interactive=True)[14] == "mon:stdio"

@@ -270,7 +270,8 @@ def test_run_stats_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     captured = capsys.readouterr()
     assert "bwprobe: PASS (measure)" in captured.out
     assert "bw vm=" not in captured.out
-    tables = captured.err.split("bandwidth (events per period), update ")
+    assert "warning" not in captured.err, captured.err  # --icount: no host-time warning
+    tables = captured.err.split("bandwidth (events per period; virtual time, --icount 0), update ")
     assert len(tables) >= 2, captured.err  # at least the one asked for at boot
     rows = [line.split() for line in tables[-1].splitlines()[1:]]
     assert rows[0] == ["VM", "VCPU", "LAST", "MAX", "MEAN", "THROTTLED", "STALLED_US"], captured.err

@@ -1,0 +1,113 @@
+# SPDX-License-Identifier: Apache-2.0
+"""`bulkhead run --gdb-port P`: gdb-multiarch in batch mode attaches to QEMU's
+gdb server, stops at a breakpoint in the hypervisor and, with the guest's ELF
+added (`add-symbol-file`), at the guest's main (docs/debugging.md)."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from bulkhead import build as build_mod
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CONFIGS = REPO_ROOT / "tests" / "configs"
+
+GDB = "gdb-multiarch"
+NM = "aarch64-linux-gnu-nm"
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on now (never QEMU's default 1234)."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port != 1234:
+            return port
+
+
+def listening(port: int) -> bool:
+    """Whether some socket listens on ``port`` (read from /proc: connecting
+    would take QEMU's one gdb connection)."""
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if fields[1].endswith(f":{port:04X}") and fields[3] == "0A":
+                return True
+    return False
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL ``pid`` and its descendants, children first."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        children = []
+    for child in children:
+        kill_tree(int(child))
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def symbol(elf: Path, name: str) -> int:
+    out = subprocess.run([NM, str(elf)], capture_output=True, text=True, check=True, timeout=30).stdout
+    m = re.search(rf"^([0-9a-f]+) [Tt] {re.escape(name)}$", out, re.M)
+    assert m, f"{name} not in {elf}"
+    return int(m[1], 16)
+
+
+def test_gdb_batch_breakpoint_in_hypervisor_and_guest() -> None:
+    assert shutil.which(GDB), f"{GDB} not installed: run scripts/setup.sh packages"
+    out = REPO_ROOT / "build" / "qemu-tests" / "gdb"
+    config = CONFIGS / "one-hello.yaml"
+    built = build_mod.build(config, out)  # so that `run` below starts QEMU at once
+    hyp_elf, guest_elf = built.elf, out / "guests" / "hello.elf"
+    hyp_main, guest_main = symbol(hyp_elf, "hyp_cpu_main"), symbol(guest_elf, "main")
+    port = free_port()
+    run = subprocess.Popen(
+        [str(REPO_ROOT / ".venv" / "bin" / "bulkhead"), "run", str(config), "--out", str(out),
+         "--gdb-port", str(port), "--timeout", "90"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not listening(port):
+            assert run.poll() is None, run.communicate()
+            assert time.monotonic() < deadline, "QEMU's gdb server never listened"
+            time.sleep(0.2)
+        gdb = subprocess.run(
+            [GDB, "-batch", "-nx", str(hyp_elf),
+             "-ex", f"target remote localhost:{port}",
+             "-ex", "break *hyp_cpu_main", "-ex", "continue", "-ex", "p/x $pc",
+             "-ex", f"add-symbol-file {guest_elf}",
+             "-ex", "break *main", "-ex", "continue", "-ex", "p/x $pc", "-ex", "info symbol $pc",
+             "-ex", "kill"],
+            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+        stdout, stderr = run.communicate(timeout=30)
+    finally:
+        if run.poll() is None:
+            kill_tree(run.pid)  # QEMU first: it runs in its own process group
+            run.wait()
+    text = gdb.stdout + gdb.stderr
+    assert "hit Breakpoint 1, hyp_cpu_main" in text, text
+    assert f"$1 = {hyp_main:#x}" in text, text
+    assert "hit Breakpoint 2, main" in text, text
+    assert f"$2 = {guest_main:#x}" in text, text
+    assert re.search(r"main in section \.text of \S*hello\.elf", text), text
+    # `run` said where to attach; gdb's kill ended QEMU, so the run is not clean
+    assert f"QEMU will wait for a debugger on localhost:{port}" in stderr, stderr
+    assert "Terminated via GDBstub" in stdout, stdout
+    assert run.returncode == 1, (run.returncode, stdout, stderr)
