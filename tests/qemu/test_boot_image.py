@@ -100,3 +100,57 @@ def test_flat_image_with_dtb_in_x0() -> None:
     assert panics[0].endswith("refusing to boot (a smaller board than the platform file, or a wrong DTB)")
     assert "[bulkhead] DTB at " in output and ": RAM 40000000-7fffffff" in output, output
     assert not any(line.startswith("[hello] ") for line in output.splitlines())
+
+
+# A minimal boot loader that leaves the EL2 MMU and D-cache on when it jumps
+# (as U-Boot's `go` does): identity map of the first 3 GiB in 1 GiB blocks
+# (device below RAM, normal write-back above), SCTLR_EL2.M/C/I set, x0 = 0.
+MMU_ON_STUB = """
+	.text
+	.global _start
+_start:
+	adr	x1, l1
+	msr	ttbr0_el2, x1
+	mov	x1, #0xff00
+	msr	mair_el2, x1
+	ldr	x1, =((1 << 31) | (1 << 23) | (2 << 16) | (3 << 12) | (1 << 10) | (1 << 8) | 25)
+	msr	tcr_el2, x1
+	isb
+	tlbi	alle2
+	dsb	sy
+	isb
+	ldr	x1, =(0x30c50830 | (1 << 0) | (1 << 2) | (1 << 12))
+	msr	sctlr_el2, x1
+	isb
+	mov	x0, #0
+	ldr	x1, =HYP_BASE
+	br	x1
+	.ltorg
+	.balign	4096
+l1:
+	.quad	0x00000000 | (1 << 10) | (1 << 6) | 1
+	.quad	0x40000000 | (1 << 10) | (1 << 6) | (3 << 8) | (1 << 2) | 1
+	.quad	0x80000000 | (1 << 10) | (1 << 6) | (3 << 8) | (1 << 2) | 1
+	.fill	509, 8, 0
+"""
+
+
+def test_entered_with_mmu_and_dcache_on(tmp_path: Path) -> None:
+    """A boot loader that jumps with its EL2 MMU and D-cache on: the entry
+    notices it, cleans the image to the PoC, turns both off and boots as
+    usual (QEMU models no caches: what is checked is the MMU-on path)."""
+    import subprocess
+
+    result = _build("three-vms.yaml")
+    platform = result.system.platform
+    stub = tmp_path / "stub.S"
+    stub.write_text(MMU_ON_STUB)
+    subprocess.run(["aarch64-linux-gnu-gcc", "-nostdlib", "-static", f"-DHYP_BASE=0x{platform.hypervisor.base:x}",
+                    "-Wl,-Ttext=0x40100000", "-Wl,--build-id=none", str(stub), "-o", str(tmp_path / "stub.elf")],
+                   check=True, capture_output=True)
+    argv = qemu.command(platform, tmp_path / "stub.elf", ())
+    argv += ["-device", f"loader,file={result.elf.with_suffix('.bin')},addr=0x{platform.hypervisor.base:x},"
+             "force-raw=on"]
+    status, timed_out, output = supervise(argv, timeout=RUN_TIMEOUT)
+    assert "[bulkhead] entered with the EL2 MMU/D-cache on (SCTLR_EL2 M/C 5)" in output, output
+    assert judge(status, timed_out, output, 3) == (True, ""), output
