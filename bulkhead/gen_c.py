@@ -167,7 +167,7 @@ def _vm_tables(w: _Writer, vm: Vm, staged: Sequence[StagedImage],
     w.array(f"static const u32 {pre}_cpus", [f"\t{', '.join(str(c) for c in vm.cpus)},\n"])
     mem = table("struct cfg_mem", "mem", _struct_rows(
         [("ipa", _hex(m.ipa)), ("pa", _hex(m.pa)), ("size", _hex(m.size))]
-        + ([("color", colors[m.colors])] if m.colors is not None else [])
+        + ([("color", colors[m.colors]), ("span_end", _hex(m.end))] if m.colors is not None else [])
         for m in vm.memory
     ), len(vm.memory))
     mmio = table("struct cfg_mmio", "mmio", _struct_rows(

@@ -69,9 +69,13 @@ void bootmem_check(u64 dtb)
 	for (u32 v = 0; v < cfg_system.nvms; v++) {
 		const struct cfg_vm *c = &cfg_system.vms[v];
 
-		/* colored regions: the first size bytes of their span */
-		for (u32 m = 0; m < c->nmem; m++)
-			bootmem_require(c->name, c->mem[m].pa, c->mem[m].size);
+		/* colored regions: their whole span (the pages interleave with
+		 * other colors' up to span_end) */
+		for (u32 m = 0; m < c->nmem; m++) {
+			const struct cfg_mem *r = &c->mem[m];
+
+			bootmem_require(c->name, r->pa, r->color ? r->span_end - r->pa : r->size);
+		}
 	}
 	for (u32 s = 0; s < cfg_system.nshmem; s++)
 		bootmem_require(cfg_system.shmems[s].name, cfg_system.shmems[s].pa,

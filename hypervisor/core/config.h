@@ -37,6 +37,7 @@ struct cfg_mem {
 	u64 pa; /* start of the region, or of its span when colored */
 	u64 size;
 	const struct cfg_color *color; /* NULL: physically contiguous */
+	u64 span_end;                  /* colored: end of the span (last page + 4 KiB) */
 };
 
 /* A passthrough MMIO region (mapped as Device-nGnRE at stage 2). */
@@ -171,8 +172,8 @@ struct cfg_system {
 	const struct cfg_vm *vms;
 	u32 nshmem;
 	const struct cfg_shmem *shmems;
-	s32 console_input_vm; /* index of the VM receiving console input; -1: none */
-	u64 config_hash;      /* low 64 bits of the config's SHA-256, for the banner */
+	s32 console_input_vm;           /* index of the VM receiving console input; -1: none */
+	u64 config_hash;                /* low 64 bits of the config's SHA-256, for the banner */
 	const struct cfg_bw_system *bw; /* NULL: no VM is regulated */
 };
 
