@@ -383,7 +383,8 @@ def test_generated_c(write_config: WriteConfig, tmp_path: Path) -> None:
     assert f"static const u64 color0_values[] = {{\n\t{values},\n}};" in text
     assert f"\t{{ .mask = 0x{a.memory[0].colors.mask:x}, .nvalues = {len(a.memory[0].colors.values)}, " \
            f".values = color0_values }},\n" in text
-    assert f"{{ .ipa = 0x40000000, .pa = 0x{a.memory[0].pa:x}, .size = 0x400000, .color = &colors[0] }}" in text
+    assert (f"{{ .ipa = 0x40000000, .pa = 0x{a.memory[0].pa:x}, .size = 0x400000, .color = &colors[0], "
+            f".span_end = 0x{a.memory[0].end:x} }}") in text
     assert "vm0_pt[" not in text and "vm1_pt[" not in text and "static cfg_pt_page_t vm2_pt[" in text
     assert f"\t\t.pt_color = &colors[0],\n\t\t.pt_pa = 0x{a.pt_pa:x},\n\t\t.llc_colors = 0x10f,\n" \
            "\t\t.bank_colors = 0x2,\n" in text
