@@ -4,11 +4,13 @@
  * friends: HCR_EL2.IMO), every PMU register (MDCR_EL2.TPM: the PMU belongs
  * to the hypervisor; guests see a PMU with no counters), the EL1 physical
  * timer (CNTHCTL_EL2.EL1PCEN = 0) and implementation-defined registers
- * (HCR_EL2.TIDCP). Only the first two are emulated.
+ * (HCR_EL2.TIDCP). Only the first two are emulated, plus data-cache
+ * maintenance by set/way (HCR_EL2.TSW, core/setway.c).
  */
 #include "core/sysreg.h"
 
 #include "arch/aarch64/pmu.h"
+#include "core/setway.h"
 #include "core/vcpu.h"
 #include "core/vgic_sgi.h"
 
@@ -53,6 +55,8 @@ bool sysreg_trap(struct vcpu *v, u64 iss)
 	u64 val = rt == 31 ? 0 : f->x[rt];
 	bool read = ISS_READ(iss);
 
+	if (op0 == 1) /* system instructions: only set/way maintenance traps */
+		return setway_trap(v, op1, crn, crm, op2, val);
 	if (reg == SR_ICC_SGI1R || reg == SR_ICC_SGI0R || reg == SR_ICC_ASGI1R) {
 		if (read)
 			return false;

@@ -17,7 +17,7 @@ struct vcpu vcpus[CFG_MAX_CPUS];
  * registers trapped, broadcast TLB/cache maintenance, AArch64 EL1. */
 #define HCR_GUEST                                                                          \
 	(HCR_VM | HCR_SWIO | HCR_FMO | HCR_IMO | HCR_AMO | HCR_FB | HCR_BSU_IS | HCR_TSC | \
-	 HCR_TIDCP | HCR_RW)
+	 HCR_TIDCP | HCR_TSW | HCR_RW)
 
 void vcpu_kick(struct vcpu *v)
 {

@@ -37,6 +37,8 @@ struct vm {
 	u32 nmmio;
 	u32 faults;
 	u32 resets;
+	u64 setway_ops;  /* trapped DC ISW/CSW/CISW (core/setway.c) */
+	u64 setway_done; /* of which performed (as DC CISW) */
 };
 
 extern struct vm vms[CFG_MAX_CPUS];

@@ -79,7 +79,8 @@ struct bw_cpu {
 	volatile bool spare;   /* released by spare sharing until the period ends */
 	u32 spare_seen;        /* bw_spare_gen when it was throttled */
 	u64 throttle_at;
-	u64 lead; /* ticks: twice what the last period end took to handle */
+	u64 lead;     /* ticks: twice what the last period end took to handle */
+	bool partial; /* the current period is not a whole one (the boot period) */
 	struct bw_stats stats;
 	u64 hist[BW_HIST]; /* (period << 32) | events, for the VM totals */
 };
@@ -173,22 +174,42 @@ static bool bw_idle(const struct vcpu *v)
 	return READ_ONCE(v->parked) || v->power != VCPU_ON;
 }
 
-/* vCPU 0's CPU sums the VM's vCPUs two periods late (all have reported). */
+/* vCPU 0's CPU sums the VM's vCPUs two periods late (all have reported);
+ * a period some vCPU did not report as complete is not counted. */
 static void bw_vm_totals(struct bw_vm *b, u32 period)
 {
 	u64 sum = 0;
-	bool any = false;
 
 	for (u32 k = 0; k < b->vm->nvcpus; k++) {
 		u32 used;
 
-		if (bw_hist_get(bw_cpus[b->vm->vcpus[k]->pcpu].hist, period, &used)) {
-			sum += used;
-			any = true;
-		}
+		if (!bw_hist_get(bw_cpus[b->vm->vcpus[k]->pcpu].hist, period, &used))
+			return;
+		sum += used;
 	}
-	if (any)
-		bw_stats_period(&b->stats, sum);
+	bw_stats_period(&b->stats, sum);
+}
+
+/*
+ * Telemetry of a closed period: only what the regulation charged over one
+ * complete period counts. Not counted: the boot period (it began when the
+ * regulator started, before the guest ran, while the hypervisor loaded
+ * images) and a period whose end was handled more than a period late (what
+ * was counted spans several periods). See docs/bandwidth.md "Telemetry".
+ */
+static void bw_report(struct bw_cpu *c, u64 now, u64 total)
+{
+	bool complete = !c->partial && now < c->clk.deadline + c->clk.step_whole;
+
+	c->partial = false;
+	if (!complete)
+		return;
+	bw_stats_period(&c->stats, total);
+	if (c->bvm->vm->nvcpus > 1) {
+		bw_hist_put(c->hist, bw_period_id(c), total);
+		if (c->v->idx == 0)
+			bw_vm_totals(c->bvm, bw_period_id(c) - 2);
+	}
 }
 
 static void bw_close_period(struct bw_cpu *c, u64 now)
@@ -208,12 +229,7 @@ static void bw_close_period(struct bw_cpu *c, u64 now)
 			c->pred[e] =
 			    bw_predict(c->pred[e], c->used[e], starved && !idle, bw_share(c, e));
 	}
-	bw_stats_period(&c->stats, total);
-	if (c->bvm->vm->nvcpus > 1) {
-		bw_hist_put(c->hist, bw_period_id(c), total);
-		if (v->idx == 0)
-			bw_vm_totals(c->bvm, bw_period_id(c) - 2);
-	}
+	bw_report(c, now, total);
 	if (v->throttled) {
 		if (!c->paused)
 			c->stats.stalled_ticks += now - c->throttle_at;
@@ -277,7 +293,7 @@ static bool bw_period_fast(struct bw_cpu *c, u64 now)
 	u64 frac = k->frac + k->step_frac, next, total;
 	u32 share, count;
 
-	if (c->nev != 1 || v->throttled || c->paused || c->spare ||
+	if (c->nev != 1 || v->throttled || c->paused || c->spare || c->partial ||
 	    (c->bvm->cfg->flags & CFG_BW_RECLAIM) || bw_idle(v) ||
 	    __atomic_load_n(&c->bvm->seq, __ATOMIC_RELAXED) != c->seq)
 		return false;
@@ -291,12 +307,7 @@ static bool bw_period_fast(struct bw_cpu *c, u64 now)
 	total = c->used[0] + bw_counted(c->seg_start[0], count);
 	c->seg_start[0] = bw_preload(share);
 	c->used[0] = 0;
-	bw_stats_period(&c->stats, total);
-	if (c->bvm->vm->nvcpus > 1) {
-		bw_hist_put(c->hist, bw_period_id(c), total);
-		if (v->idx == 0)
-			bw_vm_totals(c->bvm, bw_period_id(c) - 2);
-	}
+	bw_report(c, now, total);
 	k->epoch++;
 	k->deadline = next;
 	k->frac = frac >= BW_US_PER_S ? frac - BW_US_PER_S : frac;
@@ -645,6 +656,7 @@ void bw_cpu_init(void)
 	for (u32 e = 0; e < c->nev; e++)
 		pmu_hyp_start(c->ctr[e], cfg->event[e], bw_preload(bw_share(c, e)));
 	bw_open_period(c);
+	c->partial = true; /* the boot period: the guest has not run yet */
 	gic_enable(bw_sys->pmu_irq);
 	gic_enable(cfg_system.platform->timer_hyp_irq);
 	timer_hyp_arm(c->clk.deadline);

@@ -37,6 +37,7 @@
 #define HCR_TSC    BIT(19)
 #define HCR_TIDCP  BIT(20)
 #define HCR_TACR   BIT(21)
+#define HCR_TSW    BIT(22)
 #define HCR_RW     BIT(31)
 
 /* SCTLR_EL2 */
