@@ -75,7 +75,9 @@ def parse(data: bytes, display: str) -> YNode:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigError.single(display, f"not UTF-8 text (byte {exc.start})") from None
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ConfigError([Diagnostic(display, f"not UTF-8 text (byte {exc.start})", line, col)]) from None
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as exc:
@@ -84,8 +86,10 @@ def parse(data: bytes, display: str) -> YNode:
         raise _reader_error(display, text, exc) from None
     except yaml.YAMLError as exc:
         raise ConfigError.single(display, f"invalid YAML: {exc}") from None
-    if root is None:
-        raise ConfigError.single(display, "empty document")
+    if root is None:  # reported where the content would have to be: the end of the file
+        line = text.count("\n") + 1
+        col = len(text) - (text.rfind("\n") + 1) + 1
+        raise ConfigError([Diagnostic(display, "empty document (no YAML content in the file)", line, col)])
     return _Converter(display).convert(root)
 
 

@@ -191,3 +191,81 @@ def test_generated_configs(workdir: Path, doc: dict[str, Any]) -> None:
 @given(text=st.text(alphabet=st.sampled_from(list("platform: qemu-virt\nvms- {}[],:&*!#'\"0x1K")), max_size=80))
 def test_random_text(workdir: Path, text: str) -> None:
     check(workdir, text)
+
+
+# --- seeded mutations of every shipped config ----------------------------------
+# Each mutation of a real config must either validate or be rejected with
+# diagnostics that all name the file, a line and a column: never a traceback,
+# never a position-less message.
+
+SHIPPED = sorted([*(REPO := Path(__file__).resolve().parent.parent).joinpath("configs").glob("*.yaml"),
+                  *REPO.joinpath("tests", "configs").glob("*.yaml")])
+MUTATIONS_PER_CONFIG = 36
+CONTROL = [chr(c) for c in range(0x20) if chr(c) not in "\t\n\r"] + ["\x7f", "\ufffe", "\uffff"]
+ODD_VALUES = ["[]", "{}", "null", "''", "-1", "0x", "1Q", "0", "18446744073709551616", "[0, 0]", "{a: 1}",
+              "&a 1", "*nope", "!!binary AA==", "\"\\x00\"", "1e400"]
+
+
+def _mutate(text: str, rng: Any) -> str:
+    lines = text.splitlines(keepends=True) or ["\n"]
+    op = rng.randrange(10)
+    k = rng.randrange(len(lines))
+    if op == 0:  # a control character anywhere
+        at = rng.randrange(len(text) + 1)
+        return text[:at] + rng.choice(CONTROL) + text[at:]
+    if op == 1:
+        del lines[k]
+    elif op == 2:
+        lines.insert(k, lines[k])
+    elif op == 3:  # a value replaced by something odd
+        line = lines[k]
+        if ":" in line:
+            head = line[:line.index(":") + 1]
+            lines[k] = f"{head} {rng.choice(ODD_VALUES)}\n"
+    elif op == 4:
+        j = rng.randrange(len(lines))
+        lines[k], lines[j] = lines[j], lines[k]
+    elif op == 5:
+        return text[:rng.randrange(len(text) + 1)]
+    elif op == 6:  # an empty CPU list (beside bandwidth where the config has it)
+        return text.replace("cpus: [", "cpus: [] #[", 1 + rng.randrange(2))
+    elif op == 7:
+        lines[k] = rng.choice(["\t", " ", "   ", ""]) + lines[k]
+    elif op == 8:  # one character changed
+        at = rng.randrange(len(text) + 1)
+        return text[:at] + rng.choice("0x-:[]{},#&*!|>'\"%@`9zQ ") + text[at + 1:]
+    else:  # a number changed
+        import re
+
+        nums = list(re.finditer(r"\b(0x[0-9a-fA-F_]+|\d+)\b", text))
+        if nums:
+            m = rng.choice(nums)
+            return text[:m.start()] + rng.choice(["0", "1", "4095", "0x1001", "99999999999", "-0"]) + text[m.end():]
+    return "".join(lines)
+
+
+@pytest.mark.parametrize("config", SHIPPED, ids=lambda p: p.name)
+def test_mutated_shipped_configs_give_located_errors(tmp_path: Path, config: Path) -> None:
+    import random
+
+    from bulkhead.errors import BuildError
+
+    rng = random.Random(f"bulkhead-{config.name}")
+    source = config.read_text()
+    for name in ("Image", "initrd.cpio.gz", "initrd"):
+        shutil.copy(FIXTURES / "linux" / ("Image" if name == "Image" else "initrd.cpio.gz"), tmp_path / name)
+    shutil.copy(FIXTURES / "guests" / "hello.bin", tmp_path / "img.bin")
+    path = tmp_path / "c.yaml"
+    for n in range(MUTATIONS_PER_CONFIG):
+        text = _mutate(source, rng)
+        path.write_text(text, encoding="utf-8", errors="surrogatepass")
+        try:
+            load_system(path, guest_sources=None)
+        except ConfigError as exc:
+            assert exc.diagnostics, f"mutation {n} of {config.name}: no diagnostic"
+            for d in exc.diagnostics:
+                assert d.message and d.file
+                assert d.line is not None and d.col is not None, \
+                    f"mutation {n} of {config.name}: no position in {d.file}: {d.message}\n---\n{text}"
+        except BuildError:
+            pass

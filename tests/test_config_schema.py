@@ -142,7 +142,7 @@ def error_of(path: str, **kwargs: object) -> str:
         ),
         (
             "",
-            "c.yaml: empty document",
+            "c.yaml:1:1: empty document (no YAML content in the file)",
         ),
         (
             "platform: qemu-virt\nvms:\n  - &a [*a]\n",
@@ -169,7 +169,7 @@ def test_missing_file(sandbox: Path) -> None:
 
 def test_not_utf8(sandbox: Path) -> None:
     (sandbox / "c.yaml").write_bytes(b"platform: \xff\n")
-    assert error_of("c.yaml") == "c.yaml: not UTF-8 text (byte 10)"
+    assert error_of("c.yaml") == "c.yaml:1:11: not UTF-8 text (byte 10)"
 
 
 def test_sizes_and_merge_keys(write_config: WriteConfig) -> None:
