@@ -41,3 +41,17 @@ def test_bulkhead_run_guest_failure_exits_1() -> None:
     assert "[bulkhead] vm bad: off (exit status 3)" in lines, proc.stdout
     assert "[bulkhead] vm ok: off (clean)" in lines, proc.stdout
     assert "VM 'bad' reported failure (exit status 3)" in proc.stderr, proc.stderr
+
+
+def test_guest_owns_both_el1_timers() -> None:
+    """Issue #17 item 2: each VM arms its EL1 virtual and physical timers
+    (CNTP_* untrapped) and receives PPI 27 and PPI 30 once per arming, at or
+    after the compare value (the guest checks), on its own CPU."""
+    proc = _run(REPO_ROOT / "tests" / "configs" / "timers.yaml", "cli-timers")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert "[t0] timers: PASS (3 rounds)" in lines, proc.stdout
+    assert "[t1] timers: PASS (4 rounds)" in lines, proc.stdout
+    assert sum(1 for line in lines if line.startswith("[t1] timers: round ")) == 4, proc.stdout
+    assert not [line for line in lines if "FAIL" in line or "guest: " in line], proc.stdout
+    assert "[bulkhead] all VMs off: clean=2 stopped=0" in lines, proc.stdout
