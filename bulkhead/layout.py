@@ -328,6 +328,10 @@ def _resolve_vm(
         linux, images = _place_linux(s, vm, first, diags)
         entry = vm.entry if vm.entry is not None else linux.kernel_ipa
         boot_arg = linux.dtb_ipa
+    elif vm.type == "image":
+        linux, images = _place_image(s, vm, first, diags)
+        entry = linux.kernel_ipa
+        boot_arg = linux.dtb_ipa
     else:
         entry = vm.entry if vm.entry is not None else first.ipa
         params_ipa = first.ipa + first.size - PAGE
@@ -464,6 +468,45 @@ def _place_linux(
         images.append(VmImage("initrd", istart, isize, dtb_ipa - istart, vm.initrd, None, ipath))
     images.append(VmImage("dtb", dtb_ipa, DTB_MAX, BLOCK, None, None, vm.path))
     return LinuxBoot(kernel_ipa, dtb_ipa, initrd, vm.bootargs), images
+
+
+def _place_image(
+    s: SystemSpec, vm: VmSpec, first: MemRegion, diags: list[Diagnostic]
+) -> tuple[LinuxBoot, list[VmImage]]:
+    """An arm64-boot-protocol image: raw (loaded at ``entry``, default the
+    start of memory[0]) or a Linux Image (at memory[0] + text_offset); the
+    DTB takes the last DTB_MAX bytes of memory[0] and its IPA goes in x0."""
+    dtb_ipa = first.ipa + first.size - DTB_MAX
+    load = vm.entry if vm.entry is not None else first.ipa
+    ipath = join(vm.path, "image" if vm.image is not None else "guest")
+    size: int | None = None
+    if vm.image is not None:
+        size = vm.image.stat().st_size
+        with vm.image.open("rb") as f:
+            if f.read(4) == b"\x7fELF":
+                diags.append(s.locs.diag(ipath, "ELF images are not accepted yet: convert with "
+                                                "'objcopy -O binary' and give the load address as 'entry'"))
+                return LinuxBoot(load, dtb_ipa, None, vm.bootargs), []
+        header = read_kernel_header(vm.image)
+        if isinstance(header, KernelHeader):
+            if first.ipa % BLOCK:
+                diags.append(s.locs.diag(join(vm.memory[0].path, "ipa"), "a Linux Image needs memory[0] 2 MiB "
+                                                                          f"aligned (IPA 0x{first.ipa:x})"))
+            load = first.ipa + header.text_offset
+            if vm.entry is not None and vm.entry != load:
+                diags.append(s.locs.diag(join(vm.path, "entry"), f"a Linux Image is entered at its load address "
+                                                                  f"0x{load:x} (memory[0] + text_offset)"))
+            size = header.image_size
+    fallback = LinuxBoot(load, dtb_ipa, None, vm.bootargs)
+    if not first.ipa <= load < dtb_ipa:
+        diags.append(s.locs.diag(join(vm.path, "entry"), f"entry 0x{load:x} is not in memory[0] below the device "
+                                                          f"tree at 0x{dtb_ipa:x}"))
+        return fallback, []
+    img = VmImage("image", load, size, dtb_ipa - load, vm.image, vm.guest, ipath)
+    if size is not None:
+        _check_fits(s, img, diags)
+        img = dataclasses.replace(img, size=vm.image.stat().st_size if vm.image is not None else size)
+    return fallback, [img, VmImage("dtb", dtb_ipa, DTB_MAX, DTB_MAX, None, None, vm.path)]
 
 
 def pt_pages(ranges: Iterable[Range]) -> int:

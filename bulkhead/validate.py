@@ -331,11 +331,14 @@ def _check_boot(c: Checker, vm: VmSpec, guest_sources: Path | None) -> None:
         if vm.kernel is None:
             c.error(p, f"Linux VM '{vm.name}' needs a 'kernel'")
     else:
-        for key in ("kernel", "initrd", "bootargs"):
+        for key in ("kernel", "initrd") if vm.type == "image" else ("kernel", "initrd", "bootargs"):
             if getattr(vm, key) is not None:
                 c.error(join(p, key), f"'{key}' is only valid for Linux VMs (add 'type: linux')")
+        if vm.type == "image" and vm.params:
+            c.error(join(p, "params"), "an 'image' VM gets a device tree in x0, not a parameter block")
         if vm.guest is None and vm.image is None:
-            c.error(p, f"bare-metal VM '{vm.name}' needs one of 'guest' or 'image'")
+            c.error(p, f"{'image' if vm.type == 'image' else 'bare-metal'} VM '{vm.name}' needs one of 'guest' "
+                       f"or 'image'")
         elif vm.guest is not None and vm.image is not None:
             c.error(join(p, "image"), "give either 'guest' or 'image', not both")
         elif vm.guest is not None and guest_sources is not None and (guest_sources / "Makefile").is_file():

@@ -80,7 +80,7 @@ def error_of(path: str, **kwargs: object) -> str:
         ),
         (
             "platform: qemu-virt\nvms:\n  - {name: a, type: rtos, cpus: [0], memory: [{ipa: 0x40000000, size: 16M}]}\n",
-            "c.yaml:3:21: vms[0].type: expected one of linux, baremetal, got 'rtos'",
+            "c.yaml:3:21: vms[0].type: expected one of linux, baremetal, image, got 'rtos'",
         ),
         (
             f"platform: qemu-virt\nvms:\n  - {VM[:-1]}, on_fault: retry}}\n",

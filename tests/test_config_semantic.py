@@ -437,6 +437,32 @@ CASES: dict[str, tuple[str, str]] = {
         """,
         "c.yaml:4:59: vms[1].memory[0].size: no free RAM for 1G (largest free block: 480M)",
     ),
+    "image VM with params": (
+        """
+        platform: qemu-virt
+        vms:
+          - {name: a, type: image, cpus: [0], memory: [{ipa: 0x40000000, size: 16M}], image: img.bin, params: {x: 1}}
+        """,
+        "c.yaml:3:103: vms[0].params: an 'image' VM gets a device tree in x0, not a parameter block",
+    ),
+    "image VM with an ELF file": (
+        """
+        platform: qemu-virt
+        vms:
+          - {name: a, type: image, cpus: [0], memory: [{ipa: 0x40000000, size: 16M}], image: elf.img}
+        """,
+        "c.yaml:3:86: vms[0].image: ELF images are not accepted yet: convert with 'objcopy -O binary' and give "
+        "the load address as 'entry'",
+    ),
+    "image VM entry above its device tree": (
+        """
+        platform: qemu-virt
+        vms:
+          - {name: a, type: image, cpus: [0], memory: [{ipa: 0x40000000, size: 16M}], image: img.bin,
+             entry: 0x40ff8000}
+        """,
+        "c.yaml:4:13: vms[0].entry: entry 0x40ff8000 is not in memory[0] below the device tree at 0x40ff0000",
+    ),
     "parameter block too large": (
         """
         platform: qemu-virt
@@ -453,6 +479,8 @@ def test_semantic_rule(name: str, write_config: WriteConfig) -> None:
     text, expected = CASES[name]
     if "big.img" in text:
         Path("big.img").write_bytes(b"\0" * (3 << 19))  # 1.5 MiB
+    if "elf.img" in text:
+        Path("elf.img").write_bytes(b"\x7fELF" + b"\0" * 60)
     text = text.replace("XXX", "y" * 4090)
     path = write_config(text)
     assert error_of(path) == expected.replace("{tmp}", str(Path.cwd()))

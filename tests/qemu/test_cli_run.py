@@ -55,3 +55,17 @@ def test_guest_owns_both_el1_timers() -> None:
     assert sum(1 for line in lines if line.startswith("[t1] timers: round ")) == 4, proc.stdout
     assert not [line for line in lines if "FAIL" in line or "guest: " in line], proc.stdout
     assert "[bulkhead] all VMs off: clean=2 stopped=0" in lines, proc.stdout
+
+
+def test_image_vm_gets_dtb_in_x0() -> None:
+    """Issue #17 item 3: a `type: image` VM boots a raw image (guests/dtbcheck,
+    no parameter block) at its entry with x0 = the IPA of a generated DTB;
+    the guest checks the FDT magic and finds /memory@ (with reg) and /chosen."""
+    proc = _run(REPO_ROOT / "tests" / "configs" / "image-vm.yaml", "cli-image-vm")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert "[img] dtbcheck: x0 = 0x40ff0000" in lines, proc.stdout  # last 64 KiB of memory[0]
+    assert "[img] dtbcheck: /memory@40000000" in lines, proc.stdout
+    assert "[img] dtbcheck: /chosen" in lines, proc.stdout
+    assert "[img] dtbcheck: PASS" in lines, proc.stdout
+    assert "[bulkhead] vm img: off (clean)" in lines, proc.stdout
