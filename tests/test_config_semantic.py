@@ -445,14 +445,13 @@ CASES: dict[str, tuple[str, str]] = {
         """,
         "c.yaml:3:103: vms[0].params: an 'image' VM gets a device tree in x0, not a parameter block",
     ),
-    "image VM with an ELF file": (
+    "image VM with a broken ELF file": (
         """
         platform: qemu-virt
         vms:
           - {name: a, type: image, cpus: [0], memory: [{ipa: 0x40000000, size: 16M}], image: elf.img}
         """,
-        "c.yaml:3:86: vms[0].image: ELF images are not accepted yet: convert with 'objcopy -O binary' and give "
-        "the load address as 'entry'",
+        "c.yaml:3:86: vms[0].image: not a 64-bit little-endian ELF file",
     ),
     "image VM entry above its device tree": (
         """

@@ -69,3 +69,19 @@ def test_image_vm_gets_dtb_in_x0() -> None:
     assert "[img] dtbcheck: /chosen" in lines, proc.stdout
     assert "[img] dtbcheck: PASS" in lines, proc.stdout
     assert "[bulkhead] vm img: off (clean)" in lines, proc.stdout
+
+
+def test_image_vm_boots_elf(tmp_path: Path) -> None:
+    """The same guest given as its ELF file (segments flattened by the
+    toolchain, entry = e_entry) also gets its DTB in x0."""
+    proc = subprocess.run(["make", "-C", str(REPO_ROOT / "guests"), f"O={tmp_path}", "dtbcheck"],
+                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    config = tmp_path / "elf.yaml"
+    config.write_text("platform: qemu-virt\nvms:\n  - name: elfvm\n    type: image\n    cpus: [0]\n"
+                      "    memory: [{ipa: 0x40000000, size: 16M}]\n    image: dtbcheck.elf\n")
+    proc = _run(config, "cli-image-elf")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert "[elfvm] dtbcheck: x0 = 0x40ff0000" in lines, proc.stdout
+    assert "[elfvm] dtbcheck: PASS" in lines, proc.stdout
