@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from bulkhead import elf as elf_mod
 from bulkhead import fit, gen_c, gen_dts, image, layout, qemu
 from bulkhead.config import GUESTS_DIR, PLATFORMS_DIR, REPO_ROOT, load_spec
 from bulkhead.errors import BuildError
@@ -163,6 +164,10 @@ def build(
                     raise BuildError(f"the device tree of VM '{vm.name}' is {len(blob)} bytes; "
                                      f"the limit is {DTB_MAX}")
                 write_if_changed(out / f"{vm.name}.dtb", blob.ljust(DTB_MAX, b"\0"))
+            if vm.type == "image" and vm.spec.image is not None and elf_mod.is_elf(vm.spec.image):
+                flat = elf_mod.read_elf(vm.spec.image)
+                assert not isinstance(flat, str)  # checked by layout
+                write_if_changed(out / f"{vm.name}.image", flat.flat)
             if vm.params_text is not None:
                 write_if_changed(out / f"{vm.name}.params", vm.params_text.encode() + b"\0")
 

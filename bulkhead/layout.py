@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bulkhead import coloring
+from bulkhead import coloring, elf
 from bulkhead.color import Colors
 from bulkhead.errors import BuildError, ConfigError, Diagnostic
 from bulkhead.model import (
@@ -328,6 +328,9 @@ def _resolve_vm(
         linux, images = _place_linux(s, vm, first, diags)
         entry = vm.entry if vm.entry is not None else linux.kernel_ipa
         boot_arg = linux.dtb_ipa
+    elif vm.type == "image":
+        linux, images, entry = _place_image(s, vm, first, diags)
+        boot_arg = linux.dtb_ipa
     else:
         entry = vm.entry if vm.entry is not None else first.ipa
         params_ipa = first.ipa + first.size - PAGE
@@ -464,6 +467,68 @@ def _place_linux(
         images.append(VmImage("initrd", istart, isize, dtb_ipa - istart, vm.initrd, None, ipath))
     images.append(VmImage("dtb", dtb_ipa, DTB_MAX, BLOCK, None, None, vm.path))
     return LinuxBoot(kernel_ipa, dtb_ipa, initrd, vm.bootargs), images
+
+
+def _place_image(
+    s: SystemSpec, vm: VmSpec, first: MemRegion, diags: list[Diagnostic]
+) -> tuple[LinuxBoot, list[VmImage], int]:
+    """An arm64-boot-protocol image: raw (loaded at ``entry``, default the
+    start of memory[0]), a Linux Image (at memory[0] + text_offset) or an ELF
+    file; the DTB takes the last DTB_MAX bytes of memory[0] and its IPA goes
+    in x0. Returns the boot layout, the images and the entry point."""
+    dtb_ipa = first.ipa + first.size - DTB_MAX
+    load = vm.entry if vm.entry is not None else first.ipa
+    ipath = join(vm.path, "image" if vm.image is not None else "guest")
+    size: int | None = None
+    if vm.image is not None:
+        size = vm.image.stat().st_size
+        if elf.is_elf(vm.image):
+            return _place_elf(s, vm, first, dtb_ipa, diags)
+        header = read_kernel_header(vm.image)
+        if isinstance(header, KernelHeader):
+            if first.ipa % BLOCK:
+                diags.append(s.locs.diag(join(vm.memory[0].path, "ipa"), "a Linux Image needs memory[0] 2 MiB "
+                                                                          f"aligned (IPA 0x{first.ipa:x})"))
+            load = first.ipa + header.text_offset
+            if vm.entry is not None and vm.entry != load:
+                diags.append(s.locs.diag(join(vm.path, "entry"), f"a Linux Image is entered at its load address "
+                                                                  f"0x{load:x} (memory[0] + text_offset)"))
+            size = header.image_size
+    fallback = LinuxBoot(load, dtb_ipa, None, vm.bootargs)
+    if not first.ipa <= load < dtb_ipa:
+        diags.append(s.locs.diag(join(vm.path, "entry"), f"entry 0x{load:x} is not in memory[0] below the device "
+                                                          f"tree at 0x{dtb_ipa:x}"))
+        return fallback, [], load
+    img = VmImage("image", load, size, dtb_ipa - load, vm.image, vm.guest, ipath)
+    if size is not None:
+        _check_fits(s, img, diags)
+        img = dataclasses.replace(img, size=vm.image.stat().st_size if vm.image is not None else size)
+    return fallback, [img, VmImage("dtb", dtb_ipa, DTB_MAX, DTB_MAX, None, None, vm.path)], load
+
+
+def _place_elf(
+    s: SystemSpec, vm: VmSpec, first: MemRegion, dtb_ipa: int, diags: list[Diagnostic]
+) -> tuple[LinuxBoot, list[VmImage], int]:
+    """An ELF image: its PT_LOAD segments flattened (built as <out>/<vm>.image)
+    at their physical addresses; the entry is e_entry unless ``entry`` is given."""
+    assert vm.image is not None
+    ipath = join(vm.path, "image")
+    e = elf.read_elf(vm.image)
+    if isinstance(e, str):
+        diags.append(s.locs.diag(ipath, e))
+        return LinuxBoot(first.ipa, dtb_ipa, None, vm.bootargs), [], first.ipa
+    entry = vm.entry if vm.entry is not None else e.entry
+    boot = LinuxBoot(e.load, dtb_ipa, None, vm.bootargs)
+    if not first.ipa <= e.load or e.load + e.mem_size > dtb_ipa:
+        diags.append(s.locs.diag(ipath, f"image does not fit its region: the ELF segments need IPA "
+                                        f"{Range(e.load, e.mem_size)}, memory[0] below the device tree is "
+                                        f"{Range(first.ipa, dtb_ipa - first.ipa)}"))
+        return boot, [], entry
+    if not e.load <= entry < e.load + e.mem_size:
+        diags.append(s.locs.diag(ipath, f"the ELF entry 0x{entry:x} is outside its segments "
+                                        f"{Range(e.load, e.mem_size)}"))
+    img = VmImage("image", e.load, len(e.flat), dtb_ipa - e.load, None, None, ipath)
+    return boot, [img, VmImage("dtb", dtb_ipa, DTB_MAX, DTB_MAX, None, None, vm.path)], entry
 
 
 def pt_pages(ranges: Iterable[Range]) -> int:

@@ -24,7 +24,7 @@ MAX_CPUS = 8  # CFG_MAX_CPUS in hypervisor/core/config.h
 PARAMS_MAX = PAGE
 DTB_MAX = 64 * KiB
 
-VmType = Literal["linux", "baremetal"]
+VmType = Literal["linux", "baremetal", "image"]
 FaultPolicy = Literal["inject", "stop"]
 
 

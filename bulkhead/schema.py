@@ -449,7 +449,8 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
         raise r.fail(m["name"], p("name"), "the VM name 'none' is reserved")
     vm_type: VmType = "baremetal"
     if "type" in m:
-        vm_type = "linux" if r.choice(m["type"], p("type"), ("linux", "baremetal")) == "linux" else "baremetal"
+        chosen = r.choice(m["type"], p("type"), ("linux", "baremetal", "image"))
+        vm_type = "linux" if chosen == "linux" else "image" if chosen == "image" else "baremetal"
     cpus = r.each(m["cpus"], p("cpus"), lambda n, q: r.integer(n, q, "a CPU index (integer)", 0), "a list of CPU indices")
 
     def mem(n: YNode, q: str) -> MemSpec:

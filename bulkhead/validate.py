@@ -77,6 +77,10 @@ def check_platform(p: Platform) -> None:
                       ("timer.phys_irq", p.timer.phys_irq), ("timer.secure_irq", p.timer.secure_irq)):
         if not 16 <= irq < 32:
             c.error(path, f"IRQ {irq} is not a PPI (16-31)")
+    # the hypervisor hands these two PPIs to the VM of the CPU (core/irq.h)
+    for path, irq, fixed_irq in (("timer.virt_irq", p.timer.virt_irq, 27), ("timer.phys_irq", p.timer.phys_irq, 30)):
+        if 16 <= irq < 32 and irq != fixed_irq:
+            c.error(path, f"IRQ {irq}: Bulkhead routes the EL1 {path[6:10]} timer as PPI {fixed_irq} (the Arm SBSA number)")
     for path, irq in (("uart.irq", p.uart.irq), ("console.irq", p.console.irq)):
         if irq not in spis:
             c.error(path, f"IRQ {irq} is outside the SPI range {spis.start}-{spis.stop - 1}")
@@ -327,11 +331,14 @@ def _check_boot(c: Checker, vm: VmSpec, guest_sources: Path | None) -> None:
         if vm.kernel is None:
             c.error(p, f"Linux VM '{vm.name}' needs a 'kernel'")
     else:
-        for key in ("kernel", "initrd", "bootargs"):
+        for key in ("kernel", "initrd") if vm.type == "image" else ("kernel", "initrd", "bootargs"):
             if getattr(vm, key) is not None:
                 c.error(join(p, key), f"'{key}' is only valid for Linux VMs (add 'type: linux')")
+        if vm.type == "image" and vm.params:
+            c.error(join(p, "params"), "an 'image' VM gets a device tree in x0, not a parameter block")
         if vm.guest is None and vm.image is None:
-            c.error(p, f"bare-metal VM '{vm.name}' needs one of 'guest' or 'image'")
+            c.error(p, f"{'image' if vm.type == 'image' else 'bare-metal'} VM '{vm.name}' needs one of 'guest' "
+                       f"or 'image'")
         elif vm.guest is not None and vm.image is not None:
             c.error(join(p, "image"), "give either 'guest' or 'image', not both")
         elif vm.guest is not None and guest_sources is not None and (guest_sources / "Makefile").is_file():

@@ -80,7 +80,7 @@ def error_of(path: str, **kwargs: object) -> str:
         ),
         (
             "platform: qemu-virt\nvms:\n  - {name: a, type: rtos, cpus: [0], memory: [{ipa: 0x40000000, size: 16M}]}\n",
-            "c.yaml:3:21: vms[0].type: expected one of linux, baremetal, got 'rtos'",
+            "c.yaml:3:21: vms[0].type: expected one of linux, baremetal, image, got 'rtos'",
         ),
         (
             f"platform: qemu-virt\nvms:\n  - {VM[:-1]}, on_fault: retry}}\n",
@@ -272,6 +272,9 @@ def test_repo_platform_is_valid() -> None:
          "qemu-virt.yaml:16:12: devices[1].name: duplicate device name 'rtc' (also devices[0])"),
         ("hyp_irq: 26", "hyp_irq: 36",
          "qemu-virt.yaml:11:18: timer.hyp_irq: IRQ 36 is not a PPI (16-31)"),
+        ("phys_irq: 30", "phys_irq: 28",
+         "qemu-virt.yaml:11:46: timer.phys_irq: IRQ 28: Bulkhead routes the EL1 phys timer as PPI 30 (the Arm SBSA "
+         "number)"),
         ("gic: {version: 3,", "gic: {version: 2,",
          "qemu-virt.yaml:10:16: gic.version: expected a GIC version (3), got 2"),
     ],

@@ -437,6 +437,31 @@ CASES: dict[str, tuple[str, str]] = {
         """,
         "c.yaml:4:59: vms[1].memory[0].size: no free RAM for 1G (largest free block: 480M)",
     ),
+    "image VM with params": (
+        """
+        platform: qemu-virt
+        vms:
+          - {name: a, type: image, cpus: [0], memory: [{ipa: 0x40000000, size: 16M}], image: img.bin, params: {x: 1}}
+        """,
+        "c.yaml:3:103: vms[0].params: an 'image' VM gets a device tree in x0, not a parameter block",
+    ),
+    "image VM with a broken ELF file": (
+        """
+        platform: qemu-virt
+        vms:
+          - {name: a, type: image, cpus: [0], memory: [{ipa: 0x40000000, size: 16M}], image: elf.img}
+        """,
+        "c.yaml:3:86: vms[0].image: not a 64-bit little-endian ELF file",
+    ),
+    "image VM entry above its device tree": (
+        """
+        platform: qemu-virt
+        vms:
+          - {name: a, type: image, cpus: [0], memory: [{ipa: 0x40000000, size: 16M}], image: img.bin,
+             entry: 0x40ff8000}
+        """,
+        "c.yaml:4:13: vms[0].entry: entry 0x40ff8000 is not in memory[0] below the device tree at 0x40ff0000",
+    ),
     "parameter block too large": (
         """
         platform: qemu-virt
@@ -453,6 +478,8 @@ def test_semantic_rule(name: str, write_config: WriteConfig) -> None:
     text, expected = CASES[name]
     if "big.img" in text:
         Path("big.img").write_bytes(b"\0" * (3 << 19))  # 1.5 MiB
+    if "elf.img" in text:
+        Path("elf.img").write_bytes(b"\x7fELF" + b"\0" * 60)
     text = text.replace("XXX", "y" * 4090)
     path = write_config(text)
     assert error_of(path) == expected.replace("{tmp}", str(Path.cwd()))
@@ -502,3 +529,27 @@ def test_shared_interrupt_owned_by_two_vms(write_config: WriteConfig, tmp_path: 
         load_system(path, guest_sources=None, platforms_dir=pdir)
     assert str(info.value) == ("c.yaml:4:92: vms[1].devices[0]: IRQ 34 of device 'gpio' is already owned by "
                                "VM 'a' (device 'rtc')")
+
+
+def test_image_vm_layouts(write_config: WriteConfig) -> None:
+    """`type: image`: a raw image at `entry` (default memory[0]), a Linux
+    Image at memory[0] + text_offset; x0 = the DTB in the last 64 KiB of
+    memory[0]; no parameter block."""
+    header = bytearray(64)
+    header[8:16] = (0x80000).to_bytes(8, "little")  # text_offset
+    header[16:24] = (0x200000).to_bytes(8, "little")  # image_size
+    header[56:60] = b"ARM\x64"
+    Path("Image").write_bytes(bytes(header))
+    Path("raw.bin").write_bytes(b"\0" * 4096)
+    path = write_config("""
+        platform: qemu-virt
+        vms:
+          - {name: a, type: image, cpus: [0], memory: [{ipa: 0x40000000, size: 16M}], image: Image}
+          - {name: b, type: image, cpus: [1], memory: [{ipa: 0x40000000, size: 8M}], image: raw.bin,
+             entry: 0x40100000, bootargs: "x=1"}
+    """)
+    a, b = load_system(path, guest_sources=None).vms
+    assert (a.entry, a.boot_arg) == (0x40080000, 0x40FF0000)
+    assert [(i.name, i.dst_ipa) for i in a.images] == [("image", 0x40080000), ("dtb", 0x40FF0000)]
+    assert (b.entry, b.boot_arg, b.params_text) == (0x40100000, 0x407F0000, None)
+    assert b.linux is not None and b.linux.bootargs == "x=1"

@@ -31,8 +31,10 @@ void irq_cpu_init(void)
 {
 	gic_enable(IRQ_SGI_KICK);
 	gic_enable(IRQ_PPI_MAINT);
-	if (vcpu_current())
+	if (vcpu_current()) {
 		gic_enable(IRQ_PPI_VTIMER);
+		gic_enable(IRQ_PPI_PTIMER);
+	}
 }
 
 void irq_set_console(u32 intid, u64 target_mpidr)
@@ -53,7 +55,7 @@ static void irq_dispatch(u32 intid)
 		gic_deactivate(intid);
 		return;
 	}
-	if (intid == IRQ_PPI_VTIMER && v) {
+	if ((intid == IRQ_PPI_VTIMER || intid == IRQ_PPI_PTIMER) && v) {
 		/* priority drop only: the guest's EOI deactivates it (HW bit) */
 		gic_eoi(intid);
 		vgic_inject(v->vm, v, intid);
@@ -79,7 +81,7 @@ static void irq_dispatch(u32 intid)
 		console_rx();
 	else if (intid == IRQ_SGI_KICK || intid == IRQ_PPI_MAINT)
 		; /* the exit path does the work */
-	else if (intid == IRQ_PPI_VTIMER)
+	else if (intid == IRQ_PPI_VTIMER || intid == IRQ_PPI_PTIMER)
 		gic_disable(intid); /* no vCPU here */
 	else
 		log_info("cpu %u: unexpected interrupt %u", cpu_index(), intid);

@@ -9,6 +9,7 @@
 #define IRQ_PPI_MAINT    25 /* GIC maintenance (list-register underflow/EOI) */
 #define IRQ_PPI_HYPTIMER 26 /* EL2 physical timer */
 #define IRQ_PPI_VTIMER   27 /* virtual timer: always the running guest's */
+#define IRQ_PPI_PTIMER   30 /* EL1 physical timer: also the running guest's */
 
 struct vm;
 

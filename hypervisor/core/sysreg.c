@@ -2,10 +2,11 @@
 /*
  * What traps here: the SGI-generation registers (ICC_SGI1R_EL1 and
  * friends: HCR_EL2.IMO), every PMU register (MDCR_EL2.TPM: the PMU belongs
- * to the hypervisor; guests see a PMU with no counters), the EL1 physical
- * timer (CNTHCTL_EL2.EL1PCEN = 0) and implementation-defined registers
- * (HCR_EL2.TIDCP). Only the first two are emulated, plus data-cache
- * maintenance by set/way (HCR_EL2.TSW, core/setway.c).
+ * to the hypervisor; guests see a PMU with no counters) and
+ * implementation-defined registers (HCR_EL2.TIDCP). Only the first two are
+ * emulated, plus data-cache maintenance by set/way (HCR_EL2.TSW,
+ * core/setway.c). The EL1 physical timer does not trap (CNTHCTL_EL2.EL1PCEN
+ * = 1): the guest owns it as it owns the virtual one.
  */
 #include "core/sysreg.h"
 

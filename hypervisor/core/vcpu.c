@@ -46,6 +46,8 @@ static void vcpu_boot(struct vcpu *v, u64 entry, u64 x0)
 	sysreg_write(cntkctl_el1, 0);
 	sysreg_write(cntv_ctl_el0, 0);
 	sysreg_write(cntv_cval_el0, 0);
+	sysreg_write(cntp_ctl_el0, 0);
+	sysreg_write(cntp_cval_el0, 0);
 	sysreg_write(vmpidr_el2, vcpu_vmpidr(v));
 	sysreg_write(vpidr_el2, sysreg_read(midr_el1));
 	sysreg_write(hcr_el2, HCR_GUEST);
@@ -54,6 +56,7 @@ static void vcpu_boot(struct vcpu *v, u64 entry, u64 x0)
 		v->s2_flushed = true;
 	}
 	gic_clear_active_local(IRQ_PPI_VTIMER);
+	gic_clear_active_local(IRQ_PPI_PTIMER);
 	vgic_vcpu_init(v);
 	memset(f, 0, sizeof(*f));
 	f->x[0] = x0;
@@ -80,6 +83,7 @@ static void vcpu_park(struct vcpu *v)
 	struct vm *vm = v->vm;
 
 	sysreg_write(cntv_ctl_el0, 0);
+	sysreg_write(cntp_ctl_el0, 0);
 	v->parked = true;
 	/* vCPU 0 of a resetting VM waits in WFI below for its siblings to park;
 	 * its virtual timer is off, so a sibling parking after vCPU 0 looked

@@ -4,11 +4,10 @@
 
 #include "arch/aarch64/gicv3.h"
 #include "arch/aarch64/sysregs.h"
+#include "core/irq.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
 #include "lib/string.h"
-
-#define VGIC_PPI_VTIMER 27
 
 struct virq *vgic_virq(struct vm *vm, struct vcpu *v, u32 intid)
 {
@@ -91,7 +90,8 @@ void vgic_vcpu_init(struct vcpu *v)
 	g->pend_priv = 0;
 	for (u32 i = 0; i < 16; i++)
 		g->priv[i].flags = VIRQ_OWNED | VIRQ_EDGE | VIRQ_ENABLED;
-	g->priv[VGIC_PPI_VTIMER].flags = VIRQ_OWNED | VIRQ_HW;
+	g->priv[IRQ_PPI_VTIMER].flags = VIRQ_OWNED | VIRQ_HW;
+	g->priv[IRQ_PPI_PTIMER].flags = VIRQ_OWNED | VIRQ_HW;
 	spin_unlock(&v->vm->vgic.lock);
 	g->nlr = gic_lr_count();
 	if (g->nlr > VGIC_MAX_LRS)

@@ -41,3 +41,47 @@ def test_bulkhead_run_guest_failure_exits_1() -> None:
     assert "[bulkhead] vm bad: off (exit status 3)" in lines, proc.stdout
     assert "[bulkhead] vm ok: off (clean)" in lines, proc.stdout
     assert "VM 'bad' reported failure (exit status 3)" in proc.stderr, proc.stderr
+
+
+def test_guest_owns_both_el1_timers() -> None:
+    """Issue #17 item 2: each VM arms its EL1 virtual and physical timers
+    (CNTP_* untrapped) and receives PPI 27 and PPI 30 once per arming, at or
+    after the compare value (the guest checks), on its own CPU."""
+    proc = _run(REPO_ROOT / "tests" / "configs" / "timers.yaml", "cli-timers")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert "[t0] timers: PASS (3 rounds)" in lines, proc.stdout
+    assert "[t1] timers: PASS (4 rounds)" in lines, proc.stdout
+    assert sum(1 for line in lines if line.startswith("[t1] timers: round ")) == 4, proc.stdout
+    assert not [line for line in lines if "FAIL" in line or "guest: " in line], proc.stdout
+    assert "[bulkhead] all VMs off: clean=2 stopped=0" in lines, proc.stdout
+
+
+def test_image_vm_gets_dtb_in_x0() -> None:
+    """Issue #17 item 3: a `type: image` VM boots a raw image (guests/dtbcheck,
+    no parameter block) at its entry with x0 = the IPA of a generated DTB;
+    the guest checks the FDT magic and finds /memory@ (with reg) and /chosen."""
+    proc = _run(REPO_ROOT / "tests" / "configs" / "image-vm.yaml", "cli-image-vm")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert "[img] dtbcheck: x0 = 0x40ff0000" in lines, proc.stdout  # last 64 KiB of memory[0]
+    assert "[img] dtbcheck: /memory@40000000" in lines, proc.stdout
+    assert "[img] dtbcheck: /chosen" in lines, proc.stdout
+    assert "[img] dtbcheck: PASS" in lines, proc.stdout
+    assert "[bulkhead] vm img: off (clean)" in lines, proc.stdout
+
+
+def test_image_vm_boots_elf(tmp_path: Path) -> None:
+    """The same guest given as its ELF file (segments flattened by the
+    toolchain, entry = e_entry) also gets its DTB in x0."""
+    proc = subprocess.run(["make", "-C", str(REPO_ROOT / "guests"), f"O={tmp_path}", "dtbcheck"],
+                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    config = tmp_path / "elf.yaml"
+    config.write_text("platform: qemu-virt\nvms:\n  - name: elfvm\n    type: image\n    cpus: [0]\n"
+                      "    memory: [{ipa: 0x40000000, size: 16M}]\n    image: dtbcheck.elf\n")
+    proc = _run(config, "cli-image-elf")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert "[elfvm] dtbcheck: x0 = 0x40ff0000" in lines, proc.stdout
+    assert "[elfvm] dtbcheck: PASS" in lines, proc.stdout

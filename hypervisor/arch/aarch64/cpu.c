@@ -20,9 +20,9 @@ void cpu_init(u32 index, u64 mpidr)
 	c->mpidr = mpidr;
 	c->frame = cpu_frame(index);
 	sysreg_write(tpidr_el2, (u64)(uintptr_t)c);
-	/* Guests use the virtual timer and counter untrapped, and may read the
-	 * physical counter; the EL1 physical timer traps (EL2 owns timing). */
-	sysreg_write(cnthctl_el2, CNTHCTL_EL1PCTEN);
+	/* Guests own both EL1 timers (virtual and physical) and both counters,
+	 * untrapped; EL2 keeps its own timer (CNTHP) for its timing. */
+	sysreg_write(cnthctl_el2, CNTHCTL_EL1PCTEN | CNTHCTL_EL1PCEN);
 	sysreg_write(cntvoff_el2, 0);
 	sysreg_write(cptr_el2, 0x33ff); /* RES1 bits; FP/SIMD not trapped */
 	sysreg_write(hstr_el2, 0);
