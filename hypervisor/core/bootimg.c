@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "core/bootimg.h"
 
+#include "arch/aarch64/sysregs.h"
 #include "core/bootmem.h"
 #include "core/config.h"
 #include "core/payload.h"
@@ -86,11 +87,13 @@ void bootimg_install(void)
 	memcpy(entries, payload_entries(h), h->count * sizeof(entries[0]));
 	{
 		struct payload_header hdr = *h;
+		u64 t0 = arch_counter();
 
 		memmove((void *)(uintptr_t)hdr.load_pa, __payload_start + hdr.data_offset,
 		        hdr.data_size);
 		bootimg_verify(&hdr, entries);
-		log_info("boot images: %u checked, %lu KiB moved to %lx", hdr.count,
-		         hdr.data_size >> 10, hdr.load_pa);
+		t0 = arch_counter() - t0;
+		log_info("boot images: %u checked, %lu KiB moved to %lx in %lu us", hdr.count,
+		         hdr.data_size >> 10, hdr.load_pa, t0 * 1000000 / arch_counter_freq());
 	}
 }
