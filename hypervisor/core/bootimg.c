@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "core/bootimg.h"
 
+#include "arch/aarch64/crc32.h"
 #include "arch/aarch64/sysregs.h"
 #include "core/bootmem.h"
 #include "core/config.h"
 #include "core/payload.h"
-#include "lib/crc32.h"
 #include "lib/format.h"
 #include "lib/log.h"
 #include "lib/string.h"
@@ -50,8 +50,8 @@ static void bootimg_verify(const struct payload_header *h, const struct payload_
 {
 	for (u32 i = 0; i < h->count; i++) {
 		const struct payload_entry *e = &entries[i];
-		u32 crc =
-		    crc32_update(0, (const void *)(uintptr_t)(h->load_pa + e->offset), e->size);
+		u32 crc = arch_crc32_update(0, (const void *)(uintptr_t)(h->load_pa + e->offset),
+		                            e->size);
 
 		if (crc == e->crc || bootimg_errors[e->vm][0])
 			continue;
