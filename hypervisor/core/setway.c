@@ -25,6 +25,7 @@
 #include "arch/aarch64/sysregs.h"
 #include "core/config.h"
 #include "core/vm.h"
+#include "lib/bits.h"
 
 /* op0 = 1, op1 = 0, CRn = 7, op2 = 2; CRm selects the operation */
 #define CRM_ISW  6
@@ -33,43 +34,54 @@
 
 #define SW_LEVEL(val) ((u32)(((val) >> 1) & 7) + 1)
 
-/* The LLC color number of the PA bits in addr selected by mask. */
-static u64 setway_color(u64 addr, u64 mask)
+/*
+ * What a set/way operand means on one CPU: which levels have a data or
+ * unified cache, where their set field lies, which level is the last.
+ * Read from CLIDR/CCSIDR once per CPU (the first trap there), not on every
+ * operation: a guest's set/way loop traps tens of thousands of times, and
+ * cores of different types may differ (so per CPU, not global).
+ */
+struct setway_geom {
+	bool ready;
+	u32 llc_level;    /* 0: the CPU reports no cache */
+	u8 present;       /* bit level-1: a data or unified cache at level */
+	u64 set_field[7]; /* per level: operand bits holding the set index */
+};
+
+static struct setway_geom setway_geoms[CFG_MAX_CPUS];
+
+static const struct setway_geom *setway_geom(u32 pcpu)
 {
-	u64 c = 0;
-	unsigned k = 0;
+	struct setway_geom *g = &setway_geoms[pcpu];
+	struct cacheinfo ci;
 
-	for (unsigned b = 0; b < 64; b++)
-		if (mask & BIT(b))
-			c |= ((addr >> b) & 1) << k++;
-	return c;
-}
-
-static unsigned setway_log2(u32 x)
-{
-	unsigned n = 0;
-
-	while ((1u << (n + 1)) <= x)
-		n++;
-	return n;
+	if (g->ready)
+		return g;
+	for (u32 level = 1; level <= 7; level++) {
+		if (!cacheinfo_level(level, &ci))
+			continue;
+		g->present |= (u8)BIT(level - 1);
+		g->llc_level = level;
+		g->set_field[level - 1] = (u64)(ci.sets - 1) << __builtin_ctz(ci.line);
+	}
+	g->ready = true;
+	return g;
 }
 
 /* Whether the operation val may touch its set: see the header comment. */
-static bool setway_allowed(const struct vm *vm, u64 val)
+static bool setway_allowed(const struct vcpu *v, u64 val)
 {
-	struct cacheinfo ci, llc;
+	const struct setway_geom *g = setway_geom(v->pcpu);
 	u32 level = SW_LEVEL(val);
 	u64 mask = cfg_system.platform->llc_color_mask;
-	u64 colors = vm->cfg->llc_colors;
-	u64 set_bits;
+	u64 colors = v->vm->cfg->llc_colors;
 
-	if (!cacheinfo_level(level, &ci))
+	if (level > 7 || !(g->present & BIT(level - 1)))
 		return false; /* no cache at that level: nothing to do */
-	if (level == 1 || !mask || !colors || !cacheinfo_llc(&llc) || llc.level != level)
+	if (level == 1 || !mask || !colors || level != g->llc_level)
 		return true;
 	/* the set field sits at the PA bits that index the set */
-	set_bits = val & ((u64)(ci.sets - 1) << setway_log2(ci.line));
-	return (colors >> (setway_color(set_bits, mask) & 63)) & 1;
+	return (colors >> (bits_extract(val & g->set_field[level - 1], mask) & 63)) & 1;
 }
 
 bool setway_trap(struct vcpu *v, u64 op1, u64 crn, u64 crm, u64 op2, u64 val)
@@ -80,7 +92,7 @@ bool setway_trap(struct vcpu *v, u64 op1, u64 crn, u64 crm, u64 op2, u64 val)
 	    (crm != CRM_ISW && crm != CRM_CSW && crm != CRM_CISW))
 		return false;
 	__atomic_fetch_add(&vm->setway_ops, 1, __ATOMIC_RELAXED);
-	if (setway_allowed(vm, val)) {
+	if (setway_allowed(v, val)) {
 		__asm__ volatile("dc cisw, %0" ::"r"(val) : "memory");
 		__atomic_fetch_add(&vm->setway_done, 1, __ATOMIC_RELAXED);
 		dsb(sy);

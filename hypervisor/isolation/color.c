@@ -18,6 +18,8 @@
  */
 #include "isolation/color.h"
 
+#include "lib/bits.h"
+
 /* Index of the highest set bit of x (x != 0). */
 static inline unsigned color_msb(u64 x)
 {
@@ -110,12 +112,7 @@ bool color_set_match(const struct cfg_color *c, u64 addr)
 
 u64 color_extract(u64 x, u64 mask)
 {
-	u64 out = 0;
-
-	for (unsigned k = 0; mask; k++, mask &= mask - 1)
-		if (x & mask & -mask)
-			out |= BIT(k);
-	return out;
+	return bits_extract(x, mask);
 }
 
 u64 color_deposit(u64 n, u64 mask)
