@@ -2,7 +2,7 @@
 #include "core/bootimg.h"
 
 #include "arch/aarch64/crc32.h"
-#include "arch/aarch64/sysregs.h"
+#include "arch/aarch64/timer.h"
 #include "core/bootmem.h"
 #include "core/config.h"
 #include "core/payload.h"
@@ -11,7 +11,8 @@
 #include "lib/string.h"
 
 /* The payload as loaded with the image (core/payload.S, linker script);
- * empty when the images were staged by other means (`--boot loader`). */
+ * empty when the hypervisor was built without PAYLOAD= (by hand), the images
+ * then being placed in the staging window by other means. */
 extern const char __payload_start[], __payload_end[];
 
 static char bootimg_errors[CFG_MAX_CPUS][96];
@@ -87,13 +88,13 @@ void bootimg_install(void)
 	memcpy(entries, payload_entries(h), h->count * sizeof(entries[0]));
 	{
 		struct payload_header hdr = *h;
-		u64 t0 = arch_counter();
+		u64 t0 = timer_now();
 
 		memmove((void *)(uintptr_t)hdr.load_pa, __payload_start + hdr.data_offset,
 		        hdr.data_size);
 		bootimg_verify(&hdr, entries);
-		t0 = arch_counter() - t0;
+		t0 = timer_now() - t0;
 		log_info("boot images: %u checked, %lu KiB moved to %lx in %lu us", hdr.count,
-		         hdr.data_size >> 10, hdr.load_pa, t0 * 1000000 / arch_counter_freq());
+		         hdr.data_size >> 10, hdr.load_pa, timer_ticks_to_ns(t0) / 1000);
 	}
 }

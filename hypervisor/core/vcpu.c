@@ -3,6 +3,7 @@
 
 #include "arch/aarch64/gicv3.h"
 #include "arch/aarch64/psci_fw.h"
+#include "arch/aarch64/timer.h"
 #include "arch/aarch64/sysregs.h"
 #include "core/irq.h"
 #include "core/mem.h"
@@ -181,7 +182,7 @@ void vcpu_run(void)
 	if (v->idx == 0 && v->vm->state == VM_RUNNING) {
 		/* counter time since reset: virtual time under -icount (bench/boot.py) */
 		log_info("vm %s: first guest instruction at %lu us", v->vm->cfg->name,
-		         arch_counter() / (arch_counter_freq() / 1000000));
+		         timer_ticks_to_ns(timer_now()) / 1000);
 		vcpu_boot(v, v->vm->cfg->entry, v->vm->cfg->boot_arg);
 	}
 	vcpu_exit_path(v);

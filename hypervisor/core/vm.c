@@ -3,6 +3,7 @@
 
 #include "arch/aarch64/psci_fw.h"
 #include "arch/aarch64/sysregs.h"
+#include "arch/aarch64/timer.h"
 #include "core/bootimg.h"
 #include "core/mem.h"
 #include "core/vcpu.h"
@@ -25,7 +26,7 @@ void vm_load(struct vm *vm)
 
 static u64 vm_us(u64 ticks)
 {
-	return ticks * 1000000 / arch_counter_freq();
+	return timer_ticks_to_ns(ticks) / 1000;
 }
 
 void vm_init_all(void)
