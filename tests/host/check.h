@@ -8,12 +8,12 @@
 
 static int failures;
 
-#define CHECK(cond)                                                                \
-	do {                                                                       \
-		if (!(cond)) {                                                     \
-			failures++;                                                \
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond); \
-		}                                                                  \
+#define CHECK(cond)                                                                        \
+	do {                                                                               \
+		if (!(cond)) {                                                             \
+			failures++;                                                        \
+			fprintf(stderr, "%s:%d: failed: %s\n", __FILE__, __LINE__, #cond); \
+		}                                                                          \
 	} while (0)
 
 #endif

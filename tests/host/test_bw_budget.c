@@ -9,16 +9,7 @@
 #include <stdlib.h>
 
 #include "isolation/bw_budget.h"
-
-static int failures;
-
-#define CHECK(cond)                                                                        \
-	do {                                                                               \
-		if (!(cond)) {                                                             \
-			failures++;                                                        \
-			fprintf(stderr, "%s:%d: failed: %s\n", __FILE__, __LINE__, #cond); \
-		}                                                                          \
-	} while (0)
+#include "check.h"
 
 #define CHECK_EQ(a, b)                                                                           \
 	do {                                                                                     \
