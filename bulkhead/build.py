@@ -206,6 +206,26 @@ def build_fit(system: System, config: Path, flat: Path, out: Path, log: TextIO) 
     return itb
 
 
+def uboot_tftp(result: BuildResult, log: TextIO) -> Path:
+    """``<out>/tftp``, what QEMU's TFTP server gives U-Boot for ``--boot uboot``:
+    the FIT and ``boot.scr.uimg`` (a boot script that loads and starts it),
+    remade only when they changed."""
+    platform = result.system.platform
+    tftp = result.itb.parent / "tftp"
+    tftp.mkdir(exist_ok=True)
+    served = tftp / fit.ITB_NAME
+    if not served.exists() or served.stat().st_mtime < result.itb.stat().st_mtime:
+        served.unlink(missing_ok=True)
+        os.link(result.itb, served)
+    script = tftp / "boot.cmd"
+    image_size = result.elf.with_suffix(".bin").stat().st_size
+    if write_if_changed(script, fit.boot_script(platform, image_size).encode()) \
+            or not (tftp / fit.BOOT_SCRIPT).is_file():
+        run_tool(["mkimage", "-A", "arm64", "-T", "script", "-C", "none", "-d", str(script),
+                  str(tftp / fit.BOOT_SCRIPT)], log, "mkimage (boot script)")
+    return tftp
+
+
 def manifest_doc(
     system: System, config: Path, elf: Path, staged: Sequence[StagedImage], argv: Sequence[str]
 ) -> dict[str, object]:

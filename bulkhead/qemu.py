@@ -3,10 +3,8 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
 
 from bulkhead import fit
 from bulkhead.errors import BuildError
@@ -55,26 +53,13 @@ def command(
     return argv
 
 
-def uboot_command(argv: Sequence[str], platform: Platform, itb: Path, image_size: int, log: TextIO) -> list[str]:
+def uboot_command(argv: Sequence[str], tftp: Path) -> list[str]:
     """``argv`` turned into the real boot chain: Debian's U-Boot as firmware
     (``-bios``, entered at EL2), whose distro boot fetches ``boot.scr.uimg``
-    and then the FIT from QEMU's user-mode TFTP server (serving
-    ``<itb dir>/tftp``); the hypervisor gets U-Boot's DTB in x0."""
-    from bulkhead.build import run_tool, write_if_changed  # build imports this module
-
+    and then the FIT from QEMU's user-mode TFTP server serving ``tftp``
+    (:func:`bulkhead.build.uboot_tftp`); the hypervisor gets U-Boot's DTB in x0."""
     if not fit.UBOOT_BIOS.is_file():
         raise BuildError(f"{fit.UBOOT_BIOS} not found: install u-boot-qemu (scripts/setup.sh)")
-    tftp = itb.parent / "tftp"
-    tftp.mkdir(exist_ok=True)
-    served = tftp / fit.ITB_NAME
-    if not served.exists() or served.stat().st_mtime < itb.stat().st_mtime:
-        served.unlink(missing_ok=True)
-        os.link(itb, served)
-    script = tftp / "boot.cmd"
-    if write_if_changed(script, fit.boot_script(platform, image_size).encode()) \
-            or not (tftp / fit.BOOT_SCRIPT).is_file():
-        run_tool(["mkimage", "-A", "arm64", "-T", "script", "-C", "none", "-d", str(script),
-                  str(tftp / fit.BOOT_SCRIPT)], log, "mkimage (boot script)")
     out = list(argv)
     k = out.index("-kernel")
     del out[k:k + 2]

@@ -258,8 +258,7 @@ def run(
         interactive=interactive, extra=extra_qemu_args,
     )
     if boot == "uboot":
-        argv = qemu.uboot_command(argv, result.system.platform, result.itb,
-                                  result.elf.with_suffix(".bin").stat().st_size, build_log or sys.stderr)
+        argv = qemu.uboot_command(argv, build_mod.uboot_tftp(result, build_log or sys.stderr))
     elif boot != "image":
         raise RunError(f"unknown boot mode '{boot}' (image, uboot)")
     returncode, timed_out, output = supervise(argv, timeout=timeout, stream=stream, interactive=interactive,
