@@ -73,7 +73,7 @@ void console_set_input(s32 vm_index)
 {
 	console_input = vm_index;
 	if (vm_index >= 0 && (u32)vm_index < vm_count)
-		pl011_enable_rx_irq();
+		pl011_set_rx_irq(true);
 }
 
 /* Called with vm->con.lock held. */
@@ -112,11 +112,37 @@ void console_vm_flush(struct vm *vm)
 	spin_unlock(&vm->con.lock);
 }
 
+void console_rx_pause(void)
+{
+	pl011_set_rx_irq(false);
+}
+
+void console_rx_resume(void)
+{
+	pl011_set_rx_irq(true);
+}
+
+/* The VM input goes to, or NULL (none, or it is not running). */
+static struct vm *console_input_vm(void)
+{
+	s32 i = console_input;
+
+	return i >= 0 && vms[i].state == VM_RUNNING ? &vms[i] : NULL;
+}
+
 void console_rx(void)
 {
-	int c;
+	for (;;) {
+		struct vm *in = console_input_vm();
+		int c;
 
-	while ((c = pl011_getc()) >= 0) {
+		/* A full input buffer leaves the rest in the physical UART
+		 * (whose interrupt vuart_rx_room masked) instead of losing it. */
+		if (in && !vuart_rx_room(in))
+			return;
+		c = pl011_getc();
+		if (c < 0)
+			return;
 		if (console_escape) {
 			console_escape = false;
 			if (c >= '0' && c <= '9' && (u32)(c - '0') < vm_count &&
@@ -136,7 +162,7 @@ void console_rx(void)
 			console_escape = true;
 			continue;
 		}
-		if (console_input >= 0 && vms[console_input].state == VM_RUNNING)
-			vuart_rx(&vms[console_input], (char)c);
+		if (in)
+			vuart_rx(in, (char)c);
 	}
 }

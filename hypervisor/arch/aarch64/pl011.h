@@ -10,6 +10,7 @@ void pl011_putc(char c);
 void pl011_write(const char *s, size_t len);
 /* Returns the next received character, or -1 when the RX FIFO is empty. */
 int pl011_getc(void);
-void pl011_enable_rx_irq(void);
+/* Unmasks (on) or masks the receive and receive-timeout interrupts. */
+void pl011_set_rx_irq(bool on);
 
 #endif
