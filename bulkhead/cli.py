@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO, cast
 
-from bulkhead import __version__, bandwidth, build, experiment, fit, gen_dts, qemu, runner, summary
+from bulkhead import __version__, bandwidth, build, experiment, fit, gen_dts, qemu, runner, summary, term
 from bulkhead.config import load_system
 from bulkhead.errors import BuildError, ConfigError, Diagnostic
 
@@ -141,8 +141,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
         sys.stdout.write(summary.headline(system))
-        sys.stdout.write(summary.table(system))
-        sys.stdout.write(bandwidth.report(system))
+        if term.is_tty(sys.stdout):  # rich tables; plain text for pipes and files
+            summary.print_table(system, sys.stdout)
+            bandwidth.print_report(system, sys.stdout)
+        else:
+            sys.stdout.write(summary.table(system))
+            sys.stdout.write(bandwidth.report(system))
     if args.werror and system.warnings:
         sys.stderr.write(f"bulkhead: error: {len(system.warnings)} warning(s) treated as errors (--werror)\n")
         return EXIT_ERROR
