@@ -51,6 +51,41 @@ void vgic_clear_pending_locked(struct vm *vm, struct vcpu *v, u32 intid)
 		vm->vgic.pend_spi[(intid - 32) / 32] &= ~(1u << (intid % 32));
 }
 
+bool vgic_hw_level(const struct virq *q)
+{
+	return (q->flags & (VIRQ_HW | VIRQ_EDGE)) == VIRQ_HW;
+}
+
+/* Drops a HW level interrupt the guest has not taken (latched, or pending
+ * only in a list register of v, the calling CPU's vCPU) and deactivates the
+ * physical interrupt the hypervisor acknowledged on the way in. */
+static void vgic_hw_drop_locked(struct vm *vm, struct vcpu *v, u32 intid, struct virq *q)
+{
+	if (q->flags & VIRQ_IN_LR) {
+		u32 n = q->lr;
+
+		if ((gic_lr_read(n) & ICH_LR_STATE_MASK) != ICH_LR_PENDING)
+			return; /* the guest has taken it: its deactivation ends it */
+		gic_lr_write(n, 0);
+		v->vgic.lr_val[n] = 0;
+		v->vgic.lr_used &= ~(1u << n);
+		q->flags &= (u8)~VIRQ_IN_LR;
+	} else if (!(q->flags & VIRQ_PENDING)) {
+		return; /* nothing acknowledged */
+	}
+	vgic_clear_pending_locked(vm, v, intid);
+	gic_deactivate(intid);
+}
+
+bool vgic_hw_line_locked(struct vm *vm, struct vcpu *v, u32 intid, struct virq *q)
+{
+	bool line = gic_is_pending(intid);
+
+	if (!line && v && v == vcpu_current())
+		vgic_hw_drop_locked(vm, v, intid, q);
+	return line;
+}
+
 void vgic_vm_init(struct vm *vm)
 {
 	const struct cfg_vm *c = vm->cfg;
@@ -129,6 +164,9 @@ void vgic_sync(struct vcpu *v)
 		q = vgic_virq(vm, v, intid);
 		if (!q)
 			continue;
+		if ((lr & ICH_LR_STATE_MASK) == ICH_LR_PENDING && vgic_hw_level(q) &&
+		    !vgic_hw_line_locked(vm, v, intid, q))
+			continue; /* the line dropped before the guest took it */
 		if (lr & ICH_LR_STATE_MASK) {
 			if (lr & ICH_LR_ACTIVE)
 				q->flags |= VIRQ_ACTIVE;
@@ -269,6 +307,8 @@ void vgic_flush(struct vcpu *v)
 			if (!found)
 				break;
 			q = vgic_virq(vm, v, intid);
+			if (vgic_hw_level(q) && !vgic_hw_line_locked(vm, v, intid, q))
+				continue; /* dropped: its line fell before delivery */
 			if (g->lr_used == (1u << g->nlr) - 1 && !vgic_evict(vm, v, q->prio)) {
 				overflow = true;
 				break;

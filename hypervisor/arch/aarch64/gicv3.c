@@ -10,6 +10,7 @@
 #define GICD_IGROUPR     0x0080
 #define GICD_ISENABLER   0x0100
 #define GICD_ICENABLER   0x0180
+#define GICD_ISPENDR     0x0200
 #define GICD_ICPENDR     0x0280
 #define GICD_ICACTIVER   0x0380
 #define GICD_IPRIORITYR  0x0400
@@ -168,6 +169,11 @@ void gic_disable(u32 intid)
 	*gic_reg32(gic_bank(intid), GICD_ICENABLER + (intid / 32) * 4) = 1u << (intid % 32);
 	if (intid >= GIC_PRIV_MAX)
 		gicd_wait_rwp();
+}
+
+bool gic_is_pending(u32 intid)
+{
+	return *gic_reg32(gic_bank(intid), GICD_ISPENDR + (intid / 32) * 4) & (1u << (intid % 32));
 }
 
 void gic_set_priority(u32 intid, u8 prio)
