@@ -10,6 +10,9 @@
  *   bhshm DEV wait N            block until N doorbells have arrived (read),
  *                               print "doorbells <count>"
  *   bhshm DEV info              print "size <bytes> index <i> doorbell <0|1> doorbells <n>" (ioctl)
+ *   bhshm DEV poll MS           wait up to MS ms for a doorbell this open has not seen
+ *                               (a fresh open has seen none): print "poll: ready" or
+ *                               "poll: timeout" (poll)
  *
  * Exit status 0, or 1 with a message on stderr.
  */
@@ -25,6 +28,7 @@ typedef u32 __u32;
 #include "../bulkhead_shmem/bulkhead_shmem.h"
 
 #define SYS_ioctl  29
+#define SYS_ppoll  73
 #define SYS_openat 56
 #define SYS_close  57
 #define SYS_read   63
@@ -37,6 +41,17 @@ typedef u32 __u32;
 #define O_RDWR     2
 #define PROT_RW    3
 #define MAP_SHARED 1
+#define POLLIN     1
+#define USAGE      "usage: bhshm DEV put OFFSET TEXT | get OFFSET | ring | wait N | poll MS | info"
+
+struct pollfd {
+	int fd;
+	short events, revents;
+};
+
+struct timespec {
+	s64 sec, nsec;
+};
 
 static s64 sys6(s64 n, s64 a, s64 b, s64 c, s64 d, s64 e, s64 f)
 {
@@ -143,7 +158,8 @@ static int run(int argc, char **argv)
 	int fd;
 
 	if (argc < 3)
-		fail("usage: bhshm DEV put OFFSET TEXT | get OFFSET | ring | wait N | info");
+		fail("usage: bhshm DEV put OFFSET TEXT | get OFFSET | ring | wait N | poll MS | "
+		     "info");
 	cmd = argv[2];
 	fd = (int)sys6(SYS_openat, AT_FDCWD, (s64)argv[1], O_RDWR, 0, 0, 0);
 	if (fd < 0)
@@ -161,6 +177,14 @@ static int run(int argc, char **argv)
 		out(1, "doorbells ");
 		outnum(count);
 		out(1, "\n");
+	} else if (seq(cmd, "poll") && argc == 4 && parse(argv[3], &n)) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		struct timespec ts = { .sec = (s64)(n / 1000), .nsec = (s64)(n % 1000) * 1000000 };
+		s64 r = sys6(SYS_ppoll, (s64)&pfd, 1, (s64)&ts, 0, 0, 0);
+
+		if (r < 0)
+			fail("poll failed");
+		out(1, r > 0 && (pfd.revents & POLLIN) ? "poll: ready\n" : "poll: timeout\n");
 	} else if (seq(cmd, "info")) {
 		struct bhshm_info info;
 
@@ -199,7 +223,8 @@ static int run(int argc, char **argv)
 		out(1, "\n");
 		sys6(SYS_munmap, (s64)p, (s64)size, 0, 0, 0, 0);
 	} else {
-		fail("usage: bhshm DEV put OFFSET TEXT | get OFFSET | ring | wait N | info");
+		fail("usage: bhshm DEV put OFFSET TEXT | get OFFSET | ring | wait N | poll MS | "
+		     "info");
 	}
 	sys6(SYS_close, fd, 0, 0, 0, 0, 0);
 	return 0;

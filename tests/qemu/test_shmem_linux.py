@@ -31,10 +31,14 @@ def test_message_and_doorbell_both_ways() -> None:
         con.type(f"bhshm {DEV} info\r")
         # 4 KiB region, index 0, a doorbell interrupt, nothing rung yet
         con.wait_for("[linux] size 4096 index 0 doorbell 1 doorbells 0")
+        con.type(f"bhshm {DEV} poll 200\r")  # nothing rung yet: poll times out
+        con.wait_for("[linux] poll: timeout")
         con.type(_round("hello from linux", 1))
         con.wait_for("[peer] doorbell: reply: got 'hello from linux'")
         con.wait_for("[linux] doorbells 1")
         con.wait_for("[linux] re: hello from linux")
+        con.type(f"bhshm {DEV} poll 200\r")  # a fresh open: the peer's ring is pending
+        con.wait_for("[linux] poll: ready")
         con.type(_round("second round", 2) + "exit\r")
         con.wait_for("[peer] doorbell: reply: got 'second round'")
         con.wait_for("[linux] re: second round")
