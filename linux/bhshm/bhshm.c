@@ -158,8 +158,7 @@ static int run(int argc, char **argv)
 	int fd;
 
 	if (argc < 3)
-		fail("usage: bhshm DEV put OFFSET TEXT | get OFFSET | ring | wait N | poll MS | "
-		     "info");
+		fail(USAGE);
 	cmd = argv[2];
 	fd = (int)sys6(SYS_openat, AT_FDCWD, (s64)argv[1], O_RDWR, 0, 0, 0);
 	if (fd < 0)
@@ -223,8 +222,7 @@ static int run(int argc, char **argv)
 		out(1, "\n");
 		sys6(SYS_munmap, (s64)p, (s64)size, 0, 0, 0, 0);
 	} else {
-		fail("usage: bhshm DEV put OFFSET TEXT | get OFFSET | ring | wait N | poll MS | "
-		     "info");
+		fail(USAGE);
 	}
 	sys6(SYS_close, fd, 0, 0, 0, 0, 0);
 	return 0;
