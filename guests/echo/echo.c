@@ -7,7 +7,10 @@
  *         printed back; with more the PL011 FIFO is enabled (LCR_H.FEN,
  *         IFLS receive level 1/2, so both the level and the receive-timeout
  *         interrupt are needed) and each line is reported by length and
- *         FNV-1a hash (lines of up to 255 characters).
+ *         FNV-1a hash (lines of up to 255 characters);
+ *         line_delay_us (default 0): busy time after each line, in the
+ *         receive interrupt (a guest slower than the input: what arrives
+ *         meanwhile must wait in the hypervisor, not be dropped).
  * Lines: "echo: ready" once the receive interrupt is enabled, then
  *        lines=1:  "echo: got '<line>'";
  *        lines>1:  "echo: line <i> len <n> fnv 0x<hash>" per line and
@@ -31,6 +34,7 @@ static char line[256];
 static volatile u32 len;
 static volatile u32 nlines;
 static u32 want = 1;
+static u32 line_delay_us;
 static u32 line_len[MAX_LINES];
 static u32 line_fnv[MAX_LINES];
 static u32 fnv = FNV_OFFSET;
@@ -46,6 +50,8 @@ static void echo_irq(u32 intid)
 				line_len[nlines] = len;
 				line_fnv[nlines] = fnv;
 				nlines = nlines + 1;
+				if (line_delay_us)
+					timer_delay_us(line_delay_us);
 			}
 			if (nlines < want)
 				len = 0;
@@ -73,6 +79,7 @@ int main(const char *params)
 
 	(void)params;
 	want = (u32)param_u64("lines", 1);
+	line_delay_us = (u32)param_u64("line_delay_us", 0);
 	if (want < 1 || want > MAX_LINES)
 		want = 1;
 	gic_init();

@@ -34,6 +34,8 @@ def _fnv1a(text: str) -> int:
 
 
 def test_paste_into_baremetal_guest() -> None:
+    """The echo guest is busy 2 ms after each line (console-paste.yaml), so
+    the paste outruns it: what it has not read yet must wait."""
     lines = _paste_lines()
     assert sum(len(line) + 1 for line in lines) >= 4096 and max(map(len, lines)) == 200
     con = Console(build("console-paste.yaml"))
