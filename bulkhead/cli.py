@@ -191,13 +191,15 @@ def cmd_run(args: argparse.Namespace) -> int:
             sys.stderr.write(f"bulkhead: warning: {bandwidth.stats_host_time_warning()}\n")
         view = bandwidth.StatsView(stream, sys.stderr, bandwidth.stats_timebase(args.icount))
         stream = cast(TextIO, view)
-    result = runner.run(
-        args.config, timeout=args.timeout, icount=args.icount, out=args.out, gdb=gdb, gdb_port=port,
-        interactive=interactive, stream=stream, poke=(bandwidth.STATS_POKE, 0.25) if view else None,
-        boot=args.boot, until=args.until,
-    )
-    if view is not None:
-        view.close()
+    try:
+        result = runner.run(
+            args.config, timeout=args.timeout, icount=args.icount, out=args.out, gdb=gdb, gdb_port=port,
+            interactive=interactive, stream=stream, poke=(bandwidth.STATS_POKE, 0.25) if view else None,
+            boot=args.boot, until=args.until,
+        )
+    finally:
+        if view is not None:
+            view.close()  # also stops the live table on a terminal
     if result.timed_out:
         _error(result.reason)
         return EXIT_TIMEOUT
