@@ -128,9 +128,12 @@ static int bhshm_mmap(struct file *file, struct vm_area_struct *vma)
 	struct bhshm_file *f = file->private_data;
 	struct bhshm *shm = f->shm;
 	unsigned long len = vma->vm_end - vma->vm_start;
-	unsigned long off = vma->vm_pgoff << PAGE_SHIFT;
+	unsigned long off;
 
-	if (off >= shm->size || len > shm->size - off)
+	if (vma->vm_pgoff >= shm->size >> PAGE_SHIFT) /* before shifting: no overflow */
+		return -EINVAL;
+	off = vma->vm_pgoff << PAGE_SHIFT;
+	if (len > shm->size - off)
 		return -EINVAL;
 	/* Normal cacheable, as the peers map it: the region is RAM. */
 	return remap_pfn_range(vma, vma->vm_start, (shm->base + off) >> PAGE_SHIFT, len,
