@@ -33,11 +33,17 @@
 /* PL011 r1p5 identification (32-byte FIFOs), PrimeCell IDs */
 static const u8 vuart_ids[8] = { 0x11, 0x10, 0x34, 0x00, 0x0d, 0xf0, 0x05, 0xb1 };
 
+/* Receive FIFO depth: 32 entries, or the holding register with FEN clear. */
+static u32 vuart_rx_depth(const struct vuart *u)
+{
+	return (u->lcr_h & LCR_FEN) ? VUART_RX_FIFO : 1;
+}
+
 /* Entries of the receive FIFO the guest sees: the first characters of the
  * input buffer, as many as the FIFO holds. */
 static u32 vuart_rx_level(const struct vuart *u)
 {
-	u32 depth = (u->lcr_h & LCR_FEN) ? VUART_RX_FIFO : 1;
+	u32 depth = vuart_rx_depth(u);
 
 	return u->rx_count < depth ? u->rx_count : depth;
 }
@@ -100,9 +106,8 @@ static u32 vuart_read(struct vuart *u, u64 off)
 	}
 	case UART_FR: {
 		u32 level = vuart_rx_level(u);
-		u32 depth = (u->lcr_h & LCR_FEN) ? VUART_RX_FIFO : 1;
 
-		return FR_TXFE | (level ? 0 : FR_RXFE) | (level == depth ? FR_RXFF : 0);
+		return FR_TXFE | (level ? 0 : FR_RXFE) | (level == vuart_rx_depth(u) ? FR_RXFF : 0);
 	}
 	case UART_IBRD:
 		return u->ibrd;
