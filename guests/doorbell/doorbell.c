@@ -54,17 +54,7 @@ static bool rang(void *arg)
 	return atomic_load32(&rings) != w->seen;
 }
 
-static __printf(1, 2) int fail(const char *fmt, ...)
-{
-	char buf[160];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	printf("doorbell: FAIL (%s)\n", buf);
-	return 1;
-}
+#define fail(...) rt_fail("doorbell", __VA_ARGS__)
 
 static int run_ping(struct chan *c, u32 nrounds)
 {

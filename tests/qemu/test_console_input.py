@@ -79,3 +79,23 @@ def test_paste_into_linux_shell() -> None:
     # either (the console splits lines of more than 159 characters)
     echoed = "".join(line.removeprefix("[linux] ") for line in con.lines if line.startswith("[linux] "))
     assert "".join(lines) in echoed
+
+
+def test_pl011_fifo_flags_and_levels() -> None:
+    """RXFF, RXFE, RX at the IFLS level and RT below it, with the FIFO on and
+    off, as Linux's amba-pl011 driver reads them."""
+    con = Console(build("uartfifo.yaml"))
+    try:
+        con.wait_for("[fifo] uartfifo: ready 1")
+        con.type("0123456789" * 4)  # no Enter: raw characters
+        con.wait_for("[fifo] uartfifo: ready 2")
+        con.type("01")
+        con.wait_for("[fifo] uartfifo: ready 3")
+        con.type("012")
+        con.wait_for("[fifo] uartfifo: ready 4")
+        con.type("3")
+        status = con.finish()
+    finally:
+        con.finish()
+    assert status == 0, con.lines
+    assert "[fifo] uartfifo: PASS" in con.lines, con.lines
