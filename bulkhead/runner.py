@@ -25,6 +25,7 @@ from typing import Any, TextIO
 
 from bulkhead import build as build_mod
 from bulkhead import qemu
+from bulkhead.config import load_system
 from bulkhead.errors import RunError
 
 HYP_PREFIX = "[bulkhead] "
@@ -252,6 +253,12 @@ def run(
     the system cannot be built. Safe to call concurrently for different
     configs or out dirs; builds of one out dir are serialised by a lock.
     """
+    if boot == "uboot":
+        machine = load_system(config_path).platform.qemu.machine
+        if not machine.startswith("virt"):
+            raise RunError(f"--boot uboot runs Debian's U-Boot for QEMU virt; this platform's machine is "
+                           f"'{machine}' (on a board, U-Boot comes with the vendor's boot chain: "
+                           "docs/boards/zynqmp.md)")
     result = build_mod.build(config_path, out, log=build_log)
     argv = qemu.command(
         result.system.platform, result.elf, (), icount=icount, gdb=gdb, gdb_port=gdb_port,
