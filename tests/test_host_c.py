@@ -31,6 +31,7 @@ CFLAGS = [
     "-std=c11", "-g", "-O1", "-fsanitize=address,undefined",
     "-fno-sanitize-recover=all", "-fno-omit-frame-pointer",
     "-Wall", "-Wextra", "-Werror", "-Wno-format", f"-I{HYP}",
+    "-DBULKHEAD_HOST_TEST",  # arch/aarch64/sysregs.h: the test provides host_sysreg_read/write
 ]
 
 

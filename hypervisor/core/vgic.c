@@ -87,6 +87,42 @@ bool vgic_sysreg(struct vcpu *v, u64 reg, bool read, u64 val)
 	return ops->sysreg && ops->sysreg(v, reg, read, val);
 }
 
+bool vgic_hw_level(const struct virq *q)
+{
+	return (q->flags & (VIRQ_HW | VIRQ_EDGE)) == VIRQ_HW;
+}
+
+/* Drops a HW level interrupt the guest has not taken (latched, or pending
+ * only in a list register of v, the calling CPU's vCPU) and deactivates the
+ * physical interrupt the hypervisor acknowledged on the way in. */
+static void vgic_hw_drop_locked(struct vm *vm, struct vcpu *v, u32 intid, struct virq *q)
+{
+	if (q->flags & VIRQ_IN_LR) {
+		struct gic_lr *lr = &v->vgic.lr[q->lr];
+
+		gic_lr_read(q->lr, lr);
+		if (lr->state != GIC_LR_PENDING)
+			return; /* the guest has taken it: its deactivation ends it */
+		memset(lr, 0, sizeof(*lr));
+		gic_lr_write(q->lr, lr);
+		v->vgic.lr_used &= ~(1u << q->lr);
+		q->flags &= (u8)~VIRQ_IN_LR;
+	} else if (!(q->flags & VIRQ_PENDING)) {
+		return; /* nothing acknowledged */
+	}
+	vgic_clear_pending_locked(vm, v, intid);
+	gic_deactivate(intid);
+}
+
+bool vgic_hw_line_locked(struct vm *vm, struct vcpu *v, u32 intid, struct virq *q)
+{
+	bool line = gic_is_pending(intid);
+
+	if (!line && v && v == vcpu_current())
+		vgic_hw_drop_locked(vm, v, intid, q);
+	return line;
+}
+
 void vgic_vm_init(struct vm *vm)
 {
 	const struct cfg_vm *c = vm->cfg;
@@ -161,6 +197,9 @@ void vgic_sync(struct vcpu *v)
 		q = vgic_virq(vm, v, intid);
 		if (!q)
 			continue;
+		if (lr->state == GIC_LR_PENDING && vgic_hw_level(q) &&
+		    !vgic_hw_line_locked(vm, v, intid, q))
+			continue; /* the line dropped before the guest took it */
 		if (lr->state) {
 			if (lr->state & GIC_LR_ACTIVE)
 				q->flags |= VIRQ_ACTIVE;
@@ -319,6 +358,8 @@ void vgic_flush(struct vcpu *v)
 			if (!found)
 				break;
 			q = vgic_virq(vm, v, intid);
+			if (vgic_hw_level(q) && !vgic_hw_line_locked(vm, v, intid, q))
+				continue; /* dropped: its line fell before delivery */
 			if (g->lr_used == (1u << g->nlr) - 1 && !vgic_evict(vm, v, q->prio)) {
 				overflow = true;
 				break;

@@ -113,5 +113,12 @@ void vgic_set_sgi_pending_locked(struct vm *vm, struct vcpu *v, u32 intid, u32 s
 void vgic_clear_pending_locked(struct vm *vm, struct vcpu *v, u32 intid);
 struct vcpu *vgic_target(struct vm *vm, struct vcpu *v, u32 intid);
 void vgic_hw_enable(struct vm *vm, u32 intid, bool enable);
+/* Level-sensitive and backed by hardware (HW bit, not configured edge). */
+bool vgic_hw_level(const struct virq *q);
+/* A HW level interrupt is pending exactly while its physical line is
+ * (GICD/GICR_ISPENDR); returns that. When the line has dropped and v is the
+ * calling CPU's vCPU, an acknowledged but untaken interrupt is dropped and
+ * the physical one deactivated. Lock held. */
+bool vgic_hw_line_locked(struct vm *vm, struct vcpu *v, u32 intid, struct virq *q);
 
 #endif

@@ -19,9 +19,11 @@ static bool vgic_bank_bit(struct vm *vm, struct vcpu *v, enum vgic_bank bank, u3
 	case BANK_ENABLE:
 		return q->flags & VIRQ_ENABLED;
 	case BANK_PENDING:
+		t = vgic_target(vm, v, intid);
+		if (vgic_hw_level(q) && (intid >= 32 || t == vcpu_current()))
+			return vgic_hw_line_locked(vm, t, intid, q);
 		if (q->flags & VIRQ_PENDING)
 			return true;
-		t = vgic_target(vm, v, intid);
 		return (q->flags & VIRQ_IN_LR) && t && (t->vgic.lr[q->lr].state & GIC_LR_PENDING);
 	case BANK_ACTIVE:
 		return q->flags & VIRQ_ACTIVE;

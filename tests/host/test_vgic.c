@@ -3,7 +3,8 @@
  * Host unit test of the version-neutral vGIC (hypervisor/core/vgic.c and
  * vgic_sgi.c): list-register filling in priority order, underflow when
  * more is pending than fits, eviction of a lower-priority pending entry,
- * HW and EOI-maintenance records, SGIs pending per source (GICv2) or once
+ * HW and EOI-maintenance records (a HW level interrupt whose line fell
+ * before entry is dropped), SGIs pending per source (GICv2) or once
  * (GICv3), pending-while-active, and SGIs confined to the sender's VM.
  * The arch layer is faked: one bank of list registers per physical CPU,
  * as struct gic_lr records (what the GICv2/GICv3 drivers encode).
@@ -35,6 +36,37 @@ u32 gic_version(void)
 u32 gic_nr_intids(void)
 {
 	return 192;
+}
+
+/* The physical line of a HW level interrupt (GICD_ISPENDR). */
+static bool line_high[1024];
+
+bool gic_is_pending(u32 intid)
+{
+	return line_high[intid];
+}
+
+void gic_deactivate(u32 intid)
+{
+	(void)intid;
+}
+
+/* TPIDR_EL2 -> the running CPU's struct cpu, whose vcpu is vcpu_current() */
+static struct cpu fake_cpu[CFG_MAX_CPUS];
+
+u64 host_sysreg_read(const char *reg)
+{
+	if (!strcmp(reg, "tpidr_el2"))
+		return (u64)(uintptr_t)&fake_cpu[this_cpu];
+	fprintf(stderr, "unexpected system register read: %s\n", reg);
+	abort();
+}
+
+void host_sysreg_write(const char *reg, u64 val)
+{
+	fprintf(stderr, "unexpected system register write: %s = %llx\n", reg,
+	        (unsigned long long)val);
+	abort();
 }
 
 u32 gic_lr_count(void)
@@ -132,6 +164,7 @@ static void setup(bool sgi_sources)
 	memset(vcpu, 0, sizeof(vcpu));
 	memset(kicks, 0, sizeof(kicks));
 	memset(hw_lr, 0, sizeof(hw_lr));
+	memset(line_high, 0, sizeof(line_high));
 	vm.cfg = other.cfg = &cfg;
 	vm.nvcpus = 2;
 	other.nvcpus = 1;
@@ -142,6 +175,8 @@ static void setup(bool sgi_sources)
 		vcpu[i].idx = i < 2 ? i : 0;
 		vcpu[i].pcpu = i;
 		owner->vcpus[vcpu[i].idx] = &vcpu[i];
+		fake_cpu[i].index = i;
+		fake_cpu[i].vcpu = &vcpu[i];
 	}
 	vgic_vm_setup(&vm);
 	vgic_vm_setup(&other);
@@ -266,6 +301,7 @@ static void test_hw_and_level(void)
 	hw->flags |= VIRQ_ENABLED;
 	lvl->flags |= VIRQ_ENABLED;
 	hw->target = 1;
+	line_high[SPI_HW] = true; /* the device holds its line up */
 	vgic_inject(&vm, NULL, SPI_HW);
 	CHECK(kicks[1] == 1);
 	vgic_set_level(&vm, SPI_LEVEL, true);
@@ -277,6 +313,15 @@ static void test_hw_and_level(void)
 	CHECK(lr_holding(0, SPI_LEVEL) < NLR);
 	CHECK(hw_lr[0][lr_holding(0, SPI_LEVEL)].eoi_maint &&
 	      !hw_lr[0][lr_holding(0, SPI_LEVEL)].hw);
+	/* the guest ends it; an edge arrives but the line falls before entry:
+	 * dropped, never shown to the guest */
+	guest_eoi_all(1);
+	enter(1);
+	CHECK(lr_holding(1, SPI_HW) == NLR);
+	vgic_inject(&vm, NULL, SPI_HW);
+	line_high[SPI_HW] = false;
+	enter(1);
+	CHECK(lr_holding(1, SPI_HW) == NLR && !(hw->flags & VIRQ_PENDING));
 	guest_eoi_all(0);
 	enter(0); /* line still high: pending again */
 	CHECK(lr_holding(0, SPI_LEVEL) < NLR);

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import test_cli_run
 import test_console_reset
 import test_core
 import test_vgic_faults
@@ -29,11 +30,11 @@ pytestmark = pytest.mark.qemu
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
-def _zcu102(boot: Any, runs: list[Any] | None = None) -> Any:
-    """The boot fixture, taking the ZCU102 twin of a virt test config (and
-    keeping each result in ``runs``)."""
+def _zcu102(boot: Any, runs: list[Any] | None = None, board: str = "zcu102") -> Any:
+    """The boot fixture, taking the ZCU102 (or ``board``) twin of a virt test
+    config (and keeping each result in ``runs``)."""
     def zcu102_boot(config: str, **kw: Any) -> Any:
-        res = boot(f"zcu102-{config}", **kw)
+        res = boot(f"{board}-{config}", **kw)
         if runs is not None:
             runs.append(res)
         return res
@@ -137,3 +138,20 @@ def test_console_input_through_the_cadence_uart(monkeypatch: pytest.MonkeyPatch)
     build = test_console_reset._build
     monkeypatch.setattr(test_console_reset, "_build", lambda config: build(f"zcu102-{config}"))
     test_console_reset.test_console_input_and_switch()
+
+
+def test_level_timers_follow_their_line() -> None:
+    """Issue #17 item 1 on the GIC-400: the EL1 timers' level interrupts are
+    pending in the virtual GIC exactly while their line is high."""
+    proc = test_cli_run._run(CONFIGS / "zcu102-level.yaml", "cli-zcu102-level")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = [x.removeprefix("[level] ") for x in proc.stdout.splitlines() if x.startswith("[level] ")]
+    assert lines == [f"level: {src} {step} ok" for src in ("vtimer", "ptimer")
+                     for step in ("disabled", "masked", "delivered once")] + ["level: PASS (2 sources)"], proc.stdout
+
+
+def test_zcu104_hello(boot: Any) -> None:
+    """The ZCU104 platform file (same SoC, 2 GiB) on the same QEMU model."""
+    runs: list[Any] = []
+    test_core.test_one_vm_hello(_zcu102(boot, runs, board="zcu104"))
+    assert " on zcu104 (board zynqmp), " in runs[0].hyp_lines()[0], describe(runs[0])

@@ -46,6 +46,9 @@ void gic_deactivate(u32 intid); /* deactivation */
 
 void gic_enable(u32 intid);  /* SGI/PPI: on the calling CPU */
 void gic_disable(u32 intid); /* SGI/PPI: on the calling CPU */
+/* GICD/GICR_ISPENDR: for a level-sensitive interrupt the line's level
+ * (also while the interrupt is active). SGI/PPI: of the calling CPU. */
+bool gic_is_pending(u32 intid);
 void gic_set_priority(u32 intid, u8 prio);
 void gic_set_edge(u32 intid, bool edge); /* SPIs */
 void gic_route_spi(u32 intid, u64 mpidr);

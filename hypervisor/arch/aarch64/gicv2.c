@@ -151,6 +151,11 @@ void gic_disable(u32 intid)
 	gicd_write(GICD_ICENABLER + (intid / 32) * 4, 1u << (intid % 32));
 }
 
+bool gic_is_pending(u32 intid)
+{
+	return gicd_read(GICD_ISPENDR + (intid / 32) * 4) & (1u << (intid % 32));
+}
+
 void gic_set_priority(u32 intid, u8 prio)
 {
 	*(volatile u8 *)(uintptr_t)(gicd_base + GICD_IPRIORITYR + intid) = prio;

@@ -176,6 +176,11 @@ void gic_disable(u32 intid)
 		gicd_wait_rwp();
 }
 
+bool gic_is_pending(u32 intid)
+{
+	return *gic_reg32(gic_bank(intid), GICD_ISPENDR + (intid / 32) * 4) & (1u << (intid % 32));
+}
+
 void gic_set_priority(u32 intid, u8 prio)
 {
 	*(volatile u8 *)(uintptr_t)(gic_bank(intid) + GICD_IPRIORITYR + intid) = prio;
