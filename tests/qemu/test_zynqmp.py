@@ -155,3 +155,20 @@ def test_zcu104_hello(boot: Any) -> None:
     runs: list[Any] = []
     test_core.test_one_vm_hello(_zcu102(boot, runs, board="zcu104"))
     assert " on zcu104 (board zynqmp), " in runs[0].hyp_lines()[0], describe(runs[0])
+
+
+def test_fault_stops_the_vm_and_spares_the_others(boot: Any) -> None:
+    test_vgic_faults.test_fault_stops_the_vm_and_spares_the_others(_zcu102(boot))
+
+
+def test_system_reset_reloads_only_that_vm(boot: Any) -> None:
+    """A VM reset re-initialises its vGICv2 state and list registers."""
+    test_console_reset.test_system_reset_reloads_only_that_vm(_zcu102(boot))
+
+
+def test_guest_owns_both_el1_timers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PPIs 27 and 30 with the HW bit through the GICv2 list registers."""
+    run = test_cli_run._run
+    monkeypatch.setattr(test_cli_run, "_run", lambda config, out: run(config.with_name(f"zcu102-{config.name}"),
+                                                                      f"{out}-zcu102"))
+    test_cli_run.test_guest_owns_both_el1_timers()
