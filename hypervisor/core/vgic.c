@@ -77,11 +77,15 @@ void vgic_clear_pending_locked(struct vm *vm, struct vcpu *v, u32 intid)
 
 void vgic_vm_setup(struct vm *vm)
 {
+	static const struct vgic_ops *const fronts[] = { &vgic_v3_ops, &vgic_v2_ops };
 	u32 version = gic_version();
 
-	if (version != vgic_v3_ops.version)
+	vm->vgic.ops = NULL;
+	for (u32 i = 0; i < ARRAY_SIZE(fronts); i++)
+		if (fronts[i]->version == version)
+			vm->vgic.ops = fronts[i];
+	if (!vm->vgic.ops)
 		panic("vm %s: no virtual GIC front end for GICv%u", vm->cfg->name, version);
-	vm->vgic.ops = &vgic_v3_ops;
 	vm->vgic.ops->vm_init(vm);
 }
 
