@@ -31,6 +31,7 @@
 #define GICC_BPR          0x0008
 #define GICC_IAR          0x000c
 #define GICC_EOIR         0x0010
+#define GICC_HPPIR        0x0018
 #define GICC_DIR          0x0000 /* in the second page */
 #define GICC_CTLR_EN      BIT(0)
 #define GICC_CTLR_EOIMODE BIT(9)
@@ -38,6 +39,7 @@
 #define GICH_HCR     0x0000
 #define GICH_VTR     0x0004
 #define GICH_VMCR    0x0008
+#define GICH_ELRSR0  0x0030
 #define GICH_APR     0x00f0
 #define GICH_LR      0x0100
 #define GICH_HCR_EN  BIT(0)
@@ -123,6 +125,11 @@ u32 gic_ack(void)
 	return intid;
 }
 
+u32 gic_highest_pending(void)
+{
+	return *gic_reg32(gicc_base, GICC_HPPIR) & 0x3ff;
+}
+
 /* GICC_EOIR/GICC_DIR take the SGI's source CPU with its INTID. */
 static u32 gic_iar_value(u32 intid)
 {
@@ -194,6 +201,11 @@ void gic_send_sgi(u32 intid, u64 mpidr)
 {
 	dsb(ishst);
 	gicd_write(GICD_SGIR, ((u32)gic_mask_of(mpidr) << 16) | (intid & 0xf));
+}
+
+u32 gic_lr_empty(void)
+{
+	return *gic_reg32(gich_base, GICH_ELRSR0); /* at most 64 LRs; GIC-400 has 4 */
 }
 
 u32 gic_lr_count(void)
