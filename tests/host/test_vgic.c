@@ -78,6 +78,16 @@ u32 gic_lr_count(void)
 	return NLR;
 }
 
+u32 gic_lr_empty(void)
+{
+	u32 empty = 0;
+
+	for (u32 n = 0; n < NLR; n++)
+		if (!hw_lr[this_cpu][n].state)
+			empty |= 1u << n;
+	return empty;
+}
+
 void gic_lr_read(u32 n, struct gic_lr *lr)
 {
 	*lr = hw_lr[this_cpu][n];
