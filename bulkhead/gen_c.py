@@ -73,6 +73,7 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
         ("gic_maint_irq", str(p.gic.maintenance_irq)),
         ("timer_hyp_irq", str(p.timer.hyp_irq)),
         ("timer_virt_irq", str(p.timer.virt_irq)),
+        ("pmu_irq", str(p.pmu_irq or 0)),
         ("mmio_base", _hex(p.mmio.base)),
         ("mmio_size", _hex(p.mmio.size)),
     ]

@@ -269,6 +269,12 @@ class Platform:
     def ncpus(self) -> int:
         return len(self.mpidr)
 
+    @property
+    def pmu_irq(self) -> int | None:
+        """The PMU overflow PPI (guests' PMUs and the regulator share it): the
+        ``bandwidth.pmu_irq`` of the platform file; None without one."""
+        return self.bandwidth.pmu_irq if self.bandwidth is not None else None
+
     def device(self, name: str) -> PlatformDevice | None:
         for dev in self.devices:
             if dev.name == name:

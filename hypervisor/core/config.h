@@ -155,6 +155,7 @@ struct cfg_platform {
 	u32 gic_maint_irq; /* PPI */
 	u32 timer_hyp_irq; /* EL2 physical timer PPI */
 	u32 timer_virt_irq;
+	u32 pmu_irq;   /* PMU overflow PPI (guests' and the regulator's); 0: none */
 	u64 mmio_base; /* the device window mapped at EL2 (device memory) */
 	u64 mmio_size;
 

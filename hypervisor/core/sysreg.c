@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What traps here: the SGI-generation registers (ICC_SGI1R_EL1 and
- * friends: HCR_EL2.IMO), every PMU register (MDCR_EL2.TPM: the PMU belongs
- * to the hypervisor; guests see a PMU with no counters) and
+ * friends: HCR_EL2.IMO), every PMU register (MDCR_EL2.TPM/TPMCR: emulated
+ * on the guest's share of the counters by core/vpmu.c) and
  * implementation-defined registers (HCR_EL2.TIDCP). Only the first two are
  * emulated, plus data-cache maintenance by set/way (HCR_EL2.TSW,
  * core/setway.c). The EL1 physical timer does not trap (CNTHCTL_EL2.EL1PCEN
@@ -10,10 +10,10 @@
  */
 #include "core/sysreg.h"
 
-#include "arch/aarch64/pmu.h"
 #include "core/setway.h"
 #include "core/vcpu.h"
 #include "core/vgic_sgi.h"
+#include "core/vpmu.h"
 
 /* ISS encoding of a trapped MSR/MRS */
 #define ISS_OP0(iss)  (((iss) >> 20) & 3)
@@ -30,21 +30,6 @@
 #define SR_ICC_SGI1R  SYSREG(3, 0, 12, 11, 5)
 #define SR_ICC_ASGI1R SYSREG(3, 0, 12, 11, 6)
 #define SR_ICC_SGI0R  SYSREG(3, 0, 12, 11, 7)
-#define SR_PMCR       SYSREG(3, 3, 9, 12, 0)
-
-static bool sysreg_is_pmu(u64 op0, u64 op1, u64 crn, u64 crm)
-{
-	if (op0 != 3)
-		return false;
-	/* PMCR..PMCEID1, PMCCNTR..PMOVSSET, PMUSERENR: op1 = 3, CRn = 9, CRm 12-14 */
-	if (op1 == 3 && crn == 9 && crm >= 12 && crm <= 14)
-		return true;
-	/* PMINTENSET/CLR_EL1, PMMIR_EL1: op1 = 0, CRn = 9, CRm = 14 */
-	if (op1 == 0 && crn == 9 && crm == 14)
-		return true;
-	/* PMEVCNTR<n>, PMEVTYPER<n>, PMCCFILTR: op1 = 3, CRn = 14, CRm 8-15 */
-	return op1 == 3 && crn == 14 && crm >= 8;
-}
 
 bool sysreg_trap(struct vcpu *v, u64 iss)
 {
@@ -65,10 +50,10 @@ bool sysreg_trap(struct vcpu *v, u64 iss)
 			vgic_sgi_write(v, val);
 		return true;
 	}
-	if (sysreg_is_pmu(op0, op1, crn, crm)) {
+	if (op0 == 3 && vpmu_access(v, (u32)op1, (u32)crn, (u32)crm, (u32)op2, read, &val)) {
 		if (read && rt != 31)
-			f->x[rt] = reg == SR_PMCR ? pmu_guest_pmcr() : 0;
-		return true; /* writes ignored: no counter is the guest's */
+			f->x[rt] = val;
+		return true;
 	}
 	return false;
 }

@@ -33,6 +33,7 @@
 #include "core/irq.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
+#include "core/vpmu.h"
 #include "isolation/bw_budget.h"
 #include "lib/log.h"
 #include "lib/spinlock.h"
@@ -620,7 +621,7 @@ void bw_init(void)
 		         cfg->period_us, vm->nvcpus,
 		         cfg->flags & CFG_BW_RECLAIM ? ", reclaim" : "");
 	}
-	irq_register_hyp(bw_sys->pmu_irq, bw_overflow);
+	vpmu_set_hyp_overflow(bw_overflow); /* the PMU PPI is shared with guests' counters */
 	irq_register_hyp(cfg_system.platform->timer_hyp_irq, bw_period);
 	vcpu_set_stall_hook(bw_stall_hook);
 }
@@ -635,10 +636,10 @@ void bw_cpu_init(void)
 		return;
 	cfg = c->bvm->cfg;
 	if (cfg->flags & CFG_BW_CYCLES) {
-		pmu_hyp_reserve(0);
+		pmu_hyp_reserve(0, true);
 		c->ctr[0] = PMU_CYCLE_COUNTER;
 	} else {
-		u32 first = pmu_hyp_reserve(c->nev);
+		u32 first = pmu_hyp_reserve(c->nev, false);
 
 		if (first + c->nev > pmu_counters())
 			panic("bw: cpu %u has %u PMU counters, regulation needs %u", cpu_index(),

@@ -38,6 +38,7 @@ SKID_NS = 1000  # a run beyond the budget (measured: never; runs end 0.2-0.7 us 
 SKID_EVENTS = 1000  # events charged beyond a grant, per overflow (measured: 420-480)
 ENTRY_NS = 3000  # a run's shortfall: period-start work and QEMU's round robin (measured: 0.2-0.7 us)
 STALL_NS = 3000
+QEMU_A53_COUNTERS = 6  # PMCR_EL0.N of QEMU's cortex-a53
 
 SEG_RE = re.compile(r"bwprobe: vcpu (\d+) seg (\d+) run_ns=(\d+) stall_ns=(\d+) work=(\d+)")
 STATS_RE = re.compile(r"bwprobe: stats (\S+) last=(\d+) max=(\d+) mean=(\d+) throttles=(\d+) stalled_ns=(\d+)")
@@ -88,11 +89,13 @@ def line_value(res: RunResult, vm: str, prefix: str) -> str:
 
 
 def assert_regulated(segs: list[tuple[int, int, int]], budget_ns: int, period_ns: int, res: RunResult,
-                     shortfall: int = ENTRY_NS) -> None:
+                     step_ns: int = 0) -> None:
+    """step_ns: how long one step of the guest's loop takes beyond the usual
+    (its timestamps are that much coarser)."""
     assert len(segs) >= 10, describe(res)
     for run_ns, stall_ns, _ in segs:
-        assert budget_ns - shortfall <= run_ns <= budget_ns + SKID_NS, (run_ns, describe(res))
-        assert abs(stall_ns - (period_ns - run_ns)) <= STALL_NS, (stall_ns, describe(res))
+        assert budget_ns - ENTRY_NS - step_ns <= run_ns <= budget_ns + SKID_NS, (run_ns, describe(res))
+        assert abs(stall_ns - (period_ns - run_ns)) <= STALL_NS + step_ns, (stall_ns, describe(res))
         assert period_ns - budget_ns - SKID_NS <= stall_ns, (stall_ns, describe(res))
 
 
@@ -130,18 +133,22 @@ def test_budget_and_stall(period_us: int, budget: int, tmp_path: Path) -> None:
 def test_tamper(load: str, tmp_path: Path) -> None:
     """A guest that spins, masks its interrupts, or reprograms the PMU (all of
     its registers, the cycle counter and the reserved counter included) gets
-    no more than its budget; it sees no counter at all."""
-    config = variant(tmp_path, "bw-basic.yaml", **{"load: mem": f"load: {load}, tamper: 1"})
+    no more than its budget. It sees the counters the regulator leaves it
+    (hypervisor/core/vpmu.c): on qemu-virt the regulator counts on PMCCNTR,
+    so all of QEMU's 6 event counters and no cycle counter."""
+    # a step of the pmu load traps 20 times (7-12 us): stalls are longer than that
+    gap = ", gap_ns: 20000" if load == "pmu" else ""
+    config = variant(tmp_path, "bw-basic.yaml", **{"load: mem": f"load: {load}, tamper: 1{gap}"})
     res = boot(config, f"bw-tamper-{load}")
     check_clean(res)
     pmu = line_value(res, "bw", "bwprobe: pmu ")
     m = re.fullmatch(r"bwprobe: pmu pmcr=0x([0-9a-f]+) pmccntr=(\d+) evcntr=(\d+) after_writes=(\d+)", pmu)
     assert m, describe(res)
-    assert (int(m[1], 16) >> 11) & 0x1F == 0, pmu  # PMCR_EL0.N: no counters
+    assert (int(m[1], 16) >> 11) & 0x1F == QEMU_A53_COUNTERS, pmu  # PMCR_EL0.N: the guest's share
     assert int(m[1], 16) & 1 == 0, pmu  # PMCR_EL0.E reads as 0
     assert (m[2], m[3], m[4]) == ("0", "0", "0"), pmu
-    # a step of the pmu load traps 11 times (~2.7 us): the last timestamp comes earlier
-    assert_regulated(segments(res), 300000, 1000000, res, shortfall=ENTRY_NS + (3000 if load == "pmu" else 0))
+    # ... and the last timestamp of a run comes up to a step earlier
+    assert_regulated(segments(res), 300000, 1000000, res, step_ns=15000 if load == "pmu" else 0)
     st = stats(res)
     assert 300000 <= st["vcpu0"]["last"] <= 300000 + SKID_EVENTS, describe(res)
     assert st["vcpu0"]["max"] <= 300000 + SKID_EVENTS, describe(res)
@@ -293,3 +300,4 @@ def test_telemetry_counts_complete_periods_only(tmp_path: Path) -> None:
     assert budget <= st["max"] <= budget + SKID_EVENTS, describe(res)
     assert st["mean"] <= budget + SKID_EVENTS, describe(res)
     assert st["last"] <= budget + SKID_EVENTS, describe(res)
+
