@@ -348,7 +348,13 @@ def _check_vm(s: SystemSpec, vm: VmSpec, bw: VmBandwidthSpec, pb: PlatformBandwi
                                     f"({MAX_BUDGET_EVENTS}): use a shorter period or a smaller budget"))
             continue
         smallest = min(budget * w // 100 for w in bw.weights) if bw.weights else budget // n
-        if pb.regulator_events and 0 < smallest < 2 * pb.regulator_events:
+        if pb.regulator_events and 0 < smallest < pb.regulator_events:
+            errors.append(at(kpath, f"the smallest vCPU share ({smallest} events per period) is less than "
+                                    f"the regulator's own cost on platform '{p.name}' (about "
+                                    f"{pb.regulator_events} events per period, charged to the vCPU): the "
+                                    f"vCPU would be starved; give each vCPU at least {pb.regulator_events} "
+                                    "events per period"))
+        elif pb.regulator_events and 0 < smallest < 2 * pb.regulator_events:
             warnings.append(at(kpath, f"the smallest vCPU share ({smallest} events per period) is less than "
                                       f"twice the regulator's own cost on platform '{p.name}' (about "
                                       f"{pb.regulator_events} events per period, charged to the vCPU): "
@@ -365,6 +371,30 @@ def _check_vm(s: SystemSpec, vm: VmSpec, bw: VmBandwidthSpec, pb: PlatformBandwi
                                      "period"))
     if bw.reclaim and n == 1:
         warnings.append(at(_join(bw.path, "reclaim"), "reclaim has no effect on a VM with one vCPU"))
+
+
+def starved_under_icount(system: System, shift: int) -> list[str]:
+    """Regulated VMs that would starve under ``-icount shift``: on a
+    ``counter: cycles`` platform the cycle counter counts 2^shift per
+    instruction (one per nanosecond of virtual time), so the regulator's own
+    per-period cost (``regulator_events``, measured at shift 0) is 2^shift
+    times larger in counted events. One message per VM whose smallest share
+    is below that."""
+    pb = system.platform.bandwidth
+    if pb is None or pb.counter != "cycles" or not pb.regulator_events or shift <= 0:
+        return []
+    cost = pb.regulator_events << shift
+    out = []
+    for vm in system.spec.vms:
+        planned = plan(system.platform, vm)
+        if planned is None:
+            continue
+        smallest = min(min(ch.shares) for ch in planned.channels)
+        if smallest < cost:
+            out.append(f"vm {vm.name}: a vCPU share of {smallest} cycles per period is less than the "
+                       f"regulator's own cost at -icount shift={shift} ({pb.regulator_events} x 2^{shift} = "
+                       f"{cost} cycles): the vCPU would be starved; raise the budget or lower --icount")
+    return out
 
 
 # --- reporting ----------------------------------------------------------------------

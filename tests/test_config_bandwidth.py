@@ -313,6 +313,12 @@ ERRORS: dict[str, tuple[str, str]] = {
         "c.yaml:3:127: vms[0].bandwidth.budget_events: a budget of 1 event per period is less than one per "
         "vCPU (2 vCPUs)",
     ),
+    "share below the regulator's cost": (  # issue #12 item 3: the vCPU would be starved
+        "bandwidth: {period_us: 10, budget_events: 600}",
+        "c.yaml:3:127: vms[0].bandwidth.budget_events: the smallest vCPU share (300 events per period) is less "
+        "than the regulator's own cost on platform 'qemu-virt' (about 500 events per period, charged to the "
+        "vCPU): the vCPU would be starved; give each vCPU at least 500 events per period",
+    ),
     "reclaim not a boolean": (
         "bandwidth: {period_us: 10, budget_events: 10, reclaim: 1}",
         "c.yaml:3:140: vms[0].bandwidth.reclaim: expected true or false, got 1",

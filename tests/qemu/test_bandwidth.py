@@ -301,3 +301,34 @@ def test_telemetry_counts_complete_periods_only(tmp_path: Path) -> None:
     assert st["mean"] <= budget + SKID_EVENTS, describe(res)
     assert st["last"] <= budget + SKID_EVENTS, describe(res)
 
+
+def test_forward_progress(tmp_path: Path) -> None:
+    """Issue #12 item 3: no accepted configuration starves a vCPU. The
+    regulator's own per-period work is charged to the vCPU (about 400-480
+    instructions, bench/bandwidth_overhead.py; `regulator_events: 500` in
+    platforms/qemu-virt.yaml), i.e. 2^shift times as many cycles under
+    `-icount shift`. The reproducer (H-MBR budgets of a few hundred events at
+    shift > 0: 1000 cycles per 10 us at shift 2 left bwprobe one step per one
+    or two periods, run_ns=0) is refused; at the limit the vCPU progresses."""
+    from bulkhead.config import load_system
+    from bulkhead.errors import ConfigError, RunError
+
+    def config(budget: int) -> Path:
+        return variant(tmp_path, "bw-basic.yaml", **{"period_us: 1000": "period_us: 10",
+                                                     "budget_events: 300000": f"budget_events: {budget}",
+                                                     "segs: 16": "segs: 16, window_ms: 5"})
+
+    with pytest.raises(ConfigError, match=r"share \(300 events per period\) is less than the regulator's own "
+                                          r"cost .* would be starved"):
+        load_system(config(300))
+    out = ROOT / "build" / "qemu-tests" / "bw-progress"
+    with pytest.raises(RunError, match=r"share of 1000 cycles per period is less than the regulator's own cost "
+                                       r"at -icount shift=2 \(500 x 2\^2 = 2000 cycles\)"):
+        run(config(1000), timeout=TIMEOUT, icount=2, out=out)
+    res = run(config(2000), timeout=TIMEOUT, icount=2, out=out)
+    check_clean(res)
+    segs = segments(res)
+    assert len(segs) == 16, describe(res)
+    # measured: runs of 1.0-1.15 us (7-8 steps) in each 10 us period
+    assert all(run_ns >= 500 and work >= 3 for run_ns, _, work in segs), describe(res)
+    assert stats(res)["vcpu0"]["throttles"] >= 16, describe(res)
