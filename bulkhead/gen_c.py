@@ -216,6 +216,8 @@ def _bw_system(w: _Writer, system: System) -> bool:
     w.line()
     w.line("static const struct cfg_bw_system bw_system = {")
     w.line(f"\t.flags = {'CFG_BW_SPARE_SHARING' if system.spec.spare_sharing else '0'},")
+    if pb.overflow_poll_us:
+        w.line(f"\t.overflow_poll_us = {pb.overflow_poll_us},")
     w.line(f"\t.pmu_irq = {pb.pmu_irq},")
     w.line(f"\t.counter_hz = {pb.counter_hz},")
     w.line("};")

@@ -230,6 +230,7 @@ class PlatformBandwidth:
     pmu_irq: int
     counter_hz: int  # generic-timer frequency; 0: unknown (the hypervisor reads CNTFRQ)
     regulator_events: int = 0  # events the regulator itself charges per period; 0: unknown
+    overflow_poll_us: int = 0  # event counters: the regulator also looks every this many us; 0: never
     path: str = "bandwidth"
 
     def event(self, name: str) -> BwEventSpec | None:
@@ -312,6 +313,7 @@ class VmBandwidthSpec:
     weights: tuple[int, ...] | None
     reclaim: bool
     path: str  # vms[i].bandwidth
+    counter: BwCounter | None = None  # overrides the platform's counter; None: the platform's
 
 
 @dataclass(frozen=True)

@@ -85,9 +85,9 @@ static void pmu_pokes(void)
 	write_sysreg(0xf8000000ul, pmxevtyper_el0); /* PMCCFILTR through PMSELR */
 	write_sysreg(0, pmxevcntr_el0);
 	write_sysreg(5, pmselr_el0);
-	write_sysreg(0, pmxevcntr_el0);             /* counter 5 through PMSELR */
+	write_sysreg(0, pmxevcntr_el0); /* counter 5 through PMSELR */
 	write_sysreg(0xf8000000ul, pmxevtyper_el0);
-	write_sysreg(0, S3_3_C14_C8_5);             /* PMEVCNTR5_EL0: reserved with event counters */
+	write_sysreg(0, S3_3_C14_C8_5); /* PMEVCNTR5_EL0: reserved with event counters */
 	write_sysreg(0xf8000000ul, S3_3_C14_C12_5); /* PMEVTYPER5_EL0 */
 	write_sysreg(1, pmuserenr_el0);
 }

@@ -98,8 +98,10 @@ struct cfg_bw {
 
 struct cfg_bw_system {
 	u32 flags;
-	u32 pmu_irq;    /* PMU overflow interrupt (PPI) */
-	u64 counter_hz; /* generic-timer frequency period_ticks assumes */
+	u32 overflow_poll_us; /* event counters: also look every this many us (late overflow
+	                         interrupts, QEMU); 0: never */
+	u32 pmu_irq;          /* PMU overflow interrupt (PPI) */
+	u64 counter_hz;       /* generic-timer frequency period_ticks assumes */
 };
 
 struct cfg_vm {
