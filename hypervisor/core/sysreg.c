@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * What traps here: the SGI-generation registers (ICC_SGI1R_EL1 and
- * friends: HCR_EL2.IMO), every PMU register (MDCR_EL2.TPM/TPMCR: emulated
- * on the guest's share of the counters by core/vpmu.c) and
+ * What traps here: the GIC's SGI-generation registers on GICv3
+ * (ICC_SGI1R_EL1 and friends: HCR_EL2.IMO; the VM's vGIC front end
+ * emulates them), every PMU register (MDCR_EL2.TPM/TPMCR: emulated on
+ * the guest's share of the counters by core/vpmu.c) and
  * implementation-defined registers (HCR_EL2.TIDCP). Only the first two are
  * emulated, plus data-cache maintenance by set/way (HCR_EL2.TSW,
  * core/setway.c). The EL1 physical timer does not trap (CNTHCTL_EL2.EL1PCEN
@@ -12,7 +13,7 @@
 
 #include "core/setway.h"
 #include "core/vcpu.h"
-#include "core/vgic_sgi.h"
+#include "core/vgic.h"
 #include "core/vpmu.h"
 
 /* ISS encoding of a trapped MSR/MRS */
@@ -23,13 +24,6 @@
 #define ISS_RT(iss)   ((u32)(((iss) >> 5) & 0x1f))
 #define ISS_CRM(iss)  (((iss) >> 1) & 0xf)
 #define ISS_READ(iss) ((iss)&1)
-
-#define SYSREG(op0, op1, crn, crm, op2) \
-	(((u64)(op0) << 16) | ((u64)(op1) << 12) | ((u64)(crn) << 8) | ((u64)(crm) << 4) | (op2))
-
-#define SR_ICC_SGI1R  SYSREG(3, 0, 12, 11, 5)
-#define SR_ICC_ASGI1R SYSREG(3, 0, 12, 11, 6)
-#define SR_ICC_SGI0R  SYSREG(3, 0, 12, 11, 7)
 
 bool sysreg_trap(struct vcpu *v, u64 iss)
 {
@@ -43,13 +37,8 @@ bool sysreg_trap(struct vcpu *v, u64 iss)
 
 	if (op0 == 1) /* system instructions: only set/way maintenance traps */
 		return setway_trap(v, op1, crn, crm, op2, val);
-	if (reg == SR_ICC_SGI1R || reg == SR_ICC_SGI0R || reg == SR_ICC_ASGI1R) {
-		if (read)
-			return false;
-		if (reg != SR_ICC_ASGI1R)
-			vgic_sgi_write(v, val);
-		return true;
-	}
+	if (op0 == 3 && op1 == 0 && crn == 12) /* ICC_*: the GIC CPU interface */
+		return vgic_sysreg(v, reg, read, val);
 	if (op0 == 3 && vpmu_access(v, (u32)op1, (u32)crn, (u32)crm, (u32)op2, read, &val)) {
 		if (read && rt != 31)
 			f->x[rt] = val;

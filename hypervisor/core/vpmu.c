@@ -28,7 +28,7 @@
  */
 #include "core/vpmu.h"
 
-#include "arch/aarch64/gicv3.h"
+#include "arch/aarch64/gic.h"
 #include "arch/aarch64/pmu.h"
 #include "core/config.h"
 #include "core/irq.h"
