@@ -39,6 +39,7 @@ SKID_EVENTS = 1000  # events charged beyond a grant, per overflow (measured: 420
 ENTRY_NS = 3000  # a run's shortfall: period-start work and QEMU's round robin (measured: 0.2-0.7 us)
 STALL_NS = 3000
 QEMU_A53_COUNTERS = 6  # PMCR_EL0.N of QEMU's cortex-a53
+TRAP_EVENTS = 1000  # a trapped PMU access emulated by core/vpmu.c (~350-700 instructions)
 
 SEG_RE = re.compile(r"bwprobe: vcpu (\d+) seg (\d+) run_ns=(\d+) stall_ns=(\d+) work=(\d+)")
 STATS_RE = re.compile(r"bwprobe: stats (\S+) last=(\d+) max=(\d+) mean=(\d+) throttles=(\d+) stalled_ns=(\d+)")
@@ -149,9 +150,13 @@ def test_tamper(load: str, tmp_path: Path) -> None:
     assert (m[2], m[3], m[4]) == ("0", "0", "0"), pmu
     # ... and the last timestamp of a run comes up to a step earlier
     assert_regulated(segments(res), 300000, 1000000, res, step_ns=15000 if load == "pmu" else 0)
+    # an overflow during a trap is taken after it (interrupts are masked at
+    # EL2): the pmu load's emulated accesses add up to one trap's length (measured:
+    # max B + 1,126 once, B + 300-500 otherwise)
+    skid = SKID_EVENTS + (TRAP_EVENTS if load == "pmu" else 0)
     st = stats(res)
-    assert 300000 <= st["vcpu0"]["last"] <= 300000 + SKID_EVENTS, describe(res)
-    assert st["vcpu0"]["max"] <= 300000 + SKID_EVENTS, describe(res)
+    assert 300000 <= st["vcpu0"]["last"] <= 300000 + skid, describe(res)
+    assert st["vcpu0"]["max"] <= 300000 + skid, describe(res)
 
 
 def test_weights() -> None:
@@ -368,5 +373,6 @@ def test_event_counter(load: str, tmp_path: Path) -> None:
         assert 300000 - ENTRY_NS - step <= run_ns <= 300000 + POLL_NS + SKID_NS, (run_ns, describe(res))
         assert abs(stall_ns - (1000000 - run_ns)) <= STALL_NS + step, (stall_ns, describe(res))
     st = stats(res)["vcpu0"]
-    assert 300000 <= st["max"] <= 300000 + POLL_NS + SKID_EVENTS, describe(res)
+    assert 300000 <= st["max"] <= 300000 + POLL_NS + SKID_EVENTS + (TRAP_EVENTS if load == "pmu" else 0), \
+        describe(res)
     assert st["throttles"] >= 16, describe(res)
