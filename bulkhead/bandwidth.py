@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 MAX_PERIOD_US = 1_000_000  # 1 s: keeps a period's events within the 32-bit counters
 MAX_BUDGET_EVENTS = 0x7FFF_FFFF  # per period, VM or vCPU (BW_MAX_BUDGET in bw.c)
 MAX_MBPS = 1_000_000_000
+CPU_CYCLES = 0x11  # the architectural PMU event
 BW_MODELS: tuple[BwModel, ...] = ("exact", "pessimistic", "optimistic", "notional")
 
 PLATFORM_KEYS = ("counter", "events", "sustainable_mbps", "pmu_irq", "counter_hz", "regulator_events",
@@ -390,9 +391,9 @@ def _check_vm(s: SystemSpec, vm: VmSpec, bw: VmBandwidthSpec, pb: PlatformBandwi
 
 
 def starved_under_icount(system: System, shift: int) -> list[str]:
-    """Regulated VMs that would starve under ``-icount shift``: on a
-    ``counter: cycles`` platform the cycle counter counts 2^shift per
-    instruction (one per nanosecond of virtual time), so the regulator's own
+    """Regulated VMs that would starve under ``-icount shift``: QEMU's cycle
+    counter and CPU_CYCLES event count 2^shift per instruction (one per
+    nanosecond of virtual time), so the regulator's own
     per-period cost (``regulator_events``, measured at shift 0) is 2^shift
     times larger in counted events. One message per VM whose smallest share
     is below that."""
@@ -403,8 +404,8 @@ def starved_under_icount(system: System, shift: int) -> list[str]:
     out = []
     for vm in system.spec.vms:
         planned = plan(system.platform, vm)
-        if planned is None or not planned.cycles:
-            continue
+        if planned is None or not (planned.cycles or all(ch.event.number == CPU_CYCLES for ch in planned.channels)):
+            continue  # an event that does not count time (e.g. INST_RETIRED): the shift does not scale it
         smallest = min(min(ch.shares) for ch in planned.channels)
         if smallest < cost:
             out.append(f"vm {vm.name}: a vCPU share of {smallest} cycles per period is less than the "

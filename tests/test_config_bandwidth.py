@@ -591,3 +591,26 @@ def test_run_stats_time_base(icount: int | None, monkeypatch: pytest.MonkeyPatch
     else:
         assert before == "", before
         assert f"(events per period; virtual time, --icount {icount}), update 1:" in after, after
+
+
+def test_starved_under_icount(write_config: WriteConfig) -> None:
+    """Issue #12 item 3: QEMU's cycle counter and CPU_CYCLES count 2^shift per
+    instruction, so under -icount shift the regulator's own cost grows with
+    it; `run` refuses shares below regulator_events x 2^shift (500 x 4 here)."""
+    path = write_config(f"""
+        platform: qemu-virt
+        vms:
+          - {VM}, bandwidth: {{period_us: 10, budget_events: 3000}}}}
+          - {{name: b, cpus: [2], memory: [{{ipa: 0x40000000, size: 16M}}], image: img.bin,
+             bandwidth: {{period_us: 10, budget_events: 1999, counter: event}}}}
+          - {{name: c, cpus: [3], memory: [{{ipa: 0x40000000, size: 16M}}], image: img.bin,
+             bandwidth: {{period_us: 10, budget_events: 2000}}}}
+        """)
+    system = load_system(path, guest_sources=None)
+    assert bandwidth.starved_under_icount(system, 0) == []
+    assert bandwidth.starved_under_icount(system, 2) == [
+        "vm a: a vCPU share of 1500 cycles per period is less than the regulator's own cost at -icount shift=2 "
+        "(500 x 2^2 = 2000 cycles): the vCPU would be starved; raise the budget or lower --icount",
+        "vm b: a vCPU share of 1999 cycles per period is less than the regulator's own cost at -icount shift=2 "
+        "(500 x 2^2 = 2000 cycles): the vCPU would be starved; raise the budget or lower --icount",
+    ]
