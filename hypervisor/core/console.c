@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "core/console.h"
 
-#include "arch/aarch64/pl011.h"
+#include "arch/aarch64/uart.h"
 #include "core/vm.h"
 #include "lib/format.h"
 #include "lib/log.h"
@@ -52,8 +52,8 @@ static void console_emit(const char *prefix, size_t plen, const char *text, size
 {
 	bool locked = console_lock_acquire();
 
-	pl011_write(prefix, plen);
-	pl011_write(text, len);
+	uart_write(prefix, plen);
+	uart_write(text, len);
 	if (locked)
 		spin_unlock(&console_lock);
 }
@@ -65,7 +65,7 @@ static void console_hyp_line(const char *line, size_t len)
 
 void console_init(u64 uart_base)
 {
-	pl011_init(uart_base);
+	uart_init(uart_base);
 	log_set_sink(console_hyp_line);
 }
 
@@ -73,7 +73,7 @@ void console_set_input(s32 vm_index)
 {
 	console_input = vm_index;
 	if (vm_index >= 0 && (u32)vm_index < vm_count)
-		pl011_set_rx_irq(true);
+		uart_enable_rx_irq();
 }
 
 /* Called with vm->con.lock held. */
@@ -114,12 +114,12 @@ void console_vm_flush(struct vm *vm)
 
 void console_rx_pause(void)
 {
-	pl011_set_rx_irq(false);
+	uart_disable_rx_irq();
 }
 
 void console_rx_resume(void)
 {
-	pl011_set_rx_irq(true);
+	uart_enable_rx_irq();
 }
 
 /* The VM input goes to, or NULL (none, or it is not running). */
@@ -140,7 +140,7 @@ void console_rx(void)
 		 * (whose interrupt vuart_rx_room masked) instead of losing it. */
 		if (in && !vuart_rx_room(in))
 			return;
-		c = pl011_getc();
+		c = uart_getc();
 		if (c < 0)
 			return;
 		if (console_escape) {

@@ -8,6 +8,7 @@
 #include "core/irq.h"
 #include "core/mem.h"
 #include "core/vm.h"
+#include "core/vpmu.h"
 #include "lib/log.h"
 #include "lib/string.h"
 
@@ -59,6 +60,7 @@ static void vcpu_boot(struct vcpu *v, u64 entry, u64 x0)
 	gic_clear_active_local(IRQ_PPI_VTIMER);
 	gic_clear_active_local(IRQ_PPI_PTIMER);
 	vgic_vcpu_init(v);
+	vpmu_reset(v);
 	memset(f, 0, sizeof(*f));
 	f->x[0] = x0;
 	f->elr = entry;
@@ -132,7 +134,9 @@ static void vcpu_stall(struct vcpu *v)
 	}
 }
 
-void vcpu_exit_path(struct vcpu *v)
+/* Until the vCPU may run guest code again: parked while its VM or itself
+ * is off, stalled while its regulator throttles it. */
+static void __attribute__((noinline)) vcpu_exit_wait(struct vcpu *v)
 {
 	for (;;) {
 		if (v->vm->state != VM_RUNNING || v->power != VCPU_ON) {
@@ -144,6 +148,12 @@ void vcpu_exit_path(struct vcpu *v)
 			break;
 		vcpu_stall(v);
 	}
+}
+
+void vcpu_exit_path(struct vcpu *v)
+{
+	if (v->vm->state != VM_RUNNING || v->power != VCPU_ON || v->throttled)
+		vcpu_exit_wait(v); /* the rare case: kept out of the hot path */
 	vgic_flush(v);
 }
 
