@@ -10,7 +10,8 @@ import hashlib
 import random
 from pathlib import Path
 
-from qconsole import Console, build
+from qconsole import Console
+from qconsole import build as build  # re-exported: test_zynqmp.py swaps it
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ARTEFACTS = REPO_ROOT / "artefacts" / "linux"
