@@ -343,8 +343,8 @@ def test_plots_for_a_paper(tmp_path: Path) -> None:
           - name: solo
           - name: mbr
             benchmarks: [bw]
-            overlay: {vms: [*interf, {name: interf, bandwidth: {period_us: 10, budget_events: 1}}]}
-            sweep: {vms.interf.bandwidth.budget_events: [10, 100, 1000]}
+            overlay: {vms: [*interf, {name: interf, bandwidth: {period_us: 100, budget_events: 2000}}]}
+            sweep: {vms.interf.bandwidth.budget_events: [2000, 4000, 8000]}
         plots:
           - {kind: slowdown}
           - {kind: consumed, scenario: mbr, y: interf_mbps, assigned: 0.2,
@@ -358,9 +358,9 @@ def test_plots_for_a_paper(tmp_path: Path) -> None:
     budget = "bandwidth budget of VM interf (events per period)"
     slowdown = "slowdown of VM bench relative to 'solo' (ratio)"
     want = [  # (x label, y label, x scale, legend)
-        ("benchmark run by VM bench", slowdown, "linear", ["scenario solo", "scenario mbr[budget_events=10]",
-                                                           "scenario mbr[budget_events=100]",
-                                                           "scenario mbr[budget_events=1000]"]),
+        ("benchmark run by VM bench", slowdown, "linear", ["scenario solo", "scenario mbr[budget_events=2000]",
+                                                           "scenario mbr[budget_events=4000]",
+                                                           "scenario mbr[budget_events=8000]"]),
         (budget, "total bandwidth of the interfering VMs (MB/s)", "linear",
          ["interfering VMs, beside VM bench running bw", "assigned, y = 0.2 x"]),
         (budget, "bandwidth per vCPU of VM bench (MB/s)", "log", ["VM bench vCPU 0, bw"]),
