@@ -3,11 +3,7 @@
  * ioclient: a client of the shared I/O device (docs/io.md) that exchanges
  * frames with a peer outside the machine through the I/O VM.
  *
- * Frame: Ethernet header (dst, src = io_mac, type 0x88b5), then kind (u8:
- * 1 echo request, 2 echo reply, 3 sink), pad (u8), dlen (u16), seq (u32),
- * csum (u32, FNV-1a of the data), echo_csum (u32: in a reply, the FNV-1a
- * the peer computed over the request's data), data[dlen]; little endian.
- * The peer answers a request with the data reversed and XORed with 0xa5.
+ * Frames: lib/include/echo.h (the peer: bulkhead/netpeer.py).
  *
  * mode=echo (default): sends `frames` requests of `size` data bytes to
  *   peer_mac with at most `window` outstanding, checks every reply (its own
@@ -17,26 +13,20 @@
  *   lengths 0, 1600 and 5000, an index out of range, a runt frame, a forged
  *   source MAC), then runs echo.
  * Params: io_shm, io_queue, io_mac (from the io: section), mode, frames (20),
- * size (200), window (io_queue), peer_mac (02:00:00:00:00:fe), timeout_ms (30000).
- * Lines: "ioclient: <mode>: mac <mac> queue <q>", "ioclient: PASS (<n> frames sent, <m> replies
- * verified both ways)" or "ioclient: FAIL (<why>)".
+ * size (200), window (io_queue), peer_mac (02:00:00:00:00:fe), timeout_ms (30000), poll (0:
+ * wait for replies in WFI; 1: busy-wait, as the benchmark does).
+ * Lines: "ioclient: <mode>: mac <mac> queue <q>", echo: "ioclient: result frames=.. elapsed_us=..
+ * fps=.. rtt_min_us=.. rtt_mean_us=.. rtt_max_us=.." (virtual counter time), "ioclient: PASS (<n>
+ * frames sent, <m> replies verified both ways)" or "ioclient: FAIL (<why>)".
  */
-#include "ethframe.h"
+#include "echo.h"
 #include "ioring.h"
 #include "runtime.h"
-
-#define ETHERTYPE 0x88b5
-#define K_REQ     1
-#define K_REPLY   2
-#define K_SINK    3
-#define P_OFF     ETH_HLEN
-#define D_OFF     (ETH_HLEN + 16)
-#define DATA_MAX  (ETH_FRAME_MAX - D_OFF)
 
 static struct ioring tx, rx;
 static struct ioring_ctrl *ctrl;
 static u8 mac[ETH_ALEN], peer[ETH_ALEN];
-static u8 fbuf[ETH_FRAME_MAX], rbuf[ETH_FRAME_MAX], expect[DATA_MAX];
+static u8 fbuf[ETH_FRAME_MAX];
 static u32 shm, seed;
 static volatile u32 rings;
 
@@ -47,66 +37,6 @@ static void done(void)
 {
 	if (ctrl)
 		ioring_store_release(&ctrl->client_state, IORING_STATE_DONE);
-}
-
-static u32 fnv(const u8 *p, u32 n)
-{
-	u32 h = 0x811c9dc5u, i;
-
-	for (i = 0; i < n; i++) {
-		h ^= p[i];
-		h *= 0x01000193u;
-	}
-	return h;
-}
-
-static void put16(u8 *p, u32 v)
-{
-	p[0] = (u8)v;
-	p[1] = (u8)(v >> 8);
-}
-
-static void put32(u8 *p, u32 v)
-{
-	put16(p, v);
-	put16(p + 2, v >> 16);
-}
-
-static u32 get16(const u8 *p)
-{
-	return p[0] | (u32)p[1] << 8;
-}
-
-static u32 get32(const u8 *p)
-{
-	return get16(p) | get16(p + 2) << 16;
-}
-
-static void gen_data(u8 *d, u32 n, u32 seq)
-{
-	u32 i;
-
-	for (i = 0; i < n; i++)
-		d[i] = (u8)((seed * 131 + seq * 7 + i * 13) ^ (i >> 3));
-}
-
-/* A frame of kind k, data n bytes; returns its length. */
-static u32 build(u8 *f, u32 kind, u32 seq, u32 n)
-{
-	struct eth_hdr *h = (struct eth_hdr *)f;
-
-	memcpy(h->dst, peer, ETH_ALEN);
-	memcpy(h->src, mac, ETH_ALEN);
-	h->type[0] = ETHERTYPE >> 8;
-	h->type[1] = ETHERTYPE & 0xff;
-	f[P_OFF] = (u8)kind;
-	f[P_OFF + 1] = 0;
-	put16(f + P_OFF + 2, n);
-	put32(f + P_OFF + 4, seq);
-	gen_data(f + D_OFF, n, seq);
-	put32(f + P_OFF + 8, fnv(f + D_OFF, n));
-	put32(f + P_OFF + 12, 0);
-	return D_OFF + n;
 }
 
 static void doorbell_irq(u32 intid)
@@ -121,68 +51,48 @@ static bool rx_ready(void *arg)
 	return ioring_pending(&rx);
 }
 
-/* Checks one reply; 0 if good, else a negative code (reason printed). */
-static int check_reply(const u8 *f, int n, u32 size, u32 *seq_out)
+static bool port_can_send(void)
 {
-	const struct eth_hdr *h = (const struct eth_hdr *)f;
-	u32 dlen, seq, i;
+	return ioring_can_send(&tx);
+}
 
-	if (n < D_OFF || h->type[0] != ETHERTYPE >> 8 || h->type[1] != (ETHERTYPE & 0xff) ||
-	    f[P_OFF] != K_REPLY)
-		return fail("unexpected frame of %d bytes, kind %u", n, n > P_OFF ? f[P_OFF] : 0),
-		       -1;
-	if (!eth_mac_eq(h->dst, mac))
-		return fail("reply for another MAC"), -1;
-	dlen = get16(f + P_OFF + 2);
-	seq = get32(f + P_OFF + 4);
-	if (dlen != size || (u32)n != D_OFF + dlen)
-		return fail("reply %u: length %u, frame %d, expected %u", seq, dlen, n, size), -1;
-	if (fnv(f + D_OFF, dlen) != get32(f + P_OFF + 8))
-		return fail("reply %u: its checksum does not match its data", seq), -1;
-	gen_data(expect, size, seq);
-	if (get32(f + P_OFF + 12) != fnv(expect, size))
-		return fail("reply %u: the peer's checksum of our request is wrong", seq), -1;
-	for (i = 0; i < size; i++)
-		if (f[D_OFF + i] != (expect[size - 1 - i] ^ 0xa5))
-			return fail("reply %u: data byte %u differs", seq, i), -1;
-	*seq_out = seq;
-	return 0;
+static int port_send(const void *f, u32 len)
+{
+	return ioring_send(&tx, f, len);
+}
+
+static int port_recv(void *buf, u32 cap)
+{
+	return ioring_recv(&rx, buf, cap, NULL);
+}
+
+static void port_kick(void)
+{
+	bh_doorbell(shm);
+}
+
+static bool poll_mode;
+
+static void port_wait(u64 max_ns)
+{
+	if (poll_mode)
+		timer_delay_us(5); /* busy: no WFI, so no icount idle warp in the timings */
+	else
+		timer_wait_until(rx_ready, NULL, max_ns);
 }
 
 static int run_echo(u32 frames, u32 size, u32 window, u64 timeout_ms)
 {
-	u64 deadline = timer_now() + timer_ns_to_ticks(timeout_ms * 1000000ull);
-	u32 sent = 0, got = 0, seq;
+	static const struct echo_port port = { port_can_send, port_send, port_recv, port_kick,
+		                               port_wait };
+	struct echo_result res;
+	const char *bad = echo_run(&port, peer, mac, seed, frames, size, window, timeout_ms, &res);
 
-	while (got < frames) {
-		bool rang = false;
-		int n;
-
-		while (sent < frames && sent - got < window && ioring_can_send(&tx)) {
-			u32 len = build(fbuf, K_REQ, sent, size);
-
-			if (ioring_send(&tx, fbuf, len))
-				return fail("ioring_send refused frame %u", sent);
-			sent++;
-			rang = true;
-		}
-		if (rang)
-			bh_doorbell(shm);
-		n = ioring_recv(&rx, rbuf, sizeof(rbuf), NULL);
-		if (n > 0) {
-			if (check_reply(rbuf, n, size, &seq))
-				return 1;
-			got++;
-			continue;
-		}
-		if (n < 0)
-			return fail("malformed slot from the I/O VM");
-		if (timer_now() > deadline)
-			return fail("%u of %u replies after %lu ms (%u sent)", got, frames,
-			            timeout_ms, sent);
-		timer_wait_until(rx_ready, NULL, 1000000);
-	}
-	printf("ioclient: PASS (%u frames sent, %u replies verified both ways)\n", sent, got);
+	if (bad)
+		return fail("%s", bad);
+	echo_print_result("ioclient", &res);
+	printf("ioclient: PASS (%u frames sent, %u replies verified both ways)\n", res.sent,
+	       res.got);
 	return 0;
 }
 
@@ -195,7 +105,7 @@ static int run_flood(u32 frames, u32 size)
 			cpu_relax();
 			continue;
 		}
-		ioring_send(&tx, fbuf, build(fbuf, K_SINK, sent, size));
+		ioring_send(&tx, fbuf, echo_build(fbuf, peer, mac, ECHO_K_SINK, sent, size, seed));
 		if (++sent % 16 == 0)
 			bh_doorbell(shm);
 	}
@@ -218,7 +128,7 @@ static void raw_slot(u32 flag, u32 len, u32 index, const u8 *data, u32 n)
 
 static int write_bad(u32 size)
 {
-	u32 len = build(fbuf, K_SINK, 0, size);
+	u32 len = echo_build(fbuf, peer, mac, ECHO_K_SINK, 0, size, seed);
 
 	if (tx.nslots < 8)
 		return fail("mode=bad needs io_queue >= 8");
@@ -247,14 +157,15 @@ int main(const char *params)
 
 	(void)params;
 	shm = (u32)param_u64("io_shm", ~0ull);
+	poll_mode = param_u64("poll", 0) != 0;
 	if (!eth_parse_mac(param_str("io_mac"), mac) ||
 	    !eth_parse_mac(param_str_default("peer_mac", "02:00:00:00:00:fe"), peer))
 		return fail("bad io_mac or peer_mac");
-	if (size == 0 || size > DATA_MAX || window == 0)
-		return fail("size must be 1-%u, window >= 1", DATA_MAX);
+	if (size == 0 || size > ECHO_DATA_MAX || window == 0)
+		return fail("size must be 1-%u, window >= 1", ECHO_DATA_MAX);
 	if (bh_shmem_info(shm, &sh) != BH_OK || sh.size < ioring_region_size(q))
 		return fail("no shared-memory region %u for %u slots", shm, q);
-	seed = fnv((const u8 *)vm, strlen(vm));
+	seed = echo_fnv((const u8 *)vm, (u32)strlen(vm));
 	mem = (void *)sh.ipa;
 	ctrl = ioring_ctrl(mem);
 	if (!ioring_attach(&tx, ioring_tx_mem(mem), q) ||
