@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from bulkhead import shared_io
 from bulkhead.config import load_spec
 from bulkhead.netpeer import Peer
@@ -59,22 +61,27 @@ def test_two_clients_echo_through_outside_peer() -> None:
     assert device_stats(r)["tx"] == 100 and device_stats(r)["rx"] == 100
 
 
-def test_flooding_client_cannot_starve_the_other() -> None:
+@pytest.mark.parametrize(("config", "flood", "share_max"), [
+    ("io-dos.yaml", 1500, 600),  # equal weights
+    ("io-dos-weights.yaml", 600, 900),  # alice weight 3, mallory weight 1 and capped at 1000 frames/s
+])
+def test_flooding_client_cannot_starve_the_other(config: str, flood: int, share_max: int) -> None:
     """mallory floods; alice still gets her weight's share of the service
     slots, at least the alpha `check` promises and a delta within its bound
     (virtual time: -icount)."""
-    spec = load_spec(CONFIGS / "io-dos.yaml")
+    spec = load_spec(CONFIGS / config)
     assert spec.io is not None
     g = {x.vm: x for x in shared_io.guarantees(spec.io)}
     with Peer(max_frames=10_000, max_seconds=TIMEOUT) as peer:
-        r = boot("io-dos.yaml", peer, icount=0)
+        r = boot(config, peer, icount=0)
     assert r.clean, r.reason + "\n" + r.output[-3000:]
     assert "ioclient: PASS (100 frames sent, 100 replies verified both ways)" in r.lines("alice")
-    assert "ioclient: PASS (1500 frames sent, 0 replies verified both ways)" in r.lines("mallory")
+    assert f"ioclient: PASS ({flood} frames sent, 0 replies verified both ways)" in r.lines("mallory")
     a, m = client_stats(r, "alice"), client_stats(r, "mallory")
     assert device_stats(r)["overruns"] == 0
     # contention really happened (alone, alice would get every slot) ...
-    assert 500 <= a["share_permille"] <= 600, a
+    share = int(g["alice"].share * 1000)
+    assert share <= a["share_permille"] <= share_max, a
     # ... and alice got at least her share, in slots and in virtual time
     assert a["gap_slots"] <= g["alice"].gap_slots, a
     delta_us = float(g["alice"].delta) * 1e6
@@ -83,8 +90,10 @@ def test_flooding_client_cannot_starve_the_other() -> None:
     assert a["delta_us"] <= delta_us, (a, g["alice"])
     # the rate over the backlogged time, less at most one delta per backlog period
     assert a["served_backlogged"] >= float(g["alice"].alpha) * (a["backlog_us"] - a["periods"] * delta_us) / 1e6
-    assert m["tx"] == 1500 and a["tx"] == 100
-    assert peer.stats.mac("02:00:00:00:00:0c").sinks == 1500
+    if spec.io.clients[1].rate_cap is not None:  # the cap holds mallory back even when alice is idle
+        assert m["alpha_fps"] <= spec.io.clients[1].rate_cap, m
+    assert m["tx"] == flood and a["tx"] == 100
+    assert peer.stats.mac("02:00:00:00:00:0c").sinks == flood
     assert peer.stats.mac("02:00:00:00:00:0c").bad == 0
 
 
