@@ -16,8 +16,10 @@
  * size (200), window (io_queue), peer_mac (02:00:00:00:00:fe), timeout_ms (30000), poll (0:
  * wait for replies in WFI; 1: busy-wait, as the benchmark does).
  * Lines: "ioclient: <mode>: mac <mac> queue <q>", echo: "ioclient: result frames=.. elapsed_us=..
- * fps=.. rtt_min_us=.. rtt_mean_us=.. rtt_max_us=.." (virtual counter time), "ioclient: PASS (<n>
- * frames sent, <m> replies verified both ways)" or "ioclient: FAIL (<why>)".
+ * fps=.. rtt_min_us=.. rtt_mean_us=.. rtt_max_us=.." (virtual counter time), the I/O VM's counters
+ * for it from the control page "ioclient: seen by the I/O VM: tx=.. rx=.. rx_drops=.. malformed=..
+ * runt=.. spoofed=..", "ioclient: PASS (<n> frames sent, <m> replies verified both ways)" or
+ * "ioclient: FAIL (<why>)".
  */
 #include "echo.h"
 #include "ioring.h"
@@ -198,6 +200,11 @@ int main(const char *params)
 	} else {
 		return fail("unknown mode '%s' (echo, flood, bad)", mode);
 	}
+	printf("ioclient: seen by the I/O VM: tx=%lu rx=%lu rx_drops=%lu malformed=%lu runt=%lu "
+	       "spoofed=%lu\n",
+	       READ_ONCE(ctrl->st_tx_frames), READ_ONCE(ctrl->st_rx_frames),
+	       READ_ONCE(ctrl->st_rx_drops), READ_ONCE(ctrl->st_malformed),
+	       READ_ONCE(ctrl->st_runt), READ_ONCE(ctrl->st_spoofed));
 	ioring_store_release(&ctrl->client_state, IORING_STATE_DONE);
 	return 0;
 }

@@ -154,6 +154,19 @@ static void doorbells(bool on)
 	}
 }
 
+/* The client's counters in its control page (ioring_ctrl.st_*). */
+static void publish(struct client *c)
+{
+	struct ioring_ctrl *k = c->ctrl;
+
+	WRITE_ONCE(k->st_tx_frames, c->fwd);
+	WRITE_ONCE(k->st_rx_frames, c->rx.frames);
+	WRITE_ONCE(k->st_rx_drops, c->rx_drops);
+	WRITE_ONCE(k->st_malformed, c->tx.malformed);
+	WRITE_ONCE(k->st_runt, c->runt);
+	WRITE_ONCE(k->st_spoofed, c->spoofed);
+}
+
 /* network -> clients */
 static void deliver(void)
 {
@@ -182,6 +195,7 @@ static void deliver(void)
 	for (i = 0; i < ncl; i++) {
 		if (cl[i].ring_peer) {
 			cl[i].ring_peer = false;
+			publish(&cl[i]);
 			bh_doorbell(cl[i].shm);
 		}
 	}
@@ -248,6 +262,7 @@ static void serve(struct client *s, u64 t, u64 slot)
 	}
 	if (s->cap_ticks)
 		s->next_allowed = t + s->cap_ticks;
+	publish(s);
 	for (i = 0; i < ncl; i++) {
 		struct client *c = &cl[i];
 

@@ -105,6 +105,8 @@ def test_malformed_slots_are_dropped_and_counted() -> None:
     m, a = client_stats(r, "mallory"), client_stats(r, "alice")
     assert (m["bad_flag"], m["bad_len"], m["bad_index"], m["malformed"]) == (1, 3, 1, 5), m
     assert (m["runt"], m["spoofed"]) == (1, 1), m
+    # the client sees the same counters in its control page
+    assert "ioclient: seen by the I/O VM: tx=20 rx=20 rx_drops=0 malformed=5 runt=1 spoofed=1" in r.lines("mallory")
     assert a["malformed"] == a["runt"] == a["spoofed"] == 0
     # both keep working: the misbehaving client's own later frames, and alice
     assert "ioclient: PASS (20 frames sent, 20 replies verified both ways)" in r.lines("mallory")

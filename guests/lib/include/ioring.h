@@ -58,7 +58,15 @@ struct ioring_ctrl {
 	u32 slot_size;    /* I/O VM */
 	u32 io_state;     /* I/O VM: READY, DONE */
 	u32 client_state; /* client: READY, DONE */
-	u8 pad[4096 - 24];
+	/* I/O VM: its counters for this client, updated as it serves (each a
+	 * single 64-bit store; informational, the client cannot change them) */
+	u64 st_tx_frames; /* frames forwarded to the device */
+	u64 st_rx_frames; /* frames delivered into the rx ring */
+	u64 st_rx_drops;  /* frames dropped because the rx ring was full */
+	u64 st_malformed; /* malformed slots dropped */
+	u64 st_runt;      /* frames shorter than an Ethernet header */
+	u64 st_spoofed;   /* frames with another source MAC */
+	u8 pad[4096 - 24 - 6 * 8];
 };
 
 /* Why a slot was dropped (counters in struct ioring). */
