@@ -128,3 +128,13 @@ def test_doorbell_collision_located(capsys: pytest.CaptureFixture[str], tmp_path
     assert cli.main(["check", str(path)]) == 1
     err = capsys.readouterr().err
     assert re.search(r":\d+:\d+: io\.doorbell_irq: doorbell IRQ 79 collides with device 'virtio31'", err), err
+
+
+def test_run_netdev_option() -> None:
+    args = cli.make_parser().parse_args(["run", str(PAIR), "--netdev", "dgram,local.type=inet"])
+    assert args.netdev == "dgram,local.type=inet"
+    assert cli.make_parser().parse_args(["run", str(PAIR)]).netdev is None
+
+
+def test_no_io_section_adds_no_qemu_args() -> None:
+    assert shared_io.qemu_args(load_system(ROOT / "tests" / "configs" / "doorbell.yaml"), None) == []
