@@ -24,16 +24,17 @@
  * this VM's alone; it runs the echo exchange (lib/include/echo.h) itself with
  * frames (100), size (200), window (16), peer_mac, mac (02:00:00:00:00:0d).
  * Lines: "iovm: device <base> mac <mac>, <n> clients, slot <ns> ns",
- * "iovm: ready", per client at the end three lines
+ * "iovm: ready", per client at the end four lines
  * "iovm: client <vm> tx=.. tx_bytes=.. rx=.. rx_bytes=.. rx_drops=..",
  * "iovm: client <vm> malformed=.. bad_flag=.. bad_len=.. bad_index=.. runt=.. spoofed=..",
- * "iovm: client <vm> served_backlogged=.. backlog_us=.. periods=.. alpha_fps=.. share_permille=..
- *  delta_us=.. supply_delta_us=.. gap_slots=..",
+ * "iovm: client <vm> served_backlogged=.. backlog_us=.. periods=.. alpha_fps=.. share_permille=..",
+ * "iovm: client <vm> delta_us=.. supply_delta_us=.. gap_slots=.. overruns=..",
  * alpha_fps: frames served / time backlogged; share_permille: of the slots served while it was
  * backlogged; delta_us: longest wait from the end of its slot to its next service; supply_delta_us:
  * the smallest delta with served >= alpha * (t - delta) at every service of every backlog period,
  * alpha = its guaranteed rate (weight share of io_rate, or its cap); gap_slots: most slots of other
- * clients between two of its frames.
+ * clients between two of its frames; overruns: slots that started a whole slot late while it was
+ * backlogged (the time guarantees assume none).
  * "iovm: device tx=.. rx=.. rx_unknown=.. tx_full=.. overruns=..", "iovm: PASS" or "iovm: FAIL
  * (<why>)".
  */
@@ -64,6 +65,7 @@ struct client {
 	 * served in the current backlog period, backlog periods, the smallest delta
 	 * for which served(t) >= alpha * (t - delta) held at every service */
 	u64 tpf, period_served, periods, supply_delta;
+	u64 overruns; /* slots that started a whole slot late while it was backlogged */
 };
 
 static struct client cl[MAX_CLIENTS];
@@ -388,10 +390,12 @@ static void report(u64 slot)
 		    c->tx.bad[IORING_BAD_INDEX], c->runt, c->spoofed);
 		printf("iovm: client %s served_backlogged=%lu backlog_us=%lu periods=%lu "
 		       "alpha_fps=%lu "
-		       "share_permille=%lu delta_us=%lu supply_delta_us=%lu gap_slots=%u\n",
-		       c->vm, c->served_bl, bl_ns / 1000, c->periods, alpha, share,
-		       timer_ticks_to_ns(c->max_gap) / 1000,
-		       timer_ticks_to_ns(c->supply_delta) / 1000, c->max_others);
+		       "share_permille=%lu\n",
+		       c->vm, c->served_bl, bl_ns / 1000, c->periods, alpha, share);
+		printf(
+		    "iovm: client %s delta_us=%lu supply_delta_us=%lu gap_slots=%u overruns=%lu\n",
+		    c->vm, timer_ticks_to_ns(c->max_gap) / 1000,
+		    timer_ticks_to_ns(c->supply_delta) / 1000, c->max_others, c->overruns);
 		ioring_store_release(&c->ctrl->io_state, IORING_STATE_DONE);
 	}
 	printf("iovm: device tx=%lu rx=%lu rx_unknown=%lu rx_bad=%lu tx_full=%lu overruns=%lu "
@@ -461,6 +465,8 @@ int main(const char *params)
 			next += slot;
 			if (next <= t) { /* late by a whole slot or more */
 				overruns++;
+				for (i = 0; i < ncl; i++)
+					cl[i].overruns += cl[i].backlogged;
 				next = t + slot;
 			}
 			continue;

@@ -28,7 +28,7 @@ def boot(config: str, peer: Peer, icount: int | None = None) -> RunResult:
 
 
 def client_stats(r: RunResult, vm: str) -> dict[str, int]:
-    """The I/O VM's counters for client ``vm`` (its three report lines)."""
+    """The I/O VM's counters for client ``vm`` (its report lines)."""
     stats: dict[str, int] = {}
     for line in r.lines("iovm"):
         if line.startswith(f"iovm: client {vm} "):
@@ -63,7 +63,7 @@ def test_two_clients_echo_through_outside_peer() -> None:
 
 @pytest.mark.parametrize(("config", "flood", "share_max"), [
     ("io-dos.yaml", 1500, 600),  # equal weights
-    ("io-dos-weights.yaml", 600, 900),  # alice weight 3, mallory weight 1 and capped at 1000 frames/s
+    ("io-dos-weights.yaml", 600, 900),  # alice weight 3, mallory weight 1 and capped at 400 frames/s
 ])
 def test_flooding_client_cannot_starve_the_other(config: str, flood: int, share_max: int) -> None:
     """mallory floods; alice still gets her weight's share of the service
@@ -78,7 +78,7 @@ def test_flooding_client_cannot_starve_the_other(config: str, flood: int, share_
     assert "ioclient: PASS (100 frames sent, 100 replies verified both ways)" in r.lines("alice")
     assert f"ioclient: PASS ({flood} frames sent, 0 replies verified both ways)" in r.lines("mallory")
     a, m = client_stats(r, "alice"), client_stats(r, "mallory")
-    assert device_stats(r)["overruns"] == 0
+    assert a["overruns"] == 0, a  # no slot started a whole slot late while alice was backlogged
     # contention really happened (alone, alice would get every slot) ...
     share = int(g["alice"].share * 1000)
     assert share <= a["share_permille"] <= share_max, a
@@ -94,7 +94,7 @@ def test_flooding_client_cannot_starve_the_other(config: str, flood: int, share_
         assert m["alpha_fps"] <= spec.io.clients[1].rate_cap, m
     assert m["tx"] == flood and a["tx"] == 100
     assert peer.stats.mac("02:00:00:00:00:0c").sinks == flood
-    assert peer.stats.mac("02:00:00:00:00:0c").bad == 0
+    assert peer.stats.mac("02:00:00:00:00:0c").good == flood  # checksums checked when the peer stopped
 
 
 def test_malformed_slots_are_dropped_and_counted() -> None:
