@@ -26,6 +26,7 @@ SOURCES: dict[str, list[str]] = {
     "test_fdt": ["lib/fdt.c"],
     "test_payload": ["core/payload.c", "lib/crc32.c"],
     "test_ioring": ["../guests/lib/ioring.c"],  # the guest runtime's ring library
+    "test_vgic": ["core/vgic.c", "core/vgic_sgi.c"],
 }
 # extra include directories (the hypervisor's is always there)
 INCLUDES: dict[str, list[Path]] = {"test_ioring": [GUEST_INCLUDE]}
@@ -34,6 +35,7 @@ CFLAGS = [
     "-std=c11", "-g", "-O1", "-fsanitize=address,undefined",
     "-fno-sanitize-recover=all", "-fno-omit-frame-pointer",
     "-Wall", "-Wextra", "-Werror", "-Wno-format", f"-I{HYP}",
+    "-DBULKHEAD_HOST_TEST",  # arch/aarch64/sysregs.h: the test provides host_sysreg_read/write
 ]
 
 
