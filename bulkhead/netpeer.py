@@ -161,3 +161,31 @@ class Peer:
         st.replies += 1
         return (src + PEER_MAC + struct.pack(">H", ETHERTYPE)
                 + HDR.pack(K_REPLY, 0, len(body), seq, fnv1a(body), fnv1a(data)) + body)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m bulkhead.netpeer [--seconds S] [--frames N]``: run the peer
+    in the foreground, print the ``--netdev`` value for ``bulkhead run``, and
+    the per-MAC counts when it stops (after S seconds, N frames or Ctrl-C)."""
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(prog="python -m bulkhead.netpeer", description=main.__doc__)
+    ap.add_argument("--seconds", type=float, default=300.0, help="stop after this long (default 300)")
+    ap.add_argument("--frames", type=int, default=100_000, help="stop after this many frames (default 100000)")
+    args = ap.parse_args(argv)
+    with Peer(max_frames=args.frames, max_seconds=args.seconds) as peer:
+        print(f"bulkhead run CONFIG --netdev '{peer.netdev()}'", flush=True)
+        try:
+            peer._thread.join()
+        except KeyboardInterrupt:
+            pass
+    for mac, st in sorted(peer.stats.by_mac.items()):
+        print(f"{mac}: frames={st.frames} requests={st.requests} replies={st.replies} sinks={st.sinks} "
+              f"good={st.good} bad={st.bad}")
+    print(f"other={peer.stats.other} total={peer.stats.total}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -138,3 +138,32 @@ def test_run_netdev_option() -> None:
 
 def test_no_io_section_adds_no_qemu_args() -> None:
     assert shared_io.qemu_args(load_system(ROOT / "tests" / "configs" / "doorbell.yaml"), None) == []
+
+
+def test_netpeer_answers_requests_and_counts() -> None:
+    """The peer's protocol without QEMU: a request gets the transformed reply,
+    a corrupted request is counted bad and not answered."""
+    import struct
+
+    from bulkhead import netpeer
+
+    peer = netpeer.Peer(max_frames=10, max_seconds=1)
+    try:
+        data = bytes(range(40))
+        src = bytes.fromhex("02000000000a")
+        req = (netpeer.PEER_MAC + src + struct.pack(">H", netpeer.ETHERTYPE)
+               + netpeer.HDR.pack(netpeer.K_REQ, 0, len(data), 7, netpeer.fnv1a(data), 0) + data)
+        reply = peer.handle(req)
+        assert reply is not None
+        kind, _, dlen, seq, csum, echo = netpeer.HDR.unpack_from(reply, netpeer.ETH_HLEN)
+        body = reply[netpeer.ETH_HLEN + netpeer.HDR.size:]
+        assert (reply[:6], kind, dlen, seq) == (src, netpeer.K_REPLY, 40, 7)
+        assert body == bytes(b ^ 0xA5 for b in reversed(data))
+        assert (csum, echo) == (netpeer.fnv1a(body), netpeer.fnv1a(data))
+        bad = bytearray(req)
+        bad[-1] ^= 1
+        assert peer.handle(bytes(bad)) is None
+        st = peer.stats.mac("02:00:00:00:00:0a")
+        assert (st.requests, st.good, st.bad, st.replies) == (2, 1, 1, 1)
+    finally:
+        peer.stop()
