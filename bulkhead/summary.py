@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-from bulkhead import bandwidth, coloring, term
+from bulkhead import bandwidth, coloring, shared_io, term
 from bulkhead.color import format_bits, format_list
 from bulkhead.layout import System, Vm
 from bulkhead.model import human_size
@@ -137,7 +137,8 @@ def document(system: System) -> dict[str, Any]:
             | ({"colors": _colors_doc(sh.colors)} if sh.colors is not None else {})
             for sh in system.shmems
         ],
-    } | ({"coloring": _coloring_doc(system.coloring)} if system.coloring is not None else {})
+    } | ({"coloring": _coloring_doc(system.coloring)} if system.coloring is not None else {}) \
+      | ({"io": shared_io.document(system.spec.io)} if system.spec.io is not None else {})
 
 
 def _colors_doc(c: Any) -> dict[str, Any]:

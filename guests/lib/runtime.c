@@ -95,18 +95,6 @@ uptr rt_free_end(void)
 	return RT_RAM_BASE + rt_ram_size() - 4096;
 }
 
-int rt_fail(const char *guest, const char *fmt, ...)
-{
-	char buf[160];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	printf("%s: FAIL (%s)\n", guest, buf);
-	return 1;
-}
-
 void rt_halt(void)
 {
 	psci_system_off();
