@@ -167,12 +167,21 @@ static void console_vm_queue(struct vm *vm)
 
 void console_vm_putc(struct vm *vm, char c)
 {
+	u8 b = (u8)c;
+
 	if (c == '\r')
 		return;
 	if (c == '\n') {
 		console_vm_queue(vm);
 		return;
 	}
+	/* Only printable ASCII and tabs reach the UART: a control byte (form
+	 * feed, vertical tab, escape sequences) or a non-ASCII byte (U+0085,
+	 * U+2028 in UTF-8) could start what a terminal or a tool reads as a
+	 * new line, "[bulkhead] ..." or another VM's, or reprogram the
+	 * operator's terminal. */
+	if ((b < 0x20 && c != '\t') || b >= 0x7f)
+		c = '?';
 	vm->con.buf[vm->con.len++] = c;
 	if (vm->con.len >= CONSOLE_LINE_MAX - 1)
 		console_vm_queue(vm);

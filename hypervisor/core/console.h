@@ -9,6 +9,8 @@
  * bounded number of other VMs' lines. Hypervisor messages are "[bulkhead] "
  * lines, written after every VM line queued before them. Input goes to one
  * VM's virtual UART, switchable with Ctrl-T followed by the VM's number.
+ * A VM's control and non-ASCII bytes are printed as '?', so that no VM can
+ * forge a line of another or of the hypervisor.
  */
 #ifndef CORE_CONSOLE_H
 #define CORE_CONSOLE_H
