@@ -14,12 +14,15 @@
  *    between, no catching up after a late wake-up), each timed in virtual
  *    time (CNTVCT) from the call to its return;
  *  - a heartbeat: `beats` (10) beats every `period_ms` (20), sleeping in WFI
- *    until the virtual timer fires; each beat's lateness is measured.
+ *    until the virtual timer fires; each beat's lateness is measured;
+ *  - no foreign interrupt: all 16 SGIs are enabled with a counting handler
+ *    and the victim never sends one, so none may arrive.
  *
  * Lines: "victim: print <k> of <n>, ..." (the timed lines),
  *        "victim: print median_ns=<n> p90_ns=<n> mean_ns=<n> max_ns=<n> lines=<n>",
  *        "victim: beat <i> late_us=<n>",
- *        "victim: heartbeat beats=<n> max_late_us=<n> pattern=ok params=ok",
+ *        "victim: heartbeat beats=<n> max_late_us=<n> pattern=ok params=ok
+ *        foreign_irqs=0",
  *        then "victim: PASS" or "victim: FAIL <why>".
  */
 #include "runtime.h"
@@ -55,6 +58,14 @@ static u64 pattern_sum(const volatile u64 *p, u64 words)
 #define PRINTS_MAX 1024
 
 static u64 lat[PRINTS_MAX];
+static volatile u32 foreign_irqs;
+
+static void foreign_irq(u32 intid)
+{
+	(void)intid;
+	foreign_irqs++;
+}
+
 static bool never(void *arg)
 {
 	(void)arg;
@@ -94,6 +105,10 @@ int main(const char *params)
 		return fail("pattern not written");
 
 	gic_init();
+	for (u32 sgi = 0; sgi < 16; sgi++) {
+		irq_register(sgi, foreign_irq);
+		gic_irq_enable(sgi);
+	}
 	next = timer_now();
 	for (u64 k = 0; k < prints; k++) {
 		u64 t0, dt;
@@ -141,11 +156,13 @@ int main(const char *params)
 		if (bh_vm_info(&info) != BH_OK || info.ncpus != param_u64("cpus", 1) ||
 		    info.vcpu != 0)
 			return fail("VM info changed");
+		if (foreign_irqs)
+			return fail("foreign interrupt");
 		printf("victim: beat %lu late_us=%lu\n", i, late);
 		next = timer_now() > next ? timer_now() : next;
 	}
-	printf("victim: heartbeat beats=%lu max_late_us=%lu pattern=ok params=ok\n", beats,
-	       late_max);
+	printf("victim: heartbeat beats=%lu max_late_us=%lu pattern=ok params=ok foreign_irqs=%u\n",
+	       beats, late_max, foreign_irqs);
 	printf("victim: PASS\n");
 	return 0;
 }
