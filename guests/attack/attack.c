@@ -35,6 +35,8 @@
  * hvc: calls that changed x6..x17; 0 expected).
  * Lines: "attack: <mode> on <n> vCPUs for <ms> ms",
  *        "attack: <mode> done ops=<n> faults=<n> violations=<n>",
+ *        "attack: bw vcpu <i> last=<n> max=<n> mean=<n> throttles=<n>" per
+ *        vCPU if the VM has a bandwidth budget (BH_HC_BW_STATS),
  *        then "attack: PASS (<mode>)" or "attack: FAIL <why>".
  */
 #include "runtime.h"
@@ -496,6 +498,14 @@ int main(const char *params)
 	}
 	printf("attack: %s done ops=%lu faults=%lu violations=%lu\n", name,
 	       atomic_load64(&ops_total), nfaults, nextra);
+	/* a regulated attacker reports what the regulation charged it */
+	for (u32 i = 0; i < ncpus; i++) {
+		struct bh_bw_stats st;
+
+		if (bh_bw_stats(i, &st) == BH_OK)
+			printf("attack: bw vcpu %u last=%lu max=%lu mean=%lu throttles=%lu\n", i,
+			       st.last, st.max, st.mean, st.throttles);
+	}
 	printf("attack: PASS (%s)\n", name);
 	return 0;
 }
