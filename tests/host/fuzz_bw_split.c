@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(&mbps, data + 13, 8);
 	memcpy(&period, data + 21, 8);
 	memcpy(&bpe, data + 29, 8);
-	mbps %= 1000000u;           /* up to 1 TB/s */
+	mbps %= 1000000u;               /* up to 1 TB/s */
 	period = 1 + period % 1000000u; /* BH_HC_BW_SET: at most 1 s */
 	bpe = 1 + bpe % 4096u;
 	if (bw_events_from_mbps(mbps, period, bpe) == 0)

@@ -5,6 +5,18 @@
 
 #include "lib/types.h"
 
+#ifdef BULKHEAD_HOST
+/* Host builds of core code (tests/host/fuzz_*.c): the test provides the
+ * registers; barriers do nothing. */
+u64 host_sysreg_read(const char *reg);
+void host_sysreg_write(const char *reg, u64 val);
+#define sysreg_read(reg)       host_sysreg_read(#reg)
+#define sysreg_write(reg, val) host_sysreg_write(#reg, (u64)(val))
+#define isb()                  ((void)0)
+#define dsb(opt)               ((void)0)
+#define dmb(opt)               ((void)0)
+#define wfi()                  ((void)0)
+#else
 #define sysreg_read(reg)                                       \
 	({                                                     \
 		u64 __v;                                       \
@@ -22,6 +34,7 @@
 #define dsb(opt) __asm__ volatile("dsb " #opt ::: "memory")
 #define dmb(opt) __asm__ volatile("dmb " #opt ::: "memory")
 #define wfi()    __asm__ volatile("wfi" ::: "memory")
+#endif
 
 /* HCR_EL2 */
 #define HCR_VM     BIT(0)
