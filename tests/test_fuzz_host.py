@@ -33,6 +33,7 @@ TARGETS: dict[str, list[str]] = {
     "fuzz_linering": ["lib/linering.c"],
     "fuzz_fdt": ["lib/fdt.c"],
     "fuzz_bw_split": ["isolation/bw_budget.c"],
+    "fuzz_hypercall": ["core/hypercall.c", "core/vpsci.c", "lib/format.c"],
     # the common vGIC and every front end, against models of the physical GIC
     "fuzz_vgic": sorted(str(p.relative_to(HYP)) for p in (HYP / "core").glob("vgic*.c")),
 }
@@ -71,6 +72,12 @@ def seeds(name: str, corpus: Path) -> None:
     elif name == "fuzz_bw_split":
         out.append(struct.pack("<IB8B3Q", 300000, 0x82, 75, 25, 0, 0, 0, 0, 0, 0, 6400, 1000, 64))
         out.append(struct.pack("<IB8B3Q", 2**31 - 1, 7, *([12] * 8), 1, 999999, 4095))
+    elif name == "fuzz_hypercall":
+        def call(pick: int, *args: int) -> bytes:
+            return struct.pack("<B5Q", pick, *(list(args) + [0] * 5)[:5])
+        # console write in RAM, CPU_ON vCPU 1, AFFINITY_INFO, VM_INFO, a doorbell
+        out.append(call(6, 0x40001000, 64) + call(15, 0x80000001, 0x40000000, 7)
+                   + call(17, 0x80000001, 0) + call(5) + call(8, 0) + call(9, 0xFFFF))
     elif name == "fuzz_vgic":
         def op(code: int, off: int, val: int) -> bytes:
             return struct.pack("<BIQ", code, off, val)
