@@ -7,7 +7,7 @@ it exercises, started from a seed corpus generated here (nothing binary is
 committed) and run for a bounded time with a fixed seed. A crash, a
 sanitizer report or a failed invariant (the target aborts) fails the test
 and leaves the reproducer in the test's temporary directory. Core code that
-reads system registers builds with -DBULKHEAD_HOST (the target provides
+reads system registers builds with -DBULKHEAD_HOST_TEST (the target provides
 them); the vGIC target models the physical GIC.
 
 FUZZ_SECONDS (default 10) sets the time per target.
@@ -41,7 +41,7 @@ TARGETS: dict[str, list[str]] = {
 CFLAGS = [
     "-std=c11", "-g", "-O1", "-fsanitize=fuzzer,address,undefined",
     "-fno-sanitize-recover=all", "-Wall", "-Wextra", "-Werror", f"-I{HYP}",
-    "-DBULKHEAD_HOST",  # arch/aarch64/sysregs.h: registers from the test, no inline asm
+    "-DBULKHEAD_HOST_TEST",  # arch/aarch64/sysregs.h: registers from the test, no inline asm
 ]
 
 DTS = """/dts-v1/;
@@ -83,12 +83,17 @@ def seeds(name: str, corpus: Path) -> None:
             return struct.pack("<BIQ", code, off, val)
         # enable and pend SPIs 32-63 (0x04: GICD write, 4 bytes), read them
         # back, route them, SGIs to all, list registers loaded and synced
-        out.append(op(0x06, 0x104, 0xFFFFFFFF) + op(0x06, 0x204, 0xFFFFFFFF) + op(0x02, 0x104, 0)
-                   + op(0x07, 0x6100, 1) + op(0x60, 0, (1 << 40) | (5 << 24)) + op(0x70, 0, 0)
-                   + op(0xF0, 0, 0) + op(0x02, 0x204, 0))
+        # (first byte: 0 = GICv3, 1 = GICv2)
+        spis = (op(0x06, 0x104, 0xFFFFFFFF) + op(0x06, 0x204, 0xFFFFFFFF) + op(0x02, 0x104, 0)
+                + op(0x07, 0x6100, 1) + op(0x60, 0, (1 << 40) | (5 << 24)) + op(0x70, 0, 0)
+                + op(0xF0, 0, 0) + op(0x02, 0x204, 0))
+        out.append(b"\x00" + spis)
         # a redistributor: wake, enable SGIs/PPIs, priorities
-        out.append(op(0x16, 0x14, 0) + op(0x16, 0x10100, 0xFFFF) + op(0x17, 0x10400, 2**64 - 1)
-                   + op(0x70, 0, 0) + op(0x12, 0x10100, 0))
+        out.append(b"\x00" + op(0x16, 0x14, 0) + op(0x16, 0x10100, 0xFFFF)
+                   + op(0x17, 0x10400, 2**64 - 1) + op(0x70, 0, 0) + op(0x12, 0x10100, 0))
+        # GICv2: the same SPIs, GICD_SGIR (0xf00) to all others, ITARGETSR
+        out.append(b"\x01" + spis + op(0x06, 0xF00, (1 << 24) | 3) + op(0x06, 0x820, 0x03030303)
+                   + op(0x70, 0, 0))
     elif name == "fuzz_fdt":
         dtc = shutil.which("dtc")
         assert dtc, "dtc is required (scripts/setup.sh packages)"

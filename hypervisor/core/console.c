@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "core/console.h"
 
-#include "arch/aarch64/pl011.h"
+#include "arch/aarch64/uart.h"
 #include "core/vm.h"
 #include "lib/format.h"
 #include "lib/log.h"
@@ -63,9 +63,9 @@ static void console_write_line(const struct vm *vm, const char *text, u32 len)
 
 	if (plen >= sizeof(prefix))
 		plen = sizeof(prefix) - 1;
-	pl011_write(prefix, plen);
-	pl011_write(text, len);
-	pl011_write("\n", 1);
+	uart_write(prefix, plen);
+	uart_write(text, len);
+	uart_write("\n", 1);
 }
 
 /* With console_lock held: writes the next queued line in round-robin order
@@ -138,14 +138,14 @@ static void console_hyp_line(const char *line, size_t len)
 	/* without the lock another CPU is the consumer: leave the queues alone */
 	for (u32 n = 0; locked && n < CONSOLE_DRAIN_ALL_MAX && console_drain_one(); n++)
 		;
-	pl011_write(line, len);
+	uart_write(line, len);
 	if (locked)
 		spin_unlock(&console_lock);
 }
 
 void console_init(u64 uart_base)
 {
-	pl011_init(uart_base);
+	uart_init(uart_base);
 	log_set_sink(console_hyp_line);
 }
 
@@ -153,7 +153,7 @@ void console_set_input(s32 vm_index)
 {
 	console_input = vm_index;
 	if (vm_index >= 0 && (u32)vm_index < vm_count)
-		pl011_enable_rx_irq();
+		uart_enable_rx_irq();
 }
 
 /* Called with vm->con.lock held: the assembled line goes into the VM's
@@ -222,7 +222,7 @@ void console_rx(void)
 {
 	int c;
 
-	while ((c = pl011_getc()) >= 0) {
+	while ((c = uart_getc()) >= 0) {
 		if (console_escape) {
 			console_escape = false;
 			if (c >= '0' && c <= '9' && (u32)(c - '0') < vm_count &&

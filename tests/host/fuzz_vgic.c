@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * libFuzzer target: the virtual GIC (core/vgic*.c, GICv3 front end) as a
+ * libFuzzer target: the virtual GIC (core/vgic*.c: the common code and the
+ * GICv3 or, chosen by the input's first byte, the GICv2 front end) as a
  * guest drives it: MMIO accesses of any offset, size and value to the
- * distributor and both vCPUs' redistributors, ICC_SGI1R_EL1 writes, and
- * list-register loads and syncs in between. The physical GIC is a model
+ * distributor and (v3) both vCPUs' redistributors, ICC_SGI1R_EL1 writes,
+ * and list-register loads and syncs in between. The physical GIC is a model
  * here (list registers in memory, lines that stay low). Besides ASan and
  * UBSan it checks the isolation rule: an SPI the VM does not own reads as
  * 0 in every enable, pending and active bank, whatever was written.
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "arch/aarch64/cpu.h"
+#include "core/mem.h"
 #include "core/mmio.h"
 #include "core/sysreg.h"
 #include "core/vcpu.h"
@@ -22,12 +24,15 @@
 
 #define NVCPU 2
 
-static const struct cfg_platform plat = {
+static struct cfg_platform plat = {
 	.name = "fuzz",
 	.ncpus = NVCPU,
 	.gicd_base = 0x08000000,
 	.gicr_base = 0x080a0000,
 	.gicr_stride = 0x20000,
+	.vgicd_ipa = 0x08000000,
+	.vgicc_ipa = 0x08010000,
+	.gicv_base = 0x08040000,
 };
 static const u32 owned_irqs[] = { 40, 41 };
 static const u32 cpus[] = { 0, 1 };
@@ -46,7 +51,7 @@ struct cpu cpu_data[ARCH_MAX_CPUS];
 static struct vm vm;
 static struct vcpu vcpu[NVCPU];
 static struct gic_lr lrs[NVCPU][4];
-static u32 cur;
+static u32 cur, version = 3;
 
 /* --- the hardware and the rest of the hypervisor, as models ----------- */
 u64 host_sysreg_read(const char *reg)
@@ -60,7 +65,31 @@ void host_sysreg_write(const char *reg, u64 val)
 }
 u32 gic_version(void)
 {
-	return 3;
+	return version;
+}
+u32 gic_highest_pending(void)
+{
+	return 1023;
+}
+u32 gic_lr_empty(void)
+{
+	u32 free = 0;
+
+	for (u32 n = 0; n < 4; n++)
+		if (!lrs[cur][n].state)
+			free |= 1u << n;
+	return free;
+}
+void mem_map(struct vm *m, u64 ipa, u64 pa, u64 size, enum mem_kind kind,
+             const struct mem_placement *place)
+{
+	(void)ipa;
+	(void)pa;
+	(void)size;
+	(void)kind;
+	(void)place;
+	if (m != &vm)
+		abort();
 }
 u32 gic_nr_intids(void)
 {
@@ -178,8 +207,11 @@ static void setup(void)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	if (!size)
+		return 0;
+	version = (data[0] & 1) ? 2 : 3;
 	setup();
-	for (size_t i = 0; i + 13 <= size; i += 13) { /* op, offset, value */
+	for (size_t i = 1; i + 13 <= size; i += 13) { /* op, offset, value */
 		const uint8_t *p = data + i;
 		u32 op = p[0], off32;
 		u64 val;
@@ -194,7 +226,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			vgic_sync(v);
 			continue;
 		}
-		if ((op & 0x70) == 0x60) { /* ICC_SGI1R_EL1 */
+		if ((op & 0x70) == 0x60) { /* ICC_SGI1R_EL1 (GICv2: not a register) */
 			(void)vgic_sysreg(v, SYSREG(3, 0, 12, 11, 5), false, val);
 			continue;
 		}

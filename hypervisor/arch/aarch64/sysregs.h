@@ -5,16 +5,16 @@
 
 #include "lib/types.h"
 
-#ifdef BULKHEAD_HOST
-/* Host builds of core code (tests/host/fuzz_*.c): the test provides the
- * registers; barriers do nothing. */
+#ifdef BULKHEAD_HOST_TEST
+/* Host unit tests (tests/host) compile core code natively: system registers
+ * and barriers are the test program's fakes. */
 u64 host_sysreg_read(const char *reg);
 void host_sysreg_write(const char *reg, u64 val);
 #define sysreg_read(reg)       host_sysreg_read(#reg)
 #define sysreg_write(reg, val) host_sysreg_write(#reg, (u64)(val))
-#define isb()                  ((void)0)
-#define dsb(opt)               ((void)0)
-#define dmb(opt)               ((void)0)
+#define isb()                  __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define dsb(opt)               __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define dmb(opt)               __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #define wfi()                  ((void)0)
 #else
 #define sysreg_read(reg)                                       \
