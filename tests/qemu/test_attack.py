@@ -197,8 +197,8 @@ SKID_EVENTS = 1000  # as in test_bandwidth.py: events charged beyond a grant per
 
 def test_pmu_and_timer_tamper_under_a_budget(quiet: dict[str, int]) -> None:
     """A regulated neighbour (300,000 cycles per 1 ms) that reprograms every
-    PMU register, the hypervisor's counter included, on every step sees no
-    counter and stays throttled to its budget. Unlike bwprobe alone
+    PMU register, the hypervisor's counter included, on every step cannot
+    read or move the regulator's counter and stays throttled to its budget. Unlike bwprobe alone
     (test_bandwidth.py: max within budget + 1,000 skid), a period here can
     be charged up to ~15% more: QEMU's cycle counter follows virtual time,
     which goes on while -icount runs the victim's vCPU, so an overflow is
@@ -207,7 +207,7 @@ def test_pmu_and_timer_tamper_under_a_budget(quiet: dict[str, int]) -> None:
     res = boot_pair("tamper", attacker="""\
     cpus: [1]
     guest: bwprobe
-    params: {mode: measure, load: pmu, tamper: 1, segs: 16}
+    params: {mode: measure, load: pmu, tamper: 1, segs: 16, gap_ns: 20000}
     bandwidth: {period_us: 1000, budget_events: 300000}
 """)
     figures = victim_figures(res)
