@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bulkhead import bandwidth, coloring
+from bulkhead import bandwidth, coloring, shared_io
 from bulkhead.color import format_bits, format_list
 from bulkhead.layout import System, Vm
 from bulkhead.model import human_size
@@ -119,7 +119,8 @@ def document(system: System) -> dict[str, Any]:
             | ({"colors": _colors_doc(sh.colors)} if sh.colors is not None else {})
             for sh in system.shmems
         ],
-    } | ({"coloring": _coloring_doc(system.coloring)} if system.coloring is not None else {})
+    } | ({"coloring": _coloring_doc(system.coloring)} if system.coloring is not None else {}) \
+      | ({"io": shared_io.document(system.spec.io)} if system.spec.io is not None else {})
 
 
 def _colors_doc(c: Any) -> dict[str, Any]:
