@@ -79,6 +79,8 @@ ensure_packages() {
     command -v cpio >/dev/null || missing+=(cpio)
     command -v make >/dev/null || missing+=(make)
     command -v clang-format >/dev/null || missing+=(clang-format)
+    command -v clang >/dev/null || missing+=(clang)  # host fuzzing (tests/test_fuzz_host.py)
+    ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a >/dev/null 2>&1 || missing+=(libclang-rt-dev)
     command -v mkimage >/dev/null || missing+=(u-boot-tools)  # the FIT image (docs/boot.md)
     command -v gdb-multiarch >/dev/null || missing+=(gdb-multiarch)  # run --gdb (docs/debugging.md)
     [ -f /usr/lib/u-boot/qemu_arm64/u-boot.bin ] || missing+=(u-boot-qemu)  # run --boot uboot

@@ -6,9 +6,11 @@
 #include "lib/format.h"
 #include "lib/log.h"
 
-/* Serialises whole lines on the physical UART. Taken with a bounded wait
- * so that a panic while it is held still reaches the console. */
+/* The physical UART. VM writers only ever try it (console_drain); the
+ * hypervisor's own lines wait for it with a bounded spin, so that a panic
+ * while it is held still reaches the console. */
 static spinlock_t console_lock = SPINLOCK_INIT;
+static u32 console_next; /* round-robin: whose line goes next (under console_lock) */
 static volatile s32 console_input = -1;
 static bool console_escape;
 
@@ -48,19 +50,97 @@ static bool console_lock_acquire(void)
 	return false;
 }
 
-static void console_emit(const char *prefix, size_t plen, const char *text, size_t len)
+/* Lines of other VMs a VM's writer writes at most per call once its own
+ * are out (the hand-over to lines queued while it held the UART). */
+#define CONSOLE_HELP_LINES 4u
+/* Lines the hypervisor writes at most before one of its own. */
+#define CONSOLE_DRAIN_ALL_MAX (CFG_MAX_CPUS * (LINERING_SIZE / 8u))
+
+static void console_write_line(const struct vm *vm, const char *text, u32 len)
+{
+	char prefix[24];
+	size_t plen = fmt_snprintf(prefix, sizeof(prefix), "[%s] ", vm->cfg->name);
+
+	if (plen >= sizeof(prefix))
+		plen = sizeof(prefix) - 1;
+	uart_write(prefix, plen);
+	uart_write(text, len);
+	uart_write("\n", 1);
+}
+
+/* With console_lock held: writes the next queued line in round-robin order
+ * (one line per VM per turn) and returns its VM; NULL if none is queued. */
+static const struct vm *console_drain_one(void)
+{
+	char line[LINERING_LINE_MAX];
+
+	for (u32 n = 0; n < vm_count; n++) {
+		u32 i = (console_next + n) % vm_count;
+		u32 len;
+
+		if (!linering_get(&vms[i].con.out, line, &len))
+			continue;
+		console_write_line(&vms[i], line, len);
+		console_next = (i + 1) % vm_count;
+		return &vms[i];
+	}
+	return NULL;
+}
+
+static bool console_any_queued(void)
+{
+	for (u32 i = 0; i < vm_count; i++)
+		if (linering_pending(&vms[i].con.out))
+			return true;
+	return false;
+}
+
+/* A VM's writer after queueing a line: if the UART is free, writes until
+ * the writer's own lines are out (round-robin, so at most vm_count - 1
+ * other lines before each of its own), then at most CONSOLE_HELP_LINES
+ * lines of others; if it is taken, returns at once. A writer that found it
+ * taken has queued its line before probing the lock and the holder checks
+ * the queues after letting go (the fences order both), so a queued line is
+ * never left behind unseen; it waits at most for the next writer once the
+ * holder has helped its share. */
+static void console_drain(const struct vm *self)
+{
+	u32 helped = 0;
+
+	for (;;) {
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (!spin_trylock(&console_lock))
+			return;
+		for (;;) {
+			const struct vm *from;
+
+			if (helped >= CONSOLE_HELP_LINES && !linering_pending(&self->con.out))
+				break;
+			from = console_drain_one();
+			if (!from)
+				break;
+			if (from != self)
+				helped++;
+		}
+		spin_unlock(&console_lock);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (helped >= CONSOLE_HELP_LINES || !console_any_queued())
+			return;
+	}
+}
+
+/* Hypervisor lines (log_info, panic) follow every VM line queued before
+ * them, so "vm <name>: off" comes after the VM's last line. */
+static void console_hyp_line(const char *line, size_t len)
 {
 	bool locked = console_lock_acquire();
 
-	uart_write(prefix, plen);
-	uart_write(text, len);
+	/* without the lock another CPU is the consumer: leave the queues alone */
+	for (u32 n = 0; locked && n < CONSOLE_DRAIN_ALL_MAX && console_drain_one(); n++)
+		;
+	uart_write(line, len);
 	if (locked)
 		spin_unlock(&console_lock);
-}
-
-static void console_hyp_line(const char *line, size_t len)
-{
-	console_emit("", 0, line, len);
 }
 
 void console_init(u64 uart_base)
@@ -76,40 +156,66 @@ void console_set_input(s32 vm_index)
 		uart_enable_rx_irq();
 }
 
-/* Called with vm->con.lock held. */
-static void console_vm_emit(struct vm *vm)
+/* Called with vm->con.lock held: the assembled line goes into the VM's
+ * queue (or is dropped and counted there if it is full). */
+static void console_vm_queue(struct vm *vm)
 {
-	char prefix[24];
-	size_t plen = fmt_snprintf(prefix, sizeof(prefix), "[%s] ", vm->cfg->name);
-
-	if (plen >= sizeof(prefix))
-		plen = sizeof(prefix) - 1;
-	vm->con.buf[vm->con.len++] = '\n';
-	console_emit(prefix, plen, vm->con.buf, vm->con.len);
+	linering_put(&vm->con.out, vm->con.buf, vm->con.len);
 	vm->con.len = 0;
+	console_drain(vm);
 }
 
 void console_vm_putc(struct vm *vm, char c)
 {
-	/* Callers from the virtual UART already hold vm->con.lock; the
-	 * hypercall path takes it itself (see hypercall.c). */
+	u8 b = (u8)c;
+
 	if (c == '\r')
 		return;
 	if (c == '\n') {
-		console_vm_emit(vm);
+		console_vm_queue(vm);
 		return;
 	}
+	/* Only printable ASCII and tabs reach the UART: a control byte (form
+	 * feed, vertical tab, escape sequences) or a non-ASCII byte (U+0085,
+	 * U+2028 in UTF-8) could start what a terminal or a tool reads as a
+	 * new line, "[bulkhead] ..." or another VM's, or reprogram the
+	 * operator's terminal. */
+	if ((b < 0x20 && c != '\t') || b >= 0x7f)
+		c = '?';
 	vm->con.buf[vm->con.len++] = c;
 	if (vm->con.len >= CONSOLE_LINE_MAX - 1)
-		console_vm_emit(vm);
+		console_vm_queue(vm);
 }
 
 void console_vm_flush(struct vm *vm)
 {
+	bool locked;
+
 	spin_lock(&vm->con.lock);
 	if (vm->con.len)
-		console_vm_emit(vm);
+		linering_put(&vm->con.out, vm->con.buf, vm->con.len);
+	vm->con.len = 0;
 	spin_unlock(&vm->con.lock);
+	locked = console_lock_acquire();
+	for (u32 n = 0; locked && n < CONSOLE_DRAIN_ALL_MAX && linering_pending(&vm->con.out); n++)
+		console_drain_one();
+	if (locked)
+		spin_unlock(&console_lock);
+}
+
+void console_vm_report(struct vm *vm)
+{
+	u32 lines, bytes;
+
+	spin_lock(&vm->con.lock);
+	lines = vm->con.out.dropped_lines;
+	bytes = vm->con.out.dropped_bytes;
+	vm->con.out.dropped_lines = 0;
+	vm->con.out.dropped_bytes = 0;
+	spin_unlock(&vm->con.lock);
+	if (lines)
+		log_info("vm %s: console: %u lines (%u bytes) dropped, its queue was full",
+		         vm->cfg->name, lines, bytes);
 }
 
 void console_rx_pause(void)

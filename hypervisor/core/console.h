@@ -1,13 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The console: the hypervisor owns the physical UART. Each VM's output is
- * collected per line and written whole, prefixed with "[<vm name>] ";
- * hypervisor messages are "[bulkhead] " lines. Input goes to one VM's
- * virtual UART, switchable with Ctrl-T followed by the VM's number.
+ * collected per line into the VM's own bounded ring (a full ring drops the
+ * line and counts it against that VM) and written whole, prefixed with
+ * "[<vm name>] ", by whichever CPU drains: a VM's writer that finds the
+ * physical UART free takes it (never waits for it) and writes pending lines
+ * round-robin, one line per VM per turn, until its own are out, plus a
+ * bounded number of other VMs' lines. Hypervisor messages are "[bulkhead] "
+ * lines, written after every VM line queued before them. Input goes to one
+ * VM's virtual UART, switchable with Ctrl-T followed by the VM's number.
+ * A VM's control and non-ASCII bytes are printed as '?', so that no VM can
+ * forge a line of another or of the hypervisor.
  */
 #ifndef CORE_CONSOLE_H
 #define CORE_CONSOLE_H
 
+#include "lib/linering.h"
 #include "lib/spinlock.h"
 #include "lib/types.h"
 
@@ -15,9 +23,10 @@
 #define CONSOLE_ESCAPE   0x14 /* Ctrl-T */
 
 struct console_line {
-	spinlock_t lock;
+	spinlock_t lock; /* the VM's writers: line assembly and out's producer side */
 	u32 len;
 	char buf[CONSOLE_LINE_MAX];
+	struct linering out; /* complete lines waiting for the physical UART */
 };
 
 struct vm;
@@ -30,10 +39,15 @@ void console_rx(void);
  * input VM's buffer is full / has room again (core/vuart.c). */
 void console_rx_pause(void);
 void console_rx_resume(void);
-/* A character a VM printed (virtual UART or hypercall). */
+/* A character a VM printed (virtual UART or hypercall); called with
+ * vm->con.lock held. */
 void console_vm_putc(struct vm *vm, char c);
-/* Writes out any partial line of the VM. */
+/* Ends any partial line of the VM and writes out all its queued lines
+ * (the VM stops or resets: its CPUs no longer print). */
 void console_vm_flush(struct vm *vm);
+/* Prints "vm <name>: console: <n> lines (<b> bytes) dropped" if the VM's
+ * ring overflowed, and clears the counts. */
+void console_vm_report(struct vm *vm);
 /* Registers a console command: Ctrl-T then key calls fn (on the CPU that
  * takes the UART interrupt). For upper layers, at init; keys 0-9 and
  * Ctrl-T itself are taken. */

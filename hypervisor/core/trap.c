@@ -8,6 +8,7 @@
 #include "arch/aarch64/cpu.h"
 #include "arch/aarch64/gic.h"
 #include "arch/aarch64/sysregs.h"
+#include "core/dabt.h"
 #include "core/fault.h"
 #include "core/hypercall.h"
 #include "core/irq.h"
@@ -32,43 +33,30 @@ static u64 trap_fault_ipa(void)
 
 static void trap_data_abort(struct vcpu *v, u64 esr)
 {
-	u64 iss = ESR_ISS(esr);
 	u64 ipa = trap_fault_ipa();
 	u64 far = sysreg_read(far_el2);
 	const struct mmio_region *r = mmio_find(v->vm, ipa);
 	struct mmio_access a;
-	u32 rt;
+	struct dabt d;
 
 	if (!r) {
 		fault_guest(v, FAULT_DATA_ABORT, ipa, far, esr, "access outside the VM");
 		return;
 	}
-	if (!(iss & DABT_ISV) || (iss & DABT_S1PTW)) {
+	if (!dabt_decode(ESR_ISS(esr), &d)) {
 		fault_guest(v, FAULT_DATA_ABORT, ipa, far, esr, "unemulatable device access");
 		return;
 	}
-	rt = DABT_SRT(iss);
 	a.off = ipa - r->base;
-	a.size = 1u << DABT_SAS(iss);
-	a.write = iss & DABT_WNR;
-	a.val = a.write && rt != 31 ? v->frame->x[rt] : 0;
-	if (a.write && a.size < 8)
-		a.val &= (1ull << (a.size * 8)) - 1;
+	a.size = d.size;
+	a.write = d.write;
+	a.val = d.write ? dabt_store_value(&d, d.rt == 31 ? 0 : v->frame->x[d.rt]) : 0;
 	if (!r->fn(v, &a, r->dev)) {
 		fault_guest(v, FAULT_DATA_ABORT, ipa, far, esr, "device access rejected");
 		return;
 	}
-	if (!a.write && rt != 31) {
-		u64 val = a.val;
-		if (a.size < 8) {
-			val &= (1ull << (a.size * 8)) - 1;
-			if ((iss & DABT_SSE) && (val & (1ull << (a.size * 8 - 1))))
-				val |= ~((1ull << (a.size * 8)) - 1);
-			if (!(iss & DABT_SF))
-				val &= 0xffffffffull;
-		}
-		v->frame->x[rt] = val;
-	}
+	if (!d.write && d.rt != 31)
+		v->frame->x[d.rt] = dabt_load_value(&d, a.val);
 	v->frame->elr += 4;
 }
 

@@ -106,6 +106,7 @@ void vm_shutdown(struct vm *vm, enum vm_state how, const char *reason)
 	vuart_stop(vm);
 	console_vm_flush(vm);
 	log_info("vm %s: %s (%s)", vm->cfg->name, vm_state_name(how), reason);
+	console_vm_report(vm);
 	if (vm->setway_ops)
 		log_info("vm %s: %lu set/way cache operations trapped, %lu performed",
 		         vm->cfg->name, vm->setway_ops, vm->setway_done);

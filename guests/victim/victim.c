@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * victim: the VM the attack suite (tests/qemu/test_attack.py) protects. It
+ * checks, beside hostile neighbours, that nothing of its own changes and
+ * that its timing holds:
+ *
+ *  - its identity: BH_HC_VM_INFO (vCPUs, RAM) matches the parameters
+ *    `cpus` and `ram`, the parameter block says vm=<name> and its bytes
+ *    never change (CRC of the 4 KiB page, checked at every beat);
+ *  - a pattern of `pattern` bytes (4M) of seeded pseudo-random words in its
+ *    free RAM, checksummed at every beat;
+ *  - print latency: `prints` (200) console lines through its virtual
+ *    PL011, at most one every `print_us` (500) microseconds (WFI in
+ *    between, no catching up after a late wake-up), each timed in virtual
+ *    time (CNTVCT) from the call to its return;
+ *  - a heartbeat: `beats` (10) beats every `period_ms` (20), sleeping in WFI
+ *    until the virtual timer fires; each beat's lateness is measured;
+ *  - no foreign interrupt: all 16 SGIs are enabled with a counting handler
+ *    and the victim never sends one, so none may arrive.
+ *
+ * Lines: "victim: print <k> of <n>, ..." (the timed lines),
+ *        "victim: print median_ns=<n> p90_ns=<n> mean_ns=<n> max_ns=<n> lines=<n>",
+ *        "victim: beat <i> late_us=<n>",
+ *        "victim: heartbeat beats=<n> max_late_us=<n> pattern=ok params=ok
+ *        foreign_irqs=0",
+ *        then "victim: PASS" or "victim: FAIL <why>".
+ */
+#include "runtime.h"
+
+static u64 crc_params;
+
+static u64 mix(u64 x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return x;
+}
+
+static u64 sum_bytes(const volatile u8 *p, u64 n)
+{
+	u64 h = 0x9e3779b97f4a7c15ull;
+
+	for (u64 i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static u64 pattern_sum(const volatile u64 *p, u64 words)
+{
+	u64 h = 0;
+
+	for (u64 i = 0; i < words; i++)
+		h |= p[i] ^ mix(i + 1);
+	return h;
+}
+
+#define PRINTS_MAX 1024
+
+static u64 lat[PRINTS_MAX];
+static volatile u32 foreign_irqs;
+
+static void foreign_irq(u32 intid)
+{
+	(void)intid;
+	foreign_irqs++;
+}
+
+static bool never(void *arg)
+{
+	(void)arg;
+	return false;
+}
+
+static int fail(const char *why)
+{
+	printf("victim: FAIL %s\n", why);
+	return 1;
+}
+
+int main(const char *params)
+{
+	const u64 prints = param_u64("prints", 200);
+	const u64 beats = param_u64("beats", 10);
+	const u64 period_ms = param_u64("period_ms", 20);
+	const u64 print_ticks = timer_ns_to_ticks(param_u64("print_us", 500) * NSEC_PER_USEC);
+	u64 words = param_u64("pattern", 4u << 20) / 8;
+	const volatile u8 *pblock = (const volatile u8 *)rt_boot_arg();
+	volatile u64 *pat = (volatile u64 *)rt_free_start();
+	struct bh_vm_info info;
+	u64 total = 0, worst = 0, late_max = 0, next, n;
+
+	if (bh_vm_info(&info) != BH_OK)
+		return fail("BH_HC_VM_INFO");
+	if (info.ncpus != param_u64("cpus", 1) || info.ram_bytes != param_u64("ram", 16u << 20))
+		return fail("VM info differs from the parameters");
+	if (!param_str("vm") || strcmp(param_str("vm"), "victim") != 0 || !params)
+		return fail("parameter block");
+	crc_params = sum_bytes(pblock, 4096);
+	if (words * 8 > rt_free_end() - rt_free_start())
+		words = (rt_free_end() - rt_free_start()) / 8;
+	for (u64 i = 0; i < words; i++)
+		pat[i] = mix(i + 1);
+	if (pattern_sum(pat, words) != 0)
+		return fail("pattern not written");
+
+	gic_init();
+	for (u32 sgi = 0; sgi < 16; sgi++) {
+		irq_register(sgi, foreign_irq);
+		gic_irq_enable(sgi);
+	}
+	next = timer_now();
+	for (u64 k = 0; k < prints; k++) {
+		u64 t0, dt;
+
+		next += print_ticks;
+		if (timer_now() < next)
+			timer_wait_until(never, NULL, timer_ticks_to_ns(next - timer_now()));
+		t0 = timer_now();
+
+		printf("victim: print %lu of %lu, a line of ordinary length\n", k, prints);
+		dt = timer_ticks_to_ns(timer_now() - t0);
+		total += dt;
+		if (k < PRINTS_MAX)
+			lat[k] = dt;
+		if (dt > worst)
+			worst = dt;
+		if (timer_now() > next) /* woken late: no burst to catch up */
+			next = timer_now();
+	}
+	n = prints < PRINTS_MAX ? prints : PRINTS_MAX;
+	for (u64 i = 1; i < n; i++) /* insertion sort: n is small */
+		for (u64 j = i; j > 0 && lat[j - 1] > lat[j]; j--) {
+			u64 t = lat[j];
+			lat[j] = lat[j - 1];
+			lat[j - 1] = t;
+		}
+	printf("victim: print median_ns=%lu p90_ns=%lu mean_ns=%lu max_ns=%lu lines=%lu\n",
+	       n ? lat[n / 2] : 0, n ? lat[n * 9 / 10] : 0, prints ? total / prints : 0, worst,
+	       prints);
+
+	next = timer_now();
+	for (u64 i = 1; i <= beats; i++) {
+		u64 late;
+
+		next += timer_ns_to_ticks(period_ms * NSEC_PER_MSEC);
+		if (timer_now() < next)
+			timer_wait_until(never, NULL, timer_ticks_to_ns(next - timer_now()));
+		late = timer_ticks_to_ns(timer_now() - next) / NSEC_PER_USEC;
+		if (late > late_max)
+			late_max = late;
+		if (pattern_sum(pat, words) != 0)
+			return fail("pattern changed");
+		if (sum_bytes(pblock, 4096) != crc_params)
+			return fail("parameter block changed");
+		if (bh_vm_info(&info) != BH_OK || info.ncpus != param_u64("cpus", 1) ||
+		    info.vcpu != 0)
+			return fail("VM info changed");
+		if (foreign_irqs)
+			return fail("foreign interrupt");
+		printf("victim: beat %lu late_us=%lu\n", i, late);
+		next = timer_now() > next ? timer_now() : next;
+	}
+	printf("victim: heartbeat beats=%lu max_late_us=%lu pattern=ok params=ok foreign_irqs=%u\n",
+	       beats, late_max, foreign_irqs);
+	printf("victim: PASS\n");
+	return 0;
+}
