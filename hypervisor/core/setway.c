@@ -74,7 +74,7 @@ static bool setway_allowed(const struct vcpu *v, u64 val)
 	const struct setway_geom *g = setway_geom(v->pcpu);
 	u32 level = SW_LEVEL(val);
 	u64 mask = cfg_system.platform->llc_color_mask;
-	u64 colors = v->vm->cfg->llc_colors;
+	u64 colors = v->vm->llc_colors;
 
 	if (level > 7 || !(g->present & BIT(level - 1)))
 		return false; /* no cache at that level: nothing to do */

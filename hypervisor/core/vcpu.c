@@ -94,13 +94,14 @@ static void vcpu_park(struct vcpu *v)
 		vcpu_kick(vm->vcpus[0]);
 	for (;;) {
 		irq_handle_pending();
-		if (vm->state == VM_RESETTING && v->idx == 0 && vcpu_others_parked(v)) {
+		if (vm->state == VM_RESETTING && v->idx == 0 && vcpu_others_parked(v) &&
+		    !vm->pause) {
 			vm_load(vm);
 			vm->state = VM_RUNNING;
 			vcpu_boot(v, vm->cfg->entry, vm->cfg->boot_arg);
 			break;
 		}
-		if (vm->state == VM_RUNNING && v->power == VCPU_ON_PENDING) {
+		if (vm->state == VM_RUNNING && v->power == VCPU_ON_PENDING && !vm->pause) {
 			vcpu_boot(v, v->boot_entry, v->boot_ctx);
 			break;
 		}
@@ -122,7 +123,7 @@ void vcpu_set_stall_hook(void (*fn)(struct vcpu *v))
  * for the guest stay pending in the vGIC until it runs again. */
 static void vcpu_stall(struct vcpu *v)
 {
-	while (v->throttled && v->vm->state == VM_RUNNING) {
+	while (v->throttled && v->vm->state == VM_RUNNING && !v->vm->pause) {
 		irq_handle_pending();
 		if (vcpu_stall_hook)
 			vcpu_stall_hook(v);
@@ -130,6 +131,22 @@ static void vcpu_stall(struct vcpu *v)
 			break;
 		wfi();
 	}
+}
+
+/* Waits at EL2 while the VM is paused (vcpu_pause_vm), handling
+ * interrupts: those for the guest stay pending in the vGIC. */
+static void vcpu_pause_wait(struct vcpu *v)
+{
+	v->paused = true;
+	dsb(ish);
+	while (v->vm->pause) {
+		irq_handle_pending();
+		if (!v->vm->pause)
+			break;
+		wfi();
+	}
+	v->paused = false;
+	dsb(ish);
 }
 
 void vcpu_exit_path(struct vcpu *v)
@@ -140,11 +157,50 @@ void vcpu_exit_path(struct vcpu *v)
 				v->power = VCPU_OFF;
 			vcpu_park(v);
 		}
+		if (v->vm->pause) {
+			vcpu_pause_wait(v);
+			continue;
+		}
 		if (!v->throttled)
 			break;
 		vcpu_stall(v);
 	}
 	vgic_flush(v);
+}
+
+static bool vcpu_stopped(const struct vcpu *v)
+{
+	return v->paused || v->parked || v->pcpu == cpu_index();
+}
+
+bool vcpu_pause_vm(struct vm *vm, u64 timeout_ticks)
+{
+	u64 t0 = arch_counter();
+	u32 n;
+
+	if (__atomic_exchange_n(&vm->pause, true, __ATOMIC_SEQ_CST))
+		return false;
+	for (u32 i = 0; i < vm->nvcpus; i++)
+		vcpu_kick(vm->vcpus[i]);
+	do {
+		for (n = 0; n < vm->nvcpus && vcpu_stopped(vm->vcpus[n]); n++)
+			;
+		if (n == vm->nvcpus) {
+			dsb(ish);
+			return true;
+		}
+	} while (arch_counter() - t0 < timeout_ticks);
+	vcpu_resume_vm(vm);
+	return false;
+}
+
+void vcpu_resume_vm(struct vm *vm)
+{
+	dsb(ish);
+	vm->pause = false;
+	dsb(ish);
+	for (u32 i = 0; i < vm->nvcpus; i++)
+		vcpu_kick(vm->vcpus[i]);
 }
 
 s64 vcpu_power_on(struct vcpu *target, u64 entry, u64 ctx)
