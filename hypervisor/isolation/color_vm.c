@@ -12,6 +12,7 @@
 #include "core/vcpu.h"
 #include "core/vm.h"
 #include "isolation/color.h"
+#include "isolation/color_recolor.h"
 #include "lib/format.h"
 #include "lib/log.h"
 
@@ -52,8 +53,8 @@ static void color_vm_bitmaps(const struct vm *vm, u64 *llc, u64 *bank)
 {
 	const struct cfg_platform *p = cfg_system.platform;
 
-	*llc = vm->cfg->llc_colors ? vm->cfg->llc_colors : color_all(p->llc_color_mask);
-	*bank = vm->cfg->bank_colors ? vm->cfg->bank_colors : color_all(p->bank_color_mask);
+	*llc = vm->llc_colors ? vm->llc_colors : color_all(p->llc_color_mask);
+	*bank = vm->bank_colors ? vm->bank_colors : color_all(p->bank_color_mask);
 }
 
 /* BH_HC_COLOR_INFO: x1 LLC colors, x2 bank colors, x3 LLC bits, x4 bank bits. */
@@ -128,7 +129,7 @@ static void color_dump(void)
 		color_format_list(llc, sizeof(llc), lb);
 		color_format_list(bank, sizeof(bank), bb);
 		log_info("colors: vm %s: %s, LLC %s, bank %s", c->name,
-		         c->llc_colors || c->bank_colors ? "colored" : "uncolored", llc, bank);
+		         vm->llc_colors || vm->bank_colors ? "colored" : "uncolored", llc, bank);
 		for (u32 r = 0; r < c->nmem; r++)
 			color_dump_region(vm, r);
 	}
@@ -141,4 +142,5 @@ void color_init(void)
 	hypercall_register(BH_HC_COLOR_INFO, color_hc_info);
 	hypercall_register(BH_HC_IPA_INFO, color_hc_ipa_info);
 	console_register_command('c', color_dump);
+	color_recolor_init();
 }

@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Run-time recoloring (BH_HC_RECOLOR) under QEMU: color-recolor.yaml.
+
+A manager VM recolors a running bare-metal victim (LLC 0-3 -> 4-7, a
+disjoint set; then 4-7 -> 4-5, smaller and overlapping, moved in place
+backwards) while a neighbour keeps a heartbeat. guests/recolor checks from
+inside: after each recoloring every page of the victim (full walk with
+BH_HC_IPA_INFO) has the new colors and its own frame, the 512 KiB pattern
+and its checksum hold, and the victim had no heartbeat inside the pause the
+hypervisor reported while the neighbour had many (it never paused).
+Refused requests (other VMs' colors, bad colors, no such VM, a non-manager
+caller, a denser overlapping set that cannot move in place) change nothing:
+the victim's colors and every frame stay as they were.
+
+QEMU has no caches: this checks placement and the pause, not cache effects.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from bulkhead.runner import RunResult
+
+STAGE_RE = re.compile(r"recolor: neighbour: stage (\d): (\d+) heartbeats during the victim's (\d+) us pause$")
+
+
+def test_recolor_bare_metal(boot: Callable[..., RunResult]) -> None:
+    res = boot("color-recolor.yaml", timeout=240)
+    assert res.clean, res.reason + "\n" + res.output
+    for vm, role in (("mgr", "manager"), ("victim", "victim"), ("nb", "neighbour")):
+        assert res.lines(vm)[-1] == f"recolor: {role}: PASS", res.output
+
+    victim = res.lines("victim")
+    for stage, llc in ((2, "0xf0"), (3, "0x30")):
+        assert any(line.startswith(f"recolor: victim: stage {stage}: LLC {llc}, all 1024 pages of it, ")
+                   and "0 heartbeats in the pause" in line for line in victim), victim
+    for stage, llc in ((1, "0xf"), (4, "0x30")):
+        assert (f"recolor: victim: stage {stage}: refused requests changed nothing "
+                f"(LLC {llc}, 1024 pages where they were)") in victim, victim
+
+    beats = [STAGE_RE.match(line) for line in res.lines("nb")]
+    counted = [(int(m.group(2)), int(m.group(3))) for m in beats if m]
+    assert len(counted) == 2, res.lines("nb")
+    for n, pause_us in counted:
+        assert pause_us > 0 and n > 0, counted  # the neighbour ran throughout
+
+    hyp = res.hyp_lines()
+    assert any(re.fullmatch(r"\[bulkhead\] recolor: vm victim: LLC 4-7 \(by mgr\): 1024 of 1024 pages "
+                            r"moved in \d+ us", line) for line in hyp), hyp
+    assert any(re.fullmatch(r"\[bulkhead\] recolor: vm victim: LLC 4-5 \(by mgr\): \d+ of 1024 pages "
+                            r"moved in \d+ us", line) for line in hyp), hyp
+    refused = [line.split(": refused (by mgr): ", 1)[1] for line in hyp if ": refused (by mgr): " in line]
+    assert refused == [
+        "the colors intersect those of vm nb",
+        "the colors intersect those of vm mgr",
+        "colors beyond the platform's",
+        "every color: a set must leave some out",
+        "the colors intersect those of vm victim",
+        "not in place: ipa 40004000 would move down onto a page not yet moved "
+        "(the new set is denser; needs spare memory)",
+    ], hyp
+    assert "recolor: neighbour: own request denied (-4)" in res.lines("nb")
