@@ -156,6 +156,47 @@ bool color_sets_meet(const struct cfg_color *a, const struct cfg_color *b)
 	return false;
 }
 
+/* A decimal color number 0-63 at *s. */
+static bool color_parse_num(const char **s, unsigned *out)
+{
+	unsigned v = 0, n = 0;
+
+	while (**s >= '0' && **s <= '9' && n < 3) {
+		v = v * 10 + (unsigned)(**s - '0');
+		(*s)++;
+		n++;
+	}
+	*out = v;
+	return n > 0 && v < 64;
+}
+
+bool color_parse_list(const char **s, u64 *bitmap)
+{
+	u64 out = 0;
+
+	for (;;) {
+		unsigned lo, hi;
+
+		if (!color_parse_num(s, &lo))
+			return false;
+		hi = lo;
+		if (**s == '-') {
+			(*s)++;
+			if (!color_parse_num(s, &hi) || hi < lo)
+				return false;
+		}
+		for (unsigned c = lo; c <= hi; c++)
+			out |= BIT(c);
+		if (**s != ',')
+			break;
+		(*s)++;
+	}
+	if (**s && **s != ' ')
+		return false;
+	*bitmap = out;
+	return true;
+}
+
 u64 color_extract(u64 x, u64 mask)
 {
 	return bits_extract(x, mask);

@@ -74,6 +74,11 @@ bool color_sets_meet(const struct cfg_color *a, const struct cfg_color *b);
  * length written (always NUL-terminated when size > 0). */
 size_t color_format_list(char *buf, size_t size, u64 bitmap);
 
+/* Parses a color list like "0-3,8" (color_format_list's form, colors
+ * 0-63) from *s up to a space or the end into a bitmap; *s is left after
+ * it. False on a malformed list. */
+bool color_parse_list(const char **s, u64 *bitmap);
+
 /* Hypervisor boot: compares the platform file's LLC color bits with the
  * cache the CPU reports, prints the result and registers the coloring
  * hooks with the memory code. Not compiled into host tests. */

@@ -192,17 +192,24 @@ static bool recolor_in(u64 pa, u64 lo, u64 hi, const struct cfg_color *c)
 	return pa >= lo && pa < hi && (!c || color_set_match(c, pa));
 }
 
-/* Whether a new page for region r is free: RAM, no obstacle, no page of
- * the target's other regions. */
-static bool recolor_page_free(const struct vm *target, u32 r, u64 pa)
+/* Whether page pa is taken for region r: an obstacle or a page of another
+ * region of the target's. *up, *down: where a search may resume above or
+ * below it (past a range taken whole). */
+static bool recolor_taken(const struct vm *target, u32 r, u64 pa, u64 *up, u64 *down)
 {
-	const struct cfg_platform *p = cfg_system.platform;
+	*up = pa + SZ_4K;
+	*down = pa - 1;
+	for (u32 i = 0; i < rq.nobst; i++) {
+		const struct recolor_obstacle *o = &rq.obst[i];
 
-	if (pa == COLOR_NONE || pa < p->ram_base || pa - p->ram_base >= p->ram_size)
-		return false;
-	for (u32 i = 0; i < rq.nobst; i++)
-		if (recolor_in(pa, rq.obst[i].lo, rq.obst[i].hi, rq.obst[i].c))
-			return false;
+		if (recolor_in(pa, o->lo, o->hi, o->c)) {
+			if (!o->c) {
+				*up = ALIGN_UP(o->hi, SZ_4K);
+				*down = o->lo - 1;
+			}
+			return true;
+		}
+	}
 	for (u32 k = 0; k < target->cfg->nmem; k++) {
 		u64 lo, hi;
 
@@ -210,9 +217,49 @@ static bool recolor_page_free(const struct vm *target, u32 r, u64 pa)
 			continue;
 		recolor_region_span(target, k, &lo, &hi);
 		if (recolor_in(pa, lo, hi, recolor_region_color(target, k)))
-			return false;
+			return true;
 	}
-	return true;
+	return false;
+}
+
+static bool recolor_ram(u64 pa)
+{
+	const struct cfg_platform *p = cfg_system.platform;
+
+	return pa != COLOR_NONE && pa >= p->ram_base && pa - p->ram_base < p->ram_size;
+}
+
+/* The first free page of the new set at or above pa (COLOR_NONE: none in
+ * RAM). Pages taken are skipped, the same ones recolor_prev_free skips. */
+static u64 recolor_next_free(const struct vm *target, u32 r, u64 pa)
+{
+	u64 up, down;
+
+	for (;;) {
+		pa = color_set_next(&rq.want.set, pa);
+		if (!recolor_ram(pa))
+			return COLOR_NONE;
+		if (!recolor_taken(target, r, pa, &up, &down))
+			return pa;
+		pa = up;
+	}
+}
+
+/* The last free page of the new set below pa (page aligned). */
+static u64 recolor_prev_free(const struct vm *target, u32 r, u64 pa)
+{
+	u64 up, down;
+
+	for (pa -= 1;;) {
+		/* the largest compliant address below: its page */
+		pa = color_set_prev(&rq.want.set, pa);
+		if (!recolor_ram(pa))
+			return COLOR_NONE;
+		pa = ALIGN_DOWN(pa, SZ_4K);
+		if (!recolor_taken(target, r, pa, &up, &down))
+			return pa;
+		pa = down;
+	}
 }
 
 /* Dry run of region r from *cursor: sets rq.new_lo/hi[r]. */
@@ -228,13 +275,13 @@ static s64 recolor_plan_region(struct vm *target, u32 r, u64 *cursor)
 	for (u64 off = 0; off < m->size; off += SZ_4K) {
 		u64 old;
 
-		pa = color_set_next(&rq.want.set, off ? pa + SZ_4K : MAX(first, *cursor));
+		pa = recolor_next_free(target, r, off ? pa + SZ_4K : MAX(first, *cursor));
 		if (!mem_ipa_to_pa(target, m->ipa + off, &old))
 			return BH_E_INVALID;
-		if (!recolor_page_free(target, r, pa)) {
+		if (pa == COLOR_NONE) {
 			fmt_snprintf(rq.why, sizeof(rq.why),
-			             "no free page of the new colors for ipa %lx (at %lx)",
-			             m->ipa + off, pa);
+			             "no free page of the new colors in RAM for ipa %lx",
+			             m->ipa + off);
 			return BH_E_NO_MEMORY;
 		}
 		if (pa < old && recolor_in(pa, old_lo, old_hi, old_c)) {
@@ -262,8 +309,7 @@ static u64 recolor_move_region(struct vm *target, u32 r)
 		u64 old;
 
 		off -= SZ_4K;
-		/* the largest compliant address below: its page */
-		pa = ALIGN_DOWN(color_set_prev(&rq.want.set, pa - SZ_4K), SZ_4K);
+		pa = recolor_prev_free(target, r, pa);
 		if (!mem_ipa_to_pa(target, m->ipa + off, &old))
 			panic("recolor: vm %s ipa %lx lost", target->cfg->name, m->ipa + off);
 		if (old != pa) {
@@ -396,7 +442,51 @@ static void recolor_hc(struct vcpu *v)
 	}
 }
 
+/* One word of a console line: a color list, or "all" (every color: 0). */
+static bool recolor_parse_colors(const char **s, u64 *bitmap)
+{
+	if (!memcmp(*s, "all", 3) && ((*s)[3] == ' ' || !(*s)[3])) {
+		*s += 3;
+		*bitmap = 0;
+		return true;
+	}
+	return color_parse_list(s, bitmap);
+}
+
+/* Ctrl-T r, then "<vm> <LLC list|all> [<bank list|all>]" and Enter. */
+static void recolor_console(const char *line)
+{
+	const char *s = line;
+	struct color_recolor_result res;
+	struct vm *target = NULL;
+	u64 llc = 0, bank = 0;
+	size_t n = 0;
+
+	log_info("recolor: console: '%s'", line);
+	while (s[n] && s[n] != ' ')
+		n++;
+	for (u32 i = 0; i < vm_count; i++)
+		if (strlen(vms[i].cfg->name) == n && !memcmp(vms[i].cfg->name, s, n))
+			target = &vms[i];
+	s += n;
+	while (*s == ' ')
+		s++;
+	if (!target || !recolor_parse_colors(&s, &llc)) {
+		log_info("recolor: usage: Ctrl-T r, then <vm> <LLC colors|all> [<bank colors|all>] "
+		         "and Enter, e.g. 'linux 0-3'");
+		return;
+	}
+	while (*s == ' ')
+		s++;
+	if (*s && !recolor_parse_colors(&s, &bank)) {
+		log_info("recolor: bad bank colors in '%s'", line);
+		return;
+	}
+	color_recolor(target, llc, bank, "console", &res);
+}
+
 void color_recolor_init(void)
 {
 	hypercall_register(BH_HC_RECOLOR, recolor_hc);
+	console_register_line_command('r', recolor_console);
 }

@@ -318,6 +318,36 @@ static void test_rt_sets(void)
 	      "LLC only: bank bits left out");
 }
 
+/* color_parse_list: the inverse of color_format_list; malformed lists. */
+static void test_parse_list(void)
+{
+	static const char *bad[] = { "",   "-",  "3-", "-3",   "5-2",   "64",
+		                     "1,", ",1", "1x", "1000", "0-3,,4" };
+	char buf[200];
+
+	for (int i = 0; i < 2000; i++) {
+		u64 b = rnd() & rnd(), got = 0;
+		const char *s = buf;
+
+		if (!b)
+			continue;
+		color_format_list(buf, sizeof(buf), b);
+		CHECK(color_parse_list(&s, &got) && got == b && !*s, "round trip %s", buf);
+	}
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *s = bad[i];
+		u64 got = 0;
+
+		CHECK(!color_parse_list(&s, &got), "accepted '%s'", bad[i]);
+	}
+	{
+		const char *s = "4-7 1";
+		u64 got = 0;
+
+		CHECK(color_parse_list(&s, &got) && got == 0xf0 && *s == ' ', "stops at a space");
+	}
+}
+
 int main(void)
 {
 	test_exhaustive_small();
@@ -326,6 +356,7 @@ int main(void)
 	test_sets();
 	test_bits();
 	test_rt_sets();
+	test_parse_list();
 	if (failures) {
 		printf("test_color: %d of %lu checks FAILED\n", failures, checks);
 		return 1;

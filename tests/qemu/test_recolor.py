@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 from bulkhead.runner import RunResult
+
+ARTEFACTS = Path(__file__).resolve().parents[2] / "artefacts" / "linux"
 
 STAGE_RE = re.compile(r"recolor: neighbour: stage (\d): (\d+) heartbeats during the victim's (\d+) us pause$")
 
@@ -61,3 +64,34 @@ def test_recolor_bare_metal(boot: Callable[..., RunResult]) -> None:
         "(the new set is denser; needs spare memory)",
     ], hyp
     assert "recolor: neighbour: own request denied (-4)" in res.lines("nb")
+
+
+BUSY = b"echo busy-start; i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; echo busy-done $i\n"
+
+
+def test_recolor_linux_from_console(console_script: Callable[..., str]) -> None:
+    """Linux (2 vCPUs, LLC 0-7, 256 MiB) runs a busy loop in its shell; the
+    console recolors it to 0-3 (in place, backwards) meanwhile; the loop
+    finishes, the shell still answers, and the VM powers off cleanly."""
+    assert (ARTEFACTS / "Image").is_file(), "run scripts/setup.sh first (Linux artefacts)"
+    steps = [
+        (b"starting a shell", BUSY),
+        (b"[linux] busy-start", b"\x14rlinux 0-3\r"),
+        (b"recolor: vm linux: LLC 0-3", b""),
+        (b"busy-done", b"echo after-recolor $(wc -l < /proc/meminfo) lines; exit\n"),
+    ]
+    text = console_script("color-recolor-linux.yaml", steps, timeout=400)
+    lines = text.splitlines()
+    hyp = [line.removeprefix("[bulkhead] ") for line in lines if line.startswith("[bulkhead] ")]
+    done = [i for i, h in enumerate(lines)
+            if re.fullmatch(r"\[bulkhead\] recolor: vm linux: LLC 0-3 \(by console\): \d+ of 65536 pages moved in \d+ us",
+                            h)]
+    assert done, text
+    busy_start = lines.index("[linux] busy-start")
+    busy_done = next(i for i, line in enumerate(lines) if line.startswith("[linux] busy-done"))
+    assert busy_start < done[0] < busy_done, "the recoloring did not happen during the busy loop\n" + text
+    assert lines[busy_done] == "[linux] busy-done 300000", text
+    assert any(re.fullmatch(r"\[linux\] after-recolor \d+ lines", line) for line in lines), text
+    assert "[linux] bulkhead-linux: powering off" in lines, text
+    assert not [h for h in hyp if "fault" in h or "PANIC" in h or "refused" in h], hyp
+    assert "all VMs off: clean=2 stopped=0" in hyp, text
