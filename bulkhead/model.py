@@ -338,6 +338,7 @@ class VmSpec:
     colors: ColorSpec | None = None
     bandwidth: VmBandwidthSpec | None = None
     manager: bool = False  # may change budgets at run time (BH_HC_BW_SET)
+    ida: tuple[str, ...] = ()  # invalidation-driven allocation: "period", "start"
 
 
 @dataclass(frozen=True)

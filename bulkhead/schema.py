@@ -48,6 +48,7 @@ U64_MAX = (1 << 64) - 1
 VM_KEYS = (
     "name", "type", "cpus", "memory", "kernel", "initrd", "bootargs", "guest",
     "image", "entry", "params", "console", "devices", "on_fault", "colors", "bandwidth", "manager",
+    "ida",
 )
 T = TypeVar("T")
 
@@ -520,6 +521,8 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
         colors=parse_colors(r, m["colors"], p("colors")) if "colors" in m else None,
         bandwidth=bw_mod.parse_vm(r, m["bandwidth"], p("bandwidth")) if "bandwidth" in m else None,
         manager=r.boolean(m["manager"], p("manager")) if "manager" in m else False,
+        ida=tuple(sorted(set(r.each(m["ida"], p("ida"), lambda n, q: r.choice(n, q, ("start", "period")),
+                                    "a list of 'start', 'period'")))) if "ida" in m else (),
     )
 
 

@@ -198,6 +198,8 @@ def _vm_doc(vm: Vm, system: System) -> dict[str, Any]:
         doc["bandwidth"] = bw
     if vm.spec.manager:
         doc["manager"] = True
+    if vm.spec.ida:
+        doc["ida"] = list(vm.spec.ida)
     if vm.linux is not None:
         doc["bootargs"] = vm.linux.bootargs
         doc["initrd"] = (None if vm.linux.initrd is None

@@ -177,6 +177,19 @@ ERRORS: dict[str, tuple[str, str]] = {
         "c.yaml:6:33: shmem[0].colors: the colors of shared memory 's' overlap those of VM 'b', which does not "
         "map it: LLC color 9 in common",
     ),
+    "ida on an uncolored VM": (
+        config(vm("a", 0, extra=", ida: [start]")),
+        "c.yaml:3:86: vms[0].ida: VM 'a': 'ida' needs the VM to be colored (an uncolored VM shares every "
+        "cache set)",
+    ),
+    "ida at period starts without regulation": (
+        config(vm("a", 0, "{llc: 1}", extra=", ida: [period]")),
+        "c.yaml:3:104: vms[0].ida: VM 'a': 'ida: [period]' needs a 'bandwidth' reservation (its periods)",
+    ),
+    "ida unknown moment": (
+        config(vm("a", 0, "{llc: 1}", extra=", ida: [boot]")),
+        "c.yaml:3:105: vms[0].ida[0]: expected one of start, period, got 'boot'",
+    ),
 }
 
 

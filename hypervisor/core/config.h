@@ -72,6 +72,8 @@ struct cfg_shmem {
 
 #define CFG_VM_FAULT_STOP (1u << 0) /* stop the VM on a fault instead of injecting */
 #define CFG_VM_MANAGER    (1u << 1) /* may change other VMs' bandwidth budgets (BH_HC_BW_SET) */
+#define CFG_VM_IDA_START  (1u << 2) /* prepare its LLC sets when vCPU 0 starts (color_ida.c) */
+#define CFG_VM_IDA_PERIOD (1u << 3) /* ... and at every regulation period start of each vCPU */
 
 /*
  * Memory bandwidth reservation of one VM (hypervisor/isolation/bw.c): each

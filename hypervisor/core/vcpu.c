@@ -26,6 +26,13 @@ void vcpu_kick(struct vcpu *v)
 		gic_send_sgi(IRQ_SGI_KICK, v->pcpu_mpidr);
 }
 
+static void (*vcpu_start_hook)(struct vcpu *v);
+
+void vcpu_set_start_hook(void (*fn)(struct vcpu *v))
+{
+	vcpu_start_hook = fn;
+}
+
 /* Puts the EL1 context of this CPU in its reset state and prepares the
  * frame so that the next return to the guest starts at entry. */
 static void vcpu_boot(struct vcpu *v, u64 entry, u64 x0)
@@ -59,6 +66,8 @@ static void vcpu_boot(struct vcpu *v, u64 entry, u64 x0)
 	gic_clear_active_local(IRQ_PPI_VTIMER);
 	gic_clear_active_local(IRQ_PPI_PTIMER);
 	vgic_vcpu_init(v);
+	if (v->idx == 0 && entry == v->vm->cfg->entry && vcpu_start_hook)
+		vcpu_start_hook(v);
 	memset(f, 0, sizeof(*f));
 	f->x[0] = x0;
 	f->elr = entry;

@@ -59,6 +59,9 @@ void vcpu_kick(struct vcpu *v);
 bool vcpu_pause_vm(struct vm *vm, u64 timeout_ticks);
 /* Lets the vCPUs of a paused VM run again. */
 void vcpu_resume_vm(struct vm *vm);
+/* Registers the function vCPU 0's CPU calls each time the VM starts (boot
+ * or reset), before the guest's first instruction. One hook (at init). */
+void vcpu_set_start_hook(void (*fn)(struct vcpu *v));
 /* PSCI CPU_ON within a VM. */
 s64 vcpu_power_on(struct vcpu *target, u64 entry, u64 ctx);
 /* Registers the function a throttled vCPU's CPU calls after handling its

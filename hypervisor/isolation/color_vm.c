@@ -12,6 +12,7 @@
 #include "core/vcpu.h"
 #include "core/vm.h"
 #include "isolation/color.h"
+#include "isolation/color_ida.h"
 #include "isolation/color_recolor.h"
 #include "lib/format.h"
 #include "lib/log.h"
@@ -143,4 +144,5 @@ void color_init(void)
 	hypercall_register(BH_HC_IPA_INFO, color_hc_ipa_info);
 	console_register_command('c', color_dump);
 	color_recolor_init();
+	color_ida_init();
 }

@@ -19,6 +19,7 @@
 #define BH_HC_COLOR_INFO    0xC6000005u
 #define BH_HC_IPA_INFO      0xC6000006u
 #define BH_HC_RECOLOR       0xC6000010u
+#define BH_HC_IDA_PREPARE   0xC6000011u
 
 #define BH_BW_VM_TOTAL 0xFFFFu /* BH_HC_BW_STATS: the whole VM */
 #define BH_CPU_SELF    0xFFFFu /* BH_HC_CPU_EXITS: the caller's physical CPU */
