@@ -373,6 +373,7 @@ class SystemSpec:
     # non-fatal findings of the checks (``bulkhead: warning: ...``), in file order
     warnings: list[Diagnostic] = field(default_factory=list, compare=False, repr=False)
     spare_sharing: bool = False  # system ``bandwidth: {spare_sharing}``
+    hypervisor_colors: ColorSpec | None = None  # self-coloring: colors reserved for the hypervisor
 
     def vm(self, name: str) -> VmSpec | None:
         for vm in self.vms:

@@ -402,7 +402,8 @@ def parse_system(
     """Parse a system config; ``load_platform(name)`` returns the platform."""
     locs = Locs(display)
     r = Reader(locs)
-    top = r.mapping(node, "", ("platform", "console_input", "vms", "shmem", "bandwidth"), ("platform", "vms"))
+    top = r.mapping(node, "", ("platform", "console_input", "vms", "shmem", "bandwidth", "hypervisor_colors"),
+                    ("platform", "vms"))
     platform_name = r.name(top["platform"], "platform", "a platform name", PLATFORM_NAME_RE)
     try:
         platform = load_platform(platform_name)
@@ -425,8 +426,10 @@ def parse_system(
         ShmemSpec(i, s.name, s.size, s.pa, s.maps, s.path, s.colors) for i, s in enumerate(shmem)
     )
     spare_sharing = bw_mod.parse_system(r, top["bandwidth"]) if "bandwidth" in top else False
+    hyp_colors = parse_colors(r, top["hypervisor_colors"], "hypervisor_colors") if "hypervisor_colors" in top \
+        else None
     return SystemSpec(file, display, data, platform, console_input, vms, shmem, locs,
-                      spare_sharing=spare_sharing)
+                      spare_sharing=spare_sharing, hypervisor_colors=hyp_colors)
 
 
 class _UnknownPlatform(Exception):

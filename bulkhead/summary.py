@@ -62,7 +62,21 @@ def table(system: System) -> str:
             out.append("  ".join(parts).rstrip())
     if system.coloring is not None:
         out += _color_footer(system.coloring)
+    hyp = _hyp_colors_doc(system)
+    if hyp is not None:
+        out.append(f"hypervisor colors: LLC {format_list(hyp['llc'])}, bank {format_list(hyp['bank'])} "
+                   "(reserved: no VM or shared memory may use them; see docs/coloring.md, Self-coloring)")
     return "\n".join(out) + "\n"
+
+
+def _hyp_colors_doc(system: System) -> dict[str, Any] | None:
+    m = system.platform.coloring
+    hyp = coloring.hypervisor_selection(system.spec)
+    if m is None or hyp is None:
+        return None
+    return {"llc": sorted(hyp.colors_over(m.llc_mask)) if m.llc_mask else [0],
+            "bank": sorted(hyp.colors_over(m.bank_mask)) if m.bank_mask else [0],
+            **_colors_doc(hyp)}
 
 
 def _per_color(free: tuple[int, ...]) -> str:
@@ -119,7 +133,8 @@ def document(system: System) -> dict[str, Any]:
             | ({"colors": _colors_doc(sh.colors)} if sh.colors is not None else {})
             for sh in system.shmems
         ],
-    } | ({"coloring": _coloring_doc(system.coloring)} if system.coloring is not None else {})
+    } | ({"coloring": _coloring_doc(system.coloring)} if system.coloring is not None else {}) \
+      | ({"hypervisor_colors": hyp} if (hyp := _hyp_colors_doc(system)) is not None else {})
 
 
 def _colors_doc(c: Any) -> dict[str, Any]:

@@ -20,7 +20,8 @@
  *   disjoint set, then to a smaller overlapping one, in place), then a
  *   denser overlapping one that cannot be done in place (refused).
  *
- * Parameters: role, victim (VM id, default 1), neighbour (default 2),
+ * Parameters: role, victim (VM id, default 1), neighbour (default 2), hyp
+ * (LLC bitmap of the hypervisor's colors, default 0xc000),
  * to1/to2/to3 (LLC bitmaps of the three requests).
  * Lines: "recolor: <role>: ..." and "recolor: <role>: PASS"; on failure
  * "recolor: <role>: FAIL (...)" and exit status 1.
@@ -254,6 +255,8 @@ static int manager(void)
 	ctl[C_LLC] = 0xf; /* the victim's configured colors */
 	bad |= refuse(v, 0xf00, 0, BH_E_CONFLICT, "victim to the neighbour's colors");
 	bad |= refuse(v, ci.llc_colors, 0, BH_E_CONFLICT, "victim to the manager's colors");
+	bad |= refuse(v, param_u64("hyp", 0xc000), 0, BH_E_CONFLICT,
+	              "victim to the hypervisor's colors");
 	bad |= refuse(v, 0x10000, 0, BH_E_INVALID, "victim to a color the platform lacks");
 	bad |= refuse(v, 0, 0, BH_E_INVALID, "victim to every color");
 	bad |= refuse(99, 0xf0, 0, BH_E_INVALID, "no such VM");

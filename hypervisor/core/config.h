@@ -177,6 +177,11 @@ struct cfg_system {
 	s32 console_input_vm;           /* index of the VM receiving console input; -1: none */
 	u64 config_hash;                /* low 64 bits of the config's SHA-256, for the banner */
 	const struct cfg_bw_system *bw; /* NULL: no VM is regulated */
+	/* Self-coloring (config `hypervisor_colors`): colors reserved for the
+	 * hypervisor, disjoint from every VM's and shared memory's; NULL: none. */
+	const struct cfg_color *hyp_color;
+	u64 hyp_llc_colors; /* their bitmaps */
+	u64 hyp_bank_colors;
 };
 
 extern const struct cfg_system cfg_system;

@@ -138,6 +138,10 @@ static s64 recolor_collect(const struct vm *target)
 	bool ok = true;
 
 	rq.nobst = 0;
+	if (cfg_system.hyp_color && color_sets_meet(cfg_system.hyp_color, want)) {
+		fmt_snprintf(rq.why, sizeof(rq.why), "the colors intersect the hypervisor's");
+		return BH_E_CONFLICT;
+	}
 	ok &= recolor_obstacle(p->hyp_base, p->hyp_base + p->hyp_size, NULL);
 	for (u32 i = 0; i < vm_count; i++) {
 		const struct vm *vm = &vms[i];

@@ -136,9 +136,49 @@ static void color_dump(void)
 	}
 }
 
+/* Self-coloring: no VM memory, stage-2 table or shared memory may use the
+ * hypervisor's colors (the toolchain checked; a hand-made config.c might
+ * not have). */
+static void color_check_hyp(void)
+{
+	const struct cfg_color *hyp = cfg_system.hyp_color;
+	char llc[64], bank[64];
+
+	if (!hyp)
+		return;
+	for (u32 i = 0; i < cfg_system.nvms; i++) {
+		const struct cfg_vm *c = &cfg_system.vms[i];
+
+		for (u32 r = 0; r < c->nmem; r++)
+			if (!c->mem[r].color || color_sets_meet(c->mem[r].color, hyp))
+				panic(
+				    "coloring: vm %s memory region %u uses the hypervisor's colors",
+				    c->name, r);
+		if (c->pt_color && color_sets_meet(c->pt_color, hyp))
+			panic("coloring: vm %s's stage-2 tables use the hypervisor's colors",
+			      c->name);
+	}
+	for (u32 i = 0; i < cfg_system.nshmem; i++) {
+		const struct cfg_shmem *s = &cfg_system.shmems[i];
+
+		if (!s->color || color_sets_meet(s->color, hyp))
+			panic("coloring: shared memory %s uses the hypervisor's colors", s->name);
+	}
+	color_format_list(llc, sizeof(llc),
+	                  cfg_system.hyp_llc_colors
+	                      ?: color_all(cfg_system.platform->llc_color_mask));
+	color_format_list(bank, sizeof(bank),
+	                  cfg_system.hyp_bank_colors
+	                      ?: color_all(cfg_system.platform->bank_color_mask));
+	log_info("coloring: hypervisor colors LLC %s, bank %s: reserved, no VM or shared memory "
+	         "uses them",
+	         llc, bank);
+}
+
 void color_init(void)
 {
 	color_probe();
+	color_check_hyp();
 	mem_set_color_next(color_set_next);
 	hypercall_register(BH_HC_COLOR_INFO, color_hc_info);
 	hypercall_register(BH_HC_IPA_INFO, color_hc_ipa_info);

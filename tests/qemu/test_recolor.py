@@ -57,6 +57,7 @@ def test_recolor_bare_metal(boot: Callable[..., RunResult]) -> None:
     assert refused == [
         "the colors intersect those of vm nb",
         "the colors intersect those of vm mgr",
+        "the colors intersect the hypervisor's",
         "colors beyond the platform's",
         "every color: a set must leave some out",
         "the colors intersect those of vm victim",
@@ -64,6 +65,9 @@ def test_recolor_bare_metal(boot: Callable[..., RunResult]) -> None:
         "(the new set is denser; needs spare memory)",
     ], hyp
     assert "recolor: neighbour: own request denied (-4)" in res.lines("nb")
+    # self-coloring: checked at boot
+    assert ("[bulkhead] coloring: hypervisor colors LLC 14-15, bank 0-3: reserved, no VM or shared memory "
+            "uses them") in hyp, hyp
 
 
 BUSY = b"echo busy-start; i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; echo busy-done $i\n"
