@@ -24,7 +24,7 @@ from bulkhead.errors import Diagnostic
 from bulkhead.model import ColoringSpec, ColorSpec, MemSpec, Range, ShmemSpec, SystemSpec, VmSpec
 from bulkhead.schema import PA_BITS, join
 
-SpanKey = tuple[str, int, int]  # ("mem", vm, region) | ("pt", vm, 0) | ("shmem", index, 0)
+SpanKey = tuple[str, int, int]  # ("mem", vm, region) | ("pt", vm, 0) | ("shmem", index, 0) | ("hyp", 0, 0)
 
 
 def size_text(size: int) -> str:
@@ -436,6 +436,11 @@ def requests(s: SystemSpec, pt_pages: dict[int, int]) -> list[Request]:
         path = join(sh.path, "pa" if sh.pa is not None else "size")
         out.append(Request(("shmem", sh.index, 0), f"shared memory '{sh.name}'", None, colors, sh.size // PAGE,
                            path, sh.pa))
+    hyp = hypervisor_selection(s)
+    if hyp is not None and s.hypervisor_colors is not None:
+        # self-coloring: frames of the hypervisor's colors for each page of its area
+        out.append(Request(("hyp", 0, 0), "the hypervisor's colored frames", None, hyp,
+                           s.platform.hypervisor.size // PAGE, s.hypervisor_colors.path, None))
     return out
 
 

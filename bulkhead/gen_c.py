@@ -130,6 +130,7 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
         w.line(f"\t.hyp_color = {colors[hyp]},")
         w.line(f"\t.hyp_llc_colors = {_hex(llc)},")
         w.line(f"\t.hyp_bank_colors = {_hex(bank)},")
+        w.line(f"\t.hyp_color_pa = {_hex(system.hyp_color_pa)},")
     w.line("};")
     return w.text()
 

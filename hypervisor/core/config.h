@@ -182,6 +182,9 @@ struct cfg_system {
 	const struct cfg_color *hyp_color;
 	u64 hyp_llc_colors; /* their bitmaps */
 	u64 hyp_bank_colors;
+	/* Span start of the frames of those colors the toolchain reserved for
+	 * the hypervisor area's pages (hyp_size / 4 KiB of them). */
+	u64 hyp_color_pa;
 };
 
 extern const struct cfg_system cfg_system;

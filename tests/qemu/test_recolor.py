@@ -65,9 +65,16 @@ def test_recolor_bare_metal(boot: Callable[..., RunResult]) -> None:
         "(the new set is denser; needs spare memory)",
     ], hyp
     assert "recolor: neighbour: own request denied (-4)" in res.lines("nb")
-    # self-coloring: checked at boot
+    # self-coloring: checked at boot; the hypervisor image runs on frames of LLC colors 14-15
     assert ("[bulkhead] coloring: hypervisor colors LLC 14-15, bank 0-3: reserved, no VM or shared memory "
             "uses them") in hyp, hyp
+    image = [m for line in hyp if (m := re.fullmatch(
+        r"\[bulkhead\] coloring: hypervisor image (\d+) pages \(text, data, stacks, per-CPU state\): (\d+) on "
+        r"frames of its colors ([0-9a-f]+)-([0-9a-f]+), the EL2 tables' own pages identity", line))]
+    assert len(image) == 1, hyp
+    pages, moved, first, last = (int(g, 16) if i > 1 else int(g) for i, g in enumerate(image[0].groups()))
+    assert pages - moved == 17 and moved > 50, image[0].group(0)  # 17: the EL2 root and pool pages
+    assert {first >> 12 & 0xf, last >> 12 & 0xf} <= {14, 15} and last > first, image[0].group(0)
 
 
 BUSY = b"echo busy-start; i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; echo busy-done $i\n"
