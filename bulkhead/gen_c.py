@@ -70,6 +70,17 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
         ("gicd_base", _hex(p.gic.gicd)),
         ("gicr_base", _hex(p.gic.gicr)),
         ("gicr_stride", _hex(p.gic.gicr_stride)),
+    ]
+    if p.gic.version == 2:
+        fields += [
+            ("gicc_base", _hex(p.gic.gicc)),
+            ("gich_base", _hex(p.gic.gich)),
+            ("gicv_base", _hex(p.gic.gicv)),
+            ("gic_page_stride", _hex(p.gic.page_stride)),
+            ("vgicd_ipa", _hex(p.gic.vgicd)),
+            ("vgicc_ipa", _hex(p.gic.vgicc)),
+        ]
+    fields += [
         ("gic_maint_irq", str(p.gic.maintenance_irq)),
         ("timer_hyp_irq", str(p.timer.hyp_irq)),
         ("timer_virt_irq", str(p.timer.virt_irq)),

@@ -25,6 +25,7 @@ from typing import Any, TextIO
 
 from bulkhead import build as build_mod
 from bulkhead import qemu
+from bulkhead.config import load_system
 from bulkhead.errors import RunError
 
 HYP_PREFIX = "[bulkhead] "
@@ -270,6 +271,12 @@ def run(
     matches this regular expression; such a run is clean unless something
     went wrong before (see judge).
     """
+    if boot == "uboot":
+        machine = load_system(config_path).platform.qemu.machine
+        if not machine.startswith("virt"):
+            raise RunError(f"--boot uboot runs Debian's U-Boot for QEMU virt; this platform's machine is "
+                           f"'{machine}' (on a board, U-Boot comes with the vendor's boot chain: "
+                           "docs/boards/zynqmp.md)")
     result = build_mod.build(config_path, out, log=build_log)
     argv = qemu.command(
         result.system.platform, result.elf, (), icount=icount, gdb=gdb, gdb_port=gdb_port,

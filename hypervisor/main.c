@@ -127,6 +127,9 @@ static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 	    .gicd = p->gicd_base,
 	    .gicr = p->gicr_base,
 	    .gicr_stride = p->gicr_stride,
+	    .gicc = p->gicc_base,
+	    .gicc_page_stride = p->gic_page_stride,
+	    .gich = p->gich_base,
 	});
 	gic_cpu_init();
 	bootmem_check(dtb); /* before the payload moves: it may overwrite the DTB */

@@ -131,3 +131,23 @@ def test_qemu_command() -> None:
         "-icount", "shift=3,align=off,sleep=off", "-gdb", "tcp:localhost:1234", "-S", "-d", "int",
     ]
     assert qemu.command(p, Path("/e"), [], interactive=True)[14] == "mon:stdio"
+
+
+def test_qemu_command_zcu102() -> None:
+    """The platform's extra QEMU arguments follow the kernel."""
+    argv = qemu.command(load_platform("zcu102"), Path("/o/hyp/bulkhead.elf"), ())
+    assert argv[:4] == ["qemu-system-aarch64", "-M", "xlnx-zcu102,virtualization=on", "-cpu"]
+    assert argv[argv.index("-m") + 1] == "4096M"
+    assert argv[-4:] == ["-kernel", "/o/hyp/bulkhead.elf", "-audio", "none"]
+
+
+def test_uboot_boot_needs_qemu_virt(tmp_path: Path) -> None:
+    """--boot uboot on zcu102 is refused before anything is built."""
+    from bulkhead.errors import RunError
+    from bulkhead.runner import run
+
+    config = Path(__file__).resolve().parent / "configs" / "zcu102-one-hello.yaml"
+    with pytest.raises(RunError, match="--boot uboot runs Debian's U-Boot for QEMU virt; this platform's "
+                                       "machine is 'xlnx-zcu102,virtualization=on'"):
+        run(config, timeout=10, out=tmp_path / "out", boot="uboot")
+    assert not (tmp_path / "out").exists()

@@ -152,10 +152,16 @@ struct cfg_platform {
 	u64 uart_base; /* PL011 owned by the hypervisor */
 	u32 uart_irq;
 	u64 gicd_base;
-	u64 gicr_base;
+	u64 gicr_base; /* GICv3 */
 	u64 gicr_stride;
-	u32 gic_maint_irq; /* PPI */
-	u32 timer_hyp_irq; /* EL2 physical timer PPI */
+	u64 gicc_base;       /* GICv2: CPU interface */
+	u64 gich_base;       /* GICv2: virtual interface control */
+	u64 gicv_base;       /* GICv2: virtual CPU interface */
+	u64 gic_page_stride; /* GICv2: distance of the 2nd 4 KiB page of GICC/GICV */
+	u64 vgicd_ipa;       /* GICv2: where VMs see their distributor */
+	u64 vgicc_ipa;       /* GICv2: where VMs see their CPU interface (GICV mapped) */
+	u32 gic_maint_irq;   /* PPI */
+	u32 timer_hyp_irq;   /* EL2 physical timer PPI */
 	u32 timer_virt_irq;
 	u64 mmio_base; /* the device window mapped at EL2 (device memory) */
 	u64 mmio_size;

@@ -158,7 +158,10 @@ static void vcpu_pause_wait(struct vcpu *v)
 	dsb(ish);
 }
 
-void vcpu_exit_path(struct vcpu *v)
+/* Until the vCPU may run guest code again: parked while its VM or itself
+ * is off, paused while another CPU works on its VM's memory, stalled while
+ * its regulator throttles it. */
+static void __attribute__((noinline)) vcpu_exit_wait(struct vcpu *v)
 {
 	for (;;) {
 		if (v->vm->state != VM_RUNNING || v->power != VCPU_ON) {
@@ -174,6 +177,12 @@ void vcpu_exit_path(struct vcpu *v)
 			break;
 		vcpu_stall(v);
 	}
+}
+
+void vcpu_exit_path(struct vcpu *v)
+{
+	if (v->vm->state != VM_RUNNING || v->power != VCPU_ON || v->throttled || v->vm->pause)
+		vcpu_exit_wait(v); /* the rare case: kept out of the hot path */
 	vgic_flush(v);
 }
 

@@ -6,8 +6,10 @@
  * injection, and SGI routing inside a VM (vgic_sgi.c). The register banks
  * GICD and the GICv3 SGI frame share are in vgic_regs.c. What differs per
  * version is a front end (struct vgic_ops): vgic_v3*.c emulates the GICv3
- * distributor and redistributors and traps ICC_SGI1R_EL1. The VM gets the
- * front end of the physical GIC's version.
+ * distributor and redistributors and traps ICC_SGI1R_EL1; vgic_v2.c
+ * emulates the GICv2 distributor (GICD_ITARGETSR, GICD_SGIR) and maps the
+ * physical GICV frame as the guest's GICC. The VM gets the front end of the
+ * physical GIC's version.
  *
  * Locking: one lock per VM (vgic_dist.lock) covers all of the VM's
  * interrupt state. List registers are only touched by the physical CPU the
@@ -43,6 +45,8 @@ struct virq {
 struct vgic_cpu {
 	struct virq priv[32];
 	u32 pend_priv;                  /* bitmap of VIRQ_PENDING among priv */
+	u32 fresh_hw;                   /* HW PPIs acknowledged since the last entry */
+	bool underflow;                 /* underflow maintenance requested (gic_vif_ctl) */
 	u8 sgi_src[16];                 /* pending SGIs: bitmap of source vCPUs */
 	struct gic_lr lr[VGIC_MAX_LRS]; /* last value read from or written to each LR */
 	u32 lr_used;                    /* bitmap of LRs holding an interrupt */
@@ -72,6 +76,7 @@ struct vgic_dist {
 	u32 nr_intids;
 	struct virq spi[VGIC_NR_SPIS];
 	u32 pend_spi[VGIC_NR_SPIS / 32]; /* bitmap of VIRQ_PENDING among spi */
+	u32 pend_spi_words;              /* bit w: pend_spi[w] != 0 */
 };
 
 /* Boot CPU: picks the VM's front end and registers its interface. */
@@ -83,6 +88,12 @@ void vgic_vcpu_init(struct vcpu *v);
 /* Exit/entry hooks of the vCPU's own physical CPU. */
 void vgic_sync(struct vcpu *v);
 void vgic_flush(struct vcpu *v);
+/* The hot path (core/irq.c irq_guest_fast): HW PPI intid of v, which runs
+ * on the calling CPU, straight into a free list register (list registers
+ * the guest has finished with are retired first) when it is enabled, not
+ * already pending or in a list register, and nothing else of the VM is
+ * pending. False: nothing loaded, take vgic_inject and the exit path. */
+bool vgic_inject_fast(struct vcpu *v, u32 intid);
 
 /* The GIC maintenance interrupt (list-register underflow or EOI). */
 void vgic_maintenance(struct vcpu *v);
@@ -102,6 +113,7 @@ void vgic_sgi_send(struct vcpu *from, u32 intid, u32 targets);
 bool vgic_sysreg(struct vcpu *v, u64 reg, bool read, u64 val);
 
 extern const struct vgic_ops vgic_v3_ops;
+extern const struct vgic_ops vgic_v2_ops;
 
 /* Internal to the vGIC files */
 struct virq *vgic_virq(struct vm *vm, struct vcpu *v, u32 intid);
