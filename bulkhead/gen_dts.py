@@ -151,6 +151,15 @@ def generate(system: System, vm: Vm) -> str:
     d.prop("always-on")
     d.close()
 
+    if p.pmu_irq is not None:
+        # the counters the hypervisor leaves to the VM (PMCR_EL0.N), its
+        # overflow PPI (hypervisor/core/vpmu.c)
+        d.blank()
+        d.open("pmu")
+        d.prop("compatible", _str("arm,armv8-pmuv3"))
+        d.prop("interrupts", f"<1 {p.pmu_irq - 16} {IRQ_LEVEL_HIGH}>")
+        d.close()
+
     d.blank()
     d.open("apb-pclk", "apb_pclk")
     d.prop("compatible", _str("fixed-clock"))

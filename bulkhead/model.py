@@ -273,6 +273,7 @@ class PlatformBandwidth:
     pmu_irq: int
     counter_hz: int  # generic-timer frequency; 0: unknown (the hypervisor reads CNTFRQ)
     regulator_events: int = 0  # events the regulator itself charges per period; 0: unknown
+    overflow_poll_us: int = 0  # event counters: the regulator also looks every this many us; 0: never
     path: str = "bandwidth"
 
     def event(self, name: str) -> BwEventSpec | None:
@@ -313,6 +314,12 @@ class Platform:
     def ncpus(self) -> int:
         return len(self.mpidr)
 
+    @property
+    def pmu_irq(self) -> int | None:
+        """The PMU overflow PPI (guests' PMUs and the regulator share it): the
+        ``bandwidth.pmu_irq`` of the platform file; None without one."""
+        return self.bandwidth.pmu_irq if self.bandwidth is not None else None
+
     def device(self, name: str) -> PlatformDevice | None:
         for dev in self.devices:
             if dev.name == name:
@@ -350,6 +357,7 @@ class VmBandwidthSpec:
     weights: tuple[int, ...] | None
     reclaim: bool
     path: str  # vms[i].bandwidth
+    counter: BwCounter | None = None  # overrides the platform's counter; None: the platform's
 
 
 @dataclass(frozen=True)

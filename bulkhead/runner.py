@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from bulkhead import bandwidth as bw_mod
 from bulkhead import build as build_mod
 from bulkhead import qemu
 from bulkhead.config import load_system
@@ -278,6 +279,9 @@ def run(
                            f"'{machine}' (on a board, U-Boot comes with the vendor's boot chain: "
                            "docs/boards/zynqmp.md)")
     result = build_mod.build(config_path, out, log=build_log)
+    starved = bw_mod.starved_under_icount(result.system, icount or 0)
+    if starved:
+        raise RunError("; ".join(starved))
     argv = qemu.command(
         result.system.platform, result.elf, (), icount=icount, gdb=gdb, gdb_port=gdb_port,
         interactive=interactive, extra=extra_qemu_args,

@@ -15,6 +15,7 @@
 #include "core/irq.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
+#include "core/vpmu.h"
 #include "isolation/bw.h"
 #include "isolation/color.h"
 #include "lib/log.h"
@@ -137,6 +138,7 @@ static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 	color_init();       /* before the VMs: colored memory needs its page finder */
 	vm_init_all();
 	irq_init();
+	vpmu_init(); /* before bw_init: the regulator shares the PMU PPI */
 	bw_init();
 	board_init();
 	if (cfg_system.console_input_vm >= 0) {
@@ -166,6 +168,7 @@ void hyp_cpu_main(u64 index, u64 dtb, u64 entry_mc)
 		gic_cpu_init();
 	}
 	irq_cpu_init();
+	vpmu_cpu_init();
 	bw_cpu_init();
 	vcpu_run();
 }

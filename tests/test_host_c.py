@@ -25,7 +25,7 @@ SOURCES: dict[str, list[str]] = {
     "test_bw_budget": ["isolation/bw_budget.c"],
     "test_fdt": ["lib/fdt.c"],
     "test_payload": ["core/payload.c", "lib/crc32.c"],
-    "test_vgic": ["core/vgic.c", "core/vgic_sgi.c"],
+    "test_vgic": ["core/vgic.c", "core/vgic_sgi.c", "core/vgic_v2.c", "core/vgic_regs.c"],
 }
 
 CFLAGS = [

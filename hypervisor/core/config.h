@@ -100,8 +100,10 @@ struct cfg_bw {
 
 struct cfg_bw_system {
 	u32 flags;
-	u32 pmu_irq;    /* PMU overflow interrupt (PPI) */
-	u64 counter_hz; /* generic-timer frequency period_ticks assumes */
+	u32 overflow_poll_us; /* event counters: also look every this many us (late overflow
+	                         interrupts, QEMU); 0: never */
+	u32 pmu_irq;          /* PMU overflow interrupt (PPI) */
+	u64 counter_hz;       /* generic-timer frequency period_ticks assumes */
 };
 
 struct cfg_vm {
@@ -163,6 +165,7 @@ struct cfg_platform {
 	u32 gic_maint_irq;   /* PPI */
 	u32 timer_hyp_irq;   /* EL2 physical timer PPI */
 	u32 timer_virt_irq;
+	u32 pmu_irq;   /* PMU overflow PPI (guests' and the regulator's); 0: none */
 	u64 mmio_base; /* the device window mapped at EL2 (device memory) */
 	u64 mmio_size;
 

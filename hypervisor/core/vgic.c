@@ -55,6 +55,15 @@ void vgic_set_sgi_pending_locked(struct vm *vm, struct vcpu *v, u32 intid, u32 s
 	vgic_set_pending_locked(vm, v, intid);
 }
 
+void vgic_clear_sgi_sources_locked(struct vm *vm, struct vcpu *v, u32 intid, u32 sources)
+{
+	if (intid >= GIC_SGI_MAX || !v)
+		return;
+	v->vgic.sgi_src[intid] &= (u8)~sources;
+	if (!v->vgic.sgi_src[intid])
+		vgic_clear_pending_locked(vm, v, intid);
+}
+
 void vgic_clear_pending_locked(struct vm *vm, struct vcpu *v, u32 intid)
 {
 	struct virq *q = vgic_virq(vm, v, intid);

@@ -119,6 +119,8 @@ extern const struct vgic_ops vgic_v2_ops;
 struct virq *vgic_virq(struct vm *vm, struct vcpu *v, u32 intid);
 void vgic_set_pending_locked(struct vm *vm, struct vcpu *v, u32 intid);
 void vgic_set_sgi_pending_locked(struct vm *vm, struct vcpu *v, u32 intid, u32 source);
+/* Clears the given source bits of a pending SGI (all gone: not pending). */
+void vgic_clear_sgi_sources_locked(struct vm *vm, struct vcpu *v, u32 intid, u32 sources);
 void vgic_clear_pending_locked(struct vm *vm, struct vcpu *v, u32 intid);
 struct vcpu *vgic_target(struct vm *vm, struct vcpu *v, u32 intid);
 void vgic_hw_enable(struct vm *vm, u32 intid, bool enable);

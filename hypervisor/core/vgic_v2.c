@@ -8,8 +8,9 @@
  * at the guest's GICC address, and the common engine loads the list
  * registers through GICH. SGIs keep their source vCPU (GICC_IAR.CPUID).
  *
- * Not emulated: GICD_CPENDSGIR/SPENDSGIR (RAZ/WI), interrupt groups (every
- * interrupt is Group 0: GICD_IGROUPR is RAZ/WI), the Security Extensions.
+ * GICD_SPENDSGIR/CPENDSGIR show and change the accessing vCPU's pending
+ * SGIs per source vCPU. Not emulated: interrupt groups (every interrupt is
+ * Group 0: GICD_IGROUPR is RAZ/WI), the Security Extensions.
  */
 #include "core/config.h"
 #include "core/mem.h"
@@ -24,6 +25,7 @@
 #define GICD_ITARGETSR    0x0800
 #define GICD_SGIR         0x0f00
 #define GICD_CPENDSGIR    0x0f10
+#define GICD_SPENDSGIR    0x0f20
 #define GICD_ID_BASE      0x0fd0
 #define VGIC_V2_DIST_SIZE 0x10000 /* the 4 KiB frame, aliased or not: 64 KiB trap */
 #define VGIC_V2_FRAME     0x1000
@@ -60,6 +62,38 @@ static void vgic_v2_sgir(struct vcpu *v, u32 val)
 	vgic_sgi_send(v, SGIR_INTID(val), targets);
 }
 
+/* GICD_C/SPENDSGIR<n>: byte k is SGI 4n + k of the accessing vCPU, one bit
+ * per source vCPU (an SGI waiting in a list register counts as pending). */
+static bool vgic_v2_pendsgi(struct vm *vm, struct vcpu *v, struct mmio_access *a, bool set)
+{
+	u32 sgi0 = (u32)(a->off & 0xf);
+
+	if (!a->write)
+		a->val = 0;
+	spin_lock(&vm->vgic.lock);
+	for (u32 i = 0; i < a->size && sgi0 + i < GIC_SGI_MAX; i++) {
+		u32 sgi = sgi0 + i;
+		u32 bits = (u32)(a->val >> (8 * i)) & vgic_v2_all(vm);
+		const struct virq *q = &v->vgic.priv[sgi];
+
+		if (!a->write) {
+			u32 pend = (q->flags & VIRQ_PENDING) ? v->vgic.sgi_src[sgi] : 0;
+
+			if ((q->flags & VIRQ_IN_LR) && (v->vgic.lr[q->lr].state & GIC_LR_PENDING))
+				pend |= 1u << v->vgic.lr[q->lr].source;
+			a->val |= (u64)(pend & 0xff) << (8 * i);
+			continue;
+		}
+		for (u32 src = 0; set && src < 8; src++)
+			if (bits & (1u << src))
+				vgic_set_sgi_pending_locked(vm, v, sgi, src);
+		if (!set && bits)
+			vgic_clear_sgi_sources_locked(vm, v, sgi, bits);
+	}
+	spin_unlock(&vm->vgic.lock);
+	return true;
+}
+
 /* GICD_ITARGETSR: one byte per interrupt; a CPU-interface bit is a vCPU.
  * SGIs and PPIs read as the accessing vCPU's own bit. An SPI goes to the
  * lowest vCPU written (one target: no 1-of-N). */
@@ -75,13 +109,13 @@ static bool vgic_v2_itargets(struct vm *vm, struct vcpu *v, struct mmio_access *
 		struct virq *q = vgic_virq(vm, v, intid);
 		u32 byte = (u32)(a->val >> (8 * i)) & 0xff & vgic_v2_all(vm);
 
-		if (!q || !(q->flags & VIRQ_OWNED))
-			continue;
-		if (intid < 32) {
+		if (intid < 32) { /* banked: read-only, this vCPU */
 			if (!a->write)
 				a->val |= (u64)(1u << v->idx) << (8 * i);
 			continue;
 		}
+		if (!q || !(q->flags & VIRQ_OWNED))
+			continue;
 		if (!a->write) {
 			a->val |= (u64)(1u << q->target) << (8 * i);
 		} else if (byte) {
@@ -136,6 +170,8 @@ static bool vgic_v2_dist_mmio(struct vcpu *v, struct mmio_access *a, void *dev)
 	}
 	if (off >= GICD_ITARGETSR && off < GICD_ITARGETSR + 1020)
 		return vgic_v2_itargets(vm, v, a);
+	if (off >= GICD_CPENDSGIR && off < GICD_SPENDSGIR + 0x10)
+		return vgic_v2_pendsgi(vm, v, a, off >= GICD_SPENDSGIR);
 	if (off >= GICD_IGROUPR && off < GICD_ISENABLER) {
 		if (!a->write)
 			a->val = 0; /* Group 0 */
@@ -149,7 +185,7 @@ static bool vgic_v2_dist_mmio(struct vcpu *v, struct mmio_access *a, void *dev)
 		return true;
 	}
 	if (!a->write)
-		a->val = 0; /* GICD_C/SPENDSGIR, reserved: RAZ/WI */
+		a->val = 0; /* reserved: RAZ/WI */
 	return true;
 }
 

@@ -31,6 +31,7 @@ static const struct cfg_platform platform = {
 	.gic_maint_irq = 25,
 	.timer_hyp_irq = 26,
 	.timer_virt_irq = 27,
+	.pmu_irq = 0,
 	.mmio_base = 0x80000000,
 	.mmio_size = 0x80000000,
 	.llc_color_mask = 0xf000,

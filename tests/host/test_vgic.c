@@ -7,7 +7,9 @@
  * before entry is dropped), SGIs pending per source (GICv2) or once
  * (GICv3), pending-while-active, and SGIs confined to the sender's VM.
  * The arch layer is faked: one bank of list registers per physical CPU,
- * as struct gic_lr records (what the GICv2/GICv3 drivers encode).
+ * as struct gic_lr records (what the GICv2/GICv3 drivers encode). Then the
+ * GICv2 front end's distributor (core/vgic_v2.c) through its MMIO handler:
+ * GICD_SGIR, GICD_ITARGETSR, GICD_S/CPENDSGIR, TYPER/PIDR2, GICV mapping.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,6 +17,8 @@
 #include <string.h>
 
 #include "check.h"
+#include "core/mem.h"
+#include "core/mmio.h"
 #include "core/vcpu.h"
 #include "core/vgic.h"
 #include "core/vm.h"
@@ -74,6 +78,16 @@ u32 gic_lr_count(void)
 	return NLR;
 }
 
+u32 gic_lr_empty(void)
+{
+	u32 empty = 0;
+
+	for (u32 n = 0; n < NLR; n++)
+		if (!hw_lr[this_cpu][n].state)
+			empty |= 1u << n;
+	return empty;
+}
+
 void gic_lr_read(u32 n, struct gic_lr *lr)
 {
 	*lr = hw_lr[this_cpu][n];
@@ -105,6 +119,12 @@ void gic_enable(u32 intid)
 	(void)intid;
 }
 
+void gic_set_edge(u32 intid, bool edge)
+{
+	(void)intid;
+	(void)edge;
+}
+
 void gic_set_priority(u32 intid, u8 prio)
 {
 	(void)intid;
@@ -132,13 +152,40 @@ void panic(const char *fmt, ...)
 	abort();
 }
 
-static void fake_front_init(struct vm *vm)
+const struct vgic_ops vgic_v3_ops = { .version = 3 };
+
+/* What the GICv2 front end registers: its distributor and the GICV pages. */
+static const struct cfg_platform platform = {
+	.gicv_base = 0xf9060000,
+	.gic_page_stride = 0x10000,
+	.vgicd_ipa = 0x08000000,
+	.vgicc_ipa = 0x08010000,
+};
+const struct cfg_system cfg_system = { .platform = &platform };
+static mmio_fn dist_fn;
+static u64 dist_base, dist_size;
+static u64 mapped[4][2]; /* ipa, pa */
+static u32 nmapped;
+
+void mmio_register(struct vm *vm, u64 base, u64 size, mmio_fn fn, void *dev)
 {
-	vm->vgic.sgi_sources = true;
+	(void)dev;
+	if (vm->id == 0) {
+		dist_fn = fn;
+		dist_base = base;
+		dist_size = size;
+	}
 }
 
-const struct vgic_ops vgic_v2_ops = { .version = 2, .vm_init = fake_front_init };
-const struct vgic_ops vgic_v3_ops = { .version = 3 };
+void mem_map(struct vm *vm, u64 ipa, u64 pa, u64 size, enum mem_kind kind,
+             const struct mem_placement *place)
+{
+	(void)place;
+	if (vm->id == 0 && nmapped < 4 && size == 0x1000 && kind == MEM_DEVICE) {
+		mapped[nmapped][0] = ipa;
+		mapped[nmapped++][1] = pa;
+	}
+}
 
 /* --- fixtures ------------------------------------------------------------ */
 
@@ -165,7 +212,9 @@ static void setup(bool sgi_sources)
 	memset(kicks, 0, sizeof(kicks));
 	memset(hw_lr, 0, sizeof(hw_lr));
 	memset(line_high, 0, sizeof(line_high));
+	nmapped = 0;
 	vm.cfg = other.cfg = &cfg;
+	other.id = 1;
 	vm.nvcpus = 2;
 	other.nvcpus = 1;
 	for (u32 i = 0; i < 3; i++) {
@@ -388,6 +437,64 @@ static void test_sgi_stays_in_vm(void)
 	CHECK(!(vcpu[0].vgic.pend_priv & (1u << 16)));
 }
 
+/* A guest access to its GICD through the front end's MMIO handler. */
+static u64 gicd(u32 cpu, u64 off, u32 size, bool write, u64 val)
+{
+	struct mmio_access a = { .off = off, .size = size, .write = write, .val = val };
+
+	CHECK(dist_fn && dist_fn(&vcpu[cpu], &a, &vm));
+	return a.val;
+}
+
+static void test_v2_distributor(void)
+{
+	struct virq *hw;
+
+	setup(true);
+	CHECK(dist_base == 0x08000000 && dist_size == 0x10000);
+	CHECK(nmapped == 2 && mapped[0][0] == 0x08010000 && mapped[0][1] == 0xf9060000);
+	CHECK(mapped[1][0] == 0x08011000 && mapped[1][1] == 0xf9070000);
+	CHECK(gicd(0, 0x004, 4, false, 0) == (192 / 32 - 1) + (1u << 5)); /* TYPER: 2 CPUs */
+	CHECK(gicd(0, 0xfe8, 4, false, 0) == 0x2b);                       /* PIDR2: ArchRev 2 */
+
+	/* GICD_SGIR: target list, all but self, self, reserved; never outside */
+	gicd(0, 0xf00, 4, true, (0x02u << 16) | 7);
+	CHECK(vcpu[1].vgic.pend_priv == 1u << 7 && vcpu[1].vgic.sgi_src[7] == 1u << 0);
+	gicd(1, 0xf00, 4, true, (1u << 24) | 6);
+	CHECK(vcpu[0].vgic.pend_priv == 1u << 6 && vcpu[0].vgic.sgi_src[6] == 1u << 1);
+	gicd(1, 0xf00, 4, true, (2u << 24) | 5);
+	CHECK(vcpu[1].vgic.pend_priv == ((1u << 7) | (1u << 5)));
+	gicd(0, 0xf00, 4, true, (3u << 24) | (0xffu << 16) | 4);
+	gicd(0, 0xf00, 4, true, (0xfcu << 16) | 4);
+	CHECK(!(vcpu[0].vgic.pend_priv & (1u << 4)) && !(vcpu[1].vgic.pend_priv & (1u << 4)));
+	CHECK(!other.vcpus[0]->vgic.pend_priv && kicks[2] == 0);
+
+	/* GICD_SPENDSGIR/CPENDSGIR: pending SGIs of the accessing vCPU by source */
+	gicd(0, 0xf20, 4, true, 0x03u << 24); /* SGI 3 from vCPUs 0 and 1 */
+	CHECK(gicd(0, 0xf20, 4, false, 0) == 0x03u << 24);
+	CHECK(gicd(0, 0xf24, 4, false, 0) == 0x02u << 16); /* SGI 6 from vCPU 1, above */
+	CHECK(gicd(0, 0xf13, 1, false, 0) == 0x03);
+	gicd(0, 0xf13, 1, true, 0x01);
+	CHECK(gicd(0, 0xf23, 1, false, 0) == 0x02);
+	gicd(0, 0xf13, 1, true, 0x02);
+	CHECK(!(vcpu[0].vgic.pend_priv & (1u << 3)) && gicd(0, 0xf23, 1, false, 0) == 0);
+	gicd(0, 0xf20, 1, true, 0xfc); /* sources the VM does not have */
+	CHECK(!(vcpu[0].vgic.pend_priv & 1u));
+
+	/* GICD_ITARGETSR: own bit for SGIs/PPIs; an owned SPI to a vCPU; the
+	 * rest RAZ/WI */
+	CHECK(gicd(1, 0x800, 4, false, 0) == 0x02020202u);
+	CHECK(gicd(0, 0x81c, 4, false, 0) == 0x01010101u);
+	hw = vgic_virq(&vm, NULL, SPI_HW);
+	gicd(0, 0x800 + SPI_HW, 1, true, 0x02);
+	CHECK(hw->target == 1 && gicd(0, 0x800 + SPI_HW, 1, false, 0) == 0x02);
+	gicd(0, 0x800 + SPI_HW, 1, true, 0x0c); /* no such vCPU: unchanged */
+	CHECK(hw->target == 1);
+	gicd(0, 0x800 + 41, 1, true, 0x02); /* not the VM's */
+	CHECK(gicd(0, 0x800 + 41, 1, false, 0) == 0);
+	CHECK(gicd(0, 0x080, 4, false, 0) == 0); /* IGROUPR: Group 0 */
+}
+
 int main(void)
 {
 	test_priority_order_and_underflow();
@@ -396,6 +503,7 @@ int main(void)
 	test_sgi_sources();
 	test_pending_while_active();
 	test_sgi_stays_in_vm();
+	test_v2_distributor();
 	if (failures) {
 		fprintf(stderr, "test_vgic: %d failure(s)\n", failures);
 		return 1;
