@@ -15,6 +15,7 @@ from typing import TypeVar
 
 from bulkhead import bandwidth as bw_mod
 from bulkhead import color as color_mod
+from bulkhead import shared_io
 from bulkhead.errors import ConfigError, Diagnostic
 from bulkhead.model import (
     ColoringSpec,
@@ -426,7 +427,7 @@ def parse_system(
     """Parse a system config; ``load_platform(name)`` returns the platform."""
     locs = Locs(display)
     r = Reader(locs)
-    top = r.mapping(node, "", ("platform", "console_input", "vms", "shmem", "bandwidth", "hypervisor_colors"),
+    top = r.mapping(node, "", ("platform", "console_input", "vms", "shmem", "bandwidth", "io", "hypervisor_colors"),
                     ("platform", "vms"))
     platform_name = r.name(top["platform"], "platform", "a platform name", PLATFORM_NAME_RE)
     try:
@@ -450,10 +451,13 @@ def parse_system(
         ShmemSpec(i, s.name, s.size, s.pa, s.maps, s.path, s.colors) for i, s in enumerate(shmem)
     )
     spare_sharing = bw_mod.parse_system(r, top["bandwidth"]) if "bandwidth" in top else False
+    io = shared_io.parse(r, top["io"]) if "io" in top else None
+    if io is not None:  # one shmem region per client, parameters for the I/O VM and the clients
+        vms, shmem = shared_io.expand(io, platform, vms, shmem)
     hyp_colors = parse_colors(r, top["hypervisor_colors"], "hypervisor_colors") if "hypervisor_colors" in top \
         else None
     return SystemSpec(file, display, data, platform, console_input, vms, shmem, locs,
-                      spare_sharing=spare_sharing, hypervisor_colors=hyp_colors)
+                      spare_sharing=spare_sharing, io=io, hypervisor_colors=hyp_colors)
 
 
 class _UnknownPlatform(Exception):
