@@ -24,7 +24,7 @@ from bulkhead.errors import Diagnostic
 from bulkhead.model import ColoringSpec, ColorSpec, MemSpec, Range, ShmemSpec, SystemSpec, VmSpec
 from bulkhead.schema import PA_BITS, join
 
-SpanKey = tuple[str, int, int]  # ("mem", vm, region) | ("pt", vm, 0) | ("shmem", index, 0)
+SpanKey = tuple[str, int, int]  # ("mem", vm, region) | ("pt", vm, 0) | ("shmem", index, 0) | ("hyp", 0, 0)
 
 
 def size_text(size: int) -> str:
@@ -93,6 +93,16 @@ def _selections(s: SystemSpec) -> Iterable[ColorSpec]:
     for sh in s.shmem:
         if sh.colors is not None:
             yield sh.colors
+    if s.hypervisor_colors is not None:
+        yield s.hypervisor_colors
+
+
+def hypervisor_selection(s: SystemSpec) -> Colors | None:
+    """The hypervisor's own colors (``hypervisor_colors``), or None."""
+    model = s.platform.coloring
+    if model is None or s.hypervisor_colors is None:
+        return None
+    return selection(model, s.hypervisor_colors)
 
 
 def _check_selection(s: SystemSpec, model: ColoringSpec, spec: ColorSpec, errors: list[Diagnostic]) -> bool:
@@ -226,6 +236,32 @@ def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
             warnings.append(s.locs.diag(vm.path, (
                 f"VM '{vm.name}' has no colors: its memory spans every cache color, so it shares the "
                 f"cache with colored VM{'s' if len(others) > 1 else ''} {', '.join(others)}")))
+
+    # self-coloring: nothing else may use the hypervisor's colors
+    hyp_spec = s.hypervisor_colors
+    hyp = selection(model, hyp_spec) if hyp_spec is not None and good.get(hyp_spec.path, False) else None
+    if hyp is not None:
+        for vm in s.vms:
+            for it in items[vm.name]:
+                if it.colors is None:
+                    errors.append(s.locs.diag(vm.path, (
+                        f"VM '{vm.name}' has no colors: its memory spans every color, the hypervisor's "
+                        "('hypervisor_colors') too; give it colors")))
+                    break
+                in_hyp = it.colors.intersect(hyp)
+                if in_hyp is not None:
+                    errors.append(s.locs.diag(it.path, (
+                        f"the colors of VM '{vm.name}' overlap the hypervisor's ('hypervisor_colors'): "
+                        f"{describe(model, in_hyp)} in common")))
+                    break
+        for sh in s.shmem:
+            sh_colors = shmem_colors(s, sh)[0]
+            sh_hyp = sh_colors.intersect(hyp) if sh_colors is not None else None
+            if sh_colors is None or sh_hyp is not None:
+                what = "is not colored" if sh_colors is None else \
+                    f"has colors of the hypervisor's ('hypervisor_colors'): {describe(model, sh_hyp)}"
+                errors.append(s.locs.diag(sh.colors.path if sh.colors is not None else sh.path,
+                                          f"shared memory '{sh.name}' {what}"))
 
     # shared memory
     for sh in s.shmem:
@@ -400,6 +436,11 @@ def requests(s: SystemSpec, pt_pages: dict[int, int]) -> list[Request]:
         path = join(sh.path, "pa" if sh.pa is not None else "size")
         out.append(Request(("shmem", sh.index, 0), f"shared memory '{sh.name}'", None, colors, sh.size // PAGE,
                            path, sh.pa))
+    hyp = hypervisor_selection(s)
+    if hyp is not None and s.hypervisor_colors is not None:
+        # self-coloring: frames of the hypervisor's colors for each page of its area
+        out.append(Request(("hyp", 0, 0), "the hypervisor's colored frames", None, hyp,
+                           s.platform.hypervisor.size // PAGE, s.hypervisor_colors.path, None))
     return out
 
 

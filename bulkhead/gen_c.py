@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from bulkhead import bandwidth
+from bulkhead import bandwidth, coloring
 from bulkhead.color import Colors
 from bulkhead.layout import StagedImage, System, Vm
 from bulkhead.model import MAX_CPUS
@@ -136,6 +136,13 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
     w.line(f"\t.config_hash = 0x{system.config_hash:016x}ULL,")
     if bw_system:
         w.line("\t.bw = &bw_system,")
+    hyp = coloring.hypervisor_selection(system.spec)
+    if hyp is not None:
+        llc, bank = coloring.bitmaps(system.platform.coloring, [hyp])
+        w.line(f"\t.hyp_color = {colors[hyp]},")
+        w.line(f"\t.hyp_llc_colors = {_hex(llc)},")
+        w.line(f"\t.hyp_bank_colors = {_hex(bank)},")
+        w.line(f"\t.hyp_color_pa = {_hex(system.hyp_color_pa)},")
     w.line("};")
     return w.text()
 
@@ -148,6 +155,9 @@ def _color_tables(w: _Writer, system: System) -> dict[Colors, str]:
         if vm.pt_colors is not None:
             used.append(vm.pt_colors)
     used += [sh.colors for sh in system.shmems if sh.colors is not None]
+    hyp = coloring.hypervisor_selection(system.spec)
+    if hyp is not None:
+        used.append(hyp)
     distinct = list(dict.fromkeys(used))
     if not distinct:
         return {}
@@ -211,7 +221,9 @@ def _vm_tables(w: _Writer, vm: Vm, staged: Sequence[StagedImage],
         ("entry", _hex(vm.entry)),
         ("boot_arg", _hex(vm.boot_arg)),
         ("flags", " | ".join([f for f, on in (("CFG_VM_FAULT_STOP", vm.on_fault == "stop"),
-                                                ("CFG_VM_MANAGER", vm.spec.manager)) if on]) or "0"),
+                                                ("CFG_VM_MANAGER", vm.spec.manager),
+                                                ("CFG_VM_IDA_START", "start" in vm.spec.ida),
+                                                ("CFG_VM_IDA_PERIOD", "period" in vm.spec.ida)) if on]) or "0"),
         *mem, *mmio, *irqs, *images, *shmem,
         ("console_ipa", _hex(console.ipa) if console else "0"),
         ("console_irq", str(console.irq) if console else "0"),

@@ -148,6 +148,7 @@ class System:
     console_input: int  # VM index; -1: none
     config_hash: int
     coloring: coloring.Report | None = None  # when any memory is colored
+    hyp_color_pa: int = 0  # self-coloring: span start of the hypervisor's colored frames (0: none)
 
     @property
     def warnings(self) -> list[Diagnostic]:
@@ -299,7 +300,9 @@ def resolve(s: SystemSpec) -> System:
         console_input = next(vm.index for vm in s.vms if vm.name == s.console_input)
     else:
         console_input = next((vm.index for vm in s.vms if vm.console is not None), -1)
-    return System(s, p, tuple(vms), shmems, console_input, config_hash(s.data, p.data), report)
+    hyp = spans.get(("hyp", 0, 0))
+    return System(s, p, tuple(vms), shmems, console_input, config_hash(s.data, p.data), report,
+                  hyp.start if hyp is not None else 0)
 
 
 def _resolve_vm(

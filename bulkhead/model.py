@@ -390,6 +390,7 @@ class VmSpec:
     colors: ColorSpec | None = None
     bandwidth: VmBandwidthSpec | None = None
     manager: bool = False  # may change budgets at run time (BH_HC_BW_SET)
+    ida: tuple[str, ...] = ()  # invalidation-driven allocation: "period", "start"
 
 
 @dataclass(frozen=True)
@@ -453,6 +454,7 @@ class SystemSpec:
     warnings: list[Diagnostic] = field(default_factory=list, compare=False, repr=False)
     spare_sharing: bool = False  # system ``bandwidth: {spare_sharing}``
     io: IoSpec | None = None  # shared I/O device (``io:``)
+    hypervisor_colors: ColorSpec | None = None  # self-coloring: colors reserved for the hypervisor
 
     def vm(self, name: str) -> VmSpec | None:
         for vm in self.vms:

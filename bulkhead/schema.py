@@ -51,6 +51,7 @@ U64_MAX = (1 << 64) - 1
 VM_KEYS = (
     "name", "type", "cpus", "memory", "kernel", "initrd", "bootargs", "guest",
     "image", "entry", "params", "console", "devices", "on_fault", "colors", "bandwidth", "manager",
+    "ida",
 )
 T = TypeVar("T")
 
@@ -426,7 +427,7 @@ def parse_system(
     """Parse a system config; ``load_platform(name)`` returns the platform."""
     locs = Locs(display)
     r = Reader(locs)
-    top = r.mapping(node, "", ("platform", "console_input", "vms", "shmem", "bandwidth", "io"),
+    top = r.mapping(node, "", ("platform", "console_input", "vms", "shmem", "bandwidth", "io", "hypervisor_colors"),
                     ("platform", "vms"))
     platform_name = r.name(top["platform"], "platform", "a platform name", PLATFORM_NAME_RE)
     try:
@@ -453,8 +454,10 @@ def parse_system(
     io = shared_io.parse(r, top["io"]) if "io" in top else None
     if io is not None:  # one shmem region per client, parameters for the I/O VM and the clients
         vms, shmem = shared_io.expand(io, platform, vms, shmem)
+    hyp_colors = parse_colors(r, top["hypervisor_colors"], "hypervisor_colors") if "hypervisor_colors" in top \
+        else None
     return SystemSpec(file, display, data, platform, console_input, vms, shmem, locs,
-                      spare_sharing=spare_sharing, io=io)
+                      spare_sharing=spare_sharing, io=io, hypervisor_colors=hyp_colors)
 
 
 class _UnknownPlatform(Exception):
@@ -549,6 +552,8 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
         colors=parse_colors(r, m["colors"], p("colors")) if "colors" in m else None,
         bandwidth=bw_mod.parse_vm(r, m["bandwidth"], p("bandwidth")) if "bandwidth" in m else None,
         manager=r.boolean(m["manager"], p("manager")) if "manager" in m else False,
+        ida=tuple(sorted(set(r.each(m["ida"], p("ida"), lambda n, q: r.choice(n, q, ("start", "period")),
+                                    "a list of 'start', 'period'")))) if "ida" in m else (),
     )
 
 

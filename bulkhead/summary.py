@@ -57,7 +57,12 @@ def cells(system: System) -> tuple[tuple[str, ...], list[list[list[str]]]]:
 
 
 def footer(system: System) -> list[str]:
-    return _color_footer(system.coloring) if system.coloring is not None else []
+    out = _color_footer(system.coloring) if system.coloring is not None else []
+    hyp = _hyp_colors_doc(system)
+    if hyp is not None:
+        out.append(f"hypervisor colors: LLC {format_list(hyp['llc'])}, bank {format_list(hyp['bank'])} "
+                   "(reserved: no VM or shared memory may use them; see docs/coloring.md, Self-coloring)")
+    return out
 
 
 def table(system: System) -> str:
@@ -81,6 +86,16 @@ def print_table(system: System, stream: TextIO) -> None:
     term.print_table(stream, headers, [["\n".join(cell) for cell in row] for row in vm_rows])
     for line in footer(system):
         stream.write(line + "\n")
+
+
+def _hyp_colors_doc(system: System) -> dict[str, Any] | None:
+    m = system.platform.coloring
+    hyp = coloring.hypervisor_selection(system.spec)
+    if m is None or hyp is None:
+        return None
+    return {"llc": sorted(hyp.colors_over(m.llc_mask)) if m.llc_mask else [0],
+            "bank": sorted(hyp.colors_over(m.bank_mask)) if m.bank_mask else [0],
+            **_colors_doc(hyp)}
 
 
 def _per_color(free: tuple[int, ...]) -> str:
@@ -138,7 +153,8 @@ def document(system: System) -> dict[str, Any]:
             for sh in system.shmems
         ],
     } | ({"coloring": _coloring_doc(system.coloring)} if system.coloring is not None else {}) \
-      | ({"io": shared_io.document(system.spec.io)} if system.spec.io is not None else {})
+      | ({"io": shared_io.document(system.spec.io)} if system.spec.io is not None else {}) \
+      | ({"hypervisor_colors": hyp} if (hyp := _hyp_colors_doc(system)) is not None else {})
 
 
 def _colors_doc(c: Any) -> dict[str, Any]:
@@ -217,6 +233,8 @@ def _vm_doc(vm: Vm, system: System) -> dict[str, Any]:
         doc["bandwidth"] = bw
     if vm.spec.manager:
         doc["manager"] = True
+    if vm.spec.ida:
+        doc["ida"] = list(vm.spec.ida)
     if vm.linux is not None:
         doc["bootargs"] = vm.linux.bootargs
         doc["initrd"] = (None if vm.linux.initrd is None

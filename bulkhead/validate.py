@@ -286,6 +286,15 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
     # shared I/O
     c.diags += shared_io.check(s)
 
+    # invalidation-driven allocation: only a colored VM has sets of its own
+    for vm in s.vms:
+        if vm.ida and (vm.colors is None or s.platform.coloring is None):
+            c.error(join(vm.path, "ida"), f"VM '{vm.name}': 'ida' needs the VM to be colored "
+                    "(an uncolored VM shares every cache set)")
+        if "period" in vm.ida and vm.bandwidth is None:
+            c.error(join(vm.path, "ida"), f"VM '{vm.name}': 'ida: [period]' needs a 'bandwidth' "
+                    "reservation (its periods)")
+
     # memory bandwidth reservation
     bw_errors, bw_warnings = bandwidth.check(s)
     c.diags += bw_errors

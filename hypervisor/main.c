@@ -62,6 +62,37 @@ void hyp_wrong_el(u64 el)
 	      el, el == 3 ? "; stopping this CPU" : "; powering off");
 }
 
+extern char __hyp_start[], __hyp_end[];
+static u64 hyp_frame_last;
+static u32 hyp_frames_moved;
+
+/* Frame of image page i: the i-th page of the hypervisor's colors from the
+ * span the toolchain reserved (called for i = 0, 1, ... in order). */
+static u64 hyp_color_frame(u32 i)
+{
+	const struct cfg_platform *p = cfg_system.platform;
+
+	hyp_frame_last = color_set_next(cfg_system.hyp_color,
+	                                i ? hyp_frame_last + SZ_4K : cfg_system.hyp_color_pa);
+	if (i >= p->hyp_size / SZ_4K || hyp_frame_last == COLOR_NONE)
+		panic("self-coloring: no frame for image page %u", i);
+	return hyp_frame_last;
+}
+
+/* Self-coloring: RAM identity-mapped around the image, the image's pages on
+ * frames of the hypervisor's colors (docs/coloring.md, "Self-coloring"). */
+static void hyp_self_color(void)
+{
+	const struct cfg_platform *p = cfg_system.platform;
+	u64 start = (u64)(uintptr_t)__hyp_start;
+	u64 end = ALIGN_UP((u64)(uintptr_t)__hyp_end, SZ_4K);
+
+	mmu_map_identity(p->ram_base, start - p->ram_base, MMU_NORMAL);
+	mmu_map_identity(end, p->ram_base + p->ram_size - end, MMU_NORMAL);
+	hyp_frames_moved = mmu_map_image_colored(start, end - start, hyp_color_frame);
+	mmu_enable_colored();
+}
+
 static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 {
 	const struct cfg_platform *p = cfg_system.platform;
@@ -69,11 +100,23 @@ static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 	console_init(p->uart_base);
 	log_set_halt(hyp_halt);
 	mmu_map_identity(p->mmio_base, p->mmio_size, MMU_DEVICE);
-	mmu_map_identity(p->ram_base, p->ram_size, MMU_NORMAL);
-	mmu_enable();
+	if (cfg_system.hyp_color)
+		hyp_self_color();
+	else {
+		mmu_map_identity(p->ram_base, p->ram_size, MMU_NORMAL);
+		mmu_enable();
+	}
 	cpu_init(0, hyp_mpidr());
 	log_info("Bulkhead %s on %s (board %s), config %016lx, %u VM(s)", BULKHEAD_VERSION, p->name,
 	         board_name, cfg_system.config_hash, cfg_system.nvms);
+	if (cfg_system.hyp_color)
+		log_info(
+		    "coloring: hypervisor image %lu pages (text, data, stacks, per-CPU state): %u "
+		    "on frames of its colors %lx-%lx, the EL2 tables' own pages identity",
+		    (u64)((ALIGN_UP((u64)(uintptr_t)__hyp_end, SZ_4K) -
+		           (u64)(uintptr_t)__hyp_start) /
+		          SZ_4K),
+		    hyp_frames_moved, cfg_system.hyp_color_pa, hyp_frame_last);
 	if (hyp_mpidr() != (p->mpidr[0] & 0xff00ffffffull))
 		panic("booted on MPIDR %lx, platform CPU 0 is %lx", hyp_mpidr(), p->mpidr[0]);
 	if (entry_mc)
@@ -119,7 +162,8 @@ void hyp_cpu_main(u64 index, u64 dtb, u64 entry_mc)
 	if (index == 0) {
 		hyp_boot_cpu(dtb, entry_mc);
 	} else {
-		mmu_enable();
+		if (!mmu_enabled()) /* self-coloring: boot.S turned it on */
+			mmu_enable();
 		cpu_init((u32)index, hyp_mpidr());
 		gic_cpu_init();
 	}

@@ -177,6 +177,40 @@ ERRORS: dict[str, tuple[str, str]] = {
         "c.yaml:6:33: shmem[0].colors: the colors of shared memory 's' overlap those of VM 'b', which does not "
         "map it: LLC color 9 in common",
     ),
+    "hypervisor colors used by a VM": (
+        config(vm("a", 0, '{llc: "0-7"}'), vm("b", 1, '{llc: "8-15"}'), tail='hypervisor_colors: {llc: "14-15"}\n'),
+        "c.yaml:4:89: vms[1].colors: the colors of VM 'b' overlap the hypervisor's ('hypervisor_colors'): "
+        "LLC colors 14-15 in common",
+    ),
+    "hypervisor colors beside an uncolored VM": (
+        config(vm("a", 0, '{llc: "0-7"}'), vm("b", 1), tail='hypervisor_colors: {llc: "14-15"}\n'),
+        "c.yaml:4:5: vms[1]: VM 'b' has no colors: its memory spans every color, the hypervisor's "
+        "('hypervisor_colors') too; give it colors",
+    ),
+    "hypervisor colors in shared memory": (
+        config(vm("a", 0, '{llc: "0-5"}'), tail='hypervisor_colors: {llc: "6-7"}\n'
+               "shmem:\n  - {name: s, size: 4K, colors: {llc: 7}, vms: [{vm: a, ipa: 0x50000000}]}\n"),
+        "c.yaml:6:33: shmem[0].colors: shared memory 's' has colors of the hypervisor's ('hypervisor_colors'): "
+        "LLC color 7",
+    ),
+    "hypervisor colors out of range": (
+        config(vm("a", 0, '{llc: "0-7"}'), tail="hypervisor_colors: {llc: 16}\n"),
+        "c.yaml:4:26: hypervisor_colors.llc: LLC color 16 out of range: platform 'qemu-virt' has 16 LLC colors "
+        "(0-15)",
+    ),
+    "ida on an uncolored VM": (
+        config(vm("a", 0, extra=", ida: [start]")),
+        "c.yaml:3:86: vms[0].ida: VM 'a': 'ida' needs the VM to be colored (an uncolored VM shares every "
+        "cache set)",
+    ),
+    "ida at period starts without regulation": (
+        config(vm("a", 0, "{llc: 1}", extra=", ida: [period]")),
+        "c.yaml:3:104: vms[0].ida: VM 'a': 'ida: [period]' needs a 'bandwidth' reservation (its periods)",
+    ),
+    "ida unknown moment": (
+        config(vm("a", 0, "{llc: 1}", extra=", ida: [boot]")),
+        "c.yaml:3:105: vms[0].ida[0]: expected one of start, period, got 'boot'",
+    ),
 }
 
 
@@ -430,3 +464,20 @@ def test_cli_rejects(write_config: WriteConfig, capsys: pytest.CaptureFixture[st
     assert err == ("bulkhead: error: c.yaml:4:89: vms[1].colors: the colors of VM 'b' overlap those of VM 'a' "
                    "(vms[0].colors): LLC color 7 in common; give each VM its own colors (memory they share "
                    "belongs in 'shmem')\n")
+
+
+def test_hypervisor_colors_reported(write_config: WriteConfig, capsys: pytest.CaptureFixture[str],
+                                    tmp_path: Path) -> None:
+    path = write_config(config(vm("a", 0, '{llc: "0-7"}'), tail='hypervisor_colors: {llc: "14-15", bank: 1}\n'))
+    assert cli.main(["check", path]) == 0
+    out = capsys.readouterr().out
+    assert ("hypervisor colors: LLC 14-15, bank 1 (reserved: no VM or shared memory may use them; "
+            "see docs/coloring.md, Self-coloring)") in out.splitlines(), out
+    assert cli.main(["check", "--json", path]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["hypervisor_colors"] == {"llc": [14, 15], "bank": [1], "mask": 0x3e000,
+                                        "values": [0x1e000]}
+    system = load_system(path, guest_sources=None)
+    text = gen_c.generate(system, layout.stage(system, tmp_path / "out", ROOT / "tests" / "fixtures" / "guests"),
+                          "c.yaml")
+    assert ".hyp_llc_colors = 0xc000," in text and ".hyp_bank_colors = 0x2," in text, text

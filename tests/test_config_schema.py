@@ -31,11 +31,12 @@ def error_of(path: str, **kwargs: object) -> str:
             "platform: qemu-virt\nvms:\n  - {name: a, cpu: [0]}\n",
             "c.yaml:3:15: vms[0].cpu: unknown key 'cpu'; expected one of: name, type, cpus, memory, kernel, "
             "initrd, bootargs, guest, image, entry, params, console, devices, on_fault, colors, bandwidth, "
-            "manager",
+            "manager, ida",
         ),
         (
             "platform: qemu-virt\nvm: []\n",
-            "c.yaml:2:1: vm: unknown key 'vm'; expected one of: platform, console_input, vms, shmem, bandwidth, io",
+            "c.yaml:2:1: vm: unknown key 'vm'; expected one of: platform, console_input, vms, shmem, bandwidth, io, "
+            "hypervisor_colors",
         ),
         (
             "platform: qemu-virt\nvms:\n  - name: a\n    cpus: [0, a]\n    memory: [{ipa: 0x40000000, size: 16M}]\n",

@@ -22,6 +22,7 @@ SOURCES: dict[str, list[str]] = {
     "test_pt": ["arch/aarch64/pt.c"],
     "test_format": ["lib/format.c"],
     "test_color": ["isolation/color.c"],
+    "test_cachesets": ["core/cachesets.c"],
     "test_bw_budget": ["isolation/bw_budget.c"],
     "test_fdt": ["lib/fdt.c"],
     "test_payload": ["core/payload.c", "lib/crc32.c"],

@@ -78,19 +78,6 @@ static u64 extract(u64 x, u64 mask)
 	return out;
 }
 
-/* Shell sort: enough for a few thousand frames. */
-static void sort_u64(u64 *a, u64 n)
-{
-	for (u64 gap = n / 2; gap; gap /= 2)
-		for (u64 i = gap; i < n; i++) {
-			u64 v = a[i], j = i;
-
-			for (; j >= gap && a[j - gap] > v; j -= gap)
-				a[j] = a[j - gap];
-			a[j] = v;
-		}
-}
-
 static int fail(const char *why, u64 a, u64 b)
 {
 	printf("colorwalk: FAIL (%s: 0x%lx 0x%lx)\n", why, a, b);

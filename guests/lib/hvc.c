@@ -152,3 +152,15 @@ s64 bh_exit(u32 status)
 {
 	return bh_call(BH_HC_EXIT, status, 0, 0, 0, 0).x0;
 }
+
+s64 bh_recolor(u32 vm_id, u64 llc, u64 bank, struct bh_recolor *out)
+{
+	struct bh_ret r = bh_call(BH_HC_RECOLOR, vm_id, llc, bank, 0, 0);
+
+	if (r.x0 == BH_OK && out) {
+		out->moved = r.x1;
+		out->pause_start = r.x2;
+		out->pause_end = r.x3;
+	}
+	return r.x0;
+}

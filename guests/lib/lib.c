@@ -202,3 +202,15 @@ bool atomic_cas32(volatile u32 *p, u32 old, u32 new_val)
 	                 : "memory", "cc");
 	return cur == old;
 }
+
+void sort_u64(u64 *a, u64 n)
+{
+	for (u64 gap = n / 2; gap; gap /= 2)
+		for (u64 i = gap; i < n; i++) {
+			u64 v = a[i], j = i;
+
+			for (; j >= gap && a[j - gap] > v; j -= gap)
+				a[j] = a[j - gap];
+			a[j] = v;
+		}
+}

@@ -72,6 +72,8 @@ struct cfg_shmem {
 
 #define CFG_VM_FAULT_STOP (1u << 0) /* stop the VM on a fault instead of injecting */
 #define CFG_VM_MANAGER    (1u << 1) /* may change other VMs' bandwidth budgets (BH_HC_BW_SET) */
+#define CFG_VM_IDA_START  (1u << 2) /* prepare its LLC sets when vCPU 0 starts (color_ida.c) */
+#define CFG_VM_IDA_PERIOD (1u << 3) /* ... and at every regulation period start of each vCPU */
 
 /*
  * Memory bandwidth reservation of one VM (hypervisor/isolation/bw.c): each
@@ -184,6 +186,14 @@ struct cfg_system {
 	s32 console_input_vm;           /* index of the VM receiving console input; -1: none */
 	u64 config_hash;                /* low 64 bits of the config's SHA-256, for the banner */
 	const struct cfg_bw_system *bw; /* NULL: no VM is regulated */
+	/* Self-coloring (config `hypervisor_colors`): colors reserved for the
+	 * hypervisor, disjoint from every VM's and shared memory's; NULL: none. */
+	const struct cfg_color *hyp_color;
+	u64 hyp_llc_colors; /* their bitmaps */
+	u64 hyp_bank_colors;
+	/* Span start of the frames of those colors the toolchain reserved for
+	 * the hypervisor area's pages (hyp_size / 4 KiB of them). */
+	u64 hyp_color_pa;
 };
 
 extern const struct cfg_system cfg_system;

@@ -31,8 +31,53 @@ void console_register_command(char key, void (*fn)(void))
 	}
 }
 
+#define CONSOLE_MAX_LINE_COMMANDS 2
+#define CONSOLE_ARG_MAX           64
+static struct {
+	char key;
+	void (*fn)(const char *line);
+} console_line_cmds[CONSOLE_MAX_LINE_COMMANDS];
+static void (*console_arg_fn)(const char *line); /* collecting an argument line */
+static char console_arg[CONSOLE_ARG_MAX];
+static u32 console_arg_len;
+
+void console_register_line_command(char key, void (*fn)(const char *line))
+{
+	for (u32 i = 0; i < CONSOLE_MAX_LINE_COMMANDS; i++) {
+		if (!console_line_cmds[i].fn || console_line_cmds[i].key == key) {
+			console_line_cmds[i].key = key;
+			console_line_cmds[i].fn = fn;
+			return;
+		}
+	}
+}
+
+/* One character of an argument line. */
+static void console_arg_char(int c)
+{
+	void (*fn)(const char *line) = console_arg_fn;
+
+	if (c == '\r' || c == '\n') {
+		console_arg[console_arg_len] = '\0';
+		console_arg_fn = NULL;
+		fn(console_arg);
+	} else if (c == CONSOLE_ESCAPE || console_arg_len + 1 >= CONSOLE_ARG_MAX) {
+		console_arg_fn = NULL;
+		log_info("console: command abandoned");
+	} else {
+		console_arg[console_arg_len++] = (char)c;
+	}
+}
+
 static bool console_command(int c)
 {
+	for (u32 i = 0; i < CONSOLE_MAX_LINE_COMMANDS; i++) {
+		if (console_line_cmds[i].fn && console_line_cmds[i].key == c) {
+			console_arg_fn = console_line_cmds[i].fn;
+			console_arg_len = 0;
+			return true;
+		}
+	}
 	for (u32 i = 0; i < CONSOLE_MAX_COMMANDS; i++) {
 		if (console_cmds[i].fn && console_cmds[i].key == c) {
 			console_cmds[i].fn();
@@ -249,6 +294,10 @@ void console_rx(void)
 		c = uart_getc();
 		if (c < 0)
 			return;
+		if (console_arg_fn) { /* a command line being typed (Ctrl-T r ...) */
+			console_arg_char(c);
+			continue;
+		}
 		if (console_escape) {
 			console_escape = false;
 			if (c >= '0' && c <= '9' && (u32)(c - '0') < vm_count &&

@@ -52,5 +52,9 @@ void console_vm_report(struct vm *vm);
  * takes the UART interrupt). For upper layers, at init; keys 0-9 and
  * Ctrl-T itself are taken. */
 void console_register_command(char key, void (*fn)(void));
+/* A command with an argument line: Ctrl-T then key, then text up to Enter
+ * (not passed to any VM; Ctrl-T or a line longer than 63 characters
+ * abandons it), then fn(text) on the CPU that takes the UART interrupt. */
+void console_register_line_command(char key, void (*fn)(const char *line));
 
 #endif

@@ -19,6 +19,9 @@
 #define BH_HC_BW_SET        0xc6000008u /* isolation/bw.c */
 #define BH_HC_CPU_EXITS     0xc6000009u
 #define BH_HC_EXIT          0xc600000au
+/* 0xc6000010-0xc600001f: run-time coloring (isolation/color_recolor.c) */
+#define BH_HC_RECOLOR     0xc6000010u
+#define BH_HC_IDA_PREPARE 0xc6000011u /* isolation/color_ida.c */
 
 #define BH_CPU_SELF 0xffffu /* BH_HC_CPU_EXITS: the caller's own physical CPU */
 
@@ -26,6 +29,9 @@
 #define BH_E_NOT_SUPPORTED (-1)
 #define BH_E_INVALID       (-3)
 #define BH_E_DENIED        (-4)
+#define BH_E_CONFLICT      (-5) /* the request collides with another VM or the hypervisor */
+#define BH_E_NO_MEMORY     (-6) /* not enough (or no in-place) room for the request */
+#define BH_E_BUSY          (-7) /* another operation of the kind is under way; retry */
 
 #define BH_MAGIC     0x424c4b48u /* "BLKH" */
 #define BH_ABI_MAJOR 1

@@ -133,6 +133,29 @@ void mem_vm_activate(struct vm *vm)
 	isb();
 }
 
+bool mem_remap_page(struct vm *vm, u64 ipa, u64 pa)
+{
+	u64 old, attrs, size;
+
+	if (!pt_lookup(&vm->s2, ipa, &old, &attrs, &size) || size != SZ_4K ||
+	    (attrs & (0xfull << 2)) != S2_MEMATTR_NORMAL_WB)
+		return false;
+	return pt_remap_page(&vm->s2, ipa, pa);
+}
+
+void mem_vm_tlb_flush(struct vm *vm)
+{
+	u64 saved = sysreg_read(vttbr_el2);
+
+	dsb(ish);
+	sysreg_write(vttbr_el2, vm->vttbr);
+	isb();
+	__asm__ volatile("tlbi vmalls12e1is" ::: "memory");
+	dsb(ish);
+	sysreg_write(vttbr_el2, saved);
+	isb();
+}
+
 bool mem_ipa_to_pa(struct vm *vm, u64 ipa, u64 *pa)
 {
 	u64 attrs;

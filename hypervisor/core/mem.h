@@ -56,6 +56,14 @@ bool mem_copy_to_vm(struct vm *vm, u64 ipa, const void *src, u64 len);
 /* Copies every configured image from its staging PA into the VM. */
 void mem_load_images(struct vm *vm);
 
+/* Points the stage-2 page of ipa (a 4 KiB mapping of RAM) at pa; false if
+ * ipa is not mapped so. The VM must not run until mem_vm_tlb_flush. */
+bool mem_remap_page(struct vm *vm, u64 ipa, u64 pa);
+
+/* Invalidates every stage-1&2 TLB entry of the VM's VMID on all CPUs
+ * (from any CPU: the VM's VTTBR is installed for the operation). */
+void mem_vm_tlb_flush(struct vm *vm);
+
 /* Stage-2 setup of the calling CPU for the VM (VTCR, VTTBR, TLB flush). */
 void mem_vm_activate(struct vm *vm);
 

@@ -25,7 +25,7 @@
 #include "arch/aarch64/sysregs.h"
 #include "core/config.h"
 #include "core/vm.h"
-#include "lib/bits.h"
+#include "core/cachesets.h"
 
 /* op0 = 1, op1 = 0, CRn = 7, op2 = 2; CRm selects the operation */
 #define CRM_ISW  6
@@ -46,6 +46,8 @@ struct setway_geom {
 	u32 llc_level;    /* 0: the CPU reports no cache */
 	u8 present;       /* bit level-1: a data or unified cache at level */
 	u64 set_field[7]; /* per level: operand bits holding the set index */
+	u32 line_shift[7];
+	struct cacheinfo llc;
 };
 
 static struct setway_geom setway_geoms[CFG_MAX_CPUS];
@@ -62,7 +64,9 @@ static const struct setway_geom *setway_geom(u32 pcpu)
 			continue;
 		g->present |= (u8)BIT(level - 1);
 		g->llc_level = level;
-		g->set_field[level - 1] = (u64)(ci.sets - 1) << __builtin_ctz(ci.line);
+		g->line_shift[level - 1] = (u32)__builtin_ctz(ci.line);
+		g->set_field[level - 1] = (u64)(ci.sets - 1) << g->line_shift[level - 1];
+		g->llc = ci;
 	}
 	g->ready = true;
 	return g;
@@ -74,14 +78,21 @@ static bool setway_allowed(const struct vcpu *v, u64 val)
 	const struct setway_geom *g = setway_geom(v->pcpu);
 	u32 level = SW_LEVEL(val);
 	u64 mask = cfg_system.platform->llc_color_mask;
-	u64 colors = v->vm->cfg->llc_colors;
+	u64 colors = v->vm->llc_colors;
 
 	if (level > 7 || !(g->present & BIT(level - 1)))
 		return false; /* no cache at that level: nothing to do */
 	if (level == 1 || !mask || !colors || level != g->llc_level)
 		return true;
-	/* the set field sits at the PA bits that index the set */
-	return (colors >> (bits_extract(val & g->set_field[level - 1], mask) & 63)) & 1;
+	return cachesets_colored((val & g->set_field[level - 1]) >> g->line_shift[level - 1],
+	                         g->line_shift[level - 1], mask, colors);
+}
+
+const struct cacheinfo *setway_llc(u32 pcpu)
+{
+	const struct setway_geom *g = setway_geom(pcpu);
+
+	return g->llc_level ? &g->llc : NULL;
 }
 
 bool setway_trap(struct vcpu *v, u64 op1, u64 crn, u64 crm, u64 op2, u64 val)

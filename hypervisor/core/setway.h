@@ -12,4 +12,9 @@
  * was a set/way operation and has been handled, false otherwise. */
 bool setway_trap(struct vcpu *v, u64 op1, u64 crn, u64 crm, u64 op2, u64 val);
 
+struct cacheinfo;
+/* The last-level data or unified cache of a physical CPU (read once per
+ * CPU), or NULL if it reports none. */
+const struct cacheinfo *setway_llc(u32 pcpu);
+
 #endif

@@ -27,6 +27,13 @@ void vcpu_kick(struct vcpu *v)
 		gic_send_sgi(IRQ_SGI_KICK, v->pcpu_mpidr);
 }
 
+static void (*vcpu_start_hook)(struct vcpu *v);
+
+void vcpu_set_start_hook(void (*fn)(struct vcpu *v))
+{
+	vcpu_start_hook = fn;
+}
+
 /* Puts the EL1 context of this CPU in its reset state and prepares the
  * frame so that the next return to the guest starts at entry. */
 static void vcpu_boot(struct vcpu *v, u64 entry, u64 x0)
@@ -61,6 +68,8 @@ static void vcpu_boot(struct vcpu *v, u64 entry, u64 x0)
 	gic_clear_active_local(IRQ_PPI_PTIMER);
 	vgic_vcpu_init(v);
 	vpmu_reset(v);
+	if (v->idx == 0 && entry == v->vm->cfg->entry && vcpu_start_hook)
+		vcpu_start_hook(v);
 	memset(f, 0, sizeof(*f));
 	f->x[0] = x0;
 	f->elr = entry;
@@ -96,13 +105,14 @@ static void vcpu_park(struct vcpu *v)
 		vcpu_kick(vm->vcpus[0]);
 	for (;;) {
 		irq_handle_pending();
-		if (vm->state == VM_RESETTING && v->idx == 0 && vcpu_others_parked(v)) {
+		if (vm->state == VM_RESETTING && v->idx == 0 && vcpu_others_parked(v) &&
+		    !vm->pause) {
 			vm_load(vm);
 			vm->state = VM_RUNNING;
 			vcpu_boot(v, vm->cfg->entry, vm->cfg->boot_arg);
 			break;
 		}
-		if (vm->state == VM_RUNNING && v->power == VCPU_ON_PENDING) {
+		if (vm->state == VM_RUNNING && v->power == VCPU_ON_PENDING && !vm->pause) {
 			vcpu_boot(v, v->boot_entry, v->boot_ctx);
 			break;
 		}
@@ -124,7 +134,7 @@ void vcpu_set_stall_hook(void (*fn)(struct vcpu *v))
  * for the guest stay pending in the vGIC until it runs again. */
 static void vcpu_stall(struct vcpu *v)
 {
-	while (v->throttled && v->vm->state == VM_RUNNING) {
+	while (v->throttled && v->vm->state == VM_RUNNING && !v->vm->pause) {
 		irq_handle_pending();
 		if (vcpu_stall_hook)
 			vcpu_stall_hook(v);
@@ -134,8 +144,25 @@ static void vcpu_stall(struct vcpu *v)
 	}
 }
 
+/* Waits at EL2 while the VM is paused (vcpu_pause_vm), handling
+ * interrupts: those for the guest stay pending in the vGIC. */
+static void vcpu_pause_wait(struct vcpu *v)
+{
+	v->paused = true;
+	dsb(ish);
+	while (v->vm->pause) {
+		irq_handle_pending();
+		if (!v->vm->pause)
+			break;
+		wfi();
+	}
+	v->paused = false;
+	dsb(ish);
+}
+
 /* Until the vCPU may run guest code again: parked while its VM or itself
- * is off, stalled while its regulator throttles it. */
+ * is off, paused while another CPU works on its VM's memory, stalled while
+ * its regulator throttles it. */
 static void __attribute__((noinline)) vcpu_exit_wait(struct vcpu *v)
 {
 	for (;;) {
@@ -143,6 +170,10 @@ static void __attribute__((noinline)) vcpu_exit_wait(struct vcpu *v)
 			if (v->vm->state != VM_RUNNING)
 				v->power = VCPU_OFF;
 			vcpu_park(v);
+		}
+		if (v->vm->pause) {
+			vcpu_pause_wait(v);
+			continue;
 		}
 		if (!v->throttled)
 			break;
@@ -152,9 +183,44 @@ static void __attribute__((noinline)) vcpu_exit_wait(struct vcpu *v)
 
 void vcpu_exit_path(struct vcpu *v)
 {
-	if (v->vm->state != VM_RUNNING || v->power != VCPU_ON || v->throttled)
+	if (v->vm->state != VM_RUNNING || v->power != VCPU_ON || v->throttled || v->vm->pause)
 		vcpu_exit_wait(v); /* the rare case: kept out of the hot path */
 	vgic_flush(v);
+}
+
+static bool vcpu_stopped(const struct vcpu *v)
+{
+	return v->paused || v->parked || v->pcpu == cpu_index();
+}
+
+bool vcpu_pause_vm(struct vm *vm, u64 timeout_ticks)
+{
+	u64 t0 = arch_counter();
+	u32 n;
+
+	if (__atomic_exchange_n(&vm->pause, true, __ATOMIC_SEQ_CST))
+		return false;
+	for (u32 i = 0; i < vm->nvcpus; i++)
+		vcpu_kick(vm->vcpus[i]);
+	do {
+		for (n = 0; n < vm->nvcpus && vcpu_stopped(vm->vcpus[n]); n++)
+			;
+		if (n == vm->nvcpus) {
+			dsb(ish);
+			return true;
+		}
+	} while (arch_counter() - t0 < timeout_ticks);
+	vcpu_resume_vm(vm);
+	return false;
+}
+
+void vcpu_resume_vm(struct vm *vm)
+{
+	dsb(ish);
+	vm->pause = false;
+	dsb(ish);
+	for (u32 i = 0; i < vm->nvcpus; i++)
+		vcpu_kick(vm->vcpus[i]);
 }
 
 s64 vcpu_power_on(struct vcpu *target, u64 entry, u64 ctx)

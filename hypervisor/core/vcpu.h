@@ -21,6 +21,7 @@ struct vcpu {
 	struct frame *frame;
 	volatile u32 power;
 	volatile bool parked;
+	volatile bool paused; /* waiting at EL2 while vm->pause (vcpu_pause_vm) */
 	u64 boot_entry;
 	u64 boot_ctx;
 	bool s2_flushed;
@@ -49,6 +50,18 @@ __noreturn void vcpu_run(void);
 void vcpu_exit_path(struct vcpu *v);
 /* Asks a vCPU's physical CPU to leave the guest and re-evaluate. */
 void vcpu_kick(struct vcpu *v);
+/* Stops every vCPU of the VM at EL2 for work on its memory: each waits at
+ * the end of its current trap (a kick makes a running one trap) and the
+ * call returns true once every vCPU is paused, parked (off) or runs on
+ * the calling CPU (which is at EL2). False, with the VM running again,
+ * when they did not stop within timeout_ticks or another pause is under
+ * way. Not from two CPUs on one VM at once (callers serialise). */
+bool vcpu_pause_vm(struct vm *vm, u64 timeout_ticks);
+/* Lets the vCPUs of a paused VM run again. */
+void vcpu_resume_vm(struct vm *vm);
+/* Registers the function vCPU 0's CPU calls each time the VM starts (boot
+ * or reset), before the guest's first instruction. One hook (at init). */
+void vcpu_set_start_hook(void (*fn)(struct vcpu *v));
 /* PSCI CPU_ON within a VM. */
 s64 vcpu_power_on(struct vcpu *target, u64 entry, u64 ctx);
 /* Registers the function a throttled vCPU's CPU calls after handling its

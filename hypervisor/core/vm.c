@@ -45,6 +45,8 @@ void vm_init_all(void)
 		vm->cfg = c;
 		vm->state = VM_RUNNING;
 		vm->nvcpus = c->ncpus;
+		vm->llc_colors = c->llc_colors;
+		vm->bank_colors = c->bank_colors;
 		for (u32 k = 0; k < c->ncpus; k++) {
 			u32 pcpu = c->cpus[k];
 			struct vcpu *v;

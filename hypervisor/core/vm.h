@@ -39,6 +39,11 @@ struct vm {
 	u32 resets;
 	u64 setway_ops;  /* trapped DC ISW/CSW/CISW (core/setway.c) */
 	u64 setway_done; /* of which performed (as DC CISW) */
+	/* LLC and bank colors of its RAM now (0: every color): the config's
+	 * until a recoloring (isolation/color_recolor.c) changes them. */
+	u64 llc_colors;
+	u64 bank_colors;
+	volatile bool pause; /* vcpu_pause_vm: its vCPUs wait at EL2 */
 };
 
 extern struct vm vms[CFG_MAX_CPUS];

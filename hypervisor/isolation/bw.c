@@ -35,6 +35,7 @@
 #include "core/vm.h"
 #include "core/vpmu.h"
 #include "isolation/bw_budget.h"
+#include "isolation/color_ida.h"
 #include "lib/log.h"
 #include "lib/spinlock.h"
 
@@ -265,6 +266,11 @@ static void bw_open_period(struct bw_cpu *c)
 	bool idle = bw_idle(v);
 	u32 id = bw_period_id(c);
 
+	if (v->vm->cfg->flags & CFG_VM_IDA_PERIOD) {
+		struct color_ida_result ida;
+
+		color_ida_prepare(v->vm, 0, &ida); /* invalidation-driven allocation */
+	}
 	/* stale flags first: a small grant may overflow before we are done */
 	pmu_overflow_clear(c->mask);
 	for (u32 e = 0; e < c->nev; e++) {

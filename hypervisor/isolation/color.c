@@ -110,6 +110,93 @@ bool color_set_match(const struct cfg_color *c, u64 addr)
 	return false;
 }
 
+const char *color_rt_build(struct color_rt_set *s, u64 llc, u64 bank, u64 llc_mask, u64 bank_mask)
+{
+	u64 all_l = color_all(llc_mask), all_b = color_all(bank_mask), lm, bm;
+
+	if (!llc_mask && !bank_mask)
+		return "the platform declares no coloring";
+	llc = llc ? llc : all_l;
+	bank = bank ? bank : all_b;
+	if ((llc & ~all_l) || (bank & ~all_b))
+		return "colors beyond the platform's";
+	lm = llc == all_l ? 0 : llc_mask;
+	bm = bank == all_b ? 0 : bank_mask;
+	s->set = (struct cfg_color){ .mask = lm | bm, .nvalues = 0, .values = s->values };
+	if (!s->set.mask)
+		return "every color: a set must leave some out";
+	for (unsigned c = 0; c < 64; c++) {
+		if (lm ? !(llc & BIT(c)) : c > 0)
+			continue;
+		for (unsigned b = 0; b < 64; b++) {
+			u64 v;
+
+			if (bm ? !(bank & BIT(b)) : b > 0)
+				continue;
+			v = color_deposit(c, lm) | color_deposit(b, bm);
+			if (color_extract(v, lm) != (lm ? c : 0) ||
+			    color_extract(v, bm) != (bm ? b : 0))
+				continue; /* disagree on a bit of both kinds */
+			if (s->set.nvalues == COLOR_RT_MAX_PATTERNS)
+				return "too many LLC x bank combinations";
+			s->values[s->set.nvalues++] = v;
+		}
+	}
+	return s->set.nvalues ? NULL : "the LLC and bank colors disagree on their common bits";
+}
+
+bool color_sets_meet(const struct cfg_color *a, const struct cfg_color *b)
+{
+	u64 common = a->mask & b->mask;
+
+	for (u32 i = 0; i < a->nvalues; i++)
+		for (u32 j = 0; j < b->nvalues; j++)
+			if (!((a->values[i] ^ b->values[j]) & common))
+				return true;
+	return false;
+}
+
+/* A decimal color number 0-63 at *s. */
+static bool color_parse_num(const char **s, unsigned *out)
+{
+	unsigned v = 0, n = 0;
+
+	while (**s >= '0' && **s <= '9' && n < 3) {
+		v = v * 10 + (unsigned)(**s - '0');
+		(*s)++;
+		n++;
+	}
+	*out = v;
+	return n > 0 && v < 64;
+}
+
+bool color_parse_list(const char **s, u64 *bitmap)
+{
+	u64 out = 0;
+
+	for (;;) {
+		unsigned lo, hi;
+
+		if (!color_parse_num(s, &lo))
+			return false;
+		hi = lo;
+		if (**s == '-') {
+			(*s)++;
+			if (!color_parse_num(s, &hi) || hi < lo)
+				return false;
+		}
+		for (unsigned c = lo; c <= hi; c++)
+			out |= BIT(c);
+		if (**s != ',')
+			break;
+		(*s)++;
+	}
+	if (**s && **s != ' ')
+		return false;
+	*bitmap = out;
+	return true;
+}
+
 u64 color_extract(u64 x, u64 mask)
 {
 	return bits_extract(x, mask);

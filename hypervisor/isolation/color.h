@@ -49,9 +49,35 @@ u64 color_deposit(u64 n, u64 mask);
  * all ones for 64 colors, 1 for no bits). */
 u64 color_all(u64 bits);
 
+/*
+ * A color set built at run time from LLC and bank color bitmaps (a
+ * recoloring request): one pattern per LLC x bank combination over the
+ * LLC and bank bits (combinations that disagree on bits of both kinds
+ * dropped); a kind with every color is left out of the mask. set.values
+ * points to the struct's own array.
+ */
+#define COLOR_RT_MAX_PATTERNS 64
+struct color_rt_set {
+	struct cfg_color set;
+	u64 values[COLOR_RT_MAX_PATTERNS];
+};
+
+/* Fills s from the bitmaps (0: every color of the kind) over the LLC and
+ * bank bit masks. Returns NULL on success, else why not (colors beyond
+ * the bits, every color of both kinds, no combination, too many). */
+const char *color_rt_build(struct color_rt_set *s, u64 llc, u64 bank, u64 llc_mask, u64 bank_mask);
+
+/* True when some page address matches both sets. */
+bool color_sets_meet(const struct cfg_color *a, const struct cfg_color *b);
+
 /* Formats a color bitmap as a list like "0-3,8" (or "none"). Returns the
  * length written (always NUL-terminated when size > 0). */
 size_t color_format_list(char *buf, size_t size, u64 bitmap);
+
+/* Parses a color list like "0-3,8" (color_format_list's form, colors
+ * 0-63) from *s up to a space or the end into a bitmap; *s is left after
+ * it. False on a malformed list. */
+bool color_parse_list(const char **s, u64 *bitmap);
 
 /* Hypervisor boot: compares the platform file's LLC color bits with the
  * cache the CPU reports, prints the result and registers the coloring

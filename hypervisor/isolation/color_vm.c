@@ -12,6 +12,8 @@
 #include "core/vcpu.h"
 #include "core/vm.h"
 #include "isolation/color.h"
+#include "isolation/color_ida.h"
+#include "isolation/color_recolor.h"
 #include "lib/format.h"
 #include "lib/log.h"
 
@@ -52,8 +54,8 @@ static void color_vm_bitmaps(const struct vm *vm, u64 *llc, u64 *bank)
 {
 	const struct cfg_platform *p = cfg_system.platform;
 
-	*llc = vm->cfg->llc_colors ? vm->cfg->llc_colors : color_all(p->llc_color_mask);
-	*bank = vm->cfg->bank_colors ? vm->cfg->bank_colors : color_all(p->bank_color_mask);
+	*llc = vm->llc_colors ? vm->llc_colors : color_all(p->llc_color_mask);
+	*bank = vm->bank_colors ? vm->bank_colors : color_all(p->bank_color_mask);
 }
 
 /* BH_HC_COLOR_INFO: x1 LLC colors, x2 bank colors, x3 LLC bits, x4 bank bits. */
@@ -128,17 +130,59 @@ static void color_dump(void)
 		color_format_list(llc, sizeof(llc), lb);
 		color_format_list(bank, sizeof(bank), bb);
 		log_info("colors: vm %s: %s, LLC %s, bank %s", c->name,
-		         c->llc_colors || c->bank_colors ? "colored" : "uncolored", llc, bank);
+		         vm->llc_colors || vm->bank_colors ? "colored" : "uncolored", llc, bank);
 		for (u32 r = 0; r < c->nmem; r++)
 			color_dump_region(vm, r);
 	}
 }
 
+/* Self-coloring: no VM memory, stage-2 table or shared memory may use the
+ * hypervisor's colors (the toolchain checked; a hand-made config.c might
+ * not have). */
+static void color_check_hyp(void)
+{
+	const struct cfg_color *hyp = cfg_system.hyp_color;
+	char llc[64], bank[64];
+
+	if (!hyp)
+		return;
+	for (u32 i = 0; i < cfg_system.nvms; i++) {
+		const struct cfg_vm *c = &cfg_system.vms[i];
+
+		for (u32 r = 0; r < c->nmem; r++)
+			if (!c->mem[r].color || color_sets_meet(c->mem[r].color, hyp))
+				panic(
+				    "coloring: vm %s memory region %u uses the hypervisor's colors",
+				    c->name, r);
+		if (c->pt_color && color_sets_meet(c->pt_color, hyp))
+			panic("coloring: vm %s's stage-2 tables use the hypervisor's colors",
+			      c->name);
+	}
+	for (u32 i = 0; i < cfg_system.nshmem; i++) {
+		const struct cfg_shmem *s = &cfg_system.shmems[i];
+
+		if (!s->color || color_sets_meet(s->color, hyp))
+			panic("coloring: shared memory %s uses the hypervisor's colors", s->name);
+	}
+	color_format_list(llc, sizeof(llc),
+	                  cfg_system.hyp_llc_colors
+	                      ?: color_all(cfg_system.platform->llc_color_mask));
+	color_format_list(bank, sizeof(bank),
+	                  cfg_system.hyp_bank_colors
+	                      ?: color_all(cfg_system.platform->bank_color_mask));
+	log_info("coloring: hypervisor colors LLC %s, bank %s: reserved, no VM or shared memory "
+	         "uses them",
+	         llc, bank);
+}
+
 void color_init(void)
 {
 	color_probe();
+	color_check_hyp();
 	mem_set_color_next(color_set_next);
 	hypercall_register(BH_HC_COLOR_INFO, color_hc_info);
 	hypercall_register(BH_HC_IPA_INFO, color_hc_ipa_info);
 	console_register_command('c', color_dump);
+	color_recolor_init();
+	color_ida_init();
 }

@@ -267,6 +267,87 @@ static void test_bits(void)
 	      buf);
 }
 
+/* Run-time sets from bitmaps (recoloring): a page matches exactly when its
+ * LLC and bank colors are in the bitmaps; color_sets_meet agrees with a
+ * page-by-page search. Disjoint and overlapping LLC/bank bits. */
+static void test_rt_sets(void)
+{
+	static const u64 masks[][2] = { { 0xf000, 0x30000 }, { 0xf000, 0x18000 }, { 0x3000, 0 } };
+	static struct color_rt_set s[2];
+
+	for (unsigned m = 0; m < sizeof(masks) / sizeof(masks[0]); m++) {
+		u64 lm = masks[m][0], bm = masks[m][1];
+
+		for (int iter = 0; iter < 300; iter++) {
+			u64 want[2][2];
+			const char *err[2];
+			bool meet = false;
+
+			for (int k = 0; k < 2; k++) {
+				want[k][0] = rnd() & color_all(lm);
+				want[k][1] = iter % 3 ? rnd() & color_all(bm) : 0;
+				err[k] = color_rt_build(&s[k], want[k][0], want[k][1], lm, bm);
+			}
+			if (err[0] || err[1])
+				continue;
+			for (u64 a = 0; a < (1ull << 18); a += 0x1000) {
+				bool in[2];
+
+				for (int k = 0; k < 2; k++) {
+					u64 l = want[k][0] ? want[k][0] : color_all(lm);
+					u64 b = want[k][1] ? want[k][1] : color_all(bm);
+
+					in[k] = (l >> color_extract(a, lm) & 1) &&
+					        (b >> color_extract(a, bm) & 1);
+					CHECK(color_set_match(&s[k].set, a) == in[k],
+					      "rt set %lx/%lx page %lx", l, b, a);
+				}
+				meet |= in[0] && in[1];
+			}
+			CHECK(color_sets_meet(&s[0].set, &s[1].set) == meet, "meet %lx %lx",
+			      want[0][0], want[1][0]);
+		}
+	}
+	CHECK(color_rt_build(&s[0], 0, 0, 0xf000, 0x30000) != NULL, "every color refused");
+	CHECK(color_rt_build(&s[0], BIT(16), 0, 0xf000, 0) != NULL, "beyond the bits refused");
+	CHECK(color_rt_build(&s[0], 1, 1, 0, 0) != NULL, "no coloring refused");
+	/* LLC bit 15 = 1 (colors 8-15) and bank bit 15 = 0 (banks 0, 2) never agree */
+	CHECK(color_rt_build(&s[0], 0xff00, 0x5, 0xf000, 0x18000) != NULL, "disagreement refused");
+	CHECK(color_rt_build(&s[0], 0xff, 0, 0xf000, 0x30000) == NULL && s[0].set.mask == 0xf000 &&
+	          s[0].set.nvalues == 8,
+	      "LLC only: bank bits left out");
+}
+
+/* color_parse_list: the inverse of color_format_list; malformed lists. */
+static void test_parse_list(void)
+{
+	static const char *bad[] = { "",   "-",  "3-", "-3",   "5-2",   "64",
+		                     "1,", ",1", "1x", "1000", "0-3,,4" };
+	char buf[200];
+
+	for (int i = 0; i < 2000; i++) {
+		u64 b = rnd() & rnd(), got = 0;
+		const char *s = buf;
+
+		if (!b)
+			continue;
+		color_format_list(buf, sizeof(buf), b);
+		CHECK(color_parse_list(&s, &got) && got == b && !*s, "round trip %s", buf);
+	}
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *s = bad[i];
+		u64 got = 0;
+
+		CHECK(!color_parse_list(&s, &got), "accepted '%s'", bad[i]);
+	}
+	{
+		const char *s = "4-7 1";
+		u64 got = 0;
+
+		CHECK(color_parse_list(&s, &got) && got == 0xf0 && *s == ' ', "stops at a space");
+	}
+}
+
 int main(void)
 {
 	test_exhaustive_small();
@@ -274,6 +355,8 @@ int main(void)
 	test_random_64();
 	test_sets();
 	test_bits();
+	test_rt_sets();
+	test_parse_list();
 	if (failures) {
 		printf("test_color: %d of %lu checks FAILED\n", failures, checks);
 		return 1;

@@ -3,7 +3,12 @@
 
 from __future__ import annotations
 
+import os
+import selectors
 import shutil
+import signal
+import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -47,3 +52,50 @@ def boot() -> Callable[..., object]:
         return run(path, timeout=timeout, out=out)
 
     return _boot
+
+
+def _console_script(config: str, steps: list[tuple[bytes, bytes]], timeout: float) -> str:
+    from bulkhead import build
+
+    path = CONFIGS / config
+    with open(os.devnull, "w") as log:
+        result = build.build(path, REPO_ROOT / "build" / "qemu-tests" / path.stem, log=log)
+    proc = subprocess.Popen(list(result.qemu_argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    output, seen, pending = b"", 0, list(steps)
+    deadline = time.monotonic() + timeout
+    try:
+        with selectors.DefaultSelector() as sel:
+            sel.register(proc.stdout, selectors.EVENT_READ)
+            while time.monotonic() < deadline:
+                if not sel.select(max(deadline - time.monotonic(), 0.0)):
+                    continue
+                data = os.read(proc.stdout.fileno(), 65536)
+                if not data:
+                    break
+                output += data
+                while pending and (at := output.find(pending[0][0], seen)) >= 0:
+                    seen = at + len(pending[0][0])
+                    for byte in pending.pop(0)[1]:  # typed: a guest's UART may drop bursts
+                        proc.stdin.write(bytes([byte]))
+                        proc.stdin.flush()
+                        time.sleep(0.03)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        proc.stdin.close()
+        proc.stdout.close()
+    return output.decode(errors="replace").replace("\r", "")
+
+
+@pytest.fixture
+def console_script() -> Callable[..., str]:
+    """console_script("x.yaml", [(trigger, keys), ...], timeout) -> console text.
+
+    Boots the config (built into build/qemu-tests/<stem>) with a pipe on the
+    console; for each step in turn, types ``keys`` once ``trigger`` has been
+    printed after the previous step's trigger. QEMU is killed at the end
+    (timeout: seconds of the whole run)."""
+    return _console_script

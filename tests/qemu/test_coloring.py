@@ -21,10 +21,6 @@ from __future__ import annotations
 
 import os
 import re
-import selectors
-import signal
-import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -117,43 +113,8 @@ def test_colorwalk(boot: Callable[..., RunResult]) -> None:
     assert sh.colors is not None and sh_a[0] == [pa // PAGE for pa in sh.colors.pages(sh.pa, 16)]
 
 
-def run_with_input(config: Path, out: Path, trigger: bytes, keys: bytes, timeout: float) -> str:
-    """Boot ``config`` with a pipe on the console; send ``keys`` once
-    ``trigger`` was printed. QEMU is always killed at the end."""
-    with open(os.devnull, "w") as log:
-        result = build.build(config, out, log=log)
-    proc = subprocess.Popen(list(result.qemu_argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True)
-    assert proc.stdin is not None and proc.stdout is not None
-    output = b""
-    sent = False
-    deadline = time.monotonic() + timeout
-    try:
-        with selectors.DefaultSelector() as sel:
-            sel.register(proc.stdout, selectors.EVENT_READ)
-            while time.monotonic() < deadline:
-                if not sel.select(max(deadline - time.monotonic(), 0.0)):
-                    continue
-                data = os.read(proc.stdout.fileno(), 65536)
-                if not data:
-                    break
-                output += data
-                if not sent and trigger in output:
-                    proc.stdin.write(keys)
-                    proc.stdin.flush()
-                    sent = True
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        proc.stdin.close()
-        proc.stdout.close()
-    return output.decode(errors="replace").replace("\r", "")
-
-
-def test_console_color_dump() -> None:
-    text = run_with_input(CONFIGS / "color-dump.yaml", REPO_ROOT / "build" / "qemu-tests" / "color-dump",
-                          b"[tick] tick 2/30", b"\x14c", timeout=120)
+def test_console_color_dump(console_script: Callable[..., str]) -> None:
+    text = console_script("color-dump.yaml", [(b"[tick] tick 2/30", b"\x14c")], timeout=120)
     lines = [line.removeprefix("[bulkhead] ") for line in text.splitlines() if line.startswith("[bulkhead] ")]
     assert "all VMs off: clean=4 stopped=0" in lines, text
     assert "[again] reset: PASS (image reloaded)" in text.splitlines(), text

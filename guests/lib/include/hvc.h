@@ -18,6 +18,8 @@
 #define BH_HC_EXIT          0xC600000Au
 #define BH_HC_COLOR_INFO    0xC6000005u
 #define BH_HC_IPA_INFO      0xC6000006u
+#define BH_HC_RECOLOR       0xC6000010u
+#define BH_HC_IDA_PREPARE   0xC6000011u
 
 #define BH_BW_VM_TOTAL 0xFFFFu /* BH_HC_BW_STATS: the whole VM */
 #define BH_CPU_SELF    0xFFFFu /* BH_HC_CPU_EXITS: the caller's physical CPU */
@@ -26,6 +28,9 @@
 #define BH_E_NOT_SUPPORTED (-1)
 #define BH_E_INVALID       (-3)
 #define BH_E_DENIED        (-4)
+#define BH_E_CONFLICT      (-5)
+#define BH_E_NO_MEMORY     (-6)
+#define BH_E_BUSY          (-7)
 
 #define BH_MAGIC       0x424C4B48u /* "BLKH" */
 #define BH_CONSOLE_MAX 4096
@@ -125,5 +130,15 @@ struct bh_ipa_info {
 
 /* Where an IPA of the VM's RAM lives; BH_E_INVALID if it is not RAM. */
 s64 bh_ipa_info(u64 ipa, struct bh_ipa_info *info);
+
+struct bh_recolor {
+	u64 moved;       /* pages copied */
+	u64 pause_start; /* counter (CNTVCT) when the target had stopped */
+	u64 pause_end;   /* counter just before it resumed */
+};
+
+/* Manager VMs: gives VM vm_id the LLC and bank color bitmaps (0: every
+ * color of the kind), moving its pages while it is paused. */
+s64 bh_recolor(u32 vm_id, u64 llc, u64 bank, struct bh_recolor *out);
 
 #endif

@@ -12,6 +12,8 @@ int memcmp(const void *a, const void *b, size_t n);
 size_t strlen(const char *s);
 size_t strnlen(const char *s, size_t max);
 int strcmp(const char *a, const char *b);
+/* Sorts n values in place, ascending (Shell sort: a few thousand values). */
+void sort_u64(u64 *a, u64 n);
 int strncmp(const char *a, const char *b, size_t n);
 
 /* Ticket-free test-and-set spinlock (LDAXR/STXR, release with STLR). */

@@ -96,6 +96,27 @@ secondary_entry:
 	adr	x1, el2_vectors
 	msr	vbar_el2, x1
 	isb
+	/* Self-coloring (arch/aarch64/mmu.c): the image's pages live in other
+	 * frames once the boot CPU's MMU is on, so turn the MMU on before the
+	 * first access to the stack or data. mmu_boot.sctlr = 0: not colored
+	 * (C turns the MMU on). Keeps x0. */
+	adrp	x9, mmu_boot
+	add	x9, x9, :lo12:mmu_boot
+	ldr	x10, [x9, #24]
+	cbz	x10, 9f
+	ldp	x11, x12, [x9]
+	ldr	x13, [x9, #16]
+	msr	mair_el2, x11
+	msr	tcr_el2, x12
+	msr	ttbr0_el2, x13
+	dsb	ish
+	isb
+	tlbi	alle2
+	dsb	ish
+	isb
+	msr	sctlr_el2, x10
+	isb
+9:
 	mov	x1, #0
 	mov	x2, #0
 	/* fall through with x0 = CPU index, x1 = DTB (CPU 0) or 0, x2 = the
@@ -136,3 +157,29 @@ boot_dcache_clean_inval:
 	.global hyp_stacks
 hyp_stacks:
 	.space	STACK_SIZE * 8
+
+/* Self-coloring (arch/aarch64/mmu.c): x0 = frames, x1 = image base, x2 =
+ * pages, x3 = SCTLR_EL2 value. Copies page i from x1 + i * 4 KiB to
+ * frames[i] (unless it is the same page) with the MMU off, then turns the
+ * MMU on. No stack, no other memory: what the copies hold is what the
+ * image held at the call. */
+	.text
+	.global mmu_copy_and_enable
+mmu_copy_and_enable:
+1:	cbz	x2, 4f
+	ldr	x4, [x0], #8
+	cmp	x4, x1
+	b.eq	3f
+	mov	x5, x1
+	add	x8, x1, #4096
+2:	ldp	x6, x7, [x5], #16
+	stp	x6, x7, [x4], #16
+	cmp	x5, x8
+	b.lo	2b
+3:	add	x1, x1, #4096
+	sub	x2, x2, #1
+	b	1b
+4:	dsb	sy
+	msr	sctlr_el2, x3
+	isb
+	ret

@@ -3,14 +3,27 @@
 
 #include "arch/aarch64/sysregs.h"
 
+/* The smallest data-cache line (CTR_EL0.DminLine). */
+static u64 cache_dline(void)
+{
+	return 4ull << ((sysreg_read(ctr_el0) >> 16) & 0xf);
+}
+
 void cache_clean_range(u64 va, u64 size)
 {
-	u64 ctr = sysreg_read(ctr_el0);
-	u64 line = 4ull << ((ctr >> 16) & 0xf);
-	u64 end = va + size;
+	u64 line = cache_dline();
 
-	for (u64 p = ALIGN_DOWN(va, line); p < end; p += line)
+	for (u64 p = ALIGN_DOWN(va, line); p < va + size; p += line)
 		__asm__ volatile("dc cvac, %0" : : "r"(p) : "memory");
+	dsb(ish);
+}
+
+void cache_clean_inval_range(u64 va, u64 size)
+{
+	u64 line = cache_dline();
+
+	for (u64 p = ALIGN_DOWN(va, line); p < va + size; p += line)
+		__asm__ volatile("dc civac, %0" : : "r"(p) : "memory");
 	dsb(ish);
 }
 

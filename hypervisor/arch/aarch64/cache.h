@@ -8,5 +8,7 @@
  * with its caches off), and invalidates the instruction cache. */
 void cache_clean_range(u64 va, u64 size);
 void icache_invalidate_all(void);
+/* Cleans and invalidates [va, va + size) to the point of coherency. */
+void cache_clean_inval_range(u64 va, u64 size);
 
 #endif

@@ -44,7 +44,9 @@ void mmu_map_identity(u64 base, u64 size, enum mmu_kind kind)
 		panic("EL2 map %lx+%lx failed (%d)", base, size, ret);
 }
 
-void mmu_enable(void)
+#define MMU_SCTLR (SCTLR_EL2_RES1 | SCTLR_M | SCTLR_C | SCTLR_I | SCTLR_SA)
+
+static void mmu_load_regs(void)
 {
 	sysreg_write(mair_el2, MAIR_EL2_VALUE);
 	sysreg_write(tcr_el2, TCR_EL2_VALUE);
@@ -54,6 +56,70 @@ void mmu_enable(void)
 	__asm__ volatile("tlbi alle2" ::: "memory");
 	dsb(ish);
 	isb();
-	sysreg_write(sctlr_el2, SCTLR_EL2_RES1 | SCTLR_M | SCTLR_C | SCTLR_I | SCTLR_SA);
+}
+
+void mmu_enable(void)
+{
+	mmu_load_regs();
+	sysreg_write(sctlr_el2, MMU_SCTLR);
 	isb();
+}
+
+bool mmu_enabled(void)
+{
+	return sysreg_read(sctlr_el2) & SCTLR_M;
+}
+
+#define MMU_MAX_IMAGE_PAGES 2048
+
+/* Read by boot.S on secondary CPUs with the MMU off (written before the
+ * image is copied, so the original frames hold it): sctlr 0 = not colored. */
+struct mmu_boot_regs {
+	u64 mair, tcr, ttbr, sctlr;
+} mmu_boot;
+
+static u64 mmu_frames[MMU_MAX_IMAGE_PAGES];
+static u64 mmu_image_base;
+static u32 mmu_image_pages;
+
+/* boot.S: copies page i of the image at base to frames[i] (unless equal),
+ * then writes sctlr to SCTLR_EL2. Uses no memory but those pages. */
+void mmu_copy_and_enable(const u64 *frames, u64 base, u64 npages, u64 sctlr);
+
+static bool mmu_is_table(u64 va)
+{
+	u64 pool = (u64)(uintptr_t)mmu_pool, root = (u64)(uintptr_t)mmu_root;
+
+	return (va >= pool && va < pool + sizeof(mmu_pool)) || (va >= root && va < root + SZ_4K);
+}
+
+u32 mmu_map_image_colored(u64 base, u64 size, u64 (*frame)(u32 i))
+{
+	u32 n = (u32)(ALIGN_UP(size, SZ_4K) / SZ_4K), moved = 0;
+
+	if (n > MMU_MAX_IMAGE_PAGES)
+		panic("self-coloring: image of %u pages, at most %u", n, MMU_MAX_IMAGE_PAGES);
+	mmu_image_base = base;
+	mmu_image_pages = n;
+	for (u32 i = 0; i < n; i++) {
+		u64 va = base + (u64)i * SZ_4K;
+		u64 pa = mmu_is_table(va) ? va : frame(i);
+		int ret = pt_map_pages(&mmu_pt, va, pa, SZ_4K,
+		                       PTE_AF | PTE_SH_INNER | PTE_ATTRIDX(MAIR_IDX_NORMAL));
+
+		if (ret)
+			panic("EL2 map of image page %lx at %lx failed (%d)", va, pa, ret);
+		mmu_frames[i] = pa;
+		moved += pa != va;
+	}
+	return moved;
+}
+
+void mmu_enable_colored(void)
+{
+	mmu_load_regs();
+	mmu_boot = (struct mmu_boot_regs){ MAIR_EL2_VALUE, TCR_EL2_VALUE, (u64)(uintptr_t)mmu_root,
+		                           MMU_SCTLR };
+	dsb(sy);
+	mmu_copy_and_enable(mmu_frames, mmu_image_base, mmu_image_pages, MMU_SCTLR);
 }

@@ -17,4 +17,19 @@ void mmu_map_identity(u64 base, u64 size, enum mmu_kind kind);
  * so far. Every CPU calls it once. */
 void mmu_enable(void);
 
+/*
+ * Self-coloring (docs/coloring.md, "Self-coloring"). mmu_map_image_colored
+ * maps the hypervisor image [base, base + size) page by page, page i (link
+ * address base + i * 4 KiB) onto frame(i), except the EL2 tables' own pages
+ * (identity: the table walker reads them by PA). mmu_enable_colored then
+ * copies every remapped page to its frame and turns the MMU on with nothing
+ * written in between (no stack use), and records the registers so that
+ * the secondary CPUs turn their MMU on before they touch memory (boot.S).
+ * Boot CPU only, instead of mmu_enable. Returns the pages remapped.
+ */
+u32 mmu_map_image_colored(u64 base, u64 size, u64 (*frame)(u32 i));
+void mmu_enable_colored(void);
+/* Whether the calling CPU's EL2 MMU is on. */
+bool mmu_enabled(void);
+
 #endif

@@ -84,6 +84,26 @@ int pt_map_pages(struct pt *pt, u64 va, u64 pa, u64 size, u64 attrs)
 	return pt_map_common(pt, va, pa, size, attrs, false);
 }
 
+bool pt_remap_page(struct pt *pt, u64 va, u64 pa)
+{
+	u64 *table = pt->root;
+
+	if ((va | pa) & (SZ_4K - 1) || va >> PT_VA_BITS || pa & ~PT_ADDR_MASK)
+		return false;
+	for (int level = 1; level <= 3; level++) {
+		u64 *e = &table[pt_index(va, level)];
+
+		if ((*e & (PTE_VALID | PTE_TABLE)) != (PTE_VALID | PTE_TABLE))
+			return false; /* unmapped, or a block */
+		if (level == 3) {
+			*e = (*e & ~PT_ADDR_MASK) | pa;
+			return true;
+		}
+		table = pt_next_table(*e);
+	}
+	return false;
+}
+
 bool pt_lookup(const struct pt *pt, u64 va, u64 *pa, u64 *attrs, u64 *map_size)
 {
 	const u64 *table = pt->root;

@@ -58,4 +58,10 @@ int pt_map_pages(struct pt *pt, u64 va, u64 pa, u64 size, u64 attrs);
  * NULL) when va is mapped. */
 bool pt_lookup(const struct pt *pt, u64 va, u64 *pa, u64 *attrs, u64 *map_size);
 
+/* Points the 4 KiB page mapping of va at pa, keeping its attributes.
+ * Returns false (changing nothing) when va is not mapped by a 4 KiB page.
+ * The caller invalidates the TLBs (nothing may use the mapping meanwhile:
+ * no break-before-make here). */
+bool pt_remap_page(struct pt *pt, u64 va, u64 pa);
+
 #endif
