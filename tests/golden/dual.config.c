@@ -115,5 +115,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 0,
 	.shmems = NULL,
 	.console_input_vm = 0,
-	.config_hash = 0xed05eb3ebaad1813ULL,
+	.config_hash = 0xf3fd1ceff161639aULL,
 };

@@ -79,5 +79,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 0,
 	.shmems = NULL,
 	.console_input_vm = 0,
-	.config_hash = 0xad51867d03dcce7bULL,
+	.config_hash = 0xed6e4e845ffe1d8eULL,
 };

@@ -177,5 +177,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 2,
 	.shmems = shmems,
 	.console_input_vm = 0,
-	.config_hash = 0x7fdee7e667d4fe01ULL,
+	.config_hash = 0x7718f2bb40e0999bULL,
 };

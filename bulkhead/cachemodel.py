@@ -1,0 +1,273 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The cache/DRAM model QEMU plugin from the toolchain's side (docs/model.md).
+
+``bulkhead run --model`` writes the plugin's input (the platform's cache and
+DRAM model and who owns which physical page: every VM's memory, colored or
+not, shared memory, the hypervisor's own region), loads
+``build/cachemodel/libcachemodel.so`` (built by ``scripts/setup.sh``) into
+QEMU under ``-icount`` and reads back its JSON report. The plugin itself
+(``tools/cachemodel``) is GPL-2.0-or-later: it includes QEMU's plugin API
+header; this module only writes and reads files.
+
+QEMU models no caches and no DRAM: these figures come from the plugin's
+model fed with QEMU's access stream. Who evicts whom is a property of the
+address streams and the placement; miss *rates* depend on how QEMU
+interleaves vCPUs under -icount and are never comparable with hardware.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bulkhead.color import Colors
+from bulkhead.errors import BuildError, ConfigError, Diagnostic
+from bulkhead.layout import System
+from bulkhead.model import PAGE, CacheModelSpec, Platform
+
+ROOT = Path(__file__).resolve().parent.parent
+PLUGIN = ROOT / "build" / "cachemodel" / "libcachemodel.so"
+MAP_NAME = "cachemodel.map"
+REPORT_NAME = "cachemodel.json"
+HYPERVISOR = "hypervisor"
+CAVEAT = ("QEMU models no caches or DRAM: these are the plugin's model (docs/model.md) fed with QEMU's "
+          "accesses; who-evicts-whom is exact for the model, miss rates depend on QEMU's vCPU "
+          "interleaving under -icount and are never comparable with hardware.")
+MARKER_IMM = 0x5B  # hint #0x5b, x0 = phase id (0: end), x1 = CNTVCT_EL0 (guests/lib/include/bench.h)
+
+
+def plugin_path() -> Path:
+    """The plugin (``BULKHEAD_CACHEMODEL`` overrides); BuildError if missing."""
+    path = Path(os.environ.get("BULKHEAD_CACHEMODEL", PLUGIN))
+    if not path.is_file():
+        raise BuildError(f"{path} not found: the cache model plugin is built by "
+                         f"'scripts/setup.sh cachemodel' (docs/model.md)")
+    return path
+
+
+def check_platform(p: Platform) -> list[Diagnostic]:
+    """What the model needs from the rest of the platform file (located)."""
+    spec = p.cachemodel
+    if spec is None:
+        return [p.locs.diag("", f"platform '{p.name}' has no 'model:' section: nothing to model "
+                                f"(docs/model.md)")]
+    col = p.coloring
+    diags = []
+    if col is None or col.llc_size is None:
+        diags.append(p.locs.diag(spec.path, "the cache model needs the LLC geometry: give coloring.llc "
+                                            "{size, ways, line}"))
+    if spec.row_shift is not None:
+        if col is None or not col.bank_bits:
+            diags.append(p.locs.diag(f"{spec.path}.dram", "the DRAM bank model needs the bank bits: give "
+                                                          "coloring.bank_bits"))
+        elif spec.row_shift <= max(col.bank_bits):
+            diags.append(p.locs.diag(f"{spec.path}.dram.row_shift",
+                                     f"row bits start at bit {spec.row_shift}, not above the bank bits "
+                                     f"({', '.join(map(str, col.bank_bits))})"))
+    return diags
+
+
+def spec_of(system: System) -> CacheModelSpec:
+    """The platform's model; ConfigError (located) if it cannot be used."""
+    diags = check_platform(system.platform)
+    if diags:
+        raise ConfigError(diags)
+    assert system.platform.cachemodel is not None
+    return system.platform.cachemodel
+
+
+def colored_pages(start: int, size: int, colors: Colors) -> Iterator[int]:
+    """The pages a colored region of ``size`` bytes takes from ``start``: the
+    first compliant ones in address order (the hypervisor's page finder)."""
+    pa, left = start, size
+    while left > 0:
+        if colors.match(pa):
+            yield pa
+            left -= PAGE
+        pa += PAGE
+
+
+def _runs(pages: Sequence[int]) -> list[tuple[int, int]]:
+    """Sorted pages -> (base, size) runs of consecutive pages."""
+    runs: list[tuple[int, int]] = []
+    for pa in sorted(pages):
+        if runs and runs[-1][0] + runs[-1][1] == pa:
+            runs[-1] = (runs[-1][0], runs[-1][1] + PAGE)
+        else:
+            runs.append((pa, PAGE))
+    return runs
+
+
+def _region(pa: int, size: int, colors: Colors | None) -> list[tuple[int, int]]:
+    if colors is None:
+        return [(pa, size)]
+    return _runs(list(colored_pages(pa, size, colors)))
+
+
+def owners(system: System) -> list[tuple[str, str, list[tuple[int, int]]]]:
+    """(name, kind, physical ranges) per owner, in plugin id order from 1."""
+    p = system.platform
+    out: list[tuple[str, str, list[tuple[int, int]]]] = [
+        (HYPERVISOR, "hyp", [(p.hypervisor.base, p.hypervisor.size), (p.staging.base, p.staging.size)]),
+    ]
+    for vm in system.vms:
+        ranges = [r for m in vm.memory for r in _region(m.pa, m.size, m.colors)]
+        if vm.pt_colors is not None and vm.pt_pages:
+            ranges += _region(vm.pt_pa, vm.pt_pages * PAGE, vm.pt_colors)
+        out.append((vm.name, "vm", ranges))
+    for sh in system.shmems:
+        out.append((f"shmem:{sh.name}", "shmem", _region(sh.pa, sh.size, sh.colors)))
+    return out
+
+
+def map_text(system: System) -> str:
+    """The plugin's input file (tools/cachemodel/mapfile.h)."""
+    spec = spec_of(system)
+    p = system.platform
+    col = p.coloring
+    assert col is not None and col.llc_size is not None and col.llc_ways and col.llc_line
+    lines = [f"# bulkhead cache model input: {system.spec.file if hasattr(system.spec, 'file') else ''}".rstrip(),
+             f"llc 0x{col.llc_size:x} {col.llc_ways} {col.llc_line} {spec.replacement} {spec.seed}"]
+    if spec.l1d is not None:
+        lines.append(f"l1d 0x{spec.l1d[0]:x} {spec.l1d[1]} {spec.l1d[2]}")
+    if spec.row_shift is not None:
+        lines.append(f"dram {spec.row_shift} " + " ".join(str(b) for b in col.bank_bits))
+    lines.append(f"ram 0x{p.ram.base:x} 0x{p.ram.size:x}")
+    table = owners(system)
+    for i, (name, kind, _) in enumerate(table, start=1):
+        lines.append(f"owner {i} {kind} {name}")
+    for vm in system.vms:
+        for cpu in vm.cpus:
+            lines.append(f"cpu {cpu} {vm.index + 2}")
+    ram_end = p.ram.base + p.ram.size
+    for i, (_, _, ranges) in enumerate(table, start=1):
+        for base, size in ranges:
+            lo, hi = max(base, p.ram.base), min(base + size, ram_end)
+            if lo < hi:
+                lines.append(f"range 0x{lo:x} 0x{hi - lo:x} {i}")
+    return "\n".join(lines) + "\n"
+
+
+def qemu_args(system: System, out: Path) -> tuple[list[str], Path]:
+    """QEMU arguments loading the plugin for ``system`` (input written into
+    ``out``), and where its report will be."""
+    plugin = plugin_path()
+    out.mkdir(parents=True, exist_ok=True)
+    mapfile = out / MAP_NAME
+    mapfile.write_text(map_text(system))
+    report = out / REPORT_NAME
+    report.unlink(missing_ok=True)
+    return ["-plugin", f"{plugin},map={mapfile},out={report}"], report
+
+
+# --- the report ------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Counters:
+    llc_accesses: int
+    llc_misses: int
+    l1d_accesses: int
+    l1d_misses: int
+    dram_accesses: int
+    dram_bytes: int
+    writebacks: int
+    row_hits: int
+    row_empty: int
+    row_conflicts: int
+    evicted_by: dict[str, int]
+    row_conflicts_by: dict[str, int]
+
+    def evicted_by_others(self, me: str) -> int:
+        """Lines of ``me`` evicted by VMs and shared memory (not itself, not the hypervisor)."""
+        return sum(n for who, n in self.evicted_by.items() if who not in (me, HYPERVISOR))
+
+    def conflicts_by_others(self, me: str) -> int:
+        """Row conflicts ``me`` suffered on a row another owner had opened."""
+        return sum(n for who, n in self.row_conflicts_by.items() if who != me)
+
+    @staticmethod
+    def parse(d: dict[str, Any]) -> Counters:
+        by = ("evicted_by", "row_conflicts_by")
+        plain = {k: int(v) for k, v in d.items() if k not in by}
+        return Counters(**plain, evicted_by={str(k): int(v) for k, v in d["evicted_by"].items()},
+                        row_conflicts_by={str(k): int(v) for k, v in d["row_conflicts_by"].items()})
+
+
+@dataclass(frozen=True)
+class Owner:
+    name: str
+    kind: str  # hyp | vm | shmem | none
+    run: Counters
+    phase: Counters | None  # None: no phase marker seen
+    phase_marks: int
+    phase_ticks: int
+
+    @property
+    def measured(self) -> Counters:
+        """The marked phase's counters if there was one, else the whole run's."""
+        return self.phase if self.phase is not None else self.run
+
+
+@dataclass(frozen=True)
+class Report:
+    owners: tuple[Owner, ...]
+    cpus: tuple[dict[str, Any], ...]
+    raw: dict[str, Any]
+
+    def owner(self, name: str) -> Owner:
+        for o in self.owners:
+            if o.name == name:
+                return o
+        raise KeyError(name)
+
+
+def load_report(path: Path) -> Report:
+    try:
+        raw = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise BuildError(f"{path}: the cache model wrote no report (did QEMU exit normally?)") from None
+    owners_ = tuple(
+        Owner(o["name"], o["kind"], Counters.parse(o["run"]),
+              Counters.parse(o["phase"]) if o["phase"] is not None else None,
+              int(o["phase_marks"]), int(o["phase_ticks"]))
+        for o in raw["owners"]
+    )
+    return Report(owners_, tuple(raw["cpus"]), raw)
+
+
+def bytes_per_period(owner: Owner, counter_hz: int, period_us: int) -> float | None:
+    """Modelled DRAM bytes per ``period_us`` of virtual time over the marked
+    phase (None without a phase)."""
+    if owner.phase is None or owner.phase_ticks <= 0 or counter_hz <= 0:
+        return None
+    periods = owner.phase_ticks / counter_hz * 1e6 / period_us
+    return owner.phase.dram_bytes / periods
+
+
+COLUMNS = ("OWNER", "SCOPE", "LLC ACC", "LLC MISS", "EVICTED BY OTHERS", "BY HYP", "DRAM ACC",
+           "ROW CONFL", "BY OTHERS", "DRAM B/PERIOD")
+
+
+def rows(report: Report, counter_hz: int, period_us: int) -> list[list[str]]:
+    out = []
+    for o in report.owners:
+        if o.kind == "none" and not o.run.llc_accesses:
+            continue
+        c = o.measured
+        bpp = bytes_per_period(o, counter_hz, period_us)
+        out.append([o.name, "phase" if o.phase is not None else "run", str(c.llc_accesses),
+                    str(c.llc_misses), str(c.evicted_by_others(o.name)), str(c.evicted_by.get(HYPERVISOR, 0)),
+                    str(c.dram_accesses), str(c.row_conflicts), str(c.conflicts_by_others(o.name)),
+                    "-" if bpp is None else f"{bpp:.0f}"])
+    return out
+
+
+def table(report: Report, counter_hz: int, period_us: int) -> str:
+    body = [list(COLUMNS), *rows(report, counter_hz, period_us)]
+    widths = [max(len(r[i]) for r in body) for i in range(len(COLUMNS))]
+    text = "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in body)
+    return f"{text}\n(DRAM B/PERIOD: per {period_us} us of virtual time. {CAVEAT})\n"

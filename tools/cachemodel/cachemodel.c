@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * cachemodel: a QEMU TCG plugin that feeds every guest and hypervisor memory
+ * access (by physical address) through a shared-cache and DRAM-bank model
+ * and reports, per owner (VM, shared-memory region, hypervisor) and per vCPU,
+ * who evicted whose lines and who closed whose DRAM rows (docs/model.md).
+ *
+ *   qemu-system-aarch64 ... -icount shift=0,align=off,sleep=off \
+ *       -plugin libcachemodel.so,map=<input file>,out=<report.json>
+ *
+ * Ownership is by physical page (the map file, mapfile.h): under -icount the
+ * vCPU index QEMU passes is not a trustworthy identity of the accessing VM.
+ * Phase markers: `hint #CM_MARKER_IMM` with x0 = phase id (0 ends the phase)
+ * and x1 = the guest's CNTVCT_EL0; counters are kept for the whole run and,
+ * per owner, for the time its vCPUs are inside a marked phase.
+ * Needs -icount (single-threaded TCG): the model takes no locks.
+ */
+#include <glib.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <qemu-plugin.h>
+
+#include "mapfile.h"
+#include "model.h"
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
+
+/* HINT #0x5b: unallocated in the A64 hint space, so a NOP on hardware and in
+ * QEMU. Keep in sync with guests/lib/include/bench.h and bulkhead/cachemodel.py. */
+#define CM_MARKER_IMM  0x5b
+#define CM_MARKER_INSN (0xd503201fu | (CM_MARKER_IMM << 5))
+
+enum { SCOPE_RUN, SCOPE_PHASE, NSCOPES };
+
+/*
+ * Per vCPU index *as QEMU reports it*: under -icount (single-threaded TCG)
+ * QEMU 10 bakes the index of the vCPU that translated a block into its
+ * callbacks (accel/tcg/plugin-gen.c, gen_cpu_index), and a VM's vCPUs share
+ * its blocks; so these are per translating vCPU, and ownership (per VM) goes
+ * by physical page instead. Reported for diagnosis only.
+ */
+struct cpu_stats {
+	uint64_t accesses, misses, l1_misses, markers;
+};
+
+static struct cm_config cfg;
+static struct cm_cache llc;
+static struct cm_cache l1[CM_MAX_CPUS];
+static struct cm_dram dram;
+static struct cm_counters cnt[NSCOPES][CM_MAX_OWNERS];
+static struct cpu_stats cpus[CM_MAX_CPUS];
+static unsigned int ncpus;
+static const char *out_path;
+static uint64_t io_accesses;
+
+/* marked phases, per owner */
+static uint32_t phase_cpus[CM_MAX_OWNERS];
+static uint64_t phase_start[CM_MAX_OWNERS], phase_ticks[CM_MAX_OWNERS];
+static uint64_t phase_marks[CM_MAX_OWNERS], phase_last_id[CM_MAX_OWNERS];
+static struct qemu_plugin_register *reg_x0, *reg_x1;
+
+static uint8_t owner_of(uint64_t pa)
+{
+	uint64_t off = pa - cfg.ram_base;
+
+	if (pa < cfg.ram_base || off >= cfg.ram_size)
+		return 0;
+	return cfg.page_owner[off >> 12];
+}
+
+static unsigned int nscopes(uint8_t owner)
+{
+	return phase_cpus[owner] ? NSCOPES : 1;
+}
+
+static void dram_access(uint64_t pa, uint8_t owner)
+{
+	uint8_t opener = 0;
+	enum cm_row row = CM_ROW_EMPTY;
+	unsigned int s;
+
+	if (dram.enabled)
+		row = cm_dram_access(&dram, pa, owner, &opener);
+	for (s = 0; s < nscopes(owner); s++) {
+		struct cm_counters *c = &cnt[s][owner];
+
+		c->dram_accesses++;
+		c->dram_bytes += cfg.llc_line;
+		if (!dram.enabled)
+			continue;
+		if (row == CM_ROW_EMPTY) {
+			c->row_empty++;
+		} else if (row == CM_ROW_HIT) {
+			c->row_hits++;
+		} else {
+			c->row_conflicts++;
+			c->row_conflicts_by[opener]++;
+		}
+	}
+}
+
+/* One access reaching the LLC (an L1D miss, or any access without L1D). */
+static bool llc_access(uint64_t pa, uint8_t owner, bool store)
+{
+	struct cm_result r = cm_cache_access(&llc, pa, owner, store);
+	unsigned int s;
+
+	for (s = 0; s < nscopes(owner); s++) {
+		cnt[s][owner].accesses++;
+		cnt[s][owner].misses += !r.hit;
+	}
+	if (r.hit)
+		return true;
+	if (r.evicted) {
+		for (s = 0; s < nscopes(r.victim_owner); s++)
+			cnt[s][r.victim_owner].evicted_by[owner]++;
+		if (r.writeback) {
+			for (s = 0; s < nscopes(r.victim_owner); s++)
+				cnt[s][r.victim_owner].writebacks++;
+			dram_access(r.victim_addr, r.victim_owner);
+		}
+	}
+	dram_access(pa, owner);
+	return false;
+}
+
+static void access(unsigned int vcpu, uint64_t pa, bool store)
+{
+	uint8_t owner = owner_of(pa);
+	struct cpu_stats *cs = &cpus[vcpu < CM_MAX_CPUS ? vcpu : 0];
+	unsigned int s;
+
+	cs->accesses++;
+	if (cfg.l1_size && vcpu < ncpus) {
+		struct cm_result r = cm_cache_access(&l1[vcpu], pa, owner, store);
+
+		for (s = 0; s < nscopes(owner); s++) {
+			cnt[s][owner].l1_accesses++;
+			cnt[s][owner].l1_misses += !r.hit;
+		}
+		if (r.hit)
+			return;
+		cs->l1_misses++;
+		/* a dirty L1 victim is written back into the LLC (allocating) */
+		if (r.writeback)
+			cm_cache_mark_dirty(&llc, r.victim_addr);
+		store = false;
+	}
+	if (!llc_access(pa, owner, store))
+		cs->misses++;
+}
+
+static void mem_cb(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *ud)
+{
+	struct qemu_plugin_hwaddr *h = qemu_plugin_get_hwaddr(info, vaddr);
+
+	(void)ud;
+	if (!h)
+		return;
+	if (qemu_plugin_hwaddr_is_io(h)) {
+		io_accesses++;
+		return;
+	}
+	access(vcpu, qemu_plugin_hwaddr_phys_addr(h), qemu_plugin_mem_is_store(info));
+}
+
+static uint64_t read_x(struct qemu_plugin_register *reg)
+{
+	GByteArray *buf = g_byte_array_new();
+	uint64_t v = 0;
+	int n = reg ? qemu_plugin_read_register(reg, buf) : -1;
+
+	if (n > 0)
+		memcpy(&v, buf->data, n < 8 ? (size_t)n : 8); /* little-endian target and host */
+	g_byte_array_free(buf, TRUE);
+	return v;
+}
+
+static void marker_cb(unsigned int vcpu, void *ud)
+{
+	uint64_t id = read_x(reg_x0);
+	uint64_t ticks = read_x(reg_x1);
+	uint8_t owner;
+	struct cpu_stats *cs;
+
+	(void)ud;
+	/* The vCPU index is the translating one (see struct cpu_stats), but a
+	 * VM's code is translated by its own vCPUs only: it names the right VM.
+	 * Each of the VM's vCPUs brackets its measured work; the VM is in its
+	 * phase while any of them is. */
+	if (vcpu >= CM_MAX_CPUS || !cfg.cpu_owner[vcpu])
+		return;
+	owner = (uint8_t)cfg.cpu_owner[vcpu];
+	cs = &cpus[vcpu];
+	cs->markers++;
+	if (id) {
+		if (phase_cpus[owner]++ == 0)
+			phase_start[owner] = ticks;
+		phase_marks[owner]++;
+		phase_last_id[owner] = id;
+	} else if (phase_cpus[owner] && --phase_cpus[owner] == 0) {
+		phase_ticks[owner] += ticks - phase_start[owner];
+	}
+}
+
+static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	size_t i, n = qemu_plugin_tb_n_insns(tb);
+
+	(void)id;
+	for (i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		uint32_t word = 0;
+
+		qemu_plugin_register_vcpu_mem_cb(insn, mem_cb, QEMU_PLUGIN_CB_NO_REGS,
+		                                 QEMU_PLUGIN_MEM_RW, NULL);
+		if (qemu_plugin_insn_size(insn) == 4 &&
+		    qemu_plugin_insn_data(insn, &word, sizeof(word)) == 4 && word == CM_MARKER_INSN)
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, marker_cb,
+			                                       QEMU_PLUGIN_CB_R_REGS, NULL);
+	}
+}
+
+static void vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
+{
+	GArray *regs;
+	guint i;
+
+	(void)id;
+	(void)vcpu;
+	if (reg_x0 && reg_x1)
+		return;
+	regs = qemu_plugin_get_registers();
+	for (i = 0; regs && i < regs->len; i++) {
+		qemu_plugin_reg_descriptor *d = &g_array_index(regs, qemu_plugin_reg_descriptor, i);
+
+		if (!strcmp(d->name, "x0"))
+			reg_x0 = d->handle;
+		else if (!strcmp(d->name, "x1"))
+			reg_x1 = d->handle;
+	}
+	if (regs)
+		g_array_free(regs, TRUE);
+}
+
+/* ---- the JSON report ------------------------------------------------------- */
+
+static void put_by(FILE *f, const char *key, const uint64_t *by)
+{
+	uint32_t i;
+	const char *sep = "";
+
+	fprintf(f, "\"%s\": {", key);
+	for (i = 0; i < cfg.nowners; i++) {
+		if (by[i]) {
+			fprintf(f, "%s\"%s\": %" PRIu64, sep, cfg.owner_name[i], by[i]);
+			sep = ", ";
+		}
+	}
+	fprintf(f, "}");
+}
+
+static void put_counters(FILE *f, const struct cm_counters *c)
+{
+	fprintf(f,
+	        "{\"llc_accesses\": %" PRIu64 ", \"llc_misses\": %" PRIu64
+	        ", \"l1d_accesses\": %" PRIu64 ", \"l1d_misses\": %" PRIu64
+	        ", \"dram_accesses\": %" PRIu64 ", \"dram_bytes\": %" PRIu64
+	        ", \"writebacks\": %" PRIu64 ", \"row_hits\": %" PRIu64 ", \"row_empty\": %" PRIu64
+	        ", \"row_conflicts\": %" PRIu64 ", ",
+	        c->accesses, c->misses, c->l1_accesses, c->l1_misses, c->dram_accesses,
+	        c->dram_bytes, c->writebacks, c->row_hits, c->row_empty, c->row_conflicts);
+	put_by(f, "evicted_by", c->evicted_by);
+	fprintf(f, ", ");
+	put_by(f, "row_conflicts_by", c->row_conflicts_by);
+	fprintf(f, "}");
+}
+
+static void write_report(FILE *f)
+{
+	uint32_t i;
+
+	fprintf(f, "{\"version\": 1, \"marker\": \"hint #0x%x\", \"io_accesses\": %" PRIu64 ",\n",
+	        CM_MARKER_IMM, io_accesses);
+	fprintf(f, " \"owners\": [\n");
+	for (i = 0; i < cfg.nowners; i++) {
+		fprintf(f, "  {\"name\": \"%s\", \"kind\": \"%s\", \"run\": ", cfg.owner_name[i],
+		        cfg.owner_kind[i]);
+		put_counters(f, &cnt[SCOPE_RUN][i]);
+		fprintf(f, ",\n   \"phase\": ");
+		if (phase_marks[i])
+			put_counters(f, &cnt[SCOPE_PHASE][i]);
+		else
+			fprintf(f, "null");
+		fprintf(f,
+		        ", \"phase_marks\": %" PRIu64 ", \"phase_ticks\": %" PRIu64
+		        ", \"phase_id\": %" PRIu64 ", \"phase_open\": %s}%s\n",
+		        phase_marks[i], phase_ticks[i], phase_last_id[i],
+		        phase_cpus[i] ? "true" : "false", i + 1 < cfg.nowners ? "," : "");
+	}
+	fprintf(f, " ],\n \"cpus\": [\n");
+	for (i = 0; i < ncpus; i++) {
+		struct cpu_stats *c = &cpus[i];
+
+		fprintf(f,
+		        "  {\"index\": %u, \"vm\": \"%s\", \"accesses\": %" PRIu64
+		        ", \"llc_misses\": %" PRIu64 ", \"l1d_misses\": %" PRIu64
+		        ", \"markers\": %" PRIu64 "}%s\n",
+		        i, cfg.cpu_owner[i] ? cfg.owner_name[cfg.cpu_owner[i]] : "", c->accesses,
+		        c->misses, c->l1_misses, c->markers, i + 1 < ncpus ? "," : "");
+	}
+	fprintf(f, " ]}\n");
+}
+
+static void at_exit(qemu_plugin_id_t id, void *ud)
+{
+	char tmp[4096];
+	FILE *f;
+
+	(void)id;
+	(void)ud;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", out_path);
+	f = fopen(tmp, "w");
+	if (!f) {
+		fprintf(stderr, "cachemodel: cannot write %s\n", tmp);
+		return;
+	}
+	write_report(f);
+	if (fclose(f) || rename(tmp, out_path))
+		fprintf(stderr, "cachemodel: cannot write %s\n", out_path);
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
+                                           char **argv)
+{
+	const char *map = NULL;
+	char err[300];
+	unsigned int i;
+	int k;
+
+	for (k = 0; k < argc; k++) {
+		if (!strncmp(argv[k], "map=", 4))
+			map = argv[k] + 4;
+		else if (!strncmp(argv[k], "out=", 4))
+			out_path = argv[k] + 4;
+		else {
+			fprintf(stderr, "cachemodel: unknown argument '%s' (map=FILE,out=FILE)\n",
+			        argv[k]);
+			return -1;
+		}
+	}
+	if (!map || !out_path || !info->system_emulation) {
+		fprintf(stderr, "cachemodel: needs map=FILE,out=FILE and system emulation\n");
+		return -1;
+	}
+	if (cm_config_load(map, &cfg, err, sizeof(err))) {
+		fprintf(stderr, "cachemodel: %s\n", err);
+		return -1;
+	}
+	ncpus = (unsigned int)info->system.max_vcpus;
+	if (ncpus > CM_MAX_CPUS)
+		ncpus = CM_MAX_CPUS;
+	if (cm_cache_init(&llc, cfg.llc_size, cfg.llc_ways, cfg.llc_line, cfg.llc_repl,
+	                  cfg.llc_seed)) {
+		fprintf(stderr, "cachemodel: bad llc geometry\n");
+		return -1;
+	}
+	for (i = 0; cfg.l1_size && i < ncpus; i++) {
+		if (cm_cache_init(&l1[i], cfg.l1_size, cfg.l1_ways, cfg.l1_line, CM_LRU, 1)) {
+			fprintf(stderr, "cachemodel: bad l1d geometry\n");
+			return -1;
+		}
+	}
+	if (cfg.row_shift && cm_dram_init(&dram, cfg.dram_bits, cfg.dram_nbits, cfg.row_shift)) {
+		fprintf(stderr, "cachemodel: bad dram description\n");
+		return -1;
+	}
+	qemu_plugin_register_vcpu_init_cb(id, vcpu_init);
+	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
+	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
+	return 0;
+}
