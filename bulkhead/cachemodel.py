@@ -37,7 +37,7 @@ HYPERVISOR = "hypervisor"
 CAVEAT = ("QEMU models no caches or DRAM: these are the plugin's model (docs/model.md) fed with QEMU's "
           "accesses; who-evicts-whom is exact for the model, miss rates depend on QEMU's vCPU "
           "interleaving under -icount and are never comparable with hardware.")
-MARKER_IMM = 0x5B  # hint #0x5b, x0 = phase id (0: end), x1 = CNTVCT_EL0 (guests/lib/include/bench.h)
+MARKER_IMM = 0x5B  # hint #0x5b, x0 = phase id (0: end), x1 = virtual time in ns (guests/lib/include/bench.h)
 
 
 def plugin_path() -> Path:
@@ -204,7 +204,7 @@ class Owner:
     run: Counters
     phase: Counters | None  # None: no phase marker seen
     phase_marks: int
-    phase_ticks: int
+    phase_ns: int  # virtual time inside the marked phase
 
     @property
     def measured(self) -> Counters:
@@ -233,32 +233,31 @@ def load_report(path: Path) -> Report:
     owners_ = tuple(
         Owner(o["name"], o["kind"], Counters.parse(o["run"]),
               Counters.parse(o["phase"]) if o["phase"] is not None else None,
-              int(o["phase_marks"]), int(o["phase_ticks"]))
+              int(o["phase_marks"]), int(o["phase_ns"]))
         for o in raw["owners"]
     )
     return Report(owners_, tuple(raw["cpus"]), raw)
 
 
-def bytes_per_period(owner: Owner, counter_hz: int, period_us: int) -> float | None:
+def bytes_per_period(owner: Owner, period_us: int) -> float | None:
     """Modelled DRAM bytes per ``period_us`` of virtual time over the marked
     phase (None without a phase)."""
-    if owner.phase is None or owner.phase_ticks <= 0 or counter_hz <= 0:
+    if owner.phase is None or owner.phase_ns <= 0:
         return None
-    periods = owner.phase_ticks / counter_hz * 1e6 / period_us
-    return owner.phase.dram_bytes / periods
+    return owner.phase.dram_bytes * period_us * 1000 / owner.phase_ns
 
 
 COLUMNS = ("OWNER", "SCOPE", "LLC ACC", "LLC MISS", "EVICTED BY OTHERS", "BY HYP", "DRAM ACC",
            "ROW CONFL", "BY OTHERS", "DRAM B/PERIOD")
 
 
-def rows(report: Report, counter_hz: int, period_us: int) -> list[list[str]]:
+def rows(report: Report, period_us: int) -> list[list[str]]:
     out = []
     for o in report.owners:
         if o.kind == "none" and not o.run.llc_accesses:
             continue
         c = o.measured
-        bpp = bytes_per_period(o, counter_hz, period_us)
+        bpp = bytes_per_period(o, period_us)
         out.append([o.name, "phase" if o.phase is not None else "run", str(c.llc_accesses),
                     str(c.llc_misses), str(c.evicted_by_others(o.name)), str(c.evicted_by.get(HYPERVISOR, 0)),
                     str(c.dram_accesses), str(c.row_conflicts), str(c.conflicts_by_others(o.name)),
@@ -266,8 +265,32 @@ def rows(report: Report, counter_hz: int, period_us: int) -> list[list[str]]:
     return out
 
 
-def table(report: Report, counter_hz: int, period_us: int) -> str:
-    body = [list(COLUMNS), *rows(report, counter_hz, period_us)]
+def table(report: Report, period_us: int) -> str:
+    body = [list(COLUMNS), *rows(report, period_us)]
     widths = [max(len(r[i]) for r in body) for i in range(len(COLUMNS))]
     text = "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in body)
     return f"{text}\n(DRAM B/PERIOD: per {period_us} us of virtual time. {CAVEAT})\n"
+
+
+def period_of(system: System) -> int:
+    """The period DRAM bytes are reported per: the shortest bandwidth
+    regulation period of the config, else 1 ms."""
+    periods = [vm.spec.bandwidth.period_us for vm in system.vms if vm.spec.bandwidth is not None]
+    return min(periods, default=1000)
+
+
+def document(report: Report, system: System) -> dict[str, Any]:
+    """The report with derived figures, for ``--json`` and experiments."""
+    period = period_of(system)
+    doc = dict(report.raw)
+    doc["caveat"] = CAVEAT
+    doc["period_us"] = period
+    doc["derived"] = {
+        o.name: {"evicted_by_others": o.measured.evicted_by_others(o.name),
+                 "evicted_by_hypervisor": o.measured.evicted_by.get(HYPERVISOR, 0),
+                 "row_conflicts_by_others": o.measured.conflicts_by_others(o.name),
+                 "dram_bytes_per_period": bytes_per_period(o, period),
+                 "scope": "phase" if o.phase is not None else "run"}
+        for o in report.owners
+    }
+    return doc

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from bulkhead import build as build_mod
-from bulkhead import qemu
+from bulkhead import cachemodel, qemu
 from bulkhead.errors import RunError
 
 HYP_PREFIX = "[bulkhead] "
@@ -44,6 +44,7 @@ class RunResult:
     nvms: int = 0
     reason: str = ""  # why the run is not clean ("" when clean)
     argv: tuple[str, ...] = field(default=())
+    model_report: Path | None = None  # --model: the cache model's JSON report (bulkhead.cachemodel)
 
     def all_lines(self) -> list[str]:
         return self.output.splitlines()
@@ -243,6 +244,7 @@ def run(
     build_log: TextIO | None = None,
     poke: tuple[bytes, float] | None = None,
     boot: str = "image",
+    model: bool = False,
 ) -> RunResult:
     """Build ``config_path`` (incrementally) and boot it under QEMU.
 
@@ -251,8 +253,15 @@ def run(
     and dtc's output (default: stderr). Raises ConfigError / BuildError when
     the system cannot be built. Safe to call concurrently for different
     configs or out dirs; builds of one out dir are serialised by a lock.
+    ``model``: load the cache model plugin (docs/model.md; -icount 0 unless
+    ``icount`` says otherwise); its report is ``RunResult.model_report``.
     """
     result = build_mod.build(config_path, out, log=build_log)
+    model_report = None
+    if model:
+        plugin_args, model_report = cachemodel.qemu_args(result.system, result.out)
+        extra_qemu_args = [*plugin_args, *extra_qemu_args]
+        icount = 0 if icount is None else icount
     argv = qemu.command(
         result.system.platform, result.elf, (), icount=icount, gdb=gdb, gdb_port=gdb_port,
         interactive=interactive, extra=extra_qemu_args,
@@ -265,4 +274,4 @@ def run(
                                               poke=poke)
     nvms = len(result.system.vms)
     clean, reason = judge(returncode, timed_out, output, nvms, timeout)
-    return RunResult(returncode, timed_out, output, clean, nvms, reason, tuple(argv))
+    return RunResult(returncode, timed_out, output, clean, nvms, reason, tuple(argv), model_report)

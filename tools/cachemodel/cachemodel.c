@@ -11,7 +11,7 @@
  * Ownership is by physical page (the map file, mapfile.h): under -icount the
  * vCPU index QEMU passes is not a trustworthy identity of the accessing VM.
  * Phase markers: `hint #CM_MARKER_IMM` with x0 = phase id (0 ends the phase)
- * and x1 = the guest's CNTVCT_EL0; counters are kept for the whole run and,
+ * and x1 = the guest's virtual time in ns; counters are kept for the whole run and,
  * per owner, for the time its vCPUs are inside a marked phase.
  * Needs -icount (single-threaded TCG): the model takes no locks.
  */
@@ -58,7 +58,7 @@ static uint64_t io_accesses;
 
 /* marked phases, per owner */
 static uint32_t phase_cpus[CM_MAX_OWNERS];
-static uint64_t phase_start[CM_MAX_OWNERS], phase_ticks[CM_MAX_OWNERS];
+static uint64_t phase_start[CM_MAX_OWNERS], phase_ns[CM_MAX_OWNERS];
 static uint64_t phase_marks[CM_MAX_OWNERS], phase_last_id[CM_MAX_OWNERS];
 static struct qemu_plugin_register *reg_x0, *reg_x1;
 
@@ -182,7 +182,7 @@ static uint64_t read_x(struct qemu_plugin_register *reg)
 static void marker_cb(unsigned int vcpu, void *ud)
 {
 	uint64_t id = read_x(reg_x0);
-	uint64_t ticks = read_x(reg_x1);
+	uint64_t ns = read_x(reg_x1);
 	uint8_t owner;
 	struct cpu_stats *cs;
 
@@ -198,11 +198,11 @@ static void marker_cb(unsigned int vcpu, void *ud)
 	cs->markers++;
 	if (id) {
 		if (phase_cpus[owner]++ == 0)
-			phase_start[owner] = ticks;
+			phase_start[owner] = ns;
 		phase_marks[owner]++;
 		phase_last_id[owner] = id;
 	} else if (phase_cpus[owner] && --phase_cpus[owner] == 0) {
-		phase_ticks[owner] += ticks - phase_start[owner];
+		phase_ns[owner] += ns - phase_start[owner];
 	}
 }
 
@@ -296,9 +296,9 @@ static void write_report(FILE *f)
 		else
 			fprintf(f, "null");
 		fprintf(f,
-		        ", \"phase_marks\": %" PRIu64 ", \"phase_ticks\": %" PRIu64
+		        ", \"phase_marks\": %" PRIu64 ", \"phase_ns\": %" PRIu64
 		        ", \"phase_id\": %" PRIu64 ", \"phase_open\": %s}%s\n",
-		        phase_marks[i], phase_ticks[i], phase_last_id[i],
+		        phase_marks[i], phase_ns[i], phase_last_id[i],
 		        phase_cpus[i] ? "true" : "false", i + 1 < cfg.nowners ? "," : "");
 	}
 	fprintf(f, " ],\n \"cpus\": [\n");

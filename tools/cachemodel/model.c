@@ -40,9 +40,21 @@ int cm_cache_init(struct cm_cache *c, uint64_t size, uint32_t ways, uint32_t lin
 	c->stamp = calloc(lines, sizeof(*c->stamp));
 	c->owner = calloc(lines, 1);
 	c->dirty = calloc(lines, 1);
-	if (!c->tag || !c->stamp || !c->owner || !c->dirty)
+	if (!c->tag || !c->stamp || !c->owner || !c->dirty) {
+		cm_cache_free(c);
 		return -1;
+	}
 	return 0;
+}
+
+void cm_cache_free(struct cm_cache *c)
+{
+	free(c->tag);
+	free(c->stamp);
+	free(c->owner);
+	free(c->dirty);
+	c->tag = c->stamp = NULL;
+	c->owner = c->dirty = NULL;
 }
 
 static uint64_t xorshift64(uint64_t *s)
@@ -145,6 +157,13 @@ int cm_dram_init(struct cm_dram *d, const uint32_t *bits, uint32_t nbits, uint32
 		return -1;
 	d->enabled = true;
 	return 0;
+}
+
+void cm_dram_free(struct cm_dram *d)
+{
+	free(d->banks);
+	d->banks = NULL;
+	d->enabled = false;
 }
 
 uint32_t cm_dram_bank(const struct cm_dram *d, uint64_t pa)

@@ -66,12 +66,14 @@ struct cm_dram {
 
 int cm_cache_init(struct cm_cache *c, uint64_t size, uint32_t ways, uint32_t line,
                   enum cm_repl repl, uint64_t seed);
+void cm_cache_free(struct cm_cache *c);
 /* Looks up (and on a miss fills, write-allocate) the line of pa for owner. */
 struct cm_result cm_cache_access(struct cm_cache *c, uint64_t pa, uint8_t owner, bool store);
 /* Marks the line of pa dirty if present (an L1 write-back reaching the LLC). */
 void cm_cache_mark_dirty(struct cm_cache *c, uint64_t pa);
 
 int cm_dram_init(struct cm_dram *d, const uint32_t *bits, uint32_t nbits, uint32_t row_shift);
+void cm_dram_free(struct cm_dram *d);
 uint32_t cm_dram_bank(const struct cm_dram *d, uint64_t pa);
 enum cm_row { CM_ROW_EMPTY, CM_ROW_HIT, CM_ROW_CONFLICT };
 /* One DRAM access of owner at pa: opens its row in its bank. On a conflict
