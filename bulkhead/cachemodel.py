@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +39,9 @@ HYPERVISOR = "hypervisor"
 CAVEAT = ("QEMU models no caches or DRAM: these are the plugin's model (docs/model.md) fed with QEMU's "
           "accesses; who-evicts-whom is exact for the model, miss rates depend on QEMU's vCPU "
           "interleaving under -icount and are never comparable with hardware.")
+PERCPU_SYMBOL = "cpu_data"  # struct cpu cpu_data[ARCH_MAX_CPUS] (hypervisor/arch/aarch64/cpu.c)
+ARCH_MAX_CPUS = 8  # hypervisor/arch/aarch64/cpu.h
+NM = "aarch64-linux-gnu-nm"
 MARKER_IMM = 0x5B  # hint #0x5b, x0 = phase id (0: end), x1 = virtual time in ns (guests/lib/include/bench.h)
 
 
@@ -124,8 +129,24 @@ def owners(system: System) -> list[tuple[str, str, list[tuple[int, int]]]]:
     return out
 
 
-def map_text(system: System) -> str:
-    """The plugin's input file (tools/cachemodel/mapfile.h)."""
+def percpu_of(elf: Path) -> tuple[int, int] | None:
+    """(address, stride) of the hypervisor's per-CPU data, whose address each
+    CPU keeps in TPIDR_EL2: how the plugin tells which CPU runs (None: not
+    found; the plugin then falls back to QEMU's vCPU index)."""
+    nm = shutil.which(NM)
+    if nm is None:
+        return None
+    out = subprocess.run([nm, "-S", str(elf)], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[3] == PERCPU_SYMBOL:
+            return int(parts[0], 16), int(parts[1], 16) // ARCH_MAX_CPUS
+    return None
+
+
+def map_text(system: System, elf: Path | None = None) -> str:
+    """The plugin's input file (tools/cachemodel/mapfile.h); ``elf``: the
+    hypervisor image, for the per-CPU data address."""
     spec = spec_of(system)
     p = system.platform
     col = p.coloring
@@ -137,6 +158,9 @@ def map_text(system: System) -> str:
     if spec.row_shift is not None:
         lines.append(f"dram {spec.row_shift} " + " ".join(str(b) for b in col.bank_bits))
     lines.append(f"ram 0x{p.ram.base:x} 0x{p.ram.size:x}")
+    percpu = percpu_of(elf) if elf is not None else None
+    if percpu is not None:
+        lines.append(f"percpu 0x{percpu[0]:x} 0x{percpu[1]:x}")
     table = owners(system)
     for i, (name, kind, _) in enumerate(table, start=1):
         lines.append(f"owner {i} {kind} {name}")
@@ -152,13 +176,13 @@ def map_text(system: System) -> str:
     return "\n".join(lines) + "\n"
 
 
-def qemu_args(system: System, out: Path) -> tuple[list[str], Path]:
+def qemu_args(system: System, out: Path, elf: Path | None = None) -> tuple[list[str], Path]:
     """QEMU arguments loading the plugin for ``system`` (input written into
-    ``out``), and where its report will be."""
+    ``out``; ``elf``: the hypervisor image), and where its report will be."""
     plugin = plugin_path()
     out.mkdir(parents=True, exist_ok=True)
     mapfile = out / MAP_NAME
-    mapfile.write_text(map_text(system))
+    mapfile.write_text(map_text(system, elf))
     report = out / REPORT_NAME
     report.unlink(missing_ok=True)
     return ["-plugin", f"{plugin},map={mapfile},out={report}"], report
@@ -265,11 +289,24 @@ def rows(report: Report, period_us: int) -> list[list[str]]:
     return out
 
 
+CPU_COLUMNS = ("CPU", "VM", "ACCESSES", "LLC MISS", "L1D MISS", "DRAM ACC", "EVICTED (OWNER: LINES)")
+
+
+def cpu_rows(report: Report) -> list[list[str]]:
+    """Per CPU (one vCPU each): its accesses, and whose lines its fills evicted."""
+    return [[str(c["index"]), c["vm"] or "-", str(c["accesses"]), str(c["llc_misses"]), str(c["l1d_misses"]),
+             str(c["dram_accesses"]), ", ".join(f"{k}: {v}" for k, v in c["evicted"].items()) or "-"]
+            for c in report.cpus if c["accesses"]]
+
+
+def _grid(body: list[list[str]]) -> str:
+    widths = [max(len(r[i]) for r in body) for i in range(len(body[0]))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in body) + "\n"
+
+
 def table(report: Report, period_us: int) -> str:
-    body = [list(COLUMNS), *rows(report, period_us)]
-    widths = [max(len(r[i]) for r in body) for i in range(len(COLUMNS))]
-    text = "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in body)
-    return f"{text}\n(DRAM B/PERIOD: per {period_us} us of virtual time. {CAVEAT})\n"
+    text = _grid([list(COLUMNS), *rows(report, period_us)]) + "\n" + _grid([list(CPU_COLUMNS), *cpu_rows(report)])
+    return f"{text}(DRAM B/PERIOD: per {period_us} us of virtual time. {CAVEAT})\n"
 
 
 def period_of(system: System) -> int:

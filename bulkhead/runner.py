@@ -259,7 +259,7 @@ def run(
     result = build_mod.build(config_path, out, log=build_log)
     model_report = None
     if model:
-        plugin_args, model_report = cachemodel.qemu_args(result.system, result.out)
+        plugin_args, model_report = cachemodel.qemu_args(result.system, result.out, result.elf)
         extra_qemu_args = [*plugin_args, *extra_qemu_args]
         icount = 0 if icount is None else icount
     argv = qemu.command(

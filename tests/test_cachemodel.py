@@ -121,7 +121,11 @@ REPORT = {
         {"name": "v", "kind": "vm", "run": None, "phase": None, "phase_marks": 1, "phase_ns": 200_000,
          "phase_id": 1, "phase_open": False},
     ],
-    "cpus": [],
+    "cpu_source": "TPIDR_EL2",
+    "cpus": [{"index": 0, "vm": "v", "accesses": 9, "llc_misses": 4, "l1d_misses": 0, "dram_accesses": 5,
+              "markers": 2, "evicted": {"w": 3}},
+             {"index": 1, "vm": "", "accesses": 0, "llc_misses": 0, "l1d_misses": 0, "dram_accesses": 0,
+              "markers": 0, "evicted": {}}],
 }
 
 
@@ -153,6 +157,9 @@ def test_report_and_table(tmp_path: Path) -> None:
     assert row.split() == ["v", "phase", "5", "0", "4", "2", "0", "0", "7", "3200"]
     assert "never comparable with hardware" in text
     assert not any(line.startswith("other") for line in text.splitlines())
+    cpu_row = next(line for line in text.splitlines() if line.startswith("0 "))
+    assert cpu_row.split() == ["0", "v", "9", "4", "0", "5", "w:", "3"]
+    assert not any(line.startswith("1 ") for line in text.splitlines())
 
 
 def test_missing_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -169,3 +169,18 @@ def test_identical_runs(tmp_path: Path, lock: None) -> None:
     assert first == second
     doc = json.loads(first)
     assert doc["owners"][2]["name"] == "victim" and doc["owners"][2]["phase_marks"] == 1
+
+
+def test_per_cpu(tmp_path: Path, lock: None) -> None:
+    """Accesses are counted per CPU that ran them (the hypervisor's TPIDR_EL2),
+    not per vCPU that translated the code (QEMU's index under -icount): both
+    of the interferer's vCPUs load memory and mark their phase."""
+    report, _ = model_run(tmp_path, "shared", {})
+    assert report.raw["cpu_source"] == "TPIDR_EL2"
+    cpus = {c["index"]: c for c in report.cpus}
+    assert [cpus[i]["vm"] for i in range(3)] == ["victim", "interf", "interf"]
+    for i in (1, 2):
+        assert cpus[i]["accesses"] > 100_000 and cpus[i]["markers"] == 2, cpus[i]
+        assert cpus[i]["evicted"].get("victim", 0) > 0
+    assert cpus[0]["markers"] == 2
+    assert cpus[3]["accesses"] == 0

@@ -36,14 +36,18 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 enum { SCOPE_RUN, SCOPE_PHASE, NSCOPES };
 
 /*
- * Per vCPU index *as QEMU reports it*: under -icount (single-threaded TCG)
- * QEMU 10 bakes the index of the vCPU that translated a block into its
- * callbacks (accel/tcg/plugin-gen.c, gen_cpu_index), and a VM's vCPUs share
- * its blocks; so these are per translating vCPU, and ownership (per VM) goes
- * by physical page instead. Reported for diagnosis only.
+ * Which CPU runs. Under -icount (single-threaded TCG) QEMU 10 bakes the index
+ * of the vCPU that *translated* a block into its callbacks (accel/tcg/
+ * plugin-gen.c, gen_cpu_index) and a VM's vCPUs share its blocks, so the
+ * index QEMU passes is not the running CPU. With the hypervisor's per-CPU
+ * data address (map file `percpu`), a callback at the start of every block
+ * reads TPIDR_EL2, which the hypervisor sets to its CPU's struct (register
+ * reads see the running vCPU); without it, QEMU's index is used.
+ * Ownership (per VM) never depends on this: it goes by physical page.
  */
 struct cpu_stats {
-	uint64_t accesses, misses, l1_misses, markers;
+	uint64_t accesses, misses, l1_misses, dram_accesses, markers;
+	uint64_t evicted[CM_MAX_OWNERS]; /* lines of owner i this CPU's fills evicted */
 };
 
 static struct cm_config cfg;
@@ -60,7 +64,9 @@ static uint64_t io_accesses;
 static uint32_t phase_cpus[CM_MAX_OWNERS];
 static uint64_t phase_start[CM_MAX_OWNERS], phase_ns[CM_MAX_OWNERS];
 static uint64_t phase_marks[CM_MAX_OWNERS], phase_last_id[CM_MAX_OWNERS];
-static struct qemu_plugin_register *reg_x0, *reg_x1;
+static struct qemu_plugin_register *reg_x0, *reg_x1, *reg_tpidr;
+static GByteArray *regbuf;
+static unsigned int cur_cpu; /* the running CPU (TPIDR_EL2), see struct cpu_stats */
 
 static uint8_t owner_of(uint64_t pa)
 {
@@ -103,7 +109,7 @@ static void dram_access(uint64_t pa, uint8_t owner)
 }
 
 /* One access reaching the LLC (an L1D miss, or any access without L1D). */
-static bool llc_access(uint64_t pa, uint8_t owner, bool store)
+static void llc_access(uint64_t pa, uint8_t owner, bool store, struct cpu_stats *cs)
 {
 	struct cm_result r = cm_cache_access(&llc, pa, owner, store);
 	unsigned int s;
@@ -113,8 +119,11 @@ static bool llc_access(uint64_t pa, uint8_t owner, bool store)
 		cnt[s][owner].misses += !r.hit;
 	}
 	if (r.hit)
-		return true;
+		return;
+	cs->misses++;
+	cs->dram_accesses += 1 + r.writeback;
 	if (r.evicted) {
+		cs->evicted[r.victim_owner]++;
 		for (s = 0; s < nscopes(r.victim_owner); s++)
 			cnt[s][r.victim_owner].evicted_by[owner]++;
 		if (r.writeback) {
@@ -124,13 +133,16 @@ static bool llc_access(uint64_t pa, uint8_t owner, bool store)
 		}
 	}
 	dram_access(pa, owner);
-	return false;
 }
 
 static void access(unsigned int vcpu, uint64_t pa, bool store)
 {
 	uint8_t owner = owner_of(pa);
-	struct cpu_stats *cs = &cpus[vcpu < CM_MAX_CPUS ? vcpu : 0];
+	struct cpu_stats *cs;
+
+	if (reg_tpidr)
+		vcpu = cur_cpu;
+	cs = &cpus[vcpu < CM_MAX_CPUS ? vcpu : 0];
 	unsigned int s;
 
 	cs->accesses++;
@@ -149,8 +161,7 @@ static void access(unsigned int vcpu, uint64_t pa, bool store)
 			cm_cache_mark_dirty(&llc, r.victim_addr);
 		store = false;
 	}
-	if (!llc_access(pa, owner, store))
-		cs->misses++;
+	llc_access(pa, owner, store, cs);
 }
 
 static void mem_cb(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *ud)
@@ -169,14 +180,26 @@ static void mem_cb(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 
 static uint64_t read_x(struct qemu_plugin_register *reg)
 {
-	GByteArray *buf = g_byte_array_new();
 	uint64_t v = 0;
-	int n = reg ? qemu_plugin_read_register(reg, buf) : -1;
+	int n;
 
+	g_byte_array_set_size(regbuf, 0);
+	n = reg ? qemu_plugin_read_register(reg, regbuf) : -1;
 	if (n > 0)
-		memcpy(&v, buf->data, n < 8 ? (size_t)n : 8); /* little-endian target and host */
-	g_byte_array_free(buf, TRUE);
+		memcpy(&v, regbuf->data, n < 8 ? (size_t)n : 8); /* little-endian target and host */
 	return v;
+}
+
+/* At the start of every block: which CPU runs it (TPIDR_EL2; 0 before the
+ * hypervisor set it: CPU 0 boots alone). */
+static void tb_cb(unsigned int vcpu, void *ud)
+{
+	uint64_t v = read_x(reg_tpidr);
+
+	(void)vcpu;
+	(void)ud;
+	if (v >= cfg.percpu && (v - cfg.percpu) / cfg.percpu_stride < ncpus)
+		cur_cpu = (unsigned int)((v - cfg.percpu) / cfg.percpu_stride);
 }
 
 static void marker_cb(unsigned int vcpu, void *ud)
@@ -187,10 +210,11 @@ static void marker_cb(unsigned int vcpu, void *ud)
 	struct cpu_stats *cs;
 
 	(void)ud;
-	/* The vCPU index is the translating one (see struct cpu_stats), but a
-	 * VM's code is translated by its own vCPUs only: it names the right VM.
-	 * Each of the VM's vCPUs brackets its measured work; the VM is in its
-	 * phase while any of them is. */
+	/* Even QEMU's (translating) vCPU index names the right VM: a VM's code
+	 * is translated by its own vCPUs only. Each of the VM's vCPUs brackets
+	 * its measured work; the VM is in its phase while any of them is. */
+	if (reg_tpidr)
+		vcpu = cur_cpu;
 	if (vcpu >= CM_MAX_CPUS || !cfg.cpu_owner[vcpu])
 		return;
 	owner = (uint8_t)cfg.cpu_owner[vcpu];
@@ -211,6 +235,8 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	size_t i, n = qemu_plugin_tb_n_insns(tb);
 
 	(void)id;
+	if (reg_tpidr)
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_cb, QEMU_PLUGIN_CB_R_REGS, NULL);
 	for (i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		uint32_t word = 0;
@@ -232,7 +258,7 @@ static void vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
 	(void)id;
 	(void)vcpu;
 	if (reg_x0 && reg_x1)
-		return;
+		return; /* the same handles on every vCPU */
 	regs = qemu_plugin_get_registers();
 	for (i = 0; regs && i < regs->len; i++) {
 		qemu_plugin_reg_descriptor *d = &g_array_index(regs, qemu_plugin_reg_descriptor, i);
@@ -241,6 +267,8 @@ static void vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
 			reg_x0 = d->handle;
 		else if (!strcmp(d->name, "x1"))
 			reg_x1 = d->handle;
+		else if (!strcmp(d->name, "TPIDR_EL2") && cfg.percpu_stride)
+			reg_tpidr = d->handle;
 	}
 	if (regs)
 		g_array_free(regs, TRUE);
@@ -301,16 +329,19 @@ static void write_report(FILE *f)
 		        phase_marks[i], phase_ns[i], phase_last_id[i],
 		        phase_cpus[i] ? "true" : "false", i + 1 < cfg.nowners ? "," : "");
 	}
-	fprintf(f, " ],\n \"cpus\": [\n");
+	fprintf(f, " ],\n \"cpu_source\": \"%s\",\n \"cpus\": [\n",
+	        reg_tpidr ? "TPIDR_EL2" : "qemu-translating-vcpu");
 	for (i = 0; i < ncpus; i++) {
 		struct cpu_stats *c = &cpus[i];
 
 		fprintf(f,
 		        "  {\"index\": %u, \"vm\": \"%s\", \"accesses\": %" PRIu64
 		        ", \"llc_misses\": %" PRIu64 ", \"l1d_misses\": %" PRIu64
-		        ", \"markers\": %" PRIu64 "}%s\n",
+		        ", \"dram_accesses\": %" PRIu64 ", \"markers\": %" PRIu64 ", ",
 		        i, cfg.cpu_owner[i] ? cfg.owner_name[cfg.cpu_owner[i]] : "", c->accesses,
-		        c->misses, c->l1_misses, c->markers, i + 1 < ncpus ? "," : "");
+		        c->misses, c->l1_misses, c->dram_accesses, c->markers);
+		put_by(f, "evicted", c->evicted);
+		fprintf(f, "}%s\n", i + 1 < ncpus ? "," : "");
 	}
 	fprintf(f, " ]}\n");
 }
@@ -378,6 +409,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		fprintf(stderr, "cachemodel: bad dram description\n");
 		return -1;
 	}
+	regbuf = g_byte_array_new();
 	qemu_plugin_register_vcpu_init_cb(id, vcpu_init);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
 	qemu_plugin_register_atexit_cb(id, at_exit, NULL);

@@ -86,6 +86,11 @@ static int parse_line(struct cm_config *cfg, char *line, char *err, int errlen)
 		    id >= CM_MAX_OWNERS)
 			return fail(err, errlen, "cpu: want <index> <owner id>");
 		cfg->cpu_owner[x] = id;
+	} else if (!strcmp(kw, "percpu")) {
+		if (sscanf(line, "percpu %lli %lli", &x, &y) != 2 || !y)
+			return fail(err, errlen, "percpu: want <address> <stride>");
+		cfg->percpu = x;
+		cfg->percpu_stride = y;
 	} else if (!strcmp(kw, "range")) {
 		if (sscanf(line, "range %lli %lli %i%n", &x, &y, &id, &n) != 3 || id <= 0 ||
 		    id >= CM_MAX_OWNERS)

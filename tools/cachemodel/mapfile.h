@@ -10,6 +10,10 @@
  *   owner <id> hyp|vm|shmem|none <name>         (ids 1..CM_MAX_OWNERS-1)
  *   cpu <index> <owner id>                      (the VM a CPU runs)
  *   range <base> <size> <owner id>              (page aligned, inside ram)
+ *   percpu <address> <stride>                   (optional: the hypervisor's per-CPU
+ *                                                data, whose address each CPU keeps
+ *                                                in TPIDR_EL2: CPU = (TPIDR_EL2 -
+ *                                                address) / stride)
  */
 #ifndef CACHEMODEL_MAPFILE_H
 #define CACHEMODEL_MAPFILE_H
@@ -30,8 +34,9 @@ struct cm_config {
 	uint32_t nowners; /* highest owner id + 1 */
 	char owner_name[CM_MAX_OWNERS][64];
 	char owner_kind[CM_MAX_OWNERS][64];
-	int cpu_owner[CM_MAX_CPUS]; /* 0: no VM */
-	uint8_t *page_owner;        /* ram_size >> 12 entries */
+	int cpu_owner[CM_MAX_CPUS];     /* 0: no VM */
+	uint8_t *page_owner;            /* ram_size >> 12 entries */
+	uint64_t percpu, percpu_stride; /* stride 0: unknown */
 };
 
 /* Parses path into cfg; on error returns -1 with a message in err. */
