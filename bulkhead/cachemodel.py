@@ -331,3 +331,39 @@ def document(report: Report, system: System) -> dict[str, Any]:
         for o in report.owners
     }
     return doc
+
+
+# --- experiments (bulkhead experiment --model) ------------------------------
+
+# Columns the model adds to results.csv, for the VM under test (measured
+# phase if it marked one): (column, meaning).
+MODEL_COLUMNS: dict[str, str] = {
+    "model_llc_accesses": "LLC accesses",
+    "model_llc_misses": "LLC misses",
+    "model_evicted_by_vms": "its lines evicted by other VMs",
+    "model_evicted_by_hyp": "its lines evicted by the hypervisor",
+    "model_row_conflicts_by_vms": "DRAM row conflicts caused by other VMs",
+    "model_dram_bpp": "its DRAM bytes per period",
+    "model_interf_dram_bpp": "the other VMs' DRAM bytes per period",
+}
+
+
+def metrics(report: Report, vm: str, period_us: int) -> dict[str, float]:
+    """The MODEL_COLUMNS of VM ``vm`` (bytes per ``period_us`` of virtual time)."""
+    me = report.owner(vm)
+    c = me.measured
+    vms = {o.name for o in report.owners if o.kind == "vm" and o.name != vm}
+    out = {
+        "model_llc_accesses": float(c.llc_accesses),
+        "model_llc_misses": float(c.llc_misses),
+        "model_evicted_by_vms": float(sum(n for who, n in c.evicted_by.items() if who in vms)),
+        "model_evicted_by_hyp": float(c.evicted_by.get(HYPERVISOR, 0)),
+        "model_row_conflicts_by_vms": float(sum(n for who, n in c.row_conflicts_by.items() if who in vms)),
+    }
+    bpp = bytes_per_period(me, period_us)
+    if bpp is not None:
+        out["model_dram_bpp"] = bpp
+    others = [bytes_per_period(report.owner(name), period_us) for name in sorted(vms)]
+    if any(b is not None for b in others):
+        out["model_interf_dram_bpp"] = sum(b for b in others if b is not None)
+    return out

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bulkhead import cachemodel
 from bulkhead.experiment import OK, STATUSES, Environment, RunRecord
 from bulkhead.experiment_results import METRIC_COLUMNS, number
 from bulkhead.experiment_spec import ExperimentSpec, PlotSpec
@@ -287,6 +288,25 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(out) + "\n"
 
 
+def _model_section(an: Analysis, records: Sequence[RunRecord]) -> list[str]:
+    """``experiment --model``: the cache model's columns for the VM under test."""
+    columns = [k for k in cachemodel.MODEL_COLUMNS if any(k in r.metrics for r in records)]
+    if not columns:
+        return []
+    rows = []
+    for lab in an.labels:
+        for b in an.benchmarks:
+            ok = an.ok(lab, b)
+            if not ok:
+                continue
+            cells = [_stat([r.metrics[k] for r in ok if k in r.metrics]) for k in columns]
+            rows.append((lab, b, *(_fmt(c.mean) if c else "–" for c in cells)))
+    return ["## Cache model (QEMU plugin)\n",
+            f"{cachemodel.CAVEAT} Columns (`results.csv`), for `{an.spec.critical}` during its marked "
+            "phase: " + "; ".join(f"`{k}`: {cachemodel.MODEL_COLUMNS[k]}" for k in columns) + ".\n",
+            _table(("scenario", "benchmark", *columns), rows)]
+
+
 def render(spec: ExperimentSpec, out: Path, records: Sequence[RunRecord], env: Environment,
            repetitions: int) -> tuple[Path, list[Path]]:
     """Write ``plots/`` and ``report.md`` into ``out``; returns (report, plot files)."""
@@ -336,6 +356,8 @@ def render(spec: ExperimentSpec, out: Path, records: Sequence[RunRecord], env: E
                 statuses,
             ))
     md.append(_table(("scenario", "benchmark", "metric", "value", "slowdown", "interferer MB/s", "runs"), rows))
+
+    md += _model_section(an, records)
 
     md.append("## Charts\n")
     for plot, stem, _ in charts:
