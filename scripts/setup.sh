@@ -193,7 +193,7 @@ ensure_backports_src() {
 }
 
 ensure_plugin_header() {
-    local want have
+    local want
     want=$(qemu_upstream_version)
     [ -n "$want" ] || die "cannot read the installed QEMU's version"
     if [ -f "$PLUGIN_API/qemu-plugin.h" ] && [ "$(cat "$PLUGIN_API/VERSION" 2>/dev/null)" = "$want" ]; then
@@ -224,8 +224,7 @@ ensure_plugin_header() {
     hdr=$(ls "$dl"/x/*/include/qemu/qemu-plugin.h 2>/dev/null | head -n1)
     [ -n "$hdr" ] || die "$orig has no include/qemu/qemu-plugin.h"
     ver=$(cat "$(dirname "$hdr")/../../VERSION")
-    have=$ver
-    [ "$have" = "$want" ] || die "qemu source $have does not match the installed QEMU $want (upgrade qemu-system-arm from bookworm-backports)"
+    [ "$ver" = "$want" ] || die "qemu source $ver does not match the installed QEMU $want (upgrade qemu-system-arm from bookworm-backports)"
     mkdir -p "$PLUGIN_API"
     cp "$hdr" "$PLUGIN_API/qemu-plugin.h"
     echo "$ver" >"$PLUGIN_API/VERSION"

@@ -6,6 +6,7 @@ boot QEMU with the plugin are tests/qemu/test_model.py."""
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 import subprocess
@@ -166,3 +167,46 @@ def test_missing_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None
     monkeypatch.setenv("BULKHEAD_CACHEMODEL", str(tmp_path / "nope.so"))
     with pytest.raises(Exception, match="scripts/setup.sh cachemodel"):
         cachemodel.plugin_path()
+
+
+def test_experiment_model_columns(tmp_path: Path) -> None:
+    """experiment --model: the runs get model=True, their reports become the
+    model_* columns of results.csv (for the VM under test, read back by
+    --report-only) and a report section with the caveat."""
+    from bulkhead.experiment import records_from_csv, run_experiment
+    from bulkhead.experiment_spec import load
+    from bulkhead.runner import RunResult
+
+    spec_path = tmp_path / "spec.yaml"
+    spec_path.write_text(
+        "name: t\nsystem:\n  platform: qemu-virt\n  vms:\n"
+        "    - {name: v, cpus: [0], memory: [{ipa: 0x40000000, size: 16M}], guest: hello}\n"
+        "critical: v\nbenchmarks: [{name: lat, guest: latency}]\nscenarios: [{name: solo}]\n")
+    seen: list[object] = []
+
+    def fake(config: Path, **kw: object) -> RunResult:
+        seen.append(kw.get("model"))
+        doc = json.loads(json.dumps(REPORT))
+        for o in doc["owners"]:
+            o["run"] = counters()
+        doc["owners"][2]["phase"] = counters(llc_accesses=5, llc_misses=2, dram_bytes=6400,
+                                             evicted_by={"hypervisor": 2})
+        path = tmp_path / "report.json"
+        path.write_text(json.dumps(doc))
+        out = ("[v] result bench=latency cpu=0 accesses=5 ns=5 ns_per_access=1.000\n[v] latency: PASS (5)\n"
+               "[bulkhead] all VMs off: clean=1 stopped=0\n")
+        return RunResult(0, False, out, True, 1, "", (), path)
+
+    spec = load(spec_path)
+    result = run_experiment(spec, tmp_path / "out", run_fn=fake, model=True)
+    assert seen == [True] and not result.failed()
+    with open(result.csv, newline="") as f:
+        row = next(csv.DictReader(f))
+    assert (row["model_llc_accesses"], row["model_llc_misses"], row["model_evicted_by_hyp"]) == ("5", "2", "2")
+    assert row["model_evicted_by_vms"] == "0" and row["model_interf_dram_bpp"] == ""
+    assert row["model_dram_bpp"] == "32000"  # 6400 B in 200 us: per the default 1 ms period
+    assert result.report is not None
+    text = result.report.read_text()
+    assert "## Cache model (QEMU plugin)" in text and "never comparable with hardware" in text
+    records, _ = records_from_csv(spec, tmp_path / "out")
+    assert records[0].metrics["model_llc_misses"] == 2.0
