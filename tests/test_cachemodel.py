@@ -208,5 +208,6 @@ def test_experiment_model_columns(tmp_path: Path) -> None:
     assert result.report is not None
     text = result.report.read_text()
     assert "## Cache model (QEMU plugin)" in text and "never comparable with hardware" in text
+    assert "plots/model.png" in text and (tmp_path / "out" / "plots" / "model.svg").is_file()
     records, _ = records_from_csv(spec, tmp_path / "out")
     assert records[0].metrics["model_llc_misses"] == 2.0

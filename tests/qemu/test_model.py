@@ -184,3 +184,20 @@ def test_per_cpu(tmp_path: Path, lock: None) -> None:
         assert cpus[i]["evicted"].get("victim", 0) > 0
     assert cpus[0]["markers"] == 2
     assert cpus[3]["accesses"] == 0
+
+
+def test_cli_run_model_json(tmp_path: Path, lock: None, capsys: pytest.CaptureFixture[str]) -> None:
+    """`bulkhead run --model --json`: the report with derived figures and the
+    caveat on stdout, the console on stderr; --json alone is a usage error."""
+    from bulkhead import cli
+
+    assert cli.main(["run", str(BASE), "--json"]) == 1
+    assert "--json needs --model" in capsys.readouterr().err
+    assert cli.main(["run", str(BASE), "--model", "--json", "--out", str(OUT), "--timeout", "60"]) == 0
+    out, err = capsys.readouterr()
+    doc = json.loads(out)
+    assert "[victim] latency: PASS" in err and "cache model report:" in err
+    assert "never comparable with hardware" in doc["caveat"] and doc["period_us"] == 100
+    assert doc["derived"]["victim"]["scope"] == "phase"
+    assert doc["derived"]["victim"]["evicted_by_others"] > 0
+    assert doc["derived"]["interf"]["dram_bytes_per_period"] > 0
