@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import traceback
 from collections.abc import Sequence
@@ -94,6 +95,9 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--icount", metavar="N", type=_icount, help="deterministic timing: -icount shift=N")
     p.add_argument("--timeout", metavar="S", type=_positive_float, help="kill QEMU after S seconds (exit 124)")
     p.add_argument("--quiet", action="store_true", help="do not print the console output")
+    p.add_argument("--until", metavar="REGEX", type=_regex,
+                   help="end the run as soon as the console output matches REGEX (exit 0 unless "
+                        "the hypervisor panicked or a VM was stopped or failed before)")
     p.add_argument("--boot", choices=("image", "uboot"), default="image",
                    help="image: QEMU loads the single image (default); uboot: Debian's U-Boot as "
                         "firmware fetches the FIT over TFTP and boots it (docs/boot.md)")
@@ -163,6 +167,13 @@ def cmd_build(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _regex(text: str) -> re.Pattern[str]:
+    try:
+        return re.compile(text)
+    except re.error as exc:
+        raise argparse.ArgumentTypeError(f"not a regular expression: {exc}") from None
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     interactive = sys.stdin.isatty()
     port = qemu.GDB_PORT if args.gdb_port is None else args.gdb_port
@@ -186,7 +197,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     result = runner.run(
         args.config, timeout=args.timeout, icount=args.icount, out=args.out, gdb=gdb, gdb_port=port,
         interactive=interactive, stream=stream, poke=(bandwidth.STATS_POKE, 0.25) if view else None,
-        boot=args.boot, model=args.model,
+        boot=args.boot, until=args.until, model=args.model,
     )
     if view is not None:
         view.close()

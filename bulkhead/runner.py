@@ -66,8 +66,10 @@ class RunResult:
 
 
 def judge(returncode: int, timed_out: bool, output: str, nvms: int,
-          timeout: float | None = None) -> tuple[bool, str]:
-    """(clean, reason) for a finished QEMU run."""
+          timeout: float | None = None, until: re.Pattern[str] | None = None) -> tuple[bool, str]:
+    """(clean, reason) for a finished QEMU run. A run ended by ``until``
+    matching is clean unless the hypervisor panicked, a VM was stopped or
+    reported failure before."""
     lines = output.splitlines()
     all_off = None
     for line in lines:
@@ -89,6 +91,8 @@ def judge(returncode: int, timed_out: bool, output: str, nvms: int,
         m = EXIT_RE.match(line)
         if m:
             return False, f"VM '{m.group(1)}' reported failure (exit status {m.group(2)})"
+    if until is not None and until.search(output):
+        return True, ""
     if all_off is None:
         return False, f"QEMU exited with status {returncode} without the hypervisor's 'all VMs off' line"
     if all_off != (nvms, 0):
@@ -119,6 +123,7 @@ def supervise(
     stream: TextIO | None = None,
     interactive: bool = False,
     poke: tuple[bytes, float] | None = None,
+    until: re.Pattern[str] | None = None,
 ) -> tuple[int, bool, str]:
     """Run ``argv`` in its own process group; returns (status, timed_out, output).
 
@@ -126,7 +131,8 @@ def supervise(
     passed through (and a terminal's settings are restored afterwards);
     ``poke = (data, interval)``: stdin is a pipe that receives ``data`` at
     once and then every ``interval`` seconds (e.g. console commands);
-    otherwise stdin is /dev/null.
+    otherwise stdin is /dev/null. ``until``: the process is killed as soon
+    as the output matches (searched over the last 8 KiB as text arrives).
     """
     termios_state = _save_tty() if interactive else None
     stdin: int | None = None if interactive else subprocess.DEVNULL
@@ -141,7 +147,7 @@ def supervise(
         raise RunError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     chunks: list[str] = []
-    timed_out = False
+    timed_out = matched = False
     deadline = None if timeout is None else time.monotonic() + timeout
     next_poke = time.monotonic() if poke is not None else None  # first at once: the UART holds it
     try:
@@ -158,8 +164,8 @@ def supervise(
                     if time.monotonic() >= next_poke:
                         next_poke = _poke(proc, poke)
                     if next_poke is not None:
-                        until = max(next_poke - time.monotonic(), 0.0)
-                        wait = until if wait is None else min(wait, until)
+                        to_poke = max(next_poke - time.monotonic(), 0.0)
+                        wait = to_poke if wait is None else min(wait, to_poke)
                 if not sel.select(wait):
                     continue
                 data = os.read(fd, 65536)
@@ -170,7 +176,10 @@ def supervise(
                 if stream is not None:
                     stream.write(text)
                     stream.flush()
-        if not timed_out:
+                if until is not None and until_matched(until, "".join(chunks[-64:])):
+                    matched = True
+                    break
+        if not timed_out and not matched:
             wait = None if deadline is None else max(deadline - time.monotonic(), 0.0)
             try:
                 proc.wait(timeout=wait)
@@ -194,6 +203,11 @@ def supervise(
         stream.flush()
     output = "".join(chunks).replace("\r", "")
     return proc.returncode, timed_out, output
+
+
+def until_matched(until: re.Pattern[str], output: str) -> bool:
+    """Whether ``output`` (normalised or not) matches ``until`` in its last 8 KiB."""
+    return until.search(output[-8192:].replace("\r", "")) is not None
 
 
 def _poke(proc: subprocess.Popen[bytes], poke: tuple[bytes, float]) -> float | None:
@@ -244,6 +258,7 @@ def run(
     build_log: TextIO | None = None,
     poke: tuple[bytes, float] | None = None,
     boot: str = "image",
+    until: re.Pattern[str] | str | None = None,
     model: bool = False,
 ) -> RunResult:
     """Build ``config_path`` (incrementally) and boot it under QEMU.
@@ -253,6 +268,9 @@ def run(
     and dtc's output (default: stderr). Raises ConfigError / BuildError when
     the system cannot be built. Safe to call concurrently for different
     configs or out dirs; builds of one out dir are serialised by a lock.
+    ``until``: end the run (QEMU killed) as soon as the console output
+    matches this regular expression; such a run is clean unless something
+    went wrong before (see judge).
     ``model``: load the cache model plugin (docs/model.md; -icount 0 unless
     ``icount`` says otherwise); its report is ``RunResult.model_report``.
     """
@@ -270,8 +288,9 @@ def run(
         argv = qemu.uboot_command(argv, build_mod.uboot_tftp(result, build_log or sys.stderr))
     elif boot != "image":
         raise RunError(f"unknown boot mode '{boot}' (image, uboot)")
+    pattern = re.compile(until) if isinstance(until, str) else until
     returncode, timed_out, output = supervise(argv, timeout=timeout, stream=stream, interactive=interactive,
-                                              poke=poke)
+                                              poke=poke, until=pattern)
     nvms = len(result.system.vms)
-    clean, reason = judge(returncode, timed_out, output, nvms, timeout)
+    clean, reason = judge(returncode, timed_out, output, nvms, timeout, pattern)
     return RunResult(returncode, timed_out, output, clean, nvms, reason, tuple(argv), model_report)

@@ -5,7 +5,7 @@
  * This is the only file that knows every layer.
  */
 #include "arch/aarch64/cpu.h"
-#include "arch/aarch64/gicv3.h"
+#include "arch/aarch64/gic.h"
 #include "arch/aarch64/mmu.h"
 #include "arch/aarch64/psci_fw.h"
 #include "core/bootimg.h"
@@ -80,7 +80,11 @@ static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 		    "entered with the EL2 MMU/D-cache on (SCTLR_EL2 M/C %lx): image cleaned to "
 		    "the PoC, both turned off before set-up",
 		    entry_mc);
-	gic_init(p->gicd_base, p->gicr_base, p->gicr_stride);
+	gic_init(&(struct gic_frames){
+	    .gicd = p->gicd_base,
+	    .gicr = p->gicr_base,
+	    .gicr_stride = p->gicr_stride,
+	});
 	gic_cpu_init();
 	bootmem_check(dtb); /* before the payload moves: it may overwrite the DTB */
 	bootimg_install();  /* before the VMs: their images come from the payload */

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -95,6 +96,20 @@ def test_supervise_timeout_kills_the_process_group(tmp_path: Path) -> None:
             time.sleep(0.1)
         else:
             pytest.fail(f"process {pid} survived the timeout")
+
+
+def test_supervise_until_ends_the_run_at_the_match() -> None:
+    code = "import time; print('booting', flush=True); print('ready: 42', flush=True); time.sleep(60)"
+    start = time.monotonic()
+    rc, timed_out, output = supervise(py(code), timeout=30, until=re.compile(r"ready: \d+"))
+    assert not timed_out and time.monotonic() - start < 10
+    assert output == "booting\nready: 42\n"
+    clean, reason = judge(rc, timed_out, output, 1, 30, re.compile(r"ready: \d+"))
+    assert (clean, reason) == (True, "")
+    # without the match the same output is not a clean run
+    assert judge(rc, timed_out, output, 1, 30)[0] is False
+    # a panic before the match still fails the run
+    assert judge(rc, False, "[bulkhead] PANIC: boom\nready: 1\n", 1, 30, re.compile("ready"))[0] is False
 
 
 def test_supervise_missing_binary() -> None:

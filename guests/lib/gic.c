@@ -21,6 +21,7 @@
 #define GICR_IGROUPR0      0x0080
 #define GICR_ISENABLER0    0x0100
 #define GICR_ICENABLER0    0x0180
+#define GICR_ISPENDR0      0x0200
 #define GICR_ICPENDR0      0x0280
 #define GICR_IPRIORITYR(n) (0x0400 + 4 * (n))
 #define GICR_ICFGR0        0x0C00
@@ -160,15 +161,27 @@ void gic_irq_disable(u32 intid)
 	}
 }
 
-bool gic_irq_is_enabled(u32 intid)
+/* Bit intid of a set-bit register bank: GICR (SGI frame) for SGIs/PPIs,
+ * GICD for SPIs; reg0 is the bank's first register (GICD == GICR offsets). */
+static bool gic_bank_bit(u32 intid, u32 reg0)
 {
 	u32 v;
 
 	if (intid < 32)
-		v = mmio_read32(gicr_sgi() + GICR_ISENABLER0);
+		v = mmio_read32(gicr_sgi() + reg0);
 	else
-		v = gic_dist_read(GICD_ISENABLER(intid / 32));
+		v = gic_dist_read(reg0 + 4 * (intid / 32));
 	return v & BIT(intid % 32);
+}
+
+bool gic_irq_is_enabled(u32 intid)
+{
+	return gic_bank_bit(intid, GICR_ISENABLER0);
+}
+
+bool gic_irq_is_pending(u32 intid)
+{
+	return gic_bank_bit(intid, GICR_ISPENDR0);
 }
 
 void gic_clear_pending(u32 intid)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "core/irq.h"
 
-#include "arch/aarch64/gicv3.h"
+#include "arch/aarch64/gic.h"
 #include "core/console.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
@@ -10,6 +10,7 @@
 static struct vm *irq_owner[GIC_MAX_INTID];
 static u32 irq_console = GIC_SPURIOUS;
 static void (*irq_hyp[GIC_PRIV_MAX])(u32 intid);
+static u32 irq_maint = GIC_SPURIOUS; /* the GIC maintenance PPI */
 
 void irq_register_hyp(u32 intid, void (*fn)(u32 intid))
 {
@@ -19,6 +20,7 @@ void irq_register_hyp(u32 intid, void (*fn)(u32 intid))
 
 void irq_init(void)
 {
+	irq_maint = cfg_system.platform->gic_maint_irq;
 	for (u32 i = 0; i < vm_count; i++) {
 		const struct cfg_vm *c = vms[i].cfg;
 		for (u32 k = 0; k < c->nirq; k++)
@@ -30,7 +32,7 @@ void irq_init(void)
 void irq_cpu_init(void)
 {
 	gic_enable(IRQ_SGI_KICK);
-	gic_enable(IRQ_PPI_MAINT);
+	gic_enable(irq_maint);
 	if (vcpu_current()) {
 		gic_enable(IRQ_PPI_VTIMER);
 		gic_enable(IRQ_PPI_PTIMER);
@@ -73,13 +75,13 @@ static void irq_dispatch(u32 intid)
 		}
 		return;
 	}
-	if (intid == IRQ_PPI_MAINT)
+	if (intid == irq_maint)
 		vgic_maintenance(v);
 	gic_eoi(intid);
 	gic_deactivate(intid);
 	if (intid == irq_console)
 		console_rx();
-	else if (intid == IRQ_SGI_KICK || intid == IRQ_PPI_MAINT)
+	else if (intid == IRQ_SGI_KICK || intid == irq_maint)
 		; /* the exit path does the work */
 	else if (intid == IRQ_PPI_VTIMER || intid == IRQ_PPI_PTIMER)
 		gic_disable(intid); /* no vCPU here */

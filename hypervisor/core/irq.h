@@ -5,8 +5,9 @@
 
 #include "lib/types.h"
 
-#define IRQ_SGI_KICK     0  /* "leave the guest and look at your state" */
-#define IRQ_PPI_MAINT    25 /* GIC maintenance (list-register underflow/EOI) */
+#define IRQ_SGI_KICK 0 /* "leave the guest and look at your state" */
+/* The GIC maintenance PPI (list-register underflow/EOI) is the platform's
+ * (cfg_platform.gic_maint_irq). */
 #define IRQ_PPI_HYPTIMER 26 /* EL2 physical timer */
 #define IRQ_PPI_VTIMER   27 /* virtual timer: always the running guest's */
 #define IRQ_PPI_PTIMER   30 /* EL1 physical timer: also the running guest's */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * What traps here: the SGI-generation registers (ICC_SGI1R_EL1 and
- * friends: HCR_EL2.IMO), every PMU register (MDCR_EL2.TPM: the PMU belongs
+ * What traps here: the GIC's SGI-generation registers on GICv3
+ * (ICC_SGI1R_EL1 and friends: HCR_EL2.IMO; the VM's vGIC front end
+ * emulates them), every PMU register (MDCR_EL2.TPM: the PMU belongs
  * to the hypervisor; guests see a PMU with no counters) and
  * implementation-defined registers (HCR_EL2.TIDCP). Only the first two are
  * emulated, plus data-cache maintenance by set/way (HCR_EL2.TSW,
@@ -13,7 +14,7 @@
 #include "arch/aarch64/pmu.h"
 #include "core/setway.h"
 #include "core/vcpu.h"
-#include "core/vgic_sgi.h"
+#include "core/vgic.h"
 
 /* ISS encoding of a trapped MSR/MRS */
 #define ISS_OP0(iss)  (((iss) >> 20) & 3)
@@ -24,13 +25,7 @@
 #define ISS_CRM(iss)  (((iss) >> 1) & 0xf)
 #define ISS_READ(iss) ((iss)&1)
 
-#define SYSREG(op0, op1, crn, crm, op2) \
-	(((u64)(op0) << 16) | ((u64)(op1) << 12) | ((u64)(crn) << 8) | ((u64)(crm) << 4) | (op2))
-
-#define SR_ICC_SGI1R  SYSREG(3, 0, 12, 11, 5)
-#define SR_ICC_ASGI1R SYSREG(3, 0, 12, 11, 6)
-#define SR_ICC_SGI0R  SYSREG(3, 0, 12, 11, 7)
-#define SR_PMCR       SYSREG(3, 3, 9, 12, 0)
+#define SR_PMCR SYSREG(3, 3, 9, 12, 0)
 
 static bool sysreg_is_pmu(u64 op0, u64 op1, u64 crn, u64 crm)
 {
@@ -58,13 +53,8 @@ bool sysreg_trap(struct vcpu *v, u64 iss)
 
 	if (op0 == 1) /* system instructions: only set/way maintenance traps */
 		return setway_trap(v, op1, crn, crm, op2, val);
-	if (reg == SR_ICC_SGI1R || reg == SR_ICC_SGI0R || reg == SR_ICC_ASGI1R) {
-		if (read)
-			return false;
-		if (reg != SR_ICC_ASGI1R)
-			vgic_sgi_write(v, val);
-		return true;
-	}
+	if (op0 == 3 && op1 == 0 && crn == 12) /* ICC_*: the GIC CPU interface */
+		return vgic_sysreg(v, reg, read, val);
 	if (sysreg_is_pmu(op0, op1, crn, crm)) {
 		if (read && rt != 31)
 			f->x[rt] = reg == SR_PMCR ? pmu_guest_pmcr() : 0;

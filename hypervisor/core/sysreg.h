@@ -5,6 +5,10 @@
 
 #include "lib/types.h"
 
+/* A system register's encoding, as the handlers compare it. */
+#define SYSREG(op0, op1, crn, crm, op2) \
+	(((u64)(op0) << 16) | ((u64)(op1) << 12) | ((u64)(crn) << 8) | ((u64)(crm) << 4) | (op2))
+
 struct vcpu;
 
 /* Emulates the access described by the ESR's ISS. Returns false for a

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Virtual interrupt state and the list-register engine. */
+/* Virtual interrupt state and the list-register engine, for every GIC
+ * version: list registers are struct gic_lr records the arch driver encodes. */
 #include "core/vgic.h"
 
-#include "arch/aarch64/gicv3.h"
-#include "arch/aarch64/sysregs.h"
+#include "arch/aarch64/gic.h"
 #include "core/irq.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
+#include "lib/log.h"
 #include "lib/string.h"
 
 struct virq *vgic_virq(struct vm *vm, struct vcpu *v, u32 intid)
@@ -32,10 +33,22 @@ void vgic_set_pending_locked(struct vm *vm, struct vcpu *v, u32 intid)
 	if (!q || !(q->flags & VIRQ_OWNED))
 		return;
 	q->flags |= VIRQ_PENDING;
+	if (intid < GIC_SGI_MAX && !v->vgic.sgi_src[intid])
+		v->vgic.sgi_src[intid] = 1; /* from vCPU 0 unless said otherwise */
 	if (intid < 32)
 		v->vgic.pend_priv |= 1u << intid;
 	else
 		vm->vgic.pend_spi[(intid - 32) / 32] |= 1u << (intid % 32);
+}
+
+void vgic_set_sgi_pending_locked(struct vm *vm, struct vcpu *v, u32 intid, u32 source)
+{
+	if (intid >= GIC_SGI_MAX || !v)
+		return;
+	if (!vm->vgic.sgi_sources)
+		source = 0;
+	v->vgic.sgi_src[intid] |= (u8)(1u << (source & 7));
+	vgic_set_pending_locked(vm, v, intid);
 }
 
 void vgic_clear_pending_locked(struct vm *vm, struct vcpu *v, u32 intid)
@@ -45,10 +58,65 @@ void vgic_clear_pending_locked(struct vm *vm, struct vcpu *v, u32 intid)
 	if (!q)
 		return;
 	q->flags &= (u8)~VIRQ_PENDING;
+	if (intid < GIC_SGI_MAX)
+		v->vgic.sgi_src[intid] = 0;
 	if (intid < 32)
 		v->vgic.pend_priv &= ~(1u << intid);
 	else
 		vm->vgic.pend_spi[(intid - 32) / 32] &= ~(1u << (intid % 32));
+}
+
+void vgic_vm_setup(struct vm *vm)
+{
+	u32 version = gic_version();
+
+	if (version != vgic_v3_ops.version)
+		panic("vm %s: no virtual GIC front end for GICv%u", vm->cfg->name, version);
+	vm->vgic.ops = &vgic_v3_ops;
+	vm->vgic.ops->vm_init(vm);
+}
+
+bool vgic_sysreg(struct vcpu *v, u64 reg, bool read, u64 val)
+{
+	const struct vgic_ops *ops = v->vm->vgic.ops;
+
+	return ops->sysreg && ops->sysreg(v, reg, read, val);
+}
+
+bool vgic_hw_level(const struct virq *q)
+{
+	return (q->flags & (VIRQ_HW | VIRQ_EDGE)) == VIRQ_HW;
+}
+
+/* Drops a HW level interrupt the guest has not taken (latched, or pending
+ * only in a list register of v, the calling CPU's vCPU) and deactivates the
+ * physical interrupt the hypervisor acknowledged on the way in. */
+static void vgic_hw_drop_locked(struct vm *vm, struct vcpu *v, u32 intid, struct virq *q)
+{
+	if (q->flags & VIRQ_IN_LR) {
+		struct gic_lr *lr = &v->vgic.lr[q->lr];
+
+		gic_lr_read(q->lr, lr);
+		if (lr->state != GIC_LR_PENDING)
+			return; /* the guest has taken it: its deactivation ends it */
+		memset(lr, 0, sizeof(*lr));
+		gic_lr_write(q->lr, lr);
+		v->vgic.lr_used &= ~(1u << q->lr);
+		q->flags &= (u8)~VIRQ_IN_LR;
+	} else if (!(q->flags & VIRQ_PENDING)) {
+		return; /* nothing acknowledged */
+	}
+	vgic_clear_pending_locked(vm, v, intid);
+	gic_deactivate(intid);
+}
+
+bool vgic_hw_line_locked(struct vm *vm, struct vcpu *v, u32 intid, struct virq *q)
+{
+	bool line = gic_is_pending(intid);
+
+	if (!line && v && v == vcpu_current())
+		vgic_hw_drop_locked(vm, v, intid, q);
+	return line;
 }
 
 void vgic_vm_init(struct vm *vm)
@@ -87,6 +155,7 @@ void vgic_vcpu_init(struct vcpu *v)
 
 	spin_lock(&v->vm->vgic.lock);
 	memset(g->priv, 0, sizeof(g->priv));
+	memset(g->sgi_src, 0, sizeof(g->sgi_src));
 	g->pend_priv = 0;
 	for (u32 i = 0; i < 16; i++)
 		g->priv[i].flags = VIRQ_OWNED | VIRQ_EDGE | VIRQ_ENABLED;
@@ -97,13 +166,9 @@ void vgic_vcpu_init(struct vcpu *v)
 	if (g->nlr > VGIC_MAX_LRS)
 		g->nlr = VGIC_MAX_LRS;
 	g->lr_used = 0;
-	for (u32 n = 0; n < g->nlr; n++) {
-		g->lr_val[n] = 0;
-		gic_lr_write(n, 0);
-	}
+	memset(g->lr, 0, sizeof(g->lr));
 	g->waker_sleep = true;
-	sysreg_write(S3_4_C12_C11_7, 0); /* ICH_VMCR_EL2 */
-	gic_hcr_write(ICH_HCR_EN);
+	gic_vif_reset();
 }
 
 /* Reads back the list registers after the guest ran: interrupts the guest
@@ -117,20 +182,22 @@ void vgic_sync(struct vcpu *v)
 		return;
 	spin_lock(&vm->vgic.lock);
 	for (u32 n = 0; n < g->nlr; n++) {
-		u64 lr;
+		struct gic_lr *lr = &g->lr[n];
 		u32 intid;
 		struct virq *q;
 
 		if (!(g->lr_used & (1u << n)))
 			continue;
-		lr = gic_lr_read(n);
-		g->lr_val[n] = lr;
-		intid = (u32)(lr & ICH_LR_VINTID_MASK);
+		gic_lr_read(n, lr);
+		intid = lr->vintid;
 		q = vgic_virq(vm, v, intid);
 		if (!q)
 			continue;
-		if (lr & ICH_LR_STATE_MASK) {
-			if (lr & ICH_LR_ACTIVE)
+		if (lr->state == GIC_LR_PENDING && vgic_hw_level(q) &&
+		    !vgic_hw_line_locked(vm, v, intid, q))
+			continue; /* the line dropped before the guest took it */
+		if (lr->state) {
+			if (lr->state & GIC_LR_ACTIVE)
 				q->flags |= VIRQ_ACTIVE;
 			else
 				q->flags &= (u8)~VIRQ_ACTIVE;
@@ -138,8 +205,8 @@ void vgic_sync(struct vcpu *v)
 		}
 		q->flags &= (u8) ~(VIRQ_IN_LR | VIRQ_ACTIVE);
 		g->lr_used &= ~(1u << n);
-		g->lr_val[n] = 0;
-		gic_lr_write(n, 0);
+		memset(lr, 0, sizeof(*lr));
+		gic_lr_write(n, lr);
 		if (!(q->flags & (VIRQ_EDGE | VIRQ_HW)) && (q->flags & VIRQ_LEVEL))
 			vgic_set_pending_locked(vm, v, intid);
 	}
@@ -189,15 +256,30 @@ static u32 vgic_best(struct vm *vm, struct vcpu *v, bool *found)
 	return best;
 }
 
-static u64 vgic_lr_value(u32 intid, const struct virq *q)
+static struct gic_lr vgic_lr_value(u32 intid, const struct virq *q, u32 source)
 {
-	u64 lr = intid | ((u64)q->prio << ICH_LR_PRIO_SHIFT) | ICH_LR_GROUP1 | ICH_LR_PENDING;
+	struct gic_lr lr = {
+		.vintid = intid,
+		.prio = q->prio,
+		.state = GIC_LR_PENDING,
+		.source = (u8)source,
+	};
 
-	if (q->flags & VIRQ_HW)
-		lr |= ICH_LR_HW | ((u64)intid << ICH_LR_PINTID_SHIFT);
-	else if (!(q->flags & VIRQ_EDGE))
-		lr |= ICH_LR_EOI; /* level: tell us when the guest is done */
+	if (q->flags & VIRQ_HW) {
+		lr.hw = true;
+		lr.pintid = intid;
+	} else if (!(q->flags & VIRQ_EDGE)) {
+		lr.eoi_maint = true; /* level: tell us when the guest is done */
+	}
 	return lr;
+}
+
+/* Clears list register n (the cached copy and the hardware register). */
+static void vgic_lr_free(struct vgic_cpu *g, u32 n)
+{
+	memset(&g->lr[n], 0, sizeof(g->lr[n]));
+	gic_lr_write(n, &g->lr[n]);
+	g->lr_used &= ~(1u << n);
 }
 
 /* All list registers are in use: if one holds a merely pending interrupt
@@ -207,28 +289,29 @@ static bool vgic_evict(struct vm *vm, struct vcpu *v, u8 prio)
 {
 	struct vgic_cpu *g = &v->vgic;
 	u32 victim = g->nlr;
-	u64 worst = prio;
+	u32 worst = prio;
 
 	for (u32 n = 0; n < g->nlr; n++) {
-		u64 lr = g->lr_val[n];
-		u64 lr_prio = (lr >> ICH_LR_PRIO_SHIFT) & 0xff;
+		const struct gic_lr *lr = &g->lr[n];
 
-		if ((lr & ICH_LR_STATE_MASK) == ICH_LR_PENDING && lr_prio > worst) {
-			worst = lr_prio;
+		if (lr->state == GIC_LR_PENDING && lr->prio > worst) {
+			worst = lr->prio;
 			victim = n;
 		}
 	}
 	if (victim == g->nlr)
 		return false;
-	u32 intid = (u32)(g->lr_val[victim] & ICH_LR_VINTID_MASK);
+	u32 intid = g->lr[victim].vintid;
+	u32 source = g->lr[victim].source;
 	struct virq *q = vgic_virq(vm, v, intid);
 
-	gic_lr_write(victim, 0);
-	g->lr_val[victim] = 0;
-	g->lr_used &= ~(1u << victim);
+	vgic_lr_free(g, victim);
 	if (q) {
 		q->flags &= (u8)~VIRQ_IN_LR;
-		vgic_set_pending_locked(vm, v, intid);
+		if (intid < GIC_SGI_MAX)
+			vgic_set_sgi_pending_locked(vm, v, intid, source);
+		else
+			vgic_set_pending_locked(vm, v, intid);
 	}
 	return true;
 }
@@ -250,12 +333,14 @@ void vgic_flush(struct vcpu *v)
 
 		if (!(g->lr_used & (1u << n)))
 			continue;
-		intid = (u32)(g->lr_val[n] & ICH_LR_VINTID_MASK);
+		intid = g->lr[n].vintid;
 		q = vgic_virq(vm, v, intid);
+		/* (an SGI only when pending from the same source alone) */
 		if (q && (q->flags & VIRQ_PENDING) && !(q->flags & VIRQ_HW) &&
-		    (g->lr_val[n] & ICH_LR_STATE_MASK) == ICH_LR_ACTIVE) {
-			g->lr_val[n] |= ICH_LR_PENDING;
-			gic_lr_write(n, g->lr_val[n]);
+		    g->lr[n].state == GIC_LR_ACTIVE &&
+		    (intid >= GIC_SGI_MAX || v->vgic.sgi_src[intid] == 1u << g->lr[n].source)) {
+			g->lr[n].state |= GIC_LR_PENDING;
+			gic_lr_write(n, &g->lr[n]);
 			vgic_clear_pending_locked(vm, v, intid);
 		}
 	}
@@ -263,27 +348,33 @@ void vgic_flush(struct vcpu *v)
 		for (;;) {
 			bool found;
 			u32 intid = vgic_best(vm, v, &found);
-			u32 n;
+			u32 n, source = 0;
 			struct virq *q;
 
 			if (!found)
 				break;
 			q = vgic_virq(vm, v, intid);
+			if (vgic_hw_level(q) && !vgic_hw_line_locked(vm, v, intid, q))
+				continue; /* dropped: its line fell before delivery */
 			if (g->lr_used == (1u << g->nlr) - 1 && !vgic_evict(vm, v, q->prio)) {
 				overflow = true;
 				break;
 			}
 			n = (u32)__builtin_ctz(~g->lr_used);
-			g->lr_val[n] = vgic_lr_value(intid, q);
-			gic_lr_write(n, g->lr_val[n]);
+			if (intid < GIC_SGI_MAX && g->sgi_src[intid])
+				source = (u32)__builtin_ctz(g->sgi_src[intid]);
+			g->lr[n] = vgic_lr_value(intid, q, source);
+			gic_lr_write(n, &g->lr[n]);
 			g->lr_used |= 1u << n;
 			q->flags |= VIRQ_IN_LR;
 			q->lr = (u8)n;
+			if (intid < GIC_SGI_MAX && (g->sgi_src[intid] &= (u8) ~(1u << source)))
+				continue; /* still pending from other sources (after this one) */
 			vgic_clear_pending_locked(vm, v, intid);
 		}
 	}
 	spin_unlock(&vm->vgic.lock);
-	gic_hcr_write(ICH_HCR_EN | (overflow ? ICH_HCR_UIE : 0));
+	gic_vif_ctl(overflow);
 }
 
 void vgic_maintenance(struct vcpu *v)
@@ -291,7 +382,7 @@ void vgic_maintenance(struct vcpu *v)
 	/* The underflow condition is a level: drop UIE so it deasserts; the
 	 * exit path refills the list registers and sets UIE again if needed.
 	 * (EOI maintenance deasserts when vgic_sync() clears the LR.) */
-	gic_hcr_write(ICH_HCR_EN);
+	gic_vif_ctl(false);
 	if (v)
 		v->vgic.maint_irqs++;
 }

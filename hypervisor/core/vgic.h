@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Virtual GICv3: per-interrupt state of a VM and the list-register engine
- * that presents pending interrupts to a vCPU. The distributor and
- * redistributor register emulation live in vgic_dist.c and vgic_redist.c,
- * SGI generation (trapped ICC_SGI1R_EL1) in vgic_sgi.c.
+ * The virtual GIC, common to every GIC version: per-interrupt state of a
+ * VM, the list-register engine that presents pending interrupts to a vCPU
+ * (through the version-neutral struct gic_lr of arch/aarch64/gic.h),
+ * injection, and SGI routing inside a VM (vgic_sgi.c). The register banks
+ * GICD and the GICv3 SGI frame share are in vgic_regs.c. What differs per
+ * version is a front end (struct vgic_ops): vgic_v3*.c emulates the GICv3
+ * distributor and redistributors and traps ICC_SGI1R_EL1. The VM gets the
+ * front end of the physical GIC's version.
  *
  * Locking: one lock per VM (vgic_dist.lock) covers all of the VM's
  * interrupt state. List registers are only touched by the physical CPU the
@@ -12,6 +16,7 @@
 #ifndef CORE_VGIC_H
 #define CORE_VGIC_H
 
+#include "arch/aarch64/gic.h"
 #include "lib/spinlock.h"
 #include "lib/types.h"
 
@@ -37,25 +42,41 @@ struct virq {
 
 struct vgic_cpu {
 	struct virq priv[32];
-	u32 pend_priv;            /* bitmap of VIRQ_PENDING among priv */
-	u64 lr_val[VGIC_MAX_LRS]; /* last value read from or written to each LR */
-	u32 lr_used;              /* bitmap of LRs holding an interrupt */
+	u32 pend_priv;                  /* bitmap of VIRQ_PENDING among priv */
+	u8 sgi_src[16];                 /* pending SGIs: bitmap of source vCPUs */
+	struct gic_lr lr[VGIC_MAX_LRS]; /* last value read from or written to each LR */
+	u32 lr_used;                    /* bitmap of LRs holding an interrupt */
 	u32 nlr;
 	bool waker_sleep;
 	u64 maint_irqs; /* statistics */
 };
 
+struct vm;
+struct vcpu;
+
+/* A GIC version's front end: the VM's register interface. */
+struct vgic_ops {
+	u32 version;
+	/* Registers the VM's distributor (and what else the version has). */
+	void (*vm_init)(struct vm *vm);
+	/* A trapped MSR/MRS of a GIC system register (encoding as
+	 * core/sysreg.h SYSREG()); false: not handled (undefined). */
+	bool (*sysreg)(struct vcpu *v, u64 reg, bool read, u64 val);
+};
+
 struct vgic_dist {
 	spinlock_t lock;
+	const struct vgic_ops *ops;
+	bool sgi_sources; /* SGIs keep their source vCPU (GICv2); else one source */
 	u32 ctlr;
 	u32 nr_intids;
 	struct virq spi[VGIC_NR_SPIS];
 	u32 pend_spi[VGIC_NR_SPIS / 32]; /* bitmap of VIRQ_PENDING among spi */
 };
 
-struct vm;
-struct vcpu;
-
+/* Boot CPU: picks the VM's front end and registers its interface. */
+void vgic_vm_setup(struct vm *vm);
+/* Resets the VM's interrupt state (boot and VM reset). */
 void vgic_vm_init(struct vm *vm);
 void vgic_vcpu_init(struct vcpu *v);
 
@@ -74,12 +95,27 @@ void vgic_maintenance(struct vcpu *v);
 void vgic_inject(struct vm *vm, struct vcpu *target, u32 intid);
 /* Sets the line level of an emulated level-sensitive interrupt. */
 void vgic_set_level(struct vm *vm, u32 intid, bool level);
+/* SGI intid from vCPU from to the vCPUs of the same VM whose index bits
+ * are set in targets (vgic_sgi.c). */
+void vgic_sgi_send(struct vcpu *from, u32 intid, u32 targets);
+/* A trapped GIC system register access: the front end's (core/sysreg.c). */
+bool vgic_sysreg(struct vcpu *v, u64 reg, bool read, u64 val);
+
+extern const struct vgic_ops vgic_v3_ops;
 
 /* Internal to the vGIC files */
 struct virq *vgic_virq(struct vm *vm, struct vcpu *v, u32 intid);
 void vgic_set_pending_locked(struct vm *vm, struct vcpu *v, u32 intid);
+void vgic_set_sgi_pending_locked(struct vm *vm, struct vcpu *v, u32 intid, u32 source);
 void vgic_clear_pending_locked(struct vm *vm, struct vcpu *v, u32 intid);
 struct vcpu *vgic_target(struct vm *vm, struct vcpu *v, u32 intid);
 void vgic_hw_enable(struct vm *vm, u32 intid, bool enable);
+/* Level-sensitive and backed by hardware (HW bit, not configured edge). */
+bool vgic_hw_level(const struct virq *q);
+/* A HW level interrupt is pending exactly while its physical line is
+ * (GICD/GICR_ISPENDR); returns that. When the line has dropped and v is the
+ * calling CPU's vCPU, an acknowledged but untaken interrupt is dropped and
+ * the physical one deactivated. Lock held. */
+bool vgic_hw_line_locked(struct vm *vm, struct vcpu *v, u32 intid, struct virq *q);
 
 #endif

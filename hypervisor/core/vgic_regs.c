@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "core/vgic_regs.h"
 
-#include "arch/aarch64/gicv3.h"
-#include "arch/aarch64/sysregs.h"
+#include "arch/aarch64/gic.h"
 #include "core/vcpu.h"
 #include "core/vgic.h"
 #include "core/vm.h"
@@ -20,10 +19,12 @@ static bool vgic_bank_bit(struct vm *vm, struct vcpu *v, enum vgic_bank bank, u3
 	case BANK_ENABLE:
 		return q->flags & VIRQ_ENABLED;
 	case BANK_PENDING:
+		t = vgic_target(vm, v, intid);
+		if (vgic_hw_level(q) && (intid >= 32 || t == vcpu_current()))
+			return vgic_hw_line_locked(vm, t, intid, q);
 		if (q->flags & VIRQ_PENDING)
 			return true;
-		t = vgic_target(vm, v, intid);
-		return (q->flags & VIRQ_IN_LR) && t && (t->vgic.lr_val[q->lr] & ICH_LR_PENDING);
+		return (q->flags & VIRQ_IN_LR) && t && (t->vgic.lr[q->lr].state & GIC_LR_PENDING);
 	case BANK_ACTIVE:
 		return q->flags & VIRQ_ACTIVE;
 	}
@@ -166,11 +167,11 @@ bool vgic_regs_access(struct vm *vm, struct vcpu *v, struct mmio_access *a, u32 
 	return ok;
 }
 
-u32 vgic_regs_id(u64 off)
+u32 vgic_regs_id(u64 off, u32 version)
 {
 	switch (off) {
 	case GICD_PIDR2:
-		return GIC_PIDR2_ARCH_V3;
+		return (version << 4) | 0x0b; /* ArchRev, JEDEC, JEP106 ID (Arm) bits 6:4 */
 	case 0xfff0:
 		return 0x0d;
 	case 0xfff4:

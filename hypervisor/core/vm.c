@@ -7,8 +7,7 @@
 #include "core/bootimg.h"
 #include "core/mem.h"
 #include "core/vcpu.h"
-#include "core/vgic_dist.h"
-#include "core/vgic_redist.h"
+#include "core/vgic.h"
 #include "lib/log.h"
 
 struct vm vms[CFG_MAX_CPUS];
@@ -65,8 +64,7 @@ void vm_init_all(void)
 		t0 = arch_counter();
 		mem_vm_init(vm);
 		t1 = arch_counter();
-		vgic_dist_init(vm, p->gicd_base);
-		vgic_redist_init(vm, p->gicr_base, p->gicr_stride);
+		vgic_vm_setup(vm);
 		vuart_init(vm);
 		t2 = arch_counter();
 		vm_load(vm);

@@ -85,3 +85,19 @@ def test_image_vm_boots_elf(tmp_path: Path) -> None:
     lines = proc.stdout.splitlines()
     assert "[elfvm] dtbcheck: x0 = 0x40ff0000" in lines, proc.stdout
     assert "[elfvm] dtbcheck: PASS" in lines, proc.stdout
+
+
+def test_level_interrupts_follow_their_line() -> None:
+    """Issue #17 item 1: the EL1 virtual and physical timers and the
+    passthrough PL031 read pending in the virtual GIC exactly while their
+    line is high; dropped at the source before the guest took them (IRQs
+    masked), they are neither pending nor delivered; asserted with IRQs
+    unmasked they are delivered once."""
+    proc = _run(REPO_ROOT / "tests" / "configs" / "level.yaml", "cli-level")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = [x.removeprefix("[level] ") for x in proc.stdout.splitlines() if x.startswith("[level] ")]
+    assert lines == [f"level: {src} {step} ok" for src, steps in
+                     (("vtimer", ("disabled", "masked", "delivered once")),
+                      ("ptimer", ("disabled", "masked", "delivered once")),
+                      ("rtc", ("disabled", "delivered once"))) for step in steps] + \
+        ["level: PASS (3 sources)"], proc.stdout

@@ -38,6 +38,8 @@ void gic_cpu_init(void);
 void gic_irq_enable(u32 intid);
 void gic_irq_disable(u32 intid);
 bool gic_irq_is_enabled(u32 intid);
+/* The GIC's pending state of intid (GICR_ISPENDR0 / GICD_ISPENDR). */
+bool gic_irq_is_pending(u32 intid);
 void gic_set_priority(u32 intid, u8 prio);
 void gic_set_edge(u32 intid, bool edge); /* false: level-sensitive */
 void gic_clear_pending(u32 intid);

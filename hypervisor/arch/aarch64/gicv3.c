@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "arch/aarch64/gicv3.h"
+/*
+ * GICv3 driver of arch/aarch64/gic.h: distributor, redistributors and the
+ * EL2 view of the CPU interface (ICC_* for the hypervisor's own
+ * interrupts, ICH_* for the virtual CPU interface).
+ */
+#include "arch/aarch64/gic.h"
 
 #include "arch/aarch64/cpu.h"
 #include "arch/aarch64/sysregs.h"
@@ -10,6 +15,7 @@
 #define GICD_IGROUPR     0x0080
 #define GICD_ISENABLER   0x0100
 #define GICD_ICENABLER   0x0180
+#define GICD_ISPENDR     0x0200
 #define GICD_ICPENDR     0x0280
 #define GICD_ICACTIVER   0x0380
 #define GICD_IPRIORITYR  0x0400
@@ -26,6 +32,24 @@
 #define GICR_TYPER_LAST   BIT(4)
 #define GICR_WAKER_SLEEP  (1u << 1)
 #define GICR_WAKER_ASLEEP (1u << 2)
+
+/* ICC_SRE_EL2 */
+#define ICC_SRE_SRE    BIT(0)
+#define ICC_SRE_ENABLE BIT(3)
+
+/* ICH_HCR_EL2 */
+#define ICH_HCR_EN  BIT(0)
+#define ICH_HCR_UIE BIT(1)
+
+/* ICH_LR<n>_EL2 */
+#define ICH_LR_VINTID_MASK  0xffffffffull
+#define ICH_LR_PINTID_SHIFT 32
+#define ICH_LR_PINTID_MASK  0x1fffull
+#define ICH_LR_EOI          BIT(41)
+#define ICH_LR_PRIO_SHIFT   48
+#define ICH_LR_GROUP1       BIT(60)
+#define ICH_LR_HW           BIT(61)
+#define ICH_LR_STATE_SHIFT  62
 
 static u64 gicd_base, gicr_base, gicr_stride;
 static u32 gic_intids;
@@ -52,11 +76,11 @@ static void gicd_wait_rwp(void)
 		;
 }
 
-void gic_init(u64 gicd, u64 gicr, u64 stride)
+void gic_init(const struct gic_frames *f)
 {
-	gicd_base = gicd;
-	gicr_base = gicr;
-	gicr_stride = stride;
+	gicd_base = f->gicd;
+	gicr_base = f->gicr;
+	gicr_stride = f->gicr_stride;
 	gic_intids = 32 * ((gicd_read(GICD_TYPER) & 0x1f) + 1);
 	if (gic_intids > GIC_MAX_INTID)
 		gic_intids = GIC_MAX_INTID;
@@ -74,6 +98,11 @@ void gic_init(u64 gicd, u64 gicr, u64 stride)
 	gicd_wait_rwp();
 	gicd_write(GICD_CTLR, GICD_CTLR_ARE_NS | GICD_CTLR_GRP1NS);
 	gicd_wait_rwp();
+}
+
+u32 gic_version(void)
+{
+	return 3;
 }
 
 u32 gic_nr_intids(void)
@@ -127,10 +156,7 @@ void gic_cpu_init(void)
 	sysreg_write(S3_0_C12_C12_4, BIT(1)); /* ICC_CTLR_EL1.EOImode */
 	sysreg_write(S3_0_C12_C12_7, 1);      /* ICC_IGRPEN1_EL1 */
 	isb();
-	for (u32 n = 0; n < gic_lr_count(); n++)
-		gic_lr_write(n, 0);
-	sysreg_write(S3_4_C12_C11_7, 0); /* ICH_VMCR_EL2 */
-	gic_hcr_write(ICH_HCR_EN);
+	gic_vif_reset();
 }
 
 u32 gic_ack(void)
@@ -168,6 +194,11 @@ void gic_disable(u32 intid)
 	*gic_reg32(gic_bank(intid), GICD_ICENABLER + (intid / 32) * 4) = 1u << (intid % 32);
 	if (intid >= GIC_PRIV_MAX)
 		gicd_wait_rwp();
+}
+
+bool gic_is_pending(u32 intid)
+{
+	return *gic_reg32(gic_bank(intid), GICD_ISPENDR + (intid / 32) * 4) & (1u << (intid % 32));
 }
 
 void gic_set_priority(u32 intid, u8 prio)
@@ -250,23 +281,49 @@ static u64 gic_lr_access(u32 n, bool write, u64 v)
 	return v;
 }
 
-u64 gic_lr_read(u32 n)
+void gic_lr_read(u32 n, struct gic_lr *lr)
 {
-	return gic_lr_access(n, false, 0);
+	u64 v = gic_lr_access(n, false, 0);
+
+	lr->vintid = (u32)(v & ICH_LR_VINTID_MASK);
+	lr->hw = (v & ICH_LR_HW) != 0;
+	lr->pintid = lr->hw ? (u32)((v >> ICH_LR_PINTID_SHIFT) & ICH_LR_PINTID_MASK) : 0;
+	lr->eoi_maint = !lr->hw && (v & ICH_LR_EOI);
+	lr->prio = (u8)(v >> ICH_LR_PRIO_SHIFT);
+	lr->state = (u8)(v >> ICH_LR_STATE_SHIFT);
+	lr->source = 0;
 }
 
-void gic_lr_write(u32 n, u64 v)
+void gic_lr_write(u32 n, const struct gic_lr *lr)
 {
+	u64 v = 0;
+
+	if (lr->state) {
+		v = lr->vintid | ((u64)lr->prio << ICH_LR_PRIO_SHIFT) | ICH_LR_GROUP1 |
+		    ((u64)(lr->state & 3) << ICH_LR_STATE_SHIFT);
+		if (lr->hw)
+			v |= ICH_LR_HW | ((u64)lr->pintid << ICH_LR_PINTID_SHIFT);
+		else if (lr->eoi_maint)
+			v |= ICH_LR_EOI;
+	}
 	gic_lr_access(n, true, v);
 }
 
-void gic_hcr_write(u64 v)
+static void gic_hcr_write(u64 v)
 {
 	sysreg_write(S3_4_C12_C11_0, v); /* ICH_HCR_EL2 */
 	isb();
 }
 
-u64 gic_misr_read(void)
+void gic_vif_ctl(bool underflow)
 {
-	return sysreg_read(S3_4_C12_C11_2); /* ICH_MISR_EL2 */
+	gic_hcr_write(ICH_HCR_EN | (underflow ? ICH_HCR_UIE : 0));
+}
+
+void gic_vif_reset(void)
+{
+	for (u32 n = 0; n < gic_lr_count(); n++)
+		gic_lr_access(n, true, 0);
+	sysreg_write(S3_4_C12_C11_7, 0); /* ICH_VMCR_EL2 */
+	gic_hcr_write(ICH_HCR_EN);
 }

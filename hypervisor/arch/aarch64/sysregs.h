@@ -94,26 +94,6 @@
 #define CNTHCTL_EL1PCTEN BIT(0)
 #define CNTHCTL_EL1PCEN  BIT(1)
 
-/* ICC_SRE_EL2 */
-#define ICC_SRE_SRE    BIT(0)
-#define ICC_SRE_ENABLE BIT(3)
-
-/* ICH_HCR_EL2 */
-#define ICH_HCR_EN  BIT(0)
-#define ICH_HCR_UIE BIT(1)
-
-/* ICH_LR<n>_EL2 */
-#define ICH_LR_VINTID_MASK  0xffffffffull
-#define ICH_LR_PINTID_SHIFT 32
-#define ICH_LR_EOI          BIT(41)
-#define ICH_LR_PRIO_SHIFT   48
-#define ICH_LR_GROUP1       BIT(60)
-#define ICH_LR_HW           BIT(61)
-#define ICH_LR_STATE_SHIFT  62
-#define ICH_LR_PENDING      (1ull << 62)
-#define ICH_LR_ACTIVE       (2ull << 62)
-#define ICH_LR_STATE_MASK   (3ull << 62)
-
 static inline u64 arch_counter(void)
 {
 	isb();

@@ -4,7 +4,7 @@
  * vCPU: RD_base (control, identification, wake-up) and SGI_base (the SGI
  * and PPI banks of that vCPU). No LPIs.
  */
-#include "core/vgic_redist.h"
+#include "core/vgic_v3.h"
 
 #include "core/vcpu.h"
 #include "core/vgic.h"
@@ -54,7 +54,7 @@ static bool vgic_redist_rd(struct vcpu *t, struct mmio_access *a, u64 off)
 		return true;
 	default:
 		if (off >= 0xffd0 && !a->write)
-			a->val = vgic_regs_id(off);
+			a->val = vgic_regs_id(off, 3);
 		return true;
 	}
 }
@@ -90,7 +90,7 @@ static bool vgic_redist_mmio(struct vcpu *v, struct mmio_access *a, void *dev)
 	return true;
 }
 
-void vgic_redist_init(struct vm *vm, u64 ipa, u64 stride)
+void vgic_v3_redist_init(struct vm *vm, u64 ipa, u64 stride)
 {
 	vgic_redist_stride = stride;
 	mmio_register(vm, ipa, stride * vm->nvcpus, vgic_redist_mmio, vm);

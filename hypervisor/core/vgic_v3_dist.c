@@ -4,7 +4,7 @@
  * SPI the platform has, but only those it owns (passthrough, console,
  * doorbells) read back or change anything; the rest are RAZ/WI.
  */
-#include "core/vgic_dist.h"
+#include "core/vgic_v3.h"
 
 #include "core/vcpu.h"
 #include "core/vgic.h"
@@ -95,7 +95,7 @@ static bool vgic_dist_mmio(struct vcpu *v, struct mmio_access *a, void *dev)
 		return vgic_dist_irouter(vm, a);
 	if (off >= 0xffd0) {
 		if (!a->write)
-			a->val = vgic_regs_id(off);
+			a->val = vgic_regs_id(off, 3);
 		return true;
 	}
 	if (off >= 0x80 && off < 0x0e00 + 0x100)
@@ -105,7 +105,7 @@ static bool vgic_dist_mmio(struct vcpu *v, struct mmio_access *a, void *dev)
 	return true;
 }
 
-void vgic_dist_init(struct vm *vm, u64 ipa)
+void vgic_v3_dist_init(struct vm *vm, u64 ipa)
 {
-	mmio_register(vm, ipa, VGIC_DIST_SIZE, vgic_dist_mmio, vm);
+	mmio_register(vm, ipa, VGIC_V3_DIST_SIZE, vgic_dist_mmio, vm);
 }

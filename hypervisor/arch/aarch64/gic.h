@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The physical interrupt controller, one interface for every GIC version.
+ * Exactly one driver implements it in a build: gicv3.c (distributor,
+ * redistributors, ICC_* system registers, ICH_* virtual CPU interface) or
+ * gicv2.c (GIC-400: distributor, GICC and GICH frames). The build takes
+ * the version from the platform file (Makefile GIC=2|3).
+ *
+ * The virtual CPU interface is driven through a version-neutral list
+ * register record (struct gic_lr): the drivers encode and decode it, so the
+ * core's list-register engine (core/vgic.c) knows no register layout.
+ */
+#ifndef ARCH_GIC_H
+#define ARCH_GIC_H
+
+#include "lib/types.h"
+
+#define GIC_SGI_MAX   16
+#define GIC_PRIV_MAX  32
+#define GIC_SPURIOUS  1023
+#define GIC_MAX_INTID 1020
+
+#define GIC_PRIO_HYP   0x80 /* the hypervisor's own interrupts */
+#define GIC_PRIO_GUEST 0xa0 /* passthrough interrupts */
+
+/* Register frames from the platform description; unused ones are 0. */
+struct gic_frames {
+	u64 gicd;             /* distributor */
+	u64 gicr;             /* v3: first redistributor */
+	u64 gicr_stride;      /* v3: distance between redistributors */
+	u64 gicc;             /* v2: CPU interface */
+	u64 gicc_page_stride; /* v2: its second 4 KiB page (GICC_DIR) at gicc + this (0: 4 KiB) */
+	u64 gich;             /* v2: virtual interface control */
+};
+
+void gic_init(const struct gic_frames *f);
+/* Per CPU: wakes/enables this CPU's interface with priority drop and
+ * deactivation split (EOImode = 1) and resets the virtual interface. */
+void gic_cpu_init(void);
+u32 gic_version(void);   /* 2 or 3 */
+u32 gic_nr_intids(void); /* 32 + SPIs the distributor implements */
+
+u32 gic_ack(void);
+void gic_eoi(u32 intid);        /* priority drop */
+void gic_deactivate(u32 intid); /* deactivation */
+
+void gic_enable(u32 intid);  /* SGI/PPI: on the calling CPU */
+void gic_disable(u32 intid); /* SGI/PPI: on the calling CPU */
+/* GICD/GICR_ISPENDR: for a level-sensitive interrupt the line's level
+ * (also while the interrupt is active). SGI/PPI: of the calling CPU. */
+bool gic_is_pending(u32 intid);
+void gic_set_priority(u32 intid, u8 prio);
+void gic_set_edge(u32 intid, bool edge); /* SPIs */
+void gic_route_spi(u32 intid, u64 mpidr);
+void gic_clear_active_local(u32 intid); /* SGI/PPI of the calling CPU */
+void gic_send_sgi(u32 intid, u64 mpidr);
+
+/* Virtual CPU interface */
+#define GIC_LR_PENDING 1u
+#define GIC_LR_ACTIVE  2u
+
+struct gic_lr {
+	u32 vintid;
+	u32 pintid;     /* hw: the physical INTID the guest's deactivation deactivates */
+	u8 prio;        /* 8-bit priority (v2 keeps the top 5 bits) */
+	u8 state;       /* GIC_LR_PENDING | GIC_LR_ACTIVE; 0: the register is free */
+	u8 source;      /* SGIs: the sending vCPU (v2 reports it in GICC_IAR; v3 ignores it) */
+	bool hw;        /* backed by a physical interrupt */
+	bool eoi_maint; /* software interrupt: maintenance interrupt on its EOI */
+};
+
+u32 gic_lr_count(void);
+void gic_lr_read(u32 n, struct gic_lr *lr);
+void gic_lr_write(u32 n, const struct gic_lr *lr);
+/* Enables the virtual interface; underflow: maintenance interrupt when at
+ * most one list register holds an interrupt. */
+void gic_vif_ctl(bool underflow);
+/* Clears every list register and the guest's interface state (VMCR). */
+void gic_vif_reset(void);
+
+#endif
