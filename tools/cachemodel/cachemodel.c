@@ -32,6 +32,11 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
  * QEMU. Keep in sync with guests/lib/include/bench.h and bulkhead/cachemodel.py. */
 #define CM_MARKER_IMM  0x5b
 #define CM_MARKER_INSN (0xd503201fu | (CM_MARKER_IMM << 5))
+/* HVC #imm / SMC #imm, and the PSCI calls that end the machine */
+#define A64_HVC_SMC_MASK  0xffe0001eu
+#define A64_HVC_SMC       0xd4000002u
+#define PSCI_SYSTEM_OFF   0x84000008u
+#define PSCI_SYSTEM_RESET 0x84000009u
 
 enum { SCOPE_RUN, SCOPE_PHASE, NSCOPES };
 
@@ -64,7 +69,14 @@ static uint64_t io_accesses;
 static uint32_t phase_cpus[CM_MAX_OWNERS];
 static uint64_t phase_start[CM_MAX_OWNERS], phase_ns[CM_MAX_OWNERS];
 static uint64_t phase_marks[CM_MAX_OWNERS], phase_last_id[CM_MAX_OWNERS];
-static struct qemu_plugin_register *reg_x0, *reg_x1, *reg_tpidr;
+static struct qemu_plugin_register *reg_x0, *reg_x1, *reg_tpidr, *reg_cpsr;
+/*
+ * Set when the hypervisor (EL2) asks the firmware to power the machine off
+ * or reset it: QEMU stops the other vCPUs only when its main loop gets to
+ * it, so what they run meanwhile depends on host timing; counting stops
+ * here so that reports are identical from run to run.
+ */
+static bool frozen;
 static GByteArray *regbuf;
 static unsigned int cur_cpu; /* the running CPU (TPIDR_EL2), see struct cpu_stats */
 
@@ -139,11 +151,11 @@ static void access(unsigned int vcpu, uint64_t pa, bool store)
 {
 	uint8_t owner = owner_of(pa);
 	struct cpu_stats *cs;
+	unsigned int s;
 
 	if (reg_tpidr)
 		vcpu = cur_cpu;
 	cs = &cpus[vcpu < CM_MAX_CPUS ? vcpu : 0];
-	unsigned int s;
 
 	cs->accesses++;
 	if (cfg.l1_size && vcpu < ncpus) {
@@ -156,9 +168,10 @@ static void access(unsigned int vcpu, uint64_t pa, bool store)
 		if (r.hit)
 			return;
 		cs->l1_misses++;
-		/* a dirty L1 victim is written back into the LLC (allocating) */
-		if (r.writeback)
-			cm_cache_mark_dirty(&llc, r.victim_addr);
+		/* a dirty L1 victim is written back into its LLC line, or to
+		 * DRAM if the LLC no longer holds it (no inclusion) */
+		if (r.writeback && !cm_cache_mark_dirty(&llc, r.victim_addr))
+			dram_access(r.victim_addr, r.victim_owner);
 		store = false;
 	}
 	llc_access(pa, owner, store, cs);
@@ -166,9 +179,12 @@ static void access(unsigned int vcpu, uint64_t pa, bool store)
 
 static void mem_cb(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *ud)
 {
-	struct qemu_plugin_hwaddr *h = qemu_plugin_get_hwaddr(info, vaddr);
+	struct qemu_plugin_hwaddr *h;
 
 	(void)ud;
+	if (frozen)
+		return;
+	h = qemu_plugin_get_hwaddr(info, vaddr);
 	if (!h)
 		return;
 	if (qemu_plugin_hwaddr_is_io(h)) {
@@ -215,7 +231,7 @@ static void marker_cb(unsigned int vcpu, void *ud)
 	 * its measured work; the VM is in its phase while any of them is. */
 	if (reg_tpidr)
 		vcpu = cur_cpu;
-	if (vcpu >= CM_MAX_CPUS || !cfg.cpu_owner[vcpu])
+	if (frozen || vcpu >= CM_MAX_CPUS || !cfg.cpu_owner[vcpu])
 		return;
 	owner = (uint8_t)cfg.cpu_owner[vcpu];
 	cs = &cpus[vcpu];
@@ -228,6 +244,18 @@ static void marker_cb(unsigned int vcpu, void *ud)
 	} else if (phase_cpus[owner] && --phase_cpus[owner] == 0) {
 		phase_ns[owner] += ns - phase_start[owner];
 	}
+}
+
+/* An HVC or SMC: the end of the machine if EL2 calls PSCI SYSTEM_OFF/RESET. */
+static void call_cb(unsigned int vcpu, void *ud)
+{
+	uint64_t fn = read_x(reg_x0);
+
+	(void)vcpu;
+	(void)ud;
+	if ((fn == PSCI_SYSTEM_OFF || fn == PSCI_SYSTEM_RESET) &&
+	    ((read_x(reg_cpsr) >> 2) & 3) == 2)
+		frozen = true;
 }
 
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
@@ -243,10 +271,15 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 
 		qemu_plugin_register_vcpu_mem_cb(insn, mem_cb, QEMU_PLUGIN_CB_NO_REGS,
 		                                 QEMU_PLUGIN_MEM_RW, NULL);
-		if (qemu_plugin_insn_size(insn) == 4 &&
-		    qemu_plugin_insn_data(insn, &word, sizeof(word)) == 4 && word == CM_MARKER_INSN)
+		if (qemu_plugin_insn_size(insn) != 4 ||
+		    qemu_plugin_insn_data(insn, &word, sizeof(word)) != 4)
+			continue;
+		if (word == CM_MARKER_INSN)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, marker_cb,
 			                                       QEMU_PLUGIN_CB_R_REGS, NULL);
+		else if ((word & A64_HVC_SMC_MASK) == A64_HVC_SMC && reg_cpsr)
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, call_cb, QEMU_PLUGIN_CB_R_REGS,
+			                                       NULL);
 	}
 }
 
@@ -267,6 +300,8 @@ static void vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
 			reg_x0 = d->handle;
 		else if (!strcmp(d->name, "x1"))
 			reg_x1 = d->handle;
+		else if (!strcmp(d->name, "cpsr"))
+			reg_cpsr = d->handle;
 		else if (!strcmp(d->name, "TPIDR_EL2") && cfg.percpu_stride)
 			reg_tpidr = d->handle;
 	}
@@ -311,8 +346,10 @@ static void write_report(FILE *f)
 {
 	uint32_t i;
 
-	fprintf(f, "{\"version\": 1, \"marker\": \"hint #0x%x\", \"io_accesses\": %" PRIu64 ",\n",
-	        CM_MARKER_IMM, io_accesses);
+	fprintf(f,
+	        "{\"version\": 1, \"marker\": \"hint #0x%x\", \"io_accesses\": %" PRIu64
+	        ", \"ended_by_psci\": %s,\n",
+	        CM_MARKER_IMM, io_accesses, frozen ? "true" : "false");
 	fprintf(f, " \"owners\": [\n");
 	for (i = 0; i < cfg.nowners; i++) {
 		fprintf(f, "  {\"name\": \"%s\", \"kind\": \"%s\", \"run\": ", cfg.owner_name[i],

@@ -130,13 +130,15 @@ struct cm_result cm_cache_access(struct cm_cache *c, uint64_t pa, uint8_t owner,
 	return r;
 }
 
-void cm_cache_mark_dirty(struct cm_cache *c, uint64_t pa)
+bool cm_cache_mark_dirty(struct cm_cache *c, uint64_t pa)
 {
 	uint64_t key, base;
 	uint32_t w;
 
-	if (find(c, pa, &key, &base, &w))
-		c->dirty[base + w] = 1;
+	if (!find(c, pa, &key, &base, &w))
+		return false;
+	c->dirty[base + w] = 1;
+	return true;
 }
 
 int cm_dram_init(struct cm_dram *d, const uint32_t *bits, uint32_t nbits, uint32_t row_shift)

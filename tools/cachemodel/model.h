@@ -69,8 +69,9 @@ int cm_cache_init(struct cm_cache *c, uint64_t size, uint32_t ways, uint32_t lin
 void cm_cache_free(struct cm_cache *c);
 /* Looks up (and on a miss fills, write-allocate) the line of pa for owner. */
 struct cm_result cm_cache_access(struct cm_cache *c, uint64_t pa, uint8_t owner, bool store);
-/* Marks the line of pa dirty if present (an L1 write-back reaching the LLC). */
-void cm_cache_mark_dirty(struct cm_cache *c, uint64_t pa);
+/* Marks the line of pa dirty (an L1 write-back reaching the LLC); false if
+ * the line is not there. */
+bool cm_cache_mark_dirty(struct cm_cache *c, uint64_t pa);
 
 int cm_dram_init(struct cm_dram *d, const uint32_t *bits, uint32_t nbits, uint32_t row_shift);
 void cm_dram_free(struct cm_dram *d);

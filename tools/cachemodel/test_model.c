@@ -29,7 +29,8 @@ static void test_lru(void)
 	CHECK(r.writeback); /* 0x2000 was stored to */
 	r = cm_cache_access(&c, 0x2000, 2, false);
 	CHECK(r.evicted && r.victim_owner == 1 && r.victim_addr == 0x1000 && !r.writeback);
-	cm_cache_mark_dirty(&c, 0x3000);
+	CHECK(cm_cache_mark_dirty(&c, 0x3000));
+	CHECK(!cm_cache_mark_dirty(&c, 0x5000));
 	r = cm_cache_access(&c, 0x4000, 1, false);
 	CHECK(r.victim_addr == 0x3000 && r.writeback);
 	cm_cache_free(&c);
