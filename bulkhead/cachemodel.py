@@ -289,13 +289,17 @@ def rows(report: Report, period_us: int) -> list[list[str]]:
     return out
 
 
-CPU_COLUMNS = ("CPU", "VM", "ACCESSES", "LLC MISS", "L1D MISS", "DRAM ACC", "EVICTED (OWNER: LINES)")
+CPU_COLUMNS = ("CPU", "VM", "ACCESSES", "LLC MISS", "L1D MISS", "DRAM ACC", "ROW CONFL BY OTHERS",
+               "EVICTED (OWNER: LINES)")
 
 
 def cpu_rows(report: Report) -> list[list[str]]:
-    """Per CPU (one vCPU each): its accesses, and whose lines its fills evicted."""
+    """Per CPU (one vCPU each): its accesses, the row conflicts its line fills
+    met on rows others opened, and whose lines its fills evicted."""
     return [[str(c["index"]), c["vm"] or "-", str(c["accesses"]), str(c["llc_misses"]), str(c["l1d_misses"]),
-             str(c["dram_accesses"]), ", ".join(f"{k}: {v}" for k, v in c["evicted"].items()) or "-"]
+             str(c["dram_accesses"]),
+             str(sum(n for who, n in c.get("row_conflicts_by", {}).items() if who != c["vm"])),
+             ", ".join(f"{k}: {v}" for k, v in c["evicted"].items()) or "-"]
             for c in report.cpus if c["accesses"]]
 
 

@@ -124,7 +124,7 @@ REPORT = {
     ],
     "cpu_source": "TPIDR_EL2",
     "cpus": [{"index": 0, "vm": "v", "accesses": 9, "llc_misses": 4, "l1d_misses": 0, "dram_accesses": 5,
-              "markers": 2, "evicted": {"w": 3}},
+              "markers": 2, "evicted": {"w": 3}, "row_conflicts_by": {"v": 1, "w": 6}},
              {"index": 1, "vm": "", "accesses": 0, "llc_misses": 0, "l1d_misses": 0, "dram_accesses": 0,
               "markers": 0, "evicted": {}}],
 }
@@ -159,7 +159,7 @@ def test_report_and_table(tmp_path: Path) -> None:
     assert "never comparable with hardware" in text
     assert not any(line.startswith("other") for line in text.splitlines())
     cpu_row = next(line for line in text.splitlines() if line.startswith("0 "))
-    assert cpu_row.split() == ["0", "v", "9", "4", "0", "5", "w:", "3"]
+    assert cpu_row.split() == ["0", "v", "9", "4", "0", "5", "6", "w:", "3"]
     assert not any(line.startswith("1 ") for line in text.splitlines())
 
 

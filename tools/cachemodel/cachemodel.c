@@ -52,7 +52,8 @@ enum { SCOPE_RUN, SCOPE_PHASE, NSCOPES };
  */
 struct cpu_stats {
 	uint64_t accesses, misses, l1_misses, dram_accesses, markers;
-	uint64_t evicted[CM_MAX_OWNERS]; /* lines of owner i this CPU's fills evicted */
+	uint64_t evicted[CM_MAX_OWNERS];          /* lines of owner i this CPU's fills evicted */
+	uint64_t row_conflicts_by[CM_MAX_OWNERS]; /* its line fills that hit a row owner i opened */
 };
 
 static struct cm_config cfg;
@@ -94,7 +95,8 @@ static unsigned int nscopes(uint8_t owner)
 	return phase_cpus[owner] ? NSCOPES : 1;
 }
 
-static void dram_access(uint64_t pa, uint8_t owner)
+/* One DRAM access (a line fill or write-back); cs: the CPU whose line fill it is, or NULL. */
+static void dram_access(uint64_t pa, uint8_t owner, struct cpu_stats *cs)
 {
 	uint8_t opener = 0;
 	enum cm_row row = CM_ROW_EMPTY;
@@ -102,6 +104,8 @@ static void dram_access(uint64_t pa, uint8_t owner)
 
 	if (dram.enabled)
 		row = cm_dram_access(&dram, pa, owner, &opener);
+	if (cs && row == CM_ROW_CONFLICT)
+		cs->row_conflicts_by[opener]++;
 	for (s = 0; s < nscopes(owner); s++) {
 		struct cm_counters *c = &cnt[s][owner];
 
@@ -141,10 +145,10 @@ static void llc_access(uint64_t pa, uint8_t owner, bool store, struct cpu_stats 
 		if (r.writeback) {
 			for (s = 0; s < nscopes(r.victim_owner); s++)
 				cnt[s][r.victim_owner].writebacks++;
-			dram_access(r.victim_addr, r.victim_owner);
+			dram_access(r.victim_addr, r.victim_owner, NULL);
 		}
 	}
-	dram_access(pa, owner);
+	dram_access(pa, owner, cs);
 }
 
 static void access(unsigned int vcpu, uint64_t pa, bool store)
@@ -171,7 +175,7 @@ static void access(unsigned int vcpu, uint64_t pa, bool store)
 		/* a dirty L1 victim is written back into its LLC line, or to
 		 * DRAM if the LLC no longer holds it (no inclusion) */
 		if (r.writeback && !cm_cache_mark_dirty(&llc, r.victim_addr))
-			dram_access(r.victim_addr, r.victim_owner);
+			dram_access(r.victim_addr, r.victim_owner, NULL);
 		store = false;
 	}
 	llc_access(pa, owner, store, cs);
@@ -378,6 +382,8 @@ static void write_report(FILE *f)
 		        i, cfg.cpu_owner[i] ? cfg.owner_name[cfg.cpu_owner[i]] : "", c->accesses,
 		        c->misses, c->l1_misses, c->dram_accesses, c->markers);
 		put_by(f, "evicted", c->evicted);
+		fprintf(f, ", ");
+		put_by(f, "row_conflicts_by", c->row_conflicts_by);
 		fprintf(f, "}%s\n", i + 1 < ncpus ? "," : "");
 	}
 	fprintf(f, " ]}\n");
