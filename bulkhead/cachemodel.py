@@ -21,7 +21,7 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -85,17 +85,6 @@ def spec_of(system: System) -> CacheModelSpec:
     return system.platform.cachemodel
 
 
-def colored_pages(start: int, size: int, colors: Colors) -> Iterator[int]:
-    """The pages a colored region of ``size`` bytes takes from ``start``: the
-    first compliant ones in address order (the hypervisor's page finder)."""
-    pa, left = start, size
-    while left > 0:
-        if colors.match(pa):
-            yield pa
-            left -= PAGE
-        pa += PAGE
-
-
 def _runs(pages: Sequence[int]) -> list[tuple[int, int]]:
     """Sorted pages -> (base, size) runs of consecutive pages."""
     runs: list[tuple[int, int]] = []
@@ -110,7 +99,7 @@ def _runs(pages: Sequence[int]) -> list[tuple[int, int]]:
 def _region(pa: int, size: int, colors: Colors | None) -> list[tuple[int, int]]:
     if colors is None:
         return [(pa, size)]
-    return _runs(list(colored_pages(pa, size, colors)))
+    return _runs(list(colors.pages(pa, size // PAGE)))  # the hypervisor's walk (test_config_color_xcheck)
 
 
 def owners(system: System) -> list[tuple[str, str, list[tuple[int, int]]]]:

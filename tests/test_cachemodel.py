@@ -107,8 +107,9 @@ def test_map_text_colored_pages() -> None:
         assert len(mine) * 4096 >= vm.ram_bytes
         for m in vm.memory:
             if m.colors is not None:
-                assert all(m.colors.match(pa) for pa in cachemodel.colored_pages(m.pa, m.size, m.colors))
-                assert all(pages[pa] == vm.name for pa in cachemodel.colored_pages(m.pa, m.size, m.colors))
+                walk = list(m.colors.pages(m.pa, m.size // 4096))
+                assert len(walk) * 4096 == m.size and all(m.colors.match(pa) for pa in walk)
+                assert all(pages[pa] == vm.name for pa in walk)
     assert "cpu 0 2" in lines and "cpu 3 5" in lines
 
 
