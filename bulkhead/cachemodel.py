@@ -191,6 +191,7 @@ class Counters:
     row_hits: int
     row_empty: int
     row_conflicts: int
+    el2_accesses: int  # accesses to this owner's memory made at EL2 (by the hypervisor)
     evicted_by: dict[str, int]
     row_conflicts_by: dict[str, int]
 
@@ -260,7 +261,7 @@ def bytes_per_period(owner: Owner, period_us: int) -> float | None:
     return owner.phase.dram_bytes * period_us * 1000 / owner.phase_ns
 
 
-COLUMNS = ("OWNER", "SCOPE", "LLC ACC", "LLC MISS", "EVICTED BY OTHERS", "BY HYP", "DRAM ACC",
+COLUMNS = ("OWNER", "SCOPE", "LLC ACC", "AT EL2", "LLC MISS", "EVICTED BY OTHERS", "BY HYP", "DRAM ACC",
            "ROW CONFL", "BY OTHERS", "DRAM B/PERIOD")
 
 
@@ -271,21 +272,21 @@ def rows(report: Report, period_us: int) -> list[list[str]]:
             continue
         c = o.measured
         bpp = bytes_per_period(o, period_us)
-        out.append([o.name, "phase" if o.phase is not None else "run", str(c.llc_accesses),
+        out.append([o.name, "phase" if o.phase is not None else "run", str(c.llc_accesses), str(c.el2_accesses),
                     str(c.llc_misses), str(c.evicted_by_others(o.name)), str(c.evicted_by.get(HYPERVISOR, 0)),
                     str(c.dram_accesses), str(c.row_conflicts), str(c.conflicts_by_others(o.name)),
                     "-" if bpp is None else f"{bpp:.0f}"])
     return out
 
 
-CPU_COLUMNS = ("CPU", "VM", "ACCESSES", "LLC MISS", "L1D MISS", "DRAM ACC", "ROW CONFL BY OTHERS",
+CPU_COLUMNS = ("CPU", "VM", "ACCESSES", "AT EL2", "LLC MISS", "L1D MISS", "DRAM ACC", "ROW CONFL BY OTHERS",
                "EVICTED (OWNER: LINES)")
 
 
 def cpu_rows(report: Report) -> list[list[str]]:
     """Per CPU (one vCPU each): its accesses, the row conflicts its line fills
     met on rows others opened, and whose lines its fills evicted."""
-    return [[str(c["index"]), c["vm"] or "-", str(c["accesses"]), str(c["llc_misses"]), str(c["l1d_misses"]),
+    return [[str(c["index"]), c["vm"] or "-", str(c["accesses"]), str(c.get("el2_accesses", 0)), str(c["llc_misses"]), str(c["l1d_misses"]),
              str(c["dram_accesses"]),
              str(sum(n for who, n in c.get("row_conflicts_by", {}).items() if who != c["vm"])),
              ", ".join(f"{k}: {v}" for k, v in c["evicted"].items()) or "-"]

@@ -124,7 +124,7 @@ REPORT = {
          "phase_id": 1, "phase_open": False},
     ],
     "cpu_source": "TPIDR_EL2",
-    "cpus": [{"index": 0, "vm": "v", "accesses": 9, "llc_misses": 4, "l1d_misses": 0, "dram_accesses": 5,
+    "cpus": [{"index": 0, "vm": "v", "accesses": 9, "el2_accesses": 2, "llc_misses": 4, "l1d_misses": 0, "dram_accesses": 5,
               "markers": 2, "evicted": {"w": 3}, "row_conflicts_by": {"v": 1, "w": 6}},
              {"index": 1, "vm": "", "accesses": 0, "llc_misses": 0, "l1d_misses": 0, "dram_accesses": 0,
               "markers": 0, "evicted": {}}],
@@ -134,7 +134,7 @@ REPORT = {
 def counters(**kw: object) -> dict[str, object]:
     base: dict[str, object] = {k: 0 for k in (
         "llc_accesses", "llc_misses", "l1d_accesses", "l1d_misses", "dram_accesses", "dram_bytes", "writebacks",
-        "row_hits", "row_empty", "row_conflicts")}
+        "row_hits", "row_empty", "row_conflicts", "el2_accesses")}
     base.update(evicted_by={}, row_conflicts_by={})
     base.update(kw)
     return base
@@ -144,7 +144,7 @@ def test_report_and_table(tmp_path: Path) -> None:
     doc = json.loads(json.dumps(REPORT))
     for o in doc["owners"]:
         o["run"] = counters(llc_accesses=0 if o["kind"] == "none" else 10)
-    doc["owners"][2]["phase"] = counters(llc_accesses=5, dram_bytes=6400,
+    doc["owners"][2]["phase"] = counters(llc_accesses=5, dram_bytes=6400, el2_accesses=1,
                                          evicted_by={"v": 3, "w": 4, "hypervisor": 2},
                                          row_conflicts_by={"v": 1, "w": 7})
     path = tmp_path / "r.json"
@@ -156,11 +156,11 @@ def test_report_and_table(tmp_path: Path) -> None:
     assert cachemodel.bytes_per_period(report.owner("hypervisor"), 100) is None
     text = cachemodel.table(report, 100)
     row = next(line for line in text.splitlines() if line.startswith("v "))
-    assert row.split() == ["v", "phase", "5", "0", "4", "2", "0", "0", "7", "3200"]
+    assert row.split() == ["v", "phase", "5", "1", "0", "4", "2", "0", "0", "7", "3200"]
     assert "never comparable with hardware" in text
     assert not any(line.startswith("other") for line in text.splitlines())
     cpu_row = next(line for line in text.splitlines() if line.startswith("0 "))
-    assert cpu_row.split() == ["0", "v", "9", "4", "0", "5", "6", "w:", "3"]
+    assert cpu_row.split() == ["0", "v", "9", "2", "4", "0", "5", "6", "w:", "3"]
     assert not any(line.startswith("1 ") for line in text.splitlines())
 
 

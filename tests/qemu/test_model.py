@@ -133,6 +133,11 @@ def test_hypervisor_counted_separately(tmp_path: Path, lock: None) -> None:
     hyp = report.owner(HYPERVISOR)
     assert hyp.kind == "hyp"
     assert hyp.run.llc_accesses > 10_000
+    # the exception level read at every block: only EL2 touches the
+    # hypervisor's memory; EL2 also writes the VMs' (their images, at start)
+    assert hyp.run.el2_accesses == hyp.run.llc_accesses
+    assert report.owner("victim").run.el2_accesses > 0
+    assert sum(c["el2_accesses"] for c in report.cpus) >= hyp.run.el2_accesses
     for vm in ("victim", "interf"):
         c = report.owner(vm).run
         assert c.evicted_by_others(vm) == evicted_by_vms(report, vm) + sum(

@@ -51,7 +51,7 @@ enum { SCOPE_RUN, SCOPE_PHASE, NSCOPES };
  * Ownership (per VM) never depends on this: it goes by physical page.
  */
 struct cpu_stats {
-	uint64_t accesses, misses, l1_misses, dram_accesses, markers;
+	uint64_t accesses, el2_accesses, misses, l1_misses, dram_accesses, markers;
 	uint64_t evicted[CM_MAX_OWNERS];          /* lines of owner i this CPU's fills evicted */
 	uint64_t row_conflicts_by[CM_MAX_OWNERS]; /* its line fills that hit a row owner i opened */
 };
@@ -78,6 +78,7 @@ static struct qemu_plugin_register *reg_x0, *reg_x1, *reg_tpidr, *reg_cpsr;
  * here so that reports are identical from run to run.
  */
 static bool frozen;
+static bool cur_el2; /* the running block executes at EL2 (cpsr) */
 static GByteArray *regbuf;
 static unsigned int cur_cpu; /* the running CPU (TPIDR_EL2), see struct cpu_stats */
 
@@ -162,6 +163,11 @@ static void access(unsigned int vcpu, uint64_t pa, bool store)
 	cs = &cpus[vcpu < CM_MAX_CPUS ? vcpu : 0];
 
 	cs->accesses++;
+	if (cur_el2) {
+		cs->el2_accesses++;
+		for (s = 0; s < nscopes(owner); s++)
+			cnt[s][owner].el2_accesses++;
+	}
 	if (cfg.l1_size && vcpu < ncpus) {
 		struct cm_result r = cm_cache_access(&l1[vcpu], pa, owner, store);
 
@@ -211,15 +217,20 @@ static uint64_t read_x(struct qemu_plugin_register *reg)
 }
 
 /* At the start of every block: which CPU runs it (TPIDR_EL2; 0 before the
- * hypervisor set it: CPU 0 boots alone). */
+ * hypervisor set it: CPU 0 boots alone), and at which exception level (a
+ * block never spans a change of EL: QEMU translates for one EL). */
 static void tb_cb(unsigned int vcpu, void *ud)
 {
-	uint64_t v = read_x(reg_tpidr);
-
 	(void)vcpu;
 	(void)ud;
-	if (v >= cfg.percpu && (v - cfg.percpu) / cfg.percpu_stride < ncpus)
-		cur_cpu = (unsigned int)((v - cfg.percpu) / cfg.percpu_stride);
+	if (reg_tpidr) {
+		uint64_t v = read_x(reg_tpidr);
+
+		if (v >= cfg.percpu && (v - cfg.percpu) / cfg.percpu_stride < ncpus)
+			cur_cpu = (unsigned int)((v - cfg.percpu) / cfg.percpu_stride);
+	}
+	if (reg_cpsr)
+		cur_el2 = ((read_x(reg_cpsr) >> 2) & 3) == 2;
 }
 
 static void marker_cb(unsigned int vcpu, void *ud)
@@ -267,7 +278,7 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	size_t i, n = qemu_plugin_tb_n_insns(tb);
 
 	(void)id;
-	if (reg_tpidr)
+	if (reg_tpidr || reg_cpsr)
 		qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_cb, QEMU_PLUGIN_CB_R_REGS, NULL);
 	for (i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
@@ -337,9 +348,10 @@ static void put_counters(FILE *f, const struct cm_counters *c)
 	        ", \"l1d_accesses\": %" PRIu64 ", \"l1d_misses\": %" PRIu64
 	        ", \"dram_accesses\": %" PRIu64 ", \"dram_bytes\": %" PRIu64
 	        ", \"writebacks\": %" PRIu64 ", \"row_hits\": %" PRIu64 ", \"row_empty\": %" PRIu64
-	        ", \"row_conflicts\": %" PRIu64 ", ",
+	        ", \"row_conflicts\": %" PRIu64 ", \"el2_accesses\": %" PRIu64 ", ",
 	        c->accesses, c->misses, c->l1_accesses, c->l1_misses, c->dram_accesses,
-	        c->dram_bytes, c->writebacks, c->row_hits, c->row_empty, c->row_conflicts);
+	        c->dram_bytes, c->writebacks, c->row_hits, c->row_empty, c->row_conflicts,
+	        c->el2_accesses);
 	put_by(f, "evicted_by", c->evicted_by);
 	fprintf(f, ", ");
 	put_by(f, "row_conflicts_by", c->row_conflicts_by);
@@ -377,10 +389,11 @@ static void write_report(FILE *f)
 
 		fprintf(f,
 		        "  {\"index\": %u, \"vm\": \"%s\", \"accesses\": %" PRIu64
-		        ", \"llc_misses\": %" PRIu64 ", \"l1d_misses\": %" PRIu64
-		        ", \"dram_accesses\": %" PRIu64 ", \"markers\": %" PRIu64 ", ",
+		        ", \"el2_accesses\": %" PRIu64 ", \"llc_misses\": %" PRIu64
+		        ", \"l1d_misses\": %" PRIu64 ", \"dram_accesses\": %" PRIu64
+		        ", \"markers\": %" PRIu64 ", ",
 		        i, cfg.cpu_owner[i] ? cfg.owner_name[cfg.cpu_owner[i]] : "", c->accesses,
-		        c->misses, c->l1_misses, c->dram_accesses, c->markers);
+		        c->el2_accesses, c->misses, c->l1_misses, c->dram_accesses, c->markers);
 		put_by(f, "evicted", c->evicted);
 		fprintf(f, ", ");
 		put_by(f, "row_conflicts_by", c->row_conflicts_by);

@@ -43,6 +43,7 @@ struct cm_result {
 /* Counters of one owner (one scope: whole run or measured phase). */
 struct cm_counters {
 	uint64_t accesses, misses; /* LLC */
+	uint64_t el2_accesses;     /* accesses (to this owner's memory) made at EL2 */
 	uint64_t l1_accesses, l1_misses;
 	uint64_t evicted_by[CM_MAX_OWNERS]; /* this owner's LLC lines replaced by owner i's fills */
 	uint64_t dram_accesses, dram_bytes, writebacks;
