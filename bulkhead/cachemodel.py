@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Sequence
@@ -40,7 +41,7 @@ CAVEAT = ("QEMU models no caches or DRAM: these are the plugin's model (docs/mod
           "accesses; who-evicts-whom is exact for the model, miss rates depend on QEMU's vCPU "
           "interleaving under -icount and are never comparable with hardware.")
 PERCPU_SYMBOL = "cpu_data"  # struct cpu cpu_data[ARCH_MAX_CPUS] (hypervisor/arch/aarch64/cpu.c)
-ARCH_MAX_CPUS = 8  # hypervisor/arch/aarch64/cpu.h
+CPU_H = ROOT / "hypervisor" / "arch" / "aarch64" / "cpu.h"
 NM = "aarch64-linux-gnu-nm"
 MARKER_IMM = 0x5B  # hint #0x5b, x0 = phase id (0: end), x1 = virtual time in ns (guests/lib/include/bench.h)
 
@@ -123,13 +124,15 @@ def percpu_of(elf: Path) -> tuple[int, int] | None:
     CPU keeps in TPIDR_EL2: how the plugin tells which CPU runs (None: not
     found; the plugin then falls back to QEMU's vCPU index)."""
     nm = shutil.which(NM)
-    if nm is None:
+    m = re.search(r"^#define\s+ARCH_MAX_CPUS\s+(\d+)", CPU_H.read_text(), re.M) if CPU_H.is_file() else None
+    if nm is None or m is None:
         return None
+    ncpus = int(m.group(1))
     out = subprocess.run([nm, "-S", str(elf)], capture_output=True, text=True).stdout
     for line in out.splitlines():
         parts = line.split()
-        if len(parts) == 4 and parts[3] == PERCPU_SYMBOL:
-            return int(parts[0], 16), int(parts[1], 16) // ARCH_MAX_CPUS
+        if len(parts) == 4 and parts[3] == PERCPU_SYMBOL and int(parts[1], 16) % ncpus == 0:
+            return int(parts[0], 16), int(parts[1], 16) // ncpus
     return None
 
 

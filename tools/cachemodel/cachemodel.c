@@ -226,7 +226,8 @@ static void tb_cb(unsigned int vcpu, void *ud)
 	if (reg_tpidr) {
 		uint64_t v = read_x(reg_tpidr);
 
-		if (v >= cfg.percpu && (v - cfg.percpu) / cfg.percpu_stride < ncpus)
+		if (v >= cfg.percpu && (v - cfg.percpu) % cfg.percpu_stride == 0 &&
+		    (v - cfg.percpu) / cfg.percpu_stride < ncpus)
 			cur_cpu = (unsigned int)((v - cfg.percpu) / cfg.percpu_stride);
 	}
 	if (reg_cpsr)
