@@ -17,6 +17,7 @@ interleaves vCPUs under -icount and are never comparable with hardware.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -34,6 +35,8 @@ from bulkhead.model import PAGE, CacheModelSpec, Platform
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN = ROOT / "build" / "cachemodel" / "libcachemodel.so"
+API = ROOT / "build" / "qemu-plugin-api"  # QEMU's qemu-plugin.h, fetched by scripts/setup.sh
+SOURCES = ROOT / "tools" / "cachemodel"
 MAP_NAME = "cachemodel.map"
 REPORT_NAME = "cachemodel.json"
 HYPERVISOR = "hypervisor"
@@ -47,8 +50,13 @@ MARKER_IMM = 0x5B  # hint #0x5b, x0 = phase id (0: end), x1 = virtual time in ns
 
 
 def plugin_path() -> Path:
-    """The plugin (``BULKHEAD_CACHEMODEL`` overrides); BuildError if missing."""
-    path = Path(os.environ.get("BULKHEAD_CACHEMODEL", PLUGIN))
+    """The plugin (``BULKHEAD_CACHEMODEL`` overrides); BuildError if missing.
+    Once setup fetched QEMU's header, the default plugin is rebuilt here when
+    its sources changed (make, under a lock: concurrent runs share it)."""
+    override = os.environ.get("BULKHEAD_CACHEMODEL")
+    path = Path(override) if override else PLUGIN
+    if not override and (API / "qemu-plugin.h").is_file():
+        _make()
     if not path.is_file():
         raise BuildError(f"{path} not found: the cache model plugin is built by "
                          f"'scripts/setup.sh cachemodel' (docs/model.md)")
@@ -75,6 +83,16 @@ def check_platform(p: Platform) -> list[Diagnostic]:
                                      f"row bits start at bit {spec.row_shift}, not above the bank bits "
                                      f"({', '.join(map(str, col.bank_bits))})"))
     return diags
+
+
+def _make() -> None:
+    PLUGIN.parent.mkdir(parents=True, exist_ok=True)
+    with open(PLUGIN.parent / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        res = subprocess.run(["make", "-s", "-C", str(SOURCES), f"API={API}", f"OUT={PLUGIN.parent}"],
+                             capture_output=True, text=True)
+    if res.returncode != 0:
+        raise BuildError(f"building the cache model plugin failed:\n{res.stdout}{res.stderr}".rstrip())
 
 
 def spec_of(system: System) -> CacheModelSpec:

@@ -17,7 +17,7 @@ import pytest
 
 from bulkhead import cachemodel
 from bulkhead.config import load_platform, load_system
-from bulkhead.errors import ConfigError
+from bulkhead.errors import BuildError, ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOL = ROOT / "tools" / "cachemodel"
@@ -166,8 +166,15 @@ def test_report_and_table(tmp_path: Path) -> None:
 
 def test_missing_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("BULKHEAD_CACHEMODEL", str(tmp_path / "nope.so"))
-    with pytest.raises(Exception, match="scripts/setup.sh cachemodel"):
+    with pytest.raises(BuildError, match="scripts/setup.sh cachemodel"):
         cachemodel.plugin_path()
+    # without QEMU's header (setup not run) nothing is built
+    monkeypatch.delenv("BULKHEAD_CACHEMODEL")
+    monkeypatch.setattr(cachemodel, "API", tmp_path / "no-api")
+    monkeypatch.setattr(cachemodel, "PLUGIN", tmp_path / "libcachemodel.so")
+    with pytest.raises(BuildError, match="scripts/setup.sh cachemodel"):
+        cachemodel.plugin_path()
+    assert not (tmp_path / "libcachemodel.so").exists()
 
 
 def test_experiment_model_columns(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ import pytest
 
 from bulkhead import build, cachemodel, qemu
 from bulkhead.cachemodel import HYPERVISOR, Report
+from bulkhead.errors import BuildError
 from bulkhead.runner import judge, run, supervise
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -41,9 +42,11 @@ PERIOD_EVENTS = 2 * 100_000  # the interferer's 2 vCPUs x 100 us at -icount shif
 @pytest.fixture(autouse=True)
 def plugin() -> None:
     """A missing plugin is a failure, not a skip: CI must prove isolation."""
-    if not cachemodel.PLUGIN.is_file():
-        pytest.fail(f"{cachemodel.PLUGIN} not found: run 'scripts/setup.sh cachemodel' (or scripts/setup.sh) "
-                    f"to fetch QEMU's plugin header and build the cache model plugin")
+    try:
+        cachemodel.plugin_path()  # (re)built here if setup fetched QEMU's header
+    except BuildError as exc:
+        pytest.fail(f"{exc}\nrun 'scripts/setup.sh cachemodel' (or scripts/setup.sh) to fetch QEMU's plugin "
+                    f"header and build the cache model plugin")
 
 
 @pytest.fixture
