@@ -201,8 +201,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     if view is not None:
         view.close()
-    if result.model_report is not None and not result.timed_out:
-        _model_output(args, result.model_report)
+    if result.model_report is not None and result.model_report.is_file():
+        _model_output(args, result.model_report)  # also for an unclean run: what the model saw
+    elif result.model_report is not None and result.clean:
+        return _error(f"{result.model_report}: the cache model wrote no report")
     if result.timed_out:
         _error(result.reason)
         return EXIT_TIMEOUT
