@@ -79,6 +79,7 @@ enum bench_phase_id {
 	BENCH_PHASE_LATENCY = 1,
 	BENCH_PHASE_BANDWIDTH = 2,
 	BENCH_PHASE_INTERFERER = 3,
+	BENCH_PHASE_STRIDE = 4, /* each step's timed passes */
 };
 void bench_phase(u64 id);
 
