@@ -203,17 +203,24 @@ ensure_plugin_header() {
     apt_update
     local dl=build/qemu-src
     rm -rf "$dl" && mkdir -p "$dl"
+    # The source of the installed QEMU package if the archive still has it,
+    # else bookworm-backports' (its version is checked below).
+    local src=qemu/bookworm-backports pkgver
+    pkgver=$(dpkg-query -W -f='${source:Version}' qemu-system-arm 2>/dev/null || true)
+    if [ -n "$pkgver" ] && (cd "$dl" && apt-get source -qq --print-uris "qemu=$pkgver" >/dev/null 2>&1); then
+        src="qemu=$pkgver"
+    fi
     # The .dsc and Debian tarball may be missing from the archive while the
     # upstream (orig) tarball is served: try the whole source package, then
     # the orig tarball alone; whatever arrived is checked below.
-    log "fetching the qemu source package (for include/qemu/qemu-plugin.h)"
-    (cd "$dl" && apt-get source -qq --download-only qemu/bookworm-backports >/dev/null 2>&1) ||
-        (cd "$dl" && apt-get source -qq --download-only --tar-only qemu/bookworm-backports >/dev/null 2>&1) || true
+    log "fetching the qemu source package $src (for include/qemu/qemu-plugin.h)"
+    (cd "$dl" && apt-get source -qq --download-only "$src" >/dev/null 2>&1) ||
+        (cd "$dl" && apt-get source -qq --download-only --tar-only "$src" >/dev/null 2>&1) || true
     local orig
     orig=$(ls "$dl"/qemu_*.orig.tar.* 2>/dev/null | head -n1)
-    [ -n "$orig" ] || die "could not download the qemu orig tarball (apt-get source --download-only qemu/bookworm-backports)"
+    [ -n "$orig" ] || die "could not download the qemu orig tarball (apt-get source --download-only $src)"
     local sum
-    sum=$(cd "$dl" && apt-get source -qq --print-uris qemu/bookworm-backports 2>/dev/null |
+    sum=$(cd "$dl" && apt-get source -qq --print-uris "$src" 2>/dev/null |
         awk -v f="$(basename "$orig")" '$2 == f { sub(/^SHA256:/, "", $4); print $4 }')
     if [ -n "$sum" ]; then
         echo "$sum  $orig" | sha256sum -c --quiet - || die "$orig: SHA-256 mismatch"
