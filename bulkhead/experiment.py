@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -413,7 +413,11 @@ def run_experiment(
     report: bool = True,
     model: bool = False,
 ) -> ExperimentResult:
-    """Run the matrix into ``out``; never raises for a single run's failure."""
+    """Run the matrix into ``out``; never raises for a single run's failure.
+    ``model``: under the cache model plugin (docs/model.md), -icount 0 if the
+    spec sets no shift (the plugin needs -icount)."""
+    if model and spec.icount is None:
+        spec = replace(spec, icount=0)
     out = out.absolute()
     configs_dir, logs_dir, build_root = out / "configs", out / "logs", out / "build"
     for d in (configs_dir, logs_dir, build_root):

@@ -213,6 +213,7 @@ def test_experiment_model_columns(tmp_path: Path) -> None:
     assert (row["model_llc_accesses"], row["model_llc_misses"], row["model_evicted_by_hyp"]) == ("5", "2", "2")
     assert row["model_evicted_by_vms"] == "0" and row["model_interf_dram_bpp"] == ""
     assert row["model_dram_bpp"] == "32000"  # 6400 B in 200 us: per the default 1 ms period
+    assert row["icount"] == "0"  # the spec sets none: the model runs under -icount 0
     assert result.report is not None
     text = result.report.read_text()
     assert "## Cache model (QEMU plugin)" in text and "never comparable with hardware" in text
