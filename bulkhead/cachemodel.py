@@ -46,6 +46,7 @@ CAVEAT = ("QEMU models no caches or DRAM: these are the plugin's model (docs/mod
 PERCPU_SYMBOL = "cpu_data"  # struct cpu cpu_data[ARCH_MAX_CPUS] (hypervisor/arch/aarch64/cpu.c)
 CPU_H = ROOT / "hypervisor" / "arch" / "aarch64" / "cpu.h"
 NM = "aarch64-linux-gnu-nm"
+MAX_OWNERS = 31  # CM_MAX_OWNERS - 1 (tools/cachemodel/model.h; owner 0 is "nobody")
 MARKER_IMM = 0x5B  # hint #0x5b, x0 = phase id (0: end), x1 = virtual time in ns (guests/lib/include/bench.h)
 
 
@@ -172,6 +173,9 @@ def map_text(system: System, elf: Path | None = None) -> str:
     if percpu is not None:
         lines.append(f"percpu 0x{percpu[0]:x} 0x{percpu[1]:x}")
     table = owners(system)
+    if len(table) > MAX_OWNERS:
+        raise BuildError(f"the cache model tells at most {MAX_OWNERS} owners apart (the hypervisor, VMs and "
+                         f"shared-memory regions); this system has {len(table)}")
     for i, (name, kind, _) in enumerate(table, start=1):
         lines.append(f"owner {i} {kind} {name}")
     for vm in system.vms:
