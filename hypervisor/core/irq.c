@@ -89,19 +89,37 @@ static void irq_dispatch(u32 intid)
 		log_info("cpu %u: unexpected interrupt %u", cpu_index(), intid);
 }
 
-u32 irq_handle_pending(void)
+/* Dispatches intid (already acknowledged, may be spurious) and then every
+ * other pending interrupt; returns how many went to a hypervisor handler. */
+u32 irq_handle_acked(u32 intid)
 {
 	u32 hyp = 0;
 
-	for (;;) {
-		u32 intid = gic_ack();
-
-		if (intid >= GIC_MAX_INTID)
-			break;
+	for (; intid < GIC_MAX_INTID; intid = gic_ack()) {
 		cpu_this()->irq_exits++;
 		if (intid < GIC_PRIV_MAX && irq_hyp[intid])
 			hyp++;
 		irq_dispatch(intid);
 	}
 	return hyp;
+}
+
+u32 irq_handle_pending(void)
+{
+	return irq_handle_acked(gic_ack());
+}
+
+bool irq_guest_fast(struct vcpu *v, u32 intid)
+{
+	if ((intid != IRQ_PPI_VTIMER && intid != IRQ_PPI_PTIMER) || !v)
+		return false;
+	if (v->vm->state != VM_RUNNING || v->power != VCPU_ON || v->throttled)
+		return false;
+	if (gic_highest_pending() < GIC_MAX_INTID)
+		return false; /* more to do (e.g. the regulator's): one exit for all */
+	if (!vgic_inject_fast(v, intid))
+		return false;
+	cpu_this()->irq_exits++;
+	gic_eoi(intid); /* priority drop only: the guest's EOI deactivates it (HW bit) */
+	return true;
 }

@@ -13,6 +13,7 @@
 #define IRQ_PPI_PTIMER   30 /* EL1 physical timer: also the running guest's */
 
 struct vm;
+struct vcpu;
 
 /* Boot CPU: records which VM owns each passthrough SPI. */
 void irq_init(void);
@@ -21,6 +22,14 @@ void irq_cpu_init(void);
 /* Acknowledges and dispatches every pending physical interrupt; returns how
  * many of them went to a registered hypervisor handler. */
 u32 irq_handle_pending(void);
+/* The same, starting with intid, which the caller acknowledged. */
+u32 irq_handle_acked(u32 intid);
+/* The interrupt hot path, for intid just acknowledged on v's CPU: an EL1
+ * timer of the running vCPU v goes straight into a list register when
+ * nothing else needs the exit path (vgic_inject_fast); returns false, with
+ * nothing done, for everything else. Other pending physical interrupts stay
+ * pending and bring the vCPU back at once. */
+bool irq_guest_fast(struct vcpu *v, u32 intid);
 /* Registers the hypervisor's own handler of a private interrupt (SGI/PPI,
  * the same on every CPU): the upper layers' way in (e.g. the bandwidth
  * regulator's timer and PMU interrupts). fn runs between the priority drop

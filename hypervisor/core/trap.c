@@ -6,6 +6,7 @@
  * through vcpu_exit_path().
  */
 #include "arch/aarch64/cpu.h"
+#include "arch/aarch64/gic.h"
 #include "arch/aarch64/sysregs.h"
 #include "core/fault.h"
 #include "core/hypercall.h"
@@ -17,7 +18,8 @@
 #include "lib/log.h"
 
 void trap_guest_sync(struct frame *f);
-void trap_guest_irq(struct frame *f);
+u32 trap_guest_irq_fast(void);
+void trap_guest_irq(struct frame *f, u32 intid);
 void trap_guest_serror(struct frame *f);
 
 static u64 trap_fault_ipa(void)
@@ -105,14 +107,23 @@ void trap_guest_sync(struct frame *f)
 	vcpu_exit_path(v);
 }
 
-void trap_guest_irq(struct frame *f)
+u32 trap_guest_irq_fast(void)
+{
+	struct vcpu *v = vcpu_current();
+	u32 intid;
+
+	cpu_this()->exits++;
+	intid = gic_ack();
+	return irq_guest_fast(v, intid) ? ~0u : intid;
+}
+
+void trap_guest_irq(struct frame *f, u32 intid)
 {
 	struct vcpu *v = vcpu_current();
 
 	(void)f;
-	cpu_this()->exits++;
 	vgic_sync(v);
-	if (irq_handle_pending())
+	if (irq_handle_acked(intid))
 		cpu_this()->reg_exits++;
 	vcpu_exit_path(v);
 }

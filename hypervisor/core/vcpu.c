@@ -132,7 +132,9 @@ static void vcpu_stall(struct vcpu *v)
 	}
 }
 
-void vcpu_exit_path(struct vcpu *v)
+/* Until the vCPU may run guest code again: parked while its VM or itself
+ * is off, stalled while its regulator throttles it. */
+static void __attribute__((noinline)) vcpu_exit_wait(struct vcpu *v)
 {
 	for (;;) {
 		if (v->vm->state != VM_RUNNING || v->power != VCPU_ON) {
@@ -144,6 +146,12 @@ void vcpu_exit_path(struct vcpu *v)
 			break;
 		vcpu_stall(v);
 	}
+}
+
+void vcpu_exit_path(struct vcpu *v)
+{
+	if (v->vm->state != VM_RUNNING || v->power != VCPU_ON || v->throttled)
+		vcpu_exit_wait(v); /* the rare case: kept out of the hot path */
 	vgic_flush(v);
 }
 

@@ -43,6 +43,8 @@ struct virq {
 struct vgic_cpu {
 	struct virq priv[32];
 	u32 pend_priv;                  /* bitmap of VIRQ_PENDING among priv */
+	u32 fresh_hw;                   /* HW PPIs acknowledged since the last entry */
+	bool underflow;                 /* underflow maintenance requested (gic_vif_ctl) */
 	u8 sgi_src[16];                 /* pending SGIs: bitmap of source vCPUs */
 	struct gic_lr lr[VGIC_MAX_LRS]; /* last value read from or written to each LR */
 	u32 lr_used;                    /* bitmap of LRs holding an interrupt */
@@ -72,6 +74,7 @@ struct vgic_dist {
 	u32 nr_intids;
 	struct virq spi[VGIC_NR_SPIS];
 	u32 pend_spi[VGIC_NR_SPIS / 32]; /* bitmap of VIRQ_PENDING among spi */
+	u32 pend_spi_words;              /* bit w: pend_spi[w] != 0 */
 };
 
 /* Boot CPU: picks the VM's front end and registers its interface. */
@@ -83,6 +86,12 @@ void vgic_vcpu_init(struct vcpu *v);
 /* Exit/entry hooks of the vCPU's own physical CPU. */
 void vgic_sync(struct vcpu *v);
 void vgic_flush(struct vcpu *v);
+/* The hot path (core/irq.c irq_guest_fast): HW PPI intid of v, which runs
+ * on the calling CPU, straight into a free list register (list registers
+ * the guest has finished with are retired first) when it is enabled, not
+ * already pending or in a list register, and nothing else of the VM is
+ * pending. False: nothing loaded, take vgic_inject and the exit path. */
+bool vgic_inject_fast(struct vcpu *v, u32 intid);
 
 /* The GIC maintenance interrupt (list-register underflow or EOI). */
 void vgic_maintenance(struct vcpu *v);

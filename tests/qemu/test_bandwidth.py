@@ -35,6 +35,7 @@ CONFIGS = ROOT / "tests" / "configs"
 TIMEOUT = 180.0
 
 SKID_NS = 1000  # a run beyond the budget (measured: never; runs end 0.2-0.7 us early)
+STATS_LINE_EVENTS = 8000  # printing one statistics line at EL2 (measured overshoots: 3459, 3954)
 SKID_EVENTS = 1000  # events charged beyond a grant, per overflow (measured: 420-480)
 ENTRY_NS = 3000  # a run's shortfall: period-start work and QEMU's round robin (measured: 0.2-0.7 us)
 STALL_NS = 3000
@@ -252,7 +253,11 @@ def test_console_stats_command(tmp_path: Path) -> None:
     for line in lines:
         m = rx.fullmatch(line)
         assert m, line
-        assert int(m[2]) <= 3000000 + SKID_EVENTS, line
+        # The command itself runs at EL2 on the regulated vCPU's CPU (the
+        # console interrupt's) and its printing is charged to that period
+        # (issue #12 item 2: hypervisor work still counts); when the host-time
+        # poke lands just before an overflow it adds up to one line's output.
+        assert int(m[2]) <= 3000000 + SKID_EVENTS + STATS_LINE_EVENTS, line
     assert any(int(m[3]) > 0 and int(m[4]) > 0 for m in map(rx.fullmatch, lines) if m), lines
 
 
@@ -275,7 +280,9 @@ def test_run_stats_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert len(tables) >= 2, captured.err  # at least the one asked for at boot
     rows = [line.split() for line in tables[-1].splitlines()[1:]]
     assert rows[0] == ["VM", "VCPU", "LAST", "MAX", "MEAN", "THROTTLED", "STALLED_US"], captured.err
-    assert rows[1][:2] == ["bw", "0"] and int(rows[1][3]) <= 3000000 + SKID_EVENTS, captured.err
+    # (the statistics lines printed at EL2 are charged: see test_console_stats_command)
+    assert rows[1][:2] == ["bw", "0"] and int(rows[1][3]) <= 3000000 + SKID_EVENTS + STATS_LINE_EVENTS, \
+        captured.err
 
 
 def test_telemetry_counts_complete_periods_only(tmp_path: Path) -> None:

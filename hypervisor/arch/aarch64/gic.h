@@ -41,6 +41,9 @@ u32 gic_version(void);   /* 2 or 3 */
 u32 gic_nr_intids(void); /* 32 + SPIs the distributor implements */
 
 u32 gic_ack(void);
+/* The highest-priority pending interrupt of this CPU's interface, without
+ * acknowledging it (ICC_HPPIR1_EL1 / GICC_HPPIR); GIC_SPURIOUS: none. */
+u32 gic_highest_pending(void);
 void gic_eoi(u32 intid);        /* priority drop */
 void gic_deactivate(u32 intid); /* deactivation */
 
@@ -70,6 +73,9 @@ struct gic_lr {
 };
 
 u32 gic_lr_count(void);
+/* Bitmap of the list registers that hold no interrupt (state invalid):
+ * ICH_ELRSR_EL2 / GICH_ELRSR0. One register read instead of one per LR. */
+u32 gic_lr_empty(void);
 void gic_lr_read(u32 n, struct gic_lr *lr);
 void gic_lr_write(u32 n, const struct gic_lr *lr);
 /* Enables the virtual interface; underflow: maintenance interrupt when at

@@ -167,6 +167,11 @@ u32 gic_ack(void)
 	return (u32)(v & 0xffffff);
 }
 
+u32 gic_highest_pending(void)
+{
+	return (u32)sysreg_read(S3_0_C12_C12_2) & 0xffffff; /* ICC_HPPIR1_EL1 */
+}
+
 void gic_eoi(u32 intid)
 {
 	sysreg_write(S3_0_C12_C12_1, intid); /* ICC_EOIR1_EL1 */
@@ -307,6 +312,11 @@ void gic_lr_write(u32 n, const struct gic_lr *lr)
 			v |= ICH_LR_EOI;
 	}
 	gic_lr_access(n, true, v);
+}
+
+u32 gic_lr_empty(void)
+{
+	return (u32)sysreg_read(S3_4_C12_C11_5); /* ICH_ELRSR_EL2 */
 }
 
 static void gic_hcr_write(u64 v)

@@ -29,8 +29,8 @@ u64 pmu_guest_pmcr(void)
 #define PMCR_LC BIT(6)
 
 /* PMEVTYPER/PMCCFILTR: P = 0, U = 0 (count EL1 and EL0), NSH = 1 (and EL2) */
-#define PMU_FILTER_NSH   BIT(27)
-#define PMU_FILTER_ALL   PMU_FILTER_NSH
+#define PMU_FILTER_NSH BIT(27)
+#define PMU_FILTER_ALL PMU_FILTER_NSH
 
 u32 pmu_hyp_reserve(u32 n)
 {

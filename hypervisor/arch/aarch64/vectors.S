@@ -1,6 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * EL2 exception vectors. Exceptions from the guest save its registers into
+ * EL2 exception vectors. A guest IRQ first takes the hot path: only the
+ * registers a C call may clobber are saved (x0-x18, x30), trap_guest_irq_fast()
+ * (core/trap.c) acknowledges the interrupt and returns ~0 when it delivered
+ * it; then those registers come back and the guest resumes. Otherwise the
+ * rest of the frame is saved and trap_guest_irq(frame, intid) takes the
+ * interrupt it acknowledged the general way.
+ *
+ * Other Exceptions from the guest save its registers into
  * the frame at SP (the top of this CPU's stack, see boot.S), call the core's
  * trap handler with the frame, and return to the guest through guest_restore.
  * Exceptions taken at EL2 itself are hypervisor bugs: they go to
@@ -10,7 +17,7 @@
 #define F_ELR (31 * 8)
 #define F_SPSR (32 * 8)
 
-.macro save_frame
+.macro save_x0_x17
 	stp	x0, x1, [sp, #16 * 0]
 	stp	x2, x3, [sp, #16 * 1]
 	stp	x4, x5, [sp, #16 * 2]
@@ -20,6 +27,22 @@
 	stp	x12, x13, [sp, #16 * 6]
 	stp	x14, x15, [sp, #16 * 7]
 	stp	x16, x17, [sp, #16 * 8]
+.endm
+
+.macro restore_x0_x17
+	ldp	x0, x1, [sp, #16 * 0]
+	ldp	x2, x3, [sp, #16 * 1]
+	ldp	x4, x5, [sp, #16 * 2]
+	ldp	x6, x7, [sp, #16 * 3]
+	ldp	x8, x9, [sp, #16 * 4]
+	ldp	x10, x11, [sp, #16 * 5]
+	ldp	x12, x13, [sp, #16 * 6]
+	ldp	x14, x15, [sp, #16 * 7]
+	ldp	x16, x17, [sp, #16 * 8]
+.endm
+
+.macro save_frame
+	save_x0_x17
 	stp	x18, x19, [sp, #16 * 9]
 	stp	x20, x21, [sp, #16 * 10]
 	stp	x22, x23, [sp, #16 * 11]
@@ -38,6 +61,17 @@
 	save_frame
 	bl	\handler
 	b	guest_restore
+.endm
+
+.macro guest_irq_vector
+	.balign 0x80
+	save_x0_x17
+	str	x18, [sp, #16 * 9]
+	str	x30, [sp, #F_ELR - 8]
+	bl	trap_guest_irq_fast
+	cmn	w0, #1
+	b.eq	guest_restore_fast
+	b	guest_irq_slow
 .endm
 
 .macro el2_vector kind
@@ -62,14 +96,41 @@ el2_vectors:
 	el2_vector 6
 	el2_vector 7 /* EL2h SError */
 	guest_vector trap_guest_sync
-	guest_vector trap_guest_irq
-	guest_vector trap_guest_irq /* FIQ: handled like IRQ */
+	guest_irq_vector
+	guest_irq_vector /* FIQ: handled like IRQ */
 	guest_vector trap_guest_serror
 	/* AArch32 EL0 under an AArch64 EL1: interrupts still reach EL2 */
 	guest_vector trap_guest_sync
-	guest_vector trap_guest_irq
-	guest_vector trap_guest_irq
+	guest_irq_vector
+	guest_irq_vector
 	guest_vector trap_guest_serror
+
+/* The IRQ hot path declined (w0 = the interrupt it acknowledged): x19-x29
+ * still hold the guest's values (callee-saved), complete the frame. */
+guest_irq_slow:
+	mov	w1, w0
+	stp	x18, x19, [sp, #16 * 9]
+	stp	x20, x21, [sp, #16 * 10]
+	stp	x22, x23, [sp, #16 * 11]
+	stp	x24, x25, [sp, #16 * 12]
+	stp	x26, x27, [sp, #16 * 13]
+	stp	x28, x29, [sp, #16 * 14]
+	mrs	x2, elr_el2
+	mrs	x3, spsr_el2
+	str	x2, [sp, #F_ELR]
+	str	x3, [sp, #F_SPSR]
+	mov	x0, sp
+	bl	trap_guest_irq
+	b	guest_restore
+
+/* The IRQ hot path delivered: ELR/SPSR and x19-x29 are untouched. */
+guest_restore_fast:
+	restore_x0_x17
+	ldr	x18, [sp, #16 * 9]
+	ldr	x30, [sp, #F_ELR - 8]
+	eret
+	dsb	nsh
+	isb
 
 /* void guest_enter(struct frame *frame) */
 	.global guest_enter
@@ -81,15 +142,7 @@ guest_restore:
 	ldp	x30, x0, [sp, #F_ELR - 8]
 	msr	elr_el2, x0
 	msr	spsr_el2, x1
-	ldp	x0, x1, [sp, #16 * 0]
-	ldp	x2, x3, [sp, #16 * 1]
-	ldp	x4, x5, [sp, #16 * 2]
-	ldp	x6, x7, [sp, #16 * 3]
-	ldp	x8, x9, [sp, #16 * 4]
-	ldp	x10, x11, [sp, #16 * 5]
-	ldp	x12, x13, [sp, #16 * 6]
-	ldp	x14, x15, [sp, #16 * 7]
-	ldp	x16, x17, [sp, #16 * 8]
+	restore_x0_x17
 	ldp	x18, x19, [sp, #16 * 9]
 	ldp	x20, x21, [sp, #16 * 10]
 	ldp	x22, x23, [sp, #16 * 11]
