@@ -44,11 +44,13 @@ if TYPE_CHECKING:
 MAX_PERIOD_US = 1_000_000  # 1 s: keeps a period's events within the 32-bit counters
 MAX_BUDGET_EVENTS = 0x7FFF_FFFF  # per period, VM or vCPU (BW_MAX_BUDGET in bw.c)
 MAX_MBPS = 1_000_000_000
+CPU_CYCLES = 0x11  # the architectural PMU event
 BW_MODELS: tuple[BwModel, ...] = ("exact", "pessimistic", "optimistic", "notional")
 
-PLATFORM_KEYS = ("counter", "events", "sustainable_mbps", "pmu_irq", "counter_hz", "regulator_events")
+PLATFORM_KEYS = ("counter", "events", "sustainable_mbps", "pmu_irq", "counter_hz", "regulator_events",
+                 "overflow_poll_us")
 VM_KEYS = ("period_us", "budget_mbps", "budget_events", "read_mbps", "write_mbps", "read_events",
-           "write_events", "weights", "reclaim")
+           "write_events", "weights", "reclaim", "counter")
 SYSTEM_KEYS = ("spare_sharing",)
 
 
@@ -85,7 +87,8 @@ def mbps_of(events: int, period_us: int, bytes_per_event: int) -> float:
 
 def parse_platform(r: Reader, node: YNode, path: str = "bandwidth") -> PlatformBandwidth:
     m = r.mapping(node, path, PLATFORM_KEYS, ("counter", "events", "sustainable_mbps", "pmu_irq"),
-                  "a mapping {counter, events, sustainable_mbps, pmu_irq, counter_hz, regulator_events}")
+                  "a mapping {counter, events, sustainable_mbps, pmu_irq, counter_hz, regulator_events, "
+                  "overflow_poll_us}")
     counter: BwCounter = "cycles" if r.choice(m["counter"], _join(path, "counter"),
                                               ("cycles", "event")) == "cycles" else "event"
     epath = _join(path, "events")
@@ -119,6 +122,9 @@ def parse_platform(r: Reader, node: YNode, path: str = "bandwidth") -> PlatformB
         regulator_events=r.integer(m["regulator_events"], _join(path, "regulator_events"),
                                    "a number of events (integer 0-10^6)", 0, 10**6)
         if "regulator_events" in m else 0,
+        overflow_poll_us=r.integer(m["overflow_poll_us"], _join(path, "overflow_poll_us"),
+                                   "a time in microseconds (integer 1-1000000)", 1, 1_000_000)
+        if "overflow_poll_us" in m else 0,
         path=path,
     )
 
@@ -147,6 +153,8 @@ def parse_vm(r: Reader, node: YNode, path: str) -> VmBandwidthSpec:
                        "a list of weights in percent") if "weights" in m else None,
         reclaim=r.boolean(m["reclaim"], _join(path, "reclaim")) if "reclaim" in m else False,
         path=path,
+        counter=(("cycles" if r.choice(m["counter"], _join(path, "counter"), ("cycles", "event")) == "cycles"
+                  else "event") if "counter" in m else None),
     )
     # exactly one budget form
     whole = [k for k in ("budget_mbps", "budget_events") if k in m]
@@ -231,6 +239,11 @@ def _channel_budgets(bw: VmBandwidthSpec, pb: PlatformBandwidth) -> list[tuple[B
     return out
 
 
+def counter_of(bw: VmBandwidthSpec, pb: PlatformBandwidth) -> BwCounter:
+    """The counter a VM is regulated on: its own choice, else the platform's."""
+    return bw.counter or pb.counter
+
+
 def plan(platform: Platform, vm: VmSpec) -> VmBandwidth | None:
     """The resolved regulation of a checked VM; None when unregulated."""
     bw, pb = vm.bandwidth, platform.bandwidth
@@ -244,7 +257,7 @@ def plan(platform: Platform, vm: VmSpec) -> VmBandwidth | None:
         vm=vm.name,
         period_us=bw.period_us,
         period_ticks=bw.period_us * pb.counter_hz // 1_000_000,
-        cycles=pb.counter == "cycles",
+        cycles=counter_of(bw, pb) == "cycles",
         channels=tuple(channels),
         weights=bw.weights,
         reclaim=bw.reclaim,
@@ -326,6 +339,10 @@ def _check_vm(s: SystemSpec, vm: VmSpec, bw: VmBandwidthSpec, pb: PlatformBandwi
         errors.append(at(_join(bw.path, key), f"platform '{p.name}' has no separate read and write events: "
                                               "give budget_mbps or budget_events"))
         return
+    if bw.counter == "cycles" and pb.split:
+        errors.append(at(_join(bw.path, "counter"), f"platform '{p.name}' counts reads and writes on two "
+                                                    "event counters: the cycle counter cannot regulate them"))
+        return
     if bw.weights is not None:
         wpath = _join(bw.path, "weights")
         if len(bw.weights) != n:
@@ -348,7 +365,13 @@ def _check_vm(s: SystemSpec, vm: VmSpec, bw: VmBandwidthSpec, pb: PlatformBandwi
                                     f"({MAX_BUDGET_EVENTS}): use a shorter period or a smaller budget"))
             continue
         smallest = min(budget * w // 100 for w in bw.weights) if bw.weights else budget // n
-        if pb.regulator_events and 0 < smallest < 2 * pb.regulator_events:
+        if pb.regulator_events and 0 < smallest < pb.regulator_events:
+            errors.append(at(kpath, f"the smallest vCPU share ({smallest} events per period) is less than "
+                                    f"the regulator's own cost on platform '{p.name}' (about "
+                                    f"{pb.regulator_events} events per period, charged to the vCPU): the "
+                                    f"vCPU would be starved; give each vCPU at least {pb.regulator_events} "
+                                    "events per period"))
+        elif pb.regulator_events and 0 < smallest < 2 * pb.regulator_events:
             warnings.append(at(kpath, f"the smallest vCPU share ({smallest} events per period) is less than "
                                       f"twice the regulator's own cost on platform '{p.name}' (about "
                                       f"{pb.regulator_events} events per period, charged to the vCPU): "
@@ -365,6 +388,30 @@ def _check_vm(s: SystemSpec, vm: VmSpec, bw: VmBandwidthSpec, pb: PlatformBandwi
                                      "period"))
     if bw.reclaim and n == 1:
         warnings.append(at(_join(bw.path, "reclaim"), "reclaim has no effect on a VM with one vCPU"))
+
+
+def starved_under_icount(system: System, shift: int) -> list[str]:
+    """Regulated VMs that would starve under ``-icount shift``: QEMU's cycle
+    counter and CPU_CYCLES event count 2^shift per instruction (one per
+    nanosecond of virtual time), so the regulator's own
+    per-period cost (``regulator_events``, measured at shift 0) is 2^shift
+    times larger in counted events. One message per VM whose smallest share
+    is below that."""
+    pb = system.platform.bandwidth
+    if pb is None or not pb.regulator_events or shift <= 0:
+        return []
+    cost = pb.regulator_events << shift
+    out = []
+    for vm in system.spec.vms:
+        planned = plan(system.platform, vm)
+        if planned is None or not (planned.cycles or all(ch.event.number == CPU_CYCLES for ch in planned.channels)):
+            continue  # an event that does not count time (e.g. INST_RETIRED): the shift does not scale it
+        smallest = min(min(ch.shares) for ch in planned.channels)
+        if smallest < cost:
+            out.append(f"vm {vm.name}: a vCPU share of {smallest} cycles per period is less than the "
+                       f"regulator's own cost at -icount shift={shift} ({pb.regulator_events} x 2^{shift} = "
+                       f"{cost} cycles): the vCPU would be starved; raise the budget or lower --icount")
+    return out
 
 
 # --- reporting ----------------------------------------------------------------------
@@ -387,7 +434,9 @@ def report(system: System) -> str:
     out = ["", f"bandwidth: {counter}; events: {model}"]
     rows = [("VM", "VCPU", "PERIOD", "EVENT", "EVENTS/PERIOD", "MB/S", "WEIGHT", "OPTIONS")]
     for pl in plans:
-        opts = ",".join(o for o, on in (("reclaim", pl.reclaim), ("manager", pl.manager)) if on) or "-"
+        own = pl.cycles != (pb.counter == "cycles")  # the VM chose the other counter
+        opts = ",".join(o for o, on in (("reclaim", pl.reclaim), ("manager", pl.manager),
+                                        ("cycles" if pl.cycles else "event-counter", own)) if on) or "-"
         for ch in pl.channels:
             rows.append((pl.vm, "all", f"{pl.period_us} us", ch.event.name, str(ch.budget),
                          _fmt_mbps(ch.mbps(pl.period_us)), "100%" if pl.weights is None else

@@ -178,7 +178,7 @@ def build(
             f"O={out / 'hyp'}", f"CONFIG_C={out / 'config.c'}",
             f"HYP_BASE=0x{p.hypervisor.base:x}", f"HYP_SIZE=0x{p.hypervisor.size:x}",
             f"RAM_BASE=0x{p.ram.base:x}", f"PAYLOAD={payload}",
-            f"PLATFORM={p.name}", f"GIC={p.gic.version}",
+            f"PLATFORM={p.board}", f"GIC={p.gic.version}", f"UART={p.uart.driver}",
         ], log, "the hypervisor")
         elf = out / "hyp" / ELF_NAME
         if not elf.is_file():

@@ -70,9 +70,21 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
         ("gicd_base", _hex(p.gic.gicd)),
         ("gicr_base", _hex(p.gic.gicr)),
         ("gicr_stride", _hex(p.gic.gicr_stride)),
+    ]
+    if p.gic.version == 2:
+        fields += [
+            ("gicc_base", _hex(p.gic.gicc)),
+            ("gich_base", _hex(p.gic.gich)),
+            ("gicv_base", _hex(p.gic.gicv)),
+            ("gic_page_stride", _hex(p.gic.page_stride)),
+            ("vgicd_ipa", _hex(p.gic.vgicd)),
+            ("vgicc_ipa", _hex(p.gic.vgicc)),
+        ]
+    fields += [
         ("gic_maint_irq", str(p.gic.maintenance_irq)),
         ("timer_hyp_irq", str(p.timer.hyp_irq)),
         ("timer_virt_irq", str(p.timer.virt_irq)),
+        ("pmu_irq", str(p.pmu_irq or 0)),
         ("mmio_base", _hex(p.mmio.base)),
         ("mmio_size", _hex(p.mmio.size)),
     ]
@@ -215,6 +227,8 @@ def _bw_system(w: _Writer, system: System) -> bool:
     w.line()
     w.line("static const struct cfg_bw_system bw_system = {")
     w.line(f"\t.flags = {'CFG_BW_SPARE_SHARING' if system.spec.spare_sharing else '0'},")
+    if pb.overflow_poll_us:
+        w.line(f"\t.overflow_poll_us = {pb.overflow_poll_us},")
     w.line(f"\t.pmu_irq = {pb.pmu_irq},")
     w.line(f"\t.counter_hz = {pb.counter_hz},")
     w.line("};")

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from bulkhead.layout import System, Vm
-from bulkhead.model import PAGE
+from bulkhead.model import GIC_FRAME, PAGE
 
 APB_PCLK_HZ = 24_000_000
 IRQ_EDGE_RISING = 1
@@ -55,6 +55,32 @@ class _Dts:
 
     def text(self) -> str:
         return "\n".join(self.lines) + "\n"
+
+
+def _gic(d: _Dts, system: System, vm: Vm) -> None:
+    """The VM's virtual GIC: the platform's GIC version (GICv2: no virtual
+    interface frames, the VM has no virtualization extensions)."""
+    g = system.platform.gic
+    if g.version == 2:
+        d.open(f"interrupt-controller@{g.vgicd:x}", "gic")
+        d.prop("compatible", _strlist(["arm,gic-400", "arm,cortex-a15-gic"]))
+        d.prop("#interrupt-cells", "<3>")
+        d.prop("#address-cells", "<0>")
+        d.prop("interrupt-controller")
+        d.prop("reg", f"{_reg(g.vgicd, GIC_FRAME)}, {_reg(g.vgicc, 2 * GIC_FRAME)}")
+        d.close()
+        return
+    d.open(f"intc@{g.gicd:x}", "gic")
+    d.prop("compatible", _str("arm,gic-v3"))
+    d.prop("#interrupt-cells", "<3>")
+    d.prop("#address-cells", "<2>")
+    d.prop("#size-cells", "<2>")
+    d.prop("ranges")
+    d.prop("interrupt-controller")
+    d.prop("#redistributor-regions", "<1>")
+    gicr_size = len(vm.cpus) * g.gicr_stride
+    d.prop("reg", f"{_reg(g.gicd, GICD_SIZE)}, {_reg(g.gicr, gicr_size)}")
+    d.close()
 
 
 def generate(system: System, vm: Vm) -> str:
@@ -114,17 +140,7 @@ def generate(system: System, vm: Vm) -> str:
     d.close()
 
     d.blank()
-    d.open(f"intc@{p.gic.gicd:x}", "gic")
-    d.prop("compatible", _str("arm,gic-v3"))
-    d.prop("#interrupt-cells", "<3>")
-    d.prop("#address-cells", "<2>")
-    d.prop("#size-cells", "<2>")
-    d.prop("ranges")
-    d.prop("interrupt-controller")
-    d.prop("#redistributor-regions", "<1>")
-    gicr_size = len(vm.cpus) * p.gic.gicr_stride
-    d.prop("reg", f"{_reg(p.gic.gicd, GICD_SIZE)}, {_reg(p.gic.gicr, gicr_size)}")
-    d.close()
+    _gic(d, system, vm)
 
     d.blank()
     d.open("timer")
@@ -134,6 +150,15 @@ def generate(system: System, vm: Vm) -> str:
     d.prop("interrupts", ppis)
     d.prop("always-on")
     d.close()
+
+    if p.pmu_irq is not None:
+        # the counters the hypervisor leaves to the VM (PMCR_EL0.N), its
+        # overflow PPI (hypervisor/core/vpmu.c)
+        d.blank()
+        d.open("pmu")
+        d.prop("compatible", _str("arm,armv8-pmuv3"))
+        d.prop("interrupts", f"<1 {p.pmu_irq - 16} {IRQ_LEVEL_HIGH}>")
+        d.close()
 
     d.blank()
     d.open("apb-pclk", "apb_pclk")

@@ -372,8 +372,7 @@ def _ipa_ranges(s: SystemSpec, vm: VmSpec) -> list[Range]:
     ranges += [Range(d.ipa, d.size) for d in merge_mmio(
         Passthrough(d.name, d.base, d.base, d.size, d.irqs, d.compatible, d.amba) for d in devices)]
     ranges += [Range(mp.ipa, sh.size) for sh in s.shmem for mp in sh.maps if mp.vm == vm.name]
-    ranges.append(Range(p.gic.gicd, 0x10000))
-    ranges.append(Range(p.gic.gicr, len(vm.cpus) * p.gic.gicr_stride))
+    ranges += [r for _, r in p.gic.vm_frames(len(vm.cpus))]
     if vm.console is not None:
         ranges.append(Range(vm.console.ipa, PAGE))
     return ranges

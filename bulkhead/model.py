@@ -104,20 +104,59 @@ class QemuSpec:
     machine: str
     cpu: str
     memory: int
+    args: tuple[str, ...] = ()  # further arguments for this machine
+
+
+GIC_FRAME = 0x1000  # a GICv2 register page
+GICD_SPAN = 0x10000  # what a VM's distributor traps
 
 
 @dataclass(frozen=True)
 class GicSpec:
+    """The physical GIC; VMs get a virtual GIC of the same version.
+
+    GICv3: ``gicd``, ``gicr``/``gicr_stride``; VMs see their GICD and GICRs
+    at the same addresses. GICv2 (GIC-400): ``gicd``, ``gicc``, ``gich``,
+    ``gicv``, ``page_stride`` (where the second 4 KiB page of GICC/GICV
+    lies: 0x1000, or 0x10000 where each page is aliased over 64 KiB); VMs see
+    their distributor at ``vgicd`` and their CPU interface (the GICV frame)
+    at ``vgicc``.
+    """
     version: int
     gicd: int
-    gicr: int
-    gicr_stride: int
     spis: int
     maintenance_irq: int
+    gicr: int = 0
+    gicr_stride: int = 0
+    gicc: int = 0
+    gich: int = 0
+    gicv: int = 0
+    page_stride: int = GIC_FRAME
+    vgicd: int = 0
+    vgicc: int = 0
 
     @property
     def spi_range(self) -> range:
         return range(32, 32 + self.spis)
+
+    def frames(self, ncpus: int) -> list[tuple[str, Range]]:
+        """The physical register frames (for ``ncpus`` CPUs)."""
+        if self.version == 3:
+            return [("the GIC distributor", Range(self.gicd, GICD_SPAN)),
+                    ("the GIC redistributors", Range(self.gicr, ncpus * self.gicr_stride))]
+        two_pages = self.page_stride + GIC_FRAME
+        return [("the GIC distributor", Range(self.gicd, GICD_SPAN)),
+                ("the GIC CPU interface", Range(self.gicc, two_pages)),
+                ("the GIC virtual interface control", Range(self.gich, GIC_FRAME)),
+                ("the GIC virtual CPU interface", Range(self.gicv, two_pages))]
+
+    def vm_frames(self, ncpus: int) -> list[tuple[str, Range]]:
+        """What a VM with ``ncpus`` vCPUs sees of its virtual GIC (IPAs)."""
+        if self.version == 3:
+            return [("the virtual GIC distributor", Range(self.gicd, GICD_SPAN)),
+                    ("the virtual GIC redistributors", Range(self.gicr, max(ncpus, 1) * self.gicr_stride))]
+        return [("the virtual GIC distributor", Range(self.vgicd, GICD_SPAN)),
+                ("the virtual GIC CPU interface", Range(self.vgicc, 2 * GIC_FRAME))]
 
 
 @dataclass(frozen=True)
@@ -128,10 +167,14 @@ class TimerSpec:
     secure_irq: int
 
 
+UART_DRIVERS = ("pl011", "cadence")  # hypervisor/arch/aarch64/uart_<driver>.c
+
+
 @dataclass(frozen=True)
 class UartSpec:
     base: int
     irq: int
+    driver: str = "pl011"
 
 
 @dataclass(frozen=True)
@@ -230,6 +273,7 @@ class PlatformBandwidth:
     pmu_irq: int
     counter_hz: int  # generic-timer frequency; 0: unknown (the hypervisor reads CNTFRQ)
     regulator_events: int = 0  # events the regulator itself charges per period; 0: unknown
+    overflow_poll_us: int = 0  # event counters: the regulator also looks every this many us; 0: never
     path: str = "bandwidth"
 
     def event(self, name: str) -> BwEventSpec | None:
@@ -261,6 +305,7 @@ class CacheModelSpec:
 @dataclass(frozen=True)
 class Platform:
     name: str
+    board: str  # hypervisor/platform/<board>: its board code
     file: Path
     display: str
     data: bytes
@@ -283,6 +328,12 @@ class Platform:
     @property
     def ncpus(self) -> int:
         return len(self.mpidr)
+
+    @property
+    def pmu_irq(self) -> int | None:
+        """The PMU overflow PPI (guests' PMUs and the regulator share it): the
+        ``bandwidth.pmu_irq`` of the platform file; None without one."""
+        return self.bandwidth.pmu_irq if self.bandwidth is not None else None
 
     def device(self, name: str) -> PlatformDevice | None:
         for dev in self.devices:
@@ -321,6 +372,7 @@ class VmBandwidthSpec:
     weights: tuple[int, ...] | None
     reclaim: bool
     path: str  # vms[i].bandwidth
+    counter: BwCounter | None = None  # overrides the platform's counter; None: the platform's
 
 
 @dataclass(frozen=True)

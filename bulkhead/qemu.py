@@ -42,6 +42,7 @@ def command(
         "-monitor", "none",
         "-serial", "mon:stdio" if interactive else "stdio",
         "-kernel", str(elf.absolute()),
+        *q.args,
     ]
     for img in staged:
         argv += ["-device", f"loader,file={img.file.absolute()},addr=0x{img.src_pa:x},force-raw=on"]

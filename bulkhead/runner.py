@@ -23,8 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from bulkhead import bandwidth as bw_mod
 from bulkhead import build as build_mod
 from bulkhead import cachemodel, qemu
+from bulkhead.config import load_system
 from bulkhead.errors import RunError
 
 HYP_PREFIX = "[bulkhead] "
@@ -274,12 +276,21 @@ def run(
     ``model``: load the cache model plugin (docs/model.md; -icount 0 unless
     ``icount`` says otherwise); its report is ``RunResult.model_report``.
     """
+    if boot == "uboot":
+        machine = load_system(config_path).platform.qemu.machine
+        if not machine.startswith("virt"):
+            raise RunError(f"--boot uboot runs Debian's U-Boot for QEMU virt; this platform's machine is "
+                           f"'{machine}' (on a board, U-Boot comes with the vendor's boot chain: "
+                           "docs/boards/zynqmp.md)")
     result = build_mod.build(config_path, out, log=build_log)
     model_report = None
     if model:
         plugin_args, model_report = cachemodel.qemu_args(result.system, result.out, result.elf)
         extra_qemu_args = [*plugin_args, *extra_qemu_args]
         icount = 0 if icount is None else icount
+    starved = bw_mod.starved_under_icount(result.system, icount or 0)
+    if starved:
+        raise RunError("; ".join(starved))
     argv = qemu.command(
         result.system.platform, result.elf, (), icount=icount, gdb=gdb, gdb_port=gdb_port,
         interactive=interactive, extra=extra_qemu_args,

@@ -21,6 +21,8 @@ from bulkhead.model import (
     ColoringSpec,
     ColorSpec,
     ConsoleSpec,
+    GIC_FRAME,
+    UART_DRIVERS,
     FaultPolicy,
     GicSpec,
     Locs,
@@ -205,10 +207,10 @@ def node_text(node: YNode) -> str:
 # --- platform file -------------------------------------------------------
 
 PLATFORM_KEYS = (
-    "name", "qemu", "cpus", "ram", "hypervisor", "staging", "mmio", "gic", "timer",
+    "name", "board", "qemu", "cpus", "ram", "hypervisor", "staging", "mmio", "gic", "timer",
     "uart", "console", "devices", "coloring", "bandwidth", "model",
 )
-OPTIONAL_PLATFORM_KEYS = ("devices", "coloring", "bandwidth", "model")
+OPTIONAL_PLATFORM_KEYS = ("board", "devices", "coloring", "bandwidth", "model")
 
 
 def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platform:
@@ -216,31 +218,24 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
     r = Reader(locs)
     top = r.mapping(node, "", PLATFORM_KEYS, [k for k in PLATFORM_KEYS if k not in OPTIONAL_PLATFORM_KEYS])
 
-    q = r.mapping(top["qemu"], "qemu", ("binary", "machine", "cpu", "memory"),
+    q = r.mapping(top["qemu"], "qemu", ("binary", "machine", "cpu", "memory", "args"),
                   ("binary", "machine", "cpu", "memory"))
     qemu = QemuSpec(
         binary=r.text(q["binary"], "qemu.binary"),
         machine=r.text(q["machine"], "qemu.machine"),
         cpu=r.name(q["cpu"], "qemu.cpu", "a CPU model name", PLATFORM_NAME_RE),
         memory=r.size(q["memory"], "qemu.memory"),
+        args=r.each(q["args"], "qemu.args", lambda n, p: r.text(n, p)) if "args" in q else (),
     )
     mpidr = r.each(top["cpus"], "cpus", lambda n, p: r.integer(n, p, "an MPIDR value (integer)", 0, (1 << 40) - 1))
 
-    g = r.mapping(top["gic"], "gic", ("version", "gicd", "gicr", "gicr_stride", "spis", "maintenance_irq"),
-                  ("version", "gicd", "gicr", "gicr_stride", "spis", "maintenance_irq"))
-    gic = GicSpec(
-        version=r.integer(g["version"], "gic.version", "a GIC version (3)", 3, 3),
-        gicd=r.address(g["gicd"], "gic.gicd"),
-        gicr=r.address(g["gicr"], "gic.gicr"),
-        gicr_stride=r.size(g["gicr_stride"], "gic.gicr_stride"),
-        spis=r.integer(g["spis"], "gic.spis", "a number of SPIs (32-988)", 32, 988),
-        maintenance_irq=r.irq(g["maintenance_irq"], "gic.maintenance_irq"),
-    )
+    gic = _parse_gic(r, top["gic"])
     timer_keys = ("hyp_irq", "virt_irq", "phys_irq", "secure_irq")
     t = r.mapping(top["timer"], "timer", timer_keys, timer_keys)
     timer = TimerSpec(*(r.irq(t[k], f"timer.{k}") for k in timer_keys))
-    u = r.mapping(top["uart"], "uart", ("base", "irq"), ("base", "irq"))
-    uart = UartSpec(r.address(u["base"], "uart.base"), r.irq(u["irq"], "uart.irq"))
+    u = r.mapping(top["uart"], "uart", ("base", "irq", "driver"), ("base", "irq"))
+    uart = UartSpec(r.address(u["base"], "uart.base"), r.irq(u["irq"], "uart.irq"),
+                    r.choice(u["driver"], "uart.driver", UART_DRIVERS) if "driver" in u else "pl011")
     c = r.mapping(top["console"], "console", ("ipa", "irq"), ("ipa", "irq"))
     console = ConsoleSpec(r.address(c["ipa"], "console.ipa"), r.irq(c["irq"], "console.irq"))
 
@@ -266,8 +261,10 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
         )
 
     devices = r.each(top["devices"], "devices", device) if "devices" in top else ()
+    name = r.name(top["name"], "name", "a platform name", PLATFORM_NAME_RE)
     return Platform(
-        name=r.name(top["name"], "name", "a platform name", PLATFORM_NAME_RE),
+        name=name,
+        board=r.name(top["board"], "board", "a board name", PLATFORM_NAME_RE) if "board" in top else name,
         file=file,
         display=display,
         data=data,
@@ -287,6 +284,33 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
         bandwidth=bw_mod.parse_platform(r, top["bandwidth"]) if "bandwidth" in top else None,
         cachemodel=_parse_cachemodel(r, top["model"]) if "model" in top else None,
     )
+
+
+GIC_KEYS = {
+    3: ("version", "gicd", "gicr", "gicr_stride", "spis", "maintenance_irq"),
+    2: ("version", "gicd", "gicc", "gich", "gicv", "page_stride", "vgicd", "vgicc", "spis", "maintenance_irq"),
+}
+
+
+def _parse_gic(r: Reader, node: YNode) -> GicSpec:
+    """``gic:``: the keys depend on ``version`` (GicSpec)."""
+    v = r.mapping(node, "gic", tuple(dict.fromkeys(GIC_KEYS[3] + GIC_KEYS[2])), ("version",))
+    version = r.integer(v["version"], "gic.version", "a GIC version (2 or 3)", 2, 3)
+    keys = GIC_KEYS[version]
+    g = r.mapping(node, "gic", keys, [k for k in keys if k != "page_stride"])
+    common = {
+        "version": version,
+        "gicd": r.address(g["gicd"], "gic.gicd"),
+        "spis": r.integer(g["spis"], "gic.spis", "a number of SPIs (32-988)", 32, 988),
+        "maintenance_irq": r.irq(g["maintenance_irq"], "gic.maintenance_irq"),
+    }
+    if version == 3:
+        return GicSpec(**common, gicr=r.address(g["gicr"], "gic.gicr"),
+                       gicr_stride=r.size(g["gicr_stride"], "gic.gicr_stride"))
+    return GicSpec(**common, gicc=r.address(g["gicc"], "gic.gicc"), gich=r.address(g["gich"], "gic.gich"),
+                   gicv=r.address(g["gicv"], "gic.gicv"),
+                   page_stride=r.size(g["page_stride"], "gic.page_stride") if "page_stride" in g else GIC_FRAME,
+                   vgicd=r.address(g["vgicd"], "gic.vgicd"), vgicc=r.address(g["vgicc"], "gic.vgicc"))
 
 
 MAX_COLOR_BITS = 6  # 64 colors per kind: the hypervisor reports them as 64-bit bitmaps

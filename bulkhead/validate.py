@@ -86,8 +86,7 @@ def check_platform(p: Platform) -> None:
             c.error(path, f"IRQ {irq} is outside the SPI range {spis.start}-{spis.stop - 1}")
     c.aligned("console.ipa", p.console.ipa, "IPA")
 
-    fixed = [("the UART", Range(p.uart.base, PAGE)), ("the GIC distributor", Range(p.gic.gicd, 0x10000)),
-             ("the GIC redistributors", Range(p.gic.gicr, p.ncpus * p.gic.gicr_stride))]
+    fixed = [("the UART", Range(p.uart.base, PAGE)), *p.gic.frames(p.ncpus)]
     for what, r in fixed:
         if not p.mmio.contains(r):
             c.error("mmio", f"{what} ({r}) is not inside the MMIO window ({p.mmio})")
@@ -295,9 +294,7 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
 def _check_ipa_map(c: Checker, s: SystemSpec, vm: VmSpec) -> None:
     p = s.platform
     items = [
-        _IpaItem("the virtual GIC distributor", Range(p.gic.gicd, 0x10000), vm.path),
-        _IpaItem("the virtual GIC redistributors",
-                 Range(p.gic.gicr, max(len(vm.cpus), 1) * p.gic.gicr_stride), vm.path),
+        _IpaItem(what, r, vm.path) for what, r in p.gic.vm_frames(len(vm.cpus))
     ]
     if vm.console is not None:
         items.append(_IpaItem("the console page", Range(vm.console.ipa, PAGE), join(vm.path, "console")))

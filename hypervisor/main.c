@@ -15,6 +15,7 @@
 #include "core/irq.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
+#include "core/vpmu.h"
 #include "isolation/bw.h"
 #include "isolation/color.h"
 #include "lib/log.h"
@@ -84,6 +85,9 @@ static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 	    .gicd = p->gicd_base,
 	    .gicr = p->gicr_base,
 	    .gicr_stride = p->gicr_stride,
+	    .gicc = p->gicc_base,
+	    .gicc_page_stride = p->gic_page_stride,
+	    .gich = p->gich_base,
 	});
 	gic_cpu_init();
 	bootmem_check(dtb); /* before the payload moves: it may overwrite the DTB */
@@ -91,6 +95,7 @@ static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 	color_init();       /* before the VMs: colored memory needs its page finder */
 	vm_init_all();
 	irq_init();
+	vpmu_init(); /* before bw_init: the regulator shares the PMU PPI */
 	bw_init();
 	board_init();
 	if (cfg_system.console_input_vm >= 0) {
@@ -119,6 +124,7 @@ void hyp_cpu_main(u64 index, u64 dtb, u64 entry_mc)
 		gic_cpu_init();
 	}
 	irq_cpu_init();
+	vpmu_cpu_init();
 	bw_cpu_init();
 	vcpu_run();
 }

@@ -163,6 +163,33 @@ def test_check_report(write_config: WriteConfig, capsys: pytest.CaptureFixture[s
     assert doc["vms"][1]["manager"] is True and "bandwidth" not in doc["vms"][1]
 
 
+def test_vm_chooses_the_event_counter(write_config: WriteConfig, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue #12 item 4: a VM may be regulated on an event counter on a
+    platform whose default is the cycle counter (and the C flag follows)."""
+    path = write_config(f"""
+        platform: qemu-virt
+        vms:
+          - {VM}, bandwidth: {{period_us: 1000, budget_events: 4000, counter: event}}}}
+        """)
+    assert cli.main(["check", path]) == 0
+    rows = [re.split(r"\s{2,}", line.strip()) for line in capsys.readouterr().out.splitlines()]
+    assert ["a", "all", "1000 us", "read_write", "4000", "4", "100%", "event-counter"] in rows
+    assert cli.main(["check", "--json", path]) == 0
+    assert json.loads(capsys.readouterr().out)["vms"][0]["bandwidth"]["counter"] == "event"
+    c = generate(load_system(path, guest_sources=None), (), "c.yaml")
+    assert "CFG_BW_CYCLES" not in c
+
+
+def test_cycle_counter_on_split_events(write_config: WriteConfig, tmp_path: Path) -> None:
+    platforms = platform_dir(tmp_path, SPLIT_BW)
+    path = write_config(f"""
+        platform: qemu-virt
+        vms:
+          - {VM}, bandwidth: {{period_us: 10, read_events: 1000, write_events: 1000, counter: cycles}}}}
+        """)
+    assert "the cycle counter cannot regulate them" in error_of(path, platforms)
+
+
 def test_mbps_per_vcpu(write_config: WriteConfig, tmp_path: Path) -> None:
     platforms = platform_dir(tmp_path, BOARD_BW)
     path = write_config(f"""
@@ -231,7 +258,7 @@ def test_generated_c(write_config: WriteConfig) -> None:
     assert "\t\t.bw = &vm0_bw,\n" in c
     assert "\t\t.flags = CFG_VM_FAULT_STOP | CFG_VM_MANAGER,\n" in c
     assert ("static const struct cfg_bw_system bw_system = {\n\t.flags = CFG_BW_SPARE_SHARING,\n"
-            "\t.pmu_irq = 23,\n\t.counter_hz = 62500000,\n};") in c
+            "\t.overflow_poll_us = 5,\n\t.pmu_irq = 23,\n\t.counter_hz = 62500000,\n};") in c
     assert "\t.bw = &bw_system,\n" in c
 
 
@@ -288,7 +315,7 @@ ERRORS: dict[str, tuple[str, str]] = {
     "unknown key": (
         "bandwidth: {period_us: 10, budget_events: 10, burst: 3}",
         "c.yaml:3:131: vms[0].bandwidth.burst: unknown key 'burst'; expected one of: period_us, budget_mbps, "
-        "budget_events, read_mbps, write_mbps, read_events, write_events, weights, reclaim",
+        "budget_events, read_mbps, write_mbps, read_events, write_events, weights, reclaim, counter",
     ),
     "weights sum above 100": (
         "bandwidth: {period_us: 10, budget_events: 1000, weights: [60, 50]}",
@@ -312,6 +339,16 @@ ERRORS: dict[str, tuple[str, str]] = {
         "bandwidth: {period_us: 10, budget_events: 1}",
         "c.yaml:3:127: vms[0].bandwidth.budget_events: a budget of 1 event per period is less than one per "
         "vCPU (2 vCPUs)",
+    ),
+    "share below the regulator's cost": (  # issue #12 item 3: the vCPU would be starved
+        "bandwidth: {period_us: 10, budget_events: 600}",
+        "c.yaml:3:127: vms[0].bandwidth.budget_events: the smallest vCPU share (300 events per period) is less "
+        "than the regulator's own cost on platform 'qemu-virt' (about 500 events per period, charged to the "
+        "vCPU): the vCPU would be starved; give each vCPU at least 500 events per period",
+    ),
+    "unknown counter": (
+        "bandwidth: {period_us: 10, budget_events: 2000, counter: pmccntr}",
+        "c.yaml:3:142: vms[0].bandwidth.counter: expected one of cycles, event, got 'pmccntr'",
     ),
     "reclaim not a boolean": (
         "bandwidth: {period_us: 10, budget_events: 10, reclaim: 1}",
@@ -554,3 +591,26 @@ def test_run_stats_time_base(icount: int | None, monkeypatch: pytest.MonkeyPatch
     else:
         assert before == "", before
         assert f"(events per period; virtual time, --icount {icount}), update 1:" in after, after
+
+
+def test_starved_under_icount(write_config: WriteConfig) -> None:
+    """Issue #12 item 3: QEMU's cycle counter and CPU_CYCLES count 2^shift per
+    instruction, so under -icount shift the regulator's own cost grows with
+    it; `run` refuses shares below regulator_events x 2^shift (500 x 4 here)."""
+    path = write_config(f"""
+        platform: qemu-virt
+        vms:
+          - {VM}, bandwidth: {{period_us: 10, budget_events: 3000}}}}
+          - {{name: b, cpus: [2], memory: [{{ipa: 0x40000000, size: 16M}}], image: img.bin,
+             bandwidth: {{period_us: 10, budget_events: 1999, counter: event}}}}
+          - {{name: c, cpus: [3], memory: [{{ipa: 0x40000000, size: 16M}}], image: img.bin,
+             bandwidth: {{period_us: 10, budget_events: 2000}}}}
+        """)
+    system = load_system(path, guest_sources=None)
+    assert bandwidth.starved_under_icount(system, 0) == []
+    assert bandwidth.starved_under_icount(system, 2) == [
+        "vm a: a vCPU share of 1500 cycles per period is less than the regulator's own cost at -icount shift=2 "
+        "(500 x 2^2 = 2000 cycles): the vCPU would be starved; raise the budget or lower --icount",
+        "vm b: a vCPU share of 1999 cycles per period is less than the regulator's own cost at -icount shift=2 "
+        "(500 x 2^2 = 2000 cycles): the vCPU would be starved; raise the budget or lower --icount",
+    ]

@@ -109,7 +109,7 @@ def error_of(path: str, **kwargs: object) -> str:
         ),
         (
             "platform: nosuch\nvms: []\n",
-            "c.yaml:1:11: platform: unknown platform 'nosuch'; available: qemu-virt",
+            "c.yaml:1:11: platform: unknown platform 'nosuch'; available: qemu-virt, zcu102, zcu104",
         ),
         (
             "platform: ../x\nvms: []\n",
@@ -247,7 +247,7 @@ def test_repo_platform_is_valid() -> None:
     ("old", "new", "expected"),
     [
         ("cpu: cortex-a53, memory: 2G}", "cpu: cortex-a53, memory: 2G, smp: 4}",
-         "qemu-virt.yaml:4:115: qemu.smp: unknown key 'smp'; expected one of: binary, machine, cpu, memory"),
+         "qemu-virt.yaml:4:115: qemu.smp: unknown key 'smp'; expected one of: binary, machine, cpu, memory, args"),
         ("staging: {base: 0xA0000000, size: 512M}", "staging: {base: 0xB0000000, size: 512M}",
          "qemu-virt.yaml:8:10: staging: staging area 0xb0000000-0xcfffffff is not inside RAM "
          "(0x40000000-0xbfffffff)"),
@@ -275,8 +275,13 @@ def test_repo_platform_is_valid() -> None:
         ("phys_irq: 30", "phys_irq: 28",
          "qemu-virt.yaml:11:46: timer.phys_irq: IRQ 28: Bulkhead routes the EL1 phys timer as PPI 30 (the Arm SBSA "
          "number)"),
+        ("gic: {version: 3,", "gic: {version: 4,",
+         "qemu-virt.yaml:10:16: gic.version: expected a GIC version (2 or 3), got 4"),
         ("gic: {version: 3,", "gic: {version: 2,",
-         "qemu-virt.yaml:10:16: gic.version: expected a GIC version (3), got 2"),
+         "qemu-virt.yaml:10:37: gic.gicr: unknown key 'gicr'; expected one of: version, gicd, gicc, gich, gicv, "
+         "page_stride, vgicd, vgicc, spis, maintenance_irq"),
+        ("uart: {base: 0x09000000, irq: 33}", "uart: {base: 0x09000000, irq: 33, driver: 8250}",
+         "qemu-virt.yaml:12:43: uart.driver: expected one of pl011, cadence, got 8250"),
     ],
 )
 def test_platform_error(tmp_path: Path, old: str, new: str, expected: str) -> None:

@@ -33,8 +33,8 @@ def stage_tree(tmp: Path) -> None:
 
 
 def config_path(name: str, tmp: Path) -> Path:
-    if name == "rich":
-        return FIXTURES / "configs" / "rich.yaml"
+    if name in ("rich", "zynqmp"):
+        return FIXTURES / "configs" / f"{name}.yaml"
     stage_tree(tmp)
     return tmp / "configs" / f"{name}.yaml"
 
@@ -50,7 +50,7 @@ def generate(name: str, tmp: Path) -> dict[str, str]:
     return files
 
 
-@pytest.mark.parametrize("name", ["hello", "dual", "rich"])
+@pytest.mark.parametrize("name", ["hello", "dual", "rich", "zynqmp"])
 def test_golden(name: str, tmp_path: Path, update_golden: bool) -> None:
     files = generate(name, tmp_path)
     if update_golden:
@@ -74,7 +74,7 @@ def dtc(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.skipif(DTC is None, reason="dtc not installed")
-@pytest.mark.parametrize("name", ["dual", "rich"])
+@pytest.mark.parametrize("name", ["dual", "rich", "zynqmp"])
 def test_dtc_round_trip(name: str, tmp_path: Path) -> None:
     files = generate(name, tmp_path)
     dts = tmp_path / "linux.dts"
@@ -102,11 +102,8 @@ def test_dtc_round_trip(name: str, tmp_path: Path) -> None:
         'enable-method = "psci";',
         'compatible = "arm,psci-1.0\\0arm,psci-0.2";',
         'method = "hvc";',
-        "intc@8000000 {",
-        'compatible = "arm,gic-v3";',
         "#interrupt-cells = <0x03>;",
         "interrupt-controller;",
-        "reg = <0x00 0x8000000 0x00 0x10000 0x00 0x80a0000 0x00 0x40000>;",
         'compatible = "arm,armv8-timer";',
         "interrupts = <0x01 0x0d 0x04 0x01 0x0e 0x04 0x01 0x0b 0x04 0x01 0x0a 0x04>;",
         "apb-pclk {",
@@ -119,6 +116,16 @@ def test_dtc_round_trip(name: str, tmp_path: Path) -> None:
         'compatible = "bulkhead,hypervisor";',
     ]:
         assert needle in text, needle
+    if name == "zynqmp":  # GICv2 platform: the VM's distributor and CPU interface
+        gic = ["interrupt-controller@8000000 {", 'compatible = "arm,gic-400\\0arm,cortex-a15-gic";',
+               "#address-cells = <0x00>;", "reg = <0x00 0x8000000 0x00 0x1000 0x00 0x8010000 0x00 0x2000>;",
+               "uart1@ff010000 {", "interrupts = <0x00 0x16 0x04>;", "ttc0@ff110000 {", 'compatible = "cdns,ttc";']
+    else:
+        gic = ["intc@8000000 {", 'compatible = "arm,gic-v3";',
+               "reg = <0x00 0x8000000 0x00 0x10000 0x00 0x80a0000 0x00 0x40000>;"]
+    for needle in gic:
+        assert needle in text, needle
+    assert ("arm,gic-v3" in text) == (name != "zynqmp")
     if name == "rich":
         for needle in [
             "memory@100000000 {",
@@ -148,7 +155,7 @@ def c_compiler() -> str | None:
 
 
 @pytest.mark.skipif(c_compiler() is None, reason="no C compiler")
-@pytest.mark.parametrize("name", ["hello", "dual", "rich"])
+@pytest.mark.parametrize("name", ["hello", "dual", "rich", "zynqmp"])
 def test_config_c_compiles(name: str, tmp_path: Path) -> None:
     """config.c compiles warning-free against the hypervisor's config.h."""
     cc = c_compiler()

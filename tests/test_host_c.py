@@ -24,12 +24,14 @@ SOURCES: dict[str, list[str]] = {
     "test_bw_budget": ["isolation/bw_budget.c"],
     "test_fdt": ["lib/fdt.c"],
     "test_payload": ["core/payload.c", "lib/crc32.c"],
+    "test_vgic": ["core/vgic.c", "core/vgic_sgi.c", "core/vgic_v2.c", "core/vgic_regs.c"],
 }
 
 CFLAGS = [
     "-std=c11", "-g", "-O1", "-fsanitize=address,undefined",
     "-fno-sanitize-recover=all", "-fno-omit-frame-pointer",
     "-Wall", "-Wextra", "-Werror", "-Wno-format", f"-I{HYP}",
+    "-DBULKHEAD_HOST_TEST",  # arch/aarch64/sysregs.h: the test provides host_sysreg_read/write
 ]
 
 

@@ -69,16 +69,25 @@ static inline u64 now_ticks(void)
 
 static void pmu_pokes(void)
 {
-	/* every one of these traps to the hypervisor, which ignores it */
+	/* every one of these traps to the hypervisor, which applies it to the
+	 * guest's counters only (hypervisor/core/vpmu.c): the reserved one (the
+	 * cycle counter, or the last event counter) is out of reach */
 	write_sysreg(0x7f, pmcr_el0);              /* E, P, C, D, X, DP, LC */
+	write_sysreg(0x7e, pmcr_el0);              /* E = 0 */
 	write_sysreg(0, pmccntr_el0);              /* the hypervisor's cycle counter */
 	write_sysreg(~0ul, pmovsclr_el0);          /* overflow flags */
+	write_sysreg(~0ul, pmovsset_el0);          /* fake overflows */
 	write_sysreg(~0ul, pmcntenclr_el0);        /* stop every counter */
 	write_sysreg(~0ul, pmintenclr_el1);        /* mask every overflow interrupt */
+	write_sysreg(~0ul, pmswinc_el0);           /* software increments */
 	write_sysreg(0xf8000000ul, pmccfiltr_el0); /* do not count EL0/EL1/EL2 */
+	write_sysreg(31, pmselr_el0);
+	write_sysreg(0xf8000000ul, pmxevtyper_el0); /* PMCCFILTR through PMSELR */
+	write_sysreg(0, pmxevcntr_el0);
 	write_sysreg(5, pmselr_el0);
-	write_sysreg(0, pmxevcntr_el0);             /* counter 5 through PMSELR */
-	write_sysreg(0, S3_3_C14_C8_5);             /* PMEVCNTR5_EL0: the reserved one */
+	write_sysreg(0, pmxevcntr_el0); /* counter 5 through PMSELR */
+	write_sysreg(0xf8000000ul, pmxevtyper_el0);
+	write_sysreg(0, S3_3_C14_C8_5); /* PMEVCNTR5_EL0: reserved with event counters */
 	write_sysreg(0xf8000000ul, S3_3_C14_C12_5); /* PMEVTYPER5_EL0 */
 	write_sysreg(1, pmuserenr_el0);
 }
@@ -147,12 +156,15 @@ static u32 measure(u32 cpu, u64 gap, const char *phase)
 static void tamper(void)
 {
 	u64 pmcr = read_sysreg(pmcr_el0), cc, ev, after;
+	u32 last = (u32)(pmcr >> 11) & 0x1f; /* the first counter it does not have */
 
 	cc = read_sysreg(pmccntr_el0);
-	write_sysreg(5, pmselr_el0);
+	write_sysreg(last, pmselr_el0);
 	ev = read_sysreg(pmxevcntr_el0);
 	pmu_pokes();
-	after = read_sysreg(pmccntr_el0);
+	write_sysreg(last, pmselr_el0);
+	write_sysreg(0, pmxevcntr_el0);
+	after = read_sysreg(pmccntr_el0) | read_sysreg(pmxevcntr_el0);
 	printf("bwprobe: pmu pmcr=0x%lx pmccntr=%lu evcntr=%lu after_writes=%lu\n", pmcr, cc, ev,
 	       after);
 }

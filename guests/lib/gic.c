@@ -1,8 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-/* GICv3 driver (distributor, redistributors, ICC system registers). */
+/*
+ * The VM's GIC, GICv3 (distributor, redistributors, ICC system registers)
+ * or GICv2 (distributor with banked SGI/PPI registers, memory-mapped CPU
+ * interface): the version is read from the distributor at the first
+ * gic_init()/gic_cpu_init() (GICD_PIDR2 of a GICv2 at 0xFE8; a GICv3's is
+ * at 0xFFE8, and its 0xFE8 reads as zero).
+ */
 #include "arch.h"
 #include "gic.h"
 #include "lib.h"
+#include "runtime.h"
 #include "timer.h"
 #include "uart.h"
 
@@ -29,6 +36,31 @@
 
 #define ICC_SRE_SRE BIT(0)
 
+/* GICv2 */
+#define GICD_ITARGETSR(intid) (0x0800 + (intid))
+#define GICD_SGIR             0x0F00
+#define GICD_PIDR2_V2         0x0FE8
+#define GICC_CTLR             0x0000
+#define GICC_PMR              0x0004
+#define GICC_BPR              0x0008
+#define GICC_IAR              0x000C
+#define GICC_EOIR             0x0010
+
+static u32 gic_version;
+static u32 gic_last_iar[RT_MAX_CPUS]; /* GICv2: EOIR takes the SGI's source back */
+
+u32 gic_arch_version(void)
+{
+	if (!gic_version)
+		gic_version = ((mmio_read32(GICD_BASE + GICD_PIDR2_V2) >> 4) & 0xf) == 2 ? 2 : 3;
+	return gic_version;
+}
+
+static bool gic_v2(void)
+{
+	return gic_arch_version() == 2;
+}
+
 /* Serialises read-modify-write of shared GICD registers. */
 static spinlock_t gicd_lock = SPINLOCK_INIT;
 
@@ -37,9 +69,10 @@ static uptr gicr_rd(void)
 	return GICR_BASE + (uptr)cpu_id() * GICR_STRIDE;
 }
 
+/* The frame of an SGI/PPI's registers: GICv3 SGI_base, GICv2 the banked GICD. */
 static uptr gicr_sgi(void)
 {
-	return gicr_rd() + GICR_SGI_OFFSET;
+	return gic_v2() ? GICD_BASE : gicr_rd() + GICR_SGI_OFFSET;
 }
 
 u32 gic_dist_read(u32 off)
@@ -74,12 +107,14 @@ static void wait_rwp(uptr reg, u32 bit, const char *what)
 
 static void gicd_wait_rwp(void)
 {
-	wait_rwp(GICD_BASE + GICD_CTLR, GICD_CTLR_RWP, "GICD");
+	if (!gic_v2())
+		wait_rwp(GICD_BASE + GICD_CTLR, GICD_CTLR_RWP, "GICD");
 }
 
 static void gicr_wait_rwp(void)
 {
-	wait_rwp(gicr_rd() + GICR_CTLR, GICR_CTLR_RWP, "GICR");
+	if (!gic_v2())
+		wait_rwp(gicr_rd() + GICR_CTLR, GICR_CTLR_RWP, "GICR");
 }
 
 void gic_init(void)
@@ -98,6 +133,11 @@ void gic_init(void)
 		gic_dist_write(GICD_IPRIORITYR(i / 4), 0x01010101u * GIC_DEFAULT_PRIO);
 	gicd_wait_rwp();
 
+	if (gic_v2()) {
+		gic_dist_write(GICD_CTLR, 1); /* Group 0 (all interrupts) */
+		gic_cpu_init();
+		return;
+	}
 	/* Affinity routing first, then the groups. */
 	gic_dist_write(GICD_CTLR, GICD_CTLR_ARE_NS);
 	gicd_wait_rwp();
@@ -113,6 +153,18 @@ void gic_cpu_init(void)
 	u64 deadline;
 	u32 i;
 
+	if (gic_v2()) {
+		/* SGIs and PPIs (banked): disabled, default priority; then the
+		 * CPU interface, EOImode 0. */
+		gic_dist_write(GICD_ICENABLER(0), ~0u);
+		gic_dist_write(GICD_ICPENDR(0), ~0u);
+		for (i = 0; i < 32; i += 4)
+			gic_dist_write(GICD_IPRIORITYR(i / 4), 0x01010101u * GIC_DEFAULT_PRIO);
+		mmio_write32(GICC_BASE + GICC_PMR, 0xff);
+		mmio_write32(GICC_BASE + GICC_BPR, 0);
+		mmio_write32(GICC_BASE + GICC_CTLR, 1);
+		return;
+	}
 	/* Wake the redistributor. */
 	mmio_write32(rd + GICR_WAKER, mmio_read32(rd + GICR_WAKER) & ~GICR_WAKER_PROCESSOR_SLEEP);
 	deadline = timer_now() + timer_ns_to_ticks(1000000000ul);
@@ -233,7 +285,9 @@ void gic_set_edge(u32 intid, bool edge)
 
 void gic_route_spi(u32 intid, u64 mpidr)
 {
-	if (intid >= 32)
+	if (intid >= 32 && gic_v2())
+		mmio_write8(GICD_BASE + GICD_ITARGETSR(intid), (u8)(1u << (mpidr & 7)));
+	else if (intid >= 32)
 		mmio_write64(GICD_BASE + GICD_IROUTER(intid), mpidr & MPIDR_AFF_MASK);
 }
 
@@ -251,20 +305,49 @@ void gic_send_sgi(u32 cpu, u32 intid)
 	u64 val = ((u64)(intid & 0xf) << 24) | BIT(cpu & 15) | ((u64)((cpu >> 4) & 0xf) << 44);
 
 	dsb_ishst();
+	if (gic_v2()) {
+		gic_dist_write(GICD_SGIR, (1u << (16 + (cpu & 7))) | (intid & 0xf));
+		return;
+	}
 	write_sysreg(val, icc_sgi1r_el1);
+	isb();
+}
+
+void gic_send_sgi_others(u32 intid)
+{
+	dsb_ishst();
+	if (gic_v2()) {
+		gic_dist_write(GICD_SGIR, (1u << 24) | (intid & 0xf)); /* all but self */
+		return;
+	}
+	write_sysreg(((u64)(intid & 0xf) << 24) | BIT(40), icc_sgi1r_el1); /* IRM */
 	isb();
 }
 
 u32 gic_ack(void)
 {
-	u32 intid = (u32)read_sysreg(icc_iar1_el1) & 0xffffff;
+	u32 intid;
 
+	if (gic_v2()) {
+		u32 iar = mmio_read32(GICC_BASE + GICC_IAR);
+
+		dsb_sy();
+		gic_last_iar[cpu_id() % RT_MAX_CPUS] = iar;
+		return iar & 0x3ff;
+	}
+	intid = (u32)read_sysreg(icc_iar1_el1) & 0xffffff;
 	dsb_sy();
 	return intid;
 }
 
 void gic_eoi(u32 intid)
 {
+	if (gic_v2()) {
+		u32 iar = gic_last_iar[cpu_id() % RT_MAX_CPUS];
+
+		mmio_write32(GICC_BASE + GICC_EOIR, (iar & 0x3ff) == intid ? iar : intid);
+		return;
+	}
 	write_sysreg(intid, icc_eoir1_el1);
 	isb();
 }

@@ -9,13 +9,19 @@
  *  3. impdef_sysreg: an IMPLEMENTATION DEFINED system register access
  *                    (s3_1_c15_c2_1) must be UNDEFINED (EC 0x0);
  *  4. console_bad_ipa: BH_HC_CONSOLE_WRITE of bad_ipa must return -3;
- *     unknown_hvc:   hypercall 0xC600FFFF must return -1.
+ *     unknown_hvc:   hypercall 0xC600FFFF must return -1;
+ *  5. foreign_sgi:   (if foreign_sgi > 0) SGI foreign_sgi_id sent
+ *                    foreign_sgi times, 1 ms apart, to every other CPU and
+ *                    to CPUs 1-7 by number: the VM has one vCPU, so they must
+ *                    reach nobody (the test checks the other VMs' counts).
  *
- * Params: bad_ipa (default 0x80000000), foreign_irq (default 34).
+ * Params: bad_ipa (default 0x80000000), foreign_irq (default 34),
+ * foreign_sgi (default 0), foreign_sgi_id (default 1).
  * Lines: "probe: abort caught esr=0x<esr> far=0x<far>",
  *        "probe: foreign irq <n> isenabler=<0|1>",
  *        "probe: undef caught esr=0x<esr>",
  *        "probe: console write bad ipa -> <ret>, unknown hvc -> <ret>",
+ *        "probe: sent <n> x SGI <id> to other CPUs" (foreign_sgi > 0),
  *        then "probe: PASS" or "probe: FAIL <name>[,<name>...]".
  */
 #include "runtime.h"
@@ -115,6 +121,17 @@ static bool probe_impdef_sysreg(void)
 	return ESR_EC(caught_esr) == ESR_EC_UNKNOWN;
 }
 
+static void probe_foreign_sgi(u32 count, u32 intid)
+{
+	for (u32 i = 0; i < count; i++) {
+		gic_send_sgi_others(intid);
+		for (u32 cpu = 1; cpu < 8; cpu++)
+			gic_send_sgi(cpu, intid);
+		timer_delay_ms(1);
+	}
+	printf("probe: sent %u x SGI %u to other CPUs\n", count, intid);
+}
+
 int main(const char *params)
 {
 	u64 bad_ipa = param_u64("bad_ipa", 0x80000000ul);
@@ -136,6 +153,9 @@ int main(const char *params)
 	printf("probe: console write bad ipa -> %ld, unknown hvc -> %ld\n", cw, unk);
 	record(cw == BH_E_INVALID, "console_bad_ipa");
 	record(unk == BH_E_NOT_SUPPORTED, "unknown_hvc");
+	if (param_u64("foreign_sgi", 0))
+		probe_foreign_sgi((u32)param_u64("foreign_sgi", 0),
+		                  (u32)param_u64("foreign_sgi_id", 1));
 
 	exc_set_sync_handler(NULL);
 	if (failed[0]) {

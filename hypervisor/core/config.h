@@ -98,8 +98,10 @@ struct cfg_bw {
 
 struct cfg_bw_system {
 	u32 flags;
-	u32 pmu_irq;    /* PMU overflow interrupt (PPI) */
-	u64 counter_hz; /* generic-timer frequency period_ticks assumes */
+	u32 overflow_poll_us; /* event counters: also look every this many us (late overflow
+	                         interrupts, QEMU); 0: never */
+	u32 pmu_irq;          /* PMU overflow interrupt (PPI) */
+	u64 counter_hz;       /* generic-timer frequency period_ticks assumes */
 };
 
 struct cfg_vm {
@@ -150,11 +152,18 @@ struct cfg_platform {
 	u64 uart_base; /* PL011 owned by the hypervisor */
 	u32 uart_irq;
 	u64 gicd_base;
-	u64 gicr_base;
+	u64 gicr_base; /* GICv3 */
 	u64 gicr_stride;
-	u32 gic_maint_irq; /* PPI */
-	u32 timer_hyp_irq; /* EL2 physical timer PPI */
+	u64 gicc_base;       /* GICv2: CPU interface */
+	u64 gich_base;       /* GICv2: virtual interface control */
+	u64 gicv_base;       /* GICv2: virtual CPU interface */
+	u64 gic_page_stride; /* GICv2: distance of the 2nd 4 KiB page of GICC/GICV */
+	u64 vgicd_ipa;       /* GICv2: where VMs see their distributor */
+	u64 vgicc_ipa;       /* GICv2: where VMs see their CPU interface (GICV mapped) */
+	u32 gic_maint_irq;   /* PPI */
+	u32 timer_hyp_irq;   /* EL2 physical timer PPI */
 	u32 timer_virt_irq;
+	u32 pmu_irq;   /* PMU overflow PPI (guests' and the regulator's); 0: none */
 	u64 mmio_base; /* the device window mapped at EL2 (device memory) */
 	u64 mmio_size;
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "core/console.h"
 
-#include "arch/aarch64/pl011.h"
+#include "arch/aarch64/uart.h"
 #include "core/vm.h"
 #include "lib/format.h"
 #include "lib/log.h"
@@ -52,8 +52,8 @@ static void console_emit(const char *prefix, size_t plen, const char *text, size
 {
 	bool locked = console_lock_acquire();
 
-	pl011_write(prefix, plen);
-	pl011_write(text, len);
+	uart_write(prefix, plen);
+	uart_write(text, len);
 	if (locked)
 		spin_unlock(&console_lock);
 }
@@ -65,7 +65,7 @@ static void console_hyp_line(const char *line, size_t len)
 
 void console_init(u64 uart_base)
 {
-	pl011_init(uart_base);
+	uart_init(uart_base);
 	log_set_sink(console_hyp_line);
 }
 
@@ -73,7 +73,7 @@ void console_set_input(s32 vm_index)
 {
 	console_input = vm_index;
 	if (vm_index >= 0 && (u32)vm_index < vm_count)
-		pl011_enable_rx_irq();
+		uart_enable_rx_irq();
 }
 
 /* Called with vm->con.lock held. */
@@ -116,7 +116,7 @@ void console_rx(void)
 {
 	int c;
 
-	while ((c = pl011_getc()) >= 0) {
+	while ((c = uart_getc()) >= 0) {
 		if (console_escape) {
 			console_escape = false;
 			if (c >= '0' && c <= '9' && (u32)(c - '0') < vm_count &&

@@ -8,6 +8,7 @@
 #include "core/irq.h"
 #include "core/mem.h"
 #include "core/vm.h"
+#include "core/vpmu.h"
 #include "lib/log.h"
 #include "lib/string.h"
 
@@ -59,6 +60,7 @@ static void vcpu_boot(struct vcpu *v, u64 entry, u64 x0)
 	gic_clear_active_local(IRQ_PPI_VTIMER);
 	gic_clear_active_local(IRQ_PPI_PTIMER);
 	vgic_vcpu_init(v);
+	vpmu_reset(v);
 	memset(f, 0, sizeof(*f));
 	f->x[0] = x0;
 	f->elr = entry;

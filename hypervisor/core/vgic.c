@@ -55,6 +55,15 @@ void vgic_set_sgi_pending_locked(struct vm *vm, struct vcpu *v, u32 intid, u32 s
 	vgic_set_pending_locked(vm, v, intid);
 }
 
+void vgic_clear_sgi_sources_locked(struct vm *vm, struct vcpu *v, u32 intid, u32 sources)
+{
+	if (intid >= GIC_SGI_MAX || !v)
+		return;
+	v->vgic.sgi_src[intid] &= (u8)~sources;
+	if (!v->vgic.sgi_src[intid])
+		vgic_clear_pending_locked(vm, v, intid);
+}
+
 void vgic_clear_pending_locked(struct vm *vm, struct vcpu *v, u32 intid)
 {
 	struct virq *q = vgic_virq(vm, v, intid);
@@ -77,11 +86,15 @@ void vgic_clear_pending_locked(struct vm *vm, struct vcpu *v, u32 intid)
 
 void vgic_vm_setup(struct vm *vm)
 {
+	static const struct vgic_ops *const fronts[] = { &vgic_v3_ops, &vgic_v2_ops };
 	u32 version = gic_version();
 
-	if (version != vgic_v3_ops.version)
+	vm->vgic.ops = NULL;
+	for (u32 i = 0; i < ARRAY_SIZE(fronts); i++)
+		if (fronts[i]->version == version)
+			vm->vgic.ops = fronts[i];
+	if (!vm->vgic.ops)
 		panic("vm %s: no virtual GIC front end for GICv%u", vm->cfg->name, version);
-	vm->vgic.ops = &vgic_v3_ops;
 	vm->vgic.ops->vm_init(vm);
 }
 

@@ -6,8 +6,10 @@
  * injection, and SGI routing inside a VM (vgic_sgi.c). The register banks
  * GICD and the GICv3 SGI frame share are in vgic_regs.c. What differs per
  * version is a front end (struct vgic_ops): vgic_v3*.c emulates the GICv3
- * distributor and redistributors and traps ICC_SGI1R_EL1. The VM gets the
- * front end of the physical GIC's version.
+ * distributor and redistributors and traps ICC_SGI1R_EL1; vgic_v2.c
+ * emulates the GICv2 distributor (GICD_ITARGETSR, GICD_SGIR) and maps the
+ * physical GICV frame as the guest's GICC. The VM gets the front end of the
+ * physical GIC's version.
  *
  * Locking: one lock per VM (vgic_dist.lock) covers all of the VM's
  * interrupt state. List registers are only touched by the physical CPU the
@@ -111,11 +113,14 @@ void vgic_sgi_send(struct vcpu *from, u32 intid, u32 targets);
 bool vgic_sysreg(struct vcpu *v, u64 reg, bool read, u64 val);
 
 extern const struct vgic_ops vgic_v3_ops;
+extern const struct vgic_ops vgic_v2_ops;
 
 /* Internal to the vGIC files */
 struct virq *vgic_virq(struct vm *vm, struct vcpu *v, u32 intid);
 void vgic_set_pending_locked(struct vm *vm, struct vcpu *v, u32 intid);
 void vgic_set_sgi_pending_locked(struct vm *vm, struct vcpu *v, u32 intid, u32 source);
+/* Clears the given source bits of a pending SGI (all gone: not pending). */
+void vgic_clear_sgi_sources_locked(struct vm *vm, struct vcpu *v, u32 intid, u32 sources);
 void vgic_clear_pending_locked(struct vm *vm, struct vcpu *v, u32 intid);
 struct vcpu *vgic_target(struct vm *vm, struct vcpu *v, u32 intid);
 void vgic_hw_enable(struct vm *vm, u32 intid, bool enable);

@@ -33,6 +33,7 @@
 #include "core/irq.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
+#include "core/vpmu.h"
 #include "isolation/bw_budget.h"
 #include "lib/log.h"
 #include "lib/spinlock.h"
@@ -80,6 +81,7 @@ struct bw_cpu {
 	u32 spare_seen;        /* bw_spare_gen when it was throttled */
 	u64 throttle_at;
 	u64 lead;     /* ticks: twice what the last period end took to handle */
+	u64 poll;     /* ticks between looks at the counter within a period (0: none) */
 	bool partial; /* the current period is not a whole one (the boot period) */
 	struct bw_stats stats;
 	u64 hist[BW_HIST]; /* (period << 32) | events, for the VM totals */
@@ -147,6 +149,22 @@ static void bw_adopt(struct bw_cpu *c, u64 now)
 	c->set = n;
 	c->seq = seq;
 	bw_clock_init(&c->clk, n.start, n.period_us, bw_hz, now);
+}
+
+/*
+ * Arms the EL2 timer for the period end or, on a platform whose event
+ * counters raise their overflow interrupt late (QEMU: at the next exception
+ * entry), for the next look within the period, while the vCPU runs: taking
+ * that interrupt is what makes the overflow seen. A vCPU's overrun is then
+ * bounded by what it counts in c->poll (docs/bandwidth.md "QEMU").
+ */
+static void bw_arm(struct bw_cpu *c, u64 now)
+{
+	u64 at = c->clk.deadline;
+
+	if (c->poll && !c->v->throttled && now + c->poll < at)
+		at = now + c->poll;
+	timer_hyp_arm(at);
 }
 
 /* Adds the events counted since each grant began to this period's use
@@ -311,7 +329,7 @@ static bool bw_period_fast(struct bw_cpu *c, u64 now)
 	k->epoch++;
 	k->deadline = next;
 	k->frac = frac >= BW_US_PER_S ? frac - BW_US_PER_S : frac;
-	timer_hyp_arm(next);
+	bw_arm(c, now);
 	c->lead = 2 * (timer_now() - now);
 	return true;
 }
@@ -330,8 +348,8 @@ void bw_period(u32 intid)
 		bw_cpu_stop(c);
 		return;
 	}
-	if (now < c->clk.deadline) { /* early: not this period's end yet */
-		timer_hyp_arm(c->clk.deadline);
+	if (now < c->clk.deadline) { /* early (or a look, c->poll): not this period's end yet */
+		bw_arm(c, now);
 		return;
 	}
 	if (bw_period_fast(c, now))
@@ -347,7 +365,7 @@ void bw_period(u32 intid)
 		bw_clock_advance(&c->clk, c->clk.deadline);
 	bw_adopt(c, now);
 	bw_open_period(c);
-	timer_hyp_arm(c->clk.deadline);
+	bw_arm(c, now);
 	c->lead = 2 * (timer_now() - now);
 }
 
@@ -620,7 +638,7 @@ void bw_init(void)
 		         cfg->period_us, vm->nvcpus,
 		         cfg->flags & CFG_BW_RECLAIM ? ", reclaim" : "");
 	}
-	irq_register_hyp(bw_sys->pmu_irq, bw_overflow);
+	vpmu_set_hyp_overflow(bw_overflow); /* the PMU PPI is shared with guests' counters */
 	irq_register_hyp(cfg_system.platform->timer_hyp_irq, bw_period);
 	vcpu_set_stall_hook(bw_stall_hook);
 }
@@ -635,10 +653,10 @@ void bw_cpu_init(void)
 		return;
 	cfg = c->bvm->cfg;
 	if (cfg->flags & CFG_BW_CYCLES) {
-		pmu_hyp_reserve(0);
+		pmu_hyp_reserve(0, true);
 		c->ctr[0] = PMU_CYCLE_COUNTER;
 	} else {
-		u32 first = pmu_hyp_reserve(c->nev);
+		u32 first = pmu_hyp_reserve(c->nev, false);
 
 		if (first + c->nev > pmu_counters())
 			panic("bw: cpu %u has %u PMU counters, regulation needs %u", cpu_index(),
@@ -657,7 +675,9 @@ void bw_cpu_init(void)
 		pmu_hyp_start(c->ctr[e], cfg->event[e], bw_preload(bw_share(c, e)));
 	bw_open_period(c);
 	c->partial = true; /* the boot period: the guest has not run yet */
+	if (!(cfg->flags & CFG_BW_CYCLES) && bw_sys->overflow_poll_us)
+		c->poll = timer_ns_to_ticks((u64)bw_sys->overflow_poll_us * 1000);
 	gic_enable(bw_sys->pmu_irq);
 	gic_enable(cfg_system.platform->timer_hyp_irq);
-	timer_hyp_arm(c->clk.deadline);
+	bw_arm(c, now);
 }

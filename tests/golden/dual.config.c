@@ -25,6 +25,7 @@ static const struct cfg_platform platform = {
 	.gic_maint_irq = 25,
 	.timer_hyp_irq = 26,
 	.timer_virt_irq = 27,
+	.pmu_irq = 23,
 	.mmio_base = 0x0,
 	.mmio_size = 0x40000000,
 	.llc_color_mask = 0xf000,
@@ -115,5 +116,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 0,
 	.shmems = NULL,
 	.console_input_vm = 0,
-	.config_hash = 0xf3fd1ceff161639aULL,
+	.config_hash = 0x5bc1f42aba7cf922ULL,
 };

@@ -25,6 +25,7 @@ static const struct cfg_platform platform = {
 	.gic_maint_irq = 25,
 	.timer_hyp_irq = 26,
 	.timer_virt_irq = 27,
+	.pmu_irq = 23,
 	.mmio_base = 0x0,
 	.mmio_size = 0x40000000,
 	.llc_color_mask = 0xf000,
@@ -177,5 +178,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 2,
 	.shmems = shmems,
 	.console_input_vm = 0,
-	.config_hash = 0x7718f2bb40e0999bULL,
+	.config_hash = 0xfd08d86a74abdb0fULL,
 };

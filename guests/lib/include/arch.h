@@ -71,6 +71,11 @@ static inline void mmio_write32(uptr addr, u32 val)
 	__asm__ volatile("str %w0, [%1]" : : "rZ"(val), "r"(addr) : "memory");
 }
 
+static inline void mmio_write8(uptr addr, u8 val)
+{
+	__asm__ volatile("strb %w0, [%1]" : : "rZ"(val), "r"(addr) : "memory");
+}
+
 static inline u64 mmio_read64(uptr addr)
 {
 	u64 val;

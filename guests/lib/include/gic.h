@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * GICv3 driver for the VM's (virtual) GIC: distributor at 0x08000000,
- * redistributor of vCPU i at 0x080A0000 + i * 0x20000, CPU interface through
- * the ICC_*_EL1 system registers. All interrupts are Group 1.
+ * Driver for the VM's (virtual) GIC, the platform's version (read at run
+ * time): distributor at 0x08000000 in both; GICv3: redistributor of vCPU i
+ * at 0x080A0000 + i * 0x20000, CPU interface through the ICC_*_EL1 system
+ * registers, all interrupts Group 1; GICv2 (GIC-400 platforms): CPU
+ * interface at 0x08010000, all interrupts Group 0. (The QEMU virt layout.)
  */
 #ifndef GUEST_GIC_H
 #define GUEST_GIC_H
@@ -13,6 +15,7 @@
 #define GICR_BASE       0x080A0000ul
 #define GICR_STRIDE     0x20000ul
 #define GICR_SGI_OFFSET 0x10000ul
+#define GICC_BASE       0x08010000ul /* GICv2 */
 
 #define GICD_CTLR           0x0000
 #define GICD_TYPER          0x0004
@@ -51,11 +54,16 @@ void gic_route_spi(u32 intid, u64 mpidr);
  */
 void gic_spi_setup(u32 intid, bool edge);
 
-/* Send SGI intid (0..15) to vCPU cpu (Aff0 = cpu) via ICC_SGI1R_EL1. */
+/* Send SGI intid (0..15) to vCPU cpu (Aff0 = cpu): ICC_SGI1R_EL1 or GICD_SGIR. */
 void gic_send_sgi(u32 cpu, u32 intid);
+/* Send SGI intid to every other vCPU (ICC_SGI1R_EL1.IRM, GICD_SGIR filter 1). */
+void gic_send_sgi_others(u32 intid);
 
 u32 gic_ack(void);       /* ICC_IAR1_EL1 */
 void gic_eoi(u32 intid); /* ICC_EOIR1_EL1 (EOImode 0: drop + deactivate) */
+
+/* 2 or 3 */
+u32 gic_arch_version(void);
 
 u32 gic_dist_read(u32 off);
 void gic_dist_write(u32 off, u32 val);

@@ -6,20 +6,12 @@
  */
 #include "arch/aarch64/gic.h"
 
+#include "arch/aarch64/gic_dist.h"
+
 #include "arch/aarch64/cpu.h"
 #include "arch/aarch64/sysregs.h"
 #include "lib/log.h"
 
-#define GICD_CTLR        0x0000
-#define GICD_TYPER       0x0004
-#define GICD_IGROUPR     0x0080
-#define GICD_ISENABLER   0x0100
-#define GICD_ICENABLER   0x0180
-#define GICD_ISPENDR     0x0200
-#define GICD_ICPENDR     0x0280
-#define GICD_ICACTIVER   0x0380
-#define GICD_IPRIORITYR  0x0400
-#define GICD_ICFGR       0x0c00
 #define GICD_IROUTER     0x6000
 #define GICD_CTLR_RWP    BIT(31)
 #define GICD_CTLR_ARE_NS BIT(4)
@@ -55,11 +47,6 @@ static u64 gicd_base, gicr_base, gicr_stride;
 static u32 gic_intids;
 static u64 gicr_this[ARCH_MAX_CPUS]; /* redistributor of each CPU, by CPU index */
 
-static inline volatile u32 *gic_reg32(u64 base, u64 off)
-{
-	return (volatile u32 *)(uintptr_t)(base + off);
-}
-
 static inline u32 gicd_read(u64 off)
 {
 	return *gic_reg32(gicd_base, off);
@@ -81,20 +68,13 @@ void gic_init(const struct gic_frames *f)
 	gicd_base = f->gicd;
 	gicr_base = f->gicr;
 	gicr_stride = f->gicr_stride;
-	gic_intids = 32 * ((gicd_read(GICD_TYPER) & 0x1f) + 1);
-	if (gic_intids > GIC_MAX_INTID)
-		gic_intids = GIC_MAX_INTID;
+	gic_intids = gic_dist_intids(gicd_base);
 
 	gicd_write(GICD_CTLR, 0);
 	gicd_wait_rwp();
-	for (u32 i = 32; i < gic_intids; i += 32) {
-		gicd_write(GICD_ICENABLER + i / 8, ~0u);
-		gicd_write(GICD_ICPENDR + i / 8, ~0u);
-		gicd_write(GICD_ICACTIVER + i / 8, ~0u);
-		gicd_write(GICD_IGROUPR + i / 8, ~0u);
-	}
-	for (u32 i = 32; i < gic_intids; i += 4)
-		gicd_write(GICD_IPRIORITYR + i, 0x01010101u * GIC_PRIO_GUEST);
+	gic_dist_reset_spis(gicd_base, gic_intids);
+	for (u32 i = 32; i < gic_intids; i += 32)
+		gicd_write(GICD_IGROUPR + i / 8, ~0u); /* Group 1 */
 	gicd_wait_rwp();
 	gicd_write(GICD_CTLR, GICD_CTLR_ARE_NS | GICD_CTLR_GRP1NS);
 	gicd_wait_rwp();
@@ -213,16 +193,7 @@ void gic_set_priority(u32 intid, u8 prio)
 
 void gic_set_edge(u32 intid, bool edge)
 {
-	volatile u32 *cfg;
-	u32 shift = (intid % 16) * 2 + 1;
-
-	if (intid < GIC_PRIV_MAX)
-		return;
-	cfg = gic_reg32(gicd_base, GICD_ICFGR + (intid / 16) * 4);
-	if (edge)
-		*cfg |= 1u << shift;
-	else
-		*cfg &= ~(1u << shift);
+	gic_dist_set_edge(gicd_base, intid, edge);
 }
 
 void gic_route_spi(u32 intid, u64 mpidr)

@@ -1,51 +1,76 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "arch/aarch64/pmu.h"
 
+#include "arch/aarch64/cpu.h"
 #include "arch/aarch64/sysregs.h"
 
 #define PMCR_N_SHIFT 11
 #define PMCR_N_MASK  (0x1full << PMCR_N_SHIFT)
+
+/* Per CPU: the counters the hypervisor reserved (bit i: event counter i,
+ * bit 31: the cycle counter) and MDCR_EL2.HPMN. Written by the CPU itself. */
+static u32 pmu_reserved[ARCH_MAX_CPUS];
+static u32 pmu_hpmn[ARCH_MAX_CPUS];
 
 u32 pmu_counters(void)
 {
 	return (u32)((sysreg_read(pmcr_el0) & PMCR_N_MASK) >> PMCR_N_SHIFT);
 }
 
+static void pmu_partition(u32 hpmn, u32 reserved)
+{
+	u64 mdcr = (hpmn & MDCR_HPMN_MASK) | MDCR_TPM | MDCR_TPMCR;
+
+	if (reserved & ~PMU_CYCLE_BIT)
+		mdcr |= MDCR_HPME;
+	pmu_hpmn[cpu_index()] = hpmn;
+	pmu_reserved[cpu_index()] = reserved;
+	sysreg_write(mdcr_el2, mdcr);
+	isb();
+}
+
 void pmu_init_cpu(void)
 {
-	u32 n = pmu_counters();
-	u64 hpmn = n ? n - 1 : 0;
-
-	sysreg_write(mdcr_el2, (hpmn & MDCR_HPMN_MASK) | MDCR_TPM | MDCR_TPMCR);
-	isb();
+	/* every counter the guest's (HPMN = N), all stopped, zeroed, without
+	 * interrupts; PMCR.E = 1 for good: guests' enables are virtual
+	 * (core/vpmu.c), each counter is started by its PMCNTENSET bit */
+	sysreg_write(pmcntenclr_el0, 0xffffffffull);
+	sysreg_write(pmintenclr_el1, 0xffffffffull);
+	sysreg_write(pmovsclr_el0, 0xffffffffull);
+	sysreg_write(pmuserenr_el0, 0);
+	sysreg_write(pmccfiltr_el0, 0);
+	sysreg_write(pmcr_el0, PMCR_E | PMCR_P | PMCR_C);
+	pmu_partition(pmu_counters(), 0);
 }
 
-u64 pmu_guest_pmcr(void)
+u32 pmu_reserved_mask(void)
 {
-	return sysreg_read(pmcr_el0) & ~(PMCR_N_MASK | 0x7full);
+	return pmu_reserved[cpu_index()];
 }
 
-#define PMCR_E  BIT(0)
-#define PMCR_LC BIT(6)
+u32 pmu_guest_counters(void)
+{
+	return pmu_hpmn[cpu_index()];
+}
 
 /* PMEVTYPER/PMCCFILTR: P = 0, U = 0 (count EL1 and EL0), NSH = 1 (and EL2) */
-#define PMU_FILTER_NSH BIT(27)
 #define PMU_FILTER_ALL PMU_FILTER_NSH
 
-u32 pmu_hyp_reserve(u32 n)
+u32 pmu_hyp_reserve(u32 n, bool cycles)
 {
 	u32 total = pmu_counters();
-	u64 hpmn = total > n ? total - n : 0;
+	u32 hpmn = total > n ? total - n : 0;
+	u32 reserved = cycles ? PMU_CYCLE_BIT : 0;
 
-	if (!n)
-		hpmn = total ? total - 1 : 0; /* the default partition of pmu_init_cpu */
-	sysreg_write(mdcr_el2, (hpmn & MDCR_HPMN_MASK) | MDCR_TPM | MDCR_TPMCR | MDCR_HPME);
+	for (u32 i = hpmn; i < total; i++)
+		reserved |= (u32)BIT(i);
 	/* PMCR_EL0.E enables the cycle counter (and, on some models, the
 	 * overflow interrupt); LC = 0: the cycle counter overflows at 32 bits.
-	 * Guests never see or write PMCR (TPMCR), nor enable their counters. */
-	sysreg_write(pmcr_el0, (sysreg_read(pmcr_el0) & ~PMCR_LC) | PMCR_E);
-	isb();
-	return (u32)hpmn;
+	 * Guests never write PMCR (TPMCR): core/vpmu.c keeps E and, while
+	 * the cycle counter is the hypervisor's, LC. */
+	sysreg_write(pmcr_el0, (sysreg_read(pmcr_el0) & ~(PMCR_LC | PMCR_D | PMCR_DP)) | PMCR_E);
+	pmu_partition(hpmn, reserved);
+	return hpmn;
 }
 
 static void pmu_select(u32 idx)
@@ -54,14 +79,27 @@ static void pmu_select(u32 idx)
 	isb();
 }
 
-void pmu_hyp_start(u32 idx, u32 event, u32 value)
+void pmu_write_filter(u32 idx, u32 filter)
 {
 	if (idx == PMU_CYCLE_COUNTER) {
-		sysreg_write(pmccfiltr_el0, PMU_FILTER_ALL);
+		sysreg_write(pmccfiltr_el0, filter);
 	} else {
 		pmu_select(idx);
-		sysreg_write(pmxevtyper_el0, PMU_FILTER_ALL | (event & 0xffffu));
+		sysreg_write(pmxevtyper_el0, filter);
 	}
+}
+
+u32 pmu_read_filter(u32 idx)
+{
+	if (idx == PMU_CYCLE_COUNTER)
+		return (u32)sysreg_read(pmccfiltr_el0);
+	pmu_select(idx);
+	return (u32)sysreg_read(pmxevtyper_el0);
+}
+
+void pmu_hyp_start(u32 idx, u32 event, u32 value)
+{
+	pmu_write_filter(idx, PMU_FILTER_ALL | (idx == PMU_CYCLE_COUNTER ? 0 : event & 0xffffu));
 	pmu_hyp_write(idx, value);
 	sysreg_write(pmovsclr_el0, BIT(idx));
 	sysreg_write(pmintenset_el1, BIT(idx));

@@ -9,14 +9,33 @@
 /* Number of event counters the PMU implements (PMCR_EL0.N). */
 u32 pmu_counters(void);
 
-/* Per CPU: reserves the last event counter for EL2 (MDCR_EL2.HPMN = N - 1)
- * and traps every guest PMU access (TPM, TPMCR) so the core can emulate a
- * PMU without the reserved counter and without the cycle counter. */
+#define PMCR_E  BIT(0)
+#define PMCR_P  BIT(1)
+#define PMCR_C  BIT(2)
+#define PMCR_D  BIT(3)
+#define PMCR_X  BIT(4)
+#define PMCR_DP BIT(5)
+#define PMCR_LC BIT(6)
+
+/* PMEVTYPER<n>_EL0 / PMCCFILTR_EL0 */
+#define PMU_FILTER_P     BIT(31) /* do not count at EL1 */
+#define PMU_FILTER_U     BIT(30) /* do not count at EL0 */
+#define PMU_FILTER_NSH   BIT(27) /* count at EL2 */
+#define PMU_FILTER_EVENT 0xffffu
+
+/* Per CPU: every counter is the guest's (MDCR_EL2.HPMN = N), stopped and
+ * zeroed, PMCR_EL0.E set for good; every guest PMU access traps (TPM,
+ * TPMCR) to core/vpmu.c, which emulates the guest's share. */
 void pmu_init_cpu(void);
 
-/* The PMCR_EL0 value a guest reads: the real one with N = 0 and the
- * counters disabled. */
-u64 pmu_guest_pmcr(void);
+/* This CPU's partition: the counters the hypervisor reserved (bit i: event
+ * counter i, PMU_CYCLE_BIT: the cycle counter) and the number of event
+ * counters left to the guest (MDCR_EL2.HPMN): [0, HPMN). */
+u32 pmu_reserved_mask(void);
+u32 pmu_guest_counters(void);
+/* Programs the event filter (PMEVTYPER, or PMCCFILTR for the cycle counter). */
+void pmu_write_filter(u32 idx, u32 filter);
+u32 pmu_read_filter(u32 idx);
 
 /*
  * Counters the hypervisor keeps for itself (the bandwidth regulator). A
@@ -27,10 +46,12 @@ u64 pmu_guest_pmcr(void);
  * enabled. Per CPU, called at EL2 only.
  */
 #define PMU_CYCLE_COUNTER 31u
+#define PMU_CYCLE_BIT     ((u32)BIT(PMU_CYCLE_COUNTER))
 
 /* Reserves the last n event counters for EL2 (MDCR_EL2.HPMN = N - n, HPME
- * on); returns the index of the first one. n may be 0 (cycle counter only). */
-u32 pmu_hyp_reserve(u32 n);
+ * on when n > 0) and, if cycles, the cycle counter; returns the index of the
+ * first reserved event counter (= HPMN). */
+u32 pmu_hyp_reserve(u32 n, bool cycles);
 /* Programs counter idx to count event (ignored for the cycle counter) from
  * value, with its overflow interrupt on, and starts it. */
 void pmu_hyp_start(u32 idx, u32 event, u32 value);

@@ -5,6 +5,18 @@
 
 #include "lib/types.h"
 
+#ifdef BULKHEAD_HOST_TEST
+/* Host unit tests (tests/host) compile core code natively: system registers
+ * and barriers are the test program's fakes. */
+u64 host_sysreg_read(const char *reg);
+void host_sysreg_write(const char *reg, u64 val);
+#define sysreg_read(reg)       host_sysreg_read(#reg)
+#define sysreg_write(reg, val) host_sysreg_write(#reg, (u64)(val))
+#define isb()                  __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define dsb(opt)               __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define dmb(opt)               __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define wfi()                  ((void)0)
+#else
 #define sysreg_read(reg)                                       \
 	({                                                     \
 		u64 __v;                                       \
@@ -22,6 +34,7 @@
 #define dsb(opt) __asm__ volatile("dsb " #opt ::: "memory")
 #define dmb(opt) __asm__ volatile("dmb " #opt ::: "memory")
 #define wfi()    __asm__ volatile("wfi" ::: "memory")
+#endif
 
 /* HCR_EL2 */
 #define HCR_VM     BIT(0)

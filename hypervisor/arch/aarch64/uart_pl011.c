@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "arch/aarch64/pl011.h"
+/* The Arm PL011 driver of arch/aarch64/uart.h. */
+#include "arch/aarch64/uart.h"
 
 #define UART_DR   0x000
 #define UART_FR   0x018
@@ -22,14 +23,14 @@ static inline void pl011_write_reg(u32 off, u32 v)
 	pl011_regs[off / 4] = v;
 }
 
-void pl011_init(u64 base)
+void uart_init(u64 base)
 {
 	/* QEMU's PL011 needs no clock setup; on boards the firmware or the
 	 * platform file's settings leave it configured. */
 	pl011_regs = (volatile u32 *)(uintptr_t)base;
 }
 
-void pl011_putc(char c)
+void uart_putc(char c)
 {
 	if (!pl011_regs)
 		return;
@@ -38,23 +39,14 @@ void pl011_putc(char c)
 	pl011_write_reg(UART_DR, (u8)c);
 }
 
-void pl011_write(const char *s, size_t len)
-{
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] == '\n')
-			pl011_putc('\r');
-		pl011_putc(s[i]);
-	}
-}
-
-int pl011_getc(void)
+int uart_getc(void)
 {
 	if (!pl011_regs || (pl011_read(UART_FR) & FR_RXFE))
 		return -1;
 	return (int)(pl011_read(UART_DR) & 0xff);
 }
 
-void pl011_enable_rx_irq(void)
+void uart_enable_rx_irq(void)
 {
 	/* No ICR write: input that arrived before (a full FIFO raises no new
 	 * receive interrupt) must still raise one now. */

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * GICv2 (GIC-400) driver of arch/aarch64/gic.h: the distributor, the CPU
+ * interface (GICC) and the virtual interface control (GICH) are memory
+ * mapped; the GICH frame is banked per CPU.
+ *
+ * Groups: interrupts stay in the group the firmware left them (Group 0 on
+ * a GIC without the Security Extensions, as QEMU's xlnx-zcu102 without
+ * secure=on; Group 1 in the Non-secure view on a board under TF-A) and
+ * bit 0 / bit 9 of GICC_CTLR enable and split EOI for that group in both
+ * views. Virtual interrupts are Group 0 (the guest enables Group 0 of its
+ * virtual CPU interface, signalled as IRQ).
+ *
+ * The second 4 KiB page of the CPU interface (GICC_DIR) sits at
+ * gicc + page_stride: 0x1000 in the architected layout, 0x10000 on SoCs
+ * that alias each 4 KiB page over 64 KiB (ZynqMP).
+ */
+#include "arch/aarch64/gic.h"
+
+#include "arch/aarch64/gic_dist.h"
+
+#include "arch/aarch64/cpu.h"
+#include "arch/aarch64/sysregs.h"
+#include "lib/log.h"
+
+#define GICD_ITARGETSR 0x0800
+#define GICD_SGIR      0x0f00
+
+#define GICC_CTLR         0x0000
+#define GICC_PMR          0x0004
+#define GICC_BPR          0x0008
+#define GICC_IAR          0x000c
+#define GICC_EOIR         0x0010
+#define GICC_HPPIR        0x0018
+#define GICC_DIR          0x0000 /* in the second page */
+#define GICC_CTLR_EN      BIT(0)
+#define GICC_CTLR_EOIMODE BIT(9)
+
+#define GICH_HCR     0x0000
+#define GICH_VTR     0x0004
+#define GICH_VMCR    0x0008
+#define GICH_ELRSR0  0x0030
+#define GICH_APR     0x00f0
+#define GICH_LR      0x0100
+#define GICH_HCR_EN  BIT(0)
+#define GICH_HCR_UIE BIT(1)
+
+/* GICH_LR<n> */
+#define LR_VID_MASK    0x3ffu
+#define LR_PID_SHIFT   10
+#define LR_PID_MASK    0x3ffu
+#define LR_CPUID_SHIFT 10
+#define LR_EOI         BIT(19)
+#define LR_PRIO_SHIFT  23 /* 5 bits: priority[7:3] */
+#define LR_STATE_SHIFT 28
+#define LR_HW          BIT(31)
+
+static u64 gicd_base, gicc_base, gicc_dir, gich_base;
+static u32 gic_intids;
+static u8 gic_cpu_mask[ARCH_MAX_CPUS];             /* CPU interface bit of each CPU index */
+static u64 gic_cpu_mpidr[ARCH_MAX_CPUS];           /* and its MPIDR affinity */
+static u8 gic_sgi_src[ARCH_MAX_CPUS][GIC_SGI_MAX]; /* source of the acknowledged SGI */
+
+static inline u32 gicd_read(u64 off)
+{
+	return *gic_reg32(gicd_base, off);
+}
+
+static inline void gicd_write(u64 off, u32 v)
+{
+	*gic_reg32(gicd_base, off) = v;
+}
+
+void gic_init(const struct gic_frames *f)
+{
+	gicd_base = f->gicd;
+	gicc_base = f->gicc;
+	gicc_dir = f->gicc + (f->gicc_page_stride ? f->gicc_page_stride : 0x1000);
+	gich_base = f->gich;
+	gic_intids = gic_dist_intids(gicd_base);
+
+	gicd_write(GICD_CTLR, 0);
+	gic_dist_reset_spis(gicd_base, gic_intids);
+	gicd_write(GICD_CTLR, 1);
+}
+
+u32 gic_version(void)
+{
+	return 2;
+}
+
+u32 gic_nr_intids(void)
+{
+	return gic_intids;
+}
+
+void gic_cpu_init(void)
+{
+	u32 me = cpu_index();
+	u32 mask = gicd_read(GICD_ITARGETSR) & 0xff; /* banked: this CPU's interface */
+
+	if (!mask)
+		panic("GICv2: no CPU interface number for CPU %u", me);
+	gic_cpu_mask[me] = (u8)mask;
+	gic_cpu_mpidr[me] = sysreg_read(mpidr_el1) & 0xff00ffffffull;
+	gicd_write(GICD_ICENABLER, ~0u);
+	gicd_write(GICD_ICPENDR, ~0u);
+	gicd_write(GICD_ICACTIVER, ~0u);
+	for (u32 i = 0; i < 32; i += 4)
+		gicd_write(GICD_IPRIORITYR + i, 0x01010101u * GIC_PRIO_HYP);
+	*gic_reg32(gicc_base, GICC_PMR) = 0xff;
+	*gic_reg32(gicc_base, GICC_BPR) = 0;
+	*gic_reg32(gicc_base, GICC_CTLR) = GICC_CTLR_EN | GICC_CTLR_EOIMODE;
+	gic_vif_reset();
+}
+
+u32 gic_ack(void)
+{
+	u32 iar = *gic_reg32(gicc_base, GICC_IAR);
+	u32 intid = iar & 0x3ff;
+
+	dsb(sy);
+	if (intid < GIC_SGI_MAX)
+		gic_sgi_src[cpu_index()][intid] = (u8)((iar >> 10) & 7);
+	return intid;
+}
+
+u32 gic_highest_pending(void)
+{
+	return *gic_reg32(gicc_base, GICC_HPPIR) & 0x3ff;
+}
+
+/* GICC_EOIR/GICC_DIR take the SGI's source CPU with its INTID. */
+static u32 gic_iar_value(u32 intid)
+{
+	if (intid < GIC_SGI_MAX)
+		return intid | (u32)gic_sgi_src[cpu_index()][intid] << 10;
+	return intid;
+}
+
+void gic_eoi(u32 intid)
+{
+	*gic_reg32(gicc_base, GICC_EOIR) = gic_iar_value(intid);
+}
+
+void gic_deactivate(u32 intid)
+{
+	*gic_reg32(gicc_dir, GICC_DIR) = gic_iar_value(intid);
+}
+
+void gic_enable(u32 intid)
+{
+	gicd_write(GICD_ISENABLER + (intid / 32) * 4, 1u << (intid % 32));
+}
+
+void gic_disable(u32 intid)
+{
+	gicd_write(GICD_ICENABLER + (intid / 32) * 4, 1u << (intid % 32));
+}
+
+bool gic_is_pending(u32 intid)
+{
+	return gicd_read(GICD_ISPENDR + (intid / 32) * 4) & (1u << (intid % 32));
+}
+
+void gic_set_priority(u32 intid, u8 prio)
+{
+	*(volatile u8 *)(uintptr_t)(gicd_base + GICD_IPRIORITYR + intid) = prio;
+}
+
+void gic_set_edge(u32 intid, bool edge)
+{
+	gic_dist_set_edge(gicd_base, intid, edge);
+}
+
+/* The CPU interface bit of the CPU with this MPIDR: as recorded by its
+ * gic_cpu_init(), else its Aff0 (one GIC-400 per cluster numbers its CPU
+ * interfaces as the cluster numbers its cores). */
+static u8 gic_mask_of(u64 mpidr)
+{
+	mpidr &= 0xff00ffffffull;
+	for (u32 i = 0; i < ARCH_MAX_CPUS; i++)
+		if (gic_cpu_mask[i] && gic_cpu_mpidr[i] == mpidr)
+			return gic_cpu_mask[i];
+	return (u8)(1u << (mpidr & 7));
+}
+
+void gic_route_spi(u32 intid, u64 mpidr)
+{
+	if (intid < GIC_PRIV_MAX)
+		return;
+	*(volatile u8 *)(uintptr_t)(gicd_base + GICD_ITARGETSR + intid) = gic_mask_of(mpidr);
+}
+
+void gic_clear_active_local(u32 intid)
+{
+	gicd_write(GICD_ICACTIVER, 1u << intid);
+}
+
+void gic_send_sgi(u32 intid, u64 mpidr)
+{
+	dsb(ishst);
+	gicd_write(GICD_SGIR, ((u32)gic_mask_of(mpidr) << 16) | (intid & 0xf));
+}
+
+u32 gic_lr_empty(void)
+{
+	return *gic_reg32(gich_base, GICH_ELRSR0); /* at most 64 LRs; GIC-400 has 4 */
+}
+
+u32 gic_lr_count(void)
+{
+	return (*gic_reg32(gich_base, GICH_VTR) & 0x3f) + 1;
+}
+
+void gic_lr_read(u32 n, struct gic_lr *lr)
+{
+	u32 v = *gic_reg32(gich_base, GICH_LR + 4 * n);
+
+	lr->vintid = v & LR_VID_MASK;
+	lr->hw = (v & LR_HW) != 0;
+	lr->pintid = lr->hw ? (v >> LR_PID_SHIFT) & LR_PID_MASK : 0;
+	lr->eoi_maint = !lr->hw && (v & LR_EOI);
+	lr->source = lr->hw ? 0 : (u8)((v >> LR_CPUID_SHIFT) & 7);
+	lr->prio = (u8)(((v >> LR_PRIO_SHIFT) & 0x1f) << 3);
+	lr->state = (u8)((v >> LR_STATE_SHIFT) & 3);
+}
+
+void gic_lr_write(u32 n, const struct gic_lr *lr)
+{
+	u32 v = 0;
+
+	if (lr->state) {
+		v = (lr->vintid & LR_VID_MASK) | ((u32)(lr->prio >> 3) << LR_PRIO_SHIFT) |
+		    ((u32)(lr->state & 3) << LR_STATE_SHIFT);
+		if (lr->hw)
+			v |= LR_HW | ((lr->pintid & LR_PID_MASK) << LR_PID_SHIFT);
+		else
+			v |= (lr->eoi_maint ? LR_EOI : 0) |
+			     (lr->vintid < GIC_SGI_MAX ? (u32)(lr->source & 7) << LR_CPUID_SHIFT
+			                               : 0);
+	}
+	*gic_reg32(gich_base, GICH_LR + 4 * n) = v;
+}
+
+void gic_vif_ctl(bool underflow)
+{
+	*gic_reg32(gich_base, GICH_HCR) = GICH_HCR_EN | (underflow ? GICH_HCR_UIE : 0);
+}
+
+void gic_vif_reset(void)
+{
+	for (u32 n = 0; n < gic_lr_count(); n++)
+		*gic_reg32(gich_base, GICH_LR + 4 * n) = 0;
+	*gic_reg32(gich_base, GICH_APR) = 0;
+	*gic_reg32(gich_base, GICH_VMCR) = 0;
+	gic_vif_ctl(false);
+}

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The physical UART owned by the hypervisor (polled output, RX interrupt).
+ * One driver per build, named by the platform file's uart.driver (Makefile
+ * UART=pl011|cadence): uart_pl011.c (Arm PL011) or uart_cadence.c (Cadence
+ * UART of the Zynq UltraScale+). uart.c holds what they share.
+ */
+#ifndef ARCH_UART_H
+#define ARCH_UART_H
+
+#include "lib/types.h"
+
+void uart_init(u64 base);
+void uart_putc(char c);
+void uart_write(const char *s, size_t len); /* "\n" -> "\r\n" */
+/* Returns the next received character, or -1 when the RX FIFO is empty
+ * (the receive interrupt is then deasserted). */
+int uart_getc(void);
+void uart_enable_rx_irq(void);
+
+#endif

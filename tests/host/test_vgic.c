@@ -1,0 +1,513 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Host unit test of the version-neutral vGIC (hypervisor/core/vgic.c and
+ * vgic_sgi.c): list-register filling in priority order, underflow when
+ * more is pending than fits, eviction of a lower-priority pending entry,
+ * HW and EOI-maintenance records (a HW level interrupt whose line fell
+ * before entry is dropped), SGIs pending per source (GICv2) or once
+ * (GICv3), pending-while-active, and SGIs confined to the sender's VM.
+ * The arch layer is faked: one bank of list registers per physical CPU,
+ * as struct gic_lr records (what the GICv2/GICv3 drivers encode). Then the
+ * GICv2 front end's distributor (core/vgic_v2.c) through its MMIO handler:
+ * GICD_SGIR, GICD_ITARGETSR, GICD_S/CPENDSGIR, TYPER/PIDR2, GICV mapping.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/mem.h"
+#include "core/mmio.h"
+#include "core/vcpu.h"
+#include "core/vgic.h"
+#include "core/vm.h"
+
+#define NLR 4
+
+/* --- fake arch layer ---------------------------------------------------- */
+
+static struct gic_lr hw_lr[CFG_MAX_CPUS][NLR];
+static u32 this_cpu;
+static bool underflow_irq;
+static u32 kicks[CFG_MAX_CPUS];
+
+u32 gic_version(void)
+{
+	return 2;
+}
+
+u32 gic_nr_intids(void)
+{
+	return 192;
+}
+
+/* The physical line of a HW level interrupt (GICD_ISPENDR). */
+static bool line_high[1024];
+
+bool gic_is_pending(u32 intid)
+{
+	return line_high[intid];
+}
+
+void gic_deactivate(u32 intid)
+{
+	(void)intid;
+}
+
+/* TPIDR_EL2 -> the running CPU's struct cpu, whose vcpu is vcpu_current() */
+static struct cpu fake_cpu[CFG_MAX_CPUS];
+
+u64 host_sysreg_read(const char *reg)
+{
+	if (!strcmp(reg, "tpidr_el2"))
+		return (u64)(uintptr_t)&fake_cpu[this_cpu];
+	fprintf(stderr, "unexpected system register read: %s\n", reg);
+	abort();
+}
+
+void host_sysreg_write(const char *reg, u64 val)
+{
+	fprintf(stderr, "unexpected system register write: %s = %llx\n", reg,
+	        (unsigned long long)val);
+	abort();
+}
+
+u32 gic_lr_count(void)
+{
+	return NLR;
+}
+
+u32 gic_lr_empty(void)
+{
+	u32 empty = 0;
+
+	for (u32 n = 0; n < NLR; n++)
+		if (!hw_lr[this_cpu][n].state)
+			empty |= 1u << n;
+	return empty;
+}
+
+void gic_lr_read(u32 n, struct gic_lr *lr)
+{
+	*lr = hw_lr[this_cpu][n];
+}
+
+void gic_lr_write(u32 n, const struct gic_lr *lr)
+{
+	hw_lr[this_cpu][n] = *lr;
+}
+
+void gic_vif_ctl(bool underflow)
+{
+	underflow_irq = underflow;
+}
+
+void gic_vif_reset(void)
+{
+	memset(hw_lr[this_cpu], 0, sizeof(hw_lr[this_cpu]));
+	underflow_irq = false;
+}
+
+void gic_disable(u32 intid)
+{
+	(void)intid;
+}
+
+void gic_enable(u32 intid)
+{
+	(void)intid;
+}
+
+void gic_set_edge(u32 intid, bool edge)
+{
+	(void)intid;
+	(void)edge;
+}
+
+void gic_set_priority(u32 intid, u8 prio)
+{
+	(void)intid;
+	(void)prio;
+}
+
+void gic_route_spi(u32 intid, u64 mpidr)
+{
+	(void)intid;
+	(void)mpidr;
+}
+
+void vcpu_kick(struct vcpu *v)
+{
+	kicks[v->pcpu]++;
+}
+
+void panic(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	abort();
+}
+
+const struct vgic_ops vgic_v3_ops = { .version = 3 };
+
+/* What the GICv2 front end registers: its distributor and the GICV pages. */
+static const struct cfg_platform platform = {
+	.gicv_base = 0xf9060000,
+	.gic_page_stride = 0x10000,
+	.vgicd_ipa = 0x08000000,
+	.vgicc_ipa = 0x08010000,
+};
+const struct cfg_system cfg_system = { .platform = &platform };
+static mmio_fn dist_fn;
+static u64 dist_base, dist_size;
+static u64 mapped[4][2]; /* ipa, pa */
+static u32 nmapped;
+
+void mmio_register(struct vm *vm, u64 base, u64 size, mmio_fn fn, void *dev)
+{
+	(void)dev;
+	if (vm->id == 0) {
+		dist_fn = fn;
+		dist_base = base;
+		dist_size = size;
+	}
+}
+
+void mem_map(struct vm *vm, u64 ipa, u64 pa, u64 size, enum mem_kind kind,
+             const struct mem_placement *place)
+{
+	(void)place;
+	if (vm->id == 0 && nmapped < 4 && size == 0x1000 && kind == MEM_DEVICE) {
+		mapped[nmapped][0] = ipa;
+		mapped[nmapped++][1] = pa;
+	}
+}
+
+/* --- fixtures ------------------------------------------------------------ */
+
+#define SPI_HW    40 /* passthrough SPI */
+#define SPI_LEVEL 33 /* console: emulated level-sensitive */
+
+static const u32 irqs[] = { SPI_HW };
+static const struct cfg_vm cfg = {
+	.name = "t",
+	.nirq = 1,
+	.irqs = irqs,
+	.console_ipa = 0x9000000,
+	.console_irq = SPI_LEVEL,
+};
+static struct vm vm, other;
+static struct vcpu vcpu[CFG_MAX_CPUS];
+
+/* vm: vCPUs 0 and 1 on CPUs 0 and 1; other: one vCPU on CPU 2. */
+static void setup(bool sgi_sources)
+{
+	memset(&vm, 0, sizeof(vm));
+	memset(&other, 0, sizeof(other));
+	memset(vcpu, 0, sizeof(vcpu));
+	memset(kicks, 0, sizeof(kicks));
+	memset(hw_lr, 0, sizeof(hw_lr));
+	memset(line_high, 0, sizeof(line_high));
+	nmapped = 0;
+	vm.cfg = other.cfg = &cfg;
+	other.id = 1;
+	vm.nvcpus = 2;
+	other.nvcpus = 1;
+	for (u32 i = 0; i < 3; i++) {
+		struct vm *owner = i < 2 ? &vm : &other;
+
+		vcpu[i].vm = owner;
+		vcpu[i].idx = i < 2 ? i : 0;
+		vcpu[i].pcpu = i;
+		owner->vcpus[vcpu[i].idx] = &vcpu[i];
+		fake_cpu[i].index = i;
+		fake_cpu[i].vcpu = &vcpu[i];
+	}
+	vgic_vm_setup(&vm);
+	vgic_vm_setup(&other);
+	vm.vgic.sgi_sources = other.vgic.sgi_sources = sgi_sources;
+	vgic_vm_init(&vm);
+	vgic_vm_init(&other);
+	for (u32 i = 0; i < 3; i++) {
+		this_cpu = i;
+		vgic_vcpu_init(&vcpu[i]);
+	}
+	vm.vgic.ctlr = other.vgic.ctlr = 1;
+}
+
+/* Runs vCPU i's exit/entry path on its CPU. */
+static void enter(u32 i)
+{
+	this_cpu = i;
+	vgic_sync(&vcpu[i]);
+	vgic_flush(&vcpu[i]);
+}
+
+/* The guest acknowledges and ends everything pending in its LRs. */
+static void guest_eoi_all(u32 i)
+{
+	for (u32 n = 0; n < NLR; n++)
+		hw_lr[i][n].state = 0;
+}
+
+static u32 lr_holding(u32 cpu, u32 intid)
+{
+	for (u32 n = 0; n < NLR; n++)
+		if (hw_lr[cpu][n].state && hw_lr[cpu][n].vintid == intid)
+			return n;
+	return NLR;
+}
+
+static void set_prio(struct vcpu *v, u32 intid, u8 prio)
+{
+	vgic_virq(v->vm, v, intid)->prio = prio;
+}
+
+/* --- tests --------------------------------------------------------------- */
+
+/* 12 SGIs, priorities 0x10 * (16 - sgi): delivered 4 at a time, most urgent
+ * first, with the underflow interrupt while any are left over. */
+static void test_priority_order_and_underflow(void)
+{
+	u32 order[16], got = 0;
+
+	setup(false);
+	for (u32 sgi = 4; sgi < 16; sgi++) {
+		set_prio(&vcpu[0], sgi, (u8)(0x10 * (16 - sgi) - 8));
+		vgic_sgi_send(&vcpu[0], sgi, 1u << 0);
+	}
+	for (u32 round = 0; round < 3; round++) {
+		enter(0);
+		CHECK(underflow_irq == (round < 2));
+		for (u32 n = 0; n < NLR; n++) {
+			const struct gic_lr *lr = &hw_lr[0][n];
+
+			CHECK(lr->state == GIC_LR_PENDING && !lr->hw && !lr->eoi_maint);
+			CHECK(lr->prio == vgic_virq(&vm, &vcpu[0], lr->vintid)->prio);
+		}
+		/* the guest takes them by priority */
+		for (u32 k = 0; k < NLR; k++) {
+			u32 best = NLR;
+
+			for (u32 n = 0; n < NLR; n++)
+				if (hw_lr[0][n].state &&
+				    (best == NLR || hw_lr[0][n].prio < hw_lr[0][best].prio))
+					best = n;
+			order[got++] = hw_lr[0][best].vintid;
+			hw_lr[0][best].state = 0;
+		}
+	}
+	enter(0);
+	CHECK(!underflow_irq && lr_holding(0, 4) == NLR);
+	CHECK(got == 12);
+	for (u32 k = 0; k < got; k++)
+		CHECK(order[k] == 15 - k);
+}
+
+/* All LRs hold pending low-priority SGIs: a more urgent one evicts the
+ * least urgent, which stays pending and comes back later. */
+static void test_eviction(void)
+{
+	setup(false);
+	for (u32 sgi = 0; sgi < NLR; sgi++) {
+		set_prio(&vcpu[0], sgi, (u8)(0x80 + 8 * sgi));
+		vgic_sgi_send(&vcpu[0], sgi, 1);
+	}
+	enter(0);
+	CHECK(lr_holding(0, 3) < NLR && !underflow_irq);
+	set_prio(&vcpu[0], 9, 0x10);
+	vgic_sgi_send(&vcpu[0], 9, 1);
+	enter(0);
+	CHECK(lr_holding(0, 9) < NLR);
+	CHECK(lr_holding(0, 3) == NLR); /* the least urgent went back */
+	CHECK(vgic_virq(&vm, &vcpu[0], 3)->flags & VIRQ_PENDING);
+	/* an active entry is never evicted */
+	hw_lr[0][lr_holding(0, 0)].state = GIC_LR_ACTIVE;
+	set_prio(&vcpu[0], 10, 0x08);
+	vgic_sgi_send(&vcpu[0], 10, 1);
+	enter(0);
+	CHECK(lr_holding(0, 0) < NLR && lr_holding(0, 10) < NLR);
+	guest_eoi_all(0);
+	enter(0);
+	enter(0);
+	CHECK(lr_holding(0, 3) < NLR); /* delivered in the end */
+}
+
+/* A passthrough SPI goes in with the HW bit and its physical INTID; the
+ * level-sensitive virtual UART line asks for an EOI maintenance interrupt
+ * and is pending again after the EOI while the line is still high. */
+static void test_hw_and_level(void)
+{
+	struct virq *hw, *lvl;
+
+	setup(false);
+	hw = vgic_virq(&vm, NULL, SPI_HW);
+	lvl = vgic_virq(&vm, NULL, SPI_LEVEL);
+	hw->flags |= VIRQ_ENABLED;
+	lvl->flags |= VIRQ_ENABLED;
+	hw->target = 1;
+	line_high[SPI_HW] = true; /* the device holds its line up */
+	vgic_inject(&vm, NULL, SPI_HW);
+	CHECK(kicks[1] == 1);
+	vgic_set_level(&vm, SPI_LEVEL, true);
+	enter(1);
+	enter(0);
+	CHECK(lr_holding(1, SPI_HW) < NLR && lr_holding(0, SPI_HW) == NLR);
+	CHECK(hw_lr[1][lr_holding(1, SPI_HW)].hw &&
+	      hw_lr[1][lr_holding(1, SPI_HW)].pintid == SPI_HW);
+	CHECK(lr_holding(0, SPI_LEVEL) < NLR);
+	CHECK(hw_lr[0][lr_holding(0, SPI_LEVEL)].eoi_maint &&
+	      !hw_lr[0][lr_holding(0, SPI_LEVEL)].hw);
+	/* the guest ends it; an edge arrives but the line falls before entry:
+	 * dropped, never shown to the guest */
+	guest_eoi_all(1);
+	enter(1);
+	CHECK(lr_holding(1, SPI_HW) == NLR);
+	vgic_inject(&vm, NULL, SPI_HW);
+	line_high[SPI_HW] = false;
+	enter(1);
+	CHECK(lr_holding(1, SPI_HW) == NLR && !(hw->flags & VIRQ_PENDING));
+	guest_eoi_all(0);
+	enter(0); /* line still high: pending again */
+	CHECK(lr_holding(0, SPI_LEVEL) < NLR);
+	vgic_set_level(&vm, SPI_LEVEL, false);
+	guest_eoi_all(0);
+	enter(0);
+	CHECK(lr_holding(0, SPI_LEVEL) == NLR);
+}
+
+/* GICv2: an SGI sent by vCPUs 0 and 1 to vCPU 1 is delivered twice, with
+ * each source; GICv3 (one source): once. */
+static void test_sgi_sources(void)
+{
+	for (int v2 = 0; v2 < 2; v2++) {
+		u32 seen = 0, sources = 0;
+
+		setup(v2);
+		vgic_sgi_send(&vcpu[0], 5, 1u << 1);
+		vgic_sgi_send(&vcpu[1], 5, 1u << 1);
+		for (u32 round = 0; round < 3; round++) {
+			u32 n;
+
+			enter(1);
+			n = lr_holding(1, 5);
+			if (n == NLR)
+				continue;
+			seen++;
+			sources |= 1u << hw_lr[1][n].source;
+			hw_lr[1][n].state = 0;
+		}
+		CHECK(seen == (v2 ? 2u : 1u));
+		CHECK(sources == (v2 ? 3u : 1u));
+	}
+}
+
+/* An edge while the SGI is active in an LR: pending and active. */
+static void test_pending_while_active(void)
+{
+	u32 n;
+
+	setup(false);
+	vgic_sgi_send(&vcpu[0], 2, 1);
+	enter(0);
+	n = lr_holding(0, 2);
+	CHECK(n < NLR);
+	hw_lr[0][n].state = GIC_LR_ACTIVE; /* acknowledged */
+	vgic_sgi_send(&vcpu[0], 2, 1);
+	enter(0);
+	CHECK(hw_lr[0][n].state == (GIC_LR_ACTIVE | GIC_LR_PENDING));
+	CHECK(!(vgic_virq(&vm, &vcpu[0], 2)->flags & VIRQ_PENDING));
+}
+
+/* Target sets naming vCPUs a VM does not have reach nobody, in particular
+ * not the vCPU of another VM on another CPU. */
+static void test_sgi_stays_in_vm(void)
+{
+	setup(true);
+	vgic_sgi_send(&vcpu[0], 1, 0xff);
+	CHECK(kicks[2] == 0 && !other.vcpus[0]->vgic.pend_priv);
+	CHECK(vcpu[1].vgic.pend_priv == 1u << 1 && vcpu[0].vgic.pend_priv == 1u << 1);
+	vgic_sgi_send(other.vcpus[0], 1, 0xfe); /* other's only vCPU is 0 */
+	CHECK(!other.vcpus[0]->vgic.pend_priv && kicks[0] == 1 && kicks[1] == 1 && kicks[2] == 0);
+	vgic_sgi_send(&vcpu[0], 16, 1); /* not an SGI */
+	CHECK(!(vcpu[0].vgic.pend_priv & (1u << 16)));
+}
+
+/* A guest access to its GICD through the front end's MMIO handler. */
+static u64 gicd(u32 cpu, u64 off, u32 size, bool write, u64 val)
+{
+	struct mmio_access a = { .off = off, .size = size, .write = write, .val = val };
+
+	CHECK(dist_fn && dist_fn(&vcpu[cpu], &a, &vm));
+	return a.val;
+}
+
+static void test_v2_distributor(void)
+{
+	struct virq *hw;
+
+	setup(true);
+	CHECK(dist_base == 0x08000000 && dist_size == 0x10000);
+	CHECK(nmapped == 2 && mapped[0][0] == 0x08010000 && mapped[0][1] == 0xf9060000);
+	CHECK(mapped[1][0] == 0x08011000 && mapped[1][1] == 0xf9070000);
+	CHECK(gicd(0, 0x004, 4, false, 0) == (192 / 32 - 1) + (1u << 5)); /* TYPER: 2 CPUs */
+	CHECK(gicd(0, 0xfe8, 4, false, 0) == 0x2b);                       /* PIDR2: ArchRev 2 */
+
+	/* GICD_SGIR: target list, all but self, self, reserved; never outside */
+	gicd(0, 0xf00, 4, true, (0x02u << 16) | 7);
+	CHECK(vcpu[1].vgic.pend_priv == 1u << 7 && vcpu[1].vgic.sgi_src[7] == 1u << 0);
+	gicd(1, 0xf00, 4, true, (1u << 24) | 6);
+	CHECK(vcpu[0].vgic.pend_priv == 1u << 6 && vcpu[0].vgic.sgi_src[6] == 1u << 1);
+	gicd(1, 0xf00, 4, true, (2u << 24) | 5);
+	CHECK(vcpu[1].vgic.pend_priv == ((1u << 7) | (1u << 5)));
+	gicd(0, 0xf00, 4, true, (3u << 24) | (0xffu << 16) | 4);
+	gicd(0, 0xf00, 4, true, (0xfcu << 16) | 4);
+	CHECK(!(vcpu[0].vgic.pend_priv & (1u << 4)) && !(vcpu[1].vgic.pend_priv & (1u << 4)));
+	CHECK(!other.vcpus[0]->vgic.pend_priv && kicks[2] == 0);
+
+	/* GICD_SPENDSGIR/CPENDSGIR: pending SGIs of the accessing vCPU by source */
+	gicd(0, 0xf20, 4, true, 0x03u << 24); /* SGI 3 from vCPUs 0 and 1 */
+	CHECK(gicd(0, 0xf20, 4, false, 0) == 0x03u << 24);
+	CHECK(gicd(0, 0xf24, 4, false, 0) == 0x02u << 16); /* SGI 6 from vCPU 1, above */
+	CHECK(gicd(0, 0xf13, 1, false, 0) == 0x03);
+	gicd(0, 0xf13, 1, true, 0x01);
+	CHECK(gicd(0, 0xf23, 1, false, 0) == 0x02);
+	gicd(0, 0xf13, 1, true, 0x02);
+	CHECK(!(vcpu[0].vgic.pend_priv & (1u << 3)) && gicd(0, 0xf23, 1, false, 0) == 0);
+	gicd(0, 0xf20, 1, true, 0xfc); /* sources the VM does not have */
+	CHECK(!(vcpu[0].vgic.pend_priv & 1u));
+
+	/* GICD_ITARGETSR: own bit for SGIs/PPIs; an owned SPI to a vCPU; the
+	 * rest RAZ/WI */
+	CHECK(gicd(1, 0x800, 4, false, 0) == 0x02020202u);
+	CHECK(gicd(0, 0x81c, 4, false, 0) == 0x01010101u);
+	hw = vgic_virq(&vm, NULL, SPI_HW);
+	gicd(0, 0x800 + SPI_HW, 1, true, 0x02);
+	CHECK(hw->target == 1 && gicd(0, 0x800 + SPI_HW, 1, false, 0) == 0x02);
+	gicd(0, 0x800 + SPI_HW, 1, true, 0x0c); /* no such vCPU: unchanged */
+	CHECK(hw->target == 1);
+	gicd(0, 0x800 + 41, 1, true, 0x02); /* not the VM's */
+	CHECK(gicd(0, 0x800 + 41, 1, false, 0) == 0);
+	CHECK(gicd(0, 0x080, 4, false, 0) == 0); /* IGROUPR: Group 0 */
+}
+
+int main(void)
+{
+	test_priority_order_and_underflow();
+	test_eviction();
+	test_hw_and_level();
+	test_sgi_sources();
+	test_pending_while_active();
+	test_sgi_stays_in_vm();
+	test_v2_distributor();
+	if (failures) {
+		fprintf(stderr, "test_vgic: %d failure(s)\n", failures);
+		return 1;
+	}
+	printf("test_vgic: ok\n");
+	return 0;
+}
