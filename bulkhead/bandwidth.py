@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
+from bulkhead import term
 from bulkhead.errors import Diagnostic
 from bulkhead.model import (
     BW_EVENT_NAMES,
@@ -421,18 +422,21 @@ def _fmt_mbps(x: float) -> str:
     return f"{x:.0f}" if x >= 100 else f"{x:.3g}"
 
 
-def report(system: System) -> str:
-    """The bandwidth part of ``bulkhead check``: one block per regulated VM,
-    then the total against the sustainable bandwidth ('' when none)."""
+BW_HEAD = ("VM", "VCPU", "PERIOD", "EVENT", "EVENTS/PERIOD", "MB/S", "WEIGHT", "OPTIONS")
+
+
+def report_parts(system: System) -> tuple[list[str], list[tuple[str, ...]], list[str]] | None:
+    """The bandwidth part of ``bulkhead check`` as (lines before the table,
+    its rows under BW_HEAD, lines after it); None when no VM is regulated."""
     p = system.platform
     pb = p.bandwidth
     plans = [pl for pl in (plan(p, vm.spec) for vm in system.vms) if pl is not None]
     if pb is None or not plans:
-        return ""
+        return None
     model = ", ".join(f"{ev.name} 0x{ev.number:x} x {ev.bytes_per_event} B ({ev.model})" for ev in pb.events)
     counter = "cycle counter (PMCCNTR)" if pb.counter == "cycles" else "event counters"
-    out = ["", f"bandwidth: {counter}; events: {model}"]
-    rows = [("VM", "VCPU", "PERIOD", "EVENT", "EVENTS/PERIOD", "MB/S", "WEIGHT", "OPTIONS")]
+    before = ["", f"bandwidth: {counter}; events: {model}"]
+    rows: list[tuple[str, ...]] = []
     for pl in plans:
         own = pl.cycles != (pb.counter == "cycles")  # the VM chose the other counter
         opts = ",".join(o for o, on in (("reclaim", pl.reclaim), ("manager", pl.manager),
@@ -444,19 +448,42 @@ def report(system: System) -> str:
             for i, (share, mb) in enumerate(zip(ch.shares, ch.vcpu_mbps(pl.period_us))):
                 w = "even" if pl.weights is None else f"{pl.weights[i]}%"
                 rows.append(("", str(i), "", "", str(share), _fmt_mbps(mb), w, ""))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     total = sum(pl.mbps for pl in plans)
     flag = "  (OVER: not every budget can be met)" if total > pb.sustainable_mbps else ""
-    out.append(f"guaranteed total: {_fmt_mbps(total)} MB/s of {pb.sustainable_mbps} MB/s sustainable{flag}")
+    after = [f"guaranteed total: {_fmt_mbps(total)} MB/s of {pb.sustainable_mbps} MB/s sustainable{flag}"]
     managers = [vm.name for vm in system.vms if vm.spec.manager]
     if managers:
-        out.append(f"managers: {', '.join(managers)} (may change budgets at run time: BH_HC_BW_SET)")
+        after.append(f"managers: {', '.join(managers)} (may change budgets at run time: BH_HC_BW_SET)")
     if system.spec.spare_sharing:
-        out.append("spare sharing: on (once every regulated vCPU is throttled, all run until their period ends)")
+        after.append("spare sharing: on (once every regulated vCPU is throttled, all run until their period ends)")
     if pb.counter == "cycles":
-        out.append("note: this platform regulates on cycles; one 'event' is one CPU cycle (notional MB/s)")
-    return "\n".join(out) + "\n"
+        after.append("note: this platform regulates on cycles; one 'event' is one CPU cycle (notional MB/s)")
+    return before, rows, after
+
+
+def report(system: System) -> str:
+    """The bandwidth part of ``bulkhead check`` as plain text ('' when no VM
+    is regulated): one block per regulated VM, then the total against the
+    sustainable bandwidth."""
+    parts = report_parts(system)
+    if parts is None:
+        return ""
+    before, rows, after = parts
+    table = [BW_HEAD, *rows]
+    widths = [max(len(r[i]) for r in table) for i in range(len(BW_HEAD))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in table]
+    return "\n".join([*before, *lines, *after]) + "\n"
+
+
+def print_report(system: System, stream: TextIO) -> None:
+    """The same on a terminal, the table drawn by rich."""
+    parts = report_parts(system)
+    if parts is None:
+        return
+    before, rows, after = parts
+    stream.write("\n".join(before) + "\n")
+    term.print_table(stream, BW_HEAD, rows, right=(4, 5))
+    stream.write("\n".join(after) + "\n")
 
 
 def document(system: System, vm_name: str) -> dict[str, Any] | None:
@@ -488,6 +515,7 @@ STATS_RE = re.compile(
     r"mean=(?P<mean>\d+) throttled=(?P<throttled>\d+) stalled_us=(?P<stalled_us>\d+)\s*$")
 STATS_POKE = b"\x14b"  # Ctrl-T b: the hypervisor prints one "bw vm=..." line per regulated vCPU
 STATS_FIELDS = ("last", "max", "mean", "throttled", "stalled_us")
+STATS_HEAD = ("VM", "VCPU", "LAST", "MAX", "MEAN", "THROTTLED", "STALLED_US")
 
 
 def parse_stats(line: str) -> tuple[str, int, dict[str, int]] | None:
@@ -517,19 +545,21 @@ def stats_host_time_warning() -> str:
 class StatsView(io.TextIOBase):
     """A console stream for ``bulkhead run --stats``: passes the console
     through to ``out`` (if any) except the hypervisor's ``bw`` lines, which
-    update a table drawn on ``err`` (redrawn in place on a terminal); the
-    table's title names the time base (``stats_timebase``)."""
+    update a table drawn on ``err``: live, in place, with rich on a terminal
+    (console lines for the same terminal then print above it); plain text,
+    one table per update, otherwise. The table's title names the time base
+    (``stats_timebase``)."""
 
     def __init__(self, out: TextIO | None, err: TextIO, timebase: str) -> None:
         super().__init__()
         self.timebase = timebase
         self.out = out
         self.err = err
-        self.tty = err.isatty()
+        self.tty = term.is_tty(err)
+        self.live = term.LiveTable(err) if self.tty else None
         self.rows: dict[tuple[str, int], dict[str, int]] = {}
         self.partial = ""
         self.dirty = False
-        self.drawn = 0  # lines of the last table, if nothing was printed below it
         self.updates = 0
 
     def writable(self) -> bool:
@@ -544,9 +574,10 @@ class StatsView(io.TextIOBase):
                 vm, vcpu, values = parsed
                 self.rows[(vm, vcpu)] = values
                 self.dirty = True
+            elif self.live is not None and term.is_tty(self.out):
+                self.live.print(line)
             elif self.out is not None:
                 self.out.write(line + "\n")
-                self.drawn = 0
         return len(text)
 
     def flush(self) -> None:
@@ -555,25 +586,29 @@ class StatsView(io.TextIOBase):
         if self.dirty:
             self.render()
 
+    def cells(self) -> list[tuple[str, ...]]:
+        return [(vm, str(vcpu), *(str(v[k]) for k in STATS_FIELDS)) for (vm, vcpu), v in sorted(self.rows.items())]
+
     def table(self) -> list[str]:
-        head = ("VM", "VCPU", "LAST", "MAX", "MEAN", "THROTTLED", "STALLED_US")
-        rows = [head] + [(vm, str(vcpu), *(str(v[k]) for k in STATS_FIELDS))
-                         for (vm, vcpu), v in sorted(self.rows.items())]
-        widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+        rows = [STATS_HEAD, *self.cells()]
+        widths = [max(len(r[i]) for r in rows) for i in range(len(STATS_HEAD))]
         return ["  ".join(c.rjust(w) if i > 1 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths)))
                 for r in rows]
 
     def render(self) -> None:
         self.dirty = False
         self.updates += 1
-        lines = [f"bandwidth (events per period; {self.timebase}), update {self.updates}:", *self.table()]
-        if self.tty and self.drawn:
-            self.err.write(f"\x1b[{self.drawn}A\x1b[J")
-        self.err.write("\n".join(lines) + "\n")
+        title = f"bandwidth (events per period; {self.timebase}), update {self.updates}:"
+        if self.live is not None:
+            self.live.update(title, term.table(STATS_HEAD, self.cells(), right=range(1, 7)))
+            return
+        self.err.write("\n".join([title, *self.table()]) + "\n")
         self.err.flush()
-        self.drawn = len(lines) if self.tty else 0
 
     def close(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
         if self.partial and self.out is not None:
             self.out.write(self.partial)
         self.partial = ""

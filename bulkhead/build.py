@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TextIO
 
 from bulkhead import elf as elf_mod
-from bulkhead import fit, gen_c, gen_dts, image, layout, qemu
+from bulkhead import fit, gen_c, gen_dts, image, layout, qemu, shared_io
 from bulkhead.config import GUESTS_DIR, PLATFORMS_DIR, REPO_ROOT, load_spec
 from bulkhead.errors import BuildError
 from bulkhead.layout import StagedImage, System
@@ -185,7 +185,8 @@ def build(
             raise BuildError(f"make -C {HYPERVISOR_DIR} succeeded but did not produce {elf}")
 
         itb = build_fit(system, config, elf.with_suffix(".bin"), out, log)
-        argv = qemu.command(p, elf, ())  # the images are inside the ELF
+        # the images are inside the ELF; a shared I/O device gets its NIC (user-mode netdev)
+        argv = qemu.command(p, elf, (), extra=shared_io.qemu_args(system, None))
         manifest = out / "manifest.json"
         write_if_changed(manifest, (json.dumps(manifest_doc(system, config, elf, staged, argv), indent=2)
                                     + "\n").encode())

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO, cast
 
-from bulkhead import __version__, bandwidth, build, cachemodel, experiment, fit, gen_dts, qemu, runner, summary
+from bulkhead import __version__, bandwidth, build, cachemodel, experiment, fit, gen_dts, qemu, runner, shared_io, summary, term
 from bulkhead.config import load_system
 from bulkhead.errors import BuildError, ConfigError, Diagnostic
 
@@ -105,6 +105,9 @@ def make_parser() -> argparse.ArgumentParser:
                    help="show the bandwidth regulation statistics live on stderr (sends Ctrl-T b "
                         "to the console every 0.25 s); use with --icount: without it the "
                         "figures are host-time artefacts (warned)")
+    p.add_argument("--netdev", metavar="SPEC",
+                   help="QEMU -netdev backend (without id) of the shared I/O device of an io: config "
+                        "(default: user); e.g. dgram,local.type=inet,... (docs/io.md)")
     p.add_argument("--model", action="store_true",
                    help="run under the cache/DRAM model QEMU plugin (-icount 0 unless --icount) and "
                         "print who evicted whose cache lines and DRAM rows (docs/model.md)")
@@ -150,8 +153,13 @@ def cmd_check(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
         sys.stdout.write(summary.headline(system))
-        sys.stdout.write(summary.table(system))
-        sys.stdout.write(bandwidth.report(system))
+        if term.is_tty(sys.stdout):  # rich tables; plain text for pipes and files
+            summary.print_table(system, sys.stdout)
+            bandwidth.print_report(system, sys.stdout)
+        else:
+            sys.stdout.write(summary.table(system))
+            sys.stdout.write(bandwidth.report(system))
+        sys.stdout.write(shared_io.report(system))
     if args.werror and system.warnings:
         sys.stderr.write(f"bulkhead: error: {len(system.warnings)} warning(s) treated as errors (--werror)\n")
         return EXIT_ERROR
@@ -194,13 +202,15 @@ def cmd_run(args: argparse.Namespace) -> int:
             sys.stderr.write(f"bulkhead: warning: {bandwidth.stats_host_time_warning()}\n")
         view = bandwidth.StatsView(stream, sys.stderr, bandwidth.stats_timebase(args.icount))
         stream = cast(TextIO, view)
-    result = runner.run(
-        args.config, timeout=args.timeout, icount=args.icount, out=args.out, gdb=gdb, gdb_port=port,
-        interactive=interactive, stream=stream, poke=(bandwidth.STATS_POKE, 0.25) if view else None,
-        boot=args.boot, until=args.until, model=args.model,
-    )
-    if view is not None:
-        view.close()
+    try:
+        result = runner.run(
+            args.config, timeout=args.timeout, icount=args.icount, out=args.out, gdb=gdb, gdb_port=port,
+            interactive=interactive, stream=stream, poke=(bandwidth.STATS_POKE, 0.25) if view else None,
+            boot=args.boot, until=args.until, netdev=args.netdev, model=args.model,
+        )
+    finally:
+        if view is not None:
+            view.close()  # also stops the live table on a terminal
     if result.model_report is not None and result.model_report.is_file():
         _model_output(args, result.model_report)  # also for an unclean run: what the model saw
     elif result.model_report is not None and result.clean:

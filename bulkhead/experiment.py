@@ -37,6 +37,7 @@ import yaml
 
 from bulkhead import __version__, cachemodel
 from bulkhead import runner as runner_mod
+from bulkhead import term
 from bulkhead.config import REPO_ROOT, display_path, load_system
 from bulkhead.errors import BuildError, ConfigError
 from bulkhead.experiment_results import (
@@ -156,17 +157,15 @@ def environment(qemu_binary: str) -> Environment:
 
 
 class Progress:
-    """A one-line progress bar on a terminal; a line per run otherwise."""
-
-    WIDTH = 28
+    """A progress bar with an ETA on a terminal (rich); a line per run otherwise."""
 
     def __init__(self, total: int, stream: TextIO | None) -> None:
         self.total = total
         self.done = 0
         self.stream = stream
-        self.tty = bool(stream is not None and getattr(stream, "isatty", lambda: False)())
+        self.tty = term.is_tty(stream)
+        self.bar: term.ProgressBar | None = None
         self.lock = threading.Lock()
-        self.start = time.monotonic()
         self.counts: dict[str, int] = {}
 
     def update(self, record: RunRecord) -> None:
@@ -177,27 +176,29 @@ class Progress:
                 return
             what = f"{record.plan.label} {record.plan.benchmark} #{record.plan.repetition}"
             detail = f"{record.status}" + (f": {record.error.splitlines()[0]}" if record.error else "")
-            if self.tty:
-                filled = self.WIDTH * self.done // max(self.total, 1)
-                bar = "#" * filled + "." * (self.WIDTH - filled)
-                elapsed = time.monotonic() - self.start
-                text = f"\r[{bar}] {self.done}/{self.total} {elapsed:5.0f}s {what}: {record.status}"
-                self.stream.write(text[:160].ljust(100))
+            if self.bar is not None:
+                if record.status not in (OK, UNSUPPORTED):
+                    self.bar.print(f"  {what}: {detail}")
+                self.bar.advance(f"{what}: {record.status}")
                 if self.done == self.total:
-                    self.stream.write("\n")
-                elif record.status not in (OK, UNSUPPORTED):
-                    self.stream.write(f"\n  {what}: {detail}\n")
-            else:
-                self.stream.write(f"[{self.done}/{self.total}] {what}: {detail} ({record.wall_s:.1f} s)\n")
+                    self.end()
+                return
+            self.stream.write(f"[{self.done}/{self.total}] {what}: {detail} ({record.wall_s:.1f} s)\n")
             self.stream.flush()
 
     def begin(self, what: str) -> None:
         if self.stream is None:
             return
         self.stream.write(what + "\n")
-        if self.tty:
-            self.stream.write(f"[{'.' * self.WIDTH}] 0/{self.total}")
         self.stream.flush()
+        if self.tty and self.total:
+            self.bar = term.ProgressBar(self.stream, self.total, "starting")
+
+    def end(self) -> None:
+        """Stops the bar (idempotent; also after an interrupted run)."""
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
 
     def summary(self) -> str:
         parts = [f"{n} {s}" for s, n in sorted(self.counts.items(), key=lambda kv: STATUSES.index(kv[0]))]
@@ -471,6 +472,7 @@ def run_experiment(
                 for fut in [pool.submit(one, p) for p in plans]:
                     fut.result()
     finally:
+        bar.end()
         result.records.sort(key=lambda r: r.plan.index)
         write_results(result.csv, spec, result.records, env)
         write_lines(result.lines_csv, result.records)

@@ -9,21 +9,33 @@ Charts:
 - ``consumed``: a metric column (e.g. the regulated VM's MB/s) against a
   swept value (budget), optionally per vCPU and with the assigned line;
 - ``overhead``: the slowdown against a swept value (period).
+
+Every chart is drawn for a paper: axes say what they measure and in which
+unit (a swept key ``vms.interf.bandwidth.period_us`` becomes "regulation
+period of VM interf (µs)"), x is linear unless the plot asks for ``logx``,
+legends name the VM and benchmark a line belongs to, and a numbered caption
+(in the figure and beside it in report.md) says what is plotted, what one
+regulation event is on the platform, that QEMU models no caches or DRAM,
+and which published figure the plot reproduces (``reproduces:``).
 """
 
 from __future__ import annotations
 
 import datetime
 import math
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bulkhead import cachemodel
+from bulkhead.config import load_platform
+from bulkhead.errors import ConfigError
 from bulkhead.experiment import OK, STATUSES, Environment, RunRecord
 from bulkhead.experiment_results import METRIC_COLUMNS, number
 from bulkhead.experiment_spec import ExperimentSpec, PlotSpec
+from bulkhead.model import Platform
 
 DISCLAIMER = (
     "> **Not physical: these figures come from QEMU.** QEMU (TCG) models no caches, no DRAM and no\n"
@@ -108,6 +120,119 @@ class Analysis:
         return list(points.values())
 
 
+# --- axis texts, legends and captions ---------------------------------------
+
+# A swept key's last component: (what it is, unit); {vm} is the VM the key is under.
+SWEEP_AXES: dict[str, tuple[str, str]] = {
+    "budget_events": ("bandwidth budget of VM {vm}", "events per period"),
+    "write_budget_events": ("write-bandwidth budget of VM {vm}", "events per period"),
+    "budget_mbps": ("bandwidth budget of VM {vm}", "MB/s"),
+    "write_budget_mbps": ("write-bandwidth budget of VM {vm}", "MB/s"),
+    "period_us": ("regulation period of VM {vm}", "µs"),
+    "size": ("buffer size of VM {vm}", "bytes"),
+    "footprint": ("memory footprint of VM {vm}", "bytes"),
+}
+
+# What a metric column measures; {vm} is the VM under test.
+METRIC_TEXT: dict[str, str] = {
+    "mbps": "bandwidth of VM {vm}",
+    "mbps_per_cpu": "bandwidth per vCPU of VM {vm}",
+    "ns_per_line": "time per cache line of VM {vm}",
+    "ns_per_access": "time per dependent access of VM {vm}",
+    "min_mbps": "lowest bandwidth over the stride sweep of VM {vm}",
+    "max_mbps": "highest bandwidth over the stride sweep of VM {vm}",
+    "slowest_step": "slowest stride of VM {vm}",
+    "min_ns": "minimum interrupt latency in VM {vm}",
+    "mean_ns": "mean interrupt latency in VM {vm}",
+    "p50_ns": "median interrupt latency in VM {vm}",
+    "p99_ns": "99th-percentile interrupt latency in VM {vm}",
+    "max_ns": "maximum interrupt latency in VM {vm}",
+    "cpus": "vCPUs of VM {vm}",
+    "interf_mbps": "total bandwidth of the interfering VMs",
+    "interf_cpus": "vCPUs of the interfering VMs",
+}
+
+
+def _with_unit(text: str, unit: str) -> str:
+    return f"{text} ({unit})" if unit else text
+
+
+def x_label(spec: ExperimentSpec, plot: PlotSpec) -> str:
+    """The swept value, in words and with its unit."""
+    key = next((sw.key for sc in spec.scenarios if sc.name in plot.scenarios
+                for sw in sc.sweeps if sw.label == plot.x), plot.x)
+    parts = key.split(".")
+    vm = parts[1] if len(parts) > 2 and parts[0] == "vms" else ""
+    known = SWEEP_AXES.get(parts[-1])
+    if known is None or (not vm and "{vm}" in known[0]):
+        return f"{plot.x} (swept: {key})" if key != plot.x else plot.x
+    return _with_unit(known[0].format(vm=vm), known[1])
+
+
+def y_label(spec: ExperimentSpec, plot: PlotSpec) -> str:
+    if plot.kind != "consumed":
+        return f"slowdown of VM {spec.critical} relative to '{spec.baseline}' (ratio)"
+    column = "mbps_per_cpu" if plot.per_cpu and plot.y == "mbps" else plot.y
+    return _with_unit(METRIC_TEXT.get(column, column).format(vm=spec.critical), METRIC_COLUMNS[plot.y].unit)
+
+
+def _line_label(spec: ExperimentSpec, plot: PlotSpec, bench: str, cpu: str | None = None) -> str:
+    """Legend entry: whose value the line is."""
+    if plot.y.startswith("interf_"):
+        return f"interfering VMs, beside VM {spec.critical} running {bench}"
+    if cpu is not None:
+        return f"VM {spec.critical} vCPU {cpu}, {bench}"
+    return f"VM {spec.critical}, {bench}"
+
+
+def event_meaning(platform: Platform | None, name: str) -> str:
+    """What one bandwidth-regulation event is on the platform."""
+    bw = platform.bandwidth if platform is not None else None
+    if bw is None:
+        return f"{name} declares no memory-bandwidth regulation (no events)."
+    if bw.counter == "cycles":
+        return (f"On {name} one regulation event is one CPU cycle of guest execution (the cycle counter: "
+                "QEMU models no memory events), so MB/s budgets there are notional (1 byte per event).")
+    evs = "; ".join(f"{ev.name}: PMU event 0x{ev.number:02x}, {ev.bytes_per_event} bytes per event "
+                    f"({ev.model} model)" for ev in bw.events)
+    return f"On {name} one regulation event is a counted PMU event ({evs})."
+
+
+def caption(an: Analysis, plot: PlotSpec, number_: int, platform: Platform | None, platform_name: str) -> str:
+    """Figure caption: what is plotted, the event, the QEMU caveat, what it reproduces."""
+    spec = an.spec
+    if plot.kind == "slowdown":
+        what = (f"Bars: per benchmark run by VM {spec.critical}, each scenario's primary metric divided by its "
+                f"value in scenario '{spec.baseline}' (times: value / baseline; rates: baseline / value); "
+                "1 = no slowdown; mean over the successful repetitions, error bars min to max.")
+    elif plot.kind == "consumed":
+        what = f"{y_label(spec, plot)[0].upper()}{y_label(spec, plot)[1:]} against the {x_label(spec, plot)}"
+        what += (f"; dashed: the assigned bandwidth, y = {plot.assigned:g} x." if plot.assigned is not None
+                 else "; mean over the successful repetitions.")
+    else:
+        what = (f"Slowdown of VM {spec.critical} relative to scenario '{spec.baseline}' against the "
+                f"{x_label(spec, plot)}; 1 = no overhead; mean over the successful repetitions, error bars "
+                "min to max.")
+    timebase = (f"virtual time (-icount shift={spec.icount})" if spec.icount is not None
+                else "host time (no -icount: not reproducible)")
+    text = (f"Figure {number_}: {plot.title}. {what} {event_meaning(platform, platform_name)} "
+            f"Measured on QEMU (TCG) in {timebase}; QEMU models no caches, DRAM or memory bus, so "
+            "interference and bandwidth figures are not physical: read relative, virtual-time trends only.")
+    if plot.reproduces:
+        text += f" Reproduces: {plot.reproduces}."
+    return text
+
+
+def _platform(an: Analysis) -> tuple[Platform | None, str]:
+    name = next((r.platform for r in an.records if r.platform), an.spec.platform or "")
+    if not name:
+        return None, "the platform"
+    try:
+        return load_platform(name), name
+    except (ConfigError, OSError):
+        return None, name
+
+
 # --- charts -----------------------------------------------------------------
 
 
@@ -116,6 +241,7 @@ def _pyplot() -> Any:
 
     matplotlib.use("Agg")
     matplotlib.rcParams["svg.hashsalt"] = "bulkhead"  # reproducible SVG ids
+    matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text: searchable, editable in a paper
     import matplotlib.pyplot as plt
 
     return plt
@@ -162,11 +288,12 @@ def chart_slowdown(an: Analysis, plot: PlotSpec, ax: Any) -> None:
             hi.append(max(s.hi - s.mean, 0.0))
         if xs:
             any_bar = True
-            ax.bar(xs, ys, width=width, label=lab, yerr=[lo, hi], capsize=2)
+            ax.bar(xs, ys, width=width, label=f"scenario {lab}", yerr=[lo, hi], capsize=2)
     ax.axhline(1.0, color="0.3", linewidth=0.8, linestyle="--")
     ax.set_xticks(range(len(benches)))
     ax.set_xticklabels(benches)
-    ax.set_ylabel(f"slowdown relative to {an.spec.baseline}")
+    ax.set_xlabel(f"benchmark run by VM {an.spec.critical}")
+    ax.set_ylabel(y_label(an.spec, plot))
     if any_bar:
         ax.legend(fontsize="small", ncol=2 if len(labels) > 6 else 1)
     else:
@@ -195,7 +322,8 @@ def chart_consumed(an: Analysis, plot: PlotSpec, ax: Any) -> None:
                 for cpu, vals in per.items():
                     cpus.setdefault(cpu, []).append((x, sum(vals) / len(vals)))
             for cpu, pts in sorted(cpus.items()):
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"{b} vCPU {cpu}")
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
+                        label=_line_label(an.spec, plot, b, cpu))
                 drawn = True
         else:
             px, py = [], []
@@ -206,15 +334,16 @@ def chart_consumed(an: Analysis, plot: PlotSpec, ax: Any) -> None:
                     px.append(x)
                     py.append(s.mean)
             if px:
-                ax.plot(px, py, marker="o", label=b)
+                ax.plot(px, py, marker="o", label=_line_label(an.spec, plot, b))
                 drawn = True
     if plot.assigned is not None and ticks is None and xs:
         lo, hi = min(xs), max(xs)
         grid = [lo + (hi - lo) * i / 50 for i in range(51)] if not plot.logx or lo <= 0 else \
             [lo * (hi / lo) ** (i / 50) for i in range(51)]
-        ax.plot(grid, [plot.assigned * g for g in grid], linestyle="--", color="0.4", label="assigned")
-    _axes(ax, plot, ticks, xs)
-    ax.set_ylabel(f"{plot.y} ({METRIC_COLUMNS[plot.y].unit})" if METRIC_COLUMNS[plot.y].unit else plot.y)
+        ax.plot(grid, [plot.assigned * g for g in grid], linestyle="--", color="0.4",
+                label=f"assigned, y = {plot.assigned:g} x")
+    _axes(ax, an.spec, plot, ticks, xs)
+    ax.set_ylabel(y_label(an.spec, plot))
     if drawn:
         ax.legend(fontsize="small")
     else:
@@ -236,19 +365,19 @@ def chart_overhead(an: Analysis, plot: PlotSpec, ax: Any) -> None:
                 lo.append(max(s.mean - s.lo, 0.0))
                 hi.append(max(s.hi - s.mean, 0.0))
         if px:
-            ax.errorbar(px, py, yerr=[lo, hi], marker="o", capsize=3, label=b)
+            ax.errorbar(px, py, yerr=[lo, hi], marker="o", capsize=3, label=_line_label(an.spec, plot, b))
             drawn = True
     ax.axhline(1.0, color="0.3", linewidth=0.8, linestyle="--")
-    _axes(ax, plot, ticks, xs)
-    ax.set_ylabel(f"slowdown relative to {an.spec.baseline}")
+    _axes(ax, an.spec, plot, ticks, xs)
+    ax.set_ylabel(y_label(an.spec, plot))
     if drawn:
         ax.legend(fontsize="small")
     else:
         _no_data(ax, f"{scen} or no baseline")
 
 
-def _axes(ax: Any, plot: PlotSpec, ticks: list[str] | None, xs: Sequence[float]) -> None:
-    ax.set_xlabel(plot.x)
+def _axes(ax: Any, spec: ExperimentSpec, plot: PlotSpec, ticks: list[str] | None, xs: Sequence[float]) -> None:
+    ax.set_xlabel(x_label(spec, plot))
     if ticks is not None:
         ax.set_xticks(xs)
         ax.set_xticklabels(ticks)
@@ -257,13 +386,29 @@ def _axes(ax: Any, plot: PlotSpec, ticks: list[str] | None, xs: Sequence[float])
     ax.grid(True, alpha=0.3)
 
 
-def draw(an: Analysis, plots_dir: Path) -> list[tuple[PlotSpec, str, list[Path]]]:
-    """Every chart of the spec: (plot, stem, [png, svg])."""
+def figure(an: Analysis, plot: PlotSpec, number_: int) -> tuple[Any, str]:
+    """One chart as a matplotlib figure, with its caption under the axes;
+    returns (figure, caption)."""
+    plt = _pyplot()
+    platform, platform_name = _platform(an)
+    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    {"slowdown": chart_slowdown, "consumed": chart_consumed, "overhead": chart_overhead}[plot.kind](an, plot, ax)
+    ax.set_title(f"{plot.title} (QEMU: not physical)", fontsize="medium")
+    text = caption(an, plot, number_, platform, platform_name)
+    lines = textwrap.wrap(text, 120, break_on_hyphens=False, break_long_words=False)
+    # under the x label (figure coordinates: the axes' own would overlap it);
+    # savefig's tight bounding box grows to take it in
+    fig.text(0.02, -0.01, "\n".join(lines), ha="left", va="top", fontsize="x-small", gid="caption")
+    return fig, text
+
+
+def draw(an: Analysis, plots_dir: Path) -> list[tuple[PlotSpec, str, list[Path], str]]:
+    """Every chart of the spec: (plot, stem, [png, svg], caption)."""
     plt = _pyplot()
     plots_dir.mkdir(parents=True, exist_ok=True)
-    done: list[tuple[PlotSpec, str, list[Path]]] = []
+    done: list[tuple[PlotSpec, str, list[Path], str]] = []
     used: set[str] = set()
-    for plot in an.spec.plots:
+    for number_, plot in enumerate(an.spec.plots, 1):
         stem = plot.kind if not plot.scenarios or plot.kind == "slowdown" else f"{plot.kind}-{plot.scenarios[0]}"
         if plot.x and plot.kind != "slowdown":
             stem += f"-{plot.x}"
@@ -271,10 +416,8 @@ def draw(an: Analysis, plots_dir: Path) -> list[tuple[PlotSpec, str, list[Path]]
         while stem in used:
             stem, n = f"{base}-{n}", n + 1
         used.add(stem)
-        fig, ax = plt.subplots(figsize=(7.5, 4.2))
-        {"slowdown": chart_slowdown, "consumed": chart_consumed, "overhead": chart_overhead}[plot.kind](an, plot, ax)
-        ax.set_title(f"{plot.title} (QEMU: not physical)", fontsize="medium")
-        done.append((plot, stem, _save(fig, plots_dir, stem)))
+        fig, text = figure(an, plot, number_)
+        done.append((plot, stem, _save(fig, plots_dir, stem), text))
         plt.close(fig)
     return done
 
@@ -345,7 +488,7 @@ def render(spec: ExperimentSpec, out: Path, records: Sequence[RunRecord], env: E
     """Write ``plots/`` and ``report.md`` into ``out``; returns (report, plot files)."""
     an = Analysis(spec, records)
     charts = draw(an, out / "plots")
-    files = [p for _, _, paths in charts for p in paths]
+    files = [p for _, _, paths, _ in charts for p in paths]
     platforms = sorted({r.platform for r in records if r.platform}) or [spec.platform or "(base config)"]
 
     md: list[str] = [DISCLAIMER, f"# Experiment `{spec.name}`\n"]
@@ -394,11 +537,11 @@ def render(spec: ExperimentSpec, out: Path, records: Sequence[RunRecord], env: E
     md += model_md
     files += model_files
 
-    md.append("## Charts\n")
-    for plot, stem, _ in charts:
-        md.append(f"### {plot.title}\n")
+    md.append("## Figures\n")
+    for number_, (plot, stem, _, text) in enumerate(charts, 1):
+        md.append(f"### Figure {number_}: {plot.title}\n")
         md.append(f"![{plot.title}](plots/{stem}.png)\n")
-        md.append(f"[SVG](plots/{stem}.svg)\n")
+        md.append(f"*{text}* [SVG](plots/{stem}.svg)\n")
 
     md.append("## What these numbers mean on QEMU\n")
     md.append(

@@ -100,7 +100,8 @@ class PlotSpec:
     y: str  # metric column (consumed)
     assigned: float | None  # consumed: draw y = assigned * x
     per_cpu: bool  # consumed: one line per vCPU of the VM under test
-    logx: bool
+    logx: bool  # a logarithmic x axis, only when asked for (linear by default)
+    reproduces: str = ""  # the published figure this plot reproduces (for its caption)
 
 
 @dataclass(frozen=True)
@@ -549,7 +550,7 @@ class _Parser:
     def plot(self, node: YNode, path: str, scenarios: Sequence[Scenario]) -> PlotSpec:
         r = self.r
         m = r.mapping(node, path, ("kind", "title", "scenario", "scenarios", "x", "y", "assigned", "per_cpu",
-                                   "logx"), ("kind",), "a plot (mapping)")
+                                   "logx", "reproduces"), ("kind",), "a plot (mapping)")
         kind = r.choice(m["kind"], join(path, "kind"), PLOT_KINDS)
         names = [s.name for s in scenarios]
         chosen: tuple[str, ...] = ()
@@ -589,7 +590,9 @@ class _Parser:
             title=r.text(m["title"], join(path, "title")) if "title" in m else default_title,
             scenarios=chosen, x=x, y=y, assigned=assigned,
             per_cpu=r.boolean(m["per_cpu"], join(path, "per_cpu")) if "per_cpu" in m else False,
-            logx=r.boolean(m["logx"], join(path, "logx")) if "logx" in m else kind != "slowdown",
+            logx=r.boolean(m["logx"], join(path, "logx")) if "logx" in m else False,
+            reproduces=" ".join(r.text(m["reproduces"], join(path, "reproduces")).split())
+            if "reproduces" in m else "",
         )
 
 
@@ -608,7 +611,7 @@ def default_plots(scenarios: Sequence[Scenario]) -> tuple[PlotSpec, ...]:
         if s.sweeps:
             x = s.sweeps[0].label
             plots.append(PlotSpec("overhead", f"{s.name}: slowdown versus {x}", (s.name,), x, "", None,
-                                  False, True))
+                                  False, False))
     return tuple(plots)
 
 

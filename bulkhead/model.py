@@ -427,6 +427,34 @@ class ShmemSpec:
 
 
 @dataclass(frozen=True)
+class IoClientSpec:
+    """A client of the shared I/O device (``io.clients[i]``; docs/io.md)."""
+
+    vm: str
+    queue: int  # slots per ring (each direction)
+    weight: int  # round-robin weight: frames per round
+    mac: bytes  # 6 bytes
+    rate_cap: int | None  # frames/s, None: uncapped
+    path: str  # io.clients[i]
+
+
+@dataclass(frozen=True)
+class IoSpec:
+    """The shared I/O device, its I/O VM and clients (``io:``; docs/io.md)."""
+
+    device: str
+    vm: str
+    frame_rate: int  # frames/s the I/O VM serves (one service slot = 1 / frame_rate)
+    mac: bytes
+    ipa: int  # the client regions in the I/O VM, one after the other
+    client_ipa: int  # each client's region in the client
+    doorbell_irq: int  # I/O VM: doorbell_irq + i for client i
+    client_doorbell_irq: int
+    clients: tuple[IoClientSpec, ...]
+    path: str = "io"
+
+
+@dataclass(frozen=True)
 class SystemSpec:
     file: Path
     display: str
@@ -439,6 +467,7 @@ class SystemSpec:
     # non-fatal findings of the checks (``bulkhead: warning: ...``), in file order
     warnings: list[Diagnostic] = field(default_factory=list, compare=False, repr=False)
     spare_sharing: bool = False  # system ``bandwidth: {spare_sharing}``
+    io: IoSpec | None = None  # shared I/O device (``io:``)
 
     def vm(self, name: str) -> VmSpec | None:
         for vm in self.vms:

@@ -25,7 +25,7 @@ from typing import Any, TextIO
 
 from bulkhead import bandwidth as bw_mod
 from bulkhead import build as build_mod
-from bulkhead import cachemodel, qemu
+from bulkhead import cachemodel, qemu, shared_io
 from bulkhead.config import load_system
 from bulkhead.errors import RunError
 
@@ -261,6 +261,7 @@ def run(
     poke: tuple[bytes, float] | None = None,
     boot: str = "image",
     until: re.Pattern[str] | str | None = None,
+    netdev: str | None = None,
     model: bool = False,
 ) -> RunResult:
     """Build ``config_path`` (incrementally) and boot it under QEMU.
@@ -268,7 +269,8 @@ def run(
     ``timeout`` bounds the QEMU run (not the build); ``stream`` receives the
     console output live (None: captured only); ``build_log`` receives make's
     and dtc's output (default: stderr). Raises ConfigError / BuildError when
-    the system cannot be built. Safe to call concurrently for different
+    the system cannot be built. ``netdev``: the -netdev backend of a config's
+    shared I/O device (default user-mode; docs/io.md). Safe to call concurrently for different
     configs or out dirs; builds of one out dir are serialised by a lock.
     ``until``: end the run (QEMU killed) as soon as the console output
     matches this regular expression; such a run is clean unless something
@@ -293,7 +295,7 @@ def run(
         raise RunError("; ".join(starved))
     argv = qemu.command(
         result.system.platform, result.elf, (), icount=icount, gdb=gdb, gdb_port=gdb_port,
-        interactive=interactive, extra=extra_qemu_args,
+        interactive=interactive, extra=(*shared_io.qemu_args(result.system, netdev), *extra_qemu_args),
     )
     if boot == "uboot":
         argv = qemu.uboot_command(argv, build_mod.uboot_tftp(result, build_log or sys.stderr))

@@ -15,6 +15,7 @@ from typing import Literal, TypeVar, cast
 
 from bulkhead import bandwidth as bw_mod
 from bulkhead import color as color_mod
+from bulkhead import shared_io
 from bulkhead.errors import ConfigError, Diagnostic
 from bulkhead.model import (
     CacheModelSpec,
@@ -458,7 +459,8 @@ def parse_system(
     """Parse a system config; ``load_platform(name)`` returns the platform."""
     locs = Locs(display)
     r = Reader(locs)
-    top = r.mapping(node, "", ("platform", "console_input", "vms", "shmem", "bandwidth"), ("platform", "vms"))
+    top = r.mapping(node, "", ("platform", "console_input", "vms", "shmem", "bandwidth", "io"),
+                    ("platform", "vms"))
     platform_name = r.name(top["platform"], "platform", "a platform name", PLATFORM_NAME_RE)
     try:
         platform = load_platform(platform_name)
@@ -481,8 +483,11 @@ def parse_system(
         ShmemSpec(i, s.name, s.size, s.pa, s.maps, s.path, s.colors) for i, s in enumerate(shmem)
     )
     spare_sharing = bw_mod.parse_system(r, top["bandwidth"]) if "bandwidth" in top else False
+    io = shared_io.parse(r, top["io"]) if "io" in top else None
+    if io is not None:  # one shmem region per client, parameters for the I/O VM and the clients
+        vms, shmem = shared_io.expand(io, platform, vms, shmem)
     return SystemSpec(file, display, data, platform, console_input, vms, shmem, locs,
-                      spare_sharing=spare_sharing)
+                      spare_sharing=spare_sharing, io=io)
 
 
 class _UnknownPlatform(Exception):

@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TextIO
 
-from bulkhead import bandwidth, coloring
+from bulkhead import bandwidth, coloring, shared_io, term
 from bulkhead.color import format_bits, format_list
 from bulkhead.layout import System, Vm
 from bulkhead.model import human_size
@@ -45,14 +45,25 @@ def _cells(system: System, vm: Vm) -> list[list[str]]:
     ]
 
 
-def table(system: System) -> str:
+def cells(system: System) -> tuple[tuple[str, ...], list[list[list[str]]]]:
+    """(headers, rows): one row per VM, each cell a list of lines."""
     headers: tuple[str, ...] = HEADERS
-    rows = [[[h] for h in headers]] + [_cells(system, vm) for vm in system.vms]
+    rows = [_cells(system, vm) for vm in system.vms]
     if system.coloring is not None:
         headers = (*HEADERS, "COLORS")
-        rows[0].append(["COLORS"])
-        for row, vm in zip(rows[1:], system.vms):
+        for row, vm in zip(rows, system.vms):
             row.append(_color_cells(system, vm))
+    return headers, rows
+
+
+def footer(system: System) -> list[str]:
+    return _color_footer(system.coloring) if system.coloring is not None else []
+
+
+def table(system: System) -> str:
+    """The plain-text table (pipes, files, CI): columns padded with spaces."""
+    headers, vm_rows = cells(system)
+    rows = [[[h] for h in headers], *vm_rows]
     widths = [max(len(line) for row in rows for line in row[i]) for i in range(len(headers))]
     out = []
     for row in rows:
@@ -60,9 +71,16 @@ def table(system: System) -> str:
         for k in range(height):
             parts = [(cell[k] if k < len(cell) else "").ljust(w) for cell, w in zip(row, widths)]
             out.append("  ".join(parts).rstrip())
-    if system.coloring is not None:
-        out += _color_footer(system.coloring)
+    out += footer(system)
     return "\n".join(out) + "\n"
+
+
+def print_table(system: System, stream: TextIO) -> None:
+    """The same table on a terminal, drawn by rich."""
+    headers, vm_rows = cells(system)
+    term.print_table(stream, headers, [["\n".join(cell) for cell in row] for row in vm_rows])
+    for line in footer(system):
+        stream.write(line + "\n")
 
 
 def _per_color(free: tuple[int, ...]) -> str:
@@ -119,7 +137,8 @@ def document(system: System) -> dict[str, Any]:
             | ({"colors": _colors_doc(sh.colors)} if sh.colors is not None else {})
             for sh in system.shmems
         ],
-    } | ({"coloring": _coloring_doc(system.coloring)} if system.coloring is not None else {})
+    } | ({"coloring": _coloring_doc(system.coloring)} if system.coloring is not None else {}) \
+      | ({"io": shared_io.document(system.spec.io)} if system.spec.io is not None else {})
 
 
 def _colors_doc(c: Any) -> dict[str, Any]:

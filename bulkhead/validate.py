@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from bulkhead import bandwidth, coloring
+from bulkhead import bandwidth, coloring, shared_io
 from bulkhead.errors import ConfigError, Diagnostic
 from bulkhead.model import (
     IPA_BITS,
@@ -282,6 +282,9 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
     color_errors, color_warnings = coloring.check(s)
     c.diags += color_errors
     s.warnings.extend(color_warnings)
+
+    # shared I/O
+    c.diags += shared_io.check(s)
 
     # memory bandwidth reservation
     bw_errors, bw_warnings = bandwidth.check(s)

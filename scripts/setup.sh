@@ -80,6 +80,7 @@ ensure_packages() {
     command -v aarch64-linux-gnu-gcc >/dev/null || missing+=(gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu)
     command -v dtc >/dev/null || missing+=(device-tree-compiler)
     command -v cpio >/dev/null || missing+=(cpio)
+    command -v make >/dev/null || missing+=(make)
     command -v clang-format >/dev/null || missing+=(clang-format)
     command -v mkimage >/dev/null || missing+=(u-boot-tools)  # the FIT image (docs/boot.md)
     command -v gdb-multiarch >/dev/null || missing+=(gdb-multiarch)  # run --gdb (docs/debugging.md)
@@ -127,9 +128,41 @@ ensure_venv() {
 }
 
 # --- Linux guest artefacts -----------------------------------------------------
+# Kernel headers for the Image's exact version, to build linux/bulkhead_shmem
+# (docs/ipc.md). Debian's linux-headers-<v>-arm64 runs the kbuild tools of
+# linux-kbuild-<x.y> for arm64; on another host those come from the same
+# version of linux-kbuild for the host's architecture. All three packages are
+# unpacked under artefacts/linux/headers (nothing is installed), with the
+# arch tree's Makefile pointed at the unpacked common tree.
+ensure_linux_headers() {
+    local dir=artefacts/linux ver
+    ver=$(cat "$dir/version")
+    local kdir="$dir/headers/usr/src/linux-headers-$ver"
+    [ -f "$kdir/Makefile" ] && [ -f "$kdir/.bulkhead-ok" ] && return
+    apt_update
+    local version kbuild common
+    version=$(apt-cache show "linux-headers-$ver:arm64" 2>/dev/null | sed -n 's/^Version: //p' | head -n1)
+    [ -n "$version" ] || die "no linux-headers-$ver:arm64 in apt (the Image's version, $dir/version)"
+    kbuild=$(apt-cache depends "linux-headers-$ver:arm64" | sed -n 's/.*Depends: \(linux-kbuild-[0-9.]*\).*/\1/p' | head -n1)
+    common=$(apt-cache depends "linux-headers-$ver:arm64" | sed -n 's/.*Depends: <*\(linux-headers-[^:>]*-common\).*/\1/p' | head -n1)
+    [ -n "$kbuild" ] && [ -n "$common" ] || die "cannot resolve the dependencies of linux-headers-$ver:arm64"
+    log "fetching linux-headers-$ver:arm64, $common, $kbuild ($version, host architecture)"
+    rm -rf "$dir/headers" "$dir/deb/h" && mkdir -p "$dir/headers" "$dir/deb/h"
+    (cd "$dir/deb/h" && apt-get download -q "linux-headers-$ver:arm64=$version" \
+        "$common=$version" "$kbuild=$version" >/dev/null)
+    for deb in "$dir"/deb/h/*.deb; do
+        dpkg-deb -x "$deb" "$dir/headers"
+    done
+    rm -rf "$dir/deb/h"
+    printf 'include %s/%s/headers/usr/src/%s/Makefile\n' "$ROOT" "$dir" "$common" >"$kdir/Makefile"
+    touch "$kdir/.bulkhead-ok"
+}
+
 ensure_linux() {
     local dir=artefacts/linux
-    if [ -f "$dir/Image" ] && [ -f "$dir/initrd.cpio.gz" ] && [ "$dir/initrd.cpio.gz" -nt scripts/mkinitrd.sh ]; then
+    local newest
+    newest=$(ls -t scripts/mkinitrd.sh linux/Makefile linux/*/* | head -n1)
+    if [ -f "$dir/Image" ] && [ -f "$dir/initrd.cpio.gz" ] && [ "$dir/initrd.cpio.gz" -nt "$newest" ]; then
         return
     fi
     mkdir -p "$dir/deb"
@@ -163,8 +196,12 @@ ensure_linux() {
         cp "$dir/deb/x/bin/busybox" "$dir/busybox"
         rm -rf "$dir/deb/x" "$dir"/deb/*.deb
     fi
+    ensure_linux_headers
+    log "building the shared-memory module and bhshm (make -C linux)"
+    make -s -C linux KDIR="$ROOT/$dir/headers/usr/src/linux-headers-$(cat "$dir/version")" \
+        O="$ROOT/$dir/shmem" >/dev/null
     log "building the initramfs"
-    bash scripts/mkinitrd.sh "$dir/busybox" "$dir/initrd.cpio.gz"
+    bash scripts/mkinitrd.sh "$dir/busybox" "$dir/initrd.cpio.gz" "$dir/shmem/root"
 }
 
 # --- the cache/DRAM model plugin (docs/model.md) -------------------------------

@@ -16,7 +16,7 @@ import yaml
 from bulkhead import cli
 from bulkhead.errors import BuildError, ConfigError
 from bulkhead.experiment import run_experiment
-from bulkhead.experiment_report import DISCLAIMER
+from bulkhead.experiment_report import DISCLAIMER, Analysis, _pyplot, figure
 from bulkhead.experiment_results import parse_result_line, reduce_metrics
 from bulkhead.experiment_spec import PathError, deep_merge, expand, generate, load, set_path
 from bulkhead.runner import RunResult
@@ -332,6 +332,57 @@ def test_runner_statuses_csv_plots_report(tmp_path: Path) -> None:
     assert cli.main(["experiment", str(spec.file), "--out", str(out), "--report-only"]) == 0
     assert (out / "report.md").read_text().startswith(DISCLAIMER)
     assert (out / "plots" / "overhead-mbr-budget_events.svg").is_file()
+
+
+def test_plots_for_a_paper(tmp_path: Path) -> None:
+    """Axes in words with units, linear x unless asked, legends naming the VM
+    a line belongs to, a numbered caption with the platform's event and the
+    QEMU caveat (in the figure, its SVG text and report.md)."""
+    spec = load(write_spec(tmp_path, BASE + INTERF + textwrap.dedent("""\
+        scenarios:
+          - name: solo
+          - name: mbr
+            benchmarks: [bw]
+            overlay: {vms: [*interf, {name: interf, bandwidth: {period_us: 100, budget_events: 2000}}]}
+            sweep: {vms.interf.bandwidth.budget_events: [2000, 4000, 8000]}
+        plots:
+          - {kind: slowdown}
+          - {kind: consumed, scenario: mbr, y: interf_mbps, assigned: 0.2,
+             reproduces: "H-MBR on ZCU104, interfering VM's bandwidth versus its budget"}
+          - {kind: consumed, scenario: mbr, y: mbps, per_cpu: true, logx: true}
+          - {kind: overhead, scenario: mbr}
+        """)))
+    out = tmp_path / "out"
+    an = Analysis(spec, run_experiment(spec, out, run_fn=fake_run, jobs=1).records)
+    plt = _pyplot()
+    budget = "bandwidth budget of VM interf (events per period)"
+    slowdown = "slowdown of VM bench relative to 'solo' (ratio)"
+    want = [  # (x label, y label, x scale, legend)
+        ("benchmark run by VM bench", slowdown, "linear", ["scenario solo", "scenario mbr[budget_events=2000]",
+                                                           "scenario mbr[budget_events=4000]",
+                                                           "scenario mbr[budget_events=8000]"]),
+        (budget, "total bandwidth of the interfering VMs (MB/s)", "linear",
+         ["interfering VMs, beside VM bench running bw", "assigned, y = 0.2 x"]),
+        (budget, "bandwidth per vCPU of VM bench (MB/s)", "log", ["VM bench vCPU 0, bw"]),
+        (budget, slowdown, "linear", ["VM bench, bw"]),
+    ]
+    for n, (plot, (xl, yl, scale, legend)) in enumerate(zip(spec.plots, want), 1):
+        fig, text = figure(an, plot, n)
+        ax = fig.axes[0]
+        assert (ax.get_xlabel(), ax.get_ylabel(), ax.get_xscale()) == (xl, yl, scale)
+        assert [t.get_text() for t in ax.get_legend().get_texts()] == legend
+        assert text.startswith(f"Figure {n}: {plot.title}. ")
+        assert "one regulation event is one CPU cycle of guest execution" in text
+        assert "QEMU models no caches, DRAM or memory bus" in text and "host time (no -icount" in text
+        assert ("Reproduces: H-MBR on ZCU104" in text) == (n == 2)
+        assert [t.get_text().replace("\n", " ") for t in fig.texts] == [text]
+        plt.close(fig)
+    svg = (out / "plots" / "consumed-mbr-budget_events.svg").read_text()
+    assert budget in svg and "interfering VMs, beside VM bench running bw" in svg and "Figure 2: " in svg
+    report = (out / "report.md").read_text()
+    assert "### Figure 2: Consumed bandwidth (interf_mbps) versus budget_events\n" in report
+    assert "*Figure 2: Consumed bandwidth (interf_mbps) versus budget_events. Total bandwidth of the interfering" \
+        in report
 
 
 def test_cli_dry_run_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

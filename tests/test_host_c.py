@@ -15,6 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 HOST = ROOT / "tests" / "host"
 HYP = ROOT / "hypervisor"
+GUEST_INCLUDE = ROOT / "guests" / "lib" / "include"
 
 # test program -> hypervisor sources it links with
 SOURCES: dict[str, list[str]] = {
@@ -24,8 +25,11 @@ SOURCES: dict[str, list[str]] = {
     "test_bw_budget": ["isolation/bw_budget.c"],
     "test_fdt": ["lib/fdt.c"],
     "test_payload": ["core/payload.c", "lib/crc32.c"],
+    "test_ioring": ["../guests/lib/ioring.c"],  # the guest runtime's ring library
     "test_vgic": ["core/vgic.c", "core/vgic_sgi.c", "core/vgic_v2.c", "core/vgic_regs.c"],
 }
+# extra include directories (the hypervisor's is always there)
+INCLUDES: dict[str, list[Path]] = {"test_ioring": [GUEST_INCLUDE]}
 
 CFLAGS = [
     "-std=c11", "-g", "-O1", "-fsanitize=address,undefined",
@@ -46,7 +50,8 @@ def test_host_c(name: str, tmp_path: Path) -> None:
     assert cc, "a native C compiler is required"
     exe = tmp_path / name
     srcs = [str(HOST / f"{name}.c")] + [str(HYP / s) for s in SOURCES[name]]
-    build = subprocess.run([cc, *CFLAGS, *srcs, "-o", str(exe)],
+    incs = [f"-I{d}" for d in INCLUDES.get(name, [])]
+    build = subprocess.run([cc, *CFLAGS, *incs, *srcs, "-o", str(exe)],
                            capture_output=True, text=True)
     assert build.returncode == 0, build.stderr
     run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=300)

@@ -8,9 +8,13 @@
  *       r + 1.
  * pong: announces itself, then for each ring reads r and answers r + 1 with
  *       a ring back.
+ * reply: the peer of a Linux VM (linux/bhshm, docs/ipc.md): for each ring
+ *       reads the text at offset 0 of the page, prints it and answers
+ *       "re: <text>" at offset REPLY_OFF with a ring back.
  *
- * Params: role (ping|pong, default ping), rounds (default 10).
+ * Params: role (ping|pong|reply, default ping), rounds (default 10).
  * Lines: "doorbell: <role>: shmem 0x<ipa> size <n> irq <intid> peers <p>",
+ *        reply: "doorbell: reply: got '<text>'" per ring,
  *        "doorbell: PASS (<rounds> round trips)" or "doorbell: FAIL (<reason>)".
  */
 #include "runtime.h"
@@ -18,6 +22,9 @@
 #define PONG_READY    0x504f4e47u /* "PONG" */
 #define WAIT_PEER_NS  (20 * NSEC_PER_SEC)
 #define WAIT_ROUND_NS (5 * NSEC_PER_SEC)
+#define WAIT_LINUX_NS (180 * NSEC_PER_SEC) /* a Linux peer boots first */
+#define TEXT_MAX      200
+#define REPLY_OFF     256
 
 /* Layout of the shared page; each side writes only its own fields. */
 struct chan {
@@ -47,17 +54,7 @@ static bool rang(void *arg)
 	return atomic_load32(&rings) != w->seen;
 }
 
-static __printf(1, 2) int fail(const char *fmt, ...)
-{
-	char buf[160];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	printf("doorbell: FAIL (%s)\n", buf);
-	return 1;
-}
+#define fail(...) rt_fail("doorbell", __VA_ARGS__)
 
 static int run_ping(struct chan *c, u32 nrounds)
 {
@@ -115,22 +112,51 @@ static int run_pong(struct chan *c, u32 nrounds)
 	return 0;
 }
 
+static int run_reply(volatile char *page, u32 nrounds)
+{
+	struct wait_arg w = { .seen = 0 };
+	char text[TEXT_MAX + 1];
+	static const char re[] = "re: ";
+	u32 n, k;
+	s64 ret;
+
+	for (u32 r = 1; r <= nrounds; r++) {
+		if (!timer_wait_until(rang, &w, r == 1 ? WAIT_LINUX_NS : WAIT_PEER_NS))
+			return fail("no ring from the peer in round %u", r);
+		w.seen = atomic_load32(&rings);
+		dsb_ish();
+		for (n = 0; n < TEXT_MAX && page[n]; n++)
+			text[n] = page[n];
+		text[n] = '\0';
+		printf("doorbell: reply: got '%s'\n", text);
+		for (k = 0; re[k]; k++)
+			page[REPLY_OFF + k] = re[k];
+		for (u32 i = 0; i <= n; i++)
+			page[REPLY_OFF + k + i] = text[i];
+		dsb_ish();
+		ret = bh_doorbell(0);
+		if (ret < 1)
+			return fail("BH_HC_DOORBELL returned %ld", ret);
+	}
+	return 0;
+}
+
 int main(const char *params)
 {
 	const char *role = param_str_default("role", "ping");
 	u32 nrounds = (u32)param_u64("rounds", 10);
 	struct bh_shmem_info sh;
-	bool ping;
+	bool ping = false, reply = false;
 	s64 ret;
 	int rc;
 
 	(void)params;
 	if (!strcmp(role, "ping"))
 		ping = true;
-	else if (!strcmp(role, "pong"))
-		ping = false;
-	else
-		return fail("unknown role '%s' (want ping or pong)", role);
+	else if (!strcmp(role, "reply"))
+		reply = true;
+	else if (strcmp(role, "pong"))
+		return fail("unknown role '%s' (want ping, pong or reply)", role);
 	if (!bh_present())
 		return fail("no hypervisor");
 	ret = bh_shmem_info(0, &sh);
@@ -138,7 +164,7 @@ int main(const char *params)
 		return fail("BH_HC_SHMEM_INFO(0) returned %ld", ret);
 	printf("doorbell: %s: shmem 0x%lx size %lu irq %u peers %u\n", role, sh.ipa, sh.size,
 	       sh.doorbell_irq, sh.npeers);
-	if (sh.size < sizeof(struct chan))
+	if (sh.size < (reply ? REPLY_OFF + 4 + TEXT_MAX + 1 : sizeof(struct chan)))
 		return fail("shared region too small: %lu bytes", sh.size);
 	if (sh.doorbell_irq < 32 || sh.doorbell_irq >= 1020)
 		return fail("no doorbell SPI for this VM (irq %u)", sh.doorbell_irq);
@@ -149,7 +175,9 @@ int main(const char *params)
 	irq_register(sh.doorbell_irq, doorbell_irq);
 	gic_spi_setup(sh.doorbell_irq, true);
 
-	if (ping)
+	if (reply)
+		rc = run_reply((volatile char *)sh.ipa, nrounds);
+	else if (ping)
 		rc = run_ping((struct chan *)sh.ipa, nrounds);
 	else
 		rc = run_pong((struct chan *)sh.ipa, nrounds);

@@ -112,11 +112,37 @@ void console_vm_flush(struct vm *vm)
 	spin_unlock(&vm->con.lock);
 }
 
+void console_rx_pause(void)
+{
+	uart_disable_rx_irq();
+}
+
+void console_rx_resume(void)
+{
+	uart_enable_rx_irq();
+}
+
+/* The VM input goes to, or NULL (none, or it is not running). */
+static struct vm *console_input_vm(void)
+{
+	s32 i = console_input;
+
+	return i >= 0 && vms[i].state == VM_RUNNING ? &vms[i] : NULL;
+}
+
 void console_rx(void)
 {
-	int c;
+	for (;;) {
+		struct vm *in = console_input_vm();
+		int c;
 
-	while ((c = uart_getc()) >= 0) {
+		/* A full input buffer leaves the rest in the physical UART
+		 * (whose interrupt vuart_rx_room masked) instead of losing it. */
+		if (in && !vuart_rx_room(in))
+			return;
+		c = uart_getc();
+		if (c < 0)
+			return;
 		if (console_escape) {
 			console_escape = false;
 			if (c >= '0' && c <= '9' && (u32)(c - '0') < vm_count &&
@@ -136,7 +162,7 @@ void console_rx(void)
 			console_escape = true;
 			continue;
 		}
-		if (console_input >= 0 && vms[console_input].state == VM_RUNNING)
-			vuart_rx(&vms[console_input], (char)c);
+		if (in)
+			vuart_rx(in, (char)c);
 	}
 }

@@ -26,6 +26,10 @@ void console_init(u64 uart_base);
 void console_set_input(s32 vm_index);
 /* Physical UART interrupt: reads and routes what was typed. */
 void console_rx(void);
+/* Stop and restart reading the physical UART (its receive interrupt): the
+ * input VM's buffer is full / has room again (core/vuart.c). */
+void console_rx_pause(void);
+void console_rx_resume(void);
 /* A character a VM printed (virtual UART or hypercall). */
 void console_vm_putc(struct vm *vm, char c);
 /* Writes out any partial line of the VM. */

@@ -103,6 +103,7 @@ void vm_shutdown(struct vm *vm, enum vm_state how, const char *reason)
 	for (u32 i = 0; i < vm->nvcpus; i++)
 		vcpu_kick(vm->vcpus[i]);
 
+	vuart_stop(vm);
 	console_vm_flush(vm);
 	log_info("vm %s: %s (%s)", vm->cfg->name, vm_state_name(how), reason);
 	if (vm->setway_ops)

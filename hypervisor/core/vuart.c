@@ -21,31 +21,73 @@
 #define UART_ICR   0x044
 #define UART_DMACR 0x048
 
-#define FR_RXFE BIT(4)
-#define FR_TXFE BIT(7)
-#define INT_RX  BIT(4)
-#define INT_TX  BIT(5)
-#define INT_RT  BIT(6)
+#define FR_RXFE       BIT(4)
+#define FR_RXFF       BIT(6)
+#define FR_TXFE       BIT(7)
+#define LCR_FEN       BIT(4)
+#define INT_RX        BIT(4)
+#define INT_TX        BIT(5)
+#define INT_RT        BIT(6)
+#define IFLS_RX(ifls) (((ifls) >> 3) & 7)
 
 /* PL011 r1p5 identification (32-byte FIFOs), PrimeCell IDs */
 static const u8 vuart_ids[8] = { 0x11, 0x10, 0x34, 0x00, 0x0d, 0xf0, 0x05, 0xb1 };
+
+/* Receive FIFO depth: 32 entries, or the holding register with FEN clear. */
+static u32 vuart_rx_depth(const struct vuart *u)
+{
+	return (u->lcr_h & LCR_FEN) ? VUART_RX_FIFO : 1;
+}
+
+/* Entries of the receive FIFO the guest sees: the first characters of the
+ * input buffer, as many as the FIFO holds. */
+static u32 vuart_rx_level(const struct vuart *u)
+{
+	u32 depth = vuart_rx_depth(u);
+
+	return u->rx_count < depth ? u->rx_count : depth;
+}
+
+/* IFLS receive level: 1/8, 1/4, 1/2, 3/4, 7/8 of the FIFO (reserved
+ * encodings act as 1/2); one character without the FIFO. */
+static u32 vuart_rx_trigger(const struct vuart *u)
+{
+	static const u8 eighths[8] = { 1, 2, 4, 6, 7, 4, 4, 4 };
+
+	if (!(u->lcr_h & LCR_FEN))
+		return 1;
+	return VUART_RX_FIFO * eighths[IFLS_RX(u->ifls)] / 8;
+}
 
 static u32 vuart_ris(const struct vuart *u)
 {
 	/* Output is consumed as it is written: the TX FIFO is always empty. */
 	u32 ris = INT_TX;
+	u32 level = vuart_rx_level(u);
 
-	if (u->rx_count)
-		ris |= INT_RX | INT_RT;
+	if (level >= vuart_rx_trigger(u))
+		ris |= INT_RX;
+	else if (level)
+		ris |= INT_RT; /* below the level and nothing more coming */
 	return ris;
 }
 
-/* Called with the VM's console lock held. */
+/* Called with the VM's console lock held (the level and the FIFO change
+ * together, so two CPUs cannot leave a stale level behind). */
 static void vuart_update_irq(struct vm *vm)
 {
 	struct vuart *u = &vm->vuart;
 
 	vgic_set_level(vm, u->irq, (vuart_ris(u) & u->imsc) != 0);
+}
+
+/* Called with the VM's console lock held. */
+static void vuart_release(struct vuart *u)
+{
+	if (u->rx_held) {
+		u->rx_held = false;
+		console_rx_resume();
+	}
 }
 
 static u32 vuart_read(struct vuart *u, u64 off)
@@ -55,13 +97,18 @@ static u32 vuart_read(struct vuart *u, u64 off)
 		u32 c = 0;
 		if (u->rx_count) {
 			c = u->rx[u->rx_head];
-			u->rx_head = (u->rx_head + 1) % VUART_RX_FIFO;
+			u->rx_head = (u->rx_head + 1) % VUART_RX_BUF;
 			u->rx_count--;
+			if (u->rx_count <= VUART_RX_BUF / 2)
+				vuart_release(u);
 		}
 		return c;
 	}
-	case UART_FR:
-		return FR_TXFE | (u->rx_count ? 0 : FR_RXFE);
+	case UART_FR: {
+		u32 level = vuart_rx_level(u);
+
+		return FR_TXFE | (level ? 0 : FR_RXFE) | (level == vuart_rx_depth(u) ? FR_RXFF : 0);
+	}
 	case UART_IBRD:
 		return u->ibrd;
 	case UART_FBRD:
@@ -134,16 +181,31 @@ static bool vuart_mmio(struct vcpu *v, struct mmio_access *a, void *dev)
 		vuart_write(vm, u, reg, (u32)(a->val << shift));
 	else
 		a->val = (vuart_read(u, reg) >> shift) & (u32)((1ull << (a->size * 8)) - 1);
-	spin_unlock(&vm->con.lock);
-	if (a->write ? (reg == UART_IMSC) : (reg == UART_DR))
+	/* DR reads drain the FIFO; LCR_H, IFLS and IMSC writes move the level */
+	if (a->write ? (reg != UART_DR) : (reg == UART_DR))
 		vuart_update_irq(vm);
+	spin_unlock(&vm->con.lock);
 	return true;
 }
 
 void vuart_init_state(struct vm *vm)
 {
+	struct vuart *u = &vm->vuart;
+
 	spin_lock(&vm->con.lock);
-	vm->vuart = (struct vuart){ .irq = vm->cfg->console_irq, .cr = 0x300, .ifls = 0x12 };
+	vuart_release(u);
+	u->irq = vm->cfg->console_irq;
+	u->cr = 0x300;
+	u->ifls = 0x12;
+	u->lcr_h = u->ibrd = u->fbrd = u->imsc = u->dmacr = 0;
+	u->rx_head = u->rx_count = 0;
+	spin_unlock(&vm->con.lock);
+}
+
+void vuart_stop(struct vm *vm)
+{
+	spin_lock(&vm->con.lock);
+	vuart_release(&vm->vuart);
 	spin_unlock(&vm->con.lock);
 }
 
@@ -153,15 +215,32 @@ void vuart_init(struct vm *vm)
 		mmio_register(vm, vm->cfg->console_ipa, VUART_SIZE, vuart_mmio, vm);
 }
 
+bool vuart_rx_room(struct vm *vm)
+{
+	struct vuart *u = &vm->vuart;
+	bool room;
+
+	spin_lock(&vm->con.lock);
+	room = u->rx_count < VUART_RX_BUF;
+	if (!room && !u->rx_held) {
+		/* under the lock, so the guest's read that frees half the
+		 * buffer sees rx_held and resumes input after this pause */
+		u->rx_held = true;
+		console_rx_pause();
+	}
+	spin_unlock(&vm->con.lock);
+	return room;
+}
+
 void vuart_rx(struct vm *vm, char c)
 {
 	struct vuart *u = &vm->vuart;
 
 	spin_lock(&vm->con.lock);
-	if (u->rx_count < VUART_RX_FIFO) {
-		u->rx[(u->rx_head + u->rx_count) % VUART_RX_FIFO] = (u8)c;
+	if (u->rx_count < VUART_RX_BUF) {
+		u->rx[(u->rx_head + u->rx_count) % VUART_RX_BUF] = (u8)c;
 		u->rx_count++;
 	}
-	spin_unlock(&vm->con.lock);
 	vuart_update_irq(vm);
+	spin_unlock(&vm->con.lock);
 }

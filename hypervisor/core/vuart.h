@@ -3,6 +3,16 @@
  * Virtual PL011 (enough for Linux's amba-pl011 driver and earlycon): output
  * goes to the console, input comes from it; the interrupt is a level
  * (RIS & IMSC) on the configured virtual INTID.
+ *
+ * Input is lossless: received characters wait in a per-VM buffer of
+ * VUART_RX_BUF bytes; the guest sees its head through a PL011 r1p5 receive
+ * FIFO of VUART_RX_FIFO entries (1 with LCR_H.FEN clear) with the
+ * hardware's flags (RXFE, RXFF) and interrupts: RX when the FIFO holds at
+ * least the IFLS level, RT (receive timeout) when it holds less but is not
+ * empty (the buffer behind it is then empty: no character is coming). When
+ * the buffer is full the console stops reading the physical UART (input
+ * waits there, or in QEMU's character backend) until the guest has read
+ * half of it.
  */
 #ifndef CORE_VUART_H
 #define CORE_VUART_H
@@ -11,12 +21,14 @@
 
 #define VUART_SIZE    0x1000
 #define VUART_RX_FIFO 32
+#define VUART_RX_BUF  4096
 
 struct vuart {
 	u32 irq;
 	u32 cr, lcr_h, ibrd, fbrd, ifls, imsc, dmacr;
 	u32 rx_head, rx_count;
-	u8 rx[VUART_RX_FIFO];
+	bool rx_held; /* the console paused physical input for this VM */
+	u8 rx[VUART_RX_BUF];
 };
 
 struct vm;
@@ -25,7 +37,13 @@ struct vm;
 void vuart_init(struct vm *vm);
 /* Resets its registers and FIFO (at every VM start). */
 void vuart_init_state(struct vm *vm);
-/* Queues a received character (drops it when the FIFO is full). */
+/* Whether the input buffer has room for one more character; if not, the
+ * console's physical input is paused (console_rx_pause) until the guest has
+ * read half of it, the VM is reloaded or it stops. */
+bool vuart_rx_room(struct vm *vm);
+/* Queues a received character (call after vuart_rx_room said yes). */
 void vuart_rx(struct vm *vm, char c);
+/* The VM stopped: input paused for it flows again (and is dropped). */
+void vuart_stop(struct vm *vm);
 
 #endif

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import test_cli_run
+import test_console_input
 import test_console_reset
 import test_core
 import test_vgic_faults
@@ -138,6 +139,14 @@ def test_console_input_through_the_cadence_uart(monkeypatch: pytest.MonkeyPatch)
     build = test_console_reset._build
     monkeypatch.setattr(test_console_reset, "_build", lambda config: build(f"zcu102-{config}"))
     test_console_reset.test_console_input_and_switch()
+
+
+def test_paste_through_the_cadence_uart(monkeypatch: pytest.MonkeyPatch) -> None:
+    """4 KiB pasted into a guest slower than the input: the Cadence UART's
+    receive interrupt is masked while the VM's input buffer is full."""
+    build = test_console_input.build
+    monkeypatch.setattr(test_console_input, "build", lambda config: build(f"zcu102-{config}"))
+    test_console_input.test_paste_into_baremetal_guest()
 
 
 def test_level_timers_follow_their_line() -> None:

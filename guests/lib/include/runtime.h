@@ -53,6 +53,8 @@ uptr rt_free_end(void);
 
 /* Power the VM off (SYSTEM_OFF); never returns. */
 __noreturn void rt_halt(void);
+/* Prints "<who>: FAIL (<message>)" and returns 1 (a guest's failure exit status). */
+__printf(2, 3) int rt_fail(const char *who, const char *fmt, ...);
 /* Power the VM off with main()'s status: non-zero = failure (BH_HC_EXIT). */
 __noreturn void rt_exit(int status);
 

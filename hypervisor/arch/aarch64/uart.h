@@ -17,5 +17,8 @@ void uart_write(const char *s, size_t len); /* "\n" -> "\r\n" */
  * (the receive interrupt is then deasserted). */
 int uart_getc(void);
 void uart_enable_rx_irq(void);
+/* Masks the receive interrupt; characters wait in the UART (the console
+ * holds input while the input VM's buffer is full). */
+void uart_disable_rx_irq(void);
 
 #endif

@@ -76,3 +76,10 @@ void uart_enable_rx_irq(void)
 	cdns_write(CDNS_CR, cdns_read(CDNS_CR) | CR_RSTTO);
 	cdns_write(CDNS_IER, IXR_RTRIG | IXR_TIMEOUT);
 }
+
+void uart_disable_rx_irq(void)
+{
+	/* The status bits stay latched while characters wait in the FIFO, so
+	 * uart_enable_rx_irq raises the interrupt again for them. */
+	cdns_write(CDNS_IDR, IXR_RTRIG | IXR_TIMEOUT);
+}

@@ -1,0 +1,289 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Shared I/O: the ``io:`` section (docs/io.md).
+
+One device of the platform (a virtio-net transport on QEMU ``virt``) is
+passed through to an *I/O VM*; every client VM gets one shared-memory region
+with two frame rings (``guests/lib/include/ioring.h``) and a doorbell in each
+direction. This module parses the section, expands it into ordinary
+``shmem`` regions and parameter-block entries (so layout, ``config.c`` and
+device trees need nothing new), checks it, and computes what ``check``
+reports: each client's guaranteed rate α and its delay bound Δ in the
+bounded-delay model under weighted round-robin service of one frame per
+service slot of 1 / ``frame_rate`` seconds.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+from bulkhead.errors import Diagnostic
+from bulkhead.model import PAGE, IoClientSpec, IoSpec, Platform, ShmemMapSpec, ShmemSpec, SystemSpec, VmSpec
+from bulkhead.yamlpos import YNode
+
+if TYPE_CHECKING:
+    from bulkhead.layout import System
+    from bulkhead.schema import Reader
+
+KEYS = ("device", "vm", "frame_rate", "mac", "ipa", "client_ipa", "doorbell_irq", "client_doorbell_irq",
+        "clients")
+CLIENT_KEYS = ("vm", "queue", "weight", "mac", "rate_cap")
+
+# mirrors guests/lib/include/ioring.h
+SLOT_SIZE = 2048
+CTRL_SIZE = 4096
+MAX_SLOTS = 256
+MAX_CLIENTS = 8  # IOVM_MAX_CLIENTS in guests/iovm
+MAX_FRAME_RATE = 1_000_000
+
+DEFAULT_MAC = bytes.fromhex("525400123456")  # QEMU's default NIC MAC
+DEFAULT_IPA = 0x7000_0000
+DEFAULT_DOORBELL = 120
+MAC_RE = re.compile(r"[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}\Z")
+
+
+def region_size(queue: int) -> int:
+    """Bytes of a client's region: control page + two rings (ioring_region_size)."""
+    return CTRL_SIZE + 2 * queue * SLOT_SIZE
+
+
+def mac_text(mac: bytes) -> str:
+    return ":".join(f"{b:02x}" for b in mac)
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _mac(r: Reader, node: YNode, path: str) -> bytes:
+    text = r.string(node, path, "a MAC address ('02:00:00:00:00:01')")
+    if not MAC_RE.match(text):
+        raise r.fail(node, path, f"expected a MAC address like '02:00:00:00:00:01', got '{text}'")
+    mac = bytes(int(x, 16) for x in text.split(":"))
+    if mac[0] & 1:
+        raise r.fail(node, path, f"MAC address {text} is a multicast address (bit 0 of the first octet set)")
+    return mac
+
+
+def parse(r: Reader, node: YNode, path: str = "io") -> IoSpec:
+    m = r.mapping(node, path, KEYS, ("device", "vm", "frame_rate", "clients"),
+                  "a mapping {device, vm, frame_rate, clients, ...}")
+
+    def p(key: str) -> str:
+        return _join(path, key)
+
+    def client(n: YNode, q: str) -> IoClientSpec:
+        cm = r.mapping(n, q, CLIENT_KEYS, ("vm", "mac"), "a client {vm, mac, queue, weight, rate_cap}")
+        return IoClientSpec(
+            vm=r.string(cm["vm"], _join(q, "vm"), "a VM name"),
+            queue=r.integer(cm["queue"], _join(q, "queue"), f"a queue size (integer 1-{MAX_SLOTS})", 1,
+                            MAX_SLOTS) if "queue" in cm else 16,
+            weight=r.integer(cm["weight"], _join(q, "weight"), "a weight (integer 1-100)", 1, 100)
+            if "weight" in cm else 1,
+            mac=_mac(r, cm["mac"], _join(q, "mac")),
+            rate_cap=r.integer(cm["rate_cap"], _join(q, "rate_cap"), "a rate cap in frames/s (integer >= 1)", 1)
+            if "rate_cap" in cm else None,
+            path=q,
+        )
+
+    clients = r.each(m["clients"], p("clients"), client, "a list of clients")
+    if not clients:
+        raise r.fail(m["clients"], p("clients"), "at least one client is required")
+    if len(clients) > MAX_CLIENTS:
+        raise r.fail(m["clients"], p("clients"), f"at most {MAX_CLIENTS} clients, got {len(clients)}")
+    return IoSpec(
+        device=r.string(m["device"], p("device"), "a device name"),
+        vm=r.string(m["vm"], p("vm"), "a VM name"),
+        frame_rate=r.integer(m["frame_rate"], p("frame_rate"), f"frames/s (integer 1-{MAX_FRAME_RATE})", 1,
+                             MAX_FRAME_RATE),
+        mac=_mac(r, m["mac"], p("mac")) if "mac" in m else DEFAULT_MAC,
+        ipa=r.address(m["ipa"], p("ipa")) if "ipa" in m else DEFAULT_IPA,
+        client_ipa=r.address(m["client_ipa"], p("client_ipa")) if "client_ipa" in m else DEFAULT_IPA,
+        doorbell_irq=r.irq(m["doorbell_irq"], p("doorbell_irq")) if "doorbell_irq" in m else DEFAULT_DOORBELL,
+        client_doorbell_irq=r.irq(m["client_doorbell_irq"], p("client_doorbell_irq"))
+        if "client_doorbell_irq" in m else DEFAULT_DOORBELL,
+        clients=clients,
+        path=path,
+    )
+
+
+def _shmem_index(shmem: tuple[ShmemSpec, ...], vm: str) -> int:
+    """Index the next region mapped by ``vm`` will have within that VM."""
+    return sum(1 for sh in shmem for mp in sh.maps if mp.vm == vm)
+
+
+def expand(io: IoSpec, platform: Platform, vms: tuple[VmSpec, ...], shmem: tuple[ShmemSpec, ...]
+           ) -> tuple[tuple[VmSpec, ...], tuple[ShmemSpec, ...]]:
+    """One shared-memory region per client (appended to ``shmem``) and the
+    parameter-block entries of the I/O VM and of bare-metal clients."""
+    regions = list(shmem)
+    io_params: list[tuple[str, str]] = []
+    client_params: dict[str, list[tuple[str, str]]] = {}
+    ipa = io.ipa
+    for i, c in enumerate(io.clients):
+        size = region_size(c.queue)
+        io_index = _shmem_index(tuple(regions), io.vm)
+        cl_index = _shmem_index(tuple(regions), c.vm)
+        regions.append(ShmemSpec(
+            index=len(regions), name=f"io{i}", size=size, pa=None,
+            maps=(ShmemMapSpec(io.vm, ipa, io.doorbell_irq + i, io.path),
+                  ShmemMapSpec(c.vm, io.client_ipa, io.client_doorbell_irq, c.path)),
+            path=c.path,
+        ))
+        ipa += (size + PAGE - 1) // PAGE * PAGE
+        io_params += [
+            (f"io{i}_vm", c.vm), (f"io{i}_shm", str(io_index)), (f"io{i}_queue", str(c.queue)),
+            (f"io{i}_weight", str(c.weight)), (f"io{i}_mac", mac_text(c.mac)),
+            (f"io{i}_cap", str(c.rate_cap or 0)),
+        ]
+        client_params.setdefault(c.vm, []).extend([
+            ("io_shm", str(cl_index)), ("io_queue", str(c.queue)), ("io_mac", mac_text(c.mac)),
+        ])
+    out_vms = []
+    for vm in vms:
+        extra: list[tuple[str, str]] = []
+        if vm.name == io.vm:
+            dev = platform.device(io.device)
+            extra = [("io_clients", str(len(io.clients))), ("io_device", io.device),
+                     ("io_base", f"0x{dev.base:x}" if dev else "0"),
+                     ("io_irq", str(dev.irqs[0]) if dev and dev.irqs else "0"),
+                     ("io_rate", str(io.frame_rate)), ("io_mac", mac_text(io.mac)), *io_params]
+        elif vm.name in client_params:
+            extra = client_params[vm.name]
+        if extra and vm.type == "baremetal":
+            vm = replace(vm, params=(*vm.params, *extra))
+        out_vms.append(vm)
+    return tuple(out_vms), tuple(regions)
+
+
+def check(s: SystemSpec) -> list[Diagnostic]:
+    """Semantic rules of ``io:`` (the generated regions are checked as shmem)."""
+    io = s.io
+    if io is None:
+        return []
+    errs: list[Diagnostic] = []
+
+    def err(path: str, msg: str) -> None:
+        errs.append(s.locs.diag(path, msg))
+
+    p = s.platform
+    iovm = s.vm(io.vm)
+    dev = p.device(io.device)
+    if dev is None:
+        known = ", ".join(d.name for d in p.devices if "virtio,mmio" in d.compatible) or "none"
+        err(_join(io.path, "device"), f"unknown device '{io.device}'; virtio-mmio devices of '{p.name}': {known}")
+    elif "virtio,mmio" not in dev.compatible:
+        err(_join(io.path, "device"), f"device '{io.device}' is not a virtio-mmio transport "
+                                      "(the I/O VM drives virtio-net over virtio-mmio)")
+    elif not dev.irqs:
+        err(_join(io.path, "device"), f"device '{io.device}' has no interrupt")
+    if iovm is None:
+        err(_join(io.path, "vm"), f"unknown VM '{io.vm}'")
+    else:
+        if iovm.type != "baremetal":
+            err(_join(io.path, "vm"), f"the I/O VM '{io.vm}' must be a bare-metal VM (type: baremetal)")
+        if io.device not in iovm.devices:
+            err(_join(io.path, "device"), f"device '{io.device}' must be passed through to the I/O VM: "
+                                          f"add it to {iovm.path}.devices")
+    seen_vm: dict[str, str] = {}
+    seen_mac: dict[bytes, str] = {io.mac: _join(io.path, "mac")}
+    for c in io.clients:
+        vm = s.vm(c.vm)
+        if vm is None:
+            err(_join(c.path, "vm"), f"unknown VM '{c.vm}'")
+        elif c.vm == io.vm:
+            err(_join(c.path, "vm"), f"VM '{c.vm}' is the I/O VM; it cannot also be a client")
+        elif vm.type != "baremetal":
+            err(_join(c.path, "vm"), f"client VM '{c.vm}' is a {vm.type} VM; only bare-metal clients are "
+                                     "supported so far (docs/io.md)")
+        if c.vm in seen_vm:
+            err(_join(c.path, "vm"), f"VM '{c.vm}' is a client twice (also {seen_vm[c.vm]})")
+        seen_vm.setdefault(c.vm, _join(c.path, "vm"))
+        if c.mac in seen_mac:
+            err(_join(c.path, "mac"), f"MAC address {mac_text(c.mac)} is used twice (also {seen_mac[c.mac]})")
+        seen_mac.setdefault(c.mac, _join(c.path, "mac"))
+        if c.rate_cap is not None and c.rate_cap > io.frame_rate:
+            err(_join(c.path, "rate_cap"), f"rate cap {c.rate_cap} frames/s is above the I/O VM's frame_rate "
+                                           f"{io.frame_rate}")
+    return errs
+
+
+# --- guarantees ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Guarantee:
+    """A client's bounded-delay service guarantee (frames/s and seconds)."""
+
+    vm: str
+    weight: int
+    share: Fraction  # weight / total weight
+    alpha: Fraction  # frames/s guaranteed while backlogged
+    delta: Fraction  # seconds: longest wait for service while backlogged
+    gap_slots: int  # service slots of other clients between two of its frames, at most
+
+
+def guarantees(io: IoSpec) -> list[Guarantee]:
+    """Weighted round-robin, one frame per service slot of 1/R s: a round is W
+    = sum(weights) slots and client i gets w_i of them. A frame of i
+    published at any time waits at most until the next slot boundary (one
+    slot) plus the W - w_i slots of the other clients, so while i is
+    backlogged its supply in any interval t is at least alpha * (t - delta)
+    with alpha = w_i / W * R and delta = (W - w_i + 1) / R. A rate cap c
+    below alpha lowers alpha to c and adds the cap's spacing 1/c to delta."""
+    total = sum(c.weight for c in io.clients)
+    rate = Fraction(io.frame_rate)
+    out = []
+    for c in io.clients:
+        share = Fraction(c.weight, total)
+        alpha = share * rate
+        delta = Fraction(total - c.weight + 1) / rate
+        if c.rate_cap is not None and c.rate_cap < alpha:
+            alpha = Fraction(c.rate_cap)
+            delta += 1 / Fraction(c.rate_cap)
+        out.append(Guarantee(c.vm, c.weight, share, alpha, delta, total - c.weight))
+    return out
+
+
+def report(system: System) -> str:
+    io = system.spec.io
+    if io is None:
+        return ""
+    lines = ["", f"shared I/O: device {io.device} -> I/O VM {io.vm}, {io.frame_rate} frames/s "
+                 "(one frame per service slot, weighted round-robin)"]
+    for c, g in zip(io.clients, guarantees(io)):
+        cap = f", cap {c.rate_cap}/s" if c.rate_cap is not None else ""
+        lines.append(f"  {g.vm}: queue {c.queue}, weight {g.weight} ({float(g.share) * 100:.1f}%){cap}, "
+                     f"mac {mac_text(c.mac)}: alpha >= {float(g.alpha):.1f} frames/s, "
+                     f"delta <= {float(g.delta) * 1e6:.1f} us ({g.gap_slots} slots)")
+    return "\n".join(lines) + "\n"
+
+
+def document(io: IoSpec) -> dict[str, Any]:
+    return {
+        "device": io.device, "vm": io.vm, "frame_rate": io.frame_rate, "mac": mac_text(io.mac),
+        "clients": [
+            {"vm": c.vm, "queue": c.queue, "weight": c.weight, "mac": mac_text(c.mac), "rate_cap": c.rate_cap,
+             "alpha_fps": float(g.alpha), "delta_us": float(g.delta) * 1e6, "gap_slots": g.gap_slots}
+            for c, g in zip(io.clients, guarantees(io))
+        ],
+    }
+
+
+def qemu_args(system: System, netdev: str | None) -> list[str]:
+    """QEMU options that attach a virtio-net device to the I/O VM's transport
+    (modern virtio-mmio, at the bus of the device's address) with ``netdev``
+    (a ``-netdev`` value without ``id``; default: user-mode networking)."""
+    io = system.spec.io
+    if io is None:
+        return []
+    p = system.platform
+    dev = p.device(io.device)
+    assert dev is not None
+    first = min(d.base for d in p.devices if "virtio,mmio" in d.compatible)
+    bus = (dev.base - first) // dev.size
+    return ["-global", "virtio-mmio.force-legacy=false",
+            "-netdev", f"{netdev or 'user'},id=bhio",
+            "-device", f"virtio-net-device,netdev=bhio,mac={mac_text(io.mac)},bus=virtio-mmio-bus.{bus}"]

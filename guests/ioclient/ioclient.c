@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * ioclient: a client of the shared I/O device (docs/io.md) that exchanges
+ * frames with a peer outside the machine through the I/O VM.
+ *
+ * Frames: lib/include/echo.h (the peer: bulkhead/netpeer.py).
+ *
+ * mode=echo (default): sends `frames` requests of `size` data bytes to
+ *   peer_mac with at most `window` outstanding, checks every reply (its own
+ *   checksum, the peer's checksum of the request, the transformed data).
+ * mode=flood: sends `frames` sink frames as fast as the ring takes them.
+ * mode=bad: first writes malformed slots into its transmit ring (a bad flag,
+ *   lengths 0, 1600 and 5000, an index out of range, a runt frame, a forged
+ *   source MAC), then runs echo.
+ * Params: io_shm, io_queue, io_mac (from the io: section), mode, frames (20),
+ * size (200), window (io_queue), peer_mac (02:00:00:00:00:fe), timeout_ms (30000), poll (0:
+ * wait for replies in WFI; 1: busy-wait, as the benchmark does).
+ * Lines: "ioclient: <mode>: mac <mac> queue <q>", echo: "ioclient: result frames=.. elapsed_us=..
+ * fps=.. rtt_min_us=.. rtt_mean_us=.. rtt_max_us=.." (virtual counter time), the I/O VM's counters
+ * for it from the control page "ioclient: seen by the I/O VM: tx=.. rx=.. rx_drops=.. malformed=..
+ * runt=.. spoofed=..", "ioclient: PASS (<n> frames sent, <m> replies verified both ways)" or
+ * "ioclient: FAIL (<why>)".
+ */
+#include "echo.h"
+#include "ioring.h"
+#include "runtime.h"
+
+static struct ioring tx, rx;
+static struct ioring_ctrl *ctrl;
+static u8 mac[ETH_ALEN], peer[ETH_ALEN];
+static u8 fbuf[ETH_FRAME_MAX];
+static u32 shm, seed;
+static volatile u32 rings;
+
+/* Reports the failure, tells the I/O VM this client is done, returns 1. */
+#define fail(...) (done(), rt_fail("ioclient", __VA_ARGS__))
+
+static void done(void)
+{
+	if (ctrl)
+		ioring_store_release(&ctrl->client_state, IORING_STATE_DONE);
+}
+
+static void doorbell_irq(u32 intid)
+{
+	(void)intid;
+	atomic_add32(&rings, 1);
+}
+
+static bool rx_ready(void *arg)
+{
+	(void)arg;
+	return ioring_pending(&rx);
+}
+
+static bool port_can_send(void)
+{
+	return ioring_can_send(&tx);
+}
+
+static int port_send(const void *f, u32 len)
+{
+	return ioring_send(&tx, f, len);
+}
+
+static int port_recv(void *buf, u32 cap)
+{
+	return ioring_recv(&rx, buf, cap, NULL);
+}
+
+static void port_kick(void)
+{
+	bh_doorbell(shm);
+}
+
+static bool poll_mode;
+
+static void port_wait(u64 max_ns)
+{
+	if (poll_mode)
+		timer_delay_us(5); /* busy: no WFI, so no icount idle warp in the timings */
+	else
+		timer_wait_until(rx_ready, NULL, max_ns);
+}
+
+static int run_echo(u32 frames, u32 size, u32 window, u64 timeout_ms)
+{
+	static const struct echo_port port = { port_can_send, port_send, port_recv, port_kick,
+		                               port_wait };
+	struct echo_result res;
+	const char *bad = echo_run(&port, peer, mac, seed, frames, size, window, timeout_ms, &res);
+
+	if (bad)
+		return fail("%s", bad);
+	echo_print_result("ioclient", &res);
+	printf("ioclient: PASS (%u frames sent, %u replies verified both ways)\n", res.sent,
+	       res.got);
+	return 0;
+}
+
+static int run_flood(u32 frames, u32 size)
+{
+	u32 sent = 0;
+
+	while (sent < frames) {
+		if (!ioring_can_send(&tx)) {
+			cpu_relax();
+			continue;
+		}
+		ioring_send(&tx, fbuf, echo_build(fbuf, peer, mac, ECHO_K_SINK, sent, size, seed));
+		if (++sent % 16 == 0)
+			bh_doorbell(shm);
+	}
+	bh_doorbell(shm);
+	printf("ioclient: PASS (%u frames sent, 0 replies verified both ways)\n", sent);
+	return 0;
+}
+
+/* Writes a raw slot at the ring's position (bypassing ioring_send). */
+static void raw_slot(u32 flag, u32 len, u32 index, const u8 *data, u32 n)
+{
+	struct ioring_slot *s = &tx.slots[tx.pos];
+
+	memcpy(s->data, data, n);
+	s->len = len;
+	s->index = index;
+	ioring_store_release(&s->flag, flag);
+	tx.pos = tx.pos + 1 == tx.nslots ? 0 : tx.pos + 1;
+}
+
+static int write_bad(u32 size)
+{
+	u32 len = echo_build(fbuf, peer, mac, ECHO_K_SINK, 0, size, seed);
+
+	if (tx.nslots < 8)
+		return fail("mode=bad needs io_queue >= 8");
+	raw_slot(0xdeadbeef, len, tx.pos, fbuf, len);   /* bad flag */
+	raw_slot(IORING_FULL, 0, tx.pos, fbuf, len);    /* length 0 */
+	raw_slot(IORING_FULL, 1600, tx.pos, fbuf, len); /* above a frame */
+	raw_slot(IORING_FULL, 5000, tx.pos, fbuf, len); /* above the slot */
+	raw_slot(IORING_FULL, len, 999, fbuf, len);     /* index out of range */
+	raw_slot(IORING_FULL, 8, tx.pos, fbuf, len);    /* runt */
+	fbuf[ETH_ALEN] ^= 0x40;                         /* forged source MAC */
+	raw_slot(IORING_FULL, len, tx.pos, fbuf, len);
+	bh_doorbell(shm);
+	printf("ioclient: wrote 7 malformed slots\n");
+	return 0;
+}
+
+int main(const char *params)
+{
+	const char *mode = param_str_default("mode", "echo");
+	u32 q = (u32)param_u64("io_queue", 0), frames = (u32)param_u64("frames", 20);
+	u32 size = (u32)param_u64("size", 200), window = (u32)param_u64("window", q);
+	u64 timeout_ms = param_u64("timeout_ms", 30000), deadline;
+	struct bh_shmem_info sh;
+	const char *vm = param_str_default("vm", "?");
+	void *mem;
+
+	(void)params;
+	shm = (u32)param_u64("io_shm", ~0ull);
+	poll_mode = param_u64("poll", 0) != 0;
+	if (!eth_parse_mac(param_str("io_mac"), mac) ||
+	    !eth_parse_mac(param_str_default("peer_mac", "02:00:00:00:00:fe"), peer))
+		return fail("bad io_mac or peer_mac");
+	if (size == 0 || size > ECHO_DATA_MAX || window == 0)
+		return fail("size must be 1-%u, window >= 1", ECHO_DATA_MAX);
+	if (bh_shmem_info(shm, &sh) != BH_OK || sh.size < ioring_region_size(q))
+		return fail("no shared-memory region %u for %u slots", shm, q);
+	seed = echo_fnv((const u8 *)vm, (u32)strlen(vm));
+	mem = (void *)sh.ipa;
+	ctrl = ioring_ctrl(mem);
+	if (!ioring_attach(&tx, ioring_tx_mem(mem), q) ||
+	    !ioring_attach(&rx, ioring_rx_mem(mem, q), q))
+		return fail("bad io_queue %u", q);
+	gic_init();
+	if (sh.doorbell_irq >= 32 && sh.doorbell_irq < 1020) {
+		irq_register(sh.doorbell_irq, doorbell_irq);
+		gic_spi_setup(sh.doorbell_irq, true);
+	}
+	printf("ioclient: %s: mac %s queue %u\n", mode, param_str("io_mac"), q);
+	deadline = timer_now() + timer_ns_to_ticks(20 * NSEC_PER_SEC);
+	while (ioring_load_acquire(&ctrl->magic) != IORING_CTRL_MAGIC ||
+	       ioring_load_acquire(&ctrl->io_state) != IORING_STATE_READY) {
+		if (timer_now() > deadline)
+			return fail("the I/O VM did not get ready");
+		timer_delay_us(100);
+	}
+	ioring_store_release(&ctrl->client_state, IORING_STATE_READY);
+	if (!strcmp(mode, "bad")) {
+		if (write_bad(size))
+			return 1;
+		mode = "echo";
+	}
+	if (!strcmp(mode, "echo")) {
+		if (run_echo(frames, size, window, timeout_ms))
+			return 1;
+	} else if (!strcmp(mode, "flood")) {
+		run_flood(frames, size);
+	} else {
+		return fail("unknown mode '%s' (echo, flood, bad)", mode);
+	}
+	printf("ioclient: seen by the I/O VM: tx=%lu rx=%lu rx_drops=%lu malformed=%lu runt=%lu "
+	       "spoofed=%lu\n",
+	       READ_ONCE(ctrl->st_tx_frames), READ_ONCE(ctrl->st_rx_frames),
+	       READ_ONCE(ctrl->st_rx_drops), READ_ONCE(ctrl->st_malformed),
+	       READ_ONCE(ctrl->st_runt), READ_ONCE(ctrl->st_spoofed));
+	ioring_store_release(&ctrl->client_state, IORING_STATE_DONE);
+	return 0;
+}

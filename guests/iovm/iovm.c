@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * iovm: the I/O VM of shared I/O (docs/io.md). Owns a virtio-net device and
+ * shares it among client VMs through per-client frame rings (ioring.h).
+ *
+ * Transmit (client -> network): one service slot of 1 / io_rate seconds
+ * serves one frame; the slots go to the clients with a pending frame in
+ * weighted round-robin (io<i>_weight frames per round, optional rate cap
+ * io<i>_cap frames/s). A client's garbage (malformed slot, runt, forged
+ * source MAC) costs it its own slot and is counted.
+ * Receive (network -> clients): each frame goes to the client whose MAC is
+ * its destination (broadcast: every client); a full client ring drops it
+ * (counted for that client only).
+ * Measured per client while it is backlogged (a frame visible at a slot
+ * boundary): frames served, the longest wait from the end of its previous
+ * slot to its next service (delta), the rate it got (alpha) and the share of
+ * the slots it got.
+ *
+ * Params (written by `bulkhead build` from the io: section): io_clients,
+ * io_base, io_irq, io_rate, io_mac, io<i>_{vm,shm,queue,weight,mac,cap};
+ * max_ms (60000): give up after this much virtual time; poll (0): 1 busy-waits when idle
+ * instead of sleeping in WFI (benchmark: no icount idle warps in the timings).
+ * mode=direct (benchmark baseline, no clients, no io: section): the device is
+ * this VM's alone; it runs the echo exchange (lib/include/echo.h) itself with
+ * frames (100), size (200), window (16), peer_mac, mac (02:00:00:00:00:0d).
+ * Lines: "iovm: device <base> mac <mac>, <n> clients, slot <ns> ns",
+ * "iovm: ready", per client at the end four lines
+ * "iovm: client <vm> tx=.. tx_bytes=.. rx=.. rx_bytes=.. rx_drops=..",
+ * "iovm: client <vm> malformed=.. bad_flag=.. bad_len=.. bad_index=.. runt=.. spoofed=..",
+ * "iovm: client <vm> served_backlogged=.. backlog_us=.. periods=.. alpha_fps=.. share_permille=..",
+ * "iovm: client <vm> delta_us=.. supply_delta_us=.. gap_slots=.. overruns=..",
+ * alpha_fps: frames served / time backlogged; share_permille: of the slots served while it was
+ * backlogged; delta_us: longest wait from the end of its slot to its next service; supply_delta_us:
+ * the smallest delta with served >= alpha * (t - delta) at every service of every backlog period,
+ * alpha = its guaranteed rate (weight share of io_rate, or its cap); gap_slots: most slots of other
+ * clients between two of its frames; overruns: slots that started a whole slot late while it was
+ * backlogged (the time guarantees assume none).
+ * "iovm: device tx=.. rx=.. rx_unknown=.. tx_full=.. overruns=..", "iovm: PASS" or "iovm: FAIL
+ * (<why>)".
+ */
+#include "echo.h"
+#include "ioring.h"
+#include "runtime.h"
+#include "virtio_net.h"
+
+#define MAX_CLIENTS 8
+
+struct client {
+	const char *vm;
+	u32 shm, queue, weight;
+	u8 mac[ETH_ALEN];
+	u64 cap_ticks, next_allowed;
+	struct ioring_ctrl *ctrl;
+	struct ioring tx, rx;
+	u32 doorbell_irq;
+	bool ring_peer;
+	u64 fwd, fwd_bytes; /* frames forwarded to the device */
+	u64 rx_drops, runt, spoofed;
+	/* measurement while backlogged */
+	bool backlogged;
+	u64 backlog_start, backlog_ticks, wait_start, last_end, max_gap;
+	u64 served_bl, slots_bl;
+	u32 others_since, max_others;
+	/* bounded-delay check: ticks per frame at the guaranteed rate alpha, frames
+	 * served in the current backlog period, backlog periods, the smallest delta
+	 * for which served(t) >= alpha * (t - delta) held at every service */
+	u64 tpf, period_served, periods, supply_delta;
+	u64 overruns; /* slots that started a whole slot late while it was backlogged */
+};
+
+static struct client cl[MAX_CLIENTS];
+static u32 ncl;
+static u8 frame[ETH_FRAME_MAX];
+static u64 rx_unknown, overruns;
+
+#define fail(...) rt_fail("iovm", __VA_ARGS__)
+
+static const char *cparam(u32 i, const char *what)
+{
+	char key[24];
+
+	snprintf(key, sizeof(key), "io%u_%s", i, what);
+	return param_str(key);
+}
+
+static u64 cparam_u64(u32 i, const char *what, u64 def)
+{
+	const char *s = cparam(i, what);
+	u64 v;
+
+	return s && parse_u64(s, &v) ? v : def;
+}
+
+static void irq_doorbell(u32 intid)
+{
+	(void)intid; /* a wake-up only: the loop polls the rings */
+}
+
+static void irq_device(u32 intid)
+{
+	(void)intid;
+	vnet_irq_ack();
+}
+
+static int setup_client(u32 i)
+{
+	struct client *c = &cl[i];
+	struct bh_shmem_info sh;
+	void *mem;
+
+	c->vm = cparam(i, "vm");
+	c->shm = (u32)cparam_u64(i, "shm", ~0ull);
+	c->queue = (u32)cparam_u64(i, "queue", 0);
+	c->weight = (u32)cparam_u64(i, "weight", 1);
+	if (!c->vm || !eth_parse_mac(cparam(i, "mac"), c->mac))
+		return fail("client %u: missing io%u_vm or bad io%u_mac", i, i, i);
+	if (cparam_u64(i, "cap", 0))
+		c->cap_ticks = timer_freq() / cparam_u64(i, "cap", 1);
+	if (bh_shmem_info(c->shm, &sh) != BH_OK)
+		return fail("client %s: no shared-memory region %u", c->vm, c->shm);
+	if (sh.size < ioring_region_size(c->queue))
+		return fail("client %s: region of %lu bytes too small for %u slots", c->vm, sh.size,
+		            c->queue);
+	mem = (void *)sh.ipa;
+	c->ctrl = ioring_ctrl(mem);
+	if (!ioring_attach(&c->tx, ioring_tx_mem(mem), c->queue) ||
+	    !ioring_attach(&c->rx, ioring_rx_mem(mem, c->queue), c->queue))
+		return fail("client %s: bad queue size %u", c->vm, c->queue);
+	ioring_reset(&c->tx);
+	ioring_reset(&c->rx);
+	c->ctrl->version = IORING_VERSION;
+	c->ctrl->nslots = c->queue;
+	c->ctrl->slot_size = IORING_SLOT_SIZE;
+	ioring_store_release(&c->ctrl->magic, IORING_CTRL_MAGIC);
+	ioring_store_release(&c->ctrl->io_state, IORING_STATE_READY);
+	c->doorbell_irq = sh.doorbell_irq;
+	if (c->doorbell_irq >= 32 && c->doorbell_irq < 1020) {
+		irq_register(c->doorbell_irq, irq_doorbell);
+		gic_spi_setup(c->doorbell_irq, true);
+		gic_irq_disable(c->doorbell_irq); /* enabled only while idle */
+	}
+	return 0;
+}
+
+static void doorbells(bool on)
+{
+	u32 i;
+
+	for (i = 0; i < ncl; i++) {
+		if (cl[i].doorbell_irq < 32 || cl[i].doorbell_irq >= 1020)
+			continue;
+		if (on)
+			gic_irq_enable(cl[i].doorbell_irq);
+		else
+			gic_irq_disable(cl[i].doorbell_irq);
+	}
+}
+
+/* The client's counters in its control page (ioring_ctrl.st_*). */
+static void publish(struct client *c)
+{
+	struct ioring_ctrl *k = c->ctrl;
+
+	WRITE_ONCE(k->st_tx_frames, c->fwd);
+	WRITE_ONCE(k->st_rx_frames, c->rx.frames);
+	WRITE_ONCE(k->st_rx_drops, c->rx_drops);
+	WRITE_ONCE(k->st_malformed, c->tx.malformed);
+	WRITE_ONCE(k->st_runt, c->runt);
+	WRITE_ONCE(k->st_spoofed, c->spoofed);
+}
+
+/* network -> clients */
+static void deliver(void)
+{
+	const u8 *f;
+	u32 len, i;
+
+	while ((len = vnet_recv(&f)) != 0) {
+		const struct eth_hdr *h = (const struct eth_hdr *)f;
+		bool bcast = len >= ETH_HLEN && eth_is_broadcast(h->dst), hit = false;
+
+		for (i = 0; len >= ETH_HLEN && i < ncl; i++) {
+			struct client *c = &cl[i];
+
+			if (!bcast && !eth_mac_eq(h->dst, c->mac))
+				continue;
+			hit = true;
+			if (ioring_send(&c->rx, f, len) == 0)
+				c->ring_peer = true;
+			else
+				c->rx_drops++;
+		}
+		if (!hit)
+			rx_unknown++;
+		vnet_rx_done();
+	}
+	for (i = 0; i < ncl; i++) {
+		if (cl[i].ring_peer) {
+			cl[i].ring_peer = false;
+			publish(&cl[i]);
+			bh_doorbell(cl[i].shm);
+		}
+	}
+}
+
+static bool eligible(struct client *c, u64 t)
+{
+	return ioring_pending(&c->tx) && (!c->cap_ticks || t >= c->next_allowed);
+}
+
+/* weighted round-robin: the next client to serve, or NULL */
+static struct client *pick(u64 t)
+{
+	static u32 cur, credit; /* credit: frames left for cur in this round */
+	u32 k;
+
+	for (k = 0; k <= ncl; k++) {
+		if (credit && eligible(&cl[cur], t)) {
+			credit--;
+			return &cl[cur];
+		}
+		cur = cur + 1 == ncl ? 0 : cur + 1;
+		credit = cl[cur].weight;
+	}
+	return NULL;
+}
+
+static void track_backlog(u64 t)
+{
+	u32 i;
+
+	for (i = 0; i < ncl; i++) {
+		struct client *c = &cl[i];
+		bool pend = ioring_pending(&c->tx);
+
+		if (pend && !c->backlogged) {
+			c->backlogged = true;
+			c->backlog_start = c->wait_start = c->last_end = t;
+			c->others_since = 0;
+			c->period_served = 0;
+			c->periods++;
+		} else if (!pend && c->backlogged) {
+			c->backlogged = false;
+			if (c->last_end > c->backlog_start)
+				c->backlog_ticks += c->last_end - c->backlog_start;
+		}
+	}
+}
+
+/* one service slot [t, t + slot) for client s */
+static void serve(struct client *s, u64 t, u64 slot)
+{
+	int n = ioring_recv(&s->tx, frame, sizeof(frame), NULL);
+	const struct eth_hdr *h = (const struct eth_hdr *)frame;
+	u32 i;
+
+	if (n > 0 && (u32)n < ETH_HLEN)
+		s->runt++;
+	else if (n > 0 && !eth_mac_eq(h->src, s->mac))
+		s->spoofed++;
+	else if (n > 0 && vnet_send(frame, (u32)n) == 0) {
+		s->fwd++;
+		s->fwd_bytes += (u32)n;
+	}
+	if (s->cap_ticks)
+		s->next_allowed = t + s->cap_ticks;
+	publish(s);
+	for (i = 0; i < ncl; i++) {
+		struct client *c = &cl[i];
+
+		if (!c->backlogged)
+			continue;
+		c->slots_bl++;
+		if (c != s) {
+			c->others_since++;
+			continue;
+		}
+		if (t > c->wait_start && t - c->wait_start > c->max_gap)
+			c->max_gap = t - c->wait_start;
+		if (c->others_since > c->max_others)
+			c->max_others = c->others_since;
+		c->others_since = 0;
+		if (t - c->backlog_start > c->period_served * c->tpf &&
+		    t - c->backlog_start - c->period_served * c->tpf > c->supply_delta)
+			c->supply_delta = t - c->backlog_start - c->period_served * c->tpf;
+		c->period_served++;
+		c->served_bl++;
+		c->wait_start = c->last_end = t + slot;
+	}
+}
+
+static bool all_done(void)
+{
+	u32 i;
+
+	for (i = 0; i < ncl; i++)
+		if (ioring_load_acquire(&cl[i].ctrl->client_state) != IORING_STATE_DONE ||
+		    ioring_pending(&cl[i].tx))
+			return false;
+	return true;
+}
+
+static bool wake_cond(void *arg)
+{
+	u32 i;
+
+	(void)arg;
+	for (i = 0; i < ncl; i++)
+		if (ioring_pending(&cl[i].tx))
+			return true;
+	return false;
+}
+
+static bool direct_can_send(void)
+{
+	return vnet_can_send();
+}
+
+static int direct_send(const void *f, u32 len)
+{
+	return vnet_send(f, len);
+}
+
+static int direct_recv(void *buf, u32 cap)
+{
+	const u8 *f;
+	u32 n = vnet_recv(&f);
+
+	if (n > cap)
+		n = 0; /* cannot happen: cap is a whole frame */
+	if (n)
+		memcpy(buf, f, n);
+	vnet_rx_done();
+	return (int)n;
+}
+
+static void direct_wait(u64 max_ns)
+{
+	(void)max_ns;
+	timer_delay_us(5);
+}
+
+/* The device passed straight through to this VM, no rings: the baseline. */
+static int run_direct(u64 base)
+{
+	static const struct echo_port port = { direct_can_send, direct_send, direct_recv, NULL,
+		                               direct_wait };
+	u8 mac[ETH_ALEN], me[ETH_ALEN], peer[ETH_ALEN];
+	struct echo_result res;
+	const char *bad;
+
+	if (!eth_parse_mac(param_str_default("mac", "02:00:00:00:00:0d"), me) ||
+	    !eth_parse_mac(param_str_default("peer_mac", "02:00:00:00:00:fe"), peer))
+		return fail("bad mac or peer_mac");
+	if (vnet_init(base, mac))
+		return fail("no virtio-net device at 0x%lx", base);
+	bad = echo_run(&port, peer, me, 0x5eed, (u32)param_u64("frames", 100),
+	               (u32)param_u64("size", 200), (u32)param_u64("window", 16),
+	               param_u64("timeout_ms", 30000), &res);
+	if (bad)
+		return fail("direct: %s", bad);
+	echo_print_result("iovm", &res);
+	printf("iovm: PASS (direct, %u frames)\n", res.got);
+	return 0;
+}
+
+static bool never(void *arg)
+{
+	(void)arg;
+	return false;
+}
+
+static void report(u64 slot)
+{
+	const struct vnet_stats *vs = vnet_stats();
+	u32 i;
+
+	for (i = 0; i < ncl; i++) {
+		struct client *c = &cl[i];
+		u64 bl_ns = timer_ticks_to_ns(c->backlog_ticks);
+		u64 alpha = c->backlog_ticks ? c->served_bl * timer_freq() / c->backlog_ticks : 0;
+		u64 share = c->slots_bl ? c->served_bl * 1000 / c->slots_bl : 0;
+
+		printf("iovm: client %s tx=%lu tx_bytes=%lu rx=%lu rx_bytes=%lu rx_drops=%lu\n",
+		       c->vm, c->fwd, c->fwd_bytes, c->rx.frames, c->rx.bytes, c->rx_drops);
+		printf(
+		    "iovm: client %s malformed=%lu bad_flag=%lu bad_len=%lu bad_index=%lu runt=%lu "
+		    "spoofed=%lu\n",
+		    c->vm, c->tx.malformed, c->tx.bad[IORING_BAD_FLAG], c->tx.bad[IORING_BAD_LEN],
+		    c->tx.bad[IORING_BAD_INDEX], c->runt, c->spoofed);
+		printf("iovm: client %s served_backlogged=%lu backlog_us=%lu periods=%lu "
+		       "alpha_fps=%lu "
+		       "share_permille=%lu\n",
+		       c->vm, c->served_bl, bl_ns / 1000, c->periods, alpha, share);
+		printf(
+		    "iovm: client %s delta_us=%lu supply_delta_us=%lu gap_slots=%u overruns=%lu\n",
+		    c->vm, timer_ticks_to_ns(c->max_gap) / 1000,
+		    timer_ticks_to_ns(c->supply_delta) / 1000, c->max_others, c->overruns);
+		ioring_store_release(&c->ctrl->io_state, IORING_STATE_DONE);
+	}
+	printf("iovm: device tx=%lu rx=%lu rx_unknown=%lu rx_bad=%lu tx_full=%lu overruns=%lu "
+	       "slot_ns=%lu\n",
+	       vs->tx_frames, vs->rx_frames, rx_unknown, vs->rx_bad, vs->tx_full, overruns,
+	       timer_ticks_to_ns(slot));
+}
+
+int main(const char *params)
+{
+	u64 base = param_u64("io_base", 0), irq = param_u64("io_irq", 0);
+	u64 rate = param_u64("io_rate", 0), max_ms = param_u64("max_ms", 60000);
+	u64 slot, next, t, end, wsum = 0;
+	bool poll = param_u64("poll", 0) != 0;
+	u8 mac[ETH_ALEN];
+	u32 i;
+
+	(void)params;
+	if (!strcmp(param_str_default("mode", "shared"), "direct"))
+		return run_direct(base);
+	ncl = (u32)param_u64("io_clients", 0);
+	if (!base || !rate || ncl == 0 || ncl > MAX_CLIENTS)
+		return fail("io_base, io_rate and io_clients (1-%u) are required", MAX_CLIENTS);
+	if (!bh_present())
+		return fail("no hypervisor");
+	slot = timer_freq() / rate;
+	gic_init();
+	for (i = 0; i < ncl; i++) {
+		if (setup_client(i))
+			return 1;
+		wsum += cl[i].weight;
+	}
+	for (i = 0; i < ncl; i++) { /* alpha_i = w_i / W * rate, or the cap if lower */
+		cl[i].tpf = wsum * slot / (cl[i].weight ? cl[i].weight : 1);
+		if (cl[i].cap_ticks > cl[i].tpf)
+			cl[i].tpf = cl[i].cap_ticks;
+	}
+	if (vnet_init(base, mac))
+		return fail("no virtio-net device at 0x%lx", base);
+	if (irq >= 32 && irq < 1020) {
+		irq_register((u32)irq, irq_device);
+		gic_spi_setup((u32)irq, false);
+	}
+	printf("iovm: device 0x%lx mac %02x:%02x:%02x:%02x:%02x:%02x, %u clients, slot %lu ns\n",
+	       base, mac[0], mac[1], mac[2], mac[3], mac[4], mac[5], ncl, timer_ticks_to_ns(slot));
+	printf("iovm: ready\n");
+
+	end = timer_now() + timer_ns_to_ticks(max_ms * 1000000ull);
+	next = timer_now();
+	for (;;) {
+		struct client *s;
+
+		deliver();
+		t = timer_now();
+		if (t > end) {
+			report(slot);
+			return fail("clients not done after %lu ms", max_ms);
+		}
+		if (t < next) { /* rest of the current slot */
+			timer_wait_until(never, NULL, timer_ticks_to_ns(next - t));
+			continue;
+		}
+		track_backlog(t);
+		s = vnet_can_send() ? pick(t) : NULL;
+		if (s) {
+			serve(s, t, slot);
+			next += slot;
+			if (next <= t) { /* late by a whole slot or more */
+				overruns++;
+				for (i = 0; i < ncl; i++)
+					cl[i].overruns += cl[i].backlogged;
+				next = t + slot;
+			}
+			continue;
+		}
+		next = t; /* idle: the next frame is served as soon as it is seen */
+		if (all_done())
+			break;
+		if (poll) {
+			timer_delay_us(5);
+			continue;
+		}
+		doorbells(true);
+		timer_wait_until(wake_cond, NULL, timer_ticks_to_ns(slot));
+		doorbells(false);
+	}
+	report(slot);
+	printf("iovm: PASS\n");
+	return 0;
+}
