@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO, cast
 
-from bulkhead import __version__, bandwidth, build, experiment, fit, gen_dts, qemu, runner, shared_io, summary, term
+from bulkhead import __version__, bandwidth, build, cachemodel, experiment, fit, gen_dts, qemu, runner, shared_io, summary, term
 from bulkhead.config import load_system
 from bulkhead.errors import BuildError, ConfigError, Diagnostic
 
@@ -108,6 +108,11 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--netdev", metavar="SPEC",
                    help="QEMU -netdev backend (without id) of the shared I/O device of an io: config "
                         "(default: user); e.g. dgram,local.type=inet,... (docs/io.md)")
+    p.add_argument("--model", action="store_true",
+                   help="run under the cache/DRAM model QEMU plugin (-icount 0 unless --icount) and "
+                        "print who evicted whose cache lines and DRAM rows (docs/model.md)")
+    p.add_argument("--json", action="store_true",
+                   help="with --model: print the model's report as JSON on stdout (the console goes to stderr)")
 
     p = sub.add_parser("dt", help="print the device tree of a Linux VM",
                        description="Print the generated device tree source of Linux VM VM.")
@@ -187,7 +192,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                          f"  gdb-multiarch {elf} -ex 'target remote localhost:{port}'\n"
                          f"(guest symbols: add-symbol-file {elf.parent.parent}/guests/<guest>.elf; "
                          f"docs/debugging.md)\n")
-    stream: TextIO | None = None if args.quiet else sys.stdout
+    if args.json and not args.model:
+        return _error("--json needs --model")
+    stream: TextIO | None = None if args.quiet else (sys.stderr if args.json else sys.stdout)
     view = None
     if args.stats:
         interactive = False  # stdin becomes the pipe that sends the console commands
@@ -199,17 +206,31 @@ def cmd_run(args: argparse.Namespace) -> int:
         result = runner.run(
             args.config, timeout=args.timeout, icount=args.icount, out=args.out, gdb=gdb, gdb_port=port,
             interactive=interactive, stream=stream, poke=(bandwidth.STATS_POKE, 0.25) if view else None,
-            boot=args.boot, until=args.until, netdev=args.netdev,
+            boot=args.boot, until=args.until, netdev=args.netdev, model=args.model,
         )
     finally:
         if view is not None:
             view.close()  # also stops the live table on a terminal
+    if result.model_report is not None and result.model_report.is_file():
+        _model_output(args, result.model_report)  # also for an unclean run: what the model saw
+    elif result.model_report is not None and result.clean:
+        return _error(f"{result.model_report}: the cache model wrote no report")
     if result.timed_out:
         _error(result.reason)
         return EXIT_TIMEOUT
     if not result.clean:
         return _error(result.reason)
     return EXIT_OK
+
+
+def _model_output(args: argparse.Namespace, path: Path) -> None:
+    system = load_system(args.config)
+    report = cachemodel.load_report(path)
+    if args.json:
+        sys.stdout.write(json.dumps(cachemodel.document(report, system), indent=2) + "\n")
+    else:
+        sys.stdout.write(cachemodel.table(report, cachemodel.period_of(system)))
+    sys.stderr.write(f"bulkhead: cache model report: {path}\n")
 
 
 def cmd_dt(args: argparse.Namespace) -> int:

@@ -29,13 +29,13 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
 import yaml
 
-from bulkhead import __version__
+from bulkhead import __version__, cachemodel
 from bulkhead import runner as runner_mod
 from bulkhead import term
 from bulkhead.config import REPO_ROOT, display_path, load_system
@@ -251,7 +251,7 @@ def prepare_config(spec: ExperimentSpec, plan: RunPlan, configs_dir: Path, platf
 
 
 def execute(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, build_dir: Path, logs_dir: Path,
-            run_fn: RunFn = runner_mod.run) -> RunRecord:
+            run_fn: RunFn = runner_mod.run, model: bool = False) -> RunRecord:
     """Boot one run and judge it."""
     bench = spec.benchmark(plan.benchmark)
     rec = RunRecord(plan, bench.guest, bench.metric.column, bench.metric.unit, OK,
@@ -266,7 +266,7 @@ def execute(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, build_dir: Path, 
     try:
         with open(build_log, "a") as blog:
             result = run_fn(cfg.path, timeout=spec.timeout, icount=spec.icount, out=build_dir,
-                            build_log=blog)
+                            build_log=blog, **({"model": True} if model else {}))
     except ConfigError as exc:
         rec.status = UNSUPPORTED if plan.optional else INVALID
         rec.error = _first_lines(str(exc))
@@ -285,6 +285,10 @@ def execute(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, build_dir: Path, 
     own_results = [f for vm, f in rec.lines if vm == spec.critical]
     other_results = [f for vm, f in rec.lines if vm != spec.critical]
     rec.metrics = reduce_metrics(bench.guest, own_results, other_results)
+    if model and result.model_report is not None and result.model_report.is_file():
+        report = cachemodel.load_report(result.model_report)
+        rec.metrics.update(cachemodel.metrics(report, spec.critical,
+                                              cachemodel.period_of(load_system(cfg.path))))
 
     failures = guest_failures(own, bench.guest)
     if result.timed_out:
@@ -323,12 +327,18 @@ def _fmt(value: float | None) -> str:
     return f"{value:.6g}"
 
 
-def csv_columns(spec: ExperimentSpec) -> list[str]:
-    return [*FIXED_HEAD, *spec.sweep_labels(), *FIXED_MID, *METRIC_COLUMNS, *FIXED_TAIL]
+def csv_columns(spec: ExperimentSpec, model: bool = False) -> list[str]:
+    extra = list(cachemodel.MODEL_COLUMNS) if model else []
+    return [*FIXED_HEAD, *spec.sweep_labels(), *FIXED_MID, *METRIC_COLUMNS, *extra, *FIXED_TAIL]
+
+
+def _has_model(records: Sequence[RunRecord]) -> bool:
+    return any(k in cachemodel.MODEL_COLUMNS for r in records for k in r.metrics)
 
 
 def write_results(path: Path, spec: ExperimentSpec, records: Sequence[RunRecord], env: Environment) -> None:
-    columns = csv_columns(spec)
+    model = _has_model(records)
+    columns = csv_columns(spec, model)
     tmp = path.with_suffix(".csv.tmp")
     with open(tmp, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=columns)
@@ -347,7 +357,7 @@ def write_results(path: Path, spec: ExperimentSpec, records: Sequence[RunRecord]
             }
             for label, value in rec.plan.variant:
                 row[label] = value
-            for key in METRIC_COLUMNS:
+            for key in [*METRIC_COLUMNS, *(cachemodel.MODEL_COLUMNS if model else ())]:
                 row[key] = _fmt(rec.metrics.get(key))
             w.writerow(row)
     os.replace(tmp, path)
@@ -402,8 +412,13 @@ def run_experiment(
     progress: TextIO | None = None,
     run_fn: RunFn = runner_mod.run,
     report: bool = True,
+    model: bool = False,
 ) -> ExperimentResult:
-    """Run the matrix into ``out``; never raises for a single run's failure."""
+    """Run the matrix into ``out``; never raises for a single run's failure.
+    ``model``: under the cache model plugin (docs/model.md), -icount 0 if the
+    spec sets no shift (the plugin needs -icount)."""
+    if model and spec.icount is None:
+        spec = replace(spec, icount=0)
     out = out.absolute()
     configs_dir, logs_dir, build_root = out / "configs", out / "logs", out / "build"
     for d in (configs_dir, logs_dir, build_root):
@@ -438,7 +453,7 @@ def run_experiment(
         else:
             slot = slots.get()
             try:
-                rec = execute(spec, plan, configs[plan.config_stem], slot, logs_dir, run_fn)
+                rec = execute(spec, plan, configs[plan.config_stem], slot, logs_dir, run_fn, model)
             finally:
                 slots.put(slot)
         with lock:
@@ -487,7 +502,8 @@ def records_from_csv(spec: ExperimentSpec, out: Path) -> tuple[list[RunRecord], 
             variant = tuple((lab, _parse_scalar(row[lab])) for lab in labels if row.get(lab, "") != "")
             plan = RunPlan(int(row["run"]), row["scenario"], variant, row["benchmark"], int(row["repetition"]),
                            False)
-            metrics = {k: float(row[k]) for k in METRIC_COLUMNS if row.get(k, "") != ""}
+            metrics = {k: float(row[k]) for k in [*METRIC_COLUMNS, *cachemodel.MODEL_COLUMNS]
+                       if row.get(k, "") != ""}
             rec = RunRecord(plan, row["guest"], row["metric"], row.get("unit", ""), row["status"],
                             row.get("error", ""), metrics, [], row.get("config", ""),
                             row.get("config_hash", ""), row.get("platform", ""),
@@ -547,6 +563,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--dry-run", action="store_true", help="check the spec and every generated config, list the "
                    "matrix, run nothing")
     p.add_argument("--report-only", action="store_true", help="redraw the plots and report from DIR's CSV files")
+    p.add_argument("--model", action="store_true",
+                   help="run every system under the cache/DRAM model QEMU plugin and add its columns "
+                        "(model_*) to results.csv and the report (docs/model.md)")
 
 
 def command(args: argparse.Namespace) -> int:
@@ -585,6 +604,6 @@ def command(args: argparse.Namespace) -> int:
         sys.stdout.write(f"{report}\n")
         return 0
     result = run_experiment(spec, out, jobs=args.jobs, repetitions=args.reps, platform=args.platform,
-                            only=args.only, progress=sys.stderr)
+                            only=args.only, progress=sys.stderr, model=args.model)
     sys.stdout.write(f"{result.report or result.csv}\n")
     return 1 if result.failed() else 0

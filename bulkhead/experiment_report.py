@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bulkhead import cachemodel
 from bulkhead.config import load_platform
 from bulkhead.errors import ConfigError
 from bulkhead.experiment import OK, STATUSES, Environment, RunRecord
@@ -430,6 +431,58 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(out) + "\n"
 
 
+def _model_chart(labels: list[str], values: dict[str, list[float]], plots_dir: Path) -> list[Path]:
+    """Bars per scenario: interference the model saw, and DRAM bytes per period."""
+    plt = _pyplot()
+    plots_dir.mkdir(parents=True, exist_ok=True)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
+    for ax, keys, ylabel in (
+        (axes[0], ("model_evicted_by_vms", "model_row_conflicts_by_vms"), "count"),
+        (axes[1], ("model_dram_bpp", "model_interf_dram_bpp"), "DRAM bytes per period"),
+    ):
+        width = 0.8 / len(keys)
+        for i, key in enumerate(keys):
+            xs = [j - 0.4 + width * (i + 0.5) for j in range(len(labels))]
+            ax.bar(xs, values[key], width=width, label=cachemodel.MODEL_COLUMNS[key])
+        ax.set_xticks(range(len(labels)))
+        ax.set_xticklabels(labels, rotation=20, fontsize="small")
+        ax.set_ylabel(ylabel)
+        ax.legend(fontsize="small")
+    fig.suptitle("Cache model: interference seen by the VM under test (QEMU plugin model: not physical)",
+                 fontsize="medium")
+    paths = _save(fig, plots_dir, "model")
+    plt.close(fig)
+    return paths
+
+
+def _model_section(an: Analysis, records: Sequence[RunRecord], plots_dir: Path) -> tuple[list[str], list[Path]]:
+    """``experiment --model``: the cache model's columns for the VM under test."""
+    columns = [k for k in cachemodel.MODEL_COLUMNS if any(k in r.metrics for r in records)]
+    if not columns:
+        return [], []
+    rows = []
+    labels: list[str] = []
+    values: dict[str, list[float]] = {k: [] for k in cachemodel.MODEL_COLUMNS}
+    for lab in an.labels:
+        for b in an.benchmarks:
+            ok = an.ok(lab, b)
+            if not ok:
+                continue
+            cells = {k: _stat([r.metrics[k] for r in ok if k in r.metrics]) for k in cachemodel.MODEL_COLUMNS}
+            rows.append((lab, b, *(_fmt(c.mean) if (c := cells[k]) else "–" for k in columns)))
+            labels.append(lab if len(an.benchmarks) == 1 else f"{lab}/{b}")
+            for k, c in cells.items():
+                values[k].append(c.mean if c else 0.0)
+    files = _model_chart(labels, values, plots_dir) if labels else []
+    md = ["## Cache model (QEMU plugin)\n",
+          f"{cachemodel.CAVEAT} Columns (`results.csv`), for `{an.spec.critical}` during its marked "
+          "phase: " + "; ".join(f"`{k}`: {cachemodel.MODEL_COLUMNS[k]}" for k in columns) + ".\n",
+          _table(("scenario", "benchmark", *columns), rows)]
+    if files:
+        md.append("![Cache model](plots/model.png)\n")
+    return md, files
+
+
 def render(spec: ExperimentSpec, out: Path, records: Sequence[RunRecord], env: Environment,
            repetitions: int) -> tuple[Path, list[Path]]:
     """Write ``plots/`` and ``report.md`` into ``out``; returns (report, plot files)."""
@@ -479,6 +532,10 @@ def render(spec: ExperimentSpec, out: Path, records: Sequence[RunRecord], env: E
                 statuses,
             ))
     md.append(_table(("scenario", "benchmark", "metric", "value", "slowdown", "interferer MB/s", "runs"), rows))
+
+    model_md, model_files = _model_section(an, records, out / "plots")
+    md += model_md
+    files += model_files
 
     md.append("## Figures\n")
     for number_, (plot, stem, _, text) in enumerate(charts, 1):

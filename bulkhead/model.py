@@ -289,6 +289,20 @@ class PlatformBandwidth:
 
 
 @dataclass(frozen=True)
+class CacheModelSpec:
+    """The cache/DRAM model of the QEMU plugin (``model:``; docs/model.md).
+
+    The LLC geometry and the bank bits are the platform's ``coloring:`` ones.
+    """
+
+    replacement: Literal["lru", "random"]
+    seed: int  # random replacement's fixed seed
+    l1d: tuple[int, int, int] | None  # (size, ways, line) of each CPU's private L1D
+    row_shift: int | None  # DRAM row = PA >> row_shift; None: no bank model
+    path: str = "model"
+
+
+@dataclass(frozen=True)
 class Platform:
     name: str
     board: str  # hypervisor/platform/<board>: its board code
@@ -309,6 +323,7 @@ class Platform:
     locs: Locs = field(compare=False, repr=False)
     coloring: ColoringSpec | None = None
     bandwidth: PlatformBandwidth | None = None
+    cachemodel: CacheModelSpec | None = None
 
     @property
     def ncpus(self) -> int:

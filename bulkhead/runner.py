@@ -25,7 +25,7 @@ from typing import Any, TextIO
 
 from bulkhead import bandwidth as bw_mod
 from bulkhead import build as build_mod
-from bulkhead import qemu, shared_io
+from bulkhead import cachemodel, qemu, shared_io
 from bulkhead.config import load_system
 from bulkhead.errors import RunError
 
@@ -46,6 +46,7 @@ class RunResult:
     nvms: int = 0
     reason: str = ""  # why the run is not clean ("" when clean)
     argv: tuple[str, ...] = field(default=())
+    model_report: Path | None = None  # --model: the cache model's JSON report (bulkhead.cachemodel)
 
     def all_lines(self) -> list[str]:
         return self.output.splitlines()
@@ -261,6 +262,7 @@ def run(
     boot: str = "image",
     until: re.Pattern[str] | str | None = None,
     netdev: str | None = None,
+    model: bool = False,
 ) -> RunResult:
     """Build ``config_path`` (incrementally) and boot it under QEMU.
 
@@ -273,6 +275,8 @@ def run(
     ``until``: end the run (QEMU killed) as soon as the console output
     matches this regular expression; such a run is clean unless something
     went wrong before (see judge).
+    ``model``: load the cache model plugin (docs/model.md; -icount 0 unless
+    ``icount`` says otherwise); its report is ``RunResult.model_report``.
     """
     if boot == "uboot":
         machine = load_system(config_path).platform.qemu.machine
@@ -281,6 +285,11 @@ def run(
                            f"'{machine}' (on a board, U-Boot comes with the vendor's boot chain: "
                            "docs/boards/zynqmp.md)")
     result = build_mod.build(config_path, out, log=build_log)
+    model_report = None
+    if model:
+        plugin_args, model_report = cachemodel.qemu_args(result.system, result.out, result.elf)
+        extra_qemu_args = [*plugin_args, *extra_qemu_args]
+        icount = 0 if icount is None else icount
     starved = bw_mod.starved_under_icount(result.system, icount or 0)
     if starved:
         raise RunError("; ".join(starved))
@@ -297,4 +306,4 @@ def run(
                                               poke=poke, until=pattern)
     nvms = len(result.system.vms)
     clean, reason = judge(returncode, timed_out, output, nvms, timeout, pattern)
-    return RunResult(returncode, timed_out, output, clean, nvms, reason, tuple(argv))
+    return RunResult(returncode, timed_out, output, clean, nvms, reason, tuple(argv), model_report)

@@ -11,13 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Literal, TypeVar, cast
 
 from bulkhead import bandwidth as bw_mod
 from bulkhead import color as color_mod
 from bulkhead import shared_io
 from bulkhead.errors import ConfigError, Diagnostic
 from bulkhead.model import (
+    CacheModelSpec,
     ColoringSpec,
     ColorSpec,
     ConsoleSpec,
@@ -209,9 +210,9 @@ def node_text(node: YNode) -> str:
 
 PLATFORM_KEYS = (
     "name", "board", "qemu", "cpus", "ram", "hypervisor", "staging", "mmio", "gic", "timer",
-    "uart", "console", "devices", "coloring", "bandwidth",
+    "uart", "console", "devices", "coloring", "bandwidth", "model",
 )
-OPTIONAL_PLATFORM_KEYS = ("board", "devices", "coloring", "bandwidth")
+OPTIONAL_PLATFORM_KEYS = ("board", "devices", "coloring", "bandwidth", "model")
 
 
 def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platform:
@@ -283,6 +284,7 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
         locs=locs,
         coloring=_parse_coloring(r, top["coloring"]) if "coloring" in top else None,
         bandwidth=bw_mod.parse_platform(r, top["bandwidth"]) if "bandwidth" in top else None,
+        cachemodel=_parse_cachemodel(r, top["model"]) if "model" in top else None,
     )
 
 
@@ -323,6 +325,21 @@ def _log2_exact(r: Reader, node: YNode, path: str, value: int, what: str) -> int
     return value.bit_length() - 1
 
 
+def _cache_geometry(r: Reader, node: YNode, q: str, what: str) -> tuple[int, int, int]:
+    """``{size, ways, line}`` of a cache: powers of two, at least one set."""
+    g = r.mapping(node, q, ("size", "ways", "line"), ("size", "ways", "line"), "a mapping {size, ways, line}")
+    size = r.size(g["size"], join(q, "size"))
+    ways = r.integer(g["ways"], join(q, "ways"), "a number of ways (integer 1-1024)", 1, 1024)
+    line = r.integer(g["line"], join(q, "line"), "a line size in bytes (integer 16-1024)", 16, 1024)
+    _log2_exact(r, g["size"], join(q, "size"), size, f"the {what} size")
+    _log2_exact(r, g["ways"], join(q, "ways"), ways, "the number of ways")
+    _log2_exact(r, g["line"], join(q, "line"), line, "the line size")
+    if size < ways * line:
+        raise r.fail(g["size"], join(q, "size"), f"an {what} of {node_text(g['size'])} cannot have "
+                                                 f"{ways} ways of {line}-byte lines")
+    return size, ways, line
+
+
 def _parse_coloring(r: Reader, node: YNode) -> ColoringSpec:
     path = "coloring"
     m = r.mapping(node, path, ("llc", "llc_bits", "bank_bits", "l1_bits"), (),
@@ -346,16 +363,7 @@ def _parse_coloring(r: Reader, node: YNode) -> ColoringSpec:
     llc_bits: tuple[int, ...] = ()
     if "llc" in m:
         q = join(path, "llc")
-        g = r.mapping(m["llc"], q, ("size", "ways", "line"), ("size", "ways", "line"), "a mapping {size, ways, line}")
-        size = r.size(g["size"], join(q, "size"))
-        ways = r.integer(g["ways"], join(q, "ways"), "a number of ways (integer 1-1024)", 1, 1024)
-        line = r.integer(g["line"], join(q, "line"), "a line size in bytes (integer 16-1024)", 16, 1024)
-        _log2_exact(r, g["size"], join(q, "size"), size, "the LLC size")
-        _log2_exact(r, g["ways"], join(q, "ways"), ways, "the number of ways")
-        _log2_exact(r, g["line"], join(q, "line"), line, "the line size")
-        if size < ways * line:
-            raise r.fail(g["size"], join(q, "size"), f"an LLC of {node_text(g['size'])} cannot have "
-                                                     f"{ways} ways of {line}-byte lines")
+        size, ways, line = _cache_geometry(r, m["llc"], q, "LLC")
         way_bits = (size // ways).bit_length() - 1  # index + offset bits of one way
         llc_bits = tuple(range(12, way_bits))
         if len(llc_bits) > MAX_COLOR_BITS:
@@ -368,6 +376,31 @@ def _parse_coloring(r: Reader, node: YNode) -> ColoringSpec:
     if not llc_bits and not bank_bits:
         raise r.fail(node, path, "no color bits: give llc (geometry), llc_bits or bank_bits")
     return ColoringSpec(llc_bits, bank_bits, l1_bits, size, ways, line, path)
+
+
+def _parse_cachemodel(r: Reader, node: YNode) -> CacheModelSpec:
+    """``model:`` (docs/model.md): the QEMU plugin's cache and DRAM model. Its
+    LLC geometry and bank bits are ``coloring:``'s; that it has them is
+    checked when the model is used (:func:`bulkhead.cachemodel.check_platform`)."""
+    path = "model"
+    m = r.mapping(node, path, ("llc", "l1d", "dram"), (), "a mapping {llc, l1d, dram}")
+    replacement, seed = "lru", 1
+    if "llc" in m:
+        q = join(path, "llc")
+        g = r.mapping(m["llc"], q, ("replacement", "seed"), ("replacement",), "a mapping {replacement, seed}")
+        replacement = r.choice(g["replacement"], join(q, "replacement"), ("lru", "random"))
+        if "seed" in g:
+            if replacement != "random":
+                raise r.fail(g["seed"], join(q, "seed"), "a seed is only used by random replacement")
+            seed = r.integer(g["seed"], join(q, "seed"), "a seed (integer 1-2^63)", 1, (1 << 63) - 1)
+    l1d = _cache_geometry(r, m["l1d"], join(path, "l1d"), "L1D") if "l1d" in m else None
+    row_shift = None
+    if "dram" in m:
+        q = join(path, "dram")
+        g = r.mapping(m["dram"], q, ("row_shift",), ("row_shift",), "a mapping {row_shift}")
+        row_shift = r.integer(g["row_shift"], join(q, "row_shift"), f"the lowest row bit (integer 13-{PA_BITS - 1})",
+                              13, PA_BITS - 1)
+    return CacheModelSpec(cast(Literal["lru", "random"], replacement), seed, l1d, row_shift, path)
 
 
 def _color_list(r: Reader, node: YNode, path: str) -> tuple[int, ...]:

@@ -5,7 +5,10 @@
 #     dtc, cpio, clang-format;
 #   - a Python virtualenv in .venv with the bulkhead package and its test tools;
 #   - the Linux guest artefacts (Debian arm64 kernel + busybox initramfs) in
-#     artefacts/ (never committed).
+#     artefacts/ (never committed);
+#   - the cache/DRAM model QEMU plugin (tools/cachemodel, docs/model.md): QEMU's
+#     qemu-plugin.h from the qemu source package's orig tarball (cached in
+#     build/qemu-plugin-api/, never committed), built with the host gcc and glib.
 # Idempotent: each step is skipped when already done.
 set -euo pipefail
 
@@ -85,6 +88,11 @@ ensure_packages() {
     command -v gdb-multiarch >/dev/null || missing+=(gdb-multiarch)  # run --gdb (docs/debugging.md)
     [ -f /usr/lib/u-boot/qemu_arm64/u-boot.bin ] || missing+=(u-boot-qemu)  # run --boot uboot
     python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
+    # the cache/DRAM model plugin (tools/cachemodel): host gcc, glib headers, xz for the QEMU source
+    command -v gcc >/dev/null || missing+=(gcc libc6-dev)
+    command -v make >/dev/null || missing+=(make)
+    command -v xz >/dev/null || missing+=(xz-utils)
+    { command -v pkg-config >/dev/null && pkg-config --exists glib-2.0; } || missing+=(libglib2.0-dev pkg-config)
     if ! dpkg --print-foreign-architectures | grep -qx arm64; then
         log "adding dpkg architecture arm64 (for the Linux guest artefacts)"
         $SUDO dpkg --add-architecture arm64
@@ -198,15 +206,96 @@ ensure_linux() {
     bash scripts/mkinitrd.sh "$dir/busybox" "$dir/initrd.cpio.gz" "$dir/shmem/root"
 }
 
+# --- the cache/DRAM model plugin (docs/model.md) -------------------------------
+# QEMU's plugin API header is GPL-2.0-or-later and not shipped by Debian's
+# QEMU packages: take it from the qemu source package (bookworm-backports,
+# the QEMU we run) at setup time, check it is the installed QEMU's version,
+# and keep it in build/ (gitignored).
+PLUGIN_API=build/qemu-plugin-api
+PLUGIN_SO=build/cachemodel/libcachemodel.so
+
+qemu_upstream_version() {
+    qemu-system-aarch64 --version | sed -n 's/^QEMU emulator version \([0-9.]*\).*/\1/p'
+}
+
+ensure_backports_src() {
+    if grep -rqsE '^(Types:.*deb-src|deb-src).*' /etc/apt/sources.list.d/bulkhead-backports-src.sources; then
+        return
+    fi
+    local uri
+    uri=$(debian_uri)
+    [ -n "$uri" ] || die "no bookworm entry in the apt sources to copy a URI from"
+    log "adding bookworm-backports sources (deb-src) from $uri"
+    printf 'Types: deb-src\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+        "$uri" | $SUDO tee /etc/apt/sources.list.d/bulkhead-backports-src.sources >/dev/null
+    APT_UPDATED=0
+}
+
+ensure_plugin_header() {
+    local want
+    want=$(qemu_upstream_version)
+    [ -n "$want" ] || die "cannot read the installed QEMU's version"
+    if [ -f "$PLUGIN_API/qemu-plugin.h" ] && [ "$(cat "$PLUGIN_API/VERSION" 2>/dev/null)" = "$want" ]; then
+        return
+    fi
+    ensure_backports_src
+    apt_update
+    local dl=build/qemu-src
+    rm -rf "$dl" && mkdir -p "$dl"
+    # The source of the installed QEMU package if the archive still has it,
+    # else bookworm-backports' (its version is checked below).
+    local src=qemu/bookworm-backports pkgver
+    pkgver=$(dpkg-query -W -f='${source:Version}' qemu-system-arm 2>/dev/null || true)
+    if [ -n "$pkgver" ] && (cd "$dl" && apt-get source -qq --print-uris "qemu=$pkgver" >/dev/null 2>&1); then
+        src="qemu=$pkgver"
+    fi
+    # The .dsc and Debian tarball may be missing from the archive while the
+    # upstream (orig) tarball is served: try the whole source package, then
+    # the orig tarball alone; whatever arrived is checked below.
+    log "fetching the qemu source package $src (for include/qemu/qemu-plugin.h)"
+    (cd "$dl" && apt-get source -qq --download-only "$src" >/dev/null 2>&1) ||
+        (cd "$dl" && apt-get source -qq --download-only --tar-only "$src" >/dev/null 2>&1) || true
+    local orig
+    orig=$(ls "$dl"/qemu_*.orig.tar.* 2>/dev/null | head -n1)
+    [ -n "$orig" ] || die "could not download the qemu orig tarball (apt-get source --download-only $src)"
+    local sum
+    sum=$(cd "$dl" && apt-get source -qq --print-uris "$src" 2>/dev/null |
+        awk -v f="$(basename "$orig")" '$2 == f { sub(/^SHA256:/, "", $4); print $4 }')
+    if [ -n "$sum" ]; then
+        echo "$sum  $orig" | sha256sum -c --quiet - || die "$orig: SHA-256 mismatch"
+    fi
+    rm -rf "$dl/x" && mkdir -p "$dl/x"
+    tar -xf "$orig" -C "$dl/x" --wildcards '*/include/qemu/qemu-plugin.h' '*/VERSION' 2>/dev/null || true
+    local hdr ver
+    hdr=$(ls "$dl"/x/*/include/qemu/qemu-plugin.h 2>/dev/null | head -n1)
+    [ -n "$hdr" ] || die "$orig has no include/qemu/qemu-plugin.h"
+    ver=$(cat "$(dirname "$hdr")/../../VERSION")
+    [ "$ver" = "$want" ] || die "qemu source $ver does not match the installed QEMU $want (upgrade qemu-system-arm from bookworm-backports)"
+    mkdir -p "$PLUGIN_API"
+    cp "$hdr" "$PLUGIN_API/qemu-plugin.h"
+    echo "$ver" >"$PLUGIN_API/VERSION"
+    rm -rf "$dl"
+    log "qemu-plugin.h of QEMU $ver in $PLUGIN_API"
+}
+
+ensure_cachemodel() {
+    ensure_plugin_header
+    log "building the cache/DRAM model plugin"
+    make -s -C tools/cachemodel API="$ROOT/$PLUGIN_API" OUT="$ROOT/build/cachemodel" >/dev/null
+    [ -f "$PLUGIN_SO" ] || die "$PLUGIN_SO was not built"
+}
+
 case "${1:-all}" in
     packages) ensure_packages ;;
     venv) ensure_venv ;;
     linux) ensure_linux ;;
+    cachemodel) ensure_packages; ensure_cachemodel ;;
     all)
         ensure_packages
         ensure_venv
         ensure_linux
+        ensure_cachemodel
         ;;
-    *) die "usage: $0 [all|packages|venv|linux]" ;;
+    *) die "usage: $0 [all|packages|venv|linux|cachemodel]" ;;
 esac
 log "ready"

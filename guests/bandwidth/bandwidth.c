@@ -55,6 +55,7 @@ static void bench(u32 cpu)
 	memwalk_write_seq(buf, lines, WORDS_PER_LINE, 0);
 
 	bench_barrier(ncpus);
+	bench_phase(BENCH_PHASE_BANDWIDTH);
 	start = timer_now();
 	for (it = 1; it <= iterations; it++) {
 		switch (mode) {
@@ -71,6 +72,7 @@ static void bench(u32 cpu)
 		touched += lines;
 	}
 	ticks = timer_now() - start;
+	bench_phase(BENCH_PHASE_END);
 	ns = timer_ticks_to_ns(ticks);
 	if (!ns)
 		ns = 1;

@@ -61,6 +61,7 @@ static void interfere(u32 cpu)
 	char mbps[BENCH_FIXED_LEN];
 
 	atomic_add32(&started, 1);
+	bench_phase(BENCH_PHASE_INTERFERER);
 	start = mark = timer_now();
 	while (!atomic_load32(&stop_all)) {
 		pass++;
@@ -94,6 +95,7 @@ static void interfere(u32 cpu)
 		}
 	}
 	now = timer_now();
+	bench_phase(BENCH_PHASE_END);
 	total += bytes;
 	ns = timer_ticks_to_ns(now - start);
 	checksum[cpu] = sum;

@@ -119,9 +119,11 @@ static int run(void)
 	if (!bench_sync_begin("latency"))
 		return 1;
 
+	bench_phase(BENCH_PHASE_LATENCY);
 	start = timer_now();
 	end = chase(base, accesses);
 	ns = timer_ticks_to_ns(timer_now() - start);
+	bench_phase(BENCH_PHASE_END);
 	if (!ns)
 		ns = 1;
 	/* Whole walks over a single cycle end where they started. */

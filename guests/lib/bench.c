@@ -259,6 +259,21 @@ bool bench_sync_stop(void)
 
 /* ---- entry ---------------------------------------------------------------- */
 
+/* ---- phase markers --------------------------------------------------------- */
+
+#define BENCH_STR_(x) #x
+#define BENCH_STR(x)  BENCH_STR_(x)
+
+void bench_phase(u64 id)
+{
+	u64 now = timer_now_ns();
+	/* set after the call, which may clobber them */
+	register u64 x0 __asm__("x0") = id;
+	register u64 x1 __asm__("x1") = now;
+
+	__asm__ volatile("hint #" BENCH_STR(BENCH_PHASE_HINT) : : "r"(x0), "r"(x1) : "memory");
+}
+
 int bench_main(int (*run)(void))
 {
 	int ret = run();

@@ -113,10 +113,12 @@ static int run(void)
 
 		touched = 0;
 		sum = 0;
+		bench_phase(BENCH_PHASE_STRIDE);
 		start = timer_now();
 		for (p = 0; p < passes; p++)
 			touched += pass((volatile u64 *)base, size, step, write, &sum);
 		ns = timer_ticks_to_ns(timer_now() - start);
+		bench_phase(BENCH_PHASE_END);
 		if (!ns)
 			ns = 1;
 		nsteps++;

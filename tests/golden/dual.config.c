@@ -116,5 +116,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 0,
 	.shmems = NULL,
 	.console_input_vm = 0,
-	.config_hash = 0x12492a8fb50a45e2ULL,
+	.config_hash = 0x5bc1f42aba7cf922ULL,
 };

@@ -178,5 +178,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 2,
 	.shmems = shmems,
 	.console_input_vm = 0,
-	.config_hash = 0x79144c76b1436e7bULL,
+	.config_hash = 0xfd08d86a74abdb0fULL,
 };

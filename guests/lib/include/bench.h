@@ -64,6 +64,25 @@ const char *bench_fixed(char *buf, u64 num, u64 den);
 /* MB/s (10^6 bytes per second) of bytes in ns, as bench_fixed(). */
 const char *bench_mbps(char *buf, u64 bytes, u64 ns);
 
+/* ---- phase markers (docs/model.md) ----------------------------------------- */
+
+/*
+ * Mark the start (id != 0) or the end (id = 0) of this vCPU's measured work
+ * for the cache-model QEMU plugin (tools/cachemodel), which then reports the
+ * VM's counters for exactly that work: `hint #BENCH_PHASE_HINT` with x0 = id
+ * and x1 = the virtual time in ns. An unallocated hint: a NOP on hardware and
+ * in QEMU without the plugin.
+ */
+#define BENCH_PHASE_HINT 0x5b
+enum bench_phase_id {
+	BENCH_PHASE_END = 0,
+	BENCH_PHASE_LATENCY = 1,
+	BENCH_PHASE_BANDWIDTH = 2,
+	BENCH_PHASE_INTERFERER = 3,
+	BENCH_PHASE_STRIDE = 4, /* each step's timed passes */
+};
+void bench_phase(u64 id);
+
 /* ---- entry ---------------------------------------------------------------- */
 
 /* A benchmark's main(): returns run()'s result after bench_sync_finish(). */

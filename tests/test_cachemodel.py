@@ -1,0 +1,222 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The cache model plugin's toolchain side (bulkhead/cachemodel.py), its
+platform section (``model:``) and the plugin's model and input parser as a
+host C unit test (tools/cachemodel/test_model.c). The isolation proofs that
+boot QEMU with the plugin are tests/qemu/test_model.py."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from bulkhead import cachemodel
+from bulkhead.config import load_platform, load_system
+from bulkhead.errors import BuildError, ConfigError
+
+ROOT = Path(__file__).resolve().parent.parent
+TOOL = ROOT / "tools" / "cachemodel"
+CONFIGS = ROOT / "tests" / "configs"
+PLATFORM = ROOT / "platforms" / "qemu-virt.yaml"
+
+
+def test_model_host_c(tmp_path: Path) -> None:
+    cc = shutil.which("gcc") or shutil.which("cc")
+    assert cc, "a native C compiler is required"
+    exe = tmp_path / "test_model"
+    build = subprocess.run(
+        [cc, "-std=gnu11", "-g", "-O1", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
+         "-Wall", "-Wextra", "-Werror", *(str(TOOL / f) for f in ("test_model.c", "model.c", "mapfile.c")),
+         "-o", str(exe)], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "test_model: ok" in run.stdout
+
+
+def test_platform_model() -> None:
+    spec = load_platform("qemu-virt").cachemodel
+    assert spec is not None
+    assert (spec.replacement, spec.seed, spec.l1d, spec.row_shift) == ("lru", 1, None, 18)
+
+
+def platform_dir(tmp: Path, edit: Callable[[str], str]) -> Path:
+    d = tmp / "platforms"
+    d.mkdir()
+    (d / "qemu-virt.yaml").write_text(edit(PLATFORM.read_text()))
+    return d
+
+
+MODEL = "model:\n  llc: {replacement: lru}\n  dram: {row_shift: 18}\n"
+
+
+@pytest.mark.parametrize("section, expected", [
+    ("model:\n  llc: {replacement: fifo}\n", "model.llc.replacement: expected one of lru, random"),
+    ("model:\n  llc: {replacement: lru, seed: 3}\n", "model.llc.seed: a seed is only used by random replacement"),
+    ("model:\n  l1d: {size: 48K, ways: 4, line: 64}\n", "model.l1d.size: the L1D size must be a power of two"),
+    ("model:\n  dram: {row: 18}\n", "model.dram.row: unknown key 'row'; expected one of: row_shift"),
+    ("model:\n  cache: {}\n", "model.cache: unknown key 'cache'"),
+])
+def test_model_section_errors(section: str, expected: str, tmp_path: Path) -> None:
+    d = platform_dir(tmp_path, lambda t: t.replace(MODEL, section))
+    with pytest.raises(ConfigError) as exc:
+        load_system(CONFIGS / "one-hello.yaml", guest_sources=None, platforms_dir=d)
+    assert expected in str(exc.value)
+    assert "qemu-virt.yaml:" in str(exc.value)
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda t: t.replace("  bank_bits: [16, 17]\n", ""), "model.dram: the DRAM bank model needs the bank bits"),
+    (lambda t: t.replace("row_shift: 18", "row_shift: 17"), "model.dram.row_shift: row bits start at bit 17, "
+                                                           "not above the bank bits (16, 17)"),
+    (lambda t: t.replace("llc: {size: 1M, ways: 16, line: 64}\n", "llc_bits: [12, 13]\n"),
+     "model: the cache model needs the LLC geometry"),
+    (lambda t: t.replace(MODEL, ""), "has no 'model:' section"),
+])
+def test_model_needs_coloring(edit: Callable[[str], str], expected: str, tmp_path: Path) -> None:
+    """What the model needs from coloring: is checked (located) when it is used."""
+    d = platform_dir(tmp_path, edit)
+    system = load_system(CONFIGS / "one-hello.yaml", guest_sources=None, platforms_dir=d)
+    with pytest.raises(ConfigError) as exc:
+        cachemodel.map_text(system)
+    assert expected in str(exc.value)
+
+
+def test_map_text_colored_pages() -> None:
+    """Colored VMs interleave pages: the map gives each page to its VM."""
+    system = load_system(CONFIGS / "color-walk.yaml", guest_sources=None)
+    text = cachemodel.map_text(system)
+    lines = text.splitlines()
+    assert "llc 0x100000 16 64 lru 1" in lines and "dram 18 16 17" in lines
+    owners = {int(l.split()[1]): l.split()[3] for l in lines if l.startswith("owner ")}
+    assert owners[1] == "hypervisor" and owners[2] == "a" and owners[6] == "shmem:ac"
+    pages: dict[int, str] = {}
+    for line in lines:
+        if line.startswith("range "):
+            _, base, size, owner = line.split()
+            for pa in range(int(base, 16), int(base, 16) + int(size, 16), 4096):
+                assert pa not in pages, f"page 0x{pa:x} owned twice"
+                pages[pa] = owners[int(owner)]
+    for vm in system.vms:
+        mine = [pa for pa, who in pages.items() if who == vm.name]
+        assert len(mine) * 4096 >= vm.ram_bytes
+        for m in vm.memory:
+            if m.colors is not None:
+                walk = list(m.colors.pages(m.pa, m.size // 4096))
+                assert len(walk) * 4096 == m.size and all(m.colors.match(pa) for pa in walk)
+                assert all(pages[pa] == vm.name for pa in walk)
+    assert "cpu 0 2" in lines and "cpu 3 5" in lines
+
+
+REPORT = {
+    "version": 1, "marker": "hint #0x5b", "io_accesses": 0,
+    "owners": [
+        {"name": "other", "kind": "none", "run": None, "phase": None, "phase_marks": 0, "phase_ns": 0,
+         "phase_id": 0, "phase_open": False},
+        {"name": "hypervisor", "kind": "hyp", "run": None, "phase": None, "phase_marks": 0, "phase_ns": 0,
+         "phase_id": 0, "phase_open": False},
+        {"name": "v", "kind": "vm", "run": None, "phase": None, "phase_marks": 1, "phase_ns": 200_000,
+         "phase_id": 1, "phase_open": False},
+    ],
+    "cpu_source": "TPIDR_EL2",
+    "cpus": [{"index": 0, "vm": "v", "accesses": 9, "el2_accesses": 2, "llc_misses": 4, "l1d_misses": 0, "dram_accesses": 5,
+              "markers": 2, "evicted": {"w": 3}, "row_conflicts_by": {"v": 1, "w": 6}},
+             {"index": 1, "vm": "", "accesses": 0, "llc_misses": 0, "l1d_misses": 0, "dram_accesses": 0,
+              "markers": 0, "evicted": {}}],
+}
+
+
+def counters(**kw: object) -> dict[str, object]:
+    base: dict[str, object] = {k: 0 for k in (
+        "llc_accesses", "llc_misses", "l1d_accesses", "l1d_misses", "dram_accesses", "dram_bytes", "writebacks",
+        "row_hits", "row_empty", "row_conflicts", "el2_accesses")}
+    base.update(evicted_by={}, row_conflicts_by={})
+    base.update(kw)
+    return base
+
+
+def test_report_and_table(tmp_path: Path) -> None:
+    doc = json.loads(json.dumps(REPORT))
+    for o in doc["owners"]:
+        o["run"] = counters(llc_accesses=0 if o["kind"] == "none" else 10)
+    doc["owners"][2]["phase"] = counters(llc_accesses=5, dram_bytes=6400, el2_accesses=1,
+                                         evicted_by={"v": 3, "w": 4, "hypervisor": 2},
+                                         row_conflicts_by={"v": 1, "w": 7})
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(doc))
+    report = cachemodel.load_report(path)
+    v = report.owner("v")
+    assert v.measured.evicted_by_others("v") == 4 and v.measured.conflicts_by_others("v") == 7
+    assert cachemodel.bytes_per_period(v, 100) == pytest.approx(3200.0)  # 6400 B in 2 periods of 100 us
+    assert cachemodel.bytes_per_period(report.owner("hypervisor"), 100) is None
+    text = cachemodel.table(report, 100)
+    row = next(line for line in text.splitlines() if line.startswith("v "))
+    assert row.split() == ["v", "phase", "5", "1", "0", "4", "2", "0", "0", "7", "3200"]
+    assert "never comparable with hardware" in text
+    assert not any(line.startswith("other") for line in text.splitlines())
+    cpu_row = next(line for line in text.splitlines() if line.startswith("0 "))
+    assert cpu_row.split() == ["0", "v", "9", "2", "4", "0", "5", "6", "w:", "3"]
+    assert not any(line.startswith("1 ") for line in text.splitlines())
+
+
+def test_missing_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("BULKHEAD_CACHEMODEL", str(tmp_path / "nope.so"))
+    with pytest.raises(BuildError, match="scripts/setup.sh cachemodel"):
+        cachemodel.plugin_path()
+    # without QEMU's header (setup not run) nothing is built
+    monkeypatch.delenv("BULKHEAD_CACHEMODEL")
+    monkeypatch.setattr(cachemodel, "API", tmp_path / "no-api")
+    monkeypatch.setattr(cachemodel, "PLUGIN", tmp_path / "libcachemodel.so")
+    with pytest.raises(BuildError, match="scripts/setup.sh cachemodel"):
+        cachemodel.plugin_path()
+    assert not (tmp_path / "libcachemodel.so").exists()
+
+
+def test_experiment_model_columns(tmp_path: Path) -> None:
+    """experiment --model: the runs get model=True, their reports become the
+    model_* columns of results.csv (for the VM under test, read back by
+    --report-only) and a report section with the caveat."""
+    from bulkhead.experiment import records_from_csv, run_experiment
+    from bulkhead.experiment_spec import load
+    from bulkhead.runner import RunResult
+
+    spec_path = tmp_path / "spec.yaml"
+    spec_path.write_text(
+        "name: t\nsystem:\n  platform: qemu-virt\n  vms:\n"
+        "    - {name: v, cpus: [0], memory: [{ipa: 0x40000000, size: 16M}], guest: hello}\n"
+        "critical: v\nbenchmarks: [{name: lat, guest: latency}]\nscenarios: [{name: solo}]\n")
+    seen: list[object] = []
+
+    def fake(config: Path, **kw: object) -> RunResult:
+        seen.append(kw.get("model"))
+        doc = json.loads(json.dumps(REPORT))
+        for o in doc["owners"]:
+            o["run"] = counters()
+        doc["owners"][2]["phase"] = counters(llc_accesses=5, llc_misses=2, dram_bytes=6400,
+                                             evicted_by={"hypervisor": 2})
+        path = tmp_path / "report.json"
+        path.write_text(json.dumps(doc))
+        out = ("[v] result bench=latency cpu=0 accesses=5 ns=5 ns_per_access=1.000\n[v] latency: PASS (5)\n"
+               "[bulkhead] all VMs off: clean=1 stopped=0\n")
+        return RunResult(0, False, out, True, 1, "", (), path)
+
+    spec = load(spec_path)
+    result = run_experiment(spec, tmp_path / "out", run_fn=fake, model=True)
+    assert seen == [True] and not result.failed()
+    with open(result.csv, newline="") as f:
+        row = next(csv.DictReader(f))
+    assert (row["model_llc_accesses"], row["model_llc_misses"], row["model_evicted_by_hyp"]) == ("5", "2", "2")
+    assert row["model_evicted_by_vms"] == "0" and row["model_interf_dram_bpp"] == ""
+    assert row["model_dram_bpp"] == "32000"  # 6400 B in 200 us: per the default 1 ms period
+    assert row["icount"] == "0"  # the spec sets none: the model runs under -icount 0
+    assert result.report is not None
+    text = result.report.read_text()
+    assert "## Cache model (QEMU plugin)" in text and "never comparable with hardware" in text
+    assert "plots/model.png" in text and (tmp_path / "out" / "plots" / "model.svg").is_file()
+    records, _ = records_from_csv(spec, tmp_path / "out")
+    assert records[0].metrics["model_llc_misses"] == 2.0

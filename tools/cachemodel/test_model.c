@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Host unit test of the cache/DRAM model and the input parser (run by
+ * tests/test_cachemodel.py with AddressSanitizer and UBSan). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../tests/host/check.h"
+#include "mapfile.h"
+#include "model.h"
+
+#define LINE 64u
+
+static void test_lru(void)
+{
+	struct cm_cache c;
+	struct cm_result r;
+
+	/* one set of two ways */
+	CHECK(cm_cache_init(&c, 2 * LINE, 2, LINE, CM_LRU, 0) == 0);
+	CHECK(c.sets == 1);
+	r = cm_cache_access(&c, 0x1000, 1, false);
+	CHECK(!r.hit && !r.evicted); /* invalid way first */
+	r = cm_cache_access(&c, 0x2000, 2, true);
+	CHECK(!r.hit && !r.evicted);
+	CHECK(cm_cache_access(&c, 0x1010, 1, false).hit); /* same line: 0x1000 most recent */
+	r = cm_cache_access(&c, 0x3000, 3, false);
+	CHECK(!r.hit && r.evicted && r.victim_owner == 2 && r.victim_addr == 0x2000);
+	CHECK(r.writeback); /* 0x2000 was stored to */
+	r = cm_cache_access(&c, 0x2000, 2, false);
+	CHECK(r.evicted && r.victim_owner == 1 && r.victim_addr == 0x1000 && !r.writeback);
+	CHECK(cm_cache_mark_dirty(&c, 0x3000));
+	CHECK(!cm_cache_mark_dirty(&c, 0x5000));
+	r = cm_cache_access(&c, 0x4000, 1, false);
+	CHECK(r.victim_addr == 0x3000 && r.writeback);
+	cm_cache_free(&c);
+}
+
+static void test_sets(void)
+{
+	struct cm_cache c;
+	struct cm_result r;
+	uint32_t i;
+
+	/* 1 MiB 16-way: 1024 sets; lines 64 KiB apart share a set */
+	CHECK(cm_cache_init(&c, 1u << 20, 16, LINE, CM_LRU, 0) == 0);
+	CHECK(c.sets == 1024);
+	for (i = 0; i < 16; i++)
+		CHECK(!cm_cache_access(&c, (uint64_t)i << 16, 1, false).evicted);
+	CHECK(!cm_cache_access(&c, 0x40, 2, false).evicted); /* another set */
+	r = cm_cache_access(&c, 16u << 16, 2, false);
+	CHECK(r.evicted && r.victim_addr == 0 && r.victim_owner == 1);
+	cm_cache_free(&c);
+	CHECK(cm_cache_init(&c, 3 * LINE, 1, LINE, CM_LRU, 0) != 0); /* 3 sets */
+	CHECK(cm_cache_init(&c, 4 * LINE, 2, 48, CM_LRU, 0) != 0);   /* 48-byte lines */
+}
+
+static void test_random(void)
+{
+	struct cm_cache a, b;
+	uint32_t i, same = 0, evictions = 0;
+
+	CHECK(cm_cache_init(&a, 4 * LINE, 4, LINE, CM_RANDOM, 7) == 0);
+	CHECK(cm_cache_init(&b, 4 * LINE, 4, LINE, CM_RANDOM, 7) == 0);
+	for (i = 0; i < 200; i++) {
+		struct cm_result ra = cm_cache_access(&a, (uint64_t)i * LINE * 3 % 4096, 1, false);
+		struct cm_result rb = cm_cache_access(&b, (uint64_t)i * LINE * 3 % 4096, 1, false);
+
+		same += ra.hit == rb.hit && ra.victim_addr == rb.victim_addr;
+		evictions += ra.evicted;
+		if (i < 4)
+			CHECK(!ra.evicted); /* invalid ways first */
+	}
+	CHECK(same == 200); /* a fixed seed: the same victims */
+	CHECK(evictions > 100);
+	cm_cache_free(&a);
+	cm_cache_free(&b);
+}
+
+static void test_dram(void)
+{
+	static const uint32_t bits[] = { 16, 17 };
+	struct cm_dram d = { 0 };
+	uint8_t opener = 0xff;
+
+	CHECK(cm_dram_init(&d, bits, 2, 17) != 0); /* a row bit below a bank bit */
+	CHECK(cm_dram_init(&d, bits, 2, 18) == 0);
+	CHECK(cm_dram_bank(&d, 0x30000) == 3 && cm_dram_bank(&d, 0x50000) == 1);
+	CHECK(cm_dram_access(&d, 0x00000, 1, &opener) == CM_ROW_EMPTY);
+	CHECK(cm_dram_access(&d, 0x00040, 2, &opener) == CM_ROW_HIT);
+	CHECK(cm_dram_access(&d, 0x40000, 3, &opener) == CM_ROW_CONFLICT && opener == 2);
+	CHECK(cm_dram_access(&d, 0x10000, 3, &opener) == CM_ROW_EMPTY); /* bank 1 */
+	CHECK(cm_dram_access(&d, 0x00000, 1, &opener) == CM_ROW_CONFLICT && opener == 3);
+	cm_dram_free(&d);
+}
+
+static int load(const char *text, struct cm_config *cfg, char *err)
+{
+	char path[] = "/tmp/cmtestXXXXXX";
+	int fd = mkstemp(path);
+	FILE *f = fdopen(fd, "w");
+	int ret;
+
+	fputs(text, f);
+	fclose(f);
+	ret = cm_config_load(path, cfg, err, 200);
+	remove(path);
+	return ret;
+}
+
+static void test_mapfile(void)
+{
+	struct cm_config cfg;
+	char err[200];
+
+	CHECK(load("# input\nllc 0x100000 16 64 random 5\nl1d 0x8000 4 64\ndram 18 16 17\n"
+	           "ram 0x40000000 0x100000\nowner 1 hyp hypervisor\nowner 2 vm a\n"
+	           "cpu 1 2\nrange 0x40000000 0x2000 1\nrange 0x40003000 0x1000 2\n",
+	           &cfg, err) == 0);
+	CHECK(cfg.llc_size == 0x100000 && cfg.llc_ways == 16 && cfg.llc_repl == CM_RANDOM &&
+	      cfg.llc_seed == 5);
+	CHECK(cfg.l1_size == 0x8000 && cfg.row_shift == 18 && cfg.dram_nbits == 2 &&
+	      cfg.dram_bits[1] == 17);
+	CHECK(cfg.nowners == 3 && !strcmp(cfg.owner_name[2], "a") && cfg.cpu_owner[1] == 2);
+	CHECK(cfg.page_owner[0] == 1 && cfg.page_owner[1] == 1 && cfg.page_owner[2] == 0 &&
+	      cfg.page_owner[3] == 2);
+	free(cfg.page_owner);
+
+	CHECK(load("llc 0x100000 16 64 lru 1\nram 0x40000000 0x100000\nrange 0x3ffff000 0x2000 1\n",
+	           &cfg, err) != 0);
+	CHECK(strstr(err, ":3: range") != NULL);
+	free(cfg.page_owner);
+	CHECK(load("llc 0x100000 16 64 lru 1\nbogus 1\n", &cfg, err) != 0);
+	CHECK(strstr(err, ":2: unknown keyword 'bogus'") != NULL);
+	CHECK(load("llc 0x100000 16 64 fifo 1\n", &cfg, err) != 0);
+	CHECK(load("ram 0x40000000 0x100000\n", &cfg, err) != 0 && strstr(err, "no llc"));
+	free(cfg.page_owner);
+}
+
+int main(void)
+{
+	test_lru();
+	test_sets();
+	test_random();
+	test_dram();
+	test_mapfile();
+	if (failures)
+		return 1;
+	printf("test_model: ok\n");
+	return 0;
+}
