@@ -145,9 +145,27 @@ def test_hypervisor_counted_separately(tmp_path: Path, lock: None) -> None:
         c = report.owner(vm).run
         assert c.evicted_by_others(vm) == evicted_by_vms(report, vm) + sum(
             n for who, n in c.evicted_by.items() if who.startswith("shmem:"))
-    # The hypervisor is not colored yet (self-coloring: issue #13), so it does
-    # evict VM lines; the model reports them apart from the VMs' evictions.
+    # Without hypervisor_colors the hypervisor evicts VM lines; the model
+    # reports them apart from the VMs' evictions (with self-coloring: none,
+    # test_self_colored_hypervisor_evicts_no_vm_line).
     assert sum(report.owner(vm).run.evicted_by.get(HYPERVISOR, 0) for vm in ("victim", "interf")) > 0
+
+
+def test_self_colored_hypervisor_evicts_no_vm_line(tmp_path: Path, lock: None) -> None:
+    """Issue #18 with #13's self-coloring: VMs, shared memory and the
+    hypervisor in disjoint LLC colors (`hypervisor_colors`) give zero VM lines
+    evicted by the hypervisor over the whole run, VM start included; the same
+    system without `hypervisor_colors` has the hypervisor evict lines of both
+    VMs (the test can fail)."""
+    system = colors('{llc: "0-6"}', '{llc: "7-13"}') | {"    size: 4K\n": '    size: 4K\n    colors: {llc: "13"}\n'}
+    plain, _ = model_run(tmp_path, "hyp-plain", system)
+    selfc, _ = model_run(tmp_path, "hyp-self", system | {
+        "platform: qemu-virt\n": 'platform: qemu-virt\nhypervisor_colors: {llc: "14-15"}\n'})
+    for vm in ("victim", "interf"):
+        assert plain.owner(vm).run.evicted_by.get(HYPERVISOR, 0) > 0, vm
+        assert selfc.owner(vm).run.evicted_by.get(HYPERVISOR, 0) == 0, vm
+        assert evicted_by_vms(selfc, vm) == 0, vm
+    assert selfc.owner(HYPERVISOR).run.llc_accesses > 10_000  # it did run, in its own colors
 
 
 def bytes_per_period(report: Report) -> float:
