@@ -13,11 +13,20 @@
  * Parameters: uncolored=1 (expect the call to be refused: an uncolored VM
  * shares every set), lines (partial request, default 100), reps (timed
  * repetitions of the full call, default 4).
+ *
+ * fill=<passes>: the invalidation-driven fill itself, for the cache model
+ * (docs/model.md). Fills its LLC partition with one buffer of exactly the
+ * partition's size, prepares it (BH_HC_IDA_PREPARE; not with prepare=0), then
+ * reads a second buffer of the same size <passes> times, one load per line,
+ * inside phase marker BENCH_PHASE_IDA: prepared, the model counts one miss
+ * per line whatever its replacement policy (every fill finds an invalid
+ * way); unprepared, with random replacement, more.
  * Lines: "ida: preparations so far <n>" (at the first call: 1 + those at
  * start and period starts), "ida: LLC L<n> <size> KiB <w>-way <l> B lines, <sets> sets",
  * "ida: full: <lines> lines (<KiB> KiB) in <sets> sets, colors 0x<bitmap>, <ns> ns per KiB",
  * "ida: partial: ...", "ida: PASS" (or "ida: FAIL (...)").
  */
+#include "bench.h"
 #include "runtime.h"
 
 static int fail(const char *why, u64 a, u64 b)
@@ -59,6 +68,40 @@ static u64 popcount(u64 x)
 	return n;
 }
 
+/* One load per line of [buf, buf + size), passes times. */
+static u64 touch(volatile const u8 *buf, u64 size, u64 line, u64 passes)
+{
+	u64 sum = 0;
+
+	for (u64 p = 0; p < passes; p++)
+		for (u64 off = 0; off < size; off += line)
+			sum += buf[off];
+	return sum;
+}
+
+static int fill_phase(u64 partition, u64 line, u64 passes)
+{
+	uptr a = (rt_free_start() + 0xfff) & ~(uptr)0xfff, b = a + partition;
+	struct bh_ret r;
+
+	if (b + partition > rt_free_end())
+		return fail("fill: two partition-sized buffers do not fit", partition,
+		            rt_free_end());
+	touch((const u8 *)a, partition, line, 1); /* the partition holds valid lines */
+	if (param_u64("prepare", 1)) {
+		r = bh_call(BH_HC_IDA_PREPARE, 0, 0, 0, 0, 0);
+		if (r.x0 != BH_OK)
+			return fail("fill: prepare refused", (u64)r.x0, 0);
+	}
+	bench_phase(BENCH_PHASE_IDA);
+	touch((const u8 *)b, partition, line, passes);
+	bench_phase(BENCH_PHASE_END);
+	printf("ida: fill: %lu lines, %lu passes, %s\n", partition / line, passes,
+	       param_u64("prepare", 1) ? "prepared" : "not prepared");
+	printf("ida: PASS\n");
+	return 0;
+}
+
 int main(const char *params)
 {
 	u64 line = 0, ways = 0, sets = 0, want_sets, ncolors, k, reps = param_u64("reps", 4);
@@ -88,6 +131,8 @@ int main(const char *params)
 	ncolors = 1ull << popcount(ci.llc_mask);
 	k = popcount(ci.llc_colors);
 	want_sets = sets * k / ncolors;
+	if (param_u64("fill", 0))
+		return fill_phase(want_sets * ways * line, line, param_u64("fill", 0));
 
 	for (u64 i = 0; i < reps; i++) {
 		t0 = timer_now();

@@ -275,3 +275,50 @@ def test_random_replacement_isolation(tmp_path: Path, lock: None) -> None:
     second = edited_map_run(tmp_path, "rnd-colored2", colored, rnd)
     assert evicted_by_vms(first, "victim") == 0
     assert first.raw == second.raw
+
+
+IDA_VM = """platform: qemu-virt
+vms:
+  - name: ida
+    cpus: [0]
+    colors: {{llc: "0-3"}}
+    memory:
+      - {{ipa: 0x40000000, size: 2M}}
+    guest: ida
+    params: {{fill: 2, prepare: {prepare}}}
+"""
+
+
+def ida_misses_per_line(tmp_path: Path, prepare: int) -> float:
+    """The ida guest's fill phase (two passes over a buffer the size of its
+    LLC partition, after filling the partition with other lines) under the
+    model with random replacement: LLC misses per line of the buffer."""
+    config = tmp_path / f"ida-{prepare}.yaml"
+    config.write_text(IDA_VM.format(prepare=prepare))
+    out = REPO_ROOT / "build" / "qemu-tests" / "model-ida"
+    res = build.build(config, out, log=io.StringIO())
+    mapfile, report_path = tmp_path / f"ida-{prepare}.map", tmp_path / f"ida-{prepare}.json"
+    mapfile.write_text(cachemodel.map_text(res.system, res.elf).replace(" lru 1\n", " random 7\n"))
+    argv = qemu.command(res.system.platform, res.elf, (), icount=0,
+                        extra=["-plugin", f"{cachemodel.PLUGIN},map={mapfile},out={report_path}"])
+    status, timed_out, output = supervise(argv, timeout=TIMEOUT)
+    clean, reason = judge(status, timed_out, output, len(res.system.vms))
+    assert clean, f"ida-{prepare}: {reason}\n{output[-2000:]}"
+    assert "[ida] ida: PASS" in output, output[-2000:]
+    phase = cachemodel.load_report(report_path).owner("ida").phase
+    assert phase is not None, "the ida guest marked no phase"
+    lines = 4 * 64 * 16  # 4 of 16 colors of a 1 MiB 16-way LLC of 64 B lines: 256 KiB
+    assert phase.llc_accesses >= 2 * lines
+    return phase.llc_misses / lines
+
+
+def test_ida_one_miss_per_line(tmp_path: Path, lock: None) -> None:
+    """Issue #13 item 2: after BH_HC_IDA_PREPARE every fill of the VM's
+    partition lands in an invalid way, so two passes over a partition-sized
+    buffer cost one miss per line even with random replacement (TX1-like);
+    unprepared, random replacement evicts the buffer's own lines (the test
+    can fail)."""
+    prepared = ida_misses_per_line(tmp_path, 1)
+    unprepared = ida_misses_per_line(tmp_path, 0)
+    assert prepared <= 1.02, prepared
+    assert unprepared > 1.1, unprepared

@@ -64,13 +64,14 @@ static struct cm_counters cnt[NSCOPES][CM_MAX_OWNERS];
 static struct cpu_stats cpus[CM_MAX_CPUS];
 static unsigned int ncpus;
 static const char *out_path;
-static uint64_t io_accesses;
+static uint64_t io_accesses, setway_ops;
 
 /* marked phases, per owner */
 static uint32_t phase_cpus[CM_MAX_OWNERS];
 static uint64_t phase_start[CM_MAX_OWNERS], phase_ns[CM_MAX_OWNERS];
 static uint64_t phase_marks[CM_MAX_OWNERS], phase_last_id[CM_MAX_OWNERS];
 static struct qemu_plugin_register *reg_x0, *reg_x1, *reg_tpidr, *reg_cpsr;
+static struct qemu_plugin_register *reg_x[31]; /* x0..x30: DC by set/way operands */
 /*
  * Set when the hypervisor (EL2) asks the firmware to power the machine off
  * or reset it: QEMU stops the other vCPUs only when its main loop gets to
@@ -262,6 +263,55 @@ static void marker_cb(unsigned int vcpu, void *ud)
 	}
 }
 
+/*
+ * DC ISW/CSW/CISW Xt: maintenance of one line by set and way. The model's
+ * shared cache is the platform's last-level cache, level field
+ * CM_LLC_SETWAY_LEVEL of the operand (L2 on every supported board); other
+ * levels are not modelled. Guests' set/way operations trap (HCR_EL2.TSW):
+ * every one seen here is the hypervisor's (IDA, set/way emulation), so an
+ * invalidated line counts as no owner's eviction; dirty lines are written
+ * back to DRAM as their owner's.
+ */
+#define CM_LLC_SETWAY_LEVEL 1
+#define A64_DC_SETWAY_MASK  0xffffffe0u
+#define A64_DC_ISW          0xd5087640u
+#define A64_DC_CSW          0xd5087a40u
+#define A64_DC_CISW         0xd5087e40u
+
+static unsigned int log2u(uint64_t v)
+{
+	unsigned int n = 0;
+
+	while (v > 1) {
+		v >>= 1;
+		n++;
+	}
+	return n;
+}
+
+static void setway_cb(unsigned int vcpu, void *ud)
+{
+	(void)vcpu;
+	uintptr_t word = (uintptr_t)ud;
+	uint64_t op = read_x(reg_x[word & 31]);
+	bool invalidate = (word & A64_DC_SETWAY_MASK) != A64_DC_CSW;
+	unsigned int a = log2u(llc.ways);
+	uint32_t way = a ? (uint32_t)((op & 0xffffffffu) >> (32 - a)) : 0;
+	uint32_t set = (uint32_t)((op >> llc.line_shift) & (llc.sets - 1));
+	struct cm_result r;
+	unsigned int s;
+
+	if (frozen || ((op >> 1) & 7) != CM_LLC_SETWAY_LEVEL)
+		return;
+	r = cm_cache_setway(&llc, set, way, invalidate);
+	setway_ops++;
+	if (r.writeback) {
+		for (s = 0; s < nscopes(r.victim_owner); s++)
+			cnt[s][r.victim_owner].writebacks++;
+		dram_access(r.victim_addr, r.victim_owner, NULL);
+	}
+}
+
 /* An HVC or SMC: the end of the machine if EL2 calls PSCI SYSTEM_OFF/RESET. */
 static void call_cb(unsigned int vcpu, void *ud)
 {
@@ -293,6 +343,12 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		if (word == CM_MARKER_INSN)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, marker_cb,
 			                                       QEMU_PLUGIN_CB_R_REGS, NULL);
+		else if (((word & A64_DC_SETWAY_MASK) == A64_DC_ISW ||
+		          (word & A64_DC_SETWAY_MASK) == A64_DC_CSW ||
+		          (word & A64_DC_SETWAY_MASK) == A64_DC_CISW) &&
+		         reg_x[word & 31])
+			qemu_plugin_register_vcpu_insn_exec_cb(
+			    insn, setway_cb, QEMU_PLUGIN_CB_R_REGS, (void *)(uintptr_t)word);
 		else if ((word & A64_HVC_SMC_MASK) == A64_HVC_SMC && reg_cpsr)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, call_cb, QEMU_PLUGIN_CB_R_REGS,
 			                                       NULL);
@@ -312,6 +368,12 @@ static void vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
 	for (i = 0; regs && i < regs->len; i++) {
 		qemu_plugin_reg_descriptor *d = &g_array_index(regs, qemu_plugin_reg_descriptor, i);
 
+		if (d->name[0] == 'x' && d->name[1] >= '0' && d->name[1] <= '9') {
+			unsigned long n = strtoul(d->name + 1, NULL, 10);
+
+			if (n < 31)
+				reg_x[n] = d->handle;
+		}
 		if (!strcmp(d->name, "x0"))
 			reg_x0 = d->handle;
 		else if (!strcmp(d->name, "x1"))
@@ -365,8 +427,8 @@ static void write_report(FILE *f)
 
 	fprintf(f,
 	        "{\"version\": 1, \"marker\": \"hint #0x%x\", \"io_accesses\": %" PRIu64
-	        ", \"ended_by_psci\": %s,\n",
-	        CM_MARKER_IMM, io_accesses, frozen ? "true" : "false");
+	        ", \"setway_ops\": %" PRIu64 ", \"ended_by_psci\": %s,\n",
+	        CM_MARKER_IMM, io_accesses, setway_ops, frozen ? "true" : "false");
 	fprintf(f, " \"owners\": [\n");
 	for (i = 0; i < cfg.nowners; i++) {
 		fprintf(f, "  {\"name\": \"%s\", \"kind\": \"%s\", \"run\": ", cfg.owner_name[i],

@@ -141,6 +141,27 @@ bool cm_cache_mark_dirty(struct cm_cache *c, uint64_t pa)
 	return true;
 }
 
+struct cm_result cm_cache_setway(struct cm_cache *c, uint32_t set, uint32_t way, bool invalidate)
+{
+	struct cm_result r = { 0 };
+	uint64_t i;
+
+	if (set >= c->sets || way >= c->ways)
+		return r;
+	i = (uint64_t)set * c->ways + way;
+	if (!c->tag[i])
+		return r;
+	r.writeback = c->dirty[i];
+	r.victim_owner = c->owner[i];
+	r.victim_addr = (c->tag[i] >> 1) << c->line_shift;
+	c->dirty[i] = 0;
+	if (invalidate) {
+		r.evicted = true;
+		c->tag[i] = 0;
+	}
+	return r;
+}
+
 int cm_dram_init(struct cm_dram *d, const uint32_t *bits, uint32_t nbits, uint32_t row_shift)
 {
 	uint32_t i;

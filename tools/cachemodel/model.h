@@ -73,6 +73,11 @@ struct cm_result cm_cache_access(struct cm_cache *c, uint64_t pa, uint8_t owner,
 /* Marks the line of pa dirty (an L1 write-back reaching the LLC); false if
  * the line is not there. */
 bool cm_cache_mark_dirty(struct cm_cache *c, uint64_t pa);
+/* Data-cache maintenance by set/way (DC CSW: clean; DC ISW/CISW: the line
+ * is invalid afterwards): the line it held as a victim in the result
+ * (evicted when invalidated, writeback when it was dirty). Out-of-range set
+ * or way: nothing. */
+struct cm_result cm_cache_setway(struct cm_cache *c, uint32_t set, uint32_t way, bool invalidate);
 
 int cm_dram_init(struct cm_dram *d, const uint32_t *bits, uint32_t nbits, uint32_t row_shift);
 void cm_dram_free(struct cm_dram *d);

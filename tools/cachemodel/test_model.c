@@ -55,6 +55,32 @@ static void test_sets(void)
 	CHECK(cm_cache_init(&c, 4 * LINE, 2, 48, CM_LRU, 0) != 0);   /* 48-byte lines */
 }
 
+static void test_setway(void)
+{
+	struct cm_cache c;
+	struct cm_result r;
+	uint32_t i;
+
+	/* one set of 4 random ways: filled, then invalidated by set/way, the next
+	 * four fills all land in invalid ways (no eviction at all) */
+	CHECK(cm_cache_init(&c, 4 * LINE, 4, LINE, CM_RANDOM, 7) == 0);
+	for (i = 0; i < 4; i++)
+		cm_cache_access(&c, (uint64_t)i * LINE * 2, 1, i == 2);
+	r = cm_cache_setway(&c, 0, 9, true); /* no way 9 */
+	CHECK(!r.evicted && !r.writeback);
+	for (i = 0; i < 4; i++) {
+		r = cm_cache_setway(&c, 0, i, i != 3); /* way 3: clean only */
+		CHECK(r.victim_owner == 1);
+	}
+	r = cm_cache_setway(&c, 0, 0, true); /* already invalid */
+	CHECK(!r.evicted && !r.writeback);
+	r = cm_cache_setway(&c, 0, 3, true); /* cleaned before: no second write-back */
+	CHECK(r.evicted && !r.writeback);
+	for (i = 0; i < 4; i++)
+		CHECK(!cm_cache_access(&c, 0x10000 + (uint64_t)i * LINE * 2, 2, false).evicted);
+	cm_cache_free(&c);
+}
+
 static void test_random(void)
 {
 	struct cm_cache a, b;
@@ -141,6 +167,7 @@ int main(void)
 {
 	test_lru();
 	test_sets();
+	test_setway();
 	test_random();
 	test_dram();
 	test_mapfile();

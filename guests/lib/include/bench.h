@@ -80,6 +80,7 @@ enum bench_phase_id {
 	BENCH_PHASE_BANDWIDTH = 2,
 	BENCH_PHASE_INTERFERER = 3,
 	BENCH_PHASE_STRIDE = 4, /* each step's timed passes */
+	BENCH_PHASE_IDA = 5,    /* guests/ida fill=: the prepared partition's passes */
 };
 void bench_phase(u64 id);
 
