@@ -37,10 +37,11 @@ TIMEOUT = 180.0
 SKID_NS = 1000  # a run beyond the budget (measured: never; runs end 0.2-0.7 us early)
 STATS_LINE_EVENTS = 8000  # printing one statistics line at EL2 (measured overshoots: 3459, 3954)
 # Events charged beyond a grant, per overflow (docs/bandwidth.md "Skid"): measured
-# 420-480 until the interrupt hot path and the ZynqMP port moved code around, then up
-# to 1,190 in some builds: where QEMU notices the overflow relative to the hypervisor's
-# own exits moves with code layout, not with the regulation's logic.
-SKID_EVENTS = 1500
+# 420-480 until the interrupt hot path and the ZynqMP port moved code around, then
+# 1,054-1,190 and, once, 2,065 in single periods of other builds: where QEMU notices
+# the overflow relative to the hypervisor's own exits moves with code layout, not with
+# the regulation's logic.
+SKID_EVENTS = 2500
 ENTRY_NS = 3000  # a run's shortfall: period-start work and QEMU's round robin (measured: 0.2-0.7 us)
 STALL_NS = 3000
 QEMU_A53_COUNTERS = 6  # PMCR_EL0.N of QEMU's cortex-a53
