@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO, cast
 
-from bulkhead import __version__, bandwidth, build, cachemodel, experiment, fit, gen_dts, qemu, runner, shared_io, summary, term
+from bulkhead import __version__, bandwidth, build, cachemodel, experiment, fit, gen_dts, qemu, qos, runner, shared_io, summary, term
 from bulkhead.config import load_system
 from bulkhead.errors import BuildError, ConfigError, Diagnostic
 
@@ -149,6 +149,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         sys.stderr.write(f"bulkhead: {label}: {warning}\n")
     if args.json:
         doc = summary.document(system)
+        if regulators := qos.document(system):
+            doc["qos"] = regulators
         doc.update(_diagnostics_json([], system.warnings, args.werror))
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
@@ -160,6 +162,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             sys.stdout.write(summary.table(system))
             sys.stdout.write(bandwidth.report(system))
         sys.stdout.write(shared_io.report(system))
+        sys.stdout.write(qos.report(system))
     if args.werror and system.warnings:
         sys.stderr.write(f"bulkhead: error: {len(system.warnings)} warning(s) treated as errors (--werror)\n")
         return EXIT_ERROR

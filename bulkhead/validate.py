@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from bulkhead import bandwidth, coloring, shared_io
+from bulkhead import bandwidth, coloring, qos, shared_io
 from bulkhead.errors import ConfigError, Diagnostic
 from bulkhead.model import (
     IPA_BITS,
@@ -111,6 +111,7 @@ def check_platform(p: Platform) -> None:
             if a.range.overlaps(b.range):
                 c.error(b.path, f"device '{b.name}' ({b.range}) overlaps device '{a.name}' ({a.range})")
     c.diags += bandwidth.check_platform(p)
+    c.diags += qos.check_platform(p)
     c.raise_if_any()
 
 
@@ -299,6 +300,11 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
     bw_errors, bw_warnings = bandwidth.check(s)
     c.diags += bw_errors
     s.warnings.extend(bw_warnings)
+
+    # device QoS (QoS-400) and DMA isolation
+    qos_errors, qos_warnings = qos.check(s)
+    c.diags += qos_errors
+    s.warnings.extend(qos_warnings)
 
     c.raise_if_any()
 
