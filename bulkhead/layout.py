@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bulkhead import coloring, elf
+from bulkhead import coloring, elf, qos
 from bulkhead.color import Colors
 from bulkhead.errors import BuildError, ConfigError, Diagnostic
 from bulkhead.model import (
@@ -232,7 +232,8 @@ def resolve(s: SystemSpec) -> System:
                 if m.pa is not None and ("mem", vm.index, j) not in colored]
     explicit += [Range(sh.pa, sh.size) for sh in s.shmem if sh.pa is not None and ("shmem", sh.index, 0) not in colored]
     # contiguous memory stays out of the spans of colored regions with an explicit pa
-    alloc = _Allocator(p.ram, [p.hypervisor, p.staging, *explicit, *coloring.fixed_spans(reqs)])
+    alloc = _Allocator(p.ram, [p.hypervisor, p.staging, *qos.ram_windows(p), *explicit,
+                                *coloring.fixed_spans(reqs)])
     contiguous: list[Range] = []
 
     def place(size: int, ipa: int, path: str) -> int:
@@ -257,7 +258,7 @@ def resolve(s: SystemSpec) -> System:
         if ("shmem", sh.index, 0) not in colored
     }
     # colored memory: whatever RAM contiguous memory left (explicit spans included)
-    colorable = _Allocator(p.ram, [p.hypervisor, p.staging, *explicit, *contiguous]).free
+    colorable = _Allocator(p.ram, [p.hypervisor, p.staging, *qos.ram_windows(p), *explicit, *contiguous]).free
     spans, color_diags = coloring.place(s, colorable, reqs)
     diags += color_diags
     if diags:

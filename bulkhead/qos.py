@@ -35,6 +35,7 @@ from bulkhead.model import (
     QosAccess,
     QosDirectionSpec,
     QosRegulatorSpec,
+    Range,
     SystemSpec,
 )
 from bulkhead.yamlpos import YMap, YNode, YScalar, describe
@@ -177,7 +178,7 @@ def resolve(d: QosDirectionSpec, reg: QosRegulatorSpec) -> Direction:
     peak = DEFAULT_PEAK if d.peak is None else d.peak
     encode_burst(burst)
     encode_peak(peak)
-    if peak << (R_BITS - P_BITS) < rate:
+    if peak < P_MAX and peak << (R_BITS - P_BITS) < rate:  # 0xFF: the highest peak there is
         raise QosRangeError(f"peak 0x{peak:x} ({peak}/256 per cycle) is below the average rate 0x{rate:x} "
                             f"({rate}/4096 per cycle)")
     return Direction(rate, burst, peak)
@@ -276,6 +277,12 @@ def parse_dma_isolation(r: Reader, node: YNode) -> str:
     return r.choice(node, "dma_isolation", ("none",))
 
 
+def ram_windows(p: Platform) -> list[Range]:
+    """The 4 KiB pages of regulator blocks that lie in RAM (a test's scratch
+    window): the allocator keeps VM memory out of them."""
+    return [Range(reg.base & ~0xFFF, 0x1000) for reg in p.qos_regulators if p.ram.contains(Range(reg.base, 4))]
+
+
 # --- checks ---------------------------------------------------------------------
 
 
@@ -320,6 +327,12 @@ def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
     _check_dma(s, errors, warnings)
     p = s.platform
     at = s.locs.diag
+    for window in ram_windows(p):
+        for vm in s.vms:
+            for m in vm.memory:
+                if m.pa is not None and Range(m.pa, m.size).overlaps(window):
+                    errors.append(at(_join(m.path, "pa"), f"PA range {Range(m.pa, m.size)} overlaps the QoS "
+                                                          f"regulator window {window} in RAM"))
     by_reg: dict[str, list[tuple[DeviceQosSpec, str]]] = {}
     for vm in s.vms:
         for dq in vm.qos:

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import json
 import math
+import random
+import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,6 +22,7 @@ from bulkhead.errors import ConfigError
 from bulkhead.model import QosDirectionSpec, QosRegulatorSpec
 
 WriteConfig = Callable[..., str]
+ROOT = Path(__file__).resolve().parent.parent
 MHZ250 = 250_000_000
 FPD_DMA = QosRegulatorSpec("fpd_dma", 0xFD74F100, MHZ250, 256, ("zdma0",), "smc", "qos_regulators[0]")
 
@@ -249,3 +253,36 @@ def test_platform_files_mark_dma_devices() -> None:
     reg = zcu.regulator_of("zdma5")
     assert reg is not None and reg.name == "fpd_dma"
     assert zcu.regulator_of("uart1") is None and not zcu.smmu
+
+
+def test_python_and_c_agree(tmp_path: Path) -> None:
+    """bulkhead/qos.py (config values) and hypervisor/isolation/qos400_regs.c
+    (the run-time hypercall) accept the same settings and give the same
+    register values."""
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        pytest.skip("no native C compiler")
+    rng = random.Random(14)
+    cases = [(rng.choice([0, 1, rng.randint(1, 0xFFF), 0xFFF, 0x1000]), rng.choice([1, rng.randint(0, 0x10000)]),
+              rng.choice([0xFF, rng.randint(0, 0xFF), 0x100])) for _ in range(400)]
+    driver = tmp_path / "drv.c"
+    body = [f"""{{ struct qos400_regs r = {{0}};
+        int ok = qos400_unpack(QOS400_PACK({rt}ull, {b}ull, {p}ull) & ((1ull << 36) - 1), 0, &r)
+                 && {int(rt <= 0xFFF and b <= 0xFFFF and p <= 0xFF)};
+        printf("%d %x %x %x\\n", ok, r.ar_r, r.ar_b, r.ar_p); }}""" for rt, b, p in cases]
+    driver.write_text('#include <stdio.h>\n#include "isolation/qos400_regs.h"\nint main(void) {\n'
+                      + "\n".join(body) + "\nreturn 0; }\n")
+    exe = tmp_path / "drv"
+    subprocess.run([cc, "-std=c11", "-O1", f"-I{ROOT / 'hypervisor'}", str(driver),
+                    str(ROOT / "hypervisor/isolation/qos400_regs.c"), "-o", str(exe)], check=True)
+    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.splitlines()
+    for (rt, b, p), line in zip(cases, out, strict=True):
+        ok, r, bb, pp = line.split()
+        try:
+            d = qos.resolve(QosDirectionSpec(rt, None, None, b, p, "p"), FPD_DMA)
+        except qos.QosRangeError:
+            assert ok == "0", (rt, b, p, line)
+            continue
+        assert ok == "1", (rt, b, p, line)
+        regs = d.registers("ar")
+        assert (int(r, 16), int(bb, 16), int(pp, 16)) == (regs["ar_r"], regs["ar_b"], regs["ar_p"])

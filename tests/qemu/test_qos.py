@@ -1,0 +1,178 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Issue #14: QoS-400 regulators programmed by the hypervisor (docs/qos.md).
+
+QEMU models no QoS-400: a platform variant of the ZCU102 puts the FPD DMA
+regulator's register block on scratch RAM that no VM owns (access: mmio),
+and the test reads the registers from outside the guests, through QEMU's
+monitor (QMP human-monitor-command ``xp``): after boot, after the manager
+VM's BH_HC_QOS_SET, and after a non-manager VM's refused attempt. On the
+real platform file the regulator is reached through TF-A's SiP service,
+which QEMU (no TF-A) answers NOT_SUPPORTED: the boot stops naming the device.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from qconsole import Console
+
+from bulkhead import build, qos
+from bulkhead.config import PLATFORMS_DIR
+
+pytestmark = pytest.mark.qemu
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CONFIG = REPO_ROOT / "tests" / "configs" / "zcu102-qos.yaml"
+SCRATCH = 0x7FE00100  # top of the ZCU102's RAM below the reserved MiB: no VM memory there
+OFFS = {name: off for name, off in qos.REGISTERS.items() if name not in ("max_ot", "max_comb_ot")}
+
+
+def pack(r: int, b: int, p: int) -> int:
+    return r | b << 12 | p << 28
+
+
+class Qmp:
+    """A QMP client on a Unix socket (one command at a time)."""
+
+    def __init__(self, path: Path, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                self.sock.connect(str(path))
+                break
+            except OSError:
+                self.sock.close()
+                assert time.monotonic() < deadline, f"no QMP socket at {path}"
+                time.sleep(0.1)
+        self.sock.settimeout(timeout)
+        self.buf = b""
+        self._read()  # greeting
+        self.execute("qmp_capabilities")
+
+    def _read(self) -> dict[str, Any]:
+        while b"\n" not in self.buf:
+            chunk = self.sock.recv(65536)
+            assert chunk, "QMP connection closed"
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        msg: dict[str, Any] = json.loads(line)
+        return msg
+
+    def execute(self, cmd: str, **args: Any) -> Any:
+        self.sock.sendall(json.dumps({"execute": cmd, "arguments": args}).encode() + b"\n")
+        while True:
+            msg = self._read()
+            if "return" in msg:
+                return msg["return"]
+            assert "error" not in msg, msg
+
+    def words(self, pa: int, n: int) -> list[int]:
+        """n 32-bit words of guest-physical memory at pa (``xp``)."""
+        text = self.execute("human-monitor-command", **{"command-line": f"xp /{n}wx 0x{pa:x}"})
+        return [int(w, 16) for line in text.splitlines() for w in line.split(":", 1)[1].split()]
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def registers(qmp: Qmp) -> dict[str, int]:
+    words = qmp.words(SCRATCH, 0x30 // 4)
+    return {name: words[off // 4] for name, off in OFFS.items()}
+
+
+def scratch_platforms(tmp: Path) -> Path:
+    """platforms/ with a zcu102.yaml whose FPD DMA regulator lives on scratch RAM."""
+    text = (PLATFORMS_DIR / "zcu102.yaml").read_text()
+    old = "{name: fpd_dma, base: 0xFD74F100, clock_hz: 250000000, transaction_bytes: 256, access: smc,"
+    assert old in text
+    text = text.replace(old, f"{{name: fpd_dma, base: 0x{SCRATCH:X}, clock_hz: 250000000, "
+                             "transaction_bytes: 256, access: mmio,")
+    d = tmp / "platforms"
+    d.mkdir()
+    (d / "zcu102.yaml").write_text(text)
+    return d
+
+
+def wait_line(con: Console, pattern: str, timeout: float = 60) -> re.Match[str]:
+    rx = re.compile(pattern)
+    deadline = time.monotonic() + timeout
+    with con.cond:
+        while True:
+            for line in con.lines:
+                if m := rx.search(line):
+                    return m
+            left = deadline - time.monotonic()
+            assert left > 0, f"timed out waiting for {pattern!r}:\n" + "\n".join(con.lines)
+            con.cond.wait(left)
+
+
+def test_programmed_at_boot_changed_by_manager_refused_for_others(tmp_path: Path) -> None:
+    out = REPO_ROOT / "build" / "qemu-tests" / "zcu102-qos-scratch"
+    result = build.build(CONFIG, out, platforms_dir=scratch_platforms(tmp_path), log=io.StringIO())
+    argv = list(json.loads(result.manifest.read_text())["qemu"])
+    sock = tmp_path / "qmp.sock"
+    con = Console([*argv, "-qmp", f"unix:{sock},server=on,wait=off"])
+    qmp = None
+    try:
+        # boot: the values of the config's qos: block (bulkhead check prints the same)
+        wait_line(con, r"^\[bulkhead\] qos: fpd_dma \(zdma0@mgr\) programmed, read back via mmio")
+        wait_line(con, r"^\[other\] qosctl: vm=other ready")
+        wait_line(con, r"^\[mgr\] qosctl: vm=mgr ready")
+        qmp = Qmp(sock)
+        boot_values = {"qos_cntl": 0x3, "ar_r": 0x0200_0000, "ar_b": 8, "ar_p": 0x8000_0000,
+                       "aw_r": 0x0100_0000, "aw_b": 4, "aw_p": 0xFF00_0000}
+        assert registers(qmp) == boot_values
+        # BH_HC_QOS_GET reports them (read back by the hypervisor), to any VM
+        get = r"qosctl: vm={} get ret=0 read={:x} write={:x} cntl=3 n=1"
+        wait_line(con, "^\\[mgr\\] " + get.format("mgr", pack(0x20, 8, 0x80), pack(0x10, 4, 0xFF)))
+        wait_line(con, "^\\[other\\] " + get.format("other", pack(0x20, 8, 0x80), pack(0x10, 4, 0xFF)))
+
+        # the manager: read rate 0x8, burst 2, peak 0x40; write regulation off
+        con.type("s")
+        wait_line(con, r"^\[mgr\] qosctl: vm=mgr set ret=0$")
+        wait_line(con, r"^\[mgr\] qosctl: vm=mgr get ret=0 read=400002008 write=0 cntl=2 n=1$")
+        changed = {"qos_cntl": 0x2,  # en_ar_rate only
+                   "ar_r": 0x0080_0000, "ar_b": 2, "ar_p": 0x4000_0000,
+                   "aw_r": 0, "aw_b": 0, "aw_p": 0}
+        assert registers(qmp) == changed
+
+        # a VM that is not a manager: BH_E_DENIED, nothing written
+        con.type("\x141")  # Ctrl-T 1: console input to VM 1 ('other')
+        wait_line(con, r"^\[bulkhead\] console input -> vm other$", timeout=30)
+        con.type("s")
+        wait_line(con, r"^\[other\] qosctl: vm=other set ret=-4$")
+        wait_line(con, r"^\[other\] qosctl: vm=other get ret=0 read=400002008 write=0 cntl=2 n=1$")
+        assert registers(qmp) == changed
+        con.type("q")
+        wait_line(con, r"^\[other\] qosctl: vm=other done$")
+        con.type("\x140q")
+        assert con.finish(60) == 0
+    finally:
+        if qmp is not None:
+            qmp.close()
+        con.finish(5)
+    text = "\n".join(con.lines)
+    assert "qos: fpd_dma: read 400002008 write 0 (set by vm mgr)" in text, text
+    assert "PANIC" not in text
+
+
+def test_smc_path_without_firmware_stops_the_boot(boot: Any) -> None:
+    """The real platform file: access smc, TF-A's PM_MMIO_READ; QEMU has no
+    TF-A and answers NOT_SUPPORTED: a boot error naming regulator and device,
+    before any VM runs."""
+    res = boot("zcu102-qos.yaml", timeout=60)
+    assert not res.clean
+    hyp = "\n".join(res.hyp_lines())
+    assert ("[bulkhead] qos: cannot program regulator fpd_dma of device(s) zdma0@mgr: read of 0xfd74f10c "
+            "through TF-A SiP PM_MMIO_WRITE/PM_MMIO_READ failed (status -1, NOT_SUPPORTED)") in hyp, hyp
+    assert ("[bulkhead] PANIC: qos: regulator fpd_dma of device(s) zdma0@mgr cannot be programmed: "
+            "stopping the boot") in hyp, hyp
+    assert not res.lines("mgr") and not res.lines("other"), res.output
