@@ -280,7 +280,8 @@ def parse_dma_isolation(r: Reader, node: YNode) -> str:
 def ram_windows(p: Platform) -> list[Range]:
     """The 4 KiB pages of regulator blocks that lie in RAM (a test's scratch
     window): the allocator keeps VM memory out of them."""
-    return [Range(reg.base & ~0xFFF, 0x1000) for reg in p.qos_regulators if p.ram.contains(Range(reg.base, 4))]
+    return list(dict.fromkeys(Range(reg.base & ~0xFFF, 0x1000) for reg in p.qos_regulators
+                              if p.ram.contains(Range(reg.base, 4))))
 
 
 # --- checks ---------------------------------------------------------------------

@@ -19,7 +19,7 @@ import pytest
 from bulkhead import cli, qos
 from bulkhead.config import PLATFORMS_DIR, load_platform, load_system
 from bulkhead.errors import ConfigError
-from bulkhead.model import QosDirectionSpec, QosRegulatorSpec
+from bulkhead.model import QosDirectionSpec, QosRegulatorSpec, Range
 
 WriteConfig = Callable[..., str]
 ROOT = Path(__file__).resolve().parent.parent
@@ -286,3 +286,34 @@ def test_python_and_c_agree(tmp_path: Path) -> None:
         assert ok == "1", (rt, b, p, line)
         regs = d.registers("ar")
         assert (int(r, 16), int(bb, 16), int(pp, 16)) == (regs["ar_r"], regs["ar_b"], regs["ar_p"])
+
+
+def test_qemu_platform_variant_extends_zcu102(tmp_path: Path, write_config: WriteConfig) -> None:
+    """platforms/zcu102-qemu-qos.yaml: the ZCU102 with its regulators on scratch
+    RAM (access: mmio) for QEMU runs; everything else from zcu102.yaml."""
+    zcu, var = load_platform("zcu102"), load_platform("zcu102-qemu-qos")
+    assert (var.name, var.board, var.devices, var.gic, var.ram) == ("zcu102-qemu-qos", "zynqmp", zcu.devices,
+                                                                  zcu.gic, zcu.ram)
+    assert [(r.name, r.base, r.access, r.devices) for r in var.qos_regulators] == [
+        ("fpd_dma", 0x7FE00100, "mmio", zcu.qos_regulators[0].devices),
+        ("lpd_iou", 0x7FE00200, "mmio", zcu.qos_regulators[1].devices)]
+    assert qos.ram_windows(var) == [Range(0x7FE00000, 0x1000)] and qos.ram_windows(zcu) == []
+    d = tmp_path / "platforms"
+    d.mkdir()
+    (d / "a.yaml").write_text("extends: b\nname: a\n")
+    (d / "b.yaml").write_text("extends: a\nname: b\n")
+    (d / "c.yaml").write_text("extends: nope\nname: c\n")
+    for name, message in (("a", "b.yaml:1:10: extends: platform 'a' extends itself"),
+                          ("c", "c.yaml:1:10: extends: unknown platform 'nope'; available: a, b, c")):
+        path = write_config(f"platform: {name}\nvms: []\n", f"{name}.yaml")
+        assert error_of(path, d).endswith(message), error_of(path, d)
+
+
+def test_vm_memory_stays_out_of_a_scratch_window(write_config: WriteConfig) -> None:
+    path = write_config("""\
+        platform: zcu102-qemu-qos
+        vms:
+          - {name: a, cpus: [0], memory: [{ipa: 0x40000000, size: 2M, pa: 0x7FD00000}], image: img.bin}
+        """)
+    assert error_of(path) == ("c.yaml:3:67: vms[0].memory[0].pa: PA range 0x7fd00000-0x7fefffff overlaps the "
+                              "QoS regulator window 0x7fe00000-0x7fe00fff in RAM")

@@ -110,7 +110,7 @@ def error_of(path: str, **kwargs: object) -> str:
         ),
         (
             "platform: nosuch\nvms: []\n",
-            "c.yaml:1:11: platform: unknown platform 'nosuch'; available: qemu-virt, zcu102, zcu104",
+            "c.yaml:1:11: platform: unknown platform 'nosuch'; available: qemu-virt, zcu102, zcu102-qemu-qos, zcu104",
         ),
         (
             "platform: ../x\nvms: []\n",

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """Issue #14: QoS-400 regulators programmed by the hypervisor (docs/qos.md).
 
-QEMU models no QoS-400: a platform variant of the ZCU102 puts the FPD DMA
-regulator's register block on scratch RAM that no VM owns (access: mmio),
+QEMU models no QoS-400: the platform variant platforms/zcu102-qemu-qos.yaml
+puts the FPD DMA regulator's register block on scratch RAM that no VM owns
+(access: mmio),
 and the test reads the registers from outside the guests, through QEMU's
 monitor (QMP human-monitor-command ``xp``): after boot, after the manager
 VM's BH_HC_QOS_SET, and after a non-manager VM's refused attempt. On the
@@ -25,7 +26,6 @@ from qconsole import Console
 from test_core import assert_clean, describe
 
 from bulkhead import build, qos
-from bulkhead.config import PLATFORMS_DIR
 
 pytestmark = pytest.mark.qemu
 
@@ -89,19 +89,6 @@ def registers(qmp: Qmp) -> dict[str, int]:
     return {name: words[off // 4] for name, off in OFFS.items()}
 
 
-def scratch_platforms(tmp: Path) -> Path:
-    """platforms/ with a zcu102.yaml whose FPD DMA regulator lives on scratch RAM."""
-    text = (PLATFORMS_DIR / "zcu102.yaml").read_text()
-    old = "{name: fpd_dma, base: 0xFD74F100, clock_hz: 250000000, transaction_bytes: 256, access: smc,"
-    assert old in text
-    text = text.replace(old, f"{{name: fpd_dma, base: 0x{SCRATCH:X}, clock_hz: 250000000, "
-                             "transaction_bytes: 256, access: mmio,")
-    d = tmp / "platforms"
-    d.mkdir()
-    (d / "zcu102.yaml").write_text(text)
-    return d
-
-
 def wait_line(con: Console, pattern: str, timeout: float = 60) -> re.Match[str]:
     rx = re.compile(pattern)
     deadline = time.monotonic() + timeout
@@ -116,8 +103,10 @@ def wait_line(con: Console, pattern: str, timeout: float = 60) -> re.Match[str]:
 
 
 def test_programmed_at_boot_changed_by_manager_refused_for_others(tmp_path: Path) -> None:
+    config = tmp_path / "zcu102-qos-scratch.yaml"  # on platforms/zcu102-qemu-qos.yaml: registers on scratch RAM
+    config.write_text(CONFIG.read_text().replace("platform: zcu102\n", "platform: zcu102-qemu-qos\n"))
     out = REPO_ROOT / "build" / "qemu-tests" / "zcu102-qos-scratch"
-    result = build.build(CONFIG, out, platforms_dir=scratch_platforms(tmp_path), log=io.StringIO())
+    result = build.build(config, out, log=io.StringIO())
     argv = list(json.loads(result.manifest.read_text())["qemu"])
     sock = tmp_path / "qmp.sock"
     con = Console([*argv, "-qmp", f"unix:{sock},server=on,wait=off"])
