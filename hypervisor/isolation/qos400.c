@@ -10,6 +10,7 @@
  */
 #include "isolation/qos400.h"
 #include "core/config.h"
+#include "core/console.h"
 #include "core/hypercall.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
@@ -141,10 +142,9 @@ static const char *qos400_path(const struct cfg_qos *q)
 	return qos400_fw ? qos400_fw->name : "firmware (none on this board)";
 }
 
-static void qos400_log_fail(const struct cfg_qos *q, const struct qos400_fail *f, bool boot)
+/* what: "cannot program" and the like, before the regulator's name */
+static void qos400_log_fail(const struct cfg_qos *q, const struct qos400_fail *f, const char *what)
 {
-	const char *what = boot ? "cannot program" : "could not reprogram";
-
 	if (f->status)
 		log_info("qos: %s regulator %s of device(s) %s: %s of 0x%lx through %s failed "
 		         "(status %ld%s)",
@@ -192,7 +192,7 @@ static void qos400_hc_set(struct vcpu *v)
 		s->cur = n;
 	spin_unlock(&s->lock);
 	if (!ok) {
-		qos400_log_fail(s->cfg, &fail, false);
+		qos400_log_fail(s->cfg, &fail, "could not reprogram");
 		f->x[0] = (u64)(s64)BH_E_HARDWARE;
 		return;
 	}
@@ -230,12 +230,30 @@ static void qos400_hc_get(struct vcpu *v)
 	f->x[0] = BH_OK;
 }
 
+/* Console Ctrl-T q: every regulator as read back now. */
+static void qos400_dump(void)
+{
+	struct qos400_fail fail;
+
+	if (!qos400_count)
+		log_info("qos: no regulator is programmed");
+	for (u32 i = 0; i < qos400_count; i++) {
+		struct qos400 s = { .cfg = qos400s[i].cfg };
+
+		if (qos400_readback(s.cfg, &s.cur, &fail))
+			qos400_log(&s, "reads back");
+		else
+			qos400_log_fail(s.cfg, &fail, "could not read back");
+	}
+}
+
 void qos400_init(void)
 {
 	struct qos400_fail fail;
 
 	hypercall_register(BH_HC_QOS_SET, qos400_hc_set);
 	hypercall_register(BH_HC_QOS_GET, qos400_hc_get);
+	console_register_command('q', qos400_dump);
 	if (cfg_system.nqos > QOS400_MAX)
 		panic("qos: %u regulators configured, at most %u", cfg_system.nqos, QOS400_MAX);
 	for (u32 i = 0; i < cfg_system.nqos; i++) {
@@ -246,7 +264,7 @@ void qos400_init(void)
 		s->cur = (struct qos400_regs){ q->cntl, q->ar_r, q->ar_b, q->ar_p,
 			                       q->aw_r, q->aw_b, q->aw_p };
 		if (!qos400_program(q, &s->cur, &fail)) {
-			qos400_log_fail(q, &fail, true);
+			qos400_log_fail(q, &fail, "cannot program");
 			panic("qos: regulator %s of device(s) %s cannot be programmed: stopping "
 			      "the boot",
 			      q->name, q->devices);

@@ -137,6 +137,10 @@ def test_programmed_at_boot_changed_by_manager_refused_for_others(tmp_path: Path
                    "ar_r": 0x0080_0000, "ar_b": 2, "ar_p": 0x4000_0000,
                    "aw_r": 0, "aw_b": 0, "aw_p": 0}
         assert registers(qmp) == changed
+        # console telemetry: Ctrl-T q prints every regulator as read back
+        con.type("\x14q")
+        wait_line(con, r"^\[bulkhead\] qos: fpd_dma \(zdma0@mgr\) reads back via mmio: qos_cntl 2 ar_r 00800000 "
+                       r"ar_b 2 ar_p 40000000 aw_r 00000000 aw_b 0 aw_p 00000000$")
 
         # a VM that is not a manager: BH_E_DENIED, nothing written
         con.type("\x141")  # Ctrl-T 1: console input to VM 1 ('other')
