@@ -60,6 +60,7 @@ EN_AR_RATE = 1 << 1
 DEFAULT_BURST = 1  # a direction without 'burst': no credit beyond one transaction
 DEFAULT_PEAK = P_MAX  # without 'peak': only the average rate limits
 MAX_CLOCK_HZ = 10**10
+MAX_PROGRAMMED = 8  # QOS400_MAX in hypervisor/isolation/qos400.c
 
 PLATFORM_KEYS = ("name", "base", "clock_hz", "transaction_bytes", "devices", "access")
 DIRECTION_KEYS = ("raw", "tps", "mbps", "burst", "peak")
@@ -353,6 +354,9 @@ def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
                     ok = False
             if ok:
                 by_reg.setdefault(reg.name, []).append((dq, vm.name))
+    if len(by_reg) > MAX_PROGRAMMED:
+        errors.append(at("vms", f"{len(by_reg)} QoS-400 regulators to program; the hypervisor takes at most "
+                                f"{MAX_PROGRAMMED}"))
     for name, settings in by_reg.items():
         reg = next(r for r in p.qos_regulators if r.name == name)
         first, first_vm = settings[0]

@@ -18,7 +18,7 @@
 #include "lib/log.h"
 #include "lib/spinlock.h"
 
-#define QOS400_MAX    8
+#define QOS400_MAX    8 /* MAX_PROGRAMMED in bulkhead/qos.py */
 #define QOS400_EN_ALL (QOS400_EN_AR_RATE | QOS400_EN_AW_RATE)
 
 struct qos400 {
@@ -239,8 +239,12 @@ static void qos400_dump(void)
 		log_info("qos: no regulator is programmed");
 	for (u32 i = 0; i < qos400_count; i++) {
 		struct qos400 s = { .cfg = qos400s[i].cfg };
+		bool ok;
 
-		if (qos400_readback(s.cfg, &s.cur, &fail))
+		spin_lock(&qos400s[i].lock);
+		ok = qos400_readback(s.cfg, &s.cur, &fail);
+		spin_unlock(&qos400s[i].lock);
+		if (ok)
 			qos400_log(&s, "reads back");
 		else
 			qos400_log_fail(s.cfg, &fail, "could not read back");
