@@ -26,6 +26,7 @@ from qconsole import Console
 from test_core import assert_clean, describe
 
 from bulkhead import build, qos
+from bulkhead.config import PLATFORMS_DIR
 
 pytestmark = pytest.mark.qemu
 
@@ -175,6 +176,33 @@ def test_smc_path_without_firmware_stops_the_boot(boot: Any) -> None:
             "stopping the boot") in hyp, hyp
     assert not res.lines("mgr") and not res.lines("other"), res.output
 
+
+
+def test_read_back_mismatch_stops_the_boot(tmp_path: Path) -> None:
+    """The FPD DMA regulator at its real address, written directly (access:
+    mmio): QEMU's xlnx-zcu102 has nothing there that keeps a value, so the
+    read-back differs and the boot stops naming the device."""
+    d = tmp_path / "platforms"
+    d.mkdir()
+    (d / "zcu102.yaml").write_text((PLATFORMS_DIR / "zcu102.yaml").read_text())
+    (d / "zcu102-mmio.yaml").write_text(
+        "extends: zcu102\nname: zcu102-mmio\nqos_regulators:\n"
+        "  - {name: fpd_dma, base: 0xFD74F100, clock_hz: 250000000, transaction_bytes: 256, access: mmio,\n"
+        "     devices: [zdma0]}\n")
+    config = tmp_path / "zcu102-qos-mmio.yaml"
+    config.write_text(CONFIG.read_text().replace("platform: zcu102\n", "platform: zcu102-mmio\n"))
+    out = REPO_ROOT / "build" / "qemu-tests" / "zcu102-qos-mmio"
+    result = build.build(config, out, log=io.StringIO(), platforms_dir=d)
+    con = Console(list(json.loads(result.manifest.read_text())["qemu"]))
+    try:
+        wait_line(con, r"^\[bulkhead\] PANIC: qos: regulator fpd_dma of device\(s\) zdma0@mgr cannot be "
+                       r"programmed: stopping the boot$")
+    finally:
+        con.finish(30)
+    text = "\n".join(con.lines)
+    assert ("[bulkhead] qos: cannot program regulator fpd_dma of device(s) zdma0@mgr: register 0xfd74f12c "
+            "reads 0x0 after writing 0x2000000 (mmio)") in text, text
+    assert not [line for line in con.lines if line.startswith(("[mgr]", "[other]"))], text
 
 # --- the DMA interference guest ------------------------------------------------------
 
