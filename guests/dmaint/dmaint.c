@@ -27,7 +27,10 @@
  *         10000), periods (default 5), base (default 0xFD500000);
  *         misdirect (simple mode, for the tests: 1 sends every copy to a
  *         spare buffer instead of the destination, so the check must fail).
- * Lines: "result bench=dmaint period=<k> mode=<m> channels=<c> size=<s>
+ * Lines: "dmaint: qos regulator 0 of <n>: read=<x> write=<x> cntl=<x>" (packed
+ *         as BH_HC_QOS_GET reports them) or "dmaint: no QoS-400 regulator
+ *         programmed",
+ *        "result bench=dmaint period=<k> mode=<m> channels=<c> size=<s>
  *         transfers=<t> bytes=<b> ns=<t> mbps=<x.xxx>" per period of virtual
  *         time, then "dmaint: PASS (<t> transfers, <b> bytes, <v> verified)"
  *         or "dmaint: FAIL (<reason>)".
@@ -270,6 +273,17 @@ int main(const char *params)
 		spare_pa = pa_of((void *)mem, size);
 	printf("dmaint: %u channel(s) at 0x%lx, mode %s, %lu bytes per transfer%s\n", nch, base,
 	       mode, size, linked ? " in linked descriptors" : "");
+	{
+		/* the QoS-400 regulator as the hypervisor reads it back (regulator 0;
+		 * it is the FPD DMA's when this VM's qos: block set one) */
+		struct bh_ret q = bh_call(BH_HC_QOS_GET, 0, 0, 0, 0, 0);
+
+		if (q.x0 == BH_OK)
+			printf("dmaint: qos regulator 0 of %lu: read=%lx write=%lx cntl=%lx\n",
+			       q.x4, q.x1, q.x2, q.x3);
+		else
+			printf("dmaint: no QoS-400 regulator programmed\n");
+	}
 	for (u64 p = 0; p < periods && !fail; p++) {
 		u64 t0 = timer_now(), end = t0 + timer_ns_to_ticks(period_us * 1000), pb = 0, ns,
 		    kbps;

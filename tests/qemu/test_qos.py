@@ -222,6 +222,7 @@ def test_dma_interference_guest_moves_data_beside_a_victim(boot: Any, mode: str)
     dma = res.lines("dma")
     assert dma[0] == (f"dmaint: 8 channel(s) at 0xfd500000, mode {mode}, 65536 bytes per transfer"
                       + (" in linked descriptors" if mode == "linked" else "")), describe(res)
+    assert dma[1] == "dmaint: no QoS-400 regulator programmed", describe(res)
     periods = [RESULT_RE.match(line) for line in dma if line.startswith("result ")]
     assert len(periods) == 5 and all(periods), describe(res)
     total = 0
