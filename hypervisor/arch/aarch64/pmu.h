@@ -78,6 +78,25 @@ static inline void pmu_hyp_write(u32 idx, u32 value)
 
 /* Overflow flags (PMOVSSET_EL0 bit idx) of the counters in mask; clearing
  * them drops the interrupt request. */
+/* Reads the counter, writes value and clears its overflow flag (the
+ * regulator's period end; no barrier after: the caller ERETs soon). */
+static inline u32 pmu_hyp_swap(u32 idx, u32 value)
+{
+	u32 old;
+
+	if (idx == PMU_CYCLE_COUNTER) {
+		old = (u32)sysreg_read(pmccntr_el0);
+		sysreg_write(pmccntr_el0, (u64)value);
+	} else {
+		sysreg_write(pmselr_el0, idx);
+		isb();
+		old = (u32)sysreg_read(pmxevcntr_el0);
+		sysreg_write(pmxevcntr_el0, (u64)value);
+	}
+	sysreg_write(pmovsclr_el0, BIT(idx));
+	return old;
+}
+
 u32 pmu_overflow_status(u32 mask);
 void pmu_overflow_clear(u32 mask);
 
