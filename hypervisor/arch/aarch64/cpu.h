@@ -26,6 +26,7 @@ struct cpu {
 	u64 exits;           /* exceptions taken from the guest */
 	u64 irq_exits;       /* of which physical interrupts */
 	u64 reg_exits;       /* of which handled a registered hypervisor interrupt (regulation) */
+	bool pmu_hyp;        /* the hypervisor counts on this CPU's PMU (arch/aarch64/pmu.c) */
 };
 
 extern struct cpu cpu_data[ARCH_MAX_CPUS];

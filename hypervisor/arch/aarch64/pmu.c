@@ -11,6 +11,9 @@
  * bit 31: the cycle counter) and MDCR_EL2.HPMN. Written by the CPU itself. */
 static u32 pmu_reserved[ARCH_MAX_CPUS];
 static u32 pmu_hpmn[ARCH_MAX_CPUS];
+/* Per CPU: the hypervisor's counters that run (same bits) and their filters. */
+static u32 pmu_running[ARCH_MAX_CPUS];
+static u32 pmu_filter[ARCH_MAX_CPUS][32];
 
 u32 pmu_counters(void)
 {
@@ -53,8 +56,11 @@ u32 pmu_guest_counters(void)
 	return pmu_hpmn[cpu_index()];
 }
 
-/* PMEVTYPER/PMCCFILTR: P = 0, U = 0 (count EL1 and EL0), NSH = 1 (and EL2) */
-#define PMU_FILTER_ALL PMU_FILTER_NSH
+/* PMEVTYPER/PMCCFILTR of the hypervisor's counters: P = 0, U = 0 (count
+ * EL1 and EL0), NSH = 0 (not EL2): the hypervisor's own work (interrupts,
+ * the regulator) is not counted; pmu_hyp_count_el2 turns EL2 counting on
+ * for the traps a guest causes (docs/bandwidth.md "Counter"). */
+#define PMU_FILTER_GUEST 0u
 
 u32 pmu_hyp_reserve(u32 n, bool cycles)
 {
@@ -99,11 +105,29 @@ u32 pmu_read_filter(u32 idx)
 
 void pmu_hyp_start(u32 idx, u32 event, u32 value)
 {
-	pmu_write_filter(idx, PMU_FILTER_ALL | (idx == PMU_CYCLE_COUNTER ? 0 : event & 0xffffu));
+	u32 filter = PMU_FILTER_GUEST | (idx == PMU_CYCLE_COUNTER ? 0 : event & 0xffffu);
+
+	pmu_write_filter(idx, filter);
+	pmu_filter[cpu_index()][idx] = filter;
+	pmu_running[cpu_index()] |= BIT(idx);
+	cpu_this()->pmu_hyp = true;
 	pmu_hyp_write(idx, value);
 	sysreg_write(pmovsclr_el0, BIT(idx));
 	sysreg_write(pmintenset_el1, BIT(idx));
 	sysreg_write(pmcntenset_el0, BIT(idx));
+	isb();
+}
+
+void pmu_hyp_filter_el2(bool on)
+{
+	u32 cpu = cpu_index(), r = pmu_running[cpu];
+
+	while (r) {
+		u32 i = (u32)__builtin_ctz(r);
+
+		r &= r - 1;
+		pmu_write_filter(i, pmu_filter[cpu][i] | (on ? (u32)PMU_FILTER_NSH : 0));
+	}
 	isb();
 }
 
