@@ -7,7 +7,6 @@
  */
 #include "arch/aarch64/cpu.h"
 #include "arch/aarch64/gic.h"
-#include "arch/aarch64/pmu.h"
 #include "arch/aarch64/sysregs.h"
 #include "core/dabt.h"
 #include "core/fault.h"
@@ -67,7 +66,6 @@ void trap_guest_sync(struct frame *f)
 	u64 esr = sysreg_read(esr_el2);
 
 	cpu_this()->exits++;
-	pmu_hyp_count_el2(true); /* what a guest makes the hypervisor do is charged to it */
 	vgic_sync(v);
 	switch (ESR_EC(esr)) {
 	case EC_HVC64:

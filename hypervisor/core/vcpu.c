@@ -2,7 +2,6 @@
 #include "core/vcpu.h"
 
 #include "arch/aarch64/gic.h"
-#include "arch/aarch64/pmu.h"
 #include "arch/aarch64/psci_fw.h"
 #include "arch/aarch64/timer.h"
 #include "arch/aarch64/sysregs.h"
@@ -184,7 +183,6 @@ static void __attribute__((noinline)) vcpu_exit_wait(struct vcpu *v)
 
 void vcpu_exit_path(struct vcpu *v)
 {
-	pmu_hyp_count_el2(false); /* from here on the hypervisor's own work */
 	if (v->vm->state != VM_RUNNING || v->power != VCPU_ON || v->throttled || v->vm->pause)
 		vcpu_exit_wait(v); /* the rare case: kept out of the hot path */
 	vgic_flush(v);

@@ -375,8 +375,8 @@ static bool bw_period_hot(void)
 
 	if (now >= c->clk.deadline)
 		return bw_period_fast(c, now);
-	if (!c->v)
-		return false;
+	if (!c->v || pmu_overflow_status(c->mask))
+		return false; /* an overflow raised at this entry (QEMU): both in one exit */
 	timer_hyp_rearm(bw_next_timer(c, now));
 	return true;
 }

@@ -11,9 +11,6 @@
  * bit 31: the cycle counter) and MDCR_EL2.HPMN. Written by the CPU itself. */
 static u32 pmu_reserved[ARCH_MAX_CPUS];
 static u32 pmu_hpmn[ARCH_MAX_CPUS];
-/* Per CPU: the hypervisor's counters that run (same bits) and their filters. */
-static u32 pmu_running[ARCH_MAX_CPUS];
-static u32 pmu_filter[ARCH_MAX_CPUS][32];
 
 u32 pmu_counters(void)
 {
@@ -57,10 +54,23 @@ u32 pmu_guest_counters(void)
 }
 
 /* PMEVTYPER/PMCCFILTR of the hypervisor's counters: P = 0, U = 0 (count
- * EL1 and EL0), NSH = 0 (not EL2): the hypervisor's own work (interrupts,
- * the regulator) is not counted; pmu_hyp_count_el2 turns EL2 counting on
- * for the traps a guest causes (docs/bandwidth.md "Counter"). */
-#define PMU_FILTER_GUEST 0u
+ * EL1 and EL0), NSH = 1 (and EL2) while the guest runs and while a trap it
+ * caused is handled; vectors.S clears NSH on an interrupt's entry (the
+ * hypervisor's own work: the regulator, interrupt delivery) and sets it
+ * again just before the ERET (docs/bandwidth.md "Counter"). Written here
+ * with NSH = 0: this runs in the hypervisor's own work. */
+static void pmu_el2_register(u32 idx, u32 filter)
+{
+	u64 *slot = cpu_this()->pmu_el2;
+	u64 word = ((u64)idx << 32) | filter | PMU_FILTER_NSH;
+
+	for (u32 i = 0; i < 2; i++) {
+		if (!slot[i] || slot[i] >> 32 == idx) {
+			slot[i] = word;
+			return;
+		}
+	}
+}
 
 u32 pmu_hyp_reserve(u32 n, bool cycles)
 {
@@ -105,29 +115,14 @@ u32 pmu_read_filter(u32 idx)
 
 void pmu_hyp_start(u32 idx, u32 event, u32 value)
 {
-	u32 filter = PMU_FILTER_GUEST | (idx == PMU_CYCLE_COUNTER ? 0 : event & 0xffffu);
+	u32 filter = idx == PMU_CYCLE_COUNTER ? 0 : event & 0xffffu;
 
 	pmu_write_filter(idx, filter);
-	pmu_filter[cpu_index()][idx] = filter;
-	pmu_running[cpu_index()] |= BIT(idx);
-	cpu_this()->pmu_hyp = true;
+	pmu_el2_register(idx, filter);
 	pmu_hyp_write(idx, value);
 	sysreg_write(pmovsclr_el0, BIT(idx));
 	sysreg_write(pmintenset_el1, BIT(idx));
 	sysreg_write(pmcntenset_el0, BIT(idx));
-	isb();
-}
-
-void pmu_hyp_filter_el2(bool on)
-{
-	u32 cpu = cpu_index(), r = pmu_running[cpu];
-
-	while (r) {
-		u32 i = (u32)__builtin_ctz(r);
-
-		r &= r - 1;
-		pmu_write_filter(i, pmu_filter[cpu][i] | (on ? (u32)PMU_FILTER_NSH : 0));
-	}
 	isb();
 }
 

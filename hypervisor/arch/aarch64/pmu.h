@@ -3,7 +3,6 @@
 #ifndef ARCH_PMU_H
 #define ARCH_PMU_H
 
-#include "arch/aarch64/cpu.h"
 #include "arch/aarch64/sysregs.h"
 #include "lib/types.h"
 
@@ -58,15 +57,7 @@ u32 pmu_hyp_reserve(u32 n, bool cycles);
 void pmu_hyp_start(u32 idx, u32 event, u32 value);
 /* Stops counter idx and masks its overflow interrupt. */
 void pmu_hyp_stop(u32 idx);
-void pmu_hyp_filter_el2(bool on);
 
-/* Whether the hypervisor's counters count at EL2 (off by default): on for
- * the work a guest makes the hypervisor do (a trap), off for the rest. */
-static inline void pmu_hyp_count_el2(bool on)
-{
-	if (cpu_this()->pmu_hyp)
-		pmu_hyp_filter_el2(on);
-}
 u32 pmu_hyp_read_event(u32 idx);
 void pmu_hyp_write_event(u32 idx, u32 value);
 

@@ -14,6 +14,8 @@
  * trap_el2_fault(), which panics.
  */
 #define FRAME_SIZE 272
+#define CPU_PMU_EL2 56 /* struct cpu, arch/aarch64/cpu.h */
+#define PMU_NSH (1 << 27)
 #define F_ELR (31 * 8)
 #define F_SPSR (32 * 8)
 
@@ -39,6 +41,36 @@
 	ldp	x12, x13, [sp, #16 * 6]
 	ldp	x14, x15, [sp, #16 * 7]
 	ldp	x16, x17, [sp, #16 * 8]
+.endm
+
+/*
+ * The hypervisor's PMU counters (struct cpu pmu_el2, set by pmu.c) count at
+ * EL2 while a trap the guest caused is handled, not while the hypervisor
+ * does its own work: an interrupt's entry clears NSH (on = 0), every return
+ * to the guest sets it (on = 1). Clobbers x0-x2; nothing on a CPU without
+ * such counters.
+ */
+.macro pmu_el2_one on, slot
+	ldr	x1, [x0, #CPU_PMU_EL2 + 8 * \slot]
+	cbz	x1, .Lpmu_el2_done\@
+	lsr	x2, x1, #32
+	msr	pmselr_el0, x2
+	isb
+	mov	w1, w1
+	.if \on == 0
+	and	w1, w1, #~PMU_NSH
+	.endif
+	msr	pmxevtyper_el0, x1
+.Lpmu_el2_done\@:
+.endm
+
+.macro pmu_el2 on
+	mrs	x0, tpidr_el2
+	pmu_el2_one \on, 0
+	pmu_el2_one \on, 1
+	.if \on == 0
+	isb
+	.endif
 .endm
 
 .macro save_frame
@@ -68,10 +100,7 @@
 	save_x0_x17
 	str	x18, [sp, #16 * 9]
 	str	x30, [sp, #F_ELR - 8]
-	bl	trap_guest_irq_fast
-	cmn	w0, #1
-	b.eq	guest_restore_fast
-	b	guest_irq_slow
+	b	guest_irq
 .endm
 
 .macro el2_vector kind
@@ -105,6 +134,14 @@ el2_vectors:
 	guest_irq_vector
 	guest_vector trap_guest_serror
 
+/* A guest IRQ, x0-x18 and x30 saved: the hot path first. */
+guest_irq:
+	pmu_el2 0
+	bl	trap_guest_irq_fast
+	cmn	w0, #1
+	b.eq	guest_restore_fast
+	b	guest_irq_slow
+
 /* The IRQ hot path declined (w0 = the interrupt it acknowledged): x19-x29
  * still hold the guest's values (callee-saved), complete the frame. */
 guest_irq_slow:
@@ -125,6 +162,7 @@ guest_irq_slow:
 
 /* The IRQ hot path delivered: ELR/SPSR and x19-x29 are untouched. */
 guest_restore_fast:
+	pmu_el2 1
 	restore_x0_x17
 	ldr	x18, [sp, #16 * 9]
 	ldr	x30, [sp, #F_ELR - 8]
@@ -138,6 +176,7 @@ guest_enter:
 	mov	sp, x0
 	.global guest_restore
 guest_restore:
+	pmu_el2 1
 	ldr	x1, [sp, #F_SPSR]
 	ldp	x30, x0, [sp, #F_ELR - 8]
 	msr	elr_el2, x0
