@@ -727,8 +727,13 @@ void bw_cpu_init(void)
 		pmu_hyp_start(c->ctr[e], cfg->event[e], bw_preload(bw_share(c, e)));
 	bw_open_period(c);
 	c->partial = true; /* the boot period: the guest has not run yet */
-	if (!(cfg->flags & CFG_BW_CYCLES) && bw_sys->overflow_poll_us)
+	if (!(cfg->flags & CFG_BW_CYCLES) && bw_sys->overflow_poll_us) {
 		c->poll = timer_ns_to_ticks((u64)bw_sys->overflow_poll_us * 1000);
+		/* the looks stand in for the overflow interrupt QEMU raises late:
+		 * they are the vCPU's, and so is all EL2 work on this path
+		 * (docs/bandwidth.md "QEMU") */
+		pmu_hyp_count_el2_always();
+	}
 	gic_enable(bw_sys->pmu_irq);
 	gic_enable(cfg_system.platform->timer_hyp_irq);
 	bw_arm(c, now);

@@ -327,14 +327,15 @@ def test_telemetry_counts_complete_periods_only(tmp_path: Path) -> None:
 def test_el2_not_charged(counter: str, tmp_path: Path) -> None:
     """Issue #12 item 2: the hypervisor's own work is not charged. The
     regulator's counter stops counting at EL2 on an interrupt's entry
-    (PMCCFILTR/PMEVTYPER.NSH = 0, honoured by QEMU on both counter kinds)
-    and counts again from the return to the guest; traps a guest causes are
-    counted whole. With a budget bwprobe never spends (2 x P at P = 10 us) a
-    period is charged what the guest executed in it: P (10,000 ns, one event
-    per ns at -icount shift=0) less the regulator's own exits (the period
-    timer's hot path, ~210 instructions of which ~15 are counted, and on the
-    event counter a look every 5 us), not the whole period as when EL2
-    counted."""
+    (PMCCFILTR/PMEVTYPER.NSH = 0, honoured by QEMU) and counts again from the
+    return to the guest; traps a guest causes are counted whole. With a
+    budget bwprobe never spends (2 x P at P = 10 us) a period is charged what
+    the guest executed in it: P (10,000 ns, one event per ns at -icount
+    shift=0) less the period timer's hot path (~210 instructions, ~15 of
+    them counted), not the whole period as when EL2 counted. The exception:
+    QEMU's event-counter path, whose looks every 5 us stand in for the
+    overflow interrupt QEMU raises late, keeps counting at EL2 (the whole
+    period is charged), so that a run stays within a look of its budget."""
     params = "{mode: overhead, gap_ns: 64, window_ms: 2}"
     config = variant(tmp_path, "bw-basic.yaml", **{"{mode: measure, load: mem, segs: 16}": params,
                                                    "period_us: 1000": "period_us: 10",
@@ -344,9 +345,12 @@ def test_el2_not_charged(counter: str, tmp_path: Path) -> None:
     check_clean(res)
     st = stats(res)["vcpu0"]
     assert st["throttles"] == 0, describe(res)
-    # measured: mean 9,827 (cycles: one exit per period) and 9,713 (event:
-    # two); the max (10,067) is a period of console output, whose traps count
-    assert 9000 <= st["mean"] <= 10000 - 100 * (2 if counter == "event" else 1), describe(res)
+    # measured: mean 9,827 (cycles), 9,996 (event: everything counted); the
+    # max (10,067 / 10,160) is a period of console output, whose traps count
+    if counter == "cycles":
+        assert 9000 <= st["mean"] <= 10000 - 100, describe(res)
+    else:
+        assert 10000 - 50 <= st["mean"] <= 10000 + 50, describe(res)
 
 
 def test_forward_progress(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@
  * bit 31: the cycle counter) and MDCR_EL2.HPMN. Written by the CPU itself. */
 static u32 pmu_reserved[ARCH_MAX_CPUS];
 static u32 pmu_hpmn[ARCH_MAX_CPUS];
+static bool pmu_el2_always[ARCH_MAX_CPUS]; /* pmu_hyp_count_el2_always */
 
 u32 pmu_counters(void)
 {
@@ -117,12 +118,27 @@ void pmu_hyp_start(u32 idx, u32 event, u32 value)
 {
 	u32 filter = idx == PMU_CYCLE_COUNTER ? 0 : event & 0xffffu;
 
+	if (pmu_el2_always[cpu_index()])
+		filter |= PMU_FILTER_NSH;
+	else
+		pmu_el2_register(idx, filter);
 	pmu_write_filter(idx, filter);
-	pmu_el2_register(idx, filter);
 	pmu_hyp_write(idx, value);
 	sysreg_write(pmovsclr_el0, BIT(idx));
 	sysreg_write(pmintenset_el1, BIT(idx));
 	sysreg_write(pmcntenset_el0, BIT(idx));
+	isb();
+}
+
+void pmu_hyp_count_el2_always(void)
+{
+	u64 *slot = cpu_this()->pmu_el2;
+
+	pmu_el2_always[cpu_index()] = true;
+	for (u32 i = 0; i < 2 && slot[i]; i++) {
+		pmu_write_filter((u32)(slot[i] >> 32), (u32)slot[i]);
+		slot[i] = 0;
+	}
 	isb();
 }
 

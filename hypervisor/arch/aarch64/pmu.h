@@ -57,6 +57,9 @@ u32 pmu_hyp_reserve(u32 n, bool cycles);
 void pmu_hyp_start(u32 idx, u32 event, u32 value);
 /* Stops counter idx and masks its overflow interrupt. */
 void pmu_hyp_stop(u32 idx);
+/* The hypervisor's counters of this CPU count at EL2 all the time, its own
+ * work included (vectors.S no longer stops them on interrupts). */
+void pmu_hyp_count_el2_always(void);
 
 u32 pmu_hyp_read_event(u32 idx);
 void pmu_hyp_write_event(u32 idx, u32 value);
