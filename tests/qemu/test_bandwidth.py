@@ -35,13 +35,18 @@ CONFIGS = ROOT / "tests" / "configs"
 TIMEOUT = 180.0
 
 SKID_NS = 1000  # a run beyond the budget (measured: never; runs end 0.2-0.7 us early)
-STATS_LINE_EVENTS = 8000  # printing one statistics line at EL2 (measured overshoots: 3459, 3954)
-# Events charged beyond a grant, per overflow (docs/bandwidth.md "Skid"): measured
-# 420-480 until the interrupt hot path and the ZynqMP port moved code around, then
-# 1,054-1,190 and, once, 2,065 in single periods of other builds: where QEMU notices
-# the overflow relative to the hypervisor's own exits moves with code layout, not with
-# the regulation's logic.
-SKID_EVENTS = 2500
+# Printing one statistics line (the console command, in the console interrupt): not
+# counted since issue #12 item 2 stopped the counter at EL2 on interrupts (measured: the
+# max stays B + 21; 3,459 and 3,954 beyond when it was counted).
+STATS_LINE_EVENTS = 0
+# Events charged beyond a grant, per overflow (docs/bandwidth.md "Skid"). Since the
+# counter stops at EL2 on interrupts: 21 (the vector's instructions before the filter
+# write) in every measured period; a period of the guest's console output overruns by
+# what remains of the trap in progress at the overflow (traps are counted whole):
+# measured up to 293 per vCPU (bw-weights) and 2,298 for a two-vCPU VM over three
+# grants (bw-reclaim). It was 2,500 when the exit path was counted (420 to 2,065,
+# moving with code layout).
+SKID_EVENTS = 1000
 ENTRY_NS = 3000  # a run's shortfall: period-start work and QEMU's round robin (measured: 0.2-0.7 us)
 STALL_NS = 3000
 QEMU_A53_COUNTERS = 6  # PMCR_EL0.N of QEMU's cortex-a53
@@ -274,10 +279,9 @@ def test_console_stats_command(tmp_path: Path) -> None:
     for line in lines:
         m = rx.fullmatch(line)
         assert m, line
-        # The command itself runs at EL2 on the regulated vCPU's CPU (the
-        # console interrupt's) and its printing is charged to that period
-        # (issue #12 item 2: hypervisor work still counts); when the host-time
-        # poke lands just before an overflow it adds up to one line's output.
+        # The command itself runs at EL2 on the regulated vCPU's CPU, in the
+        # console interrupt, which the counter does not count (issue #12
+        # item 2): its printing is not charged.
         assert int(m[2]) <= 3000000 + SKID_EVENTS + STATS_LINE_EVENTS, line
     assert any(int(m[3]) > 0 and int(m[4]) > 0 for m in map(rx.fullmatch, lines) if m), lines
 
@@ -301,7 +305,7 @@ def test_run_stats_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert len(tables) >= 2, captured.err  # at least the one asked for at boot
     rows = [line.split() for line in tables[-1].splitlines()[1:]]
     assert rows[0] == ["VM", "VCPU", "LAST", "MAX", "MEAN", "THROTTLED", "STALLED_US"], captured.err
-    # (the statistics lines printed at EL2 are charged: see test_console_stats_command)
+    # (the statistics lines are printed in the console interrupt, not charged: see test_console_stats_command)
     assert rows[1][:2] == ["bw", "0"] and int(rows[1][3]) <= 3000000 + SKID_EVENTS + STATS_LINE_EVENTS, \
         captured.err
 
@@ -355,10 +359,10 @@ def test_el2_not_charged(counter: str, tmp_path: Path) -> None:
 
 def test_forward_progress(tmp_path: Path) -> None:
     """Issue #12 item 3: no accepted configuration starves a vCPU. The
-    regulator's own per-period work is charged to the vCPU (about 400-480
-    instructions, bench/bandwidth_overhead.py; `regulator_events: 500` in
-    platforms/qemu-virt.yaml), i.e. 2^shift times as many cycles under
-    `-icount shift`. The reproducer (H-MBR budgets of a few hundred events at
+    regulator's own per-period work was charged to the vCPU (about 400-480
+    instructions; `regulator_events: 500` in platforms/qemu-virt.yaml), i.e.
+    2^shift times as many cycles under `-icount shift`; since item 2 it is
+    not, and the floor is kept as a conservative bound. The reproducer (H-MBR budgets of a few hundred events at
     shift > 0: 1000 cycles per 10 us at shift 2 left bwprobe one step per one
     or two periods, run_ns=0) is refused; at the limit the vCPU progresses."""
     from bulkhead.config import load_system
