@@ -50,9 +50,7 @@
  * to the guest sets it (on = 1). Clobbers x0-x2; nothing on a CPU without
  * such counters.
  */
-.macro pmu_el2_one on, slot
-	ldr	x1, [x0, #CPU_PMU_EL2 + 8 * \slot]
-	cbz	x1, .Lpmu_el2_done\@
+.macro pmu_el2_write on
 	lsr	x2, x1, #32
 	msr	pmselr_el0, x2
 	isb
@@ -61,16 +59,21 @@
 	and	w1, w1, #~PMU_NSH
 	.endif
 	msr	pmxevtyper_el0, x1
-.Lpmu_el2_done\@:
 .endm
 
 .macro pmu_el2 on
 	mrs	x0, tpidr_el2
-	pmu_el2_one \on, 0
-	pmu_el2_one \on, 1
+	ldr	x1, [x0, #CPU_PMU_EL2]
+	cbz	x1, .Lpmu_el2_none\@ /* 3 instructions on a CPU without them */
+	pmu_el2_write \on
+	ldr	x1, [x0, #CPU_PMU_EL2 + 8]
+	cbz	x1, .Lpmu_el2_one\@
+	pmu_el2_write \on
+.Lpmu_el2_one\@:
 	.if \on == 0
 	isb
 	.endif
+.Lpmu_el2_none\@:
 .endm
 
 .macro save_frame
