@@ -60,6 +60,16 @@ u32 pmu_guest_counters(void)
  * hypervisor's own work: the regulator, interrupt delivery) and sets it
  * again just before the ERET (docs/bandwidth.md "Counter"). Written here
  * with NSH = 0: this runs in the hypervisor's own work. */
+extern char el2_vectors[], el2_vectors_pmu[]; /* vectors.S */
+
+static void pmu_vectors(const char *table)
+{
+	sysreg_write(vbar_el2, (u64)(uintptr_t)table);
+	isb();
+}
+
+/* The counter counts at EL2 from the next return to the guest on, except
+ * in the hypervisor's own work: this CPU takes the table that toggles. */
 static void pmu_el2_register(u32 idx, u32 filter)
 {
 	u64 *slot = cpu_this()->pmu_el2;
@@ -68,6 +78,7 @@ static void pmu_el2_register(u32 idx, u32 filter)
 	for (u32 i = 0; i < 2; i++) {
 		if (!slot[i] || slot[i] >> 32 == idx) {
 			slot[i] = word;
+			pmu_vectors(el2_vectors_pmu);
 			return;
 		}
 	}
@@ -139,7 +150,7 @@ void pmu_hyp_count_el2_always(void)
 		pmu_write_filter((u32)(slot[i] >> 32), (u32)slot[i]);
 		slot[i] = 0;
 	}
-	isb();
+	pmu_vectors(el2_vectors);
 }
 
 void pmu_hyp_stop(u32 idx)

@@ -7,6 +7,9 @@
  * rest of the frame is saved and trap_guest_irq(frame, intid) takes the
  * interrupt it acknowledged the general way.
  *
+ * A CPU whose hypervisor PMU counters must not count its own work runs on
+ * the second copy of the table, el2_vectors_pmu (see vector_table).
+ *
  * Other Exceptions from the guest save its registers into
  * the frame at SP (the top of this CPU's stack, see boot.S), call the core's
  * trap handler with the frame, and return to the guest through guest_restore.
@@ -91,19 +94,19 @@
 	mov	x0, sp
 .endm
 
-.macro guest_vector handler
+.macro guest_vector handler, s
 	.balign 0x80
 	save_frame
 	bl	\handler
-	b	guest_restore
+	b	guest_restore\s
 .endm
 
-.macro guest_irq_vector
+.macro guest_irq_vector s
 	.balign 0x80
 	save_x0_x17
 	str	x18, [sp, #16 * 9]
 	str	x30, [sp, #F_ELR - 8]
-	b	guest_irq
+	b	guest_irq\s
 .endm
 
 .macro el2_vector kind
@@ -115,10 +118,17 @@
 	b	.
 .endm
 
+/*
+ * Two copies of the table: el2_vectors, and el2_vectors_pmu for a CPU whose
+ * hypervisor counters stop at EL2 during its own work (arch/aarch64/pmu.c
+ * switches VBAR_EL2): only that copy's paths toggle the counters' filters
+ * (pmu_el2), the others pay nothing.
+ */
+.macro vector_table name, s, pmu
 	.text
 	.balign 0x800
-	.global el2_vectors
-el2_vectors:
+	.global \name
+\name:
 	el2_vector 0 /* EL2t sync */
 	el2_vector 1
 	el2_vector 2
@@ -127,27 +137,29 @@ el2_vectors:
 	el2_vector 5 /* EL2h IRQ (never unmasked) */
 	el2_vector 6
 	el2_vector 7 /* EL2h SError */
-	guest_vector trap_guest_sync
-	guest_irq_vector
-	guest_irq_vector /* FIQ: handled like IRQ */
-	guest_vector trap_guest_serror
+	guest_vector trap_guest_sync, \s
+	guest_irq_vector \s
+	guest_irq_vector \s /* FIQ: handled like IRQ */
+	guest_vector trap_guest_serror, \s
 	/* AArch32 EL0 under an AArch64 EL1: interrupts still reach EL2 */
-	guest_vector trap_guest_sync
-	guest_irq_vector
-	guest_irq_vector
-	guest_vector trap_guest_serror
+	guest_vector trap_guest_sync, \s
+	guest_irq_vector \s
+	guest_irq_vector \s
+	guest_vector trap_guest_serror, \s
 
 /* A guest IRQ, x0-x18 and x30 saved: the hot path first. */
-guest_irq:
+guest_irq\s:
+	.if \pmu
 	pmu_el2 0
+	.endif
 	bl	trap_guest_irq_fast
 	cmn	w0, #1
-	b.eq	guest_restore_fast
-	b	guest_irq_slow
+	b.eq	guest_restore_fast\s
+	b	guest_irq_slow\s
 
 /* The IRQ hot path declined (w0 = the interrupt it acknowledged): x19-x29
  * still hold the guest's values (callee-saved), complete the frame. */
-guest_irq_slow:
+guest_irq_slow\s:
 	mov	w1, w0
 	stp	x18, x19, [sp, #16 * 9]
 	stp	x20, x21, [sp, #16 * 10]
@@ -161,11 +173,13 @@ guest_irq_slow:
 	str	x3, [sp, #F_SPSR]
 	mov	x0, sp
 	bl	trap_guest_irq
-	b	guest_restore
+	b	guest_restore\s
 
 /* The IRQ hot path delivered: ELR/SPSR and x19-x29 are untouched. */
-guest_restore_fast:
+guest_restore_fast\s:
+	.if \pmu
 	pmu_el2 1
+	.endif
 	restore_x0_x17
 	ldr	x18, [sp, #16 * 9]
 	ldr	x30, [sp, #F_ELR - 8]
@@ -173,13 +187,23 @@ guest_restore_fast:
 	dsb	nsh
 	isb
 
-/* void guest_enter(struct frame *frame) */
+	.if \pmu
+guest_restore\s:
+	pmu_el2 1
+	b	guest_restore
+	.endif
+.endm
+
+	vector_table el2_vectors, , 0
+	vector_table el2_vectors_pmu, _pmu, 1
+
+/* void guest_enter(struct frame *frame): whichever table the CPU uses */
 	.global guest_enter
 guest_enter:
 	mov	sp, x0
+	pmu_el2 1
 	.global guest_restore
 guest_restore:
-	pmu_el2 1
 	ldr	x1, [sp, #F_SPSR]
 	ldp	x30, x0, [sp, #F_ELR - 8]
 	msr	elr_el2, x0
