@@ -65,7 +65,8 @@ LOWER_VECTORS = (0x400, 0x480, 0x500, 0x580, 0x600, 0x680, 0x700, 0x780)
 
 
 def stage_of(fn: str) -> str:
-    if fn in ("el2_vectors", "guest_irq", "guest_irq_slow", "guest_restore_fast", "guest_restore", "guest_enter"):
+    if fn.removesuffix("_pmu") in ("el2_vectors", "guest_irq", "guest_irq_slow", "guest_restore_fast",
+                                   "guest_restore", "guest_enter"):
         return "entry"
     if fn.startswith(("gic_", "gicv", "irq_", "trap_")):
         return "acknowledge"
@@ -87,7 +88,8 @@ class Symbols:
             if len(parts) == 3 and parts[1] in "tT" and not parts[2].startswith("$"):
                 self.addrs.append(int(parts[0], 16))
                 self.names.append(parts[2])
-        self.vectors = self.addrs[self.names.index("el2_vectors")]
+        # every copy of the vector table (vectors.S: el2_vectors, el2_vectors_pmu)
+        self.vectors = [a for a, n in zip(self.addrs, self.names) if n.startswith("el2_vectors")]
         self.text_end = self.addrs[-1] + 0x1000
         objdump = subprocess.run(["aarch64-linux-gnu-objdump", "-d", str(elf)], check=True, capture_output=True,
                                  text=True).stdout
@@ -109,7 +111,7 @@ def kind_of(fns: Counter[str]) -> str:
 
 
 def segments(log: Path, syms: Symbols, cpu: int) -> list[Counter[str]]:
-    starts = {syms.vectors + off for off in LOWER_VECTORS}
+    starts = {base + off for base in syms.vectors for off in LOWER_VECTORS}
     out: list[Counter[str]] = []
     cur: Counter[str] | None = None
     with log.open() as fh:
