@@ -85,6 +85,8 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
         ("timer_hyp_irq", str(p.timer.hyp_irq)),
         ("timer_virt_irq", str(p.timer.virt_irq)),
         ("pmu_irq", str(p.pmu_irq or 0)),
+        *([("pmu_spi", f"{{ {', '.join(str(i) for i in p.bandwidth.pmu_spis)} }}")]
+          if p.bandwidth is not None and p.bandwidth.pmu_spis else []),
         ("mmio_base", _hex(p.mmio.base)),
         ("mmio_size", _hex(p.mmio.size)),
     ]
@@ -241,7 +243,9 @@ def _bw_system(w: _Writer, system: System) -> bool:
     w.line(f"\t.flags = {'CFG_BW_SPARE_SHARING' if system.spec.spare_sharing else '0'},")
     if pb.overflow_poll_us:
         w.line(f"\t.overflow_poll_us = {pb.overflow_poll_us},")
-    w.line(f"\t.pmu_irq = {pb.pmu_irq},")
+    if pb.fallback is not None:
+        w.line(f"\t.fallback_event = {_hex(pb.fallback.event)},")
+        w.line(f"\t.fallback_poll_us = {pb.fallback.overflow_poll_us},")
     w.line(f"\t.counter_hz = {pb.counter_hz},")
     w.line("};")
     return True

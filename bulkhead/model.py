@@ -263,6 +263,21 @@ class BwEventSpec:
     path: str  # bandwidth.events.<name>
 
 
+GUEST_PMU_PPI = 23  # the PMU PPI of the guest platform (QEMU virt's), where the board's are SPIs
+
+
+@dataclass(frozen=True)
+class BwFallback:
+    """``bandwidth.fallback``: the event the regulator counts instead when the
+    CPU does not implement the platform's (PMCEID_EL0: QEMU implements none of
+    the Cortex-A53's memory events), and the looks that find its overflow
+    where the PMU interrupt is not wired (QEMU's xlnx-zcu102)."""
+
+    event: int
+    overflow_poll_us: int
+    path: str
+
+
 @dataclass(frozen=True)
 class PlatformBandwidth:
     """The platform's memory-bandwidth model (``bandwidth:``; docs/bandwidth.md)."""
@@ -270,11 +285,13 @@ class PlatformBandwidth:
     counter: BwCounter  # cycles: PMCCNTR (QEMU); event: an event counter
     events: tuple[BwEventSpec, ...]
     sustainable_mbps: int
-    pmu_irq: int
+    pmu_irq: int  # the PMU overflow PPI; 0 when the platform has one SPI per CPU (pmu_spis)
     counter_hz: int  # generic-timer frequency; 0: unknown (the hypervisor reads CNTFRQ)
     regulator_events: int = 0  # events the regulator itself charges per period; 0: unknown
     overflow_poll_us: int = 0  # event counters: the regulator also looks every this many us; 0: never
     path: str = "bandwidth"
+    pmu_spis: tuple[int, ...] = ()  # the PMU overflow SPI of each CPU (ZynqMP); () with a PPI
+    fallback: BwFallback | None = None  # what a CPU without the events counts (QEMU)
 
     def event(self, name: str) -> BwEventSpec | None:
         for ev in self.events:
@@ -331,9 +348,13 @@ class Platform:
 
     @property
     def pmu_irq(self) -> int | None:
-        """The PMU overflow PPI (guests' PMUs and the regulator share it): the
-        ``bandwidth.pmu_irq`` of the platform file; None without one."""
-        return self.bandwidth.pmu_irq if self.bandwidth is not None else None
+        """The PMU overflow PPI VMs see (guests' PMUs and the regulator share the
+        physical interrupt): the ``bandwidth.pmu_irq`` of the platform file, or
+        the guest platform's PPI 23 where the board has one SPI per CPU; None
+        without a bandwidth model."""
+        if self.bandwidth is None:
+            return None
+        return self.bandwidth.pmu_irq or GUEST_PMU_PPI
 
     def device(self, name: str) -> PlatformDevice | None:
         for dev in self.devices:

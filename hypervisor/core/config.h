@@ -102,8 +102,12 @@ struct cfg_bw_system {
 	u32 flags;
 	u32 overflow_poll_us; /* event counters: also look every this many us (late overflow
 	                         interrupts, QEMU); 0: never */
-	u32 pmu_irq;          /* PMU overflow interrupt (PPI) */
-	u64 counter_hz;       /* generic-timer frequency period_ticks assumes */
+	/* A CPU that does not implement the VMs' event (PMCEID_EL0: QEMU) counts
+	 * fallback_event instead, looking every fallback_poll_us for its
+	 * overflow (its interrupt may not be wired); fallback_event 0: none. */
+	u32 fallback_event;
+	u32 fallback_poll_us;
+	u64 counter_hz; /* generic-timer frequency period_ticks assumes */
 };
 
 struct cfg_vm {
@@ -165,8 +169,10 @@ struct cfg_platform {
 	u32 gic_maint_irq;   /* PPI */
 	u32 timer_hyp_irq;   /* EL2 physical timer PPI */
 	u32 timer_virt_irq;
-	u32 pmu_irq;   /* PMU overflow PPI (guests' and the regulator's); 0: none */
-	u64 mmio_base; /* the device window mapped at EL2 (device memory) */
+	u32 pmu_irq;               /* PMU overflow PPI (guests' and the regulator's); 0: none. With
+	                              pmu_spi[], the PPI the VMs see (the guest platform's) */
+	u32 pmu_spi[CFG_MAX_CPUS]; /* the PMU overflow SPI of each CPU (ZynqMP); 0: the PPI */
+	u64 mmio_base;             /* the device window mapped at EL2 (device memory) */
 	u64 mmio_size;
 
 	/* Page coloring (platform file `coloring:`); 0 when not declared. */

@@ -31,7 +31,8 @@ static const struct cfg_platform platform = {
 	.gic_maint_irq = 25,
 	.timer_hyp_irq = 26,
 	.timer_virt_irq = 27,
-	.pmu_irq = 0,
+	.pmu_irq = 23,
+	.pmu_spi = { 175, 176, 177, 178 },
 	.mmio_base = 0x80000000,
 	.mmio_size = 0x80000000,
 	.llc_color_mask = 0xf000,
@@ -129,5 +130,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 0,
 	.shmems = NULL,
 	.console_input_vm = 0,
-	.config_hash = 0x37e5baad54e0fcf0ULL,
+	.config_hash = 0xd7ef9fe27292b941ULL,
 };

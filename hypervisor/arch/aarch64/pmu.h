@@ -78,6 +78,9 @@ static inline void pmu_hyp_write(u32 idx, u32 value)
 
 /* Overflow flags (PMOVSSET_EL0 bit idx) of the counters in mask; clearing
  * them drops the interrupt request. */
+/* Whether this CPU counts the common event (PMCEID0/1_EL0; events above
+ * 0x3f: true). QEMU implements none of the Cortex-A53's memory events. */
+bool pmu_event_implemented(u32 event);
 u32 pmu_overflow_status(u32 mask);
 void pmu_overflow_clear(u32 mask);
 
