@@ -26,6 +26,9 @@
  * counter's hardware interrupt and injects the virtual PMU PPI once; the guest's PMOVSCLR write
  * restores the hardware enable, and re-injects if another of its overflows is pending. So a guest
  * that never clears its flags takes one EL2 interrupt per overflow, no storm.
+ * Where the PMU interrupt is not wired (QEMU's xlnx-zcu102), the guest's
+ * trapped read of its overflow flags injects the virtual PPI for a pending
+ * overflow it was not told about.
  */
 #include "core/vpmu.h"
 
@@ -289,6 +292,10 @@ bool vpmu_access(struct vcpu *v, u32 op1, u32 crn, u32 crm, u32 op2, bool read, 
 	case 0xe3: /* PMOVSSET_EL0 */
 		if (read) {
 			*val = pmu_overflow_status(mask);
+			/* an overflow whose interrupt the CPU did not deliver (QEMU's
+			 * xlnx-zcu102 does not wire the PMU SPIs): injected now */
+			if ((u32)*val & p->inten & ~p->raised)
+				vpmu_sync(v, p, mask);
 			break;
 		}
 		if (op2 == 3) {

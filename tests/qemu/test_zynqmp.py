@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import test_bandwidth
 import test_cli_run
+import test_pmu
 import test_console_input
 import test_console_reset
 import test_core
@@ -228,3 +229,18 @@ def test_bandwidth_unregulated_neighbour_unaffected() -> None:
     assert 30000 <= st["max"] <= 30000 + test_bandwidth.POLL_NS + test_bandwidth.SKID_EVENTS, \
         test_bandwidth.describe(runs[0])
     assert st["throttles"] >= 500, test_bandwidth.describe(runs[0])  # 60 ms of 100 us periods
+
+
+@pytest.mark.parametrize("regulated", [False, True], ids=["unregulated", "regulated"])
+def test_guest_pmu_overflow_interrupts(regulated: bool, tmp_path: Path) -> None:
+    """The guest's virtual PMU interrupt (core/vpmu.c) on ZynqMP: VMs see the
+    guest platform's PPI 23 while the physical interrupts are the per-CPU
+    SPIs. QEMU does not wire them, so each overflow reaches the guest when
+    its wait loop's trapped PMOVSSET read finds the flag (every ~2,300
+    instructions: the bound of events past the wrap is test_pmu's for event
+    counters). One interrupt per overflow, one for a flag left set, exact
+    counts; regulated on the fallback event, the guest has PMCR.N = 5."""
+    bw = "    bandwidth: {period_us: 100, budget_events: 50000}" if regulated else ""
+    res = test_pmu.boot(tmp_path, f"zcu102-pmu-{'reg' if regulated else 'free'}", 0, bw, platform="zcu102")
+    n = test_pmu.QEMU_A53_COUNTERS - 1 if regulated else test_pmu.QEMU_A53_COUNTERS
+    test_pmu.check_guest(res, 0, cycle_counter=True, n=n, late=test_pmu.LATE[0])
