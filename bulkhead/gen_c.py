@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from bulkhead import bandwidth, coloring
 from bulkhead.color import Colors
 from bulkhead.layout import StagedImage, System, Vm
-from bulkhead.model import MAX_CPUS
+from bulkhead.model import MAX_CPUS, MAX_RAM_BANKS
 
 
 def _hex(value: int) -> str:
@@ -63,6 +63,9 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
         ("mpidr", f"{{ {mpidr} }}"),
         ("ram_base", _hex(p.ram.base)),
         ("ram_size", _hex(p.ram.size)),
+        *([("nram", str(len(p.banks))),
+           ("ram", "{ " + ", ".join(f"{{ {_hex(b.base)}, {_hex(b.size)} }}" for b in p.banks) + " }")]
+          if len(p.banks) > 1 else []),
         ("hyp_base", _hex(p.hypervisor.base)),
         ("hyp_size", _hex(p.hypervisor.size)),
         ("uart_base", _hex(p.uart.base)),
@@ -98,7 +101,7 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
             ("llc_ways", str(p.coloring.llc_ways or 0)),
             ("llc_line", str(p.coloring.llc_line or 0)),
         ]
-    assert p.ncpus <= MAX_CPUS
+    assert p.ncpus <= MAX_CPUS and len(p.banks) <= MAX_RAM_BANKS
     for key, value in fields:
         w.line(f"\t.{key} = {value},")
     w.line("};")

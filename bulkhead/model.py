@@ -21,6 +21,7 @@ GiB = 1 << 30
 PAGE = 4 * KiB
 IPA_BITS = 39
 MAX_CPUS = 8  # CFG_MAX_CPUS in hypervisor/core/config.h
+MAX_RAM_BANKS = 4  # CFG_MAX_RAM in hypervisor/core/config.h
 PARAMS_MAX = PAGE
 DTB_MAX = 64 * KiB
 
@@ -341,10 +342,24 @@ class Platform:
     coloring: ColoringSpec | None = None
     bandwidth: PlatformBandwidth | None = None
     cachemodel: CacheModelSpec | None = None
+    ram_banks: tuple[Range, ...] = ()  # every DRAM bank, `ram` first; () means (ram,)
 
     @property
     def ncpus(self) -> int:
         return len(self.mpidr)
+
+    @property
+    def banks(self) -> tuple[Range, ...]:
+        """The DRAM banks (``ram:`` as a list; one bank otherwise). The first
+        holds the hypervisor and the staging area."""
+        return self.ram_banks or (self.ram,)
+
+    def in_ram(self, r: Range) -> bool:
+        """Whether ``r`` lies inside one bank."""
+        return any(b.contains(r) for b in self.banks)
+
+    def ram_text(self) -> str:
+        return ", ".join(str(b) for b in self.banks)
 
     @property
     def pmu_irq(self) -> int | None:

@@ -15,6 +15,8 @@ static const struct cfg_platform platform = {
 	.mpidr = { 0x0, 0x1, 0x2, 0x3 },
 	.ram_base = 0x0,
 	.ram_size = 0x7ff00000,
+	.nram = 2,
+	.ram = { { 0x0, 0x7ff00000 }, { 0x800000000, 0x80000000 } },
 	.hyp_base = 0x10000000,
 	.hyp_size = 0x1e00000,
 	.uart_base = 0xff000000,
@@ -130,5 +132,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 0,
 	.shmems = NULL,
 	.console_input_vm = 0,
-	.config_hash = 0xd7ef9fe27292b941ULL,
+	.config_hash = 0x4f4b73ee8ba73733ULL,
 };

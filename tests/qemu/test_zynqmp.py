@@ -244,3 +244,26 @@ def test_guest_pmu_overflow_interrupts(regulated: bool, tmp_path: Path) -> None:
     res = test_pmu.boot(tmp_path, f"zcu102-pmu-{'reg' if regulated else 'free'}", 0, bw, platform="zcu102")
     n = test_pmu.QEMU_A53_COUNTERS - 1 if regulated else test_pmu.QEMU_A53_COUNTERS
     test_pmu.check_guest(res, 0, cycle_counter=True, n=n, late=test_pmu.LATE[0])
+
+
+def test_vms_in_the_high_ddr_bank(boot: Any) -> None:
+    """Issue #11 item 3: the ZCU102's DDR high bank (0x8_0000_0000, QEMU
+    -m 4G). One VM's RAM and another's LLC-colored pages are placed there,
+    a third VM stays in the low bank; each guest walks its RAM and reports
+    the frames it is mapped on: the ones the toolchain chose, in the bank
+    the config asked for, in the VM's colors."""
+    res = boot("zcu102-highmem.yaml", timeout=120)
+    assert res.clean, describe(res)
+    system = load_system(CONFIGS / "zcu102-highmem.yaml")
+    model = system.platform.coloring
+    assert model is not None
+    high = 0x800000000 // PAGE
+    for vm in system.vms:
+        lines = res.lines(vm.name)
+        assert lines[-1] == f"colorwalk: PASS ({vm.ram_bytes // PAGE} pages)", describe(res)
+        frames, _ = frames_of(lines)
+        assert frames == [f for region in vm.memory for f in expected_frames(region)], vm.name
+        assert all((f >= high) == (vm.name != "low") for f in frames), (vm.name, describe(res))
+        if vm.name == "colored":
+            assert all(vm.llc_colors >> extract(f * PAGE, model.llc_mask) & 1 for f in frames), vm.name
+            assert vm.llc_colors == 0xFF00
