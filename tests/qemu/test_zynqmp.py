@@ -282,3 +282,11 @@ def test_io_vm_with_the_gem_echoes_through_outside_peer() -> None:
     # the GEM at GEM3's address, with the MAC QEMU gave it (the io: section's)
     head = f"iovm: device 0xff0e0000 mac {shared_io.mac_text(io.mac)}, 2 clients, slot 50000 ns"
     assert head in r.lines("iovm"), r.output[-3000:]
+
+
+def test_io_vm_with_the_gem_under_a_flood() -> None:
+    """The DoS test of test_io.py with the I/O VM driving the GEM (-icount
+    shift=0): mallory floods 1500 frames of 1000 bytes; alice still gets her
+    weight's share of the service slots, her alpha and a delta within the
+    bound `check` printed, and the peer receives every flood frame."""
+    test_io.test_flooding_client_cannot_starve_the_other("zcu102-io-dos.yaml", 1500, 600)
