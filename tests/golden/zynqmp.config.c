@@ -132,5 +132,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 0,
 	.shmems = NULL,
 	.console_input_vm = 0,
-	.config_hash = 0x4f4b73ee8ba73733ULL,
+	.config_hash = 0xa65c3e1987c0df90ULL,
 };
