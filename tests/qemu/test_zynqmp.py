@@ -187,6 +187,14 @@ def test_guest_owns_both_el1_timers(monkeypatch: pytest.MonkeyPatch) -> None:
     test_cli_run.test_guest_owns_both_el1_timers()
 
 
+# Events charged beyond a grant on xlnx-zcu102: up to one look interval
+# (test_bandwidth.POLL_NS cycles) plus the look's own exit, counted (the
+# counter counts at EL2 where the regulator looks) and longer than virt's:
+# with no PMU interrupt the look that finds the overflow takes the general
+# exit path. Measured: B + 3,582 before the EL2-exclusion work, B + 5,297
+# after it (100 us periods, zcu102-bw-pair.yaml).
+LOOK_EVENTS = 1000
+
 # The hypervisor's notice when it counts the platform's fallback event
 # (platforms/zcu102.yaml `bandwidth.fallback`): QEMU has no BUS_ACCESS.
 BW_FALLBACK = ("bw: vm {vm}: this CPU does not count event 0x19 (PMCEID); counting the platform's "
@@ -212,7 +220,7 @@ def test_bandwidth_regulation_on_the_fallback_event() -> None:
         assert budget - tb.ENTRY_NS <= run_ns <= budget + tb.POLL_NS + tb.SKID_NS, (run_ns, tb.describe(res))
         assert abs(run_ns + stall_ns - period) <= tb.STALL_NS, (run_ns, stall_ns, tb.describe(res))
     st = tb.stats(res)["vcpu0"]
-    assert budget <= st["max"] <= budget + tb.POLL_NS + tb.SKID_EVENTS, tb.describe(res)
+    assert budget <= st["max"] <= budget + tb.POLL_NS + LOOK_EVENTS, tb.describe(res)
     assert budget <= st["mean"] <= st["max"], tb.describe(res)
     assert len(segs) <= st["throttles"], tb.describe(res)
     # stalled time: P - run in every period it was throttled
@@ -228,7 +236,7 @@ def test_bandwidth_unregulated_neighbour_unaffected() -> None:
     pair, off = (test_bandwidth.CONFIGS / f"zcu102-bw-pair{x}.yaml" for x in ("", "-off"))
     runs = test_bandwidth.assert_neighbour_unaffected(pair, off, "zcu102")
     st = test_bandwidth.stats(runs[0], "reg")["vcpu0"]
-    assert 30000 <= st["max"] <= 30000 + test_bandwidth.POLL_NS + test_bandwidth.SKID_EVENTS, \
+    assert 30000 <= st["max"] <= 30000 + test_bandwidth.POLL_NS + LOOK_EVENTS, \
         test_bandwidth.describe(runs[0])
     assert st["throttles"] >= 500, test_bandwidth.describe(runs[0])  # 60 ms of 100 us periods
 
