@@ -137,9 +137,12 @@ static u32 vuart_read(struct vuart *u, u64 off)
 static void vuart_write(struct vm *vm, struct vuart *u, u64 off, u32 val)
 {
 	switch (off) {
-	case UART_DR:
-		console_vm_putc(vm, (char)(val & 0xff));
+	case UART_DR: {
+		char c = (char)(val & 0xff);
+
+		console_vm_write(vm, &c, 1);
 		break;
+	}
 	case UART_IBRD:
 		u->ibrd = val & 0xffff;
 		break;
