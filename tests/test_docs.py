@@ -78,3 +78,17 @@ def test_tutorial_config_checks_as_shown(tmp_path: Path) -> None:
         load_system(config)
     message = str(err.value).replace(str(config), "first.yaml")
     assert f"bulkhead: error: {message}" in tutorial, message
+
+
+TOP_DIRS = ("hypervisor/", "guests/", "tests/", "bulkhead/", "scripts/", "configs/", "platforms/",
+            "bench/", "tools/", "linux/", "docs/")
+
+
+@pytest.mark.parametrize("page", READMES + PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_named_repository_files_exist(page: Path) -> None:
+    """A file named in backticks from the repository root (`tests/qemu/x.py`,
+    `hypervisor/core/console.c:42`) exists: renamed files leave no stale
+    names behind."""
+    stale = [name for name in re.findall(r"`([A-Za-z0-9_./-]+)(?::\d+)?`", page.read_text())
+             if name.startswith(TOP_DIRS) and not (ROOT / name).exists()]
+    assert not stale, f"{page.relative_to(ROOT)}: names files that do not exist: {stale}"
