@@ -120,7 +120,7 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true",
                    help="with --model: print the model's report as JSON on stdout (the console goes to stderr)")
 
-    p = sub.add_parser("dt", help="print the device tree of a Linux VM",
+    p = sub.add_parser("dt", help="print the device tree of a Linux (or type: image) VM",
                        description="Print the generated device tree source of VM (a Linux or type: image VM).")
     p.add_argument("config", metavar="CONFIG", type=Path)
     p.add_argument("vm", metavar="VM")
@@ -254,7 +254,7 @@ def cmd_dt(args: argparse.Namespace) -> int:
         names = ", ".join(v.name for v in system.vms)
         return _error(f"{args.config}: unknown VM '{args.vm}'; the config has: {names}")
     if vm.linux is None:
-        return _error(f"{args.config}: VM '{vm.name}' is a bare-metal VM; only Linux VMs have a device tree")
+        return _error(f"{args.config}: VM '{vm.name}' is a bare-metal VM; only Linux and type: image VMs have a device tree")
     sys.stdout.write(gen_dts.generate(system, vm))
     return EXIT_OK
 

@@ -160,7 +160,7 @@ def test_dt(write_config: WriteConfig, capsys: pytest.CaptureFixture[str]) -> No
     assert (code, err) == (0, "")
     assert "/dts-v1/;" in out and "rtc@9010000 {" in out and "bulkhead-shmem@50000000 {" in out
     assert run_cli(capsys, "dt", path, "bm") == (
-        1, "", "bulkhead: error: c.yaml: VM 'bm' is a bare-metal VM; only Linux VMs have a device tree\n")
+        1, "", "bulkhead: error: c.yaml: VM 'bm' is a bare-metal VM; only Linux and type: image VMs have a device tree\n")
     assert run_cli(capsys, "dt", path, "zz") == (
         1, "", "bulkhead: error: c.yaml: unknown VM 'zz'; the config has: lin, bm\n")
 
