@@ -123,6 +123,8 @@ def test_check_missing_file(sandbox: Path, capsys: pytest.CaptureFixture[str]) -
         (["run", "x.yaml", "--json"], "bulkhead: error: --json needs --model"),
         (["build", "x.yaml", "--frob"], "bulkhead: error: unrecognized arguments: --frob"),
         (["experiment"], "bulkhead: error: the following arguments are required: SPEC"),
+        (["experiment", "x.yaml", "--dry-run", "--report-only"],
+         "bulkhead: error: argument --report-only: not allowed with argument --dry-run"),
     ],
 )
 def test_usage_errors(argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
