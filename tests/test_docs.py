@@ -65,13 +65,18 @@ def _tutorial_config() -> str:
     return match.group(1)
 
 
-def test_tutorial_config_checks_as_shown(tmp_path: Path) -> None:
+def test_tutorial_config_checks_as_shown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
     config = tmp_path / "first.yaml"
     config.write_text(_tutorial_config())
     system = load_system(config)
     assert [(vm.name, list(vm.cpus)) for vm in system.vms] == [("hello", [0]), ("ticker", [1])]
     tutorial = (ROOT / "docs" / "tutorial.md").read_text()
-    assert "first.yaml: OK: platform qemu-virt, 2 VMs, console input: hello" in tutorial
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["check", "first.yaml"]) == 0
+    headline = capsys.readouterr().out.splitlines()[0]
+    assert f"$ .venv/bin/bulkhead check first.yaml\n{headline}\n" in tutorial, headline
+    assert f"config {system.config_hash:016x}, 2 VM(s)" in tutorial
     # the mistake the tutorial makes, with the message it shows
     config.write_text(_tutorial_config().replace("cpus: [1]", "cpus: [0]"))
     with pytest.raises(ConfigError) as err:
