@@ -65,7 +65,7 @@ def test_noisy_neighbour_lines_stay_whole() -> None:
         for c in text:
             con.type(c)
             time.sleep(0.05)
-        con.wait_for_partial(text[-1], timeout=30)
+        # no wait for the last piece here: a tick line may end it at once
         con.type("\r")
         con.wait_for(f"[echo] echo: got '{text}'")
         status = con.finish(timeout=120)
