@@ -6,13 +6,19 @@ goes on under a fresh prefix, so every line stays whole and prefixed."""
 
 from __future__ import annotations
 
+import os
+import pty
 import re
+import select
+import signal
 import time
 from pathlib import Path
 
-from qconsole import Console, build
+from qconsole import CONFIGS, Console, build
 
-ARTEFACTS = Path(__file__).resolve().parents[2] / "artefacts" / "linux"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+ARTEFACTS = REPO_ROOT / "artefacts" / "linux"
+BULKHEAD = REPO_ROOT / ".venv" / "bin" / "bulkhead"
 
 
 def test_echo_guest_shows_typed_characters_before_enter() -> None:
@@ -94,3 +100,49 @@ def test_noisy_neighbour_lines_stay_whole() -> None:
     # the neighbour did write while the line was half typed (else this test
     # would not test the cut): the echo came out in more than one piece
     assert len(echo_parts) > 1, con.lines
+
+
+def test_bulkhead_run_on_a_terminal_shows_echo_as_typed() -> None:
+    """The user's path: `bulkhead run` on a terminal (QEMU's -serial
+    mon:stdio, stdin passed through) streams the echo before Enter."""
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: bulkhead run on the pseudo-terminal
+        os.chdir(REPO_ROOT)
+        os.execv(str(BULKHEAD), [str(BULKHEAD), "run", str(CONFIGS / "console-echo.yaml"),
+                                 "--out", str(REPO_ROOT / "build" / "qemu-tests" / "console-echo-tty"),
+                                 "--timeout", "120"])
+    seen = bytearray()
+
+    def read_until(needle: bytes, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while needle not in seen:
+            left = deadline - time.monotonic()
+            assert left > 0, f"timed out waiting for {needle!r}:\n{seen.decode(errors='replace')}"
+            if select.select([fd], [], [], min(left, 1.0))[0]:
+                try:
+                    seen.extend(os.read(fd, 4096))
+                except OSError:  # the child closed the terminal
+                    break
+
+    status: int | None = None
+    try:
+        read_until(b"[echo] echo: ready", 300)  # includes the build
+        os.write(fd, b"typed")
+        read_until(b"[echo] typed", 30)
+        assert b"echo: got" not in seen
+        os.write(fd, b"\r")
+        read_until(b"[bulkhead] all VMs off: clean=1 stopped=0", 60)
+        status = os.waitpid(pid, 0)[1]
+    finally:
+        if status is None:  # Ctrl-C: bulkhead run kills QEMU's process group
+            os.kill(pid, signal.SIGINT)
+            for _ in range(100):
+                if os.waitpid(pid, os.WNOHANG)[0]:
+                    break
+                time.sleep(0.1)
+            else:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+        os.close(fd)
+    assert os.waitstatus_to_exitcode(status) == 0, seen.decode(errors="replace")
+    assert b"[echo] echo: got 'typed'" in seen
