@@ -234,6 +234,7 @@ def test_build(write_config: WriteConfig, fake_tree: Path, capsys: pytest.Captur
                       "  tftpboot ${loadaddr} bulkhead.itb\n"
                       "  bootm ${loadaddr}#bulkhead - ${fdtcontroladdr}\n")
     assert "mkdir -p" in err  # make's output goes to stderr
+    assert (out / "bulkhead.itb").is_file() and "Data Size" not in err  # mkimage's listing is not
     config_c = (out / "config.c").read_text()
     assert config_c == (out / "hyp" / "bulkhead.elf").read_text()
     assert '.name = "bm"' in config_c
