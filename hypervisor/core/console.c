@@ -272,17 +272,22 @@ static void console_vm_putc(struct vm *vm, char c)
 		console_vm_queue(vm, false);
 }
 
-void console_vm_write(struct vm *vm, const char *text, u32 len)
+void console_vm_show(struct vm *vm)
 {
 	s32 in = console_input;
 
+	if (vm->con.len > vm->con.shown && in >= 0 && &vms[in] == vm)
+		console_vm_queue(vm, true);
+}
+
+void console_vm_write(struct vm *vm, const char *text, u32 len)
+{
 	for (u32 i = 0; i < len; i++)
 		console_vm_putc(vm, text[i]);
 	/* the input VM's line shows as it comes once typed into (its echo);
 	 * its other lines stay whole */
-	if (vm->con.len > vm->con.shown && in >= 0 && &vms[in] == vm &&
-	    __atomic_load_n(&vm->con.typed, __ATOMIC_RELAXED))
-		console_vm_queue(vm, true);
+	if (__atomic_load_n(&vm->con.typed, __ATOMIC_RELAXED))
+		console_vm_show(vm);
 }
 
 void console_vm_flush(struct vm *vm)

@@ -7,12 +7,13 @@
  * physical UART free takes it (never waits for it) and writes pending lines
  * round-robin, one line per VM per turn, until its own are out, plus a
  * bounded number of other VMs' lines. The input VM's line shows as it is
- * produced once something was typed into it (its echo): queued as open
- * pieces, written after one prefix; a line of another VM or of the
- * hypervisor first ends the open line with a newline, and the next piece
- * starts a fresh prefixed line. Hypervisor messages are "[bulkhead] "
- * lines, written after every VM line queued before them. Input goes to one
- * VM's virtual UART, switchable with Ctrl-T followed by the VM's number.
+ * produced once something was typed into it (its echo), and when its driver
+ * has nothing more to send (a prompt): queued as open pieces, written
+ * after one prefix; a line of another VM or of the hypervisor first ends
+ * the open line with a newline, and the next piece starts a fresh prefixed
+ * line. Hypervisor messages are "[bulkhead] " lines, written after every VM
+ * line queued before them. Input goes to one VM's virtual UART, switchable
+ * with Ctrl-T followed by the VM's number.
  * A VM's control and non-ASCII bytes are printed as '?', so that no VM can
  * forge a line of another or of the hypervisor.
  */
@@ -51,6 +52,10 @@ void console_rx_resume(void);
  * the input VM also at the end of each write once something was typed into
  * it since its last line ended, so that its echo shows as typed. */
 void console_vm_write(struct vm *vm, const char *text, u32 len);
+/* The VM's driver has nothing more to send (virtual PL011 TX interrupt
+ * masked): the input VM's line not ended yet (a prompt) shows now; called
+ * with vm->con.lock held. */
+void console_vm_show(struct vm *vm);
 /* Ends any partial line of the VM and writes out all its queued lines
  * (the VM stops or resets: its CPUs no longer print). */
 void console_vm_flush(struct vm *vm);

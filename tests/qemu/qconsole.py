@@ -62,10 +62,10 @@ class Console:
                 self.cond.wait(left)
 
     def wait_for_partial(self, text: str, timeout: float = 60) -> None:
-        """Waits until the line not ended yet ends with ``text``."""
+        """Waits until the line not ended yet contains ``text``."""
         deadline = time.monotonic() + timeout
         with self.cond:
-            while not self.partial.endswith(text):
+            while text not in self.partial:
                 left = deadline - time.monotonic()
                 assert left > 0, (f"timed out waiting for {text!r} before the end of a line "
                                   f"(partial {self.partial!r}):\n" + "\n".join(self.lines))
