@@ -250,11 +250,47 @@ static void console_vm_queue(struct vm *vm, bool open)
 	console_drain(vm);
 }
 
+/* Appends one printable character to the VM's line. */
+static void console_vm_add(struct vm *vm, char c)
+{
+	vm->con.buf[vm->con.len++] = c;
+	if (vm->con.len >= CONSOLE_LINE_MAX - 1)
+		console_vm_queue(vm, false);
+}
+
+/* Whether b belongs to an ANSI control sequence (ESC '[' parameters final)
+ * and is dropped: a shell's line editing writes them (busybox asks the
+ * terminal for the cursor position after each prompt, ESC [ 6 n), and
+ * printed as "?[6n" they would litter every prompt. Any other escape still
+ * prints its ESC as '?'. Called with vm->con.lock held. */
+static bool console_vm_csi(struct vm *vm, u8 b)
+{
+	if (vm->con.esc == CONSOLE_ESC_CSI) {
+		if (b >= 0x20 && b <= 0x3f) /* parameter and intermediate bytes */
+			return true;
+		vm->con.esc = CONSOLE_ESC_NONE;
+		return b >= 0x40 && b <= 0x7e; /* the final byte */
+	}
+	if (vm->con.esc == CONSOLE_ESC_SEEN) {
+		vm->con.esc = CONSOLE_ESC_NONE;
+		if (b == '[') {
+			vm->con.esc = CONSOLE_ESC_CSI;
+			return true;
+		}
+		console_vm_add(vm, '?'); /* the ESC alone */
+	}
+	if (b == 0x1b) {
+		vm->con.esc = CONSOLE_ESC_SEEN;
+		return true;
+	}
+	return false;
+}
+
 static void console_vm_putc(struct vm *vm, char c)
 {
 	u8 b = (u8)c;
 
-	if (c == '\r')
+	if (console_vm_csi(vm, b) || c == '\r')
 		return;
 	if (c == '\n') {
 		console_vm_queue(vm, false);
@@ -267,9 +303,7 @@ static void console_vm_putc(struct vm *vm, char c)
 	 * operator's terminal. */
 	if ((b < 0x20 && c != '\t') || b >= 0x7f)
 		c = '?';
-	vm->con.buf[vm->con.len++] = c;
-	if (vm->con.len >= CONSOLE_LINE_MAX - 1)
-		console_vm_queue(vm, false);
+	console_vm_add(vm, c);
 }
 
 void console_vm_show(struct vm *vm)
@@ -300,6 +334,7 @@ void console_vm_flush(struct vm *vm)
 		             false);
 	vm->con.len = 0;
 	vm->con.shown = 0;
+	vm->con.esc = CONSOLE_ESC_NONE;
 	spin_unlock(&vm->con.lock);
 	locked = console_lock_acquire();
 	for (u32 n = 0; locked && n < CONSOLE_DRAIN_ALL_MAX && linering_pending(&vm->con.out); n++)

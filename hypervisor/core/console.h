@@ -26,12 +26,16 @@
 
 #define CONSOLE_LINE_MAX 160
 #define CONSOLE_ESCAPE   0x14 /* Ctrl-T */
+#define CONSOLE_ESC_NONE 0
+#define CONSOLE_ESC_SEEN 1 /* after ESC */
+#define CONSOLE_ESC_CSI  2 /* after ESC '[' */
 
 struct console_line {
 	spinlock_t lock; /* the VM's writers: line assembly and out's producer side */
 	u32 len;
 	u32 shown;  /* of buf: already queued as an open line (input VM) */
 	bool typed; /* input reached the VM since its last line ended */
+	u8 esc;     /* CONSOLE_ESC_*: where in an ANSI control sequence */
 	char buf[CONSOLE_LINE_MAX];
 	struct linering out; /* lines waiting for the physical UART */
 	bool was_open;       /* the last line written from out was open (console_lock) */
