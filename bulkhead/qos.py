@@ -282,7 +282,7 @@ def ram_windows(p: Platform) -> list[Range]:
     """The 4 KiB pages of regulator blocks that lie in RAM (a test's scratch
     window): the allocator keeps VM memory out of them."""
     return list(dict.fromkeys(Range(reg.base & ~0xFFF, 0x1000) for reg in p.qos_regulators
-                              if p.ram.contains(Range(reg.base, 4))))
+                              if p.in_ram(Range(reg.base, 4))))
 
 
 # --- checks ---------------------------------------------------------------------
@@ -304,7 +304,7 @@ def check_platform(p: Platform) -> list[Diagnostic]:
         elif reg.base // 4096 != (reg.base + BLOCK_SIZE - 1) // 4096:
             errors.append(at(_join(reg.path, "base"), f"the register block at 0x{reg.base:x} crosses a 4 KiB page"))
         if not (p.mmio.base <= reg.base and reg.base + BLOCK_SIZE <= p.mmio.end) and \
-                not (p.ram.base <= reg.base and reg.base + BLOCK_SIZE <= p.ram.end):
+                not p.in_ram(Range(reg.base, BLOCK_SIZE)):
             errors.append(at(_join(reg.path, "base"), f"base 0x{reg.base:x} is outside the MMIO window "
                                                       f"({p.mmio}) and RAM ({p.ram})"))
         for what, r in (("the hypervisor area", p.hypervisor), ("the staging area", p.staging)):
