@@ -109,6 +109,18 @@ def parse(r: Reader, node: YNode, path: str = "io") -> IoSpec:
     )
 
 
+def client_of_region(io: IoSpec | None, region: str, vm: str) -> IoClientSpec | None:
+    """The client whose generated region ``region`` (``io<i>``) VM ``vm``
+    maps, if it is one (a Linux client's region becomes a network device in
+    its device tree, not a plain shared-memory node)."""
+    if io is None:
+        return None
+    for i, c in enumerate(io.clients):
+        if region == f"io{i}" and c.vm == vm:
+            return c
+    return None
+
+
 def _shmem_index(shmem: tuple[ShmemSpec, ...], vm: str) -> int:
     """Index the next region mapped by ``vm`` will have within that VM."""
     return sum(1 for sh in shmem for mp in sh.maps if mp.vm == vm)
@@ -117,7 +129,9 @@ def _shmem_index(shmem: tuple[ShmemSpec, ...], vm: str) -> int:
 def expand(io: IoSpec, platform: Platform, vms: tuple[VmSpec, ...], shmem: tuple[ShmemSpec, ...]
            ) -> tuple[tuple[VmSpec, ...], tuple[ShmemSpec, ...]]:
     """One shared-memory region per client (appended to ``shmem``) and the
-    parameter-block entries of the I/O VM and of bare-metal clients."""
+    parameter-block entries of the I/O VM and of bare-metal clients (a Linux
+    client finds its region, queue and MAC in its device tree instead:
+    gen_dts, ``bulkhead,io-net``)."""
     regions = list(shmem)
     io_params: list[tuple[str, str]] = []
     client_params: dict[str, list[tuple[str, str]]] = {}
@@ -195,9 +209,9 @@ def check(s: SystemSpec) -> list[Diagnostic]:
             err(_join(c.path, "vm"), f"unknown VM '{c.vm}'")
         elif c.vm == io.vm:
             err(_join(c.path, "vm"), f"VM '{c.vm}' is the I/O VM; it cannot also be a client")
-        elif vm.type != "baremetal":
-            err(_join(c.path, "vm"), f"client VM '{c.vm}' is a {vm.type} VM; only bare-metal clients are "
-                                     "supported so far (docs/io.md)")
+        elif vm.type not in ("baremetal", "linux"):
+            err(_join(c.path, "vm"), f"client VM '{c.vm}' is a {vm.type} VM; clients are bare-metal VMs "
+                                     "(the ring runtime) or Linux VMs (linux/bulkhead_net; docs/io.md)")
         if c.vm in seen_vm:
             err(_join(c.path, "vm"), f"VM '{c.vm}' is a client twice (also {seen_vm[c.vm]})")
         seen_vm.setdefault(c.vm, _join(c.path, "vm"))

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: Apache-2.0
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 /*
  * ioring: wait-free frame rings in shared memory (include/ioring.h,
  * docs/io.md). Every value read from shared memory is read exactly once into

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only */
 /*
  * ioring: wait-free single-producer/single-consumer frame rings in shared
  * memory between a client VM and the I/O VM (docs/io.md).
