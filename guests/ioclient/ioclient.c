@@ -119,13 +119,7 @@ static int run_flood(u32 frames, u32 size)
 /* Writes a raw slot at the ring's position (bypassing ioring_send). */
 static void raw_slot(u32 flag, u32 len, u32 index, const u8 *data, u32 n)
 {
-	struct ioring_slot *s = &tx.slots[tx.pos];
-
-	memcpy(s->data, data, n);
-	s->len = len;
-	s->index = index;
-	ioring_store_release(&s->flag, flag);
-	tx.pos = tx.pos + 1 == tx.nslots ? 0 : tx.pos + 1;
+	ioring_put_raw(&tx, flag, len, index, data, n);
 }
 
 static int write_bad(u32 size)

@@ -18,8 +18,10 @@
  *
  * Params (written by `bulkhead build` from the io: section): io_clients,
  * io_base, io_irq, io_rate, io_mac, io<i>_{vm,shm,queue,weight,mac,cap};
- * max_ms (60000): give up after this much virtual time; poll (0): 1 busy-waits when idle
- * instead of sleeping in WFI (benchmark: no icount idle warps in the timings).
+ * bad_rx (0): 1 writes four malformed slots (a bad flag, lengths 1600 and 5000, an index out of
+ * range) into client 0's rx ring before anything else, which the client must drop and count
+ * (tests/qemu/test_io_linux.py); max_ms (60000): give up after this much virtual time; poll (0): 1
+ * busy-waits when idle instead of sleeping in WFI (benchmark: no icount idle warps in the timings).
  * mode=direct (benchmark baseline, no clients, no io: section): the device is
  * this VM's alone; it runs the echo exchange (lib/include/echo.h) itself with
  * frames (100), size (200), window (16), peer_mac, mac (02:00:00:00:00:0d).
@@ -140,6 +142,18 @@ static int setup_client(u32 i)
 		gic_irq_disable(c->doorbell_irq); /* enabled only while idle */
 	}
 	return 0;
+}
+
+/* Test hook (bad_rx=1): a hostile I/O VM's slots in client 0's rx ring. */
+static void write_bad_rx(struct client *c)
+{
+	static const u8 junk[64] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff }; /* broadcast */
+
+	ioring_put_raw(&c->rx, 0xdeadbeef, sizeof(junk), c->rx.pos, junk, sizeof(junk));
+	ioring_put_raw(&c->rx, IORING_FULL, 1600, c->rx.pos, junk, sizeof(junk));
+	ioring_put_raw(&c->rx, IORING_FULL, 5000, c->rx.pos, junk, sizeof(junk));
+	ioring_put_raw(&c->rx, IORING_FULL, sizeof(junk), 999, junk, sizeof(junk));
+	printf("iovm: wrote 4 malformed slots into %s's rx ring\n", c->vm);
 }
 
 static void doorbells(bool on)
@@ -428,6 +442,8 @@ int main(const char *params)
 			return 1;
 		wsum += cl[i].weight;
 	}
+	if (param_u64("bad_rx", 0))
+		write_bad_rx(&cl[0]);
 	for (i = 0; i < ncl; i++) { /* alpha_i = w_i / W * rate, or the cap if lower */
 		cl[i].tpf = wsum * slot / (cl[i].weight ? cl[i].weight : 1);
 		if (cl[i].cap_ticks > cl[i].tpf)

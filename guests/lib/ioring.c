@@ -73,6 +73,17 @@ int ioring_send(struct ioring *r, const void *data, u32 len)
 	return 0;
 }
 
+void ioring_put_raw(struct ioring *r, u32 flag, u32 len, u32 index, const void *data, u32 n)
+{
+	struct ioring_slot *s = &r->slots[r->pos];
+
+	__builtin_memcpy(s->data, data, n < IORING_DATA_MAX ? n : IORING_DATA_MAX);
+	__atomic_store_n(&s->len, len, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->index, index, __ATOMIC_RELAXED);
+	ioring_store_release(&s->flag, flag);
+	advance(r);
+}
+
 bool ioring_pending(const struct ioring *r)
 {
 	return ioring_load_acquire(&r->slots[r->pos].flag) != IORING_EMPTY;
