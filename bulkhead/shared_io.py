@@ -286,6 +286,33 @@ def document(io: IoSpec) -> dict[str, Any]:
     }
 
 
+# --- bulkhead run --stats ------------------------------------------------------------
+
+STATS_RE = re.compile(r"\[[^\]\s]+\] iovm: stats client=(?P<client>\S+) (?P<rest>.*?)\s*$")
+STATS_FIELDS = ("tx", "tx_bytes", "rx", "rx_bytes", "rx_drops", "malformed", "runt", "spoofed", "alpha_fps",
+                "delta_us")
+STATS_HEAD = ("CLIENT", "TX", "TX_BYTES", "RX", "RX_BYTES", "RX_DROPS", "MALFORMED", "RUNT", "SPOOFED",
+              "ALPHA_FPS", "DELTA_US")
+
+
+def parse_stats(line: str) -> tuple[str, dict[str, int]] | None:
+    """(client, counters) of one of the I/O VM's ``[<vm>] iovm: stats client=...``
+    console lines (guests/iovm: every ``stats_ms`` and at the end), or None."""
+    m = STATS_RE.match(line)
+    if m is None:
+        return None
+    values = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", m["rest"])}
+    if any(k not in values for k in STATS_FIELDS):
+        return None
+    return m["client"], values
+
+
+def stats_cells(rows: dict[str, dict[str, int]]) -> list[tuple[str, ...]]:
+    """Table rows (``STATS_HEAD``) of the latest counters per client, in the
+    order the clients first reported."""
+    return [(client, *(str(v[k]) for k in STATS_FIELDS)) for client, v in rows.items()]
+
+
 def qemu_args(system: System, netdev: str | None) -> list[str]:
     """QEMU options that attach a virtio-net device to the I/O VM's transport
     (modern virtio-mmio, at the bus of the device's address) with ``netdev``

@@ -253,3 +253,31 @@ def test_netpeer_is_a_small_ipv4_host() -> None:
         assert (peer.stats.arp, peer.stats.pings) == (1, 1)
     finally:
         peer.stop()
+
+
+def test_stats_view_shows_the_io_vms_counters() -> None:
+    """`run --stats`: the I/O VM's `iovm: stats` lines become a per-client
+    table (latest values), not console output; bandwidth lines keep theirs."""
+    import io
+
+    from bulkhead import bandwidth
+
+    out, err = io.StringIO(), io.StringIO()
+    view = bandwidth.StatsView(out, err, bandwidth.stats_timebase(0))
+    line = ("[iovm] iovm: stats client=alice tx={} tx_bytes=11500 rx=50 rx_bytes=11500 rx_drops=0 malformed=5 "
+            "runt=1 spoofed=1 alpha_fps=2499 delta_us=211 overruns=0\n")
+    view.write("[iovm] iovm: ready\n" + line.format(10))
+    view.flush()
+    view.write(line.format(50) + "[iovm] iovm: stats client=bob tx=3 tx_bytes=1 rx=0 rx_bytes=0 rx_drops=2 "
+               "malformed=0 runt=0 spoofed=0 alpha_fps=7 delta_us=9 overruns=1\n[iovm] iovm: PASS\n")
+    view.flush()
+    view.close()
+    assert out.getvalue() == "[iovm] iovm: ready\n[iovm] iovm: PASS\n"
+    text = err.getvalue().splitlines()
+    assert text[0] == "shared I/O (per client, as the I/O VM counts; virtual time, --icount 0), update 1:"
+    assert text[-4] == "shared I/O (per client, as the I/O VM counts; virtual time, --icount 0), update 2:"
+    assert text[-2].split() == ["alice", "50", "11500", "50", "11500", "0", "5", "1", "1", "2499", "211"]
+    assert text[-1].split() == ["bob", "3", "1", "0", "0", "2", "0", "0", "0", "7", "9"]
+    assert "bandwidth" not in err.getvalue()
+    # a line missing a counter is not a stats line
+    assert shared_io.parse_stats("[iovm] iovm: stats client=a tx=1") is None
