@@ -65,6 +65,7 @@ class PeerStats:
     arp: int = 0  # ARP requests for the peer's address answered
     pings: int = 0  # ICMP echo requests answered
     bad_ip: int = 0  # IPv4 packets with a bad header or UDP checksum (dropped)
+    fragments: int = 0  # IPv4 fragments for the peer (counted, not reassembled)
     tftp_reads: int = 0  # files sent completely (last block acknowledged)
 
     def mac(self, text: str) -> MacStats:
@@ -248,8 +249,11 @@ class Peer:
         if len(ip) < 20 or ip[0] != 0x45 or ip[16:20] != self.ip:
             return None
         total = struct.unpack(">H", ip[2:4])[0]
-        if total < 20 or total > len(ip) or inet_sum(ip[:20]) != 0 or struct.unpack(">H", ip[6:8])[0] & 0x3FFF:
-            self.stats.bad_ip += 1  # bad header, or a fragment (not handled)
+        if total < 20 or total > len(ip) or inet_sum(ip[:20]) != 0:
+            self.stats.bad_ip += 1
+            return None
+        if struct.unpack(">H", ip[6:8])[0] & 0x3FFF:  # more fragments, or an offset
+            self.stats.fragments += 1
             return None
         proto, src, payload = ip[9], ip[12:16], ip[20:total]
         out: bytes | None = None

@@ -183,7 +183,7 @@ def test_linux_client_gets_a_network_node() -> None:
     node = dts[dts.index("bulkhead-net@70000000 {"):]
     node = node[:node.index("};")]
     for prop in ('compatible = "bulkhead,io-net"', "local-mac-address = [02 00 00 00 00 0e]",
-                 "bulkhead,queue = <32>", "memory-region = <&shmem0>", "bulkhead,index = <0>",
+                 "bulkhead,queue = <8>", "memory-region = <&shmem0>", "bulkhead,index = <0>",
                  "interrupts = <0 88 1>"):
         assert prop in node, node
     assert "bulkhead,shmem" not in dts
@@ -191,7 +191,7 @@ def test_linux_client_gets_a_network_node() -> None:
     params = {vm.name: dict(vm.params) for vm in spec.vms}
     assert "io_shm" not in params["linux"]
     assert params["alice"]["io_mac"] == "02:00:00:00:00:0a"
-    assert (params["iovm"]["io0_vm"], params["iovm"]["io0_queue"]) == ("linux", "32")
+    assert (params["iovm"]["io0_vm"], params["iovm"]["io0_queue"]) == ("linux", "8")
 
 
 def test_netpeer_is_a_small_ipv4_host() -> None:

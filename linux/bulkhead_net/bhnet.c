@@ -59,6 +59,7 @@ struct bhnet {
 	struct hrtimer tx_poll;
 	struct delayed_work link;
 	u64 tx_dropped, rx_nomem;
+	u64 tx_stops; /* times the tx ring was full and the queue stopped */
 };
 
 static void bhnet_ring(struct bhnet *bn)
@@ -102,6 +103,7 @@ static enum hrtimer_restart bhnet_tx_poll(struct hrtimer *t)
 
 static void bhnet_tx_stop(struct bhnet *bn)
 {
+	bn->tx_stops++;
 	netif_stop_queue(bn->ndev);
 	hrtimer_start(&bn->tx_poll, ns_to_ktime(BHNET_TX_POLL), HRTIMER_MODE_REL);
 }
@@ -191,6 +193,7 @@ static int bhnet_stop(struct net_device *ndev)
 	netif_carrier_off(ndev);
 	ioring_store_release(&bn->ctrl->client_state, IORING_STATE_DONE);
 	bhnet_ring(bn);
+	netdev_info(ndev, "down: tx ring full %llu times\n", bn->tx_stops);
 	return 0;
 }
 

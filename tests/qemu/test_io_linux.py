@@ -5,7 +5,8 @@ the generated ``bulkhead,io-net`` node and gives Linux an ordinary eth0 over
 its ring pair; beside it a bare-metal client and the I/O VM. Linux pings the
 outside peer (bulkhead/netpeer.py, on loopback through QEMU's dgram
 backend) and fetches and sends back a file over TFTP whose checksum is
-compared on both sides."""
+compared on both sides, sends a burst larger than its tx ring (flow control)
+and drops and counts malformed slots the I/O VM writes into its rx ring."""
 
 from __future__ import annotations
 
@@ -31,6 +32,15 @@ def _counters(lines: list[str], vm: str) -> dict[str, int]:
             stats.update({k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", line)})
     assert stats, lines
     return stats
+
+
+def con_match(lines: list[str], pattern: str) -> str:
+    """Group 1 of the first line matching ``pattern``."""
+    for line in lines:
+        m = re.search(pattern, line)
+        if m:
+            return m[1]
+    raise AssertionError(f"no /{pattern}/ in:\n" + "\n".join(lines))
 
 
 def _if_stats(lines: list[str]) -> tuple[dict[str, int], dict[str, int]]:
@@ -65,6 +75,12 @@ def test_linux_client_pings_and_transfers_through_the_io_vm() -> None:
             con.wait_for(f"[linux] {md5}  /tmp/blob", timeout=120)
             con.type(f"busybox tftp -p -l /tmp/blob -r back {PEER_IP} && echo sent back\r")
             con.wait_for("[linux] sent back", timeout=120)
+            # a burst larger than the tx ring (8 slots): two 20,000-byte pings
+            # leave as 14 IPv4 fragments each, back to back; the driver stops
+            # its queue when the ring is full and wakes it as the I/O VM frees
+            # slots (the peer counts fragments, it does not reassemble them)
+            con.type(f"busybox ping -c 2 -s 20000 -W 2 {PEER_IP}; echo burst done\r")
+            con.wait_for("[linux] burst done", timeout=60)
             con.type("busybox ifconfig eth0; cd /sys/class/net/eth0/statistics && "
                      "echo errors $(cat rx_errors rx_frame_errors rx_length_errors); cd /\r")
             con.wait_for_match(r"\[linux\] errors \d+ \d+ \d+", timeout=30)
@@ -78,13 +94,16 @@ def test_linux_client_pings_and_transfers_through_the_io_vm() -> None:
     assert peer.uploads.get("back") == blob, lines
     assert peer.stats.tftp_reads == 1 and peer.stats.pings >= 3 and peer.stats.arp >= 1, peer.stats
     assert peer.stats.bad_ip == 0, peer.stats
+    assert peer.stats.fragments == 2 * 14, peer.stats  # every fragment of the burst, none dropped
+    full = con_match(lines, r"eth0: down: tx ring full (\d+) times")
+    assert int(full) >= 1, lines  # the burst did fill the ring: the queue was stopped and woken
     # eth0's counters: frames both ways (pings, 97 blocks each way and their
     # acknowledgements); the I/O VM's four malformed slots dropped and counted
     # (bad flag and index: frame errors; lengths 1600 and 5000: length
     # errors), nothing else lost
     assert "[iovm] iovm: wrote 4 malformed slots into linux's rx ring" in lines, lines
     rx, tx = _if_stats(lines)
-    assert rx["packets"] >= 3 + 97 + 97 and tx["packets"] >= 3 + 97 + 97, (rx, tx)
+    assert rx["packets"] >= 3 + 97 + 97 and tx["packets"] >= 3 + 97 + 97 + 28, (rx, tx)
     assert (rx["errors"], rx["frame"], rx["dropped"]) == (4, 4, 0), rx  # frame: all kinds (/proc/net/dev)
     assert "[linux] errors 4 2 2" in lines, lines  # rx_errors, rx_frame_errors, rx_length_errors
     assert tx["errors"] == tx["dropped"] == 0, tx
@@ -99,4 +118,4 @@ def test_linux_client_pings_and_transfers_through_the_io_vm() -> None:
     assert "[bulkhead] all VMs off: clean=3 stopped=0" in lines, lines
     # the kernel bound the driver to the generated node
     assert any("eth0: bulkhead shared I/O client: mac 02:00:00:00:00:0e, region 0x0000000070000000 "
-               "index 0, 32 slots" in line for line in lines), lines
+               "index 0, 8 slots" in line for line in lines), lines
