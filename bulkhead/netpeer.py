@@ -30,7 +30,7 @@ IP_ICMP, IP_UDP = 1, 17
 PEER_IP = "10.0.77.1"
 TFTP_PORT, TFTP_BLOCK = 69, 512
 TFTP_RRQ, TFTP_WRQ, TFTP_DATA, TFTP_ACK, TFTP_ERROR = 1, 2, 3, 4, 5
-K_REQ, K_REPLY, K_SINK = 1, 2, 3
+K_REQ, K_REPLY, K_SINK, K_GO = 1, 2, 3, 4
 HDR = struct.Struct("<BBHIII")  # kind, pad, dlen, seq, csum, echo_csum
 ETH_HLEN = 14
 PEER_MAC = bytes.fromhex("0200000000fe")
@@ -158,6 +158,14 @@ class Peer:
     def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.stop()
+
+    def go(self) -> None:
+        """Broadcasts a "go" frame (kind 4) into the guests' network: clients
+        with ``wait_go`` start their exchange (the I/O VM delivers broadcasts
+        to every client)."""
+        frame = (b"\xff" * 6 + PEER_MAC + struct.pack(">H", ETHERTYPE)
+                 + HDR.pack(K_GO, 0, 0, 0, fnv1a(b""), 0))
+        self.sock.sendto(frame, ("127.0.0.1", self.qemu_port))
 
     def stop(self) -> None:
         """Stops the thread, then checks the sink frames' checksums (kept out
