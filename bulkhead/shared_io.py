@@ -210,7 +210,7 @@ def check(s: SystemSpec) -> list[Diagnostic]:
         elif c.vm == io.vm:
             err(_join(c.path, "vm"), f"VM '{c.vm}' is the I/O VM; it cannot also be a client")
         elif vm.type not in ("baremetal", "linux"):
-            err(_join(c.path, "vm"), f"client VM '{c.vm}' is a {vm.type} VM; clients are bare-metal VMs "
+            err(_join(c.path, "vm"), f"client VM '{c.vm}' is of type {vm.type}; clients are bare-metal VMs "
                                      "(the ring runtime) or Linux VMs (linux/bulkhead_net; docs/io.md)")
         if c.vm in seen_vm:
             err(_join(c.path, "vm"), f"VM '{c.vm}' is a client twice (also {seen_vm[c.vm]})")

@@ -281,3 +281,15 @@ def test_stats_view_shows_the_io_vms_counters() -> None:
     assert "bandwidth" not in err.getvalue()
     # a line missing a counter is not a stats line
     assert shared_io.parse_stats("[iovm] iovm: stats client=a tx=1") is None
+
+
+def test_image_vm_cannot_be_a_client(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Clients are bare-metal VMs (the ring runtime) or Linux VMs (the
+    bulkhead_net driver); a `type: image` VM has neither."""
+    text = BASE.replace("  - name: b\n    cpus: [2]\n", "  - name: b\n    type: image\n    cpus: [2]\n", 1)
+    text = text.replace("    guest: ioclient\nio:", "    guest: dtbcheck\nio:", 1)
+    path = write(tmp_path, text)
+    assert cli.main(["check", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert re.search(r":\d+:\d+: io\.clients\[1\]\.vm: client VM 'b' is of type image; clients are bare-metal VMs "
+                     r"\(the ring runtime\) or Linux VMs", err), err
