@@ -615,7 +615,7 @@ class StatsView(io.TextIOBase):
             parts.append((f"bandwidth (events per period; {self.timebase}), update {self.updates}:",
                           STATS_HEAD, self.cells(), 1))
         if self.io_rows:
-            parts.append((f"shared I/O (per client, as the I/O VM counts; {self.timebase}), "
+            parts.append((f"shared I/O per client ({self.timebase}), "
                           f"update {self.updates}:", shared_io.STATS_HEAD, shared_io.stats_cells(self.io_rows), 0))
         if self.live is not None:
             tables = [(title, term.table(head, cells, right=range(1, len(head)))) for title, head, cells, _ in parts]
