@@ -468,7 +468,7 @@ int main(const char *params)
 	u64 rate = param_u64("io_rate", 0), max_ms = param_u64("max_ms", 60000);
 	u64 stats_ticks = timer_ns_to_ticks(param_u64("stats_ms", 1000) * 1000000ull), next_stats;
 	u64 slot, next, t, end, wsum = 0;
-	bool poll = param_u64("poll", 0) != 0;
+	bool poll = param_u64("poll", 0) != 0, idle = true;
 	u8 mac[ETH_ALEN];
 	u32 i;
 
@@ -527,6 +527,9 @@ int main(const char *params)
 		track_backlog(t);
 		s = vnet_can_send() ? pick(t) : NULL;
 		if (s) {
+			if (idle) /* the first slot after idle starts now: not late */
+				next = t;
+			idle = false;
 			serve(s, t, slot);
 			next += slot;
 			if (next <= t) { /* late by a whole slot or more */
@@ -537,7 +540,7 @@ int main(const char *params)
 			}
 			continue;
 		}
-		next = t; /* idle: the next frame is served as soon as it is seen */
+		idle = true; /* the next frame is served as soon as it is seen */
 		if (all_done())
 			break;
 		if (poll) {
