@@ -8,22 +8,20 @@
  *  - the new set is a valid set of the platform's colors and meets no
  *    other VM's RAM or stage-2 tables, and no shared memory the target
  *    does not map (as `bulkhead check` requires of a config);
- *  - a dry run places every region: page i of a region goes to the i-th
- *    page of the new set at or after the region's first page (and after
- *    the previous region's new pages), in RAM, outside the hypervisor, the
- *    boot images, every other VM's and shared memory's pages and the
- *    target's tables and other regions. The move is done in place,
- *    backwards (last page first), so a new page that is also an old page
- *    of the region must not lie below the old page moved there (it would
- *    still hold a page not yet moved): true whenever the new set is not
- *    denser than the old one around that page; otherwise the request is
- *    refused (it would need spare memory).
- * Then the target's vCPUs are paused at EL2, each page is copied from its
- * old frame to its new one (the new frames found backwards with
- * color_set_prev, the RTAS'19 scheme), its stage-2 entry rewritten, the
- * TLBs of the VM's VMID and the instruction cache invalidated, and the VM
- * resumes. Stage-2 tables and shared memory keep their colors (see
- * docs/coloring.md, "Recoloring").
+ *  - a dry run places every page: page i of the VM (regions in order) goes
+ *    to the i-th free page of the new set in spare memory (the recolor
+ *    pool and every colored region's configured span and colors, less the
+ *    pages in use: the hypervisor, the boot images, every other VM's and
+ *    shared memory's pages and all stage-2 tables). Too little spare memory
+ *    refuses the request.
+ * Then the target's vCPUs are paused at EL2 and each page is copied to its
+ * new frame and its stage-2 entry rewritten: first the pages that go up,
+ * last page first (the new frames found backwards with color_set_prev, the
+ * RTAS'19 scheme), then those that go down, first page first; as old and
+ * new frames both increase with the page, no copy overwrites a page not yet
+ * moved. The TLBs of the VM's VMID and the instruction cache are
+ * invalidated and the VM resumes. Stage-2 tables and shared memory keep
+ * their colors (see docs/coloring.md, "Recoloring").
  */
 #include "isolation/color_recolor.h"
 
@@ -196,10 +194,9 @@ static bool recolor_in(u64 pa, u64 lo, u64 hi, const struct cfg_color *c)
 	return pa >= lo && pa < hi && (!c || color_set_match(c, pa));
 }
 
-/* Whether page pa is taken for region r: an obstacle or a page of another
- * region of the target's. *up, *down: where a search may resume above or
- * below it (past a range taken whole). */
-static bool recolor_taken(const struct vm *target, u32 r, u64 pa, u64 *up, u64 *down)
+/* Whether page pa is in use (an obstacle). *up, *down: where a search may
+ * resume above or below it (past a range taken whole). */
+static bool recolor_taken(u64 pa, u64 *up, u64 *down)
 {
 	*up = pa + SZ_4K;
 	*down = pa - 1;
@@ -214,15 +211,47 @@ static bool recolor_taken(const struct vm *target, u32 r, u64 pa, u64 *up, u64 *
 			return true;
 		}
 	}
-	for (u32 k = 0; k < target->cfg->nmem; k++) {
-		u64 lo, hi;
+	return false;
+}
 
-		if (k == r)
-			continue;
-		recolor_region_span(target, k, &lo, &hi);
-		if (recolor_in(pa, lo, hi, recolor_region_color(target, k)))
+/* One range of spare memory: its span and colors. */
+static bool recolor_spare_range(u64 pa, u64 lo, u64 hi, const struct cfg_color *c, u64 *up,
+                                u64 *down)
+{
+	if (pa >= lo && pa < hi) {
+		if (color_set_match(c, pa))
 			return true;
+		*up = pa + SZ_4K;
+		*down = pa - 1;
+	} else if (lo > pa) {
+		*up = MIN(*up, lo);
+	} else if (*down == COLOR_NONE || hi - 1 > *down) {
+		*down = hi - 1;
 	}
+	return false;
+}
+
+/* Whether page pa is spare memory, which a recoloring may take unless it is
+ * in use: a page of the recolor pool (config `recolor_pool`) or of a colored
+ * region's configured span and colors (whoever uses it now: pages a
+ * recoloring frees return to the pool this way). *up, *down: the nearest
+ * addresses above and below where spare memory may be (COLOR_NONE: none). */
+static bool recolor_spare(u64 pa, u64 *up, u64 *down)
+{
+	*up = COLOR_NONE;
+	*down = COLOR_NONE;
+	if (cfg_system.pool_color &&
+	    recolor_spare_range(pa, cfg_system.pool_pa, cfg_system.pool_span_end,
+	                        cfg_system.pool_color, up, down))
+		return true;
+	for (u32 i = 0; i < vm_count; i++)
+		for (u32 r = 0; r < vms[i].cfg->nmem; r++) {
+			const struct cfg_mem *m = &vms[i].cfg->mem[r];
+
+			if (m->color &&
+			    recolor_spare_range(pa, m->pa, m->span_end, m->color, up, down))
+				return true;
+		}
 	return false;
 }
 
@@ -233,9 +262,10 @@ static bool recolor_ram(u64 pa)
 	return pa != COLOR_NONE && pa >= p->ram_base && pa - p->ram_base < p->ram_size;
 }
 
-/* The first free page of the new set at or above pa (COLOR_NONE: none in
- * RAM). Pages taken are skipped, the same ones recolor_prev_free skips. */
-static u64 recolor_next_free(const struct vm *target, u32 r, u64 pa)
+/* The first free page of the new set at or above pa (COLOR_NONE: none):
+ * spare memory not in use. Pages are skipped exactly as recolor_prev_free
+ * skips them. */
+static u64 recolor_next_free(u64 pa)
 {
 	u64 up, down;
 
@@ -243,14 +273,16 @@ static u64 recolor_next_free(const struct vm *target, u32 r, u64 pa)
 		pa = color_set_next(&rq.want.set, pa);
 		if (!recolor_ram(pa))
 			return COLOR_NONE;
-		if (!recolor_taken(target, r, pa, &up, &down))
+		if (!recolor_taken(pa, &up, &down) && recolor_spare(pa, &up, &down))
 			return pa;
+		if (up == COLOR_NONE)
+			return COLOR_NONE;
 		pa = up;
 	}
 }
 
 /* The last free page of the new set below pa (page aligned). */
-static u64 recolor_prev_free(const struct vm *target, u32 r, u64 pa)
+static u64 recolor_prev_free(u64 pa)
 {
 	u64 up, down;
 
@@ -260,77 +292,157 @@ static u64 recolor_prev_free(const struct vm *target, u32 r, u64 pa)
 		if (!recolor_ram(pa))
 			return COLOR_NONE;
 		pa = ALIGN_DOWN(pa, SZ_4K);
-		if (!recolor_taken(target, r, pa, &up, &down))
+		if (!recolor_taken(pa, &up, &down) && recolor_spare(pa, &up, &down))
 			return pa;
+		if (down == COLOR_NONE)
+			return COLOR_NONE;
 		pa = down;
 	}
 }
 
-/* Dry run of region r from *cursor: sets rq.new_lo/hi[r]. */
-static s64 recolor_plan_region(struct vm *target, u32 r, u64 *cursor)
+/* Whether pa is (conservatively) a frame of one of the target's regions. */
+static bool recolor_target_frame(const struct vm *target, u64 pa)
 {
-	const struct cfg_mem *m = &target->cfg->mem[r];
-	const struct cfg_color *old_c = recolor_region_color(target, r);
-	u64 old_lo, old_hi, first, pa = 0;
+	for (u32 k = 0; k < target->cfg->nmem; k++) {
+		u64 lo, hi;
 
-	recolor_region_span(target, r, &old_lo, &old_hi);
-	if (!mem_ipa_to_pa(target, m->ipa, &first))
-		return BH_E_INVALID;
-	for (u64 off = 0; off < m->size; off += SZ_4K) {
-		u64 old;
-
-		pa = recolor_next_free(target, r, off ? pa + SZ_4K : MAX(first, *cursor));
-		if (!mem_ipa_to_pa(target, m->ipa + off, &old))
-			return BH_E_INVALID;
-		if (pa == COLOR_NONE) {
-			fmt_snprintf(rq.why, sizeof(rq.why),
-			             "no free page of the new colors in RAM for ipa %lx",
-			             m->ipa + off);
-			return BH_E_NO_MEMORY;
-		}
-		if (pa < old && recolor_in(pa, old_lo, old_hi, old_c)) {
-			fmt_snprintf(rq.why, sizeof(rq.why),
-			             "not in place: ipa %lx would move down onto a page not yet "
-			             "moved (the new set is denser; needs spare memory)",
-			             m->ipa + off);
-			return BH_E_NO_MEMORY;
-		}
-		if (!off)
-			rq.new_lo[r] = pa;
+		recolor_region_span(target, k, &lo, &hi);
+		if (recolor_in(pa, lo, hi, recolor_region_color(target, k)))
+			return true;
 	}
-	rq.new_hi[r] = pa + SZ_4K;
-	*cursor = rq.new_hi[r];
+	return false;
+}
+
+/* Whether the target's frames increase with (region, page): then any new
+ * layout that also increases can be reached by moving the pages that go
+ * up last page first, then those that go down first page first, without
+ * overwriting a page not yet moved (a page's new frame, if it is the old
+ * frame of another page, is that of a later page when it goes up and of an
+ * earlier one when it goes down: docs/coloring.md). */
+static bool recolor_monotone(struct vm *target)
+{
+	u64 prev = 0;
+
+	for (u32 r = 0; r < target->cfg->nmem; r++) {
+		const struct cfg_mem *m = &target->cfg->mem[r];
+
+		for (u64 off = 0; off < m->size; off += SZ_4K) {
+			u64 old;
+
+			if (!mem_ipa_to_pa(target, m->ipa + off, &old) || old <= prev)
+				return false;
+			prev = old;
+		}
+	}
+	return true;
+}
+
+/* Dry run: page i of the VM (regions in order) goes to the i-th free page
+ * of the new set; sets rq.new_lo/hi. */
+static s64 recolor_plan(struct vm *target)
+{
+	bool monotone = recolor_monotone(target);
+	u64 cursor = cfg_system.platform->ram_base;
+	const char *why = NULL;
+
+	for (u32 r = 0; r < target->cfg->nmem; r++) {
+		const struct cfg_mem *m = &target->cfg->mem[r];
+		u64 pa = 0;
+
+		for (u64 off = 0; off < m->size; off += SZ_4K) {
+			u64 old;
+
+			pa = recolor_next_free(off ? pa + SZ_4K : cursor);
+			if (!mem_ipa_to_pa(target, m->ipa + off, &old))
+				return BH_E_INVALID;
+			if (pa == COLOR_NONE)
+				why = "not enough spare memory in the new colors (recolor pool and "
+				      "free colored spans): none left for";
+			else if (!monotone && pa != old && recolor_target_frame(target, pa))
+				why = "its regions interleave and a page would land on another of "
+				      "its frames:";
+			if (why) {
+				fmt_snprintf(rq.why, sizeof(rq.why), "%s ipa %lx", why,
+				             m->ipa + off);
+				return BH_E_NO_MEMORY;
+			}
+			if (!off)
+				rq.new_lo[r] = pa;
+		}
+		rq.new_hi[r] = pa + SZ_4K;
+		cursor = rq.new_hi[r];
+	}
 	return BH_OK;
 }
 
-/* Moves region r backwards to its planned pages; returns pages copied. */
-static u64 recolor_move_region(struct vm *target, u32 r)
+/* Copies one page to its new frame and points its stage-2 entry there. */
+static void recolor_move_page(struct vm *target, u64 ipa, u64 old, u64 pa)
 {
-	const struct cfg_mem *m = &target->cfg->mem[r];
-	u64 pa = rq.new_hi[r], moved = 0;
+	/* the guest may have written with its caches off */
+	cache_clean_inval_range(old, SZ_4K);
+	memcpy((void *)(uintptr_t)pa, (const void *)(uintptr_t)old, SZ_4K);
+	cache_clean_range(pa, SZ_4K);
+	cache_clean_inval_range(old, SZ_4K); /* leave the old sets */
+	if (!mem_remap_page(target, ipa, pa))
+		panic("recolor: vm %s ipa %lx (pa %lx) not remappable to %lx", target->cfg->name,
+		      ipa, old, pa);
+}
 
-	for (u64 off = m->size; off;) {
-		u64 old;
+/* The pages whose new frame lies above the old one, last page first (new
+ * frames found backwards with color_set_prev, the RTAS'19 scheme). */
+static u64 recolor_move_up(struct vm *target)
+{
+	u64 moved = 0;
 
-		off -= SZ_4K;
-		pa = recolor_prev_free(target, r, pa);
-		if (!mem_ipa_to_pa(target, m->ipa + off, &old))
-			panic("recolor: vm %s ipa %lx lost", target->cfg->name, m->ipa + off);
-		if (old != pa) {
-			/* the guest may have written with its caches off */
-			cache_clean_inval_range(old, SZ_4K);
-			memcpy((void *)(uintptr_t)pa, (const void *)(uintptr_t)old, SZ_4K);
-			cache_clean_range(pa, SZ_4K);
-			cache_clean_inval_range(old, SZ_4K); /* leave the old sets */
-			moved++;
+	for (u32 r = target->cfg->nmem; r--;) {
+		const struct cfg_mem *m = &target->cfg->mem[r];
+		u64 pa = rq.new_hi[r];
+
+		for (u64 off = m->size; off;) {
+			u64 old;
+
+			off -= SZ_4K;
+			pa = recolor_prev_free(pa);
+			if (!mem_ipa_to_pa(target, m->ipa + off, &old))
+				panic("recolor: vm %s ipa %lx lost", target->cfg->name,
+				      m->ipa + off);
+			if (pa > old) {
+				recolor_move_page(target, m->ipa + off, old, pa);
+				moved++;
+			}
 		}
-		if (!mem_remap_page(target, m->ipa + off, pa))
-			panic("recolor: vm %s ipa %lx (pa %lx) not remappable to %lx",
-			      target->cfg->name, m->ipa + off, old, pa);
+		if (pa != rq.new_lo[r])
+			panic("recolor: vm %s region %u: backwards walk ended at %lx, not %lx",
+			      target->cfg->name, r, pa, rq.new_lo[r]);
 	}
-	if (pa != rq.new_lo[r])
-		panic("recolor: vm %s region %u: backwards walk ended at %lx, not %lx",
-		      target->cfg->name, r, pa, rq.new_lo[r]);
+	return moved;
+}
+
+/* The pages whose new frame lies below the old one, first page first. */
+static u64 recolor_move_down(struct vm *target)
+{
+	u64 moved = 0;
+
+	for (u32 r = 0; r < target->cfg->nmem; r++) {
+		const struct cfg_mem *m = &target->cfg->mem[r];
+		u64 pa = 0;
+
+		for (u64 off = 0; off < m->size; off += SZ_4K) {
+			u64 old;
+
+			pa = recolor_next_free(off ? pa + SZ_4K : rq.new_lo[r]);
+			if (!mem_ipa_to_pa(target, m->ipa + off, &old))
+				panic("recolor: vm %s ipa %lx lost", target->cfg->name,
+				      m->ipa + off);
+			if (pa < old) {
+				recolor_move_page(target, m->ipa + off, old, pa);
+				moved++;
+			}
+		}
+		if (pa + SZ_4K != rq.new_hi[r])
+			panic("recolor: vm %s region %u: forward walk ended at %lx, not %lx",
+			      target->cfg->name, r, (u64)(pa + SZ_4K), rq.new_hi[r]);
+	}
 	return moved;
 }
 
@@ -338,7 +450,6 @@ static s64 recolor_check(struct vm *target, u64 llc, u64 bank)
 {
 	const struct cfg_platform *p = cfg_system.platform;
 	const char *err;
-	u64 cursor = 0;
 	s64 ret;
 
 	if (target->state != VM_RUNNING) {
@@ -362,9 +473,7 @@ static s64 recolor_check(struct vm *target, u64 llc, u64 bank)
 			return BH_E_INVALID;
 		}
 	ret = recolor_collect(target);
-	for (u32 r = 0; ret == BH_OK && r < target->cfg->nmem; r++)
-		ret = recolor_plan_region(target, r, &cursor);
-	return ret;
+	return ret == BH_OK ? recolor_plan(target) : ret;
 }
 
 static u64 recolor_us(u64 ticks)
@@ -377,7 +486,7 @@ s64 color_recolor(struct vm *target, u64 llc, u64 bank, const char *by,
 {
 	struct recolor_vm *st = &recolor_vms[target->id];
 	char list[64];
-	u64 moved = 0, t0, t1;
+	u64 moved, up, t0, t1;
 	s64 ret;
 
 	if (!spin_trylock(&recolor_lock))
@@ -394,8 +503,8 @@ s64 color_recolor(struct vm *target, u64 llc, u64 bank, const char *by,
 		return ret;
 	}
 	t0 = arch_counter();
-	for (u32 r = target->cfg->nmem; r--;)
-		moved += recolor_move_region(target, r);
+	up = recolor_move_up(target);
+	moved = up + recolor_move_down(target);
 	mem_vm_tlb_flush(target);
 	icache_invalidate_all();
 	st->rt = rq.want;
@@ -413,8 +522,10 @@ s64 color_recolor(struct vm *target, u64 llc, u64 bank, const char *by,
 
 	color_format_list(list, sizeof(list),
 	                  llc ? llc : color_all(cfg_system.platform->llc_color_mask));
-	log_info("recolor: vm %s: LLC %s (by %s): %lu of %lu pages moved in %lu us",
-	         target->cfg->name, list, by, moved, target->ram_bytes >> 12, recolor_us(t1 - t0));
+	log_info(
+	    "recolor: vm %s: LLC %s (by %s): %lu of %lu pages moved (%lu up, %lu down) in %lu us",
+	    target->cfg->name, list, by, moved, target->ram_bytes >> 12, up, moved - up,
+	    recolor_us(t1 - t0));
 	res->moved = moved;
 	res->pause_start = t0;
 	res->pause_end = t1;
@@ -491,6 +602,15 @@ static void recolor_console(const char *line)
 
 void color_recolor_init(void)
 {
+	const struct cfg_color *pool = cfg_system.pool_color;
+
+	if (pool) {
+		if (cfg_system.hyp_color && color_sets_meet(pool, cfg_system.hyp_color))
+			panic("coloring: the recolor pool uses the hypervisor's colors");
+		log_info("recolor: spare memory: a pool of %lu KiB (pages of its colors from %lx "
+		         "to %lx) and the colored regions' spans",
+		         cfg_system.pool_size >> 10, cfg_system.pool_pa, cfg_system.pool_span_end);
+	}
 	hypercall_register(BH_HC_RECOLOR, recolor_hc);
 	console_register_line_command('r', recolor_console);
 }

@@ -1,16 +1,18 @@
 # SPDX-License-Identifier: Apache-2.0
 """Run-time recoloring (BH_HC_RECOLOR) under QEMU: color-recolor.yaml.
 
-A manager VM recolors a running bare-metal victim (LLC 0-3 -> 4-7, a
-disjoint set; then 4-7 -> 4-5, smaller and overlapping, moved in place
-backwards) while a neighbour keeps a heartbeat. guests/recolor checks from
-inside: after each recoloring every page of the victim (full walk with
+A manager VM recolors a running bare-metal victim beside a neighbour that
+keeps a heartbeat: LLC 0-3 -> 4-7 (a disjoint set, only in the recolor
+pool), 4-7 -> 4-5 (smaller, overlapping), 4-5 -> 4-7 (larger and
+overlapping: pages move down onto frames of its own), 4-7 -> 0-3 (back onto
+the frames it freed, its boot frames). guests/recolor checks from inside:
+after each recoloring every page of the victim (full walk with
 BH_HC_IPA_INFO) has the new colors and its own frame, the 512 KiB pattern
 and its checksum hold, and the victim had no heartbeat inside the pause the
 hypervisor reported while the neighbour had many (it never paused).
 Refused requests (other VMs' colors, bad colors, no such VM, a non-manager
-caller, a denser overlapping set that cannot move in place) change nothing:
-the victim's colors and every frame stay as they were.
+caller, a set the spare memory is too small for) change nothing: the
+victim's colors and every frame stay as they were.
 
 QEMU has no caches: this checks placement and the pause, not cache effects.
 """
@@ -35,24 +37,31 @@ def test_recolor_bare_metal(boot: Callable[..., RunResult]) -> None:
         assert res.lines(vm)[-1] == f"recolor: {role}: PASS", res.output
 
     victim = res.lines("victim")
-    for stage, llc in ((2, "0xf0"), (3, "0x30")):
+    for stage, llc, home in ((2, "0xf0", 0), (3, "0x30", 0), (4, "0xf0", 0), (5, "0xf", 1024)):
         assert any(line.startswith(f"recolor: victim: stage {stage}: LLC {llc}, all 1024 pages of it, ")
-                   and "0 heartbeats in the pause" in line for line in victim), victim
-    for stage, llc in ((1, "0xf"), (4, "0x30")):
+                   and line.endswith(f"0 heartbeats in the pause, {home} on boot frames")
+                   for line in victim), victim
+    for stage, llc in ((1, "0xf"), (6, "0xf")):
         assert (f"recolor: victim: stage {stage}: refused requests changed nothing "
                 f"(LLC {llc}, 1024 pages where they were)") in victim, victim
 
     beats = [STAGE_RE.match(line) for line in res.lines("nb")]
     counted = [(int(m.group(2)), int(m.group(3))) for m in beats if m]
-    assert len(counted) == 2, res.lines("nb")
+    assert len(counted) == 4, res.lines("nb")
     for n, pause_us in counted:
         assert pause_us > 0 and n > 0, counted  # the neighbour ran throughout
 
     hyp = res.hyp_lines()
-    assert any(re.fullmatch(r"\[bulkhead\] recolor: vm victim: LLC 4-7 \(by mgr\): 1024 of 1024 pages "
-                            r"moved in \d+ us", line) for line in hyp), hyp
-    assert any(re.fullmatch(r"\[bulkhead\] recolor: vm victim: LLC 4-5 \(by mgr\): \d+ of 1024 pages "
-                            r"moved in \d+ us", line) for line in hyp), hyp
+    assert any(re.fullmatch(r"\[bulkhead\] recolor: spare memory: a pool of 8192 KiB \(pages of its colors from "
+                            r"[0-9a-f]+ to [0-9a-f]+\) and the colored regions' spans", line) for line in hyp), hyp
+    done = [m.groups() for line in hyp if (m := re.fullmatch(
+        r"\[bulkhead\] recolor: vm victim: LLC (\S+) \(by mgr\): (\d+) of 1024 pages moved "
+        r"\((\d+) up, (\d+) down\) in \d+ us", line))]
+    assert [d[0] for d in done] == ["4-7", "4-5", "4-7", "0-3"], hyp
+    counts = [(int(n), int(up), int(down)) for _, n, up, down in done]
+    assert counts[0] == (1024, 1024, 0), counts  # into the pool, above the victim's span
+    assert counts[2][2] > 500 and counts[2][0] == counts[2][1] + counts[2][2], counts  # denser: mostly down
+    assert counts[3] == (1024, 0, 1024), counts  # back down to its boot frames
     refused = [line.split(": refused (by mgr): ", 1)[1] for line in hyp if ": refused (by mgr): " in line]
     assert refused == [
         "the colors intersect those of vm nb",
@@ -61,8 +70,8 @@ def test_recolor_bare_metal(boot: Callable[..., RunResult]) -> None:
         "colors beyond the platform's",
         "every color: a set must leave some out",
         "the colors intersect those of vm victim",
-        "not in place: ipa 40004000 would move down onto a page not yet moved "
-        "(the new set is denser; needs spare memory)",
+        "not enough spare memory in the new colors (recolor pool and free colored spans): "
+        "none left for ipa 40200000",  # 2 MiB of LLC 7 in the pool: half the victim
     ], hyp
     assert "recolor: neighbour: own request denied (-4)" in res.lines("nb")
     # self-coloring: checked at boot; the hypervisor image runs on frames of LLC colors 14-15
@@ -82,8 +91,9 @@ BUSY = b"echo busy-start; i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; ech
 
 def test_recolor_linux_from_console(console_script: Callable[..., str]) -> None:
     """Linux (2 vCPUs, LLC 0-7, 256 MiB) runs a busy loop in its shell; the
-    console recolors it to 0-3 (in place, backwards) meanwhile; the loop
-    finishes, the shell still answers, and the VM powers off cleanly."""
+    console recolors it to 0-3 meanwhile (half of the frames from its own
+    span, half from the recolor pool); the loop finishes, the shell still
+    answers, and the VM powers off cleanly."""
     assert (ARTEFACTS / "Image").is_file(), "run scripts/setup.sh first (Linux artefacts)"
     steps = [
         (b"starting a shell", BUSY),
@@ -95,7 +105,8 @@ def test_recolor_linux_from_console(console_script: Callable[..., str]) -> None:
     lines = text.splitlines()
     hyp = [line.removeprefix("[bulkhead] ") for line in lines if line.startswith("[bulkhead] ")]
     done = [i for i, h in enumerate(lines)
-            if re.fullmatch(r"\[bulkhead\] recolor: vm linux: LLC 0-3 \(by console\): \d+ of 65536 pages moved in \d+ us",
+            if re.fullmatch(r"\[bulkhead\] recolor: vm linux: LLC 0-3 \(by console\): \d+ of 65536 pages moved "
+                            r"\(\d+ up, \d+ down\) in \d+ us",
                             h)]
     assert done, text
     busy_start = lines.index("[linux] busy-start")
