@@ -7,9 +7,10 @@
  * role=victim: fills a 512 KiB buffer with a pseudo-random pattern, records
  *   the frame of every RAM page, then runs a heartbeat (it records the
  *   counter every few microseconds in a ring) until the manager has done
- *   each stage, and then checks: after refused requests, its colors and
- *   every frame are unchanged; after a recoloring, every page of its RAM
- *   (full walk with BH_HC_IPA_INFO) has the new colors, no two share a
+ *   each stage, and then checks: after refused requests, its colors, every
+ *   frame and every stage-2 table page are unchanged; after a recoloring,
+ *   every page of its RAM (full walk with BH_HC_IPA_INFO) and of its
+ *   stage-2 tables (BH_HC_S2_INFO) has the new colors, no two share a
  *   frame, the pattern is intact, and none of its heartbeats falls inside
  *   the pause the hypervisor reported.
  * role=neighbour: asks to recolor the victim (not a manager: refused), then
@@ -34,6 +35,7 @@
 #define RING       16384
 #define BEAT_US    10
 #define LAST_STAGE 6
+#define MAX_TABLES 64
 
 enum {
 	C_READY,  /* victim: pattern written, frames recorded */
@@ -51,6 +53,8 @@ static volatile u64 *ctl;
 static u64 buf[BUF_WORDS];
 static u64 frames[MAX_PAGES];
 static u64 boot_frames[MAX_PAGES];
+static u64 tables[MAX_TABLES];
+static u32 ntables;
 static u64 sorted[MAX_PAGES];
 static u64 ring[RING];
 static u32 ring_n;
@@ -134,6 +138,38 @@ static int walk(u64 npages, bool record, bool same, u64 llc)
 	return 0;
 }
 
+/* Walks the VM's stage-2 table pages (BH_HC_S2_INFO): with same, checks
+ * they are where they were; otherwise that each has one of the LLC colors
+ * llc, is no frame of the VM's RAM and no other table page; records them. */
+static int walk_tables(u64 npages, bool same, u64 llc)
+{
+	struct bh_ipa_info pi;
+	u32 n;
+
+	for (n = 0; bh_s2_info(n, &pi) == BH_OK; n++) {
+		if (n == MAX_TABLES)
+			return fail("too many table pages", n, 0);
+		if (same) {
+			if (n >= ntables || pi.pa != tables[n])
+				return fail("a refused request moved a table page", pi.pa, n);
+			continue;
+		}
+		if (pi.llc_color >= 64 || !(llc & BIT(pi.llc_color)))
+			return fail("table page not of the VM's colors", pi.pa, pi.llc_color);
+		for (u64 i = 0; i < npages; i++)
+			if (frames[i] == pi.pa)
+				return fail("a table page is a RAM frame", pi.pa, i);
+		for (u32 k = 0; k < n; k++)
+			if (tables[k] == pi.pa)
+				return fail("two table pages share a frame", pi.pa, k);
+		tables[n] = pi.pa;
+	}
+	if (!n || (same && n != ntables))
+		return fail("table page count", n, ntables);
+	ntables = n;
+	return 0;
+}
+
 static int victim(void)
 {
 	struct bh_vm_info vi;
@@ -153,8 +189,10 @@ static int victim(void)
 		return 1;
 	for (u64 i = 0; i < npages; i++)
 		boot_frames[i] = frames[i];
-	printf("recolor: victim: %lu pages, LLC 0x%lx, pattern sum 0x%lx\n", npages, ci.llc_colors,
-	       sum);
+	if (walk_tables(npages, false, ci.llc_colors))
+		return 1;
+	printf("recolor: victim: %lu pages, LLC 0x%lx, pattern sum 0x%lx, %u stage-2 table pages\n",
+	       npages, ci.llc_colors, sum, ntables);
 	ctl[C_READY] = 1;
 	for (u64 stage = 1; stage <= LAST_STAGE; stage++) {
 		u64 s = 0, inside, home = 0;
@@ -165,14 +203,19 @@ static int victim(void)
 		if (ci.llc_colors != ctl[C_LLC])
 			return fail("colors", ci.llc_colors, ctl[C_LLC]);
 		if (stage == 1 || stage == LAST_STAGE) {
-			if (walk(npages, false, true, 0))
+			if (walk(npages, false, true, 0) || walk_tables(npages, true, 0))
 				return 1;
 			printf("recolor: victim: stage %lu: refused requests changed nothing "
 			       "(LLC 0x%lx, %lu pages where they were)\n",
 			       stage, ci.llc_colors, npages);
 		} else {
-			if (walk(npages, false, false, ci.llc_colors))
+			if (walk(npages, false, false, ci.llc_colors) ||
+			    walk_tables(npages, false, ci.llc_colors))
 				return 1;
+			printf(
+			    "recolor: victim: stage %lu: %u stage-2 table pages, all of LLC 0x%lx, "
+			    "none a RAM frame\n",
+			    stage, ntables, ci.llc_colors);
 			for (u64 i = 0; i < BUF_WORDS; i++) {
 				if (buf[i] != pattern(i))
 					return fail("pattern changed", i, buf[i]);

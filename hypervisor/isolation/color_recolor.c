@@ -49,14 +49,19 @@ struct recolor_obstacle {
 	const struct cfg_color *c;
 };
 
-/* A VM's colors and spans once recolored (before: the config's). */
+/* A VM's colors and spans once recolored (before: the config's); its
+ * colored stage-2 tables' span once moved (their colors: the VM's). */
 struct recolor_vm {
-	bool recolored;
+	bool recolored, tables_moved;
 	struct color_rt_set rt;
 	u64 lo[RECOLOR_MAX_REGIONS], hi[RECOLOR_MAX_REGIONS];
+	u64 pt_lo, pt_hi;
 };
 
 static struct recolor_vm recolor_vms[CFG_MAX_CPUS];
+/* The end of each VM's configured table span (pt_pages pages of pt_color
+ * from pt_pa; 0: uncolored tables), spare memory once the tables move. */
+static u64 recolor_pt_end[CFG_MAX_CPUS];
 static spinlock_t recolor_lock = SPINLOCK_INIT;
 
 /* The request being served (under recolor_lock). */
@@ -65,6 +70,8 @@ static struct {
 	struct recolor_obstacle obst[RECOLOR_MAX_OBSTACLES];
 	u32 nobst;
 	u64 new_lo[RECOLOR_MAX_REGIONS], new_hi[RECOLOR_MAX_REGIONS];
+	u64 pt_lo, pt_hi, pt_next; /* the tables' new pages */
+	u32 pt_pages, pt_taken;    /* 0 pages: the tables stay */
 	char why[120];
 } rq;
 
@@ -122,6 +129,10 @@ static bool recolor_maps_shmem(const struct vm *vm, u32 shmem)
 /* The VM's colored stage-2 table pages as an obstacle. */
 static bool recolor_tables(const struct vm *vm)
 {
+	const struct recolor_vm *st = &recolor_vms[vm->id];
+
+	if (st->tables_moved)
+		return recolor_obstacle(st->pt_lo, st->pt_hi, &st->rt.set);
 	if (!vm->cfg->pt_color || !vm->s2_next)
 		return true; /* uncolored: in the hypervisor's pool */
 	return recolor_obstacle(vm->cfg->pt_pa, vm->s2_pt_pa + SZ_4K, vm->cfg->pt_color);
@@ -161,7 +172,8 @@ static s64 recolor_collect(const struct vm *target)
 			if (vm != target) /* the target's own: checked per region */
 				ok &= recolor_obstacle(lo, hi, c);
 		}
-		if (vm != target && vm->cfg->pt_color && color_sets_meet(vm->cfg->pt_color, want)) {
+		if (vm != target && vm->cfg->pt_color && !recolor_vms[vm->id].tables_moved &&
+		    color_sets_meet(vm->cfg->pt_color, want)) {
 			fmt_snprintf(rq.why, sizeof(rq.why),
 			             "the colors intersect those of vm %s's stage-2 tables",
 			             vm->cfg->name);
@@ -252,6 +264,11 @@ static bool recolor_spare(u64 pa, u64 *up, u64 *down)
 			    recolor_spare_range(pa, m->pa, m->span_end, m->color, up, down))
 				return true;
 		}
+	for (u32 i = 0; i < vm_count; i++)
+		if (recolor_pt_end[i] &&
+		    recolor_spare_range(pa, vms[i].cfg->pt_pa, recolor_pt_end[i],
+		                        vms[i].cfg->pt_color, up, down))
+			return true;
 	return false;
 }
 
@@ -337,6 +354,32 @@ static bool recolor_monotone(struct vm *target)
 	return true;
 }
 
+/* The tables' new pages: as many as the tree has, the first free ones of
+ * the new set above the RAM's new pages (free once the RAM has moved; the
+ * current table pages are in use, so never among them). Colored tables
+ * only: uncolored ones stay in the hypervisor's pool. */
+static s64 recolor_plan_tables(struct vm *target, u64 cursor)
+{
+	u64 pa = cursor - SZ_4K;
+
+	rq.pt_lo = rq.pt_hi = 0;
+	rq.pt_pages = target->cfg->pt_color ? target->s2_next : 0;
+	for (u32 i = 0; i < rq.pt_pages; i++) {
+		pa = recolor_next_free(pa + SZ_4K);
+		if (pa == COLOR_NONE) {
+			fmt_snprintf(rq.why, sizeof(rq.why),
+			             "not enough spare memory in the new colors for the %u stage-2 "
+			             "table pages",
+			             rq.pt_pages);
+			return BH_E_NO_MEMORY;
+		}
+		if (!i)
+			rq.pt_lo = pa;
+	}
+	rq.pt_hi = pa + SZ_4K;
+	return BH_OK;
+}
+
 /* Dry run: page i of the VM (regions in order) goes to the i-th free page
  * of the new set; sets rq.new_lo/hi. */
 static s64 recolor_plan(struct vm *target)
@@ -372,7 +415,7 @@ static s64 recolor_plan(struct vm *target)
 		rq.new_hi[r] = pa + SZ_4K;
 		cursor = rq.new_hi[r];
 	}
-	return BH_OK;
+	return recolor_plan_tables(target, cursor);
 }
 
 /* Copies one page to its new frame and points its stage-2 entry there. */
@@ -446,6 +489,32 @@ static u64 recolor_move_down(struct vm *target)
 	return moved;
 }
 
+/* The tables' new pages, in the planned order (mem_s2_move). */
+static u64 *recolor_pt_alloc(void *ctx)
+{
+	u64 pa;
+
+	(void)ctx;
+	if (rq.pt_taken == rq.pt_pages)
+		return NULL;
+	pa = rq.pt_taken++ ? recolor_next_free(rq.pt_next + SZ_4K) : rq.pt_lo;
+	rq.pt_next = pa;
+	memset((void *)(uintptr_t)pa, 0, SZ_4K);
+	return (u64 *)(uintptr_t)pa;
+}
+
+/* Moves the colored stage-2 tables to their planned pages. */
+static void recolor_move_tables(struct vm *target)
+{
+	if (!rq.pt_pages)
+		return;
+	rq.pt_taken = 0;
+	if (!mem_s2_move(target, recolor_pt_alloc, NULL) || rq.pt_next + SZ_4K != rq.pt_hi)
+		panic("recolor: vm %s: stage-2 tables not moved as planned (%u of %u pages)",
+		      target->cfg->name, rq.pt_taken, rq.pt_pages);
+	vcpu_reload_s2(target);
+}
+
 static s64 recolor_check(struct vm *target, u64 llc, u64 bank)
 {
 	const struct cfg_platform *p = cfg_system.platform;
@@ -505,6 +574,7 @@ s64 color_recolor(struct vm *target, u64 llc, u64 bank, const char *by,
 	t0 = arch_counter();
 	up = recolor_move_up(target);
 	moved = up + recolor_move_down(target);
+	recolor_move_tables(target);
 	mem_vm_tlb_flush(target);
 	icache_invalidate_all();
 	st->rt = rq.want;
@@ -514,6 +584,11 @@ s64 color_recolor(struct vm *target, u64 llc, u64 bank, const char *by,
 		st->hi[r] = rq.new_hi[r];
 	}
 	st->recolored = true;
+	if (rq.pt_pages) {
+		st->tables_moved = true;
+		st->pt_lo = rq.pt_lo;
+		st->pt_hi = rq.pt_hi;
+	}
 	target->llc_colors = llc == color_all(cfg_system.platform->llc_color_mask) ? 0 : llc;
 	target->bank_colors = bank == color_all(cfg_system.platform->bank_color_mask) ? 0 : bank;
 	t1 = arch_counter();
@@ -522,10 +597,10 @@ s64 color_recolor(struct vm *target, u64 llc, u64 bank, const char *by,
 
 	color_format_list(list, sizeof(list),
 	                  llc ? llc : color_all(cfg_system.platform->llc_color_mask));
-	log_info(
-	    "recolor: vm %s: LLC %s (by %s): %lu of %lu pages moved (%lu up, %lu down) in %lu us",
-	    target->cfg->name, list, by, moved, target->ram_bytes >> 12, up, moved - up,
-	    recolor_us(t1 - t0));
+	log_info("recolor: vm %s: LLC %s (by %s): %lu of %lu pages moved (%lu up, %lu down) and %u "
+	         "stage-2 table pages in %lu us",
+	         target->cfg->name, list, by, moved, target->ram_bytes >> 12, up, moved - up,
+	         rq.pt_pages, recolor_us(t1 - t0));
 	res->moved = moved;
 	res->pause_start = t0;
 	res->pause_end = t1;
@@ -603,6 +678,15 @@ static void recolor_console(const char *line)
 void color_recolor_init(void)
 {
 	const struct cfg_color *pool = cfg_system.pool_color;
+
+	for (u32 i = 0; i < cfg_system.nvms && i < CFG_MAX_CPUS; i++) {
+		const struct cfg_vm *c = &cfg_system.vms[i];
+		u64 pa = c->pt_pa;
+
+		for (u32 k = 0; c->pt_color && k < c->pt_pages && pa != COLOR_NONE; k++)
+			pa = color_set_next(c->pt_color, k ? pa + SZ_4K : pa);
+		recolor_pt_end[i] = c->pt_color && pa != COLOR_NONE ? pa + SZ_4K : 0;
+	}
 
 	if (pool) {
 		if (cfg_system.hyp_color && color_sets_meet(pool, cfg_system.hyp_color))

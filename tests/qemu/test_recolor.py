@@ -5,7 +5,9 @@ A manager VM recolors a running bare-metal victim beside a neighbour that
 keeps a heartbeat: LLC 0-3 -> 4-7 (a disjoint set, only in the recolor
 pool), 4-7 -> 4-5 (smaller, overlapping), 4-5 -> 4-7 (larger and
 overlapping: pages move down onto frames of its own), 4-7 -> 0-3 (back onto
-the frames it freed, its boot frames). guests/recolor checks from inside:
+the frames it freed, its boot frames); its stage-2 tables follow each time
+(every table page, walked with BH_HC_S2_INFO, has the new colors and is no
+RAM frame). guests/recolor checks from inside:
 after each recoloring every page of the victim (full walk with
 BH_HC_IPA_INFO) has the new colors and its own frame, the 512 KiB pattern
 and its checksum hold, and the victim had no heartbeat inside the pause the
@@ -52,13 +54,22 @@ def test_recolor_bare_metal(boot: Callable[..., RunResult]) -> None:
         assert pause_us > 0 and n > 0, counted  # the neighbour ran throughout
 
     hyp = res.hyp_lines()
-    assert any(re.fullmatch(r"\[bulkhead\] recolor: spare memory: a pool of 8192 KiB \(pages of its colors from "
+    assert any(re.fullmatch(r"\[bulkhead\] recolor: spare memory: a pool of 10240 KiB \(pages of its colors from "
                             r"[0-9a-f]+ to [0-9a-f]+\) and the colored regions' spans", line) for line in hyp), hyp
     done = [m.groups() for line in hyp if (m := re.fullmatch(
         r"\[bulkhead\] recolor: vm victim: LLC (\S+) \(by mgr\): (\d+) of 1024 pages moved "
-        r"\((\d+) up, (\d+) down\) in \d+ us", line))]
+        r"\((\d+) up, (\d+) down\) and (\d+) stage-2 table pages in \d+ us", line))]
     assert [d[0] for d in done] == ["4-7", "4-5", "4-7", "0-3"], hyp
-    counts = [(int(n), int(up), int(down)) for _, n, up, down in done]
+    boot_line = [m for line in victim if (m := re.fullmatch(
+        r"recolor: victim: 1024 pages, LLC 0xf, pattern sum 0x[0-9a-f]+, (\d+) stage-2 table pages", line))]
+    assert len(boot_line) == 1, victim
+    tables = boot_line[0]
+    assert int(tables.group(1)) >= 3, victim  # root, level 2, level 3 (+ the shared memory's)
+    assert [int(d[4]) for d in done] == [int(tables.group(1))] * 4, hyp  # the tables move with the RAM
+    for stage, llc in ((2, "0xf0"), (3, "0x30"), (4, "0xf0"), (5, "0xf")):
+        assert (f"recolor: victim: stage {stage}: {tables.group(1)} stage-2 table pages, all of LLC {llc}, "
+                "none a RAM frame") in victim, victim
+    counts = [(int(n), int(up), int(down)) for _, n, up, down, _ in done]
     assert counts[0] == (1024, 1024, 0), counts  # into the pool, above the victim's span
     assert counts[2][2] > 500 and counts[2][0] == counts[2][1] + counts[2][2], counts  # denser: mostly down
     assert counts[3] == (1024, 0, 1024), counts  # back down to its boot frames
@@ -71,7 +82,7 @@ def test_recolor_bare_metal(boot: Callable[..., RunResult]) -> None:
         "every color: a set must leave some out",
         "the colors intersect those of vm victim",
         "not enough spare memory in the new colors (recolor pool and free colored spans): "
-        "none left for ipa 40200000",  # 2 MiB of LLC 7 in the pool: half the victim
+        "none left for ipa 40280000",  # 2.5 MiB of LLC 7 in the pool
     ], hyp
     assert "recolor: neighbour: own request denied (-4)" in res.lines("nb")
     # self-coloring: checked at boot; the hypervisor image runs on frames of LLC colors 14-15
@@ -92,7 +103,7 @@ BUSY = b"echo busy-start; i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; ech
 def test_recolor_linux_from_console(console_script: Callable[..., str]) -> None:
     """Linux (2 vCPUs, LLC 0-7, 256 MiB) runs a busy loop in its shell; the
     console recolors it to 0-3 meanwhile (half of the frames from its own
-    span, half from the recolor pool); the loop finishes, the shell still
+    span, half from the recolor pool; its stage-2 tables follow); the loop finishes, the shell still
     answers, and the VM powers off cleanly."""
     assert (ARTEFACTS / "Image").is_file(), "run scripts/setup.sh first (Linux artefacts)"
     steps = [
@@ -106,7 +117,7 @@ def test_recolor_linux_from_console(console_script: Callable[..., str]) -> None:
     hyp = [line.removeprefix("[bulkhead] ") for line in lines if line.startswith("[bulkhead] ")]
     done = [i for i, h in enumerate(lines)
             if re.fullmatch(r"\[bulkhead\] recolor: vm linux: LLC 0-3 \(by console\): \d+ of 65536 pages moved "
-                            r"\(\d+ up, \d+ down\) in \d+ us",
+                            r"\(\d+ up, \d+ down\) and [1-9]\d+ stage-2 table pages in \d+ us",
                             h)]
     assert done, text
     busy_start = lines.index("[linux] busy-start")

@@ -130,3 +130,59 @@ bool pt_lookup(const struct pt *pt, u64 va, u64 *pa, u64 *attrs, u64 *map_size)
 	}
 	return false;
 }
+
+static bool pt_is_table(u64 e, int level)
+{
+	return level < 3 && (e & (PTE_VALID | PTE_TABLE)) == (PTE_VALID | PTE_TABLE);
+}
+
+static int pt_clone_table(struct pt *dst, const u64 *src, u64 *out, int level)
+{
+	for (unsigned i = 0; i < PT_ENTRIES; i++) {
+		u64 e = src[i];
+
+		if (pt_is_table(e, level)) {
+			u64 *child = dst->alloc(dst->ctx);
+			int ret;
+
+			if (!child)
+				return PT_ENOMEM;
+			dst->pages_used++;
+			ret = pt_clone_table(dst, pt_next_table(e), child, level + 1);
+			if (ret)
+				return ret;
+			e = (e & ~PT_ADDR_MASK) | ((u64)(uintptr_t)child & PT_ADDR_MASK);
+		}
+		out[i] = e;
+	}
+	return PT_OK;
+}
+
+int pt_clone(struct pt *dst, const struct pt *src)
+{
+	dst->pages_used = 0;
+	dst->root = dst->alloc(dst->ctx);
+	if (!dst->root)
+		return PT_ENOMEM;
+	dst->pages_used = 1;
+	return pt_clone_table(dst, src->root, dst->root, 1);
+}
+
+/* Depth first: the table itself, then its children in entry order. */
+static bool pt_nth_table(const u64 *table, int level, u32 *n, u64 *pa)
+{
+	if (!(*n)--) {
+		*pa = (u64)(uintptr_t)table;
+		return true;
+	}
+	for (unsigned i = 0; level < 3 && i < PT_ENTRIES; i++)
+		if (pt_is_table(table[i], level) &&
+		    pt_nth_table(pt_next_table(table[i]), level + 1, n, pa))
+			return true;
+	return false;
+}
+
+bool pt_table_page(const struct pt *pt, u32 index, u64 *pa)
+{
+	return pt_nth_table(pt->root, 1, &index, pa);
+}

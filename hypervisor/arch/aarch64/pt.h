@@ -64,4 +64,13 @@ bool pt_lookup(const struct pt *pt, u64 va, u64 *pa, u64 *attrs, u64 *map_size);
  * no break-before-make here). */
 bool pt_remap_page(struct pt *pt, u64 va, u64 pa);
 
+/* Copies src's whole tree into table pages from dst->alloc (dst->root is
+ * set; entries are copied as they are, table descriptors pointed at the
+ * copies). PT_ENOMEM when the allocator runs out (dst is then unusable). */
+int pt_clone(struct pt *dst, const struct pt *src);
+
+/* The address of the index-th table page of the tree, depth first from the
+ * root (index 0); false past the last one. */
+bool pt_table_page(const struct pt *pt, u32 index, u64 *pa);
+
 #endif
