@@ -23,7 +23,8 @@
  *   freed), then one the spare memory is too small for (refused).
  *
  * Parameters: role, victim (VM id, default 1), neighbour (default 2), hyp
- * (LLC bitmap of the hypervisor's colors, default 0xc000),
+ * (LLC bitmap of the hypervisor's colors, default 0xc000), from (the
+ * victim's LLC bitmap at boot, default 0xf; 0xffff: uncolored),
  * to1..to4 (LLC bitmaps of the recolorings), big (of the refused one).
  * Lines: "recolor: <role>: ..." and "recolor: <role>: PASS"; on failure
  * "recolor: <role>: FAIL (...)" and exit status 1.
@@ -154,7 +155,7 @@ static int walk_tables(u64 npages, bool same, u64 llc)
 				return fail("a refused request moved a table page", pi.pa, n);
 			continue;
 		}
-		if (pi.llc_color >= 64 || !(llc & BIT(pi.llc_color)))
+		if (llc && (pi.llc_color >= 64 || !(llc & BIT(pi.llc_color))))
 			return fail("table page not of the VM's colors", pi.pa, pi.llc_color);
 		for (u64 i = 0; i < npages; i++)
 			if (frames[i] == pi.pa)
@@ -303,7 +304,7 @@ static int manager(void)
 	wait_ctl(C_DENIED, 1);
 	if (bh_color_info(&ci) != BH_OK)
 		return fail("BH_HC_COLOR_INFO failed", 0, 0);
-	ctl[C_LLC] = 0xf; /* the victim's configured colors */
+	ctl[C_LLC] = param_u64("from", 0xf); /* the victim's colors at boot */
 	bad |= refuse(v, 0xf00, 0, BH_E_CONFLICT, "victim to the neighbour's colors");
 	bad |= refuse(v, ci.llc_colors, 0, BH_E_CONFLICT, "victim to the manager's colors");
 	bad |= refuse(v, param_u64("hyp", 0xc000), 0, BH_E_CONFLICT,
@@ -311,7 +312,8 @@ static int manager(void)
 	bad |= refuse(v, 0x10000, 0, BH_E_INVALID, "victim to a color the platform lacks");
 	bad |= refuse(v, 0, 0, BH_E_INVALID, "victim to every color");
 	bad |= refuse(99, 0xf0, 0, BH_E_INVALID, "no such VM");
-	bad |= refuse(nb, 0x3, 0, BH_E_CONFLICT, "neighbour to the victim's colors");
+	if (ctl[C_LLC] != 0xffff) /* uncolored (every color): no color of its to refuse */
+		bad |= refuse(nb, 0x3, 0, BH_E_CONFLICT, "neighbour to the victim's colors");
 	if (bad)
 		return 1;
 	ctl[C_STAGE] = 1;

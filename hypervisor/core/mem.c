@@ -144,11 +144,16 @@ static u64 *mem_pt_none(void *ctx)
 	return NULL;
 }
 
-bool mem_s2_move(struct vm *vm, u64 *(*alloc)(void *ctx), void *ctx)
+u32 mem_s2_move_pages(const struct vm *vm, bool split)
+{
+	return pt_clone_pages(&vm->s2, split);
+}
+
+bool mem_s2_move(struct vm *vm, bool split, u64 *(*alloc)(void *ctx), void *ctx)
 {
 	struct pt copy = { .alloc = alloc, .ctx = ctx };
 
-	if (pt_clone(&copy, &vm->s2) != PT_OK)
+	if (pt_clone(&copy, &vm->s2, split) != PT_OK)
 		return false;
 	dsb(ish); /* the copy is visible to table walks */
 	copy.alloc = mem_pt_none;

@@ -4,7 +4,8 @@
  *
  * A manager VM names a target VM and new LLC/bank color bitmaps. Nothing
  * changes until the request has passed every check:
- *  - the target is running and colored (mapped page by page);
+ *  - the target is running (an uncolored one, mapped with blocks, gets
+ *    stage-2 tables with 4 KiB pages in the new colors first);
  *  - the new set is a valid set of the platform's colors and meets no
  *    other VM's RAM or stage-2 tables, and no shared memory the target
  *    does not map (as `bulkhead check` requires of a config);
@@ -20,8 +21,10 @@
  * RTAS'19 scheme), then those that go down, first page first; as old and
  * new frames both increase with the page, no copy overwrites a page not yet
  * moved. The TLBs of the VM's VMID and the instruction cache are
- * invalidated and the VM resumes. Stage-2 tables and shared memory keep
- * their colors (see docs/coloring.md, "Recoloring").
+ * invalidated and the VM resumes. Colored stage-2 tables are copied to
+ * pages of the new colors (before the move when blocks must become pages,
+ * after it otherwise); shared memory keeps its colors (see
+ * docs/coloring.md, "Recoloring").
  */
 #include "isolation/color_recolor.h"
 
@@ -72,6 +75,7 @@ static struct {
 	u64 new_lo[RECOLOR_MAX_REGIONS], new_hi[RECOLOR_MAX_REGIONS];
 	u64 pt_lo, pt_hi, pt_next; /* the tables' new pages */
 	u32 pt_pages, pt_taken;    /* 0 pages: the tables stay */
+	bool split;                /* uncolored memory: its blocks become pages first */
 	char why[120];
 } rq;
 
@@ -231,7 +235,7 @@ static bool recolor_spare_range(u64 pa, u64 lo, u64 hi, const struct cfg_color *
                                 u64 *down)
 {
 	if (pa >= lo && pa < hi) {
-		if (color_set_match(c, pa))
+		if (!c || color_set_match(c, pa))
 			return true;
 		*up = pa + SZ_4K;
 		*down = pa - 1;
@@ -260,8 +264,8 @@ static bool recolor_spare(u64 pa, u64 *up, u64 *down)
 		for (u32 r = 0; r < vms[i].cfg->nmem; r++) {
 			const struct cfg_mem *m = &vms[i].cfg->mem[r];
 
-			if (m->color &&
-			    recolor_spare_range(pa, m->pa, m->span_end, m->color, up, down))
+			if (recolor_spare_range(pa, m->pa, m->color ? m->span_end : m->pa + m->size,
+			                        m->color, up, down))
 				return true;
 		}
 	for (u32 i = 0; i < vm_count; i++)
@@ -354,18 +358,32 @@ static bool recolor_monotone(struct vm *target)
 	return true;
 }
 
-/* The tables' new pages: as many as the tree has, the first free ones of
- * the new set above the RAM's new pages (free once the RAM has moved; the
- * current table pages are in use, so never among them). Colored tables
- * only: uncolored ones stay in the hypervisor's pool. */
+/* The first free page of the new set at or above pa for a table page:
+ * before the RAM moves (split), also none of the VM's current frames. */
+static u64 recolor_next_table(const struct vm *target, u64 pa)
+{
+	for (pa = recolor_next_free(pa);
+	     rq.split && pa != COLOR_NONE && recolor_target_frame(target, pa);)
+		pa = recolor_next_free(pa + SZ_4K);
+	return pa;
+}
+
+/* The tables' new pages: as many as the copy of the tree takes, the first
+ * free ones of the new set above the RAM's new pages. Without split they
+ * are taken once the RAM has moved, so old RAM frames may serve; with
+ * split (blocks of uncolored memory become pages, which the move needs)
+ * they are taken first, so they avoid the current frames. The current
+ * table pages are in use: never among them. Tables in the hypervisor's
+ * pool stay there unless the VM's memory is uncolored. */
 static s64 recolor_plan_tables(struct vm *target, u64 cursor)
 {
+	bool move = target->cfg->pt_color || recolor_vms[target->id].tables_moved || rq.split;
 	u64 pa = cursor - SZ_4K;
 
 	rq.pt_lo = rq.pt_hi = 0;
-	rq.pt_pages = target->cfg->pt_color ? target->s2_next : 0;
+	rq.pt_pages = move ? mem_s2_move_pages(target, rq.split) : 0;
 	for (u32 i = 0; i < rq.pt_pages; i++) {
-		pa = recolor_next_free(pa + SZ_4K);
+		pa = recolor_next_table(target, pa + SZ_4K);
 		if (pa == COLOR_NONE) {
 			fmt_snprintf(rq.why, sizeof(rq.why),
 			             "not enough spare memory in the new colors for the %u stage-2 "
@@ -494,10 +512,9 @@ static u64 *recolor_pt_alloc(void *ctx)
 {
 	u64 pa;
 
-	(void)ctx;
 	if (rq.pt_taken == rq.pt_pages)
 		return NULL;
-	pa = rq.pt_taken++ ? recolor_next_free(rq.pt_next + SZ_4K) : rq.pt_lo;
+	pa = rq.pt_taken++ ? recolor_next_table(ctx, rq.pt_next + SZ_4K) : rq.pt_lo;
 	rq.pt_next = pa;
 	memset((void *)(uintptr_t)pa, 0, SZ_4K);
 	return (u64 *)(uintptr_t)pa;
@@ -509,7 +526,8 @@ static void recolor_move_tables(struct vm *target)
 	if (!rq.pt_pages)
 		return;
 	rq.pt_taken = 0;
-	if (!mem_s2_move(target, recolor_pt_alloc, NULL) || rq.pt_next + SZ_4K != rq.pt_hi)
+	if (!mem_s2_move(target, rq.split, recolor_pt_alloc, target) ||
+	    rq.pt_next + SZ_4K != rq.pt_hi)
 		panic("recolor: vm %s: stage-2 tables not moved as planned (%u of %u pages)",
 		      target->cfg->name, rq.pt_taken, rq.pt_pages);
 	vcpu_reload_s2(target);
@@ -535,12 +553,9 @@ static s64 recolor_check(struct vm *target, u64 llc, u64 bank)
 		             RECOLOR_MAX_REGIONS);
 		return BH_E_INVALID;
 	}
+	rq.split = false;
 	for (u32 r = 0; r < target->cfg->nmem; r++)
-		if (!recolor_region_color(target, r)) {
-			fmt_snprintf(rq.why, sizeof(rq.why),
-			             "memory region %u is uncolored (mapped with blocks)", r);
-			return BH_E_INVALID;
-		}
+		rq.split |= !recolor_region_color(target, r);
 	ret = recolor_collect(target);
 	return ret == BH_OK ? recolor_plan(target) : ret;
 }
@@ -572,9 +587,12 @@ s64 color_recolor(struct vm *target, u64 llc, u64 bank, const char *by,
 		return ret;
 	}
 	t0 = arch_counter();
+	if (rq.split)
+		recolor_move_tables(target); /* pages first: the move remaps them */
 	up = recolor_move_up(target);
 	moved = up + recolor_move_down(target);
-	recolor_move_tables(target);
+	if (!rq.split)
+		recolor_move_tables(target);
 	mem_vm_tlb_flush(target);
 	icache_invalidate_all();
 	st->rt = rq.want;

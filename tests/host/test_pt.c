@@ -201,7 +201,8 @@ static void test_clone(void)
 	CHECK(pt_map(&src, 3ull << 30, 0x80000000, 1ull << 30, PTE_AF) == PT_OK, "1G block");
 	vas[n++] = (2ull << 30) + 0x1234;
 	vas[n++] = (3ull << 30) + 0x56789;
-	CHECK(pt_clone(&dst, &src) == PT_OK, "clone");
+	CHECK(pt_clone_pages(&src, false) == a.used, "count %u", pt_clone_pages(&src, false));
+	CHECK(pt_clone(&dst, &src, false) == PT_OK, "clone");
 	CHECK(b.used == a.used && dst.pages_used == b.used, "clone used %u pages of %u", b.used,
 	      a.used);
 	for (unsigned i = 0; i < n; i++) {
@@ -239,7 +240,39 @@ static void test_clone(void)
 	dst = (struct pt){ .alloc = pool_alloc, .ctx = &b };
 	b.used = 0;
 	b.limit = a.used - 1;
-	CHECK(pt_clone(&dst, &src) == PT_ENOMEM, "clone exhaustion");
+	CHECK(pt_clone(&dst, &src, false) == PT_ENOMEM, "clone exhaustion");
+	pool_free(&b);
+	pool_free(&a);
+}
+
+/* Split: the same translations, every one by a 4 KiB page. */
+static void test_clone_split(void)
+{
+	struct pool a, b;
+	struct pt src = pt_new(&a, 16), dst = { .alloc = pool_alloc, .ctx = &b };
+	u64 pa, pa2, attrs, attrs2, size;
+	u32 need;
+
+	CHECK(pt_map(&src, 1ull << 30, 0x80000000, 1ull << 30, PTE_AF | S2_AP_RW) == PT_OK, "1G");
+	CHECK(pt_map(&src, 0x200000, 0x40200000, 0x400000, PTE_AF) == PT_OK, "2x2M");
+	CHECK(pt_map_pages(&src, 0x1000, 0x9000, 0x2000, PTE_AF | PTE_XN) == PT_OK, "pages");
+	need = pt_clone_pages(&src, true);
+	/* root, L2 of the 1G + its 512 L3, L2 of the low GiB, 2 L3 of the 2M blocks + 1 of the
+	 * pages */
+	CHECK(need == 1 + 1 + 512 + 1 + 2 + 1, "split needs %u", need);
+	b.used = 0;
+	b.limit = 1024;
+	CHECK(pt_clone(&dst, &src, true) == PT_OK && b.used == need, "split clone %u", b.used);
+	for (u64 va = 0; va < (2ull << 30); va += (va < 0x800000 ? 0x1000 : 0x1f000)) {
+		bool l1 = pt_lookup(&src, va, &pa, &attrs, NULL);
+		bool l2 = pt_lookup(&dst, va, &pa2, &attrs2, &size);
+
+		CHECK(l1 == l2 && (!l1 || (pa == pa2 && attrs == attrs2 && size == 0x1000)),
+		      "va %llx", (unsigned long long)va);
+	}
+	CHECK(pt_remap_page(&dst, (1ull << 30) + 0x5000, 0x7000) &&
+	          pt_lookup(&dst, (1ull << 30) + 0x5000, &pa2, NULL, NULL) && pa2 == 0x7000,
+	      "a split page remaps");
 	pool_free(&b);
 	pool_free(&a);
 }
@@ -250,6 +283,7 @@ int main(void)
 	test_blocks_and_pages();
 	test_random_mappings();
 	test_clone();
+	test_clone_split();
 	if (failures) {
 		printf("test_pt: %d check(s) failed\n", failures);
 		fflush(stdout);

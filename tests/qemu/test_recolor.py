@@ -97,6 +97,39 @@ def test_recolor_bare_metal(boot: Callable[..., RunResult]) -> None:
     assert {first >> 12 & 0xf, last >> 12 & 0xf} <= {14, 15} and last > first, image[0].group(0)
 
 
+def test_recolor_uncolored(boot: Callable[..., RunResult]) -> None:
+    """An uncolored victim (contiguous 4 MiB, mapped with 2 MiB blocks) is
+    recolored: its stage-2 tables are first copied into pages of the new
+    colors with the blocks split into 4 KiB pages, then its pages move into
+    the recolor pool; later recolorings work as for a colored VM, and its
+    vacated contiguous range is spare memory (the refused request runs out
+    after the pool's 640 pages of LLC 7 and the range's 64)."""
+    res = boot("color-recolor-uncolored.yaml", timeout=240)
+    assert res.clean, res.reason + "\n" + res.output
+    for vm, role in (("mgr", "manager"), ("victim", "victim"), ("nb", "neighbour")):
+        assert res.lines(vm)[-1] == f"recolor: {role}: PASS", res.output
+    victim = res.lines("victim")
+    assert any(re.fullmatch(r"recolor: victim: 1024 pages, LLC 0xffff, pattern sum 0x[0-9a-f]+, 3 stage-2 table "
+                            r"pages", line) for line in victim), victim  # root, level 2, shmem's level 3
+    for stage, llc in ((2, "0xf0"), (3, "0x30"), (4, "0xf0"), (5, "0x70")):
+        assert any(line.startswith(f"recolor: victim: stage {stage}: LLC {llc}, all 1024 pages of it, ")
+                   and "0 heartbeats in the pause" in line for line in victim), victim
+        # the two 2 MiB blocks became two level-3 tables
+        assert (f"recolor: victim: stage {stage}: 5 stage-2 table pages, all of LLC {llc}, none a RAM frame"
+                in victim), victim
+    assert ("recolor: victim: stage 6: refused requests changed nothing (LLC 0x70, 1024 pages where they were)"
+            in victim), victim
+    hyp = res.hyp_lines()
+    done = [m.group(1, 2) for line in hyp if (m := re.fullmatch(
+        r"\[bulkhead\] recolor: vm victim: LLC (\S+) \(by mgr\): (\d+) of 1024 pages moved \(\d+ up, \d+ down\) "
+        r"and 5 stage-2 table pages in \d+ us", line))]
+    assert [d[0] for d in done] == ["4-7", "4-5", "4-7", "4-6"] and done[0][1] == "1024", hyp
+    assert ("[bulkhead] recolor: vm victim: refused (by mgr): not enough spare memory in the new colors (recolor "
+            "pool and free colored spans): none left for ipa 402c0000") in hyp, hyp
+    counted = [m for line in res.lines("nb") if (m := STAGE_RE.match(line))]
+    assert len(counted) == 4 and all(int(m.group(2)) > 0 for m in counted), res.lines("nb")
+
+
 BUSY = b"echo busy-start; i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; echo busy-done $i\n"
 
 
