@@ -173,7 +173,7 @@ static s64 recolor_collect(const struct vm *target)
 				return BH_E_CONFLICT;
 			}
 			recolor_region_span(vm, r, &lo, &hi);
-			if (vm != target) /* the target's own: checked per region */
+			if (vm != target) /* the target's own pages are free for it */
 				ok &= recolor_obstacle(lo, hi, c);
 		}
 		if (vm != target && vm->cfg->pt_color && !recolor_vms[vm->id].tables_moved &&
