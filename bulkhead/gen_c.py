@@ -152,6 +152,11 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
     if nqos:
         w.line(f"\t.nqos = {nqos},")
         w.line("\t.qos = qos_regulators,")
+    if system.pool is not None:
+        w.line(f"\t.pool_color = {colors[system.pool.colors]},")
+        w.line(f"\t.pool_pa = {_hex(system.pool.start)},")
+        w.line(f"\t.pool_size = {_hex(system.pool.pages * 4096)},")
+        w.line(f"\t.pool_span_end = {_hex(system.pool.end)},")
     w.line("};")
     return w.text()
 
@@ -187,6 +192,8 @@ def _color_tables(w: _Writer, system: System) -> dict[Colors, str]:
     hyp = coloring.hypervisor_selection(system.spec)
     if hyp is not None:
         used.append(hyp)
+    if system.pool is not None:
+        used.append(system.pool.colors)
     distinct = list(dict.fromkeys(used))
     if not distinct:
         return {}

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bulkhead import coloring, elf, qos
+from bulkhead.coloring import Span
 from bulkhead.color import Colors
 from bulkhead.errors import BuildError, ConfigError, Diagnostic
 from bulkhead.model import (
@@ -149,6 +150,7 @@ class System:
     config_hash: int
     coloring: coloring.Report | None = None  # when any memory is colored
     hyp_color_pa: int = 0  # self-coloring: span start of the hypervisor's colored frames (0: none)
+    pool: Span | None = None  # spare memory for recoloring (recolor_pool)
 
     @property
     def warnings(self) -> list[Diagnostic]:
@@ -303,7 +305,7 @@ def resolve(s: SystemSpec) -> System:
         console_input = next((vm.index for vm in s.vms if vm.console is not None), -1)
     hyp = spans.get(("hyp", 0, 0))
     return System(s, p, tuple(vms), shmems, console_input, config_hash(s.data, p.data), report,
-                  hyp.start if hyp is not None else 0)
+                  hyp.start if hyp is not None else 0, spans.get(("pool", 0, 0)))
 
 
 def _resolve_vm(

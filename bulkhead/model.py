@@ -523,6 +523,15 @@ class ShmemSpec:
 
 
 @dataclass(frozen=True)
+class PoolSpec:
+    """Spare memory for run-time recoloring (``recolor_pool``, docs/coloring.md)."""
+
+    size: int
+    colors: ColorSpec
+    path: str  # recolor_pool
+
+
+@dataclass(frozen=True)
 class IoClientSpec:
     """A client of the shared I/O device (``io.clients[i]``; docs/io.md)."""
 
@@ -566,6 +575,7 @@ class SystemSpec:
     io: IoSpec | None = None  # shared I/O device (``io:``)
     hypervisor_colors: ColorSpec | None = None  # self-coloring: colors reserved for the hypervisor
     dma_isolation: str | None = None  # "none": DMA-capable passthrough without an SMMU accepted
+    recolor_pool: PoolSpec | None = None  # spare memory for recoloring
 
     def vm(self, name: str) -> VmSpec | None:
         for vm in self.vms:

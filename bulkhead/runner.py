@@ -26,7 +26,7 @@ from typing import Any, TextIO
 from bulkhead import bandwidth as bw_mod
 from bulkhead import build as build_mod
 from bulkhead import cachemodel, qemu, shared_io
-from bulkhead.config import load_system
+from bulkhead.config import PLATFORMS_DIR, load_system
 from bulkhead.errors import RunError
 
 HYP_PREFIX = "[bulkhead] "
@@ -263,6 +263,7 @@ def run(
     until: re.Pattern[str] | str | None = None,
     netdev: str | None = None,
     model: bool = False,
+    platforms_dir: Path = PLATFORMS_DIR,
 ) -> RunResult:
     """Build ``config_path`` (incrementally) and boot it under QEMU.
 
@@ -277,6 +278,8 @@ def run(
     went wrong before (see judge).
     ``model``: load the cache model plugin (docs/model.md; -icount 0 unless
     ``icount`` says otherwise); its report is ``RunResult.model_report``.
+    ``platforms_dir``: where the config's platform file is looked up (a
+    benchmark's variant of a platform, e.g. more CPUs).
     """
     if boot == "uboot":
         machine = load_system(config_path).platform.qemu.machine
@@ -284,7 +287,7 @@ def run(
             raise RunError(f"--boot uboot runs Debian's U-Boot for QEMU virt; this platform's machine is "
                            f"'{machine}' (on a board, U-Boot comes with the vendor's boot chain: "
                            "docs/boards/zynqmp.md)")
-    result = build_mod.build(config_path, out, log=build_log)
+    result = build_mod.build(config_path, out, log=build_log, platforms_dir=platforms_dir)
     model_report = None
     if model:
         plugin_args, model_report = cachemodel.qemu_args(result.system, result.out, result.elf)

@@ -31,6 +31,7 @@ from bulkhead.model import (
     MemSpec,
     Platform,
     PlatformDevice,
+    PoolSpec,
     QemuSpec,
     Range,
     ShmemMapSpec,
@@ -472,7 +473,7 @@ def parse_system(
     locs = Locs(display)
     r = Reader(locs)
     top = r.mapping(node, "", ("platform", "console_input", "vms", "shmem", "bandwidth", "io", "hypervisor_colors",
-                               "dma_isolation"), ("platform", "vms"))
+                               "dma_isolation", "recolor_pool"), ("platform", "vms"))
     platform_name = r.name(top["platform"], "platform", "a platform name", PLATFORM_NAME_RE)
     try:
         platform = load_platform(platform_name)
@@ -500,10 +501,18 @@ def parse_system(
         vms, shmem = shared_io.expand(io, platform, vms, shmem)
     hyp_colors = parse_colors(r, top["hypervisor_colors"], "hypervisor_colors") if "hypervisor_colors" in top \
         else None
+    pool = _parse_pool(r, top["recolor_pool"]) if "recolor_pool" in top else None
     return SystemSpec(file, display, data, platform, console_input, vms, shmem, locs,
-                      spare_sharing=spare_sharing, io=io, hypervisor_colors=hyp_colors,
+                      spare_sharing=spare_sharing, io=io, hypervisor_colors=hyp_colors, recolor_pool=pool,
                       dma_isolation=qos_mod.parse_dma_isolation(r, top["dma_isolation"])
                       if "dma_isolation" in top else None)
+
+
+def _parse_pool(r: Reader, node: YNode) -> PoolSpec:
+    m = r.mapping(node, "recolor_pool", ("size", "colors"), ("size", "colors"),
+                  "spare memory for recoloring {size, colors}")
+    return PoolSpec(r.size(m["size"], "recolor_pool.size"),
+                    parse_colors(r, m["colors"], "recolor_pool.colors"), "recolor_pool")
 
 
 class _UnknownPlatform(Exception):

@@ -155,7 +155,8 @@ struct cfg_platform {
 	u64 mpidr[CFG_MAX_CPUS]; /* physical MPIDR (affinity fields) per CPU index */
 	u64 ram_base; /* the first DRAM bank: the hypervisor and the staging area are in it */
 	u64 ram_size;
-	u32 nram; /* more than one bank: every bank in ram[] (ram[0] the first); 0: just the first */
+	u32 nram; /* more than one bank: every bank in ram[] (ram[0] the first); 0: just the first
+	           */
 	struct cfg_ram {
 		u64 base;
 		u64 size;
@@ -225,6 +226,12 @@ struct cfg_system {
 	u64 hyp_color_pa;
 	u32 nqos; /* QoS-400 regulators to program at boot */
 	const struct cfg_qos *qos;
+	/* Spare memory for recoloring (config `recolor_pool`): pool_size / 4 KiB
+	 * pages of pool_color from pool_pa, all below pool_span_end; NULL: none. */
+	const struct cfg_color *pool_color;
+	u64 pool_pa;
+	u64 pool_size;
+	u64 pool_span_end;
 };
 
 extern const struct cfg_system cfg_system;
