@@ -105,17 +105,35 @@ cpu_setup:
  * Level-1 table, static so that it is part of the loaded image (no writes
  * with the MMU off, hence no cache maintenance).
  *   [0, 1 GiB)        Device-nGnRE, execute-never
- *   [1 GiB, 4 GiB)    Normal WB, inner shareable, EL0 execute-never
+ *   [1 GiB, 3.875 GiB) Normal WB, inner shareable, EL0 execute-never
+ *   [0xF8000000, 4 GiB) Device-nGnRE, execute-never: the ZynqMP's PS
+ *                     peripherals (ZDMA, GEM, UARTs, TTCs: UG1085 memory map)
+ *                     that a VM gets passed through at their physical
+ *                     addresses; nothing of QEMU virt's lives there.
+ * The last GiB is a level-2 table of 2 MiB blocks for that split (level-1
+ * and level-2 block descriptors share one format).
  */
-#define L1_DEVICE(pa) ((pa) | 0x0060000000000401)
-#define L1_NORMAL(pa) ((pa) | 0x0040000000000705)
+#define BLOCK_DEVICE(pa) ((pa) | 0x0060000000000401)
+#define BLOCK_NORMAL(pa) ((pa) | 0x0040000000000705)
 
 	.section .pgtable, "aw"
 	.balign	4096
 	.global	rt_pgtable
 rt_pgtable:
-	.quad	L1_DEVICE(0x00000000)
-	.quad	L1_NORMAL(0x40000000)
-	.quad	L1_NORMAL(0x80000000)
-	.quad	L1_NORMAL(0xc0000000)
+	.quad	BLOCK_DEVICE(0x00000000)
+	.quad	BLOCK_NORMAL(0x40000000)
+	.quad	BLOCK_NORMAL(0x80000000)
+	.quad	rt_pgtable_l2_3 + 3	/* table descriptor */
 	.fill	508, 8, 0
+
+	.balign	4096
+rt_pgtable_l2_3:
+	.set	rt_l2_pa, 0xc0000000
+	.rept	448
+	.quad	BLOCK_NORMAL(rt_l2_pa)
+	.set	rt_l2_pa, rt_l2_pa + 0x200000
+	.endr
+	.rept	64
+	.quad	BLOCK_DEVICE(rt_l2_pa)
+	.set	rt_l2_pa, rt_l2_pa + 0x200000
+	.endr
