@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from bulkhead.color import PAGE, Colors, bitmap, deposit, format_list
 from bulkhead.errors import Diagnostic
 from bulkhead.model import ColoringSpec, ColorSpec, MemSpec, Range, ShmemSpec, SystemSpec, VmSpec
-from bulkhead.schema import PA_BITS, join
+from bulkhead.reader import join
+from bulkhead.schema import PA_BITS
 
 SpanKey = tuple[str, int, int]  # ("mem", vm, region) | ("pt", vm, 0) | ("shmem", index, 0) | ("hyp", 0, 0)
 

@@ -40,6 +40,17 @@ from bulkhead import runner as runner_mod
 from bulkhead import term
 from bulkhead.config import REPO_ROOT, display_path, load_system
 from bulkhead.errors import BuildError, ConfigError
+from bulkhead.experiment_record import (
+    BUILD_ERROR,
+    FAIL,
+    INVALID,
+    OK,
+    STATUSES,
+    TIMEOUT,
+    UNSUPPORTED,
+    Environment,
+    RunRecord,
+)
 from bulkhead.experiment_results import (
     METRIC_COLUMNS,
     guest_failures,
@@ -49,15 +60,6 @@ from bulkhead.experiment_results import (
 )
 from bulkhead.experiment_spec import ExperimentSpec, PathError, RunPlan, expand, generate
 
-# Run status values. Only "ok" carries metrics.
-OK = "ok"
-FAIL = "fail"  # the guest reported FAIL, printed no PASS, or the run was not clean
-TIMEOUT = "timeout"
-INVALID = "invalid"  # the generated config does not pass `bulkhead check`
-UNSUPPORTED = "unsupported"  # same, in a scenario marked optional
-BUILD_ERROR = "build-error"
-STATUSES = (OK, FAIL, TIMEOUT, INVALID, UNSUPPORTED, BUILD_ERROR)
-
 FIXED_HEAD = ("run", "scenario", "variant")
 FIXED_MID = ("benchmark", "guest", "repetition", "status", "metric", "value", "unit")
 FIXED_TAIL = ("wall_s", "config", "config_hash", "platform", "icount", "bulkhead_version", "git_rev",
@@ -65,34 +67,6 @@ FIXED_TAIL = ("wall_s", "config", "config_hash", "platform", "icount", "bulkhead
 LINE_HEAD = ("run", "scenario", "variant", "benchmark", "repetition", "vm", "bench", "cpu")
 
 RunFn = Callable[..., runner_mod.RunResult]
-
-
-@dataclass
-class RunRecord:
-    plan: RunPlan
-    guest: str
-    metric: str
-    unit: str
-    status: str
-    error: str = ""
-    metrics: dict[str, float] = field(default_factory=dict)
-    lines: list[tuple[str, dict[str, str]]] = field(default_factory=list)  # (vm, result fields)
-    config: str = ""
-    config_hash: str = ""
-    platform: str = ""
-    wall_s: float = 0.0
-
-    @property
-    def value(self) -> float | None:
-        return self.metrics.get(self.metric)
-
-
-@dataclass(frozen=True)
-class Environment:
-    bulkhead_version: str
-    git_rev: str
-    qemu_version: str
-    host: str
 
 
 @dataclass

@@ -32,7 +32,7 @@ from typing import Any
 from bulkhead import cachemodel
 from bulkhead.config import load_platform
 from bulkhead.errors import ConfigError
-from bulkhead.experiment import OK, STATUSES, Environment, RunRecord
+from bulkhead.experiment_record import OK, STATUSES, Environment, RunRecord
 from bulkhead.experiment_results import METRIC_COLUMNS, number
 from bulkhead.experiment_spec import ExperimentSpec, PlotSpec
 from bulkhead.model import Platform

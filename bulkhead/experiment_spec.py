@@ -35,7 +35,8 @@ from bulkhead.config import GUESTS_DIR, display_path
 from bulkhead.errors import ConfigError, Diagnostic
 from bulkhead.experiment_results import GUEST_METRICS, METRIC_COLUMNS, Metric
 from bulkhead.model import Locs
-from bulkhead.schema import PLATFORM_NAME_RE, Reader, join
+from bulkhead.reader import Reader, join
+from bulkhead.schema import PLATFORM_NAME_RE
 from bulkhead.yamlpos import YList, YMap, YNode, YScalar, describe
 
 SCENARIO_RE = re.compile(r"[a-z0-9][a-z0-9_.+-]{0,47}\Z")

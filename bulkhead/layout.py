@@ -33,7 +33,7 @@ from bulkhead.model import (
     VmType,
     human_size,
 )
-from bulkhead.schema import join
+from bulkhead.reader import join
 
 BLOCK = 2 * MiB
 ARM64_MAGIC = b"ARM\x64"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from bulkhead.errors import Diagnostic, Mark
 
@@ -93,6 +93,19 @@ def human_size(size: int) -> str:
         if size >= 1 << shift and size % (1 << shift) == 0:
             return f"{size >> shift}{unit}"
     return f"0x{size:x}"
+
+
+class Resolved(Protocol):
+    """What the section modules of the config stage (bandwidth, shared I/O)
+    need of a laid-out system (:class:`bulkhead.layout.System`, a later
+    stage) for their reports and QEMU options: its spec and its platform.
+    Structural, so that they never import the layout."""
+
+    @property
+    def spec(self) -> SystemSpec: ...
+
+    @property
+    def platform(self) -> Platform: ...
 
 
 # --- platform -------------------------------------------------------------

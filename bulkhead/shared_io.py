@@ -17,15 +17,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bulkhead.errors import Diagnostic
-from bulkhead.model import PAGE, IoClientSpec, IoSpec, Platform, ShmemMapSpec, ShmemSpec, SystemSpec, VmSpec
+from bulkhead.model import PAGE, IoClientSpec, IoSpec, Platform, Resolved, ShmemMapSpec, ShmemSpec, SystemSpec, VmSpec
+from bulkhead.reader import Reader
 from bulkhead.yamlpos import YNode
-
-if TYPE_CHECKING:
-    from bulkhead.layout import System
-    from bulkhead.schema import Reader
 
 KEYS = ("device", "vm", "frame_rate", "mac", "ipa", "client_ipa", "doorbell_irq", "client_doorbell_irq",
         "clients")
@@ -247,7 +244,7 @@ def guarantees(io: IoSpec) -> list[Guarantee]:
     return out
 
 
-def report(system: System) -> str:
+def report(system: Resolved) -> str:
     io = system.spec.io
     if io is None:
         return ""
@@ -272,7 +269,7 @@ def document(io: IoSpec) -> dict[str, Any]:
     }
 
 
-def qemu_args(system: System, netdev: str | None) -> list[str]:
+def qemu_args(system: Resolved, netdev: str | None) -> list[str]:
     """QEMU options that attach a virtio-net device to the I/O VM's transport
     (modern virtio-mmio, at the bus of the device's address) with ``netdev``
     (a ``-netdev`` value without ``id``; default: user-mode networking)."""

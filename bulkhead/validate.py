@@ -22,7 +22,7 @@ from bulkhead.model import (
     SystemSpec,
     VmSpec,
 )
-from bulkhead.schema import join
+from bulkhead.reader import join
 
 
 class Checker:
