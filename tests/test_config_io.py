@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from bulkhead import cli, shared_io
-from bulkhead.config import load_spec, load_system
+from bulkhead import cli
+from bulkhead.config import shared_io
+from bulkhead.layout.load import load_spec, load_system
 
 ROOT = Path(__file__).resolve().parent.parent
 PAIR = ROOT / "tests" / "configs" / "io-pair.yaml"
@@ -145,7 +146,7 @@ def test_netpeer_answers_requests_and_counts() -> None:
     a corrupted request is counted bad and not answered."""
     import struct
 
-    from bulkhead import netpeer
+    from bulkhead.run import netpeer
 
     peer = netpeer.Peer(max_frames=10, max_seconds=1)
     try:

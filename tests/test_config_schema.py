@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bulkhead.config import PLATFORMS_DIR, load_platform, load_system
-from bulkhead.errors import ConfigError
+from bulkhead.layout.load import PLATFORMS_DIR, load_platform, load_system
+from bulkhead.base.errors import ConfigError
 
 WriteConfig = Callable[..., str]
 

@@ -23,8 +23,8 @@ import test_vgic_faults
 from test_coloring import CONFIGS, expected_frames, frames_of
 from test_core import assert_clean, describe
 
-from bulkhead.color import PAGE, extract
-from bulkhead.config import load_system
+from bulkhead.config.color import PAGE, extract
+from bulkhead.layout.load import load_system
 
 pytestmark = pytest.mark.qemu
 

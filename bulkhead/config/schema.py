@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Schema checking: YAML trees -> typed specs (:mod:`bulkhead.model`).
+"""Schema checking: YAML trees -> typed specs (:mod:`bulkhead.config.model`).
 
 Only shapes and value syntax are checked here (unknown keys, types, name
-syntax, sizes); cross-field rules live in :mod:`bulkhead.validate`. Every
+syntax, sizes); cross-field rules live in :mod:`bulkhead.config.validate`. Every
 error names the file position and key path of the offending value.
 """
 
@@ -13,10 +13,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal, cast
 
-from bulkhead import bandwidth as bw_mod
-from bulkhead import color as color_mod
-from bulkhead import shared_io
-from bulkhead.model import (
+from bulkhead.config import bandwidth as bw_mod
+from bulkhead.config import color as color_mod
+from bulkhead.config import shared_io
+from bulkhead.config.model import (
     CacheModelSpec,
     ColoringSpec,
     ColorSpec,
@@ -38,8 +38,8 @@ from bulkhead.model import (
     VmSpec,
     VmType,
 )
-from bulkhead.reader import Reader, join, node_text
-from bulkhead.yamlpos import YList, YMap, YNode, YScalar, describe
+from bulkhead.config.reader import Reader, join, node_text
+from bulkhead.config.yamlpos import YList, YMap, YNode, YScalar, describe
 
 PLATFORM_NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}\Z")
 PARAM_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}\Z")
@@ -226,7 +226,7 @@ def _parse_coloring(r: Reader, node: YNode) -> ColoringSpec:
 def _parse_cachemodel(r: Reader, node: YNode) -> CacheModelSpec:
     """``model:`` (docs/model.md): the QEMU plugin's cache and DRAM model. Its
     LLC geometry and bank bits are ``coloring:``'s; that it has them is
-    checked when the model is used (:func:`bulkhead.cachemodel.check_platform`)."""
+    checked when the model is used (:func:`bulkhead.run.cachemodel.check_platform`)."""
     path = "model"
     m = r.mapping(node, path, ("llc", "l1d", "dram"), (), "a mapping {llc, l1d, dram}")
     replacement, seed = "lru", 1
@@ -271,7 +271,7 @@ def _color_list(r: Reader, node: YNode, path: str) -> tuple[int, ...]:
 
 def parse_colors(r: Reader, node: YNode, path: str) -> ColorSpec:
     """``colors: {llc, bank}`` or ``colors: {mask, value}`` (checked against
-    the platform in :mod:`bulkhead.coloring`)."""
+    the platform in :mod:`bulkhead.config.coloring`)."""
     m = r.mapping(node, path, ("llc", "bank", "mask", "value"), (),
                   "a color selection (mapping {llc, bank} or {mask, value})")
     raw = [k for k in ("mask", "value") if k in m]

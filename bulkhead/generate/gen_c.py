@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from bulkhead import bandwidth, coloring
-from bulkhead.color import Colors
-from bulkhead.layout import StagedImage, System, Vm
-from bulkhead.model import MAX_CPUS
+from bulkhead.config import bandwidth, coloring
+from bulkhead.config.color import Colors
+from bulkhead.config.model import MAX_CPUS
+from bulkhead.layout.placement import StagedImage, System, Vm
 
 
 def _hex(value: int) -> str:

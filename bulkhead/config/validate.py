@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from bulkhead import bandwidth, coloring, shared_io
-from bulkhead.errors import ConfigError, Diagnostic
-from bulkhead.model import (
+from bulkhead.base.errors import ConfigError, Diagnostic
+from bulkhead.config import bandwidth, coloring, shared_io
+from bulkhead.config.model import (
     IPA_BITS,
     MAX_CPUS,
     PAGE,
@@ -22,7 +22,7 @@ from bulkhead.model import (
     SystemSpec,
     VmSpec,
 )
-from bulkhead.reader import join
+from bulkhead.config.reader import join
 
 
 class Checker:

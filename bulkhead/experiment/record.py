@@ -1,14 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
 """What one run of an experiment produced: its status, metrics and result
 lines (:class:`RunRecord`), and the environment of the whole experiment.
-Written by :mod:`bulkhead.experiment`, read back from ``results.csv`` and
-rendered by :mod:`bulkhead.experiment_report`."""
+Written by :mod:`bulkhead.experiment.execute`, read back from ``results.csv`` and
+rendered by :mod:`bulkhead.experiment.report`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bulkhead.experiment_spec import RunPlan
+from bulkhead.experiment.spec import RunPlan
 
 # Run status values. Only "ok" carries metrics.
 OK = "ok"

@@ -19,10 +19,20 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
-from bulkhead.errors import Diagnostic
-from bulkhead.model import PAGE, IoClientSpec, IoSpec, Platform, Resolved, ShmemMapSpec, ShmemSpec, SystemSpec, VmSpec
-from bulkhead.reader import Reader
-from bulkhead.yamlpos import YNode
+from bulkhead.base.errors import Diagnostic
+from bulkhead.config.model import (
+    PAGE,
+    IoClientSpec,
+    IoSpec,
+    Platform,
+    Resolved,
+    ShmemMapSpec,
+    ShmemSpec,
+    SystemSpec,
+    VmSpec,
+)
+from bulkhead.config.reader import Reader
+from bulkhead.config.yamlpos import YNode
 
 KEYS = ("device", "vm", "frame_rate", "mac", "ipa", "client_ipa", "doorbell_irq", "client_doorbell_irq",
         "clients")

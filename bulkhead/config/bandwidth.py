@@ -23,9 +23,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from bulkhead import term
-from bulkhead.errors import Diagnostic
-from bulkhead.model import (
+from bulkhead.base import term
+from bulkhead.base.errors import Diagnostic
+from bulkhead.config.model import (
     BW_EVENT_NAMES,
     BwCounter,
     BwEventSpec,
@@ -37,8 +37,8 @@ from bulkhead.model import (
     VmBandwidthSpec,
     VmSpec,
 )
-from bulkhead.reader import Reader
-from bulkhead.yamlpos import YNode
+from bulkhead.config.reader import Reader
+from bulkhead.config.yamlpos import YNode
 
 MAX_PERIOD_US = 1_000_000  # 1 s: keeps a period's events within the 32-bit counters
 MAX_BUDGET_EVENTS = 0x7FFF_FFFF  # per period, VM or vCPU (BW_MAX_BUDGET in bw.c)

@@ -16,10 +16,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bulkhead import coloring, elf
-from bulkhead.color import Colors
-from bulkhead.errors import BuildError, ConfigError, Diagnostic
-from bulkhead.model import (
+from bulkhead.base.errors import BuildError, ConfigError, Diagnostic
+from bulkhead.config import coloring
+from bulkhead.config.color import Colors
+from bulkhead.config.model import (
     DTB_MAX,
     MiB,
     PAGE,
@@ -33,7 +33,8 @@ from bulkhead.model import (
     VmType,
     human_size,
 )
-from bulkhead.reader import join
+from bulkhead.config.reader import join
+from bulkhead.layout import elf
 
 BLOCK = 2 * MiB
 ARM64_MAGIC = b"ARM\x64"

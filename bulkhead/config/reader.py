@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Typed reading of a YAML tree (:mod:`bulkhead.yamlpos`) for the schema
+"""Typed reading of a YAML tree (:mod:`bulkhead.config.yamlpos`) for the schema
 checks: :class:`Reader` checks a node's type and value syntax, records the
 position of every key path it reads and raises a positioned
-:class:`~bulkhead.errors.ConfigError` otherwise. Used by :mod:`bulkhead.schema`
+:class:`~bulkhead.base.errors.ConfigError` otherwise. Used by :mod:`bulkhead.config.schema`
 and by the section parsers it calls (bandwidth, shared I/O, experiment specs).
 """
 
@@ -13,9 +13,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from bulkhead.errors import ConfigError, Diagnostic
-from bulkhead.model import Locs, Range
-from bulkhead.yamlpos import YList, YMap, YNode, YScalar, describe
+from bulkhead.base.errors import ConfigError, Diagnostic
+from bulkhead.config.model import Locs, Range
+from bulkhead.config.yamlpos import YList, YMap, YNode, YScalar, describe
 
 NAME_RE = re.compile(r"[a-z][a-z0-9_-]{0,15}\Z")
 SIZE_RE = re.compile(r"\s*(0[xX][0-9a-fA-F]+|[0-9]+)\s*([KMGkmg])?\s*\Z")
