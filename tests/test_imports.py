@@ -161,7 +161,7 @@ def test_the_checks_find_cycles_and_backward_imports(tmp_path: Path) -> None:
         "toy.config.bandwidth (config) imports toy.layout.placement (layout)"]
 
 
-@pytest.mark.parametrize("stage", ["base", "config", "layout", "generate", "run", "experiment", "cli"])
+@pytest.mark.parametrize("stage", [*bulkhead.STAGES, "cli"])
 def test_every_module_imports_alone_in_a_fresh_interpreter(stage: str) -> None:
     """One interpreter per module, so that no module works only because
     another one was imported first."""
