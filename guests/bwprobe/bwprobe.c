@@ -31,6 +31,7 @@
  *   vcpu <i> <phase> segs=<n>                              per measurement
  *   pmu pmcr=0x<x> pmccntr=<n> evcntr=<n> after_writes=<n> (tamper)
  *   stats <vcpu0|vcpu1|..|vm> last=<n> max=<n> mean=<n> throttles=<n> stalled_ns=<n>
+ *            (measure: right after the measured runs, before their lines)
  *   sample <k> vcpu0=<last> vcpu1=<last> vm=<last>         (reclaim, phase 2)
  *   exits exits=<n> irq=<n> reg=<n> sum=0x<x>              (exits)
  *   overhead window_ns=<n> work=<n> gaps=<n> lost_ns=<n> max_gap_ns=<n>
@@ -108,8 +109,12 @@ static inline void step(u64 *b, u32 i, bool pmu)
 		pmu_pokes();
 }
 
-/* Records up to nsegs runs of this vCPU; returns how many. */
-static u32 measure(u32 cpu, u64 gap, const char *phase)
+static void all_stats(u32 ncpus);
+
+/* Records up to nsegs runs of this vCPU, then prints them; returns how
+ * many. stats: print the regulator's statistics first, so that they cover
+ * the measured periods and not the console output's traps. */
+static u32 measure(u32 cpu, u64 gap, const char *phase, bool stats)
 {
 	u64 gap_t = timer_ns_to_ticks(gap), limit = timer_ns_to_ticks(window_ms * 1000000ul);
 	u64 start = now_ticks(), prev = start, run_start = start, t;
@@ -146,6 +151,8 @@ static u32 measure(u32 cpu, u64 gap, const char *phase)
 	}
 	if (mask)
 		write_sysreg(daif, daif);
+	if (stats)
+		all_stats(1);
 	for (u32 k = 0; k < n; k++)
 		printf("bwprobe: vcpu %u seg %u run_ns=%u stall_ns=%u work=%u\n", cpu, k,
 		       segs[cpu][k].run_ns, segs[cpu][k].stall_ns, segs[cpu][k].work);
@@ -193,13 +200,22 @@ static void all_stats(u32 ncpus)
 	print_stats("vm", BH_BW_VM_TOTAL);
 }
 
-static void self_set(void)
+/* Returns BH_HC_BW_SET's answer for the VM itself, printed later: console
+ * output traps (counted) stay out of the measured periods. */
+static s64 self_set(void)
 {
 	struct bh_vm_info vi;
 
 	/* a VM that is not a manager may not change any budget */
-	if (bh_vm_info(&vi) == BH_OK)
-		printf("bwprobe: self_set %ld\n", bh_bw_set(vi.vm_id, 1, 0));
+	if (bh_vm_info(&vi) != BH_OK)
+		return 1;
+	return bh_bw_set(vi.vm_id, 1, 0);
+}
+
+static void print_self_set(s64 r)
+{
+	if (r != 1)
+		printf("bwprobe: self_set %ld\n", r);
 }
 
 /* --- seq: each vCPU measures alone, in turn --------------------------- */
@@ -208,7 +224,7 @@ static u32 ncpus;
 
 static void seq_turn(u32 cpu)
 {
-	measure(cpu, gap_ns, "seq");
+	measure(cpu, gap_ns, "seq", false);
 	if (cpu + 1 < ncpus) {
 		s64 r = psci_cpu_on_index(cpu + 1, 0);
 
@@ -240,7 +256,7 @@ static void reclaim(void)
 	u64 settle = param_u64("settle_ms", 20);
 	s64 r;
 
-	measure(0, gap_ns, "alone");
+	measure(0, gap_ns, "alone", false);
 	print_stats("vcpu0", 0);
 	r = psci_cpu_on_index(1, 0);
 	if (r != PSCI_SUCCESS) {
@@ -260,7 +276,7 @@ static void reclaim(void)
 		printf("bwprobe: sample %u vcpu0=%lu vcpu1=%lu vm=%lu\n", k, a.last, b2.last,
 		       vm.last);
 	}
-	measure(0, gap2_ns, "shared");
+	measure(0, gap2_ns, "shared", false);
 	atomic_store32(&stop_sibling, 1);
 	while (psci_affinity_info(cpu_index_to_mpidr(1)) != PSCI_AFF_OFF)
 		;
@@ -386,18 +402,22 @@ int main(const char *params)
 	} else {
 		if (param_u64("tamper", 0))
 			tamper();
-		self_set();
+		s64 denied = self_set();
+
 		if (!strcmp(mode, "seq")) {
+			print_self_set(denied);
 			seq_turn(0);
 			psci_cpu_off(); /* vCPU 1 goes on; the last vCPU powers the VM off */
 			printf("bwprobe: FAIL (CPU_OFF)\n");
 			return 1;
 		}
-		if (!strcmp(mode, "reclaim"))
+		if (!strcmp(mode, "reclaim")) {
 			reclaim();
-		else
-			measure(0, gap_ns, "measure");
-		all_stats(!strcmp(mode, "reclaim") ? 2 : 1);
+			all_stats(2);
+		} else {
+			measure(0, gap_ns, "measure", true);
+		}
+		print_self_set(denied);
 		print_exits("cpu_exits");
 	}
 	printf("bwprobe: PASS (%s)\n", mode);

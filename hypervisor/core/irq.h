@@ -3,6 +3,7 @@
 #ifndef CORE_IRQ_H
 #define CORE_IRQ_H
 
+#include "arch/aarch64/cpu.h"
 #include "lib/types.h"
 
 #define IRQ_SGI_KICK 0 /* "leave the guest and look at your state" */
@@ -25,16 +26,23 @@ u32 irq_handle_pending(void);
 /* The same, starting with intid, which the caller acknowledged. */
 u32 irq_handle_acked(u32 intid);
 /* The interrupt hot path, for intid just acknowledged on v's CPU: an EL1
- * timer of the running vCPU v goes straight into a list register when
+ * timer of the CPU's running vCPU goes straight into a list register when
  * nothing else needs the exit path (vgic_inject_fast); returns false, with
  * nothing done, for everything else. Other pending physical interrupts stay
  * pending and bring the vCPU back at once. */
-bool irq_guest_fast(struct vcpu *v, u32 intid);
+bool irq_guest_fast(struct cpu *cpu, u32 intid);
 /* Registers the hypervisor's own handler of a private interrupt (SGI/PPI,
  * the same on every CPU): the upper layers' way in (e.g. the bandwidth
  * regulator's timer and PMU interrupts). fn runs between the priority drop
  * and the deactivation. The interrupt still has to be enabled per CPU. */
 void irq_register_hyp(u32 intid, void (*fn)(u32 intid));
+/* One private interrupt may also have a hot handler, tried first when it
+ * interrupts a guest (irq_guest_fast): with only the caller-saved registers
+ * saved, no vGIC sync or flush. fn returns false, having done nothing, to
+ * leave the interrupt to the general path (and irq_register_hyp's handler);
+ * true when done: the interrupt is then dropped and deactivated and the
+ * guest resumes at once. */
+void irq_register_hyp_hot(u32 intid, bool (*fn)(void));
 void irq_set_console(u32 intid, u64 target_mpidr);
 
 #endif

@@ -97,12 +97,11 @@ void trap_guest_sync(struct frame *f)
 
 u32 trap_guest_irq_fast(void)
 {
-	struct vcpu *v = vcpu_current();
-	u32 intid;
+	struct cpu *cpu = cpu_this();
+	u32 intid = gic_ack();
 
-	cpu_this()->exits++;
-	intid = gic_ack();
-	return irq_guest_fast(v, intid) ? ~0u : intid;
+	cpu->exits++;
+	return irq_guest_fast(cpu, intid) ? ~0u : intid;
 }
 
 void trap_guest_irq(struct frame *f, u32 intid)

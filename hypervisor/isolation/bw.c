@@ -84,6 +84,12 @@ struct bw_cpu {
 	u64 lead;     /* ticks: twice what the last period end took to handle */
 	u64 poll;     /* ticks between looks at the counter within a period (0: none) */
 	bool partial; /* the current period is not a whole one (the boot period) */
+	/* The next period end is bw_period_fast's: one counter, no reclaim, a
+	 * whole period, nothing throttled, paused or released in it. Set by
+	 * bw_period, cleared by whatever bw_overflow does. */
+	bool hot;
+	bool multi;  /* the VM has more than one vCPU (VM totals) */
+	u32 preload; /* with hot: bw_preload of the share */
 	struct bw_stats stats;
 	u64 hist[BW_HIST]; /* (period << 32) | events, for the VM totals */
 };
@@ -159,13 +165,18 @@ static void bw_adopt(struct bw_cpu *c, u64 now)
  * that interrupt is what makes the overflow seen. A vCPU's overrun is then
  * bounded by what it counts in c->poll (docs/bandwidth.md "QEMU").
  */
-static void bw_arm(struct bw_cpu *c, u64 now)
+static u64 bw_next_timer(const struct bw_cpu *c, u64 now)
 {
 	u64 at = c->clk.deadline;
 
 	if (c->poll && !c->v->throttled && now + c->poll < at)
 		at = now + c->poll;
-	timer_hyp_arm(at);
+	return at;
+}
+
+static void bw_arm(struct bw_cpu *c, u64 now)
+{
+	timer_hyp_arm(bw_next_timer(c, now));
 }
 
 /* Adds the events counted since each grant began to this period's use
@@ -216,19 +227,27 @@ static void bw_vm_totals(struct bw_vm *b, u32 period)
  * images) and a period whose end was handled more than a period late (what
  * was counted spans several periods). See docs/bandwidth.md "Telemetry".
  */
+static void bw_account_vm(struct bw_cpu *c, u64 total)
+{
+	bw_hist_put(c->hist, bw_period_id(c), total);
+	if (c->v->idx == 0)
+		bw_vm_totals(c->bvm, bw_period_id(c) - 2);
+}
+
+static inline void bw_account(struct bw_cpu *c, u64 total)
+{
+	bw_stats_period(&c->stats, total);
+	if (__builtin_expect(c->multi, 0))
+		bw_account_vm(c, total);
+}
+
 static void bw_report(struct bw_cpu *c, u64 now, u64 total)
 {
 	bool complete = !c->partial && now < c->clk.deadline + c->clk.step_whole;
 
 	c->partial = false;
-	if (!complete)
-		return;
-	bw_stats_period(&c->stats, total);
-	if (c->bvm->vm->nvcpus > 1) {
-		bw_hist_put(c->hist, bw_period_id(c), total);
-		if (c->v->idx == 0)
-			bw_vm_totals(c->bvm, bw_period_id(c) - 2);
-	}
+	if (complete)
+		bw_account(c, total);
 }
 
 static void bw_close_period(struct bw_cpu *c, u64 now)
@@ -306,37 +325,59 @@ static void bw_cpu_stop(struct bw_cpu *c)
 }
 
 /*
- * The common period end, kept short (it runs every period): one counter, no
- * reclaim, no settings change, and the vCPU ran under its budget. The same
- * as bw_close_period + bw_clock_advance + bw_open_period in that case.
+ * The common period end, kept short (it runs every period, most often from
+ * the hot path): c->hot, no settings change, not late. The same as
+ * bw_close_period + bw_clock_advance + bw_open_period in that case. Runs in
+ * the period timer's handler (the timer is enabled: only its deadline
+ * moves). State is read into locals before the system register accesses
+ * (which are compiler barriers) and written back after them. Telemetry is
+ * the per-CPU statistics (no lock, no division).
  */
-static bool bw_period_fast(struct bw_cpu *c, u64 now)
+static inline __attribute__((always_inline)) bool bw_period_fast(struct bw_cpu *c, u64 now)
 {
-	struct vcpu *v = c->v;
 	struct bw_clock *k = &c->clk;
-	u64 frac = k->frac + k->step_frac, next, total;
-	u32 share, count;
+	u64 frac = k->frac + k->step_frac, end = k->deadline + k->step_whole, next, at, total;
+	u64 poll = c->poll;
+	bool carry = frac >= BW_US_PER_S;
+	u32 preload = c->preload, seg = c->seg_start[0], ctr = c->ctr[0];
 
-	if (c->nev != 1 || v->throttled || c->paused || c->spare || c->partial ||
-	    (c->bvm->cfg->flags & CFG_BW_RECLAIM) || bw_idle(v) ||
+	next = end + carry;
+	if (!c->hot || next <= now + c->lead ||
 	    __atomic_load_n(&c->bvm->seq, __ATOMIC_RELAXED) != c->seq)
-		return false;
-	next = k->deadline + k->step_whole + (frac >= BW_US_PER_S ? 1 : 0);
-	if (next <= now + c->lead)
 		return false; /* late: the next period would be over before the vCPU runs */
-	count = pmu_hyp_read(c->ctr[0]);
-	share = bw_share(c, 0);
-	pmu_overflow_clear(c->mask);
-	pmu_hyp_write(c->ctr[0], bw_preload(share));
-	total = c->used[0] + bw_counted(c->seg_start[0], count);
-	c->seg_start[0] = bw_preload(share);
+	total = c->used[0];
+	at = poll && now + poll < next ? now + poll : next;   /* bw_next_timer, not throttled */
+	total += bw_counted(seg, pmu_hyp_swap(ctr, preload)); /* clears an overflow too */
+	timer_hyp_rearm(at);
+	c->seg_start[0] = preload;
 	c->used[0] = 0;
-	bw_report(c, now, total);
 	k->epoch++;
 	k->deadline = next;
-	k->frac = frac >= BW_US_PER_S ? frac - BW_US_PER_S : frac;
-	bw_arm(c, now);
+	k->frac = carry ? frac - BW_US_PER_S : frac;
+	if (now < end) /* handled within the next period: a whole one was counted */
+		bw_account(c, total);
 	c->lead = 2 * (timer_now() - now);
+	return true;
+}
+
+/*
+ * The period timer's hot path (core/irq.c, irq_register_hyp_hot): it
+ * interrupted the regulated vCPU's guest code (so the vCPU is on, neither
+ * parked nor throttled), only the caller-saved registers are saved, and the
+ * vGIC is neither synced nor flushed (nothing of the vCPU's interrupt state
+ * changes here). Handles a look within the period (c->poll) and the common
+ * period end; anything else is declined, with nothing done, to bw_period.
+ */
+static bool bw_period_hot(void)
+{
+	struct bw_cpu *c = bw_this();
+	u64 now = timer_now();
+
+	if (now >= c->clk.deadline)
+		return bw_period_fast(c, now);
+	if (!c->v || pmu_overflow_status(c->mask))
+		return false; /* an overflow raised at this entry (QEMU): both in one exit */
+	timer_hyp_rearm(bw_next_timer(c, now));
 	return true;
 }
 
@@ -358,7 +399,7 @@ void bw_period(u32 intid)
 		bw_arm(c, now);
 		return;
 	}
-	if (bw_period_fast(c, now))
+	if (!bw_idle(c->v) && bw_period_fast(c, now))
 		return;
 	bw_close_period(c, now);
 	/* Late (handling a period end costs about a period or more, or a long
@@ -371,6 +412,8 @@ void bw_period(u32 intid)
 		bw_clock_advance(&c->clk, c->clk.deadline);
 	bw_adopt(c, now);
 	bw_open_period(c);
+	c->hot = c->nev == 1 && !(c->bvm->cfg->flags & CFG_BW_RECLAIM);
+	c->preload = bw_preload(bw_share(c, 0));
 	bw_arm(c, now);
 	c->lead = 2 * (timer_now() - now);
 }
@@ -428,6 +471,7 @@ void bw_overflow(u32 intid)
 	if (!ovf)
 		return; /* cleared by a period start in the meantime */
 	pmu_overflow_clear(ovf);
+	c->hot = false; /* whatever happens here, the period end needs bw_period */
 	if (c->v->throttled || c->spare)
 		return;
 	if (bw_idle(c->v)) {
@@ -637,6 +681,7 @@ void bw_init(void)
 
 			c->v = vm->vcpus[k];
 			c->bvm = b;
+			c->multi = vm->nvcpus > 1;
 			c->nev = cfg->flags & CFG_BW_CYCLES ? 1 : MIN(cfg->nevents, BW_NEV);
 		}
 		log_info("bw: vm %s: %lu %s per %u us over %u vCPU(s)%s", vm->cfg->name,
@@ -646,6 +691,7 @@ void bw_init(void)
 	}
 	vpmu_set_hyp_overflow(bw_overflow); /* the PMU PPI is shared with guests' counters */
 	irq_register_hyp(cfg_system.platform->timer_hyp_irq, bw_period);
+	irq_register_hyp_hot(cfg_system.platform->timer_hyp_irq, bw_period_hot);
 	vcpu_set_stall_hook(bw_stall_hook);
 }
 
@@ -681,8 +727,13 @@ void bw_cpu_init(void)
 		pmu_hyp_start(c->ctr[e], cfg->event[e], bw_preload(bw_share(c, e)));
 	bw_open_period(c);
 	c->partial = true; /* the boot period: the guest has not run yet */
-	if (!(cfg->flags & CFG_BW_CYCLES) && bw_sys->overflow_poll_us)
+	if (!(cfg->flags & CFG_BW_CYCLES) && bw_sys->overflow_poll_us) {
 		c->poll = timer_ns_to_ticks((u64)bw_sys->overflow_poll_us * 1000);
+		/* the looks stand in for the overflow interrupt QEMU raises late:
+		 * they are the vCPU's, and so is all EL2 work on this path
+		 * (docs/bandwidth.md "QEMU") */
+		pmu_hyp_count_el2_always();
+	}
 	gic_enable(bw_sys->pmu_irq);
 	gic_enable(cfg_system.platform->timer_hyp_irq);
 	bw_arm(c, now);

@@ -35,13 +35,21 @@ CONFIGS = ROOT / "tests" / "configs"
 TIMEOUT = 180.0
 
 SKID_NS = 1000  # a run beyond the budget (measured: never; runs end 0.2-0.7 us early)
-STATS_LINE_EVENTS = 8000  # printing one statistics line at EL2 (measured overshoots: 3459, 3954)
-# Events charged beyond a grant, per overflow (docs/bandwidth.md "Skid"): measured
-# 420-480 until the interrupt hot path and the ZynqMP port moved code around, then
-# 1,054-1,190 and, once, 2,065 in single periods of other builds: where QEMU notices
-# the overflow relative to the hypervisor's own exits moves with code layout, not with
-# the regulation's logic.
-SKID_EVENTS = 2500
+# Printing one statistics line (the console command, in the console interrupt): not
+# counted since issue #12 item 2 stopped the counter at EL2 on interrupts (measured: the
+# max stays B + 21; 3,459 and 3,954 beyond when it was counted).
+STATS_LINE_EVENTS = 0
+# Events charged beyond a grant, per overflow (docs/bandwidth.md "Skid"). Since the
+# counter stops at EL2 on interrupts: 21 (the vector's instructions before the filter
+# write) in every test, at every period from 1 us to 1 ms. It was 2,500 when the exit
+# path was counted (420 to 2,065, moving with code layout).
+SKID_EVENTS = 100
+# Where the statistics cover the guest's console output (seq and reclaim modes, the
+# console tests): a period whose overflow comes during an output trap overruns by the
+# rest of that trap, counted whole; a line flush takes 1,663-3,517 instructions
+# (bench/hyptrace.py), measured overruns 185-1,104 per vCPU, 2,298 for a two-vCPU VM.
+# The bound these tests had (2,500 per overflow) is kept for them.
+OUTPUT_EVENTS = 2400
 ENTRY_NS = 3000  # a run's shortfall: period-start work and QEMU's round robin (measured: 0.2-0.7 us)
 STALL_NS = 3000
 QEMU_A53_COUNTERS = 6  # PMCR_EL0.N of QEMU's cortex-a53
@@ -173,9 +181,10 @@ def test_weights() -> None:
     assert_regulated(segments(res, vcpu=0), 300000, 1000000, res)
     assert_regulated(segments(res, vcpu=1), 100000, 1000000, res)
     st = stats(res)
-    assert st["vcpu0"]["max"] <= 300000 + SKID_EVENTS, describe(res)
-    assert st["vcpu1"]["max"] <= 100000 + SKID_EVENTS, describe(res)
-    assert st["vm"]["max"] <= 300000 + SKID_EVENTS, describe(res)  # never both at once
+    skid = SKID_EVENTS + OUTPUT_EVENTS
+    assert st["vcpu0"]["max"] <= 300000 + skid, describe(res)
+    assert st["vcpu1"]["max"] <= 100000 + skid, describe(res)
+    assert st["vm"]["max"] <= 300000 + skid, describe(res)  # never both at once
 
 
 def test_reclaim() -> None:
@@ -196,15 +205,15 @@ def test_reclaim() -> None:
                if m]
     assert len(samples) == 8, describe(res)
     for v0, v1, vm in samples:
-        assert share <= v0 <= share + SKID_EVENTS, describe(res)
-        assert share <= v1 <= share + SKID_EVENTS, describe(res)
-        assert vm <= vm_budget + 2 * SKID_EVENTS, describe(res)
+        assert share <= v0 <= share + SKID_EVENTS + OUTPUT_EVENTS, describe(res)
+        assert share <= v1 <= share + SKID_EVENTS + OUTPUT_EVENTS, describe(res)
+        assert vm <= vm_budget + 2 * (SKID_EVENTS + OUTPUT_EVENTS), describe(res)
     # beside the sibling QEMU runs the two CPUs in turns (round robin), so the
     # guest sees shorter runs; never longer than its own share
     shared = segments(res, phase=1)
     assert len(shared) >= 10, describe(res)
     assert all(run_ns <= share + SKID_NS for run_ns, _, _ in shared), describe(res)
-    assert stats(res)["vm"]["max"] <= vm_budget + 3 * SKID_EVENTS, describe(res)
+    assert stats(res)["vm"]["max"] <= vm_budget + 3 * (SKID_EVENTS + OUTPUT_EVENTS), describe(res)
 
 
 @pytest.mark.parametrize("counter", ["cycles", "event"])
@@ -274,11 +283,10 @@ def test_console_stats_command(tmp_path: Path) -> None:
     for line in lines:
         m = rx.fullmatch(line)
         assert m, line
-        # The command itself runs at EL2 on the regulated vCPU's CPU (the
-        # console interrupt's) and its printing is charged to that period
-        # (issue #12 item 2: hypervisor work still counts); when the host-time
-        # poke lands just before an overflow it adds up to one line's output.
-        assert int(m[2]) <= 3000000 + SKID_EVENTS + STATS_LINE_EVENTS, line
+        # The command itself runs at EL2 on the regulated vCPU's CPU, in the
+        # console interrupt, which the counter does not count (issue #12
+        # item 2): its printing is not charged.
+        assert int(m[2]) <= 3000000 + SKID_EVENTS + OUTPUT_EVENTS + STATS_LINE_EVENTS, line
     assert any(int(m[3]) > 0 and int(m[4]) > 0 for m in map(rx.fullmatch, lines) if m), lines
 
 
@@ -301,8 +309,9 @@ def test_run_stats_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert len(tables) >= 2, captured.err  # at least the one asked for at boot
     rows = [line.split() for line in tables[-1].splitlines()[1:]]
     assert rows[0] == ["VM", "VCPU", "LAST", "MAX", "MEAN", "THROTTLED", "STALLED_US"], captured.err
-    # (the statistics lines printed at EL2 are charged: see test_console_stats_command)
-    assert rows[1][:2] == ["bw", "0"] and int(rows[1][3]) <= 3000000 + SKID_EVENTS + STATS_LINE_EVENTS, \
+    # (the statistics lines are printed in the console interrupt, not charged: see test_console_stats_command)
+    assert rows[1][:2] == ["bw", "0"] and \
+        int(rows[1][3]) <= 3000000 + SKID_EVENTS + OUTPUT_EVENTS + STATS_LINE_EVENTS, \
         captured.err
 
 
@@ -323,12 +332,42 @@ def test_telemetry_counts_complete_periods_only(tmp_path: Path) -> None:
     assert st["last"] <= budget + SKID_EVENTS, describe(res)
 
 
+@pytest.mark.parametrize("counter", ["cycles", "event"])
+def test_el2_not_charged(counter: str, tmp_path: Path) -> None:
+    """Issue #12 item 2: the hypervisor's own work is not charged. The
+    regulator's counter stops counting at EL2 on an interrupt's entry
+    (PMCCFILTR/PMEVTYPER.NSH = 0, honoured by QEMU) and counts again from the
+    return to the guest; traps a guest causes are counted whole. With a
+    budget bwprobe never spends (2 x P at P = 10 us) a period is charged what
+    the guest executed in it: P (10,000 ns, one event per ns at -icount
+    shift=0) less the period timer's hot path (~210 instructions, ~15 of
+    them counted), not the whole period as when EL2 counted. The exception:
+    QEMU's event-counter path, whose looks every 5 us stand in for the
+    overflow interrupt QEMU raises late, keeps counting at EL2 (the whole
+    period is charged), so that a run stays within a look of its budget."""
+    params = "{mode: overhead, gap_ns: 64, window_ms: 2}"
+    config = variant(tmp_path, "bw-basic.yaml", **{"{mode: measure, load: mem, segs: 16}": params,
+                                                   "period_us: 1000": "period_us: 10",
+                                                   "budget_events: 300000": "budget_events: 20000\n"
+                                                                            f"      counter: {counter}"})
+    res = boot(config, f"bw-el2-{counter}")
+    check_clean(res)
+    st = stats(res)["vcpu0"]
+    assert st["throttles"] == 0, describe(res)
+    # measured: mean 9,827 (cycles), 9,996 (event: everything counted); the
+    # max (10,067 / 10,160) is a period of console output, whose traps count
+    if counter == "cycles":
+        assert 9000 <= st["mean"] <= 10000 - 100, describe(res)
+    else:
+        assert 10000 - 50 <= st["mean"] <= 10000 + 50, describe(res)
+
+
 def test_forward_progress(tmp_path: Path) -> None:
     """Issue #12 item 3: no accepted configuration starves a vCPU. The
-    regulator's own per-period work is charged to the vCPU (about 400-480
-    instructions, bench/bandwidth_overhead.py; `regulator_events: 500` in
-    platforms/qemu-virt.yaml), i.e. 2^shift times as many cycles under
-    `-icount shift`. The reproducer (H-MBR budgets of a few hundred events at
+    regulator's own per-period work was charged to the vCPU (about 400-480
+    instructions; `regulator_events: 500` in platforms/qemu-virt.yaml), i.e.
+    2^shift times as many cycles under `-icount shift`; since item 2 it is
+    not, and the floor is kept as a conservative bound. The reproducer (H-MBR budgets of a few hundred events at
     shift > 0: 1000 cycles per 10 us at shift 2 left bwprobe one step per one
     or two periods, run_ns=0) is refused; at the limit the vCPU progresses."""
     from bulkhead.layout.load import load_system

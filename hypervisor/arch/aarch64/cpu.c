@@ -4,6 +4,8 @@
 #include "arch/aarch64/pmu.h"
 
 struct cpu cpu_data[ARCH_MAX_CPUS];
+
+_Static_assert(__builtin_offsetof(struct cpu, pmu_el2) == CPU_PMU_EL2, "vectors.S");
 extern u8 hyp_stacks[];
 
 struct frame *cpu_frame(u32 index)

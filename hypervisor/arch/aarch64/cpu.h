@@ -26,7 +26,13 @@ struct cpu {
 	u64 exits;           /* exceptions taken from the guest */
 	u64 irq_exits;       /* of which physical interrupts */
 	u64 reg_exits;       /* of which handled a registered hypervisor interrupt (regulation) */
+	/* The hypervisor's PMU counters, which count at EL2 only while a guest's
+	 * trap is handled (arch/aarch64/vectors.S, pmu.c): (PMSELR value << 32)
+	 * | filter with NSH set, 0 for none. At CPU_PMU_EL2 for vectors.S. */
+	u64 pmu_el2[2];
 };
+
+#define CPU_PMU_EL2 56
 
 extern struct cpu cpu_data[ARCH_MAX_CPUS];
 

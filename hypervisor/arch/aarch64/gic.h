@@ -46,6 +46,8 @@ u32 gic_ack(void);
 u32 gic_highest_pending(void);
 void gic_eoi(u32 intid);        /* priority drop */
 void gic_deactivate(u32 intid); /* deactivation */
+/* Both, for a hot path about to ERET (which synchronises the last write). */
+void gic_eoi_deactivate(u32 intid);
 
 void gic_enable(u32 intid);  /* SGI/PPI: on the calling CPU */
 void gic_disable(u32 intid); /* SGI/PPI: on the calling CPU */

@@ -148,6 +148,12 @@ void gic_deactivate(u32 intid)
 	*gic_reg32(gicc_dir, GICC_DIR) = gic_iar_value(intid);
 }
 
+void gic_eoi_deactivate(u32 intid)
+{
+	gic_eoi(intid);
+	gic_deactivate(intid);
+}
+
 void gic_enable(u32 intid)
 {
 	gicd_write(GICD_ISENABLER + (intid / 32) * 4, 1u << (intid % 32));

@@ -164,6 +164,13 @@ void gic_deactivate(u32 intid)
 	isb();
 }
 
+void gic_eoi_deactivate(u32 intid)
+{
+	sysreg_write(S3_0_C12_C12_1, intid); /* ICC_EOIR1_EL1 */
+	isb();
+	sysreg_write(S3_0_C12_C11_1, intid); /* ICC_DIR_EL1 */
+}
+
 static u64 gic_bank(u32 intid)
 {
 	return intid < GIC_PRIV_MAX ? gic_this_rd() + GICR_SGI : gicd_base;

@@ -11,6 +11,7 @@
  * bit 31: the cycle counter) and MDCR_EL2.HPMN. Written by the CPU itself. */
 static u32 pmu_reserved[ARCH_MAX_CPUS];
 static u32 pmu_hpmn[ARCH_MAX_CPUS];
+static bool pmu_el2_always[ARCH_MAX_CPUS]; /* pmu_hyp_count_el2_always */
 
 u32 pmu_counters(void)
 {
@@ -53,8 +54,35 @@ u32 pmu_guest_counters(void)
 	return pmu_hpmn[cpu_index()];
 }
 
-/* PMEVTYPER/PMCCFILTR: P = 0, U = 0 (count EL1 and EL0), NSH = 1 (and EL2) */
-#define PMU_FILTER_ALL PMU_FILTER_NSH
+/* PMEVTYPER/PMCCFILTR of the hypervisor's counters: P = 0, U = 0 (count
+ * EL1 and EL0), NSH = 1 (and EL2) while the guest runs and while a trap it
+ * caused is handled; vectors.S clears NSH on an interrupt's entry (the
+ * hypervisor's own work: the regulator, interrupt delivery) and sets it
+ * again just before the ERET (docs/bandwidth.md "Counter"). Written here
+ * with NSH = 0: this runs in the hypervisor's own work. */
+extern char el2_vectors[], el2_vectors_pmu[]; /* vectors.S */
+
+static void pmu_vectors(const char *table)
+{
+	sysreg_write(vbar_el2, (u64)(uintptr_t)table);
+	isb();
+}
+
+/* The counter counts at EL2 from the next return to the guest on, except
+ * in the hypervisor's own work: this CPU takes the table that toggles. */
+static void pmu_el2_register(u32 idx, u32 filter)
+{
+	u64 *slot = cpu_this()->pmu_el2;
+	u64 word = ((u64)idx << 32) | filter | PMU_FILTER_NSH;
+
+	for (u32 i = 0; i < 2; i++) {
+		if (!slot[i] || slot[i] >> 32 == idx) {
+			slot[i] = word;
+			pmu_vectors(el2_vectors_pmu);
+			return;
+		}
+	}
+}
 
 u32 pmu_hyp_reserve(u32 n, bool cycles)
 {
@@ -99,12 +127,30 @@ u32 pmu_read_filter(u32 idx)
 
 void pmu_hyp_start(u32 idx, u32 event, u32 value)
 {
-	pmu_write_filter(idx, PMU_FILTER_ALL | (idx == PMU_CYCLE_COUNTER ? 0 : event & 0xffffu));
+	u32 filter = idx == PMU_CYCLE_COUNTER ? 0 : event & 0xffffu;
+
+	if (pmu_el2_always[cpu_index()])
+		filter |= PMU_FILTER_NSH;
+	else
+		pmu_el2_register(idx, filter);
+	pmu_write_filter(idx, filter);
 	pmu_hyp_write(idx, value);
 	sysreg_write(pmovsclr_el0, BIT(idx));
 	sysreg_write(pmintenset_el1, BIT(idx));
 	sysreg_write(pmcntenset_el0, BIT(idx));
 	isb();
+}
+
+void pmu_hyp_count_el2_always(void)
+{
+	u64 *slot = cpu_this()->pmu_el2;
+
+	pmu_el2_always[cpu_index()] = true;
+	for (u32 i = 0; i < 2 && slot[i]; i++) {
+		pmu_write_filter((u32)(slot[i] >> 32), (u32)slot[i]);
+		slot[i] = 0;
+	}
+	pmu_vectors(el2_vectors);
 }
 
 void pmu_hyp_stop(u32 idx)

@@ -57,6 +57,10 @@ u32 pmu_hyp_reserve(u32 n, bool cycles);
 void pmu_hyp_start(u32 idx, u32 event, u32 value);
 /* Stops counter idx and masks its overflow interrupt. */
 void pmu_hyp_stop(u32 idx);
+/* The hypervisor's counters of this CPU count at EL2 all the time, its own
+ * work included (vectors.S no longer stops them on interrupts). */
+void pmu_hyp_count_el2_always(void);
+
 u32 pmu_hyp_read_event(u32 idx);
 void pmu_hyp_write_event(u32 idx, u32 value);
 
@@ -78,6 +82,25 @@ static inline void pmu_hyp_write(u32 idx, u32 value)
 
 /* Overflow flags (PMOVSSET_EL0 bit idx) of the counters in mask; clearing
  * them drops the interrupt request. */
+/* Reads the counter, writes value and clears its overflow flag (the
+ * regulator's period end; no barrier after: the caller ERETs soon). */
+static inline u32 pmu_hyp_swap(u32 idx, u32 value)
+{
+	u32 old;
+
+	if (idx == PMU_CYCLE_COUNTER) {
+		old = (u32)sysreg_read(pmccntr_el0);
+		sysreg_write(pmccntr_el0, (u64)value);
+	} else {
+		sysreg_write(pmselr_el0, idx);
+		isb();
+		old = (u32)sysreg_read(pmxevcntr_el0);
+		sysreg_write(pmxevcntr_el0, (u64)value);
+	}
+	sysreg_write(pmovsclr_el0, BIT(idx));
+	return old;
+}
+
 u32 pmu_overflow_status(u32 mask);
 void pmu_overflow_clear(u32 mask);
 

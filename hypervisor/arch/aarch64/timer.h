@@ -32,6 +32,13 @@ static inline void timer_hyp_arm(u64 deadline)
 	isb();
 }
 
+/* Moves the deadline of the armed timer (it fired: the hot path). */
+static inline void timer_hyp_rearm(u64 deadline)
+{
+	sysreg_write(cnthp_cval_el2, deadline);
+	isb();
+}
+
 void timer_hyp_stop(void);
 /* The current compare value. */
 u64 timer_hyp_deadline(void);

@@ -7,6 +7,9 @@
  * rest of the frame is saved and trap_guest_irq(frame, intid) takes the
  * interrupt it acknowledged the general way.
  *
+ * A CPU whose hypervisor PMU counters must not count its own work runs on
+ * the second copy of the table, el2_vectors_pmu (see vector_table).
+ *
  * Other Exceptions from the guest save its registers into
  * the frame at SP (the top of this CPU's stack, see boot.S), call the core's
  * trap handler with the frame, and return to the guest through guest_restore.
@@ -14,6 +17,8 @@
  * trap_el2_fault(), which panics.
  */
 #define FRAME_SIZE 272
+#define CPU_PMU_EL2 56 /* struct cpu, arch/aarch64/cpu.h */
+#define PMU_NSH (1 << 27)
 #define F_ELR (31 * 8)
 #define F_SPSR (32 * 8)
 
@@ -41,6 +46,39 @@
 	ldp	x16, x17, [sp, #16 * 8]
 .endm
 
+/*
+ * The hypervisor's PMU counters (struct cpu pmu_el2, set by pmu.c) count at
+ * EL2 while a trap the guest caused is handled, not while the hypervisor
+ * does its own work: an interrupt's entry clears NSH (on = 0), every return
+ * to the guest sets it (on = 1). Clobbers x0-x2; nothing on a CPU without
+ * such counters.
+ */
+.macro pmu_el2_write on
+	lsr	x2, x1, #32
+	msr	pmselr_el0, x2
+	isb
+	mov	w1, w1
+	.if \on == 0
+	and	w1, w1, #~PMU_NSH
+	.endif
+	msr	pmxevtyper_el0, x1
+.endm
+
+.macro pmu_el2 on
+	mrs	x0, tpidr_el2
+	ldr	x1, [x0, #CPU_PMU_EL2]
+	cbz	x1, .Lpmu_el2_none\@ /* 3 instructions on a CPU without them */
+	pmu_el2_write \on
+	ldr	x1, [x0, #CPU_PMU_EL2 + 8]
+	cbz	x1, .Lpmu_el2_one\@
+	pmu_el2_write \on
+.Lpmu_el2_one\@:
+	.if \on == 0
+	isb
+	.endif
+.Lpmu_el2_none\@:
+.endm
+
 .macro save_frame
 	save_x0_x17
 	stp	x18, x19, [sp, #16 * 9]
@@ -56,22 +94,19 @@
 	mov	x0, sp
 .endm
 
-.macro guest_vector handler
+.macro guest_vector handler, s
 	.balign 0x80
 	save_frame
 	bl	\handler
-	b	guest_restore
+	b	guest_restore\s
 .endm
 
-.macro guest_irq_vector
+.macro guest_irq_vector s
 	.balign 0x80
 	save_x0_x17
 	str	x18, [sp, #16 * 9]
 	str	x30, [sp, #F_ELR - 8]
-	bl	trap_guest_irq_fast
-	cmn	w0, #1
-	b.eq	guest_restore_fast
-	b	guest_irq_slow
+	b	guest_irq\s
 .endm
 
 .macro el2_vector kind
@@ -83,10 +118,17 @@
 	b	.
 .endm
 
+/*
+ * Two copies of the table: el2_vectors, and el2_vectors_pmu for a CPU whose
+ * hypervisor counters stop at EL2 during its own work (arch/aarch64/pmu.c
+ * switches VBAR_EL2): only that copy's paths toggle the counters' filters
+ * (pmu_el2), the others pay nothing.
+ */
+.macro vector_table name, s, pmu
 	.text
 	.balign 0x800
-	.global el2_vectors
-el2_vectors:
+	.global \name
+\name:
 	el2_vector 0 /* EL2t sync */
 	el2_vector 1
 	el2_vector 2
@@ -95,19 +137,29 @@ el2_vectors:
 	el2_vector 5 /* EL2h IRQ (never unmasked) */
 	el2_vector 6
 	el2_vector 7 /* EL2h SError */
-	guest_vector trap_guest_sync
-	guest_irq_vector
-	guest_irq_vector /* FIQ: handled like IRQ */
-	guest_vector trap_guest_serror
+	guest_vector trap_guest_sync, \s
+	guest_irq_vector \s
+	guest_irq_vector \s /* FIQ: handled like IRQ */
+	guest_vector trap_guest_serror, \s
 	/* AArch32 EL0 under an AArch64 EL1: interrupts still reach EL2 */
-	guest_vector trap_guest_sync
-	guest_irq_vector
-	guest_irq_vector
-	guest_vector trap_guest_serror
+	guest_vector trap_guest_sync, \s
+	guest_irq_vector \s
+	guest_irq_vector \s
+	guest_vector trap_guest_serror, \s
+
+/* A guest IRQ, x0-x18 and x30 saved: the hot path first. */
+guest_irq\s:
+	.if \pmu
+	pmu_el2 0
+	.endif
+	bl	trap_guest_irq_fast
+	cmn	w0, #1
+	b.eq	guest_restore_fast\s
+	b	guest_irq_slow\s
 
 /* The IRQ hot path declined (w0 = the interrupt it acknowledged): x19-x29
  * still hold the guest's values (callee-saved), complete the frame. */
-guest_irq_slow:
+guest_irq_slow\s:
 	mov	w1, w0
 	stp	x18, x19, [sp, #16 * 9]
 	stp	x20, x21, [sp, #16 * 10]
@@ -121,10 +173,13 @@ guest_irq_slow:
 	str	x3, [sp, #F_SPSR]
 	mov	x0, sp
 	bl	trap_guest_irq
-	b	guest_restore
+	b	guest_restore\s
 
 /* The IRQ hot path delivered: ELR/SPSR and x19-x29 are untouched. */
-guest_restore_fast:
+guest_restore_fast\s:
+	.if \pmu
+	pmu_el2 1
+	.endif
 	restore_x0_x17
 	ldr	x18, [sp, #16 * 9]
 	ldr	x30, [sp, #F_ELR - 8]
@@ -132,10 +187,21 @@ guest_restore_fast:
 	dsb	nsh
 	isb
 
-/* void guest_enter(struct frame *frame) */
+	.if \pmu
+guest_restore\s:
+	pmu_el2 1
+	b	guest_restore
+	.endif
+.endm
+
+	vector_table el2_vectors, , 0
+	vector_table el2_vectors_pmu, _pmu, 1
+
+/* void guest_enter(struct frame *frame): whichever table the CPU uses */
 	.global guest_enter
 guest_enter:
 	mov	sp, x0
+	pmu_el2 1
 	.global guest_restore
 guest_restore:
 	ldr	x1, [sp, #F_SPSR]
