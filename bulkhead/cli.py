@@ -72,7 +72,11 @@ def _port(text: str) -> int:
 
 
 def make_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="bulkhead", description="Configure, build and run Bulkhead systems.")
+    parser = _Parser(prog="bulkhead", description="Configure, build and run Bulkhead systems.",
+                     epilog="Exit status: 0 success, 1 invalid config, build failure or unclean run, "
+                            "2 usage error, 124 run --timeout expired, 130 interrupted. Errors go to "
+                            "stderr. JSON on stdout: check --json, build --json, run --model --json. "
+                            "A first config: docs/tutorial.md; every key: docs/config.md.")
     parser.add_argument("--version", action="version", version=f"bulkhead {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
@@ -88,6 +92,8 @@ def make_parser() -> argparse.ArgumentParser:
                        description="Validate CONFIG and build everything QEMU needs.")
     p.add_argument("config", metavar="CONFIG", type=Path)
     p.add_argument("--out", metavar="DIR", type=Path, help="output directory (default: build/<config stem>)")
+    p.add_argument("--json", action="store_true",
+                   help="print what was built (image, manifest, FIT, QEMU command line) as JSON")
 
     p = sub.add_parser("run", help="build, then boot under QEMU",
                        description="Build CONFIG, boot it under QEMU and stream the console. Exit 0 only "
@@ -120,8 +126,8 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true",
                    help="with --model: print the model's report as JSON on stdout (the console goes to stderr)")
 
-    p = sub.add_parser("dt", help="print the device tree of a Linux VM",
-                       description="Print the generated device tree source of Linux VM VM.")
+    p = sub.add_parser("dt", help="print the device tree of a Linux (or type: image) VM",
+                       description="Print the generated device tree source of VM (a Linux or type: image VM).")
     p.add_argument("config", metavar="CONFIG", type=Path)
     p.add_argument("vm", metavar="VM")
 
@@ -174,9 +180,16 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_build(args: argparse.Namespace) -> int:
     result = build.build(args.config, args.out)
+    uboot = fit.uboot_commands(result.system.platform, result.elf.with_suffix(".bin").stat().st_size)
+    if args.json:
+        doc = {"config": str(args.config), "out": str(result.out), "image": str(result.elf),
+               "manifest": str(result.manifest), "fit": str(result.itb), "qemu": list(result.qemu_argv),
+               "uboot": list(uboot)}
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        return EXIT_OK
     sys.stdout.write(f"built {result.elf}\nmanifest {result.manifest}\nfit {result.itb}\n"
                      f"U-Boot (FIT served over TFTP as {fit.ITB_NAME}):\n")
-    for command in fit.uboot_commands(result.system.platform, result.elf.with_suffix(".bin").stat().st_size):
+    for command in uboot:
         sys.stdout.write(f"  {command}\n")
     return EXIT_OK
 
@@ -189,6 +202,9 @@ def _regex(text: str) -> re.Pattern[str]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    if args.json and not args.model:
+        _error("--json needs --model")
+        return EXIT_USAGE
     interactive = sys.stdin.isatty()
     port = qemu.GDB_PORT if args.gdb_port is None else args.gdb_port
     gdb = args.gdb or args.gdb_port is not None
@@ -198,8 +214,6 @@ def cmd_run(args: argparse.Namespace) -> int:
                          f"  gdb-multiarch {elf} -ex 'target remote localhost:{port}'\n"
                          f"(guest symbols: add-symbol-file {elf.parent.parent}/guests/<guest>.elf; "
                          f"docs/debugging.md)\n")
-    if args.json and not args.model:
-        return _error("--json needs --model")
     stream: TextIO | None = None if args.quiet else (sys.stderr if args.json else sys.stdout)
     view = None
     if args.stats:
@@ -246,7 +260,7 @@ def cmd_dt(args: argparse.Namespace) -> int:
         names = ", ".join(v.name for v in system.vms)
         return _error(f"{args.config}: unknown VM '{args.vm}'; the config has: {names}")
     if vm.linux is None:
-        return _error(f"{args.config}: VM '{vm.name}' is a bare-metal VM; only Linux VMs have a device tree")
+        return _error(f"{args.config}: VM '{vm.name}' is a bare-metal VM; only Linux and type: image VMs have a device tree")
     sys.stdout.write(gen_dts.generate(system, vm))
     return EXIT_OK
 

@@ -79,6 +79,15 @@ static u64 hyp_color_frame(u32 i)
 	return hyp_frame_last;
 }
 
+/* The DRAM banks after the first (the hypervisor's), identity-mapped. */
+static void hyp_map_other_banks(void)
+{
+	const struct cfg_platform *p = cfg_system.platform;
+
+	for (u32 i = 1; i < cfg_ram_banks(p); i++)
+		mmu_map_identity(cfg_ram_bank(p, i).base, cfg_ram_bank(p, i).size, MMU_NORMAL);
+}
+
 /* Self-coloring: RAM identity-mapped around the image, the image's pages on
  * frames of the hypervisor's colors (docs/coloring.md, "Self-coloring"). */
 static void hyp_self_color(void)
@@ -89,6 +98,7 @@ static void hyp_self_color(void)
 
 	mmu_map_identity(p->ram_base, start - p->ram_base, MMU_NORMAL);
 	mmu_map_identity(end, p->ram_base + p->ram_size - end, MMU_NORMAL);
+	hyp_map_other_banks();
 	hyp_frames_moved = mmu_map_image_colored(start, end - start, hyp_color_frame);
 	mmu_enable_colored();
 }
@@ -104,6 +114,7 @@ static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 		hyp_self_color();
 	else {
 		mmu_map_identity(p->ram_base, p->ram_size, MMU_NORMAL);
+		hyp_map_other_banks();
 		mmu_enable();
 	}
 	cpu_init(0, hyp_mpidr());

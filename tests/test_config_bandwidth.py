@@ -259,7 +259,7 @@ def test_generated_c(write_config: WriteConfig) -> None:
     assert "\t\t.bw = &vm0_bw,\n" in c
     assert "\t\t.flags = CFG_VM_FAULT_STOP | CFG_VM_MANAGER,\n" in c
     assert ("static const struct cfg_bw_system bw_system = {\n\t.flags = CFG_BW_SPARE_SHARING,\n"
-            "\t.overflow_poll_us = 5,\n\t.pmu_irq = 23,\n\t.counter_hz = 62500000,\n};") in c
+            "\t.overflow_poll_us = 5,\n\t.counter_hz = 62500000,\n};") in c
     assert "\t.bw = &bw_system,\n" in c
 
 
@@ -440,7 +440,43 @@ PLATFORM_ERRORS: dict[str, tuple[str, str]] = {
     ),
     "pmu irq not a PPI": (
         BOARD_BW.replace("pmu_irq: 23", "pmu_irq: 40"),
-        "bandwidth.pmu_irq: expected a PPI (integer 16-31), got 40",
+        "bandwidth.pmu_irq: expected a PPI (integer 16-31) or a list of one SPI per CPU, got 40",
+    ),
+    "pmu spis not one per cpu": (
+        BOARD_BW.replace("pmu_irq: 23", "pmu_irq: [100, 101]"),
+        "bandwidth.pmu_irq: 2 SPIs for 4 CPUs: give one per CPU, in the order of cpus",
+    ),
+    "pmu spi given twice": (
+        BOARD_BW.replace("pmu_irq: 23", "pmu_irq: [100, 101, 100, 103]"),
+        "bandwidth.pmu_irq[2]: SPI 100 is given twice",
+    ),
+    "pmu spi is the uart's": (
+        BOARD_BW.replace("pmu_irq: 23", "pmu_irq: [100, 33, 102, 103]"),
+        "bandwidth.pmu_irq[1]: SPI 33 is already uart.irq",
+    ),
+    "pmu spi beyond the gic": (
+        BOARD_BW.replace("pmu_irq: 23", "pmu_irq: [100, 101, 102, 300]"),
+        "bandwidth.pmu_irq[3]: SPI 300 is beyond the GIC's 256 SPIs (INTIDs 32-287)",
+    ),
+    "pmu spi list with a ppi": (
+        BOARD_BW.replace("pmu_irq: 23", "pmu_irq: [100, 23, 102, 103]"),
+        "bandwidth.pmu_irq[1]: expected an SPI (integer 32-1019), got 23",
+    ),
+    "pmu spi list empty": (
+        BOARD_BW.replace("pmu_irq: 23", "pmu_irq: []"),
+        "bandwidth.pmu_irq: expected a PPI (integer 16-31) or a list of one SPI per CPU, got an empty list",
+    ),
+    "fallback on the cycle counter": (
+        BOARD_BW.replace("counter: event", "counter: cycles") + "  fallback: {event: 0x11, overflow_poll_us: 5}\n",
+        "bandwidth.fallback: a fallback event needs counter: event",
+    ),
+    "fallback event 0": (
+        BOARD_BW + "  fallback: {event: 0, overflow_poll_us: 5}\n",
+        "bandwidth.fallback.event: expected a PMU event number (integer 1-0x3f), got 0",
+    ),
+    "fallback without poll": (
+        BOARD_BW + "  fallback: {event: 0x11}\n",
+        "bandwidth.fallback: missing required key 'overflow_poll_us'",
     ),
     "cycles with split events": (
         SPLIT_BW.replace("counter: event", "counter: cycles"),
@@ -483,6 +519,30 @@ def test_platform_errors(name: str, write_config: WriteConfig, tmp_path: Path) -
         """)
     err = error_of(path, platforms)
     assert re.fullmatch(r"\S*qemu-virt\.yaml:\d+:\d+: " + re.escape(expected), err), err
+
+
+def test_zynqmp_pmu_spis_and_fallback(write_config: WriteConfig, capsys: pytest.CaptureFixture[str]) -> None:
+    """The ZCU102's model: one PMU SPI per CPU (routed to it by the hypervisor),
+    VMs see the guest platform's PPI 23, and the fallback event QEMU counts."""
+    path = write_config("""
+        platform: zcu102
+        vms:
+          - {name: a, cpus: [0], memory: [{ipa: 0x40000000, size: 16M}], image: img.bin,
+             bandwidth: {period_us: 1000, budget_mbps: 64}}
+        """)
+    system = load_system(path, guest_sources=None)
+    pb = system.platform.bandwidth
+    assert pb is not None and pb.pmu_spis == (175, 176, 177, 178) and pb.pmu_irq == 0
+    assert system.platform.pmu_irq == 23  # what VMs see
+    assert pb.fallback is not None and (pb.fallback.event, pb.fallback.overflow_poll_us) == (0x11, 5)
+    c = generate(system, (), "c.yaml")
+    assert "\t.pmu_irq = 23,\n\t.pmu_spi = { 175, 176, 177, 178 },\n" in c
+    assert "\t.fallback_event = 0x11,\n\t.fallback_poll_us = 5,\n" in c
+    assert "\t.event = { 0x19 },\n\t.budget = { 1000 },\n" in c  # 64 MB/s x 1 ms / 64 B
+    assert cli.main(["check", path]) == 0
+    out = capsys.readouterr().out
+    assert "bandwidth: event counters; events: read_write 0x19 x 64 B (optimistic)\n" \
+           "  on a CPU without them (QEMU): event 0x11 instead, the overflow looked for every 5 us\n" in out
 
 
 # --- warnings ------------------------------------------------------------------------------

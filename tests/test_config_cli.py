@@ -120,6 +120,11 @@ def test_check_missing_file(sandbox: Path, capsys: pytest.CaptureFixture[str]) -
         (["run", "x.yaml", "--gdb-port", "70000"], "bulkhead: error: argument --gdb-port: port must be 1-65535"),
         (["run", "x.yaml", "--gdb-port", "ab"], "bulkhead: error: argument --gdb-port: not an integer: 'ab'"),
         (["dt", "x.yaml"], "bulkhead: error: the following arguments are required: VM"),
+        (["run", "x.yaml", "--json"], "bulkhead: error: --json needs --model"),
+        (["build", "x.yaml", "--frob"], "bulkhead: error: unrecognized arguments: --frob"),
+        (["experiment"], "bulkhead: error: the following arguments are required: SPEC"),
+        (["experiment", "x.yaml", "--dry-run", "--report-only"],
+         "bulkhead: error: argument --report-only: not allowed with argument --dry-run"),
     ],
 )
 def test_usage_errors(argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -129,11 +134,26 @@ def test_usage_errors(argv: list[str], needle: str, capsys: pytest.CaptureFixtur
     assert needle in err
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["check", "--help"], ["run", "--help"], ["build", "-h"]])
+@pytest.mark.parametrize("argv", [["--help"], ["check", "--help"], ["run", "--help"], ["build", "-h"],
+                                  ["dt", "--help"], ["experiment", "--help"]])
 def test_help(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run_cli(capsys, *argv)
+    code, out, err = run_cli(capsys, *argv)
     assert code == 0
     assert out.startswith("usage: bulkhead")
+    assert err == ""
+
+
+def test_help_lists_every_command_and_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every subcommand has --help (above) and is listed; the top-level help
+    documents the exit codes and which commands print JSON, as README.md
+    and docs/config.md do."""
+    code, out, _ = run_cli(capsys, "--help")
+    assert code == 0
+    for command in cli.COMMANDS:
+        assert f"\n    {command}" in out, command
+    text = " ".join(out.split())
+    assert "Exit status: 0 success, 1 invalid config, build failure or unclean run, 2 usage error" in text
+    assert "check --json, build --json, run --model --json" in text
 
 
 def test_dt(write_config: WriteConfig, capsys: pytest.CaptureFixture[str]) -> None:
@@ -142,7 +162,7 @@ def test_dt(write_config: WriteConfig, capsys: pytest.CaptureFixture[str]) -> No
     assert (code, err) == (0, "")
     assert "/dts-v1/;" in out and "rtc@9010000 {" in out and "bulkhead-shmem@50000000 {" in out
     assert run_cli(capsys, "dt", path, "bm") == (
-        1, "", "bulkhead: error: c.yaml: VM 'bm' is a bare-metal VM; only Linux VMs have a device tree\n")
+        1, "", "bulkhead: error: c.yaml: VM 'bm' is a bare-metal VM; only Linux and type: image VMs have a device tree\n")
     assert run_cli(capsys, "dt", path, "zz") == (
         1, "", "bulkhead: error: c.yaml: unknown VM 'zz'; the config has: lin, bm\n")
 
@@ -214,6 +234,7 @@ def test_build(write_config: WriteConfig, fake_tree: Path, capsys: pytest.Captur
                       "  tftpboot ${loadaddr} bulkhead.itb\n"
                       "  bootm ${loadaddr}#bulkhead - ${fdtcontroladdr}\n")
     assert "mkdir -p" in err  # make's output goes to stderr
+    assert (out / "bulkhead.itb").is_file() and "Data Size" not in err  # mkimage's listing is not
     config_c = (out / "config.c").read_text()
     assert config_c == (out / "hyp" / "bulkhead.elf").read_text()
     assert '.name = "bm"' in config_c
@@ -245,6 +266,24 @@ def test_build(write_config: WriteConfig, fake_tree: Path, capsys: pytest.Captur
     stamps[out / "config.c"] = 1
     assert run_cli(capsys, "build", path, "--out", str(out))[0] == 0
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
+
+
+def test_build_json(write_config: WriteConfig, fake_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """build --json: one JSON document on stdout naming what was built and
+    the QEMU command line of the manifest; the tools' output stays on stderr."""
+    path = write_config(GOOD.replace("image: img.bin", "guest: hello"))
+    out = fake_tree / "out"
+    code, stdout, err = run_cli(capsys, "build", path, "--out", str(out), "--json")
+    assert code == 0, err
+    doc = json.loads(stdout)
+    assert doc["image"] == f"{out}/hyp/bulkhead.elf" and Path(doc["image"]).is_file()
+    assert doc["manifest"] == f"{out}/manifest.json" and doc["fit"] == f"{out}/bulkhead.itb"
+    assert doc["qemu"] == json.loads((out / "manifest.json").read_text())["qemu"]
+    assert doc["uboot"][1] == "tftpboot ${loadaddr} bulkhead.itb"
+    assert "mkdir -p" in err
+    # an invalid config: the error on stderr, nothing on stdout
+    code, stdout, err = run_cli(capsys, "build", write_config(BAD), "--out", str(out), "--json")
+    assert code == 1 and stdout == "" and "bulkhead: error:" in err
 
 
 def test_build_invalid_builds_nothing(write_config: WriteConfig, fake_tree: Path,

@@ -95,7 +95,9 @@ def test_qemu_args() -> None:
 
 
 BAD = [
-    ("  device: virtio31\n", "  device: rtc\n", "io.device: device 'rtc' is not a virtio-mmio transport"),
+    ("  device: virtio31\n", "  device: rtc\n",
+     "io.device: device 'rtc' is not a network device the I/O VM drives (virtio-net over virtio-mmio, "
+     "or a Cadence GEM)"),
     ("  device: virtio31\n", "  device: nic\n", "io.device: unknown device 'nic'"),
     ("    devices: [virtio31]\n", "", "io.device: device 'virtio31' must be passed through to the I/O VM"),
     ("{vm: b, mac", "{vm: c, mac", "io.clients[1].vm: unknown VM 'c'"),
@@ -168,3 +170,20 @@ def test_netpeer_answers_requests_and_counts() -> None:
         assert (st.requests, st.good, st.bad, st.replies) == (2, 1, 1, 1)
     finally:
         peer.stop()
+
+
+def test_gem_on_zcu102() -> None:
+    """The ZCU102's GEM3 as the shared device: the I/O VM is told to drive a
+    GEM, and QEMU's -net NICs (given to GEM0, 1, ... in order) park GEM0-2 on
+    unconnected hubs so that the I/O VM's NIC is GEM3's."""
+    system = load_system(ROOT / "tests" / "configs" / "zcu102-io-pair.yaml", guest_sources=None)
+    iovm = next(vm for vm in system.vms if vm.name == "iovm")
+    params = dict(iovm.spec.params)
+    assert (params["io_driver"], params["io_base"], params["io_irq"]) == ("gem", "0xff0e0000", "95")
+    args = shared_io.qemu_args(system, "user")
+    assert args[-4:] == ["-netdev", "user,id=bhio", "-net",
+                         "nic,model=cadence_gem,netdev=bhio,macaddr=52:54:00:12:34:56"]
+    assert args[:-4] == [a for i in range(3) for a in ("-netdev", f"hubport,id=bhgem{i},hubid={90 + i}", "-net",
+                                                       f"nic,model=cadence_gem,netdev=bhgem{i}")]
+    virt = load_system(ROOT / "tests" / "configs" / "io-pair.yaml", guest_sources=None)
+    assert dict(next(vm for vm in virt.vms if vm.name == "iovm").spec.params)["io_driver"] == "virtio"

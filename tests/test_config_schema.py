@@ -12,6 +12,7 @@ import pytest
 
 from bulkhead.layout.load import PLATFORMS_DIR, load_platform, load_system
 from bulkhead.base.errors import ConfigError
+from bulkhead.generate.gen_c import generate
 
 WriteConfig = Callable[..., str]
 
@@ -226,6 +227,9 @@ def test_params_rendering(write_config: WriteConfig) -> None:
 # --- platform files -------------------------------------------------------
 
 
+RAM = "ram: {base: 0x40000000, size: 2G}"
+
+
 def platform_error(tmp_path: Path, old: str, new: str) -> str:
     text = (PLATFORMS_DIR / "qemu-virt.yaml").read_text()
     assert old in text
@@ -283,10 +287,52 @@ def test_repo_platform_is_valid() -> None:
          "page_stride, vgicd, vgicc, spis, maintenance_irq"),
         ("uart: {base: 0x09000000, irq: 33}", "uart: {base: 0x09000000, irq: 33, driver: 8250}",
          "qemu-virt.yaml:12:43: uart.driver: expected one of pl011, cadence, got 8250"),
+        # RAM as a list of DRAM banks (platforms/zcu102.yaml)
+        (RAM, "ram: [{base: 0x40000000, size: 1G}, {base: 0x60000000, size: 1G}]",
+         "qemu-virt.yaml:6:37: ram[1]: RAM bank 0x60000000-0x9fffffff overlaps ram[0] (0x40000000-0x7fffffff)\n"
+         "qemu-virt.yaml:8:10: staging: staging area 0xa0000000-0xbfffffff is not inside the first RAM bank "
+         "(0x40000000-0x7fffffff)"),
+        (RAM, "ram: [{base: 0x40000000, size: 1G}, {base: 0x100000000, size: 1G}, {base: 0x180000000, size: 1G}]",
+         "qemu-virt.yaml:6:6: ram: RAM size 0xc0000000 is larger than the QEMU memory 0x80000000\n"
+         "qemu-virt.yaml:8:10: staging: staging area 0xa0000000-0xbfffffff is not inside the first RAM bank "
+         "(0x40000000-0x7fffffff)"),
+        (RAM, "ram: []", "qemu-virt.yaml:6:6: ram: expected at least one RAM bank {base, size}"),
+        (RAM, "ram: [{base: 0x40000000, size: 2G}, {base: 0x100000000, size: 1M}, {base: 0x100100000, size: 1M}, "
+              "{base: 0x100200000, size: 1M}, {base: 0x100300000, size: 1M}]",
+         "qemu-virt.yaml:6:6: ram: 5 RAM banks: at most 4\n"
+         "qemu-virt.yaml:6:6: ram: RAM size 0x80400000 is larger than the QEMU memory 0x80000000"),
     ],
 )
 def test_platform_error(tmp_path: Path, old: str, new: str, expected: str) -> None:
     assert platform_error(tmp_path, old, new) == expected
+
+
+def test_ram_banks(write_config: WriteConfig) -> None:
+    """The ZCU102's two DDR banks: VM memory fills the low bank first, then
+    the high bank at 0x8_0000_0000; a PA between the banks is not RAM."""
+    p = load_platform("zcu102")
+    assert [(b.base, b.size) for b in p.banks] == [(0x0, 0x7FF00000), (0x800000000, 0x80000000)]
+    assert p.ram == p.banks[0]
+    path = write_config("""
+        platform: zcu102
+        vms:
+          - {name: a, cpus: [0], memory: [{ipa: 0x40000000, size: 1G}], image: img.bin}
+          - {name: b, cpus: [1], memory: [{ipa: 0x40000000, size: 1G}], image: img.bin}
+        """)
+    system = load_system(path, guest_sources=None)
+    a, b = (vm.memory[0].pa for vm in system.vms)
+    assert a + (1 << 30) <= 0x7FF00000 and b == 0x800000000  # the low bank cannot hold both
+    assert "\t.nram = 2,\n\t.ram = { { 0x0, 0x7ff00000 }, { 0x800000000, 0x80000000 } },\n" in \
+        generate(system, (), "c.yaml")
+    gap = write_config("""
+        platform: zcu102
+        vms:
+          - {name: a, cpus: [0], memory: [{ipa: 0x40000000, size: 1M, pa: 0x7ff00000}], image: img.bin}
+        """)
+    with pytest.raises(ConfigError) as info:
+        load_system(gap, guest_sources=None)
+    assert "vms[0].memory[0].pa: PA range 0x7ff00000-0x7fffffff is outside platform RAM " \
+           "(0x0-0x7fefffff, 0x800000000-0x87fffffff)" in str(info.value)
 
 
 def test_config_uses_given_platform_dir(write_config: WriteConfig, tmp_path: Path) -> None:

@@ -29,6 +29,7 @@ from bulkhead.config.model import (
     BW_EVENT_NAMES,
     BwCounter,
     BwEventSpec,
+    BwFallback,
     BwModel,
     Platform,
     PlatformBandwidth,
@@ -39,6 +40,7 @@ from bulkhead.config.model import (
 )
 from bulkhead.config.reader import Reader
 from bulkhead.config.yamlpos import YNode
+from bulkhead.config.yamlpos import YList
 
 MAX_PERIOD_US = 1_000_000  # 1 s: keeps a period's events within the 32-bit counters
 MAX_BUDGET_EVENTS = 0x7FFF_FFFF  # per period, VM or vCPU (BW_MAX_BUDGET in bw.c)
@@ -47,7 +49,7 @@ CPU_CYCLES = 0x11  # the architectural PMU event
 BW_MODELS: tuple[BwModel, ...] = ("exact", "pessimistic", "optimistic", "notional")
 
 PLATFORM_KEYS = ("counter", "events", "sustainable_mbps", "pmu_irq", "counter_hz", "regulator_events",
-                 "overflow_poll_us")
+                 "overflow_poll_us", "fallback")
 VM_KEYS = ("period_us", "budget_mbps", "budget_events", "read_mbps", "write_mbps", "read_events",
            "write_events", "weights", "reclaim", "counter")
 SYSTEM_KEYS = ("spare_sharing",)
@@ -87,7 +89,7 @@ def mbps_of(events: int, period_us: int, bytes_per_event: int) -> float:
 def parse_platform(r: Reader, node: YNode, path: str = "bandwidth") -> PlatformBandwidth:
     m = r.mapping(node, path, PLATFORM_KEYS, ("counter", "events", "sustainable_mbps", "pmu_irq"),
                   "a mapping {counter, events, sustainable_mbps, pmu_irq, counter_hz, regulator_events, "
-                  "overflow_poll_us}")
+                  "overflow_poll_us, fallback}")
     counter: BwCounter = "cycles" if r.choice(m["counter"], _join(path, "counter"),
                                               ("cycles", "event")) == "cycles" else "event"
     epath = _join(path, "events")
@@ -110,12 +112,15 @@ def parse_platform(r: Reader, node: YNode, path: str = "bandwidth") -> PlatformB
         ))
     if not events:
         raise r.fail(m["events"], epath, "at least one event is required (read_write, or read and write)")
+    ppi, spis = _parse_pmu_irq(r, m["pmu_irq"], _join(path, "pmu_irq"))
     return PlatformBandwidth(
         counter=counter,
         events=tuple(events),
         sustainable_mbps=r.integer(m["sustainable_mbps"], _join(path, "sustainable_mbps"),
                                    f"a bandwidth in MB/s (integer 1-{MAX_MBPS})", 1, MAX_MBPS),
-        pmu_irq=r.integer(m["pmu_irq"], _join(path, "pmu_irq"), "a PPI (integer 16-31)", 16, 31),
+        pmu_irq=ppi,
+        pmu_spis=spis,
+        fallback=_parse_fallback(r, m["fallback"], _join(path, "fallback")) if "fallback" in m else None,
         counter_hz=r.integer(m["counter_hz"], _join(path, "counter_hz"),
                              "a frequency in Hz (integer 1000-10^10)", 1000, 10**10) if "counter_hz" in m else 0,
         regulator_events=r.integer(m["regulator_events"], _join(path, "regulator_events"),
@@ -124,6 +129,29 @@ def parse_platform(r: Reader, node: YNode, path: str = "bandwidth") -> PlatformB
         overflow_poll_us=r.integer(m["overflow_poll_us"], _join(path, "overflow_poll_us"),
                                    "a time in microseconds (integer 1-1000000)", 1, 1_000_000)
         if "overflow_poll_us" in m else 0,
+        path=path,
+    )
+
+
+def _parse_pmu_irq(r: Reader, node: YNode, path: str) -> tuple[int, tuple[int, ...]]:
+    """(PPI, ()) for one PPI shared by the CPUs, (0, SPIs) for one SPI per CPU."""
+    if isinstance(node, YList):
+        what = "an SPI (integer 32-1019)"
+        spis = r.each(node, path, lambda n, q: r.integer(n, q, what, 32, 1019),
+                      "a PPI (integer 16-31) or a list of one SPI per CPU")
+        if not spis:
+            raise r.fail(node, path, "expected a PPI (integer 16-31) or a list of one SPI per CPU, got an empty list")
+        return 0, spis
+    return r.integer(node, path, "a PPI (integer 16-31) or a list of one SPI per CPU", 16, 31), ()
+
+
+def _parse_fallback(r: Reader, node: YNode, path: str) -> BwFallback:
+    m = r.mapping(node, path, ("event", "overflow_poll_us"), ("event", "overflow_poll_us"),
+                  "a mapping {event, overflow_poll_us}")
+    return BwFallback(
+        event=r.integer(m["event"], _join(path, "event"), "a PMU event number (integer 1-0x3f)", 1, 0x3F),
+        overflow_poll_us=r.integer(m["overflow_poll_us"], _join(path, "overflow_poll_us"),
+                                   "a time in microseconds (integer 1-1000000)", 1, 1_000_000),
         path=path,
     )
 
@@ -284,6 +312,22 @@ def check_platform(p: Platform) -> list[Diagnostic]:
                 p.gic.maintenance_irq: "gic.maintenance_irq"}
     if pb.pmu_irq in reserved:
         errors.append(at(_join(pb.path, "pmu_irq"), f"PPI {pb.pmu_irq} is already {reserved[pb.pmu_irq]}"))
+    if pb.pmu_spis:
+        spis = {p.uart.irq: "uart.irq"}
+        spis.update((irq, f"device {d.name}") for d in p.devices for irq in d.irqs)
+        if len(pb.pmu_spis) != p.ncpus:
+            errors.append(at(_join(pb.path, "pmu_irq"), f"{len(pb.pmu_spis)} SPIs for {p.ncpus} CPUs: "
+                                                        "give one per CPU, in the order of cpus"))
+        for i, irq in enumerate(pb.pmu_spis):
+            if irq in pb.pmu_spis[:i]:
+                errors.append(at(f"{_join(pb.path, 'pmu_irq')}[{i}]", f"SPI {irq} is given twice"))
+            elif irq in spis:
+                errors.append(at(f"{_join(pb.path, 'pmu_irq')}[{i}]", f"SPI {irq} is already {spis[irq]}"))
+            elif irq >= 32 + p.gic.spis:
+                errors.append(at(f"{_join(pb.path, 'pmu_irq')}[{i}]",
+                                 f"SPI {irq} is beyond the GIC's {p.gic.spis} SPIs (INTIDs 32-{31 + p.gic.spis})"))
+    if pb.fallback is not None and pb.counter != "event":
+        errors.append(at(pb.fallback.path, "a fallback event needs counter: event"))
     return errors
 
 
@@ -434,6 +478,9 @@ def report_parts(system: Resolved) -> tuple[list[str], list[tuple[str, ...]], li
     model = ", ".join(f"{ev.name} 0x{ev.number:x} x {ev.bytes_per_event} B ({ev.model})" for ev in pb.events)
     counter = "cycle counter (PMCCNTR)" if pb.counter == "cycles" else "event counters"
     before = ["", f"bandwidth: {counter}; events: {model}"]
+    if pb.fallback is not None:
+        before.append(f"  on a CPU without them (QEMU): event 0x{pb.fallback.event:x} instead, the overflow "
+                      f"looked for every {pb.fallback.overflow_poll_us} us")
     rows: list[tuple[str, ...]] = []
     for pl in plans:
         own = pl.cycles != (pb.counter == "cycles")  # the VM chose the other counter

@@ -21,6 +21,7 @@ GiB = 1 << 30
 PAGE = 4 * KiB
 IPA_BITS = 39
 MAX_CPUS = 8  # CFG_MAX_CPUS in hypervisor/core/config.h
+MAX_RAM_BANKS = 4  # CFG_MAX_RAM in hypervisor/core/config.h
 PARAMS_MAX = PAGE
 DTB_MAX = 64 * KiB
 
@@ -276,6 +277,21 @@ class BwEventSpec:
     path: str  # bandwidth.events.<name>
 
 
+GUEST_PMU_PPI = 23  # the PMU PPI of the guest platform (QEMU virt's), where the board's are SPIs
+
+
+@dataclass(frozen=True)
+class BwFallback:
+    """``bandwidth.fallback``: the event the regulator counts instead when the
+    CPU does not implement the platform's (PMCEID_EL0: QEMU implements none of
+    the Cortex-A53's memory events), and the looks that find its overflow
+    where the PMU interrupt is not wired (QEMU's xlnx-zcu102)."""
+
+    event: int
+    overflow_poll_us: int
+    path: str
+
+
 @dataclass(frozen=True)
 class PlatformBandwidth:
     """The platform's memory-bandwidth model (``bandwidth:``; docs/bandwidth.md)."""
@@ -283,11 +299,13 @@ class PlatformBandwidth:
     counter: BwCounter  # cycles: PMCCNTR (QEMU); event: an event counter
     events: tuple[BwEventSpec, ...]
     sustainable_mbps: int
-    pmu_irq: int
+    pmu_irq: int  # the PMU overflow PPI; 0 when the platform has one SPI per CPU (pmu_spis)
     counter_hz: int  # generic-timer frequency; 0: unknown (the hypervisor reads CNTFRQ)
     regulator_events: int = 0  # events the regulator itself charges per period; 0: unknown
     overflow_poll_us: int = 0  # event counters: the regulator also looks every this many us; 0: never
     path: str = "bandwidth"
+    pmu_spis: tuple[int, ...] = ()  # the PMU overflow SPI of each CPU (ZynqMP); () with a PPI
+    fallback: BwFallback | None = None  # what a CPU without the events counts (QEMU)
 
     def event(self, name: str) -> BwEventSpec | None:
         for ev in self.events:
@@ -337,16 +355,34 @@ class Platform:
     coloring: ColoringSpec | None = None
     bandwidth: PlatformBandwidth | None = None
     cachemodel: CacheModelSpec | None = None
+    ram_banks: tuple[Range, ...] = ()  # every DRAM bank, `ram` first; () means (ram,)
 
     @property
     def ncpus(self) -> int:
         return len(self.mpidr)
 
     @property
+    def banks(self) -> tuple[Range, ...]:
+        """The DRAM banks (``ram:`` as a list; one bank otherwise). The first
+        holds the hypervisor and the staging area."""
+        return self.ram_banks or (self.ram,)
+
+    def in_ram(self, r: Range) -> bool:
+        """Whether ``r`` lies inside one bank."""
+        return any(b.contains(r) for b in self.banks)
+
+    def ram_text(self) -> str:
+        return ", ".join(str(b) for b in self.banks)
+
+    @property
     def pmu_irq(self) -> int | None:
-        """The PMU overflow PPI (guests' PMUs and the regulator share it): the
-        ``bandwidth.pmu_irq`` of the platform file; None without one."""
-        return self.bandwidth.pmu_irq if self.bandwidth is not None else None
+        """The PMU overflow PPI VMs see (guests' PMUs and the regulator share the
+        physical interrupt): the ``bandwidth.pmu_irq`` of the platform file, or
+        the guest platform's PPI 23 where the board has one SPI per CPU; None
+        without a bandwidth model."""
+        if self.bandwidth is None:
+            return None
+        return self.bandwidth.pmu_irq or GUEST_PMU_PPI
 
     def device(self, name: str) -> PlatformDevice | None:
         for dev in self.devices:

@@ -109,6 +109,10 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
 
     devices = r.each(top["devices"], "devices", device) if "devices" in top else ()
     name = r.name(top["name"], "name", "a platform name", PLATFORM_NAME_RE)
+    banks = (r.each(top["ram"], "ram", r.range, "a RAM range {base, size} or a list of them (DRAM banks)")
+             if isinstance(top["ram"], YList) else (r.range(top["ram"], "ram"),))
+    if not banks:
+        raise r.fail(top["ram"], "ram", "expected at least one RAM bank {base, size}")
     return Platform(
         name=name,
         board=r.name(top["board"], "board", "a board name", PLATFORM_NAME_RE) if "board" in top else name,
@@ -117,7 +121,8 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
         data=data,
         qemu=qemu,
         mpidr=mpidr,
-        ram=r.range(top["ram"], "ram"),
+        ram=banks[0],
+        ram_banks=banks,
         hypervisor=r.range(top["hypervisor"], "hypervisor"),
         staging=r.range(top["staging"], "staging"),
         mmio=r.range(top["mmio"], "mmio"),

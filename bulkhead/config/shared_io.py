@@ -33,6 +33,7 @@ from bulkhead.config.model import (
 )
 from bulkhead.config.reader import Reader
 from bulkhead.config.yamlpos import YNode
+from bulkhead.config.model import PlatformDevice
 
 KEYS = ("device", "vm", "frame_rate", "mac", "ipa", "client_ipa", "doorbell_irq", "client_doorbell_irq",
         "clients")
@@ -154,6 +155,7 @@ def expand(io: IoSpec, platform: Platform, vms: tuple[VmSpec, ...], shmem: tuple
         if vm.name == io.vm:
             dev = platform.device(io.device)
             extra = [("io_clients", str(len(io.clients))), ("io_device", io.device),
+                     ("io_driver", (driver_of(dev) if dev else None) or "virtio"),
                      ("io_base", f"0x{dev.base:x}" if dev else "0"),
                      ("io_irq", str(dev.irqs[0]) if dev and dev.irqs else "0"),
                      ("io_rate", str(io.frame_rate)), ("io_mac", mac_text(io.mac)), *io_params]
@@ -179,11 +181,11 @@ def check(s: SystemSpec) -> list[Diagnostic]:
     iovm = s.vm(io.vm)
     dev = p.device(io.device)
     if dev is None:
-        known = ", ".join(d.name for d in p.devices if "virtio,mmio" in d.compatible) or "none"
-        err(_join(io.path, "device"), f"unknown device '{io.device}'; virtio-mmio devices of '{p.name}': {known}")
-    elif "virtio,mmio" not in dev.compatible:
-        err(_join(io.path, "device"), f"device '{io.device}' is not a virtio-mmio transport "
-                                      "(the I/O VM drives virtio-net over virtio-mmio)")
+        known = ", ".join(d.name for d in p.devices if driver_of(d)) or "none"
+        err(_join(io.path, "device"), f"unknown device '{io.device}'; network devices of '{p.name}': {known}")
+    elif driver_of(dev) is None:
+        err(_join(io.path, "device"), f"device '{io.device}' is not a network device the I/O VM drives "
+                                      "(virtio-net over virtio-mmio, or a Cadence GEM)")
     elif not dev.irqs:
         err(_join(io.path, "device"), f"device '{io.device}' has no interrupt")
     if iovm is None:
@@ -279,16 +281,40 @@ def document(io: IoSpec) -> dict[str, Any]:
     }
 
 
+GEM_COMPATIBLE = "cdns,gem"
+
+
+def driver_of(dev: PlatformDevice) -> str | None:
+    """The I/O VM's driver for a platform device (guests/iovm/netdev.h):
+    "virtio" for a virtio-mmio transport, "gem" for a Cadence GEM, else None."""
+    if "virtio,mmio" in dev.compatible:
+        return "virtio"
+    if GEM_COMPATIBLE in dev.compatible:
+        return "gem"
+    return None
+
+
 def qemu_args(system: Resolved, netdev: str | None) -> list[str]:
-    """QEMU options that attach a virtio-net device to the I/O VM's transport
-    (modern virtio-mmio, at the bus of the device's address) with ``netdev``
-    (a ``-netdev`` value without ``id``; default: user-mode networking)."""
+    """QEMU options that attach the I/O VM's device to ``netdev`` (a
+    ``-netdev`` value without ``id``; default: user-mode networking): a
+    virtio-net device on its virtio-mmio transport (modern, at the bus of the
+    device's address), or the NIC of its Cadence GEM. QEMU's ZynqMP gives the
+    -net NICs to GEM 0, 1, ... in order (``qemu_configure_nic_device``): the
+    GEMs before the I/O VM's get a NIC on a hub of their own, unconnected."""
     io = system.spec.io
     if io is None:
         return []
     p = system.platform
     dev = p.device(io.device)
     assert dev is not None
+    if driver_of(dev) == "gem":
+        gems = sorted((d for d in p.devices if driver_of(d) == "gem"), key=lambda d: d.base)
+        out: list[str] = []
+        for i in range(gems.index(dev)):
+            out += ["-netdev", f"hubport,id=bhgem{i},hubid={90 + i}",
+                    "-net", f"nic,model=cadence_gem,netdev=bhgem{i}"]
+        return [*out, "-netdev", f"{netdev or 'user'},id=bhio",
+                "-net", f"nic,model=cadence_gem,netdev=bhio,macaddr={mac_text(io.mac)}"]
     first = min(d.base for d in p.devices if "virtio,mmio" in d.compatible)
     bus = (dev.base - first) // dev.size
     return ["-global", "virtio-mmio.force-legacy=false",

@@ -15,6 +15,7 @@ from bulkhead.config import bandwidth, coloring, shared_io
 from bulkhead.config.model import (
     IPA_BITS,
     MAX_CPUS,
+    MAX_RAM_BANKS,
     PAGE,
     Locs,
     Platform,
@@ -56,20 +57,31 @@ def check_platform(p: Platform) -> None:
         if mpidr in seen:
             c.error(f"cpus[{i}]", f"MPIDR 0x{mpidr:x} is given twice (also cpus[{seen[mpidr]}])")
         seen.setdefault(mpidr, i)
-    for key in ("ram", "hypervisor", "staging", "mmio"):
-        r: Range = getattr(p, key)
+    banks = [(f"ram[{i}]" if p.ram_banks and len(p.ram_banks) > 1 else "ram", b) for i, b in enumerate(p.banks)]
+    areas: list[tuple[str, Range]] = [*banks, ("hypervisor", p.hypervisor), ("staging", p.staging),
+                                      ("mmio", p.mmio)]
+    for key, r in areas:
         c.aligned(join(key, "base"), r.base, "base")
         c.aligned(join(key, "size"), r.size, "size")
+    if len(banks) > MAX_RAM_BANKS:
+        c.error("ram", f"{len(banks)} RAM banks: at most {MAX_RAM_BANKS}")
+    for i, (key, bank) in enumerate(banks):
+        for other_key, other in banks[:i]:
+            if bank.overlaps(other):
+                c.error(key, f"RAM bank {bank} overlaps {other_key} ({other})")
+        if bank.overlaps(p.mmio):
+            c.error("mmio", f"MMIO window {p.mmio} overlaps RAM ({bank})")
     for key in ("hypervisor", "staging"):
         r = getattr(p, key)
         if not p.ram.contains(r):
-            c.error(key, f"{key} area {r} is not inside RAM ({p.ram})")
+            where = "RAM" if len(banks) == 1 else "the first RAM bank"
+            c.error(key, f"{key} area {r} is not inside {where} ({p.ram})")
     if p.hypervisor.overlaps(p.staging):
         c.error("staging", f"staging area {p.staging} overlaps the hypervisor area ({p.hypervisor})")
-    if p.ram.overlaps(p.mmio):
-        c.error("mmio", f"MMIO window {p.mmio} overlaps RAM ({p.ram})")
-    if p.ram.size > p.qemu.memory:
-        c.error("ram.size", f"RAM size 0x{p.ram.size:x} is larger than the QEMU memory 0x{p.qemu.memory:x}")
+    total = sum(b.size for b in p.banks)
+    if total > p.qemu.memory:
+        c.error(join(banks[0][0], "size") if len(banks) == 1 else "ram",
+                f"RAM size 0x{total:x} is larger than the QEMU memory 0x{p.qemu.memory:x}")
 
     spis = p.gic.spi_range
     for path, irq in (("gic.maintenance_irq", p.gic.maintenance_irq),
@@ -176,8 +188,8 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
         if sh.pa is not None and c.aligned(join(sh.path, "pa"), sh.pa, "PA") and ok and not colored:
             pa_items.append((f"shared memory '{sh.name}'", Range(sh.pa, sh.size), join(sh.path, "pa")))
     for i, (what, r, path) in enumerate(pa_items):
-        if not p.ram.contains(r):
-            c.error(path, f"PA range {r} is outside platform RAM ({p.ram})")
+        if not p.in_ram(r):
+            c.error(path, f"PA range {r} is outside platform RAM ({p.ram_text()})")
         elif r.overlaps(p.hypervisor):
             c.error(path, f"PA range {r} overlaps the hypervisor area ({p.hypervisor})")
         elif r.overlaps(p.staging):

@@ -535,9 +535,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--platform", metavar="NAME", help="run on platforms/NAME.yaml instead of the spec's platform")
     p.add_argument("--only", metavar="SCENARIO", action="append",
                    help="run only this scenario (repeatable)")
-    p.add_argument("--dry-run", action="store_true", help="check the spec and every generated config, list the "
-                   "matrix, run nothing")
-    p.add_argument("--report-only", action="store_true", help="redraw the plots and report from DIR's CSV files")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--dry-run", action="store_true", help="check the spec and every generated config, list the "
+                      "matrix, run nothing")
+    mode.add_argument("--report-only", action="store_true", help="redraw the plots and report from DIR's CSV files")
     p.add_argument("--model", action="store_true",
                    help="run every system under the cache/DRAM model QEMU plugin and add its columns "
                         "(model_*) to results.csv and the report (docs/model.md)")

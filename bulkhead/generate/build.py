@@ -84,8 +84,9 @@ def locked(out: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def run_tool(argv: Sequence[str], log: TextIO, what: str) -> None:
-    """Run a build tool, copying its output to ``log``; BuildError on failure."""
+def run_tool(argv: Sequence[str], log: TextIO, what: str, quiet: bool = False) -> None:
+    """Run a build tool, copying its output to ``log`` (``quiet``: only the
+    last lines, in the error, if it fails); BuildError on failure."""
     if shutil.which(argv[0]) is None:
         raise BuildError(f"{argv[0]} not found: install it (see scripts/setup.sh)")
     tail: deque[str] = deque(maxlen=20)
@@ -99,7 +100,8 @@ def run_tool(argv: Sequence[str], log: TextIO, what: str) -> None:
     with proc:
         assert proc.stdout is not None
         for line in proc.stdout:
-            log.write(line)
+            if not quiet:
+                log.write(line)
             tail.append(line.rstrip("\n"))
         log.flush()
     if proc.returncode != 0:
@@ -205,7 +207,8 @@ def build_fit(system: System, config: Path, flat: Path, out: Path, log: TextIO) 
     changed = write_if_changed(its, fit.its(system.platform, flat, config.name).encode())
     source = f"{sha256(flat)} {sha256(its)}\n"
     if changed or not itb.is_file() or not stamp.is_file() or stamp.read_text() != source:
-        run_tool(["mkimage", "-f", str(its), str(itb)], log, "mkimage (FIT image)")
+        # quiet: its listing of the FIT is noise in every build's output
+        run_tool(["mkimage", "-f", str(its), str(itb)], log, "mkimage (FIT image)", quiet=True)
         write_if_changed(stamp, source.encode())
     return itb
 
@@ -226,7 +229,7 @@ def uboot_tftp(result: BuildResult, log: TextIO) -> Path:
     if write_if_changed(script, fit.boot_script(platform, image_size).encode()) \
             or not (tftp / fit.BOOT_SCRIPT).is_file():
         run_tool(["mkimage", "-A", "arm64", "-T", "script", "-C", "none", "-d", str(script),
-                  str(tftp / fit.BOOT_SCRIPT)], log, "mkimage (boot script)")
+                  str(tftp / fit.BOOT_SCRIPT)], log, "mkimage (boot script)", quiet=True)
     return tftp
 
 

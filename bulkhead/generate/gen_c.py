@@ -9,6 +9,7 @@ from bulkhead.config import bandwidth, coloring
 from bulkhead.config.color import Colors
 from bulkhead.config.model import MAX_CPUS
 from bulkhead.layout.placement import StagedImage, System, Vm
+from bulkhead.config.model import MAX_RAM_BANKS
 
 
 def _hex(value: int) -> str:
@@ -63,6 +64,9 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
         ("mpidr", f"{{ {mpidr} }}"),
         ("ram_base", _hex(p.ram.base)),
         ("ram_size", _hex(p.ram.size)),
+        *([("nram", str(len(p.banks))),
+           ("ram", "{ " + ", ".join(f"{{ {_hex(b.base)}, {_hex(b.size)} }}" for b in p.banks) + " }")]
+          if len(p.banks) > 1 else []),
         ("hyp_base", _hex(p.hypervisor.base)),
         ("hyp_size", _hex(p.hypervisor.size)),
         ("uart_base", _hex(p.uart.base)),
@@ -85,6 +89,8 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
         ("timer_hyp_irq", str(p.timer.hyp_irq)),
         ("timer_virt_irq", str(p.timer.virt_irq)),
         ("pmu_irq", str(p.pmu_irq or 0)),
+        *([("pmu_spi", f"{{ {', '.join(str(i) for i in p.bandwidth.pmu_spis)} }}")]
+          if p.bandwidth is not None and p.bandwidth.pmu_spis else []),
         ("mmio_base", _hex(p.mmio.base)),
         ("mmio_size", _hex(p.mmio.size)),
     ]
@@ -96,7 +102,7 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
             ("llc_ways", str(p.coloring.llc_ways or 0)),
             ("llc_line", str(p.coloring.llc_line or 0)),
         ]
-    assert p.ncpus <= MAX_CPUS
+    assert p.ncpus <= MAX_CPUS and len(p.banks) <= MAX_RAM_BANKS
     for key, value in fields:
         w.line(f"\t.{key} = {value},")
     w.line("};")
@@ -241,7 +247,9 @@ def _bw_system(w: _Writer, system: System) -> bool:
     w.line(f"\t.flags = {'CFG_BW_SPARE_SHARING' if system.spec.spare_sharing else '0'},")
     if pb.overflow_poll_us:
         w.line(f"\t.overflow_poll_us = {pb.overflow_poll_us},")
-    w.line(f"\t.pmu_irq = {pb.pmu_irq},")
+    if pb.fallback is not None:
+        w.line(f"\t.fallback_event = {_hex(pb.fallback.event)},")
+        w.line(f"\t.fallback_poll_us = {pb.fallback.overflow_poll_us},")
     w.line(f"\t.counter_hz = {pb.counter_hz},")
     w.line("};")
     return True

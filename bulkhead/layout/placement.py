@@ -191,8 +191,8 @@ def config_hash(config_bytes: bytes, platform_bytes: bytes) -> int:
 class _Allocator:
     """First-fit allocation of host-physical RAM."""
 
-    def __init__(self, ram: Range, reserved: Iterable[Range]) -> None:
-        self.free = [ram]
+    def __init__(self, banks: Iterable[Range], reserved: Iterable[Range]) -> None:
+        self.free = list(banks)  # first fit: the first bank first
         for r in reserved:
             self.take(r)
 
@@ -233,7 +233,7 @@ def resolve(s: SystemSpec) -> System:
                 if m.pa is not None and ("mem", vm.index, j) not in colored]
     explicit += [Range(sh.pa, sh.size) for sh in s.shmem if sh.pa is not None and ("shmem", sh.index, 0) not in colored]
     # contiguous memory stays out of the spans of colored regions with an explicit pa
-    alloc = _Allocator(p.ram, [p.hypervisor, p.staging, *explicit, *coloring.fixed_spans(reqs)])
+    alloc = _Allocator(p.banks, [p.hypervisor, p.staging, *explicit, *coloring.fixed_spans(reqs)])
     contiguous: list[Range] = []
 
     def place(size: int, ipa: int, path: str) -> int:
@@ -258,7 +258,7 @@ def resolve(s: SystemSpec) -> System:
         if ("shmem", sh.index, 0) not in colored
     }
     # colored memory: whatever RAM contiguous memory left (explicit spans included)
-    colorable = _Allocator(p.ram, [p.hypervisor, p.staging, *explicit, *contiguous]).free
+    colorable = _Allocator(p.banks, [p.hypervisor, p.staging, *explicit, *contiguous]).free
     spans, color_diags = coloring.place(s, colorable, reqs)
     diags += color_diags
     if diags:

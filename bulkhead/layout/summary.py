@@ -143,6 +143,7 @@ def document(system: System) -> dict[str, Any]:
             "file": str(p.file),
             "cpus": list(p.mpidr),
             "ram": {"base": p.ram.base, "size": p.ram.size},
+            "ram_banks": [{"base": b.base, "size": b.size} for b in p.banks],
             "hypervisor": {"base": p.hypervisor.base, "size": p.hypervisor.size},
             "staging": {"base": p.staging.base, "size": p.staging.size},
         },

@@ -118,6 +118,9 @@ static u64 run_flood(u32 cpu, u64 end)
 			return 0;
 		n++;
 	}
+	/* the long lines' buffer ends mid-line: end it, so that the VM's next
+	 * line ("attack: flood done ...") starts a line of its own */
+	bh_console_write("\n", 1);
 	return n;
 }
 

@@ -10,7 +10,9 @@
  *         FNV-1a hash (lines of up to 255 characters);
  *         line_delay_us (default 0): busy time after each line, in the
  *         receive interrupt (a guest slower than the input: what arrives
- *         meanwhile must wait in the hypervisor, not be dropped).
+ *         meanwhile must wait in the hypervisor, not be dropped);
+ *         echo (default 0): 1 writes each character back as it arrives,
+ *         Enter as a newline, like a terminal's echo.
  * Lines: "echo: ready" once the receive interrupt is enabled, then
  *        lines=1:  "echo: got '<line>'";
  *        lines>1:  "echo: line <i> len <n> fnv 0x<hash>" per line and
@@ -35,6 +37,7 @@ static volatile u32 len;
 static volatile u32 nlines;
 static u32 want = 1;
 static u32 line_delay_us;
+static u32 echo_typed;
 static u32 line_len[MAX_LINES];
 static u32 line_fnv[MAX_LINES];
 static u32 fnv = FNV_OFFSET;
@@ -45,6 +48,8 @@ static void echo_irq(u32 intid)
 
 	(void)intid;
 	while ((c = uart_getc()) >= 0) {
+		if (echo_typed)
+			uart_putc(c == '\r' ? '\n' : (char)c);
 		if (c == '\r' || c == '\n') {
 			if (len && nlines < MAX_LINES) {
 				line_len[nlines] = len;
@@ -80,6 +85,7 @@ int main(const char *params)
 	(void)params;
 	want = (u32)param_u64("lines", 1);
 	line_delay_us = (u32)param_u64("line_delay_us", 0);
+	echo_typed = (u32)param_u64("echo", 0);
 	if (want < 1 || want > MAX_LINES)
 		want = 1;
 	gic_init();

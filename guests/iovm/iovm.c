@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * iovm: the I/O VM of shared I/O (docs/io.md). Owns a virtio-net device and
+ * iovm: the I/O VM of shared I/O (docs/io.md). Owns a network device
+ * (netdev.h: virtio-net over virtio-mmio, or the ZynqMP's Cadence GEM) and
  * shares it among client VMs through per-client frame rings (ioring.h).
  *
  * Transmit (client -> network): one service slot of 1 / io_rate seconds
@@ -17,7 +18,7 @@
  * the slots it got.
  *
  * Params (written by `bulkhead build` from the io: section): io_clients,
- * io_base, io_irq, io_rate, io_mac, io<i>_{vm,shm,queue,weight,mac,cap};
+ * io_driver (virtio | gem), io_base, io_irq, io_rate, io_mac, io<i>_{vm,shm,queue,weight,mac,cap};
  * max_ms (60000): give up after this much virtual time; poll (0): 1 busy-waits when idle
  * instead of sleeping in WFI (benchmark: no icount idle warps in the timings).
  * mode=direct (benchmark baseline, no clients, no io: section): the device is
@@ -40,8 +41,8 @@
  */
 #include "echo.h"
 #include "ioring.h"
+#include "netdev.h"
 #include "runtime.h"
-#include "virtio_net.h"
 
 #define MAX_CLIENTS 8
 
@@ -99,7 +100,7 @@ static void irq_doorbell(u32 intid)
 static void irq_device(u32 intid)
 {
 	(void)intid;
-	vnet_irq_ack();
+	netdev_irq_ack();
 }
 
 static int setup_client(u32 i)
@@ -175,7 +176,7 @@ static void deliver(void)
 	const u8 *f;
 	u32 len, i;
 
-	while ((len = vnet_recv(&f)) != 0) {
+	while ((len = netdev_recv(&f)) != 0) {
 		const struct eth_hdr *h = (const struct eth_hdr *)f;
 		bool bcast = len >= ETH_HLEN && eth_is_broadcast(h->dst), hit = false;
 
@@ -192,7 +193,7 @@ static void deliver(void)
 		}
 		if (!hit)
 			rx_unknown++;
-		vnet_rx_done();
+		netdev_rx_done();
 	}
 	for (i = 0; i < ncl; i++) {
 		if (cl[i].ring_peer) {
@@ -258,7 +259,7 @@ static void serve(struct client *s, u64 t, u64 slot)
 		s->runt++;
 	else if (n > 0 && !eth_mac_eq(h->src, s->mac))
 		s->spoofed++;
-	else if (n > 0 && vnet_send(frame, (u32)n) == 0) {
+	else if (n > 0 && netdev_send(frame, (u32)n) == 0) {
 		s->fwd++;
 		s->fwd_bytes += (u32)n;
 	}
@@ -313,24 +314,24 @@ static bool wake_cond(void *arg)
 
 static bool direct_can_send(void)
 {
-	return vnet_can_send();
+	return netdev_can_send();
 }
 
 static int direct_send(const void *f, u32 len)
 {
-	return vnet_send(f, len);
+	return netdev_send(f, len);
 }
 
 static int direct_recv(void *buf, u32 cap)
 {
 	const u8 *f;
-	u32 n = vnet_recv(&f);
+	u32 n = netdev_recv(&f);
 
 	if (n > cap)
 		n = 0; /* cannot happen: cap is a whole frame */
 	if (n)
 		memcpy(buf, f, n);
-	vnet_rx_done();
+	netdev_rx_done();
 	return (int)n;
 }
 
@@ -352,8 +353,9 @@ static int run_direct(u64 base)
 	if (!eth_parse_mac(param_str_default("mac", "02:00:00:00:00:0d"), me) ||
 	    !eth_parse_mac(param_str_default("peer_mac", "02:00:00:00:00:fe"), peer))
 		return fail("bad mac or peer_mac");
-	if (vnet_init(base, mac))
-		return fail("no virtio-net device at 0x%lx", base);
+	if (netdev_init(param_str("io_driver"), base, mac))
+		return fail("no %s device at 0x%lx", param_str_default("io_driver", "virtio"),
+		            base);
 	bad = echo_run(&port, peer, me, 0x5eed, (u32)param_u64("frames", 100),
 	               (u32)param_u64("size", 200), (u32)param_u64("window", 16),
 	               param_u64("timeout_ms", 30000), &res);
@@ -372,7 +374,7 @@ static bool never(void *arg)
 
 static void report(u64 slot)
 {
-	const struct vnet_stats *vs = vnet_stats();
+	const struct netdev_stats *vs = netdev_stats();
 	u32 i;
 
 	for (i = 0; i < ncl; i++) {
@@ -433,8 +435,9 @@ int main(const char *params)
 		if (cl[i].cap_ticks > cl[i].tpf)
 			cl[i].tpf = cl[i].cap_ticks;
 	}
-	if (vnet_init(base, mac))
-		return fail("no virtio-net device at 0x%lx", base);
+	if (netdev_init(param_str("io_driver"), base, mac))
+		return fail("no %s device at 0x%lx", param_str_default("io_driver", "virtio"),
+		            base);
 	if (irq >= 32 && irq < 1020) {
 		irq_register((u32)irq, irq_device);
 		gic_spi_setup((u32)irq, false);
@@ -459,7 +462,7 @@ int main(const char *params)
 			continue;
 		}
 		track_backlog(t);
-		s = vnet_can_send() ? pick(t) : NULL;
+		s = netdev_can_send() ? pick(t) : NULL;
 		if (s) {
 			serve(s, t, slot);
 			next += slot;

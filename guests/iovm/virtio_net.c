@@ -83,7 +83,9 @@ struct vq {
 
 static struct vq rxq, txq;
 static uptr vbase;
-static struct vnet_stats st;
+static struct netdev_stats st;
+
+static void vnet_rx_done(void);
 static u16 rx_cur = 0xffff;
 
 static u32 rd(u32 off)
@@ -96,16 +98,6 @@ static void wr(u32 off, u32 v)
 	mmio_write32(vbase + off, v);
 }
 
-static u64 pa_of(const void *p)
-{
-	struct bh_ipa_info info;
-	uptr ipa = (uptr)p;
-
-	if (bh_ipa_info(ipa & ~0xffful, &info) != BH_OK)
-		return 0;
-	return info.pa | (ipa & 0xfff);
-}
-
 static int fail(const char *what, u32 v)
 {
 	printf("iovm: virtio-net: %s (0x%x)\n", what, v);
@@ -115,7 +107,7 @@ static int fail(const char *what, u32 v)
 
 static int setup_queue(u32 sel, struct vq *q)
 {
-	u64 d = pa_of(q->desc), a = pa_of(&q->avail), u = pa_of(&q->used);
+	u64 d = netdev_pa_of(q->desc), a = netdev_pa_of(&q->avail), u = netdev_pa_of(&q->used);
 	u32 i;
 
 	if (!d || !a || !u)
@@ -133,7 +125,7 @@ static int setup_queue(u32 sel, struct vq *q)
 	wr(VMMIO_QUEUE_DEVICE, (u32)u);
 	wr(VMMIO_QUEUE_DEVICE + 4, (u32)(u >> 32));
 	for (i = 0; i < VNET_QSIZE; i++) {
-		u64 pa = pa_of(q->buf[i]);
+		u64 pa = netdev_pa_of(q->buf[i]);
 
 		if (!pa)
 			return fail("no PA for a buffer", i);
@@ -148,7 +140,7 @@ static int setup_queue(u32 sel, struct vq *q)
 	return 0;
 }
 
-int vnet_init(uptr base, u8 mac_out[6])
+static int vnet_init(uptr base, u8 mac_out[6])
 {
 	u32 v, i;
 
@@ -207,13 +199,13 @@ static void tx_reclaim(void)
 	}
 }
 
-bool vnet_can_send(void)
+static bool vnet_can_send(void)
 {
 	tx_reclaim();
 	return txq.nfree > 0;
 }
 
-int vnet_send(const void *frame, u32 len)
+static int vnet_send(const void *frame, u32 len)
 {
 	u16 d;
 
@@ -240,7 +232,7 @@ int vnet_send(const void *frame, u32 len)
 	return 0;
 }
 
-u32 vnet_recv(const u8 **frame)
+static u32 vnet_recv(const u8 **frame)
 {
 	u16 used = READ_ONCE(rxq.used.idx);
 	struct vq_used_elem e;
@@ -267,7 +259,7 @@ u32 vnet_recv(const u8 **frame)
 	return 0;
 }
 
-void vnet_rx_done(void)
+static void vnet_rx_done(void)
 {
 	if (rx_cur >= VNET_QSIZE)
 		return;
@@ -281,7 +273,7 @@ void vnet_rx_done(void)
 	wr(VMMIO_QUEUE_NOTIFY, RXQ);
 }
 
-void vnet_irq_ack(void)
+static void vnet_irq_ack(void)
 {
 	u32 s = rd(VMMIO_IRQ_STATUS);
 
@@ -289,7 +281,18 @@ void vnet_irq_ack(void)
 		wr(VMMIO_IRQ_ACK, s);
 }
 
-const struct vnet_stats *vnet_stats(void)
+static const struct netdev_stats *vnet_stats(void)
 {
 	return &st;
 }
+
+const struct netdev_ops vnet_ops = {
+	.name = "virtio",
+	.init = vnet_init,
+	.send = vnet_send,
+	.can_send = vnet_can_send,
+	.recv = vnet_recv,
+	.rx_done = vnet_rx_done,
+	.irq_ack = vnet_irq_ack,
+	.stats = vnet_stats,
+};

@@ -50,10 +50,10 @@ void bootmem_check(u64 dtb)
 	if (!dtb)
 		return;
 	/* Only the platform's RAM is mapped: the DTB must lie in it. */
-	if (dtb < p->ram_base || dtb - p->ram_base > p->ram_size - 64)
+	if (!cfg_in_ram(p, dtb, 64))
 		panic("DTB at %lx (x0 at entry) is outside the platform's RAM", dtb);
 	size = fdt_total_size((const void *)(uintptr_t)dtb);
-	if (!size || size > p->ram_base + p->ram_size - dtb)
+	if (!size || !cfg_in_ram(p, dtb, size))
 		panic("x0 at entry (%lx) is not a device tree", dtb);
 	err = fdt_memory((const void *)(uintptr_t)dtb, size, bootmem_ram, BOOTMEM_MAX, &bootmem_n);
 	if (err)

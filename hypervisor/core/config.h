@@ -11,6 +11,7 @@
 #include "lib/types.h"
 
 #define CFG_MAX_CPUS   8
+#define CFG_MAX_RAM    4 /* DRAM banks (MAX_RAM_BANKS in bulkhead/model.py) */
 #define CFG_PT_ENTRIES 512
 
 /* One page of a stage-2 (or EL2) translation table. */
@@ -102,8 +103,12 @@ struct cfg_bw_system {
 	u32 flags;
 	u32 overflow_poll_us; /* event counters: also look every this many us (late overflow
 	                         interrupts, QEMU); 0: never */
-	u32 pmu_irq;          /* PMU overflow interrupt (PPI) */
-	u64 counter_hz;       /* generic-timer frequency period_ticks assumes */
+	/* A CPU that does not implement the VMs' event (PMCEID_EL0: QEMU) counts
+	 * fallback_event instead, looking every fallback_poll_us for its
+	 * overflow (its interrupt may not be wired); fallback_event 0: none. */
+	u32 fallback_event;
+	u32 fallback_poll_us;
+	u64 counter_hz; /* generic-timer frequency period_ticks assumes */
 };
 
 struct cfg_vm {
@@ -147,8 +152,13 @@ struct cfg_platform {
 	const char *name;
 	u32 ncpus;
 	u64 mpidr[CFG_MAX_CPUS]; /* physical MPIDR (affinity fields) per CPU index */
-	u64 ram_base;
+	u64 ram_base; /* the first DRAM bank: the hypervisor and the staging area are in it */
 	u64 ram_size;
+	u32 nram; /* more than one bank: every bank in ram[] (ram[0] the first); 0: just the first */
+	struct cfg_ram {
+		u64 base;
+		u64 size;
+	} ram[CFG_MAX_RAM];
 	u64 hyp_base; /* where the hypervisor image lives (also in ram) */
 	u64 hyp_size;
 	u64 uart_base; /* PL011 owned by the hypervisor */
@@ -165,8 +175,10 @@ struct cfg_platform {
 	u32 gic_maint_irq;   /* PPI */
 	u32 timer_hyp_irq;   /* EL2 physical timer PPI */
 	u32 timer_virt_irq;
-	u32 pmu_irq;   /* PMU overflow PPI (guests' and the regulator's); 0: none */
-	u64 mmio_base; /* the device window mapped at EL2 (device memory) */
+	u32 pmu_irq;               /* PMU overflow PPI (guests' and the regulator's); 0: none. With
+	                              pmu_spi[], the PPI the VMs see (the guest platform's) */
+	u32 pmu_spi[CFG_MAX_CPUS]; /* the PMU overflow SPI of each CPU (ZynqMP); 0: the PPI */
+	u64 mmio_base;             /* the device window mapped at EL2 (device memory) */
 	u64 mmio_size;
 
 	/* Page coloring (platform file `coloring:`); 0 when not declared. */
@@ -197,5 +209,28 @@ struct cfg_system {
 };
 
 extern const struct cfg_system cfg_system;
+
+/* The number of DRAM banks and bank i of platform p. */
+static inline u32 cfg_ram_banks(const struct cfg_platform *p)
+{
+	return p->nram ? p->nram : 1;
+}
+
+static inline struct cfg_ram cfg_ram_bank(const struct cfg_platform *p, u32 i)
+{
+	return p->nram ? p->ram[i] : (struct cfg_ram){ p->ram_base, p->ram_size };
+}
+
+/* Whether [pa, pa + size) lies inside one DRAM bank. */
+static inline bool cfg_in_ram(const struct cfg_platform *p, u64 pa, u64 size)
+{
+	for (u32 i = 0; i < cfg_ram_banks(p); i++) {
+		struct cfg_ram b = cfg_ram_bank(p, i);
+
+		if (pa >= b.base && pa - b.base < b.size && size <= b.base + b.size - pa)
+			return true;
+	}
+	return false;
+}
 
 #endif

@@ -101,16 +101,46 @@ static bool console_lock_acquire(void)
 /* Lines the hypervisor writes at most before one of its own. */
 #define CONSOLE_DRAIN_ALL_MAX (CFG_MAX_CPUS * (LINERING_SIZE / 8u))
 
-static void console_write_line(const struct vm *vm, const char *text, u32 len)
+/* The VM whose line is open on the UART (prefix and some text written, no
+ * newline yet: the input VM's line as it is typed), -1 if none (under
+ * console_lock). */
+static s32 console_open = -1;
+
+/* Ends the open line, if any, with a newline (another VM or the hypervisor
+ * is about to write): its VM continues it on a fresh prefixed line. */
+static void console_close_open(void)
+{
+	if (console_open >= 0)
+		uart_write("\n", 1);
+	console_open = -1;
+}
+
+static void console_write_line(u32 i, const char *text, u32 len, bool open)
 {
 	char prefix[24];
-	size_t plen = fmt_snprintf(prefix, sizeof(prefix), "[%s] ", vm->cfg->name);
+	size_t plen = fmt_snprintf(prefix, sizeof(prefix), "[%s] ", vms[i].cfg->name);
+	bool cont = vms[i].con.was_open;
 
-	if (plen >= sizeof(prefix))
-		plen = sizeof(prefix) - 1;
-	uart_write(prefix, plen);
-	uart_write(text, len);
-	uart_write("\n", 1);
+	vms[i].con.was_open = open;
+	if (console_open == (s32)i) { /* continues the open line */
+		uart_write(text, len);
+	} else {
+		/* the end (possibly empty) of a line that was cut by another's:
+		 * nothing more to show than what it already did */
+		if (cont && !len && !open)
+			return;
+		console_close_open();
+		if (plen >= sizeof(prefix))
+			plen = sizeof(prefix) - 1;
+		uart_write(prefix, plen);
+		uart_write(text, len);
+	}
+	if (open) {
+		console_open = (s32)i;
+	} else {
+		uart_write("\n", 1);
+		console_open = -1;
+	}
 }
 
 /* With console_lock held: writes the next queued line in round-robin order
@@ -122,10 +152,11 @@ static const struct vm *console_drain_one(void)
 	for (u32 n = 0; n < vm_count; n++) {
 		u32 i = (console_next + n) % vm_count;
 		u32 len;
+		bool open;
 
-		if (!linering_get(&vms[i].con.out, line, &len))
+		if (!linering_get(&vms[i].con.out, line, &len, &open))
 			continue;
-		console_write_line(&vms[i], line, len);
+		console_write_line(i, line, len, open);
 		console_next = (i + 1) % vm_count;
 		return &vms[i];
 	}
@@ -183,6 +214,8 @@ static void console_hyp_line(const char *line, size_t len)
 	/* without the lock another CPU is the consumer: leave the queues alone */
 	for (u32 n = 0; locked && n < CONSOLE_DRAIN_ALL_MAX && console_drain_one(); n++)
 		;
+	if (locked)
+		console_close_open();
 	uart_write(line, len);
 	if (locked)
 		spin_unlock(&console_lock);
@@ -201,23 +234,66 @@ void console_set_input(s32 vm_index)
 		uart_enable_rx_irq();
 }
 
-/* Called with vm->con.lock held: the assembled line goes into the VM's
- * queue (or is dropped and counted there if it is full). */
-static void console_vm_queue(struct vm *vm)
+/* Called with vm->con.lock held: the rest of the assembled line (what was
+ * not shown yet) goes into the VM's queue, open if the line goes on (or is
+ * dropped and counted there if it is full). */
+static void console_vm_queue(struct vm *vm, bool open)
 {
-	linering_put(&vm->con.out, vm->con.buf, vm->con.len);
-	vm->con.len = 0;
+	linering_put(&vm->con.out, vm->con.buf + vm->con.shown, vm->con.len - vm->con.shown, open);
+	if (open) {
+		vm->con.shown = vm->con.len;
+	} else {
+		vm->con.len = 0;
+		vm->con.shown = 0;
+		__atomic_store_n(&vm->con.typed, false, __ATOMIC_RELAXED);
+	}
 	console_drain(vm);
 }
 
-void console_vm_putc(struct vm *vm, char c)
+/* Appends one printable character to the VM's line. */
+static void console_vm_add(struct vm *vm, char c)
+{
+	vm->con.buf[vm->con.len++] = c;
+	if (vm->con.len >= CONSOLE_LINE_MAX - 1)
+		console_vm_queue(vm, false);
+}
+
+/* Whether b belongs to an ANSI control sequence (ESC '[' parameters final)
+ * and is dropped: a shell's line editing writes them (busybox asks the
+ * terminal for the cursor position after each prompt, ESC [ 6 n), and
+ * printed as "?[6n" they would litter every prompt. Any other escape still
+ * prints its ESC as '?'. Called with vm->con.lock held. */
+static bool console_vm_csi(struct vm *vm, u8 b)
+{
+	if (vm->con.esc == CONSOLE_ESC_CSI) {
+		if (b >= 0x20 && b <= 0x3f) /* parameter and intermediate bytes */
+			return true;
+		vm->con.esc = CONSOLE_ESC_NONE;
+		return b >= 0x40 && b <= 0x7e; /* the final byte */
+	}
+	if (vm->con.esc == CONSOLE_ESC_SEEN) {
+		vm->con.esc = CONSOLE_ESC_NONE;
+		if (b == '[') {
+			vm->con.esc = CONSOLE_ESC_CSI;
+			return true;
+		}
+		console_vm_add(vm, '?'); /* the ESC alone */
+	}
+	if (b == 0x1b) {
+		vm->con.esc = CONSOLE_ESC_SEEN;
+		return true;
+	}
+	return false;
+}
+
+static void console_vm_putc(struct vm *vm, char c)
 {
 	u8 b = (u8)c;
 
-	if (c == '\r')
+	if (console_vm_csi(vm, b) || c == '\r')
 		return;
 	if (c == '\n') {
-		console_vm_queue(vm);
+		console_vm_queue(vm, false);
 		return;
 	}
 	/* Only printable ASCII and tabs reach the UART: a control byte (form
@@ -227,9 +303,25 @@ void console_vm_putc(struct vm *vm, char c)
 	 * operator's terminal. */
 	if ((b < 0x20 && c != '\t') || b >= 0x7f)
 		c = '?';
-	vm->con.buf[vm->con.len++] = c;
-	if (vm->con.len >= CONSOLE_LINE_MAX - 1)
-		console_vm_queue(vm);
+	console_vm_add(vm, c);
+}
+
+void console_vm_show(struct vm *vm)
+{
+	s32 in = console_input;
+
+	if (vm->con.len > vm->con.shown && in >= 0 && &vms[in] == vm)
+		console_vm_queue(vm, true);
+}
+
+void console_vm_write(struct vm *vm, const char *text, u32 len)
+{
+	for (u32 i = 0; i < len; i++)
+		console_vm_putc(vm, text[i]);
+	/* the input VM's line shows as it comes once typed into (its echo);
+	 * its other lines stay whole */
+	if (__atomic_load_n(&vm->con.typed, __ATOMIC_RELAXED))
+		console_vm_show(vm);
 }
 
 void console_vm_flush(struct vm *vm)
@@ -238,8 +330,11 @@ void console_vm_flush(struct vm *vm)
 
 	spin_lock(&vm->con.lock);
 	if (vm->con.len)
-		linering_put(&vm->con.out, vm->con.buf, vm->con.len);
+		linering_put(&vm->con.out, vm->con.buf + vm->con.shown, vm->con.len - vm->con.shown,
+		             false);
 	vm->con.len = 0;
+	vm->con.shown = 0;
+	vm->con.esc = CONSOLE_ESC_NONE;
 	spin_unlock(&vm->con.lock);
 	locked = console_lock_acquire();
 	for (u32 n = 0; locked && n < CONSOLE_DRAIN_ALL_MAX && linering_pending(&vm->con.out); n++)
@@ -317,7 +412,9 @@ void console_rx(void)
 			console_escape = true;
 			continue;
 		}
-		if (in)
+		if (in) {
+			__atomic_store_n(&in->con.typed, true, __ATOMIC_RELAXED);
 			vuart_rx(in, (char)c);
+		}
 	}
 }

@@ -6,9 +6,14 @@
  * "[<vm name>] ", by whichever CPU drains: a VM's writer that finds the
  * physical UART free takes it (never waits for it) and writes pending lines
  * round-robin, one line per VM per turn, until its own are out, plus a
- * bounded number of other VMs' lines. Hypervisor messages are "[bulkhead] "
- * lines, written after every VM line queued before them. Input goes to one
- * VM's virtual UART, switchable with Ctrl-T followed by the VM's number.
+ * bounded number of other VMs' lines. The input VM's line shows as it is
+ * produced once something was typed into it (its echo), and when its driver
+ * has nothing more to send (a prompt): queued as open pieces, written
+ * after one prefix; a line of another VM or of the hypervisor first ends
+ * the open line with a newline, and the next piece starts a fresh prefixed
+ * line. Hypervisor messages are "[bulkhead] " lines, written after every VM
+ * line queued before them. Input goes to one VM's virtual UART, switchable
+ * with Ctrl-T followed by the VM's number.
  * A VM's control and non-ASCII bytes are printed as '?', so that no VM can
  * forge a line of another or of the hypervisor.
  */
@@ -21,12 +26,19 @@
 
 #define CONSOLE_LINE_MAX 160
 #define CONSOLE_ESCAPE   0x14 /* Ctrl-T */
+#define CONSOLE_ESC_NONE 0
+#define CONSOLE_ESC_SEEN 1 /* after ESC */
+#define CONSOLE_ESC_CSI  2 /* after ESC '[' */
 
 struct console_line {
 	spinlock_t lock; /* the VM's writers: line assembly and out's producer side */
 	u32 len;
+	u32 shown;  /* of buf: already queued as an open line (input VM) */
+	bool typed; /* input reached the VM since its last line ended */
+	u8 esc;     /* CONSOLE_ESC_*: where in an ANSI control sequence */
 	char buf[CONSOLE_LINE_MAX];
-	struct linering out; /* complete lines waiting for the physical UART */
+	struct linering out; /* lines waiting for the physical UART */
+	bool was_open;       /* the last line written from out was open (console_lock) */
 };
 
 struct vm;
@@ -39,9 +51,15 @@ void console_rx(void);
  * input VM's buffer is full / has room again (core/vuart.c). */
 void console_rx_pause(void);
 void console_rx_resume(void);
-/* A character a VM printed (virtual UART or hypercall); called with
- * vm->con.lock held. */
-void console_vm_putc(struct vm *vm, char c);
+/* Characters a VM printed (virtual UART or hypercall); called with
+ * vm->con.lock held. Lines are queued when complete; the partial line of
+ * the input VM also at the end of each write once something was typed into
+ * it since its last line ended, so that its echo shows as typed. */
+void console_vm_write(struct vm *vm, const char *text, u32 len);
+/* The VM's driver has nothing more to send (virtual PL011 TX interrupt
+ * masked): the input VM's line not ended yet (a prompt) shows now; called
+ * with vm->con.lock held. */
+void console_vm_show(struct vm *vm);
 /* Ends any partial line of the VM and writes out all its queued lines
  * (the VM stops or resets: its CPUs no longer print). */
 void console_vm_flush(struct vm *vm);

@@ -98,8 +98,7 @@ static s64 hypercall_console_write(struct vcpu *v, u64 ipa, u64 len)
 		if (!mem_copy_from_vm(vm, buf, ipa + done, chunk))
 			return BH_E_INVALID;
 		spin_lock(&vm->con.lock);
-		for (u64 i = 0; i < chunk; i++)
-			console_vm_putc(vm, buf[i]);
+		console_vm_write(vm, buf, (u32)chunk);
 		spin_unlock(&vm->con.lock);
 		done += chunk;
 	}

@@ -9,14 +9,14 @@
 
 static struct vm *irq_owner[GIC_MAX_INTID];
 static u32 irq_console = GIC_SPURIOUS;
-static void (*irq_hyp[GIC_PRIV_MAX])(u32 intid);
-static u32 irq_maint = GIC_SPURIOUS; /* the GIC maintenance PPI */
+static void (*irq_hyp[GIC_MAX_INTID])(u32 intid); /* PPIs, and SPIs such as ZynqMP's PMU */
+static u32 irq_maint = GIC_SPURIOUS;              /* the GIC maintenance PPI */
 static u32 irq_hot = GIC_SPURIOUS;
 static bool (*irq_hot_fn)(void);
 
 void irq_register_hyp(u32 intid, void (*fn)(u32 intid))
 {
-	if (intid < GIC_PRIV_MAX)
+	if (intid < GIC_MAX_INTID)
 		irq_hyp[intid] = fn;
 }
 
@@ -49,6 +49,16 @@ void irq_cpu_init(void)
 	}
 }
 
+void irq_enable_hyp_local(u32 intid)
+{
+	if (intid >= GIC_PRIV_MAX) { /* an SPI of this CPU: routed here, level, the hypervisor's */
+		gic_set_priority(intid, GIC_PRIO_HYP);
+		gic_set_edge(intid, false);
+		gic_route_spi(intid, cfg_system.platform->mpidr[cpu_index()]);
+	}
+	gic_enable(intid);
+}
+
 void irq_set_console(u32 intid, u64 target_mpidr)
 {
 	irq_console = intid;
@@ -61,7 +71,7 @@ static void irq_dispatch(u32 intid)
 {
 	struct vcpu *v = vcpu_current();
 
-	if (intid < GIC_PRIV_MAX && irq_hyp[intid]) {
+	if (intid < GIC_MAX_INTID && irq_hyp[intid]) {
 		gic_eoi(intid);
 		irq_hyp[intid](intid);
 		gic_deactivate(intid);
@@ -107,7 +117,7 @@ u32 irq_handle_acked(u32 intid)
 
 	for (; intid < GIC_MAX_INTID; intid = gic_ack()) {
 		cpu_this()->irq_exits++;
-		if (intid < GIC_PRIV_MAX && irq_hyp[intid])
+		if (intid < GIC_MAX_INTID && irq_hyp[intid])
 			hyp++;
 		irq_dispatch(intid);
 	}

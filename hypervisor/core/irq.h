@@ -31,11 +31,14 @@ u32 irq_handle_acked(u32 intid);
  * nothing done, for everything else. Other pending physical interrupts stay
  * pending and bring the vCPU back at once. */
 bool irq_guest_fast(struct cpu *cpu, u32 intid);
-/* Registers the hypervisor's own handler of a private interrupt (SGI/PPI,
- * the same on every CPU): the upper layers' way in (e.g. the bandwidth
+/* Registers the hypervisor's own handler of an interrupt (SGI/PPI, the same
+ * on every CPU, or an SPI): the upper layers' way in (e.g. the bandwidth
  * regulator's timer and PMU interrupts). fn runs between the priority drop
  * and the deactivation. The interrupt still has to be enabled per CPU. */
 void irq_register_hyp(u32 intid, void (*fn)(u32 intid));
+/* Enables a hypervisor interrupt of this CPU: a PPI, or an SPI that is this
+ * CPU's own (routed to it, level-sensitive; e.g. a per-CPU PMU SPI). */
+void irq_enable_hyp_local(u32 intid);
 /* One private interrupt may also have a hot handler, tried first when it
  * interrupts a guest (irq_guest_fast): with only the caller-saved registers
  * saved, no vGIC sync or flush. fn returns false, having done nothing, to

@@ -33,7 +33,7 @@ static u64 mem_color_page(const struct vm *vm, const struct cfg_color *c, u64 pa
 	if (!mem_color_next)
 		panic("vm %s: colored memory but no coloring support", vm->cfg->name);
 	page = mem_color_next(c, pa);
-	if (page < p->ram_base || page - p->ram_base >= p->ram_size ||
+	if (!cfg_in_ram(p, page, SZ_4K) ||
 	    (page >= p->hyp_base && page - p->hyp_base < p->hyp_size))
 		panic("vm %s: colored page %lx (searched from %lx) is not VM RAM", vm->cfg->name,
 		      page, pa);

@@ -19,12 +19,16 @@
  *   PMCEID, PMUSERENR    the hardware registers (PMUSERENR is the vCPU's:
  *                        one vCPU per CPU)
  *
- * Overflow: the PMU PPI belongs to the hypervisor (the regulator shares
- * it). A guest counter's overflow masks that counter's hardware interrupt
- * and injects the virtual PMU PPI once; the guest's PMOVSCLR write restores
- * the hardware enable, and re-injects if another of its overflows is
- * pending. So a guest that never clears its flags takes one EL2 interrupt
- * per overflow, no storm.
+ * Overflow: the PMU interrupt belongs to the hypervisor (the regulator
+ * shares it): the platform's PPI, or one SPI per CPU (ZynqMP) routed to its
+ * CPU. VMs see the platform's PPI either way (cfg_platform.pmu_irq: the
+ * guest platform's on ZynqMP). A guest counter's overflow masks that
+ * counter's hardware interrupt and injects the virtual PMU PPI once; the guest's PMOVSCLR write
+ * restores the hardware enable, and re-injects if another of its overflows is pending. So a guest
+ * that never clears its flags takes one EL2 interrupt per overflow, no storm.
+ * Where the PMU interrupt is not wired (QEMU's xlnx-zcu102), the guest's
+ * trapped read of its overflow flags injects the virtual PPI for a pending
+ * overflow it was not told about.
  */
 #include "core/vpmu.h"
 
@@ -52,7 +56,7 @@ struct vpmu {
 
 /* Indexed by physical CPU: one vCPU per CPU, only its CPU touches it. */
 static struct vpmu vpmu_cpus[CFG_MAX_CPUS];
-static u32 vpmu_ppi;
+static u32 vpmu_ppi; /* the virtual PMU PPI; 0: no PMU interrupt */
 static void (*vpmu_hyp_overflow)(u32 intid);
 
 /* The guest's counters on this CPU: bit i event counter i, bit 31 cycles. */
@@ -121,17 +125,30 @@ static void vpmu_overflow(u32 intid)
 		vpmu_sync(v, &vpmu_cpus[v->pcpu], vpmu_mask());
 }
 
+u32 vpmu_hw_irq(void)
+{
+	const struct cfg_platform *p = cfg_system.platform;
+
+	return p->pmu_spi[cpu_index()] ? p->pmu_spi[cpu_index()] : p->pmu_irq;
+}
+
 void vpmu_init(void)
 {
-	vpmu_ppi = cfg_system.platform->pmu_irq;
-	if (vpmu_ppi)
-		irq_register_hyp(vpmu_ppi, vpmu_overflow);
+	const struct cfg_platform *p = cfg_system.platform;
+
+	vpmu_ppi = p->pmu_irq;
+	if (!vpmu_ppi)
+		return;
+	irq_register_hyp(vpmu_ppi, vpmu_overflow);
+	for (u32 i = 0; i < p->ncpus; i++)
+		if (p->pmu_spi[i])
+			irq_register_hyp(p->pmu_spi[i], vpmu_overflow);
 }
 
 void vpmu_cpu_init(void)
 {
 	if (vpmu_ppi && vcpu_current())
-		gic_enable(vpmu_ppi);
+		irq_enable_hyp_local(vpmu_hw_irq());
 }
 
 void vpmu_set_hyp_overflow(void (*fn)(u32 intid))
@@ -275,6 +292,10 @@ bool vpmu_access(struct vcpu *v, u32 op1, u32 crn, u32 crm, u32 op2, bool read, 
 	case 0xe3: /* PMOVSSET_EL0 */
 		if (read) {
 			*val = pmu_overflow_status(mask);
+			/* an overflow whose interrupt the CPU did not deliver (QEMU's
+			 * xlnx-zcu102 does not wire the PMU SPIs): injected now */
+			if ((u32)*val & p->inten & ~p->raised)
+				vpmu_sync(v, p, mask);
 			break;
 		}
 		if (op2 == 3) {

@@ -10,10 +10,13 @@
 
 struct vcpu;
 
-/* Boot CPU: takes the PMU overflow PPI (platform) for the hypervisor. */
+/* Boot CPU: takes the PMU overflow interrupts (platform) for the hypervisor. */
 void vpmu_init(void);
-/* Every CPU with a vCPU: enables the PMU PPI there. */
+/* Every CPU with a vCPU: enables its PMU interrupt there. */
 void vpmu_cpu_init(void);
+/* This CPU's physical PMU overflow interrupt: the platform's PPI, or the
+ * CPU's own SPI (cfg_platform.pmu_spi); 0: none. */
+u32 vpmu_hw_irq(void);
 /* The hypervisor's own overflow handler (the bandwidth regulator): called
  * first on every PMU interrupt; it looks at its own counters only. */
 void vpmu_set_hyp_overflow(void (*fn)(u32 intid));

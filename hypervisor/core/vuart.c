@@ -137,9 +137,12 @@ static u32 vuart_read(struct vuart *u, u64 off)
 static void vuart_write(struct vm *vm, struct vuart *u, u64 off, u32 val)
 {
 	switch (off) {
-	case UART_DR:
-		console_vm_putc(vm, (char)(val & 0xff));
+	case UART_DR: {
+		char c = (char)(val & 0xff);
+
+		console_vm_write(vm, &c, 1);
 		break;
+	}
 	case UART_IBRD:
 		u->ibrd = val & 0xffff;
 		break;
@@ -157,6 +160,10 @@ static void vuart_write(struct vm *vm, struct vuart *u, u64 off, u32 val)
 		break;
 	case UART_IMSC:
 		u->imsc = val & 0x7ff;
+		/* TX interrupt masked: the driver has nothing more to send (Linux's
+		 * amba-pl011 stop_tx); what is left of the line is, e.g., a prompt */
+		if (!(val & INT_TX))
+			console_vm_show(vm);
 		break;
 	case UART_DMACR:
 		u->dmacr = val & 0x7;

@@ -43,6 +43,7 @@
 #define BW_MAX_PERIOD_US 1000000u
 #define BW_MAX_BUDGET    0x7fffffffu
 #define BW_NEV           CFG_BW_MAX_EVENTS
+#define BW_NO_EVENT      0xffffffffu
 
 /* What a VM's regulation is set to: from the config, then BH_HC_BW_SET. */
 struct bw_settings {
@@ -68,9 +69,10 @@ struct bw_cpu {
 	struct vcpu *v; /* NULL: this CPU is not regulated */
 	struct bw_vm *bvm;
 	u32 nev;
-	u32 ctr[BW_NEV]; /* PMU counter of each event */
-	u32 mask;        /* their overflow bits */
-	u32 seq;         /* settings in use: bvm->seq when they were copied */
+	u32 ctr[BW_NEV];   /* PMU counter of each event */
+	u32 event[BW_NEV]; /* what it counts: the VM's event, or the platform's fallback */
+	u32 mask;          /* their overflow bits */
+	u32 seq;           /* settings in use: bvm->seq when they were copied */
 	struct bw_settings set;
 	struct bw_clock clk;
 	u32 seg_start[BW_NEV]; /* counter value where the current grant began */
@@ -307,7 +309,7 @@ static void bw_open_period(struct bw_cpu *c)
 		}
 		c->used[e] = 0;
 		if (c->paused)
-			pmu_hyp_start(c->ctr[e], b->cfg->event[e], bw_preload(keep));
+			pmu_hyp_start(c->ctr[e], c->event[e], bw_preload(keep));
 		bw_grant(c, e, keep);
 	}
 	c->paused = false;
@@ -320,7 +322,7 @@ static void bw_cpu_stop(struct bw_cpu *c)
 	for (u32 e = 0; e < c->nev; e++)
 		pmu_hyp_stop(c->ctr[e]);
 	gic_disable(cfg_system.platform->timer_hyp_irq);
-	gic_disable(bw_sys->pmu_irq);
+	gic_disable(vpmu_hw_irq());
 	c->v->throttled = false;
 }
 
@@ -396,6 +398,10 @@ void bw_period(u32 intid)
 		return;
 	}
 	if (now < c->clk.deadline) { /* early (or a look, c->poll): not this period's end yet */
+		/* a look also finds an overflow whose interrupt is not wired (QEMU
+		 * xlnx-zcu102): the exception entry made the flag current */
+		if (c->poll && pmu_overflow_status(c->mask))
+			bw_overflow(intid);
 		bw_arm(c, now);
 		return;
 	}
@@ -695,10 +701,38 @@ void bw_init(void)
 	vcpu_set_stall_hook(bw_stall_hook);
 }
 
+/*
+ * The events this CPU counts: the VM's, or, where the CPU does not implement
+ * one of them (PMCEID: QEMU has none of the Cortex-A53's memory events), the
+ * platform's fallback event for every channel, said on the console. Returns
+ * the interval of the looks at the counter in us (0: none).
+ */
+static u32 bw_choose_events(struct bw_cpu *c, const struct cfg_bw *cfg)
+{
+	u32 missing = BW_NO_EVENT;
+
+	for (u32 e = 0; e < c->nev; e++) {
+		c->event[e] = cfg->event[e];
+		if (missing == BW_NO_EVENT && !pmu_event_implemented(cfg->event[e]))
+			missing = cfg->event[e];
+	}
+	if (missing == BW_NO_EVENT || !bw_sys->fallback_event)
+		return bw_sys->overflow_poll_us;
+	for (u32 e = 0; e < c->nev; e++)
+		c->event[e] = bw_sys->fallback_event;
+	if (c->v->idx == 0)
+		log_info("bw: vm %s: this CPU does not count event 0x%x (PMCEID); counting the "
+		         "platform's fallback event 0x%x instead, looking every %u us",
+		         c->v->vm->cfg->name, missing, bw_sys->fallback_event,
+		         bw_sys->fallback_poll_us);
+	return bw_sys->fallback_poll_us;
+}
+
 void bw_cpu_init(void)
 {
 	struct bw_cpu *c = bw_this();
 	const struct cfg_bw *cfg;
+	u32 poll_us;
 	u64 now;
 
 	if (!bw_sys || !c->v)
@@ -723,18 +757,19 @@ void bw_cpu_init(void)
 	while (!bw_read_settings(c->bvm, &c->set, &c->seq))
 		;
 	bw_clock_init(&c->clk, c->set.start, c->set.period_us, bw_hz, now);
+	poll_us = cfg->flags & CFG_BW_CYCLES ? 0 : bw_choose_events(c, cfg);
 	for (u32 e = 0; e < c->nev; e++)
-		pmu_hyp_start(c->ctr[e], cfg->event[e], bw_preload(bw_share(c, e)));
+		pmu_hyp_start(c->ctr[e], c->event[e], bw_preload(bw_share(c, e)));
 	bw_open_period(c);
 	c->partial = true; /* the boot period: the guest has not run yet */
-	if (!(cfg->flags & CFG_BW_CYCLES) && bw_sys->overflow_poll_us) {
-		c->poll = timer_ns_to_ticks((u64)bw_sys->overflow_poll_us * 1000);
-		/* the looks stand in for the overflow interrupt QEMU raises late:
-		 * they are the vCPU's, and so is all EL2 work on this path
-		 * (docs/bandwidth.md "QEMU") */
+	if (poll_us) {
+		c->poll = timer_ns_to_ticks((u64)poll_us * 1000);
+		/* the looks stand in for the overflow interrupt QEMU raises late
+		 * (or, on xlnx-zcu102, never): they are the vCPU's, and so is all
+		 * EL2 work on this path (docs/bandwidth.md "QEMU") */
 		pmu_hyp_count_el2_always();
 	}
-	gic_enable(bw_sys->pmu_irq);
+	irq_enable_hyp_local(vpmu_hw_irq());
 	gic_enable(cfg_system.platform->timer_hyp_irq);
 	bw_arm(c, now);
 }

@@ -230,7 +230,7 @@ static bool recolor_ram(u64 pa)
 {
 	const struct cfg_platform *p = cfg_system.platform;
 
-	return pa != COLOR_NONE && pa >= p->ram_base && pa - p->ram_base < p->ram_size;
+	return pa != COLOR_NONE && cfg_in_ram(p, pa, 1);
 }
 
 /* The first free page of the new set at or above pa (COLOR_NONE: none in

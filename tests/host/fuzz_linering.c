@@ -29,34 +29,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (op < 160) { /* put a line of arg % 200 bytes */
 			uint32_t n = arg % 200u;
 			memset(line, 'a' + (op % 26), n);
-			int ok = linering_put(&ring, line, n);
+			int ok = linering_put(&ring, line, n, (op & 1) != 0);
 			if (trusted) {
-				int fits = LINERING_SIZE - used >= n + 1u;
+				int fits = LINERING_SIZE - used >= n + LINERING_HDR;
 				if (ok != fits)
 					abort();
 				if (ok) {
 					model_len[head % MODEL_MAX] = n;
 					model_fill[head % MODEL_MAX] = (uint8_t)('a' + (op % 26));
 					head++;
-					used += n + 1u;
+					used += n + LINERING_HDR;
 				} else if (ring.dropped_lines != ++dropped) {
 					abort();
 				}
 			}
 		} else if (op < 250) { /* get */
-			int got = linering_get(&ring, out, &len);
+			bool open = false;
+			int got = linering_get(&ring, out, &len, &open);
 			if (got && len > LINERING_LINE_MAX)
 				abort();
 			if (trusted) {
 				if (got != (head != tail))
 					abort();
 				if (got) {
-					if (len != model_len[tail % MODEL_MAX])
+					if (len != model_len[tail % MODEL_MAX] ||
+					    open != ((model_fill[tail % MODEL_MAX] - 'a') & 1))
 						abort();
 					for (uint32_t k = 0; k < len; k++)
 						if (out[k] != (char)model_fill[tail % MODEL_MAX])
 							abort();
-					used -= len + 1u;
+					used -= len + LINERING_HDR;
 					tail++;
 				}
 			}

@@ -25,22 +25,33 @@ def build(config: str) -> list[str]:
 
 
 class Console:
-    """QEMU with its serial console on pipes: read lines, type characters."""
+    """QEMU with its serial console on pipes: read lines (and the line not
+    ended yet, ``partial``), type characters."""
 
     def __init__(self, argv: list[str]) -> None:
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, start_new_session=True)
         self.lines: list[str] = []
+        self.partial = ""  # what came after the last newline
         self.cond = threading.Condition()
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 
     def _read(self) -> None:
         assert self.proc.stdout
-        for raw in self.proc.stdout:
+        fd = self.proc.stdout.fileno()
+        pending = b""
+        while data := os.read(fd, 65536):
+            *done, pending = (pending + data).split(b"\n")
             with self.cond:
-                self.lines.append(raw.decode(errors="replace").rstrip("\r\n"))
+                self.lines.extend(raw.decode(errors="replace").rstrip("\r") for raw in done)
+                self.partial = pending.decode(errors="replace").replace("\r", "")
                 self.cond.notify_all()
+        with self.cond:
+            if pending:
+                self.lines.append(pending.decode(errors="replace").rstrip("\r"))
+            self.partial = ""
+            self.cond.notify_all()
 
     def wait_for(self, line: str, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
@@ -48,6 +59,16 @@ class Console:
             while line not in self.lines:
                 left = deadline - time.monotonic()
                 assert left > 0, f"timed out waiting for {line!r}:\n" + "\n".join(self.lines)
+                self.cond.wait(left)
+
+    def wait_for_partial(self, text: str, timeout: float = 60) -> None:
+        """Waits until the line not ended yet contains ``text``."""
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while text not in self.partial:
+                left = deadline - time.monotonic()
+                assert left > 0, (f"timed out waiting for {text!r} before the end of a line "
+                                  f"(partial {self.partial!r}):\n" + "\n".join(self.lines))
                 self.cond.wait(left)
 
     def type(self, text: str) -> None:

@@ -222,24 +222,35 @@ def test_unregulated_neighbour_unaffected(counter: str, tmp_path: Path) -> None:
     regulator, and computes the same result, whether its neighbour is
     regulated or not, on the cycle counter or on an event counter (with its
     looks every 5 us on QEMU, see test_event_counter)."""
-    exits_re = re.compile(r"bwprobe: exits exits=(\d+) irq=(\d+) reg=(\d+) sum=(0x[0-9a-f]+)")
-    results = {}
     pair = CONFIGS / "bw-pair.yaml" if counter == "cycles" else variant(
         tmp_path, "bw-pair.yaml", **{"budget_events: 30000": "budget_events: 30000\n      counter: event"})
-    for config in (pair, CONFIGS / "bw-pair-off.yaml"):
-        res = boot(config, f"{config.stem}-{counter}")
+    assert_neighbour_unaffected(pair, CONFIGS / "bw-pair-off.yaml", counter)
+
+
+def assert_neighbour_unaffected(pair: Path, off: Path, tag: str) -> list[RunResult]:
+    """Boots ``pair`` (VM `reg` regulated beside the unregulated `free`) and
+    ``off`` (the same unregulated): `free` takes the same exits, none of them
+    an interrupt or for the regulator, and computes the same checksum; `reg`'s
+    CPU takes regulation exits only when regulated. Returns the two runs."""
+    exits_re = re.compile(r"bwprobe: exits exits=(\d+) irq=(\d+) reg=(\d+) sum=(0x[0-9a-f]+)")
+    results = {}
+    runs = []
+    for config in (pair, off):
+        res = boot(config, f"{config.stem}-{tag}")
         check_clean(res)
+        runs.append(res)
         m = exits_re.fullmatch(line_value(res, "free", "bwprobe: exits "))
         assert m, describe(res)
-        results[config.name] = m.groups()
+        results[config] = m.groups()
         cpu0 = re.fullmatch(r"bwprobe: cpu_exits exits=(\d+) irq=(\d+) reg=(\d+)",
                             line_value(res, "reg", "bwprobe: cpu_exits"))
         assert cpu0, describe(res)
         regulated = config == pair
         assert (int(cpu0[3]) > 100) == regulated, describe(res)  # the neighbour's CPU pays
-    assert results["bw-pair.yaml"] == results["bw-pair-off.yaml"]
-    exits, irqs, reg, _ = results["bw-pair.yaml"]
+    assert results[pair] == results[off]
+    exits, irqs, reg, _ = results[pair]
     assert int(exits) > 200 and irqs == "0" and reg == "0"
+    return runs
 
 
 def test_spare_sharing() -> None:

@@ -45,8 +45,14 @@ def device_stats(r: RunResult) -> dict[str, int]:
 
 
 def test_two_clients_echo_through_outside_peer() -> None:
+    assert_pair_echo("io-pair.yaml")
+
+
+def assert_pair_echo(config: str) -> RunResult:
+    """Boots ``config`` (io-pair.yaml or its ZynqMP twin) with a peer: each
+    client's 50 frames go out and come back, checked both ways."""
     with Peer(max_frames=1000, max_seconds=TIMEOUT) as peer:
-        r = boot("io-pair.yaml", peer)
+        r = boot(config, peer)
     assert r.clean, r.reason + "\n" + r.output[-3000:]
     assert "iovm: PASS" in r.lines("iovm")
     for vm, mac in (("alice", "02:00:00:00:00:0a"), ("bob", "02:00:00:00:00:0b")):
@@ -59,6 +65,7 @@ def test_two_clients_echo_through_outside_peer() -> None:
         c = client_stats(r, vm)
         assert (c["tx"], c["rx"], c["rx_drops"], c["malformed"]) == (50, 50, 0, 0)
     assert device_stats(r)["tx"] == 100 and device_stats(r)["rx"] == 100
+    return r
 
 
 @pytest.mark.parametrize(("config", "flood", "share_max"), [

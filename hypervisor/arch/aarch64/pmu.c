@@ -183,3 +183,15 @@ void pmu_overflow_clear(u32 mask)
 	sysreg_write(pmovsclr_el0, mask);
 	isb();
 }
+
+/* PMCEID0/1_EL0 list the common events 0x00-0x3f this PE implements (bits
+ * 0-31 of PMCEID0: 0x00-0x1f, of PMCEID1: 0x20-0x3f). An event outside that
+ * range is not described there: assumed implemented. */
+bool pmu_event_implemented(u32 event)
+{
+	if (event < 0x20)
+		return (sysreg_read(pmceid0_el0) >> event) & 1;
+	if (event < 0x40)
+		return (sysreg_read(pmceid1_el0) >> (event - 0x20)) & 1;
+	return true;
+}

@@ -80,8 +80,6 @@ static inline void pmu_hyp_write(u32 idx, u32 value)
 		pmu_hyp_write_event(idx, value);
 }
 
-/* Overflow flags (PMOVSSET_EL0 bit idx) of the counters in mask; clearing
- * them drops the interrupt request. */
 /* Reads the counter, writes value and clears its overflow flag (the
  * regulator's period end; no barrier after: the caller ERETs soon). */
 static inline u32 pmu_hyp_swap(u32 idx, u32 value)
@@ -101,6 +99,11 @@ static inline u32 pmu_hyp_swap(u32 idx, u32 value)
 	return old;
 }
 
+/* Whether this CPU counts the common event (PMCEID0/1_EL0; events above
+ * 0x3f: true). QEMU implements none of the Cortex-A53's memory events. */
+bool pmu_event_implemented(u32 event);
+/* Overflow flags (PMOVSSET_EL0 bit idx) of the counters in mask; clearing
+ * them drops the interrupt request. */
 u32 pmu_overflow_status(u32 mask);
 void pmu_overflow_clear(u32 mask);
 

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The I/O VM's device interface: dispatch to the selected driver (netdev.h). */
+#include "netdev.h"
+
+#include "gem.h"
+#include "runtime.h"
+#include "virtio_net.h"
+
+static const struct netdev_ops *const netdev_drivers[] = { &vnet_ops, &gem_ops };
+static const struct netdev_ops *nd = &vnet_ops;
+
+int netdev_init(const char *driver, uptr base, u8 mac_out[6])
+{
+	u32 i;
+
+	if (!driver)
+		driver = "virtio";
+	for (i = 0; i < sizeof(netdev_drivers) / sizeof(netdev_drivers[0]); i++) {
+		if (!strcmp(netdev_drivers[i]->name, driver)) {
+			nd = netdev_drivers[i];
+			return nd->init(base, mac_out);
+		}
+	}
+	printf("iovm: unknown device driver '%s' (virtio, gem)\n", driver);
+	return -1;
+}
+
+int netdev_send(const void *frame, u32 len)
+{
+	return nd->send(frame, len);
+}
+
+bool netdev_can_send(void)
+{
+	return nd->can_send();
+}
+
+u32 netdev_recv(const u8 **frame)
+{
+	return nd->recv(frame);
+}
+
+void netdev_rx_done(void)
+{
+	nd->rx_done();
+}
+
+void netdev_irq_ack(void)
+{
+	nd->irq_ack();
+}
+
+const struct netdev_stats *netdev_stats(void)
+{
+	return nd->stats();
+}
+
+u64 netdev_pa_of(const void *p)
+{
+	struct bh_ipa_info info;
+	uptr ipa = (uptr)p;
+
+	if (bh_ipa_info(ipa & ~0xffful, &info) != BH_OK)
+		return 0;
+	return info.pa | (ipa & 0xfff);
+}
+
+const char *netdev_name(void)
+{
+	return nd->name;
+}

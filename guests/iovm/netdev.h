@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The I/O VM's network device, one interface over its drivers: virtio-net
+ * over virtio-mmio (QEMU virt, virtio_net.c) and the Cadence GEM (Zynq
+ * UltraScale+, gem.c). The `io_driver` parameter names the driver (the
+ * toolchain derives it from the device's compatible string). Polled; the
+ * device interrupt only wakes the I/O VM.
+ */
+#ifndef IOVM_NETDEV_H
+#define IOVM_NETDEV_H
+
+#include "types.h"
+
+struct netdev_stats {
+	u64 tx_frames, tx_bytes, tx_full;
+	u64 rx_frames, rx_bytes, rx_bad;
+};
+
+struct netdev_ops {
+	const char *name;
+	/* 0 on success; a negative code and a printed reason otherwise. */
+	int (*init)(uptr base, u8 mac_out[6]);
+	/* Queue one frame: 0, or -1 if no transmit descriptor is free. */
+	int (*send)(const void *frame, u32 len);
+	/* True if send would find a free descriptor (after reclaiming). */
+	bool (*can_send)(void);
+	/* Next received frame: its length and *frame pointing into the driver's
+	 * buffer (valid until rx_done), or 0 if none. */
+	u32 (*recv)(const u8 **frame);
+	void (*rx_done)(void);
+	/* Acknowledge the device's interrupt (from its interrupt handler). */
+	void (*irq_ack)(void);
+	const struct netdev_stats *(*stats)(void);
+};
+
+/* Selects the driver ("virtio" or "gem"; NULL: virtio) and initialises the
+ * device at base: 0, or negative (unknown driver, or the driver's failure). */
+int netdev_init(const char *driver, uptr base, u8 mac_out[6]);
+int netdev_send(const void *frame, u32 len);
+bool netdev_can_send(void);
+u32 netdev_recv(const u8 **frame);
+void netdev_rx_done(void);
+void netdev_irq_ack(void);
+const struct netdev_stats *netdev_stats(void);
+const char *netdev_name(void);
+/* For the drivers: the physical address of p in the I/O VM's RAM
+ * (BH_HC_IPA_INFO; the devices do DMA with PAs), 0 if it has none. */
+u64 netdev_pa_of(const void *p);
+
+#endif
