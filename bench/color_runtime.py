@@ -6,9 +6,14 @@ under ``-icount shift=0,align=off,sleep=off`` (1 ns of virtual time per
 instruction, deterministic) and reports:
 
 - recoloring: the victim's pause (the hypervisor's own figure, generic
-  counter) and the manager's whole call, per MiB moved, for a disjoint set
-  (LLC 0-3 -> 4-7) and an overlapping smaller one moved in place (4-7 ->
-  4-5);
+  counter) and the manager's whole call, per MiB moved, for each of the
+  four recolorings of the test: a disjoint set taken from the recolor pool
+  (LLC 0-3 -> 4-7, pages go up), a smaller overlapping one (4-7 -> 4-5), a
+  larger overlapping one (4-5 -> 4-7, pages go down onto the VM's own
+  frames) and back onto the frames freed by the first (4-7 -> 0-3), each
+  with the VM's stage-2 table pages; then the same for an uncolored VM
+  (tests/configs/color-recolor-uncolored.yaml: its first recoloring splits
+  its 2 MiB blocks into pages in new tables before moving);
 - IDA: BH_HC_IDA_PREPARE time per prepared KiB (the guest's best of its
   repetitions), a quarter of the 1 MiB L2.
 
@@ -29,7 +34,8 @@ from bulkhead.run import runner  # noqa: E402
 
 CONFIGS = ROOT / "tests" / "configs"
 OUT = ROOT / "build" / "bench" / "color-runtime"
-RECOLOR_RE = re.compile(r"\[bulkhead\] recolor: vm victim: LLC (\S+) \(by mgr\): (\d+) of (\d+) pages moved in (\d+) us")
+RECOLOR_RE = re.compile(r"\[bulkhead\] recolor: vm victim: LLC (\S+) \(by mgr\): (\d+) of (\d+) pages moved "
+                        r"\((\d+) up, (\d+) down\) and (\d+) stage-2 table pages in (\d+) us")
 CALL_RE = re.compile(r"\[mgr\] recolor: manager: stage \d: LLC (0x[0-9a-f]+): (\d+) pages moved, call (\d+) us, "
                      r"pause (\d+) us")
 IDA_RE = re.compile(r"\[(\w+)\] ida: full: (\d+) lines \((\d+) KiB\) in (\d+) sets, colors (0x[0-9a-f]+), "
@@ -44,14 +50,20 @@ def boot(config: str) -> str:
     return res.output
 
 
-def main() -> int:
-    out = boot("color-recolor.yaml")
+def recolorings(config: str, what: str) -> None:
+    out = boot(config)
     calls = CALL_RE.findall(out)
-    for (llc, moved, total, pause_us), (_, _, call_us, _) in zip(RECOLOR_RE.findall(out), calls, strict=True):
+    for (llc, moved, total, up, down, tables, pause_us), (_, _, call_us, _) in zip(RECOLOR_RE.findall(out), calls,
+                                                                                   strict=True):
         mib = int(moved) * 4096 / 2**20
-        print(f"color_runtime: recolor 4 MiB VM to LLC {llc:<4}: {moved}/{total} pages ({mib:.2f} MiB) moved, "
-              f"pause {int(pause_us):>7} us = {int(pause_us) / mib:8.0f} us/MiB; "
-              f"manager's call {int(call_us):>7} us")
+        print(f"color_runtime: recolor {what} to LLC {llc:<4}: {moved}/{total} pages ({mib:.2f} MiB; {up:>4} up, "
+              f"{down:>4} down) + {tables} table pages, pause {int(pause_us):>6} us = "
+              f"{int(pause_us) / mib:6.0f} us/MiB; manager's call {int(call_us):>6} us")
+
+
+def main() -> int:
+    recolorings("color-recolor.yaml", "4 MiB VM")
+    recolorings("color-recolor-uncolored.yaml", "4 MiB uncolored VM")
     out = boot("color-ida.yaml")
     for vm, lines, kib, sets, colors, ns_kib in IDA_RE.findall(out):
         print(f"color_runtime: IDA vm {vm:<4} colors {colors:<6}: {lines} lines ({kib} KiB) in {sets} sets: "

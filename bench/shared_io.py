@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """Shared-I/O benchmark (docs/io.md): frames/s, round-trip latency and the
 measured (alpha, delta) of each client through the I/O VM, against the
-virtio-net device passed straight through to one VM, with one to three
-clients (QEMU virt has four CPUs, one is the I/O VM's) and with a flooding
-client. Frames go to a peer thread on loopback (bulkhead.netpeer) over
-QEMU's ``-netdev dgram`` and back.
+virtio-net device passed straight through to one VM, with one to four
+clients and with a flooding client (two to four clients, the last one
+floods). Frames go to a peer thread on loopback (bulkhead.netpeer) over
+QEMU's ``-netdev dgram`` and back. The platform ``qemu-virt`` has four CPUs,
+one of which is the I/O VM's: the four-client rows run on a variant with a
+fifth CPU (build/bench/io/platforms/qemu-virt.yaml, otherwise the same
+file; QEMU's ``virt`` and the hypervisor support up to eight).
 
 Everything runs under ``-icount shift=0,align=off,sleep=off``: times are
 virtual (1 ns per instruction, one instruction counter for all vCPUs, which
@@ -35,8 +38,24 @@ from bulkhead.run.netpeer import Peer  # noqa: E402
 
 OUT = ROOT / "build" / "bench" / "io"
 KV = re.compile(r"(\w+)=(\d+)")
-MACS = ["02:00:00:00:00:0a", "02:00:00:00:00:0b", "02:00:00:00:00:0c"]
-NAMES = ["alice", "bob", "carol"]
+MACS = ["02:00:00:00:00:0a", "02:00:00:00:00:0b", "02:00:00:00:00:0c", "02:00:00:00:00:0d"]
+NAMES = ["alice", "bob", "carol", "dave"]
+PLATFORM = ROOT / "platforms" / "qemu-virt.yaml"
+PLATFORM_CPUS = "cpus: [0x0, 0x1, 0x2, 0x3]"
+
+
+def platforms_for(ncpus: int) -> Path:
+    """The platforms directory for a run on ``ncpus`` CPUs: the repository's
+    while qemu-virt has enough, else a copy of qemu-virt with more CPUs."""
+    if ncpus <= 4:
+        return ROOT / "platforms"
+    text = PLATFORM.read_text()
+    assert PLATFORM_CPUS in text, f"{PLATFORM}: no '{PLATFORM_CPUS}' line to extend"
+    cpus = ", ".join(f"0x{i:x}" for i in range(ncpus))
+    out = OUT / "platforms"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / PLATFORM.name).write_text(text.replace(PLATFORM_CPUS, f"cpus: [{cpus}]"))
+    return out
 
 
 def vm_yaml(name: str, cpu: int, guest: str, params: str, devices: str = "") -> str:
@@ -68,18 +87,18 @@ def kv(line: str) -> dict[str, int]:
     return {k: int(v) for k, v in KV.findall(line)}
 
 
-def run(name: str, text: str, direct: bool = False) -> tuple[runner.RunResult, Path]:
+def run(name: str, text: str, direct: bool = False, ncpus: int = 4) -> tuple[runner.RunResult, Path]:
     OUT.mkdir(parents=True, exist_ok=True)
     cfg = OUT / f"{name}.yaml"
     cfg.write_text(text)
-    with Peer(max_frames=200_000, max_seconds=900) as peer, open(OUT / f"{name}.build.log", "w") as log:
+    with Peer(max_frames=200_000, max_seconds=1800) as peer, open(OUT / f"{name}.build.log", "w") as log:
         netdev = peer.netdev()
         extra: list[str] = []
         if direct:  # no io: section: attach the NIC by hand
             extra = ["-global", "virtio-mmio.force-legacy=false", "-netdev", f"{netdev},id=bhio",
                      "-device", "virtio-net-device,netdev=bhio,bus=virtio-mmio-bus.31"]
-        res = runner.run(cfg, timeout=900, icount=0, out=OUT / name, netdev=netdev,
-                         extra_qemu_args=extra, build_log=log)
+        res = runner.run(cfg, timeout=1800, icount=0, out=OUT / name, netdev=netdev,
+                         extra_qemu_args=extra, build_log=log, platforms_dir=platforms_for(ncpus))
     if not res.clean:
         raise SystemExit(f"bench/shared_io.py: {name}: {res.reason}\n{res.output[-2000:]}")
     return res, cfg
@@ -99,10 +118,10 @@ def main() -> int:
         if line.startswith("iovm: result "):
             r = kv(line)
             print(f"| direct passthrough | iovm | {r['fps']} | {r['rtt_mean_us']} / {r['rtt_max_us']} | - | - | - | - |")
-    for n, flood in ((1, False), (2, False), (3, False), (2, True), (3, True)):
+    for n, flood in ((1, False), (2, False), (3, False), (4, False), (2, True), (3, True), (4, True)):
         name = f"shared{n}{'-flood' if flood else ''}"
-        res, cfg = run(name, shared_config(n, flood, args.frames, args.rate))
-        spec = load_spec(cfg)
+        res, cfg = run(name, shared_config(n, flood, args.frames, args.rate), ncpus=n + 1)
+        spec = load_spec(cfg, platforms_dir=platforms_for(n + 1))
         assert spec.io is not None
         g = {x.vm: x for x in shared_io.guarantees(spec.io)}
         dev = next(kv(x) for x in res.lines("iovm") if x.startswith("iovm: device tx="))

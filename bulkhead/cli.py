@@ -114,9 +114,9 @@ def make_parser() -> argparse.ArgumentParser:
                    help="image: QEMU loads the single image (default); uboot: Debian's U-Boot as "
                         "firmware fetches the FIT over TFTP and boots it (docs/boot.md)")
     p.add_argument("--stats", action="store_true",
-                   help="show the bandwidth regulation statistics live on stderr (sends Ctrl-T b "
-                        "to the console every 0.25 s); use with --icount: without it the "
-                        "figures are host-time artefacts (warned)")
+                   help="show the bandwidth regulation statistics (sends Ctrl-T b to the console "
+                        "every 0.25 s) and a shared I/O VM's per-client counters live on stderr; "
+                        "use with --icount: without it the figures are host-time artefacts (warned)")
     p.add_argument("--netdev", metavar="SPEC",
                    help="QEMU -netdev backend (without id) of the shared I/O device of an io: config "
                         "(default: user); e.g. dgram,local.type=inet,... (docs/io.md)")

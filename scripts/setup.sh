@@ -163,7 +163,8 @@ ensure_linux_headers() {
 ensure_linux() {
     local dir=artefacts/linux
     local newest
-    newest=$(ls -t scripts/mkinitrd.sh linux/Makefile linux/*/* | head -n1)
+    newest=$(ls -t scripts/mkinitrd.sh linux/Makefile linux/*.h linux/*/* guests/lib/ioring.c guests/lib/include/ioring.h |
+        head -n1)
     if [ -f "$dir/Image" ] && [ -f "$dir/initrd.cpio.gz" ] && [ "$dir/initrd.cpio.gz" -nt "$newest" ]; then
         return
     fi
@@ -199,7 +200,7 @@ ensure_linux() {
         rm -rf "$dir/deb/x" "$dir"/deb/*.deb
     fi
     ensure_linux_headers
-    log "building the shared-memory module and bhshm (make -C linux)"
+    log "building the shared-memory and network modules and bhshm (make -C linux)"
     make -s -C linux KDIR="$ROOT/$dir/headers/usr/src/linux-headers-$(cat "$dir/version")" \
         O="$ROOT/$dir/shmem" >/dev/null
     log "building the initramfs"

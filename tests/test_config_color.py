@@ -201,6 +201,25 @@ ERRORS: dict[str, tuple[str, str]] = {
         "c.yaml:4:26: hypervisor_colors.llc: LLC color 16 out of range: platform 'qemu-virt' has 16 LLC colors "
         "(0-15)",
     ),
+    "recolor pool in the hypervisor's colors": (
+        config(vm("a", 0, '{llc: "0-7"}'),
+               tail='hypervisor_colors: {llc: "14-15"}\nrecolor_pool: {size: 4M, colors: {llc: "8-15"}}\n'),
+        "c.yaml:5:34: recolor_pool.colors: the recolor pool's colors overlap the hypervisor's "
+        "('hypervisor_colors'): LLC colors 14-15 in common",
+    ),
+    "recolor pool not in pages": (
+        config(vm("a", 0, '{llc: "0-7"}'), tail='recolor_pool: {size: 5000, colors: {llc: "8-15"}}\n'),
+        "c.yaml:4:22: recolor_pool.size: the recolor pool's size (5000 bytes) must be a non-zero multiple of 4 KiB",
+    ),
+    "recolor pool without colors": (
+        config(vm("a", 0, '{llc: "0-7"}'), tail="recolor_pool: {size: 4M}\n"),
+        "c.yaml:4:15: recolor_pool: missing required key 'colors'",
+    ),
+    "recolor pool larger than its colors' RAM": (
+        config(vm("a", 0, '{llc: "0-7"}'), tail="recolor_pool: {size: 2G, colors: {llc: 9}}\n"),
+        "c.yaml:4:22: recolor_pool.size: not enough free RAM for 2G (the recolor pool) in LLC color 9: 94.1M of "
+        "RAM in these colors is free (colorable RAM: 0x40000000-0x401fffff, 0x42000000-0x9fffffff); 1.9G missing",
+    ),
     "ida on an uncolored VM": (
         config(vm("a", 0, extra=", ida: [start]")),
         "c.yaml:3:86: vms[0].ida: VM 'a': 'ida' needs the VM to be colored (an uncolored VM shares every "
@@ -467,6 +486,32 @@ def test_cli_rejects(write_config: WriteConfig, capsys: pytest.CaptureFixture[st
     assert err == ("bulkhead: error: c.yaml:4:89: vms[1].colors: the colors of VM 'b' overlap those of VM 'a' "
                    "(vms[0].colors): LLC color 7 in common; give each VM its own colors (memory they share "
                    "belongs in 'shmem')\n")
+
+
+def test_recolor_pool(write_config: WriteConfig, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The pool is placed like a colored region after the VMs (never over the
+    pages of a VM whose colors it shares), reported and generated."""
+    path = write_config(config(vm("a", 0, '{llc: "0-7"}'), vm("b", 1, '{llc: "8-11"}'),
+                               tail='recolor_pool: {size: 8M, colors: {llc: "4-11"}}\n'))
+    system = load_system(path, guest_sources=None)
+    pool = system.pool
+    assert pool is not None and pool.pages == 2048 and pool.colors.colors_over(0xF000) == set(range(4, 12))
+    for v in system.vms:
+        for m in v.memory:
+            assert m.colors is not None and m.end > m.pa
+            assert m.end <= pool.start or pool.end <= m.pa  # intersecting colors: spans apart
+    assert cli.main(["check", path]) == 0
+    out = capsys.readouterr().out
+    assert (f"recolor pool: 8M in LLC colors 4-11, span 0x{pool.start:x}-0x{pool.end:x} (spare memory for "
+            "recoloring; docs/coloring.md)") in out.splitlines(), out
+    assert cli.main(["check", "--json", path]) == 0
+    doc = json.loads(capsys.readouterr().out)["recolor_pool"]
+    assert doc == {"size": 8 << 20, "pa": pool.start, "span_end": pool.end, "llc": list(range(4, 12)), "bank": [0, 1, 2, 3],
+                   "mask": pool.colors.mask, "values": list(pool.colors.values)}
+    text = gen_c.generate(system, layout.stage(system, tmp_path / "out", ROOT / "tests" / "fixtures" / "guests"),
+                          "c.yaml")
+    assert f".pool_pa = 0x{pool.start:x}," in text and f".pool_span_end = 0x{pool.end:x}," in text, text
+    assert ".pool_size = 0x800000," in text and ".pool_color = &colors[" in text, text
 
 
 def test_hypervisor_colors_reported(write_config: WriteConfig, capsys: pytest.CaptureFixture[str],

@@ -172,6 +172,132 @@ def test_netpeer_answers_requests_and_counts() -> None:
         peer.stop()
 
 
+def test_linux_client_gets_a_network_node() -> None:
+    """A Linux client's region becomes a ``bulkhead,io-net`` node (MAC, queue,
+    region, doorbell) for linux/bulkhead_net instead of a plain shmem node,
+    and no parameters; the bare-metal client beside it keeps its own."""
+    from bulkhead.generate import gen_dts
+
+    path = ROOT / "tests" / "configs" / "io-linux.yaml"
+    system = load_system(path)
+    linux = system.vm("linux")
+    assert linux is not None
+    dts = gen_dts.generate(system, linux)
+    node = dts[dts.index("bulkhead-net@70000000 {"):]
+    node = node[:node.index("};")]
+    for prop in ('compatible = "bulkhead,io-net"', "local-mac-address = [02 00 00 00 00 0e]",
+                 "bulkhead,queue = <8>", "memory-region = <&shmem0>", "bulkhead,index = <0>",
+                 "interrupts = <0 88 1>"):
+        assert prop in node, node
+    assert "bulkhead,shmem" not in dts
+    spec = load_spec(path)
+    params = {vm.name: dict(vm.params) for vm in spec.vms}
+    assert "io_shm" not in params["linux"]
+    assert params["alice"]["io_mac"] == "02:00:00:00:00:0a"
+    assert (params["iovm"]["io0_vm"], params["iovm"]["io0_queue"]) == ("linux", "8")
+
+
+def test_netpeer_is_a_small_ipv4_host() -> None:
+    """ARP for its address, ICMP echo and TFTP reads and writes, each
+    checksum checked (bulkhead.netpeer, what the Linux client test talks to)."""
+    import socket
+    import struct
+
+    from bulkhead.run import netpeer
+
+    me, peer_ip, my_ip = bytes.fromhex("02000000000e"), socket.inet_aton("10.0.77.1"), socket.inet_aton("10.0.77.2")
+    blob = bytes(range(256)) * 4  # 1024 bytes: blocks of 512, 512 and 0
+    peer = netpeer.Peer(max_frames=10, max_seconds=1, files={"f": blob})
+
+    def eth(etype: int, payload: bytes) -> bytes:
+        return netpeer.PEER_MAC + me + struct.pack(">H", etype) + payload
+
+    def udp(sport: int, dport: int, msg: bytes) -> bytes:
+        dgram = netpeer.udp_datagram(my_ip, peer_ip, sport, dport, msg)
+        return eth(netpeer.ETH_IPV4, netpeer.ipv4_packet(my_ip, peer_ip, netpeer.IP_UDP, dgram, 1))
+
+    def answer(frame: bytes) -> tuple[int, bytes]:
+        out = peer.handle(frame)
+        assert out is not None and out[:6] == me
+        ip = out[netpeer.ETH_HLEN:]
+        assert netpeer.inet_sum(ip[:20]) == 0 and ip[12:16] == peer_ip and ip[16:20] == my_ip
+        pseudo = peer_ip + my_ip + struct.pack(">BBH", 0, netpeer.IP_UDP, len(ip) - 20)
+        assert netpeer.inet_sum(pseudo + ip[20:]) == 0  # the UDP checksum
+        return struct.unpack(">H", ip[20:22])[0], ip[28:]
+
+    try:
+        arp = struct.pack(">HHBBH", 1, 0x0800, 6, 4, 1) + me + my_ip + bytes(6) + peer_ip
+        reply = peer.handle(eth(netpeer.ETH_ARP, arp))
+        assert reply is not None and reply[22:28] == netpeer.PEER_MAC and reply[28:32] == peer_ip
+        icmp = b"\x08\x00\x00\x00\x12\x34\x00\x01" + b"ping"
+        icmp = icmp[:2] + struct.pack(">H", netpeer.inet_sum(icmp)) + icmp[4:]
+        pong = peer.handle(eth(netpeer.ETH_IPV4, netpeer.ipv4_packet(my_ip, peer_ip, netpeer.IP_ICMP, icmp, 2)))
+        assert pong is not None and pong[34] == 0 and pong[38:] == icmp[4:]
+        assert netpeer.inet_sum(pong[34:]) == 0
+        # read "f": three blocks, the last empty, then done
+        tid, msg = answer(udp(1000, 69, b"\x00\x01f\x00octet\x00"))
+        got = msg[4:]
+        for block in (1, 2):
+            tid2, msg = answer(udp(1000, tid, struct.pack(">HH", 4, block)))
+            assert tid2 == tid and struct.unpack(">HH", msg[:4]) == (3, block + 1)
+            got += msg[4:]
+        assert got == blob and peer.handle(udp(1000, tid, struct.pack(">HH", 4, 3))) is None
+        assert peer.stats.tftp_reads == 1
+        # write "g": 600 bytes in two blocks, a repeated block acknowledged, not stored twice
+        tid, msg = answer(udp(1001, 69, b"\x00\x02g\x00octet\x00"))
+        assert msg == struct.pack(">HH", 4, 0)
+        for block, data in ((1, blob[:512]), (1, blob[:512]), (2, blob[512:600])):
+            assert answer(udp(1001, tid, struct.pack(">HH", 3, block) + data))[1] == struct.pack(">HH", 4, block)
+        assert peer.uploads == {"g": blob[:600]}
+        # a corrupted UDP checksum is counted and not answered
+        bad = bytearray(udp(1002, 69, b"\x00\x01f\x00octet\x00"))
+        bad[-1] ^= 1
+        assert peer.handle(bytes(bad)) is None and peer.stats.bad_ip == 1
+        assert (peer.stats.arp, peer.stats.pings) == (1, 1)
+    finally:
+        peer.stop()
+
+
+def test_stats_view_shows_the_io_vms_counters() -> None:
+    """`run --stats`: the I/O VM's `iovm: stats` lines become a per-client
+    table (latest values), not console output; bandwidth lines keep theirs."""
+    import io
+
+    from bulkhead.config import bandwidth
+
+    out, err = io.StringIO(), io.StringIO()
+    view = bandwidth.StatsView(out, err, bandwidth.stats_timebase(0))
+    line = ("[iovm] iovm: stats client=alice tx={} tx_bytes=11500 rx=50 rx_bytes=11500 rx_drops=0 malformed=5 "
+            "runt=1 spoofed=1 alpha_fps=2499 delta_us=211 overruns=0\n")
+    view.write("[iovm] iovm: ready\n" + line.format(10))
+    view.flush()
+    view.write(line.format(50) + "[iovm] iovm: stats client=bob tx=3 tx_bytes=1 rx=0 rx_bytes=0 rx_drops=2 "
+               "malformed=0 runt=0 spoofed=0 alpha_fps=7 delta_us=9 overruns=1\n[iovm] iovm: PASS\n")
+    view.flush()
+    view.close()
+    assert out.getvalue() == "[iovm] iovm: ready\n[iovm] iovm: PASS\n"
+    text = err.getvalue().splitlines()
+    assert text[0] == "shared I/O per client (virtual time, --icount 0), update 1:"
+    assert text[-4] == "shared I/O per client (virtual time, --icount 0), update 2:"
+    assert text[-2].split() == ["alice", "50", "11500", "50", "11500", "0", "7", "2499", "211"]  # bad: 5 + 1 + 1
+    assert text[-1].split() == ["bob", "3", "1", "0", "0", "2", "0", "7", "9"]
+    assert "bandwidth" not in err.getvalue()
+    # a line missing a counter is not a stats line
+    assert shared_io.parse_stats("[iovm] iovm: stats client=a tx=1") is None
+
+
+def test_image_vm_cannot_be_a_client(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Clients are bare-metal VMs (the ring runtime) or Linux VMs (the
+    bulkhead_net driver); a `type: image` VM has neither."""
+    text = BASE.replace("  - name: b\n    cpus: [2]\n", "  - name: b\n    type: image\n    cpus: [2]\n", 1)
+    text = text.replace("    guest: ioclient\nio:", "    guest: dtbcheck\nio:", 1)
+    path = write(tmp_path, text)
+    assert cli.main(["check", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert re.search(r":\d+:\d+: io\.clients\[1\]\.vm: client VM 'b' is of type image; clients are bare-metal VMs "
+                     r"\(the ring runtime\) or Linux VMs", err), err
+
+
 def test_gem_on_zcu102() -> None:
     """The ZCU102's GEM3 as the shared device: the I/O VM is told to drive a
     GEM, and QEMU's -net NICs (given to GEM0, 1, ... in order) park GEM0-2 on

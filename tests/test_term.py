@@ -111,3 +111,20 @@ def test_stats_live_table_on_a_terminal() -> None:
     assert re.search(r"bw\s+0\s+7\s+300476\s+300000\s+20\s+13300", drawn), drawn
     # console lines for the same terminal print above the live table, not into it
     assert "[bw] hello" in drawn and "[bw] after" in drawn and out.getvalue() == ""
+
+
+def test_stats_live_tables_with_shared_io() -> None:
+    """On a terminal, `run --stats` draws the bandwidth table and the I/O VM's
+    per-client table together, updated in place."""
+    out, err = Tty(), Tty()
+    view = bandwidth.StatsView(out, err, bandwidth.stats_timebase(0))
+    view.write("[bulkhead] bw vm=bw vcpu=0 last=1 max=2 mean=1 throttled=0 stalled_us=0\n"
+               "[iovm] iovm: stats client=alice tx=50 tx_bytes=11500 rx=49 rx_bytes=11270 rx_drops=0 malformed=0 "
+               "runt=0 spoofed=0 alpha_fps=2499 delta_us=211 overruns=0\n")
+    view.flush()
+    view.close()
+    drawn = plain(err.getvalue())
+    assert "bandwidth (events per period; virtual time, --icount 0), update 1:" in drawn, drawn
+    assert "shared I/O per client (virtual time, --icount 0), update 1:" in drawn, drawn
+    assert re.search(r"alice\s+50\s+11500\s+49\s+11270\s+0\s+0\s+2499\s+211", drawn), drawn
+    assert "iovm: stats" not in drawn and out.getvalue() == ""

@@ -50,9 +50,12 @@ class LiveTable:
         self.live = Live(console=console(stream), auto_refresh=False, transient=False)
         self.live.start()
 
-    def update(self, title: str, t: Table) -> None:
-        """Shows ``title`` (a line) above the table."""
-        self.live.update(Group(Text(title), t), refresh=True)
+    def update(self, title: str, t: Table, *more: tuple[str, Table]) -> None:
+        """Shows ``title`` (a line) above the table, then each further (title, table)."""
+        parts: list[Text | Table] = [Text(title), t]
+        for extra_title, extra in more:
+            parts += [Text(extra_title), extra]
+        self.live.update(Group(*parts), refresh=True)
 
     def print(self, text: str) -> None:
         """A line above the table (the table stays below)."""

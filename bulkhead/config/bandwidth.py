@@ -38,6 +38,7 @@ from bulkhead.config.model import (
     VmBandwidthSpec,
     VmSpec,
 )
+from bulkhead.config import shared_io
 from bulkhead.config.reader import Reader
 from bulkhead.config.yamlpos import YNode
 from bulkhead.config.yamlpos import YList
@@ -587,12 +588,22 @@ def stats_host_time_warning() -> str:
             "of the system. Use --icount N (e.g. --icount 0) for figures comparable to the budgets.")
 
 
+def _plain_table(head: tuple[str, ...], cells: list[tuple[str, ...]], numeric: int) -> list[str]:
+    """Columns padded to their widest cell; from index ``numeric`` on, numbers
+    (right-aligned)."""
+    rows = [head, *cells]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    return ["  ".join(c.rjust(w) if i > numeric else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths)))
+            for r in rows]
+
+
 class StatsView(io.TextIOBase):
     """A console stream for ``bulkhead run --stats``: passes the console
-    through to ``out`` (if any) except the hypervisor's ``bw`` lines, which
-    update a table drawn on ``err``: live, in place, with rich on a terminal
-    (console lines for the same terminal then print above it); plain text,
-    one table per update, otherwise. The table's title names the time base
+    through to ``out`` (if any) except the hypervisor's ``bw`` lines and the
+    I/O VM's ``iovm: stats`` lines (shared I/O, docs/io.md), which update
+    tables drawn on ``err``: live, in place, with rich on a terminal
+    (console lines for the same terminal then print above them); plain text,
+    the tables per update, otherwise. The titles name the time base
     (``stats_timebase``)."""
 
     def __init__(self, out: TextIO | None, err: TextIO, timebase: str) -> None:
@@ -603,6 +614,7 @@ class StatsView(io.TextIOBase):
         self.tty = term.is_tty(err)
         self.live = term.LiveTable(err) if self.tty else None
         self.rows: dict[tuple[str, int], dict[str, int]] = {}
+        self.io_rows: dict[str, dict[str, int]] = {}  # shared I/O: per client
         self.partial = ""
         self.dirty = False
         self.updates = 0
@@ -615,9 +627,13 @@ class StatsView(io.TextIOBase):
         self.partial = lines.pop()
         for line in lines:
             parsed = parse_stats(line.rstrip("\r"))
+            io_parsed = shared_io.parse_stats(line.rstrip("\r"))
             if parsed is not None:
                 vm, vcpu, values = parsed
                 self.rows[(vm, vcpu)] = values
+                self.dirty = True
+            elif io_parsed is not None:
+                self.io_rows[io_parsed[0]] = io_parsed[1]
                 self.dirty = True
             elif self.live is not None and term.is_tty(self.out):
                 self.live.print(line)
@@ -635,19 +651,26 @@ class StatsView(io.TextIOBase):
         return [(vm, str(vcpu), *(str(v[k]) for k in STATS_FIELDS)) for (vm, vcpu), v in sorted(self.rows.items())]
 
     def table(self) -> list[str]:
-        rows = [STATS_HEAD, *self.cells()]
-        widths = [max(len(r[i]) for r in rows) for i in range(len(STATS_HEAD))]
-        return ["  ".join(c.rjust(w) if i > 1 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths)))
-                for r in rows]
+        return _plain_table(STATS_HEAD, self.cells(), 1)
 
     def render(self) -> None:
         self.dirty = False
         self.updates += 1
-        title = f"bandwidth (events per period; {self.timebase}), update {self.updates}:"
+        parts: list[tuple[str, tuple[str, ...], list[tuple[str, ...]], int]] = []
+        if self.rows:
+            parts.append((f"bandwidth (events per period; {self.timebase}), update {self.updates}:",
+                          STATS_HEAD, self.cells(), 1))
+        if self.io_rows:
+            parts.append((f"shared I/O per client ({self.timebase}), "
+                          f"update {self.updates}:", shared_io.STATS_HEAD, shared_io.stats_cells(self.io_rows), 0))
         if self.live is not None:
-            self.live.update(title, term.table(STATS_HEAD, self.cells(), right=range(1, 7)))
+            tables = [(title, term.table(head, cells, right=range(1, len(head)))) for title, head, cells, _ in parts]
+            self.live.update(tables[0][0], tables[0][1], *tables[1:])
             return
-        self.err.write("\n".join([title, *self.table()]) + "\n")
+        text = []
+        for title, head, cells, numeric in parts:
+            text += [title, *_plain_table(head, cells, numeric)]
+        self.err.write("\n".join(text) + "\n")
         self.err.flush()
 
     def close(self) -> None:

@@ -26,6 +26,7 @@ from bulkhead.config.reader import join
 from bulkhead.config.schema import PA_BITS
 
 SpanKey = tuple[str, int, int]  # ("mem", vm, region) | ("pt", vm, 0) | ("shmem", index, 0) | ("hyp", 0, 0)
+#                                   | ("pool", 0, 0)
 
 
 def size_text(size: int) -> str:
@@ -96,6 +97,16 @@ def _selections(s: SystemSpec) -> Iterable[ColorSpec]:
             yield sh.colors
     if s.hypervisor_colors is not None:
         yield s.hypervisor_colors
+    if s.recolor_pool is not None:
+        yield s.recolor_pool.colors
+
+
+def pool_selection(s: SystemSpec) -> Colors | None:
+    """The recolor pool's colors (``recolor_pool``), or None."""
+    model = s.platform.coloring
+    if model is None or s.recolor_pool is None:
+        return None
+    return selection(model, s.recolor_pool.colors)
 
 
 def hypervisor_selection(s: SystemSpec) -> Colors | None:
@@ -263,6 +274,19 @@ def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
                     f"has colors of the hypervisor's ('hypervisor_colors'): {describe(model, sh_hyp)}"
                 errors.append(s.locs.diag(sh.colors.path if sh.colors is not None else sh.path,
                                           f"shared memory '{sh.name}' {what}"))
+
+    # spare memory for recoloring: any colors but the hypervisor's
+    pool = s.recolor_pool
+    if pool is not None:
+        if pool.size == 0 or pool.size % PAGE:
+            errors.append(s.locs.diag(join(pool.path, "size"), (
+                f"the recolor pool's size ({pool.size} bytes) must be a non-zero multiple of 4 KiB")))
+        pool_sel = selection(model, pool.colors) if good.get(pool.colors.path, False) else None
+        in_hyp = pool_sel.intersect(hyp) if pool_sel is not None and hyp is not None else None
+        if in_hyp is not None:
+            errors.append(s.locs.diag(pool.colors.path, (
+                "the recolor pool's colors overlap the hypervisor's ('hypervisor_colors'): "
+                f"{describe(model, in_hyp)} in common")))
 
     # shared memory
     for sh in s.shmem:
@@ -442,6 +466,11 @@ def requests(s: SystemSpec, pt_pages: dict[int, int]) -> list[Request]:
         # self-coloring: frames of the hypervisor's colors for each page of its area
         out.append(Request(("hyp", 0, 0), "the hypervisor's colored frames", None, hyp,
                            s.platform.hypervisor.size // PAGE, s.hypervisor_colors.path, None))
+    pool = pool_selection(s)
+    if pool is not None and s.recolor_pool is not None:
+        # spare memory for recoloring, placed last
+        out.append(Request(("pool", 0, 0), "the recolor pool", None, pool, s.recolor_pool.size // PAGE,
+                           join(s.recolor_pool.path, "size"), None))
     return out
 
 
@@ -459,7 +488,7 @@ def place(s: SystemSpec, free: Sequence[Range], reqs: Sequence[Request]) -> tupl
         assert model is not None
         head = (f"colored region at PA 0x{req.fixed:x}" if req.fixed is not None
                 else f"not enough free RAM for {size_text(req.pages * PAGE)}"
-                + (f" ({req.what})" if req.key[0] == "pt" else ""))
+                + (f" ({req.what})" if req.key[0] in ("pt", "pool") else ""))
         diags.append(s.locs.diag(req.path, f"{head} in {describe(model, req.colors)}: {found}"))
     return {sp.key: sp for sp in spans}, diags
 

@@ -477,6 +477,15 @@ class ShmemSpec:
 
 
 @dataclass(frozen=True)
+class PoolSpec:
+    """Spare memory for run-time recoloring (``recolor_pool``, docs/coloring.md)."""
+
+    size: int
+    colors: ColorSpec
+    path: str  # recolor_pool
+
+
+@dataclass(frozen=True)
 class IoClientSpec:
     """A client of the shared I/O device (``io.clients[i]``; docs/io.md)."""
 
@@ -519,6 +528,7 @@ class SystemSpec:
     spare_sharing: bool = False  # system ``bandwidth: {spare_sharing}``
     io: IoSpec | None = None  # shared I/O device (``io:``)
     hypervisor_colors: ColorSpec | None = None  # self-coloring: colors reserved for the hypervisor
+    recolor_pool: PoolSpec | None = None  # spare memory for recoloring
 
     def vm(self, name: str) -> VmSpec | None:
         for vm in self.vms:

@@ -29,6 +29,7 @@ from bulkhead.config.model import (
     MemSpec,
     Platform,
     PlatformDevice,
+    PoolSpec,
     QemuSpec,
     ShmemMapSpec,
     ShmemSpec,
@@ -310,7 +311,8 @@ def parse_system(
     """Parse a system config; ``load_platform(name)`` returns the platform."""
     locs = Locs(display)
     r = Reader(locs)
-    top = r.mapping(node, "", ("platform", "console_input", "vms", "shmem", "bandwidth", "io", "hypervisor_colors"),
+    top = r.mapping(node, "", ("platform", "console_input", "vms", "shmem", "bandwidth", "io", "hypervisor_colors",
+                                "recolor_pool"),
                     ("platform", "vms"))
     platform_name = r.name(top["platform"], "platform", "a platform name", PLATFORM_NAME_RE)
     try:
@@ -339,8 +341,16 @@ def parse_system(
         vms, shmem = shared_io.expand(io, platform, vms, shmem)
     hyp_colors = parse_colors(r, top["hypervisor_colors"], "hypervisor_colors") if "hypervisor_colors" in top \
         else None
+    pool = _parse_pool(r, top["recolor_pool"]) if "recolor_pool" in top else None
     return SystemSpec(file, display, data, platform, console_input, vms, shmem, locs,
-                      spare_sharing=spare_sharing, io=io, hypervisor_colors=hyp_colors)
+                      spare_sharing=spare_sharing, io=io, hypervisor_colors=hyp_colors, recolor_pool=pool)
+
+
+def _parse_pool(r: Reader, node: YNode) -> PoolSpec:
+    m = r.mapping(node, "recolor_pool", ("size", "colors"), ("size", "colors"),
+                  "spare memory for recoloring {size, colors}")
+    return PoolSpec(r.size(m["size"], "recolor_pool.size"),
+                    parse_colors(r, m["colors"], "recolor_pool.colors"), "recolor_pool")
 
 
 class _UnknownPlatform(Exception):

@@ -117,6 +117,18 @@ def parse(r: Reader, node: YNode, path: str = "io") -> IoSpec:
     )
 
 
+def client_of_region(io: IoSpec | None, region: str, vm: str) -> IoClientSpec | None:
+    """The client whose generated region ``region`` (``io<i>``) VM ``vm``
+    maps, if it is one (a Linux client's region becomes a network device in
+    its device tree, not a plain shared-memory node)."""
+    if io is None:
+        return None
+    for i, c in enumerate(io.clients):
+        if region == f"io{i}" and c.vm == vm:
+            return c
+    return None
+
+
 def _shmem_index(shmem: tuple[ShmemSpec, ...], vm: str) -> int:
     """Index the next region mapped by ``vm`` will have within that VM."""
     return sum(1 for sh in shmem for mp in sh.maps if mp.vm == vm)
@@ -125,7 +137,9 @@ def _shmem_index(shmem: tuple[ShmemSpec, ...], vm: str) -> int:
 def expand(io: IoSpec, platform: Platform, vms: tuple[VmSpec, ...], shmem: tuple[ShmemSpec, ...]
            ) -> tuple[tuple[VmSpec, ...], tuple[ShmemSpec, ...]]:
     """One shared-memory region per client (appended to ``shmem``) and the
-    parameter-block entries of the I/O VM and of bare-metal clients."""
+    parameter-block entries of the I/O VM and of bare-metal clients (a Linux
+    client finds its region, queue and MAC in its device tree instead:
+    gen_dts, ``bulkhead,io-net``)."""
     regions = list(shmem)
     io_params: list[tuple[str, str]] = []
     client_params: dict[str, list[tuple[str, str]]] = {}
@@ -204,9 +218,9 @@ def check(s: SystemSpec) -> list[Diagnostic]:
             err(_join(c.path, "vm"), f"unknown VM '{c.vm}'")
         elif c.vm == io.vm:
             err(_join(c.path, "vm"), f"VM '{c.vm}' is the I/O VM; it cannot also be a client")
-        elif vm.type != "baremetal":
-            err(_join(c.path, "vm"), f"client VM '{c.vm}' is a {vm.type} VM; only bare-metal clients are "
-                                     "supported so far (docs/io.md)")
+        elif vm.type not in ("baremetal", "linux"):
+            err(_join(c.path, "vm"), f"client VM '{c.vm}' is of type {vm.type}; clients are bare-metal VMs "
+                                     "(the ring runtime) or Linux VMs (linux/bulkhead_net; docs/io.md)")
         if c.vm in seen_vm:
             err(_join(c.path, "vm"), f"VM '{c.vm}' is a client twice (also {seen_vm[c.vm]})")
         seen_vm.setdefault(c.vm, _join(c.path, "vm"))
@@ -292,6 +306,36 @@ def driver_of(dev: PlatformDevice) -> str | None:
     if GEM_COMPATIBLE in dev.compatible:
         return "gem"
     return None
+
+
+# --- bulkhead run --stats ------------------------------------------------------------
+
+STATS_RE = re.compile(r"\[[^\]\s]+\] iovm: stats client=(?P<client>\S+) (?P<rest>.*?)\s*$")
+STATS_FIELDS = ("tx", "tx_bytes", "rx", "rx_bytes", "rx_drops", "malformed", "runt", "spoofed", "alpha_fps",
+                "delta_us")
+# BAD: what the I/O VM dropped of the client's own frames (malformed slots,
+# runts, forged source MACs); narrow enough for an 80-column terminal
+STATS_HEAD = ("CLIENT", "TX", "TX_BYTES", "RX", "RX_BYTES", "DROPS", "BAD", "ALPHA_FPS", "DELTA_US")
+
+
+def parse_stats(line: str) -> tuple[str, dict[str, int]] | None:
+    """(client, counters) of one of the I/O VM's ``[<vm>] iovm: stats client=...``
+    console lines (guests/iovm: every ``stats_ms`` and at the end), or None."""
+    m = STATS_RE.match(line)
+    if m is None:
+        return None
+    values = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", m["rest"])}
+    if any(k not in values for k in STATS_FIELDS):
+        return None
+    return m["client"], values
+
+
+def stats_cells(rows: dict[str, dict[str, int]]) -> list[tuple[str, ...]]:
+    """Table rows (``STATS_HEAD``) of the latest counters per client, in the
+    order the clients first reported."""
+    return [(client, *(str(v[k]) for k in ("tx", "tx_bytes", "rx", "rx_bytes", "rx_drops")),
+             str(v["malformed"] + v["runt"] + v["spoofed"]), str(v["alpha_fps"]), str(v["delta_us"]))
+            for client, v in rows.items()]
 
 
 def qemu_args(system: Resolved, netdev: str | None) -> list[str]:

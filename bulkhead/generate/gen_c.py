@@ -149,6 +149,11 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
         w.line(f"\t.hyp_llc_colors = {_hex(llc)},")
         w.line(f"\t.hyp_bank_colors = {_hex(bank)},")
         w.line(f"\t.hyp_color_pa = {_hex(system.hyp_color_pa)},")
+    if system.pool is not None:
+        w.line(f"\t.pool_color = {colors[system.pool.colors]},")
+        w.line(f"\t.pool_pa = {_hex(system.pool.start)},")
+        w.line(f"\t.pool_size = {_hex(system.pool.pages * 4096)},")
+        w.line(f"\t.pool_span_end = {_hex(system.pool.end)},")
     w.line("};")
     return w.text()
 
@@ -164,6 +169,8 @@ def _color_tables(w: _Writer, system: System) -> dict[Colors, str]:
     hyp = coloring.hypervisor_selection(system.spec)
     if hyp is not None:
         used.append(hyp)
+    if system.pool is not None:
+        used.append(system.pool.colors)
     distinct = list(dict.fromkeys(used))
     if not distinct:
         return {}

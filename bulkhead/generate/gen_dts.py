@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from bulkhead.config.model import GIC_FRAME, PAGE
 from bulkhead.layout.placement import System, Vm
+from bulkhead.config import shared_io
 
 APB_PCLK_HZ = 24_000_000
 IRQ_EDGE_RISING = 1
@@ -205,8 +206,15 @@ def generate(system: System, vm: Vm) -> str:
         d.close()
         for i, m in enumerate(vm.shmem):
             d.blank()
-            d.open(f"bulkhead-shmem@{m.ipa:x}")
-            d.prop("compatible", _str("bulkhead,shmem"))
+            client = shared_io.client_of_region(system.spec.io, m.name, vm.name)
+            if client is not None:  # shared I/O rings: linux/bulkhead_net (docs/io.md)
+                d.open(f"bulkhead-net@{m.ipa:x}")
+                d.prop("compatible", _str("bulkhead,io-net"))
+                d.prop("local-mac-address", "[" + " ".join(f"{b:02x}" for b in client.mac) + "]")
+                d.prop("bulkhead,queue", f"<{client.queue}>")
+            else:
+                d.open(f"bulkhead-shmem@{m.ipa:x}")
+                d.prop("compatible", _str("bulkhead,shmem"))
             d.prop("memory-region", f"<&shmem{i}>")
             d.prop("bulkhead,name", _str(m.name))
             d.prop("bulkhead,index", f"<{i}>")

@@ -33,6 +33,7 @@ from bulkhead.config.model import (
     VmType,
     human_size,
 )
+from bulkhead.config.coloring import Span
 from bulkhead.config.reader import join
 from bulkhead.layout import elf
 
@@ -150,6 +151,7 @@ class System:
     config_hash: int
     coloring: coloring.Report | None = None  # when any memory is colored
     hyp_color_pa: int = 0  # self-coloring: span start of the hypervisor's colored frames (0: none)
+    pool: Span | None = None  # spare memory for recoloring (recolor_pool)
 
     @property
     def warnings(self) -> list[Diagnostic]:
@@ -303,7 +305,7 @@ def resolve(s: SystemSpec) -> System:
         console_input = next((vm.index for vm in s.vms if vm.console is not None), -1)
     hyp = spans.get(("hyp", 0, 0))
     return System(s, p, tuple(vms), shmems, console_input, config_hash(s.data, p.data), report,
-                  hyp.start if hyp is not None else 0)
+                  hyp.start if hyp is not None else 0, spans.get(("pool", 0, 0)))
 
 
 def _resolve_vm(

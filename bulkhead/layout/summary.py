@@ -10,6 +10,7 @@ from bulkhead.config import bandwidth, coloring, shared_io
 from bulkhead.config.color import format_bits, format_list
 from bulkhead.config.model import human_size
 from bulkhead.layout.placement import System, Vm
+from bulkhead.config.color import PAGE
 
 HEADERS = ("VM", "TYPE", "CPUS", "MEMORY (IPA -> PA, size)", "DEVICES", "IRQS", "CONSOLE", "SHMEM")
 
@@ -63,6 +64,12 @@ def footer(system: System) -> list[str]:
     if hyp is not None:
         out.append(f"hypervisor colors: LLC {format_list(hyp['llc'])}, bank {format_list(hyp['bank'])} "
                    "(reserved: no VM or shared memory may use them; see docs/coloring.md, Self-coloring)")
+    pool = _pool_doc(system)
+    if pool is not None:
+        m = system.platform.coloring
+        assert m is not None and system.pool is not None
+        out.append(f"recolor pool: {coloring.size_text(pool['size'])} in {coloring.describe(m, system.pool.colors)}, span "
+                   f"0x{pool['pa']:x}-0x{pool['span_end']:x} (spare memory for recoloring; docs/coloring.md)")
     return out
 
 
@@ -87,6 +94,17 @@ def print_table(system: System, stream: TextIO) -> None:
     term.print_table(stream, headers, [["\n".join(cell) for cell in row] for row in vm_rows])
     for line in footer(system):
         stream.write(line + "\n")
+
+
+def _pool_doc(system: System) -> dict[str, Any] | None:
+    m = system.platform.coloring
+    sp = system.pool
+    if m is None or sp is None:
+        return None
+    return {"size": sp.pages * PAGE, "pa": sp.start, "span_end": sp.end,
+            "llc": sorted(sp.colors.colors_over(m.llc_mask)) if m.llc_mask else [0],
+            "bank": sorted(sp.colors.colors_over(m.bank_mask)) if m.bank_mask else [0],
+            **_colors_doc(sp.colors)}
 
 
 def _hyp_colors_doc(system: System) -> dict[str, Any] | None:
@@ -156,7 +174,8 @@ def document(system: System) -> dict[str, Any]:
         ],
     } | ({"coloring": _coloring_doc(system.coloring)} if system.coloring is not None else {}) \
       | ({"io": shared_io.document(system.spec.io)} if system.spec.io is not None else {}) \
-      | ({"hypervisor_colors": hyp} if (hyp := _hyp_colors_doc(system)) is not None else {})
+      | ({"hypervisor_colors": hyp} if (hyp := _hyp_colors_doc(system)) is not None else {}) \
+      | ({"recolor_pool": pool} if (pool := _pool_doc(system)) is not None else {})
 
 
 def _colors_doc(c: Any) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from bulkhead.generate import build as build_mod
 from bulkhead.generate import qemu
 from bulkhead.layout.load import load_system
 from bulkhead.run import cachemodel
+from bulkhead.layout.load import PLATFORMS_DIR
 
 HYP_PREFIX = "[bulkhead] "
 ALL_OFF_RE = re.compile(r"\[bulkhead\] all VMs off: clean=(\d+) stopped=(\d+)\s*$")
@@ -265,6 +266,7 @@ def run(
     until: re.Pattern[str] | str | None = None,
     netdev: str | None = None,
     model: bool = False,
+    platforms_dir: Path = PLATFORMS_DIR,
 ) -> RunResult:
     """Build ``config_path`` (incrementally) and boot it under QEMU.
 
@@ -279,6 +281,8 @@ def run(
     went wrong before (see judge).
     ``model``: load the cache model plugin (docs/model.md; -icount 0 unless
     ``icount`` says otherwise); its report is ``RunResult.model_report``.
+    ``platforms_dir``: where the config's platform file is looked up (a
+    benchmark's variant of a platform, e.g. more CPUs).
     """
     if boot == "uboot":
         machine = load_system(config_path).platform.qemu.machine
@@ -286,7 +290,7 @@ def run(
             raise RunError(f"--boot uboot runs Debian's U-Boot for QEMU virt; this platform's machine is "
                            f"'{machine}' (on a board, U-Boot comes with the vendor's boot chain: "
                            "docs/boards/zynqmp.md)")
-    result = build_mod.build(config_path, out, log=build_log)
+    result = build_mod.build(config_path, out, log=build_log, platforms_dir=platforms_dir)
     model_report = None
     if model:
         plugin_args, model_report = cachemodel.qemu_args(result.system, result.out, result.elf)

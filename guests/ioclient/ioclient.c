@@ -12,6 +12,8 @@
  * mode=bad: first writes malformed slots into its transmit ring (a bad flag,
  *   lengths 0, 1600 and 5000, an index out of range, a runt frame, a forged
  *   source MAC), then runs echo.
+ * wait_go (0): 1 waits (up to timeout_ms) for the peer's "go" frame (kind 4, broadcast) before
+ *   the exchange, so that a test can start it while other clients are busy.
  * Params: io_shm, io_queue, io_mac (from the io: section), mode, frames (20),
  * size (200), window (io_queue), peer_mac (02:00:00:00:00:fe), timeout_ms (30000), poll (0:
  * wait for replies in WFI; 1: busy-wait, as the benchmark does).
@@ -83,6 +85,26 @@ static void port_wait(u64 max_ns)
 		timer_wait_until(rx_ready, NULL, max_ns);
 }
 
+/* Waits for the peer's go frame; any other frame before it is a failure. */
+static int wait_go(u64 timeout_ms)
+{
+	u64 deadline = timer_now() + timer_ns_to_ticks(timeout_ms * 1000000ull);
+	const struct eth_hdr *h = (const struct eth_hdr *)fbuf;
+	int n;
+
+	printf("ioclient: waiting for the peer's go\n");
+	while ((n = ioring_recv(&rx, fbuf, sizeof(fbuf), NULL)) == 0) {
+		if (timer_now() > deadline)
+			return fail("no go frame from the peer after %lu ms", timeout_ms);
+		port_wait(1000000);
+	}
+	if (n < (int)ECHO_HLEN || h->type[0] != ECHO_ETHERTYPE >> 8 ||
+	    h->type[1] != (ECHO_ETHERTYPE & 0xff) || fbuf[ETH_HLEN] != ECHO_K_GO)
+		return fail("expected the peer's go frame, got %d bytes", n);
+	printf("ioclient: go\n");
+	return 0;
+}
+
 static int run_echo(u32 frames, u32 size, u32 window, u64 timeout_ms)
 {
 	static const struct echo_port port = { port_can_send, port_send, port_recv, port_kick,
@@ -119,13 +141,7 @@ static int run_flood(u32 frames, u32 size)
 /* Writes a raw slot at the ring's position (bypassing ioring_send). */
 static void raw_slot(u32 flag, u32 len, u32 index, const u8 *data, u32 n)
 {
-	struct ioring_slot *s = &tx.slots[tx.pos];
-
-	memcpy(s->data, data, n);
-	s->len = len;
-	s->index = index;
-	ioring_store_release(&s->flag, flag);
-	tx.pos = tx.pos + 1 == tx.nslots ? 0 : tx.pos + 1;
+	ioring_put_raw(&tx, flag, len, index, data, n);
 }
 
 static int write_bad(u32 size)
@@ -187,6 +203,8 @@ int main(const char *params)
 		timer_delay_us(100);
 	}
 	ioring_store_release(&ctrl->client_state, IORING_STATE_READY);
+	if (param_u64("wait_go", 0) && wait_go(timeout_ms))
+		return 1;
 	if (!strcmp(mode, "bad")) {
 		if (write_bad(size))
 			return 1;

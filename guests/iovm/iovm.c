@@ -19,8 +19,14 @@
  *
  * Params (written by `bulkhead build` from the io: section): io_clients,
  * io_driver (virtio | gem), io_base, io_irq, io_rate, io_mac, io<i>_{vm,shm,queue,weight,mac,cap};
- * max_ms (60000): give up after this much virtual time; poll (0): 1 busy-waits when idle
- * instead of sleeping in WFI (benchmark: no icount idle warps in the timings).
+ * stats_ms (1000): every this much virtual time (0: never) and at the end, one line per client
+ * "iovm: stats client=<vm> tx=.. tx_bytes=.. rx=.. rx_bytes=.. rx_drops=.. malformed=.. runt=..
+ * spoofed=.. alpha_fps=.. delta_us=.. overruns=.." (one BH_HC_CONSOLE_WRITE each; what `bulkhead
+ * run --stats` shows; alpha and delta so far, while backlogged);
+ * bad_rx (0): 1 writes four malformed slots (a bad flag, lengths 1600 and 5000, an index out of
+ * range) into client 0's rx ring before anything else, which the client must drop and count
+ * (tests/qemu/test_io_linux.py); max_ms (60000): give up after this much virtual time; poll (0): 1
+ * busy-waits when idle instead of sleeping in WFI (benchmark: no icount idle warps in the timings).
  * mode=direct (benchmark baseline, no clients, no io: section): the device is
  * this VM's alone; it runs the echo exchange (lib/include/echo.h) itself with
  * frames (100), size (200), window (16), peer_mac, mac (02:00:00:00:00:0d).
@@ -141,6 +147,18 @@ static int setup_client(u32 i)
 		gic_irq_disable(c->doorbell_irq); /* enabled only while idle */
 	}
 	return 0;
+}
+
+/* Test hook (bad_rx=1): a hostile I/O VM's slots in client 0's rx ring. */
+static void write_bad_rx(struct client *c)
+{
+	static const u8 junk[64] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff }; /* broadcast */
+
+	ioring_put_raw(&c->rx, 0xdeadbeef, sizeof(junk), c->rx.pos, junk, sizeof(junk));
+	ioring_put_raw(&c->rx, IORING_FULL, 1600, c->rx.pos, junk, sizeof(junk));
+	ioring_put_raw(&c->rx, IORING_FULL, 5000, c->rx.pos, junk, sizeof(junk));
+	ioring_put_raw(&c->rx, IORING_FULL, sizeof(junk), 999, junk, sizeof(junk));
+	printf("iovm: wrote 4 malformed slots into %s's rx ring\n", c->vm);
 }
 
 static void doorbells(bool on)
@@ -372,15 +390,55 @@ static bool never(void *arg)
 	return false;
 }
 
+/* Time c has been backlogged so far, including a backlog period still open. */
+static u64 backlog_so_far(const struct client *c)
+{
+	u64 t = c->backlog_ticks;
+
+	if (c->backlogged && c->last_end > c->backlog_start)
+		t += c->last_end - c->backlog_start;
+	return t;
+}
+
+static u64 alpha_fps(const struct client *c)
+{
+	u64 bl = backlog_so_far(c);
+
+	return bl ? c->served_bl * timer_freq() / bl : 0;
+}
+
+/* One "iovm: stats" line per client, each in one console hypercall (cheap
+ * enough to print while serving). */
+static void print_stats(void)
+{
+	char line[320];
+	u32 i;
+
+	for (i = 0; i < ncl; i++) {
+		const struct client *c = &cl[i];
+		int n = snprintf(line, sizeof(line),
+		                 "iovm: stats client=%s tx=%lu tx_bytes=%lu rx=%lu rx_bytes=%lu "
+		                 "rx_drops=%lu malformed=%lu runt=%lu spoofed=%lu alpha_fps=%lu "
+		                 "delta_us=%lu overruns=%lu\n",
+		                 c->vm, c->fwd, c->fwd_bytes, c->rx.frames, c->rx.bytes,
+		                 c->rx_drops, c->tx.malformed, c->runt, c->spoofed, alpha_fps(c),
+		                 timer_ticks_to_ns(c->max_gap) / 1000, c->overruns);
+
+		if (n > 0)
+			bh_console_write(line, (u64)n < sizeof(line) ? (u64)n : sizeof(line) - 1);
+	}
+}
+
 static void report(u64 slot)
 {
 	const struct netdev_stats *vs = netdev_stats();
 	u32 i;
 
+	print_stats();
 	for (i = 0; i < ncl; i++) {
 		struct client *c = &cl[i];
-		u64 bl_ns = timer_ticks_to_ns(c->backlog_ticks);
-		u64 alpha = c->backlog_ticks ? c->served_bl * timer_freq() / c->backlog_ticks : 0;
+		u64 bl_ns = timer_ticks_to_ns(backlog_so_far(c));
+		u64 alpha = alpha_fps(c);
 		u64 share = c->slots_bl ? c->served_bl * 1000 / c->slots_bl : 0;
 
 		printf("iovm: client %s tx=%lu tx_bytes=%lu rx=%lu rx_bytes=%lu rx_drops=%lu\n",
@@ -410,8 +468,9 @@ int main(const char *params)
 {
 	u64 base = param_u64("io_base", 0), irq = param_u64("io_irq", 0);
 	u64 rate = param_u64("io_rate", 0), max_ms = param_u64("max_ms", 60000);
+	u64 stats_ticks = timer_ns_to_ticks(param_u64("stats_ms", 1000) * 1000000ull), next_stats;
 	u64 slot, next, t, end, wsum = 0;
-	bool poll = param_u64("poll", 0) != 0;
+	bool poll = param_u64("poll", 0) != 0, idle = true;
 	u8 mac[ETH_ALEN];
 	u32 i;
 
@@ -430,6 +489,8 @@ int main(const char *params)
 			return 1;
 		wsum += cl[i].weight;
 	}
+	if (param_u64("bad_rx", 0))
+		write_bad_rx(&cl[0]);
 	for (i = 0; i < ncl; i++) { /* alpha_i = w_i / W * rate, or the cap if lower */
 		cl[i].tpf = wsum * slot / (cl[i].weight ? cl[i].weight : 1);
 		if (cl[i].cap_ticks > cl[i].tpf)
@@ -448,11 +509,16 @@ int main(const char *params)
 
 	end = timer_now() + timer_ns_to_ticks(max_ms * 1000000ull);
 	next = timer_now();
+	next_stats = next + stats_ticks;
 	for (;;) {
 		struct client *s;
 
 		deliver();
 		t = timer_now();
+		if (stats_ticks && t >= next_stats) {
+			print_stats();
+			next_stats = t + stats_ticks;
+		}
 		if (t > end) {
 			report(slot);
 			return fail("clients not done after %lu ms", max_ms);
@@ -464,6 +530,9 @@ int main(const char *params)
 		track_backlog(t);
 		s = netdev_can_send() ? pick(t) : NULL;
 		if (s) {
+			if (idle) /* the first slot after idle starts now: not late */
+				next = t;
+			idle = false;
 			serve(s, t, slot);
 			next += slot;
 			if (next <= t) { /* late by a whole slot or more */
@@ -474,7 +543,7 @@ int main(const char *params)
 			}
 			continue;
 		}
-		next = t; /* idle: the next frame is served as soon as it is seen */
+		idle = true; /* the next frame is served as soon as it is seen */
 		if (all_done())
 			break;
 		if (poll) {

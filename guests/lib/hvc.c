@@ -105,9 +105,10 @@ s64 bh_color_info(struct bh_color_info *info)
 	return r.x0;
 }
 
-s64 bh_ipa_info(u64 ipa, struct bh_ipa_info *info)
+/* A page's PA and colors (BH_HC_IPA_INFO, BH_HC_S2_INFO). */
+static s64 bh_page_info(u32 fn, u64 arg, struct bh_ipa_info *info)
 {
-	struct bh_ret r = bh_call(BH_HC_IPA_INFO, ipa, 0, 0, 0, 0);
+	struct bh_ret r = bh_call(fn, arg, 0, 0, 0, 0);
 
 	if (r.x0 == BH_OK) {
 		info->pa = r.x1;
@@ -115,6 +116,16 @@ s64 bh_ipa_info(u64 ipa, struct bh_ipa_info *info)
 		info->bank_color = r.x3;
 	}
 	return r.x0;
+}
+
+s64 bh_ipa_info(u64 ipa, struct bh_ipa_info *info)
+{
+	return bh_page_info(BH_HC_IPA_INFO, ipa, info);
+}
+
+s64 bh_s2_info(u32 index, struct bh_ipa_info *info)
+{
+	return bh_page_info(BH_HC_S2_INFO, index, info);
 }
 
 s64 bh_bw_stats(u32 vcpu, struct bh_bw_stats *st)

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: Apache-2.0
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 /*
  * ioring: wait-free frame rings in shared memory (include/ioring.h,
  * docs/io.md). Every value read from shared memory is read exactly once into
@@ -71,6 +71,17 @@ int ioring_send(struct ioring *r, const void *data, u32 len)
 	r->bytes += len;
 	advance(r);
 	return 0;
+}
+
+void ioring_put_raw(struct ioring *r, u32 flag, u32 len, u32 index, const void *data, u32 n)
+{
+	struct ioring_slot *s = &r->slots[r->pos];
+
+	__builtin_memcpy(s->data, data, n < IORING_DATA_MAX ? n : IORING_DATA_MAX);
+	__atomic_store_n(&s->len, len, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->index, index, __ATOMIC_RELAXED);
+	ioring_store_release(&s->flag, flag);
+	advance(r);
 }
 
 bool ioring_pending(const struct ioring *r)

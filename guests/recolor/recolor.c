@@ -7,36 +7,41 @@
  * role=victim: fills a 512 KiB buffer with a pseudo-random pattern, records
  *   the frame of every RAM page, then runs a heartbeat (it records the
  *   counter every few microseconds in a ring) until the manager has done
- *   each stage, and then checks: after refused requests, its colors and
- *   every frame are unchanged; after a recoloring, every page of its RAM
- *   (full walk with BH_HC_IPA_INFO) has the new colors, no two share a
+ *   each stage, and then checks: after refused requests, its colors, every
+ *   frame and every stage-2 table page are unchanged; after a recoloring,
+ *   every page of its RAM (full walk with BH_HC_IPA_INFO) and of its
+ *   stage-2 tables (BH_HC_S2_INFO) has the new colors, no two share a
  *   frame, the pattern is intact, and none of its heartbeats falls inside
  *   the pause the hypervisor reported.
  * role=neighbour: asks to recolor the victim (not a manager: refused), then
  *   runs the same heartbeat and counts its beats inside each pause (it
  *   must keep running).
  * role=manager: refused requests (other VMs' colors, its own, bad colors,
- *   no such VM, every color), then two recolorings of the victim (to a
- *   disjoint set, then to a smaller overlapping one, in place), then a
- *   denser overlapping one that cannot be done in place (refused).
+ *   no such VM, every color), then four recolorings of the victim (to a
+ *   disjoint set in the recolor pool, to a smaller overlapping one, to a
+ *   larger overlapping one, back to its first colors on the frames it
+ *   freed), then one the spare memory is too small for (refused).
  *
  * Parameters: role, victim (VM id, default 1), neighbour (default 2), hyp
- * (LLC bitmap of the hypervisor's colors, default 0xc000),
- * to1/to2/to3 (LLC bitmaps of the three requests).
+ * (LLC bitmap of the hypervisor's colors, default 0xc000), from (the
+ * victim's LLC bitmap at boot, default 0xf; 0xffff: uncolored),
+ * to1..to4 (LLC bitmaps of the recolorings), big (of the refused one).
  * Lines: "recolor: <role>: ..." and "recolor: <role>: PASS"; on failure
  * "recolor: <role>: FAIL (...)" and exit status 1.
  */
 #include "runtime.h"
 
-#define BUF_WORDS (512 * 1024 / 8)
-#define MAX_PAGES 4096
-#define RING      16384
-#define BEAT_US   10
+#define BUF_WORDS  (512 * 1024 / 8)
+#define MAX_PAGES  4096
+#define RING       16384
+#define BEAT_US    10
+#define LAST_STAGE 6
+#define MAX_TABLES 64
 
 enum {
 	C_READY,  /* victim: pattern written, frames recorded */
 	C_DENIED, /* neighbour: its own request was refused */
-	C_STAGE,  /* manager: 1 refusals, 2, 3 recolorings, 4 refused denser set */
+	C_STAGE,  /* manager: 1 refusals, 2-5 recolorings, 6 refused (pool too small) */
 	C_ACK,    /* victim: stage checked */
 	C_LLC,    /* manager: the victim's LLC bitmap after the stage */
 	C_PS,     /* pause start, end (counter) of the last recoloring */
@@ -48,6 +53,9 @@ enum {
 static volatile u64 *ctl;
 static u64 buf[BUF_WORDS];
 static u64 frames[MAX_PAGES];
+static u64 boot_frames[MAX_PAGES];
+static u64 tables[MAX_TABLES];
+static u32 ntables;
 static u64 sorted[MAX_PAGES];
 static u64 ring[RING];
 static u32 ring_n;
@@ -131,6 +139,38 @@ static int walk(u64 npages, bool record, bool same, u64 llc)
 	return 0;
 }
 
+/* Walks the VM's stage-2 table pages (BH_HC_S2_INFO): with same, checks
+ * they are where they were; otherwise that each has one of the LLC colors
+ * llc, is no frame of the VM's RAM and no other table page; records them. */
+static int walk_tables(u64 npages, bool same, u64 llc)
+{
+	struct bh_ipa_info pi;
+	u32 n;
+
+	for (n = 0; bh_s2_info(n, &pi) == BH_OK; n++) {
+		if (n == MAX_TABLES)
+			return fail("too many table pages", n, 0);
+		if (same) {
+			if (n >= ntables || pi.pa != tables[n])
+				return fail("a refused request moved a table page", pi.pa, n);
+			continue;
+		}
+		if (llc && (pi.llc_color >= 64 || !(llc & BIT(pi.llc_color))))
+			return fail("table page not of the VM's colors", pi.pa, pi.llc_color);
+		for (u64 i = 0; i < npages; i++)
+			if (frames[i] == pi.pa)
+				return fail("a table page is a RAM frame", pi.pa, i);
+		for (u32 k = 0; k < n; k++)
+			if (tables[k] == pi.pa)
+				return fail("two table pages share a frame", pi.pa, k);
+		tables[n] = pi.pa;
+	}
+	if (!n || (same && n != ntables))
+		return fail("table page count", n, ntables);
+	ntables = n;
+	return 0;
+}
+
 static int victim(void)
 {
 	struct bh_vm_info vi;
@@ -148,26 +188,35 @@ static int victim(void)
 	}
 	if (walk(npages, true, false, 0))
 		return 1;
-	printf("recolor: victim: %lu pages, LLC 0x%lx, pattern sum 0x%lx\n", npages, ci.llc_colors,
-	       sum);
+	for (u64 i = 0; i < npages; i++)
+		boot_frames[i] = frames[i];
+	if (walk_tables(npages, false, ci.llc_colors))
+		return 1;
+	printf("recolor: victim: %lu pages, LLC 0x%lx, pattern sum 0x%lx, %u stage-2 table pages\n",
+	       npages, ci.llc_colors, sum, ntables);
 	ctl[C_READY] = 1;
-	for (u64 stage = 1; stage <= 4; stage++) {
-		u64 s = 0, inside;
+	for (u64 stage = 1; stage <= LAST_STAGE; stage++) {
+		u64 s = 0, inside, home = 0;
 
 		wait_ctl(C_STAGE, stage);
 		if (bh_color_info(&ci) != BH_OK)
 			return fail("BH_HC_COLOR_INFO failed", 0, 0);
 		if (ci.llc_colors != ctl[C_LLC])
 			return fail("colors", ci.llc_colors, ctl[C_LLC]);
-		if (stage == 1 || stage == 4) {
-			if (walk(npages, false, true, 0))
+		if (stage == 1 || stage == LAST_STAGE) {
+			if (walk(npages, false, true, 0) || walk_tables(npages, true, 0))
 				return 1;
 			printf("recolor: victim: stage %lu: refused requests changed nothing "
 			       "(LLC 0x%lx, %lu pages where they were)\n",
 			       stage, ci.llc_colors, npages);
 		} else {
-			if (walk(npages, false, false, ci.llc_colors))
+			if (walk(npages, false, false, ci.llc_colors) ||
+			    walk_tables(npages, false, ci.llc_colors))
 				return 1;
+			printf(
+			    "recolor: victim: stage %lu: %u stage-2 table pages, all of LLC 0x%lx, "
+			    "none a RAM frame\n",
+			    stage, ntables, ci.llc_colors);
 			for (u64 i = 0; i < BUF_WORDS; i++) {
 				if (buf[i] != pattern(i))
 					return fail("pattern changed", i, buf[i]);
@@ -176,10 +225,13 @@ static int victim(void)
 			inside = beats_in(ctl[C_PS], ctl[C_PE]);
 			if (s != sum || inside)
 				return fail("checksum or heartbeat during the pause", s, inside);
+			for (u64 i = 0; i < npages; i++)
+				home += frames[i] == boot_frames[i];
 			printf("recolor: victim: stage %lu: LLC 0x%lx, all %lu pages of it, "
-			       "pattern sum 0x%lx ok, paused %lu us, 0 heartbeats in the pause\n",
+			       "sum 0x%lx ok, paused %lu us, 0 heartbeats in the pause, "
+			       "%lu on boot frames\n",
 			       stage, ci.llc_colors, npages, s,
-			       timer_ticks_to_ns(ctl[C_PE] - ctl[C_PS]) / 1000);
+			       timer_ticks_to_ns(ctl[C_PE] - ctl[C_PS]) / 1000, home);
 		}
 		ctl[C_ACK] = stage;
 	}
@@ -198,7 +250,7 @@ static int neighbour(void)
 		return fail("a non-manager's request was not denied", (u64)r, 0);
 	printf("recolor: neighbour: own request denied (%ld)\n", r);
 	ctl[C_DENIED] = 1;
-	for (u64 stage = 2; stage <= 3; stage++) {
+	for (u64 stage = 2; stage < LAST_STAGE; stage++) {
 		u64 inside;
 
 		wait_ctl(C_STAGE, stage);
@@ -243,8 +295,8 @@ static int recolor_to(u32 vm, u64 llc, u64 stage)
 static int manager(void)
 {
 	u32 v = (u32)param_u64("victim", 1), nb = (u32)param_u64("neighbour", 2);
-	u64 to1 = param_u64("to1", 0xf0), to2 = param_u64("to2", 0x30);
-	u64 to3 = param_u64("to3", 0xf0);
+	const u64 to[LAST_STAGE - 2] = { param_u64("to1", 0xf0), param_u64("to2", 0x30),
+		                         param_u64("to3", 0xf0), param_u64("to4", 0xf) };
 	struct bh_color_info ci;
 	int bad = 0;
 
@@ -252,7 +304,7 @@ static int manager(void)
 	wait_ctl(C_DENIED, 1);
 	if (bh_color_info(&ci) != BH_OK)
 		return fail("BH_HC_COLOR_INFO failed", 0, 0);
-	ctl[C_LLC] = 0xf; /* the victim's configured colors */
+	ctl[C_LLC] = param_u64("from", 0xf); /* the victim's colors at boot */
 	bad |= refuse(v, 0xf00, 0, BH_E_CONFLICT, "victim to the neighbour's colors");
 	bad |= refuse(v, ci.llc_colors, 0, BH_E_CONFLICT, "victim to the manager's colors");
 	bad |= refuse(v, param_u64("hyp", 0xc000), 0, BH_E_CONFLICT,
@@ -260,25 +312,24 @@ static int manager(void)
 	bad |= refuse(v, 0x10000, 0, BH_E_INVALID, "victim to a color the platform lacks");
 	bad |= refuse(v, 0, 0, BH_E_INVALID, "victim to every color");
 	bad |= refuse(99, 0xf0, 0, BH_E_INVALID, "no such VM");
-	bad |= refuse(nb, 0x3, 0, BH_E_CONFLICT, "neighbour to the victim's colors");
+	if (ctl[C_LLC] != 0xffff) /* uncolored (every color): no color of its to refuse */
+		bad |= refuse(nb, 0x3, 0, BH_E_CONFLICT, "neighbour to the victim's colors");
 	if (bad)
 		return 1;
 	ctl[C_STAGE] = 1;
 	wait_ctl(C_ACK, 1);
-	if (recolor_to(v, to1, 2))
+	for (u64 stage = 2; stage < LAST_STAGE; stage++) {
+		if (recolor_to(v, to[stage - 2], stage))
+			return 1;
+		ctl[C_STAGE] = stage;
+		wait_ctl(C_ACK, stage);
+		wait_ctl(C_NB_ACK, stage);
+	}
+	if (refuse(v, param_u64("big", 0x80), 0, BH_E_NO_MEMORY,
+	           "victim to a set the spare memory is too small for"))
 		return 1;
-	ctl[C_STAGE] = 2;
-	wait_ctl(C_ACK, 2);
-	wait_ctl(C_NB_ACK, 2);
-	if (recolor_to(v, to2, 3))
-		return 1;
-	ctl[C_STAGE] = 3;
-	wait_ctl(C_ACK, 3);
-	wait_ctl(C_NB_ACK, 3);
-	if (refuse(v, to3, 0, BH_E_NO_MEMORY, "victim to a denser overlapping set"))
-		return 1;
-	ctl[C_STAGE] = 4;
-	wait_ctl(C_ACK, 4);
+	ctl[C_STAGE] = LAST_STAGE;
+	wait_ctl(C_ACK, LAST_STAGE);
 	return 0;
 }
 

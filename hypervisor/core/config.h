@@ -206,6 +206,12 @@ struct cfg_system {
 	/* Span start of the frames of those colors the toolchain reserved for
 	 * the hypervisor area's pages (hyp_size / 4 KiB of them). */
 	u64 hyp_color_pa;
+	/* Spare memory for recoloring (config `recolor_pool`): pool_size / 4 KiB
+	 * pages of pool_color from pool_pa, all below pool_span_end; NULL: none. */
+	const struct cfg_color *pool_color;
+	u64 pool_pa;
+	u64 pool_size;
+	u64 pool_span_end;
 };
 
 extern const struct cfg_system cfg_system;

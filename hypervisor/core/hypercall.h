@@ -22,6 +22,7 @@
 /* 0xc6000010-0xc600001f: run-time coloring (isolation/color_recolor.c) */
 #define BH_HC_RECOLOR     0xc6000010u
 #define BH_HC_IDA_PREPARE 0xc6000011u /* isolation/color_ida.c */
+#define BH_HC_S2_INFO     0xc6000012u /* isolation/color_vm.c */
 
 #define BH_CPU_SELF 0xffffu /* BH_HC_CPU_EXITS: the caller's own physical CPU */
 

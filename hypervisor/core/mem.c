@@ -70,6 +70,11 @@ static u64 *mem_pt_alloc(void *ctx)
 	return (u64 *)(uintptr_t)pa;
 }
 
+static u64 mem_vttbr(const struct vm *vm)
+{
+	return ((u64)(vm->id + 1) << 48) | (u64)(uintptr_t)vm->s2.root;
+}
+
 /* Maps RAM, page by page in the region's colors when it has them. */
 static void mem_map_ram(struct vm *vm, u64 ipa, u64 pa, u64 size, const struct cfg_color *color)
 {
@@ -120,7 +125,7 @@ void mem_vm_init(struct vm *vm)
 	for (u32 i = 0; i < c->nmmio; i++)
 		mem_map(vm, c->mmio[i].ipa, c->mmio[i].pa, c->mmio[i].size, MEM_DEVICE, NULL);
 	dsb(ish);
-	vm->vttbr = ((u64)(vm->id + 1) << 48) | (u64)(uintptr_t)vm->s2.root;
+	vm->vttbr = mem_vttbr(vm);
 }
 
 void mem_vm_activate(struct vm *vm)
@@ -131,6 +136,31 @@ void mem_vm_activate(struct vm *vm)
 	__asm__ volatile("tlbi vmalls12e1" ::: "memory");
 	dsb(nsh);
 	isb();
+}
+
+static u64 *mem_pt_none(void *ctx)
+{
+	(void)ctx;
+	return NULL;
+}
+
+u32 mem_s2_move_pages(const struct vm *vm, bool split)
+{
+	return pt_clone_pages(&vm->s2, split);
+}
+
+bool mem_s2_move(struct vm *vm, bool split, u64 *(*alloc)(void *ctx), void *ctx)
+{
+	struct pt copy = { .alloc = alloc, .ctx = ctx };
+
+	if (pt_clone(&copy, &vm->s2, split) != PT_OK)
+		return false;
+	dsb(ish); /* the copy is visible to table walks */
+	copy.alloc = mem_pt_none;
+	vm->s2 = copy;
+	vm->s2_next = copy.pages_used;
+	vm->vttbr = mem_vttbr(vm);
+	return true;
 }
 
 bool mem_remap_page(struct vm *vm, u64 ipa, u64 pa)

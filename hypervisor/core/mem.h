@@ -45,6 +45,16 @@ void mem_vm_init(struct vm *vm);
 void mem_map(struct vm *vm, u64 ipa, u64 pa, u64 size, enum mem_kind kind,
              const struct mem_placement *place);
 
+/* Moves the VM's stage-2 tables into table pages from alloc(ctx) (a copy of
+ * the tree; with split, its blocks become 4 KiB pages) and points its VTTBR
+ * at the copy. The VM must be paused; its vCPUs load the new VTTBR with
+ * vcpu_reload_s2, after which the old table pages are unused. False
+ * (nothing changed) when alloc runs out. Later stage-2 mappings are
+ * refused (none is made after boot). mem_s2_move_pages: how many table
+ * pages it takes. */
+u32 mem_s2_move_pages(const struct vm *vm, bool split);
+bool mem_s2_move(struct vm *vm, bool split, u64 *(*alloc)(void *ctx), void *ctx);
+
 /* Translates an IPA of the VM's RAM (not devices) to a PA. */
 bool mem_ipa_to_pa(struct vm *vm, u64 ipa, u64 *pa);
 

@@ -158,6 +158,10 @@ static void vcpu_pause_wait(struct vcpu *v)
 	}
 	v->paused = false;
 	dsb(ish);
+	if (!v->s2_flushed) { /* its stage-2 tables moved meanwhile */
+		mem_vm_activate(v->vm);
+		v->s2_flushed = true;
+	}
 }
 
 /* Until the vCPU may run guest code again: parked while its VM or itself
@@ -212,6 +216,19 @@ bool vcpu_pause_vm(struct vm *vm, u64 timeout_ticks)
 	} while (arch_counter() - t0 < timeout_ticks);
 	vcpu_resume_vm(vm);
 	return false;
+}
+
+void vcpu_reload_s2(struct vm *vm)
+{
+	struct vcpu *here = cpu_data[cpu_index()].vcpu;
+
+	for (u32 i = 0; i < vm->nvcpus; i++)
+		vm->vcpus[i]->s2_flushed = false;
+	if (here && here->vm == vm) {
+		mem_vm_activate(vm);
+		here->s2_flushed = true;
+	}
+	dsb(ish);
 }
 
 void vcpu_resume_vm(struct vm *vm)

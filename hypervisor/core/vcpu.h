@@ -57,6 +57,10 @@ void vcpu_kick(struct vcpu *v);
  * when they did not stop within timeout_ticks or another pause is under
  * way. Not from two CPUs on one VM at once (callers serialise). */
 bool vcpu_pause_vm(struct vm *vm, u64 timeout_ticks);
+/* After mem_s2_move on a paused VM: each vCPU loads the new VTTBR before
+ * it runs guest code again (leaving the pause, or when it boots if
+ * parked); one on the calling CPU does so now. */
+void vcpu_reload_s2(struct vm *vm);
 /* Lets the vCPUs of a paused VM run again. */
 void vcpu_resume_vm(struct vm *vm);
 /* Registers the function vCPU 0's CPU calls each time the VM starts (boot

@@ -4,25 +4,26 @@
  *
  * A manager VM names a target VM and new LLC/bank color bitmaps. Nothing
  * changes until the request has passed every check:
- *  - the target is running and colored (mapped page by page);
+ *  - the target is running (an uncolored one, mapped with blocks, gets
+ *    stage-2 tables with 4 KiB pages in the new colors first);
  *  - the new set is a valid set of the platform's colors and meets no
  *    other VM's RAM or stage-2 tables, and no shared memory the target
  *    does not map (as `bulkhead check` requires of a config);
- *  - a dry run places every region: page i of a region goes to the i-th
- *    page of the new set at or after the region's first page (and after
- *    the previous region's new pages), in RAM, outside the hypervisor, the
- *    boot images, every other VM's and shared memory's pages and the
- *    target's tables and other regions. The move is done in place,
- *    backwards (last page first), so a new page that is also an old page
- *    of the region must not lie below the old page moved there (it would
- *    still hold a page not yet moved): true whenever the new set is not
- *    denser than the old one around that page; otherwise the request is
- *    refused (it would need spare memory).
- * Then the target's vCPUs are paused at EL2, each page is copied from its
- * old frame to its new one (the new frames found backwards with
- * color_set_prev, the RTAS'19 scheme), its stage-2 entry rewritten, the
- * TLBs of the VM's VMID and the instruction cache invalidated, and the VM
- * resumes. Stage-2 tables and shared memory keep their colors (see
+ *  - a dry run places every page: page i of the VM (regions in order) goes
+ *    to the i-th free page of the new set in spare memory (the recolor
+ *    pool and every colored region's configured span and colors, less the
+ *    pages in use: the hypervisor, the boot images, every other VM's and
+ *    shared memory's pages and all stage-2 tables). Too little spare memory
+ *    refuses the request.
+ * Then the target's vCPUs are paused at EL2 and each page is copied to its
+ * new frame and its stage-2 entry rewritten: first the pages that go up,
+ * last page first (the new frames found backwards with color_set_prev, the
+ * RTAS'19 scheme), then those that go down, first page first; as old and
+ * new frames both increase with the page, no copy overwrites a page not yet
+ * moved. The TLBs of the VM's VMID and the instruction cache are
+ * invalidated and the VM resumes. Colored stage-2 tables are copied to
+ * pages of the new colors (before the move when blocks must become pages,
+ * after it otherwise); shared memory keeps its colors (see
  * docs/coloring.md, "Recoloring").
  */
 #include "isolation/color_recolor.h"
@@ -51,14 +52,19 @@ struct recolor_obstacle {
 	const struct cfg_color *c;
 };
 
-/* A VM's colors and spans once recolored (before: the config's). */
+/* A VM's colors and spans once recolored (before: the config's); its
+ * colored stage-2 tables' span once moved (their colors: the VM's). */
 struct recolor_vm {
-	bool recolored;
+	bool recolored, tables_moved;
 	struct color_rt_set rt;
 	u64 lo[RECOLOR_MAX_REGIONS], hi[RECOLOR_MAX_REGIONS];
+	u64 pt_lo, pt_hi;
 };
 
 static struct recolor_vm recolor_vms[CFG_MAX_CPUS];
+/* The end of each VM's configured table span (pt_pages pages of pt_color
+ * from pt_pa; 0: uncolored tables), spare memory once the tables move. */
+static u64 recolor_pt_end[CFG_MAX_CPUS];
 static spinlock_t recolor_lock = SPINLOCK_INIT;
 
 /* The request being served (under recolor_lock). */
@@ -67,6 +73,9 @@ static struct {
 	struct recolor_obstacle obst[RECOLOR_MAX_OBSTACLES];
 	u32 nobst;
 	u64 new_lo[RECOLOR_MAX_REGIONS], new_hi[RECOLOR_MAX_REGIONS];
+	u64 pt_lo, pt_hi, pt_next; /* the tables' new pages */
+	u32 pt_pages, pt_taken;    /* 0 pages: the tables stay */
+	bool split;                /* uncolored memory: its blocks become pages first */
 	char why[120];
 } rq;
 
@@ -124,6 +133,10 @@ static bool recolor_maps_shmem(const struct vm *vm, u32 shmem)
 /* The VM's colored stage-2 table pages as an obstacle. */
 static bool recolor_tables(const struct vm *vm)
 {
+	const struct recolor_vm *st = &recolor_vms[vm->id];
+
+	if (st->tables_moved)
+		return recolor_obstacle(st->pt_lo, st->pt_hi, &st->rt.set);
 	if (!vm->cfg->pt_color || !vm->s2_next)
 		return true; /* uncolored: in the hypervisor's pool */
 	return recolor_obstacle(vm->cfg->pt_pa, vm->s2_pt_pa + SZ_4K, vm->cfg->pt_color);
@@ -160,10 +173,11 @@ static s64 recolor_collect(const struct vm *target)
 				return BH_E_CONFLICT;
 			}
 			recolor_region_span(vm, r, &lo, &hi);
-			if (vm != target) /* the target's own: checked per region */
+			if (vm != target) /* the target's own pages are free for it */
 				ok &= recolor_obstacle(lo, hi, c);
 		}
-		if (vm != target && vm->cfg->pt_color && color_sets_meet(vm->cfg->pt_color, want)) {
+		if (vm != target && vm->cfg->pt_color && !recolor_vms[vm->id].tables_moved &&
+		    color_sets_meet(vm->cfg->pt_color, want)) {
 			fmt_snprintf(rq.why, sizeof(rq.why),
 			             "the colors intersect those of vm %s's stage-2 tables",
 			             vm->cfg->name);
@@ -196,10 +210,9 @@ static bool recolor_in(u64 pa, u64 lo, u64 hi, const struct cfg_color *c)
 	return pa >= lo && pa < hi && (!c || color_set_match(c, pa));
 }
 
-/* Whether page pa is taken for region r: an obstacle or a page of another
- * region of the target's. *up, *down: where a search may resume above or
- * below it (past a range taken whole). */
-static bool recolor_taken(const struct vm *target, u32 r, u64 pa, u64 *up, u64 *down)
+/* Whether page pa is in use (an obstacle). *up, *down: where a search may
+ * resume above or below it (past a range taken whole). */
+static bool recolor_taken(u64 pa, u64 *up, u64 *down)
 {
 	*up = pa + SZ_4K;
 	*down = pa - 1;
@@ -214,15 +227,52 @@ static bool recolor_taken(const struct vm *target, u32 r, u64 pa, u64 *up, u64 *
 			return true;
 		}
 	}
-	for (u32 k = 0; k < target->cfg->nmem; k++) {
-		u64 lo, hi;
+	return false;
+}
 
-		if (k == r)
-			continue;
-		recolor_region_span(target, k, &lo, &hi);
-		if (recolor_in(pa, lo, hi, recolor_region_color(target, k)))
+/* One range of spare memory: its span and colors. */
+static bool recolor_spare_range(u64 pa, u64 lo, u64 hi, const struct cfg_color *c, u64 *up,
+                                u64 *down)
+{
+	if (pa >= lo && pa < hi) {
+		if (!c || color_set_match(c, pa))
 			return true;
+		*up = pa + SZ_4K;
+		*down = pa - 1;
+	} else if (lo > pa) {
+		*up = MIN(*up, lo);
+	} else if (*down == COLOR_NONE || hi - 1 > *down) {
+		*down = hi - 1;
 	}
+	return false;
+}
+
+/* Whether page pa is spare memory, which a recoloring may take unless it is
+ * in use: a page of the recolor pool (config `recolor_pool`) or of a colored
+ * region's configured span and colors (whoever uses it now: pages a
+ * recoloring frees return to the pool this way). *up, *down: the nearest
+ * addresses above and below where spare memory may be (COLOR_NONE: none). */
+static bool recolor_spare(u64 pa, u64 *up, u64 *down)
+{
+	*up = COLOR_NONE;
+	*down = COLOR_NONE;
+	if (cfg_system.pool_color &&
+	    recolor_spare_range(pa, cfg_system.pool_pa, cfg_system.pool_span_end,
+	                        cfg_system.pool_color, up, down))
+		return true;
+	for (u32 i = 0; i < vm_count; i++)
+		for (u32 r = 0; r < vms[i].cfg->nmem; r++) {
+			const struct cfg_mem *m = &vms[i].cfg->mem[r];
+
+			if (recolor_spare_range(pa, m->pa, m->color ? m->span_end : m->pa + m->size,
+			                        m->color, up, down))
+				return true;
+		}
+	for (u32 i = 0; i < vm_count; i++)
+		if (recolor_pt_end[i] &&
+		    recolor_spare_range(pa, vms[i].cfg->pt_pa, recolor_pt_end[i],
+		                        vms[i].cfg->pt_color, up, down))
+			return true;
 	return false;
 }
 
@@ -233,9 +283,10 @@ static bool recolor_ram(u64 pa)
 	return pa != COLOR_NONE && cfg_in_ram(p, pa, 1);
 }
 
-/* The first free page of the new set at or above pa (COLOR_NONE: none in
- * RAM). Pages taken are skipped, the same ones recolor_prev_free skips. */
-static u64 recolor_next_free(const struct vm *target, u32 r, u64 pa)
+/* The first free page of the new set at or above pa (COLOR_NONE: none):
+ * spare memory not in use. Pages are skipped exactly as recolor_prev_free
+ * skips them. */
+static u64 recolor_next_free(u64 pa)
 {
 	u64 up, down;
 
@@ -243,14 +294,16 @@ static u64 recolor_next_free(const struct vm *target, u32 r, u64 pa)
 		pa = color_set_next(&rq.want.set, pa);
 		if (!recolor_ram(pa))
 			return COLOR_NONE;
-		if (!recolor_taken(target, r, pa, &up, &down))
+		if (!recolor_taken(pa, &up, &down) && recolor_spare(pa, &up, &down))
 			return pa;
+		if (up == COLOR_NONE)
+			return COLOR_NONE;
 		pa = up;
 	}
 }
 
 /* The last free page of the new set below pa (page aligned). */
-static u64 recolor_prev_free(const struct vm *target, u32 r, u64 pa)
+static u64 recolor_prev_free(u64 pa)
 {
 	u64 up, down;
 
@@ -260,85 +313,230 @@ static u64 recolor_prev_free(const struct vm *target, u32 r, u64 pa)
 		if (!recolor_ram(pa))
 			return COLOR_NONE;
 		pa = ALIGN_DOWN(pa, SZ_4K);
-		if (!recolor_taken(target, r, pa, &up, &down))
+		if (!recolor_taken(pa, &up, &down) && recolor_spare(pa, &up, &down))
 			return pa;
+		if (down == COLOR_NONE)
+			return COLOR_NONE;
 		pa = down;
 	}
 }
 
-/* Dry run of region r from *cursor: sets rq.new_lo/hi[r]. */
-static s64 recolor_plan_region(struct vm *target, u32 r, u64 *cursor)
+/* Whether pa is (conservatively) a frame of one of the target's regions. */
+static bool recolor_target_frame(const struct vm *target, u64 pa)
 {
-	const struct cfg_mem *m = &target->cfg->mem[r];
-	const struct cfg_color *old_c = recolor_region_color(target, r);
-	u64 old_lo, old_hi, first, pa = 0;
+	for (u32 k = 0; k < target->cfg->nmem; k++) {
+		u64 lo, hi;
 
-	recolor_region_span(target, r, &old_lo, &old_hi);
-	if (!mem_ipa_to_pa(target, m->ipa, &first))
-		return BH_E_INVALID;
-	for (u64 off = 0; off < m->size; off += SZ_4K) {
-		u64 old;
+		recolor_region_span(target, k, &lo, &hi);
+		if (recolor_in(pa, lo, hi, recolor_region_color(target, k)))
+			return true;
+	}
+	return false;
+}
 
-		pa = recolor_next_free(target, r, off ? pa + SZ_4K : MAX(first, *cursor));
-		if (!mem_ipa_to_pa(target, m->ipa + off, &old))
-			return BH_E_INVALID;
+/* Whether the target's frames increase with (region, page): then any new
+ * layout that also increases can be reached by moving the pages that go
+ * up last page first, then those that go down first page first, without
+ * overwriting a page not yet moved (a page's new frame, if it is the old
+ * frame of another page, is that of a later page when it goes up and of an
+ * earlier one when it goes down: docs/coloring.md). */
+static bool recolor_monotone(struct vm *target)
+{
+	u64 prev = 0;
+
+	for (u32 r = 0; r < target->cfg->nmem; r++) {
+		const struct cfg_mem *m = &target->cfg->mem[r];
+
+		for (u64 off = 0; off < m->size; off += SZ_4K) {
+			u64 old;
+
+			if (!mem_ipa_to_pa(target, m->ipa + off, &old) || old <= prev)
+				return false;
+			prev = old;
+		}
+	}
+	return true;
+}
+
+/* The first free page of the new set at or above pa for a table page:
+ * before the RAM moves (split), also none of the VM's current frames. */
+static u64 recolor_next_table(const struct vm *target, u64 pa)
+{
+	for (pa = recolor_next_free(pa);
+	     rq.split && pa != COLOR_NONE && recolor_target_frame(target, pa);)
+		pa = recolor_next_free(pa + SZ_4K);
+	return pa;
+}
+
+/* The tables' new pages: as many as the copy of the tree takes, the first
+ * free ones of the new set above the RAM's new pages. Without split they
+ * are taken once the RAM has moved, so old RAM frames may serve; with
+ * split (blocks of uncolored memory become pages, which the move needs)
+ * they are taken first, so they avoid the current frames. The current
+ * table pages are in use: never among them. Tables in the hypervisor's
+ * pool stay there unless the VM's memory is uncolored. */
+static s64 recolor_plan_tables(struct vm *target, u64 cursor)
+{
+	bool move = target->cfg->pt_color || recolor_vms[target->id].tables_moved || rq.split;
+	u64 pa = cursor - SZ_4K;
+
+	rq.pt_lo = rq.pt_hi = 0;
+	rq.pt_pages = move ? mem_s2_move_pages(target, rq.split) : 0;
+	for (u32 i = 0; i < rq.pt_pages; i++) {
+		pa = recolor_next_table(target, pa + SZ_4K);
 		if (pa == COLOR_NONE) {
 			fmt_snprintf(rq.why, sizeof(rq.why),
-			             "no free page of the new colors in RAM for ipa %lx",
-			             m->ipa + off);
+			             "not enough spare memory in the new colors for the %u stage-2 "
+			             "table pages",
+			             rq.pt_pages);
 			return BH_E_NO_MEMORY;
 		}
-		if (pa < old && recolor_in(pa, old_lo, old_hi, old_c)) {
-			fmt_snprintf(rq.why, sizeof(rq.why),
-			             "not in place: ipa %lx would move down onto a page not yet "
-			             "moved (the new set is denser; needs spare memory)",
-			             m->ipa + off);
-			return BH_E_NO_MEMORY;
-		}
-		if (!off)
-			rq.new_lo[r] = pa;
+		if (!i)
+			rq.pt_lo = pa;
 	}
-	rq.new_hi[r] = pa + SZ_4K;
-	*cursor = rq.new_hi[r];
+	rq.pt_hi = pa + SZ_4K;
 	return BH_OK;
 }
 
-/* Moves region r backwards to its planned pages; returns pages copied. */
-static u64 recolor_move_region(struct vm *target, u32 r)
+/* Dry run: page i of the VM (regions in order) goes to the i-th free page
+ * of the new set; sets rq.new_lo/hi. */
+static s64 recolor_plan(struct vm *target)
 {
-	const struct cfg_mem *m = &target->cfg->mem[r];
-	u64 pa = rq.new_hi[r], moved = 0;
+	bool monotone = recolor_monotone(target);
+	u64 cursor = cfg_system.platform->ram_base;
+	const char *why = NULL;
 
-	for (u64 off = m->size; off;) {
-		u64 old;
+	for (u32 r = 0; r < target->cfg->nmem; r++) {
+		const struct cfg_mem *m = &target->cfg->mem[r];
+		u64 pa = 0;
 
-		off -= SZ_4K;
-		pa = recolor_prev_free(target, r, pa);
-		if (!mem_ipa_to_pa(target, m->ipa + off, &old))
-			panic("recolor: vm %s ipa %lx lost", target->cfg->name, m->ipa + off);
-		if (old != pa) {
-			/* the guest may have written with its caches off */
-			cache_clean_inval_range(old, SZ_4K);
-			memcpy((void *)(uintptr_t)pa, (const void *)(uintptr_t)old, SZ_4K);
-			cache_clean_range(pa, SZ_4K);
-			cache_clean_inval_range(old, SZ_4K); /* leave the old sets */
-			moved++;
+		for (u64 off = 0; off < m->size; off += SZ_4K) {
+			u64 old;
+
+			pa = recolor_next_free(off ? pa + SZ_4K : cursor);
+			if (!mem_ipa_to_pa(target, m->ipa + off, &old))
+				return BH_E_INVALID;
+			if (pa == COLOR_NONE)
+				why = "not enough spare memory in the new colors (recolor pool and "
+				      "free colored spans): none left for";
+			else if (!monotone && pa != old && recolor_target_frame(target, pa))
+				why = "its regions interleave and a page would land on another of "
+				      "its frames:";
+			if (why) {
+				fmt_snprintf(rq.why, sizeof(rq.why), "%s ipa %lx", why,
+				             m->ipa + off);
+				return BH_E_NO_MEMORY;
+			}
+			if (!off)
+				rq.new_lo[r] = pa;
 		}
-		if (!mem_remap_page(target, m->ipa + off, pa))
-			panic("recolor: vm %s ipa %lx (pa %lx) not remappable to %lx",
-			      target->cfg->name, m->ipa + off, old, pa);
+		rq.new_hi[r] = pa + SZ_4K;
+		cursor = rq.new_hi[r];
 	}
-	if (pa != rq.new_lo[r])
-		panic("recolor: vm %s region %u: backwards walk ended at %lx, not %lx",
-		      target->cfg->name, r, pa, rq.new_lo[r]);
+	return recolor_plan_tables(target, cursor);
+}
+
+/* Copies one page to its new frame and points its stage-2 entry there. */
+static void recolor_move_page(struct vm *target, u64 ipa, u64 old, u64 pa)
+{
+	/* the guest may have written with its caches off */
+	cache_clean_inval_range(old, SZ_4K);
+	memcpy((void *)(uintptr_t)pa, (const void *)(uintptr_t)old, SZ_4K);
+	cache_clean_range(pa, SZ_4K);
+	cache_clean_inval_range(old, SZ_4K); /* leave the old sets */
+	if (!mem_remap_page(target, ipa, pa))
+		panic("recolor: vm %s ipa %lx (pa %lx) not remappable to %lx", target->cfg->name,
+		      ipa, old, pa);
+}
+
+/* The pages whose new frame lies above the old one, last page first (new
+ * frames found backwards with color_set_prev, the RTAS'19 scheme). */
+static u64 recolor_move_up(struct vm *target)
+{
+	u64 moved = 0;
+
+	for (u32 r = target->cfg->nmem; r--;) {
+		const struct cfg_mem *m = &target->cfg->mem[r];
+		u64 pa = rq.new_hi[r];
+
+		for (u64 off = m->size; off;) {
+			u64 old;
+
+			off -= SZ_4K;
+			pa = recolor_prev_free(pa);
+			if (!mem_ipa_to_pa(target, m->ipa + off, &old))
+				panic("recolor: vm %s ipa %lx lost", target->cfg->name,
+				      m->ipa + off);
+			if (pa > old) {
+				recolor_move_page(target, m->ipa + off, old, pa);
+				moved++;
+			}
+		}
+		if (pa != rq.new_lo[r])
+			panic("recolor: vm %s region %u: backwards walk ended at %lx, not %lx",
+			      target->cfg->name, r, pa, rq.new_lo[r]);
+	}
 	return moved;
+}
+
+/* The pages whose new frame lies below the old one, first page first. */
+static u64 recolor_move_down(struct vm *target)
+{
+	u64 moved = 0;
+
+	for (u32 r = 0; r < target->cfg->nmem; r++) {
+		const struct cfg_mem *m = &target->cfg->mem[r];
+		u64 pa = 0;
+
+		for (u64 off = 0; off < m->size; off += SZ_4K) {
+			u64 old;
+
+			pa = recolor_next_free(off ? pa + SZ_4K : rq.new_lo[r]);
+			if (!mem_ipa_to_pa(target, m->ipa + off, &old))
+				panic("recolor: vm %s ipa %lx lost", target->cfg->name,
+				      m->ipa + off);
+			if (pa < old) {
+				recolor_move_page(target, m->ipa + off, old, pa);
+				moved++;
+			}
+		}
+		if (pa + SZ_4K != rq.new_hi[r])
+			panic("recolor: vm %s region %u: forward walk ended at %lx, not %lx",
+			      target->cfg->name, r, (u64)(pa + SZ_4K), rq.new_hi[r]);
+	}
+	return moved;
+}
+
+/* The tables' new pages, in the planned order (mem_s2_move). */
+static u64 *recolor_pt_alloc(void *ctx)
+{
+	u64 pa;
+
+	if (rq.pt_taken == rq.pt_pages)
+		return NULL;
+	pa = rq.pt_taken++ ? recolor_next_table(ctx, rq.pt_next + SZ_4K) : rq.pt_lo;
+	rq.pt_next = pa;
+	memset((void *)(uintptr_t)pa, 0, SZ_4K);
+	return (u64 *)(uintptr_t)pa;
+}
+
+/* Moves the colored stage-2 tables to their planned pages. */
+static void recolor_move_tables(struct vm *target)
+{
+	if (!rq.pt_pages)
+		return;
+	rq.pt_taken = 0;
+	if (!mem_s2_move(target, rq.split, recolor_pt_alloc, target) ||
+	    rq.pt_next + SZ_4K != rq.pt_hi)
+		panic("recolor: vm %s: stage-2 tables not moved as planned (%u of %u pages)",
+		      target->cfg->name, rq.pt_taken, rq.pt_pages);
+	vcpu_reload_s2(target);
 }
 
 static s64 recolor_check(struct vm *target, u64 llc, u64 bank)
 {
 	const struct cfg_platform *p = cfg_system.platform;
 	const char *err;
-	u64 cursor = 0;
 	s64 ret;
 
 	if (target->state != VM_RUNNING) {
@@ -355,16 +553,11 @@ static s64 recolor_check(struct vm *target, u64 llc, u64 bank)
 		             RECOLOR_MAX_REGIONS);
 		return BH_E_INVALID;
 	}
+	rq.split = false;
 	for (u32 r = 0; r < target->cfg->nmem; r++)
-		if (!recolor_region_color(target, r)) {
-			fmt_snprintf(rq.why, sizeof(rq.why),
-			             "memory region %u is uncolored (mapped with blocks)", r);
-			return BH_E_INVALID;
-		}
+		rq.split |= !recolor_region_color(target, r);
 	ret = recolor_collect(target);
-	for (u32 r = 0; ret == BH_OK && r < target->cfg->nmem; r++)
-		ret = recolor_plan_region(target, r, &cursor);
-	return ret;
+	return ret == BH_OK ? recolor_plan(target) : ret;
 }
 
 static u64 recolor_us(u64 ticks)
@@ -377,7 +570,7 @@ s64 color_recolor(struct vm *target, u64 llc, u64 bank, const char *by,
 {
 	struct recolor_vm *st = &recolor_vms[target->id];
 	char list[64];
-	u64 moved = 0, t0, t1;
+	u64 moved, up, t0, t1;
 	s64 ret;
 
 	if (!spin_trylock(&recolor_lock))
@@ -394,8 +587,12 @@ s64 color_recolor(struct vm *target, u64 llc, u64 bank, const char *by,
 		return ret;
 	}
 	t0 = arch_counter();
-	for (u32 r = target->cfg->nmem; r--;)
-		moved += recolor_move_region(target, r);
+	if (rq.split)
+		recolor_move_tables(target); /* pages first: the move remaps them */
+	up = recolor_move_up(target);
+	moved = up + recolor_move_down(target);
+	if (!rq.split)
+		recolor_move_tables(target);
 	mem_vm_tlb_flush(target);
 	icache_invalidate_all();
 	st->rt = rq.want;
@@ -405,6 +602,11 @@ s64 color_recolor(struct vm *target, u64 llc, u64 bank, const char *by,
 		st->hi[r] = rq.new_hi[r];
 	}
 	st->recolored = true;
+	if (rq.pt_pages) {
+		st->tables_moved = true;
+		st->pt_lo = rq.pt_lo;
+		st->pt_hi = rq.pt_hi;
+	}
 	target->llc_colors = llc == color_all(cfg_system.platform->llc_color_mask) ? 0 : llc;
 	target->bank_colors = bank == color_all(cfg_system.platform->bank_color_mask) ? 0 : bank;
 	t1 = arch_counter();
@@ -413,8 +615,10 @@ s64 color_recolor(struct vm *target, u64 llc, u64 bank, const char *by,
 
 	color_format_list(list, sizeof(list),
 	                  llc ? llc : color_all(cfg_system.platform->llc_color_mask));
-	log_info("recolor: vm %s: LLC %s (by %s): %lu of %lu pages moved in %lu us",
-	         target->cfg->name, list, by, moved, target->ram_bytes >> 12, recolor_us(t1 - t0));
+	log_info("recolor: vm %s: LLC %s (by %s): %lu of %lu pages moved (%lu up, %lu down) and %u "
+	         "stage-2 table pages in %lu us",
+	         target->cfg->name, list, by, moved, target->ram_bytes >> 12, up, moved - up,
+	         rq.pt_pages, recolor_us(t1 - t0));
 	res->moved = moved;
 	res->pause_start = t0;
 	res->pause_end = t1;
@@ -491,6 +695,24 @@ static void recolor_console(const char *line)
 
 void color_recolor_init(void)
 {
+	const struct cfg_color *pool = cfg_system.pool_color;
+
+	for (u32 i = 0; i < cfg_system.nvms && i < CFG_MAX_CPUS; i++) {
+		const struct cfg_vm *c = &cfg_system.vms[i];
+		u64 pa = c->pt_pa;
+
+		for (u32 k = 0; c->pt_color && k < c->pt_pages && pa != COLOR_NONE; k++)
+			pa = color_set_next(c->pt_color, k ? pa + SZ_4K : pa);
+		recolor_pt_end[i] = c->pt_color && pa != COLOR_NONE ? pa + SZ_4K : 0;
+	}
+
+	if (pool) {
+		if (cfg_system.hyp_color && color_sets_meet(pool, cfg_system.hyp_color))
+			panic("coloring: the recolor pool uses the hypervisor's colors");
+		log_info("recolor: spare memory: a pool of %lu KiB (pages of its colors from %lx "
+		         "to %lx) and the colored regions' spans",
+		         cfg_system.pool_size >> 10, cfg_system.pool_pa, cfg_system.pool_span_end);
+	}
 	hypercall_register(BH_HC_RECOLOR, recolor_hc);
 	console_register_line_command('r', recolor_console);
 }

@@ -6,6 +6,7 @@
  * BH_HC_IPA_INFO hypercalls, and the Ctrl-T c console dump.
  */
 #include "arch/aarch64/cacheinfo.h"
+#include "arch/aarch64/pt.h"
 #include "core/console.h"
 #include "core/hypercall.h"
 #include "core/mem.h"
@@ -71,13 +72,12 @@ static void color_hc_info(struct vcpu *v)
 }
 
 /* BH_HC_IPA_INFO: x1 IPA -> x1 PA, x2 its LLC color, x3 its bank color. */
-static void color_hc_ipa_info(struct vcpu *v)
+/* Answers with a page's PA and colors (found) or BH_E_INVALID. */
+static void color_hc_page(struct frame *f, bool found, u64 pa)
 {
 	const struct cfg_platform *p = cfg_system.platform;
-	struct frame *f = v->frame;
-	u64 pa;
 
-	if (!mem_ipa_to_pa(v->vm, f->x[1], &pa)) {
+	if (!found) {
 		f->x[0] = (u64)(s64)BH_E_INVALID;
 		return;
 	}
@@ -85,6 +85,23 @@ static void color_hc_ipa_info(struct vcpu *v)
 	f->x[1] = pa;
 	f->x[2] = color_extract(pa, p->llc_color_mask);
 	f->x[3] = color_extract(pa, p->bank_color_mask);
+}
+
+static void color_hc_ipa_info(struct vcpu *v)
+{
+	u64 pa = 0;
+
+	color_hc_page(v->frame, mem_ipa_to_pa(v->vm, v->frame->x[1], &pa), pa);
+}
+
+/* BH_HC_S2_INFO: x1 = index -> x1 = the PA of the index-th page of the
+ * caller's stage-2 tables (depth first from the root), x2/x3 its LLC and
+ * bank colors; BH_E_INVALID past the last one. */
+static void color_hc_s2_info(struct vcpu *v)
+{
+	u64 idx = v->frame->x[1], pa = 0;
+
+	color_hc_page(v->frame, !(idx >> 32) && pt_table_page(&v->vm->s2, (u32)idx, &pa), pa);
 }
 
 /* Four runs of four consecutive pages, a quarter of the region apart. */
@@ -182,6 +199,7 @@ void color_init(void)
 	mem_set_color_next(color_set_next);
 	hypercall_register(BH_HC_COLOR_INFO, color_hc_info);
 	hypercall_register(BH_HC_IPA_INFO, color_hc_ipa_info);
+	hypercall_register(BH_HC_S2_INFO, color_hc_s2_info);
 	console_register_command('c', color_dump);
 	color_recolor_init();
 	color_ida_init();

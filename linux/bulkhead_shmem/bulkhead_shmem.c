@@ -8,24 +8,20 @@
  * Ringing is the BH_HC_DOORBELL hypercall (HVC, SMCCC), which only the
  * kernel can make. GPL-2.0: it is a Linux module (docs/ipc.md).
  */
-#include <linux/arm-smccc.h>
 #include <linux/atomic.h>
 #include <linux/fs.h>
 #include <linux/interrupt.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/module.h>
-#include <linux/of.h>
-#include <linux/of_address.h>
 #include <linux/platform_device.h>
 #include <linux/poll.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
 
+#include "bulkhead_hv.h"
 #include "bulkhead_shmem.h"
-
-#define BH_HC_DOORBELL 0xc6000004u
 
 struct bhshm {
 	struct miscdevice misc;
@@ -53,11 +49,7 @@ static irqreturn_t bhshm_irq(int irq, void *arg)
 
 static long bhshm_ring(struct bhshm *shm)
 {
-	struct arm_smccc_res res;
-
-	mb(); /* the caller's writes to the region before the peers' interrupt */
-	arm_smccc_1_1_hvc(BH_HC_DOORBELL, shm->index, &res);
-	return (long)res.a0 < 0 ? -EINVAL : (long)res.a0;
+	return bulkhead_doorbell(shm->index); /* after the caller's writes to the region */
 }
 
 static int bhshm_open(struct inode *inode, struct file *file)
@@ -176,7 +168,6 @@ static const struct file_operations bhshm_fops = {
 static int bhshm_probe(struct platform_device *pdev)
 {
 	struct device *dev = &pdev->dev;
-	struct device_node *mem;
 	struct resource res;
 	struct bhshm *shm;
 	const char *name;
@@ -185,13 +176,9 @@ static int bhshm_probe(struct platform_device *pdev)
 	shm = devm_kzalloc(dev, sizeof(*shm), GFP_KERNEL);
 	if (!shm)
 		return -ENOMEM;
-	mem = of_parse_phandle(dev->of_node, "memory-region", 0);
-	if (!mem)
-		return dev_err_probe(dev, -EINVAL, "no memory-region\n");
-	ret = of_address_to_resource(mem, 0, &res);
-	of_node_put(mem);
+	ret = bulkhead_region(dev, &res);
 	if (ret)
-		return dev_err_probe(dev, ret, "bad memory-region\n");
+		return ret;
 	if (of_property_read_u32(dev->of_node, "bulkhead,index", &shm->index))
 		return dev_err_probe(dev, -EINVAL, "no bulkhead,index\n");
 	if (of_property_read_string(dev->of_node, "bulkhead,name", &name))

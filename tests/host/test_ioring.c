@@ -130,6 +130,31 @@ static void test_malformed(void)
 	CHECK(c.bad[IORING_BAD_INDEX] == 2);
 }
 
+/* ioring_put_raw (hostile test guests): whatever header it writes, the
+ * consumer drops and counts the malformed slots and stays in step. */
+static void test_put_raw(void)
+{
+	struct ioring p, c;
+	u8 buf[64], out[128];
+
+	CHECK(ioring_attach(&p, slots, N));
+	ioring_reset(&p);
+	CHECK(ioring_attach(&c, slots, N));
+	fill(buf, sizeof(buf), 9);
+	ioring_put_raw(&p, 0xdeadbeef, sizeof(buf), p.pos, buf, sizeof(buf));
+	ioring_put_raw(&p, IORING_FULL, 5000, p.pos, buf, sizeof(buf));
+	ioring_put_raw(&p, IORING_FULL, sizeof(buf), 999, buf, sizeof(buf));
+	ioring_put_raw(&p, IORING_FULL, sizeof(buf), p.pos, buf, sizeof(buf)); /* well formed */
+	CHECK(p.pos == 4);
+	for (u32 i = 0; i < 3; i++)
+		CHECK(ioring_recv(&c, out, sizeof(out), NULL) == -1);
+	CHECK(ioring_recv(&c, out, sizeof(out), NULL) == (int)sizeof(buf));
+	CHECK(same(out, sizeof(buf), 9));
+	CHECK(c.bad[IORING_BAD_FLAG] == 1 && c.bad[IORING_BAD_LEN] == 1 &&
+	      c.bad[IORING_BAD_INDEX] == 1 && c.malformed == 3);
+	CHECK(ioring_recv(&c, out, sizeof(out), NULL) == 0);
+}
+
 /* A consumer that writes garbage flags only blocks its own ring: the producer
  * sees "full", never writes into it, and counts it. */
 static void test_bad_consumer(void)
@@ -198,6 +223,7 @@ int main(void)
 	test_attach();
 	test_round_trip();
 	test_malformed();
+	test_put_raw();
 	test_bad_consumer();
 	test_stress();
 	if (failures)

@@ -2,7 +2,8 @@
 /*
  * Host unit test of the translation-table builder (hypervisor/arch/aarch64/pt.c):
  * random mappings checked page by page against a brute-force reference,
- * block use where alignment allows, overlap and pool-exhaustion errors.
+ * block use where alignment allows, overlap and pool-exhaustion errors, and
+ * cloning a tree into other table pages (pt_clone, pt_table_page).
  * Built with AddressSanitizer and UBSan by tests/test_host_c.py.
  */
 #include <stdio.h>
@@ -172,11 +173,117 @@ static void test_blocks_and_pages(void)
 	pool_free(&pool);
 }
 
+static bool in_pool(const struct pool *p, u64 pa)
+{
+	for (unsigned i = 0; i < p->used; i++)
+		if ((u64)(uintptr_t)p->pages[i] == pa)
+			return true;
+	return false;
+}
+
+static void test_clone(void)
+{
+	struct pool a, b;
+	struct pt src = pt_new(&a, 64), dst = { .alloc = pool_alloc, .ctx = &b };
+	u64 vas[200], pa, pa2, attrs, attrs2, size, size2, table;
+	unsigned n = 0;
+
+	b.used = 0;
+	b.limit = 64;
+	/* pages in several level-2 and level-3 tables, a 2 MiB and a 1 GiB block */
+	for (unsigned i = 0; i < 150; i++) {
+		vas[n] = (rnd() % 0x800000) & ~0xfffull;
+		if (pt_map_pages(&src, vas[n], rnd() & 0xfffff000ull, 0x1000,
+		                 PTE_AF | (i & 3) << 6) == PT_OK)
+			n++;
+	}
+	CHECK(pt_map(&src, 2ull << 30, 0x40000000, 0x200000, PTE_AF) == PT_OK, "2M block");
+	CHECK(pt_map(&src, 3ull << 30, 0x80000000, 1ull << 30, PTE_AF) == PT_OK, "1G block");
+	vas[n++] = (2ull << 30) + 0x1234;
+	vas[n++] = (3ull << 30) + 0x56789;
+	CHECK(pt_clone_pages(&src, false) == a.used, "count %u", pt_clone_pages(&src, false));
+	CHECK(pt_clone(&dst, &src, false) == PT_OK, "clone");
+	CHECK(b.used == a.used && dst.pages_used == b.used, "clone used %u pages of %u", b.used,
+	      a.used);
+	for (unsigned i = 0; i < n; i++) {
+		bool l1 = pt_lookup(&src, vas[i], &pa, &attrs, &size);
+		bool l2 = pt_lookup(&dst, vas[i], &pa2, &attrs2, &size2);
+
+		CHECK(l1 && l2 && pa == pa2 && attrs == attrs2 && size == size2, "va %llx",
+		      (unsigned long long)vas[i]);
+	}
+	for (u64 va = 0; va < 0x800000; va += 0x1000) {
+		bool l1 = pt_lookup(&src, va, &pa, NULL, NULL);
+
+		CHECK(l1 == pt_lookup(&dst, va, &pa2, NULL, NULL) && (!l1 || pa == pa2), "va %llx",
+		      (unsigned long long)va);
+	}
+	/* every table page of the copy is a page of its own pool, each once */
+	for (unsigned i = 0; i < b.used; i++) {
+		CHECK(pt_table_page(&dst, i, &table) && in_pool(&b, table) && !in_pool(&a, table),
+		      "table page %u", i);
+		for (unsigned k = 0; k < i; k++) {
+			u64 other;
+
+			CHECK(pt_table_page(&dst, k, &other) && other != table, "pages %u %u", k,
+			      i);
+		}
+	}
+	CHECK(pt_table_page(&dst, 0, &table) && table == (u64)(uintptr_t)dst.root, "root first");
+	CHECK(!pt_table_page(&dst, b.used, &table), "past the last table page");
+	/* a source change after the clone does not reach the copy */
+	CHECK(pt_remap_page(&src, vas[0], 0x7000) && pt_lookup(&dst, vas[0], &pa2, NULL, NULL) &&
+	          pa2 != 0x7000,
+	      "copy independent");
+	pool_free(&b);
+	/* too few pages: reported */
+	dst = (struct pt){ .alloc = pool_alloc, .ctx = &b };
+	b.used = 0;
+	b.limit = a.used - 1;
+	CHECK(pt_clone(&dst, &src, false) == PT_ENOMEM, "clone exhaustion");
+	pool_free(&b);
+	pool_free(&a);
+}
+
+/* Split: the same translations, every one by a 4 KiB page. */
+static void test_clone_split(void)
+{
+	struct pool a, b;
+	struct pt src = pt_new(&a, 16), dst = { .alloc = pool_alloc, .ctx = &b };
+	u64 pa, pa2, attrs, attrs2, size;
+	u32 need;
+
+	CHECK(pt_map(&src, 1ull << 30, 0x80000000, 1ull << 30, PTE_AF | S2_AP_RW) == PT_OK, "1G");
+	CHECK(pt_map(&src, 0x200000, 0x40200000, 0x400000, PTE_AF) == PT_OK, "2x2M");
+	CHECK(pt_map_pages(&src, 0x1000, 0x9000, 0x2000, PTE_AF | PTE_XN) == PT_OK, "pages");
+	need = pt_clone_pages(&src, true);
+	/* root, L2 of the 1G + its 512 L3, L2 of the low GiB, 2 L3 of the 2M blocks + 1 of the
+	 * pages */
+	CHECK(need == 1 + 1 + 512 + 1 + 2 + 1, "split needs %u", need);
+	b.used = 0;
+	b.limit = 1024;
+	CHECK(pt_clone(&dst, &src, true) == PT_OK && b.used == need, "split clone %u", b.used);
+	for (u64 va = 0; va < (2ull << 30); va += (va < 0x800000 ? 0x1000 : 0x1f000)) {
+		bool l1 = pt_lookup(&src, va, &pa, &attrs, NULL);
+		bool l2 = pt_lookup(&dst, va, &pa2, &attrs2, &size);
+
+		CHECK(l1 == l2 && (!l1 || (pa == pa2 && attrs == attrs2 && size == 0x1000)),
+		      "va %llx", (unsigned long long)va);
+	}
+	CHECK(pt_remap_page(&dst, (1ull << 30) + 0x5000, 0x7000) &&
+	          pt_lookup(&dst, (1ull << 30) + 0x5000, &pa2, NULL, NULL) && pa2 == 0x7000,
+	      "a split page remaps");
+	pool_free(&b);
+	pool_free(&a);
+}
+
 int main(void)
 {
 	srand(1234);
 	test_blocks_and_pages();
 	test_random_mappings();
+	test_clone();
+	test_clone_split();
 	if (failures) {
 		printf("test_pt: %d check(s) failed\n", failures);
 		fflush(stdout);

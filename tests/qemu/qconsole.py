@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -59,6 +60,19 @@ class Console:
             while line not in self.lines:
                 left = deadline - time.monotonic()
                 assert left > 0, f"timed out waiting for {line!r}:\n" + "\n".join(self.lines)
+                self.cond.wait(left)
+
+    def wait_for_match(self, pattern: str, timeout: float = 60) -> str:
+        """The first line matching regular expression ``pattern`` (waits for it)."""
+        rx = re.compile(pattern)
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                for line in self.lines:
+                    if rx.search(line):
+                        return line
+                left = deadline - time.monotonic()
+                assert left > 0, f"timed out waiting for /{pattern}/:\n" + "\n".join(self.lines)
                 self.cond.wait(left)
 
     def wait_for_partial(self, text: str, timeout: float = 60) -> None:

@@ -122,3 +122,25 @@ def test_malformed_slots_are_dropped_and_counted() -> None:
     # nothing of the bad slots left the machine, not even the forged frame
     assert set(peer.stats.by_mac) == {"02:00:00:00:00:0a", "02:00:00:00:00:0c"}
     assert peer.stats.mac("02:00:00:00:00:0c").requests == 20
+
+
+def test_run_stats_shows_the_io_vms_counters(capsys: pytest.CaptureFixture[str]) -> None:
+    """`bulkhead run --stats` turns the I/O VM's `iovm: stats` console lines
+    into a per-client table on stderr (frames, bytes, drops, malformed, alpha
+    and delta measured), in virtual time under --icount."""
+    from bulkhead import cli
+
+    with Peer(max_frames=1000, max_seconds=TIMEOUT) as peer:
+        rc = cli.main(["run", str(CONFIGS / "io-pair.yaml"), "--stats", "--icount", "0", "--timeout", str(TIMEOUT),
+                       "--netdev", peer.netdev(), "--out", str(ROOT / "build" / "qemu-tests" / "io-pair-stats")])
+    out, err = capsys.readouterr()
+    assert rc == 0, err[-3000:]
+    assert "[alice] ioclient: PASS (50 frames sent, 50 replies verified both ways)" in out
+    assert "iovm: stats" not in out  # consumed by the table
+    last = err[err.rindex("shared I/O per client (virtual time, --icount 0), update "):]
+    rows = {r.split()[0]: r.split()[1:] for r in last.splitlines()[2:4]}
+    for vm in ("alice", "bob"):
+        tx, tx_bytes, rx, rx_bytes, drops, bad, alpha, delta = map(int, rows[vm])
+        assert (tx, rx, drops, bad) == (50, 50, 0, 0), rows
+        assert tx_bytes == rx_bytes == 50 * 230, rows  # 200 data bytes + 30 of headers per frame
+        assert alpha > 0 and delta >= 0, rows

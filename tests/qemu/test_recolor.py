@@ -1,16 +1,20 @@
 # SPDX-License-Identifier: Apache-2.0
 """Run-time recoloring (BH_HC_RECOLOR) under QEMU: color-recolor.yaml.
 
-A manager VM recolors a running bare-metal victim (LLC 0-3 -> 4-7, a
-disjoint set; then 4-7 -> 4-5, smaller and overlapping, moved in place
-backwards) while a neighbour keeps a heartbeat. guests/recolor checks from
-inside: after each recoloring every page of the victim (full walk with
+A manager VM recolors a running bare-metal victim beside a neighbour that
+keeps a heartbeat: LLC 0-3 -> 4-7 (a disjoint set, only in the recolor
+pool), 4-7 -> 4-5 (smaller, overlapping), 4-5 -> 4-7 (larger and
+overlapping: pages move down onto frames of its own), 4-7 -> 0-3 (back onto
+the frames it freed, its boot frames); its stage-2 tables follow each time
+(every table page, walked with BH_HC_S2_INFO, has the new colors and is no
+RAM frame). guests/recolor checks from inside:
+after each recoloring every page of the victim (full walk with
 BH_HC_IPA_INFO) has the new colors and its own frame, the 512 KiB pattern
 and its checksum hold, and the victim had no heartbeat inside the pause the
 hypervisor reported while the neighbour had many (it never paused).
 Refused requests (other VMs' colors, bad colors, no such VM, a non-manager
-caller, a denser overlapping set that cannot move in place) change nothing:
-the victim's colors and every frame stay as they were.
+caller, a set the spare memory is too small for) change nothing: the
+victim's colors and every frame stay as they were.
 
 QEMU has no caches: this checks placement and the pause, not cache effects.
 """
@@ -35,24 +39,40 @@ def test_recolor_bare_metal(boot: Callable[..., RunResult]) -> None:
         assert res.lines(vm)[-1] == f"recolor: {role}: PASS", res.output
 
     victim = res.lines("victim")
-    for stage, llc in ((2, "0xf0"), (3, "0x30")):
+    for stage, llc, home in ((2, "0xf0", 0), (3, "0x30", 0), (4, "0xf0", 0), (5, "0xf", 1024)):
         assert any(line.startswith(f"recolor: victim: stage {stage}: LLC {llc}, all 1024 pages of it, ")
-                   and "0 heartbeats in the pause" in line for line in victim), victim
-    for stage, llc in ((1, "0xf"), (4, "0x30")):
+                   and line.endswith(f"0 heartbeats in the pause, {home} on boot frames")
+                   for line in victim), victim
+    for stage, llc in ((1, "0xf"), (6, "0xf")):
         assert (f"recolor: victim: stage {stage}: refused requests changed nothing "
                 f"(LLC {llc}, 1024 pages where they were)") in victim, victim
 
     beats = [STAGE_RE.match(line) for line in res.lines("nb")]
     counted = [(int(m.group(2)), int(m.group(3))) for m in beats if m]
-    assert len(counted) == 2, res.lines("nb")
+    assert len(counted) == 4, res.lines("nb")
     for n, pause_us in counted:
         assert pause_us > 0 and n > 0, counted  # the neighbour ran throughout
 
     hyp = res.hyp_lines()
-    assert any(re.fullmatch(r"\[bulkhead\] recolor: vm victim: LLC 4-7 \(by mgr\): 1024 of 1024 pages "
-                            r"moved in \d+ us", line) for line in hyp), hyp
-    assert any(re.fullmatch(r"\[bulkhead\] recolor: vm victim: LLC 4-5 \(by mgr\): \d+ of 1024 pages "
-                            r"moved in \d+ us", line) for line in hyp), hyp
+    assert any(re.fullmatch(r"\[bulkhead\] recolor: spare memory: a pool of 10240 KiB \(pages of its colors from "
+                            r"[0-9a-f]+ to [0-9a-f]+\) and the colored regions' spans", line) for line in hyp), hyp
+    done = [m.groups() for line in hyp if (m := re.fullmatch(
+        r"\[bulkhead\] recolor: vm victim: LLC (\S+) \(by mgr\): (\d+) of 1024 pages moved "
+        r"\((\d+) up, (\d+) down\) and (\d+) stage-2 table pages in \d+ us", line))]
+    assert [d[0] for d in done] == ["4-7", "4-5", "4-7", "0-3"], hyp
+    boot_line = [m for line in victim if (m := re.fullmatch(
+        r"recolor: victim: 1024 pages, LLC 0xf, pattern sum 0x[0-9a-f]+, (\d+) stage-2 table pages", line))]
+    assert len(boot_line) == 1, victim
+    tables = boot_line[0]
+    assert int(tables.group(1)) >= 3, victim  # root, level 2, level 3 (+ the shared memory's)
+    assert [int(d[4]) for d in done] == [int(tables.group(1))] * 4, hyp  # the tables move with the RAM
+    for stage, llc in ((2, "0xf0"), (3, "0x30"), (4, "0xf0"), (5, "0xf")):
+        assert (f"recolor: victim: stage {stage}: {tables.group(1)} stage-2 table pages, all of LLC {llc}, "
+                "none a RAM frame") in victim, victim
+    counts = [(int(n), int(up), int(down)) for _, n, up, down, _ in done]
+    assert counts[0] == (1024, 1024, 0), counts  # into the pool, above the victim's span
+    assert counts[2][2] > 500 and counts[2][0] == counts[2][1] + counts[2][2], counts  # denser: mostly down
+    assert counts[3] == (1024, 0, 1024), counts  # back down to its boot frames
     refused = [line.split(": refused (by mgr): ", 1)[1] for line in hyp if ": refused (by mgr): " in line]
     assert refused == [
         "the colors intersect those of vm nb",
@@ -61,8 +81,8 @@ def test_recolor_bare_metal(boot: Callable[..., RunResult]) -> None:
         "colors beyond the platform's",
         "every color: a set must leave some out",
         "the colors intersect those of vm victim",
-        "not in place: ipa 40004000 would move down onto a page not yet moved "
-        "(the new set is denser; needs spare memory)",
+        "not enough spare memory in the new colors (recolor pool and free colored spans): "
+        "none left for ipa 40280000",  # 2.5 MiB of LLC 7 in the pool
     ], hyp
     assert "recolor: neighbour: own request denied (-4)" in res.lines("nb")
     # self-coloring: checked at boot; the hypervisor image runs on frames of LLC colors 14-15
@@ -77,13 +97,47 @@ def test_recolor_bare_metal(boot: Callable[..., RunResult]) -> None:
     assert {first >> 12 & 0xf, last >> 12 & 0xf} <= {14, 15} and last > first, image[0].group(0)
 
 
+def test_recolor_uncolored(boot: Callable[..., RunResult]) -> None:
+    """An uncolored victim (contiguous 4 MiB, mapped with 2 MiB blocks) is
+    recolored: its stage-2 tables are first copied into pages of the new
+    colors with the blocks split into 4 KiB pages, then its pages move into
+    the recolor pool; later recolorings work as for a colored VM, and its
+    vacated contiguous range is spare memory (the refused request runs out
+    after the pool's 640 pages of LLC 7 and the range's 64)."""
+    res = boot("color-recolor-uncolored.yaml", timeout=240)
+    assert res.clean, res.reason + "\n" + res.output
+    for vm, role in (("mgr", "manager"), ("victim", "victim"), ("nb", "neighbour")):
+        assert res.lines(vm)[-1] == f"recolor: {role}: PASS", res.output
+    victim = res.lines("victim")
+    assert any(re.fullmatch(r"recolor: victim: 1024 pages, LLC 0xffff, pattern sum 0x[0-9a-f]+, 3 stage-2 table "
+                            r"pages", line) for line in victim), victim  # root, level 2, shmem's level 3
+    for stage, llc in ((2, "0xf0"), (3, "0x30"), (4, "0xf0"), (5, "0x70")):
+        assert any(line.startswith(f"recolor: victim: stage {stage}: LLC {llc}, all 1024 pages of it, ")
+                   and "0 heartbeats in the pause" in line for line in victim), victim
+        # the two 2 MiB blocks became two level-3 tables
+        assert (f"recolor: victim: stage {stage}: 5 stage-2 table pages, all of LLC {llc}, none a RAM frame"
+                in victim), victim
+    assert ("recolor: victim: stage 6: refused requests changed nothing (LLC 0x70, 1024 pages where they were)"
+            in victim), victim
+    hyp = res.hyp_lines()
+    done = [m.group(1, 2) for line in hyp if (m := re.fullmatch(
+        r"\[bulkhead\] recolor: vm victim: LLC (\S+) \(by mgr\): (\d+) of 1024 pages moved \(\d+ up, \d+ down\) "
+        r"and 5 stage-2 table pages in \d+ us", line))]
+    assert [d[0] for d in done] == ["4-7", "4-5", "4-7", "4-6"] and done[0][1] == "1024", hyp
+    assert ("[bulkhead] recolor: vm victim: refused (by mgr): not enough spare memory in the new colors (recolor "
+            "pool and free colored spans): none left for ipa 402c0000") in hyp, hyp
+    counted = [m for line in res.lines("nb") if (m := STAGE_RE.match(line))]
+    assert len(counted) == 4 and all(int(m.group(2)) > 0 for m in counted), res.lines("nb")
+
+
 BUSY = b"echo busy-start; i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; echo busy-done $i\n"
 
 
 def test_recolor_linux_from_console(console_script: Callable[..., str]) -> None:
     """Linux (2 vCPUs, LLC 0-7, 256 MiB) runs a busy loop in its shell; the
-    console recolors it to 0-3 (in place, backwards) meanwhile; the loop
-    finishes, the shell still answers, and the VM powers off cleanly."""
+    console recolors it to 0-3 meanwhile (half of the frames from its own
+    span, half from the recolor pool; its stage-2 tables follow); the loop finishes, the shell still
+    answers, and the VM powers off cleanly."""
     assert (ARTEFACTS / "Image").is_file(), "run scripts/setup.sh first (Linux artefacts)"
     steps = [
         (b"starting a shell", BUSY),
@@ -95,7 +149,8 @@ def test_recolor_linux_from_console(console_script: Callable[..., str]) -> None:
     lines = text.splitlines()
     hyp = [line.removeprefix("[bulkhead] ") for line in lines if line.startswith("[bulkhead] ")]
     done = [i for i, h in enumerate(lines)
-            if re.fullmatch(r"\[bulkhead\] recolor: vm linux: LLC 0-3 \(by console\): \d+ of 65536 pages moved in \d+ us",
+            if re.fullmatch(r"\[bulkhead\] recolor: vm linux: LLC 0-3 \(by console\): \d+ of 65536 pages moved "
+                            r"\(\d+ up, \d+ down\) and [1-9]\d+ stage-2 table pages in \d+ us",
                             h)]
     assert done, text
     busy_start = lines.index("[linux] busy-start")

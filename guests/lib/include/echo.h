@@ -18,6 +18,7 @@
 #define ECHO_K_REQ     1
 #define ECHO_K_REPLY   2
 #define ECHO_K_SINK    3
+#define ECHO_K_GO      4 /* peer -> clients (broadcast): start now (ioclient wait_go) */
 #define ECHO_HLEN      (ETH_HLEN + 16)
 #define ECHO_DATA_MAX  (ETH_FRAME_MAX - ECHO_HLEN)
 #define ECHO_WINDOW    256 /* most frames outstanding */

@@ -20,6 +20,7 @@
 #define BH_HC_IPA_INFO      0xC6000006u
 #define BH_HC_RECOLOR       0xC6000010u
 #define BH_HC_IDA_PREPARE   0xC6000011u
+#define BH_HC_S2_INFO       0xC6000012u
 
 #define BH_BW_VM_TOTAL 0xFFFFu /* BH_HC_BW_STATS: the whole VM */
 #define BH_CPU_SELF    0xFFFFu /* BH_HC_CPU_EXITS: the caller's physical CPU */
@@ -130,6 +131,10 @@ struct bh_ipa_info {
 
 /* Where an IPA of the VM's RAM lives; BH_E_INVALID if it is not RAM. */
 s64 bh_ipa_info(u64 ipa, struct bh_ipa_info *info);
+
+/* The index-th page of the VM's stage-2 tables (depth first from the root)
+ * and its colors; BH_E_INVALID past the last one. */
+s64 bh_s2_info(u32 index, struct bh_ipa_info *info);
 
 struct bh_recolor {
 	u64 moved;       /* pages copied */

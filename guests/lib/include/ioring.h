@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only */
 /*
  * ioring: wait-free single-producer/single-consumer frame rings in shared
  * memory between a client VM and the I/O VM (docs/io.md).
@@ -107,6 +107,11 @@ void ioring_reset(struct ioring *r);
  * 0 on success, -1 if the ring is full (the slot is not EMPTY), -2 for a bad
  * len (0 or > IORING_DATA_MAX). Never waits. */
 int ioring_send(struct ioring *r, const void *data, u32 len);
+/* Producer, for tests and hostile guests only: writes a slot at its index
+ * with the given raw header (any flag, len and index field, nothing checked;
+ * n bytes of data, at most IORING_DATA_MAX) and advances, whatever the slot
+ * held. The consumer must drop and count what is malformed. */
+void ioring_put_raw(struct ioring *r, u32 flag, u32 len, u32 index, const void *data, u32 n);
 /* Producer: true if the next ioring_send would find its slot EMPTY. */
 bool ioring_can_send(const struct ioring *r);
 

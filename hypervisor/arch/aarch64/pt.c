@@ -130,3 +130,100 @@ bool pt_lookup(const struct pt *pt, u64 va, u64 *pa, u64 *attrs, u64 *map_size)
 	}
 	return false;
 }
+
+static bool pt_is_table(u64 e, int level)
+{
+	return level < 3 && (e & (PTE_VALID | PTE_TABLE)) == (PTE_VALID | PTE_TABLE);
+}
+
+static int pt_clone_table(struct pt *dst, const u64 *src, u64 *out, int level, bool split);
+
+/* Fills out (a table of the given level) with the pages or blocks that
+ * map the same range as block, split down to pages. */
+static int pt_split_block(struct pt *dst, u64 block, u64 *out, int level)
+{
+	u64 size = 1ull << pt_level_shift(level);
+	u64 base = block & PT_ADDR_MASK & ~(size * PT_ENTRIES - 1);
+	u64 attrs = (block & PT_ATTR_MASK) | PTE_VALID | (level == 3 ? PTE_TABLE : 0);
+
+	for (unsigned i = 0; i < PT_ENTRIES; i++)
+		out[i] = (base + i * size) | attrs;
+	return level < 3 ? pt_clone_table(dst, out, out, level, true) : PT_OK;
+}
+
+/* Copies src (a table of the given level) into out, each child table into
+ * a new page; with split, each block becomes a table of the next level. */
+static int pt_clone_table(struct pt *dst, const u64 *src, u64 *out, int level, bool split)
+{
+	for (unsigned i = 0; i < PT_ENTRIES; i++) {
+		u64 e = src[i];
+		bool block = split && level < 3 && (e & (PTE_VALID | PTE_TABLE)) == PTE_VALID;
+
+		if (pt_is_table(e, level) || block) {
+			u64 *child = dst->alloc(dst->ctx);
+			int ret;
+
+			if (!child)
+				return PT_ENOMEM;
+			dst->pages_used++;
+			ret = block
+			          ? pt_split_block(dst, e, child, level + 1)
+			          : pt_clone_table(dst, pt_next_table(e), child, level + 1, split);
+			if (ret)
+				return ret;
+			e = block ? PTE_TABLE | PTE_VALID : e & ~PT_ADDR_MASK;
+			e |= (u64)(uintptr_t)child & PT_ADDR_MASK;
+		}
+		out[i] = e;
+	}
+	return PT_OK;
+}
+
+int pt_clone(struct pt *dst, const struct pt *src, bool split)
+{
+	dst->pages_used = 0;
+	dst->root = dst->alloc(dst->ctx);
+	if (!dst->root)
+		return PT_ENOMEM;
+	dst->pages_used = 1;
+	return pt_clone_table(dst, src->root, dst->root, 1, split);
+}
+
+static u32 pt_count_table(const u64 *table, int level, bool split)
+{
+	u32 n = 1;
+
+	for (unsigned i = 0; level < 3 && i < PT_ENTRIES; i++) {
+		u64 e = table[i];
+
+		if (pt_is_table(e, level))
+			n += pt_count_table(pt_next_table(e), level + 1, split);
+		else if (split && (e & PTE_VALID))
+			n += level == 1 ? 1 + PT_ENTRIES : 1; /* a level-2 table (of tables) */
+	}
+	return n;
+}
+
+u32 pt_clone_pages(const struct pt *src, bool split)
+{
+	return pt_count_table(src->root, 1, split);
+}
+
+/* Depth first: the table itself, then its children in entry order. */
+static bool pt_nth_table(const u64 *table, int level, u32 *n, u64 *pa)
+{
+	if (!(*n)--) {
+		*pa = (u64)(uintptr_t)table;
+		return true;
+	}
+	for (unsigned i = 0; level < 3 && i < PT_ENTRIES; i++)
+		if (pt_is_table(table[i], level) &&
+		    pt_nth_table(pt_next_table(table[i]), level + 1, n, pa))
+			return true;
+	return false;
+}
+
+bool pt_table_page(const struct pt *pt, u32 index, u64 *pa)
+{
+	return pt_nth_table(pt->root, 1, &index, pa);
+}

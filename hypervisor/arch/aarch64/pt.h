@@ -64,4 +64,18 @@ bool pt_lookup(const struct pt *pt, u64 va, u64 *pa, u64 *attrs, u64 *map_size);
  * no break-before-make here). */
 bool pt_remap_page(struct pt *pt, u64 va, u64 pa);
 
+/* Copies src's whole tree into table pages from dst->alloc (dst->root is
+ * set; entries are copied as they are, table descriptors pointed at the
+ * copies; with split, every block is mapped by 4 KiB pages instead, same
+ * addresses and attributes). PT_ENOMEM when the allocator runs out (dst is
+ * then unusable). */
+int pt_clone(struct pt *dst, const struct pt *src, bool split);
+
+/* The table pages pt_clone(..., split) takes. */
+u32 pt_clone_pages(const struct pt *src, bool split);
+
+/* The address of the index-th table page of the tree, depth first from the
+ * root (index 0); false past the last one. */
+bool pt_table_page(const struct pt *pt, u32 index, u64 *pa);
+
 #endif
