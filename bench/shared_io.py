@@ -73,12 +73,12 @@ def shared_config(n: int, flood: bool, frames: int, rate: int) -> str:
             params = f"frames: {frames}, window: 16, timeout_ms: 120000, poll: 1"
         vms.append(vm_yaml(NAMES[i], i + 1, "ioclient", params))
         clients.append(f'    - {{vm: {NAMES[i]}, mac: "{MACS[i]}", queue: {64 if flood and i == n - 1 else 16}}}\n')
-    return ("platform: qemu-virt\nvms:\n" + "".join(vms) + "io:\n  device: virtio31\n  vm: iovm\n"
+    return ("platform: qemu-virt\ndma_isolation: none\nvms:\n" + "".join(vms) + "io:\n  device: virtio31\n  vm: iovm\n"
             f"  frame_rate: {rate}\n  clients:\n" + "".join(clients))
 
 
 def direct_config(frames: int) -> str:
-    return ("platform: qemu-virt\nvms:\n"
+    return ("platform: qemu-virt\ndma_isolation: none\nvms:\n"
             + vm_yaml("iovm", 0, "iovm", f"mode: direct, io_base: 0x0a003e00, frames: {frames}, window: 16",
                       "    devices: [virtio31]\n"))
 

@@ -8,7 +8,7 @@ import cycle exists; docs/ARCHITECTURE.md has the table):
 - ``base``: errors and terminal output, used by every stage;
 - ``config``: YAML files -> checked, typed specs (``yamlpos``, ``model``,
   ``reader``, ``schema``, ``validate`` and the section modules ``color``,
-  ``coloring``, ``bandwidth``, ``shared_io``);
+  ``coloring``, ``bandwidth``, ``shared_io``, ``qos``);
 - ``layout``: specs -> the resolved system (``placement``, ``elf``, the
   loading entry points in ``load``, ``check``'s ``summary``);
 - ``generate``: the system -> C tables, device trees, payload, FIT, QEMU

@@ -18,6 +18,7 @@
 #include "core/vpmu.h"
 #include "isolation/bw.h"
 #include "isolation/color.h"
+#include "isolation/qos400.h"
 #include "lib/log.h"
 #include "platform/board.h"
 
@@ -152,6 +153,7 @@ static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 	vpmu_init(); /* before bw_init: the regulator shares the PMU PPI */
 	bw_init();
 	board_init();
+	qos400_init(); /* after board_init (its firmware path), before any VM runs */
 	if (cfg_system.console_input_vm >= 0) {
 		const struct vm *in = &vms[cfg_system.console_input_vm];
 		irq_set_console(p->uart_irq, in->vcpus[0]->pcpu_mpidr);

@@ -20,6 +20,7 @@ PAIR = ROOT / "tests" / "configs" / "io-pair.yaml"
 
 BASE = """\
 platform: qemu-virt
+dma_isolation: none
 vms:
   - name: iovm
     cpus: [0]

@@ -37,7 +37,7 @@ def error_of(path: str, **kwargs: object) -> str:
         (
             "platform: qemu-virt\nvm: []\n",
             "c.yaml:2:1: vm: unknown key 'vm'; expected one of: platform, console_input, vms, shmem, bandwidth, io, "
-            "hypervisor_colors, recolor_pool",
+            "hypervisor_colors, dma_isolation, recolor_pool",
         ),
         (
             "platform: qemu-virt\nvms:\n  - name: a\n    cpus: [0, a]\n    memory: [{ipa: 0x40000000, size: 16M}]\n",
@@ -111,7 +111,7 @@ def error_of(path: str, **kwargs: object) -> str:
         ),
         (
             "platform: nosuch\nvms: []\n",
-            "c.yaml:1:11: platform: unknown platform 'nosuch'; available: qemu-virt, zcu102, zcu104",
+            "c.yaml:1:11: platform: unknown platform 'nosuch'; available: qemu-virt, zcu102, zcu102-qemu-qos, zcu104",
         ),
         (
             "platform: ../x\nvms: []\n",

@@ -182,6 +182,7 @@ CASES: dict[str, tuple[str, str]] = {
         vms:
           - {name: a, cpus: [0], memory: [{ipa: 0x40000000, size: 16M}], image: img.bin, devices: [virtio0]}
           - {name: b, cpus: [1], memory: [{ipa: 0x40000000, size: 16M}], image: img.bin, devices: [virtio1]}
+        dma_isolation: none
         """,
         "c.yaml:4:92: vms[1].devices[0]: device 'virtio1' shares a 4 KiB page with device 'virtio0' of VM 'a' "
         "(vms[0].devices[0])",

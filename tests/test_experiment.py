@@ -62,7 +62,7 @@ def spec_error(tmp_path: Path, text: str) -> str:
 
 
 def test_shipped_specs_parse_and_generate_valid_core_configs(tmp_path: Path) -> None:
-    assert {p.name for p in SHIPPED} >= {"bao-thesis.yaml", "hmbr.yaml", "rk3588-linear.yaml"}
+    assert {p.name for p in SHIPPED} >= {"bao-thesis.yaml", "hmbr.yaml", "rk3588-linear.yaml", "qos-dma.yaml"}
     for path in SHIPPED:
         spec = load(path)
         plans = expand(spec)

@@ -24,6 +24,7 @@ SOURCES: dict[str, list[str]] = {
     "test_color": ["isolation/color.c"],
     "test_cachesets": ["core/cachesets.c"],
     "test_bw_budget": ["isolation/bw_budget.c"],
+    "test_qos400": ["isolation/qos400_regs.c"],
     "test_fdt": ["lib/fdt.c"],
     "test_payload": ["core/payload.c", "lib/crc32.c"],
     "test_linering": ["lib/linering.c"],

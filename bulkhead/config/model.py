@@ -206,6 +206,10 @@ class PlatformDevice:
     compatible: tuple[str, ...]
     amba: bool
     path: str
+    # a bus master that reads and writes memory itself (docs/qos.md "DMA
+    # isolation"); without an SMMU it reaches every physical address. SMMU
+    # support will add the device's stream IDs here (``stream_ids``).
+    dma: bool = False
 
     @property
     def range(self) -> Range:
@@ -333,6 +337,24 @@ class CacheModelSpec:
     path: str = "model"
 
 
+QosAccess = Literal["mmio", "smc"]
+
+
+@dataclass(frozen=True)
+class QosRegulatorSpec:
+    """A CoreLink QoS-400 regulator (``qos_regulators[i]``; docs/qos.md): the
+    register block of one AXI slave interface of a NIC-400 interconnect, in
+    front of the masters listed in ``devices``."""
+
+    name: str
+    base: int  # address of the block's read_qos register; qos_cntl is at +0x0C
+    clock_hz: int  # the clock the interface counts transactions in
+    transaction_bytes: int  # bytes one transaction moves (for MB/s <-> transactions/s)
+    devices: tuple[str, ...]  # platform devices whose transactions enter through it
+    access: QosAccess  # mmio: the hypervisor writes it; smc: through the firmware (TF-A SiP)
+    path: str  # qos_regulators[i]
+
+
 @dataclass(frozen=True)
 class Platform:
     name: str
@@ -356,6 +378,7 @@ class Platform:
     bandwidth: PlatformBandwidth | None = None
     cachemodel: CacheModelSpec | None = None
     ram_banks: tuple[Range, ...] = ()  # every DRAM bank, `ram` first; () means (ram,)
+    qos_regulators: tuple[QosRegulatorSpec, ...] = ()
 
     @property
     def ncpus(self) -> int:
@@ -388,6 +411,18 @@ class Platform:
         for dev in self.devices:
             if dev.name == name:
                 return dev
+        return None
+
+    @property
+    def smmu(self) -> bool:
+        """Whether Bulkhead can confine DMA through an SMMU here (not yet on
+        any platform: docs/qos.md "DMA isolation")."""
+        return False
+
+    def regulator_of(self, device: str) -> QosRegulatorSpec | None:
+        for reg in self.qos_regulators:
+            if device in reg.devices:
+                return reg
         return None
 
 
@@ -425,6 +460,29 @@ class VmBandwidthSpec:
 
 
 @dataclass(frozen=True)
+class QosDirectionSpec:
+    """One direction (read or write) of a device's ``qos:`` as written: the
+    average rate in exactly one form, optional burstiness and peak."""
+
+    raw: int | None  # ar_r/aw_r field value (12-bit fraction of a transaction per cycle)
+    tps: int | None  # transactions per second
+    mbps: int | None  # MB/s (10^6 bytes/s), at the regulator's transaction_bytes
+    burst: int | None  # ar_b/aw_b: transactions (None: 1)
+    peak: int | None  # ar_p/aw_p field value (8-bit fraction per cycle; None: 0xFF)
+    path: str  # vms[i].devices[j].qos.read
+
+
+@dataclass(frozen=True)
+class DeviceQosSpec:
+    """A passthrough device's ``qos:`` block (``vms[i].devices[j].qos``)."""
+
+    device: str
+    read: QosDirectionSpec | None
+    write: QosDirectionSpec | None
+    path: str  # vms[i].devices[j].qos
+
+
+@dataclass(frozen=True)
 class MemSpec:
     ipa: int
     size: int
@@ -455,6 +513,7 @@ class VmSpec:
     bandwidth: VmBandwidthSpec | None = None
     manager: bool = False  # may change budgets at run time (BH_HC_BW_SET)
     ida: tuple[str, ...] = ()  # invalidation-driven allocation: "period", "start"
+    qos: tuple[DeviceQosSpec, ...] = ()  # QoS-400 settings of its passthrough devices
 
 
 @dataclass(frozen=True)
@@ -528,6 +587,7 @@ class SystemSpec:
     spare_sharing: bool = False  # system ``bandwidth: {spare_sharing}``
     io: IoSpec | None = None  # shared I/O device (``io:``)
     hypervisor_colors: ColorSpec | None = None  # self-coloring: colors reserved for the hypervisor
+    dma_isolation: str | None = None  # "none": DMA-capable passthrough without an SMMU accepted
     recolor_pool: PoolSpec | None = None  # spare memory for recoloring
 
     def vm(self, name: str) -> VmSpec | None:

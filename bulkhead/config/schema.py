@@ -39,6 +39,7 @@ from bulkhead.config.model import (
     VmSpec,
     VmType,
 )
+from bulkhead.config import qos as qos_mod
 from bulkhead.config.reader import Reader, join, node_text
 from bulkhead.config.yamlpos import YList, YMap, YNode, YScalar, describe
 
@@ -56,15 +57,18 @@ VM_KEYS = (
 
 PLATFORM_KEYS = (
     "name", "board", "qemu", "cpus", "ram", "hypervisor", "staging", "mmio", "gic", "timer",
-    "uart", "console", "devices", "coloring", "bandwidth", "model",
+    "uart", "console", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu",
 )
-OPTIONAL_PLATFORM_KEYS = ("board", "devices", "coloring", "bandwidth", "model")
+OPTIONAL_PLATFORM_KEYS = ("board", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu")
 
 
 def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platform:
     locs = Locs(display)
     r = Reader(locs)
     top = r.mapping(node, "", PLATFORM_KEYS, [k for k in PLATFORM_KEYS if k not in OPTIONAL_PLATFORM_KEYS])
+    if "smmu" in top:  # the key is reserved for it (docs/qos.md "DMA isolation")
+        raise r.fail(top["smmu"], "smmu", "SMMU support is not implemented yet; remove 'smmu:' "
+                                          "(DMA-capable devices then need 'dma_isolation: none')")
 
     q = r.mapping(top["qemu"], "qemu", ("binary", "machine", "cpu", "memory", "args"),
                   ("binary", "machine", "cpu", "memory"))
@@ -88,7 +92,7 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
     console = ConsoleSpec(r.address(c["ipa"], "console.ipa"), r.irq(c["irq"], "console.irq"))
 
     def device(n: YNode, path: str) -> PlatformDevice:
-        d = r.mapping(n, path, ("name", "base", "size", "irqs", "compatible", "amba"),
+        d = r.mapping(n, path, ("name", "base", "size", "irqs", "compatible", "amba", "dma"),
                       ("name", "base", "size", "compatible"))
         compat_node = d["compatible"]
         if isinstance(compat_node, YList):
@@ -106,6 +110,7 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
             compatible=compatible,
             amba=r.boolean(d["amba"], join(path, "amba")) if "amba" in d else False,
             path=path,
+            dma=r.boolean(d["dma"], join(path, "dma")) if "dma" in d else False,
         )
 
     devices = r.each(top["devices"], "devices", device) if "devices" in top else ()
@@ -136,6 +141,7 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
         coloring=_parse_coloring(r, top["coloring"]) if "coloring" in top else None,
         bandwidth=bw_mod.parse_platform(r, top["bandwidth"]) if "bandwidth" in top else None,
         cachemodel=_parse_cachemodel(r, top["model"]) if "model" in top else None,
+        qos_regulators=qos_mod.parse_platform(r, top["qos_regulators"]) if "qos_regulators" in top else (),
     )
 
 
@@ -312,8 +318,7 @@ def parse_system(
     locs = Locs(display)
     r = Reader(locs)
     top = r.mapping(node, "", ("platform", "console_input", "vms", "shmem", "bandwidth", "io", "hypervisor_colors",
-                                "recolor_pool"),
-                    ("platform", "vms"))
+                               "dma_isolation", "recolor_pool"), ("platform", "vms"))
     platform_name = r.name(top["platform"], "platform", "a platform name", PLATFORM_NAME_RE)
     try:
         platform = load_platform(platform_name)
@@ -343,7 +348,9 @@ def parse_system(
         else None
     pool = _parse_pool(r, top["recolor_pool"]) if "recolor_pool" in top else None
     return SystemSpec(file, display, data, platform, console_input, vms, shmem, locs,
-                      spare_sharing=spare_sharing, io=io, hypervisor_colors=hyp_colors, recolor_pool=pool)
+                      spare_sharing=spare_sharing, io=io, hypervisor_colors=hyp_colors, recolor_pool=pool,
+                      dma_isolation=qos_mod.parse_dma_isolation(r, top["dma_isolation"])
+                      if "dma_isolation" in top else None)
 
 
 def _parse_pool(r: Reader, node: YNode) -> PoolSpec:
@@ -420,6 +427,8 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
                 irq=r.irq(cm["irq"], p("console.irq")) if "irq" in cm else platform.console.irq,
             )
 
+    dev_entries = r.each(m["devices"], p("devices"), lambda n, q: qos_mod.parse_device(r, n, q),
+                         "a list of devices") if "devices" in m else ()
     on_fault: FaultPolicy = "inject"
     if "on_fault" in m:
         on_fault = "stop" if r.choice(m["on_fault"], p("on_fault"), ("inject", "stop")) == "stop" else "inject"
@@ -438,8 +447,7 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
         entry=r.address(m["entry"], p("entry")) if "entry" in m else None,
         params=tuple(params),
         console=console,
-        devices=r.each(m["devices"], p("devices"), lambda n, q: r.string(n, q, "a device name"),
-                       "a list of device names") if "devices" in m else (),
+        devices=tuple(name for name, _ in dev_entries),
         on_fault=on_fault,
         path=path,
         colors=parse_colors(r, m["colors"], p("colors")) if "colors" in m else None,
@@ -447,6 +455,7 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
         manager=r.boolean(m["manager"], p("manager")) if "manager" in m else False,
         ida=tuple(sorted(set(r.each(m["ida"], p("ida"), lambda n, q: r.choice(n, q, ("start", "period")),
                                     "a list of 'start', 'period'")))) if "ida" in m else (),
+        qos=tuple(dq for _, dq in dev_entries if dq is not None),
     )
 
 

@@ -23,6 +23,7 @@ from bulkhead.config.model import (
     SystemSpec,
     VmSpec,
 )
+from bulkhead.config import qos
 from bulkhead.config.reader import join
 
 
@@ -123,6 +124,7 @@ def check_platform(p: Platform) -> None:
             if a.range.overlaps(b.range):
                 c.error(b.path, f"device '{b.name}' ({b.range}) overlaps device '{a.name}' ({a.range})")
     c.diags += bandwidth.check_platform(p)
+    c.diags += qos.check_platform(p)
     c.raise_if_any()
 
 
@@ -311,6 +313,11 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
     bw_errors, bw_warnings = bandwidth.check(s)
     c.diags += bw_errors
     s.warnings.extend(bw_warnings)
+
+    # device QoS (QoS-400) and DMA isolation
+    qos_errors, qos_warnings = qos.check(s)
+    c.diags += qos_errors
+    s.warnings.extend(qos_warnings)
 
     c.raise_if_any()
 

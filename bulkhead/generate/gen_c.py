@@ -10,6 +10,7 @@ from bulkhead.config.color import Colors
 from bulkhead.config.model import MAX_CPUS
 from bulkhead.layout.placement import StagedImage, System, Vm
 from bulkhead.config.model import MAX_RAM_BANKS
+from bulkhead.config import qos
 
 
 def _hex(value: int) -> str:
@@ -131,6 +132,7 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
             for sh in system.shmems
         ))
     bw_system = _bw_system(w, system)
+    nqos = _qos_table(w, system)
     w.line()
     w.line("const struct cfg_system cfg_system = {")
     w.line("\t.platform = &platform,")
@@ -149,6 +151,9 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
         w.line(f"\t.hyp_llc_colors = {_hex(llc)},")
         w.line(f"\t.hyp_bank_colors = {_hex(bank)},")
         w.line(f"\t.hyp_color_pa = {_hex(system.hyp_color_pa)},")
+    if nqos:
+        w.line(f"\t.nqos = {nqos},")
+        w.line("\t.qos = qos_regulators,")
     if system.pool is not None:
         w.line(f"\t.pool_color = {colors[system.pool.colors]},")
         w.line(f"\t.pool_pa = {_hex(system.pool.start)},")
@@ -156,6 +161,26 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
         w.line(f"\t.pool_span_end = {_hex(system.pool.end)},")
     w.line("};")
     return w.text()
+
+
+def _qos_table(w: _Writer, system: System) -> int:
+    """The struct cfg_qos array of the regulators to program (bulkhead/qos.py);
+    returns their number."""
+    plan = qos.plan(system.spec)
+    if not plan:
+        return 0
+    rows = []
+    for pr in plan:
+        regs = pr.registers()
+        rows.append([("name", _cstr(pr.spec.name)),
+                     ("devices", _cstr(",".join(f"{d}@{vm}" for d, vm in pr.devices))),
+                     ("base", _hex(pr.spec.base)),
+                     ("flags", "CFG_QOS_SMC" if pr.spec.access == "smc" else "0"),
+                     ("cntl", _hex(regs["qos_cntl"]))]
+                    + [(k, _hex(regs[k])) for k in ("ar_r", "ar_b", "ar_p", "aw_r", "aw_b", "aw_p")])
+    w.line()
+    w.array("static const struct cfg_qos qos_regulators", _struct_rows(rows))
+    return len(plan)
 
 
 def _color_tables(w: _Writer, system: System) -> dict[Colors, str]:

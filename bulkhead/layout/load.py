@@ -9,6 +9,7 @@ from pathlib import Path
 from bulkhead.config import schema, validate, yamlpos
 from bulkhead.config.model import Platform, SystemSpec
 from bulkhead.layout import placement as layout
+from bulkhead.base.errors import ConfigError, Diagnostic
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PLATFORMS_DIR = REPO_ROOT / "platforms"
@@ -38,10 +39,34 @@ def load_platform(name: str, platforms_dir: Path = PLATFORMS_DIR) -> Platform:
     if not file.is_file():
         raise schema.unknown_platform(name, available_platforms(platforms_dir))
     display = display_path(file)
-    node, data = yamlpos.load(file, display)
+    node, data = _extends(yamlpos.load(file, display), platforms_dir, (name,))
     platform = schema.parse_platform(node, file, display, data)
     validate.check_platform(platform)
     return platform
+
+
+def _extends(loaded: tuple[yamlpos.YNode, bytes], platforms_dir: Path,
+             chain: tuple[str, ...]) -> tuple[yamlpos.YNode, bytes]:
+    """``extends: <platform>`` at the top of a platform file: the named
+    platform's keys, each top-level key the file gives replacing the
+    base's (e.g. a QEMU variant with other ``qos_regulators``)."""
+    node, data = loaded
+    if not isinstance(node, yamlpos.YMap):
+        return node, data
+    ext = next((v for k, v in node.items if k.raw == "extends"), None)
+    if ext is None:
+        return node, data
+    base = ext.value if isinstance(ext, yamlpos.YScalar) else None
+    if not isinstance(base, str) or base in chain or not (platforms_dir / f"{base}.yaml").is_file():
+        message = (f"platform '{base}' extends itself" if base in chain else
+                   f"unknown platform '{base}'; available: {', '.join(available_platforms(platforms_dir))}")
+        raise ConfigError([Diagnostic.at(ext.mark, "extends", message)])
+    file = platforms_dir / f"{base}.yaml"
+    base_node, base_data = _extends(yamlpos.load(file, display_path(file)), platforms_dir, (*chain, base))
+    assert isinstance(base_node, yamlpos.YMap)
+    own = {k.raw: (k, v) for k, v in node.items if k.raw != "extends"}
+    items = [own.pop(k.raw) if k.raw in own else (k, v) for k, v in base_node.items]
+    return yamlpos.YMap(tuple(items) + tuple(own.values()), node.mark), base_data + data
 
 
 def load_spec(

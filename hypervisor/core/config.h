@@ -72,7 +72,8 @@ struct cfg_shmem {
 };
 
 #define CFG_VM_FAULT_STOP (1u << 0) /* stop the VM on a fault instead of injecting */
-#define CFG_VM_MANAGER    (1u << 1) /* may change other VMs' bandwidth budgets (BH_HC_BW_SET) */
+#define CFG_VM_MANAGER \
+	(1u << 1) /* may change other VMs' budgets and QoS (BH_HC_BW_SET, BH_HC_QOS_SET) */
 #define CFG_VM_IDA_START  (1u << 2) /* prepare its LLC sets when vCPU 0 starts (color_ida.c) */
 #define CFG_VM_IDA_PERIOD (1u << 3) /* ... and at every regulation period start of each vCPU */
 
@@ -154,7 +155,8 @@ struct cfg_platform {
 	u64 mpidr[CFG_MAX_CPUS]; /* physical MPIDR (affinity fields) per CPU index */
 	u64 ram_base; /* the first DRAM bank: the hypervisor and the staging area are in it */
 	u64 ram_size;
-	u32 nram; /* more than one bank: every bank in ram[] (ram[0] the first); 0: just the first */
+	u32 nram; /* more than one bank: every bank in ram[] (ram[0] the first); 0: just the first
+	           */
 	struct cfg_ram {
 		u64 base;
 		u64 size;
@@ -189,6 +191,22 @@ struct cfg_platform {
 	u32 llc_line;
 };
 
+/*
+ * A CoreLink QoS-400 regulator the hypervisor programs at boot
+ * (isolation/qos400.c, docs/qos.md): the values of its rate-regulation
+ * registers, computed by bulkhead/qos.py.
+ */
+#define CFG_QOS_SMC (1u << 0) /* reached through the firmware (SiP PM_MMIO), not mapped */
+struct cfg_qos {
+	const char *name;    /* the regulator (platform file qos_regulators) */
+	const char *devices; /* the passed-through devices behind it, "dev@vm,...", for messages */
+	u64 base;            /* its register block (the read_qos register) */
+	u32 flags;
+	u32 cntl; /* qos_cntl: en_ar_rate / en_aw_rate */
+	u32 ar_r, ar_b, ar_p;
+	u32 aw_r, aw_b, aw_p;
+};
+
 struct cfg_system {
 	const struct cfg_platform *platform;
 	u32 nvms;
@@ -206,6 +224,8 @@ struct cfg_system {
 	/* Span start of the frames of those colors the toolchain reserved for
 	 * the hypervisor area's pages (hyp_size / 4 KiB of them). */
 	u64 hyp_color_pa;
+	u32 nqos; /* QoS-400 regulators to program at boot */
+	const struct cfg_qos *qos;
 	/* Spare memory for recoloring (config `recolor_pool`): pool_size / 4 KiB
 	 * pages of pool_color from pool_pa, all below pool_span_end; NULL: none. */
 	const struct cfg_color *pool_color;

@@ -14,7 +14,7 @@
 #define SMCCC_ARCH_FEATURES 0x80000001u
 #define SMCCC_VERSION_1_1   0x10001u
 
-#define HYPERCALL_MAX_REGISTERED 8
+#define HYPERCALL_MAX_REGISTERED 16
 
 static struct {
 	u32 fid;

@@ -23,6 +23,9 @@
 #define BH_HC_RECOLOR     0xc6000010u
 #define BH_HC_IDA_PREPARE 0xc6000011u /* isolation/color_ida.c */
 #define BH_HC_S2_INFO     0xc6000012u /* isolation/color_vm.c */
+/* 0xc6000040-0xc600004f: device QoS (isolation/qos400.c) */
+#define BH_HC_QOS_SET 0xc6000040u
+#define BH_HC_QOS_GET 0xc6000041u
 
 #define BH_CPU_SELF 0xffffu /* BH_HC_CPU_EXITS: the caller's own physical CPU */
 
@@ -33,6 +36,7 @@
 #define BH_E_CONFLICT      (-5) /* the request collides with another VM or the hypervisor */
 #define BH_E_NO_MEMORY     (-6) /* not enough (or no in-place) room for the request */
 #define BH_E_BUSY          (-7) /* another operation of the kind is under way; retry */
+#define BH_E_HARDWARE      (-8) /* the device or firmware refused the value or did not keep it */
 
 #define BH_MAGIC     0x424c4b48u /* "BLKH" */
 #define BH_ABI_MAJOR 1

@@ -116,5 +116,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 0,
 	.shmems = NULL,
 	.console_input_vm = 0,
-	.config_hash = 0x5bc1f42aba7cf922ULL,
+	.config_hash = 0xe7eabd4ba2a74a92ULL,
 };

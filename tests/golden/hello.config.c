@@ -80,5 +80,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 0,
 	.shmems = NULL,
 	.console_input_vm = 0,
-	.config_hash = 0x17e86543e7ba0706ULL,
+	.config_hash = 0x8ebefd4f7158cd6aULL,
 };

@@ -178,5 +178,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 2,
 	.shmems = shmems,
 	.console_input_vm = 0,
-	.config_hash = 0xfd08d86a74abdb0fULL,
+	.config_hash = 0x910ac05f4e1c398dULL,
 };

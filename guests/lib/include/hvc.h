@@ -21,6 +21,8 @@
 #define BH_HC_RECOLOR       0xC6000010u
 #define BH_HC_IDA_PREPARE   0xC6000011u
 #define BH_HC_S2_INFO       0xC6000012u
+#define BH_HC_QOS_SET       0xC6000040u /* docs/qos.md */
+#define BH_HC_QOS_GET       0xC6000041u
 
 #define BH_BW_VM_TOTAL 0xFFFFu /* BH_HC_BW_STATS: the whole VM */
 #define BH_CPU_SELF    0xFFFFu /* BH_HC_CPU_EXITS: the caller's physical CPU */
@@ -32,6 +34,7 @@
 #define BH_E_CONFLICT      (-5)
 #define BH_E_NO_MEMORY     (-6)
 #define BH_E_BUSY          (-7)
+#define BH_E_HARDWARE      (-8)
 
 #define BH_MAGIC       0x424C4B48u /* "BLKH" */
 #define BH_CONSOLE_MAX 4096
