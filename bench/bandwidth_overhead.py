@@ -50,8 +50,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bulkhead.errors import RunError  # noqa: E402
-from bulkhead.runner import RunResult, run  # noqa: E402
+from bulkhead.base.errors import RunError  # noqa: E402
+from bulkhead.run.runner import RunResult, run  # noqa: E402
 
 PERIODS_US = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
 MAX_BUDGET = 0x7FFF_FFFF

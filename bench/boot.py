@@ -30,7 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bulkhead import build, runner  # noqa: E402
+from bulkhead.generate import build  # noqa: E402
+from bulkhead.run import runner  # noqa: E402
 
 CONFIG = ROOT / "configs" / "dual.yaml"
 OUT = ROOT / "build" / "bench" / "boot"

@@ -37,7 +37,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bulkhead import build, cachemodel, experiment, experiment_spec, qemu, runner  # noqa: E402
+from bulkhead.generate import build, qemu  # noqa: E402
+from bulkhead.run import cachemodel, runner  # noqa: E402
+from bulkhead.experiment import execute as experiment, spec as experiment_spec  # noqa: E402
 
 CONFIG = ROOT / "tests" / "configs" / "model-interf.yaml"
 SPEC = ROOT / "bench" / "experiments" / "cachemodel.yaml"

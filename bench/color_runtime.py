@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bulkhead import runner  # noqa: E402
+from bulkhead.run import runner  # noqa: E402
 
 CONFIGS = ROOT / "tests" / "configs"
 OUT = ROOT / "build" / "bench" / "color-runtime"

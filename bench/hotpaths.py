@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bulkhead import runner  # noqa: E402
+from bulkhead.run import runner  # noqa: E402
 
 OUT = ROOT / "build" / "bench" / "hotpaths"
 NO_HYP_IRQ_NS = 48  # irqlat at EL1 on QEMU without a hypervisor (issue #12)

@@ -17,9 +17,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO, cast
 
-from bulkhead import __version__, bandwidth, build, cachemodel, experiment, fit, gen_dts, qemu, qos, runner, shared_io, summary, term
-from bulkhead.config import load_system
-from bulkhead.errors import BuildError, ConfigError, Diagnostic
+from bulkhead import __version__
+from bulkhead.base import term
+from bulkhead.base.errors import BuildError, ConfigError, Diagnostic
+from bulkhead.config import bandwidth, shared_io
+from bulkhead.experiment import execute as experiment
+from bulkhead.generate import build, fit, gen_dts, qemu
+from bulkhead.layout import summary
+from bulkhead.layout.load import load_system
+from bulkhead.run import cachemodel, runner
+from bulkhead.config import qos
 
 EXIT_OK = 0
 EXIT_ERROR = 1

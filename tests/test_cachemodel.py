@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The cache model plugin's toolchain side (bulkhead/cachemodel.py), its
+"""The cache model plugin's toolchain side (bulkhead/run/cachemodel.py), its
 platform section (``model:``) and the plugin's model and input parser as a
 host C unit test (tools/cachemodel/test_model.c). The isolation proofs that
 boot QEMU with the plugin are tests/qemu/test_model.py."""
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from bulkhead import cachemodel
-from bulkhead.config import load_platform, load_system
-from bulkhead.errors import BuildError, ConfigError
+from bulkhead.run import cachemodel
+from bulkhead.layout.load import load_platform, load_system
+from bulkhead.base.errors import BuildError, ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOL = ROOT / "tools" / "cachemodel"
@@ -181,9 +181,9 @@ def test_experiment_model_columns(tmp_path: Path) -> None:
     """experiment --model: the runs get model=True, their reports become the
     model_* columns of results.csv (for the VM under test, read back by
     --report-only) and a report section with the caveat."""
-    from bulkhead.experiment import records_from_csv, run_experiment
-    from bulkhead.experiment_spec import load
-    from bulkhead.runner import RunResult
+    from bulkhead.experiment.execute import records_from_csv, run_experiment
+    from bulkhead.experiment.spec import load
+    from bulkhead.run.runner import RunResult
 
     spec_path = tmp_path / "spec.yaml"
     spec_path.write_text(

@@ -20,10 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from bulkhead import bandwidth, cli
-from bulkhead.config import PLATFORMS_DIR, load_system
-from bulkhead.errors import ConfigError
-from bulkhead.gen_c import generate
+from bulkhead.config import bandwidth
+from bulkhead import cli
+from bulkhead.layout.load import PLATFORMS_DIR, load_system
+from bulkhead.base.errors import ConfigError
+from bulkhead.generate.gen_c import generate
 
 WriteConfig = Callable[..., str]
 ROOT = Path(__file__).resolve().parent.parent
@@ -100,7 +101,7 @@ def test_split() -> None:
 
 
 def test_python_and_c_agree(tmp_path: Path) -> None:
-    """bulkhead/bandwidth.py mirrors hypervisor/isolation/bw_budget.c."""
+    """bulkhead/config/bandwidth.py mirrors hypervisor/isolation/bw_budget.c."""
     cc = shutil.which("gcc") or shutil.which("cc")
     if cc is None:
         pytest.skip("no native C compiler")
@@ -628,7 +629,7 @@ def test_run_stats_time_base(icount: int | None, monkeypatch: pytest.MonkeyPatch
                              capsys: pytest.CaptureFixture[str]) -> None:
     """`run --stats` names the time base of its figures; without --icount it
     warns once on stderr, before QEMU runs, that they are host-time artefacts."""
-    from bulkhead import runner
+    from bulkhead.run import runner
 
     seen: list[str] = []
 

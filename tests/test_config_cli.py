@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from bulkhead import build as build_mod
+from bulkhead.generate import build as build_mod
 from bulkhead import cli
-from bulkhead import config as config_mod
-from bulkhead.errors import BuildError, ConfigError
+from bulkhead.layout import load as config_mod
+from bulkhead.base.errors import BuildError, ConfigError
 
 WriteConfig = Callable[..., str]
 
@@ -175,7 +175,7 @@ def test_internal_errors_have_no_traceback(
     def boom(*args: object) -> str:
         raise RuntimeError("kaput")
 
-    monkeypatch.setattr("bulkhead.summary.table", boom)
+    monkeypatch.setattr("bulkhead.layout.summary.table", boom)
     monkeypatch.delenv("BULKHEAD_DEBUG", raising=False)
     code, _, err = run_cli(capsys, "check", path)
     assert code == 1

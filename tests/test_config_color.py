@@ -14,11 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from bulkhead import cli, coloring, gen_c, layout
-from bulkhead.color import PAGE, Colors, extract, format_list, parse_list
-from bulkhead.config import load_system
-from bulkhead.errors import ConfigError
-from bulkhead.model import ColoringSpec, ColorSpec
+from bulkhead import cli
+from bulkhead.config import coloring
+from bulkhead.generate import gen_c
+from bulkhead.layout import placement as layout
+from bulkhead.config.color import PAGE, Colors, extract, format_list, parse_list
+from bulkhead.layout.load import load_system
+from bulkhead.base.errors import ConfigError
+from bulkhead.config.model import ColoringSpec, ColorSpec
 
 WriteConfig = Callable[..., str]
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,7 +87,7 @@ def test_selections() -> None:
 
 
 def load_system_model() -> ColoringSpec:
-    from bulkhead.config import load_platform
+    from bulkhead.layout.load import load_platform
 
     model = load_platform("qemu-virt").coloring
     assert model is not None

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The toolchain (bulkhead/color.py) and the hypervisor (isolation/color.c)
+"""The toolchain (bulkhead/config/color.py) and the hypervisor (isolation/color.c)
 must place every colored page identically: the toolchain only computes span
 starts and ends, the hypervisor walks the pages at boot.
 
@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from bulkhead.color import PAGE, Colors
-from bulkhead.config import load_system
+from bulkhead.config.color import PAGE, Colors
+from bulkhead.layout.load import load_system
 
 ROOT = Path(__file__).resolve().parent.parent
 HYP = ROOT / "hypervisor"

@@ -13,9 +13,10 @@ import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from bulkhead import gen_c, gen_dts, layout
-from bulkhead.config import load_system
-from bulkhead.errors import ConfigError
+from bulkhead.generate import gen_c, gen_dts
+from bulkhead.layout import placement as layout
+from bulkhead.layout.load import load_system
+from bulkhead.base.errors import ConfigError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -248,7 +249,7 @@ def _mutate(text: str, rng: Any) -> str:
 def test_mutated_shipped_configs_give_located_errors(tmp_path: Path, config: Path) -> None:
     import random
 
-    from bulkhead.errors import BuildError
+    from bulkhead.base.errors import BuildError
 
     rng = random.Random(f"bulkhead-{config.name}")
     source = config.read_text()

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from bulkhead import cli, shared_io
-from bulkhead.config import load_spec, load_system
+from bulkhead import cli
+from bulkhead.config import shared_io
+from bulkhead.layout.load import load_spec, load_system
 
 ROOT = Path(__file__).resolve().parent.parent
 PAIR = ROOT / "tests" / "configs" / "io-pair.yaml"
@@ -148,7 +149,7 @@ def test_netpeer_answers_requests_and_counts() -> None:
     a corrupted request is counted bad and not answered."""
     import struct
 
-    from bulkhead import netpeer
+    from bulkhead.run import netpeer
 
     peer = netpeer.Peer(max_frames=10, max_seconds=1)
     try:
@@ -176,7 +177,7 @@ def test_linux_client_gets_a_network_node() -> None:
     """A Linux client's region becomes a ``bulkhead,io-net`` node (MAC, queue,
     region, doorbell) for linux/bulkhead_net instead of a plain shmem node,
     and no parameters; the bare-metal client beside it keeps its own."""
-    from bulkhead import gen_dts
+    from bulkhead.generate import gen_dts
 
     path = ROOT / "tests" / "configs" / "io-linux.yaml"
     system = load_system(path)
@@ -203,7 +204,7 @@ def test_netpeer_is_a_small_ipv4_host() -> None:
     import socket
     import struct
 
-    from bulkhead import netpeer
+    from bulkhead.run import netpeer
 
     me, peer_ip, my_ip = bytes.fromhex("02000000000e"), socket.inet_aton("10.0.77.1"), socket.inet_aton("10.0.77.2")
     blob = bytes(range(256)) * 4  # 1024 bytes: blocks of 512, 512 and 0
@@ -263,7 +264,7 @@ def test_stats_view_shows_the_io_vms_counters() -> None:
     table (latest values), not console output; bandwidth lines keep theirs."""
     import io
 
-    from bulkhead import bandwidth
+    from bulkhead.config import bandwidth
 
     out, err = io.StringIO(), io.StringIO()
     view = bandwidth.StatsView(out, err, bandwidth.stats_timebase(0))

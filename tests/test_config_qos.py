@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from bulkhead import cli, qos
-from bulkhead.config import PLATFORMS_DIR, load_platform, load_system
-from bulkhead.errors import ConfigError
-from bulkhead.model import QosDirectionSpec, QosRegulatorSpec, Range
+from bulkhead import cli
+from bulkhead.config import qos
+from bulkhead.layout.load import PLATFORMS_DIR, load_platform, load_system
+from bulkhead.base.errors import ConfigError
+from bulkhead.config.model import QosDirectionSpec, QosRegulatorSpec, Range
 
 WriteConfig = Callable[..., str]
 ROOT = Path(__file__).resolve().parent.parent
@@ -256,7 +257,7 @@ def test_platform_files_mark_dma_devices() -> None:
 
 
 def test_python_and_c_agree(tmp_path: Path) -> None:
-    """bulkhead/qos.py (config values) and hypervisor/isolation/qos400_regs.c
+    """bulkhead/config/qos.py (config values) and hypervisor/isolation/qos400_regs.c
     (the run-time hypercall) accept the same settings and give the same
     register values."""
     cc = shutil.which("gcc") or shutil.which("cc")

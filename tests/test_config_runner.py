@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from bulkhead import qemu
-from bulkhead.config import load_platform
-from bulkhead.layout import StagedImage
-from bulkhead.runner import RunResult, judge, supervise
+from bulkhead.generate import qemu
+from bulkhead.layout.load import load_platform
+from bulkhead.layout.placement import StagedImage
+from bulkhead.run.runner import RunResult, judge, supervise
 
 ALL_OFF_2 = "[bulkhead] all VMs off: clean=2 stopped=0"
 
@@ -113,7 +113,7 @@ def test_supervise_until_ends_the_run_at_the_match() -> None:
 
 
 def test_supervise_missing_binary() -> None:
-    from bulkhead.errors import RunError
+    from bulkhead.base.errors import RunError
 
     with pytest.raises(RunError, match="cannot start /nonexistent/qemu"):
         supervise(["/nonexistent/qemu"], timeout=1)
@@ -143,8 +143,8 @@ def test_qemu_command_zcu102() -> None:
 
 def test_uboot_boot_needs_qemu_virt(tmp_path: Path) -> None:
     """--boot uboot on zcu102 is refused before anything is built."""
-    from bulkhead.errors import RunError
-    from bulkhead.runner import run
+    from bulkhead.base.errors import RunError
+    from bulkhead.run.runner import run
 
     config = Path(__file__).resolve().parent / "configs" / "zcu102-one-hello.yaml"
     with pytest.raises(RunError, match="--boot uboot runs Debian's U-Boot for QEMU virt; this platform's "

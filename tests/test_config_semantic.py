@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bulkhead.config import load_system
-from bulkhead.errors import ConfigError
+from bulkhead.layout.load import load_system
+from bulkhead.base.errors import ConfigError
 
 WriteConfig = Callable[..., str]
 
@@ -514,7 +514,7 @@ def test_valid_minimal_config(write_config: WriteConfig) -> None:
 
 def test_shared_interrupt_owned_by_two_vms(write_config: WriteConfig, tmp_path: Path) -> None:
     """Two platform devices sharing an IRQ cannot go to different VMs."""
-    from bulkhead.config import PLATFORMS_DIR
+    from bulkhead.layout.load import PLATFORMS_DIR
 
     pdir = tmp_path / "plats"
     pdir.mkdir()

@@ -14,12 +14,12 @@ import pytest
 import yaml
 
 from bulkhead import cli
-from bulkhead.errors import BuildError, ConfigError
-from bulkhead.experiment import run_experiment
-from bulkhead.experiment_report import DISCLAIMER, Analysis, _pyplot, figure
-from bulkhead.experiment_results import parse_result_line, reduce_metrics
-from bulkhead.experiment_spec import PathError, deep_merge, expand, generate, load, set_path
-from bulkhead.runner import RunResult
+from bulkhead.base.errors import BuildError, ConfigError
+from bulkhead.experiment.execute import run_experiment
+from bulkhead.experiment.report import DISCLAIMER, Analysis, _pyplot, figure
+from bulkhead.experiment.results import parse_result_line, reduce_metrics
+from bulkhead.experiment.spec import PathError, deep_merge, expand, generate, load, set_path
+from bulkhead.run.runner import RunResult
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TINY = REPO_ROOT / "tests" / "configs" / "bench-tiny.yaml"
@@ -68,7 +68,7 @@ def test_shipped_specs_parse_and_generate_valid_core_configs(tmp_path: Path) -> 
         plans = expand(spec)
         assert plans and spec.repetitions <= 3
         # The baseline scenario uses only core config keys: it must be valid today.
-        from bulkhead.config import load_system
+        from bulkhead.layout.load import load_system
 
         base = next(p for p in plans if p.scenario == spec.baseline)
         cfg = tmp_path / f"{path.stem}.yaml"

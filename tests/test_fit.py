@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The generated U-Boot FIT source (bulkhead/fit.py) round-trips through
+"""The generated U-Boot FIT source (bulkhead/generate/fit.py) round-trips through
 mkimage: the image it describes has the platform's load/entry address."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bulkhead import fit
-from bulkhead.config import load_platform
+from bulkhead.generate import fit
+from bulkhead.layout.load import load_platform
 
 MKIMAGE = shutil.which("mkimage")
 

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from bulkhead import gen_c, gen_dts, layout
-from bulkhead.config import load_system
+from bulkhead.generate import gen_c, gen_dts
+from bulkhead.layout import placement as layout
+from bulkhead.layout.load import load_system
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent

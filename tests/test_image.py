@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Unit tests of the boot-image packer (bulkhead/image.py)."""
+"""Unit tests of the boot-image packer (bulkhead/generate/image.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bulkhead import image
-from bulkhead.errors import BuildError
-from bulkhead.layout import StagedImage
+from bulkhead.generate import image
+from bulkhead.base.errors import BuildError
+from bulkhead.layout.placement import StagedImage
 
 BASE = 0xA0000000
 

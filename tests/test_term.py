@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Terminal output through rich (bulkhead/term.py): the `check` tables, the
+"""Terminal output through rich (bulkhead/base/term.py): the `check` tables, the
 experiment progress bar with its ETA and the live `run --stats` table on a
 terminal; plain, parseable text on anything else."""
 
@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from bulkhead import bandwidth, cli
-from bulkhead.experiment import Progress, RunRecord
-from bulkhead.experiment_spec import RunPlan
+from bulkhead.config import bandwidth
+from bulkhead import cli
+from bulkhead.experiment.execute import Progress
+from bulkhead.experiment.record import RunRecord
+from bulkhead.experiment.spec import RunPlan
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BW_BASIC = REPO_ROOT / "tests" / "configs" / "bw-basic.yaml"

@@ -3,7 +3,7 @@
  * ioclient: a client of the shared I/O device (docs/io.md) that exchanges
  * frames with a peer outside the machine through the I/O VM.
  *
- * Frames: lib/include/echo.h (the peer: bulkhead/netpeer.py).
+ * Frames: lib/include/echo.h (the peer: bulkhead/run/netpeer.py).
  *
  * mode=echo (default): sends `frames` requests of `size` data bytes to
  *   peer_mac with at most `window` outstanding, checks every reply (its own

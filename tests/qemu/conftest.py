@@ -39,12 +39,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture
 def boot() -> Callable[..., object]:
-    """boot("one-hello.yaml") -> bulkhead.runner.RunResult.
+    """boot("one-hello.yaml") -> bulkhead.run.runner.RunResult.
 
     Each config builds into its own directory (build/qemu-tests/<stem>), so
     tests can run in parallel (pytest-xdist) without sharing build output.
     """
-    from bulkhead.runner import run
+    from bulkhead.run.runner import run
 
     def _boot(config: str, timeout: float = RUN_TIMEOUT) -> object:
         path = CONFIGS / config
@@ -55,7 +55,7 @@ def boot() -> Callable[..., object]:
 
 
 def _console_script(config: str, steps: list[tuple[bytes, bytes]], timeout: float) -> str:
-    from bulkhead import build
+    from bulkhead.generate import build
 
     path = CONFIGS / config
     with open(os.devnull, "w") as log:

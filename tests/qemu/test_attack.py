@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from bulkhead.runner import RunResult, run
+from bulkhead.run.runner import RunResult, run
 
 pytestmark = pytest.mark.qemu
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from bulkhead.runner import RunResult, run
+from bulkhead.run.runner import RunResult, run
 
 pytestmark = pytest.mark.qemu
 
@@ -381,8 +381,8 @@ def test_forward_progress(tmp_path: Path) -> None:
     not, and the floor is kept as a conservative bound. The reproducer (H-MBR budgets of a few hundred events at
     shift > 0: 1000 cycles per 10 us at shift 2 left bwprobe one step per one
     or two periods, run_ns=0) is refused; at the limit the vCPU progresses."""
-    from bulkhead.config import load_system
-    from bulkhead.errors import ConfigError, RunError
+    from bulkhead.layout.load import load_system
+    from bulkhead.base.errors import ConfigError, RunError
 
     def config(budget: int) -> Path:
         return variant(tmp_path, "bw-basic.yaml", **{"period_us: 1000": "period_us: 10",

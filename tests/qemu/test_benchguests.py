@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from bulkhead.experiment_results import parse_result_line
+from bulkhead.experiment.results import parse_result_line
 
 pytestmark = pytest.mark.qemu
 

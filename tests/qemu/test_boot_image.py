@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bulkhead import build, image, qemu
-from bulkhead.runner import judge, supervise
+from bulkhead.generate import build, image, qemu
+from bulkhead.run.runner import judge, supervise
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = REPO_ROOT / "tests" / "configs"

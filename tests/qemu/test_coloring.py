@@ -6,7 +6,7 @@
   of its RAM against BH_HC_COLOR_INFO via BH_HC_IPA_INFO. The colored VMs
   print their page frames: they must be pairwise disjoint, have the VM's
   colors, interleave in one physical span, and be exactly the frames the
-  toolchain computed (bulkhead/color.py), so Python and the hypervisor agree.
+  toolchain computed (bulkhead/config/color.py), so Python and the hypervisor agree.
 - color-dump.yaml: Ctrl-T c on the console prints each VM's colors and
   sampled IPA -> PA pages; a colored VM survives SYSTEM_RESET.
 - color-linux.yaml: Linux on 2 vCPUs in LLC colors 0-7 boots to userspace
@@ -24,11 +24,11 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from bulkhead import build
-from bulkhead.color import PAGE, extract
-from bulkhead.config import load_system
-from bulkhead.layout import MemRegion, System
-from bulkhead.runner import RunResult, judge, supervise
+from bulkhead.generate import build
+from bulkhead.config.color import PAGE, extract
+from bulkhead.layout.load import load_system
+from bulkhead.layout.placement import MemRegion, System
+from bulkhead.run.runner import RunResult, judge, supervise
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = REPO_ROOT / "tests" / "configs"

@@ -14,7 +14,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from bulkhead import build as build_mod
+from bulkhead.generate import build as build_mod
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = REPO_ROOT / "tests" / "configs"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from bulkhead.runner import RunResult
+from bulkhead.run.runner import RunResult
 
 
 def test_ida_prepare(boot: Callable[..., RunResult]) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bulkhead.runner import run
+from bulkhead.run.runner import run
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ARTEFACTS = REPO_ROOT / "artefacts" / "linux"

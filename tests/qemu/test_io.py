@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from bulkhead import shared_io
-from bulkhead.config import load_spec
-from bulkhead.netpeer import Peer
-from bulkhead.runner import RunResult, run
+from bulkhead.config import shared_io
+from bulkhead.layout.load import load_spec
+from bulkhead.run.netpeer import Peer
+from bulkhead.run.runner import RunResult, run
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "tests" / "configs"

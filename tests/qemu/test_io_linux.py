@@ -3,7 +3,7 @@
 linux/bulkhead_net (built by scripts/setup.sh into the initramfs) binds to
 the generated ``bulkhead,io-net`` node and gives Linux an ordinary eth0 over
 its ring pair; beside it a bare-metal client and the I/O VM. Linux pings the
-outside peer (bulkhead/netpeer.py, on loopback through QEMU's dgram
+outside peer (bulkhead/run/netpeer.py, on loopback through QEMU's dgram
 backend) and fetches and sends back a file over TFTP whose checksum is
 compared on both sides, sends a burst larger than its tx ring (flow control)
 and drops and counts malformed slots the I/O VM writes into its rx ring."""
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from qconsole import Console, build
 
-from bulkhead.netpeer import Peer
+from bulkhead.run.netpeer import Peer
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ARTEFACTS = REPO_ROOT / "artefacts" / "linux"

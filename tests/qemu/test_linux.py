@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bulkhead.runner import run
+from bulkhead.run.runner import run
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ARTEFACTS = REPO_ROOT / "artefacts" / "linux"

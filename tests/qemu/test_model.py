@@ -24,10 +24,11 @@ from pathlib import Path
 
 import pytest
 
-from bulkhead import build, cachemodel, qemu
-from bulkhead.cachemodel import HYPERVISOR, Report
-from bulkhead.errors import BuildError
-from bulkhead.runner import judge, run, supervise
+from bulkhead.generate import build, qemu
+from bulkhead.run import cachemodel
+from bulkhead.run.cachemodel import HYPERVISOR, Report
+from bulkhead.base.errors import BuildError
+from bulkhead.run.runner import judge, run, supervise
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BASE = REPO_ROOT / "tests" / "configs" / "model-interf.yaml"

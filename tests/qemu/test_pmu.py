@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from bulkhead.runner import RunResult, run
+from bulkhead.run.runner import RunResult, run
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "tests" / "configs" / "pmu.yaml"

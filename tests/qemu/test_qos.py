@@ -25,8 +25,9 @@ import pytest
 from qconsole import Console
 from test_core import assert_clean, describe
 
-from bulkhead import build, qos
-from bulkhead.config import PLATFORMS_DIR
+from bulkhead.generate import build
+from bulkhead.config import qos
+from bulkhead.layout.load import PLATFORMS_DIR
 
 pytestmark = pytest.mark.qemu
 
@@ -241,7 +242,7 @@ def test_dma_interference_guest_moves_data_beside_a_victim(boot: Any, mode: str)
 def test_dma_interference_guest_detects_a_copy_that_did_not_happen(tmp_path: Path) -> None:
     """The check can fail: copies sent to a spare buffer leave the
     destination cleared, and dmaint says so."""
-    from bulkhead.runner import run
+    from bulkhead.run.runner import run
 
     text = (REPO_ROOT / "tests" / "configs" / "zcu102-dmaint-simple.yaml").read_text()
     config = tmp_path / "misdirect.yaml"

@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from bulkhead.runner import RunResult
+from bulkhead.run.runner import RunResult
 
 ARTEFACTS = Path(__file__).resolve().parents[2] / "artefacts" / "linux"
 

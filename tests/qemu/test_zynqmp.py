@@ -26,9 +26,9 @@ import test_vgic_faults
 from test_coloring import CONFIGS, expected_frames, frames_of
 from test_core import assert_clean, describe
 
-from bulkhead import shared_io
-from bulkhead.color import PAGE, extract
-from bulkhead.config import load_system
+from bulkhead.config.color import PAGE, extract
+from bulkhead.layout.load import load_system
+from bulkhead.config import shared_io
 
 pytestmark = pytest.mark.qemu
 

@@ -29,7 +29,7 @@
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 /* HINT #0x5b: unallocated in the A64 hint space, so a NOP on hardware and in
- * QEMU. Keep in sync with guests/lib/include/bench.h and bulkhead/cachemodel.py. */
+ * QEMU. Keep in sync with guests/lib/include/bench.h and bulkhead/run/cachemodel.py. */
 #define CM_MARKER_IMM  0x5b
 #define CM_MARKER_INSN (0xd503201fu | (CM_MARKER_IMM << 5))
 /* HVC #imm / SMC #imm, and the PSCI calls that end the machine */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The plugin's input (written by `bulkhead run --model`, bulkhead/cachemodel.py):
+ * The plugin's input (written by `bulkhead run --model`, bulkhead/run/cachemodel.py):
  * a line-oriented text file, '#' comments, numbers in C syntax.
  *
  *   llc <size> <ways> <line> lru|random <seed>

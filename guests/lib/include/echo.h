@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * echo: the frame exchange of the shared-I/O tests and benchmark with the
- * outside peer (bulkhead/netpeer.py; docs/io.md).
+ * outside peer (bulkhead/run/netpeer.py; docs/io.md).
  *
  * Frame: Ethernet header (type 0x88b5), then kind (u8: 1 echo request,
  * 2 echo reply, 3 sink), pad (u8), dlen (u16), seq (u32), csum (u32, FNV-1a

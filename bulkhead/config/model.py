@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Typed, position-carrying description of a platform and a system config.
 
-These are what :mod:`bulkhead.schema` produces from YAML: values are checked
-for type and syntax but not yet for consistency (:mod:`bulkhead.validate`).
+These are what :mod:`bulkhead.config.schema` produces from YAML: values are checked
+for type and syntax but not yet for consistency (:mod:`bulkhead.config.validate`).
 Every object keeps its key path (``vms[1].cpus``); :class:`Locs` maps key
 paths to file positions so later checks can point at the right line.
 """
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
-from bulkhead.errors import Diagnostic, Mark
+from bulkhead.base.errors import Diagnostic, Mark
 
 KiB = 1 << 10
 MiB = 1 << 20
@@ -94,6 +94,19 @@ def human_size(size: int) -> str:
         if size >= 1 << shift and size % (1 << shift) == 0:
             return f"{size >> shift}{unit}"
     return f"0x{size:x}"
+
+
+class Resolved(Protocol):
+    """What the section modules of the config stage (bandwidth, shared I/O)
+    need of a laid-out system (:class:`bulkhead.layout.placement.System`, a later
+    stage) for their reports and QEMU options: its spec and its platform.
+    Structural, so that they never import the layout."""
+
+    @property
+    def spec(self) -> SystemSpec: ...
+
+    @property
+    def platform(self) -> Platform: ...
 
 
 # --- platform -------------------------------------------------------------

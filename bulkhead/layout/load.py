@@ -6,11 +6,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from bulkhead import layout, schema, validate, yamlpos
-from bulkhead.errors import ConfigError, Diagnostic
-from bulkhead.model import Platform, SystemSpec
+from bulkhead.config import schema, validate, yamlpos
+from bulkhead.config.model import Platform, SystemSpec
+from bulkhead.layout import placement as layout
+from bulkhead.base.errors import ConfigError, Diagnostic
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 PLATFORMS_DIR = REPO_ROOT / "platforms"
 GUESTS_DIR = REPO_ROOT / "guests"
 
@@ -87,6 +88,6 @@ def load_system(
 ) -> layout.System:
     """Parse, check and lay out a system config.
 
-    Raises :class:`~bulkhead.errors.ConfigError` for any invalid input.
+    Raises :class:`~bulkhead.base.errors.ConfigError` for any invalid input.
     """
     return layout.resolve(load_spec(path, guest_sources=guest_sources, platforms_dir=platforms_dir))

@@ -28,12 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bulkhead.color import Colors
-from bulkhead.errors import BuildError, ConfigError, Diagnostic
-from bulkhead.layout import System
-from bulkhead.model import PAGE, CacheModelSpec, Platform
+from bulkhead.base.errors import BuildError, ConfigError, Diagnostic
+from bulkhead.config.color import Colors
+from bulkhead.config.model import PAGE, CacheModelSpec, Platform
+from bulkhead.layout.placement import System
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "build" / "cachemodel" / "libcachemodel.so"
 API = ROOT / "build" / "qemu-plugin-api"  # QEMU's qemu-plugin.h, fetched by scripts/setup.sh
 SOURCES = ROOT / "tools" / "cachemodel"

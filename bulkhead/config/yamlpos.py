@@ -5,7 +5,7 @@ PyYAML's composer gives a node graph with start marks; this module turns it
 into a small immutable tree (:class:`YScalar`, :class:`YList`, :class:`YMap`)
 with 1-based positions, resolving scalars with YAML 1.1 core rules (ints in
 hex/octal/binary, booleans, null) but never raising anything other than
-:class:`~bulkhead.errors.ConfigError`.
+:class:`~bulkhead.base.errors.ConfigError`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 import yaml
 from yaml.constructor import SafeConstructor
 
-from bulkhead.errors import ConfigError, Diagnostic, Mark
+from bulkhead.base.errors import ConfigError, Diagnostic, Mark
 
 ScalarValue = str | int | float | bool | None
 

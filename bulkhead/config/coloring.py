@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """Page coloring of a system: selections, checks, placement and report.
 
-- :func:`selection` turns a ``colors:`` entry into a :class:`~bulkhead.color.Colors`
+- :func:`selection` turns a ``colors:`` entry into a :class:`~bulkhead.config.color.Colors`
   over the platform's color bits (LLC colors x bank colors, or a raw pattern).
-- :func:`check` (called by :mod:`bulkhead.validate`) reports bad selections,
+- :func:`check` (called by :mod:`bulkhead.config.validate`) reports bad selections,
   overlapping colors between VMs, and warnings (L1 partitioning, bank bits
   that are also LLC bits, uncolored VMs or shared memory beside colored ones).
-- :func:`place` (called by :mod:`bulkhead.layout`) chooses the span start of
+- :func:`place` (called by :mod:`bulkhead.layout.placement`) chooses the span start of
   every colored region, of each colored VM's stage-2 table pool and of colored
   shared memory, first fit: spans of regions whose colors intersect never
   overlap, spans of disjoint colors may (their pages interleave).
@@ -19,10 +19,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from bulkhead.color import PAGE, Colors, bitmap, deposit, format_list
-from bulkhead.errors import Diagnostic
-from bulkhead.model import ColoringSpec, ColorSpec, MemSpec, Range, ShmemSpec, SystemSpec, VmSpec
-from bulkhead.schema import PA_BITS, join
+from bulkhead.base.errors import Diagnostic
+from bulkhead.config.color import PAGE, Colors, bitmap, deposit, format_list
+from bulkhead.config.model import ColoringSpec, ColorSpec, MemSpec, Range, ShmemSpec, SystemSpec, VmSpec
+from bulkhead.config.reader import join
+from bulkhead.config.schema import PA_BITS
 
 SpanKey = tuple[str, int, int]  # ("mem", vm, region) | ("pt", vm, 0) | ("shmem", index, 0) | ("hyp", 0, 0)
 #                                   | ("pool", 0, 0)

@@ -16,11 +16,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bulkhead import coloring, elf, qos
-from bulkhead.coloring import Span
-from bulkhead.color import Colors
-from bulkhead.errors import BuildError, ConfigError, Diagnostic
-from bulkhead.model import (
+from bulkhead.base.errors import BuildError, ConfigError, Diagnostic
+from bulkhead.config import coloring
+from bulkhead.config.color import Colors
+from bulkhead.config.model import (
     DTB_MAX,
     MiB,
     PAGE,
@@ -34,7 +33,10 @@ from bulkhead.model import (
     VmType,
     human_size,
 )
-from bulkhead.schema import join
+from bulkhead.config import qos
+from bulkhead.config.coloring import Span
+from bulkhead.config.reader import join
+from bulkhead.layout import elf
 
 BLOCK = 2 * MiB
 ARM64_MAGIC = b"ARM\x64"

@@ -30,13 +30,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bulkhead import yamlpos
-from bulkhead.config import GUESTS_DIR, display_path
-from bulkhead.errors import ConfigError, Diagnostic
-from bulkhead.experiment_results import GUEST_METRICS, METRIC_COLUMNS, Metric
-from bulkhead.model import Locs
-from bulkhead.schema import PLATFORM_NAME_RE, Reader, join
-from bulkhead.yamlpos import YList, YMap, YNode, YScalar, describe
+from bulkhead.base.errors import ConfigError, Diagnostic
+from bulkhead.config import yamlpos
+from bulkhead.config.model import Locs
+from bulkhead.config.reader import Reader, join
+from bulkhead.config.schema import PLATFORM_NAME_RE
+from bulkhead.config.yamlpos import YList, YMap, YNode, YScalar, describe
+from bulkhead.experiment.results import GUEST_METRICS, METRIC_COLUMNS, Metric
+from bulkhead.layout.load import GUESTS_DIR, display_path
 
 SCENARIO_RE = re.compile(r"[a-z0-9][a-z0-9_.+-]{0,47}\Z")
 LABEL_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,31}\Z")

@@ -26,23 +26,21 @@ module computes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from bulkhead.errors import Diagnostic
-from bulkhead.model import (
+from bulkhead.base.errors import Diagnostic
+from bulkhead.config.model import (
     DeviceQosSpec,
     Platform,
     QosAccess,
     QosDirectionSpec,
     QosRegulatorSpec,
     Range,
+    Resolved,
     SystemSpec,
 )
-from bulkhead.yamlpos import YMap, YNode, YScalar, describe
-
-if TYPE_CHECKING:
-    from bulkhead.layout import System
-    from bulkhead.schema import Reader
+from bulkhead.config.reader import Reader
+from bulkhead.config.yamlpos import YMap, YNode, YScalar, describe
 
 # register offsets from the block's base (read_qos) [QoS-400 TRM; the ZynqMP
 # blocks at FPD_GPV/LPD_GPV + 0x..100, UG1087 FPD_GPV/LPD_GPV modules]
@@ -449,7 +447,7 @@ def report_rows(s: SystemSpec) -> list[tuple[str, ...]]:
     return rows
 
 
-def report(system: System) -> str:
+def report(system: Resolved) -> str:
     """The QoS part of ``bulkhead check`` ('' when nothing is regulated)."""
     s = system.spec
     rows = report_rows(s)
@@ -464,7 +462,7 @@ def report(system: System) -> str:
                       "note: QEMU models neither QoS-400 nor bus contention"]) + "\n"
 
 
-def document(system: System) -> list[dict[str, Any]]:
+def document(system: Resolved) -> list[dict[str, Any]]:
     """The programmed regulators for ``bulkhead check --json``."""
     out: list[dict[str, Any]] = []
     for pr in plan(system.spec):

@@ -23,12 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from bulkhead import elf as elf_mod
-from bulkhead import fit, gen_c, gen_dts, image, layout, qemu, shared_io
-from bulkhead.config import GUESTS_DIR, PLATFORMS_DIR, REPO_ROOT, load_spec
-from bulkhead.errors import BuildError
-from bulkhead.layout import StagedImage, System
-from bulkhead.model import DTB_MAX
+from bulkhead.base.errors import BuildError
+from bulkhead.config import shared_io
+from bulkhead.config.model import DTB_MAX
+from bulkhead.generate import fit, gen_c, gen_dts, image, qemu
+from bulkhead.layout import elf as elf_mod
+from bulkhead.layout import placement as layout
+from bulkhead.layout.load import GUESTS_DIR, PLATFORMS_DIR, REPO_ROOT, load_spec
+from bulkhead.layout.placement import StagedImage, System
 
 HYPERVISOR_DIR = REPO_ROOT / "hypervisor"
 ELF_NAME = "bulkhead.elf"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bulkhead.model import Platform
+from bulkhead.config.model import Platform
 
 ITS_NAME = "bulkhead.its"
 ITB_NAME = "bulkhead.itb"

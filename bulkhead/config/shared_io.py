@@ -17,25 +17,23 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from bulkhead.errors import Diagnostic
-from bulkhead.model import (
+from bulkhead.base.errors import Diagnostic
+from bulkhead.config.model import (
     PAGE,
     IoClientSpec,
     IoSpec,
     Platform,
-    PlatformDevice,
+    Resolved,
     ShmemMapSpec,
     ShmemSpec,
     SystemSpec,
     VmSpec,
 )
-from bulkhead.yamlpos import YNode
-
-if TYPE_CHECKING:
-    from bulkhead.layout import System
-    from bulkhead.schema import Reader
+from bulkhead.config.reader import Reader
+from bulkhead.config.yamlpos import YNode
+from bulkhead.config.model import PlatformDevice
 
 KEYS = ("device", "vm", "frame_rate", "mac", "ipa", "client_ipa", "doorbell_irq", "client_doorbell_irq",
         "clients")
@@ -272,7 +270,7 @@ def guarantees(io: IoSpec) -> list[Guarantee]:
     return out
 
 
-def report(system: System) -> str:
+def report(system: Resolved) -> str:
     io = system.spec.io
     if io is None:
         return ""
@@ -340,7 +338,7 @@ def stats_cells(rows: dict[str, dict[str, int]]) -> list[tuple[str, ...]]:
             for client, v in rows.items()]
 
 
-def qemu_args(system: System, netdev: str | None) -> list[str]:
+def qemu_args(system: Resolved, netdev: str | None) -> list[str]:
     """QEMU options that attach the I/O VM's device to ``netdev`` (a
     ``-netdev`` value without ``id``; default: user-mode networking): a
     virtio-net device on its virtio-mmio transport (modern, at the bus of the

@@ -23,11 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from bulkhead import bandwidth as bw_mod
-from bulkhead import build as build_mod
-from bulkhead import cachemodel, qemu, shared_io
-from bulkhead.config import PLATFORMS_DIR, load_system
-from bulkhead.errors import RunError
+from bulkhead.base.errors import RunError
+from bulkhead.config import bandwidth as bw_mod
+from bulkhead.config import shared_io
+from bulkhead.generate import build as build_mod
+from bulkhead.generate import qemu
+from bulkhead.layout.load import load_system
+from bulkhead.run import cachemodel
+from bulkhead.layout.load import PLATFORMS_DIR
 
 HYP_PREFIX = "[bulkhead] "
 ALL_OFF_RE = re.compile(r"\[bulkhead\] all VMs off: clean=(\d+) stopped=(\d+)\s*$")

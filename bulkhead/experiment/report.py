@@ -29,13 +29,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bulkhead import cachemodel
-from bulkhead.config import load_platform
-from bulkhead.errors import ConfigError
-from bulkhead.experiment import OK, STATUSES, Environment, RunRecord
-from bulkhead.experiment_results import METRIC_COLUMNS, number
-from bulkhead.experiment_spec import ExperimentSpec, PlotSpec
-from bulkhead.model import Platform
+from bulkhead.base.errors import ConfigError
+from bulkhead.config.model import Platform
+from bulkhead.experiment.record import OK, STATUSES, Environment, RunRecord
+from bulkhead.experiment.results import METRIC_COLUMNS, number
+from bulkhead.experiment.spec import ExperimentSpec, PlotSpec
+from bulkhead.layout.load import load_platform
+from bulkhead.run import cachemodel
 
 DISCLAIMER = (
     "> **Not physical: these figures come from QEMU.** QEMU (TCG) models no caches, no DRAM and no\n"

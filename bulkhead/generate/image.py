@@ -15,8 +15,8 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bulkhead.errors import BuildError
-from bulkhead.layout import StagedImage, align_up
+from bulkhead.base.errors import BuildError
+from bulkhead.layout.placement import StagedImage, align_up
 
 MAGIC = b"BHPAYLD1"
 VERSION = 1

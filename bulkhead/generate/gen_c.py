@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from bulkhead import bandwidth, coloring, qos
-from bulkhead.color import Colors
-from bulkhead.layout import StagedImage, System, Vm
-from bulkhead.model import MAX_CPUS, MAX_RAM_BANKS
+from bulkhead.config import bandwidth, coloring
+from bulkhead.config.color import Colors
+from bulkhead.config.model import MAX_CPUS
+from bulkhead.layout.placement import StagedImage, System, Vm
+from bulkhead.config.model import MAX_RAM_BANKS
+from bulkhead.config import qos
 
 
 def _hex(value: int) -> str:

@@ -21,11 +21,11 @@ from __future__ import annotations
 import io
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
-from bulkhead import shared_io, term
-from bulkhead.errors import Diagnostic
-from bulkhead.model import (
+from bulkhead.base import term
+from bulkhead.base.errors import Diagnostic
+from bulkhead.config.model import (
     BW_EVENT_NAMES,
     BwCounter,
     BwEventSpec,
@@ -33,15 +33,15 @@ from bulkhead.model import (
     BwModel,
     Platform,
     PlatformBandwidth,
+    Resolved,
     SystemSpec,
     VmBandwidthSpec,
     VmSpec,
 )
-from bulkhead.yamlpos import YList, YNode
-
-if TYPE_CHECKING:
-    from bulkhead.layout import System
-    from bulkhead.schema import Reader
+from bulkhead.config import shared_io
+from bulkhead.config.reader import Reader
+from bulkhead.config.yamlpos import YNode
+from bulkhead.config.yamlpos import YList
 
 MAX_PERIOD_US = 1_000_000  # 1 s: keeps a period's events within the 32-bit counters
 MAX_BUDGET_EVENTS = 0x7FFF_FFFF  # per period, VM or vCPU (BW_MAX_BUDGET in bw.c)
@@ -434,7 +434,7 @@ def _check_vm(s: SystemSpec, vm: VmSpec, bw: VmBandwidthSpec, pb: PlatformBandwi
         warnings.append(at(_join(bw.path, "reclaim"), "reclaim has no effect on a VM with one vCPU"))
 
 
-def starved_under_icount(system: System, shift: int) -> list[str]:
+def starved_under_icount(system: Resolved, shift: int) -> list[str]:
     """Regulated VMs that would starve under ``-icount shift``: QEMU's cycle
     counter and CPU_CYCLES event count 2^shift per instruction (one per
     nanosecond of virtual time), so the regulator's own
@@ -468,12 +468,12 @@ def _fmt_mbps(x: float) -> str:
 BW_HEAD = ("VM", "VCPU", "PERIOD", "EVENT", "EVENTS/PERIOD", "MB/S", "WEIGHT", "OPTIONS")
 
 
-def report_parts(system: System) -> tuple[list[str], list[tuple[str, ...]], list[str]] | None:
+def report_parts(system: Resolved) -> tuple[list[str], list[tuple[str, ...]], list[str]] | None:
     """The bandwidth part of ``bulkhead check`` as (lines before the table,
     its rows under BW_HEAD, lines after it); None when no VM is regulated."""
     p = system.platform
     pb = p.bandwidth
-    plans = [pl for pl in (plan(p, vm.spec) for vm in system.vms) if pl is not None]
+    plans = [pl for pl in (plan(p, vm) for vm in system.spec.vms) if pl is not None]
     if pb is None or not plans:
         return None
     model = ", ".join(f"{ev.name} 0x{ev.number:x} x {ev.bytes_per_event} B ({ev.model})" for ev in pb.events)
@@ -497,7 +497,7 @@ def report_parts(system: System) -> tuple[list[str], list[tuple[str, ...]], list
     total = sum(pl.mbps for pl in plans)
     flag = "  (OVER: not every budget can be met)" if total > pb.sustainable_mbps else ""
     after = [f"guaranteed total: {_fmt_mbps(total)} MB/s of {pb.sustainable_mbps} MB/s sustainable{flag}"]
-    managers = [vm.name for vm in system.vms if vm.spec.manager]
+    managers = [vm.name for vm in system.spec.vms if vm.manager]
     if managers:
         after.append(f"managers: {', '.join(managers)} (may change budgets at run time: BH_HC_BW_SET)")
     if system.spec.spare_sharing:
@@ -507,7 +507,7 @@ def report_parts(system: System) -> tuple[list[str], list[tuple[str, ...]], list
     return before, rows, after
 
 
-def report(system: System) -> str:
+def report(system: Resolved) -> str:
     """The bandwidth part of ``bulkhead check`` as plain text ('' when no VM
     is regulated): one block per regulated VM, then the total against the
     sustainable bandwidth."""
@@ -521,7 +521,7 @@ def report(system: System) -> str:
     return "\n".join([*before, *lines, *after]) + "\n"
 
 
-def print_report(system: System, stream: TextIO) -> None:
+def print_report(system: Resolved, stream: TextIO) -> None:
     """The same on a terminal, the table drawn by rich."""
     parts = report_parts(system)
     if parts is None:
@@ -532,10 +532,10 @@ def print_report(system: System, stream: TextIO) -> None:
     stream.write("\n".join(after) + "\n")
 
 
-def document(system: System, vm_name: str) -> dict[str, Any] | None:
+def document(system: Resolved, vm_name: str) -> dict[str, Any] | None:
     """A VM's regulation for ``bulkhead check --json`` (None: unregulated)."""
-    vm = system.vm(vm_name)
-    pl = plan(system.platform, vm.spec) if vm is not None else None
+    vm = system.spec.vm(vm_name)
+    pl = plan(system.platform, vm) if vm is not None else None
     if pl is None:
         return None
     return {

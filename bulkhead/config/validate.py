@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from bulkhead import bandwidth, coloring, qos, shared_io
-from bulkhead.errors import ConfigError, Diagnostic
-from bulkhead.model import (
+from bulkhead.base.errors import ConfigError, Diagnostic
+from bulkhead.config import bandwidth, coloring, shared_io
+from bulkhead.config.model import (
     IPA_BITS,
     MAX_CPUS,
     MAX_RAM_BANKS,
@@ -23,7 +23,8 @@ from bulkhead.model import (
     SystemSpec,
     VmSpec,
 )
-from bulkhead.schema import join
+from bulkhead.config import qos
+from bulkhead.config.reader import join
 
 
 class Checker:

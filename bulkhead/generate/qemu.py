@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from bulkhead import fit
-from bulkhead.errors import BuildError
-from bulkhead.layout import StagedImage
-from bulkhead.model import Platform
+from bulkhead.base.errors import BuildError
+from bulkhead.config.model import Platform
+from bulkhead.generate import fit
+from bulkhead.layout.placement import StagedImage
 
 GDB_PORT = 1234
 
@@ -58,7 +58,7 @@ def uboot_command(argv: Sequence[str], tftp: Path) -> list[str]:
     """``argv`` turned into the real boot chain: Debian's U-Boot as firmware
     (``-bios``, entered at EL2), whose distro boot fetches ``boot.scr.uimg``
     and then the FIT from QEMU's user-mode TFTP server serving ``tftp``
-    (:func:`bulkhead.build.uboot_tftp`); the hypervisor gets U-Boot's DTB in x0."""
+    (:func:`bulkhead.generate.build.uboot_tftp`); the hypervisor gets U-Boot's DTB in x0."""
     if not fit.UBOOT_BIOS.is_file():
         raise BuildError(f"{fit.UBOOT_BIOS} not found: install u-boot-qemu (scripts/setup.sh)")
     out = list(argv)

@@ -1,18 +1,18 @@
 # SPDX-License-Identifier: Apache-2.0
 """``bulkhead experiment``: run a spec's scenario matrix, collect, report.
 
-For every run of the matrix (:func:`bulkhead.experiment_spec.expand`) the
+For every run of the matrix (:func:`bulkhead.experiment.spec.expand`) the
 runner writes the generated system config to ``<out>/configs/``, checks it
 (an invalid config is recorded with status ``invalid``, or ``unsupported``
 for an optional scenario, and the matrix goes on), boots it with
-:func:`bulkhead.runner.run`, keeps the console in ``<out>/logs/`` and parses
+:func:`bulkhead.run.runner.run`, keeps the console in ``<out>/logs/`` and parses
 the guests' ``result`` lines. Output:
 
 - ``results.csv``: one row per run (scenario, sweep values, benchmark,
   repetition, status, primary metric and metric columns, config hash, tool
   versions, host), rewritten after every run;
 - ``results-lines.csv``: every result line of every VM (per-vCPU values);
-- ``plots/*.png|svg`` and ``report.md`` (:mod:`bulkhead.experiment_report`).
+- ``plots/*.png|svg`` and ``report.md`` (:mod:`bulkhead.experiment.report`).
 """
 
 from __future__ import annotations
@@ -35,28 +35,31 @@ from typing import Any, TextIO
 
 import yaml
 
-from bulkhead import __version__, cachemodel
-from bulkhead import runner as runner_mod
-from bulkhead import term
-from bulkhead.config import REPO_ROOT, display_path, load_system
-from bulkhead.errors import BuildError, ConfigError
-from bulkhead.experiment_results import (
+from bulkhead import __version__
+from bulkhead.base import term
+from bulkhead.base.errors import BuildError, ConfigError
+from bulkhead.experiment.record import (
+    BUILD_ERROR,
+    FAIL,
+    INVALID,
+    OK,
+    STATUSES,
+    TIMEOUT,
+    UNSUPPORTED,
+    Environment,
+    RunRecord,
+)
+from bulkhead.experiment.results import (
     METRIC_COLUMNS,
     guest_failures,
     guest_passed,
     parse_results,
     reduce_metrics,
 )
-from bulkhead.experiment_spec import ExperimentSpec, PathError, RunPlan, expand, generate
-
-# Run status values. Only "ok" carries metrics.
-OK = "ok"
-FAIL = "fail"  # the guest reported FAIL, printed no PASS, or the run was not clean
-TIMEOUT = "timeout"
-INVALID = "invalid"  # the generated config does not pass `bulkhead check`
-UNSUPPORTED = "unsupported"  # same, in a scenario marked optional
-BUILD_ERROR = "build-error"
-STATUSES = (OK, FAIL, TIMEOUT, INVALID, UNSUPPORTED, BUILD_ERROR)
+from bulkhead.experiment.spec import ExperimentSpec, PathError, RunPlan, expand, generate
+from bulkhead.layout.load import REPO_ROOT, display_path, load_system
+from bulkhead.run import cachemodel
+from bulkhead.run import runner as runner_mod
 
 FIXED_HEAD = ("run", "scenario", "variant")
 FIXED_MID = ("benchmark", "guest", "repetition", "status", "metric", "value", "unit")
@@ -65,34 +68,6 @@ FIXED_TAIL = ("wall_s", "config", "config_hash", "platform", "icount", "bulkhead
 LINE_HEAD = ("run", "scenario", "variant", "benchmark", "repetition", "vm", "bench", "cpu")
 
 RunFn = Callable[..., runner_mod.RunResult]
-
-
-@dataclass
-class RunRecord:
-    plan: RunPlan
-    guest: str
-    metric: str
-    unit: str
-    status: str
-    error: str = ""
-    metrics: dict[str, float] = field(default_factory=dict)
-    lines: list[tuple[str, dict[str, str]]] = field(default_factory=list)  # (vm, result fields)
-    config: str = ""
-    config_hash: str = ""
-    platform: str = ""
-    wall_s: float = 0.0
-
-    @property
-    def value(self) -> float | None:
-        return self.metrics.get(self.metric)
-
-
-@dataclass(frozen=True)
-class Environment:
-    bulkhead_version: str
-    git_rev: str
-    qemu_version: str
-    host: str
 
 
 @dataclass
@@ -479,7 +454,7 @@ def run_experiment(
     if progress is not None:
         progress.write(f"bulkhead: experiment {spec.name}: {bar.summary()}; results in {result.csv}\n")
     if report:
-        from bulkhead import experiment_report
+        from bulkhead.experiment import report as experiment_report
 
         result.report, result.plots = experiment_report.render(spec, out, result.records, env,
                                                                 repetitions or spec.repetitions)
@@ -570,7 +545,7 @@ def add_parser(sub: Any) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from bulkhead import experiment_spec
+    from bulkhead.experiment import spec as experiment_spec
 
     spec = experiment_spec.load(args.spec)
     out = (args.out or default_out(args.spec)).absolute()
@@ -598,7 +573,7 @@ def command(args: argparse.Namespace) -> int:
                          + ", ".join(f"{n} {s}" for s, n in counts.items() if n) + "\n")
         return 1 if counts[INVALID] else 0
     if args.report_only:
-        from bulkhead import experiment_report
+        from bulkhead.experiment import report as experiment_report
 
         records, env = records_from_csv(spec, out)
         report, _ = experiment_report.render(spec, out, records, env, args.reps or spec.repetitions)

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-from bulkhead import bandwidth, coloring, shared_io, term
-from bulkhead.color import PAGE, format_bits, format_list
-from bulkhead.layout import System, Vm
-from bulkhead.model import human_size
+from bulkhead.base import term
+from bulkhead.config import bandwidth, coloring, shared_io
+from bulkhead.config.color import format_bits, format_list
+from bulkhead.config.model import human_size
+from bulkhead.layout.placement import System, Vm
+from bulkhead.config.color import PAGE
 
 HEADERS = ("VM", "TYPE", "CPUS", "MEMORY (IPA -> PA, size)", "DEVICES", "IRQS", "CONSOLE", "SHMEM")
 
