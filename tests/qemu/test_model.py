@@ -222,7 +222,7 @@ def test_cli_run_model_json(tmp_path: Path, lock: None, capsys: pytest.CaptureFi
     caveat on stdout, the console on stderr; --json alone is a usage error."""
     from bulkhead import cli
 
-    assert cli.main(["run", str(BASE), "--json"]) == 1
+    assert cli.main(["run", str(BASE), "--json"]) == 2
     assert "--json needs --model" in capsys.readouterr().err
     assert cli.main(["run", str(BASE), "--model", "--json", "--out", str(OUT), "--timeout", "60"]) == 0
     out, err = capsys.readouterr()
