@@ -88,6 +88,13 @@ static bool vcpu_others_parked(struct vcpu *v)
 	return true;
 }
 
+static void (*vcpu_unpark_hook)(struct vcpu *v);
+
+void vcpu_set_unpark_hook(void (*fn)(struct vcpu *v))
+{
+	vcpu_unpark_hook = fn;
+}
+
 /* Waits at EL2 (interrupts handled by polling) until the vCPU is powered on
  * again: PSCI CPU_ON from a sibling, or a VM reset (vCPU 0 reloads). */
 static void vcpu_park(struct vcpu *v)
@@ -119,6 +126,8 @@ static void vcpu_park(struct vcpu *v)
 		wfi();
 	}
 	v->parked = false;
+	if (vcpu_unpark_hook)
+		vcpu_unpark_hook(v);
 }
 
 static void (*vcpu_stall_hook)(struct vcpu *v);

@@ -72,5 +72,9 @@ s64 vcpu_power_on(struct vcpu *target, u64 entry, u64 ctx);
  * interrupts, each time it wakes up while stalled; it may clear
  * v->throttled. One hook for all CPUs (the regulator's, at init). */
 void vcpu_set_stall_hook(void (*fn)(struct vcpu *v));
+/* Registers the function a vCPU's CPU calls when the vCPU leaves its park
+ * (PSCI CPU_ON, VM start or reset), before its first guest instruction.
+ * One hook for all CPUs (the regulator's, at init). */
+void vcpu_set_unpark_hook(void (*fn)(struct vcpu *v));
 
 #endif
