@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "core/console.h"
 
+#include "arch/aarch64/pmu.h"
 #include "arch/aarch64/uart.h"
+#include "core/vcpu.h"
 #include "core/vm.h"
 #include "lib/format.h"
 #include "lib/log.h"
@@ -144,19 +146,27 @@ static void console_write_line(u32 i, const char *text, u32 len, bool open)
 }
 
 /* With console_lock held: writes the next queued line in round-robin order
- * (one line per VM per turn) and returns its VM; NULL if none is queued. */
+ * (one line per VM per turn) and returns its VM; NULL if none is queued.
+ * Who pays (docs/bandwidth.md "Counter"): a trap is charged in full to the
+ * regulated vCPU that caused it, so the lines of the trapping vCPU's own VM
+ * are charged to it (one queue per VM: its siblings' lines too, within the
+ * VM's budget); another VM's line is the hypervisor's work for that VM, not
+ * the trapping guest's: the counters stop at EL2 while it is written. */
 static const struct vm *console_drain_one(void)
 {
+	const struct vcpu *cur = vcpu_current();
 	char line[LINERING_LINE_MAX];
 
 	for (u32 n = 0; n < vm_count; n++) {
 		u32 i = (console_next + n) % vm_count;
 		u32 len;
-		bool open;
+		bool open, paused;
 
 		if (!linering_get(&vms[i].con.out, line, &len, &open))
 			continue;
+		paused = (!cur || cur->vm != &vms[i]) && pmu_hyp_el2_pause();
 		console_write_line(i, line, len, open);
+		pmu_hyp_el2_resume(paused);
 		console_next = (i + 1) % vm_count;
 		return &vms[i];
 	}

@@ -153,6 +153,29 @@ void pmu_hyp_count_el2_always(void)
 	pmu_vectors(el2_vectors);
 }
 
+bool pmu_hyp_el2_pause(void)
+{
+	const u64 *slot = cpu_this()->pmu_el2;
+
+	if (!slot[0] || !(pmu_read_filter((u32)(slot[0] >> 32)) & PMU_FILTER_NSH))
+		return false;
+	for (u32 i = 0; i < 2 && slot[i]; i++)
+		pmu_write_filter((u32)(slot[i] >> 32), (u32)(slot[i] & ~(u64)PMU_FILTER_NSH));
+	isb();
+	return true;
+}
+
+void pmu_hyp_el2_resume(bool paused)
+{
+	const u64 *slot = cpu_this()->pmu_el2;
+
+	if (!paused)
+		return;
+	for (u32 i = 0; i < 2 && slot[i]; i++)
+		pmu_write_filter((u32)(slot[i] >> 32), (u32)slot[i]);
+	isb();
+}
+
 void pmu_hyp_stop(u32 idx)
 {
 	sysreg_write(pmcntenclr_el0, BIT(idx));

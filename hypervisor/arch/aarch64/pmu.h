@@ -60,6 +60,14 @@ void pmu_hyp_stop(u32 idx);
 /* The hypervisor's counters of this CPU count at EL2 all the time, its own
  * work included (vectors.S no longer stops them on interrupts). */
 void pmu_hyp_count_el2_always(void);
+/* Stops the hypervisor's counters of this CPU at EL2 (NSH = 0, as on an
+ * interrupt's entry) for work a trap does that is not the trapping guest's;
+ * returns whether they were counting there, for pmu_hyp_el2_resume. Does
+ * nothing where they already do not count (the hypervisor's own work, an
+ * unregulated CPU) or count all the time (pmu_hyp_count_el2_always). */
+bool pmu_hyp_el2_pause(void);
+/* Undoes pmu_hyp_el2_pause (paused: what it returned). */
+void pmu_hyp_el2_resume(bool paused);
 
 u32 pmu_hyp_read_event(u32 idx);
 void pmu_hyp_write_event(u32 idx, u32 value);
