@@ -18,7 +18,13 @@
 
 #include "arch/aarch64/gic.h"
 
-#if GIC_VERSION == 3
+#if defined(BULKHEAD_HOST_TEST)
+/* host unit tests (tests/host): the test provides them */
+u32 gic_hot_ack(void);
+void gic_hot_eoi(u32 intid);
+u32 gic_hot_lr_empty(void);
+void gic_hot_lr_write_hw(u32 n, u32 intid, u8 prio);
+#elif GIC_VERSION == 3
 #include "arch/aarch64/gicv3_hot.h"
 #elif GIC_VERSION == 2
 #include "arch/aarch64/gicv2_hot.h"
