@@ -44,9 +44,9 @@
 static u64 gicd_base, gicc_dir;
 u64 gicv2_gicc_base, gicv2_gich_base; /* gicv2_hot.h */
 static u32 gic_intids;
-static u8 gic_cpu_mask[ARCH_MAX_CPUS];             /* CPU interface bit of each CPU index */
-static u64 gic_cpu_mpidr[ARCH_MAX_CPUS];           /* and its MPIDR affinity */
-static u8 gic_sgi_src[ARCH_MAX_CPUS][GIC_SGI_MAX]; /* source of the acknowledged SGI */
+static u8 gic_cpu_mask[ARCH_MAX_CPUS];        /* CPU interface bit of each CPU index */
+static u64 gic_cpu_mpidr[ARCH_MAX_CPUS];      /* and its MPIDR affinity */
+u8 gicv2_sgi_src[ARCH_MAX_CPUS][GIC_SGI_MAX]; /* gicv2_hot.h */
 
 static inline u32 gicd_read(u64 off)
 {
@@ -101,11 +101,6 @@ void gic_cpu_init(void)
 	gic_vif_reset();
 }
 
-void gicv2_sgi_acked(u32 iar)
-{
-	gic_sgi_src[cpu_index()][iar & 0xf] = (u8)((iar >> 10) & 7);
-}
-
 u32 gic_ack(void)
 {
 	return gic_hot_ack();
@@ -115,7 +110,7 @@ u32 gic_ack(void)
 static u32 gic_iar_value(u32 intid)
 {
 	if (intid < GIC_SGI_MAX)
-		return intid | (u32)gic_sgi_src[cpu_index()][intid] << 10;
+		return intid | (u32)gicv2_sgi_src[cpu_index()][intid] << 10;
 	return intid;
 }
 

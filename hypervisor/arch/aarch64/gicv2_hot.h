@@ -3,6 +3,7 @@
 #ifndef ARCH_GICV2_HOT_H
 #define ARCH_GICV2_HOT_H
 
+#include "arch/aarch64/cpu.h"
 #include "arch/aarch64/gic.h"
 #include "arch/aarch64/sysregs.h"
 #include "lib/types.h"
@@ -24,8 +25,9 @@
 
 /* gicv2.c: the CPU interface and virtual interface control frames */
 extern u64 gicv2_gicc_base, gicv2_gich_base;
-/* gicv2.c: records the source CPU of an acknowledged SGI (GICC_IAR) */
-void gicv2_sgi_acked(u32 iar);
+/* gicv2.c: the source CPU of the SGI each CPU acknowledged last (GICC_IAR
+ * CPUID), which GICC_EOIR/GICC_DIR take back with the INTID */
+extern u8 gicv2_sgi_src[ARCH_MAX_CPUS][GIC_SGI_MAX];
 
 static inline u32 gic_hot_ack(void)
 {
@@ -33,8 +35,8 @@ static inline u32 gic_hot_ack(void)
 	u32 intid = iar & 0x3ff;
 
 	dsb(sy);
-	if (intid < GIC_SGI_MAX)
-		gicv2_sgi_acked(iar);
+	if (intid < GIC_SGI_MAX) /* inline: a call would give the hot path a frame */
+		gicv2_sgi_src[cpu_index()][intid] = (u8)((iar >> 10) & 7);
 	return intid;
 }
 
