@@ -155,12 +155,14 @@ def test_paste_through_the_cadence_uart(monkeypatch: pytest.MonkeyPatch) -> None
 
 def test_level_timers_follow_their_line() -> None:
     """Issue #17 item 1 on the GIC-400: the EL1 timers' level interrupts are
-    pending in the virtual GIC exactly while their line is high."""
+    pending in the virtual GIC exactly while their line is high (and, issue
+    #12, asserted while disabled, delivered once when enabled)."""
     proc = test_cli_run._run(CONFIGS / "zcu102-level.yaml", "cli-zcu102-level")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = [x.removeprefix("[level] ") for x in proc.stdout.splitlines() if x.startswith("[level] ")]
     assert lines == [f"level: {src} {step} ok" for src in ("vtimer", "ptimer")
-                     for step in ("disabled", "masked", "delivered once")] + ["level: PASS (2 sources)"], proc.stdout
+                     for step in ("disabled", "masked", "delivered once", "enabled once")] + \
+        ["level: PASS (2 sources)"], proc.stdout
 
 
 def test_zcu104_hello(boot: Any) -> None:
