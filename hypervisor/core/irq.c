@@ -162,7 +162,8 @@ static inline struct virq *irq_fast_virq(struct vcpu *v, u32 intid)
 	if (intid < GIC_PRIV_MAX || intid >= GIC_MAX_INTID)
 		return NULL;
 	q = &v->vm->vgic.spi[intid - GIC_PRIV_MAX];
-	return (q->flags & VIRQ_HW) && q->target == v->idx ? q : NULL;
+	/* VIRQ_HW is not tested here: vgic_inject_fast declines any q without it */
+	return q->target == v->idx ? q : NULL;
 }
 
 static inline u32 irq_fast_delivered(struct cpu *cpu, u32 intid)
