@@ -31,7 +31,8 @@ fast path), "overflow" (bw_overflow), "delivery" (a guest interrupt
 delivered by the hot path: the EL1 timer or a passthrough SPI), "doorbell"
 (the BH_HC_DOORBELL hypercall: ipc_doorbell), "notify" (an interrupt exit
 that made a pending virtual interrupt of another CPU's making deliverable:
-the kick SGI's, through vgic_flush_pending), "other"
+the kick SGI's, through vgic_flush_pending, on irq_kick_fast or the general
+path), "other"
 (also the deliveries the hot path declined). QEMU models no caches, no
 pipeline: these are instruction counts, the same on every run
 (deterministic under -icount).
@@ -139,12 +140,12 @@ def kind_of(fns: Counter[str]) -> str:
         return "overflow"
     if "bw_period" in fns or "bw_period_fast" in fns or "bw_period_hot" in fns:
         return "period"
-    if "irq_guest_fast" in fns and "trap_guest_irq" not in fns:
-        return "delivery"
     if "ipc_doorbell" in fns:
         return "doorbell"
-    if "trap_guest_irq" in fns and "vgic_flush_pending" in fns:
+    if "vgic_flush_pending" in fns and ("trap_guest_irq" in fns or any(f.startswith("irq_kick_fast") for f in fns)):
         return "notify"
+    if "irq_guest_fast" in fns and "trap_guest_irq" not in fns:
+        return "delivery"
     return "other"
 
 
