@@ -11,6 +11,9 @@ where one instruction at any exception level is 1 ns.
   rings): from just before the sender's BH_HC_DOORBELL to the receiver's
   handler (one way; both VMs read the same virtual counter), the receiver
   in WFI or busy; and on to the sender's handler for the reply (round trip);
+- vSGI: a virtual SGI between the two vCPUs of one VM (guests/sgilat, 1000
+  SGIs): from just before vCPU 0's ICC_SGI1R_EL1 write to vCPU 1's
+  handler, vCPU 1 in WFI or busy;
 - hcall: mean round trip of 10,000 back-to-back calls (guests/hcall): the
   vendor BH_HC_VERSION and PSCI_VERSION over HVC, and the empty loop.
 
@@ -47,7 +50,7 @@ VM = """platform: qemu-virt
 vms:
   - name: b
     type: baremetal
-    cpus: [0]
+    cpus: [{cpus}]
     memory:
       - {{ipa: 0x40000000, size: 16M}}
     guest: {guest}
@@ -73,10 +76,10 @@ DOORBELL_PING = "{{role: ping, rounds: {rounds}, measure: 1, wait: {wait}}}"
 RESULT_RE = re.compile(r"result bench=(\S+) (.*)$")
 
 
-def results(guest: str, params: str, extra: str = "", tag: str = "") -> list[dict[str, str]]:
+def results(guest: str, params: str, extra: str = "", tag: str = "", cpus: str = "0") -> list[dict[str, str]]:
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / f"{guest}.yaml"
-        config.write_text(VM.format(guest=guest, params=params, extra=extra))
+        config.write_text(VM.format(guest=guest, params=params, extra=extra, cpus=cpus))
         res = runner.run(config, timeout=600, icount=0, out=OUT / f"{guest}{tag}",
                          build_log=open("/dev/null", "w"))
     if not res.clean:
@@ -109,6 +112,10 @@ def main() -> int:
         table.append({"path": f"doorbell {wait} rtt", "min_ns": int(row["rt_min_ns"]),
                       "mean_ns": float(row["rt_mean_ns"]), "max_ns": int(row["rt_max_ns"]), "hyp_insns": None,
                       "before_ns": None, "bao_ns": None})
+    for wait in ("wfi", "busy"):
+        row = results("sgilat", f"{{samples: 1000, wait: {wait}}}", tag=f"-{wait}", cpus="0, 1")[0]
+        table.append({"path": f"vSGI {wait}", "min_ns": int(row["min_ns"]), "mean_ns": float(row["mean_ns"]),
+                      "max_ns": int(row["max_ns"]), "hyp_insns": None, "before_ns": None, "bao_ns": None})
     rows = results("hcall", "{calls: 10000}")
     nop = float(next(r["mean_ns"] for r in rows if r["kind"] == "nop"))
     for r in rows:

@@ -10,7 +10,9 @@ budget never runs out), or ``--guest rtc`` (the PL031 RTC's passthrough
 SPI 34, level, once a second), or ``--guest doorbell`` (guests/doorbell,
 measure mode: ping on CPU 0 rings pong on CPU 1 ``--samples`` times and
 pong rings back; both CPUs traced: the sender's BH_HC_DOORBELL exit and
-the receiver's exit for the kick SGI that delivers the doorbell SPI), under ``-icount shift=0`` with
+the receiver's exit for the kick SGI that delivers the doorbell SPI), or
+``--guest sgilat`` (guests/sgilat: a virtual SGI from vCPU 0 to vCPU 1 and
+one back, ``--samples`` times; both CPUs traced), under ``-icount shift=0`` with
 QEMU's execution trace restricted to the hypervisor's image
 (``-d exec,nochain -accel tcg,one-insn-per-tb=on -dfilter <.text>``): every
 EL2 instruction CPU 0 executes is one trace line, guest instructions are
@@ -29,7 +31,8 @@ their PC (the ELF's symbols) and the functions to five stages:
 Segments are classified by what ran: "period" (bw_period or the period
 fast path), "overflow" (bw_overflow), "delivery" (a guest interrupt
 delivered by the hot path: the EL1 timer or a passthrough SPI), "doorbell"
-(the BH_HC_DOORBELL hypercall: ipc_doorbell), "notify" (an interrupt exit
+(the BH_HC_DOORBELL hypercall: ipc_doorbell), "sgi" (a trapped SGI
+register write: vgic_sgi_send), "notify" (an interrupt exit
 that made a pending virtual interrupt of another CPU's making deliverable:
 the kick SGI's, through vgic_flush_pending, on irq_kick_fast or the general
 path), "other"
@@ -81,11 +84,13 @@ platform: {platform}
 vms:
   - name: b
     type: baremetal
-    cpus: [0]
+    cpus: [{cpus}]
     memory: [{{ipa: 0x40000000, size: 16M}}]
     guest: {guest}
 {lines}{extra}"""
 GUEST_LINES = {
+    # two vCPUs: vCPU 0 sends SGI 2 to vCPU 1, which answers with SGI 3
+    "sgilat": "    params: {{samples: {samples}, wait: {wait}}}\n",
     # ping measuring (its receiver, pong on CPU 1, and the page: DOORBELL_PEER)
     "doorbell": "    params: " + DOORBELL_PING.replace("{rounds}", "{samples}") + "\n",
     "irqlat": "    params: {{samples: {samples}, period_us: 100, warmup: 0, wait: {wait}}}\n",
@@ -142,6 +147,8 @@ def kind_of(fns: Counter[str]) -> str:
         return "period"
     if "ipc_doorbell" in fns:
         return "doorbell"
+    if "vgic_sgi_send" in fns:
+        return "sgi"
     if "vgic_flush_pending" in fns and ("trap_guest_irq" in fns or any(f.startswith("irq_kick_fast") for f in fns)):
         return "notify"
     if "irq_guest_fast" in fns and "trap_guest_irq" not in fns:
@@ -192,9 +199,9 @@ def report(segs: list[Counter[str]]) -> dict[str, dict[str, object]]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--guest", choices=("bwprobe", "irqlat", "rtc", "doorbell"), default="bwprobe")
-    ap.add_argument("--samples", type=int, default=200, help="irqlat: timer interrupts; rtc: RTC interrupts; doorbell: rings")
-    ap.add_argument("--wait", choices=("wfi", "busy"), default="wfi", help="irqlat: between interrupts; doorbell: the receiver (pong)")
+    ap.add_argument("--guest", choices=("bwprobe", "irqlat", "rtc", "doorbell", "sgilat"), default="bwprobe")
+    ap.add_argument("--samples", type=int, default=200, help="irqlat: timer interrupts; rtc: RTC interrupts; doorbell: rings; sgilat: SGIs")
+    ap.add_argument("--wait", choices=("wfi", "busy"), default="wfi", help="irqlat: between interrupts; doorbell: the receiver (pong); sgilat: vCPU 1")
     ap.add_argument("--platform", choices=("qemu-virt", "zcu102"), default="qemu-virt",
                     help="irqlat: the board (zcu102: GICv2, the GIC-400)")
     ap.add_argument("--regulated", action="store_true",
@@ -209,13 +216,13 @@ def main() -> int:
     budget = args.budget or 2 * args.period_us * 1000
     with tempfile.TemporaryDirectory() as t:
         cfg = Path(t) / "hyptrace.yaml"
-        if args.guest in ("irqlat", "rtc", "doorbell"):
+        if args.guest in ("irqlat", "rtc", "doorbell", "sgilat"):
             lines = GUEST_LINES[args.guest].format(samples=args.samples, wait=args.wait)
             extra = IRQLAT_REGULATOR if args.regulated else ""
             if args.guest == "doorbell":
                 extra = DOORBELL_PEER.format(rounds=args.samples, wait=args.wait)
             cfg.write_text(GUEST_CONFIG.format(platform=args.platform, guest=args.guest, lines=lines,
-                                               extra=extra))
+                                               extra=extra, cpus="0, 1" if args.guest == "sgilat" else "0"))
         else:
             cfg.write_text(CONFIG.format(window=args.window_ms, period=args.period_us, budget=budget,
                                          counter=args.counter))
@@ -231,14 +238,17 @@ def main() -> int:
             print(f"bench/hyptrace.py: the run was not clean: {res.reason}\n{res.output[-2000:]}", file=sys.stderr)
             return 1
         segs = segments(log, syms, 0)
-        if args.guest == "doorbell":
+        if args.guest in ("doorbell", "sgilat"):
             segs += segments(log, syms, 1)
         table = report(segs)
     if args.json:
         json.dump(table, sys.stdout, indent=2)
         print()
         return 0
-    if args.guest == "doorbell":
+    if args.guest == "sgilat":
+        print(f"hypervisor instructions per exit, sgilat ({args.samples} SGIs each way, vCPU 1 wait {args.wait}; "
+              "CPUs 0 and 1); -icount shift=0, QEMU models no caches")
+    elif args.guest == "doorbell":
         print(f"hypervisor instructions per exit, doorbell ({args.samples} rings each way, receiver wait "
               f"{args.wait}; CPUs 0 and 1); -icount shift=0, QEMU models no caches")
     elif args.guest in ("irqlat", "rtc"):
