@@ -750,8 +750,10 @@ void bw_init(void)
 	hypercall_register(BH_HC_BW_STATS, bw_hc_stats);
 	hypercall_register(BH_HC_BW_SET, bw_hc_set);
 	console_register_command('b', bw_dump);
-	for (u32 i = 0; i < CFG_MAX_CPUS; i++)
+	for (u32 i = 0; i < CFG_MAX_CPUS; i++) {
 		bw_cpus[i].hot_lead = BW_NOT_HOT; /* the first period end is bw_period's */
+		bw_cpus[i].look = BW_NO_LOOK;
+	}
 	bw_sys = cfg_system.bw;
 	if (!bw_sys)
 		return;
