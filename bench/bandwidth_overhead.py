@@ -109,11 +109,17 @@ def floor_of(tmp: Path, out: Path, shift: int, counter: str, budget: int, period
     the guest's work is the budget less the guest's run (at shift 0 one
     event is one ns of the guest's run; under shift N both scale by 2^N)."""
     bw = f"    bandwidth: {{period_us: {period_us}, budget_events: {budget}, counter: {counter}}}\n"
-    gap = 150 << shift
+    cfg = tmp / "floor.yaml"
+    cfg.write_text(CONFIG.format(params=f"{{mode: measure, segs: 32, gap_ns: {150 << shift}, window_ms: 5}}",
+                                 bandwidth=bw))
     try:
-        res = boot(tmp, out, shift, f"{{mode: measure, segs: 32, gap_ns: {gap}, window_ms: 5}}", bw)
+        res = run(cfg, timeout=120, icount=shift, out=out, build_log=io.StringIO())
     except RunError as exc:
         return f"| {counter} | {budget} | refused: {exc} | | |"
+    if res.timed_out:  # 5 ms of virtual time take seconds: the guest never finished its runs
+        return f"| {counter} | {budget} | starved: no result in 120 s | | |"
+    if not res.clean:
+        raise SystemExit(f"run failed: {res.reason}\n{res.output}")
     runs = [int(m[1]) for m in map(SEG_RE.fullmatch, res.lines("bw")) if m]
     if not runs:
         return f"| {counter} | {budget} | no stall seen | | |"

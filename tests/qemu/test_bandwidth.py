@@ -383,13 +383,18 @@ def test_el2_not_charged(counter: str, tmp_path: Path) -> None:
 
 
 def test_forward_progress(tmp_path: Path) -> None:
-    """Issue #12 item 3: no accepted configuration starves a vCPU. The
-    regulator's own per-period work was charged to the vCPU (about 400-480
-    instructions; `regulator_events: 500` in platforms/qemu-virt.yaml), i.e.
-    2^shift times as many cycles under `-icount shift`; since item 2 it is
-    not, and the floor is kept as a conservative bound. The reproducer (H-MBR budgets of a few hundred events at
-    shift > 0: 1000 cycles per 10 us at shift 2 left bwprobe one step per one
-    or two periods, run_ns=0) is refused; at the limit the vCPU progresses."""
+    """Issue #12 item 3: no accepted configuration starves a vCPU. What the
+    regulator charges a vCPU per period besides the guest's own work is the
+    vector's instructions around the filter toggles (the counter stops at EL2
+    on interrupts): measured 54 cycles per period (max 100) at shift 0 with a
+    budget that runs out every period (`bandwidth_overhead.py --floor`), i.e.
+    2^shift times as many cycles under `-icount shift`; a share of 100 left
+    the guest 0-48 ns per 10 us period. `regulator_events: 200` in
+    platforms/qemu-virt.yaml (it was 500 while EL2 was counted). The
+    reproducer (H-MBR budgets of a few hundred events at shift > 0, which
+    left bwprobe one step per one or two periods, run_ns=0, when the
+    regulator's ~400 instructions were charged) is refused below the floor;
+    at the limit the vCPU progresses every period."""
     from bulkhead.layout.load import load_system
     from bulkhead.base.errors import ConfigError, RunError
 
@@ -398,19 +403,19 @@ def test_forward_progress(tmp_path: Path) -> None:
                                                      "budget_events: 300000": f"budget_events: {budget}",
                                                      "segs: 16": "segs: 16, window_ms: 5"})
 
-    with pytest.raises(ConfigError, match=r"share \(300 events per period\) is less than the regulator's own "
+    with pytest.raises(ConfigError, match=r"share \(150 events per period\) is less than the regulator's own "
                                           r"cost .* would be starved"):
-        load_system(config(300))
+        load_system(config(150))
     out = ROOT / "build" / "qemu-tests" / "bw-progress"
-    with pytest.raises(RunError, match=r"share of 1000 cycles per period is less than the regulator's own cost "
-                                       r"at -icount shift=2 \(500 x 2\^2 = 2000 cycles\)"):
-        run(config(1000), timeout=TIMEOUT, icount=2, out=out)
-    res = run(config(2000), timeout=TIMEOUT, icount=2, out=out)
+    with pytest.raises(RunError, match=r"share of 600 cycles per period is less than the regulator's own cost "
+                                       r"at -icount shift=2 \(200 x 2\^2 = 800 cycles\)"):
+        run(config(600), timeout=TIMEOUT, icount=2, out=out)
+    res = run(config(800), timeout=TIMEOUT, icount=2, out=out)
     check_clean(res)
     segs = segments(res)
     assert len(segs) == 16, describe(res)
-    # measured: runs of 1.0-1.15 us (7-8 steps) in each 10 us period
-    assert all(run_ns >= 500 and work >= 3 for run_ns, _, work in segs), describe(res)
+    # measured: runs of 464-608 ns (4-5 steps) in each 10 us period
+    assert all(run_ns >= 200 and work >= 2 for run_ns, _, work in segs), describe(res)
     assert stats(res)["vcpu0"]["throttles"] >= 16, describe(res)
 
 
