@@ -461,7 +461,9 @@ static bool (*const bw_hot_variant[])(void) = { bw_period_hot_plain, bw_period_h
 	                                        bw_period_hot_vms, bw_period_hot_all };
 
 /*
- * At a general period end: whether the next one may take the hot path. A
+ * At a general period end: whether the next one may take the hot path, and
+ * its late margin: the general path's own duration (half c->lead), more
+ * than the hot path takes (it no longer times itself). A
  * settings change published by another CPU clears c->hot_lead after it
  * bumps the sequence (bw_hc_set); here the sequence is read after the
  * store: either that read sees the change (not hot until adopted) or the
@@ -471,7 +473,7 @@ static void bw_set_hot(struct bw_cpu *c)
 {
 	bool hot = c->nev == 1 && !(c->bvm->cfg->flags & CFG_BW_RECLAIM);
 
-	__atomic_store_n(&c->hot_lead, hot ? c->lead : BW_NOT_HOT, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&c->hot_lead, hot ? c->lead / 2 : BW_NOT_HOT, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&c->bvm->seq, __ATOMIC_SEQ_CST) != c->seq)
 		__atomic_store_n(&c->hot_lead, BW_NOT_HOT, __ATOMIC_RELAXED);
 }
