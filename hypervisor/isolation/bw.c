@@ -386,7 +386,7 @@ static inline __attribute__((always_inline)) bool bw_period_fast(struct bw_cpu *
 	u64 frac, next = bw_clock_next(k, &frac), at = next, total;
 	u64 preload;
 
-	if (next <= now + READ_ONCE(c->hot_lead))
+	if (__builtin_expect(next <= now + READ_ONCE(c->hot_lead), 0))
 		return false; /* late (the next period would be over before the vCPU runs), or not
 		                 hot */
 	if (variant & BW_HOT_LOOKS)
