@@ -360,7 +360,7 @@ def test_el2_not_charged(counter: str, tmp_path: Path) -> None:
     return to the guest; traps a guest causes are counted whole. With a
     budget bwprobe never spends (2 x P at P = 10 us) a period is charged what
     the guest executed in it: P (10,000 ns, one event per ns at -icount
-    shift=0) less the period timer's hot path (~210 instructions, ~15 of
+    shift=0) less the period timer's hot path (~150 instructions since issue #12 item 1, ~15 of
     them counted), not the whole period as when EL2 counted. The exception:
     QEMU's event-counter path, whose looks every 5 us stand in for the
     overflow interrupt QEMU raises late, keeps counting at EL2 (the whole
@@ -388,11 +388,15 @@ def test_el2_not_charged(counter: str, tmp_path: Path) -> None:
     check_clean(res)
     st = stats(res)["vcpu0"]
     assert st["throttles"] == 0, describe(res)
-    # measured: mean 9,827 (cycles), 9,996 (event: everything counted), 9,879
-    # (event-toggled, issue #12 item 1); the
-    # max (10,067 / 10,160) is a period of console output, whose traps count
+    # measured: mean 9,827 (cycles, before issue #12 item 1), 9,996 (event:
+    # everything counted), 9,879 (event-toggled, after item 1: ~120 of the 148
+    # instructions of the period end uncharged); the max (10,067 / 10,160) is a
+    # period of console output, whose traps count. The upper bound is what is
+    # never charged whatever the interrupt entry costs: the regulator's handler
+    # alone (bw_period_hot, ~50 instructions), so a faster entry keeps passing
+    # and EL2 counting (>= 9,996) still fails.
     if counter in ("cycles", "event-toggled"):
-        assert 9000 <= st["mean"] <= 10000 - 100, describe(res)
+        assert 9000 <= st["mean"] <= 10000 - 40, describe(res)
     else:
         assert 10000 - 50 <= st["mean"] <= 10000 + 50, describe(res)
 
