@@ -370,13 +370,14 @@ static __attribute__((noinline)) bool bw_account_vm_hot(struct bw_cpu *c, u32 pe
  * CPU, written only here and by the general path of the same CPU (no lock);
  * the mean is derived when read.
  *
- * The variant (constants, bw_hot_variant): looks, some regulated CPU may
- * look at its counter within a period (c->look); vms, some regulated VM has
- * several vCPUs (its totals, c->multi). A variant without them does not
- * read those fields.
+ * The variant (constants, bw_hot_variant): events, some regulated VM counts
+ * on an event counter (which may also look at it within a period, c->look;
+ * without this bit the counter is the cycle counter and nothing looks); vms,
+ * some regulated VM has several vCPUs (its totals, c->multi). A variant
+ * without them does not read those fields.
  */
-#define BW_HOT_LOOKS 1u
-#define BW_HOT_VMS   2u
+#define BW_HOT_EVENTS 1u
+#define BW_HOT_VMS    2u
 
 static inline __attribute__((always_inline)) bool bw_period_fast(struct bw_cpu *c, u64 now,
                                                                  u32 variant)
@@ -389,11 +390,12 @@ static inline __attribute__((always_inline)) bool bw_period_fast(struct bw_cpu *
 	if (__builtin_expect(next <= now + READ_ONCE(c->hot_lead), 0))
 		return false; /* late (the next period would be over before the vCPU runs), or not
 		                 hot */
-	if (variant & BW_HOT_LOOKS)
+	if (variant & BW_HOT_EVENTS)
 		at = MIN(now + c->look, next);
 	preload = c->preload;
-	total = bw_counted((u32)preload,
-	                   pmu_hyp_swap(c->ctr[0], preload, c->mask)); /* clears an overflow too */
+	total = bw_counted((u32)preload, /* clears an overflow too */
+	                   pmu_hyp_swap(variant & BW_HOT_EVENTS ? c->ctr[0] : PMU_CYCLE_COUNTER,
+	                                preload, c->mask));
 	timer_hyp_rearm(at);
 	k->deadline = next;
 	k->frac = frac;
@@ -442,9 +444,9 @@ static bool bw_period_hot_plain(void)
 	return bw_period_hot(0);
 }
 
-static bool bw_period_hot_looks(void)
+static bool bw_period_hot_events(void)
 {
-	return bw_period_hot(BW_HOT_LOOKS);
+	return bw_period_hot(BW_HOT_EVENTS);
 }
 
 static bool bw_period_hot_vms(void)
@@ -454,10 +456,10 @@ static bool bw_period_hot_vms(void)
 
 static bool bw_period_hot_all(void)
 {
-	return bw_period_hot(BW_HOT_LOOKS | BW_HOT_VMS);
+	return bw_period_hot(BW_HOT_EVENTS | BW_HOT_VMS);
 }
 
-static bool (*const bw_hot_variant[])(void) = { bw_period_hot_plain, bw_period_hot_looks,
+static bool (*const bw_hot_variant[])(void) = { bw_period_hot_plain, bw_period_hot_events,
 	                                        bw_period_hot_vms, bw_period_hot_all };
 
 /*
@@ -500,7 +502,7 @@ void bw_period(u32 intid)
 		bw_arm(c, now);
 		return;
 	}
-	if (!bw_idle(c->v) && bw_period_fast(c, now, BW_HOT_LOOKS | BW_HOT_VMS))
+	if (!bw_idle(c->v) && bw_period_fast(c, now, BW_HOT_EVENTS | BW_HOT_VMS))
 		return;
 	bw_close_period(c, now);
 	/* Late (handling a period end costs about a period or more, or a long
@@ -791,9 +793,8 @@ void bw_init(void)
 		}
 		if (vm->nvcpus > 1)
 			variant |= BW_HOT_VMS;
-		if (!(cfg->flags & CFG_BW_CYCLES) &&
-		    (bw_sys->overflow_poll_us || bw_sys->fallback_poll_us))
-			variant |= BW_HOT_LOOKS; /* bw_choose_events */
+		if (!(cfg->flags & CFG_BW_CYCLES))
+			variant |= BW_HOT_EVENTS;
 		for (u32 k = 0; k < vm->nvcpus; k++) {
 			struct bw_cpu *c = &bw_cpus[vm->vcpus[k]->pcpu];
 
