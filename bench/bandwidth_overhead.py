@@ -6,8 +6,8 @@ versus the regulation period, under QEMU with -icount (docs/bandwidth.md).
 Usage (after scripts/setup.sh; about two minutes):
 
     .venv/bin/python bench/bandwidth_overhead.py [--periods 1,10,100] [--window-ms 20]
-                                                 [--shift 0] [--counter cycles|event]
-                                                 [--out build/bench-bw]
+                                                 [--shift 0] [--counter cycles|event|cycles,event]
+                                                 [--floor 500,1000] [--out build/bench-bw]
 
 For each period P (1 us to 10 ms) one VM runs guests/bwprobe on CPU 0, the
 other CPUs idle:
@@ -103,54 +103,63 @@ def overhead_of(res: RunResult) -> Overhead:
     raise SystemExit(f"no overhead line\n{res.output}")
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--periods", default=",".join(map(str, PERIODS_US)), help="periods in us (comma separated)")
-    ap.add_argument("--window-ms", type=int, default=20, help="virtual time per overhead run (at least 20 periods)")
-    ap.add_argument("--shift", type=int, default=0, help="-icount shift (ns per instruction = 2^shift)")
-    ap.add_argument("--counter", choices=("cycles", "event"), default="cycles",
-                    help="the regulator's counter (default: the cycle counter, qemu-virt's)")
-    ap.add_argument("--out", type=Path, default=ROOT / "build" / "bench-bw", help="build directory")
-    args = ap.parse_args()
-    periods = [int(p) for p in args.periods.split(",")]
+def floor_of(tmp: Path, out: Path, shift: int, counter: str, budget: int, period_us: int = 10) -> str:
+    """The regulator's own charge per period (issue #12 item 3): with a budget
+    that runs out every period, what the hypervisor charges the vCPU besides
+    the guest's work is the budget less the guest's run (at shift 0 one
+    event is one ns of the guest's run; under shift N both scale by 2^N)."""
+    bw = f"    bandwidth: {{period_us: {period_us}, budget_events: {budget}, counter: {counter}}}\n"
+    cfg = tmp / "floor.yaml"
+    cfg.write_text(CONFIG.format(params=f"{{mode: measure, segs: 32, gap_ns: {150 << shift}, window_ms: 5}}",
+                                 bandwidth=bw))
+    try:
+        res = run(cfg, timeout=120, icount=shift, out=out, build_log=io.StringIO())
+    except RunError as exc:
+        return f"| {counter} | {budget} | refused: {exc} | | |"
+    if res.timed_out:  # 5 ms of virtual time take seconds: the guest never finished its runs
+        return f"| {counter} | {budget} | starved: no result in 120 s | | |"
+    if not res.clean:
+        raise SystemExit(f"run failed: {res.reason}\n{res.output}")
+    runs = [int(m[1]) for m in map(SEG_RE.fullmatch, res.lines("bw")) if m]
+    if not runs:
+        return f"| {counter} | {budget} | no stall seen | | |"
+    mean = statistics.mean(runs)
+    return (f"| {counter} | {budget} | {mean:.0f} ({min(runs)}-{max(runs)}) | {budget - mean:.0f} "
+            f"| {budget - min(runs)} |")
+
+
+def table(tmp: Path, args: argparse.Namespace, counter: str, periods: list[int], base: Overhead) -> None:
     ns_per_insn = 1 << args.shift
+    step_ns = base.window_ns / base.work
+    rows = []
+    for p in periods:
+        window = max(args.window_ms, p * 20 // 1000)
+        bw = (f"    bandwidth: {{period_us: {p}, budget_events: {min(2 * p * 1000, MAX_BUDGET)}, "
+              f"counter: {counter}}}\n")
+        ov = overhead_of(boot(tmp, args.out, args.shift,
+                              f"{{mode: overhead, gap_ns: {64 << args.shift}, window_ms: {window}}}", bw))
+        base_rate = base.work / base.window_ns
+        lost_frac = 1 - (ov.work / ov.window_ns) / base_rate
+        periods_run = ov.window_ns / (p * 1000)
+        gap_insns = (ov.lost_ns / max(ov.gaps, 1) - step_ns) / ns_per_insn
+        work_insns = lost_frac * p * 1000 / ns_per_insn
 
-    with tempfile.TemporaryDirectory() as t:
-        tmp = Path(t)
-        base = overhead_of(boot(tmp, args.out, args.shift,
-                                f"{{mode: overhead, gap_ns: {64 << args.shift}, window_ms: {args.window_ms}}}"))
-        step_ns = base.window_ns / base.work
-        print(f"unregulated: {base.work} steps in {base.window_ns} ns ({step_ns:.1f} ns per step), "
-              f"{base.gaps} gaps", file=sys.stderr)
-        rows = []
-        for p in periods:
-            window = max(args.window_ms, p * 20 // 1000)
-            bw = (f"    bandwidth: {{period_us: {p}, budget_events: {min(2 * p * 1000, MAX_BUDGET)}, "
-                  f"counter: {args.counter}}}\n")
-            ov = overhead_of(boot(tmp, args.out, args.shift,
-                                  f"{{mode: overhead, gap_ns: {64 << args.shift}, window_ms: {window}}}", bw))
-            base_rate = base.work / base.window_ns
-            lost_frac = 1 - (ov.work / ov.window_ns) / base_rate
-            periods_run = ov.window_ns / (p * 1000)
-            gap_insns = (ov.lost_ns / max(ov.gaps, 1) - step_ns) / ns_per_insn
-            work_insns = lost_frac * p * 1000 / ns_per_insn
+        budget = p * 1000 // 2
+        gap = max(min(budget // 2, 5000), 150 << args.shift)
+        bw = f"    bandwidth: {{period_us: {p}, budget_events: {budget}, counter: {counter}}}\n"
+        try:
+            er = boot(tmp, args.out, args.shift,
+                      f"{{mode: measure, segs: 32, gap_ns: {gap}, window_ms: {max(20, p * 40 // 1000)}}}", bw)
+        except RunError as exc:  # a share below the regulator's own cost: refused
+            print(f"P={p} us, budget {budget}: {exc}", file=sys.stderr)
+            st, runs = None, []
+        else:
+            st = next((m for m in map(STATS_RE.fullmatch, er.lines("bw")) if m), None)
+            runs = [int(m[1]) for m in map(SEG_RE.fullmatch, er.lines("bw")) if m]
+        rows.append((p, gap_insns, work_insns, lost_frac, ov, periods_run, budget, st, runs))
+        print(f"{counter}: P={p} us done", file=sys.stderr)
 
-            budget = p * 1000 // 2
-            gap = max(min(budget // 2, 5000), 150 << args.shift)
-            bw = f"    bandwidth: {{period_us: {p}, budget_events: {budget}, counter: {args.counter}}}\n"
-            try:
-                er = boot(tmp, args.out, args.shift,
-                          f"{{mode: measure, segs: 32, gap_ns: {gap}, window_ms: {max(20, p * 40 // 1000)}}}", bw)
-            except RunError as exc:  # a share below the regulator's own cost: refused
-                print(f"P={p} us, budget {budget}: {exc}", file=sys.stderr)
-                st, runs = None, []
-            else:
-                st = next((m for m in map(STATS_RE.fullmatch, er.lines("bw")) if m), None)
-                runs = [int(m[1]) for m in map(SEG_RE.fullmatch, er.lines("bw")) if m]
-            rows.append((p, gap_insns, work_insns, lost_frac, ov, periods_run, budget, st, runs))
-            print(f"P={p} us done", file=sys.stderr)
-
-    print(f"counter: {args.counter}; icount shift={args.shift} ({ns_per_insn} ns per instruction); "
+    print(f"counter: {counter}; icount shift={args.shift} ({ns_per_insn} ns per instruction); "
           "unregulated guest: "
           f"{step_ns:.1f} ns per work step\n")
     print("| period | hypervisor instructions per period (gaps / work) | extra virtual time per period "
@@ -169,6 +178,44 @@ def main() -> int:
             guest = "no stall seen"
         pub = HMBR.get(p, "")
         print(f"| {p} us | {gi:.0f} / {wi:.0f} | {extra:.0f} ns | {100 * lost:.2f}% | {pub} | {charged} | {guest} |")
+    print()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--periods", default=",".join(map(str, PERIODS_US)), help="periods in us (comma separated)")
+    ap.add_argument("--window-ms", type=int, default=20, help="virtual time per overhead run (at least 20 periods)")
+    ap.add_argument("--shift", type=int, default=0, help="-icount shift (ns per instruction = 2^shift)")
+    ap.add_argument("--counter", default="cycles",
+                    help="the regulator's counter: cycles (qemu-virt's), event, or both comma separated "
+                         "(one table each, from one run)")
+    ap.add_argument("--floor", default="",
+                    help="budgets (comma separated) at which to measure the regulator's own charge per "
+                         "10 us period (issue #12 item 3, platform regulator_events) instead of the tables")
+    ap.add_argument("--out", type=Path, default=ROOT / "build" / "bench-bw", help="build directory")
+    args = ap.parse_args()
+    periods = [int(p) for p in args.periods.split(",")]
+    counters = args.counter.split(",")
+    if any(c not in ("cycles", "event") for c in counters):
+        ap.error(f"--counter: cycles, event or both, not {args.counter}")
+
+    with tempfile.TemporaryDirectory() as t:
+        tmp = Path(t)
+        if args.floor:
+            print(f"regulator's own charge per 10 us period, icount shift={args.shift}; a budget that runs out "
+                  "every period (QEMU models no caches: cycles, not memory traffic)\n")
+            print("| counter | budget | guest runs mean (min-max), ns | charged beyond the guest (mean) | (max) |")
+            print("|---|---:|---:|---:|---:|")
+            for counter in counters:
+                for budget in map(int, args.floor.split(",")):
+                    print(floor_of(tmp, args.out, args.shift, counter, budget), flush=True)
+            return 0
+        base = overhead_of(boot(tmp, args.out, args.shift,
+                                f"{{mode: overhead, gap_ns: {64 << args.shift}, window_ms: {args.window_ms}}}"))
+        print(f"unregulated: {base.work} steps in {base.window_ns} ns ({base.window_ns / base.work:.1f} ns per "
+              f"step), {base.gaps} gaps", file=sys.stderr)
+        for counter in counters:
+            table(tmp, args, counter, periods, base)
     return 0
 
 

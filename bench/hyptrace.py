@@ -143,7 +143,7 @@ class Symbols:
 def kind_of(fns: Counter[str]) -> str:
     if "bw_overflow" in fns:
         return "overflow"
-    if "bw_period" in fns or "bw_period_fast" in fns or "bw_period_hot" in fns:
+    if any(fn.startswith(("bw_period", "bw_look")) for fn in fns):  # bw_period_hot_<variant>
         return "period"
     if "ipc_doorbell" in fns:
         return "doorbell"

@@ -342,10 +342,10 @@ ERRORS: dict[str, tuple[str, str]] = {
         "vCPU (2 vCPUs)",
     ),
     "share below the regulator's cost": (  # issue #12 item 3: the vCPU would be starved
-        "bandwidth: {period_us: 10, budget_events: 600}",
-        "c.yaml:3:127: vms[0].bandwidth.budget_events: the smallest vCPU share (300 events per period) is less "
-        "than the regulator's own cost on platform 'qemu-virt' (about 500 events per period, charged to the "
-        "vCPU): the vCPU would be starved; give each vCPU at least 500 events per period",
+        "bandwidth: {period_us: 10, budget_events: 150}",
+        "c.yaml:3:127: vms[0].bandwidth.budget_events: the smallest vCPU share (75 events per period) is less "
+        "than the regulator's own cost on platform 'qemu-virt' (about 200 events per period, charged to the "
+        "vCPU): the vCPU would be starved; give each vCPU at least 200 events per period",
     ),
     "unknown counter": (
         "bandwidth: {period_us: 10, budget_events: 2000, counter: pmccntr}",
@@ -594,13 +594,13 @@ def test_share_below_the_regulator_cost_warns(write_config: WriteConfig) -> None
         platform: qemu-virt
         vms:
           - {name: a, cpus: [0, 1], memory: [{ipa: 0x40000000, size: 16M}], image: img.bin,
-             bandwidth: {period_us: 10, budget_events: 1800, weights: [50, 40]}}
+             bandwidth: {period_us: 10, budget_events: 600, weights: [50, 40]}}
           - {name: b, cpus: [2], memory: [{ipa: 0x40000000, size: 16M}], image: img.bin,
-             bandwidth: {period_us: 10, budget_events: 1000}}
+             bandwidth: {period_us: 10, budget_events: 400}}
         """)
     assert warnings_of(path) == [
-        "c.yaml:4:48: vms[0].bandwidth.budget_events: the smallest vCPU share (720 events per period) is "
-        "less than twice the regulator's own cost on platform 'qemu-virt' (about 500 events per period, "
+        "c.yaml:4:48: vms[0].bandwidth.budget_events: the smallest vCPU share (240 events per period) is "
+        "less than twice the regulator's own cost on platform 'qemu-virt' (about 200 events per period, "
         "charged to the vCPU): the vCPU may make little or no progress",
     ]
 
@@ -657,21 +657,21 @@ def test_run_stats_time_base(icount: int | None, monkeypatch: pytest.MonkeyPatch
 def test_starved_under_icount(write_config: WriteConfig) -> None:
     """Issue #12 item 3: QEMU's cycle counter and CPU_CYCLES count 2^shift per
     instruction, so under -icount shift the regulator's own cost grows with
-    it; `run` refuses shares below regulator_events x 2^shift (500 x 4 here)."""
+    it; `run` refuses shares below regulator_events x 2^shift (200 x 4 here)."""
     path = write_config(f"""
         platform: qemu-virt
         vms:
-          - {VM}, bandwidth: {{period_us: 10, budget_events: 3000}}}}
+          - {VM}, bandwidth: {{period_us: 10, budget_events: 1200}}}}
           - {{name: b, cpus: [2], memory: [{{ipa: 0x40000000, size: 16M}}], image: img.bin,
-             bandwidth: {{period_us: 10, budget_events: 1999, counter: event}}}}
+             bandwidth: {{period_us: 10, budget_events: 799, counter: event}}}}
           - {{name: c, cpus: [3], memory: [{{ipa: 0x40000000, size: 16M}}], image: img.bin,
-             bandwidth: {{period_us: 10, budget_events: 2000}}}}
+             bandwidth: {{period_us: 10, budget_events: 800}}}}
         """)
     system = load_system(path, guest_sources=None)
     assert bandwidth.starved_under_icount(system, 0) == []
     assert bandwidth.starved_under_icount(system, 2) == [
-        "vm a: a vCPU share of 1500 cycles per period is less than the regulator's own cost at -icount shift=2 "
-        "(500 x 2^2 = 2000 cycles): the vCPU would be starved; raise the budget or lower --icount",
-        "vm b: a vCPU share of 1999 cycles per period is less than the regulator's own cost at -icount shift=2 "
-        "(500 x 2^2 = 2000 cycles): the vCPU would be starved; raise the budget or lower --icount",
+        "vm a: a vCPU share of 600 cycles per period is less than the regulator's own cost at -icount shift=2 "
+        "(200 x 2^2 = 800 cycles): the vCPU would be starved; raise the budget or lower --icount",
+        "vm b: a vCPU share of 799 cycles per period is less than the regulator's own cost at -icount shift=2 "
+        "(200 x 2^2 = 800 cycles): the vCPU would be starved; raise the budget or lower --icount",
     ]

@@ -18,8 +18,9 @@
  *
  * Concurrency: a bw_cpu is written only by its own CPU, with interrupts
  * masked (EL2), except where noted. Cross-CPU state is the reclaim pool
- * (compare-and-swap), the settings (seqlock, one writer under a lock), the
- * spare-sharing generation (atomic) and the throttled flags (read only).
+ * (compare-and-swap), the settings (seqlock, one writer under a lock, which
+ * also clears the VM's hot_lead), the spare-sharing generation (atomic) and
+ * the throttled flags (read only).
  */
 #include "isolation/bw.h"
 
@@ -56,25 +57,45 @@ struct bw_settings {
 };
 
 struct bw_vm {
+	volatile u32 seq;         /* seqlock over next: odd while it is written (first: hot path) */
 	const struct cfg_bw *cfg; /* NULL: unregulated */
 	struct vm *vm;
 	spinlock_t lock;         /* serialises writers of next */
-	volatile u32 seq;        /* seqlock over next: odd while it is written */
 	struct bw_settings next; /* latest settings; vCPUs switch at next.start */
 	u64 pool[BW_NEV];        /* reclaim: (period << 32) | events given up */
 	struct bw_stats stats;   /* VM totals per period, kept by vCPU 0's CPU (if > 1 vCPU) */
 };
 
-struct bw_cpu {
-	struct vcpu *v; /* NULL: this CPU is not regulated */
-	struct bw_vm *bvm;
-	u32 nev;
-	u32 ctr[BW_NEV];   /* PMU counter of each event */
-	u32 event[BW_NEV]; /* what it counts: the VM's event, or the platform's fallback */
-	u32 mask;          /* their overflow bits */
-	u32 seq;           /* settings in use: bvm->seq when they were copied */
-	struct bw_settings set;
+/* No look within a period / no hot period end: far enough that now + it
+ * never wraps and is beyond any deadline. */
+#define BW_NO_LOOK (1ull << 62)
+#define BW_NOT_HOT (1ull << 62)
+
+/* A CPU's regulator; what the period hot path reads and writes first (small
+ * offsets, pairs for ldp/stp), the size a power of two (the CPU's entry is
+ * found with a shift). */
+struct __attribute__((aligned(512))) bw_cpu {
 	struct bw_clock clk;
+	struct bw_stats stats;
+	/* The next period end is bw_period_fast's when this is not BW_NOT_HOT:
+	 * one counter, no reclaim, a whole period, nothing throttled, paused or
+	 * released in it, the settings in use the VM's latest. Then it is lead
+	 * (the margin of the late check). Set by bw_period (bw_set_hot), cleared
+	 * by whatever bw_overflow does and by a settings change (bw_hc_set, on
+	 * another CPU: only ever to BW_NOT_HOT). */
+	u64 hot_lead;
+	u64 look; /* ticks between looks at the counter within a period (BW_NO_LOOK: none) */
+	struct bw_vm *bvm;
+	u32 seq;         /* settings in use: bvm->seq when they were copied */
+	u32 ctr[BW_NEV]; /* PMU counter of each event */
+	u64 preload;     /* with hot_lead: bw_preload of the share (32 bits) */
+	u64 mask;        /* the counters' overflow bits (32 bits) */
+	bool multi;      /* the VM has more than one vCPU (VM totals) */
+	u64 lead;        /* ticks: twice what the last general period end took to handle */
+	struct vcpu *v;  /* NULL: this CPU is not regulated */
+	u32 nev;
+	u32 event[BW_NEV]; /* what it counts: the VM's event, or the platform's fallback */
+	struct bw_settings set;
 	u32 seg_start[BW_NEV]; /* counter value where the current grant began */
 	u64 used[BW_NEV];      /* events of the grants closed this period */
 	bool paused;           /* counters stopped: the vCPU overflowed while off */
@@ -84,16 +105,7 @@ struct bw_cpu {
 	volatile bool spare;   /* released by spare sharing until the period ends */
 	u32 spare_seen;        /* bw_spare_gen when it was throttled */
 	u64 throttle_at;
-	u64 lead;     /* ticks: twice what the last period end took to handle */
-	u64 poll;     /* ticks between looks at the counter within a period (0: none) */
-	bool partial; /* the current period is not a whole one (the boot period) */
-	/* The next period end is bw_period_fast's: one counter, no reclaim, a
-	 * whole period, nothing throttled, paused or released in it. Set by
-	 * bw_period, cleared by whatever bw_overflow does. */
-	bool hot;
-	bool multi;  /* the VM has more than one vCPU (VM totals) */
-	u32 preload; /* with hot: bw_preload of the share */
-	struct bw_stats stats;
+	bool partial;      /* the current period is not a whole one (the boot period) */
 	u64 hist[BW_HIST]; /* (period << 32) | events, for the VM totals */
 };
 
@@ -166,14 +178,14 @@ static void bw_adopt(struct bw_cpu *c, u64 now)
  * counters raise their overflow interrupt late (QEMU: at the next exception
  * entry), for the next look within the period, while the vCPU runs: taking
  * that interrupt is what makes the overflow seen. A vCPU's overrun is then
- * bounded by what it counts in c->poll (docs/bandwidth.md "QEMU").
+ * bounded by what it counts in c->look (docs/bandwidth.md "QEMU").
  */
 static u64 bw_next_timer(const struct bw_cpu *c, u64 now)
 {
 	u64 at = c->clk.deadline;
 
-	if (c->poll && !c->v->throttled && now + c->poll < at)
-		at = now + c->poll;
+	if (!c->v->throttled && now + c->look < at)
+		at = now + c->look;
 	return at;
 }
 
@@ -230,18 +242,11 @@ static void bw_vm_totals(struct bw_vm *b, u32 period)
  * images) and a period whose end was handled more than a period late (what
  * was counted spans several periods). See docs/bandwidth.md "Telemetry".
  */
-static void bw_account_vm(struct bw_cpu *c, u64 total)
+static void bw_account_vm(struct bw_cpu *c, u32 period, u64 total)
 {
-	bw_hist_put(c->hist, bw_period_id(c), total);
+	bw_hist_put(c->hist, period, total);
 	if (c->v->idx == 0)
-		bw_vm_totals(c->bvm, bw_period_id(c) - 2);
-}
-
-static inline void bw_account(struct bw_cpu *c, u64 total)
-{
-	bw_stats_period(&c->stats, total);
-	if (__builtin_expect(c->multi, 0))
-		bw_account_vm(c, total);
+		bw_vm_totals(c->bvm, period - 2);
 }
 
 static void bw_report(struct bw_cpu *c, u64 now, u64 total)
@@ -249,8 +254,11 @@ static void bw_report(struct bw_cpu *c, u64 now, u64 total)
 	bool complete = !c->partial && now < c->clk.deadline + c->clk.step_whole;
 
 	c->partial = false;
-	if (complete)
-		bw_account(c, total);
+	if (!complete)
+		return;
+	bw_stats_period(&c->stats, total);
+	if (c->multi)
+		bw_account_vm(c, bw_period_id(c), total);
 }
 
 static void bw_close_period(struct bw_cpu *c, u64 now)
@@ -295,7 +303,7 @@ static void bw_open_period(struct bw_cpu *c)
 		color_ida_prepare(v->vm, 0, &ida); /* invalidation-driven allocation */
 	}
 	/* stale flags first: a small grant may overflow before we are done */
-	pmu_overflow_clear(c->mask);
+	pmu_overflow_clear((u32)c->mask);
 	for (u32 e = 0; e < c->nev; e++) {
 		u32 share = bw_share(c, e);
 		u32 keep = share;
@@ -328,39 +336,88 @@ static void bw_cpu_stop(struct bw_cpu *c)
 	c->v->throttled = false;
 }
 
+/* The VM totals' part of the hot path (a VM of several vCPUs): out of
+ * line, called last, so that the hot path stays a leaf. */
+static __attribute__((noinline)) bool bw_account_vm_hot(struct bw_cpu *c, u32 period, u64 total)
+{
+	bw_account_vm(c, period, total);
+	return true;
+}
+
 /*
  * The common period end, kept short (it runs every period, most often from
- * the hot path): c->hot, no settings change, not late. The same as
- * bw_close_period + bw_clock_advance + bw_open_period in that case. Runs in
- * the period timer's handler (the timer is enabled: only its deadline
- * moves). State is read into locals before the system register accesses
- * (which are compiler barriers) and written back after them. Telemetry is
- * the per-CPU statistics (no lock, no division).
+ * the hot path): the same as bw_close_period + bw_clock_advance +
+ * bw_open_period when the period is hot (c->hot_lead), the settings did not
+ * change and the period end is not late. Runs in the period timer's handler
+ * (the timer is enabled: only its deadline moves). The checks come first,
+ * then the two system register writes (compiler barriers), then the state
+ * is updated.
+ *
+ * What it does not check, and why (the invariants of a hot period, which
+ * only bw_period starts, at a period start, and bw_overflow ends, before it
+ * touches the counter, the grant or the vCPU's state; nothing else changes
+ * them within a period):
+ * - one counter, c->ctr[0], no reclaim, and a whole period in which nothing
+ *   was throttled, paused or released: the vCPU runs guest code (the caller
+ *   interrupted it, or bw_period checked it is not idle);
+ * - the counter was last written with c->preload, at this period's start,
+ *   and no grant was closed since: c->seg_start[0] == c->preload and
+ *   c->used[0] == 0, so the period's charge is the counter minus c->preload
+ *   and those two fields keep their values for the next period;
+ * - not late means now < next - lead: the period that ends was handled
+ *   within the next one (a whole period was counted: telemetry) and the
+ *   vCPU runs in the next one.
+ * - the settings: a change clears c->hot_lead (bw_hc_set, bw_set_hot).
+ * What can change within a period is checked: the time. Statistics are per
+ * CPU, written only here and by the general path of the same CPU (no lock);
+ * the mean is derived when read.
+ *
+ * The variant (constants, bw_hot_variant): events, some regulated VM counts
+ * on an event counter (which may also look at it within a period, c->look;
+ * without this bit the counter is the cycle counter and nothing looks); vms,
+ * some regulated VM has several vCPUs (its totals, c->multi). A variant
+ * without them does not read those fields.
  */
-static inline __attribute__((always_inline)) bool bw_period_fast(struct bw_cpu *c, u64 now)
+#define BW_HOT_EVENTS 1u
+#define BW_HOT_VMS    2u
+
+static inline __attribute__((always_inline)) bool bw_period_fast(struct bw_cpu *c, u64 now,
+                                                                 u32 variant)
 {
 	struct bw_clock *k = &c->clk;
-	u64 frac = k->frac + k->step_frac, end = k->deadline + k->step_whole, next, at, total;
-	u64 poll = c->poll;
-	bool carry = frac >= BW_US_PER_S;
-	u32 preload = c->preload, seg = c->seg_start[0], ctr = c->ctr[0];
+	struct bw_stats *s = &c->stats;
+	u64 frac, next = bw_clock_next(k, &frac), at = next, total;
+	u64 preload;
 
-	next = end + carry;
-	if (!c->hot || next <= now + c->lead ||
-	    __atomic_load_n(&c->bvm->seq, __ATOMIC_RELAXED) != c->seq)
-		return false; /* late: the next period would be over before the vCPU runs */
-	total = c->used[0];
-	at = poll && now + poll < next ? now + poll : next;   /* bw_next_timer, not throttled */
-	total += bw_counted(seg, pmu_hyp_swap(ctr, preload)); /* clears an overflow too */
+	if (__builtin_expect(next <= now + READ_ONCE(c->hot_lead), 0))
+		return false; /* late (the next period would be over before the vCPU runs), or not
+		                 hot */
+	if (variant & BW_HOT_EVENTS)
+		at = MIN(now + c->look, next);
+	preload = c->preload;
+	total = bw_counted((u32)preload, /* clears an overflow too */
+	                   pmu_hyp_swap(variant & BW_HOT_EVENTS ? c->ctr[0] : PMU_CYCLE_COUNTER,
+	                                preload, c->mask));
 	timer_hyp_rearm(at);
-	c->seg_start[0] = preload;
-	c->used[0] = 0;
-	k->epoch++;
 	k->deadline = next;
-	k->frac = carry ? frac - BW_US_PER_S : frac;
-	if (now < end) /* handled within the next period: a whole one was counted */
-		bw_account(c, total);
-	c->lead = 2 * (timer_now() - now);
+	k->frac = frac;
+	k->epoch++;
+	s->last = total;
+	if (total > s->max)
+		s->max = total;
+	s->sum += total;
+	s->periods++;
+	if ((variant & BW_HOT_VMS) && c->multi)
+		return bw_account_vm_hot(c, (u32)(c->set.base + k->epoch - 1), total);
+	return true;
+}
+
+/* A look within the period (c->look) on the hot path. */
+static __attribute__((noinline)) bool bw_look(struct bw_cpu *c, u64 now)
+{
+	if (!c->v || pmu_overflow_status((u32)c->mask))
+		return false; /* an overflow raised at this entry (QEMU): both in one exit */
+	timer_hyp_rearm(bw_next_timer(c, now));
 	return true;
 }
 
@@ -369,20 +426,60 @@ static inline __attribute__((always_inline)) bool bw_period_fast(struct bw_cpu *
  * interrupted the regulated vCPU's guest code (so the vCPU is on, neither
  * parked nor throttled), only the caller-saved registers are saved, and the
  * vGIC is neither synced nor flushed (nothing of the vCPU's interrupt state
- * changes here). Handles a look within the period (c->poll) and the common
- * period end; anything else is declined, with nothing done, to bw_period.
+ * changes here). A leaf: the common period end and the return, the rest out
+ * of line (a look within the period, a VM's totals); anything else is
+ * declined, with nothing done, to bw_period. bw_init registers the variant
+ * the configuration needs.
  */
-static bool bw_period_hot(void)
+static inline __attribute__((always_inline)) bool bw_period_hot(u32 variant)
 {
 	struct bw_cpu *c = bw_this();
-	u64 now = timer_now();
+	u64 now = timer_now_at_entry();
 
-	if (now >= c->clk.deadline)
-		return bw_period_fast(c, now);
-	if (!c->v || pmu_overflow_status(c->mask))
-		return false; /* an overflow raised at this entry (QEMU): both in one exit */
-	timer_hyp_rearm(bw_next_timer(c, now));
-	return true;
+	if (now < c->clk.deadline)
+		return bw_look(c, now); /* without looks: a spurious interrupt */
+	return bw_period_fast(c, now, variant);
+}
+
+static bool bw_period_hot_plain(void)
+{
+	return bw_period_hot(0);
+}
+
+static bool bw_period_hot_events(void)
+{
+	return bw_period_hot(BW_HOT_EVENTS);
+}
+
+static bool bw_period_hot_vms(void)
+{
+	return bw_period_hot(BW_HOT_VMS);
+}
+
+static bool bw_period_hot_all(void)
+{
+	return bw_period_hot(BW_HOT_EVENTS | BW_HOT_VMS);
+}
+
+static bool (*const bw_hot_variant[])(void) = { bw_period_hot_plain, bw_period_hot_events,
+	                                        bw_period_hot_vms, bw_period_hot_all };
+
+/*
+ * At a general period end: whether the next one may take the hot path, and
+ * its late margin: the general path's own duration (half c->lead), more
+ * than the hot path takes (it no longer times itself). A
+ * settings change published by another CPU clears c->hot_lead after it
+ * bumps the sequence (bw_hc_set); here the sequence is read after the
+ * store: either that read sees the change (not hot until adopted) or the
+ * other CPU's clear comes after this store. The hot path checks no settings.
+ */
+static void bw_set_hot(struct bw_cpu *c)
+{
+	bool hot = c->nev == 1 && !(c->bvm->cfg->flags & CFG_BW_RECLAIM);
+
+	__atomic_store_n(&c->hot_lead, hot ? c->lead / 2 : BW_NOT_HOT, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&c->bvm->seq, __ATOMIC_SEQ_CST) != c->seq)
+		__atomic_store_n(&c->hot_lead, BW_NOT_HOT, __ATOMIC_RELAXED);
 }
 
 void bw_period(u32 intid)
@@ -399,15 +496,15 @@ void bw_period(u32 intid)
 		bw_cpu_stop(c);
 		return;
 	}
-	if (now < c->clk.deadline) { /* early (or a look, c->poll): not this period's end yet */
+	if (now < c->clk.deadline) { /* early (or a look, c->look): not this period's end yet */
 		/* a look also finds an overflow whose interrupt is not wired (QEMU
 		 * xlnx-zcu102): the exception entry made the flag current */
-		if (c->poll && pmu_overflow_status(c->mask))
+		if (c->look != BW_NO_LOOK && pmu_overflow_status((u32)c->mask))
 			bw_overflow(intid);
 		bw_arm(c, now);
 		return;
 	}
-	if (!bw_idle(c->v) && bw_period_fast(c, now))
+	if (!bw_idle(c->v) && bw_period_fast(c, now, BW_HOT_EVENTS | BW_HOT_VMS))
 		return;
 	bw_close_period(c, now);
 	/* Late (handling a period end costs about a period or more, or a long
@@ -420,10 +517,11 @@ void bw_period(u32 intid)
 		bw_clock_advance(&c->clk, c->clk.deadline);
 	bw_adopt(c, now);
 	bw_open_period(c);
-	c->hot = c->nev == 1 && !(c->bvm->cfg->flags & CFG_BW_RECLAIM);
 	c->preload = bw_preload(bw_share(c, 0));
 	bw_arm(c, now);
 	c->lead = 2 * (timer_now() - now);
+	/* the hot path keeps this margin (conservative: it declines when in doubt) */
+	bw_set_hot(c);
 }
 
 /* Spare sharing: when every regulated vCPU that runs has spent its budget,
@@ -475,11 +573,12 @@ void bw_overflow(u32 intid)
 	(void)intid;
 	if (!c->v)
 		return;
-	ovf = pmu_overflow_status(c->mask);
+	ovf = pmu_overflow_status((u32)c->mask);
 	if (!ovf)
 		return; /* cleared by a period start in the meantime */
 	pmu_overflow_clear(ovf);
-	c->hot = false; /* whatever happens here, the period end needs bw_period */
+	/* whatever happens here, the period end needs bw_period */
+	__atomic_store_n(&c->hot_lead, BW_NOT_HOT, __ATOMIC_RELAXED);
 	if (c->v->throttled || c->spare)
 		return;
 	if (bw_idle(c->v)) {
@@ -645,6 +744,11 @@ static void bw_hc_set(struct vcpu *v)
 	n.start = bw_boundary(cur.start, cur.period_us, bw_hz, k);
 	n.base = cur.base + k;
 	bw_write_settings(b, &n);
+	/* the VM's period ends take the general path until they adopt n */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (u32 i = 0; i < b->vm->nvcpus; i++)
+		__atomic_store_n(&bw_cpus[b->vm->vcpus[i]->pcpu].hot_lead, BW_NOT_HOT,
+		                 __ATOMIC_RELAXED);
 	spin_unlock(&b->lock);
 	log_info("bw: vm %s: %lu events per %u us (set by vm %s)", b->vm->cfg->name, n.budget[0],
 	         n.period_us, v->vm->cfg->name);
@@ -679,11 +783,16 @@ static void bw_dump(void)
 
 void bw_init(void)
 {
+	u32 variant = 0;
 	u64 start;
 
 	hypercall_register(BH_HC_BW_STATS, bw_hc_stats);
 	hypercall_register(BH_HC_BW_SET, bw_hc_set);
 	console_register_command('b', bw_dump);
+	for (u32 i = 0; i < CFG_MAX_CPUS; i++) {
+		bw_cpus[i].hot_lead = BW_NOT_HOT; /* the first period end is bw_period's */
+		bw_cpus[i].look = BW_NO_LOOK;
+	}
 	bw_sys = cfg_system.bw;
 	if (!bw_sys)
 		return;
@@ -717,6 +826,10 @@ void bw_init(void)
 			}
 			s->unshared[e] = given < cfg->budget[e] ? cfg->budget[e] - given : 0;
 		}
+		if (vm->nvcpus > 1)
+			variant |= BW_HOT_VMS;
+		if (!(cfg->flags & CFG_BW_CYCLES))
+			variant |= BW_HOT_EVENTS;
 		for (u32 k = 0; k < vm->nvcpus; k++) {
 			struct bw_cpu *c = &bw_cpus[vm->vcpus[k]->pcpu];
 
@@ -732,7 +845,7 @@ void bw_init(void)
 	}
 	vpmu_set_hyp_overflow(bw_overflow); /* the PMU PPI is shared with guests' counters */
 	irq_register_hyp(cfg_system.platform->timer_hyp_irq, bw_period);
-	irq_register_hyp_hot(cfg_system.platform->timer_hyp_irq, bw_period_hot);
+	irq_register_hyp_hot(cfg_system.platform->timer_hyp_irq, bw_hot_variant[variant]);
 	vcpu_set_stall_hook(bw_stall_hook);
 	vcpu_set_unpark_hook(bw_unpark_hook);
 }
@@ -788,7 +901,7 @@ void bw_cpu_init(void)
 	}
 	c->mask = 0;
 	for (u32 e = 0; e < c->nev; e++)
-		c->mask |= (u32)BIT(c->ctr[e]);
+		c->mask |= BIT(c->ctr[e]);
 	now = timer_now();
 	while (!bw_read_settings(c->bvm, &c->set, &c->seq))
 		;
@@ -798,8 +911,9 @@ void bw_cpu_init(void)
 		pmu_hyp_start(c->ctr[e], c->event[e], bw_preload(bw_share(c, e)));
 	bw_open_period(c);
 	c->partial = true; /* the boot period: the guest has not run yet */
+	c->look = BW_NO_LOOK;
 	if (poll_us) {
-		c->poll = timer_ns_to_ticks((u64)poll_us * 1000);
+		c->look = timer_ns_to_ticks((u64)poll_us * 1000);
 		/* the looks stand in for the overflow interrupt QEMU raises late
 		 * (or, on xlnx-zcu102, never): they are the vCPU's, and so is all
 		 * EL2 work on this path (docs/bandwidth.md "QEMU") */

@@ -81,6 +81,7 @@ void bw_clock_init(struct bw_clock *c, u64 start, u32 period_us, u64 hz, u64 now
 	c->period_us = period_us ? period_us : 1;
 	c->step_whole = step / BW_US_PER_S;
 	c->step_frac = step % BW_US_PER_S;
+	c->step_wrap = c->step_frac - BW_US_PER_S;
 	bw_clock_set(c, bw_period_at(start, c->period_us, hz, now));
 }
 
@@ -93,12 +94,7 @@ u64 bw_clock_advance(struct bw_clock *c, u64 now)
 
 	for (u32 i = 0; i < BW_CLOCK_MAX_STEPS; i++) {
 		c->epoch++;
-		c->deadline += c->step_whole;
-		c->frac += c->step_frac;
-		if (c->frac >= BW_US_PER_S) {
-			c->frac -= BW_US_PER_S;
-			c->deadline++;
-		}
+		c->deadline = bw_clock_next(c, &c->frac);
 		if (c->deadline > now)
 			return c->epoch - first;
 	}

@@ -52,16 +52,31 @@ static inline u32 bw_counted(u32 from, u32 to)
  * exact for any frequency (no accumulated rounding).
  */
 struct bw_clock {
-	u64 start;     /* counter value where period 0 begins */
-	u64 hz;        /* counter frequency */
-	u32 period_us; /* >= 1 */
-	u64 epoch;     /* the current period k */
-	u64 deadline;  /* bw_boundary(k + 1): when the current period ends */
-	/* incremental form of the boundary: deadline = start + whole + frac/10^6 */
+	/* incremental form of the boundary: deadline = start + whole + frac/10^6
+	 * (first and in pairs: the period hot path loads them with ldp) */
+	u64 deadline;   /* bw_boundary(k + 1): when the current period ends */
+	u64 frac;       /* accumulated fraction of a tick, < 10^6 */
 	u64 step_whole; /* floor(period_us * hz / 10^6) */
 	u64 step_frac;  /* (period_us * hz) mod 10^6 */
-	u64 frac;       /* accumulated fraction of a tick, < 10^6 */
+	u64 step_wrap;  /* step_frac - 10^6, mod 2^64: the fraction's step with a carry */
+	u64 epoch;      /* the current period k */
+	u64 start;      /* counter value where period 0 begins */
+	u64 hz;         /* counter frequency */
+	u32 period_us;  /* >= 1 */
 };
+
+/* The boundary after c->deadline; *frac is the fraction that goes with it.
+ * An integer accumulator, no division, no constant: the fraction carries
+ * when frac + step_frac >= 10^6, i.e. when frac + step_wrap is not negative
+ * (frac < 10^6, step_frac < 10^6). */
+static inline u64 bw_clock_next(const struct bw_clock *c, u64 *frac)
+{
+	u64 plain = c->frac + c->step_frac, wrapped = c->frac + c->step_wrap;
+	bool carry = (s64)wrapped >= 0;
+
+	*frac = carry ? wrapped : plain;
+	return c->deadline + c->step_whole + carry;
+}
 
 u64 bw_boundary(u64 start, u32 period_us, u64 hz, u64 k);
 /* Period 0 at start; the current period is the one containing now (or 0

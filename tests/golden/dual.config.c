@@ -116,5 +116,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 0,
 	.shmems = NULL,
 	.console_input_vm = 0,
-	.config_hash = 0xe7eabd4ba2a74a92ULL,
+	.config_hash = 0xef3aa9f49c7013a1ULL,
 };

@@ -80,5 +80,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 0,
 	.shmems = NULL,
 	.console_input_vm = 0,
-	.config_hash = 0x8ebefd4f7158cd6aULL,
+	.config_hash = 0xaefd7de83f707123ULL,
 };

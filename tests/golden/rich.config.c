@@ -178,5 +178,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 2,
 	.shmems = shmems,
 	.console_input_vm = 0,
-	.config_hash = 0x910ac05f4e1c398dULL,
+	.config_hash = 0x24f0ae2045eb2c35ULL,
 };

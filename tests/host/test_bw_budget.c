@@ -127,6 +127,32 @@ static void test_clock(void)
 	bw_clock_init(&c, 100, 10, 1000000, 50);
 	CHECK_EQ(c.epoch, 0);
 	CHECK_EQ(c.deadline, 110);
+	/* the period hot path's step (bw_clock_next: the fraction carried with
+	 * the wrapped step, no division) against the closed form, at counter
+	 * frequencies and periods with every kind of remainder */
+	{
+		static const u64 freqs[] = {
+			62500000, 19200000, 24000000, 33333333, 999999, 1000000
+		};
+		static const u32 periods[] = { 1, 3, 7, 10, 333, 1000 };
+
+		for (u32 f = 0; f < sizeof(freqs) / sizeof(freqs[0]); f++) {
+			for (u32 p = 0; p < sizeof(periods) / sizeof(periods[0]); p++) {
+				bw_clock_init(&c, 12345, periods[p], freqs[f], 12345);
+				for (u64 k = c.epoch + 1; k < 20000; k++) {
+					u64 frac, next = bw_clock_next(&c, &frac);
+
+					CHECK_EQ(next,
+					         bw_boundary(12345, periods[p], freqs[f], k + 1));
+					CHECK(frac < BW_US_PER_S);
+					c.deadline = next;
+					c.frac = frac;
+					if (failures)
+						return;
+				}
+			}
+		}
+	}
 	/* bw_period_at at the boundaries */
 	for (u64 t = 0; t < 5000; t++) {
 		u64 k = bw_period_at(7, 3, hz, t + 7);

@@ -349,7 +349,7 @@ def test_telemetry_counts_complete_periods_only(tmp_path: Path) -> None:
     assert st["last"] <= budget + SKID_EVENTS, describe(res)
 
 
-@pytest.mark.parametrize("counter", ["cycles", "event"])
+@pytest.mark.parametrize("counter", ["cycles", "event", "event-toggled"])
 def test_el2_not_charged(counter: str, tmp_path: Path) -> None:
     """Issue #12 item 2: the hypervisor's own work is not charged. The
     regulator's counter stops counting at EL2 on an interrupt's entry
@@ -357,36 +357,60 @@ def test_el2_not_charged(counter: str, tmp_path: Path) -> None:
     return to the guest; traps a guest causes are counted whole. With a
     budget bwprobe never spends (2 x P at P = 10 us) a period is charged what
     the guest executed in it: P (10,000 ns, one event per ns at -icount
-    shift=0) less the period timer's hot path (~210 instructions, ~15 of
+    shift=0) less the period timer's hot path (~150 instructions since issue #12 item 1, ~15 of
     them counted), not the whole period as when EL2 counted. The exception:
     QEMU's event-counter path, whose looks every 5 us stand in for the
     overflow interrupt QEMU raises late, keeps counting at EL2 (the whole
-    period is charged), so that a run stays within a look of its budget."""
+    period is charged), so that a run stays within a look of its budget.
+    event-toggled: the event counter on a copy of qemu-virt without looks,
+    so that it stops at EL2 on interrupts as on a board (vectors.S pmu_el2's
+    PMSELR/PMXEVTYPER branch, which no other QEMU test runs; the budget is
+    never spent, so QEMU's late overflow does not matter)."""
     params = "{mode: overhead, gap_ns: 64, window_ms: 2}"
     config = variant(tmp_path, "bw-basic.yaml", **{"{mode: measure, load: mem, segs: 16}": params,
                                                    "period_us: 1000": "period_us: 10",
                                                    "budget_events: 300000": "budget_events: 20000\n"
-                                                                            f"      counter: {counter}"})
-    res = boot(config, f"bw-el2-{counter}")
+                                                   f"      counter: {counter.removesuffix('-toggled')}"})
+    kw: dict[str, Any] = {}
+    if counter == "event-toggled":
+        platforms = tmp_path / "platforms"
+        platforms.mkdir()
+        for f in (ROOT / "platforms").glob("*.yaml"):
+            (platforms / f.name).write_text(f.read_text())
+        virt = platforms / "qemu-virt.yaml"
+        assert "\n  overflow_poll_us: 5\n" in virt.read_text()
+        virt.write_text(virt.read_text().replace("\n  overflow_poll_us: 5\n", "\n"))
+        kw["platforms_dir"] = platforms
+    res = boot(config, f"bw-el2-{counter}", **kw)
     check_clean(res)
     st = stats(res)["vcpu0"]
     assert st["throttles"] == 0, describe(res)
-    # measured: mean 9,827 (cycles), 9,996 (event: everything counted); the
-    # max (10,067 / 10,160) is a period of console output, whose traps count
-    if counter == "cycles":
-        assert 9000 <= st["mean"] <= 10000 - 100, describe(res)
+    # measured: mean 9,827 (cycles, before issue #12 item 1), 9,996 (event:
+    # everything counted), 9,879 (event-toggled, after item 1: ~120 of the 148
+    # instructions of the period end uncharged); the max (10,067 / 10,160) is a
+    # period of console output, whose traps count. The upper bound is what is
+    # never charged whatever the interrupt entry costs: the regulator's handler
+    # alone (bw_period_hot, ~50 instructions), so a faster entry keeps passing
+    # and EL2 counting (>= 9,996) still fails.
+    if counter in ("cycles", "event-toggled"):
+        assert 9000 <= st["mean"] <= 10000 - 40, describe(res)
     else:
         assert 10000 - 50 <= st["mean"] <= 10000 + 50, describe(res)
 
 
 def test_forward_progress(tmp_path: Path) -> None:
-    """Issue #12 item 3: no accepted configuration starves a vCPU. The
-    regulator's own per-period work was charged to the vCPU (about 400-480
-    instructions; `regulator_events: 500` in platforms/qemu-virt.yaml), i.e.
-    2^shift times as many cycles under `-icount shift`; since item 2 it is
-    not, and the floor is kept as a conservative bound. The reproducer (H-MBR budgets of a few hundred events at
-    shift > 0: 1000 cycles per 10 us at shift 2 left bwprobe one step per one
-    or two periods, run_ns=0) is refused; at the limit the vCPU progresses."""
+    """Issue #12 item 3: no accepted configuration starves a vCPU. What the
+    regulator charges a vCPU per period besides the guest's own work is the
+    vector's instructions around the filter toggles (the counter stops at EL2
+    on interrupts): measured 54 cycles per period (max 100) at shift 0 with a
+    budget that runs out every period (`bandwidth_overhead.py --floor`), i.e.
+    2^shift times as many cycles under `-icount shift`; a share of 100 left
+    the guest 0-48 ns per 10 us period. `regulator_events: 200` in
+    platforms/qemu-virt.yaml (it was 500 while EL2 was counted). The
+    reproducer (H-MBR budgets of a few hundred events at shift > 0, which
+    left bwprobe one step per one or two periods, run_ns=0, when the
+    regulator's ~400 instructions were charged) is refused below the floor;
+    at the limit the vCPU progresses every period."""
     from bulkhead.layout.load import load_system
     from bulkhead.base.errors import ConfigError, RunError
 
@@ -395,19 +419,19 @@ def test_forward_progress(tmp_path: Path) -> None:
                                                      "budget_events: 300000": f"budget_events: {budget}",
                                                      "segs: 16": "segs: 16, window_ms: 5"})
 
-    with pytest.raises(ConfigError, match=r"share \(300 events per period\) is less than the regulator's own "
+    with pytest.raises(ConfigError, match=r"share \(150 events per period\) is less than the regulator's own "
                                           r"cost .* would be starved"):
-        load_system(config(300))
+        load_system(config(150))
     out = ROOT / "build" / "qemu-tests" / "bw-progress"
-    with pytest.raises(RunError, match=r"share of 1000 cycles per period is less than the regulator's own cost "
-                                       r"at -icount shift=2 \(500 x 2\^2 = 2000 cycles\)"):
-        run(config(1000), timeout=TIMEOUT, icount=2, out=out)
-    res = run(config(2000), timeout=TIMEOUT, icount=2, out=out)
+    with pytest.raises(RunError, match=r"share of 600 cycles per period is less than the regulator's own cost "
+                                       r"at -icount shift=2 \(200 x 2\^2 = 800 cycles\)"):
+        run(config(600), timeout=TIMEOUT, icount=2, out=out)
+    res = run(config(800), timeout=TIMEOUT, icount=2, out=out)
     check_clean(res)
     segs = segments(res)
     assert len(segs) == 16, describe(res)
-    # measured: runs of 1.0-1.15 us (7-8 steps) in each 10 us period
-    assert all(run_ns >= 500 and work >= 3 for run_ns, _, work in segs), describe(res)
+    # measured: runs of 464-608 ns (4-5 steps) in each 10 us period
+    assert all(run_ns >= 200 and work >= 2 for run_ns, _, work in segs), describe(res)
     assert stats(res)["vcpu0"]["throttles"] >= 16, describe(res)
 
 

@@ -27,8 +27,9 @@ struct cpu {
 	u64 irq_exits;       /* of which physical interrupts */
 	u64 reg_exits;       /* of which handled a registered hypervisor interrupt (regulation) */
 	/* The hypervisor's PMU counters, which count at EL2 only while a guest's
-	 * trap is handled (arch/aarch64/vectors.S, pmu.c): (PMSELR value << 32)
-	 * | filter with NSH set, 0 for none. At CPU_PMU_EL2 for vectors.S. */
+	 * trap is handled (arch/aarch64/vectors.S, pmu.c): the filter with NSH
+	 * set, with bit 63 and (PMSELR value << 32) for an event counter, 0 for
+	 * none. At CPU_PMU_EL2 for vectors.S. */
 	u64 pmu_el2[2];
 };
 

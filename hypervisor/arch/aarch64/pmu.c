@@ -3,6 +3,7 @@
 
 #include "arch/aarch64/cpu.h"
 #include "arch/aarch64/sysregs.h"
+#include "lib/log.h"
 
 #define PMCR_N_SHIFT 11
 #define PMCR_N_MASK  (0x1full << PMCR_N_SHIFT)
@@ -68,15 +69,35 @@ static void pmu_vectors(const char *table)
 	isb();
 }
 
+/* The words of struct cpu pmu_el2 (vectors.S pmu_el2): the cycle counter's
+ * filter as it is, an event counter's with its index and bit 63. */
+#define PMU_EL2_EVENT BIT(63)
+
+static u64 pmu_el2_word(u32 idx, u32 filter)
+{
+	if (idx == PMU_CYCLE_COUNTER)
+		return filter;
+	return PMU_EL2_EVENT | ((u64)idx << 32) | filter;
+}
+
+static u32 pmu_el2_index(u64 word)
+{
+	return word & PMU_EL2_EVENT ? (u32)(word >> 32) & 31u : PMU_CYCLE_COUNTER;
+}
+
 /* The counter counts at EL2 from the next return to the guest on, except
- * in the hypervisor's own work: this CPU takes the table that toggles. */
+ * in the hypervisor's own work: this CPU takes the table that toggles. The
+ * cycle counter is the only one when it is there (a CPU regulates one vCPU
+ * on either the cycle counter or its event counters): slot 0. */
 static void pmu_el2_register(u32 idx, u32 filter)
 {
 	u64 *slot = cpu_this()->pmu_el2;
-	u64 word = ((u64)idx << 32) | filter | PMU_FILTER_NSH;
+	u64 word = pmu_el2_word(idx, filter | PMU_FILTER_NSH);
 
 	for (u32 i = 0; i < 2; i++) {
-		if (!slot[i] || slot[i] >> 32 == idx) {
+		if (!slot[i] || pmu_el2_index(slot[i]) == idx) {
+			if (i && (idx == PMU_CYCLE_COUNTER || !(slot[0] & PMU_EL2_EVENT)))
+				panic("pmu: the cycle counter toggles alone");
 			slot[i] = word;
 			pmu_vectors(el2_vectors_pmu);
 			return;
@@ -146,21 +167,21 @@ void pmu_hyp_count_el2_always(void)
 	u64 *slot = cpu_this()->pmu_el2;
 
 	pmu_el2_always[cpu_index()] = true;
+	pmu_vectors(el2_vectors); /* first: el2_vectors_pmu relies on slot 0 */
 	for (u32 i = 0; i < 2 && slot[i]; i++) {
-		pmu_write_filter((u32)(slot[i] >> 32), (u32)slot[i]);
+		pmu_write_filter(pmu_el2_index(slot[i]), (u32)slot[i]);
 		slot[i] = 0;
 	}
-	pmu_vectors(el2_vectors);
 }
 
 bool pmu_hyp_el2_pause(void)
 {
 	const u64 *slot = cpu_this()->pmu_el2;
 
-	if (!slot[0] || !(pmu_read_filter((u32)(slot[0] >> 32)) & PMU_FILTER_NSH))
+	if (!slot[0] || !(pmu_read_filter(pmu_el2_index(slot[0])) & PMU_FILTER_NSH))
 		return false;
 	for (u32 i = 0; i < 2 && slot[i]; i++)
-		pmu_write_filter((u32)(slot[i] >> 32), (u32)(slot[i] & ~(u64)PMU_FILTER_NSH));
+		pmu_write_filter(pmu_el2_index(slot[i]), (u32)slot[i] & ~(u32)PMU_FILTER_NSH);
 	isb();
 	return true;
 }
@@ -172,7 +193,7 @@ void pmu_hyp_el2_resume(bool paused)
 	if (!paused)
 		return;
 	for (u32 i = 0; i < 2 && slot[i]; i++)
-		pmu_write_filter((u32)(slot[i] >> 32), (u32)slot[i]);
+		pmu_write_filter(pmu_el2_index(slot[i]), (u32)slot[i]);
 	isb();
 }
 

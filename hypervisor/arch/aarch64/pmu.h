@@ -88,22 +88,24 @@ static inline void pmu_hyp_write(u32 idx, u32 value)
 		pmu_hyp_write_event(idx, value);
 }
 
-/* Reads the counter, writes value and clears its overflow flag (the
- * regulator's period end; no barrier after: the caller ERETs soon). */
-static inline u32 pmu_hyp_swap(u32 idx, u32 value)
+/* Reads the counter, writes value (32 bits) and clears the overflow flags
+ * ovf (its own: BIT(idx)) (the regulator's period end; no barrier after:
+ * the caller re-arms its timer, with one, and ERETs soon). u64 arguments:
+ * no zero-extension before the writes. */
+static inline u32 pmu_hyp_swap(u32 idx, u64 value, u64 ovf)
 {
 	u32 old;
 
-	if (idx == PMU_CYCLE_COUNTER) {
+	if (__builtin_expect(idx == PMU_CYCLE_COUNTER, 1)) {
 		old = (u32)sysreg_read(pmccntr_el0);
-		sysreg_write(pmccntr_el0, (u64)value);
+		sysreg_write(pmccntr_el0, value);
 	} else {
 		sysreg_write(pmselr_el0, idx);
-		isb();
+		isb(); /* PMXEVCNTR uses the selection: an indirect read of PMSELR */
 		old = (u32)sysreg_read(pmxevcntr_el0);
-		sysreg_write(pmxevcntr_el0, (u64)value);
+		sysreg_write(pmxevcntr_el0, value);
 	}
-	sysreg_write(pmovsclr_el0, BIT(idx));
+	sysreg_write(pmovsclr_el0, ovf);
 	return old;
 }
 

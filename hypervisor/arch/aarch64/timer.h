@@ -20,6 +20,15 @@ static inline u64 timer_now(void)
 	return arch_counter();
 }
 
+/* The same, without the barrier before the read: only right after an
+ * exception entry, which is a context synchronisation event, so the read is
+ * not performed before the exception was taken (an interrupt of the EL2
+ * timer: at or after its deadline). */
+static inline u64 timer_now_at_entry(void)
+{
+	return sysreg_read(cntpct_el0);
+}
+
 u64 timer_freq(void);
 
 /* Fires the EL2 timer interrupt (a level PPI, see the platform) once

@@ -50,13 +50,23 @@
  * The hypervisor's PMU counters (struct cpu pmu_el2, set by pmu.c) count at
  * EL2 while a trap the guest caused is handled, not while the hypervisor
  * does its own work: an interrupt's entry clears NSH (on = 0), every return
- * to the guest sets it (on = 1). Clobbers x0-x2; nothing on a CPU without
- * such counters.
+ * to the guest sets it (on = 1). Clobbers x0-x2.
+ *
+ * pmu_el2[0] is the cycle counter's PMCCFILTR_EL0 value with NSH set (bits
+ * 63:32 zero), written directly: 4 instructions to set, 6 to clear. An
+ * event counter's word has bit 63 set and its PMSELR value in bits 36:32
+ * (pmu_el2_event; a second one may follow in pmu_el2[1]). The isb after
+ * clearing NSH makes the EL2 work that follows uncounted; setting NSH needs
+ * none, the ERET that follows is a context synchronisation event (the
+ * counter counts the guest's first instruction either way). On
+ * el2_vectors_pmu pmu_el2[0] is never 0 (pmu.c fills it before it switches
+ * VBAR_EL2 to that table and switches back before it clears it): only
+ * guest_enter, shared by both tables, checks (maybe = 1).
  */
-.macro pmu_el2_write on
-	lsr	x2, x1, #32
+.macro pmu_el2_event on
+	ubfx	x2, x1, #32, #5
 	msr	pmselr_el0, x2
-	isb
+	isb	/* PMXEVTYPER uses the selection: an indirect read of PMSELR */
 	mov	w1, w1
 	.if \on == 0
 	and	w1, w1, #~PMU_NSH
@@ -64,15 +74,24 @@
 	msr	pmxevtyper_el0, x1
 .endm
 
-.macro pmu_el2 on
+.macro pmu_el2 on, maybe=0
 	mrs	x0, tpidr_el2
 	ldr	x1, [x0, #CPU_PMU_EL2]
-	cbz	x1, .Lpmu_el2_none\@ /* 3 instructions on a CPU without them */
-	pmu_el2_write \on
+	.if \maybe
+	cbz	x1, .Lpmu_el2_none\@
+	.endif
+	tbz	x1, #63, .Lpmu_el2_cycles\@
+	pmu_el2_event \on
 	ldr	x1, [x0, #CPU_PMU_EL2 + 8]
-	cbz	x1, .Lpmu_el2_one\@
-	pmu_el2_write \on
-.Lpmu_el2_one\@:
+	cbz	x1, .Lpmu_el2_sync\@
+	pmu_el2_event \on
+	b	.Lpmu_el2_sync\@
+.Lpmu_el2_cycles\@:
+	.if \on == 0
+	and	w1, w1, #~PMU_NSH
+	.endif
+	msr	pmccfiltr_el0, x1
+.Lpmu_el2_sync\@:
 	.if \on == 0
 	isb
 	.endif
@@ -201,7 +220,7 @@ guest_restore\s:
 	.global guest_enter
 guest_enter:
 	mov	sp, x0
-	pmu_el2 1
+	pmu_el2 1, 1
 	.global guest_restore
 guest_restore:
 	ldr	x1, [sp, #F_SPSR]
