@@ -648,7 +648,7 @@ static void bw_unpark_hook(struct vcpu *v)
 		return; /* paused: its counter ran out while off, it waits for its period */
 	c->parked_grant = false;
 	bw_count(c, false);
-	pmu_overflow_clear(c->mask); /* the kept event's, counted at EL2 */
+	pmu_overflow_clear((u32)c->mask); /* the kept event's, counted at EL2 */
 	for (u32 e = 0; e < c->nev; e++) {
 		u32 got = bw_pool_take(&c->bvm->pool[e], bw_period_id(c), bw_share(c, e));
 
