@@ -2,8 +2,10 @@
 #include "core/irq.h"
 
 #include "arch/aarch64/gic.h"
+#include "arch/aarch64/gic_hot.h"
 #include "core/console.h"
 #include "core/vcpu.h"
+#include "core/vgic_fast.h"
 #include "core/vm.h"
 #include "lib/log.h"
 
@@ -129,33 +131,89 @@ u32 irq_handle_pending(void)
 	return irq_handle_acked(gic_ack());
 }
 
-/* The EL1 timers' part of irq_guest_fast (out of line: the regulator's
- * part stays a leaf without its frame). */
-static __attribute__((noinline)) bool irq_timer_fast(struct cpu *cpu, u32 intid)
+/* The regulator's hot handler (out of line: the delivery path below stays a
+ * leaf without a frame). */
+static __attribute__((noinline)) u32 irq_hot_run(struct cpu *cpu, u32 intid)
 {
-	struct vcpu *v = cpu->vcpu;
-
-	if ((intid != IRQ_PPI_VTIMER && intid != IRQ_PPI_PTIMER) || !v)
-		return false;
-	if (v->vm->state != VM_RUNNING || v->power != VCPU_ON || v->throttled)
-		return false;
-	if (gic_highest_pending() < GIC_MAX_INTID)
-		return false; /* more to do (e.g. the regulator's): one exit for all */
-	if (!vgic_inject_fast(v, intid))
-		return false;
-	cpu->irq_exits++;
-	gic_eoi(intid); /* priority drop only: the guest's EOI deactivates it (HW bit) */
-	return true;
-}
-
-bool irq_guest_fast(struct cpu *cpu, u32 intid)
-{
-	if (intid != irq_hot)
-		return irq_timer_fast(cpu, intid);
 	if (!irq_hot_fn())
-		return false;
+		return intid;
 	cpu->irq_exits++;
 	cpu->reg_exits++;
 	gic_eoi_deactivate(intid);
-	return true;
+	return ~0u;
+}
+
+_Static_assert(GIC_MAX_INTID - GIC_PRIV_MAX <= VGIC_NR_SPIS, "every SPI has a struct virq");
+
+/*
+ * The virtual interrupt a physical one goes to on the hot path: an EL1
+ * timer PPI is the running vCPU's own; an SPI only when it is a
+ * passthrough interrupt of the running vCPU's VM (VIRQ_HW in the VM's own
+ * state: vgic_vm_init sets it exactly for the VM's irqs, those irq_owner
+ * names) targeting this vCPU (routed here while targeting another vCPU:
+ * the general path). NULL: not a hot-path interrupt.
+ */
+static inline struct virq *irq_fast_virq(struct vcpu *v, u32 intid)
+{
+	struct virq *q;
+
+	if (intid == IRQ_PPI_VTIMER || intid == IRQ_PPI_PTIMER)
+		return &v->vgic.priv[intid];
+	if (intid < GIC_PRIV_MAX || intid >= GIC_MAX_INTID)
+		return NULL;
+	q = &v->vm->vgic.spi[intid - GIC_PRIV_MAX];
+	return (q->flags & VIRQ_HW) && q->target == v->idx ? q : NULL;
+}
+
+static inline u32 irq_fast_delivered(struct cpu *cpu, u32 intid)
+{
+	cpu->irq_exits++;
+	/* priority drop only: the guest's deactivation is the physical one's (HW bit) */
+	gic_hot_eoi(intid);
+	return ~0u;
+}
+
+/* A new list register (out of line: the common case stays frameless). */
+static __attribute__((noinline)) u32 irq_fast_locked(struct cpu *cpu, struct vcpu *v, u32 intid,
+                                                     struct virq *q)
+{
+	if (!vgic_inject_fast_locked(v, intid, q))
+		return intid;
+	return irq_fast_delivered(cpu, intid);
+}
+
+/*
+ * The checks the general path would make and what they guarantee here:
+ * the vCPU runs (VM running, vCPU on, not throttled: else the exit path
+ * must park or throttle it); the rest is vgic_inject_fast's (core/vgic_fast.h).
+ * Another physical interrupt pending behind this one is taken right after
+ * the ERET (routed to EL2, the guest cannot mask it): nothing is lost by
+ * not looking (ICC_HPPIR1_EL1) first (a regulator's overflow arriving
+ * meanwhile still stops the guest before its next instruction), and a
+ * higher-priority one would have been acknowledged instead of this one.
+ * A level interrupt (timer, level SPI) is loaded right after its
+ * acknowledge, its line high: no resample (as for a PPI acknowledged during
+ * an exit, vgic.c fresh_hw); a line that drops before the guest takes it is
+ * dropped at the next exit (vgic_sync), as on the general path.
+ */
+u32 irq_guest_fast(struct cpu *cpu, u32 intid)
+{
+	struct vcpu *v = cpu->vcpu;
+	struct virq *q;
+
+	if (intid == irq_hot)
+		return irq_hot_run(cpu, intid);
+	if (!v || !(q = irq_fast_virq(v, intid)))
+		return intid;
+	if (v->vm->state != VM_RUNNING || v->power != VCPU_ON || v->throttled)
+		return intid;
+	switch (vgic_inject_fast(v, intid, q)) {
+	case VGIC_FAST_DONE:
+		return irq_fast_delivered(cpu, intid);
+	case VGIC_FAST_LOCKED:
+		return irq_fast_locked(cpu, v, intid, q);
+	case VGIC_FAST_NO:
+		break;
+	}
+	return intid;
 }

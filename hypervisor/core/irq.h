@@ -25,12 +25,14 @@ void irq_cpu_init(void);
 u32 irq_handle_pending(void);
 /* The same, starting with intid, which the caller acknowledged. */
 u32 irq_handle_acked(u32 intid);
-/* The interrupt hot path, for intid just acknowledged on v's CPU: an EL1
- * timer of the CPU's running vCPU goes straight into a list register when
- * nothing else needs the exit path (vgic_inject_fast); returns false, with
- * nothing done, for everything else. Other pending physical interrupts stay
- * pending and bring the vCPU back at once. */
-bool irq_guest_fast(struct cpu *cpu, u32 intid);
+/* The interrupt hot path, for intid just acknowledged on cpu: the
+ * registered hot handler (irq_register_hyp_hot); an EL1 timer of the CPU's
+ * running vCPU, or a passthrough SPI of its VM targeting it, goes straight
+ * into a list register when nothing else needs the exit path
+ * (core/vgic_fast.h). Returns ~0 when done (the guest resumes at once),
+ * else intid, with nothing done, for the general path. Other pending
+ * physical interrupts stay pending and bring the vCPU back at once. */
+u32 irq_guest_fast(struct cpu *cpu, u32 intid);
 /* Registers the hypervisor's own handler of an interrupt (SGI/PPI, the same
  * on every CPU, or an SPI): the upper layers' way in (e.g. the bandwidth
  * regulator's timer and PMU interrupts). fn runs between the priority drop

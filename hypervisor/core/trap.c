@@ -7,6 +7,7 @@
  */
 #include "arch/aarch64/cpu.h"
 #include "arch/aarch64/gic.h"
+#include "arch/aarch64/gic_hot.h"
 #include "arch/aarch64/sysregs.h"
 #include "core/dabt.h"
 #include "core/fault.h"
@@ -128,13 +129,15 @@ void trap_guest_sync(u64 esr)
 	vcpu_exit_path(v);
 }
 
+/* ~0: delivered (vectors.S restores the caller-saved registers and
+ * returns to the guest); else the interrupt acknowledged, for trap_guest_irq. */
 u32 trap_guest_irq_fast(void)
 {
 	struct cpu *cpu = cpu_this();
-	u32 intid = gic_ack();
+	u32 intid = gic_hot_ack();
 
 	cpu->exits++;
-	return irq_guest_fast(cpu, intid) ? ~0u : intid;
+	return irq_guest_fast(cpu, intid);
 }
 
 void trap_guest_irq(struct frame *f, u32 intid)

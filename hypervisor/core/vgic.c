@@ -255,11 +255,10 @@ static void __attribute__((noinline)) vgic_sync_lrs(struct vcpu *v)
 	spin_unlock(&vm->vgic.lock);
 }
 
-bool vgic_inject_fast(struct vcpu *v, u32 intid)
+bool vgic_inject_fast_locked(struct vcpu *v, u32 intid, struct virq *q)
 {
 	struct vm *vm = v->vm;
 	struct vgic_cpu *g = &v->vgic;
-	struct virq *q = &g->priv[intid];
 	u32 all = (1u << g->nlr) - 1, empty, n;
 	bool done = false;
 
@@ -271,8 +270,8 @@ bool vgic_inject_fast(struct vcpu *v, u32 intid)
 	if (q->flags & VIRQ_IN_LR) {
 		/* its previous delivery's register: reusable once the guest is done */
 		n = q->lr;
-		if (!(empty & (1u << n)))
-			goto out;
+		if (!(empty & (1u << n)) || g->lr[n].vintid != intid)
+			goto out; /* (an SPI in another vCPU's register) */
 		q->flags &= (u8)~VIRQ_ACTIVE;
 	} else {
 		if (!(~g->lr_used & all)) {

@@ -88,12 +88,14 @@ void vgic_vcpu_init(struct vcpu *v);
 /* Exit/entry hooks of the vCPU's own physical CPU. */
 void vgic_sync(struct vcpu *v);
 void vgic_flush(struct vcpu *v);
-/* The hot path (core/irq.c irq_guest_fast): HW PPI intid of v, which runs
- * on the calling CPU, straight into a free list register (list registers
- * the guest has finished with are retired first) when it is enabled, not
- * already pending or in a list register, and nothing else of the VM is
- * pending. False: nothing loaded, take vgic_inject and the exit path. */
-bool vgic_inject_fast(struct vcpu *v, u32 intid);
+/* The hot path's locked part (core/vgic_fast.h vgic_inject_fast has the
+ * rest): HW interrupt intid (q: its state) of v, which runs on the calling
+ * CPU, straight into a free list register (list registers the guest has
+ * finished with are retired first), or into its previous delivery's
+ * register once the guest is done with it, when it is enabled, not already
+ * pending, and nothing else of the VM is pending. False: nothing loaded,
+ * take vgic_inject and the exit path. */
+bool vgic_inject_fast_locked(struct vcpu *v, u32 intid, struct virq *q);
 
 /* The GIC maintenance interrupt (list-register underflow or EOI). */
 void vgic_maintenance(struct vcpu *v);

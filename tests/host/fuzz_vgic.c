@@ -67,10 +67,6 @@ u32 gic_version(void)
 {
 	return version;
 }
-u32 gic_highest_pending(void)
-{
-	return 1023;
-}
 u32 gic_lr_empty(void)
 {
 	u32 free = 0;

@@ -10,6 +10,7 @@
  * as struct gic_lr records (what the GICv2/GICv3 drivers encode). Then the
  * GICv2 front end's distributor (core/vgic_v2.c) through its MMIO handler:
  * GICD_SGIR, GICD_ITARGETSR, GICD_S/CPENDSGIR, TYPER/PIDR2, GICV mapping.
+ * And the interrupt hot path's vGIC part (core/vgic_fast.h).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include "core/mmio.h"
 #include "core/vcpu.h"
 #include "core/vgic.h"
+#include "core/vgic_fast.h"
 #include "core/vm.h"
 
 #define NLR 4
@@ -96,6 +98,21 @@ void gic_lr_read(u32 n, struct gic_lr *lr)
 void gic_lr_write(u32 n, const struct gic_lr *lr)
 {
 	hw_lr[this_cpu][n] = *lr;
+}
+
+/* arch/aarch64/gic_hot.h, as the drivers encode it */
+u32 gic_hot_lr_empty(void)
+{
+	return gic_lr_empty();
+}
+
+void gic_hot_lr_write_hw(u32 n, u32 intid, u8 prio)
+{
+	if (n >= NLR)
+		abort();
+	hw_lr[this_cpu][n] = (struct gic_lr){
+		.vintid = intid, .pintid = intid, .prio = prio, .state = GIC_LR_PENDING, .hw = true
+	};
 }
 
 void gic_vif_ctl(bool underflow)
@@ -495,6 +512,84 @@ static void test_v2_distributor(void)
 	CHECK(gicd(0, 0x080, 4, false, 0) == 0); /* IGROUPR: Group 0 */
 }
 
+/* The interrupt hot path's vGIC part (core/vgic_fast.h): what it declines,
+ * the lock-free reuse of the previous list register, a new one, a stale
+ * active flag, full list registers, and a retargeted SPI whose register
+ * number names another vCPU's register. */
+static void test_fast_path(void)
+{
+	struct virq *t, *spi;
+	u32 n;
+
+	setup(false);
+	this_cpu = 0;
+	t = &vcpu[0].vgic.priv[27];
+	CHECK(vgic_inject_fast(&vcpu[0], 27, t) == VGIC_FAST_NO); /* disabled */
+	t->flags |= VIRQ_ENABLED;
+	t->prio = 0x20;
+	CHECK(vgic_inject_fast(&vcpu[0], 27, t) == VGIC_FAST_DONE); /* a new register */
+	n = lr_holding(0, 27);
+	CHECK(n < NLR && (t->flags & VIRQ_IN_LR) && t->lr == n);
+	CHECK(hw_lr[0][n].hw && hw_lr[0][n].pintid == 27 && hw_lr[0][n].prio == 0x20);
+	CHECK(vgic_inject_fast(&vcpu[0], 27, t) == VGIC_FAST_NO); /* the guest has not taken it */
+	guest_eoi_all(0);
+	t->prio = 0x30;
+	CHECK(vgic_inject_fast(&vcpu[0], 27, t) == VGIC_FAST_DONE); /* reused, no lock */
+	CHECK(lr_holding(0, 27) == n && hw_lr[0][n].prio == 0x30 &&
+	      vcpu[0].vgic.lr[n].prio == 0x30);
+	/* something else of the VM pending, or the distributor off: declined */
+	guest_eoi_all(0);
+	vgic_sgi_send(&vcpu[0], 3, 1);
+	CHECK(vgic_inject_fast(&vcpu[0], 27, t) == VGIC_FAST_NO);
+	enter(0);
+	guest_eoi_all(0);
+	vm.vgic.ctlr = 0;
+	CHECK(vgic_inject_fast(&vcpu[0], 27, t) == VGIC_FAST_NO);
+	vm.vgic.ctlr = 1;
+	/* a stale active flag: the locked part clears it */
+	enter(0);
+	CHECK(!(t->flags & VIRQ_IN_LR));
+	CHECK(vgic_inject_fast(&vcpu[0], 27, t) == VGIC_FAST_DONE);
+	guest_eoi_all(0);
+	t->flags |= VIRQ_ACTIVE;
+	CHECK(vgic_inject_fast(&vcpu[0], 27, t) == VGIC_FAST_LOCKED);
+	CHECK(vgic_inject_fast_locked(&vcpu[0], 27, t) && !(t->flags & VIRQ_ACTIVE));
+	/* every register holds a pending SGI: nothing to retire, declined */
+	enter(0);
+	guest_eoi_all(0);
+	enter(0);
+	for (u32 sgi = 4; sgi < 4 + NLR; sgi++)
+		vgic_sgi_send(&vcpu[0], sgi, 1);
+	enter(0);
+	CHECK(vgic_inject_fast(&vcpu[0], 27, t) == VGIC_FAST_LOCKED);
+	CHECK(!vgic_inject_fast_locked(&vcpu[0], 27, t) && lr_holding(0, 27) == NLR);
+	guest_eoi_all(0);
+	enter(0);
+
+	/* a passthrough SPI in vCPU 0's register n, retargeted to vCPU 1
+	 * before vCPU 0 retired it: vCPU 1's register n is not its copy */
+	spi = vgic_virq(&vm, NULL, SPI_HW);
+	spi->flags |= VIRQ_ENABLED;
+	spi->target = 0;
+	CHECK(vgic_inject_fast(&vcpu[0], SPI_HW, spi) == VGIC_FAST_DONE);
+	n = spi->lr;
+	CHECK(lr_holding(0, SPI_HW) == n);
+	guest_eoi_all(0);
+	spi->target = 1;
+	this_cpu = 1;
+	vgic_sgi_send(&vcpu[1], 5, 1u << 1);
+	enter(1); /* SGI 5 into vCPU 1's register 0 */
+	guest_eoi_all(1);
+	CHECK(n == 0 && vcpu[1].vgic.lr_used & 1u << n); /* not retired yet */
+	CHECK(vgic_inject_fast(&vcpu[1], SPI_HW, spi) == VGIC_FAST_NO);
+	CHECK(lr_holding(1, SPI_HW) == NLR);
+	this_cpu = 0;
+	enter(0); /* vCPU 0 retires it: then vCPU 1 takes a new register */
+	this_cpu = 1;
+	CHECK(vgic_inject_fast(&vcpu[1], SPI_HW, spi) == VGIC_FAST_DONE);
+	CHECK(lr_holding(1, SPI_HW) < NLR && hw_lr[1][lr_holding(1, SPI_HW)].hw);
+}
+
 int main(void)
 {
 	test_priority_order_and_underflow();
@@ -504,6 +599,7 @@ int main(void)
 	test_pending_while_active();
 	test_sgi_stays_in_vm();
 	test_v2_distributor();
+	test_fast_path();
 	if (failures) {
 		fprintf(stderr, "test_vgic: %d failure(s)\n", failures);
 		return 1;

@@ -76,6 +76,11 @@ def test_flooding_client_cannot_starve_the_other(config: str, flood: int, share_
     """mallory floods; alice still gets her weight's share of the service
     slots, at least the alpha `check` promises and a delta within its bound
     (virtual time: -icount)."""
+    assert_flood(config, flood, share_max)
+
+
+def assert_flood(config: str, flood: int, share_max: int) -> RunResult:
+    """The flood test's assertions on ``config``; returns the run."""
     spec = load_spec(CONFIGS / config)
     assert spec.io is not None
     g = {x.vm: x for x in shared_io.guarantees(spec.io)}
@@ -102,6 +107,7 @@ def test_flooding_client_cannot_starve_the_other(config: str, flood: int, share_
     assert m["tx"] == flood and a["tx"] == 100
     assert peer.stats.mac("02:00:00:00:00:0c").sinks == flood
     assert peer.stats.mac("02:00:00:00:00:0c").good == flood  # checksums checked when the peer stopped
+    return r
 
 
 def test_malformed_slots_are_dropped_and_counted() -> None:

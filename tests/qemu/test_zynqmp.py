@@ -155,12 +155,14 @@ def test_paste_through_the_cadence_uart(monkeypatch: pytest.MonkeyPatch) -> None
 
 def test_level_timers_follow_their_line() -> None:
     """Issue #17 item 1 on the GIC-400: the EL1 timers' level interrupts are
-    pending in the virtual GIC exactly while their line is high."""
+    pending in the virtual GIC exactly while their line is high (and, issue
+    #12, asserted while disabled, delivered once when enabled)."""
     proc = test_cli_run._run(CONFIGS / "zcu102-level.yaml", "cli-zcu102-level")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = [x.removeprefix("[level] ") for x in proc.stdout.splitlines() if x.startswith("[level] ")]
     assert lines == [f"level: {src} {step} ok" for src in ("vtimer", "ptimer")
-                     for step in ("disabled", "masked", "delivered once")] + ["level: PASS (2 sources)"], proc.stdout
+                     for step in ("disabled", "masked", "delivered once", "enabled once")] + \
+        ["level: PASS (2 sources)"], proc.stdout
 
 
 def test_zcu104_hello(boot: Any) -> None:
@@ -238,7 +240,7 @@ def test_bandwidth_unregulated_neighbour_unaffected() -> None:
     st = test_bandwidth.stats(runs[0], "reg")["vcpu0"]
     assert 30000 <= st["max"] <= 30000 + test_bandwidth.POLL_NS + LOOK_EVENTS, \
         test_bandwidth.describe(runs[0])
-    assert st["throttles"] >= 500, test_bandwidth.describe(runs[0])  # 60 ms of 100 us periods
+    assert st["throttles"] >= 250, test_bandwidth.describe(runs[0])  # 30 ms of 100 us periods
 
 
 @pytest.mark.parametrize("regulated", [False, True], ids=["unregulated", "regulated"])
@@ -279,22 +281,20 @@ def test_vms_in_the_high_ddr_bank(boot: Any) -> None:
             assert vm.llc_colors == 0xFF00
 
 
-def test_io_vm_with_the_gem_echoes_through_outside_peer() -> None:
-    """Issue #15 item 1 on ZynqMP: the I/O VM drives the Cadence GEM
-    (guests/iovm/gem.c; QEMU's cadence_gem on GEM3, the ZCU102's port), two
-    bare-metal clients exchange 50 frames each with the outside peer through
-    it, payload checksums verified both ways: the virt test's assertions."""
-    r = test_io.assert_pair_echo("zcu102-io-pair.yaml")
-    io = load_system(CONFIGS / "zcu102-io-pair.yaml").spec.io
+def test_io_vm_with_the_gem_under_a_flood() -> None:
+    """Issue #15 on ZynqMP: the I/O VM drives the Cadence GEM
+    (guests/iovm/gem.c; QEMU's cadence_gem on GEM3, the ZCU102's port). The
+    DoS test of test_io.py (-icount shift=0): mallory floods 1500 frames of
+    1000 bytes, every one reaching the outside peer with its checksum; alice's
+    100 echo exchanges all verify both ways, and she gets her weight's share
+    of the service slots, her alpha and a delta within the bound `check`
+    printed. (It stands for the GEM's plain echo test too: io-pair.yaml's
+    assertions are a subset.)"""
+    r = test_io.assert_flood("zcu102-io-dos.yaml", 1500, 600)
+    io = load_system(CONFIGS / "zcu102-io-dos.yaml").spec.io
     assert io is not None
     # the GEM at GEM3's address, with the MAC QEMU gave it (the io: section's)
-    head = f"iovm: device 0xff0e0000 mac {shared_io.mac_text(io.mac)}, 2 clients, slot 50000 ns"
-    assert head in r.lines("iovm"), r.output[-3000:]
-
-
-def test_io_vm_with_the_gem_under_a_flood() -> None:
-    """The DoS test of test_io.py with the I/O VM driving the GEM (-icount
-    shift=0): mallory floods 1500 frames of 1000 bytes; alice still gets her
-    weight's share of the service slots, her alpha and a delta within the
-    bound `check` printed, and the peer receives every flood frame."""
-    test_io.test_flooding_client_cannot_starve_the_other("zcu102-io-dos.yaml", 1500, 600)
+    head = f"iovm: device 0xff0e0000 mac {shared_io.mac_text(io.mac)}, 2 clients, slot "
+    assert [line for line in r.lines("iovm") if line.startswith(head)], r.output[-3000:]
+    dev = test_io.device_stats(r)
+    assert dev["tx"] == 100 + 1500 and dev["rx"] == 100, dev

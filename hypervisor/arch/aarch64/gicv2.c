@@ -18,6 +18,7 @@
 #include "arch/aarch64/gic.h"
 
 #include "arch/aarch64/gic_dist.h"
+#include "arch/aarch64/gicv2_hot.h"
 
 #include "arch/aarch64/cpu.h"
 #include "arch/aarch64/sysregs.h"
@@ -29,9 +30,6 @@
 #define GICC_CTLR         0x0000
 #define GICC_PMR          0x0004
 #define GICC_BPR          0x0008
-#define GICC_IAR          0x000c
-#define GICC_EOIR         0x0010
-#define GICC_HPPIR        0x0018
 #define GICC_DIR          0x0000 /* in the second page */
 #define GICC_CTLR_EN      BIT(0)
 #define GICC_CTLR_EOIMODE BIT(9)
@@ -39,27 +37,16 @@
 #define GICH_HCR     0x0000
 #define GICH_VTR     0x0004
 #define GICH_VMCR    0x0008
-#define GICH_ELRSR0  0x0030
 #define GICH_APR     0x00f0
-#define GICH_LR      0x0100
 #define GICH_HCR_EN  BIT(0)
 #define GICH_HCR_UIE BIT(1)
 
-/* GICH_LR<n> */
-#define LR_VID_MASK    0x3ffu
-#define LR_PID_SHIFT   10
-#define LR_PID_MASK    0x3ffu
-#define LR_CPUID_SHIFT 10
-#define LR_EOI         BIT(19)
-#define LR_PRIO_SHIFT  23 /* 5 bits: priority[7:3] */
-#define LR_STATE_SHIFT 28
-#define LR_HW          BIT(31)
-
-static u64 gicd_base, gicc_base, gicc_dir, gich_base;
+static u64 gicd_base, gicc_dir;
+u64 gicv2_gicc_base, gicv2_gich_base; /* gicv2_hot.h */
 static u32 gic_intids;
-static u8 gic_cpu_mask[ARCH_MAX_CPUS];             /* CPU interface bit of each CPU index */
-static u64 gic_cpu_mpidr[ARCH_MAX_CPUS];           /* and its MPIDR affinity */
-static u8 gic_sgi_src[ARCH_MAX_CPUS][GIC_SGI_MAX]; /* source of the acknowledged SGI */
+static u8 gic_cpu_mask[ARCH_MAX_CPUS];        /* CPU interface bit of each CPU index */
+static u64 gic_cpu_mpidr[ARCH_MAX_CPUS];      /* and its MPIDR affinity */
+u8 gicv2_sgi_src[ARCH_MAX_CPUS][GIC_SGI_MAX]; /* gicv2_hot.h */
 
 static inline u32 gicd_read(u64 off)
 {
@@ -74,9 +61,9 @@ static inline void gicd_write(u64 off, u32 v)
 void gic_init(const struct gic_frames *f)
 {
 	gicd_base = f->gicd;
-	gicc_base = f->gicc;
+	gicv2_gicc_base = f->gicc;
 	gicc_dir = f->gicc + (f->gicc_page_stride ? f->gicc_page_stride : 0x1000);
-	gich_base = f->gich;
+	gicv2_gich_base = f->gich;
 	gic_intids = gic_dist_intids(gicd_base);
 
 	gicd_write(GICD_CTLR, 0);
@@ -108,39 +95,28 @@ void gic_cpu_init(void)
 	gicd_write(GICD_ICACTIVER, ~0u);
 	for (u32 i = 0; i < 32; i += 4)
 		gicd_write(GICD_IPRIORITYR + i, 0x01010101u * GIC_PRIO_HYP);
-	*gic_reg32(gicc_base, GICC_PMR) = 0xff;
-	*gic_reg32(gicc_base, GICC_BPR) = 0;
-	*gic_reg32(gicc_base, GICC_CTLR) = GICC_CTLR_EN | GICC_CTLR_EOIMODE;
+	*gic_reg32(gicv2_gicc_base, GICC_PMR) = 0xff;
+	*gic_reg32(gicv2_gicc_base, GICC_BPR) = 0;
+	*gic_reg32(gicv2_gicc_base, GICC_CTLR) = GICC_CTLR_EN | GICC_CTLR_EOIMODE;
 	gic_vif_reset();
 }
 
 u32 gic_ack(void)
 {
-	u32 iar = *gic_reg32(gicc_base, GICC_IAR);
-	u32 intid = iar & 0x3ff;
-
-	dsb(sy);
-	if (intid < GIC_SGI_MAX)
-		gic_sgi_src[cpu_index()][intid] = (u8)((iar >> 10) & 7);
-	return intid;
-}
-
-u32 gic_highest_pending(void)
-{
-	return *gic_reg32(gicc_base, GICC_HPPIR) & 0x3ff;
+	return gic_hot_ack();
 }
 
 /* GICC_EOIR/GICC_DIR take the SGI's source CPU with its INTID. */
 static u32 gic_iar_value(u32 intid)
 {
 	if (intid < GIC_SGI_MAX)
-		return intid | (u32)gic_sgi_src[cpu_index()][intid] << 10;
+		return intid | (u32)gicv2_sgi_src[cpu_index()][intid] << 10;
 	return intid;
 }
 
 void gic_eoi(u32 intid)
 {
-	*gic_reg32(gicc_base, GICC_EOIR) = gic_iar_value(intid);
+	*gic_reg32(gicv2_gicc_base, GICC_EOIR) = gic_iar_value(intid);
 }
 
 void gic_deactivate(u32 intid)
@@ -211,17 +187,17 @@ void gic_send_sgi(u32 intid, u64 mpidr)
 
 u32 gic_lr_empty(void)
 {
-	return *gic_reg32(gich_base, GICH_ELRSR0); /* at most 64 LRs; GIC-400 has 4 */
+	return gic_hot_lr_empty();
 }
 
 u32 gic_lr_count(void)
 {
-	return (*gic_reg32(gich_base, GICH_VTR) & 0x3f) + 1;
+	return (*gic_reg32(gicv2_gich_base, GICH_VTR) & 0x3f) + 1;
 }
 
 void gic_lr_read(u32 n, struct gic_lr *lr)
 {
-	u32 v = *gic_reg32(gich_base, GICH_LR + 4 * n);
+	u32 v = *gic_reg32(gicv2_gich_base, GICH_LR + 4 * n);
 
 	lr->vintid = v & LR_VID_MASK;
 	lr->hw = (v & LR_HW) != 0;
@@ -246,19 +222,19 @@ void gic_lr_write(u32 n, const struct gic_lr *lr)
 			     (lr->vintid < GIC_SGI_MAX ? (u32)(lr->source & 7) << LR_CPUID_SHIFT
 			                               : 0);
 	}
-	*gic_reg32(gich_base, GICH_LR + 4 * n) = v;
+	*gic_reg32(gicv2_gich_base, GICH_LR + 4 * n) = v;
 }
 
 void gic_vif_ctl(bool underflow)
 {
-	*gic_reg32(gich_base, GICH_HCR) = GICH_HCR_EN | (underflow ? GICH_HCR_UIE : 0);
+	*gic_reg32(gicv2_gich_base, GICH_HCR) = GICH_HCR_EN | (underflow ? GICH_HCR_UIE : 0);
 }
 
 void gic_vif_reset(void)
 {
 	for (u32 n = 0; n < gic_lr_count(); n++)
-		*gic_reg32(gich_base, GICH_LR + 4 * n) = 0;
-	*gic_reg32(gich_base, GICH_APR) = 0;
-	*gic_reg32(gich_base, GICH_VMCR) = 0;
+		*gic_reg32(gicv2_gich_base, GICH_LR + 4 * n) = 0;
+	*gic_reg32(gicv2_gich_base, GICH_APR) = 0;
+	*gic_reg32(gicv2_gich_base, GICH_VMCR) = 0;
 	gic_vif_ctl(false);
 }

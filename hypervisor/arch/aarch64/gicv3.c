@@ -7,6 +7,7 @@
 #include "arch/aarch64/gic.h"
 
 #include "arch/aarch64/gic_dist.h"
+#include "arch/aarch64/gicv3_hot.h"
 
 #include "arch/aarch64/cpu.h"
 #include "arch/aarch64/sysregs.h"
@@ -32,16 +33,6 @@
 /* ICH_HCR_EL2 */
 #define ICH_HCR_EN  BIT(0)
 #define ICH_HCR_UIE BIT(1)
-
-/* ICH_LR<n>_EL2 */
-#define ICH_LR_VINTID_MASK  0xffffffffull
-#define ICH_LR_PINTID_SHIFT 32
-#define ICH_LR_PINTID_MASK  0x1fffull
-#define ICH_LR_EOI          BIT(41)
-#define ICH_LR_PRIO_SHIFT   48
-#define ICH_LR_GROUP1       BIT(60)
-#define ICH_LR_HW           BIT(61)
-#define ICH_LR_STATE_SHIFT  62
 
 static u64 gicd_base, gicr_base, gicr_stride;
 static u32 gic_intids;
@@ -141,15 +132,7 @@ void gic_cpu_init(void)
 
 u32 gic_ack(void)
 {
-	u64 v = sysreg_read(S3_0_C12_C12_0); /* ICC_IAR1_EL1 */
-
-	dsb(sy);
-	return (u32)(v & 0xffffff);
-}
-
-u32 gic_highest_pending(void)
-{
-	return (u32)sysreg_read(S3_0_C12_C12_2) & 0xffffff; /* ICC_HPPIR1_EL1 */
+	return gic_hot_ack();
 }
 
 void gic_eoi(u32 intid)
@@ -294,7 +277,7 @@ void gic_lr_write(u32 n, const struct gic_lr *lr)
 
 u32 gic_lr_empty(void)
 {
-	return (u32)sysreg_read(S3_4_C12_C11_5); /* ICH_ELRSR_EL2 */
+	return gic_hot_lr_empty();
 }
 
 static void gic_hcr_write(u64 v)

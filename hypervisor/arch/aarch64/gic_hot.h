@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Inline accessors of the physical GIC for the interrupt hot path
+ * (core/trap.c trap_guest_irq_fast, core/irq.c irq_guest_fast): the build's
+ * GIC version (Makefile GIC=2|3, passed as GIC_VERSION) picks gicv3_hot.h
+ * or gicv2_hot.h, so the hot path pays no call and no version-neutral
+ * record. Everything else goes through gic.h.
+ *
+ *   u32 gic_hot_ack(void)           acknowledge (as gic_ack)
+ *   void gic_hot_eoi(u32 intid)     priority drop of a PPI or SPI (not an SGI)
+ *   u32 gic_hot_lr_empty(void)      as gic_lr_empty
+ *   void gic_hot_lr_write_hw(u32 n, u32 intid, u8 prio)
+ *       list register n := intid pending, HW bit, physical INTID = intid,
+ *       priority prio (n < gic_lr_count())
+ */
+#ifndef ARCH_GIC_HOT_H
+#define ARCH_GIC_HOT_H
+
+#include "arch/aarch64/gic.h"
+
+#if defined(BULKHEAD_HOST_TEST)
+/* host unit tests (tests/host): the test provides them */
+u32 gic_hot_ack(void);
+void gic_hot_eoi(u32 intid);
+u32 gic_hot_lr_empty(void);
+void gic_hot_lr_write_hw(u32 n, u32 intid, u8 prio);
+#elif GIC_VERSION == 3
+#include "arch/aarch64/gicv3_hot.h"
+#elif GIC_VERSION == 2
+#include "arch/aarch64/gicv2_hot.h"
+#else
+#error "GIC_VERSION must be 2 or 3 (Makefile GIC=)"
+#endif
+
+#endif
