@@ -7,6 +7,13 @@ where one instruction at any exception level is 1 ns.
   guest's handler (guests/irqlat, 1000 samples, the vCPU waiting in WFI and
   busy), without and with a bandwidth regulator on the CPU (a budget it
   never exhausts: the regulator's timer and PMU run, nothing is throttled);
+- doorbell: an inter-VM notification (guests/doorbell, measure mode, 1000
+  rings): from just before the sender's BH_HC_DOORBELL to the receiver's
+  handler (one way; both VMs read the same virtual counter), the receiver
+  in WFI or busy; and on to the sender's handler for the reply (round trip);
+- vSGI: a virtual SGI between the two vCPUs of one VM (guests/sgilat, 1000
+  SGIs): from just before vCPU 0's ICC_SGI1R_EL1 write to vCPU 1's
+  handler, vCPU 1 in WFI or busy;
 - hcall: mean round trip of 10,000 back-to-back calls (guests/hcall): the
   vendor BH_HC_VERSION and PSCI_VERSION over HVC, and the empty loop.
 
@@ -45,21 +52,37 @@ VM = """platform: qemu-virt
 vms:
   - name: b
     type: baremetal
-    cpus: [0]
+    cpus: [{cpus}]
     memory:
       - {{ipa: 0x40000000, size: 16M}}
     guest: {guest}
     params: {params}
 {extra}"""
 REGULATOR = "    bandwidth: {period_us: 100, budget_events: 100000000}\n"
+# the doorbell's receiver and the shared page (ping is VM "b"), as tests/configs/doorbell.yaml
+DOORBELL_PEER = """  - name: pong
+    type: baremetal
+    cpus: [1]
+    memory:
+      - {{ipa: 0x40000000, size: 16M}}
+    guest: doorbell
+    params: {{role: pong, rounds: {rounds}, wait: {wait}}}
+shmem:
+  - name: chan
+    size: 4K
+    vms:
+      - {{vm: b, ipa: 0x50000000, doorbell_irq: 80}}
+      - {{vm: pong, ipa: 0x50000000, doorbell_irq: 80}}
+"""
+DOORBELL_PING = "{{role: ping, rounds: {rounds}, measure: 1, wait: {wait}}}"
 RESULT_RE = re.compile(r"result bench=(\S+) (.*)$")
 
 
-def results(guest: str, params: str, extra: str = "") -> list[dict[str, str]]:
+def results(guest: str, params: str, extra: str = "", tag: str = "", cpus: str = "0") -> list[dict[str, str]]:
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / f"{guest}.yaml"
-        config.write_text(VM.format(guest=guest, params=params, extra=extra))
-        res = runner.run(config, timeout=600, icount=0, out=OUT / f"{guest}{'-bw' if extra else ''}",
+        config.write_text(VM.format(guest=guest, params=params, extra=extra, cpus=cpus))
+        res = runner.run(config, timeout=600, icount=0, out=OUT / f"{guest}{tag}",
                          build_log=open("/dev/null", "w"))
     if not res.clean:
         raise SystemExit(f"bench/hotpaths.py: the {guest} run was not clean: {res.reason}")
@@ -75,13 +98,27 @@ def main() -> int:
     table: list[dict[str, object]] = []
     for extra, label in (("", ""), (REGULATOR, " +regulator")):
         for wait in ("wfi", "busy"):
-            row = results("irqlat", f"{{samples: 1000, period_us: 100, wait: {wait}}}", extra)[0]
+            row = results("irqlat", f"{{samples: 1000, period_us: 100, wait: {wait}}}", extra, "-bw" if extra else "")[0]
             name = f"irqlat {wait}"
             table.append({"path": name + label, "min_ns": int(row["min_ns"]), "mean_ns": float(row["mean_ns"]),
                           "max_ns": int(row["max_ns"]), "hyp_insns": float(row["mean_ns"]) - NO_HYP_IRQ_NS,
                           "before_ns": BEFORE.get(name) if not extra else None,
                           "prev_ns": PREV.get(name) if not extra else None,
                           "bao_ns": BAO.get(name) if not extra else None})
+    for wait in ("wfi", "busy"):
+        row = results("doorbell", DOORBELL_PING.format(rounds=1000, wait=wait),
+                      DOORBELL_PEER.format(rounds=1000, wait=wait))[0]
+        table.append({"path": f"doorbell {wait}", "min_ns": int(row["min_ns"]), "mean_ns": float(row["mean_ns"]),
+                      "max_ns": int(row["max_ns"]), "hyp_insns": None, "before_ns": None, "bao_ns": None})
+        if wait == "busy":
+            continue  # the round trip then waits for QEMU's round-robin to leave the spinning CPU (-icount)
+        table.append({"path": f"doorbell {wait} rtt", "min_ns": int(row["rt_min_ns"]),
+                      "mean_ns": float(row["rt_mean_ns"]), "max_ns": int(row["rt_max_ns"]), "hyp_insns": None,
+                      "before_ns": None, "bao_ns": None})
+    for wait in ("wfi", "busy"):
+        row = results("sgilat", f"{{samples: 1000, wait: {wait}}}", tag=f"-{wait}", cpus="0, 1")[0]
+        table.append({"path": f"vSGI {wait}", "min_ns": int(row["min_ns"]), "mean_ns": float(row["mean_ns"]),
+                      "max_ns": int(row["max_ns"]), "hyp_insns": None, "before_ns": None, "bao_ns": None})
     rows = results("hcall", "{calls: 10000}")
     nop = float(next(r["mean_ns"] for r in rows if r["kind"] == "nop"))
     for r in rows:

@@ -12,11 +12,23 @@
  *       reads the text at offset 0 of the page, prints it and answers
  *       "re: <text>" at offset REPLY_OFF with a ring back.
  *
- * Params: role (ping|pong|reply, default ping), rounds (default 10).
+ * measure (ping, 0|1): the latency of each ring as the guests see it, one
+ *       round at a time: from just before ping's BH_HC_DOORBELL to the first
+ *       instruction of pong's doorbell handler (one way: the virtual counter
+ *       is the same for both VMs), and to ping's own handler for the reply
+ *       (round trip). pong stores its handler's counter value in the page.
+ * wait (pong, wfi|busy, default wfi): pong sleeps in WFI between rings, or
+ *       spins on its ring count with interrupts unmasked.
+ *
+ * Params: role (ping|pong|reply, default ping), rounds (default 10; at most
+ *         MAX_SAMPLES with measure), measure, wait.
  * Lines: "doorbell: <role>: shmem 0x<ipa> size <n> irq <intid> peers <p>",
  *        reply: "doorbell: reply: got '<text>'" per ring,
+ *        measure: "result bench=doorbell rounds=<n> wait=<w> min_ns=<a>
+ *        mean_ns=<x.xxx> max_ns=<b> rt_min_ns=<c> rt_mean_ns=<y.yyy> rt_max_ns=<d>",
  *        "doorbell: PASS (<rounds> round trips)" or "doorbell: FAIL (<reason>)".
  */
+#include "bench.h"
 #include "runtime.h"
 
 #define PONG_READY    0x504f4e47u /* "PONG" */
@@ -25,6 +37,7 @@
 #define WAIT_LINUX_NS (180 * NSEC_PER_SEC) /* a Linux peer boots first */
 #define TEXT_MAX      200
 #define REPLY_OFF     256
+#define MAX_SAMPLES   2000
 
 /* Layout of the shared page; each side writes only its own fields. */
 struct chan {
@@ -33,9 +46,13 @@ struct chan {
 	volatile u32 ping_val; /* ping */
 	volatile u32 pad1[15];
 	volatile u32 pong_val; /* pong */
+	volatile u32 pad2[15];
+	volatile u64 pong_stamp; /* pong: its handler's counter for pong_val - 1 */
 };
 
 static volatile u32 rings;
+static volatile u64 ring_stamp;                           /* the counter at the last ring */
+static u64 one_way[MAX_SAMPLES], round_trip[MAX_SAMPLES]; /* ticks */
 
 struct wait_arg {
 	u32 seen;
@@ -43,7 +60,10 @@ struct wait_arg {
 
 static void doorbell_irq(u32 intid)
 {
+	u64 now = timer_now();
+
 	(void)intid;
+	ring_stamp = now;
 	atomic_add32(&rings, 1);
 }
 
@@ -56,10 +76,39 @@ static bool rang(void *arg)
 
 #define fail(...) rt_fail("doorbell", __VA_ARGS__)
 
-static int run_ping(struct chan *c, u32 nrounds)
+/* min, mean (in buf) and max of n samples in ticks, as ns */
+static void stats(const u64 *a, u32 n, u64 *min, char *buf, u64 *max)
+{
+	u64 sum = 0;
+
+	*min = ~0ull;
+	*max = 0;
+	for (u32 i = 0; i < n; i++) {
+		sum += a[i];
+		*min = a[i] < *min ? a[i] : *min;
+		*max = a[i] > *max ? a[i] : *max;
+	}
+	*min = timer_ticks_to_ns(*min);
+	*max = timer_ticks_to_ns(*max);
+	bench_fixed(buf, timer_ticks_to_ns(sum), n);
+}
+
+static void report(u32 n, const char *wait)
+{
+	char mean[BENCH_FIXED_LEN], rt_mean[BENCH_FIXED_LEN];
+	u64 min, max, rt_min, rt_max;
+
+	stats(one_way, n, &min, mean, &max);
+	stats(round_trip, n, &rt_min, rt_mean, &rt_max);
+	printf("result bench=doorbell rounds=%u wait=%s min_ns=%lu mean_ns=%s max_ns=%lu "
+	       "rt_min_ns=%lu rt_mean_ns=%s rt_max_ns=%lu\n",
+	       n, wait, min, mean, max, rt_min, rt_mean, rt_max);
+}
+
+static int run_ping(struct chan *c, u32 nrounds, bool measure)
 {
 	struct wait_arg w;
-	u64 deadline = timer_now() + timer_ns_to_ticks(WAIT_PEER_NS);
+	u64 deadline = timer_now() + timer_ns_to_ticks(WAIT_PEER_NS), t0;
 	u32 r, got;
 	s64 ret;
 
@@ -72,6 +121,7 @@ static int run_ping(struct chan *c, u32 nrounds)
 		w.seen = atomic_load32(&rings);
 		atomic_store32(&c->ping_val, r);
 		dsb_ish();
+		t0 = timer_now();
 		ret = bh_doorbell(0);
 		if (ret < 1)
 			return fail("BH_HC_DOORBELL returned %ld", ret);
@@ -81,11 +131,30 @@ static int run_ping(struct chan *c, u32 nrounds)
 		if (got != r + 1) {
 			return fail("round %u: pong wrote %u, expected %u", r, got, r + 1);
 		}
+		if (measure) {
+			u64 stamp = atomic_load64(&c->pong_stamp);
+
+			if (stamp < t0 || ring_stamp < stamp)
+				return fail("round %u: stamps out of order", r);
+			one_way[r - 1] = stamp - t0;
+			round_trip[r - 1] = ring_stamp - t0;
+		}
 	}
 	return 0;
 }
 
-static int run_pong(struct chan *c, u32 nrounds)
+/* Busy: interrupts unmasked, no WFI. */
+static bool spin_until_rang(struct wait_arg *w, u64 timeout_ns)
+{
+	u64 deadline = timer_now() + timer_ns_to_ticks(timeout_ns);
+
+	while (!rang(w))
+		if (timer_now() >= deadline)
+			return false;
+	return true;
+}
+
+static int run_pong(struct chan *c, u32 nrounds, bool busy)
 {
 	struct wait_arg w;
 	u32 handled = 0, last = 0, v;
@@ -95,13 +164,15 @@ static int run_pong(struct chan *c, u32 nrounds)
 	atomic_store32(&c->pong_ready, PONG_READY);
 	dsb_ish();
 	while (handled < nrounds) {
-		if (!timer_wait_until(rang, &w, WAIT_PEER_NS))
+		if (!(busy ? spin_until_rang(&w, WAIT_PEER_NS)
+		           : timer_wait_until(rang, &w, WAIT_PEER_NS)))
 			return fail("no ring from ping after round %u", handled);
 		w.seen = atomic_load32(&rings);
 		v = atomic_load32(&c->ping_val);
 		if (v == last)
 			continue; /* nothing new */
 		last = v;
+		atomic_store64(&c->pong_stamp, ring_stamp);
 		atomic_store32(&c->pong_val, v + 1);
 		dsb_ish();
 		ret = bh_doorbell(0);
@@ -145,6 +216,8 @@ int main(const char *params)
 {
 	const char *role = param_str_default("role", "ping");
 	u32 nrounds = (u32)param_u64("rounds", 10);
+	bool measure = param_u64("measure", 0) != 0;
+	const char *wait = param_str_default("wait", "wfi");
 	struct bh_shmem_info sh;
 	bool ping = false, reply = false;
 	s64 ret;
@@ -157,6 +230,10 @@ int main(const char *params)
 		reply = true;
 	else if (strcmp(role, "pong"))
 		return fail("unknown role '%s' (want ping, pong or reply)", role);
+	if (strcmp(wait, "wfi") && strcmp(wait, "busy"))
+		return fail("unknown wait '%s' (want wfi or busy)", wait);
+	if (measure && nrounds > MAX_SAMPLES)
+		return fail("rounds %u above %u with measure", nrounds, MAX_SAMPLES);
 	if (!bh_present())
 		return fail("no hypervisor");
 	ret = bh_shmem_info(0, &sh);
@@ -178,11 +255,13 @@ int main(const char *params)
 	if (reply)
 		rc = run_reply((volatile char *)sh.ipa, nrounds);
 	else if (ping)
-		rc = run_ping((struct chan *)sh.ipa, nrounds);
+		rc = run_ping((struct chan *)sh.ipa, nrounds, measure);
 	else
-		rc = run_pong((struct chan *)sh.ipa, nrounds);
+		rc = run_pong((struct chan *)sh.ipa, nrounds, !strcmp(wait, "busy"));
 	if (rc)
 		return rc;
+	if (ping && measure)
+		report(nrounds, wait);
 	printf("doorbell: PASS (%u round trips)\n", nrounds);
 	return 0;
 }

@@ -413,7 +413,11 @@ void console_rx(void)
 			continue;
 		}
 		if (in) {
-			__atomic_store_n(&in->con.typed, true, __ATOMIC_RELAXED);
+			/* Enter ends what is being typed: the guest's answer (a
+			 * line that begins after it) stays whole, so that another
+			 * VM's output cannot split it; its echo of the typed line
+			 * still ends it */
+			__atomic_store_n(&in->con.typed, c != '\r' && c != '\n', __ATOMIC_RELAXED);
 			vuart_rx(in, (char)c);
 		}
 	}

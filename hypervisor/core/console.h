@@ -53,8 +53,9 @@ void console_rx_pause(void);
 void console_rx_resume(void);
 /* Characters a VM printed (virtual UART or hypercall); called with
  * vm->con.lock held. Lines are queued when complete; the partial line of
- * the input VM also at the end of each write once something was typed into
- * it since its last line ended, so that its echo shows as typed. */
+ * the input VM also at the end of each write once something other than
+ * Enter was typed into it since its last line ended, so that its echo shows
+ * as typed. */
 void console_vm_write(struct vm *vm, const char *text, u32 len);
 /* The VM's driver has nothing more to send (virtual PL011 TX interrupt
  * masked): the input VM's line not ended yet (a prompt) shows now; called

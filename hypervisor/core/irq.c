@@ -162,7 +162,8 @@ static inline struct virq *irq_fast_virq(struct vcpu *v, u32 intid)
 	if (intid < GIC_PRIV_MAX || intid >= GIC_MAX_INTID)
 		return NULL;
 	q = &v->vm->vgic.spi[intid - GIC_PRIV_MAX];
-	return (q->flags & VIRQ_HW) && q->target == v->idx ? q : NULL;
+	/* VIRQ_HW is not tested here: vgic_inject_fast declines any q without it */
+	return q->target == v->idx ? q : NULL;
 }
 
 static inline u32 irq_fast_delivered(struct cpu *cpu, u32 intid)
@@ -180,6 +181,31 @@ static __attribute__((noinline)) u32 irq_fast_locked(struct cpu *cpu, struct vcp
 	if (!vgic_inject_fast_locked(v, intid, q))
 		return intid;
 	return irq_fast_delivered(cpu, intid);
+}
+
+/*
+ * The kick SGI (vcpu_kick: another CPU made something of this vCPU's
+ * pending, or changed its VM's or its own state) without completing the
+ * frame: what the general path does for it, in its order. trap_guest_irq
+ * runs vgic_sync, then irq_handle_acked → irq_dispatch only drops and
+ * deactivates the kick (other pending physical interrupts are taken right
+ * after the ERET, as for the hot path below), then vcpu_exit_path runs
+ * vcpu_exit_wait in its rare cases (VM not running, vCPU off, throttled,
+ * VM paused, which also covers a moved stage 2: those decline here, before
+ * anything is done) or else vgic_flush. vgic_sync and vgic_flush read and
+ * write the vGIC state and the list registers only, never the guest's
+ * frame (x19-x29 are theirs to preserve, the vector saved the rest). A
+ * state change after the check kicks again, as on the general path.
+ */
+static __attribute__((noinline)) u32 irq_kick_fast(struct cpu *cpu, struct vcpu *v, u32 intid)
+{
+	if (!v || v->vm->state != VM_RUNNING || v->power != VCPU_ON || v->throttled || v->vm->pause)
+		return intid;
+	vgic_sync(v);
+	cpu->irq_exits++;
+	gic_eoi_deactivate(intid);
+	vgic_flush(v);
+	return ~0u;
 }
 
 /*
@@ -204,7 +230,7 @@ u32 irq_guest_fast(struct cpu *cpu, u32 intid)
 	if (intid == irq_hot)
 		return irq_hot_run(cpu, intid);
 	if (!v || !(q = irq_fast_virq(v, intid)))
-		return intid;
+		return intid == IRQ_SGI_KICK ? irq_kick_fast(cpu, v, intid) : intid;
 	if (v->vm->state != VM_RUNNING || v->power != VCPU_ON || v->throttled)
 		return intid;
 	switch (vgic_inject_fast(v, intid, q)) {

@@ -188,6 +188,7 @@ void vgic_vcpu_init(struct vcpu *v)
 	g->nlr = gic_lr_count();
 	if (g->nlr > VGIC_MAX_LRS)
 		g->nlr = VGIC_MAX_LRS;
+	g->lr_all = (1u << g->nlr) - 1;
 	g->lr_used = 0;
 	g->fresh_hw = 0;
 	g->underflow = false;

@@ -51,6 +51,7 @@ struct vgic_cpu {
 	struct gic_lr lr[VGIC_MAX_LRS]; /* last value read from or written to each LR */
 	u32 lr_used;                    /* bitmap of LRs holding an interrupt */
 	u32 nlr;
+	u32 lr_all; /* (1 << nlr) - 1: the list registers there are */
 	bool waker_sleep;
 	u64 maint_irqs; /* statistics */
 };

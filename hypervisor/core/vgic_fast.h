@@ -42,31 +42,39 @@ enum vgic_fast {
 	VGIC_FAST_LOCKED, /* nothing done: try vgic_inject_fast_locked */
 };
 
-/* A free list register for q, under the VM's lock (q->flags changes). */
-static inline enum vgic_fast vgic_inject_fast_new(struct vcpu *v, u32 intid, struct virq *q)
+/*
+ * A free list register for q, under the VM's lock (q->flags changes).
+ * seen is q->flags as read before the lock (ENABLED | HW, nothing else of
+ * the fast set): any change since, whatever bit, declines (the flags are
+ * compared whole, one compare), so the store below writes back exactly
+ * seen | VIRQ_IN_LR. g->lr_all is (1 << nlr) - 1, fixed at vgic_vcpu_init.
+ */
+static inline enum vgic_fast vgic_inject_fast_new(struct vcpu *v, u32 intid, struct virq *q,
+                                                  u8 seen)
 {
 	struct vgic_cpu *g = &v->vgic;
 	spinlock_t *lock = &v->vm->vgic.lock;
 	u32 n, free;
+	u8 prio;
 
-	spin_lock(lock);
-	free = ~g->lr_used & ((1u << g->nlr) - 1);
-	if ((q->flags & (VIRQ_ENABLED | VIRQ_PENDING | VIRQ_HW | VIRQ_IN_LR)) !=
-	        (VIRQ_ENABLED | VIRQ_HW) ||
-	    !free) {
+	if (!spin_trylock_once(lock))
+		return VGIC_FAST_LOCKED; /* contended: vgic_inject_fast_locked waits for it */
+	free = g->lr_all & ~g->lr_used;
+	if (q->flags != seen || !free) {
 		spin_unlock(lock);
 		return VGIC_FAST_LOCKED; /* changed meanwhile, or retire registers first */
 	}
-	n = (u32)__builtin_ctz(free);
-	q->flags |= VIRQ_IN_LR;
+	n = (u32)__builtin_ctzll(free);
+	if (n >= VGIC_MAX_LRS)
+		__builtin_unreachable(); /* lr_all has nlr <= VGIC_MAX_LRS bits */
+	prio = q->prio;
+	q->flags = (u8)(seen | VIRQ_IN_LR);
 	q->lr = (u8)n;
 	g->lr_used |= 1u << n;
-	g->lr[n] = (struct gic_lr){ .vintid = intid,
-		                    .pintid = intid,
-		                    .prio = q->prio,
-		                    .state = GIC_LR_PENDING,
-		                    .hw = true };
-	gic_hot_lr_write_hw(n, intid, g->lr[n].prio);
+	g->lr[n] = (struct gic_lr){
+		.vintid = intid, .pintid = intid, .prio = prio, .state = GIC_LR_PENDING, .hw = true
+	};
+	gic_hot_lr_write_hw(n, intid, prio);
 	spin_unlock(lock);
 	return VGIC_FAST_DONE;
 }
@@ -75,7 +83,8 @@ static inline enum vgic_fast vgic_inject_fast(struct vcpu *v, u32 intid, struct 
 {
 	struct vgic_cpu *g = &v->vgic;
 	struct vm *vm = v->vm;
-	u32 flags = q->flags & VGIC_FAST_FLAGS;
+	u8 seen = q->flags;
+	u32 flags = seen & VGIC_FAST_FLAGS;
 	u32 n = q->lr % VGIC_MAX_LRS; /* (always: from lr_used) */
 	u8 prio;
 
@@ -83,7 +92,7 @@ static inline enum vgic_fast vgic_inject_fast(struct vcpu *v, u32 intid, struct 
 	    READ_ONCE(vm->vgic.pend_spi_words))
 		return VGIC_FAST_NO; /* disabled, or something else first */
 	if (flags == (VIRQ_ENABLED | VIRQ_HW))
-		return vgic_inject_fast_new(v, intid, q);
+		return vgic_inject_fast_new(v, intid, q, seen);
 	if (flags != (VIRQ_ENABLED | VIRQ_HW | VIRQ_IN_LR))
 		return (flags & (VIRQ_ENABLED | VIRQ_PENDING | VIRQ_HW)) == (VIRQ_ENABLED | VIRQ_HW)
 		           ? VGIC_FAST_LOCKED /* a stale VIRQ_ACTIVE to clear */

@@ -527,6 +527,11 @@ static void test_fast_path(void)
 	CHECK(vgic_inject_fast(&vcpu[0], 27, t) == VGIC_FAST_NO); /* disabled */
 	t->flags |= VIRQ_ENABLED;
 	t->prio = 0x20;
+	/* the VM's lock held elsewhere: a new register declines (one attempt) */
+	spin_lock(&vm.vgic.lock);
+	CHECK(vgic_inject_fast(&vcpu[0], 27, t) == VGIC_FAST_LOCKED);
+	CHECK(!(t->flags & VIRQ_IN_LR) && !vcpu[0].vgic.lr_used && lr_holding(0, 27) == NLR);
+	spin_unlock(&vm.vgic.lock);
 	CHECK(vgic_inject_fast(&vcpu[0], 27, t) == VGIC_FAST_DONE); /* a new register */
 	n = lr_holding(0, 27);
 	CHECK(n < NLR && (t->flags & VIRQ_IN_LR) && t->lr == n);
@@ -571,6 +576,11 @@ static void test_fast_path(void)
 	spi = vgic_virq(&vm, NULL, SPI_HW);
 	spi->flags |= VIRQ_ENABLED;
 	spi->target = 0;
+	/* not the VM's passthrough interrupt (core/irq.c irq_fast_virq leaves
+	 * VIRQ_HW to this check): declined, nothing changed */
+	spi->flags &= (u8)~VIRQ_HW;
+	CHECK(vgic_inject_fast(&vcpu[0], SPI_HW, spi) == VGIC_FAST_NO && !vcpu[0].vgic.lr_used);
+	spi->flags |= VIRQ_HW;
 	CHECK(vgic_inject_fast(&vcpu[0], SPI_HW, spi) == VGIC_FAST_DONE);
 	n = spi->lr;
 	CHECK(lr_holding(0, SPI_HW) == n);

@@ -127,3 +127,14 @@ def test_probe_data_abort(guests: Path, tmp_path: Path) -> None:
 
 def test_doorbell_without_hypervisor(guests: Path, tmp_path: Path) -> None:
     assert boot(guests, tmp_path, "doorbell", {"role": "pong"}) == ["doorbell: FAIL (no hypervisor)"]
+
+
+def test_sgilat(guests: Path, tmp_path: Path) -> None:
+    """The virtual SGI latency guest (bench/hotpaths.py) on QEMU's own GIC:
+    every SGI answered, the samples in order (min <= mean <= max, > 0)."""
+    lines = boot(guests, tmp_path, "sgilat", {"cpus": 2, "samples": 20, "wait": "busy"})
+    assert lines[-1] == "sgilat: PASS (20 samples)", lines
+    m = re.fullmatch(r"result bench=sgilat samples=20 wait=busy min_ns=(\d+) mean_ns=([\d.]+) max_ns=(\d+)",
+                     lines[-2])
+    assert m, lines
+    assert 0 < int(m[1]) <= float(m[2]) <= int(m[3]), lines
