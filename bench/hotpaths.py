@@ -19,8 +19,9 @@ where one instruction at any exception level is 1 ns.
 
 "hyp insns" is the figure less what the same guest pays without a
 hypervisor (48 ns for irqlat, measured on the same QEMU with the guest at
-EL1; the empty loop for hcall). The previous figures and Bao's (the same
-guests, the same QEMU 10 and flags) are printed beside them.
+EL1; the empty loop for hcall). Beside them: "before", the figures before
+issue #12; "prev", main just before the last change to the path (the
+hypercall fast path); Bao's (the same guests, the same QEMU 10 and flags).
 
 QEMU models no caches, no DRAM and no pipeline: these are instruction
 counts of the paths, not hardware latencies.
@@ -45,6 +46,7 @@ OUT = ROOT / "build" / "bench" / "hotpaths"
 NO_HYP_IRQ_NS = 48  # irqlat at EL1 on QEMU without a hypervisor (issue #12)
 BEFORE = {"irqlat wfi": 848.0, "vendor": 226.0, "psci": 232.0}  # Bulkhead before issue #12
 BAO = {"irqlat wfi": 240.0, "vendor": 147.0, "psci": 189.0}
+PREV = {"vendor": 160.0, "psci": 165.0}  # main before the hypercall fast path
 
 VM = """platform: qemu-virt
 vms:
@@ -101,6 +103,7 @@ def main() -> int:
             table.append({"path": name + label, "min_ns": int(row["min_ns"]), "mean_ns": float(row["mean_ns"]),
                           "max_ns": int(row["max_ns"]), "hyp_insns": float(row["mean_ns"]) - NO_HYP_IRQ_NS,
                           "before_ns": BEFORE.get(name) if not extra else None,
+                          "prev_ns": PREV.get(name) if not extra else None,
                           "bao_ns": BAO.get(name) if not extra else None})
     for wait in ("wfi", "busy"):
         row = results("doorbell", DOORBELL_PING.format(rounds=1000, wait=wait),
@@ -123,19 +126,20 @@ def main() -> int:
             continue
         mean = float(r["mean_ns"])
         table.append({"path": f"hcall {r['kind']}", "min_ns": None, "mean_ns": mean, "max_ns": None,
-                      "hyp_insns": mean - nop, "before_ns": BEFORE.get(r["kind"]), "bao_ns": BAO.get(r["kind"])})
+                      "hyp_insns": mean - nop, "before_ns": BEFORE.get(r["kind"]), "prev_ns": PREV.get(r["kind"]),
+                      "bao_ns": BAO.get(r["kind"])})
     if "--json" in sys.argv[1:]:
         json.dump(table, sys.stdout, indent=2)
         print()
         return 0
     print("Hot paths, virtual time (-icount shift=0: 1 instruction = 1 ns; QEMU models no caches)")
-    print(f"{'path':<24} {'min':>7} {'mean':>9} {'max':>7} {'hyp insns':>10} {'before':>8} {'Bao':>6}")
+    print(f"{'path':<24} {'min':>7} {'mean':>9} {'max':>7} {'hyp insns':>10} {'before':>8} {'prev':>6} {'Bao':>6}")
     for t in table:
         def f(key: str, fmt: str) -> str:
             v = t[key]
             return format(v, fmt) if v is not None else "-"
         print(f"{t['path']:<24} {f('min_ns', 'd'):>7} {f('mean_ns', '.1f'):>9} {f('max_ns', 'd'):>7} "
-              f"{f('hyp_insns', '.1f'):>10} {f('before_ns', '.0f'):>8} {f('bao_ns', '.0f'):>6}")
+              f"{f('hyp_insns', '.1f'):>10} {f('before_ns', '.0f'):>8} {f('prev_ns', '.0f'):>6} {f('bao_ns', '.0f'):>6}")
     return 0
 
 

@@ -12,7 +12,9 @@ measure mode: ping on CPU 0 rings pong on CPU 1 ``--samples`` times and
 pong rings back; both CPUs traced: the sender's BH_HC_DOORBELL exit and
 the receiver's exit for the kick SGI that delivers the doorbell SPI), or
 ``--guest sgilat`` (guests/sgilat: a virtual SGI from vCPU 0 to vCPU 1 and
-one back, ``--samples`` times; both CPUs traced), under ``-icount shift=0`` with
+one back, ``--samples`` times; both CPUs traced), or ``--guest hcall``
+(``--samples`` back-to-back BH_HC_VERSION then PSCI_VERSION calls over
+HVC), under ``-icount shift=0`` with
 QEMU's execution trace restricted to the hypervisor's image
 (``-d exec,nochain -accel tcg,one-insn-per-tb=on -dfilter <.text>``): every
 EL2 instruction CPU 0 executes is one trace line, guest instructions are
@@ -22,7 +24,7 @@ their PC (the ELF's symbols) and the functions to five stages:
 
 - entry: the vector and the register save/restore (vectors.S);
 - acknowledge: GIC acknowledge, priority drop, deactivate, dispatch
-  (gic_*, irq_*, trap_*);
+  (gic_*, irq_*, trap_*; hypercall_*, vpsci_* for a hypercall);
 - regulator: isolation/bw*.c, the PMU and EL2 timer accessors, and the
   compiler's division helpers they call;
 - vgic: core/vgic*.c;
@@ -35,7 +37,8 @@ delivered by the hot path: the EL1 timer or a passthrough SPI), "doorbell"
 register write: vgic_sgi_send), "notify" (an interrupt exit
 that made a pending virtual interrupt of another CPU's making deliverable:
 the kick SGI's, through vgic_flush_pending, on irq_kick_fast or the general
-path), "other"
+path), "psci" and "vendor" (another hypercall: vpsci_call or vpsci_query
+ran, or only hypercall_*), "other"
 (also the deliveries the hot path declined). QEMU models no caches, no
 pipeline: these are instruction counts, the same on every run
 (deterministic under -icount).
@@ -44,6 +47,7 @@ pipeline: these are instruction counts, the same on every run
                                        [--counter cycles|event] [--json] [--out DIR]
     .venv/bin/python bench/hyptrace.py --guest irqlat|rtc|doorbell [--samples 200] [--wait wfi|busy]
                                        [--regulated] [--platform qemu-virt|zcu102] [--json]
+    .venv/bin/python bench/hyptrace.py --guest hcall [--samples 200]
 """
 
 from __future__ import annotations
@@ -96,6 +100,7 @@ GUEST_LINES = {
     "irqlat": "    params: {{samples: {samples}, period_us: 100, warmup: 0, wait: {wait}}}\n",
     # a passthrough SPI: the PL031 RTC's (34, level), once a second
     "rtc": "    devices: [rtc]\n    params: {{rounds: {samples}}}\n",
+    "hcall": "    params: {{calls: {samples}}}\n",
 }
 IRQLAT_REGULATOR = "    bandwidth: {period_us: 100, budget_events: 100000000}\n"
 TRACE_RE = re.compile(r"Trace (\d+): \S+ \[[0-9a-f]+/([0-9a-f]+)/")
@@ -106,9 +111,9 @@ LOWER_VECTORS = (0x400, 0x480, 0x500, 0x580, 0x600, 0x680, 0x700, 0x780)
 
 def stage_of(fn: str) -> str:
     if fn.removesuffix("_pmu") in ("el2_vectors", "guest_irq", "guest_irq_slow", "guest_restore_fast",
-                                   "guest_restore", "guest_enter"):
+                                   "guest_restore", "guest_enter", "guest_sync_slow"):
         return "entry"
-    if fn.startswith(("gic_", "gicv", "irq_", "trap_")):
+    if fn.startswith(("gic_", "gicv", "irq_", "trap_", "hypercall_", "vpsci_")):
         return "acknowledge"
     if fn.startswith(("bw_", "pmu_", "timer_", "__udiv", "__div", "__umod")):
         return "regulator"
@@ -153,6 +158,10 @@ def kind_of(fns: Counter[str]) -> str:
         return "notify"
     if "irq_guest_fast" in fns and "trap_guest_irq" not in fns:
         return "delivery"
+    if "vpsci_call" in fns or "vpsci_query" in fns:
+        return "psci"
+    if any(fn.startswith("hypercall_") for fn in fns):
+        return "vendor"
     return "other"
 
 
@@ -199,8 +208,8 @@ def report(segs: list[Counter[str]]) -> dict[str, dict[str, object]]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--guest", choices=("bwprobe", "irqlat", "rtc", "doorbell", "sgilat"), default="bwprobe")
-    ap.add_argument("--samples", type=int, default=200, help="irqlat: timer interrupts; rtc: RTC interrupts; doorbell: rings; sgilat: SGIs")
+    ap.add_argument("--guest", choices=("bwprobe", "irqlat", "rtc", "doorbell", "sgilat", "hcall"), default="bwprobe")
+    ap.add_argument("--samples", type=int, default=200, help="irqlat: timer interrupts; rtc: RTC interrupts; doorbell: rings; sgilat: SGIs; hcall: calls of each kind")
     ap.add_argument("--wait", choices=("wfi", "busy"), default="wfi", help="irqlat: between interrupts; doorbell: the receiver (pong); sgilat: vCPU 1")
     ap.add_argument("--platform", choices=("qemu-virt", "zcu102"), default="qemu-virt",
                     help="irqlat: the board (zcu102: GICv2, the GIC-400)")
@@ -216,7 +225,7 @@ def main() -> int:
     budget = args.budget or 2 * args.period_us * 1000
     with tempfile.TemporaryDirectory() as t:
         cfg = Path(t) / "hyptrace.yaml"
-        if args.guest in ("irqlat", "rtc", "doorbell", "sgilat"):
+        if args.guest in GUEST_LINES:
             lines = GUEST_LINES[args.guest].format(samples=args.samples, wait=args.wait)
             extra = IRQLAT_REGULATOR if args.regulated else ""
             if args.guest == "doorbell":
@@ -245,7 +254,10 @@ def main() -> int:
         json.dump(table, sys.stdout, indent=2)
         print()
         return 0
-    if args.guest == "sgilat":
+    if args.guest == "hcall":
+        print(f"hypervisor instructions per exit, guests/hcall ({args.samples} calls of each kind); "
+              "-icount shift=0, QEMU models no caches")
+    elif args.guest == "sgilat":
         print(f"hypervisor instructions per exit, sgilat ({args.samples} SGIs each way, vCPU 1 wait {args.wait}; "
               "CPUs 0 and 1); -icount shift=0, QEMU models no caches")
     elif args.guest == "doorbell":

@@ -21,7 +21,7 @@
  *              "\v[bulkhead] ...") that must not read as other lines
  *   hvc        seeded HVC and SMC calls (Bulkhead, PSCI, SMCCC and random
  *              function IDs; wild arguments; calls that would power the VM
- *              or a vCPU off left out): x6..x17 must survive every call
+ *              or a vCPU off left out): x6..x28 must survive every call
  *   sysreg     MRS of every op0 = 2/3 encoding, MSR of every EL2/EL3 and
  *              IMPLEMENTATION DEFINED encoding, SYS of every EL2/EL3
  *              operation, and UDF/BRK/SVC/HVC #imm/SMC #imm: each runs or
@@ -32,7 +32,7 @@
  * Params: mode, ms, seed (1). Each vCPU repeats its mode's pass until `ms`
  * is over; vCPU 0 then reports the operations, the exceptions that came
  * back to the VM and the violations (memsweep: probes that did not fault;
- * hvc: calls that changed x6..x17; 0 expected).
+ * hvc: calls that changed x6..x28; 0 expected).
  * Lines: "attack: <mode> on <n> vCPUs for <ms> ms",
  *        "attack: <mode> done ops=<n> faults=<n> violations=<n>",
  *        "attack: bw vcpu <i> last=<n> max=<n> mean=<n> throttles=<n>" per
@@ -252,7 +252,7 @@ static u64 run_uart(u32 cpu, u64 end)
 	return n;
 }
 
-/* HVC #0 (or SMC #0) with x0..x5, checking that x6..x17 survive. */
+/* HVC #0 (or SMC #0) with x0..x5, checking that x6..x28 survive. */
 static bool hvc_call(bool smc, const u64 a[6])
 {
 	register u64 x0 __asm__("x0") = a[0];
@@ -263,29 +263,45 @@ static bool hvc_call(bool smc, const u64 a[6])
 	register u64 x5 __asm__("x5") = a[5];
 	u64 bad;
 
-#define HVC_BODY(insn)                                                                       \
-	__asm__ volatile("mov x6, #1542\n mov x7, #1543\n mov x8, #1544\n"                   \
-	                 "mov x9, #1545\n mov x10, #1546\n mov x11, #1547\n"                 \
-	                 "mov x12, #1548\n mov x13, #1549\n mov x14, #1550\n"                \
-	                 "mov x15, #1551\n mov x16, #1552\n mov x17, #1553\n" insn "\n"      \
-	                 "mov %[bad], #0\n"                                                  \
-	                 "cmp x6, #1542\n cinc %[bad], %[bad], ne\n"                         \
-	                 "cmp x7, #1543\n cinc %[bad], %[bad], ne\n"                         \
-	                 "cmp x8, #1544\n cinc %[bad], %[bad], ne\n"                         \
-	                 "cmp x9, #1545\n cinc %[bad], %[bad], ne\n"                         \
-	                 "cmp x10, #1546\n cinc %[bad], %[bad], ne\n"                        \
-	                 "cmp x11, #1547\n cinc %[bad], %[bad], ne\n"                        \
-	                 "cmp x12, #1548\n cinc %[bad], %[bad], ne\n"                        \
-	                 "cmp x13, #1549\n cinc %[bad], %[bad], ne\n"                        \
-	                 "cmp x14, #1550\n cinc %[bad], %[bad], ne\n"                        \
-	                 "cmp x15, #1551\n cinc %[bad], %[bad], ne\n"                        \
-	                 "cmp x16, #1552\n cinc %[bad], %[bad], ne\n"                        \
-	                 "cmp x17, #1553\n cinc %[bad], %[bad], ne\n"                        \
-	                 : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3), "+r"(x4),                 \
-	                   "+r"(x5), [bad] "=&r"(bad)                                        \
-	                 :                                                                   \
-	                 : "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15", \
-	                   "x16", "x17", "cc", "memory")
+#define HVC_BODY(insn)                                                                           \
+	__asm__ volatile("mov x6, #1542\n mov x7, #1543\n mov x8, #1544\n"                       \
+	                 "mov x9, #1545\n mov x10, #1546\n mov x11, #1547\n"                     \
+	                 "mov x12, #1548\n mov x13, #1549\n mov x14, #1550\n"                    \
+	                 "mov x15, #1551\n mov x16, #1552\n mov x17, #1553\n"                    \
+	                 "mov x18, #1554\n mov x19, #1555\n mov x20, #1556\n"                    \
+	                 "mov x21, #1557\n mov x22, #1558\n mov x23, #1559\n"                    \
+	                 "mov x24, #1560\n mov x25, #1561\n mov x26, #1562\n"                    \
+	                 "mov x27, #1563\n mov x28, #1564\n" insn "\n"                           \
+	                 "mov %[bad], #0\n"                                                      \
+	                 "cmp x6, #1542\n cinc %[bad], %[bad], ne\n"                             \
+	                 "cmp x7, #1543\n cinc %[bad], %[bad], ne\n"                             \
+	                 "cmp x8, #1544\n cinc %[bad], %[bad], ne\n"                             \
+	                 "cmp x9, #1545\n cinc %[bad], %[bad], ne\n"                             \
+	                 "cmp x10, #1546\n cinc %[bad], %[bad], ne\n"                            \
+	                 "cmp x11, #1547\n cinc %[bad], %[bad], ne\n"                            \
+	                 "cmp x12, #1548\n cinc %[bad], %[bad], ne\n"                            \
+	                 "cmp x13, #1549\n cinc %[bad], %[bad], ne\n"                            \
+	                 "cmp x14, #1550\n cinc %[bad], %[bad], ne\n"                            \
+	                 "cmp x15, #1551\n cinc %[bad], %[bad], ne\n"                            \
+	                 "cmp x16, #1552\n cinc %[bad], %[bad], ne\n"                            \
+	                 "cmp x17, #1553\n cinc %[bad], %[bad], ne\n"                            \
+	                 "cmp x18, #1554\n cinc %[bad], %[bad], ne\n"                            \
+	                 "cmp x19, #1555\n cinc %[bad], %[bad], ne\n"                            \
+	                 "cmp x20, #1556\n cinc %[bad], %[bad], ne\n"                            \
+	                 "cmp x21, #1557\n cinc %[bad], %[bad], ne\n"                            \
+	                 "cmp x22, #1558\n cinc %[bad], %[bad], ne\n"                            \
+	                 "cmp x23, #1559\n cinc %[bad], %[bad], ne\n"                            \
+	                 "cmp x24, #1560\n cinc %[bad], %[bad], ne\n"                            \
+	                 "cmp x25, #1561\n cinc %[bad], %[bad], ne\n"                            \
+	                 "cmp x26, #1562\n cinc %[bad], %[bad], ne\n"                            \
+	                 "cmp x27, #1563\n cinc %[bad], %[bad], ne\n"                            \
+	                 "cmp x28, #1564\n cinc %[bad], %[bad], ne\n"                            \
+	                 : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3), "+r"(x4),                     \
+	                   "+r"(x5), [bad] "=&r"(bad)                                            \
+	                 :                                                                       \
+	                 : "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15",     \
+	                   "x16", "x17", "x18", "x19", "x20", "x21", "x22", "x23", "x24", "x25", \
+	                   "x26", "x27", "x28", "cc", "memory")
 	if (smc)
 		HVC_BODY("smc #0");
 	else

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "core/hypercall.h"
 
+#include "arch/aarch64/psci_fw.h"
 #include "core/console.h"
 #include "core/ipc.h"
 #include "core/mem.h"
@@ -105,6 +106,50 @@ static s64 hypercall_console_write(struct vcpu *v, u64 ipa, u64 len)
 	return (s64)len;
 }
 
+/* The calls that read constants or the VM's configuration and change
+ * nothing: the synchronous fast path (core/trap.c trap_guest_sync_fast)
+ * returns to the guest right after them. The registered calls are not
+ * among them: they take hypercall_dispatch(), after the fixed ones. */
+bool hypercall_query(const struct vcpu *v, struct frame *f)
+{
+	const struct vm *vm = v->vm;
+	u32 fid = (u32)f->x[0];
+
+	if (vpsci_is_psci(fid))
+		return vpsci_query(f);
+	switch (fid) {
+	case SMCCC_VERSION:
+		f->x[0] = SMCCC_VERSION_1_1;
+		return true;
+	case SMCCC_ARCH_FEATURES:
+		f->x[0] = (u64)(s64)(((u32)f->x[1] == SMCCC_VERSION) ? 0 : BH_E_NOT_SUPPORTED);
+		return true;
+	case BH_HC_CALL_UID:
+		for (int i = 0; i < 4; i++)
+			f->x[i] = bh_uid[i];
+		return true;
+	case BH_HC_REVISION:
+		f->x[0] = BH_ABI_MAJOR;
+		f->x[1] = BH_ABI_MINOR;
+		return true;
+	case BH_HC_VERSION:
+		f->x[0] = BH_OK;
+		f->x[1] = BH_MAGIC;
+		f->x[2] = (BH_ABI_MAJOR << 16) | BH_ABI_MINOR;
+		return true;
+	case BH_HC_VM_INFO:
+		f->x[0] = BH_OK;
+		f->x[1] = vm->id;
+		f->x[2] = vm->nvcpus;
+		f->x[3] = vm->ram_bytes;
+		f->x[4] = v->idx;
+		f->x[5] = vm->resets;
+		return true;
+	default:
+		return false;
+	}
+}
+
 void hypercall_dispatch(struct vcpu *v)
 {
 	struct frame *f = v->frame;
@@ -116,33 +161,6 @@ void hypercall_dispatch(struct vcpu *v)
 		return;
 	}
 	switch (fid) {
-	case SMCCC_VERSION:
-		f->x[0] = SMCCC_VERSION_1_1;
-		break;
-	case SMCCC_ARCH_FEATURES:
-		f->x[0] = (u64)(s64)(((u32)f->x[1] == SMCCC_VERSION) ? 0 : BH_E_NOT_SUPPORTED);
-		break;
-	case BH_HC_CALL_UID:
-		for (int i = 0; i < 4; i++)
-			f->x[i] = bh_uid[i];
-		break;
-	case BH_HC_REVISION:
-		f->x[0] = BH_ABI_MAJOR;
-		f->x[1] = BH_ABI_MINOR;
-		break;
-	case BH_HC_VERSION:
-		f->x[0] = BH_OK;
-		f->x[1] = BH_MAGIC;
-		f->x[2] = (BH_ABI_MAJOR << 16) | BH_ABI_MINOR;
-		break;
-	case BH_HC_VM_INFO:
-		f->x[0] = BH_OK;
-		f->x[1] = vm->id;
-		f->x[2] = vm->nvcpus;
-		f->x[3] = vm->ram_bytes;
-		f->x[4] = v->idx;
-		f->x[5] = vm->resets;
-		break;
 	case BH_HC_CONSOLE_WRITE:
 		f->x[0] = (u64)hypercall_console_write(v, f->x[1], f->x[2]);
 		break;

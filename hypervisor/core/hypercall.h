@@ -44,9 +44,15 @@
 
 #define BH_CONSOLE_WRITE_MAX 4096
 
+struct frame;
 struct vcpu;
 
-/* Handles an HVC/SMC (after PSCI): function ID in x0; results in x0..x4. */
+/* Answers a pure query (a call that changes nothing: versions, features,
+ * UID, VM_INFO) into f, which need hold only x0-x18; false for any other
+ * function ID. */
+bool hypercall_query(const struct vcpu *v, struct frame *f);
+/* Handles an HVC/SMC that hypercall_query() did not answer (after PSCI):
+ * function ID in x0; results in x0..x4. */
 void hypercall_dispatch(struct vcpu *v);
 /* Lets an upper layer serve a function ID (at init): fn reads its
  * arguments from and writes its results to v->frame. */

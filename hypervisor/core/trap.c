@@ -19,7 +19,8 @@
 #include "core/vm.h"
 #include "lib/log.h"
 
-void trap_guest_sync(struct frame *f);
+bool trap_guest_sync_fast(u64 esr);
+void trap_guest_sync(u64 esr);
 u32 trap_guest_irq_fast(void);
 void trap_guest_irq(struct frame *f, u32 intid);
 void trap_guest_serror(struct frame *f);
@@ -61,24 +62,56 @@ static void trap_data_abort(struct vcpu *v, u64 esr)
 	v->frame->elr += 4;
 }
 
-void trap_guest_sync(struct frame *f)
+/*
+ * The synchronous fast path (vectors.S guest_sync_vector), for an HVC or
+ * SMC (esr's class) only: the frame holds the guest's x0-x19 and x30
+ * (x20-x29 are callee-saved, ELR and SPSR still in their registers). True
+ * when the exception is complete: a call that hypercall_query() answers,
+ * the guest resumes from the frame at once. False for any other call: the
+ * vector completes the frame and calls trap_guest_sync(esr),
+ * which counts and advances nothing again.
+ *
+ * Skipping vgic_sync() and vcpu_exit_path() is safe because what they look
+ * at cannot have changed since the previous guest entry, which ran both:
+ * - a query changes nothing (no vCPU, vGIC, VM or device state);
+ * - on this CPU every other handler leaves through vcpu_exit_path();
+ * - another CPU that changes this vCPU's state (pends a virtual interrupt,
+ *   pauses, stops or resets the VM) kicks this CPU with an SGI, and the
+ *   regulator throttles from this CPU's own interrupts: such a physical
+ *   interrupt, pending at EL2 meanwhile, is taken as soon as the ERET
+ *   unmasks it and goes the general way, as after a general exit;
+ * - list registers the guest acknowledged or completed meanwhile are read
+ *   back by the next vgic_sync(); nothing in a query depends on them.
+ */
+bool trap_guest_sync_fast(u64 esr)
+{
+	struct cpu *cpu = cpu_this();
+
+	cpu->exits++;
+	if (ESR_EC(esr) == EC_SMC64) /* a trapped SMC returns to itself */
+		sysreg_write(elr_el2, sysreg_read(elr_el2) + 4);
+	return hypercall_query(cpu->vcpu, cpu->frame);
+}
+
+/* Every synchronous exception trap_guest_sync_fast() did not complete, esr
+ * its ESR_EL2. An HVC or SMC went through it first: counted, a trapped
+ * SMC's ELR already past the instruction. */
+void trap_guest_sync(u64 esr)
 {
 	struct vcpu *v = vcpu_current();
-	u64 esr = sysreg_read(esr_el2);
+	u32 ec = ESR_EC(esr);
 
-	cpu_this()->exits++;
+	if (ec != EC_HVC64 && ec != EC_SMC64)
+		cpu_this()->exits++;
 	vgic_sync(v);
-	switch (ESR_EC(esr)) {
+	switch (ec) {
 	case EC_HVC64:
-		hypercall_dispatch(v);
-		break;
 	case EC_SMC64:
-		f->elr += 4; /* a trapped SMC returns to itself */
 		hypercall_dispatch(v);
 		break;
 	case EC_SYSREG:
 		if (sysreg_trap(v, ESR_ISS(esr)))
-			f->elr += 4;
+			v->frame->elr += 4;
 		else
 			fault_guest(v, FAULT_UNDEF, 0, 0, esr, "system register not available");
 		break;

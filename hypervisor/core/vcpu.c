@@ -175,7 +175,7 @@ static void vcpu_pause_wait(struct vcpu *v)
 
 /* Until the vCPU may run guest code again: parked while its VM or itself
  * is off, paused while another CPU works on its VM's memory, stalled while
- * its regulator throttles it. */
+ * its regulator throttles it. Then its vGIC state, as on every entry. */
 static void __attribute__((noinline)) vcpu_exit_wait(struct vcpu *v)
 {
 	for (;;) {
@@ -192,13 +192,16 @@ static void __attribute__((noinline)) vcpu_exit_wait(struct vcpu *v)
 			break;
 		vcpu_stall(v);
 	}
+	vgic_flush(v);
 }
 
+/* Both calls are tail calls: no stack frame on the common path. */
 void vcpu_exit_path(struct vcpu *v)
 {
 	if (v->vm->state != VM_RUNNING || v->power != VCPU_ON || v->throttled || v->vm->pause)
 		vcpu_exit_wait(v); /* the rare case: kept out of the hot path */
-	vgic_flush(v);
+	else
+		vgic_flush(v);
 }
 
 static bool vcpu_stopped(const struct vcpu *v)

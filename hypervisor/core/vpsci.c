@@ -9,11 +9,6 @@
 #define PSCI_MIGRATE_NOT_REQUIRED 2
 #define SMCCC_VERSION             0x80000000u
 
-bool vpsci_is_psci(u32 fid)
-{
-	return (fid & ~0x40000000u) >= 0x84000000u && (fid & ~0x40000000u) <= 0x8400001fu;
-}
-
 static struct vcpu *vpsci_find(struct vm *vm, u64 mpidr)
 {
 	u64 aff = mpidr & 0xff00ffffffull;
@@ -61,6 +56,23 @@ static bool vpsci_cpu_off(struct vcpu *v)
 	return last;
 }
 
+bool vpsci_query(struct frame *f)
+{
+	switch ((u32)f->x[0]) {
+	case PSCI_VERSION:
+		f->x[0] = PSCI_VERSION_1_1;
+		return true;
+	case PSCI_FEATURES:
+		f->x[0] = (u64)vpsci_features((u32)f->x[1]);
+		return true;
+	case PSCI_MIGRATE_INFO_TYPE:
+		f->x[0] = PSCI_MIGRATE_NOT_REQUIRED;
+		return true;
+	default:
+		return false;
+	}
+}
+
 void vpsci_call(struct vcpu *v)
 {
 	struct frame *f = v->frame;
@@ -73,15 +85,6 @@ void vpsci_call(struct vcpu *v)
 	s64 ret;
 
 	switch (fid) {
-	case PSCI_VERSION:
-		ret = PSCI_VERSION_1_1;
-		break;
-	case PSCI_FEATURES:
-		ret = vpsci_features((u32)a1);
-		break;
-	case PSCI_MIGRATE_INFO_TYPE:
-		ret = PSCI_MIGRATE_NOT_REQUIRED;
-		break;
 	case PSCI_CPU_ON_32:
 	case PSCI_CPU_ON_64: {
 		struct vcpu *t = vpsci_find(vm, a1);

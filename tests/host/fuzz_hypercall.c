@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer target: the hypercall and PSCI argument checks
- * (core/hypercall.c, core/vpsci.c) for any function ID and arguments a
+ * (core/hypercall.c, core/vpsci.c: hypercall_query, the synchronous fast
+ * path's pure queries, then hypercall_dispatch, as core/trap.c calls
+ * them) for any function ID and arguments a
  * guest can pass, against a model of the rest of the hypervisor (a VM of
  * two vCPUs with 16 MiB of RAM at IPA 0x40000000, one shared-memory
  * region, a second VM). Checked besides ASan/UBSan:
@@ -11,7 +13,8 @@
  *  - only SYSTEM_OFF, SYSTEM_RESET, BH_HC_EXIT and CPU_OFF power the VM
  *    off or reset it, only CPU_ON powers a vCPU on, and only one of the
  *    caller's own VM;
- *  - a function ID nobody handles returns NOT_SUPPORTED (-1).
+ *  - a function ID nobody handles returns NOT_SUPPORTED (-1);
+ *  - a call hypercall_query() answers prints, powers and resets nothing.
  */
 #include <stdarg.h>
 #include <stdint.h>
@@ -156,6 +159,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		u8 pick = data[i];
 		u32 fid;
 		u64 args[5];
+		bool query;
 		u32 before[3] = { printed, shutdowns + resets, power_ons };
 
 		memcpy(args, data + i + 1, sizeof(args));
@@ -169,7 +173,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		f->x[0] = fid;
 		for (u32 r = 0; r < 5; r++)
 			f->x[1 + r] = args[r];
-		hypercall_dispatch(v);
+		/* as core/trap.c: the fast path's queries, then the rest */
+		query = hypercall_query(v, f);
+		if (!query)
+			hypercall_dispatch(v);
+		/* a query (answered without the exit path) changes nothing */
+		if (query && (printed != before[0] || shutdowns + resets != before[1] ||
+		              power_ons != before[2]))
+			abort();
 		for (u32 r = 6; r < 31; r++)
 			if (f->x[r] != 0x1000 + r)
 				abort();

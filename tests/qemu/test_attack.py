@@ -160,7 +160,8 @@ def test_uart_garbage_cannot_forge_lines(quiet: dict[str, int]) -> None:
 
 def test_hypercall_and_smc_fuzz(quiet: dict[str, int]) -> None:
     """Seeded HVC/SMC calls with random function IDs and wild arguments:
-    the hypervisor survives, x6..x17 survive every call."""
+    the hypervisor survives, x6..x28 survive every call (the synchronous
+    fast path restores x0-x19 and x30 itself, x20-x29 are callee-saved)."""
     res = boot_pair("hvc")
     figures = victim_figures(res)
     done = attack_done(res, "hvc")

@@ -10,6 +10,13 @@
  * A CPU whose hypervisor PMU counters must not count its own work runs on
  * the second copy of the table, el2_vectors_pmu (see vector_table).
  *
+ * A synchronous exception from the guest also saves x0-x18 and x30 (and
+ * x19, which then holds ESR_EL2 across the call); an HVC or SMC tries
+ * trap_guest_sync_fast(esr) (core/trap.c): true when it completed the
+ * exception (a pure query hypercall), and the guest resumes at once. Else,
+ * and for every other exception class, the rest of the frame is saved and
+ * trap_guest_sync(esr) handles it.
+ *
  * Other Exceptions from the guest save its registers into
  * the frame at SP (the top of this CPU's stack, see boot.S), call the core's
  * trap handler with the frame, and return to the guest through guest_restore.
@@ -44,6 +51,19 @@
 	ldp	x12, x13, [sp, #16 * 6]
 	ldp	x14, x15, [sp, #16 * 7]
 	ldp	x16, x17, [sp, #16 * 8]
+.endm
+
+/* The rest of a frame after x0-x19 and x30: x20-x29, ELR, SPSR. Clobbers
+ * x2, x3. */
+.macro save_x20_spsr
+	stp	x20, x21, [sp, #16 * 10]
+	stp	x22, x23, [sp, #16 * 11]
+	stp	x24, x25, [sp, #16 * 12]
+	stp	x26, x27, [sp, #16 * 13]
+	stp	x28, x29, [sp, #16 * 14]
+	mrs	x2, elr_el2
+	mrs	x3, spsr_el2
+	stp	x2, x3, [sp, #F_ELR]
 .endm
 
 /*
@@ -101,15 +121,8 @@
 .macro save_frame
 	save_x0_x17
 	stp	x18, x19, [sp, #16 * 9]
-	stp	x20, x21, [sp, #16 * 10]
-	stp	x22, x23, [sp, #16 * 11]
-	stp	x24, x25, [sp, #16 * 12]
-	stp	x26, x27, [sp, #16 * 13]
-	stp	x28, x29, [sp, #16 * 14]
-	mrs	x0, elr_el2
-	mrs	x1, spsr_el2
-	stp	x30, x0, [sp, #F_ELR - 8]
-	str	x1, [sp, #F_SPSR]
+	save_x20_spsr
+	str	x30, [sp, #F_ELR - 8]
 	mov	x0, sp
 .endm
 
@@ -118,6 +131,32 @@
 	save_frame
 	bl	\handler
 	b	guest_restore\s
+.endm
+
+/* x19 = ESR_EL2 from here on. Only HVC64 and SMC64 (EC 0x16, 0x17: bits
+ * [31:27] = 0b01011) try the fast path; the whole of it fits in the
+ * vector's 32 instructions (.org fails the build otherwise). Sync traps
+ * leave the PMU filters as they are (vector_table): nothing to toggle. */
+.macro guest_sync_vector s
+	.balign 0x80
+.Lguest_sync\@:
+	save_x0_x17
+	stp	x18, x19, [sp, #16 * 9]
+	str	x30, [sp, #F_ELR - 8]
+	mrs	x19, esr_el2
+	lsr	w0, w19, #27
+	cmp	w0, #0xb
+	b.ne	guest_sync_slow\s
+	mov	x0, x19
+	bl	trap_guest_sync_fast
+	cbz	w0, guest_sync_slow\s
+	restore_x0_x17
+	ldp	x18, x19, [sp, #16 * 9]
+	ldr	x30, [sp, #F_ELR - 8]
+	eret
+	dsb	nsh
+	isb
+	.org	.Lguest_sync\@ + 0x80
 .endm
 
 .macro guest_irq_vector s
@@ -156,15 +195,24 @@
 	el2_vector 5 /* EL2h IRQ (never unmasked) */
 	el2_vector 6
 	el2_vector 7 /* EL2h SError */
-	guest_vector trap_guest_sync, \s
+	guest_sync_vector \s
 	guest_irq_vector \s
 	guest_irq_vector \s /* FIQ: handled like IRQ */
 	guest_vector trap_guest_serror, \s
 	/* AArch32 EL0 under an AArch64 EL1: interrupts still reach EL2 */
-	guest_vector trap_guest_sync, \s
+	guest_sync_vector \s
 	guest_irq_vector \s
 	guest_irq_vector \s
 	guest_vector trap_guest_serror, \s
+
+/* Not for the sync fast path, or declined by it: x0-x19 and x30 are saved,
+ * x19 = ESR_EL2, x20-x29 still hold the guest's values (callee-saved):
+ * complete the frame. */
+guest_sync_slow\s:
+	save_x20_spsr
+	mov	x0, x19
+	bl	trap_guest_sync
+	b	guest_restore\s
 
 /* A guest IRQ, x0-x18 and x30 saved: the hot path first. */
 guest_irq\s:
@@ -181,15 +229,7 @@ guest_irq\s:
 guest_irq_slow\s:
 	mov	w1, w0
 	stp	x18, x19, [sp, #16 * 9]
-	stp	x20, x21, [sp, #16 * 10]
-	stp	x22, x23, [sp, #16 * 11]
-	stp	x24, x25, [sp, #16 * 12]
-	stp	x26, x27, [sp, #16 * 13]
-	stp	x28, x29, [sp, #16 * 14]
-	mrs	x2, elr_el2
-	mrs	x3, spsr_el2
-	str	x2, [sp, #F_ELR]
-	str	x3, [sp, #F_SPSR]
+	save_x20_spsr
 	mov	x0, sp
 	bl	trap_guest_irq
 	b	guest_restore\s
