@@ -199,7 +199,8 @@ def report(segs: list[Counter[str]]) -> dict[str, dict[str, object]]:
         for s in ss:
             fns.update(s)
         table[kind] = {
-            "exits": len(ss), "mean": statistics.mean(totals), "min": min(totals), "max": max(totals),
+            "exits": len(ss), "mean": statistics.mean(totals),
+            "median": statistics.median(totals), "min": min(totals), "max": max(totals),
             "stages": stages,
             "functions": {fn: n / len(ss) for fn, n in fns.most_common()},
         }
@@ -270,11 +271,11 @@ def main() -> int:
     else:
         print(f"hypervisor instructions per exit, period {args.period_us} us, budget {budget} ({args.counter}); "
               "-icount shift=0, QEMU models no caches")
-    print(f"{'exit':<9} {'count':>6} {'mean':>7} {'min':>5} {'max':>5} " + " ".join(f"{s:>11}" for s in STAGES))
+    print(f"{'exit':<9} {'count':>6} {'mean':>7} {'median':>7} {'min':>5} {'max':>5} " + " ".join(f"{s:>11}" for s in STAGES))
     for kind, row in table.items():
         st = row["stages"]
         assert isinstance(st, dict)
-        print(f"{kind:<9} {row['exits']:>6} {row['mean']:>7.1f} {row['min']:>5} {row['max']:>5} "
+        print(f"{kind:<9} {row['exits']:>6} {row['mean']:>7.1f} {row['median']:>7.1f} {row['min']:>5} {row['max']:>5} "
               + " ".join(f"{st[s]:>11.1f}" for s in STAGES))
     for kind, row in table.items():
         fns = row["functions"]

@@ -13,8 +13,11 @@ static struct vm *irq_owner[GIC_MAX_INTID];
 static u32 irq_console = GIC_SPURIOUS;
 static void (*irq_hyp[GIC_MAX_INTID])(u32 intid); /* PPIs, and SPIs such as ZynqMP's PMU */
 static u32 irq_maint = GIC_SPURIOUS;              /* the GIC maintenance PPI */
-static u32 irq_hot = GIC_SPURIOUS;
-static bool (*irq_hot_fn)(void);
+/* The hot handler and its interrupt, side by side: one address for both. */
+static struct {
+	u32 intid;
+	irq_hot_fn_t fn;
+} irq_hot = { GIC_SPURIOUS, NULL };
 
 void irq_register_hyp(u32 intid, void (*fn)(u32 intid))
 {
@@ -22,11 +25,11 @@ void irq_register_hyp(u32 intid, void (*fn)(u32 intid))
 		irq_hyp[intid] = fn;
 }
 
-void irq_register_hyp_hot(u32 intid, bool (*fn)(void))
+void irq_register_hyp_hot(u32 intid, irq_hot_fn_t fn)
 {
 	if (intid < GIC_PRIV_MAX) {
-		irq_hot_fn = fn;
-		irq_hot = intid;
+		irq_hot.fn = fn;
+		irq_hot.intid = intid;
 	}
 }
 
@@ -131,18 +134,6 @@ u32 irq_handle_pending(void)
 	return irq_handle_acked(gic_ack());
 }
 
-/* The regulator's hot handler (out of line: the delivery path below stays a
- * leaf without a frame). */
-static __attribute__((noinline)) u32 irq_hot_run(struct cpu *cpu, u32 intid)
-{
-	if (!irq_hot_fn())
-		return intid;
-	cpu->irq_exits++;
-	cpu->reg_exits++;
-	gic_eoi_deactivate(intid);
-	return ~0u;
-}
-
 _Static_assert(GIC_MAX_INTID - GIC_PRIV_MAX <= VGIC_NR_SPIS, "every SPI has a struct virq");
 
 /*
@@ -227,8 +218,8 @@ u32 irq_guest_fast(struct cpu *cpu, u32 intid)
 	struct vcpu *v = cpu->vcpu;
 	struct virq *q;
 
-	if (intid == irq_hot)
-		return irq_hot_run(cpu, intid);
+	if (intid == irq_hot.intid)
+		return irq_hot.fn(cpu, intid); /* a tail call: no frame here */
 	if (!v || !(q = irq_fast_virq(v, intid)))
 		return intid == IRQ_SGI_KICK ? irq_kick_fast(cpu, v, intid) : intid;
 	if (v->vm->state != VM_RUNNING || v->power != VCPU_ON || v->throttled)

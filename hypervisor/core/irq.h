@@ -4,6 +4,7 @@
 #define CORE_IRQ_H
 
 #include "arch/aarch64/cpu.h"
+#include "arch/aarch64/gic_hot.h"
 #include "lib/types.h"
 
 #define IRQ_SGI_KICK 0 /* "leave the guest and look at your state" */
@@ -42,12 +43,25 @@ void irq_register_hyp(u32 intid, void (*fn)(u32 intid));
  * CPU's own (routed to it, level-sensitive; e.g. a per-CPU PMU SPI). */
 void irq_enable_hyp_local(u32 intid);
 /* One private interrupt may also have a hot handler, tried first when it
- * interrupts a guest (irq_guest_fast): with only the caller-saved registers
- * saved, no vGIC sync or flush. fn returns false, having done nothing, to
- * leave the interrupt to the general path (and irq_register_hyp's handler);
- * true when done: the interrupt is then dropped and deactivated and the
- * guest resumes at once. */
-void irq_register_hyp_hot(u32 intid, bool (*fn)(void));
+ * interrupts a guest (irq_guest_fast tail-calls it, so that a leaf handler
+ * keeps the whole path without a stack frame): with only the caller-saved
+ * registers saved, no vGIC sync or flush. fn returns intid, having done
+ * nothing, to leave the interrupt to the general path (and
+ * irq_register_hyp's handler); when done it returns irq_hot_done(cpu,
+ * intid): the interrupt is dropped and deactivated and the guest resumes at
+ * once. */
+typedef u32 (*irq_hot_fn_t)(struct cpu *cpu, u32 intid);
+void irq_register_hyp_hot(u32 intid, irq_hot_fn_t fn);
+
+/* A hot handler's end (irq_register_hyp_hot): counts the exit as a
+ * regulation exit, drops and deactivates intid; returns ~0 (handled). */
+static inline u32 irq_hot_done(struct cpu *cpu, u32 intid)
+{
+	cpu->irq_exits++;
+	cpu->reg_exits++;
+	gic_hot_eoi_deactivate(intid);
+	return ~0u;
+}
 void irq_set_console(u32 intid, u64 target_mpidr);
 
 #endif

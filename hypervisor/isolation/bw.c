@@ -412,13 +412,14 @@ static inline __attribute__((always_inline)) bool bw_period_fast(struct bw_cpu *
 	return true;
 }
 
-/* A look within the period (c->look) on the hot path. */
-static __attribute__((noinline)) bool bw_look(struct bw_cpu *c, u64 now)
+/* A look within the period (c->look) on the hot path: out of line, and
+ * tail-called, so that the period end keeps the hot path without a frame. */
+static __attribute__((noinline)) u32 bw_look(struct cpu *cpu, u32 intid, struct bw_cpu *c, u64 now)
 {
 	if (!c->v || pmu_overflow_status((u32)c->mask))
-		return false; /* an overflow raised at this entry (QEMU): both in one exit */
+		return intid; /* an overflow raised at this entry (QEMU): both in one exit */
 	timer_hyp_rearm(bw_next_timer(c, now));
-	return true;
+	return irq_hot_done(cpu, intid);
 }
 
 /*
@@ -431,38 +432,39 @@ static __attribute__((noinline)) bool bw_look(struct bw_cpu *c, u64 now)
  * declined, with nothing done, to bw_period. bw_init registers the variant
  * the configuration needs.
  */
-static inline __attribute__((always_inline)) bool bw_period_hot(u32 variant)
+static inline __attribute__((always_inline)) u32 bw_period_hot(struct cpu *cpu, u32 intid,
+                                                               u32 variant)
 {
-	struct bw_cpu *c = bw_this();
+	struct bw_cpu *c = &bw_cpus[cpu->index];
 	u64 now = timer_now_at_entry();
 
 	if (now < c->clk.deadline)
-		return bw_look(c, now); /* without looks: a spurious interrupt */
-	return bw_period_fast(c, now, variant);
+		return bw_look(cpu, intid, c, now); /* without looks: a spurious interrupt */
+	return bw_period_fast(c, now, variant) ? irq_hot_done(cpu, intid) : intid;
 }
 
-static bool bw_period_hot_plain(void)
+static u32 bw_period_hot_plain(struct cpu *cpu, u32 intid)
 {
-	return bw_period_hot(0);
+	return bw_period_hot(cpu, intid, 0);
 }
 
-static bool bw_period_hot_events(void)
+static u32 bw_period_hot_events(struct cpu *cpu, u32 intid)
 {
-	return bw_period_hot(BW_HOT_EVENTS);
+	return bw_period_hot(cpu, intid, BW_HOT_EVENTS);
 }
 
-static bool bw_period_hot_vms(void)
+static u32 bw_period_hot_vms(struct cpu *cpu, u32 intid)
 {
-	return bw_period_hot(BW_HOT_VMS);
+	return bw_period_hot(cpu, intid, BW_HOT_VMS);
 }
 
-static bool bw_period_hot_all(void)
+static u32 bw_period_hot_all(struct cpu *cpu, u32 intid)
 {
-	return bw_period_hot(BW_HOT_EVENTS | BW_HOT_VMS);
+	return bw_period_hot(cpu, intid, BW_HOT_EVENTS | BW_HOT_VMS);
 }
 
-static bool (*const bw_hot_variant[])(void) = { bw_period_hot_plain, bw_period_hot_events,
-	                                        bw_period_hot_vms, bw_period_hot_all };
+static const irq_hot_fn_t bw_hot_variant[] = { bw_period_hot_plain, bw_period_hot_events,
+	                                       bw_period_hot_vms, bw_period_hot_all };
 
 /*
  * At a general period end: whether the next one may take the hot path, and

@@ -40,7 +40,7 @@ void gic_cpu_init(void);
 u32 gic_version(void);   /* 2 or 3 */
 u32 gic_nr_intids(void); /* 32 + SPIs the distributor implements */
 
-u32 gic_ack(void); /* the hot path inlines it: arch/aarch64/gic_hot.h */
+u32 gic_ack(void);              /* the hot path inlines it: arch/aarch64/gic_hot.h */
 void gic_eoi(u32 intid);        /* priority drop */
 void gic_deactivate(u32 intid); /* deactivation */
 /* Both, for a hot path about to ERET (which synchronises the last write). */

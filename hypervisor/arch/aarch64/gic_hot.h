@@ -8,6 +8,7 @@
  *
  *   u32 gic_hot_ack(void)           acknowledge (as gic_ack)
  *   void gic_hot_eoi(u32 intid)     priority drop of a PPI or SPI (not an SGI)
+ *   void gic_hot_eoi_deactivate(u32 intid)  both, of a PPI or SPI
  *   u32 gic_hot_lr_empty(void)      as gic_lr_empty
  *   void gic_hot_lr_write_hw(u32 n, u32 intid, u8 prio)
  *       list register n := intid pending, HW bit, physical INTID = intid,
@@ -22,6 +23,7 @@
 /* host unit tests (tests/host): the test provides them */
 u32 gic_hot_ack(void);
 void gic_hot_eoi(u32 intid);
+void gic_hot_eoi_deactivate(u32 intid);
 u32 gic_hot_lr_empty(void);
 void gic_hot_lr_write_hw(u32 n, u32 intid, u8 prio);
 #elif GIC_VERSION == 3

@@ -41,7 +41,8 @@
 #define GICH_HCR_EN  BIT(0)
 #define GICH_HCR_UIE BIT(1)
 
-static u64 gicd_base, gicc_dir;
+static u64 gicd_base;
+u64 gicv2_gicc_dir;
 u64 gicv2_gicc_base, gicv2_gich_base; /* gicv2_hot.h */
 static u32 gic_intids;
 static u8 gic_cpu_mask[ARCH_MAX_CPUS];        /* CPU interface bit of each CPU index */
@@ -62,7 +63,7 @@ void gic_init(const struct gic_frames *f)
 {
 	gicd_base = f->gicd;
 	gicv2_gicc_base = f->gicc;
-	gicc_dir = f->gicc + (f->gicc_page_stride ? f->gicc_page_stride : 0x1000);
+	gicv2_gicc_dir = f->gicc + (f->gicc_page_stride ? f->gicc_page_stride : 0x1000);
 	gicv2_gich_base = f->gich;
 	gic_intids = gic_dist_intids(gicd_base);
 
@@ -121,7 +122,7 @@ void gic_eoi(u32 intid)
 
 void gic_deactivate(u32 intid)
 {
-	*gic_reg32(gicc_dir, GICC_DIR) = gic_iar_value(intid);
+	*gic_reg32(gicv2_gicc_dir, GICC_DIR) = gic_iar_value(intid);
 }
 
 void gic_eoi_deactivate(u32 intid)

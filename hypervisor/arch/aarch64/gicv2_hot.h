@@ -23,8 +23,9 @@
 #define LR_STATE_SHIFT 28
 #define LR_HW          BIT(31)
 
-/* gicv2.c: the CPU interface and virtual interface control frames */
-extern u64 gicv2_gicc_base, gicv2_gich_base;
+/* gicv2.c: the CPU interface and virtual interface control frames, and
+ * the CPU interface's second page (GICC_DIR at its offset 0) */
+extern u64 gicv2_gicc_base, gicv2_gich_base, gicv2_gicc_dir;
 /* gicv2.c: the source CPU of the SGI each CPU acknowledged last (GICC_IAR
  * CPUID), which GICC_EOIR/GICC_DIR take back with the INTID */
 extern u8 gicv2_sgi_src[ARCH_MAX_CPUS][GIC_SGI_MAX];
@@ -43,6 +44,14 @@ static inline u32 gic_hot_ack(void)
 static inline void gic_hot_eoi(u32 intid)
 {
 	*(volatile u32 *)(uintptr_t)(gicv2_gicc_base + GICC_EOIR) = intid;
+}
+
+/* Priority drop and deactivation of a PPI or SPI the hypervisor handled
+ * (as gic_eoi_deactivate; GICC_DIR is at offset 0 of its page). */
+static inline void gic_hot_eoi_deactivate(u32 intid)
+{
+	*(volatile u32 *)(uintptr_t)(gicv2_gicc_base + GICC_EOIR) = intid;
+	*(volatile u32 *)(uintptr_t)gicv2_gicc_dir = intid;
 }
 
 static inline u32 gic_hot_lr_empty(void)

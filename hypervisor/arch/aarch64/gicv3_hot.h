@@ -30,6 +30,15 @@ static inline void gic_hot_eoi(u32 intid)
 	sysreg_write(S3_0_C12_C12_1, intid); /* ICC_EOIR1_EL1 (the ERET synchronises) */
 }
 
+/* Priority drop and deactivation of a PPI or SPI the hypervisor handled,
+ * about to ERET (as gic_eoi_deactivate). */
+static inline void gic_hot_eoi_deactivate(u32 intid)
+{
+	sysreg_write(S3_0_C12_C12_1, intid); /* ICC_EOIR1_EL1 */
+	isb();
+	sysreg_write(S3_0_C12_C11_1, intid); /* ICC_DIR_EL1 (the ERET synchronises) */
+}
+
 static inline u32 gic_hot_lr_empty(void)
 {
 	return (u32)sysreg_read(S3_4_C12_C11_5); /* ICH_ELRSR_EL2 */
