@@ -7,4 +7,4 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 bash scripts/setup.sh all
-exec .venv/bin/python -m pytest -n 2 -q -p no:cacheprovider tests "$@"
+exec .venv/bin/python -m pytest -n 2 -q -p no:cacheprovider --durations=15 tests "$@"
