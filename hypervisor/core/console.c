@@ -154,16 +154,19 @@ static void console_write_line(u32 i, const char *text, u32 len, bool open)
  * the trapping guest's: the counters stop at EL2 while it is written. */
 static const struct vm *console_drain_one(void)
 {
-	const struct vcpu *cur = vcpu_current();
 	char line[LINERING_LINE_MAX];
 
 	for (u32 n = 0; n < vm_count; n++) {
 		u32 i = (console_next + n) % vm_count;
+		const struct vcpu *cur;
 		u32 len;
 		bool open, paused;
 
 		if (!linering_get(&vms[i].con.out, line, &len, &open))
 			continue;
+		/* only once a VM's line is found: the early panic (entered at
+		 * EL1, boot.S) logs through here, where EL2 registers are UNDEFINED */
+		cur = vcpu_current();
 		paused = (!cur || cur->vm != &vms[i]) && pmu_hyp_el2_pause();
 		console_write_line(i, line, len, open);
 		pmu_hyp_el2_resume(paused);
