@@ -149,9 +149,7 @@ void gic_deactivate(u32 intid)
 
 void gic_eoi_deactivate(u32 intid)
 {
-	sysreg_write(S3_0_C12_C12_1, intid); /* ICC_EOIR1_EL1 */
-	isb();
-	sysreg_write(S3_0_C12_C11_1, intid); /* ICC_DIR_EL1 */
+	gic_hot_eoi_deactivate(intid);
 }
 
 static u64 gic_bank(u32 intid)

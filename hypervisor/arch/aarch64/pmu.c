@@ -162,16 +162,23 @@ void pmu_hyp_start(u32 idx, u32 event, u32 value)
 	isb();
 }
 
+/* Writes the filter of every counter in slot (struct cpu pmu_el2), the one
+ * vectors.S pmu_el2 writes: counting at EL2 (NSH set) or not. */
+static void pmu_el2_filters(const u64 *slot, bool el2)
+{
+	for (u32 i = 0; i < 2 && slot[i]; i++)
+		pmu_write_filter(pmu_el2_index(slot[i]),
+		                 el2 ? (u32)slot[i] : (u32)slot[i] & ~(u32)PMU_FILTER_NSH);
+}
+
 void pmu_hyp_count_el2_always(void)
 {
 	u64 *slot = cpu_this()->pmu_el2;
 
 	pmu_el2_always[cpu_index()] = true;
 	pmu_vectors(el2_vectors); /* first: el2_vectors_pmu relies on slot 0 */
-	for (u32 i = 0; i < 2 && slot[i]; i++) {
-		pmu_write_filter(pmu_el2_index(slot[i]), (u32)slot[i]);
-		slot[i] = 0;
-	}
+	pmu_el2_filters(slot, true);
+	slot[0] = slot[1] = 0;
 }
 
 bool pmu_hyp_el2_pause(void)
@@ -180,20 +187,16 @@ bool pmu_hyp_el2_pause(void)
 
 	if (!slot[0] || !(pmu_read_filter(pmu_el2_index(slot[0])) & PMU_FILTER_NSH))
 		return false;
-	for (u32 i = 0; i < 2 && slot[i]; i++)
-		pmu_write_filter(pmu_el2_index(slot[i]), (u32)slot[i] & ~(u32)PMU_FILTER_NSH);
+	pmu_el2_filters(slot, false);
 	isb();
 	return true;
 }
 
 void pmu_hyp_el2_resume(bool paused)
 {
-	const u64 *slot = cpu_this()->pmu_el2;
-
 	if (!paused)
 		return;
-	for (u32 i = 0; i < 2 && slot[i]; i++)
-		pmu_write_filter(pmu_el2_index(slot[i]), (u32)slot[i]);
+	pmu_el2_filters(cpu_this()->pmu_el2, true);
 	isb();
 }
 
