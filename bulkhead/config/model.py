@@ -379,6 +379,21 @@ class Platform:
     cachemodel: CacheModelSpec | None = None
     ram_banks: tuple[Range, ...] = ()  # every DRAM bank, `ram` first; () means (ram,)
     qos_regulators: tuple[QosRegulatorSpec, ...] = ()
+    # firmware-reserved RAM (the device tree's /reserved-memory no-map
+    # regions): nothing is placed over it and the hypervisor never maps it
+    reserved: tuple[Range, ...] = ()
+    # the core type of each CPU (``cpus: [{mpidr, type}]``, e.g. cortex-a55);
+    # () when the platform's CPUs are not typed (one core type)
+    cpu_types: tuple[str, ...] = ()
+
+    def cpu_type(self, cpu: int) -> str:
+        """The core type of CPU ``cpu`` ('' when the platform does not type its CPUs)."""
+        return self.cpu_types[cpu] if self.cpu_types else ""
+
+    @property
+    def core_types(self) -> tuple[str, ...]:
+        """The distinct core types, in CPU order."""
+        return tuple(dict.fromkeys(self.cpu_types))
 
     @property
     def ncpus(self) -> int:

@@ -57,9 +57,11 @@ VM_KEYS = (
 
 PLATFORM_KEYS = (
     "name", "board", "qemu", "cpus", "ram", "hypervisor", "staging", "mmio", "gic", "timer",
-    "uart", "console", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu",
+    "uart", "console", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu", "reserved",
 )
-OPTIONAL_PLATFORM_KEYS = ("board", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu")
+OPTIONAL_PLATFORM_KEYS = ("board", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu",
+                          "reserved")
+CORE_TYPE_RE = re.compile(r"[a-z][a-z0-9_-]{0,31}\Z")
 
 
 def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platform:
@@ -79,7 +81,20 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
         memory=r.size(q["memory"], "qemu.memory"),
         args=r.each(q["args"], "qemu.args", lambda n, p: r.text(n, p)) if "args" in q else (),
     )
-    mpidr = r.each(top["cpus"], "cpus", lambda n, p: r.integer(n, p, "an MPIDR value (integer)", 0, (1 << 40) - 1))
+    def cpu(n: YNode, path: str) -> tuple[int, str]:
+        what = "an MPIDR value (integer)"
+        if isinstance(n, YMap):
+            m = r.mapping(n, path, ("mpidr", "type"), ("mpidr", "type"), "a CPU {mpidr, type} or an MPIDR")
+            return (r.integer(m["mpidr"], join(path, "mpidr"), what, 0, (1 << 40) - 1),
+                    r.name(m["type"], join(path, "type"), "a core type (e.g. cortex-a55)", CORE_TYPE_RE))
+        return r.integer(n, path, f"{what} or a CPU {{mpidr, type}}", 0, (1 << 40) - 1), ""
+
+    cpus = r.each(top["cpus"], "cpus", cpu)
+    mpidr = tuple(m for m, _ in cpus)
+    typed = [t for _, t in cpus if t]
+    if typed and len(typed) != len(cpus):
+        i = next(i for i, (_, t) in enumerate(cpus) if not t)
+        raise r.fail(top["cpus"], f"cpus[{i}]", "give every CPU a type ({mpidr, type}) or none")
 
     gic = _parse_gic(r, top["gic"])
     timer_keys = ("hyp_irq", "virt_irq", "phys_irq", "secure_irq")
@@ -142,6 +157,9 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
         bandwidth=bw_mod.parse_platform(r, top["bandwidth"]) if "bandwidth" in top else None,
         cachemodel=_parse_cachemodel(r, top["model"]) if "model" in top else None,
         qos_regulators=qos_mod.parse_platform(r, top["qos_regulators"]) if "qos_regulators" in top else (),
+        reserved=r.each(top["reserved"], "reserved", r.range, "a list of reserved RAM ranges {base, size}")
+        if "reserved" in top else (),
+        cpu_types=tuple(t for _, t in cpus) if typed else (),
     )
 
 

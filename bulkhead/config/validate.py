@@ -79,6 +79,10 @@ def check_platform(p: Platform) -> None:
             c.error(key, f"{key} area {r} is not inside {where} ({p.ram})")
     if p.hypervisor.overlaps(p.staging):
         c.error("staging", f"staging area {p.staging} overlaps the hypervisor area ({p.hypervisor})")
+    for i, res in enumerate(p.reserved):
+        for key in ("hypervisor", "staging"):
+            if getattr(p, key).overlaps(res.pages()):
+                c.error(key, f"{key} area {getattr(p, key)} overlaps reserved memory {res} (reserved[{i}])")
     total = sum(b.size for b in p.banks)
     if total > p.qemu.memory:
         c.error(join(banks[0][0], "size") if len(banks) == 1 else "ram",
@@ -196,6 +200,9 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
             c.error(path, f"PA range {r} overlaps the hypervisor area ({p.hypervisor})")
         elif r.overlaps(p.staging):
             c.error(path, f"PA range {r} overlaps the staging area ({p.staging})")
+        elif any(r.overlaps(res.pages()) for res in p.reserved):
+            res = next(res for res in p.reserved if r.overlaps(res.pages()))
+            c.error(path, f"PA range {r} overlaps reserved memory {res} (the platform's reserved: firmware's)")
         else:
             for other_what, other, _ in pa_items[:i]:
                 if r.overlaps(other):
