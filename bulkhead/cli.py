@@ -26,7 +26,7 @@ from bulkhead.generate import build, fit, gen_dts, qemu
 from bulkhead.layout import summary
 from bulkhead.layout.load import load_system
 from bulkhead.run import cachemodel, runner
-from bulkhead.config import dtimport, qos
+from bulkhead.config import dsu, dtimport, qos
 from bulkhead.config.dtb import DeviceTree, DtError
 
 EXIT_OK = 0
@@ -198,6 +198,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             sys.stdout.write(bandwidth.report(system))
         sys.stdout.write(shared_io.report(system))
         sys.stdout.write(qos.report(system))
+        sys.stdout.write(dsu.report(system.spec))
     if args.werror and system.warnings:
         sys.stderr.write(f"bulkhead: error: {len(system.warnings)} warning(s) treated as errors (--werror)\n")
         return EXIT_ERROR

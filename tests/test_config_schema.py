@@ -32,7 +32,7 @@ def error_of(path: str, **kwargs: object) -> str:
             "platform: qemu-virt\nvms:\n  - {name: a, cpu: [0]}\n",
             "c.yaml:3:15: vms[0].cpu: unknown key 'cpu'; expected one of: name, type, cpus, memory, kernel, "
             "initrd, bootargs, guest, image, entry, params, console, devices, on_fault, colors, bandwidth, "
-            "manager, ida",
+            "manager, ida, mixed_core_types, l3_ways, l3_groups",
         ),
         (
             "platform: qemu-virt\nvm: []\n",
@@ -111,7 +111,7 @@ def error_of(path: str, **kwargs: object) -> str:
         ),
         (
             "platform: nosuch\nvms: []\n",
-            "c.yaml:1:11: platform: unknown platform 'nosuch'; available: qemu-virt, zcu102, zcu102-qemu-qos, zcu104",
+            "c.yaml:1:11: platform: unknown platform 'nosuch'; available: qemu-virt, rk3588-orangepi-5-plus, rk3588-qemu, rk3588-rock-5b, zcu102, zcu102-qemu-qos, zcu104",
         ),
         (
             "platform: ../x\nvms: []\n",

@@ -81,7 +81,9 @@ class Imported:
         cpus: list[Any] = ([m for m, _, _ in self.cpus] if len({t for _, t, _ in self.cpus}) <= 1
                            else [{"mpidr": m, "type": t} for m, t, _ in self.cpus])
         ram: Any = [{"base": b, "size": s} for b, s, _ in self.ram]
-        doc: dict[str, Any] = {"name": self.name, "cpus": cpus, "ram": ram[0] if len(ram) == 1 else ram}
+        doc: dict[str, Any] = {"name": self.name, "cpus": cpus}
+        if ram:
+            doc["ram"] = ram[0] if len(ram) == 1 else ram
         if self.reserved:
             doc["reserved"] = [{"base": b, "size": s} for b, s, _ in self.reserved]
         doc.update(gic=dict(self.gic), timer=dict(self.timer), uart=dict(self.uart),

@@ -39,6 +39,7 @@ from bulkhead.config.model import (
     VmSpec,
     VmType,
 )
+from bulkhead.config import dsu as dsu_mod
 from bulkhead.config import qos as qos_mod
 from bulkhead.config.reader import Reader, join, node_text
 from bulkhead.config.yamlpos import YList, YMap, YNode, YScalar, describe
@@ -49,7 +50,7 @@ PARAM_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}\Z")
 VM_KEYS = (
     "name", "type", "cpus", "memory", "kernel", "initrd", "bootargs", "guest",
     "image", "entry", "params", "console", "devices", "on_fault", "colors", "bandwidth", "manager",
-    "ida",
+    "ida", "mixed_core_types", "l3_ways", "l3_groups",
 )
 
 
@@ -57,10 +58,10 @@ VM_KEYS = (
 
 PLATFORM_KEYS = (
     "name", "board", "qemu", "cpus", "ram", "hypervisor", "staging", "mmio", "gic", "timer",
-    "uart", "console", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu", "reserved",
+    "uart", "console", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu", "reserved", "dsu",
 )
 OPTIONAL_PLATFORM_KEYS = ("board", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu",
-                          "reserved")
+                          "reserved", "dsu")
 CORE_TYPE_RE = re.compile(r"[a-z][a-z0-9_-]{0,31}\Z")
 
 
@@ -160,6 +161,7 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
         reserved=r.each(top["reserved"], "reserved", r.range, "a list of reserved RAM ranges {base, size}")
         if "reserved" in top else (),
         cpu_types=tuple(t for _, t in cpus) if typed else (),
+        dsu=dsu_mod.parse_platform(r, top["dsu"]) if "dsu" in top else None,
     )
 
 
@@ -206,12 +208,15 @@ def _cache_geometry(r: Reader, node: YNode, q: str, what: str) -> tuple[int, int
     size = r.size(g["size"], join(q, "size"))
     ways = r.integer(g["ways"], join(q, "ways"), "a number of ways (integer 1-1024)", 1, 1024)
     line = r.integer(g["line"], join(q, "line"), "a line size in bytes (integer 16-1024)", 16, 1024)
-    _log2_exact(r, g["size"], join(q, "size"), size, f"the {what} size")
-    _log2_exact(r, g["ways"], join(q, "ways"), ways, "the number of ways")
     _log2_exact(r, g["line"], join(q, "line"), line, "the line size")
-    if size < ways * line:
+    if size < ways * line or size % (ways * line):
         raise r.fail(g["size"], join(q, "size"), f"an {what} of {node_text(g['size'])} cannot have "
                                                  f"{ways} ways of {line}-byte lines")
+    # the ways need not be a power of two (the RK3588's 3 MiB L3 has 12), the sets must
+    sets = size // (ways * line)
+    if sets & (sets - 1):
+        raise r.fail(g["size"], join(q, "size"), f"the {what} size must be a power-of-two number of sets "
+                                                 f"({ways} ways of {line}-byte lines), got {node_text(g['size'])}")
     return size, ways, line
 
 
@@ -471,6 +476,11 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
         colors=parse_colors(r, m["colors"], p("colors")) if "colors" in m else None,
         bandwidth=bw_mod.parse_vm(r, m["bandwidth"], p("bandwidth")) if "bandwidth" in m else None,
         manager=r.boolean(m["manager"], p("manager")) if "manager" in m else False,
+        mixed_core_types=r.boolean(m["mixed_core_types"], p("mixed_core_types"))
+        if "mixed_core_types" in m else False,
+        l3_ways=r.integer(m["l3_ways"], p("l3_ways"), "a number of L3 ways (integer 1-64)", 1, 64)
+        if "l3_ways" in m else None,
+        l3_groups=dsu_mod.parse_groups(r, m["l3_groups"], p("l3_groups")) if "l3_groups" in m else None,
         ida=tuple(sorted(set(r.each(m["ida"], p("ida"), lambda n, q: r.choice(n, q, ("start", "period")),
                                     "a list of 'start', 'period'")))) if "ida" in m else (),
         qos=tuple(dq for _, dq in dev_entries if dq is not None),

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bulkhead.base.errors import ConfigError, Diagnostic
-from bulkhead.config import bandwidth, coloring, shared_io
+from bulkhead.config import bandwidth, coloring, dsu, shared_io
 from bulkhead.config.model import (
     IPA_BITS,
     MAX_CPUS,
@@ -129,6 +129,7 @@ def check_platform(p: Platform) -> None:
                 c.error(b.path, f"device '{b.name}' ({b.range}) overlaps device '{a.name}' ({a.range})")
     c.diags += bandwidth.check_platform(p)
     c.diags += qos.check_platform(p)
+    c.diags += dsu.check_platform(p)
     c.raise_if_any()
 
 
@@ -173,6 +174,11 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
                 c.error(path, f"CPU {cpu} is given twice (also {cpu_owner[cpu]})")
             else:
                 cpu_owner[cpu] = path
+        types = [p.cpu_type(cpu) for cpu in vm.cpus if cpu < p.ncpus]
+        if len(set(types)) > 1 and not vm.mixed_core_types:
+            mix = ", ".join(f"CPU {cpu} {p.cpu_type(cpu)}" for cpu in vm.cpus if cpu < p.ncpus)
+            c.error(join(vm.path, "cpus"), f"the VM's CPUs are of different core types ({mix}); "
+                                           "say so with mixed_core_types: true")
 
     # physical memory: explicit PAs
     pa_items: list[tuple[str, Range, str]] = []
@@ -325,6 +331,9 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
     qos_errors, qos_warnings = qos.check(s)
     c.diags += qos_errors
     s.warnings.extend(qos_warnings)
+
+    # DSU L3 way partitions
+    c.diags += dsu.check(s)
 
     c.raise_if_any()
 

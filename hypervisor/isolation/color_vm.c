@@ -15,6 +15,7 @@
 #include "isolation/color.h"
 #include "isolation/color_ida.h"
 #include "isolation/color_recolor.h"
+#include "isolation/dsu.h"
 #include "lib/format.h"
 #include "lib/log.h"
 
@@ -151,6 +152,7 @@ static void color_dump(void)
 		for (u32 r = 0; r < c->nmem; r++)
 			color_dump_region(vm, r);
 	}
+	dsu_dump(); /* the L3 way partitions, combined with the colors */
 }
 
 /* Self-coloring: no VM memory, stage-2 table or shared memory may use the
