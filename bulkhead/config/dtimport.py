@@ -226,7 +226,7 @@ def _gic(tree: DeviceTree, out: Imported) -> DtNode | None:
                                             "0x20000, the GICv3 frame pair (RD_base + SGI_base; no "
                                             "redistributor-stride property)"),
                          f"maintenance_irq: interrupts <1 {maint.cells[1]} ...> = PPI {maint.cells[1]}"]
-        if tree.root.walk() and any("arm,gic-v3-its" in c.compatible for c in g.children):
+        if any("arm,gic-v3-its" in c.compatible for c in g.children):
             out.gic_notes.append("the ITS (msi-controller children) is not used by Bulkhead")
     else:
         if len(regs) < 4:

@@ -12,6 +12,10 @@
 #define MIDR_ARM            0x41
 #define CLIDR_CTYPE3(c)     (((c) >> 6) & 7)
 #define CLIDR_UNIFIED       4
+/* ACTLR_EL2 of the DynamIQ cores [Cortex-A55/A76 TRMs]: whether EL1 may write
+ * CLUSTERTHREADSID (TSIDEN) and the scheme registers (SMEN) */
+#define ACTLR_TSIDEN (1u << 10)
+#define ACTLR_SMEN   (1u << 11)
 
 /* Arm cores that sit in a DynamIQ cluster (their TRMs' MIDR_EL1.PartNum). */
 static const u16 dsu_cores[] = {
@@ -97,6 +101,9 @@ void dsu_cpu_init(void)
 				scheme = c->l3_scheme;
 	}
 	sysreg_write(S3_0_C15_C4_7, dsu_threadsidovr(scheme)); /* CLUSTERTHREADSIDOVR_EL1 */
+	/* EL1 writes neither the scheme registers nor its scheme ID (HCR_EL2.TIDCP
+	 * traps its implementation-defined accesses as well) */
+	sysreg_write(actlr_el2, sysreg_read(actlr_el2) & ~(u64)(ACTLR_TSIDEN | ACTLR_SMEN));
 	isb();
 }
 
