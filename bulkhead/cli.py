@@ -19,7 +19,7 @@ from typing import Any, NoReturn, TextIO, cast
 
 from bulkhead import __version__
 from bulkhead.base import term
-from bulkhead.base.errors import BuildError, ConfigError, Diagnostic
+from bulkhead.base.errors import BuildError, ConfigError, Diagnostic, NoQemuModelError
 from bulkhead.config import bandwidth, shared_io
 from bulkhead.experiment import execute as experiment
 from bulkhead.generate import build, fit, gen_dts, qemu
@@ -283,6 +283,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return COMMANDS[args.command](args)
     except ConfigError as exc:
         return _error(str(exc))
+    except NoQemuModelError as exc:  # `run` on a board QEMU does not model
+        _error(str(exc))
+        return EXIT_USAGE
     except BuildError as exc:
         return _error(str(exc))
     except KeyboardInterrupt:

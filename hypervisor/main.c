@@ -5,7 +5,7 @@
  * This is the only file that knows every layer.
  */
 #include "arch/aarch64/cpu.h"
-#include "arch/aarch64/gic.h"
+#include "drivers/gic/gic.h"
 #include "arch/aarch64/mmu.h"
 #include "arch/aarch64/psci_fw.h"
 #include "core/bootimg.h"

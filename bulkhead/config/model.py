@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
+from bulkhead.base import tree
 from bulkhead.base.errors import Diagnostic, Mark
 
 KiB = 1 << 10
@@ -181,7 +182,8 @@ class TimerSpec:
     secure_irq: int
 
 
-UART_DRIVERS = ("pl011", "cadence")  # hypervisor/arch/aarch64/uart_<driver>.c
+UART_DRIVERS = tree.uart_drivers()  # hypervisor/drivers/uart/<driver>.c
+GIC_VERSIONS = tree.gic_versions()  # hypervisor/drivers/gic/gicv<version>.c
 
 
 @dataclass(frozen=True)
@@ -362,7 +364,7 @@ class Platform:
     file: Path
     display: str
     data: bytes
-    qemu: QemuSpec
+    qemu: QemuSpec | None  # None: no QEMU model of the board (`run` refuses it)
     mpidr: tuple[int, ...]
     ram: Range
     hypervisor: Range

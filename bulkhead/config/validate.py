@@ -80,7 +80,7 @@ def check_platform(p: Platform) -> None:
     if p.hypervisor.overlaps(p.staging):
         c.error("staging", f"staging area {p.staging} overlaps the hypervisor area ({p.hypervisor})")
     total = sum(b.size for b in p.banks)
-    if total > p.qemu.memory:
+    if p.qemu is not None and total > p.qemu.memory:
         c.error(join(banks[0][0], "size") if len(banks) == 1 else "ram",
                 f"RAM size 0x{total:x} is larger than the QEMU memory 0x{p.qemu.memory:x}")
 

@@ -57,7 +57,8 @@ from bulkhead.experiment.results import (
     reduce_metrics,
 )
 from bulkhead.experiment.spec import ExperimentSpec, PathError, RunPlan, expand, generate
-from bulkhead.layout.load import REPO_ROOT, display_path, load_system
+from bulkhead.base.tree import REPO_ROOT
+from bulkhead.layout.load import display_path, load_system
 from bulkhead.run import cachemodel
 from bulkhead.run import runner as runner_mod
 
@@ -219,7 +220,8 @@ def prepare_config(spec: ExperimentSpec, plan: RunPlan, configs_dir: Path, platf
         system = load_system(path)
     except ConfigError as exc:
         return _Config(path, "", platform_name, "", _first_lines(str(exc)))
-    return _Config(path, f"0x{system.config_hash:016x}", system.platform.name, system.platform.qemu.binary, "")
+    return _Config(path, f"0x{system.config_hash:016x}", system.platform.name, 
+                   system.platform.qemu.binary if system.platform.qemu else "", "")
 
 
 # --- one run ----------------------------------------------------------------

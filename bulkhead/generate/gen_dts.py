@@ -128,7 +128,7 @@ def generate(system: System, vm: Vm) -> str:
         d.blank()
         d.open(f"cpu@{i:x}")
         d.prop("device_type", _str("cpu"))
-        d.prop("compatible", _str(f"arm,{p.qemu.cpu}"))
+        d.prop("compatible", _str(f"arm,{p.qemu.cpu}" if p.qemu else "arm,armv8"))
         d.prop("reg", f"<0x{i:x}>")
         d.prop("enable-method", _str("psci"))
         d.close()

@@ -2,7 +2,7 @@
 #include "core/console.h"
 
 #include "arch/aarch64/pmu.h"
-#include "arch/aarch64/uart.h"
+#include "drivers/uart/uart.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
 #include "lib/format.h"

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "core/irq.h"
 
-#include "arch/aarch64/gic.h"
-#include "arch/aarch64/gic_hot.h"
+#include "drivers/gic/gic.h"
+#include "drivers/gic/gic_hot.h"
 #include "core/console.h"
 #include "core/vcpu.h"
 #include "core/vgic_fast.h"

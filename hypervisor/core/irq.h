@@ -4,7 +4,7 @@
 #define CORE_IRQ_H
 
 #include "arch/aarch64/cpu.h"
-#include "arch/aarch64/gic_hot.h"
+#include "drivers/gic/gic_hot.h"
 #include "lib/types.h"
 
 #define IRQ_SGI_KICK 0 /* "leave the guest and look at your state" */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "core/vcpu.h"
 
-#include "arch/aarch64/gic.h"
+#include "drivers/gic/gic.h"
 #include "arch/aarch64/psci_fw.h"
 #include "arch/aarch64/timer.h"
 #include "arch/aarch64/sysregs.h"

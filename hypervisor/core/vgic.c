@@ -3,7 +3,7 @@
  * version: list registers are struct gic_lr records the arch driver encodes. */
 #include "core/vgic.h"
 
-#include "arch/aarch64/gic.h"
+#include "drivers/gic/gic.h"
 #include "core/irq.h"
 #include "core/vcpu.h"
 #include "core/vm.h"

@@ -100,7 +100,7 @@ void gic_lr_write(u32 n, const struct gic_lr *lr)
 	hw_lr[this_cpu][n] = *lr;
 }
 
-/* arch/aarch64/gic_hot.h, as the drivers encode it */
+/* drivers/gic/gic_hot.h, as the drivers encode it */
 u32 gic_hot_lr_empty(void)
 {
 	return gic_lr_empty();
