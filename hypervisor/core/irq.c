@@ -21,16 +21,23 @@ static struct {
 
 void irq_register_hyp(u32 intid, void (*fn)(u32 intid))
 {
-	if (intid < GIC_MAX_INTID)
-		irq_hyp[intid] = fn;
+	if (intid >= GIC_MAX_INTID)
+		panic("irq_register_hyp: INTID %u out of range", intid);
+	if (irq_hyp[intid])
+		panic("irq_register_hyp: INTID %u has a handler already", intid);
+	irq_hyp[intid] = fn;
 }
 
 void irq_register_hyp_hot(u32 intid, irq_hot_fn_t fn)
 {
-	if (intid < GIC_PRIV_MAX) {
-		irq_hot.fn = fn;
-		irq_hot.intid = intid;
-	}
+	if (intid >= GIC_PRIV_MAX)
+		panic("irq_register_hyp_hot: INTID %u is not a PPI or SGI", intid);
+	if (irq_hot.fn)
+		panic("irq_register_hyp_hot: INTID %u: the hot handler of INTID %u is registered "
+		      "already",
+		      intid, irq_hot.intid);
+	irq_hot.fn = fn;
+	irq_hot.intid = intid;
 }
 
 void irq_init(void)

@@ -21,16 +21,12 @@ struct vcpu vcpus[CFG_MAX_CPUS];
 	(HCR_VM | HCR_SWIO | HCR_FMO | HCR_IMO | HCR_AMO | HCR_FB | HCR_BSU_IS | HCR_TSC | \
 	 HCR_TIDCP | HCR_TSW | HCR_RW)
 
-void vcpu_kick(struct vcpu *v)
-{
-	if (v->pcpu != cpu_index())
-		gic_send_sgi(IRQ_SGI_KICK, v->pcpu_mpidr);
-}
-
 static void (*vcpu_start_hook)(struct vcpu *v);
 
 void vcpu_set_start_hook(void (*fn)(struct vcpu *v))
 {
+	if (vcpu_start_hook)
+		panic("vcpu_set_start_hook: the hook is registered already");
 	vcpu_start_hook = fn;
 }
 
@@ -92,6 +88,8 @@ static void (*vcpu_unpark_hook)(struct vcpu *v);
 
 void vcpu_set_unpark_hook(void (*fn)(struct vcpu *v))
 {
+	if (vcpu_unpark_hook)
+		panic("vcpu_set_unpark_hook: the hook is registered already");
 	vcpu_unpark_hook = fn;
 }
 
@@ -134,6 +132,8 @@ static void (*vcpu_stall_hook)(struct vcpu *v);
 
 void vcpu_set_stall_hook(void (*fn)(struct vcpu *v))
 {
+	if (vcpu_stall_hook)
+		panic("vcpu_set_stall_hook: the hook is registered already");
 	vcpu_stall_hook = fn;
 }
 

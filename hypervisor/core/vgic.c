@@ -4,7 +4,7 @@
 #include "core/vgic.h"
 
 #include "drivers/gic/gic.h"
-#include "core/irq.h"
+#include "core/irq.h" /* IRQ_PPI_VTIMER, IRQ_PPI_PTIMER */
 #include "core/vcpu.h"
 #include "core/vm.h"
 #include "lib/log.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "arch/aarch64/cpu.h"
 
-#include "arch/aarch64/pmu.h"
+#include "arch/aarch64/sysregs.h"
 
 struct cpu cpu_data[ARCH_MAX_CPUS];
 
@@ -28,6 +28,5 @@ void cpu_init(u32 index, u64 mpidr)
 	sysreg_write(cntvoff_el2, 0);
 	sysreg_write(cptr_el2, 0x33ff); /* RES1 bits; FP/SIMD not trapped */
 	sysreg_write(hstr_el2, 0);
-	pmu_init_cpu();
 	isb();
 }

@@ -50,7 +50,9 @@ static inline u32 cpu_index(void)
 /* The guest frame of a CPU (valid before that CPU has started). */
 struct frame *cpu_frame(u32 index);
 
-/* Sets up this CPU's TPIDR_EL2 and EL2 control registers. */
+/* Sets up this CPU's TPIDR_EL2 and EL2 control registers. The PMU comes
+ * next (pmu_init_cpu, called by main.c: pmu.c uses these inlines, cpu.c
+ * calls nothing of pmu.c). */
 void cpu_init(u32 index, u64 mpidr);
 
 /* Restores the guest frame and returns to EL1 (vectors.S). */
