@@ -43,8 +43,8 @@ from bulkhead.config.reader import Reader
 from bulkhead.config.yamlpos import YNode
 from bulkhead.config.yamlpos import YList
 
-MAX_PERIOD_US = 1_000_000  # 1 s: keeps a period's events within the 32-bit counters
-MAX_BUDGET_EVENTS = 0x7FFF_FFFF  # per period, VM or vCPU (BW_MAX_BUDGET in bw.c)
+MAX_PERIOD_US = 1_000_000  # 1 s: keeps a period's events within the 32-bit counters (BW_MAX_PERIOD_US)
+MAX_BUDGET_EVENTS = 0x7FFF_FFFF  # per period, VM or vCPU (BW_MAX_BUDGET in isolation/bw.h; config.c asserts both)
 MAX_MBPS = 1_000_000_000
 CPU_CYCLES = 0x11  # the architectural PMU event
 BW_MODELS: tuple[BwModel, ...] = ("exact", "pessimistic", "optimistic", "notional")

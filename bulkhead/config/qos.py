@@ -58,7 +58,7 @@ EN_AR_RATE = 1 << 1
 DEFAULT_BURST = 1  # a direction without 'burst': no credit beyond one transaction
 DEFAULT_PEAK = P_MAX  # without 'peak': only the average rate limits
 MAX_CLOCK_HZ = 10**10
-MAX_PROGRAMMED = 8  # QOS400_MAX in hypervisor/isolation/qos400.c
+MAX_PROGRAMMED = 8  # QOS400_MAX in hypervisor/isolation/qos400.h (config.c asserts it)
 
 PLATFORM_KEYS = ("name", "base", "clock_hz", "transaction_bytes", "devices", "access")
 DIRECTION_KEYS = ("raw", "tps", "mbps", "burst", "peak")

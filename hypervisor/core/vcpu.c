@@ -198,7 +198,7 @@ static void __attribute__((noinline)) vcpu_exit_wait(struct vcpu *v)
 /* Both calls are tail calls: no stack frame on the common path. */
 void vcpu_exit_path(struct vcpu *v)
 {
-	if (v->vm->state != VM_RUNNING || v->power != VCPU_ON || v->throttled || v->vm->pause)
+	if (vcpu_must_wait(v, true))
 		vcpu_exit_wait(v); /* the rare case: kept out of the hot path */
 	else
 		vgic_flush(v);

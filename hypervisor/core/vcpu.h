@@ -6,6 +6,7 @@
 #include "arch/aarch64/cpu.h"
 #include "core/config.h"
 #include "core/vgic.h"
+#include "core/vm.h"
 #include "drivers/gic/gic.h"
 
 #define IRQ_SGI_KICK 0 /* vcpu_kick: "leave the guest and look at your state" */
@@ -45,6 +46,19 @@ static inline struct vcpu *vcpu_current(void)
 static inline u64 vcpu_vmpidr(const struct vcpu *v)
 {
 	return 0x80000000ull | v->idx;
+}
+
+/*
+ * May this vCPU not run guest code now? Its VM does not run, it is off, the
+ * regulator throttled it, or (mind_pause) its VM is paused: its exit path
+ * then parks, throttles or pauses it (vcpu_exit_wait). The one definition
+ * of "may this vCPU run" for vcpu_exit_path and the interrupt fast paths
+ * (core/irq.c); the fields are read in this order, each at most once.
+ */
+static inline bool vcpu_must_wait(struct vcpu *v, bool mind_pause)
+{
+	return v->vm->state != VM_RUNNING || v->power != VCPU_ON || v->throttled ||
+	       (mind_pause && v->vm->pause);
 }
 
 /* Asks a vCPU's physical CPU to leave the guest and re-evaluate (nothing

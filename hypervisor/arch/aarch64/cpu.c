@@ -5,13 +5,12 @@
 
 struct cpu cpu_data[ARCH_MAX_CPUS];
 
-_Static_assert(__builtin_offsetof(struct cpu, pmu_el2) == CPU_PMU_EL2, "vectors.S");
 extern u8 hyp_stacks[];
 
 struct frame *cpu_frame(u32 index)
 {
 	return (struct frame *)(uintptr_t)(hyp_stacks + (u64)(index + 1) * ARCH_STACK_SIZE -
-	                                   FRAME_SIZE);
+	                                   sizeof(struct frame));
 }
 
 void cpu_init(u32 index, u64 mpidr)
