@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from bulkhead.layout.load import PLATFORMS_DIR, load_platform, load_system
 from bulkhead.base.errors import ConfigError
 from bulkhead.generate.gen_c import generate
+from bulkhead.layout.load import PLATFORMS_DIR, load_platform, load_system
 
 WriteConfig = Callable[..., str]
 

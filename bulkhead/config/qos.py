@@ -455,7 +455,7 @@ def report(system: Resolved) -> str:
         return ""
     table = [QOS_HEAD, *rows]
     widths = [max(len(r[i]) for r in table) for i in range(len(QOS_HEAD))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in table]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)).rstrip() for r in table]
     clocks = ", ".join(f"{pr.spec.name}: {pr.spec.clock_hz / 1e6:g} MHz x {pr.spec.transaction_bytes} B"
                        for pr in plan(s))
     return "\n".join(["", f"QoS-400 regulation ({clocks}; rate = RATE/4096 transactions per cycle):", *lines,

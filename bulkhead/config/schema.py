@@ -15,15 +15,16 @@ from typing import Literal, cast
 
 from bulkhead.config import bandwidth as bw_mod
 from bulkhead.config import color as color_mod
+from bulkhead.config import qos as qos_mod
 from bulkhead.config import shared_io
 from bulkhead.config.model import (
+    GIC_FRAME,
+    GIC_VERSIONS,
+    UART_DRIVERS,
     CacheModelSpec,
     ColoringSpec,
     ColorSpec,
     ConsoleSpec,
-    GIC_FRAME,
-    GIC_VERSIONS,
-    UART_DRIVERS,
     FaultPolicy,
     GicSpec,
     Locs,
@@ -40,7 +41,6 @@ from bulkhead.config.model import (
     VmSpec,
     VmType,
 )
-from bulkhead.config import qos as qos_mod
 from bulkhead.config.reader import Reader, join, node_text
 from bulkhead.config.yamlpos import YList, YMap, YNode, YScalar, describe
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bulkhead.base.errors import ConfigError, Diagnostic
-from bulkhead.config import bandwidth, coloring, shared_io
+from bulkhead.config import bandwidth, coloring, qos, shared_io
 from bulkhead.config.model import (
     IPA_BITS,
     MAX_CPUS,
@@ -23,7 +23,6 @@ from bulkhead.config.model import (
     SystemSpec,
     VmSpec,
 )
-from bulkhead.config import qos
 from bulkhead.config.reader import join
 
 
@@ -189,7 +188,7 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
         colored = coloring.shmem_colors(s, sh)[0] is not None if sh.colors is None else p.coloring is not None
         if sh.pa is not None and c.aligned(join(sh.path, "pa"), sh.pa, "PA") and ok and not colored:
             pa_items.append((f"shared memory '{sh.name}'", Range(sh.pa, sh.size), join(sh.path, "pa")))
-    for i, (what, r, path) in enumerate(pa_items):
+    for i, (_what, r, path) in enumerate(pa_items):
         if not p.in_ram(r):
             c.error(path, f"PA range {r} is outside platform RAM ({p.ram_text()})")
         elif r.overlaps(p.hypervisor):

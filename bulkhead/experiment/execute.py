@@ -38,6 +38,7 @@ import yaml
 from bulkhead import __version__
 from bulkhead.base import term
 from bulkhead.base.errors import BuildError, ConfigError
+from bulkhead.base.tree import REPO_ROOT
 from bulkhead.experiment.record import (
     BUILD_ERROR,
     FAIL,
@@ -57,7 +58,6 @@ from bulkhead.experiment.results import (
     reduce_metrics,
 )
 from bulkhead.experiment.spec import ExperimentSpec, PathError, RunPlan, expand, generate
-from bulkhead.base.tree import REPO_ROOT
 from bulkhead.layout.load import display_path, load_system
 from bulkhead.run import cachemodel
 from bulkhead.run import runner as runner_mod

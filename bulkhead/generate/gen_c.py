@@ -68,8 +68,8 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
         w.line(f'#include "{header}"')
     w.line()
     w.line("/* the limits the toolchain checked this config against are the hypervisor's */")
-    for macro, _, value, where in SHARED:
-        w.line(f'_Static_assert({macro} == {value}, "{macro}: {where} is {value}");')
+    for macro, _, limit, where in SHARED:
+        w.line(f'_Static_assert({macro} == {limit}, "{macro}: {where} is {limit}");')
     w.line()
     w.line("#ifndef NULL")
     w.line("#define NULL ((void *)0)")

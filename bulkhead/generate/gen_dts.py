@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
+from bulkhead.config import shared_io
 from bulkhead.config.model import GIC_FRAME, PAGE
 from bulkhead.layout.placement import System, Vm
-from bulkhead.config import shared_io
 
 APB_PCLK_HZ = 24_000_000
 IRQ_EDGE_RISING = 1

@@ -6,11 +6,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from bulkhead.base.errors import ConfigError, Diagnostic
+from bulkhead.base.tree import REPO_ROOT
 from bulkhead.config import schema, validate, yamlpos
 from bulkhead.config.model import Platform, SystemSpec
 from bulkhead.layout import placement as layout
-from bulkhead.base.errors import ConfigError, Diagnostic
-from bulkhead.base.tree import REPO_ROOT
 
 PLATFORMS_DIR = REPO_ROOT / "platforms"
 GUESTS_DIR = REPO_ROOT / "guests"

@@ -28,9 +28,8 @@ from bulkhead.config import bandwidth as bw_mod
 from bulkhead.config import shared_io
 from bulkhead.generate import build as build_mod
 from bulkhead.generate import qemu
-from bulkhead.layout.load import load_spec
+from bulkhead.layout.load import PLATFORMS_DIR, load_spec
 from bulkhead.run import cachemodel
-from bulkhead.layout.load import PLATFORMS_DIR
 
 HYP_PREFIX = "[bulkhead] "
 ALL_OFF_RE = re.compile(r"\[bulkhead\] all VMs off: clean=(\d+) stopped=(\d+)\s*$")
