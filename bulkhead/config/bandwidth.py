@@ -509,7 +509,7 @@ def _check_vm(s: SystemSpec, vm: VmSpec, bw: VmBandwidthSpec, pb: PlatformBandwi
     if len(by_type) > 1:
         first_type, first = next(iter(by_type.items()))
         for t, chans in by_type.items():
-            for (ev0, _, _), (ev, _, _) in zip(first, chans):
+            for (ev0, _, _), (ev, _, _) in zip(first, chans, strict=True):
                 if ev.bytes_per_event != ev0.bytes_per_event:
                     errors.append(at(bw.path, f"the VM spans core types {first_type} and {t}, whose "
                                               f"{ev.name} events stand for {ev0.bytes_per_event} and "
@@ -528,7 +528,7 @@ def _check_vm(s: SystemSpec, vm: VmSpec, bw: VmBandwidthSpec, pb: PlatformBandwi
                                     f"({MAX_BUDGET_EVENTS}): use a shorter period or a smaller budget"))
             continue
         shares, _ = split(budget, n, bw.weights)
-        for i, (share, t) in enumerate(zip(shares, types)):
+        for i, (share, t) in enumerate(zip(shares, types, strict=True)):
             ct = pb.core_type(t)
             share_mbps = mbps_of(share, bw.period_us, by_type[t][k][0].bytes_per_event)
             if ct is not None and ct.max_mbps and share_mbps > ct.max_mbps:

@@ -275,7 +275,7 @@ def _pmu(tree: DeviceTree, out: Imported, gic: DtNode | None) -> None:
         if any(x is None for x in nums):
             raise DtError(f"{n.path}:interrupts", "a PMU interrupt that is not the GIC's")
         if all(x is not None and x < 32 for x in nums):
-            for i, x in zip(irqs, nums):
+            for i, x in zip(irqs, nums, strict=True):
                 assert x is not None
                 ppis.add(x)
                 part = i.cells[3] if len(i.cells) > 3 else 0
