@@ -144,8 +144,6 @@ bool hypercall_query(const struct vcpu *v, struct frame *f)
 		f->x[3] = vm->ram_bytes;
 		f->x[4] = v->idx;
 		f->x[5] = vm->resets;
-		/* its DSU L3 partition: scheme ID | way groups << 8; 0: none */
-		f->x[6] = vm->cfg->l3_groups ? vm->cfg->l3_scheme | vm->cfg->l3_groups << 8 : 0;
 		return true;
 	default:
 		return false;
