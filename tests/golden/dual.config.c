@@ -122,6 +122,6 @@ const struct cfg_system cfg_system = {
 	.nshmem = 0,
 	.shmems = NULL,
 	.console_input_vm = 0,
-	.config_hash = 0x4705ec749153e9dfULL,
+	.config_hash = 0xed2f555f8974e55cULL,
 	.iommu = { .nunits = 1, .units = iommu_units, .nstreams = 0, .streams = NULL },
 };

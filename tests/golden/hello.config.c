@@ -86,6 +86,6 @@ const struct cfg_system cfg_system = {
 	.nshmem = 0,
 	.shmems = NULL,
 	.console_input_vm = 0,
-	.config_hash = 0xaffbf533bf861da2ULL,
+	.config_hash = 0xbb2b685655c32fafULL,
 	.iommu = { .nunits = 1, .units = iommu_units, .nstreams = 0, .streams = NULL },
 };

@@ -178,5 +178,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 2,
 	.shmems = shmems,
 	.console_input_vm = 0,
-	.config_hash = 0x676aa427ba413ddfULL,
+	.config_hash = 0x32cd91cb13341368ULL,
 };
