@@ -65,6 +65,7 @@ void hyp_wrong_el(u64 el)
 }
 
 extern char __hyp_start[], __hyp_end[];
+extern char __dmamem_start[], __dmamem_end[]; /* drivers/iommu.h IOMMU_DMA_MEM */
 static u64 hyp_frame_last;
 static u32 hyp_frames_moved;
 
@@ -125,11 +126,13 @@ static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 	if (cfg_system.hyp_color)
 		log_info(
 		    "coloring: hypervisor image %lu pages (text, data, stacks, per-CPU state): %u "
-		    "on frames of its colors %lx-%lx, the EL2 tables' own pages identity",
+		    "on frames of its colors %lx-%lx, the EL2 tables' own pages identity, and %lu "
+		    "pages SMMUs read",
 		    (u64)((ALIGN_UP((u64)(uintptr_t)__hyp_end, SZ_4K) -
 		           (u64)(uintptr_t)__hyp_start) /
 		          SZ_4K),
-		    hyp_frames_moved, cfg_system.hyp_color_pa, hyp_frame_last);
+		    hyp_frames_moved, cfg_system.hyp_color_pa, hyp_frame_last,
+		    (u64)((__dmamem_end - __dmamem_start) / SZ_4K));
 	if (hyp_mpidr() != (p->mpidr[0] & 0xff00ffffffull))
 		panic("booted on MPIDR %lx, platform CPU 0 is %lx", hyp_mpidr(), p->mpidr[0]);
 	if (entry_mc)

@@ -254,7 +254,7 @@ def test_stream_source_hook(write_config: WriteConfig, source: list[dma.DmaStrea
     s = load_system(path, guest_sources=None)
     assert [(st.sid, st.vm) for st in dma.streams(s.spec)] == [(0x10, "a"), (0x18, "b")]
     c = gen_c.generate(s, [], "c.yaml")
-    assert "static u64 iommu0_strtab[256] __attribute__((aligned(2048)));" in c
+    assert "static u64 iommu0_strtab[256] __attribute__((aligned(2048))) IOMMU_DMA_MEM;" in c
     assert ('{ .unit = 0, .sid = 0x10, .vm = 0, .device = "edu@00:02.0", .flags = 0 }') in c
     assert ('{ .unit = 0, .sid = 0x18, .vm = 1, .device = "nvme@00:03.0", .flags = IOMMU_STREAM_STOP_VM }') in c
     assert ".iommu = { .nunits = 1, .units = iommu_units, .nstreams = 2, .streams = iommu_streams }," in c
@@ -279,8 +279,8 @@ def test_two_level_stream_table(write_config: WriteConfig, source: list[dma.DmaS
     assert dma.v3_table([0x100, 0x874, 0x875]) == dma.V3Table(12, 6, (4, 33))
     source.append(dma.DmaStream("smmu0", 0x874, "a", "f", "abort-device", "vms[0]"))
     c = gen_c.generate(load_system(write_config(VIRT), guest_sources=None), [], "c.yaml")
-    assert "static u64 iommu0_strtab[64] __attribute__((aligned(512)));" in c
-    assert "static u64 iommu0_l2_33[512] __attribute__((aligned(4096)));" in c
+    assert "static u64 iommu0_strtab[64] __attribute__((aligned(512))) IOMMU_DMA_MEM;" in c
+    assert "static u64 iommu0_l2_33[512] __attribute__((aligned(4096))) IOMMU_DMA_MEM;" in c
     assert "static u64 *const iommu0_l2[64] = { [33] = iommu0_l2_33 };" in c
     assert ".log2size = 12, .split = 6, .strtab = iommu0_strtab, .l2 = iommu0_l2" in c
 

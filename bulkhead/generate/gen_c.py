@@ -194,15 +194,17 @@ def _iommu_tables(w: _Writer, system: System) -> str:
             lay = dma.v3_table(sids)
             if not lay.split:
                 size = 64 << lay.log2size
-                w.line(f"static u64 iommu{k}_strtab[{size // 8}] __attribute__((aligned({max(64, size)})));")
+                w.line(f"static u64 iommu{k}_strtab[{size // 8}] "
+                       f"__attribute__((aligned({max(64, size)}))) IOMMU_DMA_MEM;")
                 fields += [("log2size", str(lay.log2size)), ("strtab", f"iommu{k}_strtab")]
             else:
                 n = lay.entries
-                w.line(f"static u64 iommu{k}_strtab[{n}] __attribute__((aligned({max(64, n * 8)})));")
+                w.line(f"static u64 iommu{k}_strtab[{n}] "
+                       f"__attribute__((aligned({max(64, n * 8)}))) IOMMU_DMA_MEM;")
                 l2_bytes = 64 << lay.split
                 for span in lay.l2_spans:
                     w.line(f"static u64 iommu{k}_l2_{span}[{l2_bytes // 8}] "
-                           f"__attribute__((aligned({l2_bytes})));")
+                           f"__attribute__((aligned({l2_bytes}))) IOMMU_DMA_MEM;")
                 w.line(f"static u64 *const iommu{k}_l2[{n}] = {{ "
                        + ", ".join(f"[{span}] = iommu{k}_l2_{span}" for span in lay.l2_spans) + " };")
                 fields += [("log2size", str(lay.log2size)), ("split", str(lay.split)),

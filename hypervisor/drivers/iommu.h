@@ -19,6 +19,12 @@
 #define IOMMU_SMMUV3  1 /* Arm SMMUv3 (IHI 0070) */
 #define IOMMU_SMMU500 2 /* Arm CoreLink MMU-500 (SMMUv2 architecture, IHI 0062) */
 
+/* Memory an SMMU reads by physical address (stream tables, queues): in
+ * its own section, which keeps VA = PA when the hypervisor colors itself
+ * (arch/aarch64/linker.lds.in, mmu.c). Not zeroed at boot: the drivers
+ * zero what they use. */
+#define IOMMU_DMA_MEM __attribute__((section(".dmamem")))
+
 #define IOMMU_MAX_UNITS   4
 #define IOMMU_MAX_STREAMS 64 /* bulkhead/config/dma.py MAX_STREAMS */
 #define IOMMU_NONE        (~0u)

@@ -74,7 +74,7 @@ static const struct cfg_vm vms[] = {
 };
 
 /* DMA isolation: the SMMUs and the streams each VM owns (docs/dma.md) */
-static u64 iommu0_strtab[16] __attribute__((aligned(128)));
+static u64 iommu0_strtab[16] __attribute__((aligned(128))) IOMMU_DMA_MEM;
 static const struct iommu_unit iommu_units[] = {
 	{ .name = "smmu0", .type = IOMMU_SMMUV3, .base = 0x9050000, .size = 0x20000, .event_irq = 106, .gerror_irq = 109, .irq_mpidr = 0x0, .log2size = 1, .strtab = iommu0_strtab },
 };

@@ -55,3 +55,13 @@ def test_dma_isolation_none_leaves_the_smmu_off(capsys: pytest.CaptureFixture[st
     assert json.loads(stdout) == {"clean": True, "timed_out": False, "reason": "", "dma_faults": {}}, console
     assert "[hello] hello: PASS" in console and "[bulkhead] vm hello: off (clean)" in console, console
     assert "[bulkhead] smmu " not in console, console
+
+
+def test_zynqmp_smmu_not_modelled_stops_the_boot(boot: Any) -> None:
+    """A VM owns devices behind the ZynqMP's SMMU-500, which upstream QEMU
+    does not model: the hypervisor refuses to run it unconfined."""
+    res = boot("zcu102-smmu.yaml")
+    assert not res.clean and not res.timed_out, describe(res)
+    assert ("[bulkhead] PANIC: smmu smmu: cannot isolate DMA: no stage-2 translation (sIDR0.S2TS) (0x20 = 0x0); "
+            "stopping the boot") in res.hyp_lines(), describe(res)
+    assert res.lines("io") == [], describe(res)

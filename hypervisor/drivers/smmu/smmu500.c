@@ -32,7 +32,7 @@ struct smmu500 {
 
 static struct smmu500 s5[IOMMU_MAX_UNITS];
 /* The blocking context's first-level table: no entry valid. */
-static u64 s5_empty[IOMMU_MAX_UNITS][512] __aligned(4096);
+static u64 s5_empty[IOMMU_MAX_UNITS][512] __aligned(4096) IOMMU_DMA_MEM;
 
 static u32 s5_rd(const struct smmu500 *s, u64 off)
 {
@@ -143,7 +143,7 @@ void smmu500_init(u32 idx, const struct iommu_unit *u, u32 nsmr, u32 ncb)
 		s5_fail(u, "TLB invalidation did not complete", SMMU500_STLBGSTATUS,
 		        s5_rd(s, SMMU500_STLBGSTATUS));
 	scr0 = s5_rd(s, SMMU500_SCR0);
-	scr0 &= ~(SMMU500_SCR0_CLIENTPD | (3u << 14) /* BSU */ | BIT(13) /* FB */);
+	scr0 &= ~(SMMU500_SCR0_CLIENTPD | (3u << 14) /* BSU */ | (1u << 13) /* FB */);
 	scr0 |= SMMU500_SCR0_GFRE | SMMU500_SCR0_GFIE | SMMU500_SCR0_GCFGFRE |
 	        SMMU500_SCR0_GCFGFIE | SMMU500_SCR0_USFCFG | SMMU500_SCR0_VMIDPNE |
 	        SMMU500_SCR0_PTM | SMMU500_SCR0_SMCFCFG;

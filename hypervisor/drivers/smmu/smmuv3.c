@@ -38,8 +38,9 @@ struct smmuv3 {
 };
 
 static struct smmuv3 v3[IOMMU_MAX_UNITS];
-static u64 v3_cmdq[IOMMU_MAX_UNITS][2u << V3_CMDQ_LOG2] __aligned(4096);
-static u64 v3_evtq[IOMMU_MAX_UNITS][SMMUV3_EVT_DWORDS << V3_EVTQ_LOG2] __aligned(4096);
+static u64 v3_cmdq[IOMMU_MAX_UNITS][2u << V3_CMDQ_LOG2] __aligned(4096) IOMMU_DMA_MEM;
+static u64
+    v3_evtq[IOMMU_MAX_UNITS][SMMUV3_EVT_DWORDS << V3_EVTQ_LOG2] __aligned(4096) IOMMU_DMA_MEM;
 
 static u32 v3_rd(const struct smmuv3 *s, u32 off)
 {
