@@ -69,7 +69,7 @@ static void model_fetch_ste(u32 sid)
 
 static void model_event(u32 type, u32 sid, u64 addr, bool write)
 {
-	u32 log2 = 6, idx = m.evtq_prod & ((1u << log2) - 1);
+	u32 log2 = m.evtq_base & 0x1f, idx = m.evtq_prod & ((1u << log2) - 1);
 	u64 *rec = (u64 *)(uintptr_t)((m.evtq_base & GENMASK(51, 5)) + idx * 32ull);
 
 	if (!(m.cr0 & SMMUV3_CR0_EVENTQEN))
@@ -277,13 +277,13 @@ static void model_reset(void)
 
 /* --- the hypervisor side ----------------------------------------------------- */
 
-static struct iommu_fault faults[128];
+static struct iommu_fault faults[512];
 static u32 nfaults;
 static bool stop_on_fault;
 
 static void on_fault(const struct iommu_fault *f)
 {
-	if (nfaults < 128)
+	if (nfaults < 512)
 		faults[nfaults++] = *f;
 	if (stop_on_fault && f->stream != IOMMU_NONE)
 		iommu_vm_stop(0);
@@ -505,11 +505,11 @@ static void test_event_flood_and_wrap(void)
 	CHECK(handled == 200 && m.evtq_prod == m.evtq_cons);
 	/* more than the queue holds: the overflow is acknowledged and said */
 	loglen = 0;
-	for (u32 i = 0; i < 70; i++)
+	for (u32 i = 0; i < 300; i++)
 		model_dma(0x40, 0x40000000, false, &pa);
 	nfaults = 0;
 	iommu_handle_irq(106);
-	CHECK(nfaults == 64);
+	CHECK(nfaults == 256 && (m.evtq_base & 0x1f) == 8);
 	CHECK(logged("event queue overflowed"));
 	CHECK(!((m.evtq_prod ^ m.evtq_cons) & SMMUV3_Q_OVF));
 	/* many STE changes: the command queue wraps several times */

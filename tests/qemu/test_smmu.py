@@ -36,7 +36,7 @@ def test_smmu_up_with_an_ordinary_config(boot: Any) -> None:
     assert (s2p, st_level, sidsize, oas) == ("1", "1", "16", "44"), describe(res)
     assert int(idr0, 16) & 1 and (int(idr1, 16) & 0x3F) == 16
     assert ("smmu smmu0: up: linear stream table of 2 STEs (stream IDs < 0x2), command queue 64, "
-            "event queue 64 entries, unknown streams abort (GBPA.ABORT, invalid STEs)") in hyp, describe(res)
+            "event queue 256 entries, unknown streams abort (GBPA.ABORT, invalid STEs)") in hyp, describe(res)
     # brought up before the first VM ran
     assert hyp.index(next(line for line in hyp if line.startswith("smmu smmu0: up"))) < \
         hyp.index(next(line for line in hyp if "first guest instruction" in line)), describe(res)

@@ -26,7 +26,10 @@
 #include "lib/spinlock.h"
 
 #define V3_CMDQ_LOG2 6 /* 64 commands, 1 KiB */
-#define V3_EVTQ_LOG2 6 /* 64 events, 2 KiB: the most one interrupt drains */
+/* 256 events, 8 KiB: the most one interrupt drains. QEMU records a fault
+ * per 64-byte access (64 per 4 KiB transfer of its edu device), and a
+ * full queue loses events (GERROR.EVENTQ_ABT_ERR): room for four bursts. */
+#define V3_EVTQ_LOG2 8
 
 struct smmuv3 {
 	const struct iommu_unit *u;

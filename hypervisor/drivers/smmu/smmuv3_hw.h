@@ -50,18 +50,19 @@
 #define SMMUV3_CR0_EVENTQEN (1u << 2)
 #define SMMUV3_CR0_CMDQEN   (1u << 3)
 /* CR1: tables and queues walked write-back cacheable, inner shareable */
-#define SMMUV3_CR1_WB_ISH    (1u | 1u << 2 | 3u << 4 | 1u << 6 | 1u << 8 | 3u << 10)
-#define SMMUV3_CR2_RECINVSID (1u << 1) /* record C_BAD_STREAMID */
-#define SMMUV3_CR2_PTM       (1u << 2) /* broadcast TLB maintenance is not for the SMMU */
-#define SMMUV3_GBPA_ABORT    (1u << 20)
-#define SMMUV3_GBPA_UPDATE   (1u << 31)
-#define SMMUV3_IRQ_GERROR    (1u << 0)
-#define SMMUV3_IRQ_EVENTQ    (1u << 2)
-#define SMMUV3_GERROR_CMDQ   (1u << 0)
-#define SMMUV3_Q_RA          BIT(62) /* read/write-allocate hint of queue and table bases */
-#define SMMUV3_Q_OVF         (1u << 31)
-#define SMMUV3_CONS_ERR(v)   (((v) >> 24) & 0x7f)
-#define SMMUV3_STRTAB_FMT_2L (1u << 16)
+#define SMMUV3_CR1_WB_ISH      (1u | 1u << 2 | 3u << 4 | 1u << 6 | 1u << 8 | 3u << 10)
+#define SMMUV3_CR2_RECINVSID   (1u << 1) /* record C_BAD_STREAMID */
+#define SMMUV3_CR2_PTM         (1u << 2) /* broadcast TLB maintenance is not for the SMMU */
+#define SMMUV3_GBPA_ABORT      (1u << 20)
+#define SMMUV3_GBPA_UPDATE     (1u << 31)
+#define SMMUV3_IRQ_GERROR      (1u << 0)
+#define SMMUV3_IRQ_EVENTQ      (1u << 2)
+#define SMMUV3_GERROR_CMDQ     (1u << 0)
+#define SMMUV3_GERROR_EVTQ_ABT (1u << 2)
+#define SMMUV3_Q_RA            BIT(62) /* read/write-allocate hint of queue and table bases */
+#define SMMUV3_Q_OVF           (1u << 31)
+#define SMMUV3_CONS_ERR(v)     (((v) >> 24) & 0x7f)
+#define SMMUV3_STRTAB_FMT_2L   (1u << 16)
 
 /* Stream table entry: 8 doublewords */
 #define SMMUV3_STE_DWORDS    8
