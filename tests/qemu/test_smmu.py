@@ -65,3 +65,21 @@ def test_zynqmp_smmu_not_modelled_stops_the_boot(boot: Any) -> None:
     assert ("[bulkhead] PANIC: smmu smmu: cannot isolate DMA: no stage-2 translation (sIDR0.S2TS) (0x20 = 0x0); "
             "stopping the boot") in res.hyp_lines(), describe(res)
     assert res.lines("io") == [], describe(res)
+
+
+def test_recoloring_a_vm_with_unconfined_dma_is_refused(console_script: Any) -> None:
+    """#32 item 1: without an SMMU (dma_isolation: none) a VM that drives a
+    DMA-capable device is not recolored (its device would keep writing to the
+    old frames, which go back to the spare memory); a VM without one is."""
+    steps = [
+        (b"[plain] tick 3/30", b"\x14rplain 8-11\r"),
+        (b"recolor: vm plain: ", b"\x14rio 8-11\r"),
+        (b"recolor: vm io: ", b""),
+    ]
+    text = console_script("recolor-dma.yaml", steps, timeout=120)
+    hyp = [line.removeprefix("[bulkhead] ") for line in text.splitlines() if line.startswith("[bulkhead] ")]
+    assert any(re.fullmatch(r"recolor: vm plain: LLC 8-11 \(by console\): 256 of 256 pages moved .*", line)
+               for line in hyp), text
+    assert ("recolor: vm io: refused (by console): it drives a DMA-capable device no SMMU confines "
+            "(dma_isolation: none): the device would keep writing to the old frames") in hyp, text
+    assert "[io] ticker: PASS (30 ticks)" in text and "[plain] ticker: PASS (30 ticks)" in text, text
