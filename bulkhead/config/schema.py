@@ -39,6 +39,7 @@ from bulkhead.config.model import (
     VmSpec,
     VmType,
 )
+from bulkhead.config import pci as pci_mod
 from bulkhead.config import qos as qos_mod
 from bulkhead.config.reader import Reader, join, node_text
 from bulkhead.config.yamlpos import YList, YMap, YNode, YScalar, describe
@@ -49,7 +50,7 @@ PARAM_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}\Z")
 VM_KEYS = (
     "name", "type", "cpus", "memory", "kernel", "initrd", "bootargs", "guest",
     "image", "entry", "params", "console", "devices", "on_fault", "colors", "bandwidth", "manager",
-    "ida",
+    "ida", "pci",
 )
 
 
@@ -57,9 +58,9 @@ VM_KEYS = (
 
 PLATFORM_KEYS = (
     "name", "board", "qemu", "cpus", "ram", "hypervisor", "staging", "mmio", "gic", "timer",
-    "uart", "console", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu",
+    "uart", "console", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu", "pci",
 )
-OPTIONAL_PLATFORM_KEYS = ("board", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu")
+OPTIONAL_PLATFORM_KEYS = ("board", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu", "pci")
 
 
 def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platform:
@@ -142,6 +143,7 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
         bandwidth=bw_mod.parse_platform(r, top["bandwidth"]) if "bandwidth" in top else None,
         cachemodel=_parse_cachemodel(r, top["model"]) if "model" in top else None,
         qos_regulators=qos_mod.parse_platform(r, top["qos_regulators"]) if "qos_regulators" in top else (),
+        pci=pci_mod.parse_platform(r, top["pci"]) if "pci" in top else None,
     )
 
 
@@ -456,6 +458,7 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
         ida=tuple(sorted(set(r.each(m["ida"], p("ida"), lambda n, q: r.choice(n, q, ("start", "period")),
                                     "a list of 'start', 'period'")))) if "ida" in m else (),
         qos=tuple(dq for _, dq in dev_entries if dq is not None),
+        pci=pci_mod.parse_vm(r, m["pci"], p("pci")) if "pci" in m else (),
     )
 
 

@@ -8,6 +8,7 @@
 #include "core/mem.h"
 #include "core/vcpu.h"
 #include "core/vgic.h"
+#include "core/vpci.h"
 #include "lib/log.h"
 
 struct vm vms[CFG_MAX_CPUS];
@@ -20,6 +21,7 @@ void vm_load(struct vm *vm)
 {
 	vgic_vm_init(vm);
 	vuart_init_state(vm);
+	vpci_vm_quiesce(vm);
 	mem_load_images(vm);
 }
 
@@ -65,6 +67,7 @@ void vm_init_all(void)
 		}
 		t0 = arch_counter();
 		mem_vm_init(vm);
+		vpci_vm_init(vm);
 		t1 = arch_counter();
 		vgic_vm_setup(vm);
 		vuart_init(vm);
@@ -106,6 +109,7 @@ void vm_shutdown(struct vm *vm, enum vm_state how, const char *reason)
 		vcpu_kick(vm->vcpus[i]);
 
 	vuart_stop(vm);
+	vpci_vm_quiesce(vm);
 	console_vm_flush(vm);
 	log_info("vm %s: %s (%s)", vm->cfg->name, vm_state_name(how), reason);
 	console_vm_report(vm);
