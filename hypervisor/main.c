@@ -12,6 +12,7 @@
 #include "core/bootmem.h"
 #include "core/config.h"
 #include "core/console.h"
+#include "core/dma.h"
 #include "core/irq.h"
 #include "core/pci.h"
 #include "core/vcpu.h"
@@ -156,6 +157,7 @@ static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 	bw_init();
 	board_init();
 	qos400_init(); /* after board_init (its firmware path), before any VM runs */
+	dma_init();    /* the SMMUs, every VM's streams on its stage 2 */
 	if (cfg_system.console_input_vm >= 0) {
 		const struct vm *in = &vms[cfg_system.console_input_vm];
 		irq_set_console(p->uart_irq, in->vcpus[0]->pcpu_mpidr);

@@ -253,7 +253,7 @@ def test_build(write_config: WriteConfig, fake_tree: Path, capsys: pytest.Captur
     assert all(len(i["sha256"]) == 64 for i in manifest["images"])
     argv = manifest["qemu"]
     assert argv[:17] == [
-        "qemu-system-aarch64", "-M", "virt,virtualization=on,gic-version=3", "-cpu", "cortex-a53",
+        "qemu-system-aarch64", "-M", "virt,virtualization=on,gic-version=3,iommu=smmuv3", "-cpu", "cortex-a53",
         "-smp", "4", "-m", "2048M", "-display", "none", "-monitor", "none", "-serial", "stdio",
         "-kernel", f"{out}/hyp/bulkhead.elf",
     ]

@@ -207,9 +207,12 @@ class PlatformDevice:
     amba: bool
     path: str
     # a bus master that reads and writes memory itself (docs/qos.md "DMA
-    # isolation"); without an SMMU it reaches every physical address. SMMU
-    # support will add the device's stream IDs here (``stream_ids``).
+    # isolation"); without an SMMU it reaches every physical address.
     dma: bool = False
+    # its SMMU stream IDs (Linux DT ``iommus``/``iommu-map``) and the SMMU
+    # (``smmus[].name``; None: the platform's only SMMU) -- docs/dma.md
+    stream_ids: tuple[int, ...] = ()
+    smmu: str | None = None
 
     @property
     def range(self) -> Range:
@@ -398,6 +401,39 @@ class PciEntrySpec:
     path: str
 
 
+SmmuType = Literal["smmuv3", "smmu-500"]
+SMMU_TYPES: tuple[SmmuType, ...] = ("smmuv3", "smmu-500")
+
+
+@dataclass(frozen=True)
+class SmmuSpec:
+    """An SMMU of the platform (``smmus[i]``; docs/dma.md): the hypervisor
+    owns it and points the streams of each VM's devices at the VM's stage-2
+    tables."""
+
+    name: str
+    type: SmmuType
+    base: int
+    size: int
+    event_irq: int  # SMMUv3: the event queue's SPI; SMMU-500: the context fault interrupt
+    gerror_irq: int  # SMMUv3: GERROR's SPI; SMMU-500: the global fault interrupt (may be the same)
+    pcie: bool  # the PCIe root complex is behind it (StreamID = requester ID)
+    sources: tuple[str, ...]  # where the values come from (cited)
+    path: str  # smmus[i]
+    # "always": the hypervisor drives it in every config (unknown streams
+    # abort); "with-streams": only when a VM owns a stream on it (other
+    # masters behind it, and a machine model without it, stay untouched)
+    enable: str = "always"
+
+    @property
+    def range(self) -> Range:
+        return Range(self.base, self.size)
+
+    @property
+    def sid_bits(self) -> int:
+        """Stream ID width the hardware takes (SMMU-500: 15-bit SMR ID field)."""
+        return 15 if self.type == "smmu-500" else 32
+
 
 @dataclass(frozen=True)
 class Platform:
@@ -424,6 +460,7 @@ class Platform:
     ram_banks: tuple[Range, ...] = ()  # every DRAM bank, `ram` first; () means (ram,)
     qos_regulators: tuple[QosRegulatorSpec, ...] = ()
     pci: PlatformPci | None = None  # the PCIe host bridge (docs/dma.md "PCI")
+    smmus: tuple[SmmuSpec, ...] = ()
 
     @property
     def ncpus(self) -> int:
@@ -460,9 +497,18 @@ class Platform:
 
     @property
     def smmu(self) -> bool:
-        """Whether Bulkhead can confine DMA through an SMMU here (not yet on
-        any platform: docs/qos.md "DMA isolation")."""
-        return False
+        """Whether the platform names an SMMU Bulkhead drives (docs/dma.md)."""
+        return bool(self.smmus)
+
+    def smmu_named(self, name: str | None) -> SmmuSpec | None:
+        """The SMMU called ``name`` (None: the only one, if there is one)."""
+        if name is None:
+            return self.smmus[0] if len(self.smmus) == 1 else None
+        return next((u for u in self.smmus if u.name == name), None)
+
+    def smmu_of(self, dev: PlatformDevice) -> SmmuSpec | None:
+        """The SMMU in front of ``dev``: None when it has no stream IDs."""
+        return self.smmu_named(dev.smmu) if dev.stream_ids else None
 
     def regulator_of(self, device: str) -> QosRegulatorSpec | None:
         for reg in self.qos_regulators:
@@ -560,6 +606,9 @@ class VmSpec:
     ida: tuple[str, ...] = ()  # invalidation-driven allocation: "period", "start"
     qos: tuple[DeviceQosSpec, ...] = ()  # QoS-400 settings of its passthrough devices
     pci: tuple[PciEntrySpec, ...] = ()  # PCI functions (docs/dma.md "PCI")
+    # per passthrough device behind an SMMU: what a DMA fault does
+    # ("abort-device" default, "stop-vm"); (device, policy, key path)
+    dma_on_fault: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -633,7 +682,7 @@ class SystemSpec:
     spare_sharing: bool = False  # system ``bandwidth: {spare_sharing}``
     io: IoSpec | None = None  # shared I/O device (``io:``)
     hypervisor_colors: ColorSpec | None = None  # self-coloring: colors reserved for the hypervisor
-    dma_isolation: str | None = None  # "none": DMA-capable passthrough without an SMMU accepted
+    dma_isolation: str | None = None  # "none": DMA-capable passthrough without an SMMU accepted; SMMUs off
     recolor_pool: PoolSpec | None = None  # spare memory for recoloring
 
     def vm(self, name: str) -> VmSpec | None:

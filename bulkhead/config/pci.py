@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bulkhead.base.errors import Diagnostic
+from bulkhead.config import dma
 from bulkhead.config.model import (
     ECAM_BUS,
     MiB,
@@ -314,16 +315,42 @@ def _align_up(value: int, align: int) -> int:
     return (value + align - 1) // align * align
 
 
+def confined(s: SystemSpec) -> bool:
+    """Whether the VMs' PCI functions translate through their stage 2 (an
+    SMMU in front of the root complex, driven for this config)."""
+    return dma.enabled(s) and dma.pcie_smmu(s.platform) is not None
+
+
+def device_name(f: Function) -> str:
+    """How messages and the DMA stream table name a function: ``edu@00:01.0``."""
+    return f"{f.qemu or f'{f.vendor:04x}:{f.device:04x}'}@{f.addr}"
+
+
+def streams(s: SystemSpec) -> list[dma.DmaStream]:
+    """The PCI hook of the DMA stream table (bulkhead/config/dma.py): one
+    stream per function, StreamID = requester ID (bus << 8 | devfn), on the
+    SMMU the root complex is behind."""
+    unit = dma.pcie_smmu(s.platform)
+    if unit is None:
+        return []
+    return [dma.DmaStream(unit.name, f.bdf, f.vm, device_name(f), dma.policy_of(s, f.vm, device_name(f)), f.path)
+            for f in plan(s).functions]
+
+
+dma.register_stream_source(streams)
+
+
 def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
     """(errors, warnings): the plan's errors; PCI functions are bus masters,
-    so a VM owning one needs DMA isolation or ``dma_isolation: none``."""
+    so a VM owning one needs an SMMU in front of the root complex or
+    ``dma_isolation: none``."""
     pl = plan(s)
     errors = list(pl.errors)
     warnings: list[Diagnostic] = []
     p = s.platform
     for vm in s.vms:
         funcs = pl.of(vm.name)
-        if not funcs or p.smmu:
+        if not funcs or confined(s):
             continue
         names = ", ".join(f"'{f.label}'" for f in funcs)
         if s.dma_isolation == "none":

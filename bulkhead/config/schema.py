@@ -31,8 +31,10 @@ from bulkhead.config.model import (
     PlatformDevice,
     PoolSpec,
     QemuSpec,
+    SMMU_TYPES,
     ShmemMapSpec,
     ShmemSpec,
+    SmmuSpec,
     SystemSpec,
     TimerSpec,
     UartSpec,
@@ -58,18 +60,19 @@ VM_KEYS = (
 
 PLATFORM_KEYS = (
     "name", "board", "qemu", "cpus", "ram", "hypervisor", "staging", "mmio", "gic", "timer",
-    "uart", "console", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu", "pci",
+    "uart", "console", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu", "smmus", "pci",
 )
-OPTIONAL_PLATFORM_KEYS = ("board", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu", "pci")
+OPTIONAL_PLATFORM_KEYS = ("board", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu", "smmus",
+                          "pci")
 
 
 def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platform:
     locs = Locs(display)
     r = Reader(locs)
     top = r.mapping(node, "", PLATFORM_KEYS, [k for k in PLATFORM_KEYS if k not in OPTIONAL_PLATFORM_KEYS])
-    if "smmu" in top:  # the key is reserved for it (docs/qos.md "DMA isolation")
-        raise r.fail(top["smmu"], "smmu", "SMMU support is not implemented yet; remove 'smmu:' "
-                                          "(DMA-capable devices then need 'dma_isolation: none')")
+    if "smmu" in top:  # the key once reserved for it (docs/qos.md "DMA isolation")
+        raise r.fail(top["smmu"], "smmu", "SMMUs are listed under 'smmus:' (a list of {name, type, base, size, "
+                                          "irqs, sources}; docs/dma.md)")
 
     q = r.mapping(top["qemu"], "qemu", ("binary", "machine", "cpu", "memory", "args"),
                   ("binary", "machine", "cpu", "memory"))
@@ -93,7 +96,7 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
     console = ConsoleSpec(r.address(c["ipa"], "console.ipa"), r.irq(c["irq"], "console.irq"))
 
     def device(n: YNode, path: str) -> PlatformDevice:
-        d = r.mapping(n, path, ("name", "base", "size", "irqs", "compatible", "amba", "dma"),
+        d = r.mapping(n, path, ("name", "base", "size", "irqs", "compatible", "amba", "dma", "stream_ids", "smmu"),
                       ("name", "base", "size", "compatible"))
         compat_node = d["compatible"]
         if isinstance(compat_node, YList):
@@ -112,6 +115,10 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
             amba=r.boolean(d["amba"], join(path, "amba")) if "amba" in d else False,
             path=path,
             dma=r.boolean(d["dma"], join(path, "dma")) if "dma" in d else False,
+            stream_ids=r.each(d["stream_ids"], join(path, "stream_ids"),
+                              lambda n2, p2: r.integer(n2, p2, "a stream ID (integer 0-0xffffffff)", 0, 0xFFFFFFFF),
+                              "a list of stream IDs") if "stream_ids" in d else (),
+            smmu=r.name(d["smmu"], join(path, "smmu"), "an SMMU name") if "smmu" in d else None,
         )
 
     devices = r.each(top["devices"], "devices", device) if "devices" in top else ()
@@ -144,6 +151,31 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
         cachemodel=_parse_cachemodel(r, top["model"]) if "model" in top else None,
         qos_regulators=qos_mod.parse_platform(r, top["qos_regulators"]) if "qos_regulators" in top else (),
         pci=pci_mod.parse_platform(r, top["pci"]) if "pci" in top else None,
+        smmus=r.each(top["smmus"], "smmus", lambda n, q: _parse_smmu(r, n, q), "a list of SMMUs")
+        if "smmus" in top else (),
+    )
+
+
+def _parse_smmu(r: Reader, node: YNode, path: str) -> SmmuSpec:
+    """``smmus[i]``: {name, type, base, size, irqs: {event, gerror}, pcie, enable, sources} (docs/dma.md)."""
+    m = r.mapping(node, path, ("name", "type", "base", "size", "irqs", "pcie", "sources", "enable"),
+                  ("name", "type", "base", "size", "irqs", "sources"), "an SMMU (mapping)")
+    irqs = r.mapping(m["irqs"], join(path, "irqs"), ("event", "gerror"), ("event",), "a mapping {event, gerror}")
+    event = r.irq(irqs["event"], join(path, "irqs.event"))
+    sources = r.each(m["sources"], join(path, "sources"), lambda n, q: r.text(n, q), "a list of cited sources")
+    if not sources:
+        raise r.fail(m["sources"], join(path, "sources"), "cite at least one source of these values")
+    return SmmuSpec(
+        name=r.name(m["name"], join(path, "name"), "an SMMU name"),
+        type="smmu-500" if r.choice(m["type"], join(path, "type"), SMMU_TYPES) == "smmu-500" else "smmuv3",
+        base=r.address(m["base"], join(path, "base")),
+        size=r.size(m["size"], join(path, "size")),
+        event_irq=event,
+        gerror_irq=r.irq(irqs["gerror"], join(path, "irqs.gerror")) if "gerror" in irqs else event,
+        pcie=r.boolean(m["pcie"], join(path, "pcie")) if "pcie" in m else False,
+        sources=sources,
+        path=path,
+        enable=r.choice(m["enable"], join(path, "enable"), ("always", "with-streams")) if "enable" in m else "always",
     )
 
 
@@ -449,7 +481,7 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
         entry=r.address(m["entry"], p("entry")) if "entry" in m else None,
         params=tuple(params),
         console=console,
-        devices=tuple(name for name, _ in dev_entries),
+        devices=tuple(d.name for d in dev_entries),
         on_fault=on_fault,
         path=path,
         colors=parse_colors(r, m["colors"], p("colors")) if "colors" in m else None,
@@ -457,8 +489,9 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
         manager=r.boolean(m["manager"], p("manager")) if "manager" in m else False,
         ida=tuple(sorted(set(r.each(m["ida"], p("ida"), lambda n, q: r.choice(n, q, ("start", "period")),
                                     "a list of 'start', 'period'")))) if "ida" in m else (),
-        qos=tuple(dq for _, dq in dev_entries if dq is not None),
         pci=pci_mod.parse_vm(r, m["pci"], p("pci")) if "pci" in m else (),
+        qos=tuple(d.qos for d in dev_entries if d.qos is not None),
+        dma_on_fault=tuple((d.name, d.on_fault, d.on_fault_path) for d in dev_entries if d.on_fault is not None),
     )
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bulkhead.base.errors import ConfigError, Diagnostic
-from bulkhead.config import bandwidth, coloring, pci, shared_io
+from bulkhead.config import bandwidth, coloring, dma, pci, shared_io
 from bulkhead.config.model import (
     IPA_BITS,
     MAX_CPUS,
@@ -125,6 +125,7 @@ def check_platform(p: Platform) -> None:
                 c.error(b.path, f"device '{b.name}' ({b.range}) overlaps device '{a.name}' ({a.range})")
     c.diags += bandwidth.check_platform(p)
     c.diags += qos.check_platform(p)
+    c.diags += dma.check_platform(p)
     c.raise_if_any()
 
 
@@ -314,7 +315,7 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
     c.diags += bw_errors
     s.warnings.extend(bw_warnings)
 
-    # device QoS (QoS-400) and DMA isolation
+    # device QoS (QoS-400)
     qos_errors, qos_warnings = qos.check(s)
     c.diags += qos_errors
     s.warnings.extend(qos_warnings)
@@ -323,6 +324,10 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
     pci_errors, pci_warnings = pci.check(s)
     c.diags += pci_errors
     s.warnings.extend(pci_warnings)
+    # DMA isolation (SMMUs, docs/dma.md)
+    dma_errors, dma_warnings = dma.check(s)
+    c.diags += dma_errors
+    s.warnings.extend(dma_warnings)
 
     c.raise_if_any()
 

@@ -10,7 +10,7 @@ from bulkhead.config.color import Colors
 from bulkhead.config.model import MAX_CPUS
 from bulkhead.layout.placement import StagedImage, System, Vm
 from bulkhead.config.model import MAX_RAM_BANKS
-from bulkhead.config import qos
+from bulkhead.config import dma, qos
 
 
 def _hex(value: int) -> str:
@@ -123,7 +123,8 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
     vm_fields: list[list[tuple[str, str]]] = []
     for vm in system.vms:
         w.line()
-        vm_fields.append(_vm_tables(w, vm, [s for s in staged if s.vm_index == vm.index], colors)
+        vm_fields.append(_vm_tables(w, vm, [s for s in staged if s.vm_index == vm.index], colors,
+                                    set(dma.unconfined_vms(system.spec)))
                          + _bw_tables(w, system, vm))
 
     w.line()
@@ -144,6 +145,7 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
         ))
     bw_system = _bw_system(w, system)
     nqos = _qos_table(w, system)
+    iommu = _iommu_tables(w, system)
     w.line()
     w.line("const struct cfg_system cfg_system = {")
     w.line("\t.platform = &platform,")
@@ -165,6 +167,8 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
     if nqos:
         w.line(f"\t.nqos = {nqos},")
         w.line("\t.qos = qos_regulators,")
+    if iommu:
+        w.line("\t.iommu = { " + iommu + " },")
     if system.pool is not None:
         w.line(f"\t.pool_color = {colors[system.pool.colors]},")
         w.line(f"\t.pool_pa = {_hex(system.pool.start)},")
@@ -172,6 +176,58 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
         w.line(f"\t.pool_span_end = {_hex(system.pool.end)},")
     w.line("};")
     return w.text()
+
+
+def _iommu_tables(w: _Writer, system: System) -> str:
+    """The SMMUs to drive, their stream tables and the DMA streams
+    (hypervisor/drivers/iommu.h, bulkhead/config/dma.py); returns the
+    initializer of cfg_system.iommu ('' when no SMMU is driven)."""
+    spec = system.spec
+    units = dma.driven(spec)
+    if not units:
+        return ""
+    index = {u.name: k for k, u in enumerate(units)}
+    vm_index = {vm.name: vm.index for vm in system.vms}
+    table = [st for st in dma.streams(spec) if st.smmu in index]
+    w.line()
+    w.line("/* DMA isolation: the SMMUs and the streams each VM owns (docs/dma.md) */")
+    rows = []
+    for k, u in enumerate(units):
+        sids = [st.sid for st in table if st.smmu == u.name]
+        owner = next((vm_index[st.vm] for st in table if st.smmu == u.name), None)
+        cpu = system.vms[owner].cpus[0] if owner is not None else 0
+        fields = [("name", _cstr(u.name)),
+                  ("type", "IOMMU_SMMUV3" if u.type == "smmuv3" else "IOMMU_SMMU500"),
+                  ("base", _hex(u.base)), ("size", _hex(u.size)),
+                  ("event_irq", str(u.event_irq)), ("gerror_irq", str(u.gerror_irq)),
+                  ("irq_mpidr", _hex(system.platform.mpidr[cpu]))]
+        if u.type == "smmuv3":
+            lay = dma.v3_table(sids)
+            if not lay.split:
+                size = 64 << lay.log2size
+                w.line(f"static u64 iommu{k}_strtab[{size // 8}] __attribute__((aligned({max(64, size)})));")
+                fields += [("log2size", str(lay.log2size)), ("strtab", f"iommu{k}_strtab")]
+            else:
+                n = lay.entries
+                w.line(f"static u64 iommu{k}_strtab[{n}] __attribute__((aligned({max(64, n * 8)})));")
+                l2_bytes = 64 << lay.split
+                for span in lay.l2_spans:
+                    w.line(f"static u64 iommu{k}_l2_{span}[{l2_bytes // 8}] "
+                           f"__attribute__((aligned({l2_bytes})));")
+                w.line(f"static u64 *const iommu{k}_l2[{n}] = {{ "
+                       + ", ".join(f"[{span}] = iommu{k}_l2_{span}" for span in lay.l2_spans) + " };")
+                fields += [("log2size", str(lay.log2size)), ("split", str(lay.split)),
+                           ("strtab", f"iommu{k}_strtab"), ("l2", f"iommu{k}_l2")]
+        rows.append(fields)
+    w.array("static const struct iommu_unit iommu_units", _struct_rows(rows))
+    if table:
+        w.array("static const struct iommu_stream iommu_streams", _struct_rows(
+            [("unit", str(index[st.smmu])), ("sid", _hex(st.sid)), ("vm", str(vm_index[st.vm])),
+             ("device", _cstr(st.device)),
+             ("flags", "IOMMU_STREAM_STOP_VM" if st.on_fault == "stop-vm" else "0")]
+            for st in table))
+    return (f".nunits = {len(units)}, .units = iommu_units, .nstreams = {len(table)}, "
+            f".streams = {'iommu_streams' if table else 'NULL'}")
 
 
 def _qos_table(w: _Writer, system: System) -> int:
@@ -222,7 +278,7 @@ def _color_tables(w: _Writer, system: System) -> dict[Colors, str]:
 
 
 def _vm_tables(w: _Writer, vm: Vm, staged: Sequence[StagedImage],
-               colors: dict[Colors, str]) -> list[tuple[str, str]]:
+               colors: dict[Colors, str], dma_unconfined: set[str]) -> list[tuple[str, str]]:
     """Emits one VM's arrays; returns its cfg_vm initializer fields."""
     pre = f"vm{vm.index}"
     w.line(f"/* VM {vm.index}: {vm.name} ({vm.type}) */")
@@ -280,7 +336,9 @@ def _vm_tables(w: _Writer, vm: Vm, staged: Sequence[StagedImage],
         ("flags", " | ".join([f for f, on in (("CFG_VM_FAULT_STOP", vm.on_fault == "stop"),
                                                 ("CFG_VM_MANAGER", vm.spec.manager),
                                                 ("CFG_VM_IDA_START", "start" in vm.spec.ida),
-                                                ("CFG_VM_IDA_PERIOD", "period" in vm.spec.ida)) if on]) or "0"),
+                                                ("CFG_VM_IDA_PERIOD", "period" in vm.spec.ida),
+                                                ("CFG_VM_DMA_UNCONFINED", vm.name in dma_unconfined)) if on])
+         or "0"),
         *mem, *mmio, *irqs, *images, *shmem,
         ("console_ipa", _hex(console.ipa) if console else "0"),
         ("console_irq", str(console.irq) if console else "0"),

@@ -22,6 +22,9 @@
  *   `victim` (a physical address: a write of 4 KiB of 0xbad0bad0...),
  *   `hyp` (a read of the hypervisor's image: the arm64 header's magic at
  *   +0x38 tells whether it leaked) and `unmapped` (a write), each 0 = skip.
+ *   With several edu functions the k-th attack uses the (k+1)-th edu (the
+ *   last one when there are fewer), so an SMMU that blocks a faulting
+ *   device reports each attack on its own stream.
  * bar: lists the functions its ECAM shows on buses 0-`buses`, sizes BAR0,
  *   writes `bar_target` into BAR0 and checks that the BAR reads back
  *   unchanged and the device still answers at the old address.
@@ -49,9 +52,17 @@
 #define ARM64_MAGIC 0x644d5241u /* "ARM\x64" at +0x38 of an arm64 image */
 
 static u8 buf_a[4096] __attribute__((aligned(4096)));
-static u8 buf_b[4096] __attribute__((aligned(4096)));
+/* the legitimate transfers' buffers straddle a page boundary: in a colored
+ * VM the two pages are not physically adjacent */
+static u8 span_a[8192] __attribute__((aligned(4096)));
+static u8 span_b[8192] __attribute__((aligned(4096)));
+#define SPAN_OFF 2048
 static u8 buf_c[4096] __attribute__((aligned(4096)));
+#define EDU_MAX 4
+
 static uptr ecam, bar;
+static uptr bars[EDU_MAX];
+static u32 nedu;
 static bool use_pa;
 static volatile u32 irqs;
 static u32 intx;
@@ -100,6 +111,8 @@ static bool edu_dma(u64 src, u64 dst, u32 cnt, u32 cmd)
 	return true;
 }
 
+static u32 edu_bdf[EDU_MAX];
+
 static u32 find_edu(u32 buses, bool list)
 {
 	u32 found = ~0u, n = 0;
@@ -114,6 +127,8 @@ static u32 find_edu(u32 buses, bool list)
 			if (list)
 				printf("edudma: ecam sees %02x:%02x.0 %04x:%04x\n", bus, dev,
 				       id & 0xffff, id >> 16);
+			if (id == (EDU_DEVICE << 16 | EDU_VENDOR) && nedu < EDU_MAX)
+				edu_bdf[nedu++] = bdf;
 			if (id == (EDU_DEVICE << 16 | EDU_VENDOR) && found == ~0u)
 				found = bdf;
 		}
@@ -130,22 +145,33 @@ static int fail(const char *why)
 
 static bool legit(u32 cmd_irq, const char *how)
 {
-	u64 a = dma_addr(buf_a), b = dma_addr(buf_b);
+	u8 *sa = span_a + SPAN_OFF, *sb = span_b + SPAN_OFF;
+	u64 a = dma_addr(sa), b = dma_addr(sb);
+	struct bh_ipa_info p0, p1;
+	bool split = bh_ipa_info((u64)(uptr)span_b, &p0) == BH_OK &&
+	             bh_ipa_info((u64)(uptr)span_b + 4096, &p1) == BH_OK && p1.pa != p0.pa + 4096;
 
-	for (u32 i = 0; i < sizeof(buf_a); i++)
-		buf_a[i] = (u8)(i * 7 + 3 + cmd_irq);
-	memset(buf_b, 0, sizeof(buf_b));
+	memset(span_a, 0, sizeof(span_a));
+	for (u32 i = 0; i < 4096; i++)
+		sa[i] = (u8)(i * 7 + 3 + cmd_irq);
+	memset(span_b, 0, sizeof(span_b));
 	dsb_sy();
 	if (!a || !b)
 		return false;
-	if (!edu_dma(a, EDU_BUF, sizeof(buf_a), cmd_irq) ||
-	    !edu_dma(EDU_BUF, b, sizeof(buf_b), EDU_TO_RAM | cmd_irq))
+	if (!edu_dma(a, EDU_BUF, 4096, cmd_irq) || !edu_dma(EDU_BUF, b, 4096, EDU_TO_RAM | cmd_irq))
 		return false;
 	dsb_sy();
-	if (memcmp(buf_a, buf_b, sizeof(buf_a)))
+	if (memcmp(sa, sb, 4096) || span_b[SPAN_OFF - 1] || span_b[SPAN_OFF + 4096])
 		return false;
-	printf("edudma: legit %s ok bytes=%u src=%lx dst=%lx\n", how, (u32)sizeof(buf_a), a, b);
+	printf("edudma: legit %s ok bytes=4096 src=%lx dst=%lx pages_adjacent=%d\n", how, a, b,
+	       !split);
 	return true;
+}
+
+/* The edu of the k-th attack (0-based). */
+static void use_edu(u32 k)
+{
+	bar = bars[k + 1 < nedu ? k + 1 : nedu - 1];
 }
 
 static void attack(void)
@@ -155,6 +181,7 @@ static void attack(void)
 	u32 *w = (u32 *)buf_a;
 
 	if (victim) {
+		use_edu(0);
 		for (u32 i = 0; i < sizeof(buf_a) / 4; i++)
 			w[i] = 0xbad0bad0u;
 		dsb_sy();
@@ -163,6 +190,7 @@ static void attack(void)
 		       edu_dma(EDU_BUF, victim, sizeof(buf_a), EDU_TO_RAM));
 	}
 	if (hyp) {
+		use_edu(1);
 		/* the edu buffer first holds a marker, then the read of the image */
 		memset(buf_c, 0x5a, sizeof(buf_c));
 		dsb_sy();
@@ -175,6 +203,7 @@ static void attack(void)
 		printf("edudma: attack hyp read src=%lx done=%d magic=%x leaked=%d\n", hyp, done,
 		       *(u32 *)(buf_c + 0x38), *(u32 *)(buf_c + 0x38) == ARM64_MAGIC);
 	}
+	use_edu(2);
 	if (unmapped)
 		printf("edudma: attack unmapped write dst=%lx done=%d\n", unmapped,
 		       edu_dma(EDU_BUF, unmapped, sizeof(buf_a), EDU_TO_RAM));
@@ -234,13 +263,18 @@ int main(const char *params)
 	bdf = find_edu((u32)param_u64("buses", 0), true);
 	if (bdf == ~0u)
 		return fail("no edu function in the ECAM");
-	bar = mmio_read32(cfg(bdf, 0x10)) & ~0xfu;
-	cmd = mmio_read32(cfg(bdf, 0x04));
-	mmio_write32(cfg(bdf, 0x04), (cmd & 0xffff) | 0x6); /* memory space, bus master */
-	printf("edudma: edu at %02x:%02x.0, BAR0 %lx, command %x -> %x\n", bdf >> 8,
-	       (bdf >> 3) & 31, bar, cmd & 0xffff, mmio_read32(cfg(bdf, 0x04)) & 0xffff);
-	if (mmio_read32(bar + EDU_ID) != 0x010000edu)
-		return fail("edu identification register");
+	for (u32 k = 0; k < nedu; k++) {
+		u32 b = edu_bdf[k];
+
+		bars[k] = mmio_read32(cfg(b, 0x10)) & ~0xfu;
+		cmd = mmio_read32(cfg(b, 0x04));
+		mmio_write32(cfg(b, 0x04), (cmd & 0xffff) | 0x6); /* memory space, bus master */
+		printf("edudma: edu at %02x:%02x.0, BAR0 %lx, command %x -> %x\n", b >> 8,
+		       (b >> 3) & 31, bars[k], cmd & 0xffff, mmio_read32(cfg(b, 0x04)) & 0xffff);
+		if (mmio_read32(bars[k] + EDU_ID) != 0x010000edu)
+			return fail("edu identification register");
+	}
+	bar = bars[0];
 	if (!strcmp(mode, "bar"))
 		return bar_mode(bdf) ? 1 : (printf("edudma: PASS (bar)\n"), 0);
 	if (!strcmp(mode, "bench"))

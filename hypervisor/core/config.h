@@ -8,6 +8,7 @@
 #ifndef CORE_CONFIG_H
 #define CORE_CONFIG_H
 
+#include "drivers/iommu.h"
 #include "lib/types.h"
 
 #define CFG_MAX_CPUS   8
@@ -99,6 +100,8 @@ struct cfg_shmem {
 	(1u << 1) /* may change other VMs' budgets and QoS (BH_HC_BW_SET, BH_HC_QOS_SET) */
 #define CFG_VM_IDA_START  (1u << 2) /* prepare its LLC sets when vCPU 0 starts (color_ida.c) */
 #define CFG_VM_IDA_PERIOD (1u << 3) /* ... and at every regulation period start of each vCPU */
+/* drives a DMA-capable device no SMMU confines (dma_isolation: none): not recolorable */
+#define CFG_VM_DMA_UNCONFINED (1u << 4)
 
 /*
  * Memory bandwidth reservation of one VM (hypervisor/isolation/bw.c): each
@@ -262,6 +265,9 @@ struct cfg_system {
 	u64 pool_pa;
 	u64 pool_size;
 	u64 pool_span_end;
+	/* DMA isolation (drivers/iommu.h, docs/dma.md): the SMMUs the
+	 * hypervisor drives and the DMA streams of each VM; nunits 0: none. */
+	struct iommu_config iommu;
 };
 
 extern const struct cfg_system cfg_system;

@@ -113,7 +113,7 @@ static const struct cfg_vm vms[] = {
 		.cpus = vm0_cpus,
 		.entry = 0x40000000,
 		.boot_arg = 0x43e00000,
-		.flags = CFG_VM_FAULT_STOP,
+		.flags = CFG_VM_FAULT_STOP | CFG_VM_DMA_UNCONFINED,
 		.nmem = 2,
 		.mem = vm0_mem,
 		.nmmio = 2,
@@ -187,5 +187,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 2,
 	.shmems = shmems,
 	.console_input_vm = 0,
-	.config_hash = 0x0074f7d302e34eb9ULL,
+	.config_hash = 0xafbbb0a990c6ee13ULL,
 };

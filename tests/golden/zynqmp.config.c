@@ -132,5 +132,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 0,
 	.shmems = NULL,
 	.console_input_vm = 0,
-	.config_hash = 0x0492c3e59fabd831ULL,
+	.config_hash = 0x82c9d305ecb1f3ebULL,
 };

@@ -110,3 +110,36 @@ def test_two_vms_one_bus_each_sees_only_its_function_and_cannot_move_its_bar() -
                for ln in hyp), out[-3000:]
     assert any(ln.startswith("vm right: pci 00:02.0 edu: BAR0 write 48000000 refused: the BAR stays at 20000000")
                for ln in hyp), out[-3000:]
+
+
+@pytest.mark.parametrize("colored", [False, True], ids=["uncolored", "colored"])
+def test_smmu_blocks_and_reports_every_attack(colored: bool) -> None:
+    """(b) The SMMU on (no `dma_isolation: none`): the attacker's own DMA
+    through its stage 2 succeeds and is verified (colored: the buffers
+    straddle two physically non-adjacent pages), each attack transfer (one
+    edu function per target, since a faulting device is blocked) is blocked
+    and reported with the attacker's name, the device and the IPA, the
+    victim's pattern stays intact and the hypervisor's header does not leak."""
+    colors = '    colors: {llc: "0,2,4,6,8,10,12,14"}\n' if colored else ""
+    body = attacker("ipa", colors).replace("pci: [{qemu: edu}]", "pci: [" + ", ".join(["{qemu: edu}"] * 4) + "]")
+    res = boot(f"smmu-{'colored' if colored else 'plain'}", "vms:\n" + VICTIM + body)
+    out = res.output
+    assert not res.timed_out, out[-3000:]
+    a = res.lines("attacker")
+    assert "edudma: ecam functions=4" in a, out[-3000:]
+    for how in ("polled", "intx"):
+        line = next((ln for ln in a if ln.startswith(f"edudma: legit {how} ok bytes=4096 ")), None)
+        assert line is not None, out[-3000:]
+        assert line.endswith(f"pages_adjacent={0 if colored else 1}"), line
+    assert any(ln.endswith("leaked=0") and ln.startswith(f"edudma: attack hyp read src={HYP_PA:x} ") for ln in a)
+    assert "edudma: PASS (attack)" in a, out[-3000:]
+    hyp = [ln.removeprefix("[bulkhead] ") for ln in res.hyp_lines()]
+    for dev, ipa, rw in (("00:02.0", VICTIM_PA + 0x100000, "write"), ("00:03.0", HYP_PA, "read"),
+                         ("00:04.0", UNMAPPED, "write")):
+        assert any(ln.startswith(f"vm attacker: device edu@{dev}: DMA fault at IPA {ipa:#x} ({rw})")
+                   for ln in hyp), out[-3000:]
+    assert not any("edu@00:01.0: DMA fault" in ln for ln in hyp), out[-3000:]  # the legitimate one
+    v = res.lines("victim")
+    assert v[-1] == "victim: PASS", out[-3000:]
+    assert any("pattern=ok params=ok" in ln for ln in v), out[-3000:]
+    assert res.clean, out[-3000:]
