@@ -10,7 +10,7 @@
  * filtered ECAM (docs/dma.md "PCI").
  *
  * Parameters:
- *   mode     attack (default) | bar | bench
+ *   mode     attack (default) | bar | bench | flood
  *   ecam     the VM's ECAM IPA (0x3f000000)
  *   dma      ipa (the device translates through the VM's stage 2: SMMU) or
  *            pa (no SMMU: buffers are given by physical address, from
@@ -28,6 +28,9 @@
  * bar: lists the functions its ECAM shows on buses 0-`buses`, sizes BAR0,
  *   writes `bar_target` into BAR0 and checks that the BAR reads back
  *   unchanged and the device still answers at the old address.
+ * flood: for `ms` milliseconds of virtual time, keeps every edu busy with
+ *   4 KiB writes to `unmapped` (a new one as soon as one ends): behind an
+ *   SMMU, a continuous stream of translation faults.
  * bench: `count` transfers of `bytes` (RAM -> edu -> RAM, alternating),
  *   timed in virtual time, with the hypervisor's exit counters of its CPU
  *   before and after.
@@ -230,6 +233,25 @@ static int bar_mode(u32 bdf)
 	return 0;
 }
 
+static int flood(void)
+{
+	u64 target = param_u64("unmapped", 0x100000000ull), end, started = 0;
+
+	end = timer_now_ns() + param_u64("ms", 300) * 1000000ull;
+	while (timer_now_ns() < end)
+		for (u32 k = 0; k < nedu; k++) {
+			if (mmio_read64(bars[k] + EDU_CMD) & EDU_RUN)
+				continue;
+			mmio_write64(bars[k] + EDU_SRC, EDU_BUF);
+			mmio_write64(bars[k] + EDU_DST, target);
+			mmio_write64(bars[k] + EDU_CNT, 4096);
+			mmio_write64(bars[k] + EDU_CMD, EDU_RUN | EDU_TO_RAM);
+			started++;
+		}
+	printf("edudma: flood done devices=%u transfers=%lu\n", nedu, started);
+	return 0;
+}
+
 static int bench(void)
 {
 	u32 count = (u32)param_u64("count", 8), bytes = (u32)param_u64("bytes", 4096);
@@ -277,6 +299,8 @@ int main(const char *params)
 	bar = bars[0];
 	if (!strcmp(mode, "bar"))
 		return bar_mode(bdf) ? 1 : (printf("edudma: PASS (bar)\n"), 0);
+	if (!strcmp(mode, "flood"))
+		return flood() ? 1 : (printf("edudma: PASS (flood)\n"), 0);
 	if (!strcmp(mode, "bench"))
 		return bench() ? 1 : (printf("edudma: PASS (bench)\n"), 0);
 	if (!legit(0, "polled"))
