@@ -251,7 +251,7 @@ def test_repo_platform_is_valid() -> None:
 @pytest.mark.parametrize(
     ("old", "new", "expected"),
     [
-        ("cpu: cortex-a53, memory: 2G, args:", "cpu: cortex-a53, memory: 2G, smp: 4, args:",
+        ("cpu: cortex-a53, memory: 2G}", "cpu: cortex-a53, memory: 2G, smp: 4}",
          "qemu-virt.yaml:4:128: qemu.smp: unknown key 'smp'; expected one of: binary, machine, cpu, memory, args"),
         ("staging: {base: 0xA0000000, size: 512M}", "staging: {base: 0xB0000000, size: 512M}",
          "qemu-virt.yaml:8:10: staging: staging area 0xb0000000-0xcfffffff is not inside RAM "

@@ -69,6 +69,32 @@ class RunResult:
         """Lines the hypervisor itself printed, ``[bulkhead] `` prefix kept."""
         return [line for line in self.all_lines() if line.startswith(HYP_PREFIX)]
 
+    def dma_faults(self) -> dict[str, dict[str, Any]]:
+        """Per VM that owns DMA streams: its DMA fault counts, from the line
+        the hypervisor prints when the VM powers off or stops
+        (``vm X: N DMA fault(s): dev: n, ...``; docs/dma.md)."""
+        return dma_faults(self.hyp_lines())
+
+
+_DMA_LINE = re.compile(r"\[bulkhead\] vm (\S+): (\d+) DMA fault\(s\): (.*)")
+
+
+def dma_faults(hyp_lines: list[str]) -> dict[str, dict[str, Any]]:
+    """``{vm: {"total": n, "devices": {device: n}}}`` from the hypervisor's
+    DMA fault lines (the last line of a VM wins: a reset VM reports again)."""
+    out: dict[str, dict[str, Any]] = {}
+    for line in hyp_lines:
+        m = _DMA_LINE.fullmatch(line)
+        if not m:
+            continue
+        devices: dict[str, int] = {}
+        for item in m.group(3).split(", "):
+            name, sep, count = item.rpartition(": ")
+            if sep and count.isdigit():
+                devices[name] = int(count)
+        out[m.group(1)] = {"total": int(m.group(2)), "devices": devices}
+    return out
+
 
 def judge(returncode: int, timed_out: bool, output: str, nvms: int,
           timeout: float | None = None, until: re.Pattern[str] | None = None) -> tuple[bool, str]:

@@ -187,5 +187,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 2,
 	.shmems = shmems,
 	.console_input_vm = 0,
-	.config_hash = 0xafbbb0a990c6ee13ULL,
+	.config_hash = 0x8379150cf6a0e457ULL,
 };
