@@ -119,8 +119,14 @@ void pci_init(void)
 	if (!pcienum_bridge_windows(&pci_bus, &bad))
 		panic("pci: bridge %02x:%02x.%x: its window would cover another VM's BARs",
 		      PCI_BDF_BUS(bad->bdf), PCI_BDF_DEV(bad->bdf), PCI_BDF_FN(bad->bdf));
-	log_info("pci: host bridge ECAM %lx, buses %u-%u: %u function(s)", c->ecam_base,
-	         c->bus_first, c->bus_last, n);
-	for (u32 i = 0; i < pci_bus.nfuncs; i++)
-		pci_log_func(&pci_bus.funcs[i]);
+	/* the bus is listed when some VM owns a function (other boots stay as
+	 * they were: every function found is off all the same) */
+	for (u32 vm = 0; vm < cfg_system.nvms; vm++)
+		if (cfg_system.vms[vm].npci) {
+			log_info("pci: host bridge ECAM %lx, buses %u-%u: %u function(s)",
+			         c->ecam_base, c->bus_first, c->bus_last, n);
+			for (u32 i = 0; i < pci_bus.nfuncs; i++)
+				pci_log_func(&pci_bus.funcs[i]);
+			break;
+		}
 }
