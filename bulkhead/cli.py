@@ -26,7 +26,7 @@ from bulkhead.generate import build, fit, gen_dts, qemu
 from bulkhead.layout import summary
 from bulkhead.layout.load import load_system
 from bulkhead.run import cachemodel, runner
-from bulkhead.config import dma, qos
+from bulkhead.config import dma, pci, qos
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -165,6 +165,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         doc = summary.document(system)
         if regulators := qos.document(system):
             doc["qos"] = regulators
+        if functions := pci.document(system):
+            doc["pci"] = functions
         if (dma_doc := dma.document(system.spec)) is not None:
             doc["dma"] = dma_doc
         doc.update(_diagnostics_json([], system.warnings, args.werror))
@@ -179,6 +181,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             sys.stdout.write(bandwidth.report(system))
         sys.stdout.write(shared_io.report(system))
         sys.stdout.write(qos.report(system))
+        if text := pci.report(system):
+            sys.stdout.write(text + "\n")
         sys.stdout.write(dma.report(system.spec))
     if args.werror and system.warnings:
         sys.stderr.write(f"bulkhead: error: {len(system.warnings)} warning(s) treated as errors (--werror)\n")

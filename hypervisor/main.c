@@ -14,6 +14,7 @@
 #include "core/console.h"
 #include "core/dma.h"
 #include "core/irq.h"
+#include "core/pci.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
 #include "core/vpmu.h"
@@ -152,6 +153,7 @@ static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 	bootmem_check(dtb); /* before the payload moves: it may overwrite the DTB */
 	bootimg_install();  /* before the VMs: their images come from the payload */
 	color_init();       /* before the VMs: colored memory needs its page finder */
+	pci_init();         /* before the VMs: their functions' BARs */
 	vm_init_all();
 	irq_init();
 	vpmu_init(); /* before bw_init: the regulator shares the PMU PPI */

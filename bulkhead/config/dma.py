@@ -125,6 +125,9 @@ def unconfined_vms(s: SystemSpec) -> list[str]:
     p = s.platform
     out = []
     for vm in s.vms:
+        if vm.pci and not (enabled(s) and pcie_smmu(p) is not None):
+            out.append(vm.name)  # PCI functions are bus masters (docs/pci.md)
+            continue
         for name in vm.devices:
             dev = p.device(name)
             if dev is not None and dev.dma and not (enabled(s) and p.smmu_of(dev) is not None):

@@ -358,6 +358,49 @@ class QosRegulatorSpec:
     path: str  # qos_regulators[i]
 
 
+ECAM_BUS = 1 << 20  # one bus of an ECAM: 32 devices x 8 functions x 4 KiB
+
+
+@dataclass(frozen=True)
+class PlatformFunction:
+    bdf: int
+    vendor: int
+    device: int
+    pin: int
+    name: str
+    reserved: bool  # the hypervisor's (e.g. the host bridge's own function)
+    path: str
+
+
+@dataclass(frozen=True)
+class PlatformPci:
+    ecam: Range
+    bus_first: int
+    bus_last: int
+    mmio32: Range
+    mmio64: Range | None
+    intx: tuple[int, int, int, int]  # SPIs of INTA-INTD of slot 0 (swizzle (slot + pin - 1) % 4)
+    vm_ecam: int  # IPA of every VM's filtered ECAM
+    qemu_bus: str
+    functions: tuple[PlatformFunction, ...]
+    path: str = "pci"
+
+    @property
+    def vm_ecam_range(self) -> Range:
+        return Range(self.vm_ecam, (self.bus_last - self.bus_first + 1) * ECAM_BUS)
+
+
+@dataclass(frozen=True)
+class PciEntrySpec:
+    """One ``vms[i].pci[j]`` as written."""
+
+    bdf: int | None  # "BB:DD.F" (also a QEMU device's ``addr``)
+    vendor: int | None  # "VVVV:DDDD"
+    device: int | None
+    qemu: str | None  # a QEMU model the run adds
+    path: str
+
+
 SmmuType = Literal["smmuv3", "smmu-500"]
 SMMU_TYPES: tuple[SmmuType, ...] = ("smmuv3", "smmu-500")
 
@@ -416,6 +459,7 @@ class Platform:
     cachemodel: CacheModelSpec | None = None
     ram_banks: tuple[Range, ...] = ()  # every DRAM bank, `ram` first; () means (ram,)
     qos_regulators: tuple[QosRegulatorSpec, ...] = ()
+    pci: PlatformPci | None = None  # the PCIe host bridge (docs/dma.md "PCI")
     smmus: tuple[SmmuSpec, ...] = ()
 
     @property
@@ -561,6 +605,7 @@ class VmSpec:
     manager: bool = False  # may change budgets at run time (BH_HC_BW_SET)
     ida: tuple[str, ...] = ()  # invalidation-driven allocation: "period", "start"
     qos: tuple[DeviceQosSpec, ...] = ()  # QoS-400 settings of its passthrough devices
+    pci: tuple[PciEntrySpec, ...] = ()  # PCI functions (docs/dma.md "PCI")
     # per passthrough device behind an SMMU: what a DMA fault does
     # ("abort-device" default, "stop-vm"); (device, policy, key path)
     dma_on_fault: tuple[tuple[str, str, str], ...] = ()

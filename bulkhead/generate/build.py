@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TextIO
 
 from bulkhead.base.errors import BuildError
-from bulkhead.config import shared_io
+from bulkhead.config import pci, shared_io
 from bulkhead.config.model import DTB_MAX
 from bulkhead.generate import fit, gen_c, gen_dts, image, qemu
 from bulkhead.layout import elf as elf_mod
@@ -190,8 +190,16 @@ def build(
             raise BuildError(f"make -C {HYPERVISOR_DIR} succeeded but did not produce {elf}")
 
         itb = build_fit(system, config, elf.with_suffix(".bin"), out, log)
-        # the images are inside the ELF; a shared I/O device gets its NIC (user-mode netdev)
-        argv = qemu.command(p, elf, (), extra=shared_io.qemu_args(system, None))
+        # the images are inside the ELF; a shared I/O device gets its NIC (user-mode netdev),
+        # the VMs' QEMU PCI devices theirs (an nvme gets a blank drive image here)
+        for vm in system.vms:
+            for f in vm.pci:
+                drive = out / pci.nvme_image(f)
+                if f.qemu == "nvme" and not drive.is_file():
+                    with open(drive, "wb") as fh:
+                        fh.truncate(pci.NVME_IMAGE_SIZE)
+        argv = qemu.command(p, elf, (), extra=(*shared_io.qemu_args(system, None),
+                                               *pci.qemu_args(system, str(out.absolute()))))
         manifest = out / "manifest.json"
         write_if_changed(manifest, (json.dumps(manifest_doc(system, config, elf, staged, argv), indent=2)
                                     + "\n").encode())

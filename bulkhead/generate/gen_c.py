@@ -57,7 +57,6 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
     w.line("#define NULL ((void *)0)")
     w.line("#endif")
     w.line()
-    w.line("static const struct cfg_platform platform = {")
     mpidr = ", ".join(_hex(m) for m in p.mpidr)
     fields = [
         ("name", _cstr(p.name)),
@@ -103,7 +102,19 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
             ("llc_ways", str(p.coloring.llc_ways or 0)),
             ("llc_line", str(p.coloring.llc_line or 0)),
         ]
+    if p.pci is not None:
+        fields.append(("pci", "&pci_host"))
     assert p.ncpus <= MAX_CPUS and len(p.banks) <= MAX_RAM_BANKS
+    if p.pci is not None:
+        h = p.pci
+        w.line("static const struct cfg_pci pci_host = {")
+        for key, value in (("ecam_base", _hex(h.ecam.base)), ("bus_first", str(h.bus_first)),
+                           ("bus_last", str(h.bus_last)), ("vm_ecam_ipa", _hex(h.vm_ecam)),
+                           ("intx", "{ " + ", ".join(str(i) for i in h.intx) + " }")):
+            w.line(f"\t.{key} = {value},")
+        w.line("};")
+        w.line()
+    w.line("static const struct cfg_platform platform = {")
     for key, value in fields:
         w.line(f"\t.{key} = {value},")
     w.line("};")
@@ -309,6 +320,14 @@ def _vm_tables(w: _Writer, vm: Vm, staged: Sequence[StagedImage],
               ("pt_pa", _hex(vm.pt_pa))]
     if vm.llc_colors or vm.bank_colors:
         pt += [("llc_colors", _hex(vm.llc_colors)), ("bank_colors", _hex(vm.bank_colors))]
+    pci_fields: list[tuple[str, str]] = []
+    if vm.pci and vm.pci_window is not None:
+        pci_tab = table("struct cfg_pci_func", "pci", _struct_rows(
+            [("name", _cstr(f.label)), ("bdf", _hex(f.bdf)), ("vendor", _hex(f.vendor)),
+             ("device", _hex(f.device)), ("intx", str(f.spi))] for f in vm.pci
+        ), len(vm.pci))
+        pci_fields = [*pci_tab, ("pci_win_base", _hex(vm.pci_window.base)),
+                      ("pci_win_size", _hex(vm.pci_window.size))]
     console = vm.console
     return [
         ("name", _cstr(vm.name)),
@@ -326,6 +345,7 @@ def _vm_tables(w: _Writer, vm: Vm, staged: Sequence[StagedImage],
         ("console_ipa", _hex(console.ipa) if console else "0"),
         ("console_irq", str(console.irq) if console else "0"),
         *pt,
+        *pci_fields,
     ]
 
 

@@ -25,7 +25,7 @@ from typing import Any, TextIO
 
 from bulkhead.base.errors import RunError
 from bulkhead.config import bandwidth as bw_mod
-from bulkhead.config import shared_io
+from bulkhead.config import pci, shared_io
 from bulkhead.generate import build as build_mod
 from bulkhead.generate import qemu
 from bulkhead.layout.load import load_system
@@ -327,7 +327,8 @@ def run(
         raise RunError("; ".join(starved))
     argv = qemu.command(
         result.system.platform, result.elf, (), icount=icount, gdb=gdb, gdb_port=gdb_port,
-        interactive=interactive, extra=(*shared_io.qemu_args(result.system, netdev), *extra_qemu_args),
+        interactive=interactive, extra=(*shared_io.qemu_args(result.system, netdev),
+                                        *pci.qemu_args(result.system, str(result.out.absolute())), *extra_qemu_args),
     )
     if boot == "uboot":
         argv = qemu.uboot_command(argv, build_mod.uboot_tftp(result, build_log or sys.stderr))

@@ -50,6 +50,29 @@ struct cfg_mmio {
 	u64 size;
 };
 
+/*
+ * A PCI function passed through to a VM (core/pci.c, core/vpci.c): found
+ * at bdf by the boot-time enumeration, checked against vendor:device, its
+ * BARs assigned inside the VM's window and mapped at IPA = PA; intx is the
+ * SPI its pin reaches at the host bridge (also in the VM's irqs), 0: none.
+ */
+struct cfg_pci_func {
+	const char *name; /* "00:02.0 edu", for messages */
+	u32 bdf;          /* bus << 8 | device << 3 | function */
+	u16 vendor;
+	u16 device;
+	u32 intx;
+};
+
+/* The ECAM host bridge the hypervisor owns (platform file `pci:`). */
+struct cfg_pci {
+	u64 ecam_base; /* bus 0's configuration space */
+	u32 bus_first; /* the bus range enumerated */
+	u32 bus_last;
+	u64 vm_ecam_ipa; /* where each VM sees its filtered ECAM (buses bus_first..bus_last) */
+	u32 intx[4];     /* SPIs of INTA-INTD at the host bridge (swizzled by slot) */
+};
+
 /* A file staged by QEMU's loader at src_pa, copied to dst_ipa at VM start. */
 struct cfg_image {
 	const char *name;
@@ -150,6 +173,11 @@ struct cfg_vm {
 	u64 bank_colors;
 
 	const struct cfg_bw *bw; /* memory bandwidth reservation; NULL: unregulated */
+
+	u32 npci; /* PCI functions passed through */
+	const struct cfg_pci_func *pci;
+	u64 pci_win_base; /* the window of the host bridge's memory space its BARs go to */
+	u64 pci_win_size;
 };
 
 struct cfg_platform {
@@ -192,6 +220,8 @@ struct cfg_platform {
 	u64 llc_size;        /* LLC geometry, to compare with the CPU's */
 	u32 llc_ways;
 	u32 llc_line;
+
+	const struct cfg_pci *pci; /* the PCIe host bridge; NULL: none */
 };
 
 /*

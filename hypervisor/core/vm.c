@@ -8,6 +8,7 @@
 #include "core/mem.h"
 #include "core/vcpu.h"
 #include "core/vgic.h"
+#include "core/vpci.h"
 #include "drivers/iommu.h"
 #include "lib/format.h"
 #include "lib/log.h"
@@ -22,6 +23,7 @@ void vm_load(struct vm *vm)
 {
 	vgic_vm_init(vm);
 	vuart_init_state(vm);
+	vpci_vm_quiesce(vm);
 	mem_load_images(vm);
 	mem_iommu_attach(vm); /* a reset blocked its DMA until the reload */
 }
@@ -87,6 +89,7 @@ void vm_init_all(void)
 		}
 		t0 = arch_counter();
 		mem_vm_init(vm);
+		vpci_vm_init(vm);
 		t1 = arch_counter();
 		vgic_vm_setup(vm);
 		vuart_init(vm);
@@ -129,6 +132,7 @@ void vm_shutdown(struct vm *vm, enum vm_state how, const char *reason)
 
 	iommu_vm_stop(vm->id); /* its devices' DMA aborts from now on */
 	vuart_stop(vm);
+	vpci_vm_quiesce(vm);
 	console_vm_flush(vm);
 	log_info("vm %s: %s (%s)", vm->cfg->name, vm_state_name(how), reason);
 	console_vm_report(vm);

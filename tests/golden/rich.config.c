@@ -9,6 +9,14 @@
 #define NULL ((void *)0)
 #endif
 
+static const struct cfg_pci pci_host = {
+	.ecam_base = 0x4010000000,
+	.bus_first = 0,
+	.bus_last = 15,
+	.vm_ecam_ipa = 0x3f000000,
+	.intx = { 35, 36, 37, 38 },
+};
+
 static const struct cfg_platform platform = {
 	.name = "qemu-virt",
 	.ncpus = 4,
@@ -33,6 +41,7 @@ static const struct cfg_platform platform = {
 	.llc_size = 0x100000,
 	.llc_ways = 16,
 	.llc_line = 64,
+	.pci = &pci_host,
 };
 
 /* VM 0: linux (linux) */
@@ -178,5 +187,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 2,
 	.shmems = shmems,
 	.console_input_vm = 0,
-	.config_hash = 0x32cd91cb13341368ULL,
+	.config_hash = 0x8379150cf6a0e457ULL,
 };
