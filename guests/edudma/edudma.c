@@ -10,7 +10,7 @@
  * filtered ECAM (docs/dma.md "PCI").
  *
  * Parameters:
- *   mode     attack (default) | bar | bench | flood
+ *   mode     attack (default) | bar | bench | flood | recolor
  *   ecam     the VM's ECAM IPA (0x3f000000)
  *   dma      ipa (the device translates through the VM's stage 2: SMMU) or
  *            pa (no SMMU: buffers are given by physical address, from
@@ -34,6 +34,11 @@
  * bench: `count` transfers of `bytes` (RAM -> edu -> RAM, alternating),
  *   timed in virtual time, with the hypervisor's exit counters of its CPU
  *   before and after.
+ * recolor: a verified transfer, then waits (at most `wait_ms` of virtual
+ *   time) until its LLC colors change (someone recolors the VM, e.g. the
+ *   console's Ctrl-T r), then the same verified transfer with the same
+ *   buffers, which now sit on other frames: behind an SMMU the device
+ *   follows the moved stage 2 (#32 item 1, docs/dma.md).
  */
 #include "runtime.h"
 
@@ -273,6 +278,34 @@ static int bench(void)
 	return 0;
 }
 
+static int recolor_mode(void)
+{
+	struct bh_color_info c0, c1;
+	struct bh_ipa_info p0, p1;
+	u64 end = timer_now_ns() + param_u64("wait_ms", 20000) * 1000000ull;
+
+	if (bh_color_info(&c0) != BH_OK || bh_ipa_info((u64)(uptr)span_b, &p0) != BH_OK)
+		return fail("color info");
+	if (!legit(0, "before-recolor"))
+		return fail("DMA before the recoloring");
+	printf("edudma: waiting for the recoloring (llc %lx)\n", c0.llc_colors);
+	c1 = c0;
+	while (c1.llc_colors == c0.llc_colors && timer_now_ns() < end) {
+		timer_delay_ms(1);
+		if (bh_color_info(&c1) != BH_OK)
+			return fail("color info");
+	}
+	if (c1.llc_colors == c0.llc_colors)
+		return fail("not recolored in time");
+	if (bh_ipa_info((u64)(uptr)span_b, &p1) != BH_OK)
+		return fail("ipa info");
+	printf("edudma: recolored llc %lx -> %lx, buffer pa %lx -> %lx\n", c0.llc_colors,
+	       c1.llc_colors, p0.pa, p1.pa);
+	if (!legit(0, "after-recolor"))
+		return fail("DMA after the recoloring");
+	return 0;
+}
+
 int main(const char *params)
 {
 	const char *mode = param_str_default("mode", "attack");
@@ -303,6 +336,8 @@ int main(const char *params)
 		return flood() ? 1 : (printf("edudma: PASS (flood)\n"), 0);
 	if (!strcmp(mode, "bench"))
 		return bench() ? 1 : (printf("edudma: PASS (bench)\n"), 0);
+	if (!strcmp(mode, "recolor"))
+		return recolor_mode() ? 1 : (printf("edudma: PASS (recolor)\n"), 0);
 	if (!legit(0, "polled"))
 		return fail("legitimate DMA into its own memory");
 	if (intx) {

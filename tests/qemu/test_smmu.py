@@ -83,3 +83,32 @@ def test_recoloring_a_vm_with_unconfined_dma_is_refused(console_script: Any) -> 
     assert ("recolor: vm io: refused (by console): it drives a DMA-capable device no SMMU confines "
             "(dma_isolation: none): the device would keep writing to the old frames") in hyp, text
     assert "[io] ticker: PASS (30 ticks)" in text and "[plain] ticker: PASS (30 ticks)" in text, text
+
+
+def test_recoloring_moves_the_devices_view_with_the_vm(console_script: Any) -> None:
+    """#32 item 1 with an SMMU: a colored VM owning QEMU's edu (a PCI
+    function behind the SMMUv3) moves a verified 4 KiB buffer through it,
+    is recolored from the console (its pages and stage-2 tables move, its
+    stream aborts during the move and is then pointed at the new tables),
+    and moves the buffer again, now on other frames: the data arrives, and
+    no DMA fault is recorded."""
+    steps = [
+        (b"edudma: waiting for the recoloring", b"\x14rdev 8-11\r"),
+        (b"edudma: PASS (recolor)", b""),
+    ]
+    text = console_script("recolor-dma-smmu.yaml", steps, timeout=180)
+    lines = text.splitlines()
+    dev = [line.removeprefix("[dev] ") for line in lines if line.startswith("[dev] ")]
+    hyp = [line.removeprefix("[bulkhead] ") for line in lines if line.startswith("[bulkhead] ")]
+    assert "edudma: PASS (recolor)" in dev, text
+    assert any(line.startswith("edudma: legit before-recolor ok bytes=4096") for line in dev), text
+    assert any(line.startswith("edudma: legit after-recolor ok bytes=4096") for line in dev), text
+    moved = [m for line in dev if (m := re.fullmatch(
+        r"edudma: recolored llc f -> f00, buffer pa ([0-9a-f]+) -> ([0-9a-f]+)", line))]
+    assert len(moved) == 1 and moved[0].group(1) != moved[0].group(2), text
+    assert (int(moved[0].group(2), 16) >> 12) & 0xF in range(8, 12), text  # a frame of LLC 8-11
+    assert any(re.fullmatch(r"recolor: vm dev: LLC 8-11 \(by console\): 512 of 512 pages moved .*", line)
+               for line in hyp), text
+    assert "dma: vm dev: device edu@00:01.0: smmu smmu0 stream 0x8 on its stage 2 (VMID 1)" in hyp, text
+    assert not [line for line in hyp if "DMA fault at" in line or "PANIC" in line], text
+    assert "vm dev: 0 DMA fault(s): edu@00:01.0: 0" in hyp, text
