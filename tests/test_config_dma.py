@@ -302,3 +302,15 @@ def test_generated_tables(write_config: WriteConfig) -> None:
     assert c.count("CFG_VM_DMA_UNCONFINED") == 0
     assert gen_c.generate(load_system(off, guest_sources=None), [], "o.yaml").count(
         "CFG_VM_DMA_UNCONFINED") == 2
+
+
+def test_pci_on_fault(write_config: WriteConfig) -> None:
+    """A PCI function's `on_fault` reaches its stream; with the SMMU off it is an error."""
+    pci_vm = VIRT.replace("image: img.bin\n  - name: b",
+                          "image: img.bin\n    pci: [{qemu: edu, on_fault: stop-vm}, {qemu: edu}]\n  - name: b")
+    s = load_system(write_config(pci_vm), guest_sources=None)
+    assert [(st.device.split("@")[0], st.on_fault, st.path) for st in dma.streams(s.spec)] == [
+        ("edu", "stop-vm", "vms[0].pci[0]"), ("edu", "abort-device", "vms[0].pci[1]")]
+    off = write_config("dma_isolation: none\n" + pci_vm, "o.yaml")
+    assert ("o.yaml:8:33: vms[0].pci[0].on_fault: 'on_fault' applies to DMA through an SMMU, and the SMMUs are "
+            "off ('dma_isolation: none')") in error_of(off)

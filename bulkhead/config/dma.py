@@ -263,6 +263,11 @@ def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
                 why = "the SMMUs are off ('dma_isolation: none')" if p.smmu_of(dev) is not None else \
                     f"it is not behind an SMMU of platform '{p.name}'"
                 errors.append(at(q, f"device '{dev_name}': 'on_fault' applies to DMA through an SMMU, and {why}"))
+        for e in vm.pci:
+            if e.on_fault is not None and not (on and pcie_smmu(p) is not None):
+                errors.append(at(f"{e.path}.on_fault", "'on_fault' applies to DMA through an SMMU, and the "
+                                                      + ("SMMUs are off ('dma_isolation: none')" if p.smmus else
+                                                         f"platform '{p.name}' has none")))
         if not dma:
             continue
         names = ", ".join(f"'{d}'" for d in dma)

@@ -399,6 +399,7 @@ class PciEntrySpec:
     device: int | None
     qemu: str | None  # a QEMU model the run adds
     path: str
+    on_fault: str | None = None  # DMA fault policy (docs/dma.md): abort-device (default) | stop-vm
 
 
 SmmuType = Literal["smmuv3", "smmu-500"]

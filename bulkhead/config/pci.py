@@ -172,10 +172,11 @@ def parse_vm(r: Reader, node: YNode, path: str) -> tuple[PciEntrySpec, ...]:
         if not isinstance(n, YMap):
             raise r.fail(n, q, f'expected a PCI address "BB:DD.F", an ID "VVVV:DDDD" or {{qemu: MODEL}}, '
                                f"got {describe(n)}")
-        m = r.mapping(n, q, ("qemu", "addr"), ("qemu",))
+        m = r.mapping(n, q, ("qemu", "addr", "on_fault"), ("qemu",))
         model = r.choice(m["qemu"], join(q, "qemu"), tuple(MODELS))
         bdf = _bdf(r, m["addr"], join(q, "addr")) if "addr" in m else None
-        return PciEntrySpec(bdf, None, None, model, q)
+        on_fault = r.choice(m["on_fault"], join(q, "on_fault"), dma.FAULT_POLICIES) if "on_fault" in m else None
+        return PciEntrySpec(bdf, None, None, model, q, on_fault)
 
     return r.each(node, path, entry, "a list of PCI functions")
 
@@ -333,8 +334,15 @@ def streams(s: SystemSpec) -> list[dma.DmaStream]:
     unit = dma.pcie_smmu(s.platform)
     if unit is None:
         return []
-    return [dma.DmaStream(unit.name, f.bdf, f.vm, device_name(f), dma.policy_of(s, f.vm, device_name(f)), f.path)
+    return [dma.DmaStream(unit.name, f.bdf, f.vm, device_name(f), _on_fault(s, f), f.path)
             for f in plan(s).functions]
+
+
+def _on_fault(s: SystemSpec, f: Function) -> str:
+    """The function's ``on_fault`` (its ``pci:`` entry's), else the default."""
+    vm = s.vm(f.vm)
+    entry = next((e for e in vm.pci if e.path == f.path), None) if vm is not None else None
+    return entry.on_fault if entry is not None and entry.on_fault else dma.policy_of(s, f.vm, device_name(f))
 
 
 dma.register_stream_source(streams)
