@@ -236,8 +236,10 @@ static u32 iommu_find(u32 unit, u32 sid)
 	return IOMMU_NONE;
 }
 
-/* One recorded fault: counted, the stream blocked under abort-device, passed up. */
-static void iommu_report(u32 unit, u32 sid, u64 addr, bool write, bool addr_valid, const char *what)
+/* One recorded fault: counted, the stream blocked under abort-device, passed up
+ * (unused when no SMMU driver is built in). */
+static __unused void iommu_report(u32 unit, u32 sid, u64 addr, bool write, bool addr_valid,
+                                  const char *what)
 {
 	struct iommu_fault f = { .unit = unit,
 		                 .sid = sid,
