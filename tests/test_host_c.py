@@ -37,6 +37,7 @@ SOURCES: dict[str, list[str]] = {
                     "arch/aarch64/pt.c", "lib/log.c", "lib/format.c"],
     "test_smmu500": ["drivers/iommu.c", "drivers/smmu/smmu500.c", "drivers/smmu/smmu500_enc.c",
                      "arch/aarch64/pt.c", "lib/log.c", "lib/format.c"],
+    "test_console": ["core/console.c", "lib/linering.c", "lib/format.c"],
 }
 # extra preprocessor definitions (the drivers drivers/iommu.c dispatches to)
 DEFINES: dict[str, list[str]] = {"test_smmuv3": ["-DIOMMU_HAVE_SMMUV3"], "test_smmu500": ["-DIOMMU_HAVE_SMMU500"]}

@@ -358,5 +358,5 @@ def report(s: SystemSpec) -> str:
         for (vm, dev, unit, pol), sids in grouped.items():
             rows.append((vm, dev, unit, ",".join(f"0x{x:x}" for x in sids), pol))
         widths = [max(len(r[i]) for r in rows) for i in range(5)]
-        lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+        lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     return "\n".join(lines) + "\n"

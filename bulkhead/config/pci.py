@@ -25,8 +25,8 @@ from bulkhead.base.errors import Diagnostic
 from bulkhead.config import dma
 from bulkhead.config.model import (
     ECAM_BUS,
-    MiB,
     PAGE,
+    MiB,
     PciEntrySpec,
     PlatformFunction,
     PlatformPci,

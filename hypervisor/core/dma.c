@@ -11,7 +11,7 @@
  */
 #include "core/dma.h"
 
-#include "arch/aarch64/gic.h"
+#include "drivers/gic/gic.h"
 #include "arch/aarch64/timer.h"
 #include "core/console.h"
 #include "core/irq.h"

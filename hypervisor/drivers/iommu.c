@@ -228,6 +228,7 @@ void iommu_stream_block(u32 stream)
 	iommu_report_program(stream, iommu_stream_program(stream, NULL));
 }
 
+#if defined(IOMMU_HAVE_SMMUV3) || defined(IOMMU_HAVE_SMMU500)
 static u32 iommu_find(u32 unit, u32 sid)
 {
 	for (u32 i = 0; i < iommu_cfg->nstreams; i++)
@@ -265,6 +266,8 @@ static void iommu_report(u32 unit, u32 sid, u64 addr, bool write, bool addr_vali
 	if (iommu_fault)
 		iommu_fault(&f);
 }
+
+#endif
 
 #ifdef IOMMU_HAVE_SMMUV3
 static void iommu_v3_event(u32 unit, const struct smmuv3_event *e)
