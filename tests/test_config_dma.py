@@ -258,7 +258,9 @@ def test_stream_source_hook(write_config: WriteConfig, source: list[dma.DmaStrea
     assert ('{ .unit = 0, .sid = 0x10, .vm = 0, .device = "edu@00:02.0", .flags = 0 }') in c
     assert ('{ .unit = 0, .sid = 0x18, .vm = 1, .device = "nvme@00:03.0", .flags = IOMMU_STREAM_STOP_VM }') in c
     assert ".iommu = { .nunits = 1, .units = iommu_units, .nstreams = 2, .streams = iommu_streams }," in c
-    assert ".irq_mpidr = 0x0, .log2size = 5, .strtab = iommu0_strtab" in c
+    assert (".irq_mpidr = 0x0, .cmdq = iommu0_cmdq, .evtq = iommu0_evtq, .evtq_log2 = 8, .log2size = 5, "
+            ".strtab = iommu0_strtab") in c
+    assert "static u64 iommu0_evtq[1024] __attribute__((aligned(8192))) IOMMU_DMA_MEM;" in c
     # errors in what a source gives are located at its path
     source.append(dma.DmaStream("smmu0", 0x10, "b", "e1000e@00:02.0", "abort-device", "vms[1]"))
     source.append(dma.DmaStream("smmu9", 0x20, "b", "x", "abort-device", "vms[1]"))

@@ -37,6 +37,11 @@ SMMU500_SMRS = 48  # stream match registers of the ZynqMP's SMMU-500 (SMMU_IDR0.
 # larger ones are two-level with L2 tables of 2^V3_SPLIT STEs
 V3_LINEAR_MAX_LOG2 = 8
 V3_SPLIT = 6
+# SMMUv3 event queue: 256 records of 32 bytes (one queue's worth is the most
+# an interrupt drains). QEMU records a fault per few bytes of a DMA transfer
+# (a 4 KiB edu transfer overflowed 1024 entries as well as 256), so a
+# larger queue only costs memory: lost events are reported (GERROR)
+V3_EVTQ_LOG2 = 8
 
 
 @dataclass(frozen=True)

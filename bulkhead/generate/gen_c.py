@@ -23,6 +23,8 @@ SHARED: tuple[tuple[str, str, int, str], ...] = (
      "bulkhead.config.bandwidth.MAX_BUDGET_EVENTS"),
     ("PAYLOAD_VERSION", "core/payload.h", image.VERSION, "bulkhead.generate.image.VERSION"),
     ("PAYLOAD_NAME_LEN", "core/payload.h", image.NAME_LEN, "bulkhead.generate.image.NAME_LEN"),
+    ("IOMMU_MAX_STREAMS", "drivers/iommu.h", dma.MAX_STREAMS, "bulkhead.config.dma.MAX_STREAMS"),
+    ("IOMMU_MAX_UNITS", "drivers/iommu.h", dma.MAX_SMMUS, "bulkhead.config.dma.MAX_SMMUS"),
 )
 
 
@@ -220,6 +222,12 @@ def _iommu_tables(w: _Writer, system: System) -> str:
                   ("event_irq", str(u.event_irq)), ("gerror_irq", str(u.gerror_irq)),
                   ("irq_mpidr", _hex(system.platform.mpidr[cpu]))]
         if u.type == "smmuv3":
+            # the queues: 64 commands, dma.V3_EVTQ_LOG2 events
+            evtq_log2 = dma.V3_EVTQ_LOG2
+            w.line(f"static u64 iommu{k}_cmdq[128] __attribute__((aligned(1024))) IOMMU_DMA_MEM;")
+            w.line(f"static u64 iommu{k}_evtq[{4 << evtq_log2}] "
+                   f"__attribute__((aligned({32 << evtq_log2}))) IOMMU_DMA_MEM;")
+            fields += [("cmdq", f"iommu{k}_cmdq"), ("evtq", f"iommu{k}_evtq"), ("evtq_log2", str(evtq_log2))]
             lay = dma.v3_table(sids)
             if not lay.split:
                 size = 64 << lay.log2size

@@ -228,6 +228,7 @@ void iommu_stream_block(u32 stream)
 	iommu_report_program(stream, iommu_stream_program(stream, NULL));
 }
 
+#if defined(IOMMU_HAVE_SMMUV3) || defined(IOMMU_HAVE_SMMU500)
 static u32 iommu_find(u32 unit, u32 sid)
 {
 	for (u32 i = 0; i < iommu_cfg->nstreams; i++)
@@ -236,10 +237,8 @@ static u32 iommu_find(u32 unit, u32 sid)
 	return IOMMU_NONE;
 }
 
-/* One recorded fault: counted, the stream blocked under abort-device, passed up
- * (unused when no SMMU driver is built in). */
-static __unused void iommu_report(u32 unit, u32 sid, u64 addr, bool write, bool addr_valid,
-                                  const char *what)
+/* One recorded fault: counted, the stream blocked under abort-device, passed up. */
+static void iommu_report(u32 unit, u32 sid, u64 addr, bool write, bool addr_valid, const char *what)
 {
 	struct iommu_fault f = { .unit = unit,
 		                 .sid = sid,
@@ -267,6 +266,8 @@ static __unused void iommu_report(u32 unit, u32 sid, u64 addr, bool write, bool 
 	if (iommu_fault)
 		iommu_fault(&f);
 }
+
+#endif
 
 #ifdef IOMMU_HAVE_SMMUV3
 static void iommu_v3_event(u32 unit, const struct smmuv3_event *e)

@@ -46,6 +46,12 @@ struct iommu_unit {
 	u32 split;
 	u64 *strtab;
 	u64 *const *l2;
+	/* SMMUv3 queues, also the toolchain's: the command queue (64 commands,
+	 * 1 KiB) and the event queue (2^evtq_log2 records of 32 bytes), each
+	 * aligned to its size. */
+	u64 *cmdq;
+	u64 *evtq;
+	u32 evtq_log2;
 };
 
 #define IOMMU_STREAM_STOP_VM (1u << 0) /* on_fault: stop-vm (default abort-device) */

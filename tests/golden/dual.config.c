@@ -7,6 +7,7 @@
 #include "isolation/qos400.h"
 #include "isolation/bw.h"
 #include "core/payload.h"
+#include "drivers/iommu.h"
 
 /* the limits the toolchain checked this config against are the hypervisor's */
 _Static_assert(CFG_MAX_CPUS == 8, "CFG_MAX_CPUS: bulkhead.config.model.MAX_CPUS is 8");
@@ -16,6 +17,8 @@ _Static_assert(BW_MAX_PERIOD_US == 1000000, "BW_MAX_PERIOD_US: bulkhead.config.b
 _Static_assert(BW_MAX_BUDGET == 2147483647, "BW_MAX_BUDGET: bulkhead.config.bandwidth.MAX_BUDGET_EVENTS is 2147483647");
 _Static_assert(PAYLOAD_VERSION == 1, "PAYLOAD_VERSION: bulkhead.generate.image.VERSION is 1");
 _Static_assert(PAYLOAD_NAME_LEN == 32, "PAYLOAD_NAME_LEN: bulkhead.generate.image.NAME_LEN is 32");
+_Static_assert(IOMMU_MAX_STREAMS == 64, "IOMMU_MAX_STREAMS: bulkhead.config.dma.MAX_STREAMS is 64");
+_Static_assert(IOMMU_MAX_UNITS == 4, "IOMMU_MAX_UNITS: bulkhead.config.dma.MAX_SMMUS is 4");
 
 #ifndef NULL
 #define NULL ((void *)0)
@@ -131,9 +134,11 @@ static const struct cfg_vm vms[] = {
 };
 
 /* DMA isolation: the SMMUs and the streams each VM owns (docs/dma.md) */
+static u64 iommu0_cmdq[128] __attribute__((aligned(1024))) IOMMU_DMA_MEM;
+static u64 iommu0_evtq[1024] __attribute__((aligned(8192))) IOMMU_DMA_MEM;
 static u64 iommu0_strtab[16] __attribute__((aligned(128))) IOMMU_DMA_MEM;
 static const struct iommu_unit iommu_units[] = {
-	{ .name = "smmu0", .type = IOMMU_SMMUV3, .base = 0x9050000, .size = 0x20000, .event_irq = 106, .gerror_irq = 109, .irq_mpidr = 0x0, .log2size = 1, .strtab = iommu0_strtab },
+	{ .name = "smmu0", .type = IOMMU_SMMUV3, .base = 0x9050000, .size = 0x20000, .event_irq = 106, .gerror_irq = 109, .irq_mpidr = 0x0, .cmdq = iommu0_cmdq, .evtq = iommu0_evtq, .evtq_log2 = 8, .log2size = 1, .strtab = iommu0_strtab },
 };
 
 const struct cfg_system cfg_system = {

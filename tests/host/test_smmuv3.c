@@ -290,6 +290,8 @@ static void on_fault(const struct iommu_fault *f)
 }
 
 static u64 strtab[256 * 8] __attribute__((aligned(16384)));
+static u64 cmdq[128] __attribute__((aligned(1024)));
+static u64 evtq[4 << 8] __attribute__((aligned(8192)));
 static u64 l1[64] __attribute__((aligned(512)));
 static u64 l2_33[64 * 8] __attribute__((aligned(4096)));
 static u64 *const l2[64] = { [33] = l2_33 };
@@ -301,7 +303,10 @@ static const struct iommu_unit unit_linear = { .name = "smmu0",
 	                                       .event_irq = 106,
 	                                       .gerror_irq = 109,
 	                                       .log2size = 8,
-	                                       .strtab = strtab };
+	                                       .strtab = strtab,
+	                                       .cmdq = cmdq,
+	                                       .evtq = evtq,
+	                                       .evtq_log2 = 8 };
 static const struct iommu_stream streams[] = {
 	{ .unit = 0, .sid = 0x10, .vm = 0, .device = "edu@00:02.0", .flags = 0 },
 	{ .unit = 0, .sid = 0x18, .vm = 1, .device = "nvme@00:03.0", .flags = 0 },
@@ -533,7 +538,10 @@ static void test_two_level(void)
 		                             .log2size = 12,
 		                             .split = 6,
 		                             .strtab = l1,
-		                             .l2 = l2 };
+		                             .l2 = l2,
+		                             .cmdq = cmdq,
+		                             .evtq = evtq,
+		                             .evtq_log2 = 8 };
 	static const struct iommu_stream st[] = {
 		{ .unit = 0, .sid = 0x874, .vm = 0, .device = "gem0" }
 	};

@@ -25,11 +25,10 @@
 #include "lib/log.h"
 #include "lib/spinlock.h"
 
-#define V3_CMDQ_LOG2 6 /* 64 commands, 1 KiB */
-/* 256 events, 8 KiB: the most one interrupt drains. QEMU records a fault
- * per 64-byte access (64 per 4 KiB transfer of its edu device), and a
- * full queue loses events (GERROR.EVENTQ_ABT_ERR): room for four bursts. */
-#define V3_EVTQ_LOG2 8
+#define V3_CMDQ_LOG2 6 /* 64 commands, 1 KiB (iommu_unit.cmdq) */
+/* The event queue is the toolchain's (iommu_unit.evtq_log2, at most this):
+ * one queue's worth is the most one interrupt drains. */
+#define V3_EVTQ_LOG2_MAX 12
 
 struct smmuv3 {
 	const struct iommu_unit *u;
@@ -41,9 +40,6 @@ struct smmuv3 {
 };
 
 static struct smmuv3 v3[IOMMU_MAX_UNITS];
-static u64 v3_cmdq[IOMMU_MAX_UNITS][2u << V3_CMDQ_LOG2] __aligned(4096) IOMMU_DMA_MEM;
-static u64
-    v3_evtq[IOMMU_MAX_UNITS][SMMUV3_EVT_DWORDS << V3_EVTQ_LOG2] __aligned(4096) IOMMU_DMA_MEM;
 
 static u32 v3_rd(const struct smmuv3 *s, u32 off)
 {
@@ -72,7 +68,7 @@ static void v3_report_cmd_error(const struct smmuv3 *s, u32 cons)
 	static const char *const why[] = { "none", "illegal command", "abort on command fetch",
 		                           "ATC invalidation sync" };
 	u32 err = SMMUV3_CONS_ERR(cons);
-	const u64 *bad = &v3_cmdq[s - v3][2 * smmuv3_q_idx(cons, s->cmdq_log2)];
+	const u64 *bad = &s->u->cmdq[2 * smmuv3_q_idx(cons, s->cmdq_log2)];
 
 	log_info("smmu %s: command queue error %u (%s) at command %lx %lx", s->u->name, err,
 	         err < 4 ? why[err] : "?", bad[0], bad[1]);
@@ -83,7 +79,7 @@ static void v3_report_cmd_error(const struct smmuv3 *s, u32 cons)
  * queue moves on. */
 static void v3_cmdq_recover(struct smmuv3 *s, u32 cons)
 {
-	u64 *bad = &v3_cmdq[s - v3][2 * smmuv3_q_idx(cons, s->cmdq_log2)];
+	u64 *bad = &s->u->cmdq[2 * smmuv3_q_idx(cons, s->cmdq_log2)];
 
 	v3_report_cmd_error(s, cons);
 	smmuv3_cmd_sync(bad);
@@ -96,7 +92,7 @@ static void v3_cmdq_recover(struct smmuv3 *s, u32 cons)
 /* Queues one command (caller holds the lock). */
 static bool v3_cmd(struct smmuv3 *s, const u64 cmd[2])
 {
-	u32 idx = (u32)(s - v3), cons = v3_rd(s, SMMUV3_CMDQ_CONS), n = 0;
+	u32 cons = v3_rd(s, SMMUV3_CMDQ_CONS), n = 0;
 	u64 *slot;
 
 	while (smmuv3_q_full(s->prod, cons, s->cmdq_log2)) {
@@ -107,7 +103,7 @@ static bool v3_cmd(struct smmuv3 *s, const u64 cmd[2])
 		}
 		cons = v3_rd(s, SMMUV3_CMDQ_CONS);
 	}
-	slot = &v3_cmdq[idx][2 * smmuv3_q_idx(s->prod, s->cmdq_log2)];
+	slot = &s->u->cmdq[2 * smmuv3_q_idx(s->prod, s->cmdq_log2)];
 	slot[0] = cmd[0];
 	slot[1] = cmd[1];
 	if (!s->coherent)
@@ -180,10 +176,10 @@ static void v3_probe(struct smmuv3 *s, u32 max_sid)
 		v3_fail(u, "stream IDs wider than IDR1.SIDSIZE", SMMUV3_IDR1, idr1);
 	if (u->split && SMMUV3_IDR0_ST_LEVEL(idr0) != 1)
 		v3_fail(u, "no two-level stream table (IDR0.ST_LEVEL)", SMMUV3_IDR0, idr0);
-	if (!u->strtab)
-		v3_fail(u, "no stream table", SMMUV3_IDR0, idr0);
+	if (!u->strtab || !u->cmdq || !u->evtq || u->evtq_log2 > V3_EVTQ_LOG2_MAX)
+		v3_fail(u, "no stream table or queues", SMMUV3_IDR0, idr0);
 	s->cmdq_log2 = MIN(SMMUV3_IDR1_CMDQS(idr1), (u32)V3_CMDQ_LOG2);
-	s->evtq_log2 = MIN(SMMUV3_IDR1_EVENTQS(idr1), (u32)V3_EVTQ_LOG2);
+	s->evtq_log2 = MIN(SMMUV3_IDR1_EVENTQS(idr1), u->evtq_log2);
 	if (s->cmdq_log2 < 1 || s->evtq_log2 < 1)
 		v3_fail(u, "queues of fewer than 2 entries (IDR1)", SMMUV3_IDR1, idr1);
 	s->coherent = (idr0 & SMMUV3_IDR0_COHACC) != 0;
@@ -216,7 +212,6 @@ static void v3_global_abort(struct smmuv3 *s)
 static void v3_tables(struct smmuv3 *s)
 {
 	const struct iommu_unit *u = s->u;
-	u32 idx = (u32)(s - v3);
 	u64 bytes;
 
 	if (!u->split) {
@@ -245,14 +240,12 @@ static void v3_tables(struct smmuv3 *s)
 	v3_wr(s, SMMUV3_STRTAB_BASE_CFG,
 	      (u->split ? SMMUV3_STRTAB_FMT_2L | (u->split << 6) : 0) | u->log2size);
 	smmu_io_write64(u->base + SMMUV3_CMDQ_BASE,
-	                ((u64)(uintptr_t)v3_cmdq[idx] & GENMASK(51, 5)) | SMMUV3_Q_RA |
-	                    s->cmdq_log2);
+	                ((u64)(uintptr_t)u->cmdq & GENMASK(51, 5)) | SMMUV3_Q_RA | s->cmdq_log2);
 	v3_wr(s, SMMUV3_CMDQ_PROD, 0);
 	v3_wr(s, SMMUV3_CMDQ_CONS, 0);
 	s->prod = 0;
 	smmu_io_write64(u->base + SMMUV3_EVENTQ_BASE,
-	                ((u64)(uintptr_t)v3_evtq[idx] & GENMASK(51, 5)) | SMMUV3_Q_RA |
-	                    s->evtq_log2);
+	                ((u64)(uintptr_t)u->evtq & GENMASK(51, 5)) | SMMUV3_Q_RA | s->evtq_log2);
 	v3_wr(s, SMMUV3_EVENTQ_PROD, 0);
 	v3_wr(s, SMMUV3_EVENTQ_CONS, 0);
 	smmu_io_wmb();
@@ -371,7 +364,7 @@ u32 smmuv3_drain_events(u32 idx, smmuv3_report_fn report)
 	cons = v3_rd(s, SMMUV3_EVENTQ_CONS);
 	/* at most one queue's worth: what is there when the interrupt came */
 	while (!smmuv3_q_empty(prod, cons, log2) && n < (1u << log2)) {
-		const u64 *rec = &v3_evtq[idx][SMMUV3_EVT_DWORDS * smmuv3_q_idx(cons, log2)];
+		const u64 *rec = &s->u->evtq[SMMUV3_EVT_DWORDS * smmuv3_q_idx(cons, log2)];
 		struct smmuv3_event e;
 
 		if (!s->coherent)
@@ -399,8 +392,9 @@ void smmuv3_gerror(u32 idx)
 	spin_lock(&s->lock); /* a CMD_SYNC in progress recovers the queue itself */
 	active = v3_rd(s, SMMUV3_GERROR) ^ v3_rd(s, SMMUV3_GERRORN);
 	if (active) {
-		log_info("smmu %s: global error(s) 0x%x (GERROR): acknowledged", s->u->name,
-		         active);
+		log_info(
+		    "smmu %s: global error(s) 0x%x (GERROR)%s: acknowledged", s->u->name, active,
+		    active & SMMUV3_GERROR_EVTQ_ABT ? ", event queue full: events were lost" : "");
 		if (active & SMMUV3_GERROR_CMDQ)
 			v3_cmdq_recover(s, v3_rd(s, SMMUV3_CMDQ_CONS));
 		v3_wr(s, SMMUV3_GERRORN, v3_rd(s, SMMUV3_GERRORN) ^ (active & ~SMMUV3_GERROR_CMDQ));
