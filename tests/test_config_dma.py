@@ -316,3 +316,17 @@ def test_pci_on_fault(write_config: WriteConfig) -> None:
     off = write_config("dma_isolation: none\n" + pci_vm, "o.yaml")
     assert ("o.yaml:8:33: vms[0].pci[0].on_fault: 'on_fault' applies to DMA through an SMMU, and the SMMUs are "
             "off ('dma_isolation: none')") in error_of(off)
+
+
+def test_smmu_count_name_and_smr_limits(tmp_path: Path, write_config: WriteConfig,
+                                        source: list[dma.DmaStream]) -> None:
+    extra = "".join(f"  - {{name: smmu{i}, type: smmuv3, base: {0x09100000 + i * 0x20000:#x}, size: 0x20000, "
+                    f"irqs: {{event: {110 + i}}}, sources: [test]}}\n" for i in (0, 1, 2, 3))
+    d = platform_copy(tmp_path, "qemu-virt", "smmus:\n", "smmus:\n" + extra)
+    err = error_of(write_config(VIRT), d)
+    assert "smmus: 5 SMMUs: the hypervisor drives at most 4" in err, err
+    assert "smmus[4].name: duplicate SMMU name 'smmu0' (also smmus[0])" in err, err
+    # the ZynqMP's SMMU-500 has 48 stream match registers
+    source += [dma.DmaStream("smmu", 0x100 + i, "io", f"f{i}", "abort-device", "vms[0]") for i in range(46)]
+    err = error_of(write_config(ZCU, "z.yaml"))
+    assert "vms: SMMU 'smmu' has 48 stream match registers" in err, err

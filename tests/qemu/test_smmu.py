@@ -93,7 +93,8 @@ def test_recoloring_moves_the_devices_view_with_the_vm(console_script: Any) -> N
     and moves the buffer again, now on other frames: the data arrives, and
     no DMA fault is recorded."""
     steps = [
-        (b"edudma: waiting for the recoloring", b"\x14rdev 8-11\r"),
+        (b"edudma: waiting for the recoloring", b"\x14d"),  # Ctrl-T d: the DMA streams
+        (b"of stream IDs no VM owns", b"\x14rdev 8-11\r"),
         (b"edudma: PASS (recolor)", b""),
     ]
     text = console_script("recolor-dma-smmu.yaml", steps, timeout=180)
@@ -110,6 +111,9 @@ def test_recoloring_moves_the_devices_view_with_the_vm(console_script: Any) -> N
     assert any(re.fullmatch(r"recolor: vm dev: LLC 8-11 \(by console\): 512 of 512 pages moved .*", line)
                for line in hyp), text
     assert "dma: vm dev: device edu@00:01.0: smmu smmu0 stream 0x8 on its stage 2 (VMID 1)" in hyp, text
+    assert "smmu smmu0: SMMUv3 at 9050000" in hyp, text  # Ctrl-T d
+    assert "dma: vm dev: device edu@00:01.0: smmu smmu0 stream 0x8 (on_fault abort-device): 0 fault(s)" in hyp, text
+    assert "dma: 0 fault(s) of stream IDs no VM owns" in hyp, text
     assert not [line for line in hyp if "DMA fault at" in line or "PANIC" in line], text
     assert "vm dev: 0 DMA fault(s): edu@00:01.0: 0" in hyp, text
 
