@@ -252,6 +252,38 @@ qemu_upstream_version() {
     qemu-system-aarch64 --version | sed -n 's/^QEMU emulator version \([0-9.]*\).*/\1/p'
 }
 
+# The stock nvme driver and what it needs, from the same Debian kernel
+# package as the Image, as an initramfs fragment appended to the initrd by
+# the PCI passthrough test (docs/pci.md): lib/modules/pci/<n>-<name>.ko in
+# load order (the Image builds them as modules).
+PCI_MODULES="crypto/crct10dif_common crypto/crct10dif_generic lib/crc-t10dif lib/crc64
+crypto/crc64_rocksoft_generic lib/crc64-rocksoft block/t10-pi drivers/nvme/host/nvme-core
+drivers/nvme/host/nvme"
+
+ensure_linux_pcimods() {
+    local dir=artefacts/linux
+    [ -f "$dir/pcimods.cpio.gz" ] && return
+    [ -f "$dir/version" ] || die "$dir/version missing: run '$0 linux' first"
+    local ver pkg n=0
+    ver=$(cat "$dir/version")
+    pkg="linux-image-$ver"
+    apt_update
+    log "fetching $pkg:arm64 (the nvme driver modules)"
+    rm -rf "$dir/deb/m" && mkdir -p "$dir/deb/m/x" "$dir/deb/m/root/lib/modules/pci"
+    (cd "$dir/deb/m" && apt-get download -q "$pkg:arm64" >/dev/null)
+    dpkg-deb -x "$dir"/deb/m/linux-image-*.deb "$dir/deb/m/x"
+    for m in $PCI_MODULES; do
+        n=$((n + 1))
+        cp "$dir/deb/m/x/lib/modules/$ver/kernel/$m.ko" \
+            "$dir/deb/m/root/lib/modules/pci/$(printf %02d "$n")-$(basename "$m").ko" ||
+            die "module $m.ko not in $pkg"
+    done
+    (cd "$dir/deb/m/root" && find . -print0 | LC_ALL=C sort -z |
+        cpio --null -o -H newc --owner=0:0 --quiet) | gzip -9n >"$dir/pcimods.cpio.gz.tmp"
+    mv "$dir/pcimods.cpio.gz.tmp" "$dir/pcimods.cpio.gz"
+    rm -rf "$dir/deb/m"
+}
+
 ensure_backports_src() {
     if grep -rqsE '^(Types:.*deb-src|deb-src).*' /etc/apt/sources.list.d/bulkhead-backports-src.sources; then
         return
@@ -322,7 +354,7 @@ ensure_cachemodel() {
 case "${1:-all}" in
     packages) ensure_packages ;;
     venv) ensure_venv ;;
-    linux) ensure_linux ;;
+    linux) ensure_linux; ensure_linux_pcimods ;;
     cachemodel) ensure_packages; ensure_cachemodel ;;
     dtbs) ensure_packages; ensure_dtbs ;;
     all)
@@ -330,6 +362,7 @@ case "${1:-all}" in
         ensure_venv
         ensure_linux
         ensure_dtbs
+        ensure_linux_pcimods
         ensure_cachemodel
         ;;
     *) die "usage: $0 [all|packages|venv|linux|dtbs|cachemodel]" ;;

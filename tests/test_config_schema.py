@@ -32,7 +32,7 @@ def error_of(path: str, **kwargs: object) -> str:
             "platform: qemu-virt\nvms:\n  - {name: a, cpu: [0]}\n",
             "c.yaml:3:15: vms[0].cpu: unknown key 'cpu'; expected one of: name, type, cpus, memory, kernel, "
             "initrd, bootargs, guest, image, entry, params, console, devices, on_fault, colors, bandwidth, "
-            "manager, ida, mixed_core_types, l3_ways, l3_groups",
+            "manager, ida, mixed_core_types, l3_ways, l3_groups, pci",
         ),
         (
             "platform: qemu-virt\nvm: []\n",
@@ -252,7 +252,7 @@ def test_repo_platform_is_valid() -> None:
     ("old", "new", "expected"),
     [
         ("cpu: cortex-a53, memory: 2G}", "cpu: cortex-a53, memory: 2G, smp: 4}",
-         "qemu-virt.yaml:4:115: qemu.smp: unknown key 'smp'; expected one of: binary, machine, cpu, memory, args"),
+         "qemu-virt.yaml:4:128: qemu.smp: unknown key 'smp'; expected one of: binary, machine, cpu, memory, args"),
         ("staging: {base: 0xA0000000, size: 512M}", "staging: {base: 0xB0000000, size: 512M}",
          "qemu-virt.yaml:8:10: staging: staging area 0xb0000000-0xcfffffff is not inside RAM "
          "(0x40000000-0xbfffffff)"),

@@ -36,6 +36,9 @@ TARGETS: dict[str, list[str]] = {
     "fuzz_hypercall": ["core/hypercall.c", "core/vpsci.c", "lib/format.c"],
     # the common vGIC and every front end, against models of the physical GIC
     "fuzz_vgic": sorted(str(p.relative_to(HYP)) for p in (HYP / "core").glob("vgic*.c")),
+    "fuzz_vpci_cfg": ["core/vpci_cfg.c"],
+    # SMMU event records and fault registers (docs/dma.md)
+    "fuzz_smmu_event": ["drivers/smmu/smmuv3_enc.c", "drivers/smmu/smmu500_enc.c"],
 }
 
 CFLAGS = [
@@ -94,6 +97,21 @@ def seeds(name: str, corpus: Path) -> None:
         # GICv2: the same SPIs, GICD_SGIR (0xf00) to all others, ITARGETSR
         out.append(b"\x01" + spis + op(0x06, 0xF00, (1 << 24) | 3) + op(0x06, 0x820, 0x03030303)
                    + op(0x70, 0, 0))
+    elif name == "fuzz_vpci_cfg":
+        # status/cap ptr, a capability list (MSI, PCIe, MSI-X, vendor), then accesses:
+        # probe BAR0, restore it, move it, enable the command register
+        caps = bytes([0x05, 0x50, 0, 0] + [0] * 12 + [0x10, 0x60, 0, 0] + [0] * 12
+                     + [0x11, 0x70, 0, 0] + [0] * 12 + [0x09, 0, 0, 0] + [0] * 12)
+        def acc(off: int, size_log2: int, write: bool, val: int) -> bytes:
+            return struct.pack("<HBBI", off, size_log2, int(write), val)
+        out.append(bytes([0x06, 0x40, 0, 0]) + caps + acc(0x10, 2, True, 0xFFFFFFFF) + acc(0x10, 2, False, 0)
+                   + acc(0x10, 2, True, 0x10000000) + acc(0x10, 2, True, 0x48000000) + acc(0x04, 1, True, 0xFFFF)
+                   + acc(0x34, 0, False, 0) + acc(0x51, 0, False, 0))
+    elif name == "fuzz_smmu_event":
+        # F_TRANSLATION write of stream 0x874, C_BAD_STREAMID, F_PERMISSION read
+        out.append(struct.pack("<4Q", 0x10 | 0x874 << 32, 1 << 39, 0x48000000, 0)
+                   + struct.pack("<4Q", 0x02 | 5 << 32, 0, 0, 0)
+                   + struct.pack("<4Q", 0x13 | 0x10 << 32, 1 << 35, 0x40001000, 0))
     elif name == "fuzz_fdt":
         dtc = shutil.which("dtc")
         assert dtc, "dtc is required (scripts/setup.sh packages)"

@@ -209,9 +209,12 @@ class PlatformDevice:
     amba: bool
     path: str
     # a bus master that reads and writes memory itself (docs/qos.md "DMA
-    # isolation"); without an SMMU it reaches every physical address. SMMU
-    # support will add the device's stream IDs here (``stream_ids``).
+    # isolation"); without an SMMU it reaches every physical address.
     dma: bool = False
+    # its SMMU stream IDs (Linux DT ``iommus``/``iommu-map``) and the SMMU
+    # (``smmus[].name``; None: the platform's only SMMU) -- docs/dma.md
+    stream_ids: tuple[int, ...] = ()
+    smmu: str | None = None
 
     @property
     def range(self) -> Range:
@@ -410,6 +413,84 @@ class QosRegulatorSpec:
     path: str  # qos_regulators[i]
 
 
+ECAM_BUS = 1 << 20  # one bus of an ECAM: 32 devices x 8 functions x 4 KiB
+
+
+@dataclass(frozen=True)
+class PlatformFunction:
+    bdf: int
+    vendor: int
+    device: int
+    pin: int
+    name: str
+    reserved: bool  # the hypervisor's (e.g. the host bridge's own function)
+    path: str
+
+
+@dataclass(frozen=True)
+class PlatformPci:
+    ecam: Range
+    bus_first: int
+    bus_last: int
+    mmio32: Range
+    mmio64: Range | None
+    intx: tuple[int, int, int, int]  # SPIs of INTA-INTD of slot 0 (swizzle (slot + pin - 1) % 4)
+    vm_ecam: int  # IPA of every VM's filtered ECAM
+    qemu_bus: str
+    functions: tuple[PlatformFunction, ...]
+    path: str = "pci"
+
+    @property
+    def vm_ecam_range(self) -> Range:
+        return Range(self.vm_ecam, (self.bus_last - self.bus_first + 1) * ECAM_BUS)
+
+
+@dataclass(frozen=True)
+class PciEntrySpec:
+    """One ``vms[i].pci[j]`` as written."""
+
+    bdf: int | None  # "BB:DD.F" (also a QEMU device's ``addr``)
+    vendor: int | None  # "VVVV:DDDD"
+    device: int | None
+    qemu: str | None  # a QEMU model the run adds
+    path: str
+    on_fault: str | None = None  # DMA fault policy (docs/dma.md): abort-device (default) | stop-vm
+
+
+SmmuType = Literal["smmuv3", "smmu-500"]
+SMMU_TYPES: tuple[SmmuType, ...] = ("smmuv3", "smmu-500")
+
+
+@dataclass(frozen=True)
+class SmmuSpec:
+    """An SMMU of the platform (``smmus[i]``; docs/dma.md): the hypervisor
+    owns it and points the streams of each VM's devices at the VM's stage-2
+    tables."""
+
+    name: str
+    type: SmmuType
+    base: int
+    size: int
+    event_irq: int  # SMMUv3: the event queue's SPI; SMMU-500: the context fault interrupt
+    gerror_irq: int  # SMMUv3: GERROR's SPI; SMMU-500: the global fault interrupt (may be the same)
+    pcie: bool  # the PCIe root complex is behind it (StreamID = requester ID)
+    sources: tuple[str, ...]  # where the values come from (cited)
+    path: str  # smmus[i]
+    # "always": the hypervisor drives it in every config (unknown streams
+    # abort); "with-streams": only when a VM owns a stream on it (other
+    # masters behind it, and a machine model without it, stay untouched)
+    enable: str = "always"
+
+    @property
+    def range(self) -> Range:
+        return Range(self.base, self.size)
+
+    @property
+    def sid_bits(self) -> int:
+        """Stream ID width the hardware takes (SMMU-500: 15-bit SMR ID field)."""
+        return 15 if self.type == "smmu-500" else 32
+
+
 @dataclass(frozen=True)
 class Platform:
     name: str
@@ -450,6 +531,8 @@ class Platform:
     def core_types(self) -> tuple[str, ...]:
         """The distinct core types, in CPU order."""
         return tuple(dict.fromkeys(self.cpu_types))
+    pci: PlatformPci | None = None  # the PCIe host bridge (docs/dma.md "PCI")
+    smmus: tuple[SmmuSpec, ...] = ()
 
     @property
     def ncpus(self) -> int:
@@ -486,9 +569,18 @@ class Platform:
 
     @property
     def smmu(self) -> bool:
-        """Whether Bulkhead can confine DMA through an SMMU here (not yet on
-        any platform: docs/qos.md "DMA isolation")."""
-        return False
+        """Whether the platform names an SMMU Bulkhead drives (docs/dma.md)."""
+        return bool(self.smmus)
+
+    def smmu_named(self, name: str | None) -> SmmuSpec | None:
+        """The SMMU called ``name`` (None: the only one, if there is one)."""
+        if name is None:
+            return self.smmus[0] if len(self.smmus) == 1 else None
+        return next((u for u in self.smmus if u.name == name), None)
+
+    def smmu_of(self, dev: PlatformDevice) -> SmmuSpec | None:
+        """The SMMU in front of ``dev``: None when it has no stream IDs."""
+        return self.smmu_named(dev.smmu) if dev.stream_ids else None
 
     def regulator_of(self, device: str) -> QosRegulatorSpec | None:
         for reg in self.qos_regulators:
@@ -589,6 +681,10 @@ class VmSpec:
     l3_groups: tuple[int, ...] | None = None  # or the DSU way groups by number
     ida: tuple[str, ...] = ()  # invalidation-driven allocation: "period", "start"
     qos: tuple[DeviceQosSpec, ...] = ()  # QoS-400 settings of its passthrough devices
+    pci: tuple[PciEntrySpec, ...] = ()  # PCI functions (docs/dma.md "PCI")
+    # per passthrough device behind an SMMU: what a DMA fault does
+    # ("abort-device" default, "stop-vm"); (device, policy, key path)
+    dma_on_fault: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -662,7 +758,7 @@ class SystemSpec:
     spare_sharing: bool = False  # system ``bandwidth: {spare_sharing}``
     io: IoSpec | None = None  # shared I/O device (``io:``)
     hypervisor_colors: ColorSpec | None = None  # self-coloring: colors reserved for the hypervisor
-    dma_isolation: str | None = None  # "none": DMA-capable passthrough without an SMMU accepted
+    dma_isolation: str | None = None  # "none": DMA-capable passthrough without an SMMU accepted; SMMUs off
     recolor_pool: PoolSpec | None = None  # spare memory for recoloring
 
     def vm(self, name: str) -> VmSpec | None:

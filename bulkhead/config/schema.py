@@ -16,11 +16,13 @@ from typing import Literal, cast
 from bulkhead.config import bandwidth as bw_mod
 from bulkhead.config import color as color_mod
 from bulkhead.config import dsu as dsu_mod
+from bulkhead.config import pci as pci_mod
 from bulkhead.config import qos as qos_mod
 from bulkhead.config import shared_io
 from bulkhead.config.model import (
     GIC_FRAME,
     GIC_VERSIONS,
+    SMMU_TYPES,
     UART_DRIVERS,
     CacheModelSpec,
     ColoringSpec,
@@ -36,6 +38,7 @@ from bulkhead.config.model import (
     QemuSpec,
     ShmemMapSpec,
     ShmemSpec,
+    SmmuSpec,
     SystemSpec,
     TimerSpec,
     UartSpec,
@@ -51,7 +54,7 @@ PARAM_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}\Z")
 VM_KEYS = (
     "name", "type", "cpus", "memory", "kernel", "initrd", "bootargs", "guest",
     "image", "entry", "params", "console", "devices", "on_fault", "colors", "bandwidth", "manager",
-    "ida", "mixed_core_types", "l3_ways", "l3_groups",
+    "ida", "mixed_core_types", "l3_ways", "l3_groups", "pci",
 )
 
 
@@ -59,10 +62,11 @@ VM_KEYS = (
 
 PLATFORM_KEYS = (
     "name", "board", "qemu", "cpus", "ram", "hypervisor", "staging", "mmio", "gic", "timer",
-    "uart", "console", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu", "reserved", "dsu",
+    "uart", "console", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu", "smmus", "pci",
+    "reserved", "dsu",
 )
 OPTIONAL_PLATFORM_KEYS = ("board", "qemu", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu",
-                          "reserved", "dsu")
+                          "smmus", "pci", "reserved", "dsu")
 CORE_TYPE_RE = re.compile(r"[a-z][a-z0-9_-]{0,31}\Z")
 
 
@@ -70,9 +74,9 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
     locs = Locs(display)
     r = Reader(locs)
     top = r.mapping(node, "", PLATFORM_KEYS, [k for k in PLATFORM_KEYS if k not in OPTIONAL_PLATFORM_KEYS])
-    if "smmu" in top:  # the key is reserved for it (docs/qos.md "DMA isolation")
-        raise r.fail(top["smmu"], "smmu", "SMMU support is not implemented yet; remove 'smmu:' "
-                                          "(DMA-capable devices then need 'dma_isolation: none')")
+    if "smmu" in top:  # the key once reserved for it (docs/qos.md "DMA isolation")
+        raise r.fail(top["smmu"], "smmu", "SMMUs are listed under 'smmus:' (a list of {name, type, base, size, "
+                                          "irqs, sources}; docs/dma.md)")
 
     qemu = _parse_qemu(r, top["qemu"]) if "qemu" in top else None
 
@@ -102,7 +106,7 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
     console = ConsoleSpec(r.address(c["ipa"], "console.ipa"), r.irq(c["irq"], "console.irq"))
 
     def device(n: YNode, path: str) -> PlatformDevice:
-        d = r.mapping(n, path, ("name", "base", "size", "irqs", "compatible", "amba", "dma"),
+        d = r.mapping(n, path, ("name", "base", "size", "irqs", "compatible", "amba", "dma", "stream_ids", "smmu"),
                       ("name", "base", "size", "compatible"))
         compat_node = d["compatible"]
         if isinstance(compat_node, YList):
@@ -121,6 +125,10 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
             amba=r.boolean(d["amba"], join(path, "amba")) if "amba" in d else False,
             path=path,
             dma=r.boolean(d["dma"], join(path, "dma")) if "dma" in d else False,
+            stream_ids=r.each(d["stream_ids"], join(path, "stream_ids"),
+                              lambda n2, p2: r.integer(n2, p2, "a stream ID (integer 0-0xffffffff)", 0, 0xFFFFFFFF),
+                              "a list of stream IDs") if "stream_ids" in d else (),
+            smmu=r.name(d["smmu"], join(path, "smmu"), "an SMMU name") if "smmu" in d else None,
         )
 
     devices = r.each(top["devices"], "devices", device) if "devices" in top else ()
@@ -156,6 +164,32 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
         if "reserved" in top else (),
         cpu_types=tuple(t for _, t in cpus) if typed else (),
         dsu=dsu_mod.parse_platform(r, top["dsu"]) if "dsu" in top else None,
+        pci=pci_mod.parse_platform(r, top["pci"]) if "pci" in top else None,
+        smmus=r.each(top["smmus"], "smmus", lambda n, q: _parse_smmu(r, n, q), "a list of SMMUs")
+        if "smmus" in top else (),
+    )
+
+
+def _parse_smmu(r: Reader, node: YNode, path: str) -> SmmuSpec:
+    """``smmus[i]``: {name, type, base, size, irqs: {event, gerror}, pcie, enable, sources} (docs/dma.md)."""
+    m = r.mapping(node, path, ("name", "type", "base", "size", "irqs", "pcie", "sources", "enable"),
+                  ("name", "type", "base", "size", "irqs", "sources"), "an SMMU (mapping)")
+    irqs = r.mapping(m["irqs"], join(path, "irqs"), ("event", "gerror"), ("event",), "a mapping {event, gerror}")
+    event = r.irq(irqs["event"], join(path, "irqs.event"))
+    sources = r.each(m["sources"], join(path, "sources"), lambda n, q: r.text(n, q), "a list of cited sources")
+    if not sources:
+        raise r.fail(m["sources"], join(path, "sources"), "cite at least one source of these values")
+    return SmmuSpec(
+        name=r.name(m["name"], join(path, "name"), "an SMMU name"),
+        type="smmu-500" if r.choice(m["type"], join(path, "type"), SMMU_TYPES) == "smmu-500" else "smmuv3",
+        base=r.address(m["base"], join(path, "base")),
+        size=r.size(m["size"], join(path, "size")),
+        event_irq=event,
+        gerror_irq=r.irq(irqs["gerror"], join(path, "irqs.gerror")) if "gerror" in irqs else event,
+        pcie=r.boolean(m["pcie"], join(path, "pcie")) if "pcie" in m else False,
+        sources=sources,
+        path=path,
+        enable=r.choice(m["enable"], join(path, "enable"), ("always", "with-streams")) if "enable" in m else "always",
     )
 
 
@@ -483,7 +517,7 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
         entry=r.address(m["entry"], p("entry")) if "entry" in m else None,
         params=tuple(params),
         console=console,
-        devices=tuple(name for name, _ in dev_entries),
+        devices=tuple(d.name for d in dev_entries),
         on_fault=on_fault,
         path=path,
         colors=parse_colors(r, m["colors"], p("colors")) if "colors" in m else None,
@@ -496,7 +530,9 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
         l3_groups=dsu_mod.parse_groups(r, m["l3_groups"], p("l3_groups")) if "l3_groups" in m else None,
         ida=tuple(sorted(set(r.each(m["ida"], p("ida"), lambda n, q: r.choice(n, q, ("start", "period")),
                                     "a list of 'start', 'period'")))) if "ida" in m else (),
-        qos=tuple(dq for _, dq in dev_entries if dq is not None),
+        pci=pci_mod.parse_vm(r, m["pci"], p("pci")) if "pci" in m else (),
+        qos=tuple(d.qos for d in dev_entries if d.qos is not None),
+        dma_on_fault=tuple((d.name, d.on_fault, d.on_fault_path) for d in dev_entries if d.on_fault is not None),
     )
 
 

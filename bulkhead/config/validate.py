@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bulkhead.base.errors import ConfigError, Diagnostic
-from bulkhead.config import bandwidth, coloring, dsu, qos, shared_io
+from bulkhead.config import bandwidth, coloring, dma, dsu, pci, qos, shared_io
 from bulkhead.config.model import (
     IPA_BITS,
     MAX_CPUS,
@@ -129,6 +129,7 @@ def check_platform(p: Platform) -> None:
     c.diags += bandwidth.check_platform(p)
     c.diags += qos.check_platform(p)
     c.diags += dsu.check_platform(p)
+    c.diags += dma.check_platform(p)
     c.raise_if_any()
 
 
@@ -326,13 +327,21 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
     c.diags += bw_errors
     s.warnings.extend(bw_warnings)
 
-    # device QoS (QoS-400) and DMA isolation
+    # device QoS (QoS-400)
     qos_errors, qos_warnings = qos.check(s)
     c.diags += qos_errors
     s.warnings.extend(qos_warnings)
 
     # DSU L3 way partitions
     c.diags += dsu.check(s)
+    # PCI functions (docs/dma.md "PCI")
+    pci_errors, pci_warnings = pci.check(s)
+    c.diags += pci_errors
+    s.warnings.extend(pci_warnings)
+    # DMA isolation (SMMUs, docs/dma.md)
+    dma_errors, dma_warnings = dma.check(s)
+    c.diags += dma_errors
+    s.warnings.extend(dma_warnings)
 
     c.raise_if_any()
 
@@ -355,6 +364,7 @@ def _check_ipa_map(c: Checker, s: SystemSpec, vm: VmSpec) -> None:
         for mp in sh.maps:
             if mp.vm == vm.name:
                 items.append(_IpaItem(f"shared memory '{sh.name}'", Range(mp.ipa, sh.size), join(mp.path, "ipa")))
+    items += [_IpaItem(what, r, path) for what, r, path in pci.ipa_items(s, vm)]
     for i, b in enumerate(items):
         if b.range.end > 1 << IPA_BITS and not b.what.startswith("memory"):
             c.error(b.path, f"IPA range {b.range} exceeds the {IPA_BITS}-bit IPA space")
