@@ -29,10 +29,12 @@ SOURCES: dict[str, list[str]] = {
     "test_payload": ["core/payload.c", "lib/crc32.c"],
     "test_linering": ["lib/linering.c"],
     "test_ioring": ["../guests/lib/ioring.c"],  # the guest runtime's ring library
+    "test_iosched": ["../guests/iovm/iosched.c"],  # the I/O VM's scheduler
     "test_vgic": ["core/vgic.c", "core/vgic_sgi.c", "core/vgic_v2.c", "core/vgic_regs.c"],
 }
 # extra include directories (the hypervisor's is always there)
-INCLUDES: dict[str, list[Path]] = {"test_ioring": [GUEST_INCLUDE]}
+INCLUDES: dict[str, list[Path]] = {"test_ioring": [GUEST_INCLUDE],
+                                   "test_iosched": [GUEST_INCLUDE, ROOT / "guests" / "iovm"]}
 
 CFLAGS = [
     "-std=c11", "-g", "-O1", "-fsanitize=address,undefined",
