@@ -40,6 +40,8 @@ OUT = ROOT / "build" / "bench" / "io"
 KV = re.compile(r"(\w+)=(\d+)")
 MACS = ["02:00:00:00:00:0a", "02:00:00:00:00:0b", "02:00:00:00:00:0c", "02:00:00:00:00:0d"]
 NAMES = ["alice", "bob", "carol", "dave"]
+IOVM_POLL = 1
+POLL_US = 5
 PLATFORM = ROOT / "platforms" / "qemu-virt.yaml"
 PLATFORM_CPUS = "cpus: [0x0, 0x1, 0x2, 0x3]"
 
@@ -64,7 +66,7 @@ def vm_yaml(name: str, cpu: int, guest: str, params: str, devices: str = "") -> 
 
 
 def shared_config(n: int, flood: bool, frames: int, rate: int) -> str:
-    vms = [vm_yaml("iovm", 0, "iovm", "max_ms: 120000, poll: 1", "    devices: [virtio31]\n")]
+    vms = [vm_yaml("iovm", 0, "iovm", f"max_ms: 120000, poll: {IOVM_POLL}, poll_us: {POLL_US}", "    devices: [virtio31]\n")]
     clients = []
     for i in range(n):
         if flood and i == n - 1:
