@@ -3,7 +3,7 @@
 measured (alpha, delta) of each client through the I/O VM, against the
 virtio-net device passed straight through to one VM, with one to four
 clients and with a flooding client (two to four clients, the last one
-floods). Frames go to a peer thread on loopback (bulkhead.netpeer) over
+floods). Frames go to a peer thread on loopback (bulkhead.run.netpeer) over
 QEMU's ``-netdev dgram`` and back. The platform ``qemu-virt`` has four CPUs,
 one of which is the I/O VM's: the four-client rows run on a variant with a
 fifth CPU (build/bench/io/platforms/qemu-virt.yaml, otherwise the same

@@ -203,7 +203,7 @@ def test_linux_client_gets_a_network_node() -> None:
 
 def test_netpeer_is_a_small_ipv4_host() -> None:
     """ARP for its address, ICMP echo and TFTP reads and writes, each
-    checksum checked (bulkhead.netpeer, what the Linux client test talks to)."""
+    checksum checked (bulkhead.run.netpeer, what the Linux client test talks to)."""
     import socket
     import struct
 

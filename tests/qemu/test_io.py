@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Shared I/O (docs/io.md): an I/O VM drives a virtio-net device and serves
 bare-metal clients through frame rings; frames really leave QEMU over a
-``-netdev dgram`` socket to a peer thread on loopback (bulkhead.netpeer),
+``-netdev dgram`` socket to a peer thread on loopback (bulkhead.run.netpeer),
 which checks and answers them."""
 
 from __future__ import annotations
