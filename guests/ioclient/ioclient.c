@@ -9,7 +9,8 @@
  *   peer_mac with at most `window` outstanding, checks every reply (its own
  *   checksum, the peer's checksum of the request, the transformed data).
  * mode=flood: sends `frames` sink frames as fast as the ring takes them (waiting 20 us in WFI
- *   when it is full, unless poll=1).
+ *   when it is full, unless poll=1); frames=0: no limit; until_ms (0: none): stops after this
+ *   much time (the counter's: host time without -icount).
  * mode=hostile: `rounds` (1000) rounds, each writing its whole tx ring with malformed slots (bad
  *   flags, lengths, indices) and junk into every word of its control page it may write and also
  *   those it may not (the I/O VM's), then ringing the doorbell `doorbells` (50) times; it never
@@ -146,11 +147,12 @@ static bool never(void *arg)
 	return false;
 }
 
-static int run_flood(u32 frames, u32 size)
+static int run_flood(u32 frames, u32 size, u64 until_ms)
 {
+	u64 end = until_ms ? timer_now() + timer_ns_to_ticks(until_ms * 1000000ull) : 0;
 	u32 sent = 0;
 
-	while (sent < frames) {
+	while ((!frames || sent < frames) && (!end || timer_now() < end)) {
 		if (!ioring_can_send(&tx)) {
 			port_kick();
 			if (poll_mode)
@@ -294,7 +296,7 @@ int main(const char *params)
 		if (run_echo(frames, size, window, timeout_ms))
 			return 1;
 	} else if (!strcmp(mode, "flood")) {
-		run_flood(frames, size);
+		run_flood(frames, size, param_u64("until_ms", 0));
 	} else if (!strcmp(mode, "hostile")) {
 		run_hostile((u32)param_u64("rounds", 1000), (u32)param_u64("doorbells", 50), size);
 	} else if (!strcmp(mode, "stall")) {

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bulkhead.config import shared_io
-from bulkhead.layout.load import load_spec
+from bulkhead.layout.load import PLATFORMS_DIR, load_spec
 from bulkhead.run.netpeer import Peer
 from bulkhead.run.runner import RunResult, run
 
@@ -111,14 +111,15 @@ def assert_flood(config: str, flood: int, *, path: Path | None = None, platforms
     exchanges 100 echo frames; each echo client keeps its guarantee, the
     flood reaches the peer whole."""
     path = path or CONFIGS / config
-    spec = load_spec(path, **({"platforms_dir": platforms} if platforms else {}))
+    platforms = platforms or PLATFORMS_DIR
+    spec = load_spec(path, platforms_dir=platforms)
     assert spec.io is not None
     g = {x.vm: x for x in shared_io.guarantees(spec.io)}
     *echo, flooder = [c.vm for c in spec.io.clients]
     fmac = shared_io.mac_text(spec.io.clients[-1].mac)
     with Peer(max_frames=20_000, max_seconds=TIMEOUT) as peer:
         r = run(path, timeout=TIMEOUT, icount=0, out=ROOT / "build" / "qemu-tests" / path.stem,
-                netdev=peer.netdev(), **({"platforms_dir": platforms} if platforms else {}))
+                netdev=peer.netdev(), platforms_dir=platforms)
     assert r.clean, r.reason + "\n" + r.output[-3000:]
     assert f"ioclient: PASS ({flood} frames sent, 0 replies verified both ways)" in r.lines(flooder)
     for vm in echo:
