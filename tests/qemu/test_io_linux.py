@@ -59,6 +59,14 @@ def _if_stats(lines: list[str]) -> tuple[dict[str, int], dict[str, int]]:
     return out["RX"], out["TX"]
 
 
+def bring_up(con: Console, ip: str) -> None:
+    """Waits for Linux's shell, loads bulkhead_net and brings eth0 up at ``ip``/24."""
+    con.wait_for("[linux] bulkhead-linux: starting a shell (exit to power off)", timeout=TIMEOUT)
+    con.type(f"insmod /lib/modules/bulkhead_net.ko && busybox ip addr add {ip}/24 dev eth0 && "
+             "busybox ip link set eth0 up\r")
+    con.wait_for_match(r"\[linux\] .*eth0: I/O VM ready: link up", timeout=60)
+
+
 def test_linux_client_pings_and_transfers_through_the_io_vm() -> None:
     assert (ARTEFACTS / "Image").is_file(), "run scripts/setup.sh first (Linux artefacts)"
     blob = random.Random(15).randbytes(48 * 1024 + 100)  # 97 TFTP blocks, the last one short
@@ -68,10 +76,7 @@ def test_linux_client_pings_and_transfers_through_the_io_vm() -> None:
         argv = [a.replace("user,id=bhio", f"{peer.netdev()},id=bhio") for a in argv]
         con = Console(argv)
         try:
-            con.wait_for("[linux] bulkhead-linux: starting a shell (exit to power off)", timeout=TIMEOUT)
-            con.type("insmod /lib/modules/bulkhead_net.ko && "
-                     f"busybox ip addr add {LINUX_IP}/24 dev eth0 && busybox ip link set eth0 up\r")
-            con.wait_for_match(r"\[linux\] .*eth0: I/O VM ready: link up", timeout=60)
+            bring_up(con, LINUX_IP)
             con.type(f"busybox ping -c 3 -W 5 {PEER_IP}\r")
             con.wait_for("[linux] 3 packets transmitted, 3 packets received, 0% packet loss", timeout=60)
             # alice's 200 echo exchanges start now, during Linux's transfer
@@ -181,10 +186,7 @@ def test_linux_iperf3_and_ping_beside_a_flooder() -> None:
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     con = Console(build("io-linux-iperf.yaml"))
     try:
-        con.wait_for("[linux] bulkhead-linux: starting a shell (exit to power off)", timeout=TIMEOUT)
-        con.type("insmod /lib/modules/bulkhead_net.ko && "
-                 f"busybox ip addr add {IPERF_IP}/24 dev eth0 && busybox ip link set eth0 up\r")
-        con.wait_for_match(r"\[linux\] .*eth0: I/O VM ready: link up", timeout=60)
+        bring_up(con, IPERF_IP)
         con.type(f"busybox ping -c 5 -W 5 {SERVER_IP}; echo ping done\r")
         con.wait_for("[linux] ping done", timeout=60)
         flood_before = mallory_tx(con.lines)
