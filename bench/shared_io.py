@@ -303,15 +303,15 @@ def linux_rows(seconds: int) -> None:
     base = rows["direct"]
     labels = {"direct": "NIC passed through", "io": "through the I/O VM",
               "flood": "through the I/O VM, beside a flooder"}
+    def ratio(r: dict[str, float], key: str) -> str:
+        return f" ({r[key] / base[key]:.2f})" if isinstance(base, dict) and base[key] else ""
+
     for mode, r in rows.items():
         if isinstance(r, str):
             print(f"| {labels[mode]} | failed: {r} | - | - |")
             continue
-
-        def ratio(key: str) -> str:
-            return f" ({r[key] / base[key]:.2f})" if isinstance(base, dict) and base[key] else ""
-        print(f"| {labels[mode]} | {r['ping_ms']:.2f}{ratio('ping_ms')} | {r['tcp']:.2f}{ratio('tcp')} | "
-              f"{r['udp']:.2f}{ratio('udp')}, {r['udp_loss']:.1f}% |")
+        print(f"| {labels[mode]} | {r['ping_ms']:.2f}{ratio(r, 'ping_ms')} | {r['tcp']:.2f}{ratio(r, 'tcp')} | "
+              f"{r['udp']:.2f}{ratio(r, 'udp')}, {r['udp_loss']:.1f}% |")
 
 
 def main() -> int:

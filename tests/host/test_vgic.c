@@ -526,6 +526,7 @@ static void test_inject_kicks_only_deliverable(void)
 	struct virq *q;
 
 	setup(true);
+	this_cpu = 0; /* the doorbells come from another CPU than the target's */
 	q = vgic_virq(&vm, NULL, SPI_HW);
 	q->target = 1;
 	q->flags &= (u8)~VIRQ_ENABLED;
@@ -542,6 +543,7 @@ static void test_inject_kicks_only_deliverable(void)
 	guest_eoi_all(1);
 	enter(1);
 	CHECK(lr_holding(1, SPI_HW) == NLR && !(q->flags & VIRQ_PENDING));
+	this_cpu = 0; /* the doorbell comes from another CPU */
 	vgic_inject(&vm, NULL, SPI_HW);
 	CHECK(kicks[1] == 2);
 }

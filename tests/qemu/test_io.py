@@ -264,7 +264,7 @@ def test_one_client_near_passthrough() -> None:
     host's load: each path runs twice and the better run of each is compared."""
     direct: list[dict[str, int]] = []
     shared: list[dict[str, int]] = []
-    for i in range(2):
+    for _ in range(2):
         with Peer(max_frames=10_000, max_seconds=TIMEOUT) as peer:
             r = run(CONFIGS / "io-direct.yaml", timeout=TIMEOUT, icount=0,
                     out=ROOT / "build" / "qemu-tests" / "io-direct", extra_qemu_args=direct_nic_args(peer.netdev()))
