@@ -25,7 +25,9 @@ client (linux/bulkhead_net) runs iperf3 over TCP and UDP and ping against
 Debian's iperf3 on the host (127.0.0.1; QEMU's user-mode network maps
 10.0.2.2 to it) through the I/O VM, alone and beside a flooding client,
 and with the NIC passed straight through to Linux (its virtio-mmio and
-virtio-net modules); ratios to passthrough.
+virtio-net modules; Linux's RAM identity-mapped, IPA = PA, since the device
+does DMA with physical addresses and there is no SMMU); ratios to
+passthrough.
 
 QEMU models no caches, no DRAM and no line rate; the peer and QEMU's device
 model run in host time. The figures compare the paths on this QEMU; they are
@@ -222,7 +224,7 @@ LINUX_VM = """  - name: linux
     type: linux
     cpus: [{cpu}]
     memory:
-      - {{ipa: 0x40000000, size: 128M}}
+      - {{ipa: {ipa}, size: 128M{pa}}}
     kernel: {linux}/Image
     initrd: {linux}/initrd.cpio.gz
     bootargs: "console=ttyAMA0 rdinit=/init bulkhead.shell=1"
@@ -232,9 +234,12 @@ LINUX_VM = """  - name: linux
 def linux_config(mode: str) -> str:
     head = "platform: qemu-virt\ndma_isolation: none\nconsole_input: linux\nvms:\n"
     if mode == "direct":
-        return head + LINUX_VM.format(cpu=0, linux=LINUX, devices="    devices: [virtio31]\n")
+        # the device does DMA with physical addresses and there is no SMMU:
+        # Linux's RAM must be identity-mapped (IPA = PA) for its virtio-net
+        return head + LINUX_VM.format(cpu=0, linux=LINUX, ipa="0x60000000", pa=", pa: 0x60000000",
+                                      devices="    devices: [virtio31]\n")
     vms = [vm_yaml("iovm", 0, "iovm", "max_ms: 600000", "    devices: [virtio31]\n"),
-           LINUX_VM.format(cpu=1, linux=LINUX, devices="")]
+           LINUX_VM.format(cpu=1, linux=LINUX, ipa="0x40000000", pa="", devices="")]
     clients = ['    - {vm: linux, mac: "02:00:00:00:00:0e", queue: 64}\n']
     if mode == "flood":
         vms.append(vm_yaml("mallory", 2, "ioclient", "mode: flood, frames: 0, size: 1000"))
