@@ -87,6 +87,7 @@ ensure_packages() {
     ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a >/dev/null 2>&1 || missing+=(libclang-rt-dev)
     command -v mkimage >/dev/null || missing+=(u-boot-tools)  # the FIT image (docs/boot.md)
     command -v gdb-multiarch >/dev/null || missing+=(gdb-multiarch)  # run --gdb (docs/debugging.md)
+    command -v iperf3 >/dev/null || missing+=(iperf3)  # the server outside QEMU (docs/io.md)
     [ -f /usr/lib/u-boot/qemu_arm64/u-boot.bin ] || missing+=(u-boot-qemu)  # run --boot uboot
     python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
     # the cache/DRAM model plugin (tools/cachemodel): host gcc, glib headers, xz for the QEMU source
@@ -200,12 +201,49 @@ ensure_linux() {
         cp "$dir/deb/x/bin/busybox" "$dir/busybox"
         rm -rf "$dir/deb/x" "$dir"/deb/*.deb
     fi
+    ensure_linux_tools
     ensure_linux_headers
     log "building the shared-memory and network modules and bhshm (make -C linux)"
     make -s -C linux KDIR="$ROOT/$dir/headers/usr/src/linux-headers-$(cat "$dir/version")" \
         O="$ROOT/$dir/shmem" >/dev/null
     log "building the initramfs"
-    bash scripts/mkinitrd.sh "$dir/busybox" "$dir/initrd.cpio.gz" "$dir/shmem/root"
+    bash scripts/mkinitrd.sh "$dir/busybox" "$dir/initrd.cpio.gz" "$dir/shmem/root" "$dir/tools/root"
+}
+
+# Programs for the shared-I/O tests and benchmark (docs/io.md) in the
+# initramfs: Debian's arm64 iperf3 and ethtool with the shared libraries
+# they load (libiperf0, libsctp1, libssl3, libmnl0 and glibc's loader, libc
+# and libm), and the kernel's virtio-mmio and virtio-net modules (the NIC
+# passed straight through to Linux: the benchmark's baseline) from the
+# Image's own package. Unpacked into artefacts/linux/tools/root, never
+# committed.
+LINUX_TOOL_DEBS=(iperf3 libiperf0 libsctp1 libssl3 libc6 ethtool libmnl0)
+ensure_linux_tools() {
+    local dir=artefacts/linux ver root
+    ver=$(cat "$dir/version")
+    root="$dir/tools/root"
+    [ -f "$dir/tools/.bulkhead-ok" ] && return
+    apt_update
+    log "fetching ${LINUX_TOOL_DEBS[*]} (arm64) and linux-image-$ver:arm64's virtio modules"
+    rm -rf "$dir/tools" "$dir/deb/t" && mkdir -p "$root/bin" "$root/lib" "$root/lib/modules" "$dir/deb/t/x"
+    (cd "$dir/deb/t" && apt-get download -q "${LINUX_TOOL_DEBS[@]/%/:arm64}" "linux-image-$ver:arm64" >/dev/null)
+    for deb in "$dir"/deb/t/*.deb; do
+        dpkg-deb -x "$deb" "$dir/deb/t/x"
+    done
+    local x="$dir/deb/t/x" lib
+    cp "$x/usr/bin/iperf3" "$x/sbin/ethtool" "$root/bin/" 2>/dev/null || cp "$x/usr/bin/iperf3" "$x/usr/sbin/ethtool" "$root/bin/"
+    mkdir -p "$root/lib/aarch64-linux-gnu"
+    cp -L "$x"/lib/ld-linux-aarch64.so.1 "$root/lib/"
+    for lib in libc.so.6 libm.so.6 libiperf.so.0 libsctp.so.1 libssl.so.3 libcrypto.so.3 libmnl.so.0; do
+        cp -L "$(find "$x" -name "$lib" | head -n1)" "$root/lib/aarch64-linux-gnu/" ||
+            die "no $lib in ${LINUX_TOOL_DEBS[*]}"
+    done
+    for mod in virtio_mmio virtio_net net_failover failover; do
+        cp "$(find "$x/lib/modules/$ver" -name "$mod.ko" | head -n1)" "$root/lib/modules/" ||
+            die "no $mod.ko in linux-image-$ver"
+    done
+    rm -rf "$dir/deb/t"
+    touch "$dir/tools/.bulkhead-ok"
 }
 
 # --- board device trees (bulkhead platform import, tests/test_platform_import.py) --

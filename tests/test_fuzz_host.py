@@ -31,6 +31,8 @@ SECONDS = int(os.environ.get("FUZZ_SECONDS", "10"))
 TARGETS: dict[str, list[str]] = {
     "fuzz_dabt": ["core/dabt.c"],
     "fuzz_linering": ["lib/linering.c"],
+    # what a client controls in shared I/O: its ring slots, and the I/O VM's scheduler
+    "fuzz_ioring": ["../guests/lib/ioring.c", "../guests/iovm/iosched.c"],
     "fuzz_fdt": ["lib/fdt.c"],
     "fuzz_bw_split": ["isolation/bw_budget.c"],
     "fuzz_hypercall": ["core/hypercall.c", "core/vpsci.c", "lib/format.c"],
@@ -41,6 +43,8 @@ TARGETS: dict[str, list[str]] = {
     "fuzz_smmu_event": ["drivers/smmu/smmuv3_enc.c", "drivers/smmu/smmu500_enc.c"],
 }
 
+# extra include directories (the hypervisor's is always there)
+INCLUDES: dict[str, list[Path]] = {"fuzz_ioring": [ROOT / "guests" / "lib" / "include", ROOT / "guests" / "iovm"]}
 CFLAGS = [
     "-std=c11", "-g", "-O1", "-fsanitize=fuzzer,address,undefined",
     "-fno-sanitize-recover=all", "-Wall", "-Wextra", "-Werror", f"-I{HYP}",
@@ -68,7 +72,11 @@ def seeds(name: str, corpus: Path) -> None:
         for s, rt, w, sse, sf in [(2, 1, False, False, False), (0, 3, False, True, True),
                                    (3, 31, True, False, True), (1, 30, False, True, False)]:
             out.append(struct.pack("<QQ", iss(s, rt, w, sse, sf), 0x8000_0000_0000_80F0))
-    elif name == "fuzz_linering":
+    elif name == "fuzz_ioring":
+        # raw slots of every kind, honest frames, reads with small and large
+        # buffers; then three weighted clients, one capped, pending masks
+        out.append(bytes([0, 1, 2, 3, 200, 200, 200, 100, 255, 240, 200, 9, 5, 255, 3]) + bytes([7, 10] * 20))
+        out.append(bytes([100, 101, 130, 135, 1, 129, 255, 2, 1, 1]) + bytes([3, 1, 1, 2] * 10))
         out.append(bytes([0, 150, 1, 10, 200, 0, 7, 0, 200, 0, 200, 0]))
         out.append(bytes([5, 199] * 30 + [210, 0] * 10))
         out.append(bytes([3, 40, 250, 9, 200, 0, 251, 3, 200, 0]))
@@ -135,7 +143,8 @@ def test_fuzz(name: str, tmp_path: Path) -> None:
     assert clang, "clang with libFuzzer is required (scripts/setup.sh packages)"
     exe = tmp_path / name
     srcs = [str(HOST / f"{name}.c")] + [str(HYP / s) for s in TARGETS[name]]
-    build = subprocess.run([clang, *CFLAGS, *srcs, "-o", str(exe)], capture_output=True, text=True)
+    incs = [f"-I{d}" for d in INCLUDES.get(name, [])]
+    build = subprocess.run([clang, *CFLAGS, *incs, *srcs, "-o", str(exe)], capture_output=True, text=True)
     assert build.returncode == 0, build.stderr
     corpus = tmp_path / "corpus"
     corpus.mkdir()

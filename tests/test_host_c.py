@@ -31,6 +31,7 @@ SOURCES: dict[str, list[str]] = {
     "test_payload": ["core/payload.c", "lib/crc32.c"],
     "test_linering": ["lib/linering.c"],
     "test_ioring": ["../guests/lib/ioring.c"],  # the guest runtime's ring library
+    "test_iosched": ["../guests/iovm/iosched.c"],  # the I/O VM's scheduler
     "test_vgic": ["core/vgic.c", "core/vgic_sgi.c", "core/vgic_v2.c", "core/vgic_regs.c"],
     "test_pcienum": ["lib/pcienum.c"],
     "test_vpci_cfg": ["core/vpci_cfg.c"],
@@ -44,7 +45,8 @@ SOURCES: dict[str, list[str]] = {
 # extra preprocessor definitions (the drivers drivers/iommu.c dispatches to)
 DEFINES: dict[str, list[str]] = {"test_smmuv3": ["-DIOMMU_HAVE_SMMUV3"], "test_smmu500": ["-DIOMMU_HAVE_SMMU500"]}
 # extra include directories (the hypervisor's is always there)
-INCLUDES: dict[str, list[Path]] = {"test_ioring": [GUEST_INCLUDE]}
+INCLUDES: dict[str, list[Path]] = {"test_ioring": [GUEST_INCLUDE],
+                                   "test_iosched": [GUEST_INCLUDE, ROOT / "guests" / "iovm"]}
 
 CFLAGS = [
     "-std=c11", "-g", "-O1", "-fsanitize=address,undefined",

@@ -733,7 +733,7 @@ class IoSpec:
 
     device: str
     vm: str
-    frame_rate: int  # frames/s the I/O VM serves (one service slot = 1 / frame_rate)
+    capacity: int  # frames/s the device (with the I/O VM) serves while anyone is backlogged
     mac: bytes
     ipa: int  # the client regions in the I/O VM, one after the other
     client_ipa: int  # each client's region in the client
@@ -741,6 +741,7 @@ class IoSpec:
     client_doorbell_irq: int
     clients: tuple[IoClientSpec, ...]
     path: str = "io"
+    legacy_frame_rate: bool = False  # given as the old key `frame_rate` (a warning)
 
 
 @dataclass(frozen=True)

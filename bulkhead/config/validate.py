@@ -312,6 +312,7 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
 
     # shared I/O
     c.diags += shared_io.check(s)
+    s.warnings.extend(shared_io.warnings(s))
 
     # invalidation-driven allocation: only a colored VM has sets of its own
     for vm in s.vms:
