@@ -1,0 +1,426 @@
+# SPDX-License-Identifier: Apache-2.0
+"""labgrid as the execution backend (docs/farm.md, issue #29).
+
+A real labgrid coordinator and exporters on 127.0.0.1 (free ports, started
+and killed here) export QEMU places; `bulkhead run --labgrid` and
+`bulkhead experiment --labgrid` acquire them through the coordinator and
+boot real images with labgrid's QEMUDriver. The board environments are
+loaded and their targets built by labgrid's own loader (no board attached);
+the board code path runs against mocked labgrid drivers.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from bulkhead import cli
+from bulkhead.experiment import execute
+from bulkhead.experiment.execute import Slot, run_experiment
+from bulkhead.experiment.spec import expand, load
+from bulkhead.run import farm
+from bulkhead.run.farm import PlaceLost
+from bulkhead.run.runner import RunResult
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+FARM = REPO_ROOT / "farm"
+BIN = Path(sys.executable).parent
+TINY = REPO_ROOT / "tests" / "configs" / "bench-tiny.yaml"
+HAVE_QEMU = shutil.which("qemu-system-aarch64") is not None and shutil.which("aarch64-linux-gnu-gcc") is not None
+needs_qemu = pytest.mark.skipif(not HAVE_QEMU, reason="needs QEMU and the AArch64 cross compiler")
+# What the local runner and the farm must agree on (virtual time under -icount);
+# not wall_s, host, error (names log paths), place.
+SAME = ("run", "scenario", "variant", "benchmark", "guest", "repetition", "status", "metric", "value", "unit",
+        "mbps", "mbps_per_cpu", "ns_per_line", "cpus", "interf_mbps", "interf_cpus", "config", "config_hash",
+        "platform", "icount", "qemu_version")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    for sig, grace in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+        if proc.poll() is not None:
+            break
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            continue
+    proc.wait()
+
+
+@dataclass
+class Lab:
+    address: str
+    root: Path
+    procs: dict[str, subprocess.Popen[bytes]]
+
+    def exporter(self, name: str, groups: dict[str, str]) -> None:
+        """Starts exporter ``name`` exporting one QEMU place per group (group -> machine)."""
+        config = self.root / f"{name}.yaml"
+        config.write_text("".join(f"{g}:\n  QEMUMachine: {{machine: {m}}}\n" for g, m in groups.items()))
+        with open(self.root / f"{name}.log", "wb") as log:
+            self.procs[name] = subprocess.Popen(
+                [str(BIN / "labgrid-exporter"), "-c", self.address, "-n", name, "--hostname", "127.0.0.1",
+                 str(config)], stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.root,
+                start_new_session=True)
+        self.client("create-places", *groups)
+        with farm.Coordinator(self.address) as c:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                if all(_exported(c, name, g) for g in groups):
+                    return
+                time.sleep(0.2)
+        raise AssertionError(f"exporter {name} did not come up: {(self.root / f'{name}.log').read_text()}")
+
+    def client(self, what: str, *places: str) -> None:
+        """labgrid-client: create each place and match its exporter group (the way docs/farm.md says)."""
+        env = {**os.environ, "LG_COORDINATOR": self.address}
+        for args in (["create"], ["add-match", "*/{p}/*"]):
+            procs = [subprocess.Popen([str(BIN / "labgrid-client"), "-p", p, *[a.format(p=p) for a in args]],
+                                      env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                      stdin=subprocess.DEVNULL, cwd=self.root) for p in places]
+            for p in procs:
+                out, _ = p.communicate(timeout=60)
+                assert p.returncode == 0, out.decode()
+
+    def kill(self, name: str) -> None:
+        stop(self.procs[name])
+
+
+def _exported(c: farm.Coordinator, exporter: str, group: str) -> bool:
+    return bool(c._sync(lambda: c.session.resources.get(exporter, {}).get(group, {})))
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    """A coordinator on 127.0.0.1 and exporter 'host1' exporting two QEMU
+    virt places, p1 and p2. Everything is killed at the end."""
+    pytest.importorskip("labgrid")
+    root = tmp_path_factory.mktemp("lab")
+    address = f"127.0.0.1:{free_port()}"
+    lab = Lab(address, root, {})
+    with open(root / "coordinator.log", "wb") as log:
+        lab.procs["coordinator"] = subprocess.Popen(
+            [str(BIN / "labgrid-coordinator"), "-l", address], stdout=log, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, cwd=root, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", int(address.rsplit(":", 1)[1])), 1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, (root / "coordinator.log").read_text()
+                time.sleep(0.2)
+        lab.exporter("host1", {"p1": "virt", "p2": "virt"})
+        yield lab
+    finally:
+        for proc in reversed(list(lab.procs.values())):
+            stop(proc)
+
+
+@pytest.fixture
+def lg(lab: Lab, monkeypatch: pytest.MonkeyPatch) -> Lab:
+    monkeypatch.setenv("LG_COORDINATOR", lab.address)
+    monkeypatch.delenv("LG_PLACE", raising=False)
+    return lab
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The local runner's results of the 6-run matrix (bench-tiny, solo and
+    interf, 3 repetitions, -icount 3); its warm build dir seeds the places'."""
+    if not HAVE_QEMU:
+        pytest.skip("needs QEMU and the AArch64 cross compiler")
+    out = tmp_path_factory.mktemp("local") / "tiny"
+    assert cli.main(["experiment", str(TINY), "--out", str(out), "--reps", "3", "--only", "solo",
+                     "--only", "interf"]) == 0
+    return out
+
+
+def seed(reference: Path, out: Path, *names: str) -> None:
+    """Copies the reference's built tree (mtimes kept) so that a place's
+    first build is incremental, not a cold build of every guest."""
+    for name in names:
+        shutil.copytree(reference / "build" / "w0", out / "build" / name, symlinks=True)
+
+
+def rows(out: Path) -> list[dict[str, str]]:
+    with open(out / "results.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+# --- experiments across places ---------------------------------------------------
+
+
+@needs_qemu
+def test_experiment_across_two_places_matches_the_local_runner(lg: Lab, reference: Path, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "farm"
+    seed(reference, out, "p1", "p2")
+    assert cli.main(["experiment", str(TINY), "--out", str(out), "--reps", "3", "--only", "solo", "--only",
+                     "interf", "--labgrid", str(FARM / "qemu-virt.yaml"), "--places", "p1,p2"]) == 0
+    err = capsys.readouterr().err
+    assert "6 run(s) on 2 place(s): p1, p2" in err and "6 ok" in err, err
+    local, lab = rows(reference), rows(out)
+    assert len(lab) == 6 and [r["run"] for r in lab] == [str(i) for i in range(1, 7)]
+    assert [{k: r[k] for k in SAME} for r in lab] == [{k: r[k] for k in SAME} for r in local]
+    assert all(float(r["value"]) > 0 for r in lab)
+    assert "place" not in local[0] and {r["place"] for r in lab} == {"p1", "p2"}  # both places ran
+    assert list(lab[0]).index("place") == list(lab[0]).index("host") + 1
+    with farm.Coordinator(lg.address) as c:  # every place released
+        assert c.place("p1").acquired == "" and c.place("p2").acquired == ""
+    report = (out / "report.md").read_text()
+    assert "| solo | bw-read |" in report and (out / "plots" / "slowdown.png").is_file()
+
+
+def _kill_when_booting(needle: str, then: Any) -> threading.Thread:
+    """Kills (SIGKILL) the first QEMU whose command line contains
+    ``needle`` as soon as it runs, then calls ``then``."""
+    def watch() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            for pid in os.listdir("/proc"):
+                if not pid.isdigit():
+                    continue
+                try:
+                    argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                except OSError:
+                    continue
+                if argv and argv[0].endswith(b"qemu-system-aarch64") and any(needle.encode() in a for a in argv):
+                    time.sleep(0.2)
+                    os.kill(int(pid), signal.SIGKILL)
+                    then()
+                    return
+            time.sleep(0.02)
+    t = threading.Thread(target=watch, daemon=True)
+    t.start()
+    return t
+
+
+@needs_qemu
+def test_a_place_lost_mid_run_is_retried_on_the_other(lg: Lab, reference: Path, tmp_path: Path) -> None:
+    """Place p3 (its own exporter, host2) loses its QEMU mid-run and then its
+    exporter: the run goes to p1, p3 takes no more runs, every run is
+    recorded exactly once."""
+    lg.exporter("host2", {"p3": "virt"})
+    out = tmp_path / "lost"
+    seed(reference, out, "p1", "p3")
+    watcher = _kill_when_booting(str(out / "build" / "p3"), lambda: lg.kill("host2"))
+    spec = load(TINY)
+    slots, coordinator = execute.farm_slots(FARM / "qemu-virt.yaml", ["p3", "p1"], False, None)
+    progress = Progress()
+    try:
+        run_experiment(spec, out, repetitions=3, only=["solo", "interf"], slots=slots, report=False,
+                       progress=progress)  # type: ignore[arg-type]
+    finally:
+        coordinator.close()
+    watcher.join(1)
+    assert not watcher.is_alive()
+    got = rows(out)
+    assert [r["run"] for r in got] == [str(i) for i in range(1, 7)]  # each once
+    assert all(r["status"] == "ok" for r in got), got
+    assert {r["place"] for r in got} == {"p1"}
+    assert [{k: r[k] for k in SAME} for r in got] == [{k: r[k] for k in SAME} for r in rows(reference)]
+    assert "p3: place p3 lost: QEMU was killed by signal 9" in progress.text, progress.text
+    assert "re-queued, p3 takes no more runs" in progress.text
+
+
+class Progress:
+    """A stream for the experiment's progress lines."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def write(self, s: str) -> int:
+        self.text += s
+        return len(s)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+# --- bulkhead run --labgrid ----------------------------------------------------------
+
+
+@needs_qemu
+@pytest.mark.parametrize("config, code, expect", [
+    ("configs/hello.yaml", 0, "[hello] hello: PASS"),
+    ("tests/configs/exit-status.yaml", 1, "[bulkhead] vm bad: off (exit status 3)"),
+    ("tests/configs/console-echo.yaml", 124, None),
+])
+def test_run_on_a_qemu_place_keeps_the_exit_codes(lg: Lab, reference: Path, tmp_path: Path, config: str,
+                                                  code: int, expect: str | None) -> None:
+    out = tmp_path / "out"
+    shutil.copytree(reference / "build" / "w0", out, symlinks=True)
+    argv = [str(BIN / "bulkhead"), "run", str(REPO_ROOT / config), "--out", str(out), "--timeout",
+            "4" if code == 124 else "60", "--labgrid", str(FARM / "qemu-virt.yaml"), "--place", "p2"]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL, check=False,
+                          env={**os.environ, "LG_COORDINATOR": lg.address})
+    assert proc.returncode == code, proc.stdout + proc.stderr
+    assert "bulkhead: acquired place p2 (qemu)" in proc.stderr
+    lines = proc.stdout.splitlines()
+    if expect is not None:
+        assert expect in lines, proc.stdout
+        assert lines[-1].startswith("[bulkhead] all VMs off: "), proc.stdout  # streamed like a local run
+    else:
+        assert "timed out after 4 s" in proc.stderr, proc.stderr
+    with farm.Coordinator(lg.address) as c:
+        assert c.place("p2").acquired == ""
+
+
+@needs_qemu
+def test_run_refuses_a_place_of_another_machine(lg: Lab, tmp_path: Path) -> None:
+    lg.exporter("host3", {"z1": "xlnx-zcu102"})
+    config = REPO_ROOT / "configs" / "hello.yaml"
+    code = subprocess.run([str(BIN / "bulkhead"), "run", str(config), "--labgrid", str(FARM / "qemu-virt.yaml"),
+                           "--place", "z1", "--out", str(tmp_path / "o")], capture_output=True, text=True, check=False,
+                          timeout=300, stdin=subprocess.DEVNULL, env={**os.environ, "LG_COORDINATOR": lg.address})
+    assert code.returncode == 1
+    assert "place z1 offers QEMU machine 'xlnx-zcu102'" in code.stderr and "needs 'virt'" in code.stderr
+
+
+def test_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["run", "configs/hello.yaml", "--place", "p1"]) == 2
+    assert "--place needs --labgrid" in capsys.readouterr().err
+    assert cli.main(["run", "configs/hello.yaml", "--labgrid", str(FARM / "qemu-virt.yaml"), "--gdb"]) == 2
+    assert "--gdb is for local runs" in capsys.readouterr().err
+    assert cli.main(["experiment", str(TINY), "--places", "a,b", "--out", str(tmp_path)]) == 2
+    assert "--places and --all-places need --labgrid" in capsys.readouterr().err
+
+
+# --- the scheduler and --resume, with a fake QEMU -----------------------------------------
+
+
+def fake(config: Path, **kwargs: Any) -> RunResult:
+    doc = yaml.safe_load(Path(config).read_text())
+    out = "".join(f"[bench] result bench=bandwidth cpu=0 mode=read bytes=64 ns=1 mbps=100.000 ns_per_line=2.000\n"
+                  f"[bench] {vm['guest']}: PASS\n" for vm in doc["vms"][:1])
+    return RunResult(0, False, out + f"[bulkhead] all VMs off: clean={len(doc['vms'])} stopped=0\n", True,
+                     len(doc["vms"]), "")
+
+
+def test_lost_slot_requeues_its_run_exactly_once(tmp_path: Path) -> None:
+    spec = load(TINY)
+    calls: list[tuple[str, int]] = []
+    lock = threading.Lock()
+
+    def on(name: str, lose_at: int | None) -> Any:
+        def run(config: Path, **kwargs: Any) -> RunResult:
+            with lock:
+                calls.append((name, len(calls)))
+                n = sum(1 for c in calls if c[0] == name)
+            if n == lose_at:
+                raise PlaceLost(name, "exporter stopped")
+            time.sleep(0.05)
+            return fake(config, **kwargs)
+        return run
+
+    slots = [Slot("a", on("a", 2), "a"), Slot("b", on("b", None), "b")]
+    result = run_experiment(spec, tmp_path / "o", repetitions=4, only=["solo", "interf"], slots=slots, report=False)
+    got = rows(tmp_path / "o")
+    assert [r["run"] for r in got] == [str(i) for i in range(1, 9)]
+    assert all(r["status"] == "ok" for r in got)
+    assert sum(1 for r in got if r["place"] == "a") == 1  # a's second run was lost and went to b
+    assert len(calls) == 9 and not result.failed()
+
+    # Every slot lost: what is left is recorded, not dropped.
+    slots = [Slot("a", on("c", 1), "a")]
+    result = run_experiment(spec, tmp_path / "p", repetitions=1, only=["solo", "interf"], slots=slots, report=False)
+    assert [(r.status, r.error) for r in result.records] == [("fail", "not run: every place was lost")] * 2
+
+
+def test_resume_runs_only_what_is_missing(tmp_path: Path) -> None:
+    spec = load(TINY)
+    calls: list[str] = []
+
+    def interrupted(config: Path, **kwargs: Any) -> RunResult:
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        calls.append(Path(config).stem)
+        return fake(config, **kwargs)
+
+    out = tmp_path / "o"
+    with pytest.raises(KeyboardInterrupt):
+        run_experiment(spec, out, repetitions=3, run_fn=interrupted, report=False)
+    assert [r["run"] for r in rows(out)] == ["1", "2", "3"]  # the journal: what was done
+
+    calls.clear()
+    result = run_experiment(spec, out, repetitions=3, run_fn=lambda c, **k: (calls.append(Path(c).stem),
+                                                                                fake(c, **k))[1],
+                            report=False, resume=True)
+    assert calls == ["interf-bw-read"] * 3  # runs 4-6; 7-9 (broken) run nothing: invalid config
+    assert [r["run"] for r in rows(out)] == [str(i) for i in range(1, 10)]
+    assert [r.status for r in result.records] == ["ok"] * 6 + ["unsupported"] * 3
+
+    calls.clear()  # nothing missing: nothing runs
+    run_experiment(spec, out, repetitions=3, run_fn=lambda c, **k: (calls.append(Path(c).stem), fake(c, **k))[1],
+                   report=False, resume=True)
+    assert calls == [] and len(rows(out)) == 9
+
+    with pytest.raises(execute.BuildError, match="run 2 .* is not in this matrix"):  # another matrix
+        run_experiment(spec, out, repetitions=1, run_fn=fake, report=False, resume=True)
+    assert len(expand(spec, 3)) == 9
+
+
+# --- board environments --------------------------------------------------------------
+
+
+BOARDS = ["zcu102.yaml", "zcu104.yaml", "rk3588.yaml"]
+
+
+@pytest.mark.parametrize("name", BOARDS)
+def test_board_environments_load_with_labgrids_loader(name: str) -> None:
+    """The environment and its exporter file: labgrid's loaders accept them,
+    the exporter's resources become the client-side resources the
+    coordinator would hand over, and labgrid builds the target (drivers
+    bound to them) without a board or coordinator."""
+    pytest.importorskip("labgrid")
+    target = farm.offline_target(FARM / name, FARM / f"exporter-{name}")
+    assert target.get_driver("UBootDriver", activate=False).prompt
+    assert target.get_driver("PowerProtocol", activate=False)
+    assert target.get_driver("ConsoleProtocol", activate=False)
+    env = farm.FarmEnv(FARM / name)
+    assert env.kind == "board" and env.place_names()
+
+
+@pytest.mark.parametrize("name", ["qemu-virt.yaml", "qemu-zcu102.yaml"])
+def test_qemu_environments_load(name: str) -> None:
+    pytest.importorskip("labgrid")
+    env = farm.FarmEnv(FARM / name)
+    assert env.kind == "qemu" and env.place_names()
+
+
+def test_qemu_driver_gets_the_runners_command_line() -> None:
+    argv = ["qemu-system-aarch64", "-M", "xlnx-zcu102,virtualization=on", "-cpu", "cortex-a53", "-smp", "4",
+            "-m", "4096M", "-display", "none", "-monitor", "none", "-serial", "stdio", "-kernel", "/b/x.elf",
+            "-audio", "none", "-icount", "shift=3,align=off,sleep=off"]
+    assert farm.qemu_driver_args(argv) == {
+        "machine": "xlnx-zcu102,virtualization=on", "cpu": "cortex-a53", "memory": "4096M", "display": "qemu-default",
+        "extra_args": "-smp 4 -display none -monitor none -kernel /b/x.elf -audio none -icount "
+                      "shift=3,align=off,sleep=off"}
