@@ -41,7 +41,15 @@ FARM = REPO_ROOT / "farm"
 BIN = Path(sys.executable).parent
 TINY = REPO_ROOT / "tests" / "configs" / "bench-tiny.yaml"
 HAVE_QEMU = shutil.which("qemu-system-aarch64") is not None and shutil.which("aarch64-linux-gnu-gcc") is not None
-needs_qemu = pytest.mark.skipif(not HAVE_QEMU, reason="needs QEMU and the AArch64 cross compiler")
+# One xdist worker runs the whole module: its coordinator, exporters and the
+# local reference run are set up once (scripts/test.sh: --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("farm")
+
+
+def needs_qemu(test: Any) -> Any:
+    """Boots QEMU (marked `qemu`); skipped without QEMU or the cross compiler."""
+    skip = pytest.mark.skipif(not HAVE_QEMU, reason="needs QEMU and the AArch64 cross compiler")
+    return pytest.mark.qemu(skip(test))
 # What the local runner and the farm must agree on (virtual time under -icount);
 # not wall_s, host, error (names log paths), place.
 SAME = ("run", "scenario", "variant", "benchmark", "guest", "repetition", "status", "metric", "value", "unit",
@@ -424,3 +432,123 @@ def test_qemu_driver_gets_the_runners_command_line() -> None:
         "machine": "xlnx-zcu102,virtualization=on", "cpu": "cortex-a53", "memory": "4096M", "display": "qemu-default",
         "extra_args": "-smp 4 -display none -monitor none -kernel /b/x.elf -audio none -icount "
                       "shift=3,align=off,sleep=off"}
+
+
+# --- the integration suite on a labgrid target ------------------------------------------
+
+
+@needs_qemu
+def test_integration_suite_on_a_place_through_labgrids_pytest_plugin(lg: Lab, reference: Path,
+                                                                     tmp_path: Path) -> None:
+    """`pytest --lg-env` (labgrid's plugin): the tests marked `farm` boot on
+    the place (the same assertions as on local QEMU); the others are skipped."""
+    out = tmp_path / "qemu-tests"
+    for stem in ("one-hello", "three-vms"):
+        shutil.copytree(reference / "build" / "w0", out / stem, symlinks=True)
+    tests = [f"tests/qemu/test_core.py::{t}" for t in ("test_one_vm_hello", "test_three_vms_on_four_cpus",
+                                                     "test_rtc_passthrough")]
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-s", "-rs", "-p", "no:cacheprovider", "-n", "0",
+                           "--lg-env", str(FARM / "qemu-virt.yaml"), "--lg-coordinator", lg.address, *tests],
+                          capture_output=True, text=True, timeout=300, cwd=REPO_ROOT, stdin=subprocess.DEVNULL,
+                          check=False, env={**os.environ, "LG_PLACE": "p1", "BULKHEAD_QEMU_TESTS_OUT": str(out)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "2 passed, 1 skipped" in proc.stdout, proc.stdout
+    assert "needs a local QEMU; not run on the labgrid target" in proc.stdout
+    for test, config in (("test_one_vm_hello", "one-hello.yaml"), ("test_three_vms_on_four_cpus", "three-vms.yaml")):
+        assert f"bulkhead: {test}: {config} on labgrid place p1" in proc.stderr + proc.stdout
+    with farm.Coordinator(lg.address) as c:
+        assert c.place("p1").acquired == ""
+
+
+# --- the board code path, on labgrid's fake drivers ---------------------------------------
+
+
+def _board(tmp_path: Path, output: bytes) -> tuple[Any, Any, list[str], Path]:
+    """A labgrid Target like a board's: labgrid's FakePowerDriver and
+    FakeConsoleDriver (recording, and printing ``output`` once bootm is
+    sent), a TFTPProvider with labgrid's real TFTPProviderDriver, and a
+    UBootDriver whose prompt handling and commands are recorded instead of
+    spoken over a serial line."""
+    import attr
+    from labgrid import Target
+    from labgrid.driver import TFTPProviderDriver, UBootDriver
+    from labgrid.driver.fake import FakeConsoleDriver, FakePowerDriver
+    from labgrid.resource import TFTPProvider
+
+    events: list[str] = []
+
+    @attr.s(eq=False)
+    class Power(FakePowerDriver):  # type: ignore[misc]
+        def on(self, *args: Any) -> None:
+            events.append("power on")
+
+        def off(self, *args: Any) -> None:
+            events.append("power off")
+
+    @attr.s(eq=False)
+    class Console(FakeConsoleDriver):  # type: ignore[misc]
+        def _write(self, data: bytes, *_: Any) -> int:
+            events.append(f"console {data.decode().strip()}")
+            if data.startswith(b"bootm "):
+                self.rxq.insert(0, output)
+            return len(data)
+
+    @attr.s(eq=False)
+    class UBoot(UBootDriver):  # type: ignore[misc]
+        def on_activate(self) -> None:
+            events.append("u-boot prompt")
+
+        def run(self, cmd: str, timeout: int = 30) -> tuple[list[str], list[str], int]:
+            events.append(f"u-boot {cmd}")
+            return [], [], 0
+
+    tftp = tmp_path / "tftp"
+    tftp.mkdir(parents=True)
+    target = Target("board")
+    TFTPProvider(target, "tftp", internal=f"{tftp}/", external="zcu102-1/")
+    Power(target, "power")
+    Console(target, "console")
+    UBoot(target, "uboot", prompt="ZynqMP> ")
+    TFTPProviderDriver(target, "tftp")
+    hyp = tmp_path / "hyp"
+    hyp.mkdir()
+    (hyp / "bulkhead.bin").write_bytes(b"\0" * 4096)
+    (tmp_path / "bulkhead.itb").write_bytes(b"FIT")
+    from types import SimpleNamespace
+
+    from bulkhead.layout.load import load_system
+    from bulkhead.run.runner import Prepared
+    system = load_system(REPO_ROOT / "tests" / "configs" / "zcu102-one-hello.yaml")
+    build = SimpleNamespace(elf=hyp / "bulkhead.elf", itb=tmp_path / "bulkhead.itb", system=system)
+    return target, Prepared(build, ["qemu"], 1, None, None), events, tftp  # type: ignore[arg-type]
+
+
+def test_board_path_delivers_the_fit_and_boots_it_through_u_boot(tmp_path: Path) -> None:
+    pytest.importorskip("labgrid")
+    from bulkhead.run.runner import judge
+
+    out = b"[bulkhead] Bulkhead 0.1.0 on zcu102\r\n[hello] hello: PASS\r\n[bulkhead] all VMs off: clean=1 stopped=0\r\n"
+    target, prepared, events, tftp = _board(tmp_path, out)
+    shown = Progress()
+    status, timed_out, text = farm._run_board(target, prepared, 10.0, shown, lambda: "", "b1")  # type: ignore[arg-type]
+    loadaddr = farm.fit.uboot_commands(prepared.build.system.platform, 4096)[0]
+    assert events == ["power off", "power on", "u-boot prompt", f"u-boot {loadaddr}",
+                      "u-boot tftpboot ${loadaddr} zcu102-1/bulkhead.itb",
+                      "console bootm ${loadaddr}#bulkhead - ${fdtcontroladdr}", "power off"]
+    assert (tftp / "bulkhead.itb").resolve() == (tmp_path / "bulkhead.itb").resolve()  # staged by labgrid
+    assert (status, timed_out) == (0, False)
+    assert text.endswith(out.decode().replace("\r", "")) and shown.text.endswith(out.decode().replace("\r", ""))
+    assert judge(status, timed_out, text, 1) == (True, "")
+
+
+def test_board_path_times_out_or_loses_the_place(tmp_path: Path) -> None:
+    pytest.importorskip("labgrid")
+    target, prepared, events, _ = _board(tmp_path, b"[bulkhead] Bulkhead 0.1.0 on zcu102\n")
+    _, timed_out, _ = farm._run_board(target, prepared, 1.0, None, lambda: "", "b1")
+    assert timed_out and events[-1] == "power off"
+    target, prepared, events, _ = _board(tmp_path / "2", b"")
+    with pytest.raises(PlaceLost, match="place b1 lost: serial port gone"):
+        farm._run_board(target, prepared, 30.0, None, lambda: "serial port gone", "b1")
+    assert events[-1] == "power off"
+    sd = farm.board_commands(prepared, "bulkhead.itb", "1:1")
+    assert sd[1] == "load mmc 1:1 ${loadaddr} bulkhead.itb" and sd[2].startswith("bootm ")
