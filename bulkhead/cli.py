@@ -276,8 +276,9 @@ def _run_labgrid(args: argparse.Namespace) -> int:
     stream: TextIO | None = None if args.quiet else (sys.stderr if args.json else sys.stdout)
     with farm.Coordinator(env.coordinator) as coordinator:
         place = farm.choose_places(env, coordinator, [args.place] if args.place else None, False)[0]
-        coordinator.acquire(place)
-        sys.stderr.write(f"bulkhead: acquired place {place} ({env.kind}) from {coordinator.address}\n")
+        acquired = coordinator.acquire(place)
+        sys.stderr.write(f"bulkhead: {'acquired' if acquired else 'using the already acquired'} place {place} "
+                         f"({env.kind}) from {coordinator.address}\n")
         try:
             result = farm.run_on_place(env, coordinator, place, args.config, timeout=args.timeout,
                                        icount=args.icount, out=args.out, stream=stream,
@@ -286,7 +287,8 @@ def _run_labgrid(args: argparse.Namespace) -> int:
             return _error(str(exc))
         finally:
             try:
-                coordinator.release(place)
+                if acquired:
+                    coordinator.release(place)
             except BuildError as exc:
                 _error(str(exc))
     return _run_outcome(args, result)

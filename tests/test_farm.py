@@ -318,6 +318,28 @@ def test_run_on_a_qemu_place_keeps_the_exit_codes(lg: Lab, reference: Path, tmp_
 
 
 @needs_qemu
+def test_run_uses_a_place_acquired_beforehand_and_leaves_it_so(lg: Lab, reference: Path, tmp_path: Path) -> None:
+    """labgrid's workflow: `labgrid-client -p P acquire`, then work on P."""
+    out = tmp_path / "out"
+    shutil.copytree(reference / "build" / "w0", out, symlinks=True)
+    env = {**os.environ, "LG_COORDINATOR": lg.address, "LG_PLACE": "p2"}
+    client = subprocess.run([str(BIN / "labgrid-client"), "-p", "p2", "acquire"], capture_output=True, text=True,
+                            timeout=60, check=False, env=env, stdin=subprocess.DEVNULL)
+    assert client.returncode == 0, client.stdout + client.stderr
+    try:
+        proc = subprocess.run([str(BIN / "bulkhead"), "run", str(REPO_ROOT / "configs" / "hello.yaml"), "--out",
+                               str(out), "--labgrid", str(FARM / "qemu-virt.yaml")], capture_output=True, text=True,
+                              timeout=180, check=False, env=env, stdin=subprocess.DEVNULL)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "bulkhead: using the already acquired place p2 (qemu)" in proc.stderr  # LG_PLACE chose it
+        with farm.Coordinator(lg.address) as c:
+            assert c.place("p2").acquired == c.user
+    finally:
+        subprocess.run([str(BIN / "labgrid-client"), "-p", "p2", "release"], capture_output=True, timeout=60,
+                       check=False, env=env, stdin=subprocess.DEVNULL)
+
+
+@needs_qemu
 def test_run_refuses_a_place_of_another_machine(lg: Lab, tmp_path: Path) -> None:
     lg.exporter("host3", {"z1": "xlnx-zcu102"})
     config = REPO_ROOT / "configs" / "hello.yaml"

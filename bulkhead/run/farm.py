@@ -154,7 +154,10 @@ class Coordinator:
             return f"resource(s) no longer available: {', '.join(gone)} (exporter stopped?)"
         return ""
 
-    def acquire(self, name: str) -> None:
+    def acquire(self, name: str) -> bool:
+        """Acquires place ``name``; False if it was acquired by this user on
+        this host already (``labgrid-client acquire``): then it is used as it
+        is and the caller does not release it."""
         from labgrid.remote.generated import labgrid_coordinator_pb2 as pb2
 
         async def acquire() -> None:
@@ -162,12 +165,15 @@ class Coordinator:
             await self.session.sync_with_coordinator()
 
         info = self.place(name)
+        if info.acquired == self.user:
+            return False
         if info.acquired:
             raise RunError(f"place {name} is already acquired by {info.acquired}")
         try:
             self._call(acquire())
         except Exception as exc:  # noqa: BLE001  # grpc's AioRpcError: the coordinator refused
             raise RunError(f"cannot acquire place {name}: {_details(exc)}") from None
+        return True
 
     def release(self, name: str) -> None:
         from labgrid.remote.generated import labgrid_coordinator_pb2 as pb2
@@ -755,34 +761,35 @@ def place_runner(env: FarmEnv, coordinator: Coordinator, place: str,
 
     def run(config_path: Path | str, *, timeout: float | None, icount: int | None = None,
             out: Path | None = None, build_log: TextIO | None = None, model: bool = False) -> runner.RunResult:
-        acquire_waiting(coordinator, place, wait)
+        acquired = acquire_waiting(coordinator, place, wait)
         try:
             return run_on_place(env, coordinator, place, config_path, timeout=timeout, icount=icount, out=out,
                                 build_log=build_log, model=model)
         finally:
-            try:
-                coordinator.release(place)
-            except RunError:
-                pass  # a lost place may be released already (or its coordinator gone)
+            if acquired:
+                try:
+                    coordinator.release(place)
+                except RunError:
+                    pass  # a lost place may be released already (or its coordinator gone)
 
     return run
 
 
-def acquire_waiting(coordinator: Coordinator, place: str, wait: float) -> None:
+def acquire_waiting(coordinator: Coordinator, place: str, wait: float) -> bool:
     """Acquires ``place``, waiting while another user holds it; PlaceLost if
-    it cannot be had (its resources are gone, or ``wait`` passed)."""
+    it cannot be had (its resources are gone, or ``wait`` passed). False if
+    it was this user's already (see :meth:`Coordinator.acquire`)."""
     end = time.monotonic() + wait
     while True:
         try:
             info = coordinator.place(place)
         except RunError as exc:
             raise PlaceLost(place, str(exc)) from None
-        if info.acquired and time.monotonic() < end:
+        if info.acquired and info.acquired != coordinator.user and time.monotonic() < end:
             time.sleep(1.0)
             continue
         try:
-            coordinator.acquire(place)
-            return
+            return coordinator.acquire(place)
         except RunError as exc:
             if "already acquired" in str(exc) and time.monotonic() < end:
                 continue

@@ -69,13 +69,11 @@ def farm_place(request: pytest.FixtureRequest) -> Iterator[tuple[Any, Any, str] 
     env = farm.FarmEnv(path, getattr(request.config.option, "lg_coordinator", None))
     with farm.Coordinator(env.coordinator) as coordinator:
         place = farm.choose_places(env, coordinator, None, False)[0]
-        mine = coordinator.place(place).acquired == coordinator.user
-        if not mine:
-            coordinator.acquire(place)
+        acquired = coordinator.acquire(place)
         try:
             yield env, coordinator, place
         finally:
-            if not mine:
+            if acquired:
                 coordinator.release(place)
 
 
