@@ -207,6 +207,7 @@ def test_experiment_across_two_places_matches_the_local_runner(lg: Lab, referenc
         assert c.place("p1").acquired == "" and c.place("p2").acquired == ""
     report = (out / "report.md").read_text()
     assert "| solo | bw-read |" in report and (out / "plots" / "slowdown.png").is_file()
+    assert re.search(r"\| labgrid places \| `p1` \(\d runs\), `p2` \(\d runs\) \|", report), report
 
 
 def _kill_when_booting(needle: str, then: Any) -> threading.Thread:
@@ -337,6 +338,44 @@ def test_run_uses_a_place_acquired_beforehand_and_leaves_it_so(lg: Lab, referenc
     finally:
         subprocess.run([str(BIN / "labgrid-client"), "-p", "p2", "release"], capture_output=True, timeout=60,
                        check=False, env=env, stdin=subprocess.DEVNULL)
+
+
+@needs_qemu
+def test_run_ends_when_the_places_exporter_stops_mid_run(lg: Lab, reference: Path, tmp_path: Path) -> None:
+    """A run waiting on its console (the echo guest waits for input) on
+    place p4; p4's exporter is stopped once QEMU runs: the run ends within a
+    second or so with "place p4 lost", exit 1, long before its timeout."""
+    lg.exporter("host4", {"p4": "virt"})
+    out = tmp_path / "out"
+    shutil.copytree(reference / "build" / "w0", out, symlinks=True)
+    argv = [str(BIN / "bulkhead"), "run", str(REPO_ROOT / "tests" / "configs" / "console-echo.yaml"), "--out",
+            str(out), "--timeout", "60", "--labgrid", str(FARM / "qemu-virt.yaml"), "--place", "p4"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            stdin=subprocess.DEVNULL, env={**os.environ, "LG_COORDINATOR": lg.address})
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:  # the guest is up: its first console line
+            if line.startswith("[echo] "):
+                break
+        start = time.monotonic()
+        lg.kill("host4")
+        _, err = proc.communicate(timeout=60)
+        took = time.monotonic() - start
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 1, err
+    assert "bulkhead: error: place p4 lost: " in err and "no longer available" in err, err
+    assert took < 10, took
+    assert not [p for p in os.listdir("/proc") if p.isdigit() and _cmdline_has(p, str(out))]  # QEMU is gone
+
+
+def _cmdline_has(pid: str, needle: str) -> bool:
+    try:
+        return needle.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
 
 
 @needs_qemu
