@@ -413,7 +413,10 @@ def run_on_place(
 
     if env.kind == "board" and model:
         raise RunError("--model needs QEMU (the cache model is a QEMU plugin); this place is a board")
-    info = coordinator.place(place)
+    try:
+        info = coordinator.place(place)
+    except RunError as exc:  # the place was deleted
+        raise PlaceLost(place, str(exc)) from None
     if env.kind == "qemu":
         platform = load_system(config_path).platform
         offered, wanted = _place_machine(info), _machine_type(platform.qemu.machine)
@@ -425,7 +428,13 @@ def run_on_place(
     health = coordinator.health(place)
     if health:
         raise PlaceLost(place, health)
-    target = env.target(place, coordinator)
+    try:
+        target = env.target(place, coordinator)
+    except RunError:
+        health = coordinator.health(place)  # e.g. an orphaned resource: the exporter went away just now
+        if health:
+            raise PlaceLost(place, health) from None
+        raise
     try:
         if env.kind == "qemu":
             returncode, timed_out, output = _run_qemu(target, prepared, timeout, stream,
