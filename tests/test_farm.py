@@ -628,3 +628,28 @@ def test_board_path_times_out_or_loses_the_place(tmp_path: Path) -> None:
     assert events[-1] == "power off"
     sd = farm.board_commands(prepared, "bulkhead.itb", "1:1")
     assert sd[1] == "load mmc 1:1 ${loadaddr} bulkhead.itb" and sd[2].startswith("bootm ")
+
+
+def test_resources_of_a_gone_exporter_leave_labgrids_manager() -> None:
+    """labgrid's RemotePlaceManager (one per process) polls every resource
+    of every target on each activation and raises KeyError on one the
+    coordinator deleted: before each labgrid call such resources are taken
+    off, so a lost place does not break runs starting on the other places."""
+    pytest.importorskip("labgrid")
+    from types import SimpleNamespace
+
+    from labgrid.resource.remote import RemotePlaceManager
+
+    manager = RemotePlaceManager.get()
+    gone = SimpleNamespace(_remote_entry=SimpleNamespace(data={}))
+    alive = SimpleNamespace(_remote_entry=SimpleNamespace(data={"cls": "QEMUMachine", "params": {}, "avail": True}))
+    place = SimpleNamespace()  # a RemotePlace: no entry of its own
+    manager.resources.extend([gone, alive, place])
+    manager.unmanaged_resources.append(gone)
+    try:
+        with farm._labgrid_calls():
+            assert gone not in manager.resources and gone not in manager.unmanaged_resources
+            assert alive in manager.resources and place in manager.resources
+    finally:
+        for r in (alive, place):
+            manager.resources.remove(r)

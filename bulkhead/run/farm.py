@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
 import copy
 import os
 import shlex
 import signal
 import threading
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Any, Self, TextIO, TypeVar
@@ -223,6 +224,24 @@ def _details(exc: Exception) -> str:
 _labgrid_lock = threading.RLock()
 
 
+@contextlib.contextmanager
+def _labgrid_calls() -> Iterator[None]:
+    """Holds ``_labgrid_lock``; first takes off labgrid's process-wide
+    RemotePlaceManager the resources the coordinator has deleted (their
+    exporter went away): the manager polls every resource of every target on
+    each activation and fails on a deleted one, so one lost place would
+    break the runs starting on the others. (The run on the lost place finds
+    out through :meth:`Coordinator.health`.)"""
+    from labgrid.resource.remote import RemotePlaceManager
+
+    with _labgrid_lock:
+        manager = RemotePlaceManager.get()
+        for kept in (manager.resources, manager.unmanaged_resources):
+            kept[:] = [r for r in kept if "params" in getattr(getattr(r, "_remote_entry", None), "data",
+                                                             {"params": None})]
+        yield
+
+
 class FarmEnv:
     """A labgrid environment file: target ``main`` with a ``RemotePlace``
     and either a ``QEMUDriver`` (a QEMU place) or the drivers of a board
@@ -266,7 +285,7 @@ class FarmEnv:
 
         config = copy.deepcopy(self.env.config.get_targets()[ROLE])
         config["resources"] = _with_place(config.get("resources", {}), place)
-        with _labgrid_lock:  # one manager per process, shared by every place's thread
+        with _labgrid_calls():  # one manager per process, shared by every place's thread
             manager = RemotePlaceManager.get()
             manager.session = coordinator.session
             manager.loop = coordinator.loop
@@ -455,7 +474,7 @@ def _cleanup(target: Any) -> None:
     later activation (and fail on those of a place that has gone)."""
     from labgrid.resource.remote import RemotePlaceManager
 
-    with _labgrid_lock:
+    with _labgrid_calls():
         try:
             target.cleanup()
         except Exception:  # noqa: BLE001, S110  # a driver of a vanished place may fail to deactivate
@@ -517,7 +536,7 @@ def _run_qemu(target: Any, prepared: runner.Prepared, timeout: float | None, str
         setattr(driver, key, value)
     driver.kernel = driver.disk = driver.rootfs = driver.dtb = driver.flash = driver.bios = None
     driver.nic = driver.boot_args = None
-    with _labgrid_lock:
+    with _labgrid_calls():
         target.activate(driver)
     driver._socket.settimeout(START_TIMEOUT)
     con = _Console(stream)
@@ -527,7 +546,7 @@ def _run_qemu(target: Any, prepared: runner.Prepared, timeout: float | None, str
         started = threading.Event()
         threading.Thread(target=_unblock_accept, args=(driver, started), daemon=True).start()
         try:
-            with _labgrid_lock:
+            with _labgrid_calls():
                 driver.on()
         except Exception as exc:  # noqa: BLE001  # OSError, socket timeout, labgrid's QMPError
             child = driver._child
@@ -635,14 +654,14 @@ def _run_board(target: Any, prepared: runner.Prepared, timeout: float | None, st
     line; powered off at the end."""
     con = _Console(stream)
     deadline = None if timeout is None else time.monotonic() + timeout
-    with _labgrid_lock:
+    with _labgrid_calls():
         power = target.get_driver("PowerProtocol")
         power.off()
         delivered, sd = _deliver(target, prepared.build.itb)
         console = target.get_driver("ConsoleProtocol")
         uboot = target.get_driver("UBootDriver", activate=False)
     try:
-        with _labgrid_lock:
+        with _labgrid_calls():
             power.on()
             try:
                 target.activate(uboot)  # waits for the prompt, interrupting autoboot
@@ -662,7 +681,7 @@ def _run_board(target: Any, prepared: runner.Prepared, timeout: float | None, st
         timed_out, _ = _watch(console, con, deadline=deadline, until=prepared.until, health=health,
                               place=place, ended=lambda: False, finish=True)
     finally:
-        with _labgrid_lock:
+        with _labgrid_calls():
             try:
                 power.off()
             except Exception:  # noqa: BLE001, S110  # the run's outcome stands; the place's own errors show next time
