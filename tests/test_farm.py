@@ -379,14 +379,29 @@ def _cmdline_has(pid: str, needle: str) -> bool:
 
 
 @needs_qemu
-def test_run_refuses_a_place_of_another_machine(lg: Lab, tmp_path: Path) -> None:
+def test_zcu102_config_on_an_xlnx_zcu102_place_not_on_virt(lg: Lab, reference: Path, tmp_path: Path) -> None:
+    """The ZCU102 platform on a QEMU xlnx-zcu102 place (its Cadence UART 0
+    on the QEMUDriver's socket); a virt config is refused there, before any
+    build."""
     lg.exporter("host3", {"z1": "xlnx-zcu102"})
-    config = REPO_ROOT / "configs" / "hello.yaml"
-    code = subprocess.run([str(BIN / "bulkhead"), "run", str(config), "--labgrid", str(FARM / "qemu-virt.yaml"),
-                           "--place", "z1", "--out", str(tmp_path / "o")], capture_output=True, text=True, check=False,
-                          timeout=300, stdin=subprocess.DEVNULL, env={**os.environ, "LG_COORDINATOR": lg.address})
-    assert code.returncode == 1
-    assert "place z1 offers QEMU machine 'xlnx-zcu102'" in code.stderr and "needs 'virt'" in code.stderr
+    env = {**os.environ, "LG_COORDINATOR": lg.address}
+    out = tmp_path / "zcu102"
+    shutil.copytree(reference / "build" / "w0", out, symlinks=True)
+    proc = subprocess.run([str(BIN / "bulkhead"), "run", str(REPO_ROOT / "tests" / "configs" / "zcu102-one-hello.yaml"),
+                           "--labgrid", str(FARM / "qemu-zcu102.yaml"), "--place", "z1", "--out", str(out),
+                           "--timeout", "60"], capture_output=True, text=True, timeout=300, check=False, env=env,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert any(" on zcu102 (board zynqmp), " in line for line in lines), proc.stdout
+    assert "[hello] hello: PASS" in lines and lines[-1] == "[bulkhead] all VMs off: clean=1 stopped=0", proc.stdout
+
+    wrong = subprocess.run([str(BIN / "bulkhead"), "run", str(REPO_ROOT / "configs" / "hello.yaml"), "--labgrid",
+                            str(FARM / "qemu-virt.yaml"), "--place", "z1", "--out", str(tmp_path / "o")],
+                           capture_output=True, text=True, timeout=300, check=False, env=env, stdin=subprocess.DEVNULL)
+    assert wrong.returncode == 1
+    assert "place z1 offers QEMU machine 'xlnx-zcu102'" in wrong.stderr and "needs 'virt'" in wrong.stderr
+    assert not (tmp_path / "o").exists()  # refused before building
 
 
 def test_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
