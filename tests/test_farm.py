@@ -668,3 +668,20 @@ def test_resources_of_a_gone_exporter_leave_labgrids_manager() -> None:
     finally:
         for r in (alive, place):
             manager.resources.remove(r)
+
+
+def test_an_unsuitable_place_hands_its_run_on(tmp_path: Path) -> None:
+    """--all-places may include places of another machine: such a place
+    (PlaceUnsuitable) gives its run to another place and takes no more."""
+    spec = load(TINY)
+
+    def unsuitable(config: Path, **kwargs: Any) -> RunResult:
+        raise farm.PlaceUnsuitable("z1", "place z1 offers QEMU machine 'xlnx-zcu102'; ... needs 'virt'")
+
+    progress = Progress()
+    result = run_experiment(spec, tmp_path / "o", repetitions=1, only=["solo", "interf"], report=False,
+                            slots=[Slot("z1", unsuitable, "z1"), Slot("p1", fake, "p1")],
+                            progress=progress)  # type: ignore[arg-type]
+    assert [(r.status, r.place) for r in result.records] == [("ok", "p1"), ("ok", "p1")]
+    assert "z1: place z1 offers QEMU machine 'xlnx-zcu102'" in progress.text and "z1 takes no more runs" in \
+        progress.text

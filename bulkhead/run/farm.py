@@ -61,6 +61,17 @@ class PlaceLost(RunError):
         self.reason = reason
 
 
+class PlaceUnsuitable(PlaceLost):
+    """The place cannot run the config (a QEMU place of another machine
+    type): like a lost place, an experiment gives the run to another place
+    and uses this one no more."""
+
+    def __init__(self, place: str, reason: str) -> None:
+        RunError.__init__(self, reason)
+        self.place = place
+        self.reason = reason
+
+
 def _need_labgrid() -> None:
     try:
         import labgrid  # noqa: F401
@@ -440,8 +451,8 @@ def run_on_place(
         platform = load_system(config_path).platform
         offered, wanted = _place_machine(info), _machine_type(platform.qemu.machine)
         if offered is not None and offered != wanted:
-            raise RunError(f"place {place} offers QEMU machine '{offered}'; {config_path} needs '{wanted}' "
-                           f"(platform {platform.name})")
+            raise PlaceUnsuitable(place, f"place {place} offers QEMU machine '{offered}'; {config_path} needs "
+                                  f"'{wanted}' (platform {platform.name})")
     prepared = runner.prepare(config_path, icount=icount, out=out, build_log=build_log, until=until,
                               model=model)
     health = coordinator.health(place)
