@@ -13,7 +13,8 @@ import cycle exists; docs/ARCHITECTURE.md has the table):
   loading entry points in ``load``, ``check``'s ``summary``);
 - ``generate``: the system -> C tables, device trees, payload, FIT, QEMU
   command line, ``build``;
-- ``run``: QEMU launch and judging (``runner``), ``netpeer``, ``cachemodel``;
+- ``run``: QEMU launch and judging (``runner``), ``netpeer``, ``cachemodel``,
+  labgrid places (``farm``, ``farm_resources``);
 - ``experiment``: spec -> runs -> results -> report.
 
 The command line (``cli``, ``__main__``) sits on top of all of them.

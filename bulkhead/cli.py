@@ -133,6 +133,12 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true",
                    help="print how the run ended and the VMs' DMA fault counts (with --model: and the "
                         "model's report) as JSON on stdout (the console goes to stderr)")
+    p.add_argument("--labgrid", metavar="ENV", type=Path,
+                   help="boot on a labgrid place instead of a local QEMU: ENV is a labgrid environment file "
+                        "(farm/*.yaml); the place is acquired through the coordinator and released after "
+                        "(docs/farm.md)")
+    p.add_argument("--place", metavar="NAME",
+                   help="with --labgrid: the place to use (default: the environment's RemotePlace)")
 
     p = sub.add_parser("dt", help="print the device tree of a Linux (or type: image) VM",
                        description="Print the generated device tree source of VM (a Linux or type: image VM).")
@@ -236,6 +242,11 @@ def _regex(text: str) -> re.Pattern[str]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    if args.place is not None and args.labgrid is None:
+        _error("--place needs --labgrid")
+        return EXIT_USAGE
+    if args.labgrid is not None:
+        return _run_labgrid(args)
     interactive = sys.stdin.isatty()
     port = qemu.GDB_PORT if args.gdb_port is None else args.gdb_port
     gdb = args.gdb or args.gdb_port is not None
@@ -262,6 +273,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     finally:
         if view is not None:
             view.close()  # also stops the live table on a terminal
+    return _run_outcome(args, result)
+
+
+def _run_outcome(args: argparse.Namespace, result: runner.RunResult) -> int:
+    """The model's report (if any) and the exit status of a finished run, local or on a place."""
     if result.model_report is not None and result.model_report.is_file():
         _model_output(args, result.model_report, result)  # also for an unclean run: what the model saw
     elif result.model_report is not None and result.clean:
@@ -280,6 +296,38 @@ def _run_doc(result: runner.RunResult) -> dict[str, Any]:
     """``run --json``: how the run ended and the VMs' DMA fault counts."""
     return {"clean": result.clean, "timed_out": result.timed_out, "reason": result.reason,
             "dma_faults": result.dma_faults()}
+
+
+def _run_labgrid(args: argparse.Namespace) -> int:
+    """``run --labgrid``: the run on a labgrid place, judged and reported like a local one."""
+    from bulkhead.run import farm
+
+    local_only = [flag for flag, given in (("--gdb", args.gdb or args.gdb_port is not None), ("--stats", args.stats),
+                                           ("--boot uboot", args.boot != "image"), ("--netdev", args.netdev))
+                  if given]
+    if local_only:
+        _error(f"{local_only[0]} is for local runs; not with --labgrid (a board boots its own U-Boot)")
+        return EXIT_USAGE
+    env = farm.FarmEnv(args.labgrid)
+    stream: TextIO | None = None if args.quiet else (sys.stderr if args.json else sys.stdout)
+    with farm.Coordinator(env.coordinator) as coordinator:
+        place = farm.choose_places(env, coordinator, [args.place] if args.place else None, False)[0]
+        acquired = coordinator.acquire(place)
+        sys.stderr.write(f"bulkhead: {'acquired' if acquired else 'using the already acquired'} place {place} "
+                         f"({env.kind}) from {coordinator.address}\n")
+        try:
+            result = farm.run_on_place(env, coordinator, place, args.config, timeout=args.timeout,
+                                       icount=args.icount, out=args.out, stream=stream,
+                                       until=args.until.pattern if args.until else None, model=args.model)
+        except farm.PlaceLost as exc:
+            return _error(str(exc))
+        finally:
+            try:
+                if acquired:
+                    coordinator.release(place)
+            except BuildError as exc:
+                _error(str(exc))
+    return _run_outcome(args, result)
 
 
 def _model_output(args: argparse.Namespace, path: Path, result: runner.RunResult) -> None:

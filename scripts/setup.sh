@@ -4,7 +4,8 @@
 #   - Debian packages: QEMU 10 (bookworm-backports), the AArch64 cross compiler,
 #     dtc, cpio, clang-format, clang (host fuzzing, the clang build of the
 #     hypervisor: tests/test_style.py);
-#   - a Python virtualenv in .venv with the bulkhead package and its test tools;
+#   - a Python virtualenv in .venv with the bulkhead package, its test tools and
+#     labgrid (the optional extra "farm": bulkhead run/experiment --labgrid, docs/farm.md);
 #   - the Linux guest artefacts (Debian arm64 kernel + busybox initramfs) in
 #     artefacts/ (never committed);
 #   - the cache/DRAM model QEMU plugin (tools/cachemodel, docs/model.md): QEMU's
@@ -124,9 +125,9 @@ ensure_venv() {
     fi
     local stamp=.venv/.bulkhead-installed
     if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-        log "installing the bulkhead package and test tools into .venv"
+        log "installing the bulkhead package, its test tools and labgrid (the farm extra) into .venv"
         .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-        .venv/bin/python -m pip install -q -e '.[test]'
+        .venv/bin/python -m pip install -q -e '.[test,farm]'
         touch "$stamp"
     fi
 }

@@ -215,7 +215,7 @@ def test_platform_errors(tmp_path: Path, write_config: WriteConfig, old: str, ne
      "devices[5].smmu: unknown SMMU 'smmu7'; the platform has: smmu"),
     ("dma: true, stream_ids: [0x874]}", "dma: true, smmu: smmu}",
      "devices[5].smmu: device 'gem0' names an SMMU but no stream_ids"),
-    ('compatible: ["cdns,uart-r1p12", "xlnx,xuartps"]}', 'compatible: ["cdns,uart-r1p12", "xlnx,xuartps"], '
+    ('compatible: ["xlnx,zynqmp-uart", "cdns,uart-r1p12"]}', 'compatible: ["xlnx,zynqmp-uart", "cdns,uart-r1p12"], '
      'stream_ids: [0x5]}', "devices[0].stream_ids: device 'uart1' has stream IDs but is not marked 'dma: true'"),
     ("stream_ids: [0x874]}", "stream_ids: [0x8874]}",
      "devices[5].stream_ids[0]: stream ID 0x8874 does not fit the 15-bit stream IDs of smmu-500 'smmu'"),

@@ -90,7 +90,7 @@ def test_tutorial_config_checks_as_shown(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 TOP_DIRS = ("hypervisor/", "guests/", "tests/", "bulkhead/", "scripts/", "configs/", "platforms/",
-            "bench/", "tools/", "linux/", "docs/")
+            "bench/", "tools/", "linux/", "docs/", "farm/")
 
 
 @pytest.mark.parametrize("page", READMES + PAGES, ids=lambda p: str(p.relative_to(ROOT)))

@@ -77,6 +77,7 @@ def seeds(name: str, corpus: Path) -> None:
         # buffers; then three weighted clients, one capped, pending masks
         out.append(bytes([0, 1, 2, 3, 200, 200, 200, 100, 255, 240, 200, 9, 5, 255, 3]) + bytes([7, 10] * 20))
         out.append(bytes([100, 101, 130, 135, 1, 129, 255, 2, 1, 1]) + bytes([3, 1, 1, 2] * 10))
+    elif name == "fuzz_linering":
         out.append(bytes([0, 150, 1, 10, 200, 0, 7, 0, 200, 0, 200, 0]))
         out.append(bytes([5, 199] * 30 + [210, 0] * 10))
         out.append(bytes([3, 40, 250, 9, 200, 0, 251, 3, 200, 0]))

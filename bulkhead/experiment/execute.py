@@ -21,14 +21,13 @@ import argparse
 import csv
 import os
 import platform as host_platform
-import queue
 import shutil
 import subprocess
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
@@ -61,11 +60,13 @@ from bulkhead.experiment.spec import ExperimentSpec, PathError, RunPlan, expand,
 from bulkhead.layout.load import display_path, load_system
 from bulkhead.run import cachemodel
 from bulkhead.run import runner as runner_mod
+from bulkhead.run.farm import PlaceLost
 
 FIXED_HEAD = ("run", "scenario", "variant")
 FIXED_MID = ("benchmark", "guest", "repetition", "status", "metric", "value", "unit")
 FIXED_TAIL = ("wall_s", "config", "config_hash", "platform", "icount", "bulkhead_version", "git_rev",
               "qemu_version", "host", "error")
+PLACE_COLUMN = "place"  # after "host", in an experiment run on labgrid places (docs/farm.md)
 LINE_HEAD = ("run", "scenario", "variant", "benchmark", "repetition", "vm", "bench", "cpu")
 
 RunFn = Callable[..., runner_mod.RunResult]
@@ -151,6 +152,8 @@ class Progress:
             if self.stream is None:
                 return
             what = f"{record.plan.label} {record.plan.benchmark} #{record.plan.repetition}"
+            if record.place:
+                what += f" on {record.place}"
             detail = f"{record.status}" + (f": {record.error.splitlines()[0]}" if record.error else "")
             if self.bar is not None:
                 if record.status not in (OK, UNSUPPORTED):
@@ -160,6 +163,17 @@ class Progress:
                     self.end()
                 return
             self.stream.write(f"[{self.done}/{self.total}] {what}: {detail} ({record.wall_s:.1f} s)\n")
+            self.stream.flush()
+
+    def note(self, text: str) -> None:
+        """A line above the bar (or in the log of lines)."""
+        with self.lock:
+            if self.stream is None:
+                return
+            if self.bar is not None:
+                self.bar.print(f"  {text}")
+                return
+            self.stream.write(f"bulkhead: {text}\n")
             self.stream.flush()
 
     def begin(self, what: str) -> None:
@@ -248,6 +262,8 @@ def execute(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, build_dir: Path, 
         rec.status = UNSUPPORTED if plan.optional else INVALID
         rec.error = _first_lines(str(exc))
         return rec
+    except PlaceLost:
+        raise  # not the config's fault: the run goes to another place
     except BuildError as exc:
         rec.status = BUILD_ERROR
         rec.error = f"{exc} (see {build_log})"
@@ -304,18 +320,24 @@ def _fmt(value: float | None) -> str:
     return f"{value:.6g}"
 
 
-def csv_columns(spec: ExperimentSpec, model: bool = False) -> list[str]:
+def csv_columns(spec: ExperimentSpec, model: bool = False, place: bool = False) -> list[str]:
     extra = list(cachemodel.MODEL_COLUMNS) if model else []
-    return [*FIXED_HEAD, *spec.sweep_labels(), *FIXED_MID, *METRIC_COLUMNS, *extra, *FIXED_TAIL]
+    tail = list(FIXED_TAIL)
+    if place:
+        tail.insert(tail.index("host") + 1, PLACE_COLUMN)
+    return [*FIXED_HEAD, *spec.sweep_labels(), *FIXED_MID, *METRIC_COLUMNS, *extra, *tail]
 
 
 def _has_model(records: Sequence[RunRecord]) -> bool:
     return any(k in cachemodel.MODEL_COLUMNS for r in records for k in r.metrics)
 
 
-def write_results(path: Path, spec: ExperimentSpec, records: Sequence[RunRecord], env: Environment) -> None:
+def write_results(path: Path, spec: ExperimentSpec, records: Sequence[RunRecord], env: Environment,
+                  place: bool = False) -> None:
+    """Rewrites ``path`` (atomically) with one row per record; ``place``:
+    with the ``place`` column."""
     model = _has_model(records)
-    columns = csv_columns(spec, model)
+    columns = csv_columns(spec, model, place)
     tmp = path.with_suffix(".csv.tmp")
     with open(tmp, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=columns)
@@ -332,6 +354,8 @@ def write_results(path: Path, spec: ExperimentSpec, records: Sequence[RunRecord]
                 "qemu_version": env.qemu_version, "host": env.host,
                 "error": " | ".join(rec.error.splitlines()),
             }
+            if place:
+                row[PLACE_COLUMN] = rec.place
             for label, value in rec.plan.variant:
                 row[label] = value
             for key in [*METRIC_COLUMNS, *(cachemodel.MODEL_COLUMNS if model else ())]:
@@ -378,6 +402,17 @@ def default_out(spec_path: Path | str) -> Path:
     return REPO_ROOT / "build" / "experiments" / Path(spec_path).stem
 
 
+@dataclass(frozen=True)
+class Slot:
+    """Where runs execute, one at a time: a local QEMU (``w0``, ``w1``, ...
+    for ``--jobs``) or a labgrid place (its name; ``run_fn`` acquires it,
+    boots there and releases it, raising PlaceLost if the place fails)."""
+
+    name: str
+    run_fn: RunFn
+    place: str = ""
+
+
 def run_experiment(
     spec: ExperimentSpec,
     out: Path,
@@ -390,10 +425,18 @@ def run_experiment(
     run_fn: RunFn = runner_mod.run,
     report: bool = True,
     model: bool = False,
+    slots: Sequence[Slot] | None = None,
+    resume: bool = False,
 ) -> ExperimentResult:
     """Run the matrix into ``out``; never raises for a single run's failure.
     ``model``: under the cache model plugin (docs/model.md), -icount 0 if the
-    spec sets no shift (the plugin needs -icount)."""
+    spec sets no shift (the plugin needs -icount).
+    ``slots``: where runs execute, in parallel (default: ``jobs`` local
+    QEMUs running ``run_fn``); a run whose slot is lost under it
+    (:class:`bulkhead.run.farm.PlaceLost`) is re-queued on another slot and
+    recorded once. Labgrid slots add the ``place`` column.
+    ``resume``: keep the runs ``out/results.csv`` already records (the
+    journal, rewritten after every run) and run only the missing ones."""
     if model and spec.icount is None:
         spec = replace(spec, icount=0)
     out = out.absolute()
@@ -401,6 +444,9 @@ def run_experiment(
     for d in (configs_dir, logs_dir, build_root):
         d.mkdir(parents=True, exist_ok=True)
     plans = expand(spec, repetitions, only)
+    if slots is None:
+        slots = [Slot(f"w{i}", run_fn) for i in range(max(1, jobs))]
+    with_place = any(slot.place for slot in slots)
 
     configs: dict[str, _Config] = {}
     for plan in plans:
@@ -410,16 +456,26 @@ def run_experiment(
     env = environment(binaries[0] if binaries else "qemu-system-aarch64")
 
     result = ExperimentResult(spec, out, [], env, out / "results.csv", out / "results-lines.csv")
-    bar = Progress(len(plans), progress)
-    bar.begin(f"bulkhead: experiment {spec.name}: {len(plans)} run(s) into {display_path(out)}")
+    kept = recorded_runs(spec, out, plans) if resume else []
+    result.records.extend(kept)
+    done = {r.plan.index for r in kept}
+    todo = [p for p in plans if p.index not in done]
+    bar = Progress(len(todo), progress)
+    what = f"{len(plans)} run(s)" if not kept else f"{len(todo)} of {len(plans)} run(s) (resumed: {len(kept)} recorded)"
+    where = f" on {len(slots)} place(s): {', '.join(s.name for s in slots)}" if with_place else ""
+    bar.begin(f"bulkhead: experiment {spec.name}: {what}{where} into {display_path(out)}")
     lock = threading.Lock()
-    slots: queue.Queue[Path] = queue.Queue()
-    for i in range(max(1, jobs)):
-        slots.put(build_root / f"w{i}")
-
     timed_out: set[str] = set()  # configs that timed out (under -icount a repetition would too)
 
-    def one(plan: RunPlan) -> None:
+    def record(rec: RunRecord) -> None:
+        with lock:
+            if rec.status == TIMEOUT and spec.icount is not None:
+                timed_out.add(rec.plan.config_stem)
+            result.records.append(rec)
+            write_results(result.csv, spec, result.records, env, with_place)
+        bar.update(rec)
+
+    def one(plan: RunPlan, slot: Slot) -> None:
         if plan.config_stem in timed_out:
             bench = spec.benchmark(plan.benchmark)
             cfg = configs[plan.config_stem]
@@ -428,30 +484,23 @@ def run_experiment(
                             "-icount are deterministic", config=str(cfg.path), config_hash=cfg.config_hash,
                             platform=cfg.platform)
         else:
-            slot = slots.get()
-            try:
-                rec = execute(spec, plan, configs[plan.config_stem], slot, logs_dir, run_fn, model)
-            finally:
-                slots.put(slot)
-        with lock:
-            if rec.status == TIMEOUT and spec.icount is not None:
-                timed_out.add(plan.config_stem)
-            result.records.append(rec)
-            write_results(result.csv, spec, result.records, env)
-        bar.update(rec)
+            rec = execute(spec, plan, configs[plan.config_stem], build_root / slot.name, logs_dir, slot.run_fn,
+                          model)
+            rec.place = slot.place
+        record(rec)
 
     try:
-        if jobs <= 1:
-            for plan in plans:
-                one(plan)
-        else:
-            with ThreadPoolExecutor(max_workers=jobs) as pool:
-                for fut in [pool.submit(one, p) for p in plans]:
-                    fut.result()
+        left = _dispatch(todo, slots, one, bar)
+        for plan in left:  # every slot was lost
+            bench = spec.benchmark(plan.benchmark)
+            cfg = configs[plan.config_stem]
+            record(RunRecord(plan, bench.guest, bench.metric.column, bench.metric.unit, FAIL,
+                             "not run: every place was lost", config=str(cfg.path),
+                             config_hash=cfg.config_hash, platform=cfg.platform))
     finally:
         bar.end()
         result.records.sort(key=lambda r: r.plan.index)
-        write_results(result.csv, spec, result.records, env)
+        write_results(result.csv, spec, result.records, env, with_place)
         write_lines(result.lines_csv, result.records)
     if progress is not None:
         progress.write(f"bulkhead: experiment {spec.name}: {bar.summary()}; results in {result.csv}\n")
@@ -463,6 +512,98 @@ def run_experiment(
         if progress is not None:
             progress.write(f"bulkhead: report {result.report}\n")
     return result
+
+
+def _dispatch(plans: Sequence[RunPlan], slots: Sequence[Slot], one: Callable[[RunPlan, Slot], None],
+              bar: Progress) -> list[RunPlan]:
+    """Runs every plan on some slot, one at a time per slot, in parallel
+    across slots, in matrix order. A run whose slot is lost goes back to the
+    front of the queue and the slot is retired. Returns the plans left when
+    every slot was lost. The first unexpected error is re-raised (after the
+    runs in flight finished); so is an interrupt, after which no new run
+    starts."""
+    pending = deque(plans)
+    cond = threading.Condition()
+    state = {"in_flight": 0}
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def worker(slot: Slot) -> None:
+        while True:
+            with cond:
+                while not pending and state["in_flight"] and not stop.is_set():
+                    cond.wait()
+                if not pending or stop.is_set():
+                    return
+                plan = pending.popleft()
+                state["in_flight"] += 1
+            try:
+                one(plan, slot)
+            except BaseException as exc:  # noqa: BLE001  # re-raised by the caller (errors), or a lost slot
+                with cond:
+                    state["in_flight"] -= 1
+                    if isinstance(exc, PlaceLost):
+                        pending.appendleft(plan)
+                    else:
+                        errors.append(exc)
+                        stop.set()
+                    cond.notify_all()
+                if isinstance(exc, PlaceLost):
+                    bar.note(f"{slot.name}: {exc}; run {plan.index} ({plan.label} {plan.benchmark} "
+                             f"#{plan.repetition}) re-queued, {slot.name} takes no more runs")
+                return
+            with cond:
+                state["in_flight"] -= 1
+                cond.notify_all()
+
+    if len(slots) == 1:
+        try:
+            worker(slots[0])
+        except BaseException:
+            stop.set()
+            raise
+    else:
+        threads = [threading.Thread(target=worker, args=(slot,), name=f"slot-{slot.name}", daemon=True)
+                   for slot in slots]
+        for t in threads:
+            t.start()
+        try:
+            for t in threads:
+                while t.is_alive():
+                    t.join(0.2)
+        except BaseException:
+            with cond:
+                stop.set()
+                cond.notify_all()
+            for t in threads:
+                t.join()
+            raise
+    if errors:
+        raise errors[0]
+    return list(pending)
+
+
+def recorded_runs(spec: ExperimentSpec, out: Path, plans: Sequence[RunPlan]) -> list[RunRecord]:
+    """The runs ``out/results.csv`` records (``--resume``), checked against
+    the matrix: each recorded run must be the same scenario, sweep values,
+    benchmark and repetition as the plan with its index."""
+    results = out / "results.csv"
+    if not results.is_file():
+        return []
+    by_index = {p.index: p for p in plans}
+    with open(results, newline="") as f:
+        rows = list(csv.DictReader(f))
+    for row in rows:
+        plan = by_index.get(int(row["run"]))
+        got = (row["scenario"], row["variant"], row["benchmark"], row["repetition"])
+        if plan is None or got != (plan.scenario, plan.variant_text, plan.benchmark, str(plan.repetition)):
+            raise BuildError(f"{results}: run {row['run']} ({', '.join(got)}) is not in this matrix; "
+                             "--resume continues the same spec with the same --reps/--only "
+                             "(or start again with another --out)")
+    records, _ = records_from_csv(spec, out)
+    for rec in records:
+        rec.plan = by_index[rec.plan.index]
+    return records
 
 
 def records_from_csv(spec: ExperimentSpec, out: Path) -> tuple[list[RunRecord], Environment]:
@@ -484,7 +625,7 @@ def records_from_csv(spec: ExperimentSpec, out: Path) -> tuple[list[RunRecord], 
             rec = RunRecord(plan, row["guest"], row["metric"], row.get("unit", ""), row["status"],
                             row.get("error", ""), metrics, [], row.get("config", ""),
                             row.get("config_hash", ""), row.get("platform", ""),
-                            float(row["wall_s"]) if row.get("wall_s") else 0.0)
+                            float(row["wall_s"]) if row.get("wall_s") else 0.0, row.get(PLACE_COLUMN) or "")
             env = Environment(row.get("bulkhead_version", ""), row.get("git_rev", ""),
                               row.get("qemu_version", ""), row.get("host", ""))
             records.append(rec)
@@ -544,6 +685,41 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--model", action="store_true",
                    help="run every system under the cache/DRAM model QEMU plugin and add its columns "
                         "(model_*) to results.csv and the report (docs/model.md)")
+    p.add_argument("--resume", action="store_true",
+                   help="keep the runs DIR/results.csv already records and run only the missing ones "
+                        "(after an interrupted experiment)")
+    p.add_argument("--labgrid", metavar="ENV", type=Path,
+                   help="run on labgrid places instead of local QEMUs: ENV is a labgrid environment file "
+                        "(farm/*.yaml); one run at a time per place, places in parallel, each run acquires "
+                        "and releases its place through the coordinator; adds a 'place' column (docs/farm.md)")
+    places = p.add_mutually_exclusive_group()
+    places.add_argument("--places", metavar="A,B,...", type=_names,
+                        help="with --labgrid: the places to use (default: the environment's RemotePlace)")
+    places.add_argument("--all-places", action="store_true",
+                        help="with --labgrid: every place the coordinator has")
+
+
+def _names(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"no place names in '{text}'")
+    return names
+
+
+def farm_slots(env_path: Path, places: Sequence[str] | None, all_places: bool,
+               progress: TextIO | None) -> tuple[list[Slot], Any]:
+    """One slot per labgrid place, and the coordinator session they share
+    (the caller closes it)."""
+    from bulkhead.run import farm
+
+    env = farm.FarmEnv(env_path)
+    coordinator = farm.Coordinator(env.coordinator)
+    try:
+        names = farm.choose_places(env, coordinator, places, all_places)
+    except BaseException:
+        coordinator.close()
+        raise
+    return [Slot(name, farm.place_runner(env, coordinator, name), name) for name in names], coordinator
 
 
 def command(args: argparse.Namespace) -> int:
@@ -581,7 +757,22 @@ def command(args: argparse.Namespace) -> int:
         report, _ = experiment_report.render(spec, out, records, env, args.reps or spec.repetitions)
         sys.stdout.write(f"{report}\n")
         return 0
-    result = run_experiment(spec, out, jobs=args.jobs, repetitions=args.reps, platform=args.platform,
-                            only=args.only, progress=sys.stderr, model=args.model)
+    if args.labgrid is None and (args.places or args.all_places):
+        sys.stderr.write("bulkhead: error: --places and --all-places need --labgrid\n")
+        return 2
+    slots, coordinator = (None, None)
+    if args.labgrid is not None:
+        if args.jobs != 1:
+            sys.stderr.write("bulkhead: error: --jobs is for local runs; with --labgrid each place runs one "
+                             "run at a time, places in parallel\n")
+            return 2
+        slots, coordinator = farm_slots(args.labgrid, args.places, args.all_places, sys.stderr)
+    try:
+        result = run_experiment(spec, out, jobs=args.jobs, repetitions=args.reps, platform=args.platform,
+                                only=args.only, progress=sys.stderr, model=args.model, slots=slots,
+                                resume=args.resume)
+    finally:
+        if coordinator is not None:
+            coordinator.close()
     sys.stdout.write(f"{result.report or result.csv}\n")
     return 1 if result.failed() else 0

@@ -34,6 +34,7 @@ class RunRecord:
     config_hash: str = ""
     platform: str = ""
     wall_s: float = 0.0
+    place: str = ""  # the labgrid place it ran on (docs/farm.md); "" for a local run
 
     @property
     def value(self) -> float | None:

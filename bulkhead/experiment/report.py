@@ -490,6 +490,10 @@ def render(spec: ExperimentSpec, out: Path, records: Sequence[RunRecord], env: E
     charts = draw(an, out / "plots")
     files = [p for _, _, paths, _ in charts for p in paths]
     platforms = sorted({r.platform for r in records if r.platform}) or [spec.platform or "(base config)"]
+    places: dict[str, int] = {}
+    for r in records:
+        if r.place:
+            places[r.place] = places.get(r.place, 0) + 1
 
     md: list[str] = [DISCLAIMER, f"# Experiment `{spec.name}`\n"]
     if spec.description:
@@ -506,6 +510,8 @@ def render(spec: ExperimentSpec, out: Path, records: Sequence[RunRecord], env: E
         ("baseline", f"`{spec.baseline}`"),
         ("tools", f"bulkhead {env.bulkhead_version} ({env.git_rev}), QEMU {env.qemu_version}"),
         ("host", env.host),
+        *([("labgrid places", ", ".join(f"`{p}` ({n} runs)" for p, n in sorted(places.items())))]
+          if places else []),
         ("generated", datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")),
     ]))
 

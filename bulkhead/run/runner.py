@@ -274,6 +274,67 @@ def _restore_tty(state: list[Any] | None) -> None:
         pass
 
 
+@dataclass
+class Prepared:
+    """A built config and the QEMU command line that boots it (what
+    :func:`run` supervises locally and :mod:`bulkhead.run.farm` hands to a
+    labgrid target)."""
+
+    build: build_mod.BuildResult
+    argv: list[str]
+    nvms: int
+    until: re.Pattern[str] | None
+    model_report: Path | None
+
+
+def prepare(
+    config_path: Path | str,
+    *,
+    icount: int | None = None,
+    out: Path | None = None,
+    extra_qemu_args: Sequence[str] = (),
+    gdb: bool = False,
+    gdb_port: int = qemu.GDB_PORT,
+    interactive: bool = False,
+    build_log: TextIO | None = None,
+    boot: str = "image",
+    until: re.Pattern[str] | str | None = None,
+    netdev: str | None = None,
+    model: bool = False,
+    platforms_dir: Path = PLATFORMS_DIR,
+) -> Prepared:
+    """Build ``config_path`` (incrementally) and compose its QEMU command
+    line; the arguments are :func:`run`'s."""
+    platform = load_spec(config_path, platforms_dir=platforms_dir).platform
+    qemu.model(platform)  # refuses a board without a QEMU model before building it
+    if boot == "uboot":
+        machine = qemu.model(platform).machine
+        if not machine.startswith("virt"):
+            raise RunError(f"--boot uboot runs Debian's U-Boot for QEMU virt; this platform's machine is "
+                           f"'{machine}' (on a board, U-Boot comes with the vendor's boot chain: "
+                           "docs/boards/zynqmp.md)")
+    elif boot != "image":
+        raise RunError(f"unknown boot mode '{boot}' (image, uboot)")
+    result = build_mod.build(config_path, out, log=build_log, platforms_dir=platforms_dir)
+    model_report = None
+    if model:
+        plugin_args, model_report = cachemodel.qemu_args(result.system, result.out, result.elf)
+        extra_qemu_args = [*plugin_args, *extra_qemu_args]
+        icount = 0 if icount is None else icount
+    starved = bw_mod.starved_under_icount(result.system, icount or 0)
+    if starved:
+        raise RunError("; ".join(starved))
+    argv = qemu.command(
+        result.system.platform, result.elf, (), icount=icount, gdb=gdb, gdb_port=gdb_port,
+        interactive=interactive, extra=(*shared_io.qemu_args(result.system, netdev),
+                                        *pci.qemu_args(result.system, str(result.out.absolute())), *extra_qemu_args),
+    )
+    if boot == "uboot":
+        argv = qemu.uboot_command(argv, build_mod.uboot_tftp(result, build_log or sys.stderr))
+    pattern = re.compile(until) if isinstance(until, str) else until
+    return Prepared(result, argv, len(result.system.vms), pattern, model_report)
+
+
 def run(
     config_path: Path | str,
     *,
@@ -309,35 +370,10 @@ def run(
     ``platforms_dir``: where the config's platform file is looked up (a
     benchmark's variant of a platform, e.g. more CPUs).
     """
-    platform = load_spec(config_path, platforms_dir=platforms_dir).platform
-    qemu.model(platform)  # refuses a board without a QEMU model before building it
-    if boot == "uboot":
-        machine = qemu.model(platform).machine
-        if not machine.startswith("virt"):
-            raise RunError(f"--boot uboot runs Debian's U-Boot for QEMU virt; this platform's machine is "
-                           f"'{machine}' (on a board, U-Boot comes with the vendor's boot chain: "
-                           "docs/boards/zynqmp.md)")
-    result = build_mod.build(config_path, out, log=build_log, platforms_dir=platforms_dir)
-    model_report = None
-    if model:
-        plugin_args, model_report = cachemodel.qemu_args(result.system, result.out, result.elf)
-        extra_qemu_args = [*plugin_args, *extra_qemu_args]
-        icount = 0 if icount is None else icount
-    starved = bw_mod.starved_under_icount(result.system, icount or 0)
-    if starved:
-        raise RunError("; ".join(starved))
-    argv = qemu.command(
-        result.system.platform, result.elf, (), icount=icount, gdb=gdb, gdb_port=gdb_port,
-        interactive=interactive, extra=(*shared_io.qemu_args(result.system, netdev),
-                                        *pci.qemu_args(result.system, str(result.out.absolute())), *extra_qemu_args),
-    )
-    if boot == "uboot":
-        argv = qemu.uboot_command(argv, build_mod.uboot_tftp(result, build_log or sys.stderr))
-    elif boot != "image":
-        raise RunError(f"unknown boot mode '{boot}' (image, uboot)")
-    pattern = re.compile(until) if isinstance(until, str) else until
-    returncode, timed_out, output = supervise(argv, timeout=timeout, stream=stream, interactive=interactive,
-                                              poke=poke, until=pattern)
-    nvms = len(result.system.vms)
-    clean, reason = judge(returncode, timed_out, output, nvms, timeout, pattern)
-    return RunResult(returncode, timed_out, output, clean, nvms, reason, tuple(argv), model_report)
+    p = prepare(config_path, icount=icount, out=out, extra_qemu_args=extra_qemu_args, gdb=gdb,
+                gdb_port=gdb_port, interactive=interactive, build_log=build_log, boot=boot, until=until,
+                netdev=netdev, model=model, platforms_dir=platforms_dir)
+    returncode, timed_out, output = supervise(p.argv, timeout=timeout, stream=stream, interactive=interactive,
+                                              poke=poke, until=p.until)
+    clean, reason = judge(returncode, timed_out, output, p.nvms, timeout, p.until)
+    return RunResult(returncode, timed_out, output, clean, p.nvms, reason, tuple(p.argv), p.model_report)

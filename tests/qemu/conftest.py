@@ -8,9 +8,11 @@ import selectors
 import shutil
 import signal
 import subprocess
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,34 +24,79 @@ CROSS_GCC = "aarch64-linux-gnu-gcc"
 
 # Per test: QEMU is killed after this long (the build is not counted).
 RUN_TIMEOUT = 60.0
+# Where each config is built (build/qemu-tests/<stem>); BULKHEAD_QEMU_TESTS_OUT overrides.
+OUT_ROOT = Path(os.environ.get("BULKHEAD_QEMU_TESTS_OUT") or REPO_ROOT / "build" / "qemu-tests")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def lg_env(config: pytest.Config) -> str | None:
+    """The labgrid environment the suite runs on (labgrid's pytest plugin:
+    --lg-env or LG_ENV; docs/farm.md), or None for local QEMU."""
+    value = getattr(config.option, "lg_env", None) or os.environ.get("LG_ENV")
+    return str(value) if value else None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Everything under tests/qemu/ boots QEMU: mark it `qemu`, and skip it
-    when QEMU or the cross compiler is not installed."""
+    when QEMU or the cross compiler is not installed. On a labgrid target
+    (--lg-env) only the tests marked `farm` run: those that boot a config
+    through the `boot` fixture and judge its console, which a board does
+    as QEMU does; the others drive a local QEMU (its stdin, gdb, netdev,
+    plugins) and are skipped."""
     here = Path(__file__).resolve().parent
     missing = [tool for tool in (QEMU, CROSS_GCC) if shutil.which(tool) is None]
+    on_target = lg_env(config)
     for item in items:
         if here not in item.path.resolve().parents:
             continue
         item.add_marker(pytest.mark.qemu)
         if missing:
             item.add_marker(pytest.mark.skip(reason=f"not installed: {', '.join(missing)}"))
+        elif on_target and item.get_closest_marker("farm") is None:
+            item.add_marker(pytest.mark.skip(reason=f"needs a local QEMU; not run on the labgrid target of {on_target}"))
+
+
+@pytest.fixture(scope="session")
+def farm_place(request: pytest.FixtureRequest) -> Iterator[tuple[Any, Any, str] | None]:
+    """On a labgrid target: (environment, coordinator session, place), the
+    place acquired for the session (and released after) unless it was
+    acquired already (labgrid-client acquire); None for local QEMU."""
+    path = lg_env(request.config)
+    if path is None:
+        yield None
+        return
+    from bulkhead.run import farm
+
+    env = farm.FarmEnv(path, getattr(request.config.option, "lg_coordinator", None))
+    with farm.Coordinator(env.coordinator) as coordinator:
+        place = farm.choose_places(env, coordinator, None, False)[0]
+        acquired = coordinator.acquire(place)
+        try:
+            yield env, coordinator, place
+        finally:
+            if acquired:
+                coordinator.release(place)
 
 
 @pytest.fixture
-def boot() -> Callable[..., object]:
+def boot(farm_place: tuple[Any, Any, str] | None, request: pytest.FixtureRequest) -> Callable[..., object]:
     """boot("one-hello.yaml") -> bulkhead.run.runner.RunResult.
 
     Each config builds into its own directory (build/qemu-tests/<stem>), so
     tests can run in parallel (pytest-xdist) without sharing build output.
+    On a labgrid target (--lg-env) the config boots on the session's place.
     """
     from bulkhead.run.runner import run
 
     def _boot(config: str, timeout: float = RUN_TIMEOUT) -> object:
         path = CONFIGS / config
-        out = REPO_ROOT / "build" / "qemu-tests" / path.stem
-        return run(path, timeout=timeout, out=out)
+        out = OUT_ROOT / path.stem
+        if farm_place is None:
+            return run(path, timeout=timeout, out=out)
+        from bulkhead.run import farm
+
+        env, coordinator, place = farm_place
+        sys.stderr.write(f"bulkhead: {request.node.name}: {config} on labgrid place {place}\n")
+        return farm.run_on_place(env, coordinator, place, path, timeout=timeout, out=out)
 
     return _boot
 

@@ -60,6 +60,7 @@ def assert_ticker(res: Any, vm: str, ticks: int, period_ms: int = 100) -> None:
     assert res.lines(vm) == expected, describe(res)
 
 
+@pytest.mark.farm  # also on a labgrid target (docs/farm.md)
 def test_one_vm_hello(boot: Any) -> None:
     res = boot("one-hello.yaml")
     assert_clean(res, ["hello"])
@@ -71,6 +72,7 @@ def test_one_vm_hello(boot: Any) -> None:
     ], describe(res)
 
 
+@pytest.mark.farm  # also on a labgrid target (docs/farm.md)
 def test_three_vms_on_four_cpus(boot: Any) -> None:
     res = boot("three-vms.yaml")
     assert_clean(res, ["hello", "smp", "ticker"])
@@ -94,6 +96,7 @@ def test_three_vms_on_four_cpus(boot: Any) -> None:
     assert_ticker(res, "ticker", 5)
 
 
+@pytest.mark.farm  # also on a labgrid target (docs/farm.md)
 def test_smp_cpu_on(boot: Any) -> None:
     res = boot("smp.yaml")
     assert_clean(res, ["smp"])
@@ -109,6 +112,7 @@ def test_smp_cpu_on(boot: Any) -> None:
     assert len(smp) == 1 + 4 + 4 + 1, describe(res)
 
 
+@pytest.mark.farm  # also on a labgrid target (docs/farm.md)
 def test_doorbell_round_trip(boot: Any) -> None:
     res = boot("doorbell.yaml")
     assert_clean(res, ["ping", "pong"])
@@ -119,6 +123,7 @@ def test_doorbell_round_trip(boot: Any) -> None:
         ], describe(res)
 
 
+@pytest.mark.farm  # also on a labgrid target (docs/farm.md)
 def test_isolation_probes(boot: Any) -> None:
     res = boot("isolation.yaml")
     hyp = assert_clean(res, ["probe", "ticker", "owner"])

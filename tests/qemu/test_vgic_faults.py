@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 
 def _hyp(res: Any) -> list[str]:
     return [line.removeprefix("[bulkhead] ") for line in res.hyp_lines()]
 
 
+@pytest.mark.farm  # also on a labgrid target (docs/farm.md)
 def test_more_pending_interrupts_than_list_registers(boot: Any) -> None:
     res = boot("vgicstress.yaml")
     assert res.clean, res.output
@@ -19,6 +22,7 @@ def test_more_pending_interrupts_than_list_registers(boot: Any) -> None:
     ], res.output
 
 
+@pytest.mark.farm  # also on a labgrid target (docs/farm.md)
 def test_fault_stops_the_vm_and_spares_the_others(boot: Any) -> None:
     res = boot("isolation-stop.yaml")
     hyp = _hyp(res)

@@ -55,18 +55,22 @@ def test_one_vm_hello(boot: Any) -> None:
     assert not [line for line in hyp if line.startswith("DTB at")], hyp
 
 
+@pytest.mark.farm  # also on a labgrid target (docs/farm.md)
 def test_three_vms_on_four_cpus(boot: Any) -> None:
     test_core.test_three_vms_on_four_cpus(_zcu102(boot))
 
 
+@pytest.mark.farm  # also on a labgrid target (docs/farm.md)
 def test_smp_cpu_on_and_sgis_through_gicd_sgir(boot: Any) -> None:
     test_core.test_smp_cpu_on(_zcu102(boot))
 
 
+@pytest.mark.farm  # also on a labgrid target (docs/farm.md)
 def test_doorbell_round_trip(boot: Any) -> None:
     test_core.test_doorbell_round_trip(_zcu102(boot))
 
 
+@pytest.mark.farm  # also on a labgrid target (docs/farm.md)
 def test_list_register_overflow_in_priority_order(boot: Any) -> None:
     """12 pending SGIs, 4 list registers on QEMU's GIC-400."""
     test_vgic_faults.test_more_pending_interrupts_than_list_registers(_zcu102(boot))
@@ -92,6 +96,7 @@ def test_linux_smp_to_userspace_beside_baremetal(boot: Any) -> None:
     assert not [line for line in hyp if "fault" in line], describe(res)
 
 
+@pytest.mark.farm  # also on a labgrid target (docs/farm.md)
 def test_isolation_probes(boot: Any) -> None:
     """A store outside the VM, another VM's SPI in the virtual GICD, and 300
     rounds of SGI 1 through GICD_SGIR to all other CPUs and to CPUs 1-7,
@@ -172,6 +177,7 @@ def test_zcu104_hello(boot: Any) -> None:
     assert " on zcu104 (board zynqmp), " in runs[0].hyp_lines()[0], describe(runs[0])
 
 
+@pytest.mark.farm  # also on a labgrid target (docs/farm.md)
 def test_fault_stops_the_vm_and_spares_the_others(boot: Any) -> None:
     test_vgic_faults.test_fault_stops_the_vm_and_spares_the_others(_zcu102(boot))
 
