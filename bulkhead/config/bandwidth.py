@@ -43,8 +43,10 @@ from bulkhead.config.reader import Reader
 from bulkhead.config.yamlpos import YNode
 from bulkhead.config.yamlpos import YList
 
+# the same limits as BH_HC_BW_SET (isolation/bw_budget.h: BW_MAX_PERIOD_US, BW_MAX_BUDGET,
+# bw_settings_ok; regulator_events goes to the hypervisor in cfg_bw_system)
 MAX_PERIOD_US = 1_000_000  # 1 s: keeps a period's events within the 32-bit counters
-MAX_BUDGET_EVENTS = 0x7FFF_FFFF  # per period, VM or vCPU (BW_MAX_BUDGET in bw.c)
+MAX_BUDGET_EVENTS = 0x7FFF_FFFF  # per period, VM or vCPU
 MAX_MBPS = 1_000_000_000
 CPU_CYCLES = 0x11  # the architectural PMU event
 BW_MODELS: tuple[BwModel, ...] = ("exact", "pessimistic", "optimistic", "notional")

@@ -283,6 +283,8 @@ def _bw_system(w: _Writer, system: System) -> bool:
         w.line(f"\t.fallback_event = {_hex(pb.fallback.event)},")
         w.line(f"\t.fallback_poll_us = {pb.fallback.overflow_poll_us},")
     w.line(f"\t.counter_hz = {pb.counter_hz},")
+    if pb.regulator_events:
+        w.line(f"\t.regulator_events = {pb.regulator_events},")
     w.line("};")
     return True
 

@@ -109,7 +109,9 @@ struct cfg_bw_system {
 	 * overflow (its interrupt may not be wired); fallback_event 0: none. */
 	u32 fallback_event;
 	u32 fallback_poll_us;
-	u64 counter_hz; /* generic-timer frequency period_ticks assumes */
+	u64 counter_hz;       /* generic-timer frequency period_ticks assumes */
+	u32 regulator_events; /* the platform's forward-progress floor: the least events per
+	                         period a vCPU's share may be (BH_HC_BW_SET, as `check`) */
 };
 
 struct cfg_vm {

@@ -280,3 +280,33 @@ def test_telemetry_beside_busy_neighbours() -> None:
     assert st["throttles"] >= 100, st
     assert 100000 <= st["max"] <= 100000 + SKID_EVENTS, st
     assert st["mean"] <= 100000 + SKID_EVENTS, st
+
+
+def test_management_calls_are_checked_like_the_config(quiet: dict[str, int]) -> None:
+    """Issue #32 item 2: a manager VM (regulated, 300,000 cycles per 1 ms)
+    calls BH_HC_BW_SET on itself with what `bulkhead check` refuses (1 event
+    per 1 us period, 1 event, 199 events: under qemu-virt's forward-progress
+    floor of 200, a period over 1 s, 2^31 events, an unknown VM), each
+    followed by a valid call: every refused call returns BH_E_INVALID and
+    changes nothing (no console line, the regulation still grants ~300,000
+    per period), and the flood of valid calls puts at most one console line
+    per second of virtual time on the console."""
+    res = boot_pair("manage", attacker="""\
+    cpus: [1]
+    guest: attack
+    manager: true
+    params: {mode: manage, ms: 300, floor: 200, good: 300000}
+    bandwidth: {period_us: 1000, budget_events: 300000}
+""")
+    figures = victim_figures(res)
+    done = attack_done(res, "manage")
+    assert done["violations"] == 0, res.output[-3000:]
+    assert done["ops"] >= 1000, done
+    sets = [ln for ln in res.hyp_lines() if ln.startswith("[bulkhead] bw: vm attack: ") and "(set by" in ln]
+    assert sets and all(ln.startswith("[bulkhead] bw: vm attack: 300000 events per 1000 us (set by vm attack")
+                        for ln in sets), sets
+    assert len(sets) <= 1, sets  # 300 ms of virtual time: one line
+    st = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", next(
+        ln for ln in res.lines("attack") if ln.startswith("attack: bw vcpu 0 ")))}
+    assert st["throttles"] > 0 and st["max"] <= 1.5 * 300000 and st["mean"] >= 100000, st
+    assert figures["median_ns"] <= 1.5 * quiet["median_ns"], (quiet, figures)
