@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from bulkhead import cli
+from bulkhead.base.errors import ConfigError
 from bulkhead.config import shared_io
 from bulkhead.layout.load import load_spec, load_system
 
@@ -26,6 +27,7 @@ vms:
     cpus: [0]
     memory: [{ipa: 0x40000000, size: 16M}]
     guest: iovm
+    introspection: true  # host physical addresses (BH_HC_IPA_INFO)
     devices: [virtio31]
   - name: a
     cpus: [1]
@@ -101,6 +103,9 @@ BAD = [
      "or a Cadence GEM)"),
     ("  device: virtio31\n", "  device: nic\n", "io.device: unknown device 'nic'"),
     ("    devices: [virtio31]\n", "", "io.device: device 'virtio31' must be passed through to the I/O VM"),
+    ("    introspection: true  # host physical addresses (BH_HC_IPA_INFO)\n", "",
+     "io.vm: the I/O VM 'iovm' gives its device the host physical addresses of its buffers (BH_HC_IPA_INFO): "
+     "add 'introspection: true' to vms[0]"),
     ("{vm: b, mac", "{vm: c, mac", "io.clients[1].vm: unknown VM 'c'"),
     ("{vm: b, mac", "{vm: iovm, mac", "io.clients[1].vm: VM 'iovm' is the I/O VM"),
     ("{vm: b, mac", "{vm: a, mac", "io.clients[1].vm: VM 'a' is a client twice"),
@@ -314,3 +319,14 @@ def test_gem_on_zcu102() -> None:
                                                        f"nic,model=cadence_gem,netdev=bhgem{i}")]
     virt = load_system(ROOT / "tests" / "configs" / "io-pair.yaml", guest_sources=None)
     assert dict(next(vm for vm in virt.vms if vm.name == "iovm").spec.params)["io_driver"] == "virtio"
+
+
+def test_introspection_is_granted_per_vm(tmp_path: Path) -> None:
+    """Issue #32 item 3: host physical addresses (BH_HC_IPA_INFO,
+    BH_HC_S2_INFO) only for a VM whose config says `introspection: true`;
+    off by default (tests/qemu/test_core.py::test_isolation_probes: denied
+    at run time)."""
+    spec = load_spec(write(tmp_path, BASE))
+    assert [vm.introspection for vm in spec.vms] == [True, False, False]
+    with pytest.raises(ConfigError, match=r"vms\[1\]\.introspection: expected true or false"):
+        load_spec(write(tmp_path, BASE.replace("    guest: ioclient\n", "    guest: ioclient\n    introspection: 1\n", 1)))

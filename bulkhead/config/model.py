@@ -512,6 +512,7 @@ class VmSpec:
     colors: ColorSpec | None = None
     bandwidth: VmBandwidthSpec | None = None
     manager: bool = False  # may change budgets at run time (BH_HC_BW_SET)
+    introspection: bool = False  # may learn host physical addresses (BH_HC_IPA_INFO, BH_HC_S2_INFO)
     ida: tuple[str, ...] = ()  # invalidation-driven allocation: "period", "start"
     qos: tuple[DeviceQosSpec, ...] = ()  # QoS-400 settings of its passthrough devices
 

@@ -49,7 +49,7 @@ PARAM_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}\Z")
 VM_KEYS = (
     "name", "type", "cpus", "memory", "kernel", "initrd", "bootargs", "guest",
     "image", "entry", "params", "console", "devices", "on_fault", "colors", "bandwidth", "manager",
-    "ida",
+    "introspection", "ida",
 )
 
 
@@ -453,6 +453,7 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
         colors=parse_colors(r, m["colors"], p("colors")) if "colors" in m else None,
         bandwidth=bw_mod.parse_vm(r, m["bandwidth"], p("bandwidth")) if "bandwidth" in m else None,
         manager=r.boolean(m["manager"], p("manager")) if "manager" in m else False,
+        introspection=r.boolean(m["introspection"], p("introspection")) if "introspection" in m else False,
         ida=tuple(sorted(set(r.each(m["ida"], p("ida"), lambda n, q: r.choice(n, q, ("start", "period")),
                                     "a list of 'start', 'period'")))) if "ida" in m else (),
         qos=tuple(dq for _, dq in dev_entries if dq is not None),
