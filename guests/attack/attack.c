@@ -27,7 +27,10 @@
  *              operation, and UDF/BRK/SVC/HVC #imm/SMC #imm: each runs or
  *              comes back as an exception, the vCPU survives
  *   cmo        DC ISW/CSW/CISW over every set and way of every level, then
- *              DC IVAC/CVAC/CIVAC/ZVA and IC IVAU over its own RAM
+ *              DC IVAC/CVAC/CIVAC/ZVA and IC IVAU over its own RAM; with
+ *              `junk: 1` every set/way operand also has its reserved bits
+ *              set (bit 0, the line offset, the bits between the set and
+ *              way fields, 63:32), which the hypervisor must drop
  *   manage     (a manager VM regulated itself) vCPU 0 calls BH_HC_BW_SET on
  *              its own VM with what `bulkhead check` refuses (1 event per
  *              1 us period, 1 event, `floor` - 1 events, a period over 1 s,
@@ -36,7 +39,7 @@
  *              accepted (a flood of valid calls: the console must not
  *              carry a line for each). The other vCPUs spin.
  *
- * Params: mode, ms, seed (1); manage: floor (the platform's
+ * Params: mode, ms, seed (1); cmo: junk (0); manage: floor (the platform's
  * regulator_events, 0) and good (the budget set between the refused ones,
  * 300000). Each vCPU repeats its mode's pass until `ms` is over; vCPU 0
  * then reports the operations, the exceptions that came back to the VM and
@@ -423,6 +426,26 @@ static u64 run_sysreg(u32 cpu, u64 end)
 	return em.n;
 }
 
+static bool cmo_junk;
+
+/* Bits lo..hi-1 */
+static u64 bits_between(u32 lo, u32 hi)
+{
+	return hi > lo ? ((hi >= 64 ? 0 : 1ull << hi) - 1) & ~((1ull << lo) - 1) : 0;
+}
+
+/* Every RES0 bit of a set/way operand of a level with 2^line-byte lines:
+ * bit 0, the line offset above the level field, between the set and way
+ * fields, 63:32. */
+static u64 cmo_reserved(u32 line, u32 sets, u32 ways)
+{
+	u32 sbits = sets > 1 ? 32u - (u32)__builtin_clz(sets - 1) : 0;
+	u32 abits = ways > 1 ? 32u - (u32)__builtin_clz(ways - 1) : 0;
+
+	return 1 | bits_between(4, line) | bits_between(line + sbits, 32 - abits) |
+	       bits_between(32, 64);
+}
+
 static u64 run_cmo(u32 cpu, u64 end)
 {
 	u64 clidr = read_sysreg(clidr_el1), n = 0;
@@ -446,6 +469,9 @@ static u64 run_cmo(u32 cpu, u64 end)
 		for (u32 w = 0; w < ways; w++)
 			for (u32 set = 0; set < sets; set++, n += 3) {
 				u64 v = ((u64)w << wshift) | ((u64)set << line) | (lvl << 1);
+
+				if (cmo_junk)
+					v |= cmo_reserved(line, sets, ways);
 
 				__asm__ volatile("dc isw, %0\n dc csw, %0\n dc cisw, %0" ::"r"(v)
 				                 : "memory");
@@ -543,6 +569,7 @@ int main(const char *params)
 	seed = param_u64("seed", 1);
 	if (mode->run == run_memsweep)
 		map_high();
+	cmo_junk = param_u64("junk", 0) != 0;
 	if (mode->run == run_manage) {
 		struct bh_vm_info info;
 
