@@ -330,3 +330,21 @@ def test_introspection_is_granted_per_vm(tmp_path: Path) -> None:
     assert [vm.introspection for vm in spec.vms] == [True, False, False]
     with pytest.raises(ConfigError, match=r"vms\[1\]\.introspection: expected true or false"):
         load_spec(write(tmp_path, BASE.replace("    guest: ioclient\n", "    guest: ioclient\n    introspection: 1\n", 1)))
+
+
+def test_recolor_pool_warns_of_unisolated_dma(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue #32 item 1: a VM that drives a DMA-capable device without an
+    SMMU cannot be recolored (the hypervisor refuses: CFG_VM_UNISOLATED_DMA);
+    `check` says so up front when the config has a recolor pool."""
+    from bulkhead.config.qos import vm_owns_unisolated_dma
+
+    text = BASE.replace("dma_isolation: none\n", "dma_isolation: none\nrecolor_pool: {size: 4M, colors: {llc: \"0-3\"}}\n")
+    path = write(tmp_path, text)
+    spec = load_spec(path)
+    assert [vm_owns_unisolated_dma(spec, vm) for vm in spec.vms] == [["virtio31"], [], []]
+    assert cli.main(["check", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert (f"{path}:3:15: recolor_pool: VM 'iovm' drives DMA-capable device(s) 'virtio31' without an SMMU: "
+            "recoloring it will be refused (the device would keep writing to the frames it leaves)") in err, err
+    assert cli.main(["check", str(write(tmp_path, BASE))]) == 0
+    assert "recoloring it will be refused" not in capsys.readouterr().err

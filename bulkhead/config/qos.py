@@ -38,6 +38,7 @@ from bulkhead.config.model import (
     Range,
     Resolved,
     SystemSpec,
+    VmSpec,
 )
 from bulkhead.config.reader import Reader
 from bulkhead.config.yamlpos import YMap, YNode, YScalar, describe
@@ -382,17 +383,31 @@ def _owners(s: SystemSpec, reg: QosRegulatorSpec) -> list[tuple[str, str]]:
     return [(dev, vm.name) for vm in s.vms for dev in dict.fromkeys(vm.devices) if dev in reg.devices]
 
 
+def vm_owns_unisolated_dma(s: SystemSpec, vm: VmSpec) -> list[str]:
+    """The DMA-capable passthrough devices of ``vm`` that no SMMU isolates
+    (empty: none). Such a device reaches physical memory directly: the VM
+    may not be recolored (the device would keep writing to the old frames;
+    the hypervisor refuses it, CFG_VM_UNISOLATED_DMA)."""
+    p = s.platform
+    if p.smmu:
+        return []
+    return [d for d in dict.fromkeys(vm.devices) if (dev := p.device(d)) is not None and dev.dma]
+
+
 def _check_dma(s: SystemSpec, errors: list[Diagnostic], warnings: list[Diagnostic]) -> None:
-    """DMA-capable passthrough devices need an SMMU, or ``dma_isolation: none``."""
+    """DMA-capable passthrough devices need an SMMU, or ``dma_isolation: none``;
+    a VM with such a device cannot be recolored (``recolor_pool`` warns)."""
     p = s.platform
     at = s.locs.diag
-    if p.smmu:
-        return
     for vm in s.vms:
-        dma = [d for d in dict.fromkeys(vm.devices) if (dev := p.device(d)) is not None and dev.dma]
+        dma = vm_owns_unisolated_dma(s, vm)
         if not dma:
             continue
         names = ", ".join(f"'{d}'" for d in dma)
+        if s.recolor_pool is not None:
+            warnings.append(at(s.recolor_pool.path, f"VM '{vm.name}' drives DMA-capable device(s) {names} without "
+                                                    "an SMMU: recoloring it will be refused (the device would keep "
+                                                    "writing to the frames it leaves)"))
         if s.dma_isolation == "none":
             warnings.append(at("dma_isolation", f"VM '{vm.name}' drives DMA-capable device(s) {names} without "
                                                 "an SMMU: it can read and write all physical memory"))

@@ -112,7 +112,8 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
     vm_fields: list[list[tuple[str, str]]] = []
     for vm in system.vms:
         w.line()
-        vm_fields.append(_vm_tables(w, vm, [s for s in staged if s.vm_index == vm.index], colors)
+        vm_fields.append(_vm_tables(w, vm, [s for s in staged if s.vm_index == vm.index], colors,
+                                    bool(qos.vm_owns_unisolated_dma(system.spec, vm.spec)))
                          + _bw_tables(w, system, vm))
 
     w.line()
@@ -211,8 +212,9 @@ def _color_tables(w: _Writer, system: System) -> dict[Colors, str]:
 
 
 def _vm_tables(w: _Writer, vm: Vm, staged: Sequence[StagedImage],
-               colors: dict[Colors, str]) -> list[tuple[str, str]]:
-    """Emits one VM's arrays; returns its cfg_vm initializer fields."""
+               colors: dict[Colors, str], unisolated_dma: bool = False) -> list[tuple[str, str]]:
+    """Emits one VM's arrays; returns its cfg_vm initializer fields
+    (``unisolated_dma``: qos.vm_owns_unisolated_dma)."""
     pre = f"vm{vm.index}"
     w.line(f"/* VM {vm.index}: {vm.name} ({vm.type}) */")
 
@@ -261,6 +263,7 @@ def _vm_tables(w: _Writer, vm: Vm, staged: Sequence[StagedImage],
         ("flags", " | ".join([f for f, on in (("CFG_VM_FAULT_STOP", vm.on_fault == "stop"),
                                                 ("CFG_VM_MANAGER", vm.spec.manager),
                                                 ("CFG_VM_INTROSPECTION", vm.spec.introspection),
+                                                ("CFG_VM_UNISOLATED_DMA", unisolated_dma),
                                                 ("CFG_VM_IDA_START", "start" in vm.spec.ida),
                                                 ("CFG_VM_IDA_PERIOD", "period" in vm.spec.ida)) if on]) or "0"),
         *mem, *mmio, *irqs, *images, *shmem,

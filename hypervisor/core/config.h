@@ -76,6 +76,8 @@ struct cfg_shmem {
 	(1u << 1) /* may change other VMs' budgets and QoS (BH_HC_BW_SET, BH_HC_QOS_SET) */
 #define CFG_VM_IDA_START  (1u << 2) /* prepare its LLC sets when vCPU 0 starts (color_ida.c) */
 #define CFG_VM_IDA_PERIOD (1u << 3) /* ... and at every regulation period start of each vCPU */
+#define CFG_VM_UNISOLATED_DMA \
+	(1u << 5) /* drives a DMA-capable device no SMMU isolates: never recolored */
 #define CFG_VM_INTROSPECTION \
 	(1u << 4) /* may learn host physical addresses (BH_HC_IPA_INFO, BH_HC_S2_INFO) */
 

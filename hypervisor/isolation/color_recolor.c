@@ -543,6 +543,12 @@ static s64 recolor_check(struct vm *target, u64 llc, u64 bank)
 		fmt_snprintf(rq.why, sizeof(rq.why), "the VM is not running");
 		return BH_E_INVALID;
 	}
+	if (target->cfg->flags & CFG_VM_UNISOLATED_DMA) {
+		fmt_snprintf(rq.why, sizeof(rq.why),
+		             "it drives a DMA-capable device without an SMMU (the device would "
+		             "keep writing to the frames its pages leave)");
+		return BH_E_INVALID;
+	}
 	err = color_rt_build(&rq.want, llc, bank, p->llc_color_mask, p->bank_color_mask);
 	if (err) {
 		fmt_snprintf(rq.why, sizeof(rq.why), "%s", err);
