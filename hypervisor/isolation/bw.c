@@ -25,7 +25,7 @@
 #include "isolation/bw.h"
 
 #include "arch/aarch64/cpu.h"
-#include "arch/aarch64/gic.h"
+#include "drivers/gic/gic.h"
 #include "arch/aarch64/pmu.h"
 #include "arch/aarch64/timer.h"
 #include "core/config.h"

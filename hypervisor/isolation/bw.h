@@ -10,6 +10,7 @@
 #ifndef ISOLATION_BW_H
 #define ISOLATION_BW_H
 
+#include "isolation/bw_budget.h" /* BW_MAX_PERIOD_US, BW_MAX_BUDGET */
 #include "lib/types.h"
 
 /* Boot CPU, after vm_init_all() and irq_init(): regulator state from the

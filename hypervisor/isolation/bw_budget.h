@@ -15,8 +15,11 @@
 #define BW_US_PER_S 1000000u
 #define BW_U32_MAX  0xffffffffull
 
-/* The limits of a regulation, as `bulkhead check` applies them to a config
- * (bulkhead/config/bandwidth.py: MAX_PERIOD_US, MAX_BUDGET_EVENTS). */
+/* Limits of a period and of a budget (events per period, VM or vCPU), as
+ * `bulkhead check` applies them to a config and BH_HC_BW_SET to its
+ * arguments (bw_settings_ok); the generated config.c asserts the
+ * toolchain's (bulkhead.config.bandwidth MAX_PERIOD_US, MAX_BUDGET_EVENTS)
+ * against them. */
 #define BW_MAX_PERIOD_US 1000000u    /* 1 s: a period's events fit the 32-bit counters */
 #define BW_MAX_BUDGET    0x7fffffffu /* events per period, VM or vCPU */
 
