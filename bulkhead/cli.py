@@ -21,7 +21,8 @@ from typing import Any, NoReturn, TextIO, cast
 from bulkhead import __version__
 from bulkhead.base import procs, term
 from bulkhead.base.errors import BuildError, ConfigError, Diagnostic, NoQemuModelError
-from bulkhead.config import bandwidth, qos, shared_io
+from bulkhead.config import bandwidth, dsu, dtimport, qos, shared_io
+from bulkhead.config.dtb import DeviceTree, DtError
 from bulkhead.experiment import execute as experiment
 from bulkhead.generate import build, fit, gen_dts, qemu
 from bulkhead.layout import summary
@@ -70,6 +71,12 @@ def _icount(text: str) -> int:
 
 def _port(text: str) -> int:
     return _bounded_int(text, 1, 65535, "port")
+
+
+def _platform_name(text: str) -> str:
+    if not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,31}", text):
+        raise argparse.ArgumentTypeError(f"a platform name is 1-32 of a-z, 0-9, _ and -: '{text}'")
+    return text
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -133,6 +140,21 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("config", metavar="CONFIG", type=Path)
     p.add_argument("vm", metavar="VM")
 
+    p = sub.add_parser("platform", help="platform files: import one from a board's device tree",
+                       description="Platform files (docs/config.md \"Platform files\").")
+    psub = p.add_subparsers(dest="platform_command", metavar="ACTION", parser_class=_Parser)
+    psub.required = True
+    q = psub.add_parser("import", help="write a platform file from a Linux device tree blob",
+                        description="Write a platform file from DTB, a board's Linux device tree blob: "
+                                    "CPUs, memory and reserved memory, GIC, timer, PMU, console UART, "
+                                    "devices, SMMUs, LLC geometry, each value citing its DT node; what a "
+                                    "device tree cannot say is left as TODO comments (docs/boards/porting.md).")
+    q.add_argument("dtb", metavar="DTB", type=Path)
+    q.add_argument("-o", "--output", metavar="FILE", type=Path, help="write the platform file here (default: stdout)")
+    q.add_argument("--name", metavar="NAME", type=_platform_name,
+                   help="the platform's name (default: from the DTB's file name)")
+    q.add_argument("--json", action="store_true", help="print the DT-derived values as JSON instead")
+
     experiment.add_parser(sub)
     return parser
 
@@ -177,6 +199,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             sys.stdout.write(bandwidth.report(system))
         sys.stdout.write(shared_io.report(system))
         sys.stdout.write(qos.report(system))
+        sys.stdout.write(dsu.report(system.spec))
     if args.werror and system.warnings:
         sys.stderr.write(f"bulkhead: error: {len(system.warnings)} warning(s) treated as errors (--werror)\n")
         return EXIT_ERROR
@@ -270,7 +293,27 @@ def cmd_dt(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"check": cmd_check, "build": cmd_build, "run": cmd_run, "dt": cmd_dt,
+def cmd_platform(args: argparse.Namespace) -> int:
+    try:
+        tree = DeviceTree.load(args.dtb)
+        imported = dtimport.import_dtb(tree, args.name)
+    except DtError as exc:
+        return _error(f"{args.dtb}: {exc.path}: {exc.message}")
+    if args.json:
+        text = json.dumps(imported.document(), indent=2) + "\n"
+    else:
+        text = dtimport.render(imported)
+    if args.output is None:
+        sys.stdout.write(text)
+        return EXIT_OK
+    tmp = args.output.with_name(args.output.name + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(args.output)
+    sys.stderr.write(f"bulkhead: wrote {args.output} (complete its TODO lines)\n")
+    return EXIT_OK
+
+
+COMMANDS = {"check": cmd_check, "platform": cmd_platform, "build": cmd_build, "run": cmd_run, "dt": cmd_dt,
             "experiment": experiment.command}
 
 

@@ -19,6 +19,7 @@
 #include "core/vpmu.h"
 #include "isolation/bw.h"
 #include "isolation/color.h"
+#include "isolation/dsu.h"
 #include "isolation/qos400.h"
 #include "lib/log.h"
 #include "platform/board.h"
@@ -156,6 +157,7 @@ static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 	bw_init();
 	board_init();
 	qos400_init(); /* after board_init (its firmware path), before any VM runs */
+	dsu_init();    /* before any VM runs: the L3 partitions */
 	if (cfg_system.console_input_vm >= 0) {
 		const struct vm *in = &vms[cfg_system.console_input_vm];
 		irq_set_console(p->uart_irq, in->vcpus[0]->pcpu_mpidr);
@@ -186,5 +188,6 @@ void hyp_cpu_main(u64 index, u64 dtb, u64 entry_mc)
 	irq_cpu_init();
 	vpmu_cpu_init();
 	bw_cpu_init();
+	dsu_cpu_init(); /* this CPU's scheme ID, before its VM's first instruction */
 	vcpu_run();
 }

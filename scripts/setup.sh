@@ -208,6 +208,38 @@ ensure_linux() {
     bash scripts/mkinitrd.sh "$dir/busybox" "$dir/initrd.cpio.gz" "$dir/shmem/root"
 }
 
+# --- board device trees (bulkhead platform import, tests/test_platform_import.py) --
+# The DTBs of the boards with a platform file, from Debian's arm64 kernel in
+# bookworm-backports (6.12: the first Debian kernel with the Orange Pi 5 Plus);
+# only these files are kept, in artefacts/dtbs/ (never committed).
+DTB_KERNEL=6.12.95+deb12-arm64
+DTBS="xilinx/zynqmp-zcu102-rev1.0.dtb xilinx/zynqmp-zcu104-revC.dtb
+rockchip/rk3588-orangepi-5-plus.dtb rockchip/rk3588-rock-5b.dtb"
+
+ensure_dtbs() {
+    local dir=artefacts/dtbs f missing=0
+    for f in $DTBS; do [ -f "$dir/$f" ] || missing=1; done
+    [ "$missing" -eq 0 ] && [ "$(cat "$dir/version" 2>/dev/null)" = "$DTB_KERNEL" ] && return
+    apt_update
+    local dl=build/dtbs-deb
+    rm -rf "$dl/x" && mkdir -p "$dl/x" "$dir"
+    if ! ls "$dl"/linux-image-"$DTB_KERNEL"_*.deb >/dev/null 2>&1; then
+        log "fetching linux-image-$DTB_KERNEL:arm64 (for its device trees)"
+        (cd "$dl" && apt-get download -q "linux-image-$DTB_KERNEL:arm64" >/dev/null 2>&1) ||
+            die "cannot download linux-image-$DTB_KERNEL:arm64 (bookworm-backports, arm64 in dpkg?)"
+    fi
+    local pats=()
+    for f in $DTBS; do pats+=("./usr/lib/linux-image-$DTB_KERNEL/$f"); done
+    dpkg-deb --fsys-tarfile "$dl"/linux-image-"$DTB_KERNEL"_*.deb | tar -x -C "$dl/x" "${pats[@]}"
+    for f in $DTBS; do
+        mkdir -p "$dir/$(dirname "$f")"
+        cp "$dl/x/usr/lib/linux-image-$DTB_KERNEL/$f" "$dir/$f"
+    done
+    echo "$DTB_KERNEL" >"$dir/version"
+    rm -rf "$dl"
+    log "device trees of $DTB_KERNEL in $dir"
+}
+
 # --- the cache/DRAM model plugin (docs/model.md) -------------------------------
 # QEMU's plugin API header is GPL-2.0-or-later and not shipped by Debian's
 # QEMU packages: take it from the qemu source package (bookworm-backports,
@@ -292,12 +324,14 @@ case "${1:-all}" in
     venv) ensure_venv ;;
     linux) ensure_linux ;;
     cachemodel) ensure_packages; ensure_cachemodel ;;
+    dtbs) ensure_packages; ensure_dtbs ;;
     all)
         ensure_packages
         ensure_venv
         ensure_linux
+        ensure_dtbs
         ensure_cachemodel
         ;;
-    *) die "usage: $0 [all|packages|venv|linux|cachemodel]" ;;
+    *) die "usage: $0 [all|packages|venv|linux|dtbs|cachemodel]" ;;
 esac
 log "ready"

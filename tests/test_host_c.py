@@ -25,6 +25,8 @@ SOURCES: dict[str, list[str]] = {
     "test_cachesets": ["core/cachesets.c"],
     "test_bw_budget": ["isolation/bw_budget.c"],
     "test_qos400": ["isolation/qos400_regs.c"],
+    "test_dsu_part": ["isolation/dsu_part.c"],
+    "test_dw8250": ["drivers/uart/dw8250.c", "drivers/uart/uart.c"],
     "test_fdt": ["lib/fdt.c"],
     "test_payload": ["core/payload.c", "lib/crc32.c"],
     "test_linering": ["lib/linering.c"],

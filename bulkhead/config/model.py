@@ -281,6 +281,37 @@ class BwEventSpec:
     bytes_per_event: int
     model: BwModel
     path: str  # bandwidth.events.<name>
+    # every (model, bytes per event) the platform offers for this event, the
+    # default first (``models: {pessimistic: 128, optimistic: 64}``); a VM
+    # picks one with its ``bandwidth.model``
+    models: tuple[tuple[BwModel, int], ...] = ()
+
+    def with_model(self, model: str | None) -> BwEventSpec | None:
+        """This event under ``model`` (None: the default); None if not offered."""
+        if model is None or model == self.model:
+            return self
+        for m, nbytes in self.models:
+            if m == model:
+                return BwEventSpec(self.name, self.number, nbytes, m, self.path, self.models)
+        return None
+
+    @property
+    def model_names(self) -> tuple[str, ...]:
+        return tuple(m for m, _ in self.models) or (self.model,)
+
+
+@dataclass(frozen=True)
+class CoreTypeBw:
+    """``bandwidth.core_types.<type>``: the events a core type counts (a
+    DynamIQ cluster mixes core types with different PMU events)."""
+
+    name: str  # the core type of platform ``cpus`` (e.g. cortex-a55)
+    events: tuple[BwEventSpec, ...]
+    max_mbps: int  # the most one core of this type may be granted; 0: no limit
+    path: str  # bandwidth.core_types.<name>
+
+    def event(self, name: str) -> BwEventSpec | None:
+        return next((ev for ev in self.events if ev.name == name), None)
 
 
 GUEST_PMU_PPI = 23  # the PMU PPI of the guest platform (QEMU virt's), where the board's are SPIs
@@ -312,12 +343,23 @@ class PlatformBandwidth:
     path: str = "bandwidth"
     pmu_spis: tuple[int, ...] = ()  # the PMU overflow SPI of each CPU (ZynqMP); () with a PPI
     fallback: BwFallback | None = None  # what a CPU without the events counts (QEMU)
+    # per core type events (heterogeneous CPUs); ``events`` is then the first
+    # type's, what a CPU without a listed type counts
+    core_types: tuple[CoreTypeBw, ...] = ()
 
     def event(self, name: str) -> BwEventSpec | None:
         for ev in self.events:
             if ev.name == name:
                 return ev
         return None
+
+    def core_type(self, name: str) -> CoreTypeBw | None:
+        return next((ct for ct in self.core_types if ct.name == name), None)
+
+    def event_of(self, name: str, core_type: str) -> BwEventSpec | None:
+        """Event ``name`` as a CPU of ``core_type`` counts it."""
+        ct = self.core_type(core_type)
+        return ct.event(name) if ct is not None else self.event(name)
 
     @property
     def split(self) -> bool:
@@ -337,6 +379,17 @@ class CacheModelSpec:
     l1d: tuple[int, int, int] | None  # (size, ways, line) of each CPU's private L1D
     row_shift: int | None  # DRAM row = PA >> row_shift; None: no bank model
     path: str = "model"
+
+
+@dataclass(frozen=True)
+class DsuSpec:
+    """``dsu:``: the DynamIQ Shared Unit's L3 way partitioning (docs/coloring.md
+    "DSU L3 way partitioning"): its L3 ways and the way groups CLUSTERPARTCR_EL1
+    hands to scheme IDs."""
+
+    l3_ways: int
+    groups: int
+    path: str = "dsu"
 
 
 QosAccess = Literal["mmio", "smc"]
@@ -381,6 +434,22 @@ class Platform:
     cachemodel: CacheModelSpec | None = None
     ram_banks: tuple[Range, ...] = ()  # every DRAM bank, `ram` first; () means (ram,)
     qos_regulators: tuple[QosRegulatorSpec, ...] = ()
+    # firmware-reserved RAM (the device tree's /reserved-memory no-map
+    # regions): nothing is placed over it and the hypervisor never maps it
+    reserved: tuple[Range, ...] = ()
+    # the core type of each CPU (``cpus: [{mpidr, type}]``, e.g. cortex-a55);
+    # () when the platform's CPUs are not typed (one core type)
+    cpu_types: tuple[str, ...] = ()
+    dsu: DsuSpec | None = None  # DSU L3 way partitioning; None: none
+
+    def cpu_type(self, cpu: int) -> str:
+        """The core type of CPU ``cpu`` ('' when the platform does not type its CPUs)."""
+        return self.cpu_types[cpu] if self.cpu_types else ""
+
+    @property
+    def core_types(self) -> tuple[str, ...]:
+        """The distinct core types, in CPU order."""
+        return tuple(dict.fromkeys(self.cpu_types))
 
     @property
     def ncpus(self) -> int:
@@ -459,6 +528,7 @@ class VmBandwidthSpec:
     reclaim: bool
     path: str  # vms[i].bandwidth
     counter: BwCounter | None = None  # overrides the platform's counter; None: the platform's
+    model: BwModel | None = None  # the bytes-per-event model (None: each event's default)
 
 
 @dataclass(frozen=True)
@@ -515,6 +585,9 @@ class VmSpec:
     bandwidth: VmBandwidthSpec | None = None
     manager: bool = False  # may change budgets at run time (BH_HC_BW_SET)
     introspection: bool = False  # may learn host physical addresses (BH_HC_IPA_INFO, BH_HC_S2_INFO)
+    mixed_core_types: bool = False  # may run on CPUs of different core types
+    l3_ways: int | None = None  # DSU L3 ways of its own (a multiple of a way group)
+    l3_groups: tuple[int, ...] | None = None  # or the DSU way groups by number
     ida: tuple[str, ...] = ()  # invalidation-driven allocation: "period", "start"
     qos: tuple[DeviceQosSpec, ...] = ()  # QoS-400 settings of its passthrough devices
 

@@ -15,6 +15,7 @@ from typing import Literal, cast
 
 from bulkhead.config import bandwidth as bw_mod
 from bulkhead.config import color as color_mod
+from bulkhead.config import dsu as dsu_mod
 from bulkhead.config import qos as qos_mod
 from bulkhead.config import shared_io
 from bulkhead.config.model import (
@@ -50,7 +51,7 @@ PARAM_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}\Z")
 VM_KEYS = (
     "name", "type", "cpus", "memory", "kernel", "initrd", "bootargs", "guest",
     "image", "entry", "params", "console", "devices", "on_fault", "colors", "bandwidth", "manager",
-    "introspection", "ida",
+    "introspection", "ida", "mixed_core_types", "l3_ways", "l3_groups",
 )
 
 
@@ -58,9 +59,11 @@ VM_KEYS = (
 
 PLATFORM_KEYS = (
     "name", "board", "qemu", "cpus", "ram", "hypervisor", "staging", "mmio", "gic", "timer",
-    "uart", "console", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu",
+    "uart", "console", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu", "reserved", "dsu",
 )
-OPTIONAL_PLATFORM_KEYS = ("board", "qemu", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu")
+OPTIONAL_PLATFORM_KEYS = ("board", "qemu", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu",
+                          "reserved", "dsu")
+CORE_TYPE_RE = re.compile(r"[a-z][a-z0-9_-]{0,31}\Z")
 
 
 def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platform:
@@ -72,7 +75,21 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
                                           "(DMA-capable devices then need 'dma_isolation: none')")
 
     qemu = _parse_qemu(r, top["qemu"]) if "qemu" in top else None
-    mpidr = r.each(top["cpus"], "cpus", lambda n, p: r.integer(n, p, "an MPIDR value (integer)", 0, (1 << 40) - 1))
+
+    def cpu(n: YNode, path: str) -> tuple[int, str]:
+        what = "an MPIDR value (integer)"
+        if isinstance(n, YMap):
+            m = r.mapping(n, path, ("mpidr", "type"), ("mpidr", "type"), "a CPU {mpidr, type} or an MPIDR")
+            return (r.integer(m["mpidr"], join(path, "mpidr"), what, 0, (1 << 40) - 1),
+                    r.name(m["type"], join(path, "type"), "a core type (e.g. cortex-a55)", CORE_TYPE_RE))
+        return r.integer(n, path, f"{what} or a CPU {{mpidr, type}}", 0, (1 << 40) - 1), ""
+
+    cpus = r.each(top["cpus"], "cpus", cpu)
+    mpidr = tuple(m for m, _ in cpus)
+    typed = [t for _, t in cpus if t]
+    if typed and len(typed) != len(cpus):
+        i = next(i for i, (_, t) in enumerate(cpus) if not t)
+        raise r.fail(top["cpus"], f"cpus[{i}]", "give every CPU a type ({mpidr, type}) or none")
 
     gic = _parse_gic(r, top["gic"])
     timer_keys = ("hyp_irq", "virt_irq", "phys_irq", "secure_irq")
@@ -135,6 +152,10 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
         bandwidth=bw_mod.parse_platform(r, top["bandwidth"]) if "bandwidth" in top else None,
         cachemodel=_parse_cachemodel(r, top["model"]) if "model" in top else None,
         qos_regulators=qos_mod.parse_platform(r, top["qos_regulators"]) if "qos_regulators" in top else (),
+        reserved=r.each(top["reserved"], "reserved", r.range, "a list of reserved RAM ranges {base, size}")
+        if "reserved" in top else (),
+        cpu_types=tuple(t for _, t in cpus) if typed else (),
+        dsu=dsu_mod.parse_platform(r, top["dsu"]) if "dsu" in top else None,
     )
 
 
@@ -200,12 +221,15 @@ def _cache_geometry(r: Reader, node: YNode, q: str, what: str) -> tuple[int, int
     size = r.size(g["size"], join(q, "size"))
     ways = r.integer(g["ways"], join(q, "ways"), "a number of ways (integer 1-1024)", 1, 1024)
     line = r.integer(g["line"], join(q, "line"), "a line size in bytes (integer 16-1024)", 16, 1024)
-    _log2_exact(r, g["size"], join(q, "size"), size, f"the {what} size")
-    _log2_exact(r, g["ways"], join(q, "ways"), ways, "the number of ways")
     _log2_exact(r, g["line"], join(q, "line"), line, "the line size")
-    if size < ways * line:
+    if size < ways * line or size % (ways * line):
         raise r.fail(g["size"], join(q, "size"), f"an {what} of {node_text(g['size'])} cannot have "
                                                  f"{ways} ways of {line}-byte lines")
+    # the ways need not be a power of two (the RK3588's 3 MiB L3 has 12), the sets must
+    sets = size // (ways * line)
+    if sets & (sets - 1):
+        raise r.fail(g["size"], join(q, "size"), f"the {what} size must be a power-of-two number of sets "
+                                                 f"({ways} ways of {line}-byte lines), got {node_text(g['size'])}")
     return size, ways, line
 
 
@@ -466,6 +490,11 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
         bandwidth=bw_mod.parse_vm(r, m["bandwidth"], p("bandwidth")) if "bandwidth" in m else None,
         manager=r.boolean(m["manager"], p("manager")) if "manager" in m else False,
         introspection=r.boolean(m["introspection"], p("introspection")) if "introspection" in m else False,
+        mixed_core_types=r.boolean(m["mixed_core_types"], p("mixed_core_types"))
+        if "mixed_core_types" in m else False,
+        l3_ways=r.integer(m["l3_ways"], p("l3_ways"), "a number of L3 ways (integer 1-64)", 1, 64)
+        if "l3_ways" in m else None,
+        l3_groups=dsu_mod.parse_groups(r, m["l3_groups"], p("l3_groups")) if "l3_groups" in m else None,
         ida=tuple(sorted(set(r.each(m["ida"], p("ida"), lambda n, q: r.choice(n, q, ("start", "period")),
                                     "a list of 'start', 'period'")))) if "ida" in m else (),
         qos=tuple(dq for _, dq in dev_entries if dq is not None),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from bulkhead.config import bandwidth, coloring, qos
+from bulkhead.config import bandwidth, coloring, dsu, qos
 from bulkhead.config.color import Colors
 from bulkhead.config.model import MAX_CPUS, MAX_RAM_BANKS
 from bulkhead.generate import image
@@ -128,12 +128,15 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
     w.line("};")
 
     colors = _color_tables(w, system)
+    l3 = dsu.plan(system.spec)
     vm_fields: list[list[tuple[str, str]]] = []
     for vm in system.vms:
         w.line()
+        part = l3.of(vm.name) if l3 is not None else None
         vm_fields.append(_vm_tables(w, vm, [s for s in staged if s.vm_index == vm.index], colors,
                                     bool(qos.vm_owns_unisolated_dma(system.spec, vm.spec)))
-                         + _bw_tables(w, system, vm))
+                         + _bw_tables(w, system, vm)
+                         + ([("l3_scheme", str(part.scheme)), ("l3_groups", _hex(part.groups))] if part else []))
 
     w.line()
     w.line("static const struct cfg_vm vms[] = {")
@@ -171,6 +174,9 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
         w.line(f"\t.hyp_llc_colors = {_hex(llc)},")
         w.line(f"\t.hyp_bank_colors = {_hex(bank)},")
         w.line(f"\t.hyp_color_pa = {_hex(system.hyp_color_pa)},")
+    if l3 is not None and system.platform.dsu is not None:
+        w.line(f"\t.dsu_groups = {system.platform.dsu.groups},")
+        w.line(f"\t.dsu_ways = {system.platform.dsu.l3_ways},")
     if nqos:
         w.line(f"\t.nqos = {nqos},")
         w.line("\t.qos = qos_regulators,")
@@ -322,6 +328,10 @@ def _bw_tables(w: _Writer, system: System, vm: Vm) -> list[tuple[str, str]]:
     w.array(f"static const u32 {pre}_budget", [f"\t{', '.join(budgets)},\n"])
     if pl.weights is not None:
         w.array(f"static const u32 {pre}_weights", [f"\t{', '.join(str(x) for x in pl.weights)},\n"])
+    typed = any(ch.vcpu_events for ch in pl.channels)
+    if typed:
+        numbers = [_hex(ch.number_of(i)) for ch in pl.channels for i in range(len(ch.shares))]
+        w.array(f"static const u32 {pre}_event", [f"\t{', '.join(numbers)},\n"])
     flags = [f for f, on in (("CFG_BW_CYCLES", pl.cycles), ("CFG_BW_RECLAIM", pl.reclaim)) if on]
     w.line(f"static const struct cfg_bw {pre} = {{")
     for key, value in (
@@ -333,6 +343,7 @@ def _bw_tables(w: _Writer, system: System, vm: Vm) -> list[tuple[str, str]]:
         ("budget", "{ " + ", ".join(str(ch.budget) for ch in pl.channels) + " }"),
         ("vcpu_budget", f"{pre}_budget"),
         ("weights", f"{pre}_weights" if pl.weights is not None else "NULL"),
+        *([("vcpu_event", f"{pre}_event")] if typed else []),
     ):
         w.line(f"\t.{key} = {value},")
     w.line("};")

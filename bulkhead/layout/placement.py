@@ -235,7 +235,8 @@ def resolve(s: SystemSpec) -> System:
                 if m.pa is not None and ("mem", vm.index, j) not in colored]
     explicit += [Range(sh.pa, sh.size) for sh in s.shmem if sh.pa is not None and ("shmem", sh.index, 0) not in colored]
     # contiguous memory stays out of the spans of colored regions with an explicit pa
-    alloc = _Allocator(p.banks, [p.hypervisor, p.staging, *qos.ram_windows(p), *explicit,
+    alloc = _Allocator(p.banks, [p.hypervisor, p.staging, *(r.pages() for r in p.reserved), *qos.ram_windows(p),
+                                 *explicit,
                                  *coloring.fixed_spans(reqs)])
     contiguous: list[Range] = []
 
@@ -261,7 +262,8 @@ def resolve(s: SystemSpec) -> System:
         if ("shmem", sh.index, 0) not in colored
     }
     # colored memory: whatever RAM contiguous memory left (explicit spans included)
-    colorable = _Allocator(p.banks, [p.hypervisor, p.staging, *qos.ram_windows(p), *explicit, *contiguous]).free
+    colorable = _Allocator(p.banks, [p.hypervisor, p.staging, *(r.pages() for r in p.reserved),
+                                     *qos.ram_windows(p), *explicit, *contiguous]).free
     spans, color_diags = coloring.place(s, colorable, reqs)
     diags += color_diags
     if diags:

@@ -99,7 +99,9 @@ struct cfg_bw {
 	u32 event[CFG_BW_MAX_EVENTS];  /* PMU event numbers */
 	u64 budget[CFG_BW_MAX_EVENTS]; /* events per period for the whole VM */
 	const u32 *vcpu_budget;        /* [e * ncpus + i]: events per period of vCPU i, event e */
-	const u32 *weights; /* percent per vCPU (NULL: even split); re-applied by BH_HC_BW_SET */
+	const u32 *vcpu_event; /* [e * ncpus + i]: the event vCPU i counts for channel e (its
+	                          core type's); NULL: event[e] on every vCPU */
+	const u32 *weights;    /* percent per vCPU (NULL: even split); re-applied by BH_HC_BW_SET */
 };
 
 #define CFG_BW_SPARE_SHARING (1u << 0) /* once every regulated vCPU is throttled, all run */
@@ -153,6 +155,12 @@ struct cfg_vm {
 	u64 bank_colors;
 
 	const struct cfg_bw *bw; /* memory bandwidth reservation; NULL: unregulated */
+
+	/* DSU L3 way partition (isolation/dsu.c): the scheme ID (1-7) the VM's
+	 * CPUs are pinned to and its way groups; l3_groups 0: scheme ID 0, the
+	 * groups no VM claims. */
+	u32 l3_scheme;
+	u32 l3_groups;
 };
 
 struct cfg_platform {
@@ -230,6 +238,10 @@ struct cfg_system {
 	/* Span start of the frames of those colors the toolchain reserved for
 	 * the hypervisor area's pages (hyp_size / 4 KiB of them). */
 	u64 hyp_color_pa;
+	/* DSU L3 way partitioning: the DSU's way groups and L3 ways; 0 when no
+	 * VM asks for L3 ways (the registers are then never touched). */
+	u32 dsu_groups;
+	u32 dsu_ways;
 	u32 nqos; /* QoS-400 regulators to program at boot */
 	const struct cfg_qos *qos;
 	/* Spare memory for recoloring (config `recolor_pool`): pool_size / 4 KiB
