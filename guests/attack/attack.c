@@ -38,8 +38,13 @@
  *              between them `good` events per 1000 us, which must be
  *              accepted (a flood of valid calls: the console must not
  *              carry a line for each). The other vCPUs spin.
+ *   recolor    (a manager) vCPU 0 asks 3 times, at the start, to recolor VM
+ *              `target` (a VM that drives a DMA-capable device without an
+ *              SMMU) into the LLC colors `llc`: each must return
+ *              BH_E_INVALID and move nothing. The other vCPUs spin.
  *
- * Params: mode, ms, seed (1); cmo: junk (0); manage: floor (the platform's
+ * Params: mode, ms, seed (1); cmo: junk (0); recolor: target (2), llc
+ * (0xf); manage: floor (the platform's
  * regulator_events, 0) and good (the budget set between the refused ones,
  * 300000). Each vCPU repeats its mode's pass until `ms` is over; vCPU 0
  * then reports the operations, the exceptions that came back to the VM and
@@ -524,10 +529,31 @@ static u64 run_manage(u32 cpu, u64 end)
 	return n;
 }
 
+static u64 recolor_target, recolor_llc;
+static u32 recolor_asked;
+
+static u64 run_recolor(u32 cpu, u64 end)
+{
+	struct bh_recolor out = { 0 };
+	s64 r;
+
+	if (cpu || recolor_asked >= 3)
+		return run_quiet(cpu, end);
+	recolor_asked++;
+	r = bh_recolor((u32)recolor_target, recolor_llc, 0, &out);
+	if (r != BH_E_INVALID || out.moved) {
+		printf("attack: recolor: vm %lu returned %ld (%lu pages moved), not BH_E_INVALID\n",
+		       recolor_target, r, out.moved);
+		extra[0]++;
+	}
+	return 1;
+}
+
 static const struct mode modes[] = {
-	{ "quiet", run_quiet },   { "flood", run_flood }, { "memsweep", run_memsweep },
-	{ "gic", run_gic },       { "uart", run_uart },   { "hvc", run_hvc },
-	{ "sysreg", run_sysreg }, { "cmo", run_cmo },     { "manage", run_manage },
+	{ "quiet", run_quiet },     { "flood", run_flood }, { "memsweep", run_memsweep },
+	{ "gic", run_gic },         { "uart", run_uart },   { "hvc", run_hvc },
+	{ "sysreg", run_sysreg },   { "cmo", run_cmo },     { "manage", run_manage },
+	{ "recolor", run_recolor },
 };
 
 static void attack_cpu(u32 cpu)
@@ -570,6 +596,8 @@ int main(const char *params)
 	if (mode->run == run_memsweep)
 		map_high();
 	cmo_junk = param_u64("junk", 0) != 0;
+	recolor_target = param_u64("target", 2);
+	recolor_llc = param_u64("llc", 0xf);
 	if (mode->run == run_manage) {
 		struct bh_vm_info info;
 

@@ -335,3 +335,36 @@ def test_set_way_operands_with_reserved_bits(quiet: dict[str, int]) -> None:
     assert bad == [f"[bulkhead] vm attack: {trapped} set/way operands had reserved bits set or named a set or way "
                    "beyond the cache (bits dropped, such sets and ways not performed)"], hyp
     assert figures["median_ns"] <= 1.5 * quiet["median_ns"], (quiet, figures)
+
+
+def test_recolor_under_unisolated_dma_is_refused(quiet: dict[str, int]) -> None:
+    """Issue #32 item 1: a manager asks (BH_HC_RECOLOR) to recolor a VM
+    that owns the virtio-net device, DMA-capable, under `dma_isolation:
+    none` (no SMMU), into the recolor pool: refused with the reason, no page
+    moves, the VM keeps running (its ticker passes)."""
+    res = boot_pair("recolor-dma", attacker="""\
+    cpus: [1]
+    guest: attack
+    manager: true
+    params: {mode: recolor, ms: 100, target: 2, llc: 0xf}
+  - name: dev
+    cpus: [2]
+    memory:
+      - {ipa: 0x40000000, size: 16M}
+    guest: ticker
+    params: {ticks: 10, period_ms: 20}
+    devices: [virtio31]
+dma_isolation: none
+recolor_pool: {size: 40M, colors: {llc: "0-3"}}
+""")
+    figures = victim_figures(res)
+    done = attack_done(res, "recolor")
+    assert done["violations"] == 0, res.output[-3000:]
+    hyp = res.hyp_lines()
+    refused = [ln for ln in hyp if ln.startswith("[bulkhead] recolor: vm dev: refused (by attack): ")]
+    assert len(refused) == 3 and all(ln.endswith("it drives a DMA-capable device without an SMMU (the device "
+                                                 "would keep writing to the frames its pages leave)")
+                                     for ln in refused), hyp
+    assert not [ln for ln in hyp if ln.startswith("[bulkhead] recolor: vm dev: LLC ")], hyp
+    assert res.lines("dev")[-1] == "ticker: PASS (10 ticks)", res.output[-3000:]
+    assert figures["median_ns"] <= 1.5 * quiet["median_ns"], (quiet, figures)
