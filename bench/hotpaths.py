@@ -26,7 +26,11 @@ hypercall fast path); Bao's (the same guests, the same QEMU 10 and flags).
 QEMU models no caches, no DRAM and no pipeline: these are instruction
 counts of the paths, not hardware latencies.
 
-    python3 bench/hotpaths.py [--json]
+    python3 bench/hotpaths.py [--json] [--samples N]
+
+--samples N (default 1000) sets the irqlat, doorbell and vSGI sample counts
+and a tenth of the hcall count (10,000 by default); the documented figures
+are from the default.
 """
 
 from __future__ import annotations
@@ -94,41 +98,69 @@ def results(guest: str, params: str, extra: str = "", tag: str = "", cpus: str =
     return rows
 
 
+COLUMNS = ("min_ns", "mean_ns", "max_ns", "hyp_insns", "before_ns", "prev_ns", "bao_ns")
+
+
+def row(path: str, **figures: float | None) -> dict[str, object]:
+    """One table row: every column present (None: not measured or no reference)."""
+    unknown = set(figures) - set(COLUMNS)
+    if unknown:
+        raise ValueError(f"unknown columns {sorted(unknown)}")
+    return {"path": path, **{c: figures.get(c) for c in COLUMNS}}
+
+
+def parse_args(argv: list[str]) -> tuple[bool, int]:
+    """(--json, --samples N) from argv; exits 2 with a message on bad usage."""
+    as_json, samples, args = False, 1000, list(argv)
+    while args:
+        a = args.pop(0)
+        if a == "--json":
+            as_json = True
+        elif a == "--samples" and args and args[0].isdigit() and int(args[0]) > 0:
+            samples = int(args.pop(0))
+        elif a in ("-h", "--help"):
+            print(__doc__)
+            raise SystemExit(0)
+        else:
+            print(f"bench/hotpaths.py: bad argument {a!r} (usage: [--json] [--samples N>0])", file=sys.stderr)
+            raise SystemExit(2)
+    return as_json, samples
+
+
 def main() -> int:
+    as_json, n = parse_args(sys.argv[1:])
     table: list[dict[str, object]] = []
     for extra, label in (("", ""), (REGULATOR, " +regulator")):
         for wait in ("wfi", "busy"):
-            row = results("irqlat", f"{{samples: 1000, period_us: 100, wait: {wait}}}", extra, "-bw" if extra else "")[0]
+            r = results("irqlat", f"{{samples: {n}, period_us: 100, wait: {wait}}}", extra, "-bw" if extra else "")[0]
             name = f"irqlat {wait}"
-            table.append({"path": name + label, "min_ns": int(row["min_ns"]), "mean_ns": float(row["mean_ns"]),
-                          "max_ns": int(row["max_ns"]), "hyp_insns": float(row["mean_ns"]) - NO_HYP_IRQ_NS,
-                          "before_ns": BEFORE.get(name) if not extra else None,
-                          "prev_ns": PREV.get(name) if not extra else None,
-                          "bao_ns": BAO.get(name) if not extra else None})
+            table.append(row(name + label, min_ns=int(r["min_ns"]), mean_ns=float(r["mean_ns"]),
+                             max_ns=int(r["max_ns"]), hyp_insns=float(r["mean_ns"]) - NO_HYP_IRQ_NS,
+                             before_ns=BEFORE.get(name) if not extra else None,
+                             prev_ns=PREV.get(name) if not extra else None,
+                             bao_ns=BAO.get(name) if not extra else None))
     for wait in ("wfi", "busy"):
-        row = results("doorbell", DOORBELL_PING.format(rounds=1000, wait=wait),
-                      DOORBELL_PEER.format(rounds=1000, wait=wait))[0]
-        table.append({"path": f"doorbell {wait}", "min_ns": int(row["min_ns"]), "mean_ns": float(row["mean_ns"]),
-                      "max_ns": int(row["max_ns"]), "hyp_insns": None, "before_ns": None, "bao_ns": None})
+        r = results("doorbell", DOORBELL_PING.format(rounds=n, wait=wait),
+                    DOORBELL_PEER.format(rounds=n, wait=wait))[0]
+        table.append(row(f"doorbell {wait}", min_ns=int(r["min_ns"]), mean_ns=float(r["mean_ns"]),
+                         max_ns=int(r["max_ns"])))
         if wait == "busy":
             continue  # the round trip then waits for QEMU's round-robin to leave the spinning CPU (-icount)
-        table.append({"path": f"doorbell {wait} rtt", "min_ns": int(row["rt_min_ns"]),
-                      "mean_ns": float(row["rt_mean_ns"]), "max_ns": int(row["rt_max_ns"]), "hyp_insns": None,
-                      "before_ns": None, "bao_ns": None})
+        table.append(row(f"doorbell {wait} rtt", min_ns=int(r["rt_min_ns"]), mean_ns=float(r["rt_mean_ns"]),
+                         max_ns=int(r["rt_max_ns"])))
     for wait in ("wfi", "busy"):
-        row = results("sgilat", f"{{samples: 1000, wait: {wait}}}", tag=f"-{wait}", cpus="0, 1")[0]
-        table.append({"path": f"vSGI {wait}", "min_ns": int(row["min_ns"]), "mean_ns": float(row["mean_ns"]),
-                      "max_ns": int(row["max_ns"]), "hyp_insns": None, "before_ns": None, "bao_ns": None})
-    rows = results("hcall", "{calls: 10000}")
+        r = results("sgilat", f"{{samples: {n}, wait: {wait}}}", tag=f"-{wait}", cpus="0, 1")[0]
+        table.append(row(f"vSGI {wait}", min_ns=int(r["min_ns"]), mean_ns=float(r["mean_ns"]),
+                         max_ns=int(r["max_ns"])))
+    rows = results("hcall", f"{{calls: {10 * n}}}")
     nop = float(next(r["mean_ns"] for r in rows if r["kind"] == "nop"))
     for r in rows:
         if r["kind"] == "nop":
             continue
         mean = float(r["mean_ns"])
-        table.append({"path": f"hcall {r['kind']}", "min_ns": None, "mean_ns": mean, "max_ns": None,
-                      "hyp_insns": mean - nop, "before_ns": BEFORE.get(r["kind"]), "prev_ns": PREV.get(r["kind"]),
-                      "bao_ns": BAO.get(r["kind"])})
-    if "--json" in sys.argv[1:]:
+        table.append(row(f"hcall {r['kind']}", mean_ns=mean, hyp_insns=mean - nop, before_ns=BEFORE.get(r["kind"]),
+                         prev_ns=PREV.get(r["kind"]), bao_ns=BAO.get(r["kind"])))
+    if as_json:
         json.dump(table, sys.stdout, indent=2)
         print()
         return 0

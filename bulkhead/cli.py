@@ -2,7 +2,8 @@
 """The ``bulkhead`` command line.
 
 Exit status: 0 success, 1 config or build error (or an unclean run),
-2 usage error, 124 timeout, 130 interrupted.
+2 usage error, 124 timeout, 128 + N when stopped by signal N (SIGTERM 143,
+SIGINT 130, SIGHUP 129; QEMU and the build tools are stopped first).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO, cast
 
 from bulkhead import __version__
-from bulkhead.base import term
+from bulkhead.base import procs, term
 from bulkhead.base.errors import BuildError, ConfigError, Diagnostic, NoQemuModelError
 from bulkhead.config import bandwidth, dma, dsu, dtimport, pci, qos, shared_io
 from bulkhead.config.dtb import DeviceTree, DtError
@@ -81,8 +82,9 @@ def _platform_name(text: str) -> str:
 def make_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="bulkhead", description="Configure, build and run Bulkhead systems.",
                      epilog="Exit status: 0 success, 1 invalid config, build failure or unclean run, "
-                            "2 usage error, 124 run --timeout expired, 130 interrupted. Errors go to "
-                            "stderr. JSON on stdout: check --json, build --json, run --json. "
+                            "2 usage error, 124 run --timeout expired, 128+N stopped by signal N "
+                            "(130 SIGINT, 143 SIGTERM; QEMU is stopped with it). Errors go to stderr. "
+                            "JSON on stdout: check --json, build --json, run --json. "
                             "A first config: docs/tutorial.md; every key: docs/config.md.")
     parser.add_argument("--version", action="version", version=f"bulkhead {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -384,8 +386,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, usage errors
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    handlers = procs.handle_signals()
     try:
         return COMMANDS[args.command](args)
+    except procs.Stopped as exc:
+        sys.stderr.write(f"bulkhead: {exc}\n")
+        return exc.exit_status
     except ConfigError as exc:
         return _error(str(exc))
     except NoQemuModelError as exc:  # `run` on a board QEMU does not model
@@ -404,6 +410,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("BULKHEAD_DEBUG"):
             traceback.print_exc()
         return _error(f"internal error: {type(exc).__name__}: {exc} (set BULKHEAD_DEBUG=1 for a traceback)")
+    finally:
+        procs.restore(handlers)
 
 
 if __name__ == "__main__":

@@ -259,7 +259,7 @@ def test_generated_c(write_config: WriteConfig) -> None:
     assert "\t\t.bw = &vm0_bw,\n" in c
     assert "\t\t.flags = CFG_VM_FAULT_STOP | CFG_VM_MANAGER,\n" in c
     assert ("static const struct cfg_bw_system bw_system = {\n\t.flags = CFG_BW_SPARE_SHARING,\n"
-            "\t.overflow_poll_us = 5,\n\t.counter_hz = 62500000,\n};") in c
+            "\t.overflow_poll_us = 5,\n\t.counter_hz = 62500000,\n\t.regulator_events = 200,\n};") in c
     assert "\t.bw = &bw_system,\n" in c
 
 

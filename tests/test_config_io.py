@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from bulkhead import cli
+from bulkhead.base.errors import ConfigError
 from bulkhead.config import shared_io
 from bulkhead.layout.load import load_spec, load_system
 
@@ -26,6 +27,7 @@ vms:
     cpus: [0]
     memory: [{ipa: 0x40000000, size: 16M}]
     guest: iovm
+    introspection: true  # host physical addresses (BH_HC_IPA_INFO)
     devices: [virtio31]
   - name: a
     cpus: [1]
@@ -102,6 +104,9 @@ BAD = [
      "or a Cadence GEM)"),
     ("  device: virtio31\n", "  device: nic\n", "io.device: unknown device 'nic'"),
     ("    devices: [virtio31]\n", "", "io.device: device 'virtio31' must be passed through to the I/O VM"),
+    ("    introspection: true  # host physical addresses (BH_HC_IPA_INFO)\n", "",
+     "io.vm: the I/O VM 'iovm' gives its device the host physical addresses of its buffers (BH_HC_IPA_INFO): "
+     "add 'introspection: true' to vms[0]"),
     ("{vm: b, mac", "{vm: c, mac", "io.clients[1].vm: unknown VM 'c'"),
     ("{vm: b, mac", "{vm: iovm, mac", "io.clients[1].vm: VM 'iovm' is the I/O VM"),
     ("{vm: b, mac", "{vm: a, mac", "io.clients[1].vm: VM 'a' is a client twice"),
@@ -336,3 +341,30 @@ def test_old_frame_rate_validates_with_a_warning(capsys: pytest.CaptureFixture[s
     # the new key: no warning
     assert cli.main(["check", str(write(tmp_path, BASE))]) == 0
     assert "io.frame_rate" not in capsys.readouterr().err
+def test_introspection_is_granted_per_vm(tmp_path: Path) -> None:
+    """Issue #32 item 3: host physical addresses (BH_HC_IPA_INFO,
+    BH_HC_S2_INFO) only for a VM whose config says `introspection: true`;
+    off by default (tests/qemu/test_core.py::test_isolation_probes: denied
+    at run time)."""
+    spec = load_spec(write(tmp_path, BASE))
+    assert [vm.introspection for vm in spec.vms] == [True, False, False]
+    with pytest.raises(ConfigError, match=r"vms\[1\]\.introspection: expected true or false"):
+        load_spec(write(tmp_path, BASE.replace("    guest: ioclient\n", "    guest: ioclient\n    introspection: 1\n", 1)))
+
+
+def test_recolor_pool_warns_of_unisolated_dma(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue #32 item 1: a VM that drives a DMA-capable device without an
+    SMMU cannot be recolored (the hypervisor refuses: CFG_VM_DMA_UNCONFINED);
+    `check` says so up front when the config has a recolor pool."""
+    from bulkhead.config.dma import unconfined_vms
+
+    text = BASE.replace("dma_isolation: none\n", "dma_isolation: none\nrecolor_pool: {size: 4M, colors: {llc: \"0-3\"}}\n")
+    path = write(tmp_path, text)
+    spec = load_spec(path)
+    assert unconfined_vms(spec) == ["iovm"]
+    assert cli.main(["check", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert (f"{path}:3:15: recolor_pool: VM(s) 'iovm' drive DMA-capable devices without an SMMU: recoloring "
+            "them is refused at run time (the device would keep writing to the old frames)") in err, err
+    assert cli.main(["check", str(write(tmp_path, BASE))]) == 0
+    assert "recoloring them is refused" not in capsys.readouterr().err

@@ -32,7 +32,7 @@ def error_of(path: str, **kwargs: object) -> str:
             "platform: qemu-virt\nvms:\n  - {name: a, cpu: [0]}\n",
             "c.yaml:3:15: vms[0].cpu: unknown key 'cpu'; expected one of: name, type, cpus, memory, kernel, "
             "initrd, bootargs, guest, image, entry, params, console, devices, on_fault, colors, bandwidth, "
-            "manager, ida, mixed_core_types, l3_ways, l3_groups, pci",
+            "manager, introspection, ida, mixed_core_types, l3_ways, l3_groups, pci",
         ),
         (
             "platform: qemu-virt\nvm: []\n",

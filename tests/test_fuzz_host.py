@@ -84,6 +84,10 @@ def seeds(name: str, corpus: Path) -> None:
     elif name == "fuzz_bw_split":
         out.append(struct.pack("<IB8B3Q", 300000, 0x82, 75, 25, 0, 0, 0, 0, 0, 0, 6400, 1000, 64))
         out.append(struct.pack("<IB8B3Q", 2**31 - 1, 7, *([12] * 8), 1, 999999, 4095))
+        # then BH_HC_BW_SET's check: period, budget, floor (1 event per 1 us; 300000 per 1 ms)
+        out.append(struct.pack("<IB8B3QQQI", 300000, 0x40, *([0] * 8), 6400, 1000, 64, 1, 1, 200))
+        out.append(struct.pack("<IB8B3QQQI", 300000, 0xC3, 50, 30, 20, 0, 0, 0, 0, 0, 6400, 1000, 64,
+                               1000, 300000, 200))
     elif name == "fuzz_hypercall":
         def call(pick: int, *args: int) -> bytes:
             return struct.pack("<B5Q", pick, *(list(args) + [0] * 5)[:5])

@@ -45,8 +45,10 @@ from bulkhead.config.yamlpos import YList, YMap, YNode, describe
 
 CORE_TYPE_RE = re.compile(r"[a-z][a-z0-9_-]{0,31}\Z")
 
-MAX_PERIOD_US = 1_000_000  # 1 s: keeps a period's events within the 32-bit counters (BW_MAX_PERIOD_US)
-MAX_BUDGET_EVENTS = 0x7FFF_FFFF  # per period, VM or vCPU (BW_MAX_BUDGET in isolation/bw.h; config.c asserts both)
+# the same limits as BH_HC_BW_SET (isolation/bw_budget.h: BW_MAX_PERIOD_US, BW_MAX_BUDGET, which
+# config.c asserts, and bw_settings_ok; regulator_events reaches the hypervisor in cfg_bw_system)
+MAX_PERIOD_US = 1_000_000  # 1 s: keeps a period's events within the 32-bit counters
+MAX_BUDGET_EVENTS = 0x7FFF_FFFF  # per period, VM or vCPU
 MAX_MBPS = 1_000_000_000
 CPU_CYCLES = 0x11  # the architectural PMU event
 BW_MODELS: tuple[BwModel, ...] = ("exact", "pessimistic", "optimistic", "notional")

@@ -676,6 +676,7 @@ class VmSpec:
     colors: ColorSpec | None = None
     bandwidth: VmBandwidthSpec | None = None
     manager: bool = False  # may change budgets at run time (BH_HC_BW_SET)
+    introspection: bool = False  # may learn host physical addresses (BH_HC_IPA_INFO, BH_HC_S2_INFO)
     mixed_core_types: bool = False  # may run on CPUs of different core types
     l3_ways: int | None = None  # DSU L3 ways of its own (a multiple of a way group)
     l3_groups: tuple[int, ...] | None = None  # or the DSU way groups by number

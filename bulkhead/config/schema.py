@@ -54,7 +54,7 @@ PARAM_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}\Z")
 VM_KEYS = (
     "name", "type", "cpus", "memory", "kernel", "initrd", "bootargs", "guest",
     "image", "entry", "params", "console", "devices", "on_fault", "colors", "bandwidth", "manager",
-    "ida", "mixed_core_types", "l3_ways", "l3_groups", "pci",
+    "introspection", "ida", "mixed_core_types", "l3_ways", "l3_groups", "pci",
 )
 
 
@@ -523,6 +523,7 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
         colors=parse_colors(r, m["colors"], p("colors")) if "colors" in m else None,
         bandwidth=bw_mod.parse_vm(r, m["bandwidth"], p("bandwidth")) if "bandwidth" in m else None,
         manager=r.boolean(m["manager"], p("manager")) if "manager" in m else False,
+        introspection=r.boolean(m["introspection"], p("introspection")) if "introspection" in m else False,
         mixed_core_types=r.boolean(m["mixed_core_types"], p("mixed_core_types"))
         if "mixed_core_types" in m else False,
         l3_ways=r.integer(m["l3_ways"], p("l3_ways"), "a number of L3 ways (integer 1-64)", 1, 64)

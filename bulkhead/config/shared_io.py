@@ -226,6 +226,10 @@ def check(s: SystemSpec) -> list[Diagnostic]:
         if io.device not in iovm.devices:
             err(_join(io.path, "device"), f"device '{io.device}' must be passed through to the I/O VM: "
                                           f"add it to {iovm.path}.devices")
+        if not iovm.introspection:
+            err(_join(io.path, "vm"), f"the I/O VM '{io.vm}' gives its device the host physical addresses of "
+                                      "its buffers (BH_HC_IPA_INFO): add 'introspection: true' to "
+                                      f"{iovm.path}")
     seen_vm: dict[str, str] = {}
     seen_mac: dict[bytes, str] = {io.mac: _join(io.path, "mac")}
     for c in io.clients:

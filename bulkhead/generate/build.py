@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from bulkhead.base import procs
 from bulkhead.base.errors import BuildError
 from bulkhead.base.tree import HYPERVISOR_DIR, REPO_ROOT
 from bulkhead.config import pci, shared_io
@@ -91,19 +92,20 @@ def run_tool(argv: Sequence[str], log: TextIO, what: str, quiet: bool = False) -
         raise BuildError(f"{argv[0]} not found: install it (see scripts/setup.sh)")
     tail: deque[str] = deque(maxlen=20)
     try:
-        proc = subprocess.Popen(
-            list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True, errors="replace",
-        )
+        proc = procs.popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, errors="replace")
     except OSError as exc:
         raise BuildError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
-    with proc:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            if not quiet:
-                log.write(line)
-            tail.append(line.rstrip("\n"))
-        log.flush()
+    try:
+        with proc:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                if not quiet:
+                    log.write(line)
+                tail.append(line.rstrip("\n"))
+            log.flush()
+    finally:
+        procs.release(proc)
     if proc.returncode != 0:
         last = next((t for t in reversed(tail) if t.strip()), "")
         detail = f": {last.strip()}" if last else ""

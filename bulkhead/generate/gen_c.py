@@ -18,8 +18,9 @@ SHARED: tuple[tuple[str, str, int, str], ...] = (
     ("CFG_MAX_CPUS", "core/config.h", MAX_CPUS, "bulkhead.config.model.MAX_CPUS"),
     ("CFG_MAX_RAM", "core/config.h", MAX_RAM_BANKS, "bulkhead.config.model.MAX_RAM_BANKS"),
     ("QOS400_MAX", "isolation/qos400.h", qos.MAX_PROGRAMMED, "bulkhead.config.qos.MAX_PROGRAMMED"),
-    ("BW_MAX_PERIOD_US", "isolation/bw.h", bandwidth.MAX_PERIOD_US, "bulkhead.config.bandwidth.MAX_PERIOD_US"),
-    ("BW_MAX_BUDGET", "isolation/bw.h", bandwidth.MAX_BUDGET_EVENTS,
+    ("BW_MAX_PERIOD_US", "isolation/bw_budget.h", bandwidth.MAX_PERIOD_US,
+     "bulkhead.config.bandwidth.MAX_PERIOD_US"),
+    ("BW_MAX_BUDGET", "isolation/bw_budget.h", bandwidth.MAX_BUDGET_EVENTS,
      "bulkhead.config.bandwidth.MAX_BUDGET_EVENTS"),
     ("PAYLOAD_VERSION", "core/payload.h", image.VERSION, "bulkhead.generate.image.VERSION"),
     ("PAYLOAD_NAME_LEN", "core/payload.h", image.NAME_LEN, "bulkhead.generate.image.NAME_LEN"),
@@ -369,6 +370,7 @@ def _vm_tables(w: _Writer, vm: Vm, staged: Sequence[StagedImage],
         ("boot_arg", _hex(vm.boot_arg)),
         ("flags", " | ".join([f for f, on in (("CFG_VM_FAULT_STOP", vm.on_fault == "stop"),
                                                 ("CFG_VM_MANAGER", vm.spec.manager),
+                                                ("CFG_VM_INTROSPECTION", vm.spec.introspection),
                                                 ("CFG_VM_IDA_START", "start" in vm.spec.ida),
                                                 ("CFG_VM_IDA_PERIOD", "period" in vm.spec.ida),
                                                 ("CFG_VM_DMA_UNCONFINED", vm.name in dma_unconfined)) if on])
@@ -395,6 +397,8 @@ def _bw_system(w: _Writer, system: System) -> bool:
         w.line(f"\t.fallback_event = {_hex(pb.fallback.event)},")
         w.line(f"\t.fallback_poll_us = {pb.fallback.overflow_poll_us},")
     w.line(f"\t.counter_hz = {pb.counter_hz},")
+    if pb.regulator_events:
+        w.line(f"\t.regulator_events = {pb.regulator_events},")
     w.line("};")
     return True
 

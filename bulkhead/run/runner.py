@@ -4,8 +4,11 @@
 A run is *clean* when QEMU exited 0 and the hypervisor printed
 ``[bulkhead] all VMs off: clean=<n> stopped=0`` with n = the number of VMs
 and no VM reported a non-zero exit status (``BH_HC_EXIT``).
-QEMU runs in its own process group, which is killed on timeout or on any
-error: no QEMU is ever left behind.
+QEMU runs in its own process group, which is killed on timeout, on any
+error and when the runner is stopped (SIGTERM, SIGINT, SIGHUP: forwarded,
+waited for; bulkhead.base.procs), and it is tied to the runner's life
+(PR_SET_PDEATHSIG): no QEMU is ever left behind, even by a runner killed
+outright.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from bulkhead.base import procs
 from bulkhead.base.errors import RunError
 from bulkhead.config import bandwidth as bw_mod
 from bulkhead.config import pci, shared_io
@@ -135,10 +139,7 @@ def judge(returncode: int, timed_out: bool, output: str, nvms: int,
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     for sig, grace in ((signal.SIGTERM, KILL_GRACE), (signal.SIGKILL, None)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            pass
+        procs.signal_child(proc, sig)
         try:
             proc.wait(timeout=grace)
             return
@@ -169,10 +170,7 @@ def supervise(
     if poke is not None:
         stdin = subprocess.PIPE
     try:
-        proc = subprocess.Popen(
-            list(argv), stdin=stdin,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-        )
+        proc = procs.popen(argv, own_group=True, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     except OSError as exc:
         raise RunError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -218,6 +216,7 @@ def supervise(
     finally:
         if proc.poll() is None:
             _kill_group(proc)
+        procs.release(proc)
         if proc.stdout is not None:
             proc.stdout.close()
         if proc.stdin is not None:

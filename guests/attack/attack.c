@@ -27,12 +27,29 @@
  *              operation, and UDF/BRK/SVC/HVC #imm/SMC #imm: each runs or
  *              comes back as an exception, the vCPU survives
  *   cmo        DC ISW/CSW/CISW over every set and way of every level, then
- *              DC IVAC/CVAC/CIVAC/ZVA and IC IVAU over its own RAM
+ *              DC IVAC/CVAC/CIVAC/ZVA and IC IVAU over its own RAM; with
+ *              `junk: 1` every set/way operand also has its reserved bits
+ *              set (bit 0, the line offset, the bits between the set and
+ *              way fields, 63:32), which the hypervisor must drop
+ *   manage     (a manager VM regulated itself) vCPU 0 calls BH_HC_BW_SET on
+ *              its own VM with what `bulkhead check` refuses (1 event per
+ *              1 us period, 1 event, `floor` - 1 events, a period over 1 s,
+ *              2^31 events, an unknown VM): each must return BH_E_INVALID;
+ *              between them `good` events per 1000 us, which must be
+ *              accepted (a flood of valid calls: the console must not
+ *              carry a line for each). The other vCPUs spin.
+ *   recolor    (a manager) vCPU 0 asks 3 times, at the start, to recolor VM
+ *              `target` (a VM that drives a DMA-capable device without an
+ *              SMMU) into the LLC colors `llc`: each must return
+ *              BH_E_INVALID and move nothing. The other vCPUs spin.
  *
- * Params: mode, ms, seed (1). Each vCPU repeats its mode's pass until `ms`
- * is over; vCPU 0 then reports the operations, the exceptions that came
- * back to the VM and the violations (memsweep: probes that did not fault;
- * hvc: calls that changed x6..x28; 0 expected).
+ * Params: mode, ms, seed (1); cmo: junk (0); recolor: target (2), llc
+ * (0xf); manage: floor (the platform's
+ * regulator_events, 0) and good (the budget set between the refused ones,
+ * 300000). Each vCPU repeats its mode's pass until `ms` is over; vCPU 0
+ * then reports the operations, the exceptions that came back to the VM and
+ * the violations (memsweep: probes that did not fault; hvc: calls that
+ * changed x6..x28; manage: calls answered wrongly; 0 expected).
  * Lines: "attack: <mode> on <n> vCPUs for <ms> ms",
  *        "attack: <mode> done ops=<n> faults=<n> violations=<n>",
  *        "attack: bw vcpu <i> last=<n> max=<n> mean=<n> throttles=<n>" per
@@ -414,6 +431,26 @@ static u64 run_sysreg(u32 cpu, u64 end)
 	return em.n;
 }
 
+static bool cmo_junk;
+
+/* Bits lo..hi-1 */
+static u64 bits_between(u32 lo, u32 hi)
+{
+	return hi > lo ? ((hi >= 64 ? 0 : 1ull << hi) - 1) & ~((1ull << lo) - 1) : 0;
+}
+
+/* Every RES0 bit of a set/way operand of a level with 2^line-byte lines:
+ * bit 0, the line offset above the level field, between the set and way
+ * fields, 63:32. */
+static u64 cmo_reserved(u32 line, u32 sets, u32 ways)
+{
+	u32 sbits = sets > 1 ? 32u - (u32)__builtin_clz(sets - 1) : 0;
+	u32 abits = ways > 1 ? 32u - (u32)__builtin_clz(ways - 1) : 0;
+
+	return 1 | bits_between(4, line) | bits_between(line + sbits, 32 - abits) |
+	       bits_between(32, 64);
+}
+
 static u64 run_cmo(u32 cpu, u64 end)
 {
 	u64 clidr = read_sysreg(clidr_el1), n = 0;
@@ -438,6 +475,9 @@ static u64 run_cmo(u32 cpu, u64 end)
 			for (u32 set = 0; set < sets; set++, n += 3) {
 				u64 v = ((u64)w << wshift) | ((u64)set << line) | (lvl << 1);
 
+				if (cmo_junk)
+					v |= cmo_reserved(line, sets, ways);
+
 				__asm__ volatile("dc isw, %0\n dc csw, %0\n dc cisw, %0" ::"r"(v)
 				                 : "memory");
 			}
@@ -451,10 +491,69 @@ static u64 run_cmo(u32 cpu, u64 end)
 	return n;
 }
 
+static u32 self_id;
+static u64 manage_floor, manage_good;
+
+static u64 run_manage(u32 cpu, u64 end)
+{
+	/* {vm (~0: this one), budget, period_us}, every one refused */
+	const u64 bad[][3] = {
+		{ ~0ull, 1, 1 },        { ~0ull, 1, 0 },          { ~0ull, manage_floor - 1, 0 },
+		{ ~0ull, 0, 1000001u }, { ~0ull, 1ull << 31, 0 }, { 0xffffu, manage_good, 1000 },
+	};
+	u64 n = 0;
+
+	if (cpu)
+		return run_quiet(cpu, end);
+	for (u32 i = 0; i < sizeof(bad) / sizeof(bad[0]) && timer_now() < end; i++) {
+		u32 vm = bad[i][0] == ~0ull ? self_id : (u32)bad[i][0];
+		s64 r;
+
+		if (i == 2 && manage_floor < 2)
+			continue; /* no floor given: floor - 1 is not below check's 1 event */
+		r = bh_bw_set(vm, bad[i][1], bad[i][2]);
+		if (r != BH_E_INVALID) {
+			printf("attack: manage: bw_set(vm %u, %lu, %lu us) returned %ld, not "
+			       "BH_E_INVALID\n",
+			       vm, bad[i][1], bad[i][2], r);
+			extra[0]++;
+		}
+		r = bh_bw_set(self_id, manage_good, 1000);
+		if (r != BH_OK) {
+			printf("attack: manage: bw_set(%lu, 1000 us) returned %ld\n", manage_good,
+			       r);
+			extra[0]++;
+		}
+		n += 2;
+	}
+	return n;
+}
+
+static u64 recolor_target, recolor_llc;
+static u32 recolor_asked;
+
+static u64 run_recolor(u32 cpu, u64 end)
+{
+	struct bh_recolor out = { 0 };
+	s64 r;
+
+	if (cpu || recolor_asked >= 3)
+		return run_quiet(cpu, end);
+	recolor_asked++;
+	r = bh_recolor((u32)recolor_target, recolor_llc, 0, &out);
+	if (r != BH_E_INVALID || out.moved) {
+		printf("attack: recolor: vm %lu returned %ld (%lu pages moved), not BH_E_INVALID\n",
+		       recolor_target, r, out.moved);
+		extra[0]++;
+	}
+	return 1;
+}
+
 static const struct mode modes[] = {
-	{ "quiet", run_quiet },   { "flood", run_flood }, { "memsweep", run_memsweep },
-	{ "gic", run_gic },       { "uart", run_uart },   { "hvc", run_hvc },
-	{ "sysreg", run_sysreg }, { "cmo", run_cmo },
+	{ "quiet", run_quiet },     { "flood", run_flood }, { "memsweep", run_memsweep },
+	{ "gic", run_gic },         { "uart", run_uart },   { "hvc", run_hvc },
+	{ "sysreg", run_sysreg },   { "cmo", run_cmo },     { "manage", run_manage },
+	{ "recolor", run_recolor },
 };
 
 static void attack_cpu(u32 cpu)
@@ -496,6 +595,20 @@ int main(const char *params)
 	seed = param_u64("seed", 1);
 	if (mode->run == run_memsweep)
 		map_high();
+	cmo_junk = param_u64("junk", 0) != 0;
+	recolor_target = param_u64("target", 2);
+	recolor_llc = param_u64("llc", 0xf);
+	if (mode->run == run_manage) {
+		struct bh_vm_info info;
+
+		if (bh_vm_info(&info) != BH_OK) {
+			printf("attack: FAIL no VM info\n");
+			return 1;
+		}
+		self_id = info.vm_id;
+		manage_floor = param_u64("floor", 0);
+		manage_good = param_u64("good", 300000);
+	}
 	exc_set_sync_handler(attack_sync);
 	gic_init();
 	end_ticks = timer_now() + timer_ns_to_ticks(ms * NSEC_PER_MSEC);

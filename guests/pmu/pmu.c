@@ -11,7 +11,12 @@
  *      after `step` instructions; the handler clears the flag (PMOVSCLR) and
  *      re-arms. Then one more overflow whose flag the handler does not clear:
  *      the interrupt must come once only, not again and again (`storm`);
- *   4. counters beyond N and the reserved ones read 0 whatever it writes.
+ *   4. counters beyond N and the reserved ones read 0 whatever it writes;
+ *   5. software increment (PMSWINC_EL0, event SW_INCR 0x00): counters 0 and
+ *      1 count SW_INCR, only counter 0 enabled; 5 writes of bits 0 and 1
+ *      count 5 on counter 0 and nothing on counter 1; 3 more with PMCR.E
+ *      clear count nothing; from 0xffffffff one write wraps counter 0 to 0
+ *      and sets its overflow flag.
  *
  * Params: irq (PMU PPI, 23), loop (1000000), overflows (4), step (100000),
  * counter (0: event counter 0 counting `event`, default INST_RETIRED; 1:
@@ -21,7 +26,9 @@
  *         "pmu: loop=<L> inst=<n> cycles=<n> ccnt=<n>",
  *         "pmu: overflow irqs=<n> flags=<n> bad=<n> late=<events>",
  *         "pmu: storm irqs=<n>",
- *         "pmu: beyond=<n>", then "pmu: PASS" (or "pmu: FAIL (<why>)").
+ *         "pmu: beyond=<n>",
+ *         "pmu: swinc counted=<n> unenabled=<n> stopped=<n> wrapped=<n> ovf=<0|1>",
+ *         then "pmu: PASS" (or "pmu: FAIL (<why>)").
  */
 #include "runtime.h"
 
@@ -170,6 +177,45 @@ int main(const char *params)
 		beyond |= sel_read(i);
 	}
 	printf("pmu: beyond=%lu\n", beyond);
+
+	/* 5. software increment */
+	{
+		u64 counted, unenabled, stopped, wrapped, ovf;
+
+		write_sysreg(~0ul, pmintenclr_el1);
+		write_sysreg(~0ul, pmcntenclr_el0);
+		sel_write(0, 0x00, 0); /* SW_INCR, counting at EL1 and EL0 */
+		sel_write(1, 0x00, 0);
+		write_sysreg(1ul, pmcntenset_el0);
+		write_sysreg(PMCR_E, pmcr_el0);
+		isb();
+		for (u32 i = 0; i < 5; i++)
+			write_sysreg(3ul, pmswinc_el0);
+		isb();
+		counted = sel_read(0);
+		unenabled = sel_read(1);
+		write_sysreg(0, pmcr_el0);
+		isb();
+		for (u32 i = 0; i < 3; i++)
+			write_sysreg(3ul, pmswinc_el0);
+		isb();
+		stopped = sel_read(0) - counted;
+		write_sysreg(1ul, pmovsclr_el0);
+		write_sysreg(PMCR_E, pmcr_el0);
+		sel_write(0, 0x00, 0xfffffffful);
+		write_sysreg(1ul, pmswinc_el0);
+		isb();
+		wrapped = sel_read(0);
+		ovf = read_sysreg(pmovsset_el0) & 1;
+		write_sysreg(1ul, pmovsclr_el0);
+		write_sysreg(~0ul, pmcntenclr_el0);
+		printf("pmu: swinc counted=%lu unenabled=%lu stopped=%lu wrapped=%lu ovf=%lu\n",
+		       counted, unenabled, stopped, wrapped, ovf);
+		if (counted != 5 || unenabled || stopped || wrapped || !ovf) {
+			printf("pmu: FAIL (software increment)\n");
+			return 1;
+		}
+	}
 	printf("pmu: PASS\n");
 	return 0;
 }

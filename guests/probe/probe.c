@@ -10,6 +10,10 @@
  *                    (s3_1_c15_c2_1) must be UNDEFINED (EC 0x0);
  *  4. console_bad_ipa: BH_HC_CONSOLE_WRITE of bad_ipa must return -3;
  *     unknown_hvc:   hypercall 0xC600FFFF must return -1;
+ *  6. host_addresses: BH_HC_IPA_INFO of its own RAM and BH_HC_S2_INFO of
+ *                    its first table page must return BH_E_DENIED (-4): no
+ *                    VM learns host physical addresses without
+ *                    `introspection: true` in its config;
  *  5. foreign_sgi:   (if foreign_sgi > 0) SGI foreign_sgi_id sent
  *                    foreign_sgi times, 1 ms apart, to every other CPU and
  *                    to CPUs 1-7 by number: the VM has one vCPU, so they must
@@ -21,6 +25,7 @@
  *        "probe: foreign irq <n> isenabler=<0|1>",
  *        "probe: undef caught esr=0x<esr>",
  *        "probe: console write bad ipa -> <ret>, unknown hvc -> <ret>",
+ *        "probe: host addresses: ipa_info -> <ret>, s2_info -> <ret>",
  *        "probe: sent <n> x SGI <id> to other CPUs" (foreign_sgi > 0),
  *        then "probe: PASS" or "probe: FAIL <name>[,<name>...]".
  */
@@ -153,6 +158,14 @@ int main(const char *params)
 	printf("probe: console write bad ipa -> %ld, unknown hvc -> %ld\n", cw, unk);
 	record(cw == BH_E_INVALID, "console_bad_ipa");
 	record(unk == BH_E_NOT_SUPPORTED, "unknown_hvc");
+	{
+		struct bh_ipa_info pi = { 0 }, ti = { 0 };
+		s64 ipa = bh_ipa_info(RT_RAM_BASE, &pi), s2 = bh_s2_info(0, &ti);
+
+		printf("probe: host addresses: ipa_info -> %ld, s2_info -> %ld\n", ipa, s2);
+		record(ipa == BH_E_DENIED && s2 == BH_E_DENIED && !pi.pa && !ti.pa,
+		       "host_addresses");
+	}
 	if (param_u64("foreign_sgi", 0))
 		probe_foreign_sgi((u32)param_u64("foreign_sgi", 0),
 		                  (u32)param_u64("foreign_sgi_id", 1));

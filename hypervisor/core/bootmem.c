@@ -5,7 +5,8 @@
 #include "lib/fdt.h"
 #include "lib/log.h"
 
-#define BOOTMEM_MAX 16
+/* separate RAM ranges (adjacent ones merged): far more than a board declares */
+#define BOOTMEM_MAX 128
 
 static struct fdt_range bootmem_ram[BOOTMEM_MAX];
 static u32 bootmem_n;
@@ -18,7 +19,7 @@ static bool bootmem_covered(u64 base, u64 size)
 	while (at < end) {
 		bool moved = false;
 
-		for (u32 i = 0; i < bootmem_n && i < BOOTMEM_MAX; i++) {
+		for (u32 i = 0; i < bootmem_n; i++) {
 			const struct fdt_range *r = &bootmem_ram[i];
 
 			if (r->base <= at && at - r->base < r->size) {
@@ -56,13 +57,13 @@ void bootmem_check(u64 dtb)
 	if (!size || !cfg_in_ram(p, dtb, size))
 		panic("x0 at entry (%lx) is not a device tree", dtb);
 	err = fdt_memory((const void *)(uintptr_t)dtb, size, bootmem_ram, BOOTMEM_MAX, &bootmem_n);
+	if (err == fdt_err_too_many)
+		panic("DTB at %lx: %s (%u, after merging adjacent and overlapping ranges)", dtb,
+		      err, BOOTMEM_MAX);
 	if (err)
 		panic("DTB at %lx: %s", dtb, err);
-	if (bootmem_n > BOOTMEM_MAX)
-		log_info("DTB declares %u RAM ranges, the first %u are used", bootmem_n,
-		         BOOTMEM_MAX);
 	bootmem_given = true;
-	for (u32 i = 0; i < bootmem_n && i < BOOTMEM_MAX; i++)
+	for (u32 i = 0; i < bootmem_n; i++)
 		log_info("DTB at %lx: RAM %lx-%lx", dtb, bootmem_ram[i].base,
 		         bootmem_ram[i].base + bootmem_ram[i].size - 1);
 	bootmem_require("the hypervisor", p->hyp_base, p->hyp_size);

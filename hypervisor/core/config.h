@@ -102,6 +102,8 @@ struct cfg_shmem {
 #define CFG_VM_IDA_PERIOD (1u << 3) /* ... and at every regulation period start of each vCPU */
 /* drives a DMA-capable device no SMMU confines (dma_isolation: none): not recolorable */
 #define CFG_VM_DMA_UNCONFINED (1u << 4)
+#define CFG_VM_INTROSPECTION \
+	(1u << 5) /* may learn host physical addresses (BH_HC_IPA_INFO, BH_HC_S2_INFO) */
 
 /*
  * Memory bandwidth reservation of one VM (hypervisor/isolation/bw.c): each
@@ -137,7 +139,9 @@ struct cfg_bw_system {
 	 * overflow (its interrupt may not be wired); fallback_event 0: none. */
 	u32 fallback_event;
 	u32 fallback_poll_us;
-	u64 counter_hz; /* generic-timer frequency period_ticks assumes */
+	u64 counter_hz;       /* generic-timer frequency period_ticks assumes */
+	u32 regulator_events; /* the platform's forward-progress floor: the least events per
+	                         period a vCPU's share may be (BH_HC_BW_SET, as `check`) */
 };
 
 struct cfg_vm {

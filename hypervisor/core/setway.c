@@ -14,10 +14,15 @@
  *   other VMs' lines alone (the coloring is not bypassed). An uncolored VM,
  *   or an intermediate shared level, gets the clean+invalidate (data-safe).
  *
+ * The operation performed is built from the operand's level, set and way
+ * alone (cachesets_sw_operand), never the guest's value: reserved bits are
+ * dropped, and a set or way beyond the level's geometry is not performed.
+ *
  * Cost: one trap and at most one line operation per guest operation, so a
  * guest's loop over every set and way costs what it would natively plus
  * the traps; nothing flushes the whole VM. The VM counts the operations
- * trapped and performed (reported when it ends).
+ * trapped and performed, and the operands that had reserved bits set or
+ * named a set or way the cache does not have (reported when it ends).
  */
 #include "core/setway.h"
 
@@ -43,10 +48,11 @@
  */
 struct setway_geom {
 	bool ready;
-	u32 llc_level;    /* 0: the CPU reports no cache */
-	u8 present;       /* bit level-1: a data or unified cache at level */
-	u64 set_field[7]; /* per level: operand bits holding the set index */
-	u32 line_shift[7];
+	u32 llc_level;     /* 0: the CPU reports no cache */
+	u8 present;        /* bit level-1: a data or unified cache at level */
+	u32 line_shift[7]; /* per level */
+	u32 ways[7];
+	u32 sets[7];
 	struct cacheinfo llc;
 };
 
@@ -65,27 +71,36 @@ static const struct setway_geom *setway_geom(u32 pcpu)
 		g->present |= (u8)BIT(level - 1);
 		g->llc_level = level;
 		g->line_shift[level - 1] = (u32)__builtin_ctz(ci.line);
-		g->set_field[level - 1] = (u64)(ci.sets - 1) << g->line_shift[level - 1];
+		g->ways[level - 1] = ci.ways;
+		g->sets[level - 1] = ci.sets;
 		g->llc = ci;
 	}
 	g->ready = true;
 	return g;
 }
 
-/* Whether the operation val may touch its set: see the header comment. */
-static bool setway_allowed(const struct vcpu *v, u64 val)
+/* The operand to perform for the guest's val, or false when none may be:
+ * see the header comment. */
+static bool setway_operand(const struct vcpu *v, u64 val, u64 *op)
 {
 	const struct setway_geom *g = setway_geom(v->pcpu);
 	u32 level = SW_LEVEL(val);
 	u64 mask = cfg_system.platform->llc_color_mask;
 	u64 colors = v->vm->llc_colors;
+	u64 set;
 
 	if (level > 7 || !(g->present & BIT(level - 1)))
 		return false; /* no cache at that level: nothing to do */
+	if (!cachesets_sw_operand(val, g->ways[level - 1], g->sets[level - 1],
+	                          g->line_shift[level - 1], op, &set)) {
+		__atomic_fetch_add(&v->vm->setway_bad, 1, __ATOMIC_RELAXED);
+		return false; /* a set or way the cache does not have */
+	}
+	if (*op != val) /* reserved bits set: dropped */
+		__atomic_fetch_add(&v->vm->setway_bad, 1, __ATOMIC_RELAXED);
 	if (level == 1 || !mask || !colors || level != g->llc_level)
 		return true;
-	return cachesets_colored((val & g->set_field[level - 1]) >> g->line_shift[level - 1],
-	                         g->line_shift[level - 1], mask, colors);
+	return cachesets_colored(set, g->line_shift[level - 1], mask, colors);
 }
 
 const struct cacheinfo *setway_llc(u32 pcpu)
@@ -98,13 +113,14 @@ const struct cacheinfo *setway_llc(u32 pcpu)
 bool setway_trap(struct vcpu *v, u64 op1, u64 crn, u64 crm, u64 op2, u64 val)
 {
 	struct vm *vm = v->vm;
+	u64 op;
 
 	if (op1 != 0 || crn != 7 || op2 != 2 ||
 	    (crm != CRM_ISW && crm != CRM_CSW && crm != CRM_CISW))
 		return false;
 	__atomic_fetch_add(&vm->setway_ops, 1, __ATOMIC_RELAXED);
-	if (setway_allowed(v, val)) {
-		__asm__ volatile("dc cisw, %0" ::"r"(val) : "memory");
+	if (setway_operand(v, val, &op)) {
+		__asm__ volatile("dc cisw, %0" ::"r"(op) : "memory");
 		__atomic_fetch_add(&vm->setway_done, 1, __ATOMIC_RELAXED);
 		dsb(sy);
 	}

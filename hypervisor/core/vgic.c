@@ -151,8 +151,10 @@ void vgic_vm_init(struct vm *vm)
 	d->pend_spi_words = 0;
 	d->ctlr = 0;
 	d->nr_intids = gic_nr_intids();
-	for (u32 i = 0; i < VGIC_NR_SPIS; i++)
+	for (u32 i = 0; i < VGIC_NR_SPIS; i++) {
 		d->spi[i].flags = VIRQ_EDGE;
+		d->spi[i].v2_targets = 1; /* vCPU 0, its target */
+	}
 	for (u32 i = 0; i < c->nirq; i++) {
 		struct virq *q = vgic_virq(vm, NULL, c->irqs[i]);
 		if (q) {

@@ -38,8 +38,9 @@
 struct virq {
 	u8 prio;
 	u8 flags;
-	u8 lr;     /* list register while VIRQ_IN_LR */
-	u8 target; /* SPIs: target vCPU index */
+	u8 lr;         /* list register while VIRQ_IN_LR */
+	u8 target;     /* SPIs: target vCPU index */
+	u8 v2_targets; /* GICv2 SPIs: GICD_ITARGETSR as written, masked to the VM's vCPUs */
 };
 
 struct vgic_cpu {

@@ -95,8 +95,13 @@ static bool vgic_v2_pendsgi(struct vm *vm, struct vcpu *v, struct mmio_access *a
 }
 
 /* GICD_ITARGETSR: one byte per interrupt; a CPU-interface bit is a vCPU.
- * SGIs and PPIs read as the accessing vCPU's own bit. An SPI goes to the
- * lowest vCPU written (one target: no 1-of-N). */
+ * SGIs and PPIs read as the accessing vCPU's own bit. An SPI of the VM
+ * reads back the byte written, masked to the VM's vCPUs (as the GIC-400
+ * makes the bits of CPU interfaces it lacks RAZ/WI), and is delivered to
+ * the lowest vCPU it names (no 1-of-N); a byte naming none reads back 0
+ * and leaves the delivery with the vCPU it had (the GIC-400 would forward
+ * it to no CPU; a VM's interrupt is never left without a vCPU). Other
+ * SPIs are RAZ/WI. */
 static bool vgic_v2_itargets(struct vm *vm, struct vcpu *v, struct mmio_access *a)
 {
 	u32 intid0 = (u32)(a->off - GICD_ITARGETSR);
@@ -117,8 +122,11 @@ static bool vgic_v2_itargets(struct vm *vm, struct vcpu *v, struct mmio_access *
 		if (!q || !(q->flags & VIRQ_OWNED))
 			continue;
 		if (!a->write) {
-			a->val |= (u64)(1u << q->target) << (8 * i);
-		} else if (byte) {
+			a->val |= (u64)q->v2_targets << (8 * i);
+			continue;
+		}
+		q->v2_targets = (u8)byte;
+		if (byte) {
 			q->target = (u8)__builtin_ctz(byte);
 			if ((q->flags & VIRQ_HW) && (q->flags & VIRQ_ENABLED))
 				vgic_hw_enable(vm, intid, true);

@@ -141,6 +141,10 @@ void vm_shutdown(struct vm *vm, enum vm_state how, const char *reason)
 	if (vm->setway_ops)
 		log_info("vm %s: %lu set/way cache operations trapped, %lu performed",
 		         vm->cfg->name, vm->setway_ops, vm->setway_done);
+	if (vm->setway_bad)
+		log_info("vm %s: %lu set/way operands had reserved bits set or named a set or way "
+		         "beyond the cache (bits dropped, such sets and ways not performed)",
+		         vm->cfg->name, vm->setway_bad);
 
 	spin_lock(&vm_power_lock);
 	if (how == VM_OFF)

@@ -58,6 +58,7 @@ struct vm {
 	u64 dma_faults;  /* faults of its DMA streams (core/dma.c) */
 	u64 setway_ops;  /* trapped DC ISW/CSW/CISW (core/setway.c) */
 	u64 setway_done; /* of which performed (as DC CISW) */
+	u64 setway_bad;  /* of which had reserved bits set or a set/way beyond the cache */
 	/* LLC and bank colors of its RAM now (0: every color): the config's
 	 * until a recoloring (isolation/color_recolor.c) changes them. */
 	u64 llc_colors;

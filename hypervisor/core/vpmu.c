@@ -11,7 +11,10 @@
  *                        P and C reset the guest's counters only
  *   PMCNTEN, PMINTEN     virtual; the hardware bits of the guest's counters
  *                        are derived (vpmu_sync), the reserved ones untouched
- *   PMOVS, PMSWINC       the hardware bits, masked to the guest's counters
+ *   PMOVS                the hardware bits, masked to the guest's counters
+ *   PMSWINC              emulated (vpmu_swinc): from EL2 the write would
+ *                        count nothing, the guest's counters being
+ *                        filtered out there
  *   PMSELR               virtual; PMXEV* and PMEV*<n> reach counter n only
  *                        for n < HPMN (else RAZ/WI)
  *   event filters        P, U and the event only: the guest's counters never
@@ -247,6 +250,34 @@ static void vpmu_setclr(u32 *bits, u32 mask, bool set, bool read, u64 *val)
 		*bits &= ~((u32)*val & mask);
 }
 
+/*
+ * PMSWINC_EL0 (Arm ARM, "SW_INCR"): each of the guest's event counters
+ * whose bit is written 1, that is enabled (PMCR.E and PMCNTENSET as the
+ * guest set them) and programmed with event 0x00 counts one; a counter that
+ * wraps sets its overflow flag (and interrupts if the guest enabled that).
+ */
+static void vpmu_swinc(struct vcpu *v, struct vpmu *p, u32 mask, u32 w)
+{
+	u32 inc = p->pmcr & PMCR_E ? w & p->cnten & mask & ~PMU_CYCLE_BIT : 0;
+	u32 wrapped = 0;
+
+	for (u32 i = 0; i < 31 && inc; i++) {
+		u32 c;
+
+		if (!(inc & BIT(i)) || (pmu_read_filter(i) & PMU_FILTER_EVENT) != 0)
+			continue;
+		c = (u32)pmu_hyp_read_event(i) + 1;
+		pmu_hyp_write_event(i, c);
+		if (!c)
+			wrapped |= (u32)BIT(i);
+	}
+	if (wrapped) {
+		sysreg_write(pmovsset_el0, wrapped);
+		isb();
+		vpmu_sync(v, p, mask);
+	}
+}
+
 bool vpmu_access(struct vcpu *v, u32 op1, u32 crn, u32 crm, u32 op2, bool read, u64 *val)
 {
 	struct vpmu *p = &vpmu_cpus[v->pcpu];
@@ -309,7 +340,7 @@ bool vpmu_access(struct vcpu *v, u32 op1, u32 crn, u32 crm, u32 op2, bool read, 
 		break;
 	case 0xc4: /* PMSWINC_EL0: event counters only */
 		if (!read)
-			sysreg_write(pmswinc_el0, w & ~PMU_CYCLE_BIT);
+			vpmu_swinc(v, p, mask, w);
 		break;
 	case 0xc5: /* PMSELR_EL0 */
 		if (read)

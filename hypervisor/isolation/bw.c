@@ -62,6 +62,9 @@ struct bw_vm {
 	struct bw_settings next; /* latest settings; vCPUs switch at next.start */
 	u64 pool[BW_NEV];        /* reclaim: (period << 32) | events given up */
 	struct bw_stats stats;   /* VM totals per period, kept by vCPU 0's CPU (if > 1 vCPU) */
+	bool set_logged;         /* BH_HC_BW_SET's console line (bw_log_set), under lock */
+	u64 set_logged_at;
+	u32 sets_unlogged;
 };
 
 /* No look within a period / no hot period end: far enough that now + it
@@ -704,6 +707,34 @@ static void bw_split_settings(struct bw_settings *s, const struct cfg_bw *cfg, u
 		s->unshared[e] = bw_split(s->budget[e], nvcpus, cfg->weights, s->share[e]);
 }
 
+/* The console line of an accepted BH_HC_BW_SET, at most one per target VM
+ * per second of counter time: a manager calling in a loop cannot flood the
+ * console (the lines left out are counted in the next one). */
+static void bw_log_set(struct bw_vm *b, const struct bw_settings *n, const struct vm *by)
+{
+	u64 now = timer_now();
+	u32 quiet;
+
+	spin_lock(&b->lock);
+	if (b->set_logged && now - b->set_logged_at < bw_hz) {
+		b->sets_unlogged++;
+		spin_unlock(&b->lock);
+		return;
+	}
+	quiet = b->sets_unlogged;
+	b->set_logged = true;
+	b->set_logged_at = now;
+	b->sets_unlogged = 0;
+	spin_unlock(&b->lock);
+	if (quiet)
+		log_info("bw: vm %s: %lu events per %u us (set by vm %s; %u more set in the second "
+		         "before, not shown)",
+		         b->vm->cfg->name, n->budget[0], n->period_us, by->cfg->name, quiet);
+	else
+		log_info("bw: vm %s: %lu events per %u us (set by vm %s)", b->vm->cfg->name,
+		         n->budget[0], n->period_us, by->cfg->name);
+}
+
 /* BH_HC_BW_SET: x1 = VM id, x2 = budget (events per period for the VM; 0
  * keeps it), x3 = period in us (0 keeps it), x4 = second event's budget
  * (read/write platforms; 0 keeps it). Managers only. The change takes
@@ -737,6 +768,15 @@ static void bw_hc_set(struct vcpu *v)
 		n.budget[0] = budget;
 	if (budget2 && b->cfg->nevents > 1)
 		n.budget[1] = budget2;
+	/* what `bulkhead check` would refuse in a config changes nothing */
+	for (u32 e = 0; e < b->cfg->nevents; e++) {
+		if (!bw_settings_ok(n.period_us, n.budget[e], b->vm->nvcpus, b->cfg->weights,
+		                    bw_sys->regulator_events)) {
+			spin_unlock(&b->lock);
+			f->x[0] = (u64)(s64)BH_E_INVALID;
+			return;
+		}
+	}
 	bw_split_settings(&n, b->cfg, b->vm->nvcpus);
 	/* a boundary of the current schedule at least one period away: every
 	 * vCPU reaches it on the old schedule, then switches */
@@ -750,8 +790,7 @@ static void bw_hc_set(struct vcpu *v)
 		__atomic_store_n(&bw_cpus[b->vm->vcpus[i]->pcpu].hot_lead, BW_NOT_HOT,
 		                 __ATOMIC_RELAXED);
 	spin_unlock(&b->lock);
-	log_info("bw: vm %s: %lu events per %u us (set by vm %s)", b->vm->cfg->name, n.budget[0],
-	         n.period_us, v->vm->cfg->name);
+	bw_log_set(b, &n, v->vm);
 	f->x[0] = BH_OK;
 }
 

@@ -39,6 +39,21 @@ u64 bw_split(u64 budget, u32 n, const u32 *weights, u32 *share)
 	return given < budget ? budget - given : 0;
 }
 
+bool bw_settings_ok(u64 period_us, u64 budget, u32 n, const u32 *weights, u32 floor)
+{
+	u64 least = floor ? floor : 1;
+
+	if (period_us < 1 || period_us > BW_MAX_PERIOD_US || budget > BW_MAX_BUDGET || !n)
+		return false;
+	for (u32 i = 0; i < n; i++) {
+		u64 share = weights ? budget * weights[i] / 100u : budget / n;
+
+		if (share < least)
+			return false;
+	}
+	return true;
+}
+
 u64 bw_boundary(u64 start, u32 period_us, u64 hz, u64 k)
 {
 	unsigned __int128 t = (unsigned __int128)k * period_us * hz;

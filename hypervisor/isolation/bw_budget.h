@@ -15,6 +15,14 @@
 #define BW_US_PER_S 1000000u
 #define BW_U32_MAX  0xffffffffull
 
+/* Limits of a period and of a budget (events per period, VM or vCPU), as
+ * `bulkhead check` applies them to a config and BH_HC_BW_SET to its
+ * arguments (bw_settings_ok); the generated config.c asserts the
+ * toolchain's (bulkhead.config.bandwidth MAX_PERIOD_US, MAX_BUDGET_EVENTS)
+ * against them. */
+#define BW_MAX_PERIOD_US 1000000u    /* 1 s: a period's events fit the 32-bit counters */
+#define BW_MAX_BUDGET    0x7fffffffu /* events per period, VM or vCPU */
+
 /* A word of a period index (low 32 bits) and an event count (pool, history). */
 #define POOL_EPOCH(w)   ((u32)((w) >> 32))
 #define POOL_EVENTS(w)  ((u32)(w))
@@ -33,6 +41,17 @@ u64 bw_events_from_mbps(u64 mbps, u64 period_us, u64 bytes_per_event);
  * 100). Returns the events given to no vCPU. A share of 0 becomes 1.
  */
 u64 bw_split(u64 budget, u32 n, const u32 *weights, u32 *share);
+
+/*
+ * Whether a regulation is one `bulkhead check` accepts for a config
+ * (BH_HC_BW_SET applies nothing else): 1 <= period_us <= BW_MAX_PERIOD_US,
+ * budget (events per period for the VM, one event) <= BW_MAX_BUDGET, and
+ * each of the n vCPUs' shares (as bw_split computes them, before a share
+ * of 0 becomes 1) at least one event and at least floor events per period
+ * (the platform's regulator_events, the forward-progress floor: less and
+ * the regulator's own work would starve the vCPU). weights as bw_split.
+ */
+bool bw_settings_ok(u64 period_us, u64 budget, u32 n, const u32 *weights, u32 floor);
 
 /* The 32-bit counter value from which a counter overflows after n >= 1
  * events, and the events counted between two readings. */

@@ -551,7 +551,7 @@ static s64 recolor_check(struct vm *target, u64 llc, u64 bank)
 		fmt_snprintf(rq.why, sizeof(rq.why),
 		             "it drives a DMA-capable device no SMMU confines (dma_isolation: "
 		             "none): the device would keep writing to the old frames");
-		return BH_E_DENIED;
+		return BH_E_INVALID;
 	}
 	err = color_rt_build(&rq.want, llc, bank, p->llc_color_mask, p->bank_color_mask);
 	if (err) {

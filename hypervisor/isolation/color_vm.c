@@ -94,11 +94,22 @@ static void color_hc_page(struct frame *f, bool found, u64 pa)
 	f->x[3] = color_extract(pa, p->bank_color_mask);
 }
 
+/* Host physical addresses help Rowhammer and cache side-channel attacks:
+ * only a VM whose config grants `introspection: true` learns them. */
+static bool color_hc_introspects(struct vcpu *v)
+{
+	if (v->vm->cfg->flags & CFG_VM_INTROSPECTION)
+		return true;
+	v->frame->x[0] = (u64)(s64)BH_E_DENIED;
+	return false;
+}
+
 static void color_hc_ipa_info(struct vcpu *v)
 {
 	u64 pa = 0;
 
-	color_hc_page(v->frame, mem_ipa_to_pa(v->vm, v->frame->x[1], &pa), pa);
+	if (color_hc_introspects(v))
+		color_hc_page(v->frame, mem_ipa_to_pa(v->vm, v->frame->x[1], &pa), pa);
 }
 
 /* BH_HC_S2_INFO: x1 = index -> x1 = the PA of the index-th page of the
@@ -108,7 +119,9 @@ static void color_hc_s2_info(struct vcpu *v)
 {
 	u64 idx = v->frame->x[1], pa = 0;
 
-	color_hc_page(v->frame, !(idx >> 32) && pt_table_page(&v->vm->s2, (u32)idx, &pa), pa);
+	if (color_hc_introspects(v))
+		color_hc_page(v->frame, !(idx >> 32) && pt_table_page(&v->vm->s2, (u32)idx, &pa),
+		              pa);
 }
 
 /* Four runs of four consecutive pages, a quarter of the region apart. */

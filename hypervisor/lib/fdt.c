@@ -47,6 +47,55 @@ static u64 fdt_cells(const u8 *p, u32 cells)
 	return cells == 2 ? (u64)fdt_be32(p) << 32 | fdt_be32(p + 4) : fdt_be32(p);
 }
 
+const char fdt_err_too_many[] = "more separate RAM ranges than the table holds";
+
+/*
+ * Adds [base, base + size) to out[0..*n), kept sorted, with overlapping and
+ * adjacent ranges merged into one (the DT specification bounds neither the
+ * ranges of a reg nor the /memory nodes; a table of max distinct ranges
+ * does). Ranges of size 0 add nothing.
+ */
+static const char *fdt_add_range(struct fdt_range *out, u32 max, u32 *n, u64 base, u64 size)
+{
+	u64 last = base + size - 1, lo, hi;
+	u32 i = 0, j;
+
+	if (!size)
+		return NULL;
+	if (last < base)
+		return "a memory range wraps around the address space";
+	/* out[0..i) end before base, not touching it (a range's last byte is
+	 * base + size - 1: no range wraps) */
+	while (i < *n && out[i].base + out[i].size - 1 != ~0ull && out[i].base + out[i].size < base)
+		i++;
+	/* out[i..j) overlap or touch [base, last] */
+	j = i;
+	while (j < *n && (last == ~0ull || out[j].base <= last + 1))
+		j++;
+	if (i == j) {
+		if (*n >= max)
+			return fdt_err_too_many;
+		for (u32 k = *n; k > i; k--)
+			out[k] = out[k - 1];
+		out[i].base = base;
+		out[i].size = size;
+		(*n)++;
+		return NULL;
+	}
+	lo = out[i].base < base ? out[i].base : base;
+	hi = out[j - 1].base + out[j - 1].size - 1;
+	if (hi < last)
+		hi = last;
+	if (hi - lo == ~0ull)
+		return "a memory range wraps around the address space";
+	out[i].base = lo;
+	out[i].size = hi - lo + 1;
+	for (u32 k = j; k < *n; k++)
+		out[i + 1 + k - j] = out[k];
+	*n -= j - i - 1;
+	return NULL;
+}
+
 const char *fdt_memory(const void *fdt, u32 len, struct fdt_range *out, u32 max, u32 *n)
 {
 	const u8 *b = fdt;
@@ -107,12 +156,12 @@ const char *fdt_memory(const void *fdt, u32 len, struct fdt_range *out, u32 max,
 				u32 entry = (acells + scells) * 4;
 
 				for (u32 o = 0; o + entry <= reg_len; o += entry) {
-					if (*n < max) {
-						out[*n].base = fdt_cells(reg + o, acells);
-						out[*n].size =
-						    fdt_cells(reg + o + acells * 4, scells);
-					}
-					(*n)++;
+					const char *err =
+					    fdt_add_range(out, max, n, fdt_cells(reg + o, acells),
+					                  fdt_cells(reg + o + acells * 4, scells));
+
+					if (err)
+						return err;
 				}
 			}
 			if (depth == 1)

@@ -19,10 +19,15 @@ u32 fdt_total_size(const void *fdt);
 /*
  * Collects the reg ranges of every top-level memory node (named memory or
  * memory@..., or with device_type = "memory") that has no status other than
- * "okay", honouring the root's #address-cells and #size-cells (1 or 2).
- * At most max ranges are stored; *n is the number found. len bounds every
- * access. Returns NULL, or what is wrong with the blob.
+ * "okay", honouring the root's #address-cells and #size-cells (1 or 2),
+ * into out[0..*n): sorted by base, overlapping and adjacent ranges merged,
+ * none of size 0. More than max separate ranges is an error
+ * (fdt_err_too_many). len bounds every access. Returns NULL, or what is
+ * wrong with the blob.
  */
 const char *fdt_memory(const void *fdt, u32 len, struct fdt_range *out, u32 max, u32 *n);
+
+/* fdt_memory's error when the ranges do not fit in max. */
+extern const char fdt_err_too_many[];
 
 #endif

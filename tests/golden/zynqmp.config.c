@@ -5,7 +5,7 @@
  */
 #include "core/config.h"
 #include "isolation/qos400.h"
-#include "isolation/bw.h"
+#include "isolation/bw_budget.h"
 #include "core/payload.h"
 #include "drivers/iommu.h"
 

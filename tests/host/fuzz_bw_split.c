@@ -4,7 +4,12 @@
  * any weights the toolchain accepts (percent, summing to at most 100):
  * shares never exceed the budget in total (beyond the 1-event minimum per
  * vCPU), the even split hands out everything, and bw_events_from_mbps
- * never wraps or returns 0. */
+ * never wraps or returns 0. Then BH_HC_BW_SET's argument check
+ * (bw_settings_ok) for any period, budget and forward-progress floor: it
+ * accepts exactly the settings `bulkhead check` accepts (period 1 us-1 s,
+ * budget up to 2^31 - 1, every vCPU's share at least max(1, floor)), and
+ * what it accepts splits into shares that all meet the floor. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,5 +53,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bpe = 1 + bpe % 4096u;
 	if (bw_events_from_mbps(mbps, period, bpe) == 0)
 		abort();
+
+	if (size >= 37 + 8 + 8 + 4) {
+		uint64_t p2, b2, least, smallest = UINT64_MAX;
+		uint32_t floor;
+		bool ok, want;
+
+		memcpy(&p2, data + 37, 8);
+		memcpy(&b2, data + 45, 8);
+		memcpy(&floor, data + 53, 4);
+		if (data[4] & 0x40) { /* the interesting range, often */
+			p2 %= 1100000u;
+			b2 %= 1u << 20;
+			floor %= 1000u;
+		}
+		least = floor ? floor : 1;
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t s = w ? (uint64_t)(((unsigned __int128)b2 * w[i]) / 100u) : b2 / n;
+			if (s < smallest)
+				smallest = s;
+		}
+		want = p2 >= 1 && p2 <= 1000000u && b2 <= 0x7fffffffu && smallest >= least;
+		ok = bw_settings_ok(p2, b2, n, w, floor);
+		if (ok != want)
+			abort();
+		if (ok) {
+			bw_split(b2, n, w, share);
+			for (uint32_t i = 0; i < n; i++)
+				if (share[i] < least)
+					abort();
+		}
+	}
 	return 0;
 }

@@ -2,7 +2,8 @@
 /*
  * Host unit test of the bandwidth-regulation arithmetic
  * (hypervisor/isolation/bw_budget.c): conversion, split, period clock,
- * reclaim pool (also under concurrent threads), prediction, statistics.
+ * reclaim pool (also under concurrent threads), prediction, statistics,
+ * and the limits BH_HC_BW_SET shares with `bulkhead check`.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -263,6 +264,44 @@ static void test_stats(void)
 	CHECK_EQ(used, 5);
 }
 
+/* BH_HC_BW_SET's limits are `bulkhead check`'s (issue #32 item 2). */
+static void test_settings_ok(void)
+{
+	static const u32 w3[3] = { 50, 30, 20 };
+
+	CHECK(bw_settings_ok(1000, 300000, 1, NULL, 200));
+	CHECK(!bw_settings_ok(1, 1, 1, NULL, 200));      /* 1 event per 1 us period */
+	CHECK(!bw_settings_ok(1000, 1, 1, NULL, 200));   /* below the forward-progress floor */
+	CHECK(!bw_settings_ok(1000, 199, 1, NULL, 200)); /* one event short */
+	CHECK(bw_settings_ok(1000, 200, 1, NULL, 200));  /* exactly the floor */
+	CHECK(bw_settings_ok(1, 200, 1, NULL, 200));     /* 1 us is a period check accepts */
+	CHECK(bw_settings_ok(1000, 1, 1, NULL, 0));      /* no floor: 1 event is enough */
+	CHECK(!bw_settings_ok(1000, 2, 3, NULL, 0));     /* less than one event per vCPU */
+	CHECK(bw_settings_ok(1000, 3, 3, NULL, 0));
+	CHECK(!bw_settings_ok(1000, 599, 3, NULL, 200)); /* 199 for the last vCPU */
+	CHECK(bw_settings_ok(1000, 600, 3, NULL, 200));
+	CHECK(!bw_settings_ok(0, 300000, 1, NULL, 200)); /* period out of range */
+	CHECK(!bw_settings_ok(1000001, 300000, 1, NULL, 200));
+	CHECK(bw_settings_ok(1000000, 300000, 1, NULL, 200));
+	CHECK(!bw_settings_ok(1000, 0x80000000ull, 1, NULL, 0)); /* 2^31: beyond the counter */
+	CHECK(bw_settings_ok(1000, 0x7fffffffull, 1, NULL, 0));
+	CHECK(!bw_settings_ok(1000, 300000, 0, NULL, 0)); /* no vCPU */
+	/* weighted: the smallest share (20%) decides */
+	CHECK(bw_settings_ok(1000, 1000, 3, w3, 200));
+	CHECK(!bw_settings_ok(1000, 999, 3, w3, 200));
+	/* the toolchain's own rule, on a sample: share >= max(1, floor) for every vCPU */
+	for (int i = 0; i < 2000; i++) {
+		u64 budget = (u64)rand() % 5000, period = (u64)rand() % 1100000;
+		u32 n = 1 + (u32)rand() % 4, floor = (u32)rand() % 400, share[4];
+		bool want = period >= 1 && period <= 1000000;
+
+		bw_split(budget, n, NULL, share);
+		for (u32 k = 0; k < n; k++)
+			want = want && budget / n >= (floor ? floor : 1) && share[k] >= budget / n;
+		CHECK_EQ(bw_settings_ok(period, budget, n, NULL, floor), want);
+	}
+}
+
 static void test_counter(void)
 {
 	u32 start = bw_preload(1000);
@@ -283,6 +322,7 @@ int main(void)
 	test_predict();
 	test_stats();
 	test_counter();
+	test_settings_ok();
 	if (failures) {
 		printf("test_bw_budget: %d failure(s)\n", failures);
 		return 1;

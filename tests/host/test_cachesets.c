@@ -61,9 +61,48 @@ static void check_geom(const struct geom *g, u64 colors)
 	CHECK(cachesets_list(nsets, g->line_shift, g->color_mask, colors, sets_buf, 3) == expect);
 }
 
+/* Issue #32 item 4: the set/way operand performed is rebuilt from the
+ * decoded level, set and way only, bounded by the geometry. */
+static void check_sw_operand(void)
+{
+	u64 op, set;
+
+	/* 1 MiB 16-way 64 B L2 (level 2): way in bits 31:28, set in 15:6 */
+	CHECK(cachesets_sw_operand((5ull << 28) | (700ull << 6) | 2, 16, 1024, 6, &op, &set));
+	CHECK(op == ((5ull << 28) | (700ull << 6) | 2) && set == 700);
+	/* reserved bits everywhere: bit 0, line offset 5:4, 27:16, 63:32 */
+	CHECK(cachesets_sw_operand((5ull << 28) | (700ull << 6) | 2 | 1 | 0x30 | 0x0fff0000ull |
+	                               0xffffffff00000000ull,
+	                           16, 1024, 6, &op, &set));
+	CHECK(op == ((5ull << 28) | (700ull << 6) | 2) && set == 700);
+	/* 32 KiB 4-way 64 B L1 (level 1): way 31:30, set 12:6 */
+	CHECK(cachesets_sw_operand(~0ull & ~0xeull, 4, 128, 6, &op, &set));
+	CHECK(op == ((3ull << 30) | (127ull << 6)) && set == 127);
+	/* one way: no way field */
+	CHECK(cachesets_sw_operand(0xf0000000ull | (3ull << 6), 1, 4, 6, &op, &set));
+	CHECK(op == (3ull << 6));
+	/* beyond the geometry: 3 ways (A = 2) way 3; 3000 sets (S = 12) set 3500 */
+	CHECK(!cachesets_sw_operand(3ull << 30, 3, 4, 6, &op, &set));
+	CHECK(cachesets_sw_operand(2ull << 30, 3, 4, 6, &op, &set) && op == (2ull << 30));
+	CHECK(!cachesets_sw_operand(3500ull << 6, 16, 3000, 6, &op, &set));
+	CHECK(cachesets_sw_operand(2999ull << 6, 16, 3000, 6, &op, &set) && set == 2999);
+	/* no cache, or fields that would overlap */
+	CHECK(!cachesets_sw_operand(0, 0, 16, 6, &op, &set));
+	CHECK(!cachesets_sw_operand(0, 16, 1u << 24, 6, &op, &set));
+	/* random operands: the result never has a bit outside the fields */
+	for (int i = 0; i < 100000; i++) {
+		u64 val = (u64)rand() << 33 ^ (u64)rand() << 11 ^ (u64)rand();
+
+		if (cachesets_sw_operand(val, 16, 1024, 6, &op, &set))
+			CHECK((op & ~(0xf0000000ull | 0xffc0ull | 0xeull)) == 0 &&
+			      (op & 0xf000ffceull) == (val & 0xf000ffceull));
+	}
+}
+
 int main(void)
 {
 	srand(1);
+	check_sw_operand();
 	for (unsigned i = 0; i < sizeof(geoms) / sizeof(geoms[0]); i++) {
 		u64 ncolors = 1ull << __builtin_popcountll(geoms[i].color_mask);
 

@@ -9,7 +9,7 @@
 
 #include "check.h"
 
-static unsigned char st[4096], strs[1024], blob[8192];
+static unsigned char st[16384], strs[8192], blob[32768];
 static unsigned st_len, strs_len;
 
 static void put32(unsigned char *p, unsigned v)
@@ -90,6 +90,99 @@ static void reset(void)
 	st_len = strs_len = 0;
 }
 
+/* A root of 2/2 cells with `count` memory@ nodes of one 16 MiB range each,
+ * from the highest address down, `step` apart (16 MiB: adjacent). */
+static unsigned many_nodes(unsigned count, unsigned long long step)
+{
+	static const unsigned two[] = { 2 };
+
+	reset();
+	begin("");
+	prop_cells("#address-cells", two, 1);
+	prop_cells("#size-cells", two, 1);
+	for (unsigned i = count; i-- > 0;) {
+		unsigned long long base = 0x40000000ull + i * step;
+		char name[32];
+
+		snprintf(name, sizeof(name), "memory@%llx", base);
+		begin(name);
+		prop("device_type", "memory", 7);
+		prop_cells(
+		    "reg",
+		    (const unsigned[]){ (unsigned)(base >> 32), (unsigned)base, 0, 0x1000000 }, 4);
+		end();
+	}
+	end();
+	return finish();
+}
+
+/* Issue #32 item 5: what the DT specification allows (any number of
+ * ranges and /memory nodes) is read into a bounded table, sorted, with
+ * adjacent and overlapping ranges merged; more separate ranges than the
+ * table holds is a clear error. */
+static void check_many_ranges(void)
+{
+	static struct fdt_range t[128];
+	unsigned n, len;
+
+	/* 64 adjacent 16 MiB ranges: one GiB of RAM, one range */
+	len = many_nodes(64, 0x1000000);
+	CHECK(fdt_memory(blob, len, t, 16, &n) == NULL);
+	CHECK(n == 1 && t[0].base == 0x40000000 && t[0].size == 64ull << 24);
+	/* 64 separate ranges (a hole between each): all of them, sorted */
+	len = many_nodes(64, 0x2000000);
+	CHECK(fdt_memory(blob, len, t, 128, &n) == NULL && n == 64);
+	for (unsigned i = 0; i < 64 && i < n; i++)
+		CHECK(t[i].base == 0x40000000ull + i * 0x2000000ull && t[i].size == 0x1000000);
+	/* 128 fit a table of 128; 129 do not, and that is an error */
+	len = many_nodes(128, 0x2000000);
+	CHECK(fdt_memory(blob, len, t, 128, &n) == NULL && n == 128);
+	len = many_nodes(129, 0x2000000);
+	CHECK(fdt_memory(blob, len, t, 128, &n) == fdt_err_too_many);
+
+	/* overlapping, nested, touching and empty ranges in one reg */
+	reset();
+	begin("");
+	prop_cells("#address-cells", (const unsigned[]){ 1 }, 1);
+	prop_cells("#size-cells", (const unsigned[]){ 1 }, 1);
+	begin("memory");
+	prop_cells("reg",
+	           (const unsigned[]){ 0x3000, 0x1000, 0x1000, 0x1000, 0x1800, 0x100, 0x9000, 0,
+	                               0x2000, 0x1000, 0x8000, 0x1000, 0x1000, 0x2800 },
+	           14);
+	end();
+	end();
+	len = finish();
+	CHECK(fdt_memory(blob, len, t, 2, &n) == NULL && n == 2);
+	CHECK(t[0].base == 0x1000 && t[0].size == 0x3000); /* 0x1000-0x3fff */
+	CHECK(t[1].base == 0x8000 && t[1].size == 0x1000);
+
+	/* 2/2 cells: a range ending at the top of the address space, and one
+	 * that wraps */
+	reset();
+	begin("");
+	prop_cells("#address-cells", (const unsigned[]){ 2 }, 1);
+	prop_cells("#size-cells", (const unsigned[]){ 2 }, 1);
+	begin("memory");
+	prop_cells("reg", (const unsigned[]){ 0xffffffff, 0xfffff000, 0, 0x1000, 0, 0, 0, 0x1000 },
+	           8);
+	end();
+	end();
+	len = finish();
+	CHECK(fdt_memory(blob, len, t, 4, &n) == NULL && n == 2);
+	CHECK(t[0].base == 0 && t[1].base == 0xfffffffffffff000ull && t[1].size == 0x1000);
+	reset();
+	begin("");
+	prop_cells("#address-cells", (const unsigned[]){ 2 }, 1);
+	prop_cells("#size-cells", (const unsigned[]){ 2 }, 1);
+	begin("memory");
+	prop_cells("reg", (const unsigned[]){ 0xffffffff, 0xfffff000, 0, 0x2000 }, 4);
+	end();
+	end();
+	len = finish();
+	CHECK(fdt_memory(blob, len, t, 4, &n) != NULL);
+}
+
 int main(void)
 {
 	struct fdt_range r[4];
@@ -120,7 +213,7 @@ int main(void)
 	CHECK(n == 2);
 	CHECK(r[0].base == 0x40000000 && r[0].size == 0x80000000);
 	CHECK(r[1].base == 0x800000000ull && r[1].size == 0x1000);
-	CHECK(fdt_memory(blob, len, r, 1, &n) == NULL && n == 2); /* counted past max */
+	CHECK(fdt_memory(blob, len, r, 1, &n) == fdt_err_too_many); /* two separate ranges */
 
 	/* 1/1 cells, device_type without the name, a disabled bank */
 	reset();
@@ -160,6 +253,7 @@ int main(void)
 		free(copy);
 	}
 
+	check_many_ranges();
 	if (failures)
 		return 1;
 	printf("test_fdt: ok\n");

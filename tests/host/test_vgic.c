@@ -503,15 +503,24 @@ static void test_v2_distributor(void)
 	gicd(0, 0xf20, 1, true, 0xfc); /* sources the VM does not have */
 	CHECK(!(vcpu[0].vgic.pend_priv & 1u));
 
-	/* GICD_ITARGETSR: own bit for SGIs/PPIs; an owned SPI to a vCPU; the
-	 * rest RAZ/WI */
+	/* GICD_ITARGETSR: own bit for SGIs/PPIs; an owned SPI reads back the
+	 * byte written masked to the VM's vCPUs (GIC-400: bits of CPU
+	 * interfaces it lacks are RAZ/WI) and goes to the lowest vCPU named;
+	 * the rest RAZ/WI */
 	CHECK(gicd(1, 0x800, 4, false, 0) == 0x02020202u);
 	CHECK(gicd(0, 0x81c, 4, false, 0) == 0x01010101u);
 	hw = vgic_virq(&vm, NULL, SPI_HW);
+	CHECK(gicd(0, 0x800 + SPI_HW, 1, false, 0) == 0x01); /* reset: vCPU 0 */
 	gicd(0, 0x800 + SPI_HW, 1, true, 0x02);
 	CHECK(hw->target == 1 && gicd(0, 0x800 + SPI_HW, 1, false, 0) == 0x02);
-	gicd(0, 0x800 + SPI_HW, 1, true, 0x0c); /* no such vCPU: unchanged */
-	CHECK(hw->target == 1);
+	gicd(0, 0x800 + SPI_HW, 1, true, 0x03); /* both vCPUs: read back as such */
+	CHECK(hw->target == 0 && gicd(0, 0x800 + SPI_HW, 1, false, 0) == 0x03);
+	gicd(0, 0x800 + SPI_HW, 1, true, 0xfe); /* vCPU 1 and CPUs the VM lacks */
+	CHECK(hw->target == 1 && gicd(0, 0x800 + SPI_HW, 1, false, 0) == 0x02);
+	gicd(0, 0x800 + SPI_HW, 1, true, 0x0c); /* no such vCPU: reads 0, delivery kept */
+	CHECK(hw->target == 1 && gicd(0, 0x800 + SPI_HW, 1, false, 0) == 0);
+	gicd(0, 0x800 + SPI_HW, 4, true, 0x03030301u); /* a word: SPI 40 and 41-43 (not the VM's) */
+	CHECK(hw->target == 0 && gicd(0, 0x800 + SPI_HW, 4, false, 0) == 0x01);
 	gicd(0, 0x800 + 41, 1, true, 0x02); /* not the VM's */
 	CHECK(gicd(0, 0x800 + 41, 1, false, 0) == 0);
 	CHECK(gicd(0, 0x080, 4, false, 0) == 0); /* IGROUPR: Group 0 */

@@ -316,3 +316,91 @@ def test_dma_fault_flood_does_not_delay_the_victim(quiet: dict[str, int]) -> Non
     print(f"victim print latency (virtual ns): quiet {quiet}, DMA fault flood {figures}; {done}; {total}")
     assert figures["median_ns"] <= 1.5 * quiet["median_ns"], (quiet, figures)
     assert figures["p90_ns"] <= 1.5 * quiet["p90_ns"], (quiet, figures)
+def test_management_calls_are_checked_like_the_config(quiet: dict[str, int]) -> None:
+    """Issue #32 item 2: a manager VM (regulated, 300,000 cycles per 1 ms)
+    calls BH_HC_BW_SET on itself with what `bulkhead check` refuses (1 event
+    per 1 us period, 1 event, 199 events: under qemu-virt's forward-progress
+    floor of 200, a period over 1 s, 2^31 events, an unknown VM), each
+    followed by a valid call: every refused call returns BH_E_INVALID and
+    changes nothing (no console line, the regulation still grants ~300,000
+    per period), and the flood of valid calls puts at most one console line
+    per second of virtual time on the console."""
+    res = boot_pair("manage", attacker="""\
+    cpus: [1]
+    guest: attack
+    manager: true
+    params: {mode: manage, ms: 300, floor: 200, good: 300000}
+    bandwidth: {period_us: 1000, budget_events: 300000}
+""")
+    figures = victim_figures(res)
+    done = attack_done(res, "manage")
+    assert done["violations"] == 0, res.output[-3000:]
+    assert done["ops"] >= 1000, done
+    sets = [ln for ln in res.hyp_lines() if ln.startswith("[bulkhead] bw: vm attack: ") and "(set by" in ln]
+    assert sets and all(ln.startswith("[bulkhead] bw: vm attack: 300000 events per 1000 us (set by vm attack")
+                        for ln in sets), sets
+    assert len(sets) <= 1, sets  # 300 ms of virtual time: one line
+    st = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", next(
+        ln for ln in res.lines("attack") if ln.startswith("attack: bw vcpu 0 ")))}
+    assert st["throttles"] > 0 and st["max"] <= 1.5 * 300000 and st["mean"] >= 100000, st
+    assert figures["median_ns"] <= 1.5 * quiet["median_ns"], (quiet, figures)
+
+
+def test_set_way_operands_with_reserved_bits(quiet: dict[str, int]) -> None:
+    """Issue #32 item 4: every set/way operand of the sweep has its RES0
+    bits set (bit 0, the line offset, between the set and way fields,
+    63:32). The hypervisor performs DC CISW on an operand rebuilt from the
+    level, set and way alone, so each trapped operation is counted as
+    having had reserved bits, and as many are performed as without them
+    (QEMU models no caches: the counts are what can be observed)."""
+    res = boot_pair("cmo-junk", attacker="""\
+    cpus: [1, 2, 3]
+    guest: attack
+    params: {mode: cmo, ms: 300, junk: 1}
+""")
+    figures = victim_figures(res)
+    attack_done(res, "cmo")
+    hyp = res.hyp_lines()
+    (counts,) = [re.match(r"\[bulkhead\] vm attack: (\d+) set/way cache operations trapped, (\d+) performed$", ln)
+                 for ln in hyp if "set/way cache operations trapped" in ln]
+    assert counts is not None, hyp
+    trapped, performed = int(counts.group(1)), int(counts.group(2))
+    assert trapped > 0 and performed == trapped, hyp  # uncolored: every level's sets are its own
+    bad = [ln for ln in hyp if ln.startswith("[bulkhead] vm attack: ") and "set/way operands had reserved bits" in ln]
+    assert bad == [f"[bulkhead] vm attack: {trapped} set/way operands had reserved bits set or named a set or way "
+                   "beyond the cache (bits dropped, such sets and ways not performed)"], hyp
+    assert figures["median_ns"] <= 1.5 * quiet["median_ns"], (quiet, figures)
+
+
+def test_recolor_under_unisolated_dma_is_refused(quiet: dict[str, int]) -> None:
+    """Issue #32 item 1: a manager asks (BH_HC_RECOLOR) to recolor a VM
+    that owns the virtio-net device, DMA-capable, under `dma_isolation:
+    none` (no SMMU), into the recolor pool: refused with the reason, no page
+    moves, the VM keeps running (its ticker passes)."""
+    res = boot_pair("recolor-dma", attacker="""\
+    cpus: [1]
+    guest: attack
+    manager: true
+    params: {mode: recolor, ms: 100, target: 2, llc: 0xf}
+  - name: dev
+    cpus: [2]
+    memory:
+      - {ipa: 0x40000000, size: 16M}
+    guest: ticker
+    params: {ticks: 10, period_ms: 20}
+    devices: [virtio31]
+dma_isolation: none
+recolor_pool: {size: 40M, colors: {llc: "0-3"}}
+""")
+    figures = victim_figures(res)
+    done = attack_done(res, "recolor")
+    assert done["violations"] == 0, res.output[-3000:]
+    hyp = res.hyp_lines()
+    refused = [ln for ln in hyp if ln.startswith("[bulkhead] recolor: vm dev: refused (by attack): ")]
+    assert len(refused) == 3 and all(ln.endswith("it drives a DMA-capable device no SMMU confines "
+                                                 "(dma_isolation: none): the device would keep writing "
+                                                 "to the old frames")
+                                     for ln in refused), hyp
+    assert not [ln for ln in hyp if ln.startswith("[bulkhead] recolor: vm dev: LLC ")], hyp
+    assert res.lines("dev")[-1] == "ticker: PASS (10 ticks)", res.output[-3000:]
+    assert figures["median_ns"] <= 1.5 * quiet["median_ns"], (quiet, figures)

@@ -136,6 +136,8 @@ def test_isolation_probes(boot: Any) -> None:
     undefs = find(probe, r"probe: undef caught esr=0x([0-9a-f]+)")
     assert len(undefs) == 1 and esr_ec(undefs[0].group(1)) == 0x00, describe(res)
     assert "probe: console write bad ipa -> -3, unknown hvc -> -1" in probe, describe(res)
+    # no host physical addresses without `introspection: true` (issue #32 item 3)
+    assert "probe: host addresses: ipa_info -> -4, s2_info -> -4" in probe, describe(res)
     assert probe[-1] == "probe: PASS", describe(res)
 
     # The hypervisor reported the stage-2 fault of the store to 0x80000000 ...

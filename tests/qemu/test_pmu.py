@@ -65,6 +65,10 @@ def check_guest(res: RunResult, counter: int, cycle_counter: bool, n: int = QEMU
     assert ovf["late"] <= (LATE[counter] if late is None else late), res.output
     assert values(res, "pmu: storm")["irqs"] == 1, res.output
     assert values(res, "pmu: beyond")["beyond"] == 0, res.output
+    # PMSWINC_EL0 (issue #32 item 6): only the enabled SW_INCR counter, only
+    # while PMCR.E, a wrap sets the overflow flag
+    assert values(res, "pmu: swinc") == {"counted": 5, "unenabled": 0, "stopped": 0, "wrapped": 0,
+                                         "ovf": 1}, res.output
 
 
 @pytest.mark.parametrize("counter", [0, 1], ids=["event-counter", "cycle-counter"])

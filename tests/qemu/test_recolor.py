@@ -164,3 +164,78 @@ def test_recolor_linux_from_console(console_script: Callable[..., str]) -> None:
     assert "[linux] bulkhead-linux: powering off" in lines, text
     assert not [h for h in hyp if "fault" in h or "PANIC" in h or "refused" in h], hyp
     assert "all VMs off: clean=2 stopped=0" in hyp, text
+
+
+def test_recolor_refused_for_unisolated_dma(tmp_path: Path) -> None:
+    """Issue #32 item 1 (without an SMMU): the I/O VM drives the virtio-net
+    device by DMA under `dma_isolation: none`; moving its pages would leave
+    the device writing to the old frames. Once it is ready, Ctrl-T r asks
+    three times, while the clients exchange frames with the outside peer,
+    to recolor it into the recolor pool: every request is refused with the
+    reason, no page moves, and the I/O VM and both clients finish their
+    exchange intact."""
+    import os
+    import selectors
+    import signal
+    import subprocess
+    import time
+
+    from bulkhead.generate import build
+    from bulkhead.run.netpeer import Peer
+
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "tests" / "configs" / "io-pair.yaml").read_text()
+    text = text.replace("dma_isolation: none\n",
+                        "dma_isolation: none\nrecolor_pool: {size: 40M, colors: {llc: \"0-3\"}}\n", 1)
+    text = text.replace("params: {frames: 50}", "params: {frames: 3000}")  # a few seconds of traffic
+    config = tmp_path / "io-recolor.yaml"
+    config.write_text(text)
+    with open(os.devnull, "w") as log:
+        result = build.build(config, root / "build" / "qemu-tests" / "io-recolor", log=log)
+    out = b""
+    with Peer(max_frames=20000, max_seconds=240) as peer:
+        argv = [f"{peer.netdev()},id=bhio" if a.endswith(",id=bhio") else a for a in result.qemu_argv]
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        assert proc.stdin is not None and proc.stdout is not None
+        asks, next_ask, deadline = 0, None, time.monotonic() + 180
+        try:
+            with selectors.DefaultSelector() as sel:
+                sel.register(proc.stdout, selectors.EVENT_READ)
+                while time.monotonic() < deadline and b"all VMs off" not in out:
+                    if next_ask is not None and asks < 3 and time.monotonic() >= next_ask:
+                        try:
+                            for byte in b"\x14riovm 0-3\r":  # typed: the UART may drop bursts
+                                proc.stdin.write(bytes([byte]))
+                                proc.stdin.flush()
+                                time.sleep(0.03)
+                        except BrokenPipeError:
+                            break
+                        asks, next_ask = asks + 1, time.monotonic() + 0.2
+                    if not sel.select(0.05):
+                        continue
+                    data = os.read(proc.stdout.fileno(), 65536)
+                    if not data:
+                        break
+                    out += data
+                    if next_ask is None and b"[iovm] iovm: ready" in out:
+                        next_ask = time.monotonic()
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            try:
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass
+            proc.stdout.close()
+    text_out = out.decode(errors="replace").replace("\r", "")
+    lines = text_out.splitlines()
+    refused = [ln for ln in lines if ln.startswith("[bulkhead] recolor: vm iovm: refused (by console): ")]
+    assert refused and all(ln.endswith("it drives a DMA-capable device no SMMU confines (dma_isolation: "
+                                       "none): the device would keep writing to the old frames") for ln in refused), text_out[-4000:]
+    assert not [ln for ln in lines if ln.startswith("[bulkhead] recolor: vm iovm: LLC ")], text_out[-4000:]
+    assert "[bulkhead] all VMs off: clean=3 stopped=0" in lines, text_out[-4000:]
+    assert "[iovm] iovm: PASS" in lines, text_out[-3000:]
+    for vm in ("alice", "bob"):
+        assert f"[{vm}] ioclient: PASS (3000 frames sent, 3000 replies verified both ways)" in lines, text_out[-3000:]
