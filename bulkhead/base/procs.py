@@ -5,9 +5,12 @@ Every process a run starts (QEMU, the build's make and dtc) is started with
 :func:`popen`, which
 
 - ties the child to the life of the process that starts it: the child gets
-  ``PR_SET_PDEATHSIG`` = SIGKILL (Linux ``prctl(2)``, set between fork and
-  exec), so a runner killed outright (SIGKILL, the OOM killer) takes its QEMU
-  with it; a child whose parent is already gone by then kills itself;
+  ``PR_SET_PDEATHSIG`` = SIGKILL (Linux ``prctl(2)``), so a runner killed
+  outright (SIGKILL, the OOM killer) takes its QEMU with it. The child is
+  started through util-linux's ``setpriv --pdeathsig KILL`` (Essential on
+  Debian), which sets it and execs the command in the same process: no
+  ``preexec_fn``, whose fork in a threaded process (labgrid's gRPC client
+  registers fork handlers) crashed the children with SIGSEGV;
 - registers it while it lives, so that :func:`stop_all` can end them all.
 
 :func:`handle_signals` (the CLI's, main thread only) turns SIGTERM, SIGINT
@@ -26,16 +29,15 @@ until the whole matrix is done).
 
 from __future__ import annotations
 
-import ctypes
 import os
+import shutil
 import signal
 import subprocess
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from types import FrameType
 from typing import Any
 
-PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
@@ -58,27 +60,13 @@ _live: dict[int, tuple[subprocess.Popen[Any], bool]] = {}  # pid -> (process, ow
 _stopping: int | None = None  # the signal that stops everything, once one came
 
 
-def _prctl() -> Callable[..., int] | None:
-    try:
-        fn: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None  # not Linux: no parent-death signal
-    return fn
+_SETPRIV = shutil.which("setpriv")
 
 
-_PRCTL = _prctl()
-
-
-def _tie(parent: int) -> Callable[[], None]:
-    """The preexec function: SIGKILL this child when its parent ends."""
-
-    def preexec() -> None:
-        if _PRCTL is not None:
-            _PRCTL(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-        if os.getppid() != parent:  # the parent ended before the prctl
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    return preexec
+def tied(argv: Sequence[str]) -> list[str]:
+    """``argv`` run so that it gets SIGKILL when its parent ends (as is, where
+    setpriv is missing: not Linux)."""
+    return [_SETPRIV, "--pdeathsig", "KILL", "--", *argv] if _SETPRIV else list(argv)
 
 
 def stopping() -> int | None:
@@ -94,8 +82,7 @@ def popen(argv: Sequence[str], *, own_group: bool = False, **kwargs: Any) -> sub
     with _lock:
         if _stopping is not None:
             raise Stopped(_stopping)
-        proc: subprocess.Popen[Any] = subprocess.Popen(list(argv), start_new_session=own_group,
-                                                        preexec_fn=_tie(os.getpid()), **kwargs)
+        proc: subprocess.Popen[Any] = subprocess.Popen(tied(argv), start_new_session=own_group, **kwargs)
         _live[proc.pid] = (proc, own_group)
     return proc
 

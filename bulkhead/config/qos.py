@@ -38,7 +38,6 @@ from bulkhead.config.model import (
     Range,
     Resolved,
     SystemSpec,
-    VmSpec,
 )
 from bulkhead.config.reader import Reader
 from bulkhead.config.yamlpos import YMap, YNode, YScalar, describe
