@@ -127,7 +127,8 @@ def test_python_and_c_agree(tmp_path: Path) -> None:
                       + "\n".join(body) + "\nreturn 0; }\n")
     exe = tmp_path / "drv"
     subprocess.run([cc, "-std=c11", "-O1", f"-I{ROOT / 'hypervisor'}", str(driver),
-                    str(ROOT / "hypervisor/isolation/bw_budget.c"), "-o", str(exe)], check=True)
+                    str(ROOT / "hypervisor/isolation/bw_budget.c"), str(ROOT / "hypervisor/lib/div128.c"),
+                    "-o", str(exe)], check=True)
     out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.splitlines()
     for line, (mbps, period, bpe, budget, n, weights) in zip(out, cases, strict=True):
         shares, rest = bandwidth.split(budget, n, tuple(weights) if weights else None)

@@ -757,7 +757,7 @@ static void bw_hc_set(struct vcpu *v)
 	f->x[0] = BH_OK;
 }
 
-static void bw_dump(void)
+static __cold void bw_dump(void)
 {
 	bool any = false;
 
@@ -783,7 +783,7 @@ static void bw_dump(void)
 
 /* --- initialisation ------------------------------------------------------ */
 
-void bw_init(void)
+__cold void bw_init(void)
 {
 	u32 variant = 0;
 	u64 start;
@@ -858,7 +858,7 @@ void bw_init(void)
  * platform's fallback event for every channel, said on the console. Returns
  * the interval of the looks at the counter in us (0: none).
  */
-static u32 bw_choose_events(struct bw_cpu *c, const struct cfg_bw *cfg)
+static __cold u32 bw_choose_events(struct bw_cpu *c, const struct cfg_bw *cfg)
 {
 	u32 missing = BW_NO_EVENT;
 
@@ -879,7 +879,7 @@ static u32 bw_choose_events(struct bw_cpu *c, const struct cfg_bw *cfg)
 	return bw_sys->fallback_poll_us;
 }
 
-void bw_cpu_init(void)
+__cold void bw_cpu_init(void)
 {
 	struct bw_cpu *c = bw_this();
 	const struct cfg_bw *cfg;
