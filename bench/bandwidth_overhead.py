@@ -166,7 +166,7 @@ def table(tmp: Path, args: argparse.Namespace, counter: str, periods: list[int],
           "| overhead (work lost) | H-MBR, ZCU104 | budget P/2: charged mean / max (events) "
           "| guest runs mean (min-max) vs budget |")
     print("|---:|---:|---:|---:|---|---|---|")
-    for p, gi, wi, lost, ov, n, budget, st, runs in rows:
+    for p, gi, wi, lost, ov, _n, budget, st, runs in rows:
         extra = ov.lost_ns / max(ov.gaps, 1)
         charged = f"{int(st[3]) / budget:.3f} / {int(st[2]) / budget:.3f}" if st else "refused"
         if not st:

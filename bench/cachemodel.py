@@ -37,9 +37,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bulkhead.experiment import execute as experiment  # noqa: E402
+from bulkhead.experiment import spec as experiment_spec
 from bulkhead.generate import build, qemu  # noqa: E402
 from bulkhead.run import cachemodel, runner  # noqa: E402
-from bulkhead.experiment import execute as experiment, spec as experiment_spec  # noqa: E402
 
 CONFIG = ROOT / "tests" / "configs" / "model-interf.yaml"
 SPEC = ROOT / "bench" / "experiments" / "cachemodel.yaml"

@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bulkhead.generate import build  # noqa: E402
-from bulkhead.run import runner  # noqa: E402
 from bulkhead.layout.load import load_system  # noqa: E402
+from bulkhead.run import runner  # noqa: E402
 
 CONFIG = ROOT / "bench" / "color-setup" / "setup-1g.yaml"
 PLATFORMS = ROOT / "bench" / "color-setup" / "platforms"

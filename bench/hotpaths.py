@@ -135,8 +135,8 @@ def main() -> int:
     print("Hot paths, virtual time (-icount shift=0: 1 instruction = 1 ns; QEMU models no caches)")
     print(f"{'path':<24} {'min':>7} {'mean':>9} {'max':>7} {'hyp insns':>10} {'before':>8} {'prev':>6} {'Bao':>6}")
     for t in table:
-        def f(key: str, fmt: str) -> str:
-            v = t[key]
+        def f(key: str, fmt: str, t: dict[str, object] = t) -> str:
+            v = t.get(key)
             return format(v, fmt) if v is not None else "-"
         print(f"{t['path']:<24} {f('min_ns', 'd'):>7} {f('mean_ns', '.1f'):>9} {f('max_ns', 'd'):>7} "
               f"{f('hyp_insns', '.1f'):>10} {f('before_ns', '.0f'):>8} {f('prev_ns', '.0f'):>6} {f('bao_ns', '.0f'):>6}")

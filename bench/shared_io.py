@@ -31,9 +31,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bulkhead.run import runner  # noqa: E402
 from bulkhead.config import shared_io  # noqa: E402
 from bulkhead.layout.load import load_spec  # noqa: E402
+from bulkhead.run import runner  # noqa: E402
 from bulkhead.run.netpeer import Peer  # noqa: E402
 
 OUT = ROOT / "build" / "bench" / "io"

@@ -19,14 +19,13 @@ from typing import Any, NoReturn, TextIO, cast
 
 from bulkhead import __version__
 from bulkhead.base import term
-from bulkhead.base.errors import BuildError, ConfigError, Diagnostic
-from bulkhead.config import bandwidth, shared_io
+from bulkhead.base.errors import BuildError, ConfigError, Diagnostic, NoQemuModelError
+from bulkhead.config import bandwidth, qos, shared_io
 from bulkhead.experiment import execute as experiment
 from bulkhead.generate import build, fit, gen_dts, qemu
 from bulkhead.layout import summary
 from bulkhead.layout.load import load_system
 from bulkhead.run import cachemodel, runner
-from bulkhead.config import qos
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -283,6 +282,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return COMMANDS[args.command](args)
     except ConfigError as exc:
         return _error(str(exc))
+    except NoQemuModelError as exc:  # `run` on a board QEMU does not model
+        _error(str(exc))
+        return EXIT_USAGE
     except BuildError as exc:
         return _error(str(exc))
     except KeyboardInterrupt:

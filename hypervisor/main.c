@@ -5,8 +5,9 @@
  * This is the only file that knows every layer.
  */
 #include "arch/aarch64/cpu.h"
-#include "arch/aarch64/gic.h"
+#include "drivers/gic/gic.h"
 #include "arch/aarch64/mmu.h"
+#include "arch/aarch64/pmu.h"
 #include "arch/aarch64/psci_fw.h"
 #include "core/bootimg.h"
 #include "core/bootmem.h"
@@ -119,6 +120,7 @@ static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 		mmu_enable();
 	}
 	cpu_init(0, hyp_mpidr());
+	pmu_init_cpu(); /* after cpu_init: the PMU state is per CPU (cpu_index) */
 	log_info("Bulkhead %s on %s (board %s), config %016lx, %u VM(s)", BULKHEAD_VERSION, p->name,
 	         board_name, cfg_system.config_hash, cfg_system.nvms);
 	if (cfg_system.hyp_color)
@@ -178,6 +180,7 @@ void hyp_cpu_main(u64 index, u64 dtb, u64 entry_mc)
 		if (!mmu_enabled()) /* self-coloring: boot.S turned it on */
 			mmu_enable();
 		cpu_init((u32)index, hyp_mpidr());
+		pmu_init_cpu();
 		gic_cpu_init();
 	}
 	irq_cpu_init();

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Sets up everything Bulkhead needs on a Debian bookworm machine:
 #   - Debian packages: QEMU 10 (bookworm-backports), the AArch64 cross compiler,
-#     dtc, cpio, clang-format;
+#     dtc, cpio, clang-format, clang (host fuzzing, the clang build of the
+#     hypervisor: tests/test_style.py);
 #   - a Python virtualenv in .venv with the bulkhead package and its test tools;
 #   - the Linux guest artefacts (Debian arm64 kernel + busybox initramfs) in
 #     artefacts/ (never committed);
@@ -82,7 +83,7 @@ ensure_packages() {
     command -v cpio >/dev/null || missing+=(cpio)
     command -v make >/dev/null || missing+=(make)
     command -v clang-format >/dev/null || missing+=(clang-format)
-    command -v clang >/dev/null || missing+=(clang)  # host fuzzing (tests/test_fuzz_host.py)
+    command -v clang >/dev/null || missing+=(clang)  # host fuzzing, the clang build (tests/test_style.py)
     ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a >/dev/null 2>&1 || missing+=(libclang-rt-dev)
     command -v mkimage >/dev/null || missing+=(u-boot-tools)  # the FIT image (docs/boot.md)
     command -v gdb-multiarch >/dev/null || missing+=(gdb-multiarch)  # run --gdb (docs/debugging.md)

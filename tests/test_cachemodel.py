@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from bulkhead.run import cachemodel
-from bulkhead.layout.load import load_platform, load_system
 from bulkhead.base.errors import BuildError, ConfigError
+from bulkhead.layout.load import load_platform, load_system
+from bulkhead.run import cachemodel
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOL = ROOT / "tools" / "cachemodel"

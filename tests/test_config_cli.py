@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from bulkhead.generate import build as build_mod
 from bulkhead import cli
-from bulkhead.layout import load as config_mod
 from bulkhead.base.errors import BuildError, ConfigError
+from bulkhead.generate import build as build_mod
+from bulkhead.layout import load as config_mod
 
 WriteConfig = Callable[..., str]
 

@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 
 from bulkhead import cli
+from bulkhead.base.errors import ConfigError
 from bulkhead.config import coloring
+from bulkhead.config.color import PAGE, Colors, extract, format_list, parse_list
+from bulkhead.config.model import ColoringSpec, ColorSpec
 from bulkhead.generate import gen_c
 from bulkhead.layout import placement as layout
-from bulkhead.config.color import PAGE, Colors, extract, format_list, parse_list
 from bulkhead.layout.load import load_system
-from bulkhead.base.errors import ConfigError
-from bulkhead.config.model import ColoringSpec, ColorSpec
 
 WriteConfig = Callable[..., str]
 ROOT = Path(__file__).resolve().parent.parent

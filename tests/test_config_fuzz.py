@@ -13,10 +13,10 @@ import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from bulkhead.base.errors import ConfigError
 from bulkhead.generate import gen_c, gen_dts
 from bulkhead.layout import placement as layout
 from bulkhead.layout.load import load_system
-from bulkhead.base.errors import ConfigError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from bulkhead.layout.load import PLATFORMS_DIR, load_platform, load_system
 from bulkhead.base.errors import ConfigError
 from bulkhead.generate.gen_c import generate
+from bulkhead.layout.load import PLATFORMS_DIR, load_platform, load_system
 
 WriteConfig = Callable[..., str]
 
@@ -286,7 +286,7 @@ def test_repo_platform_is_valid() -> None:
          "qemu-virt.yaml:10:37: gic.gicr: unknown key 'gicr'; expected one of: version, gicd, gicc, gich, gicv, "
          "page_stride, vgicd, vgicc, spis, maintenance_irq"),
         ("uart: {base: 0x09000000, irq: 33}", "uart: {base: 0x09000000, irq: 33, driver: 8250}",
-         "qemu-virt.yaml:12:43: uart.driver: expected one of pl011, cadence, got 8250"),
+         "qemu-virt.yaml:12:43: uart.driver: expected one of cadence, pl011, got 8250"),
         # RAM as a list of DRAM banks (platforms/zcu102.yaml)
         (RAM, "ram: [{base: 0x40000000, size: 1G}, {base: 0x60000000, size: 1G}]",
          "qemu-virt.yaml:6:37: ram[1]: RAM bank 0x60000000-0x9fffffff overlaps ram[0] (0x40000000-0x7fffffff)\n"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bulkhead.layout.load import load_system
 from bulkhead.base.errors import ConfigError
+from bulkhead.layout.load import load_system
 
 WriteConfig = Callable[..., str]
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from bulkhead import cli
-from bulkhead.layout.load import load_system
 from bulkhead.base.errors import ConfigError
+from bulkhead.layout.load import load_system
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted((ROOT / "docs").rglob("*.md"))

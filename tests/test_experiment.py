@@ -366,7 +366,7 @@ def test_plots_for_a_paper(tmp_path: Path) -> None:
         (budget, "bandwidth per vCPU of VM bench (MB/s)", "log", ["VM bench vCPU 0, bw"]),
         (budget, slowdown, "linear", ["VM bench, bw"]),
     ]
-    for n, (plot, (xl, yl, scale, legend)) in enumerate(zip(spec.plots, want), 1):
+    for n, (plot, (xl, yl, scale, legend)) in enumerate(zip(spec.plots, want, strict=True), 1):
         fig, text = figure(an, plot, n)
         ax = fig.axes[0]
         assert (ax.get_xlabel(), ax.get_ylabel(), ax.get_xscale()) == (xl, yl, scale)

@@ -159,8 +159,6 @@ def c_compiler() -> str | None:
 @pytest.mark.parametrize("name", ["hello", "dual", "rich", "zynqmp"])
 def test_config_c_compiles(name: str, tmp_path: Path) -> None:
     """config.c compiles warning-free against the hypervisor's config.h."""
-    cc = c_compiler()
-    assert cc is not None
     src = tmp_path / "config.c"
     src.write_text(generate(name, tmp_path)[f"{name}.config.c"])
     stub = tmp_path / "stub" / "lib"
@@ -169,9 +167,36 @@ def test_config_c_compiles(name: str, tmp_path: Path) -> None:
         "#include <stdint.h>\ntypedef uint8_t u8; typedef uint16_t u16; typedef uint32_t u32;\n"
         "typedef uint64_t u64; typedef int32_t s32; typedef int64_t s64;\n"
     )
-    result = subprocess.run(
-        [cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-ffreestanding", "-c", "-o", str(tmp_path / "c.o"),
-         "-I", str(REPO / "hypervisor"), "-I", str(tmp_path / "stub"), str(src)],
+    result = compile_config_c(src)
+    assert result.returncode == 0, result.stderr
+
+
+def compile_config_c(src: Path) -> subprocess.CompletedProcess[str]:
+    cc = c_compiler()
+    assert cc is not None
+    return subprocess.run(
+        [cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-ffreestanding", "-c", "-o", str(src.with_suffix(".o")),
+         "-I", str(REPO / "hypervisor"), "-I", str(src.parent / "stub"), str(src)],
         capture_output=True, text=True, check=False,
     )
-    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.skipif(c_compiler() is None, reason="no C compiler")
+def test_shared_constants_are_asserted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """config.c asserts every limit the toolchain shares with the hypervisor
+    (gen_c.SHARED): a toolchain value that drifts from the C header fails the
+    build of config.c, naming both."""
+    src = tmp_path / "config.c"
+    src.write_text(generate("hello", tmp_path)["hello.config.c"])
+    assert compile_config_c(src).returncode == 0
+    names = {macro for macro, _, _, _ in gen_c.SHARED}
+    assert {"CFG_MAX_CPUS", "CFG_MAX_RAM", "QOS400_MAX", "BW_MAX_BUDGET"} <= names
+    for i, (macro, header, value, where) in enumerate(gen_c.SHARED):
+        assert f"#define {macro} " in (REPO / "hypervisor" / header).read_text(), (macro, header)
+        drifted = list(gen_c.SHARED)
+        drifted[i] = (macro, header, value + 1, where)
+        monkeypatch.setattr(gen_c, "SHARED", tuple(drifted))
+        (tmp_path / str(i)).mkdir()
+        src.write_text(generate("hello", tmp_path / str(i))["hello.config.c"])
+        result = compile_config_c(src)
+        assert result.returncode != 0 and f"{macro}: {where} is {value + 1}" in result.stderr, result.stderr

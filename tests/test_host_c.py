@@ -31,6 +31,7 @@ SOURCES: dict[str, list[str]] = {
     "test_linering": ["lib/linering.c"],
     "test_ioring": ["../guests/lib/ioring.c"],  # the guest runtime's ring library
     "test_vgic": ["core/vgic.c", "core/vgic_sgi.c", "core/vgic_v2.c", "core/vgic_regs.c"],
+    "test_console": ["core/console.c", "lib/linering.c", "lib/format.c"],
 }
 # extra include directories (the hypervisor's is always there)
 INCLUDES: dict[str, list[Path]] = {"test_ioring": [GUEST_INCLUDE]}

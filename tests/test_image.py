@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bulkhead.generate import image
 from bulkhead.base.errors import BuildError
+from bulkhead.generate import image
 from bulkhead.layout.placement import StagedImage
 
 BASE = 0xA0000000

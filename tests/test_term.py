@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from bulkhead.config import bandwidth
 from bulkhead import cli
+from bulkhead.config import bandwidth
 from bulkhead.experiment.execute import Progress
 from bulkhead.experiment.record import RunRecord
 from bulkhead.experiment.spec import RunPlan

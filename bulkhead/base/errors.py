@@ -74,3 +74,8 @@ class BuildError(Exception):
 
 class RunError(BuildError):
     """QEMU could not be started."""
+
+
+class NoQemuModelError(RunError):
+    """The platform has no QEMU model (no ``qemu:``): it builds, but cannot
+    run (the CLI exits 2, a usage error)."""

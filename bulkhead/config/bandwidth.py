@@ -25,6 +25,7 @@ from typing import Any, TextIO
 
 from bulkhead.base import term
 from bulkhead.base.errors import Diagnostic
+from bulkhead.config import shared_io
 from bulkhead.config.model import (
     BW_EVENT_NAMES,
     BwCounter,
@@ -38,13 +39,11 @@ from bulkhead.config.model import (
     VmBandwidthSpec,
     VmSpec,
 )
-from bulkhead.config import shared_io
 from bulkhead.config.reader import Reader
-from bulkhead.config.yamlpos import YNode
-from bulkhead.config.yamlpos import YList
+from bulkhead.config.yamlpos import YList, YNode
 
-MAX_PERIOD_US = 1_000_000  # 1 s: keeps a period's events within the 32-bit counters
-MAX_BUDGET_EVENTS = 0x7FFF_FFFF  # per period, VM or vCPU (BW_MAX_BUDGET in bw.c)
+MAX_PERIOD_US = 1_000_000  # 1 s: keeps a period's events within the 32-bit counters (BW_MAX_PERIOD_US)
+MAX_BUDGET_EVENTS = 0x7FFF_FFFF  # per period, VM or vCPU (BW_MAX_BUDGET in isolation/bw.h; config.c asserts both)
 MAX_MBPS = 1_000_000_000
 CPU_CYCLES = 0x11  # the architectural PMU event
 BW_MODELS: tuple[BwModel, ...] = ("exact", "pessimistic", "optimistic", "notional")
@@ -491,7 +490,7 @@ def report_parts(system: Resolved) -> tuple[list[str], list[tuple[str, ...]], li
             rows.append((pl.vm, "all", f"{pl.period_us} us", ch.event.name, str(ch.budget),
                          _fmt_mbps(ch.mbps(pl.period_us)), "100%" if pl.weights is None else
                          f"{sum(pl.weights)}%", opts))
-            for i, (share, mb) in enumerate(zip(ch.shares, ch.vcpu_mbps(pl.period_us))):
+            for i, (share, mb) in enumerate(zip(ch.shares, ch.vcpu_mbps(pl.period_us), strict=True)):
                 w = "even" if pl.weights is None else f"{pl.weights[i]}%"
                 rows.append(("", str(i), "", "", str(share), _fmt_mbps(mb), w, ""))
     total = sum(pl.mbps for pl in plans)
@@ -517,7 +516,7 @@ def report(system: Resolved) -> str:
     before, rows, after = parts
     table = [BW_HEAD, *rows]
     widths = [max(len(r[i]) for r in table) for i in range(len(BW_HEAD))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in table]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)).rstrip() for r in table]
     return "\n".join([*before, *lines, *after]) + "\n"
 
 
@@ -593,7 +592,7 @@ def _plain_table(head: tuple[str, ...], cells: list[tuple[str, ...]], numeric: i
     (right-aligned)."""
     rows = [head, *cells]
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    return ["  ".join(c.rjust(w) if i > numeric else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths)))
+    return ["  ".join(c.rjust(w) if i > numeric else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=False)))
             for r in rows]
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
+from bulkhead.base import tree
 from bulkhead.base.errors import Diagnostic, Mark
 
 KiB = 1 << 10
@@ -20,8 +21,8 @@ MiB = 1 << 20
 GiB = 1 << 30
 PAGE = 4 * KiB
 IPA_BITS = 39
-MAX_CPUS = 8  # CFG_MAX_CPUS in hypervisor/core/config.h
-MAX_RAM_BANKS = 4  # CFG_MAX_RAM in hypervisor/core/config.h
+MAX_CPUS = 8  # CFG_MAX_CPUS in hypervisor/core/config.h (config.c asserts it: gen_c.SHARED)
+MAX_RAM_BANKS = 4  # CFG_MAX_RAM in hypervisor/core/config.h (likewise)
 PARAMS_MAX = PAGE
 DTB_MAX = 64 * KiB
 
@@ -181,7 +182,8 @@ class TimerSpec:
     secure_irq: int
 
 
-UART_DRIVERS = ("pl011", "cadence")  # hypervisor/arch/aarch64/uart_<driver>.c
+UART_DRIVERS = tree.uart_drivers()  # hypervisor/drivers/uart/<driver>.c
+GIC_VERSIONS = tree.gic_versions()  # hypervisor/drivers/gic/gicv<version>.c
 
 
 @dataclass(frozen=True)
@@ -362,7 +364,7 @@ class Platform:
     file: Path
     display: str
     data: bytes
-    qemu: QemuSpec
+    qemu: QemuSpec | None  # None: no QEMU model of the board (`run` refuses it)
     mpidr: tuple[int, ...]
     ram: Range
     hypervisor: Range

@@ -58,7 +58,7 @@ EN_AR_RATE = 1 << 1
 DEFAULT_BURST = 1  # a direction without 'burst': no credit beyond one transaction
 DEFAULT_PEAK = P_MAX  # without 'peak': only the average rate limits
 MAX_CLOCK_HZ = 10**10
-MAX_PROGRAMMED = 8  # QOS400_MAX in hypervisor/isolation/qos400.c
+MAX_PROGRAMMED = 8  # QOS400_MAX in hypervisor/isolation/qos400.h (config.c asserts it)
 
 PLATFORM_KEYS = ("name", "base", "clock_hz", "transaction_bytes", "devices", "access")
 DIRECTION_KEYS = ("raw", "tps", "mbps", "burst", "peak")
@@ -455,7 +455,7 @@ def report(system: Resolved) -> str:
         return ""
     table = [QOS_HEAD, *rows]
     widths = [max(len(r[i]) for r in table) for i in range(len(QOS_HEAD))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in table]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)).rstrip() for r in table]
     clocks = ", ".join(f"{pr.spec.name}: {pr.spec.clock_hz / 1e6:g} MHz x {pr.spec.transaction_bytes} B"
                        for pr in plan(s))
     return "\n".join(["", f"QoS-400 regulation ({clocks}; rate = RATE/4096 transactions per cycle):", *lines,

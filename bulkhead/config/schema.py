@@ -15,14 +15,16 @@ from typing import Literal, cast
 
 from bulkhead.config import bandwidth as bw_mod
 from bulkhead.config import color as color_mod
+from bulkhead.config import qos as qos_mod
 from bulkhead.config import shared_io
 from bulkhead.config.model import (
+    GIC_FRAME,
+    GIC_VERSIONS,
+    UART_DRIVERS,
     CacheModelSpec,
     ColoringSpec,
     ColorSpec,
     ConsoleSpec,
-    GIC_FRAME,
-    UART_DRIVERS,
     FaultPolicy,
     GicSpec,
     Locs,
@@ -39,7 +41,6 @@ from bulkhead.config.model import (
     VmSpec,
     VmType,
 )
-from bulkhead.config import qos as qos_mod
 from bulkhead.config.reader import Reader, join, node_text
 from bulkhead.config.yamlpos import YList, YMap, YNode, YScalar, describe
 
@@ -59,7 +60,7 @@ PLATFORM_KEYS = (
     "name", "board", "qemu", "cpus", "ram", "hypervisor", "staging", "mmio", "gic", "timer",
     "uart", "console", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu",
 )
-OPTIONAL_PLATFORM_KEYS = ("board", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu")
+OPTIONAL_PLATFORM_KEYS = ("board", "qemu", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu")
 
 
 def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platform:
@@ -70,15 +71,7 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
         raise r.fail(top["smmu"], "smmu", "SMMU support is not implemented yet; remove 'smmu:' "
                                           "(DMA-capable devices then need 'dma_isolation: none')")
 
-    q = r.mapping(top["qemu"], "qemu", ("binary", "machine", "cpu", "memory", "args"),
-                  ("binary", "machine", "cpu", "memory"))
-    qemu = QemuSpec(
-        binary=r.text(q["binary"], "qemu.binary"),
-        machine=r.text(q["machine"], "qemu.machine"),
-        cpu=r.name(q["cpu"], "qemu.cpu", "a CPU model name", PLATFORM_NAME_RE),
-        memory=r.size(q["memory"], "qemu.memory"),
-        args=r.each(q["args"], "qemu.args", lambda n, p: r.text(n, p)) if "args" in q else (),
-    )
+    qemu = _parse_qemu(r, top["qemu"]) if "qemu" in top else None
     mpidr = r.each(top["cpus"], "cpus", lambda n, p: r.integer(n, p, "an MPIDR value (integer)", 0, (1 << 40) - 1))
 
     gic = _parse_gic(r, top["gic"])
@@ -145,6 +138,20 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
     )
 
 
+def _parse_qemu(r: Reader, node: YNode) -> QemuSpec:
+    """``qemu:``: the QEMU model of the board (optional: without it the board
+    builds but ``bulkhead run`` refuses it)."""
+    q = r.mapping(node, "qemu", ("binary", "machine", "cpu", "memory", "args"),
+                  ("binary", "machine", "cpu", "memory"))
+    return QemuSpec(
+        binary=r.text(q["binary"], "qemu.binary"),
+        machine=r.text(q["machine"], "qemu.machine"),
+        cpu=r.name(q["cpu"], "qemu.cpu", "a CPU model name", PLATFORM_NAME_RE),
+        memory=r.size(q["memory"], "qemu.memory"),
+        args=r.each(q["args"], "qemu.args", lambda n, p: r.text(n, p)) if "args" in q else (),
+    )
+
+
 GIC_KEYS = {
     3: ("version", "gicd", "gicr", "gicr_stride", "spis", "maintenance_irq"),
     2: ("version", "gicd", "gicc", "gich", "gicv", "page_stride", "vgicd", "vgicc", "spis", "maintenance_irq"),
@@ -154,7 +161,12 @@ GIC_KEYS = {
 def _parse_gic(r: Reader, node: YNode) -> GicSpec:
     """``gic:``: the keys depend on ``version`` (GicSpec)."""
     v = r.mapping(node, "gic", tuple(dict.fromkeys(GIC_KEYS[3] + GIC_KEYS[2])), ("version",))
-    version = r.integer(v["version"], "gic.version", "a GIC version (2 or 3)", 2, 3)
+    # the versions with a driver in hypervisor/drivers/gic/ (and a key set here)
+    versions = [n for n in GIC_VERSIONS if n in GIC_KEYS]
+    names = " or ".join(str(n) for n in versions)
+    version = r.integer(v["version"], "gic.version", f"a GIC version ({names})", min(versions), max(versions))
+    if version not in versions:
+        raise r.fail(v["version"], "gic.version", f"expected a GIC version with a driver ({names}), got {version}")
     keys = GIC_KEYS[version]
     g = r.mapping(node, "gic", keys, [k for k in keys if k != "page_stride"])
     common = {

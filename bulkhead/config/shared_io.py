@@ -25,6 +25,7 @@ from bulkhead.config.model import (
     IoClientSpec,
     IoSpec,
     Platform,
+    PlatformDevice,
     Resolved,
     ShmemMapSpec,
     ShmemSpec,
@@ -33,7 +34,6 @@ from bulkhead.config.model import (
 )
 from bulkhead.config.reader import Reader
 from bulkhead.config.yamlpos import YNode
-from bulkhead.config.model import PlatformDevice
 
 KEYS = ("device", "vm", "frame_rate", "mac", "ipa", "client_ipa", "doorbell_irq", "client_doorbell_irq",
         "clients")
@@ -276,7 +276,7 @@ def report(system: Resolved) -> str:
         return ""
     lines = ["", f"shared I/O: device {io.device} -> I/O VM {io.vm}, {io.frame_rate} frames/s "
                  "(one frame per service slot, weighted round-robin)"]
-    for c, g in zip(io.clients, guarantees(io)):
+    for c, g in zip(io.clients, guarantees(io), strict=True):
         cap = f", cap {c.rate_cap}/s" if c.rate_cap is not None else ""
         lines.append(f"  {g.vm}: queue {c.queue}, weight {g.weight} ({float(g.share) * 100:.1f}%){cap}, "
                      f"mac {mac_text(c.mac)}: alpha >= {float(g.alpha):.1f} frames/s, "
@@ -290,7 +290,7 @@ def document(io: IoSpec) -> dict[str, Any]:
         "clients": [
             {"vm": c.vm, "queue": c.queue, "weight": c.weight, "mac": mac_text(c.mac), "rate_cap": c.rate_cap,
              "alpha_fps": float(g.alpha), "delta_us": float(g.delta) * 1e6, "gap_slots": g.gap_slots}
-            for c, g in zip(io.clients, guarantees(io))
+            for c, g in zip(io.clients, guarantees(io), strict=True)
         ],
     }
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bulkhead.base.errors import ConfigError, Diagnostic
-from bulkhead.config import bandwidth, coloring, shared_io
+from bulkhead.config import bandwidth, coloring, qos, shared_io
 from bulkhead.config.model import (
     IPA_BITS,
     MAX_CPUS,
@@ -23,7 +23,6 @@ from bulkhead.config.model import (
     SystemSpec,
     VmSpec,
 )
-from bulkhead.config import qos
 from bulkhead.config.reader import join
 
 
@@ -80,7 +79,7 @@ def check_platform(p: Platform) -> None:
     if p.hypervisor.overlaps(p.staging):
         c.error("staging", f"staging area {p.staging} overlaps the hypervisor area ({p.hypervisor})")
     total = sum(b.size for b in p.banks)
-    if total > p.qemu.memory:
+    if p.qemu is not None and total > p.qemu.memory:
         c.error(join(banks[0][0], "size") if len(banks) == 1 else "ram",
                 f"RAM size 0x{total:x} is larger than the QEMU memory 0x{p.qemu.memory:x}")
 
@@ -189,7 +188,7 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
         colored = coloring.shmem_colors(s, sh)[0] is not None if sh.colors is None else p.coloring is not None
         if sh.pa is not None and c.aligned(join(sh.path, "pa"), sh.pa, "PA") and ok and not colored:
             pa_items.append((f"shared memory '{sh.name}'", Range(sh.pa, sh.size), join(sh.path, "pa")))
-    for i, (what, r, path) in enumerate(pa_items):
+    for i, (_what, r, path) in enumerate(pa_items):
         if not p.in_ram(r):
             c.error(path, f"PA range {r} is outside platform RAM ({p.ram_text()})")
         elif r.overlaps(p.hypervisor):

@@ -38,6 +38,7 @@ import yaml
 from bulkhead import __version__
 from bulkhead.base import term
 from bulkhead.base.errors import BuildError, ConfigError
+from bulkhead.base.tree import REPO_ROOT
 from bulkhead.experiment.record import (
     BUILD_ERROR,
     FAIL,
@@ -57,7 +58,7 @@ from bulkhead.experiment.results import (
     reduce_metrics,
 )
 from bulkhead.experiment.spec import ExperimentSpec, PathError, RunPlan, expand, generate
-from bulkhead.layout.load import REPO_ROOT, display_path, load_system
+from bulkhead.layout.load import display_path, load_system
 from bulkhead.run import cachemodel
 from bulkhead.run import runner as runner_mod
 
@@ -219,7 +220,8 @@ def prepare_config(spec: ExperimentSpec, plan: RunPlan, configs_dir: Path, platf
         system = load_system(path)
     except ConfigError as exc:
         return _Config(path, "", platform_name, "", _first_lines(str(exc)))
-    return _Config(path, f"0x{system.config_hash:016x}", system.platform.name, system.platform.qemu.binary, "")
+    return _Config(path, f"0x{system.config_hash:016x}", system.platform.name, 
+                   system.platform.qemu.binary if system.platform.qemu else "", "")
 
 
 # --- one run ----------------------------------------------------------------

@@ -310,7 +310,7 @@ def chart_consumed(an: Analysis, plot: PlotSpec, ax: Any) -> None:
             guest = an.spec.benchmark(b).guest
             key = "mbps" if plot.y == "mbps_per_cpu" else plot.y  # a result line is one vCPU
             cpus: dict[str, list[tuple[float, float]]] = {}
-            for x, (_, recs) in zip(xs, points):
+            for x, (_, recs) in zip(xs, points, strict=True):
                 per: dict[str, list[float]] = {}
                 for r in recs:
                     if r.status != OK or r.plan.benchmark != b:
@@ -327,7 +327,7 @@ def chart_consumed(an: Analysis, plot: PlotSpec, ax: Any) -> None:
                 drawn = True
         else:
             px, py = [], []
-            for x, (_, recs) in zip(xs, points):
+            for x, (_, recs) in zip(xs, points, strict=True):
                 s = _stat([r.metrics[plot.y] for r in recs if r.status == OK and r.plan.benchmark == b
                            and plot.y in r.metrics])
                 if s is not None:
@@ -357,7 +357,7 @@ def chart_overhead(an: Analysis, plot: PlotSpec, ax: Any) -> None:
     drawn = False
     for b in an.spec.scenario(scen).benchmarks:
         px, py, lo, hi = [], [], [], []
-        for x, (_, recs) in zip(xs, points):
+        for x, (_, recs) in zip(xs, points, strict=True):
             s = an.slowdown([r for r in recs if r.status == OK and r.plan.benchmark == b], b)
             if s is not None:
                 px.append(x)

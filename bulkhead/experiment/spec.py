@@ -86,10 +86,10 @@ class Scenario:
             return [()]
         rows: Iterable[tuple[Any, ...]]
         if self.zip:
-            rows = zip(*(s.values for s in self.sweeps))
+            rows = zip(*(s.values for s in self.sweeps), strict=False)
         else:
             rows = itertools.product(*(s.values for s in self.sweeps))
-        return [tuple((s.label, v) for s, v in zip(self.sweeps, row)) for row in rows]
+        return [tuple((s.label, v) for s, v in zip(self.sweeps, row, strict=True)) for row in rows]
 
 
 @dataclass(frozen=True)

@@ -24,15 +24,15 @@ from pathlib import Path
 from typing import TextIO
 
 from bulkhead.base.errors import BuildError
+from bulkhead.base.tree import HYPERVISOR_DIR, REPO_ROOT
 from bulkhead.config import shared_io
 from bulkhead.config.model import DTB_MAX
 from bulkhead.generate import fit, gen_c, gen_dts, image, qemu
 from bulkhead.layout import elf as elf_mod
 from bulkhead.layout import placement as layout
-from bulkhead.layout.load import GUESTS_DIR, PLATFORMS_DIR, REPO_ROOT, load_spec
+from bulkhead.layout.load import GUESTS_DIR, PLATFORMS_DIR, load_spec
 from bulkhead.layout.placement import StagedImage, System
 
-HYPERVISOR_DIR = REPO_ROOT / "hypervisor"
 ELF_NAME = "bulkhead.elf"
 DTC_FLAGS = ("-W", "no-unit_address_vs_reg")  # bulkhead-shmem@ nodes have no reg
 
@@ -191,7 +191,8 @@ def build(
 
         itb = build_fit(system, config, elf.with_suffix(".bin"), out, log)
         # the images are inside the ELF; a shared I/O device gets its NIC (user-mode netdev)
-        argv = qemu.command(p, elf, (), extra=shared_io.qemu_args(system, None))
+        argv = (qemu.command(p, elf, (), extra=shared_io.qemu_args(system, None))
+                if p.qemu is not None else [])  # a board without a QEMU model
         manifest = out / "manifest.json"
         write_if_changed(manifest, (json.dumps(manifest_doc(system, config, elf, staged, argv), indent=2)
                                     + "\n").encode())

@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
+from bulkhead.config import shared_io
 from bulkhead.config.model import GIC_FRAME, PAGE
 from bulkhead.layout.placement import System, Vm
-from bulkhead.config import shared_io
 
 APB_PCLK_HZ = 24_000_000
 IRQ_EDGE_RISING = 1
@@ -128,7 +128,7 @@ def generate(system: System, vm: Vm) -> str:
         d.blank()
         d.open(f"cpu@{i:x}")
         d.prop("device_type", _str("cpu"))
-        d.prop("compatible", _str(f"arm,{p.qemu.cpu}"))
+        d.prop("compatible", _str(f"arm,{p.qemu.cpu}" if p.qemu else "arm,armv8"))
         d.prop("reg", f"<0x{i:x}>")
         d.prop("enable-method", _str("psci"))
         d.close()

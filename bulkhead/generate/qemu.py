@@ -6,12 +6,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from bulkhead.base.errors import BuildError
-from bulkhead.config.model import Platform
+from bulkhead.base.errors import BuildError, NoQemuModelError
+from bulkhead.config.model import Platform, QemuSpec
 from bulkhead.generate import fit
 from bulkhead.layout.placement import StagedImage
 
 GDB_PORT = 1234
+
+
+def model(platform: Platform) -> QemuSpec:
+    """The platform's QEMU model; raises NoQemuModelError when it has none
+    (a board without a ``qemu:`` section builds, but does not run)."""
+    if platform.qemu is None:
+        raise NoQemuModelError(
+            f"platform '{platform.name}' ({platform.display}) has no QEMU model (no 'qemu:' section): "
+            "`bulkhead build` makes its images for the board (docs/boards/), but `bulkhead run` needs a "
+            "platform with 'qemu:'")
+    return platform.qemu
 
 
 def command(
@@ -31,7 +42,7 @@ def command(
     terminal; Ctrl-A X quits) instead of plain ``stdio``. ``gdb``: start
     halted with a gdb server on localhost:``gdb_port``.
     """
-    q = platform.qemu
+    q = model(platform)
     argv = [
         q.binary,
         "-M", q.machine,

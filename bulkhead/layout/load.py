@@ -6,12 +6,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from bulkhead.base.errors import ConfigError, Diagnostic
+from bulkhead.base.tree import REPO_ROOT
 from bulkhead.config import schema, validate, yamlpos
 from bulkhead.config.model import Platform, SystemSpec
 from bulkhead.layout import placement as layout
-from bulkhead.base.errors import ConfigError, Diagnostic
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 PLATFORMS_DIR = REPO_ROOT / "platforms"
 GUESTS_DIR = REPO_ROOT / "guests"
 

@@ -17,15 +17,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bulkhead.base.errors import BuildError, ConfigError, Diagnostic
-from bulkhead.config import coloring
+from bulkhead.config import coloring, qos
 from bulkhead.config.color import Colors
+from bulkhead.config.coloring import Span
 from bulkhead.config.model import (
     DTB_MAX,
-    MiB,
     PAGE,
     PARAMS_MAX,
     ConsoleSpec,
     FaultPolicy,
+    MiB,
     Platform,
     Range,
     SystemSpec,
@@ -33,8 +34,6 @@ from bulkhead.config.model import (
     VmType,
     human_size,
 )
-from bulkhead.config import qos
-from bulkhead.config.coloring import Span
 from bulkhead.config.reader import join
 from bulkhead.layout import elf
 

@@ -7,10 +7,9 @@ from typing import Any, TextIO
 
 from bulkhead.base import term
 from bulkhead.config import bandwidth, coloring, shared_io
-from bulkhead.config.color import format_bits, format_list
+from bulkhead.config.color import PAGE, format_bits, format_list
 from bulkhead.config.model import human_size
 from bulkhead.layout.placement import System, Vm
-from bulkhead.config.color import PAGE
 
 HEADERS = ("VM", "TYPE", "CPUS", "MEMORY (IPA -> PA, size)", "DEVICES", "IRQS", "CONSOLE", "SHMEM")
 
@@ -53,7 +52,7 @@ def cells(system: System) -> tuple[tuple[str, ...], list[list[list[str]]]]:
     rows = [_cells(system, vm) for vm in system.vms]
     if system.coloring is not None:
         headers = (*HEADERS, "COLORS")
-        for row, vm in zip(rows, system.vms):
+        for row, vm in zip(rows, system.vms, strict=True):
             row.append(_color_cells(system, vm))
     return headers, rows
 
@@ -82,7 +81,7 @@ def table(system: System) -> str:
     for row in rows:
         height = max(len(cell) for cell in row)
         for k in range(height):
-            parts = [(cell[k] if k < len(cell) else "").ljust(w) for cell, w in zip(row, widths)]
+            parts = [(cell[k] if k < len(cell) else "").ljust(w) for cell, w in zip(row, widths, strict=False)]
             out.append("  ".join(parts).rstrip())
     out += footer(system)
     return "\n".join(out) + "\n"

@@ -320,7 +320,7 @@ def cpu_rows(report: Report) -> list[list[str]]:
 
 def _grid(body: list[list[str]]) -> str:
     widths = [max(len(r[i]) for r in body) for i in range(len(body[0]))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in body) + "\n"
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=False)).rstrip() for r in body) + "\n"
 
 
 def table(report: Report, period_us: int) -> str:

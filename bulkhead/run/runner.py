@@ -28,9 +28,8 @@ from bulkhead.config import bandwidth as bw_mod
 from bulkhead.config import shared_io
 from bulkhead.generate import build as build_mod
 from bulkhead.generate import qemu
-from bulkhead.layout.load import load_system
+from bulkhead.layout.load import PLATFORMS_DIR, load_spec
 from bulkhead.run import cachemodel
-from bulkhead.layout.load import PLATFORMS_DIR
 
 HYP_PREFIX = "[bulkhead] "
 ALL_OFF_RE = re.compile(r"\[bulkhead\] all VMs off: clean=(\d+) stopped=(\d+)\s*$")
@@ -284,8 +283,10 @@ def run(
     ``platforms_dir``: where the config's platform file is looked up (a
     benchmark's variant of a platform, e.g. more CPUs).
     """
+    platform = load_spec(config_path, platforms_dir=platforms_dir).platform
+    qemu.model(platform)  # refuses a board without a QEMU model before building it
     if boot == "uboot":
-        machine = load_system(config_path).platform.qemu.machine
+        machine = qemu.model(platform).machine
         if not machine.startswith("virt"):
             raise RunError(f"--boot uboot runs Debian's U-Boot for QEMU virt; this platform's machine is "
                            f"'{machine}' (on a board, U-Boot comes with the vendor's boot chain: "

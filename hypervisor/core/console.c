@@ -2,7 +2,7 @@
 #include "core/console.h"
 
 #include "arch/aarch64/pmu.h"
-#include "arch/aarch64/uart.h"
+#include "drivers/uart/uart.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
 #include "lib/format.h"
@@ -25,12 +25,15 @@ static struct {
 void console_register_command(char key, void (*fn)(void))
 {
 	for (u32 i = 0; i < CONSOLE_MAX_COMMANDS; i++) {
-		if (!console_cmds[i].fn || console_cmds[i].key == key) {
+		if (console_cmds[i].fn && console_cmds[i].key == key)
+			panic("console_register_command: Ctrl-T %c is taken", key);
+		if (!console_cmds[i].fn) {
 			console_cmds[i].key = key;
 			console_cmds[i].fn = fn;
 			return;
 		}
 	}
+	panic("console_register_command: no room for Ctrl-T %c", key);
 }
 
 #define CONSOLE_MAX_LINE_COMMANDS 2
@@ -46,12 +49,24 @@ static u32 console_arg_len;
 void console_register_line_command(char key, void (*fn)(const char *line))
 {
 	for (u32 i = 0; i < CONSOLE_MAX_LINE_COMMANDS; i++) {
-		if (!console_line_cmds[i].fn || console_line_cmds[i].key == key) {
+		if (console_line_cmds[i].fn && console_line_cmds[i].key == key)
+			panic("console_register_line_command: Ctrl-T %c is taken", key);
+		if (!console_line_cmds[i].fn) {
 			console_line_cmds[i].key = key;
 			console_line_cmds[i].fn = fn;
 			return;
 		}
 	}
+	panic("console_register_line_command: no room for Ctrl-T %c", key);
+}
+
+static const struct console_sink *console_sink; /* where input goes (core/vuart.c) */
+
+void console_set_input_sink(const struct console_sink *sink)
+{
+	if (console_sink)
+		panic("console_set_input_sink: the input sink is registered already");
+	console_sink = sink;
 }
 
 /* One character of an argument line. */
@@ -396,8 +411,8 @@ void console_rx(void)
 		int c;
 
 		/* A full input buffer leaves the rest in the physical UART
-		 * (whose interrupt vuart_rx_room masked) instead of losing it. */
-		if (in && !vuart_rx_room(in))
+		 * (whose interrupt the sink's room() masked) instead of losing it. */
+		if (in && !console_sink->room(in))
 			return;
 		c = uart_getc();
 		if (c < 0)
@@ -431,7 +446,7 @@ void console_rx(void)
 			 * VM's output cannot split it; its echo of the typed line
 			 * still ends it */
 			__atomic_store_n(&in->con.typed, c != '\r' && c != '\n', __ATOMIC_RELAXED);
-			vuart_rx(in, (char)c);
+			console_sink->put(in, (char)c);
 		}
 	}
 }

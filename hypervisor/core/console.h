@@ -43,7 +43,20 @@ struct console_line {
 
 struct vm;
 
+/* Where typed characters go: the input VM's virtual UART, which registers
+ * itself (core/vuart.c), so that the console calls nothing above it.
+ * room(vm): whether vm takes one more character; if not, the sink pauses
+ * physical input (console_rx_pause) until it has room again. put(vm, c):
+ * queue c (after room said yes). */
+struct console_sink {
+	bool (*room)(struct vm *vm);
+	void (*put)(struct vm *vm, char c);
+};
+
 void console_init(u64 uart_base);
+/* Registers the input sink, once, before input is enabled (panics on a
+ * second one). */
+void console_set_input_sink(const struct console_sink *sink);
 void console_set_input(s32 vm_index);
 /* Physical UART interrupt: reads and routes what was typed. */
 void console_rx(void);
@@ -69,11 +82,13 @@ void console_vm_flush(struct vm *vm);
 void console_vm_report(struct vm *vm);
 /* Registers a console command: Ctrl-T then key calls fn (on the CPU that
  * takes the UART interrupt). For upper layers, at init; keys 0-9 and
- * Ctrl-T itself are taken. */
+ * Ctrl-T itself are taken. A key registered twice, or a fifth command,
+ * panics. */
 void console_register_command(char key, void (*fn)(void));
 /* A command with an argument line: Ctrl-T then key, then text up to Enter
  * (not passed to any VM; Ctrl-T or a line longer than 63 characters
- * abandons it), then fn(text) on the CPU that takes the UART interrupt. */
+ * abandons it), then fn(text) on the CPU that takes the UART interrupt.
+ * A key registered twice, or a third line command, panics. */
 void console_register_line_command(char key, void (*fn)(const char *line));
 
 #endif

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "core/irq.h"
 
-#include "arch/aarch64/gic.h"
-#include "arch/aarch64/gic_hot.h"
+#include "drivers/gic/gic.h"
+#include "drivers/gic/gic_hot.h"
 #include "core/console.h"
 #include "core/vcpu.h"
 #include "core/vgic_fast.h"
@@ -21,16 +21,23 @@ static struct {
 
 void irq_register_hyp(u32 intid, void (*fn)(u32 intid))
 {
-	if (intid < GIC_MAX_INTID)
-		irq_hyp[intid] = fn;
+	if (intid >= GIC_MAX_INTID)
+		panic("irq_register_hyp: INTID %u out of range", intid);
+	if (irq_hyp[intid])
+		panic("irq_register_hyp: INTID %u has a handler already", intid);
+	irq_hyp[intid] = fn;
 }
 
 void irq_register_hyp_hot(u32 intid, irq_hot_fn_t fn)
 {
-	if (intid < GIC_PRIV_MAX) {
-		irq_hot.fn = fn;
-		irq_hot.intid = intid;
-	}
+	if (intid >= GIC_PRIV_MAX)
+		panic("irq_register_hyp_hot: INTID %u is not a PPI or SGI", intid);
+	if (irq_hot.fn)
+		panic("irq_register_hyp_hot: INTID %u: the hot handler of INTID %u is registered "
+		      "already",
+		      intid, irq_hot.intid);
+	irq_hot.fn = fn;
+	irq_hot.intid = intid;
 }
 
 void irq_init(void)
@@ -190,7 +197,7 @@ static __attribute__((noinline)) u32 irq_fast_locked(struct cpu *cpu, struct vcp
  */
 static __attribute__((noinline)) u32 irq_kick_fast(struct cpu *cpu, struct vcpu *v, u32 intid)
 {
-	if (!v || v->vm->state != VM_RUNNING || v->power != VCPU_ON || v->throttled || v->vm->pause)
+	if (!v || vcpu_must_wait(v, true))
 		return intid;
 	vgic_sync(v);
 	cpu->irq_exits++;
@@ -222,7 +229,13 @@ u32 irq_guest_fast(struct cpu *cpu, u32 intid)
 		return irq_hot.fn(cpu, intid); /* a tail call: no frame here */
 	if (!v || !(q = irq_fast_virq(v, intid)))
 		return intid == IRQ_SGI_KICK ? irq_kick_fast(cpu, v, intid) : intid;
-	if (v->vm->state != VM_RUNNING || v->power != VCPU_ON || v->throttled)
+	/* Not vm->pause: vcpu_pause_vm sets it and then kicks every vCPU, and
+	 * the kick (IRQ_SGI_KICK above, irq_kick_fast) does look at it; until
+	 * that kick is taken the guest may run on as if the pause were not yet
+	 * set, so injecting here is what would happen a moment earlier
+	 * (core/trap.c, the fast path's safety argument). One load less on the
+	 * timer's delivery path. */
+	if (vcpu_must_wait(v, false))
 		return intid;
 	switch (vgic_inject_fast(v, intid, q)) {
 	case VGIC_FAST_DONE:

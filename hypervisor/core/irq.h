@@ -4,10 +4,10 @@
 #define CORE_IRQ_H
 
 #include "arch/aarch64/cpu.h"
-#include "arch/aarch64/gic_hot.h"
+#include "drivers/gic/gic_hot.h"
 #include "lib/types.h"
 
-#define IRQ_SGI_KICK 0 /* "leave the guest and look at your state" */
+/* IRQ_SGI_KICK (vcpu_kick) is in core/vcpu.h */
 /* The GIC maintenance PPI (list-register underflow/EOI) is the platform's
  * (cfg_platform.gic_maint_irq). */
 #define IRQ_PPI_HYPTIMER 26 /* EL2 physical timer */
@@ -37,7 +37,8 @@ u32 irq_guest_fast(struct cpu *cpu, u32 intid);
 /* Registers the hypervisor's own handler of an interrupt (SGI/PPI, the same
  * on every CPU, or an SPI): the upper layers' way in (e.g. the bandwidth
  * regulator's timer and PMU interrupts). fn runs between the priority drop
- * and the deactivation. The interrupt still has to be enabled per CPU. */
+ * and the deactivation. The interrupt still has to be enabled per CPU.
+ * One handler per interrupt: a second registration panics. */
 void irq_register_hyp(u32 intid, void (*fn)(u32 intid));
 /* Enables a hypervisor interrupt of this CPU: a PPI, or an SPI that is this
  * CPU's own (routed to it, level-sensitive; e.g. a per-CPU PMU SPI). */
@@ -49,7 +50,7 @@ void irq_enable_hyp_local(u32 intid);
  * nothing, to leave the interrupt to the general path (and
  * irq_register_hyp's handler); when done it returns irq_hot_done(cpu,
  * intid): the interrupt is dropped and deactivated and the guest resumes at
- * once. */
+ * once. One hot handler in all: a second registration panics. */
 typedef u32 (*irq_hot_fn_t)(struct cpu *cpu, u32 intid);
 void irq_register_hyp_hot(u32 intid, irq_hot_fn_t fn);
 

@@ -6,8 +6,8 @@
  * through vcpu_exit_path().
  */
 #include "arch/aarch64/cpu.h"
-#include "arch/aarch64/gic.h"
-#include "arch/aarch64/gic_hot.h"
+#include "drivers/gic/gic.h"
+#include "drivers/gic/gic_hot.h"
 #include "arch/aarch64/sysregs.h"
 #include "core/dabt.h"
 #include "core/fault.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "core/vcpu.h"
 
-#include "arch/aarch64/gic.h"
+#include "drivers/gic/gic.h"
 #include "arch/aarch64/psci_fw.h"
 #include "arch/aarch64/timer.h"
 #include "arch/aarch64/sysregs.h"
@@ -21,16 +21,12 @@ struct vcpu vcpus[CFG_MAX_CPUS];
 	(HCR_VM | HCR_SWIO | HCR_FMO | HCR_IMO | HCR_AMO | HCR_FB | HCR_BSU_IS | HCR_TSC | \
 	 HCR_TIDCP | HCR_TSW | HCR_RW)
 
-void vcpu_kick(struct vcpu *v)
-{
-	if (v->pcpu != cpu_index())
-		gic_send_sgi(IRQ_SGI_KICK, v->pcpu_mpidr);
-}
-
 static void (*vcpu_start_hook)(struct vcpu *v);
 
 void vcpu_set_start_hook(void (*fn)(struct vcpu *v))
 {
+	if (vcpu_start_hook)
+		panic("vcpu_set_start_hook: the hook is registered already");
 	vcpu_start_hook = fn;
 }
 
@@ -92,6 +88,8 @@ static void (*vcpu_unpark_hook)(struct vcpu *v);
 
 void vcpu_set_unpark_hook(void (*fn)(struct vcpu *v))
 {
+	if (vcpu_unpark_hook)
+		panic("vcpu_set_unpark_hook: the hook is registered already");
 	vcpu_unpark_hook = fn;
 }
 
@@ -134,6 +132,8 @@ static void (*vcpu_stall_hook)(struct vcpu *v);
 
 void vcpu_set_stall_hook(void (*fn)(struct vcpu *v))
 {
+	if (vcpu_stall_hook)
+		panic("vcpu_set_stall_hook: the hook is registered already");
 	vcpu_stall_hook = fn;
 }
 
@@ -198,7 +198,7 @@ static void __attribute__((noinline)) vcpu_exit_wait(struct vcpu *v)
 /* Both calls are tail calls: no stack frame on the common path. */
 void vcpu_exit_path(struct vcpu *v)
 {
-	if (v->vm->state != VM_RUNNING || v->power != VCPU_ON || v->throttled || v->vm->pause)
+	if (vcpu_must_wait(v, true))
 		vcpu_exit_wait(v); /* the rare case: kept out of the hot path */
 	else
 		vgic_flush(v);

@@ -6,6 +6,10 @@
 #include "arch/aarch64/cpu.h"
 #include "core/config.h"
 #include "core/vgic.h"
+#include "core/vm.h"
+#include "drivers/gic/gic.h"
+
+#define IRQ_SGI_KICK 0 /* vcpu_kick: "leave the guest and look at your state" */
 
 enum vcpu_power {
 	VCPU_OFF,
@@ -44,12 +48,32 @@ static inline u64 vcpu_vmpidr(const struct vcpu *v)
 	return 0x80000000ull | v->idx;
 }
 
+/*
+ * May this vCPU not run guest code now? Its VM does not run, it is off, the
+ * regulator throttled it, or (mind_pause) its VM is paused: its exit path
+ * then parks, throttles or pauses it (vcpu_exit_wait). The one definition
+ * of "may this vCPU run" for vcpu_exit_path and the interrupt fast paths
+ * (core/irq.c); the fields are read in this order, each at most once.
+ */
+static inline bool vcpu_must_wait(struct vcpu *v, bool mind_pause)
+{
+	return v->vm->state != VM_RUNNING || v->power != VCPU_ON || v->throttled ||
+	       (mind_pause && v->vm->pause);
+}
+
+/* Asks a vCPU's physical CPU to leave the guest and re-evaluate (nothing
+ * when it is this CPU, which is at EL2 already). Inline, so that the vGIC
+ * and the VM table, which kick, do not call back into the run loop. */
+static inline void vcpu_kick(struct vcpu *v)
+{
+	if (v->pcpu != cpu_index())
+		gic_send_sgi(IRQ_SGI_KICK, v->pcpu_mpidr);
+}
+
 /* Runs this physical CPU's vCPU forever (parks while it is off). */
 __noreturn void vcpu_run(void);
 /* End of every trap: parks an off vCPU, then presents pending interrupts. */
 void vcpu_exit_path(struct vcpu *v);
-/* Asks a vCPU's physical CPU to leave the guest and re-evaluate. */
-void vcpu_kick(struct vcpu *v);
 /* Stops every vCPU of the VM at EL2 for work on its memory: each waits at
  * the end of its current trap (a kick makes a running one trap) and the
  * call returns true once every vCPU is paused, parked (off) or runs on
@@ -64,7 +88,8 @@ void vcpu_reload_s2(struct vm *vm);
 /* Lets the vCPUs of a paused VM run again. */
 void vcpu_resume_vm(struct vm *vm);
 /* Registers the function vCPU 0's CPU calls each time the VM starts (boot
- * or reset), before the guest's first instruction. One hook (at init). */
+ * or reset), before the guest's first instruction. One hook (at init; a
+ * second registration panics, as for the hooks below). */
 void vcpu_set_start_hook(void (*fn)(struct vcpu *v));
 /* PSCI CPU_ON within a VM. */
 s64 vcpu_power_on(struct vcpu *target, u64 entry, u64 ctx);

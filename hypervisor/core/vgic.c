@@ -3,8 +3,8 @@
  * version: list registers are struct gic_lr records the arch driver encodes. */
 #include "core/vgic.h"
 
-#include "arch/aarch64/gic.h"
-#include "core/irq.h"
+#include "drivers/gic/gic.h"
+#include "core/irq.h" /* IRQ_PPI_VTIMER, IRQ_PPI_PTIMER */
 #include "core/vcpu.h"
 #include "core/vm.h"
 #include "lib/log.h"

@@ -2,7 +2,7 @@
 /*
  * The virtual GIC, common to every GIC version: per-interrupt state of a
  * VM, the list-register engine that presents pending interrupts to a vCPU
- * (through the version-neutral struct gic_lr of arch/aarch64/gic.h),
+ * (through the version-neutral struct gic_lr of drivers/gic/gic.h),
  * injection, and SGI routing inside a VM (vgic_sgi.c). The register banks
  * GICD and the GICv3 SGI frame share are in vgic_regs.c. What differs per
  * version is a front end (struct vgic_ops): vgic_v3*.c emulates the GICv3
@@ -18,7 +18,7 @@
 #ifndef CORE_VGIC_H
 #define CORE_VGIC_H
 
-#include "arch/aarch64/gic.h"
+#include "drivers/gic/gic.h"
 #include "lib/spinlock.h"
 #include "lib/types.h"
 

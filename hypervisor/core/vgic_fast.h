@@ -29,7 +29,7 @@
 #ifndef CORE_VGIC_FAST_H
 #define CORE_VGIC_FAST_H
 
-#include "arch/aarch64/gic_hot.h"
+#include "drivers/gic/gic_hot.h"
 #include "core/vcpu.h"
 #include "core/vgic.h"
 #include "core/vm.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "core/vgic_regs.h"
 
-#include "arch/aarch64/gic.h"
+#include "drivers/gic/gic.h"
 #include "core/vcpu.h"
 #include "core/vgic.h"
 #include "core/vm.h"

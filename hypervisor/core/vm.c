@@ -36,6 +36,7 @@ void vm_init_all(void)
 	if (s->nvms > CFG_MAX_CPUS)
 		panic("%u VMs configured, at most %u supported", s->nvms, CFG_MAX_CPUS);
 	vm_count = s->nvms;
+	vuart_attach_console(); /* before any VM runs or input is enabled */
 	for (u32 i = 0; i < s->nvms; i++) {
 		struct vm *vm = &vms[i];
 		const struct cfg_vm *c = &s->vms[i];

@@ -32,7 +32,7 @@
  */
 #include "core/vpmu.h"
 
-#include "arch/aarch64/gic.h"
+#include "drivers/gic/gic.h"
 #include "arch/aarch64/pmu.h"
 #include "core/config.h"
 #include "core/irq.h"

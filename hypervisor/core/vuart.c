@@ -222,7 +222,8 @@ void vuart_init(struct vm *vm)
 		mmio_register(vm, vm->cfg->console_ipa, VUART_SIZE, vuart_mmio, vm);
 }
 
-bool vuart_rx_room(struct vm *vm)
+/* The sink's room(): see vuart_attach_console. */
+static bool vuart_rx_room(struct vm *vm)
 {
 	struct vuart *u = &vm->vuart;
 	bool room;
@@ -239,7 +240,8 @@ bool vuart_rx_room(struct vm *vm)
 	return room;
 }
 
-void vuart_rx(struct vm *vm, char c)
+/* The sink's put(). */
+static void vuart_rx(struct vm *vm, char c)
 {
 	struct vuart *u = &vm->vuart;
 
@@ -250,4 +252,11 @@ void vuart_rx(struct vm *vm, char c)
 	}
 	vuart_update_irq(vm);
 	spin_unlock(&vm->con.lock);
+}
+
+static const struct console_sink vuart_sink = { .room = vuart_rx_room, .put = vuart_rx };
+
+void vuart_attach_console(void)
+{
+	console_set_input_sink(&vuart_sink);
 }

@@ -37,12 +37,11 @@ struct vm;
 void vuart_init(struct vm *vm);
 /* Resets its registers and FIFO (at every VM start). */
 void vuart_init_state(struct vm *vm);
-/* Whether the input buffer has room for one more character; if not, the
- * console's physical input is paused (console_rx_pause) until the guest has
- * read half of it, the VM is reloaded or it stops. */
-bool vuart_rx_room(struct vm *vm);
-/* Queues a received character (call after vuart_rx_room said yes). */
-void vuart_rx(struct vm *vm, char c);
+/* Makes the virtual UARTs the console's input sink (once, at init): typed
+ * characters go to the input VM's receive FIFO; a full FIFO pauses the
+ * console's physical input (console_rx_pause) until the guest has read half
+ * of it, the VM is reloaded or it stops. */
+void vuart_attach_console(void);
 /* The VM stopped: input paused for it flows again (and is dropped). */
 void vuart_stop(struct vm *vm);
 

@@ -25,7 +25,7 @@
 #include "isolation/bw.h"
 
 #include "arch/aarch64/cpu.h"
-#include "arch/aarch64/gic.h"
+#include "drivers/gic/gic.h"
 #include "arch/aarch64/pmu.h"
 #include "arch/aarch64/timer.h"
 #include "core/config.h"
@@ -40,11 +40,9 @@
 #include "lib/log.h"
 #include "lib/spinlock.h"
 
-#define BW_ALL_VCPUS     0xffffu
-#define BW_MAX_PERIOD_US 1000000u
-#define BW_MAX_BUDGET    0x7fffffffu
-#define BW_NEV           CFG_BW_MAX_EVENTS
-#define BW_NO_EVENT      0xffffffffu
+#define BW_ALL_VCPUS 0xffffu
+#define BW_NEV       CFG_BW_MAX_EVENTS
+#define BW_NO_EVENT  0xffffffffu
 
 /* What a VM's regulation is set to: from the config, then BH_HC_BW_SET. */
 struct bw_settings {

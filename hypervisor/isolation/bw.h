@@ -12,6 +12,12 @@
 
 #include "lib/types.h"
 
+/* Limits of a period and of a budget (events per period, VM or vCPU);
+ * the generated config.c asserts the toolchain's (bulkhead.config.bandwidth
+ * MAX_PERIOD_US, MAX_BUDGET_EVENTS) against them. */
+#define BW_MAX_PERIOD_US 1000000u
+#define BW_MAX_BUDGET    0x7fffffffu
+
 /* Boot CPU, after vm_init_all() and irq_init(): regulator state from the
  * configuration, interrupt handlers, the stall hook, the BH_HC_BW_*
  * hypercalls and the console command (Ctrl-T b). */

@@ -18,7 +18,6 @@
 #include "lib/log.h"
 #include "lib/spinlock.h"
 
-#define QOS400_MAX    8 /* MAX_PROGRAMMED in bulkhead/qos.py */
 #define QOS400_EN_ALL (QOS400_EN_AR_RATE | QOS400_EN_AW_RATE)
 
 struct qos400 {

@@ -11,6 +11,10 @@
 
 #include "lib/types.h"
 
+/* Regulators programmed at most (the generated config.c asserts the
+ * toolchain's limit, bulkhead.config.qos.MAX_PROGRAMMED, against it). */
+#define QOS400_MAX 8
+
 /* How a board reaches regulators the boot firmware left secure
  * (CFG_QOS_SMC); each call returns the firmware's status, 0 = success. */
 struct qos400_fw {

@@ -4,6 +4,18 @@
  * for platform qemu-virt. Do not edit: change the config and rebuild.
  */
 #include "core/config.h"
+#include "isolation/qos400.h"
+#include "isolation/bw.h"
+#include "core/payload.h"
+
+/* the limits the toolchain checked this config against are the hypervisor's */
+_Static_assert(CFG_MAX_CPUS == 8, "CFG_MAX_CPUS: bulkhead.config.model.MAX_CPUS is 8");
+_Static_assert(CFG_MAX_RAM == 4, "CFG_MAX_RAM: bulkhead.config.model.MAX_RAM_BANKS is 4");
+_Static_assert(QOS400_MAX == 8, "QOS400_MAX: bulkhead.config.qos.MAX_PROGRAMMED is 8");
+_Static_assert(BW_MAX_PERIOD_US == 1000000, "BW_MAX_PERIOD_US: bulkhead.config.bandwidth.MAX_PERIOD_US is 1000000");
+_Static_assert(BW_MAX_BUDGET == 2147483647, "BW_MAX_BUDGET: bulkhead.config.bandwidth.MAX_BUDGET_EVENTS is 2147483647");
+_Static_assert(PAYLOAD_VERSION == 1, "PAYLOAD_VERSION: bulkhead.generate.image.VERSION is 1");
+_Static_assert(PAYLOAD_NAME_LEN == 32, "PAYLOAD_NAME_LEN: bulkhead.generate.image.NAME_LEN is 32");
 
 #ifndef NULL
 #define NULL ((void *)0)

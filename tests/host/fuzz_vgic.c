@@ -147,10 +147,10 @@ void gic_vif_reset(void)
 {
 	memset(lrs[cur], 0, sizeof(lrs[cur]));
 }
-void vcpu_kick(struct vcpu *v)
+void gic_send_sgi(u32 intid, u64 mpidr)
 {
-	if (v && v->vm != &vm)
-		abort(); /* a kick outside the VM */
+	if (intid != IRQ_SGI_KICK || mpidr >= NVCPU)
+		abort(); /* a kick (vcpu_kick) outside the VM */
 }
 void panic(const char *fmt, ...)
 {
@@ -192,6 +192,7 @@ static void setup(void)
 		vcpu[i].pcpu = i;
 		vcpu[i].pcpu_mpidr = i;
 		vm.vcpus[i] = &vcpu[i];
+		cpu_data[i].index = i;
 		cpu_data[i].vcpu = &vcpu[i];
 	}
 	vgic_vm_init(&vm);

@@ -100,7 +100,7 @@ void gic_lr_write(u32 n, const struct gic_lr *lr)
 	hw_lr[this_cpu][n] = *lr;
 }
 
-/* arch/aarch64/gic_hot.h, as the drivers encode it */
+/* drivers/gic/gic_hot.h, as the drivers encode it */
 u32 gic_hot_lr_empty(void)
 {
 	return gic_lr_empty();
@@ -154,9 +154,13 @@ void gic_route_spi(u32 intid, u64 mpidr)
 	(void)mpidr;
 }
 
-void vcpu_kick(struct vcpu *v)
+/* vcpu_kick (core/vcpu.h) sends the kick SGI to another CPU's MPIDR
+ * (here: its index) */
+void gic_send_sgi(u32 intid, u64 mpidr)
 {
-	kicks[v->pcpu]++;
+	if (intid != IRQ_SGI_KICK || mpidr >= CFG_MAX_CPUS)
+		abort();
+	kicks[mpidr]++;
 }
 
 void panic(const char *fmt, ...)
@@ -240,6 +244,7 @@ static void setup(bool sgi_sources)
 		vcpu[i].vm = owner;
 		vcpu[i].idx = i < 2 ? i : 0;
 		vcpu[i].pcpu = i;
+		vcpu[i].pcpu_mpidr = i;
 		owner->vcpus[vcpu[i].idx] = &vcpu[i];
 		fake_cpu[i].index = i;
 		fake_cpu[i].vcpu = &vcpu[i];

@@ -93,7 +93,7 @@ def stats(res: RunResult, vm: str = "bw") -> dict[str, dict[str, int]]:
     for line in res.lines(vm):
         m = STATS_RE.fullmatch(line)
         if m:
-            out[m[1]] = dict(zip(("last", "max", "mean", "throttles", "stalled_ns"), map(int, m.groups()[1:])))
+            out[m[1]] = dict(zip(("last", "max", "mean", "throttles", "stalled_ns"), map(int, m.groups()[1:]), strict=True))
     return out
 
 
@@ -411,8 +411,8 @@ def test_forward_progress(tmp_path: Path) -> None:
     left bwprobe one step per one or two periods, run_ns=0, when the
     regulator's ~400 instructions were charged) is refused below the floor;
     at the limit the vCPU progresses every period."""
-    from bulkhead.layout.load import load_system
     from bulkhead.base.errors import ConfigError, RunError
+    from bulkhead.layout.load import load_system
 
     def config(budget: int) -> Path:
         return variant(tmp_path, "bw-basic.yaml", **{"period_us: 1000": "period_us: 10",

@@ -24,8 +24,8 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from bulkhead.generate import build
 from bulkhead.config.color import PAGE, extract
+from bulkhead.generate import build
 from bulkhead.layout.load import load_system
 from bulkhead.layout.placement import MemRegion, System
 from bulkhead.run.runner import RunResult, judge, supervise

@@ -24,10 +24,10 @@ from pathlib import Path
 
 import pytest
 
+from bulkhead.base.errors import BuildError
 from bulkhead.generate import build, qemu
 from bulkhead.run import cachemodel
 from bulkhead.run.cachemodel import HYPERVISOR, Report
-from bulkhead.base.errors import BuildError
 from bulkhead.run.runner import judge, run, supervise
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -185,8 +185,8 @@ def test_bandwidth_budget_sweep(tmp_path: Path, lock: None) -> None:
         subs = {} if share is None else {UNTHROTTLED: f"budget_events: {PERIOD_EVENTS * share // 100}}}"}
         report, _ = model_run(tmp_path, f"budget-{share or 'none'}", subs)
         figures.append(bytes_per_period(report))
-    text = ", ".join(f"{s or 'unthrottled'}: {f:.0f}" for s, f in zip(shares, figures))
-    assert all(a > b for a, b in zip(figures, figures[1:])), text
+    text = ", ".join(f"{s or 'unthrottled'}: {f:.0f}" for s, f in zip(shares, figures, strict=True))
+    assert all(a > b for a, b in zip(figures, figures[1:], strict=False)), text
     assert figures[0] >= 4 * figures[shares.index(20)], text
 
 

@@ -25,8 +25,8 @@ import pytest
 from qconsole import Console
 from test_core import assert_clean, describe
 
-from bulkhead.generate import build
 from bulkhead.config import qos
+from bulkhead.generate import build
 from bulkhead.layout.load import PLATFORMS_DIR
 
 pytestmark = pytest.mark.qemu

@@ -17,18 +17,18 @@ from typing import Any
 import pytest
 import test_bandwidth
 import test_cli_run
-import test_io
-import test_pmu
 import test_console_input
 import test_console_reset
 import test_core
+import test_io
+import test_pmu
 import test_vgic_faults
 from test_coloring import CONFIGS, expected_frames, frames_of
 from test_core import assert_clean, describe
 
+from bulkhead.config import shared_io
 from bulkhead.config.color import PAGE, extract
 from bulkhead.layout.load import load_system
-from bulkhead.config import shared_io
 
 pytestmark = pytest.mark.qemu
 

@@ -8,8 +8,7 @@
  * their stack, and call into C. The guest frame sits at the top of each
  * stack; C runs below it.
  */
-#define FRAME_SIZE 272
-#define STACK_SIZE 0x4000
+#include "generated/asm_offsets.h" /* FRAME_SIZE, ARCH_STACK_SIZE, ARCH_MAX_CPUS */
 
 	.section .text.boot, "ax"
 	.global _start
@@ -83,7 +82,7 @@ wrong_el:
 	/* No EL2 state touched: CPU 0's stack, then C (MMU as found). */
 	adrp	x1, hyp_stacks
 	add	x1, x1, :lo12:hyp_stacks
-	add	x1, x1, #STACK_SIZE
+	add	x1, x1, #ARCH_STACK_SIZE
 	sub	sp, x1, #FRAME_SIZE
 	mov	x0, x9
 	bl	hyp_wrong_el
@@ -123,11 +122,11 @@ secondary_entry:
 	 * SCTLR_EL2 M/C bits found at entry (CPU 0) or 0 */
 
 cpu_start:
-	/* sp = stacks + (index + 1) * STACK_SIZE - FRAME_SIZE */
+	/* sp = stacks + (index + 1) * ARCH_STACK_SIZE - FRAME_SIZE */
 	adrp	x9, hyp_stacks
 	add	x9, x9, :lo12:hyp_stacks
 	add	x10, x0, #1
-	mov	x11, #STACK_SIZE
+	mov	x11, #ARCH_STACK_SIZE
 	madd	x9, x10, x11, x9
 	sub	sp, x9, #FRAME_SIZE
 	mov	x29, #0
@@ -156,7 +155,7 @@ boot_dcache_clean_inval:
 	.balign 4096
 	.global hyp_stacks
 hyp_stacks:
-	.space	STACK_SIZE * 8
+	.space	ARCH_STACK_SIZE * ARCH_MAX_CPUS
 
 /* Self-coloring (arch/aarch64/mmu.c): x0 = frames, x1 = image base, x2 =
  * pages, x3 = SCTLR_EL2 value. Copies page i from x1 + i * 4 KiB to

@@ -1,17 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "arch/aarch64/cpu.h"
 
-#include "arch/aarch64/pmu.h"
+#include "arch/aarch64/sysregs.h"
 
 struct cpu cpu_data[ARCH_MAX_CPUS];
 
-_Static_assert(__builtin_offsetof(struct cpu, pmu_el2) == CPU_PMU_EL2, "vectors.S");
 extern u8 hyp_stacks[];
 
 struct frame *cpu_frame(u32 index)
 {
 	return (struct frame *)(uintptr_t)(hyp_stacks + (u64)(index + 1) * ARCH_STACK_SIZE -
-	                                   FRAME_SIZE);
+	                                   sizeof(struct frame));
 }
 
 void cpu_init(u32 index, u64 mpidr)
@@ -28,6 +27,5 @@ void cpu_init(u32 index, u64 mpidr)
 	sysreg_write(cntvoff_el2, 0);
 	sysreg_write(cptr_el2, 0x33ff); /* RES1 bits; FP/SIMD not trapped */
 	sysreg_write(hstr_el2, 0);
-	pmu_init_cpu();
 	isb();
 }

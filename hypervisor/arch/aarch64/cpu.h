@@ -16,7 +16,6 @@ struct frame {
 	u64 spsr;
 	u64 pad;
 };
-#define FRAME_SIZE 272
 
 struct cpu {
 	u32 index;
@@ -29,11 +28,9 @@ struct cpu {
 	/* The hypervisor's PMU counters, which count at EL2 only while a guest's
 	 * trap is handled (arch/aarch64/vectors.S, pmu.c): the filter with NSH
 	 * set, with bit 63 and (PMSELR value << 32) for an event counter, 0 for
-	 * none. At CPU_PMU_EL2 for vectors.S. */
+	 * none. vectors.S reads it at CPU_PMU_EL2 (asm_offsets.c). */
 	u64 pmu_el2[2];
 };
-
-#define CPU_PMU_EL2 56
 
 extern struct cpu cpu_data[ARCH_MAX_CPUS];
 
@@ -50,7 +47,9 @@ static inline u32 cpu_index(void)
 /* The guest frame of a CPU (valid before that CPU has started). */
 struct frame *cpu_frame(u32 index);
 
-/* Sets up this CPU's TPIDR_EL2 and EL2 control registers. */
+/* Sets up this CPU's TPIDR_EL2 and EL2 control registers. The PMU comes
+ * next (pmu_init_cpu, called by main.c: pmu.c uses these inlines, cpu.c
+ * calls nothing of pmu.c). */
 void cpu_init(u32 index, u64 mpidr);
 
 /* Restores the guest frame and returns to EL1 (vectors.S). */

@@ -23,11 +23,7 @@
  * Exceptions taken at EL2 itself are hypervisor bugs: they go to
  * trap_el2_fault(), which panics.
  */
-#define FRAME_SIZE 272
-#define CPU_PMU_EL2 56 /* struct cpu, arch/aarch64/cpu.h */
-#define PMU_NSH (1 << 27)
-#define F_ELR (31 * 8)
-#define F_SPSR (32 * 8)
+#include "generated/asm_offsets.h" /* FRAME_SIZE, F_ELR, F_SPSR, CPU_PMU_EL2, PMU_FILTER_NSH */
 
 .macro save_x0_x17
 	stp	x0, x1, [sp, #16 * 0]
@@ -89,7 +85,7 @@
 	isb	/* PMXEVTYPER uses the selection: an indirect read of PMSELR */
 	mov	w1, w1
 	.if \on == 0
-	and	w1, w1, #~PMU_NSH
+	and	w1, w1, #~PMU_FILTER_NSH
 	.endif
 	msr	pmxevtyper_el0, x1
 .endm
@@ -108,7 +104,7 @@
 	b	.Lpmu_el2_sync\@
 .Lpmu_el2_cycles\@:
 	.if \on == 0
-	and	w1, w1, #~PMU_NSH
+	and	w1, w1, #~PMU_FILTER_NSH
 	.endif
 	msr	pmccfiltr_el0, x1
 .Lpmu_el2_sync\@:

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * GICv3 driver of arch/aarch64/gic.h: distributor, redistributors and the
+ * GICv3 driver of drivers/gic/gic.h: distributor, redistributors and the
  * EL2 view of the CPU interface (ICC_* for the hypervisor's own
  * interrupts, ICH_* for the virtual CPU interface).
  */
-#include "arch/aarch64/gic.h"
+#include "drivers/gic/gic.h"
 
-#include "arch/aarch64/gic_dist.h"
-#include "arch/aarch64/gicv3_hot.h"
+#include "drivers/gic/gic_dist.h"
+#include "drivers/gic/gicv3_hot.h"
 
 #include "arch/aarch64/cpu.h"
 #include "arch/aarch64/sysregs.h"

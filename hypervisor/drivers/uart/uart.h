@@ -2,11 +2,12 @@
 /*
  * The physical UART owned by the hypervisor (polled output, RX interrupt).
  * One driver per build, named by the platform file's uart.driver (Makefile
- * UART=pl011|cadence): uart_pl011.c (Arm PL011) or uart_cadence.c (Cadence
- * UART of the Zynq UltraScale+). uart.c holds what they share.
+ * UART=<driver>): drivers/uart/<driver>.c, e.g. pl011.c (Arm PL011) or
+ * cadence.c (Cadence UART of the Zynq UltraScale+). Every .c file here but
+ * uart.c (what they all share) is a driver; a new one is a new file.
  */
-#ifndef ARCH_UART_H
-#define ARCH_UART_H
+#ifndef DRIVERS_UART_H
+#define DRIVERS_UART_H
 
 #include "lib/types.h"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "arch/aarch64/uart.h"
+#include "drivers/uart/uart.h"
 
 void uart_write(const char *s, size_t len)
 {

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* GICv3 inline hot-path accessors (for gic_hot.h and gicv3.c only). */
-#ifndef ARCH_GICV3_HOT_H
-#define ARCH_GICV3_HOT_H
+#ifndef DRIVERS_GICV3_HOT_H
+#define DRIVERS_GICV3_HOT_H
 
-#include "arch/aarch64/gic.h"
+#include "drivers/gic/gic.h"
 #include "arch/aarch64/sysregs.h"
 #include "lib/types.h"
 

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The Cadence UART driver of arch/aarch64/uart.h (Zynq UltraScale+ UART0/1,
+ * The Cadence UART driver of drivers/uart/uart.h (Zynq UltraScale+ UART0/1,
  * "cdns,uart-r1p12"; register map: Xilinx UG1087, UART module). The baud
  * rate and frame format are the boot loader's (FSBL/U-Boot set them on a
  * board; QEMU needs none): only the transmitter and receiver are enabled.
  */
-#include "arch/aarch64/uart.h"
+#include "drivers/uart/uart.h"
 
 #define CDNS_CR     0x00 /* control */
 #define CDNS_IER    0x08 /* interrupt enable */

@@ -4,14 +4,14 @@
  * Exactly one driver implements it in a build: gicv3.c (distributor,
  * redistributors, ICC_* system registers, ICH_* virtual CPU interface) or
  * gicv2.c (GIC-400: distributor, GICC and GICH frames). The build takes
- * the version from the platform file (Makefile GIC=2|3).
+ * the version from the platform file (Makefile GIC=<version>: gicv<version>.c).
  *
  * The virtual CPU interface is driven through a version-neutral list
  * register record (struct gic_lr): the drivers encode and decode it, so the
  * core's list-register engine (core/vgic.c) knows no register layout.
  */
-#ifndef ARCH_GIC_H
-#define ARCH_GIC_H
+#ifndef DRIVERS_GIC_H
+#define DRIVERS_GIC_H
 
 #include "lib/types.h"
 
@@ -40,7 +40,7 @@ void gic_cpu_init(void);
 u32 gic_version(void);   /* 2 or 3 */
 u32 gic_nr_intids(void); /* 32 + SPIs the distributor implements */
 
-u32 gic_ack(void);              /* the hot path inlines it: arch/aarch64/gic_hot.h */
+u32 gic_ack(void);              /* the hot path inlines it: drivers/gic/gic_hot.h */
 void gic_eoi(u32 intid);        /* priority drop */
 void gic_deactivate(u32 intid); /* deactivation */
 /* Both, for a hot path about to ERET (which synchronises the last write). */

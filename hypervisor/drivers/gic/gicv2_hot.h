@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* GICv2 inline hot-path accessors (for gic_hot.h and gicv2.c only). */
-#ifndef ARCH_GICV2_HOT_H
-#define ARCH_GICV2_HOT_H
+#ifndef DRIVERS_GICV2_HOT_H
+#define DRIVERS_GICV2_HOT_H
 
 #include "arch/aarch64/cpu.h"
-#include "arch/aarch64/gic.h"
+#include "drivers/gic/gic.h"
 #include "arch/aarch64/sysregs.h"
 #include "lib/types.h"
 

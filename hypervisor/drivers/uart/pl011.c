@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The Arm PL011 driver of arch/aarch64/uart.h. */
-#include "arch/aarch64/uart.h"
+/* The Arm PL011 driver of drivers/uart/uart.h. */
+#include "drivers/uart/uart.h"
 
 #define UART_DR    0x000
 #define UART_FR    0x018

@@ -14,10 +14,10 @@
  *       list register n := intid pending, HW bit, physical INTID = intid,
  *       priority prio (n < gic_lr_count())
  */
-#ifndef ARCH_GIC_HOT_H
-#define ARCH_GIC_HOT_H
+#ifndef DRIVERS_GIC_HOT_H
+#define DRIVERS_GIC_HOT_H
 
-#include "arch/aarch64/gic.h"
+#include "drivers/gic/gic.h"
 
 #if defined(BULKHEAD_HOST_TEST)
 /* host unit tests (tests/host): the test provides them */
@@ -27,9 +27,9 @@ void gic_hot_eoi_deactivate(u32 intid);
 u32 gic_hot_lr_empty(void);
 void gic_hot_lr_write_hw(u32 n, u32 intid, u8 prio);
 #elif GIC_VERSION == 3
-#include "arch/aarch64/gicv3_hot.h"
+#include "drivers/gic/gicv3_hot.h"
 #elif GIC_VERSION == 2
-#include "arch/aarch64/gicv2_hot.h"
+#include "drivers/gic/gicv2_hot.h"
 #else
 #error "GIC_VERSION must be 2 or 3 (Makefile GIC=)"
 #endif

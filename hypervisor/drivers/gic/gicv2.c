@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * GICv2 (GIC-400) driver of arch/aarch64/gic.h: the distributor, the CPU
+ * GICv2 (GIC-400) driver of drivers/gic/gic.h: the distributor, the CPU
  * interface (GICC) and the virtual interface control (GICH) are memory
  * mapped; the GICH frame is banked per CPU.
  *
@@ -15,10 +15,10 @@
  * gicc + page_stride: 0x1000 in the architected layout, 0x10000 on SoCs
  * that alias each 4 KiB page over 64 KiB (ZynqMP).
  */
-#include "arch/aarch64/gic.h"
+#include "drivers/gic/gic.h"
 
-#include "arch/aarch64/gic_dist.h"
-#include "arch/aarch64/gicv2_hot.h"
+#include "drivers/gic/gic_dist.h"
+#include "drivers/gic/gicv2_hot.h"
 
 #include "arch/aarch64/cpu.h"
 #include "arch/aarch64/sysregs.h"

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The distributor registers GICv2 and GICv3 share (for gicv2.c and gicv3.c only). */
-#ifndef ARCH_GIC_DIST_H
-#define ARCH_GIC_DIST_H
+#ifndef DRIVERS_GIC_DIST_H
+#define DRIVERS_GIC_DIST_H
 
-#include "arch/aarch64/gic.h"
+#include "drivers/gic/gic.h"
 
 #define GICD_CTLR       0x0000
 #define GICD_TYPER      0x0004

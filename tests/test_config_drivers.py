@@ -1,0 +1,129 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A board names its drivers; drivers live in hypervisor/drivers/ (#27 item 4).
+
+The toolchain's list of valid ``uart.driver`` and ``gic.version`` values is
+read from ``hypervisor/drivers/<kind>/`` (bulkhead/base/tree.py), the same
+directories the hypervisor's Makefile selects from; ``qemu:`` is optional in a
+platform file: such a board checks and builds, and ``run`` refuses it (exit 2).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bulkhead import cli
+from bulkhead.base import tree
+from bulkhead.base.errors import ConfigError, NoQemuModelError
+from bulkhead.config.model import GIC_VERSIONS, UART_DRIVERS
+from bulkhead.generate import build as build_mod
+from bulkhead.layout.load import PLATFORMS_DIR, load_spec, load_system
+from bulkhead.run import runner
+
+ROOT = Path(__file__).resolve().parents[1]
+DRIVERS = ROOT / "hypervisor" / "drivers"
+
+CONFIG = """\
+platform: {platform}
+vms:
+  - {{name: bm, cpus: [0], memory: [{{ipa: 0x40000000, size: 4M}}], image: img.bin}}
+"""
+
+FAKE_HYP_MAKEFILE = """\
+all:
+\tmkdir -p $(O)
+\tcp $(CONFIG_C) $(O)/bulkhead.elf
+\tcp $(CONFIG_C) $(O)/bulkhead.bin
+"""
+
+
+def test_the_driver_lists_are_the_driver_files() -> None:
+    uarts = sorted(p.stem for p in (DRIVERS / "uart").glob("*.c") if p.stem != "uart")
+    gics = sorted(int(p.stem[4:]) for p in (DRIVERS / "gic").glob("gicv*.c"))
+    assert list(UART_DRIVERS) == uarts and {"pl011", "cadence"} <= set(uarts)
+    assert list(GIC_VERSIONS) == gics and {2, 3} <= set(gics)
+    assert not list((ROOT / "hypervisor" / "arch").rglob("uart*")) + list((ROOT / "hypervisor" / "arch").rglob("gic*"))
+
+
+def test_a_new_driver_is_a_new_file(tmp_path: Path) -> None:
+    """What tree.drivers reads: a file added to drivers/uart/ is a driver."""
+    (tmp_path / "uart").mkdir()
+    for name in ("uart.c", "pl011.c", "uart.h", "ns16550.c"):
+        (tmp_path / "uart" / name).write_text("")
+    assert tree.uart_drivers(tmp_path) == ("ns16550", "pl011")
+    assert tree.gic_versions(tmp_path) == ()
+
+
+def test_make_names_the_drivers_it_has(tmp_path: Path) -> None:
+    """The Makefile's error for an unknown driver lists the ones in the tree."""
+    for var, value, message in (
+        ("UART", "ns16550", f"UART=ns16550: no UART driver drivers/uart/ns16550.c (drivers: {' '.join(UART_DRIVERS)})"),
+        ("GIC", "4", f"GIC=4: no GIC driver drivers/gic/gicv4.c (drivers: {' '.join(map(str, GIC_VERSIONS))})"),
+    ):
+        res = subprocess.run(["make", "-s", "-C", str(ROOT / "hypervisor"), f"O={tmp_path}", "CONFIG_C=x.c",
+                              f"{var}={value}"], capture_output=True, text=True)
+        assert res.returncode != 0 and message in res.stderr, res.stderr
+
+
+def test_unknown_uart_driver_lists_the_tree(tmp_path: Path, sandbox: Path) -> None:
+    text = (PLATFORMS_DIR / "qemu-virt.yaml").read_text()
+    plat = tmp_path / "platforms"
+    plat.mkdir()
+    (plat / "p.yaml").write_text(text.replace("name: qemu-virt", "name: p\nboard: qemu-virt")
+                                 .replace("uart: {base: 0x09000000, irq: 33}",
+                                          "uart: {base: 0x09000000, irq: 33, driver: ns16550}"))
+    (sandbox / "c.yaml").write_text(CONFIG.format(platform="p"))
+    with pytest.raises(ConfigError) as exc:
+        load_spec("c.yaml", platforms_dir=plat)
+    assert re.search(r"p\.yaml:\d+:\d+: uart\.driver: expected one of " + ", ".join(UART_DRIVERS)
+                     + ", got 'ns16550'", str(exc.value)), str(exc.value)
+
+
+@pytest.fixture
+def board_without_qemu(tmp_path: Path, sandbox: Path) -> Path:
+    """A platform directory holding 'board': qemu-virt's facts without 'qemu:'."""
+    text = (PLATFORMS_DIR / "qemu-virt.yaml").read_text()
+    lines = [ln for ln in text.splitlines() if not ln.startswith("qemu:")]
+    assert len(lines) == len(text.splitlines()) - 1
+    plat = tmp_path / "platforms"
+    plat.mkdir()
+    (plat / "board.yaml").write_text("\n".join(lines).replace("name: qemu-virt", "name: board\nboard: qemu-virt")
+                                     + "\n")
+    (sandbox / "c.yaml").write_text(CONFIG.format(platform="board"))
+    return plat
+
+
+def test_a_board_without_qemu_checks_and_builds(board_without_qemu: Path, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    system = load_system("c.yaml", platforms_dir=board_without_qemu)
+    assert system.platform.qemu is None and system.platform.name == "board"
+    hyp = tmp_path / "fake-hyp"
+    hyp.mkdir()
+    (hyp / "Makefile").write_text(FAKE_HYP_MAKEFILE)
+    monkeypatch.setattr(build_mod, "HYPERVISOR_DIR", hyp)
+    out = tmp_path / "out"
+    result = build_mod.build(Path("c.yaml"), out, log=io.StringIO(), platforms_dir=board_without_qemu)
+    assert result.elf.is_file() and result.itb.is_file() and result.qemu_argv == ()
+    assert json.loads((out / "manifest.json").read_text())["qemu"] == []
+
+
+def test_run_refuses_a_board_without_qemu(board_without_qemu: Path, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Refused before anything is built; the CLI exits 2 (usage) with the reason."""
+    out = tmp_path / "out"
+    with pytest.raises(NoQemuModelError, match=r"platform 'board' \(.*board\.yaml\) has no QEMU model"):
+        runner.run("c.yaml", timeout=5, out=out, platforms_dir=board_without_qemu)
+    assert not out.exists()
+
+    real = runner.run
+    monkeypatch.setattr(runner, "run", lambda *a, **k: real(*a, **k, platforms_dir=board_without_qemu))
+    code = cli.main(["run", "c.yaml", "--out", str(out), "--timeout", "5"])
+    err = capsys.readouterr().err
+    assert code == 2 and "bulkhead: error: platform 'board'" in err and "has no QEMU model" in err, err
+    assert not out.exists()
