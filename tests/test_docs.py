@@ -97,3 +97,26 @@ def test_named_repository_files_exist(page: Path) -> None:
     stale = [name for name in re.findall(r"`([A-Za-z0-9_./-]+)(?::\d+)?`", page.read_text())
              if name.startswith(TOP_DIRS) and not (ROOT / name).exists()]
     assert not stale, f"{page.relative_to(ROOT)}: names files that do not exist: {stale}"
+
+
+MODULE_COMMAND = re.compile(r"python3? -m (bulkhead[\w.]*)([^`|\n]*)")
+
+
+@pytest.mark.parametrize("page", READMES + PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_documented_module_commands_run(page: Path) -> None:
+    """Every `python -m bulkhead...` a page shows starts (its --help exits 0)
+    and takes the options the page gives it (docs/io.md once showed a module
+    that does not exist, `python -m bulkhead.netpeer`)."""
+    import subprocess
+    import sys
+
+    wrong = []
+    for module, rest in MODULE_COMMAND.findall(page.read_text()):
+        res = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True,
+                             timeout=60, cwd=ROOT)
+        if res.returncode != 0:
+            wrong.append(f"python -m {module} --help: exit {res.returncode}: {res.stderr.strip()[-200:]}")
+            continue
+        wrong += [f"python -m {module} {opt}" for opt in re.findall(r"(?<![\w-])--[a-z][a-z-]*", rest)
+                  if opt not in res.stdout]
+    assert not wrong, f"{page.relative_to(ROOT)}: {wrong}"

@@ -343,13 +343,13 @@ class Peer:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m bulkhead.netpeer [--seconds S] [--frames N]``: run the peer
+    """``python -m bulkhead.run.netpeer [--seconds S] [--frames N]``: run the peer
     in the foreground, print the ``--netdev`` value for ``bulkhead run``, and
     the per-MAC counts when it stops (after S seconds, N frames or Ctrl-C)."""
     import argparse
     import sys
 
-    ap = argparse.ArgumentParser(prog="python -m bulkhead.netpeer", description=main.__doc__)
+    ap = argparse.ArgumentParser(prog="python -m bulkhead.run.netpeer", description=main.__doc__)
     ap.add_argument("--seconds", type=float, default=300.0, help="stop after this long (default 300)")
     ap.add_argument("--frames", type=int, default=100_000, help="stop after this many frames (default 100000)")
     args = ap.parse_args(argv)
