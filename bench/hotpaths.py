@@ -26,15 +26,23 @@ hypercall fast path); Bao's (the same guests, the same QEMU 10 and flags).
 QEMU models no caches, no DRAM and no pipeline: these are instruction
 counts of the paths, not hardware latencies.
 
-    python3 bench/hotpaths.py [--json]
+    python3 bench/hotpaths.py [--json] [--only irqlat,hcall,...] [--samples N]
+                              [--check] [--ceiling 'PATH=NS' ...]
+
+``--check`` compares each row's mean with its ceiling in bench/budgets.toml
+([hotpaths], virtual ns: one hypervisor instruction is 1 ns) and exits 1
+naming every row above its ceiling; ``--ceiling`` overrides one (the test
+proves the check fails with a ceiling below the measurement).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,8 +90,8 @@ def results(guest: str, params: str, extra: str = "", tag: str = "", cpus: str =
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / f"{guest}.yaml"
         config.write_text(VM.format(guest=guest, params=params, extra=extra, cpus=cpus))
-        res = runner.run(config, timeout=600, icount=0, out=OUT / f"{guest}{tag}",
-                         build_log=open("/dev/null", "w"))
+        with open("/dev/null", "w") as null:
+            res = runner.run(config, timeout=600, icount=0, out=OUT / f"{guest}{tag}", build_log=null)
     if not res.clean:
         raise SystemExit(f"bench/hotpaths.py: the {guest} run was not clean: {res.reason}")
     rows = []
@@ -94,20 +102,61 @@ def results(guest: str, params: str, extra: str = "", tag: str = "", cpus: str =
     return rows
 
 
-def main() -> int:
+GROUPS = ("irqlat", "doorbell", "vSGI", "hcall")
+
+
+def ceilings() -> dict[str, float]:
+    """Row name -> ceiling of its mean (virtual ns), from bench/budgets.toml [hotpaths]."""
+    doc = tomllib.loads((ROOT / "bench" / "budgets.toml").read_text())
+    return {str(k): float(v) for k, v in doc.get("hotpaths", {}).items()}
+
+
+def check(table: list[dict[str, object]], limits: dict[str, float]) -> list[str]:
+    """The rows whose mean is above their ceiling, as messages."""
+    over = []
+    for t in table:
+        limit = limits.get(str(t["path"]))
+        mean = t["mean_ns"]
+        if limit is not None and isinstance(mean, float) and mean > limit:
+            over.append(f"{t['path']}: mean {mean:.1f} ns is above its ceiling of {limit:g} ns")
+    return over
+
+
+def _ceiling(text: str) -> tuple[str, float]:
+    path, _, value = text.rpartition("=")
+    try:
+        return path.strip(), float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not PATH=NS: {text!r}") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--only", default=",".join(GROUPS), help=f"comma-separated groups of rows ({', '.join(GROUPS)})")
+    ap.add_argument("--samples", type=int, default=1000, help="interrupts, rings or SGIs per row (hcall: x10 calls)")
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 when a row's mean is above its ceiling (bench/budgets.toml [hotpaths])")
+    ap.add_argument("--ceiling", type=_ceiling, action="append", default=[], metavar="PATH=NS",
+                    help="override one row's ceiling, e.g. 'irqlat wfi=150'")
+    args = ap.parse_args(argv)
+    only = {g.strip() for g in args.only.split(",") if g.strip()}
+    if only - set(GROUPS):
+        ap.error(f"--only: unknown group(s) {', '.join(sorted(only - set(GROUPS)))}")
+    n = args.samples
     table: list[dict[str, object]] = []
-    for extra, label in (("", ""), (REGULATOR, " +regulator")):
+    for extra, label in (("", ""), (REGULATOR, " +regulator")) if "irqlat" in only else ():
         for wait in ("wfi", "busy"):
-            row = results("irqlat", f"{{samples: 1000, period_us: 100, wait: {wait}}}", extra, "-bw" if extra else "")[0]
+            row = results("irqlat", f"{{samples: {n}, period_us: 100, wait: {wait}}}", extra, "-bw" if extra else "")[0]
             name = f"irqlat {wait}"
             table.append({"path": name + label, "min_ns": int(row["min_ns"]), "mean_ns": float(row["mean_ns"]),
                           "max_ns": int(row["max_ns"]), "hyp_insns": float(row["mean_ns"]) - NO_HYP_IRQ_NS,
                           "before_ns": BEFORE.get(name) if not extra else None,
                           "prev_ns": PREV.get(name) if not extra else None,
                           "bao_ns": BAO.get(name) if not extra else None})
-    for wait in ("wfi", "busy"):
-        row = results("doorbell", DOORBELL_PING.format(rounds=1000, wait=wait),
-                      DOORBELL_PEER.format(rounds=1000, wait=wait))[0]
+    for wait in ("wfi", "busy") if "doorbell" in only else ():
+        row = results("doorbell", DOORBELL_PING.format(rounds=n, wait=wait),
+                      DOORBELL_PEER.format(rounds=n, wait=wait))[0]
         table.append({"path": f"doorbell {wait}", "min_ns": int(row["min_ns"]), "mean_ns": float(row["mean_ns"]),
                       "max_ns": int(row["max_ns"]), "hyp_insns": None, "before_ns": None, "bao_ns": None})
         if wait == "busy":
@@ -115,12 +164,12 @@ def main() -> int:
         table.append({"path": f"doorbell {wait} rtt", "min_ns": int(row["rt_min_ns"]),
                       "mean_ns": float(row["rt_mean_ns"]), "max_ns": int(row["rt_max_ns"]), "hyp_insns": None,
                       "before_ns": None, "bao_ns": None})
-    for wait in ("wfi", "busy"):
-        row = results("sgilat", f"{{samples: 1000, wait: {wait}}}", tag=f"-{wait}", cpus="0, 1")[0]
+    for wait in ("wfi", "busy") if "vSGI" in only else ():
+        row = results("sgilat", f"{{samples: {n}, wait: {wait}}}", tag=f"-{wait}", cpus="0, 1")[0]
         table.append({"path": f"vSGI {wait}", "min_ns": int(row["min_ns"]), "mean_ns": float(row["mean_ns"]),
                       "max_ns": int(row["max_ns"]), "hyp_insns": None, "before_ns": None, "bao_ns": None})
-    rows = results("hcall", "{calls: 10000}")
-    nop = float(next(r["mean_ns"] for r in rows if r["kind"] == "nop"))
+    rows = results("hcall", f"{{calls: {10 * n}}}") if "hcall" in only else []
+    nop = float(next((r["mean_ns"] for r in rows if r["kind"] == "nop"), 0))
     for r in rows:
         if r["kind"] == "nop":
             continue
@@ -128,10 +177,13 @@ def main() -> int:
         table.append({"path": f"hcall {r['kind']}", "min_ns": None, "mean_ns": mean, "max_ns": None,
                       "hyp_insns": mean - nop, "before_ns": BEFORE.get(r["kind"]), "prev_ns": PREV.get(r["kind"]),
                       "bao_ns": BAO.get(r["kind"])})
-    if "--json" in sys.argv[1:]:
+    over = check(table, {**ceilings(), **dict(args.ceiling)}) if args.check else []
+    for msg in over:
+        print(f"bench/hotpaths.py: {msg}", file=sys.stderr)
+    if args.json:
         json.dump(table, sys.stdout, indent=2)
         print()
-        return 0
+        return 1 if over else 0
     print("Hot paths, virtual time (-icount shift=0: 1 instruction = 1 ns; QEMU models no caches)")
     print(f"{'path':<24} {'min':>7} {'mean':>9} {'max':>7} {'hyp insns':>10} {'before':>8} {'prev':>6} {'Bao':>6}")
     for t in table:
@@ -140,7 +192,7 @@ def main() -> int:
             return format(v, fmt) if v is not None else "-"
         print(f"{t['path']:<24} {f('min_ns', 'd'):>7} {f('mean_ns', '.1f'):>9} {f('max_ns', 'd'):>7} "
               f"{f('hyp_insns', '.1f'):>10} {f('before_ns', '.0f'):>8} {f('prev_ns', '.0f'):>6} {f('bao_ns', '.0f'):>6}")
-    return 0
+    return 1 if over else 0
 
 
 if __name__ == "__main__":
