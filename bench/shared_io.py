@@ -1,31 +1,59 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Shared-I/O benchmark (docs/io.md): frames/s, round-trip latency and the
-measured (alpha, delta) of each client through the I/O VM, against the
-virtio-net device passed straight through to one VM, with one to four
-clients and with a flooding client (two to four clients, the last one
-floods). Frames go to a peer thread on loopback (bulkhead.netpeer) over
-QEMU's ``-netdev dgram`` and back. The platform ``qemu-virt`` has four CPUs,
-one of which is the I/O VM's: the four-client rows run on a variant with a
-fifth CPU (build/bench/io/platforms/qemu-virt.yaml, otherwise the same
-file; QEMU's ``virt`` and the hypervisor support up to eight).
+"""Shared-I/O benchmark (docs/io.md): the work-conserving I/O VM against the
+virtio-net device passed straight through, from one run.
 
-Everything runs under ``-icount shift=0,align=off,sleep=off``: times are
-virtual (1 ns per instruction, one instruction counter for all vCPUs, which
-QEMU runs round-robin); QEMU's NIC model has no line rate and the host-side
-peer takes no virtual time while a vCPU runs, so the figures compare the
-paths on QEMU, they are not network performance. QEMU models no caches.
+Bare-metal rows, under ``-icount shift=0,align=off,sleep=off`` (virtual
+time: 1 ns per instruction, one instruction counter for all vCPUs, which
+QEMU runs round-robin): the echo workload (``--frames`` requests of 200
+bytes, 16 outstanding) of the I/O VM in ``mode=direct`` (the NIC passed
+through, no rings), then one to four echo clients through the I/O VM, then
+two to four clients of which the last floods (8 x ``--frames`` frames of
+1000 bytes); frames go to a peer thread on loopback
+(bulkhead/run/netpeer.py) over QEMU's ``-netdev dgram``. Every VM
+busy-waits (``poll: 1``) so that no vCPU sleeps while the peer answers
+(with every vCPU in WFI, sleep=off would warp virtual time). Columns:
+frames/s and mean round trip per client and as a ratio to passthrough; the
+alpha measured and guaranteed (``--capacity``, equal weights); the share of
+the frames served while the client was backlogged; delta measured, as the
+bounded-delay fit, and the bound; the I/O VM's overruns and the time the
+device's queue stayed full (QEMU's backend not draining it). The four-client
+rows run on a copy of platforms/qemu-virt.yaml with a fifth CPU
+(build/bench/io/platforms/).
 
-    .venv/bin/python bench/shared_io.py [--frames N] [--rate R]
+Linux rows (host time: Linux under -icount is too slow for iperf3): a Linux
+client (linux/bulkhead_net) runs iperf3 over TCP and UDP and ping against
+Debian's iperf3 on the host (127.0.0.1; QEMU's user-mode network maps
+10.0.2.2 to it) through the I/O VM, alone and beside a flooding client,
+and with the NIC passed straight through to Linux (its virtio-mmio and
+virtio-net modules; Linux's RAM identity-mapped, IPA = PA, since the device
+does DMA with physical addresses and there is no SMMU); ratios to
+passthrough.
 
-(Not ``bench/io.py``: a script's directory comes first on ``sys.path``, and a
-file named ``io.py`` there would shadow the standard library's ``io``.)
+QEMU models no caches, no DRAM and no line rate; the peer and QEMU's device
+model run in host time. The figures compare the paths on this QEMU; they are
+not network performance.
+
+    .venv/bin/python bench/shared_io.py [--frames N] [--capacity C] [--no-linux]
+    .venv/bin/python bench/shared_io.py --calibrate
+
+``--calibrate`` measures the device's capacity for ``io.capacity``: one
+client floods alone and the I/O VM reports the frames/s it served while
+busy (capacity_fps). (Not ``bench/io.py``: a script's directory comes first
+on ``sys.path``, and a file named ``io.py`` there would shadow the standard
+library's ``io``.)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import re
+import socket
+import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,6 +70,8 @@ MACS = ["02:00:00:00:00:0a", "02:00:00:00:00:0b", "02:00:00:00:00:0c", "02:00:00
 NAMES = ["alice", "bob", "carol", "dave"]
 PLATFORM = ROOT / "platforms" / "qemu-virt.yaml"
 PLATFORM_CPUS = "cpus: [0x0, 0x1, 0x2, 0x3]"
+NIC = ["-global", "virtio-mmio.force-legacy=false"]
+LINUX = ROOT / "artefacts" / "linux"
 
 
 def platforms_for(ncpus: int) -> Path:
@@ -63,18 +93,18 @@ def vm_yaml(name: str, cpu: int, guest: str, params: str, devices: str = "") -> 
             f"    guest: {guest}\n    params: {{{params}}}\n{devices}")
 
 
-def shared_config(n: int, flood: bool, frames: int, rate: int) -> str:
+def shared_config(n: int, flood: bool, frames: int, capacity: int, calibrate: bool = False) -> str:
     vms = [vm_yaml("iovm", 0, "iovm", "max_ms: 120000, poll: 1", "    devices: [virtio31]\n")]
     clients = []
     for i in range(n):
-        if flood and i == n - 1:
-            params = f"mode: flood, frames: {frames * 8}, size: 1000"
+        if (flood and i == n - 1) or calibrate:
+            params = f"mode: flood, frames: {frames * 8}, size: 1000, poll: 1"
         else:
             params = f"frames: {frames}, window: 16, timeout_ms: 120000, poll: 1"
         vms.append(vm_yaml(NAMES[i], i + 1, "ioclient", params))
         clients.append(f'    - {{vm: {NAMES[i]}, mac: "{MACS[i]}", queue: {64 if flood and i == n - 1 else 16}}}\n')
     return ("platform: qemu-virt\ndma_isolation: none\nvms:\n" + "".join(vms) + "io:\n  device: virtio31\n  vm: iovm\n"
-            f"  frame_rate: {rate}\n  clients:\n" + "".join(clients))
+            f"  capacity: {capacity}\n  clients:\n" + "".join(clients))
 
 
 def direct_config(frames: int) -> str:
@@ -95,8 +125,8 @@ def run(name: str, text: str, direct: bool = False, ncpus: int = 4) -> tuple[run
         netdev = peer.netdev()
         extra: list[str] = []
         if direct:  # no io: section: attach the NIC by hand
-            extra = ["-global", "virtio-mmio.force-legacy=false", "-netdev", f"{netdev},id=bhio",
-                     "-device", "virtio-net-device,netdev=bhio,bus=virtio-mmio-bus.31"]
+            extra = [*NIC, "-netdev", f"{netdev},id=bhio", "-device",
+                     "virtio-net-device,netdev=bhio,bus=virtio-mmio-bus.31"]
         res = runner.run(cfg, timeout=1800, icount=0, out=OUT / name, netdev=netdev,
                          extra_qemu_args=extra, build_log=log, platforms_dir=platforms_for(ncpus))
     if not res.clean:
@@ -104,23 +134,17 @@ def run(name: str, text: str, direct: bool = False, ncpus: int = 4) -> tuple[run
     return res, cfg
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--frames", type=int, default=200, help="echo requests per client (default 200)")
-    ap.add_argument("--rate", type=int, default=5000, help="the I/O VM's frame_rate (default 5000)")
-    args = ap.parse_args()
-
-    print("| scenario | VM | frames/s | RTT mean / max (us) | alpha meas. / guaranteed (f/s) | "
-          "share of slots | delta meas. / supply / bound (us) | overruns |")
-    print("|---|---|---|---|---|---|---|---|")
-    res, _ = run("direct", direct_config(args.frames), direct=True)
-    for line in res.lines("iovm"):
-        if line.startswith("iovm: result "):
-            r = kv(line)
-            print(f"| direct passthrough | iovm | {r['fps']} | {r['rtt_mean_us']} / {r['rtt_max_us']} | - | - | - | - |")
+def bare_metal_rows(frames: int, capacity: int) -> None:
+    print("| scenario | VM | frames/s (ratio) | RTT mean / max (us) (ratio) | alpha meas. / guaranteed (f/s) | "
+          "share served | delta meas. / supply / bound (us) | overruns | device stall (us) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    res, _ = run("direct", direct_config(frames), direct=True)
+    base = next(kv(x) for x in res.lines("iovm") if x.startswith("iovm: result "))
+    print(f"| direct passthrough | iovm | {base['fps']} | {base['rtt_mean_us']} / {base['rtt_max_us']} | "
+          "- | - | - | - | - |")
     for n, flood in ((1, False), (2, False), (3, False), (4, False), (2, True), (3, True), (4, True)):
         name = f"shared{n}{'-flood' if flood else ''}"
-        res, cfg = run(name, shared_config(n, flood, args.frames, args.rate), ncpus=n + 1)
+        res, cfg = run(name, shared_config(n, flood, frames, capacity), ncpus=n + 1)
         spec = load_spec(cfg, platforms_dir=platforms_for(n + 1))
         assert spec.io is not None
         g = {x.vm: x for x in shared_io.guarantees(spec.io)}
@@ -132,12 +156,182 @@ def main() -> int:
                 if line.startswith(f"iovm: client {vm} "):
                     stats.update(kv(line))
             echo = next((kv(x) for x in res.lines(vm) if x.startswith("ioclient: result ")), None)
-            what = "flood" if echo is None else f"{echo['fps']}"
-            rtt = "-" if echo is None else f"{echo['rtt_mean_us']} / {echo['rtt_max_us']}"
+            what = "flood" if echo is None else f"{echo['fps']} ({echo['fps'] / base['fps']:.2f})"
+            rtt = "-" if echo is None else (f"{echo['rtt_mean_us']} / {echo['rtt_max_us']} "
+                                            f"({echo['rtt_mean_us'] / base['rtt_mean_us']:.2f})")
             label = f"{n} client{'s' if n > 1 else ''}" + (", last floods" if flood else "")
             print(f"| {label} | {vm} | {what} | {rtt} | {stats['alpha_fps']} / {float(g[vm].alpha):.0f} | "
                   f"{stats['share_permille'] / 10:.1f}% | {stats['delta_us']} / {stats['supply_delta_us']} / "
-                  f"{float(g[vm].delta) * 1e6:.0f} | {dev['overruns']} |")
+                  f"{float(g[vm].delta) * 1e6:.0f} | {stats['overruns']} | {dev['stall_us']} |")
+
+
+def calibrate(frames: int) -> int:
+    res, _ = run("calibrate", shared_config(1, False, frames, 1000, calibrate=True), ncpus=2)
+    dev = next(kv(x) for x in res.lines("iovm") if x.startswith("iovm: device tx="))
+    print(f"capacity_fps={dev['capacity_fps']} (one client flooding {frames * 8} frames of 1000 bytes; "
+          f"device stall {dev['stall_us']} us); io.capacity at or below it")
+    return 0
+
+
+# --- Linux clients (host time) --------------------------------------------------------
+
+
+class Console:
+    """QEMU with its serial console on pipes (as tests/qemu/qconsole.py)."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+        self.lines: list[str] = []
+        self.cond = threading.Condition()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout
+        pending = b""
+        while data := os.read(self.proc.stdout.fileno(), 65536):
+            *done, pending = (pending + data).split(b"\n")
+            with self.cond:
+                self.lines.extend(x.decode(errors="replace").rstrip("\r") for x in done)
+                self.cond.notify_all()
+
+    def wait_for(self, line: str, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while line not in self.lines:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"no {line!r}:\n" + "\n".join(self.lines[-30:]))
+                self.cond.wait(left)
+
+    def type(self, text: str) -> None:
+        assert self.proc.stdin
+        self.proc.stdin.write(text.encode())
+        self.proc.stdin.flush()
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, 9)
+            self.proc.wait()
+        assert self.proc.stdin and self.proc.stdout
+        self.proc.stdin.close()
+        self.reader.join(timeout=10)
+        self.proc.stdout.close()
+
+
+LINUX_VM = """  - name: linux
+    type: linux
+    cpus: [{cpu}]
+    memory:
+      - {{ipa: {ipa}, size: 128M{pa}}}
+    kernel: {linux}/Image
+    initrd: {linux}/initrd.cpio.gz
+    bootargs: "console=ttyAMA0 rdinit=/init bulkhead.shell=1"
+{devices}"""
+
+
+def linux_config(mode: str) -> str:
+    head = "platform: qemu-virt\ndma_isolation: none\nconsole_input: linux\nvms:\n"
+    if mode == "direct":
+        # the device does DMA with physical addresses and there is no SMMU:
+        # Linux's RAM must be identity-mapped (IPA = PA) for its virtio-net
+        return head + LINUX_VM.format(cpu=0, linux=LINUX, ipa="0x60000000", pa=", pa: 0x60000000",
+                                      devices="    devices: [virtio31]\n")
+    vms = [vm_yaml("iovm", 0, "iovm", "max_ms: 600000", "    devices: [virtio31]\n"),
+           LINUX_VM.format(cpu=1, linux=LINUX, ipa="0x40000000", pa="", devices="")]
+    clients = ['    - {vm: linux, mac: "02:00:00:00:00:0e", queue: 64}\n']
+    if mode == "flood":
+        vms.append(vm_yaml("mallory", 2, "ioclient", "mode: flood, frames: 0, size: 1000"))
+        clients.append('    - {vm: mallory, mac: "02:00:00:00:00:0c", queue: 64}\n')
+    return (head + "".join(vms) + "io:\n  device: virtio31\n  vm: iovm\n  capacity: 20000\n  clients:\n"
+            + "".join(clients))
+
+
+SETUP = {
+    "io": "insmod /lib/modules/bulkhead_net.ko",
+    "flood": "insmod /lib/modules/bulkhead_net.ko",
+    "direct": "for m in failover net_failover virtio_net virtio_mmio; do insmod /lib/modules/$m.ko; done",
+}
+RECEIVER = re.compile(r"\[linux\] \[\s*\d+\]\s+0\.00-\S+\s+sec\s+\S+ \w?Bytes\s+(\S+) Mbits/sec(.*)receiver")
+
+
+def linux_run(mode: str, seconds: int) -> dict[str, float]:
+    """One Linux run: ping avg (ms), iperf3 TCP and UDP Mbit/s, UDP loss %."""
+    OUT.mkdir(parents=True, exist_ok=True)
+    cfg = OUT / f"linux-{mode}.yaml"
+    cfg.write_text(linux_config(mode))
+    out = OUT / f"linux-{mode}"
+    subprocess.run([str(ROOT / ".venv" / "bin" / "bulkhead"), "build", str(cfg), "--out", str(out)], check=True,
+                   capture_output=True, text=True)
+    argv = list(json.loads((out / "manifest.json").read_text())["qemu"])
+    if mode == "direct":
+        argv += [*NIC, "-netdev", "user,id=bhio", "-device", "virtio-net-device,netdev=bhio,bus=virtio-mmio-bus.31"]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen(["iperf3", "-s", "-B", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    con = Console(argv)
+    try:
+        con.wait_for("[linux] bulkhead-linux: starting a shell (exit to power off)", timeout=300)
+        con.type(f"{SETUP[mode]}; busybox ip addr add 10.0.2.15/24 dev eth0; busybox ip link set eth0 up; "
+                 "sleep 2; echo up done\r")
+        con.wait_for("[linux] up done", timeout=120)
+        con.type("busybox ping -c 10 -W 5 10.0.2.2; echo ping done\r")
+        con.wait_for("[linux] ping done", timeout=120)
+        con.type(f"iperf3 -c 10.0.2.2 -p {port} -t {seconds} -f m; echo tcp done\r")
+        con.wait_for("[linux] tcp done", timeout=60 + 4 * seconds)
+        con.type(f"iperf3 -c 10.0.2.2 -p {port} -t {seconds} -u -b 20M -f m; echo udp done\r")
+        con.wait_for("[linux] udp done", timeout=60 + 4 * seconds)
+    finally:
+        con.kill()
+        server.kill()
+        server.wait()
+    ping = next(re.search(r"= [\d.]+/([\d.]+)/", x) for x in con.lines if "round-trip min/avg/max" in x)
+    tcp, udp = (m for x in con.lines if (m := RECEIVER.match(x)))
+    loss = re.search(r"\((\S+)%\)", udp[2])
+    assert ping and loss
+    return {"ping_ms": float(ping[1]), "tcp": float(tcp[1]), "udp": float(udp[1]), "udp_loss": float(loss[1])}
+
+
+def linux_rows(seconds: int) -> None:
+    print()
+    print("| Linux client | ping avg (ms) (ratio) | iperf3 TCP Mbit/s (ratio) | iperf3 UDP Mbit/s (ratio), loss |")
+    print("|---|---|---|---|")
+    rows: dict[str, dict[str, float] | str] = {}
+    for mode in ("direct", "io", "flood"):
+        try:
+            rows[mode] = linux_run(mode, seconds)
+        except (TimeoutError, StopIteration, ValueError, AssertionError) as e:
+            rows[mode] = str(e).splitlines()[0][:80]
+    base = rows["direct"]
+    labels = {"direct": "NIC passed through", "io": "through the I/O VM",
+              "flood": "through the I/O VM, beside a flooder"}
+    def ratio(r: dict[str, float], key: str) -> str:
+        return f" ({r[key] / base[key]:.2f})" if isinstance(base, dict) and base[key] else ""
+
+    for mode, r in rows.items():
+        if isinstance(r, str):
+            print(f"| {labels[mode]} | failed: {r} | - | - |")
+            continue
+        print(f"| {labels[mode]} | {r['ping_ms']:.2f}{ratio(r, 'ping_ms')} | {r['tcp']:.2f}{ratio(r, 'tcp')} | "
+              f"{r['udp']:.2f}{ratio(r, 'udp')}, {r['udp_loss']:.1f}% |")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--frames", type=int, default=1000, help="echo requests per client (default 1000)")
+    ap.add_argument("--capacity", type=int, default=5000, help="io.capacity of the shared rows (default 5000)")
+    ap.add_argument("--seconds", type=int, default=5, help="iperf3 run length (default 5)")
+    ap.add_argument("--no-linux", action="store_true", help="the bare-metal rows only")
+    ap.add_argument("--calibrate", action="store_true", help="measure the device's capacity and stop")
+    args = ap.parse_args()
+    if args.calibrate:
+        return calibrate(args.frames)
+    bare_metal_rows(args.frames, args.capacity)
+    if not args.no_linux:
+        linux_rows(args.seconds)
     return 0
 
 

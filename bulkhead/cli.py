@@ -20,7 +20,8 @@ from typing import Any, NoReturn, TextIO, cast
 from bulkhead import __version__
 from bulkhead.base import term
 from bulkhead.base.errors import BuildError, ConfigError, Diagnostic, NoQemuModelError
-from bulkhead.config import bandwidth, qos, shared_io
+from bulkhead.config import bandwidth, dma, dsu, dtimport, pci, qos, shared_io
+from bulkhead.config.dtb import DeviceTree, DtError
 from bulkhead.experiment import execute as experiment
 from bulkhead.generate import build, fit, gen_dts, qemu
 from bulkhead.layout import summary
@@ -71,11 +72,17 @@ def _port(text: str) -> int:
     return _bounded_int(text, 1, 65535, "port")
 
 
+def _platform_name(text: str) -> str:
+    if not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,31}", text):
+        raise argparse.ArgumentTypeError(f"a platform name is 1-32 of a-z, 0-9, _ and -: '{text}'")
+    return text
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="bulkhead", description="Configure, build and run Bulkhead systems.",
                      epilog="Exit status: 0 success, 1 invalid config, build failure or unclean run, "
                             "2 usage error, 124 run --timeout expired, 130 interrupted. Errors go to "
-                            "stderr. JSON on stdout: check --json, build --json, run --model --json. "
+                            "stderr. JSON on stdout: check --json, build --json, run --json. "
                             "A first config: docs/tutorial.md; every key: docs/config.md.")
     parser.add_argument("--version", action="version", version=f"bulkhead {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -124,12 +131,28 @@ def make_parser() -> argparse.ArgumentParser:
                    help="run under the cache/DRAM model QEMU plugin (-icount 0 unless --icount) and "
                         "print who evicted whose cache lines and DRAM rows (docs/model.md)")
     p.add_argument("--json", action="store_true",
-                   help="with --model: print the model's report as JSON on stdout (the console goes to stderr)")
+                   help="print how the run ended and the VMs' DMA fault counts (with --model: and the "
+                        "model's report) as JSON on stdout (the console goes to stderr)")
 
     p = sub.add_parser("dt", help="print the device tree of a Linux (or type: image) VM",
                        description="Print the generated device tree source of VM (a Linux or type: image VM).")
     p.add_argument("config", metavar="CONFIG", type=Path)
     p.add_argument("vm", metavar="VM")
+
+    p = sub.add_parser("platform", help="platform files: import one from a board's device tree",
+                       description="Platform files (docs/config.md \"Platform files\").")
+    psub = p.add_subparsers(dest="platform_command", metavar="ACTION", parser_class=_Parser)
+    psub.required = True
+    q = psub.add_parser("import", help="write a platform file from a Linux device tree blob",
+                        description="Write a platform file from DTB, a board's Linux device tree blob: "
+                                    "CPUs, memory and reserved memory, GIC, timer, PMU, console UART, "
+                                    "devices, SMMUs, LLC geometry, each value citing its DT node; what a "
+                                    "device tree cannot say is left as TODO comments (docs/boards/porting.md).")
+    q.add_argument("dtb", metavar="DTB", type=Path)
+    q.add_argument("-o", "--output", metavar="FILE", type=Path, help="write the platform file here (default: stdout)")
+    q.add_argument("--name", metavar="NAME", type=_platform_name,
+                   help="the platform's name (default: from the DTB's file name)")
+    q.add_argument("--json", action="store_true", help="print the DT-derived values as JSON instead")
 
     experiment.add_parser(sub)
     return parser
@@ -163,6 +186,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         doc = summary.document(system)
         if regulators := qos.document(system):
             doc["qos"] = regulators
+        if functions := pci.document(system):
+            doc["pci"] = functions
+        if (dma_doc := dma.document(system.spec)) is not None:
+            doc["dma"] = dma_doc
         doc.update(_diagnostics_json([], system.warnings, args.werror))
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
@@ -175,6 +202,10 @@ def cmd_check(args: argparse.Namespace) -> int:
             sys.stdout.write(bandwidth.report(system))
         sys.stdout.write(shared_io.report(system))
         sys.stdout.write(qos.report(system))
+        sys.stdout.write(dsu.report(system.spec))
+        if text := pci.report(system):
+            sys.stdout.write(text + "\n")
+        sys.stdout.write(dma.report(system.spec))
     if args.werror and system.warnings:
         sys.stderr.write(f"bulkhead: error: {len(system.warnings)} warning(s) treated as errors (--werror)\n")
         return EXIT_ERROR
@@ -205,9 +236,6 @@ def _regex(text: str) -> re.Pattern[str]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    if args.json and not args.model:
-        _error("--json needs --model")
-        return EXIT_USAGE
     interactive = sys.stdin.isatty()
     port = qemu.GDB_PORT if args.gdb_port is None else args.gdb_port
     gdb = args.gdb or args.gdb_port is not None
@@ -240,9 +268,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         if view is not None:
             view.close()  # also stops the live table on a terminal
     if result.model_report is not None and result.model_report.is_file():
-        _model_output(args, result.model_report)  # also for an unclean run: what the model saw
+        _model_output(args, result.model_report, result)  # also for an unclean run: what the model saw
     elif result.model_report is not None and result.clean:
         return _error(f"{result.model_report}: the cache model wrote no report")
+    elif args.json:
+        sys.stdout.write(json.dumps(_run_doc(result), indent=2) + "\n")
     if result.timed_out:
         _error(result.reason)
         return EXIT_TIMEOUT
@@ -251,11 +281,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _model_output(args: argparse.Namespace, path: Path) -> None:
+def _run_doc(result: runner.RunResult) -> dict[str, Any]:
+    """``run --json``: how the run ended and the VMs' DMA fault counts."""
+    return {"clean": result.clean, "timed_out": result.timed_out, "reason": result.reason,
+            "dma_faults": result.dma_faults()}
+
+
+def _model_output(args: argparse.Namespace, path: Path, result: runner.RunResult) -> None:
     system = load_system(args.config)
     report = cachemodel.load_report(path)
     if args.json:
-        sys.stdout.write(json.dumps(cachemodel.document(report, system), indent=2) + "\n")
+        doc = cachemodel.document(report, system)
+        doc.update(_run_doc(result))
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
         sys.stdout.write(cachemodel.table(report, cachemodel.period_of(system)))
     sys.stderr.write(f"bulkhead: cache model report: {path}\n")
@@ -273,7 +311,27 @@ def cmd_dt(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"check": cmd_check, "build": cmd_build, "run": cmd_run, "dt": cmd_dt,
+def cmd_platform(args: argparse.Namespace) -> int:
+    try:
+        tree = DeviceTree.load(args.dtb)
+        imported = dtimport.import_dtb(tree, args.name)
+    except DtError as exc:
+        return _error(f"{args.dtb}: {exc.path}: {exc.message}")
+    if args.json:
+        text = json.dumps(imported.document(), indent=2) + "\n"
+    else:
+        text = dtimport.render(imported)
+    if args.output is None:
+        sys.stdout.write(text)
+        return EXIT_OK
+    tmp = args.output.with_name(args.output.name + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(args.output)
+    sys.stderr.write(f"bulkhead: wrote {args.output} (complete its TODO lines)\n")
+    return EXIT_OK
+
+
+COMMANDS = {"check": cmd_check, "platform": cmd_platform, "build": cmd_build, "run": cmd_run, "dt": cmd_dt,
             "experiment": experiment.command}
 
 

@@ -13,12 +13,15 @@
 #include "core/bootmem.h"
 #include "core/config.h"
 #include "core/console.h"
+#include "core/dma.h"
 #include "core/irq.h"
+#include "core/pci.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
 #include "core/vpmu.h"
 #include "isolation/bw.h"
 #include "isolation/color.h"
+#include "isolation/dsu.h"
 #include "isolation/qos400.h"
 #include "lib/log.h"
 #include "platform/board.h"
@@ -65,6 +68,7 @@ void hyp_wrong_el(u64 el)
 }
 
 extern char __hyp_start[], __hyp_end[];
+extern char __dmamem_start[], __dmamem_end[]; /* drivers/iommu.h IOMMU_DMA_MEM */
 static u64 hyp_frame_last;
 static u32 hyp_frames_moved;
 
@@ -126,11 +130,13 @@ static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 	if (cfg_system.hyp_color)
 		log_info(
 		    "coloring: hypervisor image %lu pages (text, data, stacks, per-CPU state): %u "
-		    "on frames of its colors %lx-%lx, the EL2 tables' own pages identity",
+		    "on frames of its colors %lx-%lx, the EL2 tables' own pages identity, and %lu "
+		    "pages SMMUs read",
 		    (u64)((ALIGN_UP((u64)(uintptr_t)__hyp_end, SZ_4K) -
 		           (u64)(uintptr_t)__hyp_start) /
 		          SZ_4K),
-		    hyp_frames_moved, cfg_system.hyp_color_pa, hyp_frame_last);
+		    hyp_frames_moved, cfg_system.hyp_color_pa, hyp_frame_last,
+		    (u64)((__dmamem_end - __dmamem_start) / SZ_4K));
 	if (hyp_mpidr() != (p->mpidr[0] & 0xff00ffffffull))
 		panic("booted on MPIDR %lx, platform CPU 0 is %lx", hyp_mpidr(), p->mpidr[0]);
 	if (entry_mc)
@@ -150,12 +156,15 @@ static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 	bootmem_check(dtb); /* before the payload moves: it may overwrite the DTB */
 	bootimg_install();  /* before the VMs: their images come from the payload */
 	color_init();       /* before the VMs: colored memory needs its page finder */
+	pci_init();         /* before the VMs: their functions' BARs */
 	vm_init_all();
 	irq_init();
 	vpmu_init(); /* before bw_init: the regulator shares the PMU PPI */
 	bw_init();
 	board_init();
 	qos400_init(); /* after board_init (its firmware path), before any VM runs */
+	dsu_init();    /* before any VM runs: the L3 partitions */
+	dma_init();    /* the SMMUs, every VM's streams on its stage 2 */
 	if (cfg_system.console_input_vm >= 0) {
 		const struct vm *in = &vms[cfg_system.console_input_vm];
 		irq_set_console(p->uart_irq, in->vcpus[0]->pcpu_mpidr);
@@ -186,5 +195,6 @@ void hyp_cpu_main(u64 index, u64 dtb, u64 entry_mc)
 	irq_cpu_init();
 	vpmu_cpu_init();
 	bw_cpu_init();
+	dsu_cpu_init(); /* this CPU's scheme ID, before its VM's first instruction */
 	vcpu_run();
 }

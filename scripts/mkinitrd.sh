@@ -2,14 +2,16 @@
 # SPDX-License-Identifier: Apache-2.0
 # Builds the Linux guest's initramfs: busybox-static and an /init that reports
 # what the guest sees (CPUs online, memory) and powers the VM off.
-# Usage: mkinitrd.sh BUSYBOX OUTPUT.cpio.gz [ROOT]
-# ROOT (optional): a tree copied over the initramfs root, e.g. the shared-
-# memory module lib/modules/bulkhead_shmem.ko (loaded by /init) and
-# bin/bhshm from `make -C linux` (docs/ipc.md).
+# Usage: mkinitrd.sh BUSYBOX OUTPUT.cpio.gz [ROOT...]
+# ROOT (optional, any number): trees copied over the initramfs root, e.g.
+# the shared-memory module lib/modules/bulkhead_shmem.ko (loaded by /init)
+# and bin/bhshm from `make -C linux` (docs/ipc.md), and the tools of
+# scripts/setup.sh's linux step (iperf3, ethtool and their libraries,
+# docs/io.md).
 set -euo pipefail
 busybox=$1
 out=$2
-extra=${3:-}
+shift 2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -20,9 +22,9 @@ for applet in sh cat echo grep mount poweroff reboot sleep uname ls dmesg head w
     ln -s busybox "$work/bin/$applet"
 done
 
-if [ -n "$extra" ]; then
-    cp -a "$extra"/. "$work"/
-fi
+for extra in "$@"; do
+    if [ -d "$extra" ]; then cp -a "$extra"/. "$work"/; fi
+done
 
 cat >"$work/init" <<'EOF'
 #!/bin/sh

@@ -87,6 +87,7 @@ ensure_packages() {
     ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a >/dev/null 2>&1 || missing+=(libclang-rt-dev)
     command -v mkimage >/dev/null || missing+=(u-boot-tools)  # the FIT image (docs/boot.md)
     command -v gdb-multiarch >/dev/null || missing+=(gdb-multiarch)  # run --gdb (docs/debugging.md)
+    command -v iperf3 >/dev/null || missing+=(iperf3)  # the server outside QEMU (docs/io.md)
     [ -f /usr/lib/u-boot/qemu_arm64/u-boot.bin ] || missing+=(u-boot-qemu)  # run --boot uboot
     python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
     # the cache/DRAM model plugin (tools/cachemodel): host gcc, glib headers, xz for the QEMU source
@@ -200,12 +201,81 @@ ensure_linux() {
         cp "$dir/deb/x/bin/busybox" "$dir/busybox"
         rm -rf "$dir/deb/x" "$dir"/deb/*.deb
     fi
+    ensure_linux_tools
     ensure_linux_headers
     log "building the shared-memory and network modules and bhshm (make -C linux)"
     make -s -C linux KDIR="$ROOT/$dir/headers/usr/src/linux-headers-$(cat "$dir/version")" \
         O="$ROOT/$dir/shmem" >/dev/null
     log "building the initramfs"
-    bash scripts/mkinitrd.sh "$dir/busybox" "$dir/initrd.cpio.gz" "$dir/shmem/root"
+    bash scripts/mkinitrd.sh "$dir/busybox" "$dir/initrd.cpio.gz" "$dir/shmem/root" "$dir/tools/root"
+}
+
+# Programs for the shared-I/O tests and benchmark (docs/io.md) in the
+# initramfs: Debian's arm64 iperf3 and ethtool with the shared libraries
+# they load (libiperf0, libsctp1, libssl3, libmnl0 and glibc's loader, libc
+# and libm), and the kernel's virtio-mmio and virtio-net modules (the NIC
+# passed straight through to Linux: the benchmark's baseline) from the
+# Image's own package. Unpacked into artefacts/linux/tools/root, never
+# committed.
+LINUX_TOOL_DEBS=(iperf3 libiperf0 libsctp1 libssl3 libc6 ethtool libmnl0)
+ensure_linux_tools() {
+    local dir=artefacts/linux ver root
+    ver=$(cat "$dir/version")
+    root="$dir/tools/root"
+    [ -f "$dir/tools/.bulkhead-ok" ] && return
+    apt_update
+    log "fetching ${LINUX_TOOL_DEBS[*]} (arm64) and linux-image-$ver:arm64's virtio modules"
+    rm -rf "$dir/tools" "$dir/deb/t" && mkdir -p "$root/bin" "$root/lib" "$root/lib/modules" "$dir/deb/t/x"
+    (cd "$dir/deb/t" && apt-get download -q "${LINUX_TOOL_DEBS[@]/%/:arm64}" "linux-image-$ver:arm64" >/dev/null)
+    for deb in "$dir"/deb/t/*.deb; do
+        dpkg-deb -x "$deb" "$dir/deb/t/x"
+    done
+    local x="$dir/deb/t/x" lib
+    cp "$x/usr/bin/iperf3" "$x/sbin/ethtool" "$root/bin/" 2>/dev/null || cp "$x/usr/bin/iperf3" "$x/usr/sbin/ethtool" "$root/bin/"
+    mkdir -p "$root/lib/aarch64-linux-gnu"
+    cp -L "$x"/lib/ld-linux-aarch64.so.1 "$root/lib/"
+    for lib in libc.so.6 libm.so.6 libiperf.so.0 libsctp.so.1 libssl.so.3 libcrypto.so.3 libmnl.so.0; do
+        cp -L "$(find "$x" -name "$lib" | head -n1)" "$root/lib/aarch64-linux-gnu/" ||
+            die "no $lib in ${LINUX_TOOL_DEBS[*]}"
+    done
+    for mod in virtio_mmio virtio_net net_failover failover; do
+        cp "$(find "$x/lib/modules/$ver" -name "$mod.ko" | head -n1)" "$root/lib/modules/" ||
+            die "no $mod.ko in linux-image-$ver"
+    done
+    rm -rf "$dir/deb/t"
+    touch "$dir/tools/.bulkhead-ok"
+}
+
+# --- board device trees (bulkhead platform import, tests/test_platform_import.py) --
+# The DTBs of the boards with a platform file, from Debian's arm64 kernel in
+# bookworm-backports (6.12: the first Debian kernel with the Orange Pi 5 Plus);
+# only these files are kept, in artefacts/dtbs/ (never committed).
+DTB_KERNEL=6.12.95+deb12-arm64
+DTBS="xilinx/zynqmp-zcu102-rev1.0.dtb xilinx/zynqmp-zcu104-revC.dtb
+rockchip/rk3588-orangepi-5-plus.dtb rockchip/rk3588-rock-5b.dtb"
+
+ensure_dtbs() {
+    local dir=artefacts/dtbs f missing=0
+    for f in $DTBS; do [ -f "$dir/$f" ] || missing=1; done
+    [ "$missing" -eq 0 ] && [ "$(cat "$dir/version" 2>/dev/null)" = "$DTB_KERNEL" ] && return
+    apt_update
+    local dl=build/dtbs-deb
+    rm -rf "$dl/x" && mkdir -p "$dl/x" "$dir"
+    if ! ls "$dl"/linux-image-"$DTB_KERNEL"_*.deb >/dev/null 2>&1; then
+        log "fetching linux-image-$DTB_KERNEL:arm64 (for its device trees)"
+        (cd "$dl" && apt-get download -q "linux-image-$DTB_KERNEL:arm64" >/dev/null 2>&1) ||
+            die "cannot download linux-image-$DTB_KERNEL:arm64 (bookworm-backports, arm64 in dpkg?)"
+    fi
+    local pats=()
+    for f in $DTBS; do pats+=("./usr/lib/linux-image-$DTB_KERNEL/$f"); done
+    dpkg-deb --fsys-tarfile "$dl"/linux-image-"$DTB_KERNEL"_*.deb | tar -x -C "$dl/x" "${pats[@]}"
+    for f in $DTBS; do
+        mkdir -p "$dir/$(dirname "$f")"
+        cp "$dl/x/usr/lib/linux-image-$DTB_KERNEL/$f" "$dir/$f"
+    done
+    echo "$DTB_KERNEL" >"$dir/version"
+    rm -rf "$dl"
+    log "device trees of $DTB_KERNEL in $dir"
 }
 
 # --- the cache/DRAM model plugin (docs/model.md) -------------------------------
@@ -218,6 +288,38 @@ PLUGIN_SO=build/cachemodel/libcachemodel.so
 
 qemu_upstream_version() {
     qemu-system-aarch64 --version | sed -n 's/^QEMU emulator version \([0-9.]*\).*/\1/p'
+}
+
+# The stock nvme driver and what it needs, from the same Debian kernel
+# package as the Image, as an initramfs fragment appended to the initrd by
+# the PCI passthrough test (docs/pci.md): lib/modules/pci/<n>-<name>.ko in
+# load order (the Image builds them as modules).
+PCI_MODULES="crypto/crct10dif_common crypto/crct10dif_generic lib/crc-t10dif lib/crc64
+crypto/crc64_rocksoft_generic lib/crc64-rocksoft block/t10-pi drivers/nvme/host/nvme-core
+drivers/nvme/host/nvme"
+
+ensure_linux_pcimods() {
+    local dir=artefacts/linux
+    [ -f "$dir/pcimods.cpio.gz" ] && return
+    [ -f "$dir/version" ] || die "$dir/version missing: run '$0 linux' first"
+    local ver pkg n=0
+    ver=$(cat "$dir/version")
+    pkg="linux-image-$ver"
+    apt_update
+    log "fetching $pkg:arm64 (the nvme driver modules)"
+    rm -rf "$dir/deb/m" && mkdir -p "$dir/deb/m/x" "$dir/deb/m/root/lib/modules/pci"
+    (cd "$dir/deb/m" && apt-get download -q "$pkg:arm64" >/dev/null)
+    dpkg-deb -x "$dir"/deb/m/linux-image-*.deb "$dir/deb/m/x"
+    for m in $PCI_MODULES; do
+        n=$((n + 1))
+        cp "$dir/deb/m/x/lib/modules/$ver/kernel/$m.ko" \
+            "$dir/deb/m/root/lib/modules/pci/$(printf %02d "$n")-$(basename "$m").ko" ||
+            die "module $m.ko not in $pkg"
+    done
+    (cd "$dir/deb/m/root" && find . -print0 | LC_ALL=C sort -z |
+        cpio --null -o -H newc --owner=0:0 --quiet) | gzip -9n >"$dir/pcimods.cpio.gz.tmp"
+    mv "$dir/pcimods.cpio.gz.tmp" "$dir/pcimods.cpio.gz"
+    rm -rf "$dir/deb/m"
 }
 
 ensure_backports_src() {
@@ -290,14 +392,17 @@ ensure_cachemodel() {
 case "${1:-all}" in
     packages) ensure_packages ;;
     venv) ensure_venv ;;
-    linux) ensure_linux ;;
+    linux) ensure_linux; ensure_linux_pcimods ;;
     cachemodel) ensure_packages; ensure_cachemodel ;;
+    dtbs) ensure_packages; ensure_dtbs ;;
     all)
         ensure_packages
         ensure_venv
         ensure_linux
+        ensure_dtbs
+        ensure_linux_pcimods
         ensure_cachemodel
         ;;
-    *) die "usage: $0 [all|packages|venv|linux|cachemodel]" ;;
+    *) die "usage: $0 [all|packages|venv|linux|dtbs|cachemodel]" ;;
 esac
 log "ready"

@@ -58,7 +58,7 @@ MODEL = "model:\n  llc: {replacement: lru}\n  dram: {row_shift: 18}\n"
 @pytest.mark.parametrize("section, expected", [
     ("model:\n  llc: {replacement: fifo}\n", "model.llc.replacement: expected one of lru, random"),
     ("model:\n  llc: {replacement: lru, seed: 3}\n", "model.llc.seed: a seed is only used by random replacement"),
-    ("model:\n  l1d: {size: 48K, ways: 4, line: 64}\n", "model.l1d.size: the L1D size must be a power of two"),
+    ("model:\n  l1d: {size: 48K, ways: 4, line: 64}\n", "model.l1d.size: the L1D size must be a power-of-two number of sets"),
     ("model:\n  dram: {row: 18}\n", "model.dram.row: unknown key 'row'; expected one of: row_shift"),
     ("model:\n  cache: {}\n", "model.cache: unknown key 'cache'"),
 ])

@@ -148,7 +148,7 @@ def test_check_report(write_config: WriteConfig, capsys: pytest.CaptureFixture[s
         """)
     assert cli.main(["check", path]) == 0
     out = capsys.readouterr().out
-    assert "bandwidth: cycle counter (PMCCNTR); events: read_write 0x11 x 1 B (notional)" in out
+    assert "bandwidth: cycle counter (PMCCNTR); events: read_write 0x11 CPU_CYCLES x 1 B (notional)" in out
     rows = [re.split(r"\s{2,}", line.strip()) for line in out.splitlines()]
     assert ["a", "all", "1000 us", "read_write", "400000", "400", "100%", "reclaim"] in rows
     assert ["0", "300000", "300", "75%"] in rows
@@ -209,7 +209,7 @@ def test_mbps_per_vcpu(write_config: WriteConfig, tmp_path: Path) -> None:
     assert ch.mbps(100) == pytest.approx(999.68)
     text = bandwidth.report(system)
     assert "guaranteed total: 1000 MB/s of 4000 MB/s sustainable" in text
-    assert "read_write 0x17 x 64 B (optimistic)" in text
+    assert "read_write 0x17 L2D_CACHE_REFILL x 64 B (optimistic)" in text
 
 
 def test_read_write_budgets(write_config: WriteConfig, tmp_path: Path) -> None:
@@ -318,7 +318,7 @@ ERRORS: dict[str, tuple[str, str]] = {
     "unknown key": (
         "bandwidth: {period_us: 10, budget_events: 10, burst: 3}",
         "c.yaml:3:131: vms[0].bandwidth.burst: unknown key 'burst'; expected one of: period_us, budget_mbps, "
-        "budget_events, read_mbps, write_mbps, read_events, write_events, weights, reclaim, counter",
+        "budget_events, read_mbps, write_mbps, read_events, write_events, weights, reclaim, counter, model",
     ),
     "weights sum above 100": (
         "bandwidth: {period_us: 10, budget_events: 1000, weights: [60, 50]}",
@@ -543,7 +543,7 @@ def test_zynqmp_pmu_spis_and_fallback(write_config: WriteConfig, capsys: pytest.
     assert "\t.event = { 0x19 },\n\t.budget = { 1000 },\n" in c  # 64 MB/s x 1 ms / 64 B
     assert cli.main(["check", path]) == 0
     out = capsys.readouterr().out
-    assert "bandwidth: event counters; events: read_write 0x19 x 64 B (optimistic)\n" \
+    assert "bandwidth: event counters; events: read_write 0x19 BUS_ACCESS x 64 B (optimistic)\n" \
            "  on a CPU without them (QEMU): event 0x11 instead, the overflow looked for every 5 us\n" in out
 
 

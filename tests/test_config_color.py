@@ -276,7 +276,9 @@ def test_no_coloring_on_platform(write_config: WriteConfig, tmp_path: Path) -> N
 
 @pytest.mark.parametrize("section, expected", [
     ("coloring:\n  llc: {size: 1M, ways: 12, line: 64}\n",
-     "coloring.llc.ways: the number of ways must be a power of two, got 12"),
+     "coloring.llc.size: an LLC of 1M cannot have 12 ways of 64-byte lines"),
+    ("coloring:\n  llc: {size: 3M, ways: 16, line: 64}\n",
+     "coloring.llc.size: the LLC size must be a power-of-two number of sets (16 ways of 64-byte lines), got 3M"),
     ("coloring:\n  llc_bits: [12, 13, 12]\n", "coloring.llc_bits[2]: bit 12 is listed twice"),
     ("coloring:\n  bank_bits: [11]\n", "coloring.bank_bits[0]: expected a PA bit number (12-47), got 11"),
     ("coloring:\n  llc_bits: [12, 13, 14, 15, 16, 17, 18]\n",

@@ -38,7 +38,7 @@ vms:
 io:
   device: virtio31
   vm: iovm
-  frame_rate: 10000
+  capacity: 10000
   clients:
     - {vm: a, mac: "02:00:00:00:00:0a", queue: 8, weight: 3}
     - {vm: b, mac: "02:00:00:00:00:0b", queue: 32, weight: 1, rate_cap: 1000}
@@ -80,9 +80,10 @@ def test_guarantees(tmp_path: Path) -> None:
 def test_check_reports_alpha_delta(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["check", str(PAIR)]) == 0
     out = capsys.readouterr().out
-    assert "shared I/O: device virtio31 -> I/O VM iovm, 20000 frames/s" in out
+    assert ("shared I/O: device virtio31 -> I/O VM iovm, capacity 20000 frames/s "
+            "(work-conserving weighted round-robin by frame)") in out
     assert re.search(r"alice: queue 16, weight 1 \(50\.0%\).*alpha >= 10000\.0 frames/s, "
-                     r"delta <= 100\.0 us \(1 slots\)", out)
+                     r"delta <= 100\.0 us \(1 frames of others\)", out)
     assert cli.main(["check", "--json", str(PAIR)]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert [c["alpha_fps"] for c in doc["io"]["clients"]] == [10000.0, 10000.0]
@@ -110,7 +111,9 @@ BAD = [
     ("rate_cap: 1000", "rate_cap: 20000", "io.clients[1].rate_cap: rate cap 20000 frames/s is above"),
     ("queue: 32", "queue: 257", "io.clients[1].queue: expected a queue size (integer 1-256), got 257"),
     ("weight: 3", "weight: 0", "io.clients[0].weight: expected a weight (integer 1-100), got 0"),
-    ("frame_rate: 10000", "frame_rate: 0", "io.frame_rate: expected frames/s"),
+    ("capacity: 10000", "capacity: 0", "io.capacity: expected frames/s"),
+    ("capacity: 10000", "capacity: 10000\n  frame_rate: 10000", "io.frame_rate: give 'capacity' only"),
+    ("  capacity: 10000\n", "", "io: missing required key 'capacity' (the device's frames/s)"),
     ("  vm: iovm\n", "  vm: zz\n", "io.vm: unknown VM 'zz'"),
 ]
 
@@ -128,7 +131,7 @@ def test_errors_located(capsys: pytest.CaptureFixture[str], tmp_path: Path, old:
 
 def test_doorbell_collision_located(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """The generated regions go through the ordinary shared-memory checks."""
-    path = write(tmp_path, BASE.replace("  frame_rate: 10000\n", "  frame_rate: 10000\n  doorbell_irq: 79\n"))
+    path = write(tmp_path, BASE.replace("  capacity: 10000\n", "  capacity: 10000\n  doorbell_irq: 79\n"))
     assert cli.main(["check", str(path)]) == 1
     err = capsys.readouterr().err
     assert re.search(r":\d+:\d+: io\.doorbell_irq: doorbell IRQ 79 collides with device 'virtio31'", err), err
@@ -200,7 +203,7 @@ def test_linux_client_gets_a_network_node() -> None:
 
 def test_netpeer_is_a_small_ipv4_host() -> None:
     """ARP for its address, ICMP echo and TFTP reads and writes, each
-    checksum checked (bulkhead.netpeer, what the Linux client test talks to)."""
+    checksum checked (bulkhead.run.netpeer, what the Linux client test talks to)."""
     import socket
     import struct
 
@@ -314,3 +317,22 @@ def test_gem_on_zcu102() -> None:
                                                        f"nic,model=cadence_gem,netdev=bhgem{i}")]
     virt = load_system(ROOT / "tests" / "configs" / "io-pair.yaml", guest_sources=None)
     assert dict(next(vm for vm in virt.vms if vm.name == "iovm").spec.params)["io_driver"] == "virtio"
+
+
+def test_old_frame_rate_validates_with_a_warning(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A config written before the work-conserving I/O VM still validates:
+    its frame_rate is taken as the device's capacity, with a warning that
+    names the change, at the key's line and column."""
+    path = write(tmp_path, BASE.replace("  capacity: 10000\n", "  frame_rate: 10000\n"))
+    spec = load_spec(path)
+    assert spec.io is not None and spec.io.capacity == 10000 and spec.io.legacy_frame_rate
+    assert cli.main(["check", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert re.search(r"^bulkhead: warning: \S+:\d+:\d+: io\.frame_rate: io\.frame_rate is now the device's "
+                     r"capacity .*no longer one frame per fixed slot.*rename it 'capacity'", err, re.M), err
+    assert "capacity 10000 frames/s" in out
+    assert cli.main(["check", "--werror", str(path)]) == 1
+    capsys.readouterr()
+    # the new key: no warning
+    assert cli.main(["check", str(write(tmp_path, BASE))]) == 0
+    assert "io.frame_rate" not in capsys.readouterr().err

@@ -124,7 +124,7 @@ def test_qemu_command() -> None:
     staged = [StagedImage("a", 0, "image", Path("/x/a.bin"), 10, 0xA0000000, 0x40000000)]
     argv = qemu.command(p, Path("/o/hyp/bulkhead.elf"), staged, icount=3, gdb=True, extra=["-d", "int"])
     assert argv == [
-        "qemu-system-aarch64", "-M", "virt,virtualization=on,gic-version=3", "-cpu", "cortex-a53",
+        "qemu-system-aarch64", "-M", "virt,virtualization=on,gic-version=3,iommu=smmuv3", "-cpu", "cortex-a53",
         "-smp", "4", "-m", "2048M", "-display", "none", "-monitor", "none", "-serial", "stdio",
         "-kernel", "/o/hyp/bulkhead.elf",
         "-device", "loader,file=/x/a.bin,addr=0xa0000000,force-raw=on",

@@ -32,7 +32,7 @@ def error_of(path: str, **kwargs: object) -> str:
             "platform: qemu-virt\nvms:\n  - {name: a, cpu: [0]}\n",
             "c.yaml:3:15: vms[0].cpu: unknown key 'cpu'; expected one of: name, type, cpus, memory, kernel, "
             "initrd, bootargs, guest, image, entry, params, console, devices, on_fault, colors, bandwidth, "
-            "manager, ida",
+            "manager, ida, mixed_core_types, l3_ways, l3_groups, pci",
         ),
         (
             "platform: qemu-virt\nvm: []\n",
@@ -111,7 +111,7 @@ def error_of(path: str, **kwargs: object) -> str:
         ),
         (
             "platform: nosuch\nvms: []\n",
-            "c.yaml:1:11: platform: unknown platform 'nosuch'; available: qemu-virt, zcu102, zcu102-qemu-qos, zcu104",
+            "c.yaml:1:11: platform: unknown platform 'nosuch'; available: qemu-virt, rk3588-orangepi-5-plus, rk3588-qemu, rk3588-rock-5b, zcu102, zcu102-qemu-qos, zcu104",
         ),
         (
             "platform: ../x\nvms: []\n",
@@ -252,7 +252,7 @@ def test_repo_platform_is_valid() -> None:
     ("old", "new", "expected"),
     [
         ("cpu: cortex-a53, memory: 2G}", "cpu: cortex-a53, memory: 2G, smp: 4}",
-         "qemu-virt.yaml:4:115: qemu.smp: unknown key 'smp'; expected one of: binary, machine, cpu, memory, args"),
+         "qemu-virt.yaml:4:128: qemu.smp: unknown key 'smp'; expected one of: binary, machine, cpu, memory, args"),
         ("staging: {base: 0xA0000000, size: 512M}", "staging: {base: 0xB0000000, size: 512M}",
          "qemu-virt.yaml:8:10: staging: staging area 0xb0000000-0xcfffffff is not inside RAM "
          "(0x40000000-0xbfffffff)"),
@@ -286,7 +286,7 @@ def test_repo_platform_is_valid() -> None:
          "qemu-virt.yaml:10:37: gic.gicr: unknown key 'gicr'; expected one of: version, gicd, gicc, gich, gicv, "
          "page_stride, vgicd, vgicc, spis, maintenance_irq"),
         ("uart: {base: 0x09000000, irq: 33}", "uart: {base: 0x09000000, irq: 33, driver: 8250}",
-         "qemu-virt.yaml:12:43: uart.driver: expected one of cadence, pl011, got 8250"),
+         "qemu-virt.yaml:12:43: uart.driver: expected one of cadence, dw8250, pl011, got 8250"),
         # RAM as a list of DRAM banks (platforms/zcu102.yaml)
         (RAM, "ram: [{base: 0x40000000, size: 1G}, {base: 0x60000000, size: 1G}]",
          "qemu-virt.yaml:6:37: ram[1]: RAM bank 0x60000000-0x9fffffff overlaps ram[0] (0x40000000-0x7fffffff)\n"
@@ -311,28 +311,58 @@ def test_ram_banks(write_config: WriteConfig) -> None:
     """The ZCU102's two DDR banks: VM memory fills the low bank first, then
     the high bank at 0x8_0000_0000; a PA between the banks is not RAM."""
     p = load_platform("zcu102")
-    assert [(b.base, b.size) for b in p.banks] == [(0x0, 0x7FF00000), (0x800000000, 0x80000000)]
+    assert [(b.base, b.size) for b in p.banks] == [(0x0, 0x80000000), (0x800000000, 0x80000000)]
     assert p.ram == p.banks[0]
     path = write_config("""
         platform: zcu102
         vms:
-          - {name: a, cpus: [0], memory: [{ipa: 0x40000000, size: 1G}], image: img.bin}
+          - {name: a, cpus: [0], memory: [{ipa: 0x40000000, size: 512M}], image: img.bin}
           - {name: b, cpus: [1], memory: [{ipa: 0x40000000, size: 1G}], image: img.bin}
         """)
     system = load_system(path, guest_sources=None)
     a, b = (vm.memory[0].pa for vm in system.vms)
-    assert a + (1 << 30) <= 0x7FF00000 and b == 0x800000000  # the low bank cannot hold both
-    assert "\t.nram = 2,\n\t.ram = { { 0x0, 0x7ff00000 }, { 0x800000000, 0x80000000 } },\n" in \
+    assert a + (512 << 20) <= 0x80000000 and b == 0x800000000  # the low bank cannot hold both
+    assert "\t.nram = 2,\n\t.ram = { { 0x0, 0x80000000 }, { 0x800000000, 0x80000000 } },\n" in \
         generate(system, (), "c.yaml")
     gap = write_config("""
         platform: zcu102
         vms:
-          - {name: a, cpus: [0], memory: [{ipa: 0x40000000, size: 1M, pa: 0x7ff00000}], image: img.bin}
+          - {name: a, cpus: [0], memory: [{ipa: 0x40000000, size: 1M, pa: 0x80000000}], image: img.bin}
         """)
     with pytest.raises(ConfigError) as info:
         load_system(gap, guest_sources=None)
-    assert "vms[0].memory[0].pa: PA range 0x7ff00000-0x7fffffff is outside platform RAM " \
-           "(0x0-0x7fefffff, 0x800000000-0x87fffffff)" in str(info.value)
+    assert "vms[0].memory[0].pa: PA range 0x80000000-0x800fffff is outside platform RAM " \
+           "(0x0-0x7fffffff, 0x800000000-0x87fffffff)" in str(info.value)
+
+
+def test_reserved_memory_is_never_given_to_a_vm(write_config: WriteConfig) -> None:
+    """The ZynqMP device trees mark 0x3ED00000 and 0x3EF00000 (256 KiB each)
+    no-map: first-fit placement from PA 0 used to put VM memory over them."""
+    p = load_platform("zcu102")
+    reserved = [(r.base, r.size) for r in p.reserved]
+    assert reserved == [(0x3ED00000, 0x40000), (0x3EF00000, 0x40000)]
+    path = write_config("""
+        platform: zcu102
+        vms:
+          - {name: a, cpus: [0], memory: [{ipa: 0x40000000, size: 256M}], image: img.bin}
+          - {name: b, cpus: [1], memory: [{ipa: 0x40000000, size: 512M}], image: img.bin}
+          - {name: c, cpus: [2], memory: [{ipa: 0x40000000, size: 256M}], image: img.bin}
+        """)
+    system = load_system(path, guest_sources=None)
+    for vm in system.vms:
+        pa, size = vm.memory[0].pa, vm.memory[0].size
+        for base, rsize in reserved:
+            assert pa + size <= base or base + rsize <= pa, (vm.name, hex(pa))
+    assert system.vms[0].memory[0].pa == 0  # the first fit still starts at PA 0
+    over = write_config("""
+        platform: zcu102
+        vms:
+          - {name: a, cpus: [0], memory: [{ipa: 0x40000000, size: 2M, pa: 0x3EE00000}], image: img.bin}
+        """)
+    with pytest.raises(ConfigError) as info:
+        load_system(over, guest_sources=None)
+    assert "vms[0].memory[0].pa: PA range 0x3ee00000-0x3effffff overlaps reserved memory " \
+           "0x3ef00000-0x3ef3ffff" in str(info.value)
 
 
 def test_config_uses_given_platform_dir(write_config: WriteConfig, tmp_path: Path) -> None:

@@ -31,13 +31,20 @@ SECONDS = int(os.environ.get("FUZZ_SECONDS", "10"))
 TARGETS: dict[str, list[str]] = {
     "fuzz_dabt": ["core/dabt.c"],
     "fuzz_linering": ["lib/linering.c"],
+    # what a client controls in shared I/O: its ring slots, and the I/O VM's scheduler
+    "fuzz_ioring": ["../guests/lib/ioring.c", "../guests/iovm/iosched.c"],
     "fuzz_fdt": ["lib/fdt.c"],
     "fuzz_bw_split": ["isolation/bw_budget.c", "lib/div128.c"],
     "fuzz_hypercall": ["core/hypercall.c", "core/vpsci.c", "lib/format.c"],
     # the common vGIC and every front end, against models of the physical GIC
     "fuzz_vgic": sorted(str(p.relative_to(HYP)) for p in (HYP / "core").glob("vgic*.c")),
+    "fuzz_vpci_cfg": ["core/vpci_cfg.c"],
+    # SMMU event records and fault registers (docs/dma.md)
+    "fuzz_smmu_event": ["drivers/smmu/smmuv3_enc.c", "drivers/smmu/smmu500_enc.c"],
 }
 
+# extra include directories (the hypervisor's is always there)
+INCLUDES: dict[str, list[Path]] = {"fuzz_ioring": [ROOT / "guests" / "lib" / "include", ROOT / "guests" / "iovm"]}
 CFLAGS = [
     "-std=c11", "-g", "-O1", "-fsanitize=fuzzer,address,undefined",
     "-fno-sanitize-recover=all", "-Wall", "-Wextra", "-Werror", f"-I{HYP}",
@@ -65,7 +72,11 @@ def seeds(name: str, corpus: Path) -> None:
         for s, rt, w, sse, sf in [(2, 1, False, False, False), (0, 3, False, True, True),
                                    (3, 31, True, False, True), (1, 30, False, True, False)]:
             out.append(struct.pack("<QQ", iss(s, rt, w, sse, sf), 0x8000_0000_0000_80F0))
-    elif name == "fuzz_linering":
+    elif name == "fuzz_ioring":
+        # raw slots of every kind, honest frames, reads with small and large
+        # buffers; then three weighted clients, one capped, pending masks
+        out.append(bytes([0, 1, 2, 3, 200, 200, 200, 100, 255, 240, 200, 9, 5, 255, 3]) + bytes([7, 10] * 20))
+        out.append(bytes([100, 101, 130, 135, 1, 129, 255, 2, 1, 1]) + bytes([3, 1, 1, 2] * 10))
         out.append(bytes([0, 150, 1, 10, 200, 0, 7, 0, 200, 0, 200, 0]))
         out.append(bytes([5, 199] * 30 + [210, 0] * 10))
         out.append(bytes([3, 40, 250, 9, 200, 0, 251, 3, 200, 0]))
@@ -94,6 +105,21 @@ def seeds(name: str, corpus: Path) -> None:
         # GICv2: the same SPIs, GICD_SGIR (0xf00) to all others, ITARGETSR
         out.append(b"\x01" + spis + op(0x06, 0xF00, (1 << 24) | 3) + op(0x06, 0x820, 0x03030303)
                    + op(0x70, 0, 0))
+    elif name == "fuzz_vpci_cfg":
+        # status/cap ptr, a capability list (MSI, PCIe, MSI-X, vendor), then accesses:
+        # probe BAR0, restore it, move it, enable the command register
+        caps = bytes([0x05, 0x50, 0, 0] + [0] * 12 + [0x10, 0x60, 0, 0] + [0] * 12
+                     + [0x11, 0x70, 0, 0] + [0] * 12 + [0x09, 0, 0, 0] + [0] * 12)
+        def acc(off: int, size_log2: int, write: bool, val: int) -> bytes:
+            return struct.pack("<HBBI", off, size_log2, int(write), val)
+        out.append(bytes([0x06, 0x40, 0, 0]) + caps + acc(0x10, 2, True, 0xFFFFFFFF) + acc(0x10, 2, False, 0)
+                   + acc(0x10, 2, True, 0x10000000) + acc(0x10, 2, True, 0x48000000) + acc(0x04, 1, True, 0xFFFF)
+                   + acc(0x34, 0, False, 0) + acc(0x51, 0, False, 0))
+    elif name == "fuzz_smmu_event":
+        # F_TRANSLATION write of stream 0x874, C_BAD_STREAMID, F_PERMISSION read
+        out.append(struct.pack("<4Q", 0x10 | 0x874 << 32, 1 << 39, 0x48000000, 0)
+                   + struct.pack("<4Q", 0x02 | 5 << 32, 0, 0, 0)
+                   + struct.pack("<4Q", 0x13 | 0x10 << 32, 1 << 35, 0x40001000, 0))
     elif name == "fuzz_fdt":
         dtc = shutil.which("dtc")
         assert dtc, "dtc is required (scripts/setup.sh packages)"
@@ -117,7 +143,8 @@ def test_fuzz(name: str, tmp_path: Path) -> None:
     assert clang, "clang with libFuzzer is required (scripts/setup.sh packages)"
     exe = tmp_path / name
     srcs = [str(HOST / f"{name}.c")] + [str(HYP / s) for s in TARGETS[name]]
-    build = subprocess.run([clang, *CFLAGS, *srcs, "-o", str(exe)], capture_output=True, text=True)
+    incs = [f"-I{d}" for d in INCLUDES.get(name, [])]
+    build = subprocess.run([clang, *CFLAGS, *incs, *srcs, "-o", str(exe)], capture_output=True, text=True)
     assert build.returncode == 0, build.stderr
     corpus = tmp_path / "corpus"
     corpus.mkdir()

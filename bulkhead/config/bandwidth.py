@@ -32,6 +32,7 @@ from bulkhead.config.model import (
     BwEventSpec,
     BwFallback,
     BwModel,
+    CoreTypeBw,
     Platform,
     PlatformBandwidth,
     Resolved,
@@ -40,7 +41,9 @@ from bulkhead.config.model import (
     VmSpec,
 )
 from bulkhead.config.reader import Reader
-from bulkhead.config.yamlpos import YList, YNode
+from bulkhead.config.yamlpos import YList, YMap, YNode, describe
+
+CORE_TYPE_RE = re.compile(r"[a-z][a-z0-9_-]{0,31}\Z")
 
 MAX_PERIOD_US = 1_000_000  # 1 s: keeps a period's events within the 32-bit counters (BW_MAX_PERIOD_US)
 MAX_BUDGET_EVENTS = 0x7FFF_FFFF  # per period, VM or vCPU (BW_MAX_BUDGET in isolation/bw.h; config.c asserts both)
@@ -49,9 +52,10 @@ CPU_CYCLES = 0x11  # the architectural PMU event
 BW_MODELS: tuple[BwModel, ...] = ("exact", "pessimistic", "optimistic", "notional")
 
 PLATFORM_KEYS = ("counter", "events", "sustainable_mbps", "pmu_irq", "counter_hz", "regulator_events",
-                 "overflow_poll_us", "fallback")
+                 "overflow_poll_us", "fallback", "core_types")
 VM_KEYS = ("period_us", "budget_mbps", "budget_events", "read_mbps", "write_mbps", "read_events",
-           "write_events", "weights", "reclaim", "counter")
+           "write_events", "weights", "reclaim", "counter", "model")
+CORE_TYPE_KEYS = ("events", "max_mbps")
 SYSTEM_KEYS = ("spare_sharing",)
 
 
@@ -86,36 +90,91 @@ def mbps_of(events: int, period_us: int, bytes_per_event: int) -> float:
 # --- parsing (called by bulkhead.schema) ------------------------------------
 
 
-def parse_platform(r: Reader, node: YNode, path: str = "bandwidth") -> PlatformBandwidth:
-    m = r.mapping(node, path, PLATFORM_KEYS, ("counter", "events", "sustainable_mbps", "pmu_irq"),
-                  "a mapping {counter, events, sustainable_mbps, pmu_irq, counter_hz, regulator_events, "
-                  "overflow_poll_us, fallback}")
-    counter: BwCounter = "cycles" if r.choice(m["counter"], _join(path, "counter"),
-                                              ("cycles", "event")) == "cycles" else "event"
-    epath = _join(path, "events")
-    em = r.mapping(m["events"], epath, BW_EVENT_NAMES, (), "a mapping of events {read_write, read, write}")
+def _parse_events(r: Reader, node: YNode, epath: str) -> tuple[BwEventSpec, ...]:
+    em = r.mapping(node, epath, BW_EVENT_NAMES, (), "a mapping of events {read_write, read, write}")
     events = []
     for name in BW_EVENT_NAMES:
         if name not in em:
             continue
         q = _join(epath, name)
-        e = r.mapping(em[name], q, ("number", "bytes_per_event", "model"), ("number", "bytes_per_event"),
-                      "an event {number, bytes_per_event, model}")
-        model = r.choice(e["model"], _join(q, "model"), BW_MODELS) if "model" in e else "exact"
+        e = r.mapping(em[name], q, ("number", "bytes_per_event", "model", "models"), ("number",),
+                      "an event {number, bytes_per_event, model} or {number, models}")
+        bpe_what = "a number of bytes per event (integer 1-4096)"
+        models: list[tuple[BwModel, int]] = []
+        if "models" in e:
+            if "bytes_per_event" in e or "model" in e:
+                raise r.fail(e["models"], _join(q, "models"), "give models, or bytes_per_event and model, not both")
+            mm = r.mapping(e["models"], _join(q, "models"), BW_MODELS, (),
+                           "a mapping of models to bytes per event, e.g. {pessimistic: 128, optimistic: 64}")
+            if not mm:
+                raise r.fail(e["models"], _join(q, "models"), "give at least one model")
+            for key, vnode in mm.items():
+                mname = next(x for x in BW_MODELS if x == key)
+                models.append((mname, r.integer(vnode, _join(_join(q, "models"), key), bpe_what, 1, 4096)))
+            model, nbytes = models[0]
+        else:
+            if "bytes_per_event" not in e:
+                raise r.fail(em[name], q, "missing bytes_per_event (or models)")
+            model = next(x for x in BW_MODELS if x == (r.choice(e["model"], _join(q, "model"), BW_MODELS)
+                                                         if "model" in e else "exact"))
+            nbytes = r.integer(e["bytes_per_event"], _join(q, "bytes_per_event"), bpe_what, 1, 4096)
         events.append(BwEventSpec(
             name=name,
             number=r.integer(e["number"], _join(q, "number"), "a PMU event number (integer 0-0xffff)", 0, 0xFFFF),
-            bytes_per_event=r.integer(e["bytes_per_event"], _join(q, "bytes_per_event"),
-                                      "a number of bytes per event (integer 1-4096)", 1, 4096),
-            model=next(x for x in BW_MODELS if x == model),
+            bytes_per_event=nbytes,
+            model=model,
             path=q,
+            models=tuple(models),
         ))
     if not events:
-        raise r.fail(m["events"], epath, "at least one event is required (read_write, or read and write)")
+        raise r.fail(node, epath, "at least one event is required (read_write, or read and write)")
+    return tuple(events)
+
+
+def _parse_core_types(r: Reader, node: YNode, path: str) -> tuple[CoreTypeBw, ...]:
+    what = "a mapping of core types (as in the platform's cpus) to {events, max_mbps}"
+    r.visit(node, path)
+    if not isinstance(node, YMap):
+        raise r.fail(node, path, f"expected {what}, got {describe(node)}")
+    out: list[CoreTypeBw] = []
+    for key, cnode in node.items:
+        name = key.raw
+        q = _join(path, name)
+        if not CORE_TYPE_RE.match(name):
+            raise r.fail(key, q, f"'{name}' is not a core type name (a-z, 0-9, _ and -, e.g. cortex-a55)")
+        if any(ct.name == name for ct in out):
+            raise r.fail(key, q, f"core type '{name}' is given twice")
+        r.visit(cnode, q)
+        c = r.mapping(cnode, q, CORE_TYPE_KEYS, ("events",), "a core type's {events, max_mbps}")
+        out.append(CoreTypeBw(
+            name=name,
+            events=_parse_events(r, c["events"], _join(q, "events")),
+            max_mbps=r.integer(c["max_mbps"], _join(q, "max_mbps"), f"a bandwidth in MB/s (integer 1-{MAX_MBPS})",
+                               1, MAX_MBPS) if "max_mbps" in c else 0,
+            path=q,
+        ))
+    if not out:
+        raise r.fail(node, path, "give at least one core type")
+    return tuple(out)
+
+
+def parse_platform(r: Reader, node: YNode, path: str = "bandwidth") -> PlatformBandwidth:
+    m = r.mapping(node, path, PLATFORM_KEYS, ("counter", "sustainable_mbps", "pmu_irq"),
+                  "a mapping {counter, events, core_types, sustainable_mbps, pmu_irq, counter_hz, "
+                  "regulator_events, overflow_poll_us, fallback}")
+    counter: BwCounter = "cycles" if r.choice(m["counter"], _join(path, "counter"),
+                                              ("cycles", "event")) == "cycles" else "event"
+    core_types = _parse_core_types(r, m["core_types"], _join(path, "core_types")) if "core_types" in m else ()
+    if "events" in m:
+        events = _parse_events(r, m["events"], _join(path, "events"))
+    elif core_types:
+        events = core_types[0].events
+    else:
+        raise r.fail(node, path, "missing events (or core_types: the events of each core type)")
     ppi, spis = _parse_pmu_irq(r, m["pmu_irq"], _join(path, "pmu_irq"))
     return PlatformBandwidth(
         counter=counter,
-        events=tuple(events),
+        events=events,
         sustainable_mbps=r.integer(m["sustainable_mbps"], _join(path, "sustainable_mbps"),
                                    f"a bandwidth in MB/s (integer 1-{MAX_MBPS})", 1, MAX_MBPS),
         pmu_irq=ppi,
@@ -130,6 +189,7 @@ def parse_platform(r: Reader, node: YNode, path: str = "bandwidth") -> PlatformB
                                    "a time in microseconds (integer 1-1000000)", 1, 1_000_000)
         if "overflow_poll_us" in m else 0,
         path=path,
+        core_types=core_types,
     )
 
 
@@ -182,6 +242,8 @@ def parse_vm(r: Reader, node: YNode, path: str) -> VmBandwidthSpec:
         path=path,
         counter=(("cycles" if r.choice(m["counter"], _join(path, "counter"), ("cycles", "event")) == "cycles"
                   else "event") if "counter" in m else None),
+        model=next(x for x in BW_MODELS if x == r.choice(m["model"], _join(path, "model"), BW_MODELS))
+        if "model" in m else None,
     )
     # exactly one budget form
     whole = [k for k in ("budget_mbps", "budget_events") if k in m]
@@ -223,6 +285,11 @@ class Channel:
     shares: tuple[int, ...]  # per vCPU
     unshared: int  # given to no vCPU (weights below 100%)
     requested_mbps: int | None  # as written (None: given in events)
+    vcpu_events: tuple[int, ...] = ()  # the PMU event each vCPU counts (its core type's); () : event.number
+    vcpu_types: tuple[str, ...] = ()  # the core type of each vCPU's CPU ('' untyped)
+
+    def number_of(self, vcpu: int) -> int:
+        return self.vcpu_events[vcpu] if self.vcpu_events else self.event.number
 
     def mbps(self, period_us: int) -> float:
         return mbps_of(self.budget, period_us, self.event.bytes_per_event)
@@ -243,15 +310,18 @@ class VmBandwidth:
     weights: tuple[int, ...] | None
     reclaim: bool
     manager: bool
+    model: str | None = None  # the VM's chosen bytes-per-event model (None: the defaults)
 
     @property
     def mbps(self) -> float:
         return sum(ch.mbps(self.period_us) for ch in self.channels)
 
 
-def _channel_budgets(bw: VmBandwidthSpec, pb: PlatformBandwidth) -> list[tuple[BwEventSpec, int, int | None]]:
-    """(event, events per period, MB/s as written) per channel; the platform
-    must offer the events (checked)."""
+def _channel_budgets(bw: VmBandwidthSpec, pb: PlatformBandwidth,
+                     core_type: str = "") -> list[tuple[BwEventSpec, int, int | None]]:
+    """(event, events per period, MB/s as written) per channel, as a CPU of
+    ``core_type`` counts it under the VM's model; the platform must offer the
+    events (checked)."""
     out: list[tuple[BwEventSpec, int, int | None]] = []
     forms: list[tuple[str, int | None, int | None]]
     if bw.budget_mbps is not None or bw.budget_events is not None:
@@ -259,8 +329,9 @@ def _channel_budgets(bw: VmBandwidthSpec, pb: PlatformBandwidth) -> list[tuple[B
     else:
         forms = [("read", bw.read_mbps, bw.read_events), ("write", bw.write_mbps, bw.write_events)]
     for name, mbps, events in forms:
-        ev = pb.event(name)
-        assert ev is not None
+        base = pb.event_of(name, core_type)
+        assert base is not None
+        ev = base.with_model(bw.model) or base
         n = events if events is not None else events_from_mbps(mbps or 0, bw.period_us, ev.bytes_per_event)
         out.append((ev, n, mbps))
     return out
@@ -271,15 +342,27 @@ def counter_of(bw: VmBandwidthSpec, pb: PlatformBandwidth) -> BwCounter:
     return bw.counter or pb.counter
 
 
+def vcpu_types(platform: Platform, vm: VmSpec) -> tuple[str, ...]:
+    """The core type of each of the VM's CPUs ('' where the platform does not type them)."""
+    return tuple(platform.cpu_type(c) if c < platform.ncpus else "" for c in vm.cpus)
+
+
 def plan(platform: Platform, vm: VmSpec) -> VmBandwidth | None:
-    """The resolved regulation of a checked VM; None when unregulated."""
+    """The resolved regulation of a checked VM; None when unregulated. The
+    budget is in events of vCPU 0's core type (the checks make the bytes per
+    event of every core type the VM spans equal); each vCPU counts its own
+    core type's event."""
     bw, pb = vm.bandwidth, platform.bandwidth
     if bw is None or pb is None:
         return None
+    types = vcpu_types(platform, vm)
+    per_type = {t: _channel_budgets(bw, pb, t) for t in dict.fromkeys(types)}
     channels = []
-    for ev, budget, mbps in _channel_budgets(bw, pb):
+    for k, (ev, budget, mbps) in enumerate(_channel_budgets(bw, pb, types[0] if types else "")):
         shares, unshared = split(budget, len(vm.cpus), bw.weights)
-        channels.append(Channel(ev, budget, shares, unshared, mbps))
+        numbers = tuple(per_type[t][k][0].number for t in types)
+        channels.append(Channel(ev, budget, shares, unshared, mbps,
+                                numbers if pb.core_types else (), types if pb.core_types else ()))
     return VmBandwidth(
         vm=vm.name,
         period_us=bw.period_us,
@@ -289,6 +372,7 @@ def plan(platform: Platform, vm: VmSpec) -> VmBandwidth | None:
         weights=bw.weights,
         reclaim=bw.reclaim,
         manager=vm.manager,
+        model=bw.model,
     )
 
 
@@ -328,6 +412,21 @@ def check_platform(p: Platform) -> list[Diagnostic]:
                                  f"SPI {irq} is beyond the GIC's {p.gic.spis} SPIs (INTIDs 32-{31 + p.gic.spis})"))
     if pb.fallback is not None and pb.counter != "event":
         errors.append(at(pb.fallback.path, "a fallback event needs counter: event"))
+    if pb.core_types:
+        ctpath = _join(pb.path, "core_types")
+        if not p.cpu_types:
+            errors.append(at(ctpath, "core_types need typed CPUs: give cpus as {mpidr, type}"))
+        names = {ev.name for ev in pb.events}
+        for ct in pb.core_types:
+            if p.cpu_types and ct.name not in p.cpu_types:
+                errors.append(at(ct.path, f"no CPU of the platform has core type '{ct.name}' "
+                                          f"(cpus have: {', '.join(p.core_types)})"))
+            if {ev.name for ev in ct.events} != names:
+                errors.append(at(_join(ct.path, "events"), "every core type counts the same channels "
+                                                           f"({', '.join(sorted(names))})"))
+        for t in p.core_types:
+            if pb.core_type(t) is None:
+                errors.append(at(ctpath, f"core type '{t}' of cpus has no entry: give its events"))
     return errors
 
 
@@ -396,7 +495,28 @@ def _check_vm(s: SystemSpec, vm: VmSpec, bw: VmBandwidthSpec, pb: PlatformBandwi
             errors.append(at(wpath, f"the weights sum to {sum(bw.weights)}%; at most 100% of the "
                                     "VM's budget can be shared out"))
             return
-    for ev, budget, mbps in _channel_budgets(bw, pb):
+    types = vcpu_types(p, vm)
+    if bw.model is not None:
+        for t in dict.fromkeys(types):
+            for name in [e.name for e in pb.events]:
+                base = pb.event_of(name, t)
+                if base is not None and base.with_model(bw.model) is None:
+                    errors.append(at(_join(bw.path, "model"), f"the {name} event of "
+                                     f"{('core type ' + t) if t else 'the platform'} has no {bw.model} model "
+                                     f"(it has: {', '.join(base.model_names)})"))
+                    return
+    by_type = {t: _channel_budgets(bw, pb, t) for t in dict.fromkeys(types)}
+    if len(by_type) > 1:
+        first_type, first = next(iter(by_type.items()))
+        for t, chans in by_type.items():
+            for (ev0, _, _), (ev, _, _) in zip(first, chans, strict=True):
+                if ev.bytes_per_event != ev0.bytes_per_event:
+                    errors.append(at(bw.path, f"the VM spans core types {first_type} and {t}, whose "
+                                              f"{ev.name} events stand for {ev0.bytes_per_event} and "
+                                              f"{ev.bytes_per_event} B under the {ev.model} model: one "
+                                              "budget in events cannot mean the same bandwidth on both"))
+                    return
+    for k, (ev, budget, mbps) in enumerate(_channel_budgets(bw, pb, types[0] if types else "")):
         key = f"{ev.name}_" if ev.name != "read_write" else "budget_"
         key += "mbps" if mbps is not None else "events"
         kpath = _join(bw.path, key)
@@ -407,6 +527,16 @@ def _check_vm(s: SystemSpec, vm: VmSpec, bw: VmBandwidthSpec, pb: PlatformBandwi
             errors.append(at(kpath, f"{budget} events per period is more than the counter can take "
                                     f"({MAX_BUDGET_EVENTS}): use a shorter period or a smaller budget"))
             continue
+        shares, _ = split(budget, n, bw.weights)
+        for i, (share, t) in enumerate(zip(shares, types, strict=True)):
+            ct = pb.core_type(t)
+            share_mbps = mbps_of(share, bw.period_us, by_type[t][k][0].bytes_per_event)
+            if ct is not None and ct.max_mbps and share_mbps > ct.max_mbps:
+                errors.append(at(kpath, f"vCPU {i} (CPU {vm.cpus[i]}, {t}) would be granted "
+                                        f"{_fmt_mbps(share_mbps)} MB/s under the {by_type[t][k][0].model} "
+                                        f"model, above the {ct.max_mbps} MB/s limit of core type {t} "
+                                        f"({_join(ct.path, 'max_mbps')} in {p.display})"))
+                break
         smallest = min(budget * w // 100 for w in bw.weights) if bw.weights else budget // n
         if pb.regulator_events and 0 < smallest < pb.regulator_events:
             errors.append(at(kpath, f"the smallest vCPU share ({smallest} events per period) is less than "
@@ -460,6 +590,22 @@ def starved_under_icount(system: Resolved, shift: int) -> list[str]:
 # --- reporting ----------------------------------------------------------------------
 
 
+EVENT_NAMES = {0x08: "INST_RETIRED", 0x11: "CPU_CYCLES", 0x17: "L2D_CACHE_REFILL", 0x18: "L2D_CACHE_WB",
+               0x19: "BUS_ACCESS", 0x29: "L3D_CACHE_ALLOCATE", 0x2A: "L3D_CACHE_REFILL", 0x2B: "L3D_CACHE",
+               0x50: "L2D_CACHE_RD", 0x51: "L2D_CACHE_WR"}  # Arm ARM common events (D17.11)
+
+
+def event_name(number: int) -> str:
+    return EVENT_NAMES.get(number, "")
+
+
+def _event_text(ev: BwEventSpec) -> str:
+    models = ev.models or ((ev.model, ev.bytes_per_event),)
+    name = event_name(ev.number)
+    return (f"{ev.name} 0x{ev.number:x}{' ' + name if name else ''} x "
+            + " | ".join(f"{b} B ({m})" for m, b in models))
+
+
 def _fmt_mbps(x: float) -> str:
     return f"{x:.0f}" if x >= 100 else f"{x:.3g}"
 
@@ -481,9 +627,14 @@ def report_parts(system: Resolved) -> tuple[list[str], list[tuple[str, ...]], li
     plans = [pl for pl in (plan(p, vm) for vm in system.spec.vms) if pl is not None]
     if pb is None or not plans:
         return None
-    model = ", ".join(f"{ev.name} 0x{ev.number:x} x {ev.bytes_per_event} B ({ev.model})" for ev in pb.events)
     counter = "cycle counter (PMCCNTR)" if pb.counter == "cycles" else "event counters"
-    before = ["", f"bandwidth: {counter}; events: {model}"]
+    if pb.core_types:
+        before = ["", f"bandwidth: {counter}; events per core type:"]
+        for ct in pb.core_types:
+            before.append(f"  {ct.name}: " + ", ".join(_event_text(ev) for ev in ct.events)
+                          + (f"; at most {ct.max_mbps} MB/s per core" if ct.max_mbps else ""))
+    else:
+        before = ["", f"bandwidth: {counter}; events: {', '.join(_event_text(ev) for ev in pb.events)}"]
     if pb.fallback is not None:
         before.append(f"  on a CPU without them (QEMU): event 0x{pb.fallback.event:x} instead, the overflow "
                       f"looked for every {pb.fallback.overflow_poll_us} us")
@@ -493,12 +644,16 @@ def report_parts(system: Resolved) -> tuple[list[str], list[tuple[str, ...]], li
         opts = ",".join(o for o, on in (("reclaim", pl.reclaim), ("manager", pl.manager),
                                         ("cycles" if pl.cycles else "event-counter", own)) if on) or "-"
         for ch in pl.channels:
-            rows.append((pl.vm, "all", f"{pl.period_us} us", ch.event.name, str(ch.budget),
+            label = ch.event.name + (f" ({ch.event.model})" if len(ch.event.model_names) > 1 or pb.core_types
+                                     else "")
+            rows.append((pl.vm, "all", f"{pl.period_us} us", label, str(ch.budget),
                          _fmt_mbps(ch.mbps(pl.period_us)), "100%" if pl.weights is None else
                          f"{sum(pl.weights)}%", opts))
             for i, (share, mb) in enumerate(zip(ch.shares, ch.vcpu_mbps(pl.period_us), strict=True)):
                 w = "even" if pl.weights is None else f"{pl.weights[i]}%"
-                rows.append(("", str(i), "", "", str(share), _fmt_mbps(mb), w, ""))
+                ev = (f"0x{ch.number_of(i):x} {event_name(ch.number_of(i))} {ch.vcpu_types[i]}".rstrip()
+                      if ch.vcpu_types else "")
+                rows.append(("", str(i), "", ev, str(share), _fmt_mbps(mb), w, ""))
     total = sum(pl.mbps for pl in plans)
     flag = "  (OVER: not every budget can be met)" if total > pb.sustainable_mbps else ""
     after = [f"guaranteed total: {_fmt_mbps(total)} MB/s of {pb.sustainable_mbps} MB/s sustainable{flag}"]
@@ -550,8 +705,11 @@ def document(system: Resolved, vm_name: str) -> dict[str, Any] | None:
         "reclaim": pl.reclaim,
         "weights": None if pl.weights is None else list(pl.weights),
         "mbps": pl.mbps,
+        "model": pl.channels[0].event.model if pl.channels else None,
         "events": [
             {"name": ch.event.name, "number": ch.event.number, "bytes_per_event": ch.event.bytes_per_event,
+             "vcpu_events": [ch.number_of(i) for i in range(len(ch.shares))],
+             "vcpu_core_types": list(ch.vcpu_types),
              "budget": ch.budget, "vcpu_budgets": list(ch.shares), "unshared": ch.unshared,
              "mbps": ch.mbps(pl.period_us), "vcpu_mbps": list(ch.vcpu_mbps(pl.period_us))}
             for ch in pl.channels

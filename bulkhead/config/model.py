@@ -209,9 +209,12 @@ class PlatformDevice:
     amba: bool
     path: str
     # a bus master that reads and writes memory itself (docs/qos.md "DMA
-    # isolation"); without an SMMU it reaches every physical address. SMMU
-    # support will add the device's stream IDs here (``stream_ids``).
+    # isolation"); without an SMMU it reaches every physical address.
     dma: bool = False
+    # its SMMU stream IDs (Linux DT ``iommus``/``iommu-map``) and the SMMU
+    # (``smmus[].name``; None: the platform's only SMMU) -- docs/dma.md
+    stream_ids: tuple[int, ...] = ()
+    smmu: str | None = None
 
     @property
     def range(self) -> Range:
@@ -281,6 +284,37 @@ class BwEventSpec:
     bytes_per_event: int
     model: BwModel
     path: str  # bandwidth.events.<name>
+    # every (model, bytes per event) the platform offers for this event, the
+    # default first (``models: {pessimistic: 128, optimistic: 64}``); a VM
+    # picks one with its ``bandwidth.model``
+    models: tuple[tuple[BwModel, int], ...] = ()
+
+    def with_model(self, model: str | None) -> BwEventSpec | None:
+        """This event under ``model`` (None: the default); None if not offered."""
+        if model is None or model == self.model:
+            return self
+        for m, nbytes in self.models:
+            if m == model:
+                return BwEventSpec(self.name, self.number, nbytes, m, self.path, self.models)
+        return None
+
+    @property
+    def model_names(self) -> tuple[str, ...]:
+        return tuple(m for m, _ in self.models) or (self.model,)
+
+
+@dataclass(frozen=True)
+class CoreTypeBw:
+    """``bandwidth.core_types.<type>``: the events a core type counts (a
+    DynamIQ cluster mixes core types with different PMU events)."""
+
+    name: str  # the core type of platform ``cpus`` (e.g. cortex-a55)
+    events: tuple[BwEventSpec, ...]
+    max_mbps: int  # the most one core of this type may be granted; 0: no limit
+    path: str  # bandwidth.core_types.<name>
+
+    def event(self, name: str) -> BwEventSpec | None:
+        return next((ev for ev in self.events if ev.name == name), None)
 
 
 GUEST_PMU_PPI = 23  # the PMU PPI of the guest platform (QEMU virt's), where the board's are SPIs
@@ -312,12 +346,23 @@ class PlatformBandwidth:
     path: str = "bandwidth"
     pmu_spis: tuple[int, ...] = ()  # the PMU overflow SPI of each CPU (ZynqMP); () with a PPI
     fallback: BwFallback | None = None  # what a CPU without the events counts (QEMU)
+    # per core type events (heterogeneous CPUs); ``events`` is then the first
+    # type's, what a CPU without a listed type counts
+    core_types: tuple[CoreTypeBw, ...] = ()
 
     def event(self, name: str) -> BwEventSpec | None:
         for ev in self.events:
             if ev.name == name:
                 return ev
         return None
+
+    def core_type(self, name: str) -> CoreTypeBw | None:
+        return next((ct for ct in self.core_types if ct.name == name), None)
+
+    def event_of(self, name: str, core_type: str) -> BwEventSpec | None:
+        """Event ``name`` as a CPU of ``core_type`` counts it."""
+        ct = self.core_type(core_type)
+        return ct.event(name) if ct is not None else self.event(name)
 
     @property
     def split(self) -> bool:
@@ -339,6 +384,17 @@ class CacheModelSpec:
     path: str = "model"
 
 
+@dataclass(frozen=True)
+class DsuSpec:
+    """``dsu:``: the DynamIQ Shared Unit's L3 way partitioning (docs/coloring.md
+    "DSU L3 way partitioning"): its L3 ways and the way groups CLUSTERPARTCR_EL1
+    hands to scheme IDs."""
+
+    l3_ways: int
+    groups: int
+    path: str = "dsu"
+
+
 QosAccess = Literal["mmio", "smc"]
 
 
@@ -355,6 +411,84 @@ class QosRegulatorSpec:
     devices: tuple[str, ...]  # platform devices whose transactions enter through it
     access: QosAccess  # mmio: the hypervisor writes it; smc: through the firmware (TF-A SiP)
     path: str  # qos_regulators[i]
+
+
+ECAM_BUS = 1 << 20  # one bus of an ECAM: 32 devices x 8 functions x 4 KiB
+
+
+@dataclass(frozen=True)
+class PlatformFunction:
+    bdf: int
+    vendor: int
+    device: int
+    pin: int
+    name: str
+    reserved: bool  # the hypervisor's (e.g. the host bridge's own function)
+    path: str
+
+
+@dataclass(frozen=True)
+class PlatformPci:
+    ecam: Range
+    bus_first: int
+    bus_last: int
+    mmio32: Range
+    mmio64: Range | None
+    intx: tuple[int, int, int, int]  # SPIs of INTA-INTD of slot 0 (swizzle (slot + pin - 1) % 4)
+    vm_ecam: int  # IPA of every VM's filtered ECAM
+    qemu_bus: str
+    functions: tuple[PlatformFunction, ...]
+    path: str = "pci"
+
+    @property
+    def vm_ecam_range(self) -> Range:
+        return Range(self.vm_ecam, (self.bus_last - self.bus_first + 1) * ECAM_BUS)
+
+
+@dataclass(frozen=True)
+class PciEntrySpec:
+    """One ``vms[i].pci[j]`` as written."""
+
+    bdf: int | None  # "BB:DD.F" (also a QEMU device's ``addr``)
+    vendor: int | None  # "VVVV:DDDD"
+    device: int | None
+    qemu: str | None  # a QEMU model the run adds
+    path: str
+    on_fault: str | None = None  # DMA fault policy (docs/dma.md): abort-device (default) | stop-vm
+
+
+SmmuType = Literal["smmuv3", "smmu-500"]
+SMMU_TYPES: tuple[SmmuType, ...] = ("smmuv3", "smmu-500")
+
+
+@dataclass(frozen=True)
+class SmmuSpec:
+    """An SMMU of the platform (``smmus[i]``; docs/dma.md): the hypervisor
+    owns it and points the streams of each VM's devices at the VM's stage-2
+    tables."""
+
+    name: str
+    type: SmmuType
+    base: int
+    size: int
+    event_irq: int  # SMMUv3: the event queue's SPI; SMMU-500: the context fault interrupt
+    gerror_irq: int  # SMMUv3: GERROR's SPI; SMMU-500: the global fault interrupt (may be the same)
+    pcie: bool  # the PCIe root complex is behind it (StreamID = requester ID)
+    sources: tuple[str, ...]  # where the values come from (cited)
+    path: str  # smmus[i]
+    # "always": the hypervisor drives it in every config (unknown streams
+    # abort); "with-streams": only when a VM owns a stream on it (other
+    # masters behind it, and a machine model without it, stay untouched)
+    enable: str = "always"
+
+    @property
+    def range(self) -> Range:
+        return Range(self.base, self.size)
+
+    @property
+    def sid_bits(self) -> int:
+        """Stream ID width the hardware takes (SMMU-500: 15-bit SMR ID field)."""
+        return 15 if self.type == "smmu-500" else 32
 
 
 @dataclass(frozen=True)
@@ -381,6 +515,24 @@ class Platform:
     cachemodel: CacheModelSpec | None = None
     ram_banks: tuple[Range, ...] = ()  # every DRAM bank, `ram` first; () means (ram,)
     qos_regulators: tuple[QosRegulatorSpec, ...] = ()
+    # firmware-reserved RAM (the device tree's /reserved-memory no-map
+    # regions): nothing is placed over it and the hypervisor never maps it
+    reserved: tuple[Range, ...] = ()
+    # the core type of each CPU (``cpus: [{mpidr, type}]``, e.g. cortex-a55);
+    # () when the platform's CPUs are not typed (one core type)
+    cpu_types: tuple[str, ...] = ()
+    dsu: DsuSpec | None = None  # DSU L3 way partitioning; None: none
+
+    def cpu_type(self, cpu: int) -> str:
+        """The core type of CPU ``cpu`` ('' when the platform does not type its CPUs)."""
+        return self.cpu_types[cpu] if self.cpu_types else ""
+
+    @property
+    def core_types(self) -> tuple[str, ...]:
+        """The distinct core types, in CPU order."""
+        return tuple(dict.fromkeys(self.cpu_types))
+    pci: PlatformPci | None = None  # the PCIe host bridge (docs/dma.md "PCI")
+    smmus: tuple[SmmuSpec, ...] = ()
 
     @property
     def ncpus(self) -> int:
@@ -417,9 +569,18 @@ class Platform:
 
     @property
     def smmu(self) -> bool:
-        """Whether Bulkhead can confine DMA through an SMMU here (not yet on
-        any platform: docs/qos.md "DMA isolation")."""
-        return False
+        """Whether the platform names an SMMU Bulkhead drives (docs/dma.md)."""
+        return bool(self.smmus)
+
+    def smmu_named(self, name: str | None) -> SmmuSpec | None:
+        """The SMMU called ``name`` (None: the only one, if there is one)."""
+        if name is None:
+            return self.smmus[0] if len(self.smmus) == 1 else None
+        return next((u for u in self.smmus if u.name == name), None)
+
+    def smmu_of(self, dev: PlatformDevice) -> SmmuSpec | None:
+        """The SMMU in front of ``dev``: None when it has no stream IDs."""
+        return self.smmu_named(dev.smmu) if dev.stream_ids else None
 
     def regulator_of(self, device: str) -> QosRegulatorSpec | None:
         for reg in self.qos_regulators:
@@ -459,6 +620,7 @@ class VmBandwidthSpec:
     reclaim: bool
     path: str  # vms[i].bandwidth
     counter: BwCounter | None = None  # overrides the platform's counter; None: the platform's
+    model: BwModel | None = None  # the bytes-per-event model (None: each event's default)
 
 
 @dataclass(frozen=True)
@@ -514,8 +676,15 @@ class VmSpec:
     colors: ColorSpec | None = None
     bandwidth: VmBandwidthSpec | None = None
     manager: bool = False  # may change budgets at run time (BH_HC_BW_SET)
+    mixed_core_types: bool = False  # may run on CPUs of different core types
+    l3_ways: int | None = None  # DSU L3 ways of its own (a multiple of a way group)
+    l3_groups: tuple[int, ...] | None = None  # or the DSU way groups by number
     ida: tuple[str, ...] = ()  # invalidation-driven allocation: "period", "start"
     qos: tuple[DeviceQosSpec, ...] = ()  # QoS-400 settings of its passthrough devices
+    pci: tuple[PciEntrySpec, ...] = ()  # PCI functions (docs/dma.md "PCI")
+    # per passthrough device behind an SMMU: what a DMA fault does
+    # ("abort-device" default, "stop-vm"); (device, policy, key path)
+    dma_on_fault: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -564,7 +733,7 @@ class IoSpec:
 
     device: str
     vm: str
-    frame_rate: int  # frames/s the I/O VM serves (one service slot = 1 / frame_rate)
+    capacity: int  # frames/s the device (with the I/O VM) serves while anyone is backlogged
     mac: bytes
     ipa: int  # the client regions in the I/O VM, one after the other
     client_ipa: int  # each client's region in the client
@@ -572,6 +741,7 @@ class IoSpec:
     client_doorbell_irq: int
     clients: tuple[IoClientSpec, ...]
     path: str = "io"
+    legacy_frame_rate: bool = False  # given as the old key `frame_rate` (a warning)
 
 
 @dataclass(frozen=True)
@@ -589,7 +759,7 @@ class SystemSpec:
     spare_sharing: bool = False  # system ``bandwidth: {spare_sharing}``
     io: IoSpec | None = None  # shared I/O device (``io:``)
     hypervisor_colors: ColorSpec | None = None  # self-coloring: colors reserved for the hypervisor
-    dma_isolation: str | None = None  # "none": DMA-capable passthrough without an SMMU accepted
+    dma_isolation: str | None = None  # "none": DMA-capable passthrough without an SMMU accepted; SMMUs off
     recolor_pool: PoolSpec | None = None  # spare memory for recoloring
 
     def vm(self, name: str) -> VmSpec | None:

@@ -8,7 +8,7 @@
   bus masters.
 - VM: a passthrough device written as ``{name: zdma0, qos: {read: ...,
   write: ...}}``, each direction ``{raw | tps | mbps, burst, peak}``.
-- System: ``dma_isolation: none`` accepts DMA-capable passthrough devices on a
+- System: ``dma_isolation: none`` (checked in :mod:`bulkhead.config.dma`) accepts DMA-capable passthrough devices on a
   platform without SMMU support.
 
 The arithmetic (Arm CoreLink QoS-400 TRM, "transaction rate regulation"):
@@ -250,26 +250,41 @@ def parse_direction(r: Reader, node: YNode, path: str) -> QosDirectionSpec:
     )
 
 
-def parse_device(r: Reader, node: YNode, path: str) -> tuple[str, DeviceQosSpec | None]:
-    """A VM's device entry: a name, or ``{name, qos}``."""
+@dataclass(frozen=True)
+class DeviceEntry:
+    """A VM's ``devices[j]`` as written: its name, ``qos:`` and ``on_fault:``."""
+
+    name: str
+    qos: DeviceQosSpec | None
+    on_fault: str | None  # DMA fault policy (docs/dma.md): abort-device | stop-vm
+    on_fault_path: str
+
+
+DMA_FAULT_POLICIES = ("abort-device", "stop-vm")
+
+
+def parse_device(r: Reader, node: YNode, path: str) -> DeviceEntry:
+    """A VM's device entry: a name, or ``{name, qos, on_fault}``."""
     if isinstance(node, YScalar):
-        return r.string(node, path, "a device name or a mapping {name, qos}"), None
+        return DeviceEntry(r.string(node, path, "a device name or a mapping {name, qos, on_fault}"), None, None, path)
     if not isinstance(node, YMap):
-        raise r.fail(node, path, f"expected a device name or a mapping {{name, qos}}, got {describe(node)}")
-    m = r.mapping(node, path, ("name", "qos"), ("name",), "a mapping {name, qos}")
+        raise r.fail(node, path, f"expected a device name or a mapping {{name, qos, on_fault}}, got {describe(node)}")
+    m = r.mapping(node, path, ("name", "qos", "on_fault"), ("name",), "a mapping {name, qos, on_fault}")
     name = r.string(m["name"], _join(path, "name"), "a device name")
+    of_path = _join(path, "on_fault")
+    on_fault = r.choice(m["on_fault"], of_path, DMA_FAULT_POLICIES) if "on_fault" in m else None
     if "qos" not in m:
-        return name, None
+        return DeviceEntry(name, None, on_fault, of_path)
     q = _join(path, "qos")
     qm = r.mapping(m["qos"], q, ("read", "write"), (), "a mapping {read, write}")
     if not qm:
         raise r.fail(m["qos"], q, "an empty qos block: give read and/or write")
-    return name, DeviceQosSpec(
+    return DeviceEntry(name, DeviceQosSpec(
         device=name,
         read=parse_direction(r, qm["read"], _join(q, "read")) if "read" in qm else None,
         write=parse_direction(r, qm["write"], _join(q, "write")) if "write" in qm else None,
         path=q,
-    )
+    ), on_fault, of_path)
 
 
 def parse_dma_isolation(r: Reader, node: YNode) -> str:
@@ -324,7 +339,6 @@ def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
     """(errors, warnings) about QoS settings and DMA isolation of ``s``."""
     errors: list[Diagnostic] = []
     warnings: list[Diagnostic] = []
-    _check_dma(s, errors, warnings)
     p = s.platform
     at = s.locs.diag
     for window in ram_windows(p):
@@ -380,28 +394,6 @@ def _resolved(dq: DeviceQosSpec, reg: QosRegulatorSpec) -> tuple[Direction | Non
 def _owners(s: SystemSpec, reg: QosRegulatorSpec) -> list[tuple[str, str]]:
     """(device, VM) of every passed-through device behind ``reg``."""
     return [(dev, vm.name) for vm in s.vms for dev in dict.fromkeys(vm.devices) if dev in reg.devices]
-
-
-def _check_dma(s: SystemSpec, errors: list[Diagnostic], warnings: list[Diagnostic]) -> None:
-    """DMA-capable passthrough devices need an SMMU, or ``dma_isolation: none``."""
-    p = s.platform
-    at = s.locs.diag
-    if p.smmu:
-        return
-    for vm in s.vms:
-        dma = [d for d in dict.fromkeys(vm.devices) if (dev := p.device(d)) is not None and dev.dma]
-        if not dma:
-            continue
-        names = ", ".join(f"'{d}'" for d in dma)
-        if s.dma_isolation == "none":
-            warnings.append(at("dma_isolation", f"VM '{vm.name}' drives DMA-capable device(s) {names} without "
-                                                "an SMMU: it can read and write all physical memory"))
-        else:
-            i = vm.devices.index(dma[0])
-            errors.append(at(f"{vm.path}.devices[{i}]",
-                             f"device '{dma[0]}' is DMA-capable and platform '{p.name}' has no SMMU support: "
-                             f"VM '{vm.name}' could read and write all physical memory through it; "
-                             "state 'dma_isolation: none' in the config to accept this"))
 
 
 # --- resolved plan, report ------------------------------------------------------------

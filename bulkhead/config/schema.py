@@ -15,11 +15,14 @@ from typing import Literal, cast
 
 from bulkhead.config import bandwidth as bw_mod
 from bulkhead.config import color as color_mod
+from bulkhead.config import dsu as dsu_mod
+from bulkhead.config import pci as pci_mod
 from bulkhead.config import qos as qos_mod
 from bulkhead.config import shared_io
 from bulkhead.config.model import (
     GIC_FRAME,
     GIC_VERSIONS,
+    SMMU_TYPES,
     UART_DRIVERS,
     CacheModelSpec,
     ColoringSpec,
@@ -35,6 +38,7 @@ from bulkhead.config.model import (
     QemuSpec,
     ShmemMapSpec,
     ShmemSpec,
+    SmmuSpec,
     SystemSpec,
     TimerSpec,
     UartSpec,
@@ -50,7 +54,7 @@ PARAM_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}\Z")
 VM_KEYS = (
     "name", "type", "cpus", "memory", "kernel", "initrd", "bootargs", "guest",
     "image", "entry", "params", "console", "devices", "on_fault", "colors", "bandwidth", "manager",
-    "ida",
+    "ida", "mixed_core_types", "l3_ways", "l3_groups", "pci",
 )
 
 
@@ -58,21 +62,38 @@ VM_KEYS = (
 
 PLATFORM_KEYS = (
     "name", "board", "qemu", "cpus", "ram", "hypervisor", "staging", "mmio", "gic", "timer",
-    "uart", "console", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu",
+    "uart", "console", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu", "smmus", "pci",
+    "reserved", "dsu",
 )
-OPTIONAL_PLATFORM_KEYS = ("board", "qemu", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu")
+OPTIONAL_PLATFORM_KEYS = ("board", "qemu", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu",
+                          "smmus", "pci", "reserved", "dsu")
+CORE_TYPE_RE = re.compile(r"[a-z][a-z0-9_-]{0,31}\Z")
 
 
 def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platform:
     locs = Locs(display)
     r = Reader(locs)
     top = r.mapping(node, "", PLATFORM_KEYS, [k for k in PLATFORM_KEYS if k not in OPTIONAL_PLATFORM_KEYS])
-    if "smmu" in top:  # the key is reserved for it (docs/qos.md "DMA isolation")
-        raise r.fail(top["smmu"], "smmu", "SMMU support is not implemented yet; remove 'smmu:' "
-                                          "(DMA-capable devices then need 'dma_isolation: none')")
+    if "smmu" in top:  # the key once reserved for it (docs/qos.md "DMA isolation")
+        raise r.fail(top["smmu"], "smmu", "SMMUs are listed under 'smmus:' (a list of {name, type, base, size, "
+                                          "irqs, sources}; docs/dma.md)")
 
     qemu = _parse_qemu(r, top["qemu"]) if "qemu" in top else None
-    mpidr = r.each(top["cpus"], "cpus", lambda n, p: r.integer(n, p, "an MPIDR value (integer)", 0, (1 << 40) - 1))
+
+    def cpu(n: YNode, path: str) -> tuple[int, str]:
+        what = "an MPIDR value (integer)"
+        if isinstance(n, YMap):
+            m = r.mapping(n, path, ("mpidr", "type"), ("mpidr", "type"), "a CPU {mpidr, type} or an MPIDR")
+            return (r.integer(m["mpidr"], join(path, "mpidr"), what, 0, (1 << 40) - 1),
+                    r.name(m["type"], join(path, "type"), "a core type (e.g. cortex-a55)", CORE_TYPE_RE))
+        return r.integer(n, path, f"{what} or a CPU {{mpidr, type}}", 0, (1 << 40) - 1), ""
+
+    cpus = r.each(top["cpus"], "cpus", cpu)
+    mpidr = tuple(m for m, _ in cpus)
+    typed = [t for _, t in cpus if t]
+    if typed and len(typed) != len(cpus):
+        i = next(i for i, (_, t) in enumerate(cpus) if not t)
+        raise r.fail(top["cpus"], f"cpus[{i}]", "give every CPU a type ({mpidr, type}) or none")
 
     gic = _parse_gic(r, top["gic"])
     timer_keys = ("hyp_irq", "virt_irq", "phys_irq", "secure_irq")
@@ -85,7 +106,7 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
     console = ConsoleSpec(r.address(c["ipa"], "console.ipa"), r.irq(c["irq"], "console.irq"))
 
     def device(n: YNode, path: str) -> PlatformDevice:
-        d = r.mapping(n, path, ("name", "base", "size", "irqs", "compatible", "amba", "dma"),
+        d = r.mapping(n, path, ("name", "base", "size", "irqs", "compatible", "amba", "dma", "stream_ids", "smmu"),
                       ("name", "base", "size", "compatible"))
         compat_node = d["compatible"]
         if isinstance(compat_node, YList):
@@ -104,6 +125,10 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
             amba=r.boolean(d["amba"], join(path, "amba")) if "amba" in d else False,
             path=path,
             dma=r.boolean(d["dma"], join(path, "dma")) if "dma" in d else False,
+            stream_ids=r.each(d["stream_ids"], join(path, "stream_ids"),
+                              lambda n2, p2: r.integer(n2, p2, "a stream ID (integer 0-0xffffffff)", 0, 0xFFFFFFFF),
+                              "a list of stream IDs") if "stream_ids" in d else (),
+            smmu=r.name(d["smmu"], join(path, "smmu"), "an SMMU name") if "smmu" in d else None,
         )
 
     devices = r.each(top["devices"], "devices", device) if "devices" in top else ()
@@ -135,6 +160,36 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
         bandwidth=bw_mod.parse_platform(r, top["bandwidth"]) if "bandwidth" in top else None,
         cachemodel=_parse_cachemodel(r, top["model"]) if "model" in top else None,
         qos_regulators=qos_mod.parse_platform(r, top["qos_regulators"]) if "qos_regulators" in top else (),
+        reserved=r.each(top["reserved"], "reserved", r.range, "a list of reserved RAM ranges {base, size}")
+        if "reserved" in top else (),
+        cpu_types=tuple(t for _, t in cpus) if typed else (),
+        dsu=dsu_mod.parse_platform(r, top["dsu"]) if "dsu" in top else None,
+        pci=pci_mod.parse_platform(r, top["pci"]) if "pci" in top else None,
+        smmus=r.each(top["smmus"], "smmus", lambda n, q: _parse_smmu(r, n, q), "a list of SMMUs")
+        if "smmus" in top else (),
+    )
+
+
+def _parse_smmu(r: Reader, node: YNode, path: str) -> SmmuSpec:
+    """``smmus[i]``: {name, type, base, size, irqs: {event, gerror}, pcie, enable, sources} (docs/dma.md)."""
+    m = r.mapping(node, path, ("name", "type", "base", "size", "irqs", "pcie", "sources", "enable"),
+                  ("name", "type", "base", "size", "irqs", "sources"), "an SMMU (mapping)")
+    irqs = r.mapping(m["irqs"], join(path, "irqs"), ("event", "gerror"), ("event",), "a mapping {event, gerror}")
+    event = r.irq(irqs["event"], join(path, "irqs.event"))
+    sources = r.each(m["sources"], join(path, "sources"), lambda n, q: r.text(n, q), "a list of cited sources")
+    if not sources:
+        raise r.fail(m["sources"], join(path, "sources"), "cite at least one source of these values")
+    return SmmuSpec(
+        name=r.name(m["name"], join(path, "name"), "an SMMU name"),
+        type="smmu-500" if r.choice(m["type"], join(path, "type"), SMMU_TYPES) == "smmu-500" else "smmuv3",
+        base=r.address(m["base"], join(path, "base")),
+        size=r.size(m["size"], join(path, "size")),
+        event_irq=event,
+        gerror_irq=r.irq(irqs["gerror"], join(path, "irqs.gerror")) if "gerror" in irqs else event,
+        pcie=r.boolean(m["pcie"], join(path, "pcie")) if "pcie" in m else False,
+        sources=sources,
+        path=path,
+        enable=r.choice(m["enable"], join(path, "enable"), ("always", "with-streams")) if "enable" in m else "always",
     )
 
 
@@ -200,12 +255,15 @@ def _cache_geometry(r: Reader, node: YNode, q: str, what: str) -> tuple[int, int
     size = r.size(g["size"], join(q, "size"))
     ways = r.integer(g["ways"], join(q, "ways"), "a number of ways (integer 1-1024)", 1, 1024)
     line = r.integer(g["line"], join(q, "line"), "a line size in bytes (integer 16-1024)", 16, 1024)
-    _log2_exact(r, g["size"], join(q, "size"), size, f"the {what} size")
-    _log2_exact(r, g["ways"], join(q, "ways"), ways, "the number of ways")
     _log2_exact(r, g["line"], join(q, "line"), line, "the line size")
-    if size < ways * line:
+    if size < ways * line or size % (ways * line):
         raise r.fail(g["size"], join(q, "size"), f"an {what} of {node_text(g['size'])} cannot have "
                                                  f"{ways} ways of {line}-byte lines")
+    # the ways need not be a power of two (the RK3588's 3 MiB L3 has 12), the sets must
+    sets = size // (ways * line)
+    if sets & (sets - 1):
+        raise r.fail(g["size"], join(q, "size"), f"the {what} size must be a power-of-two number of sets "
+                                                 f"({ways} ways of {line}-byte lines), got {node_text(g['size'])}")
     return size, ways, line
 
 
@@ -459,15 +517,22 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
         entry=r.address(m["entry"], p("entry")) if "entry" in m else None,
         params=tuple(params),
         console=console,
-        devices=tuple(name for name, _ in dev_entries),
+        devices=tuple(d.name for d in dev_entries),
         on_fault=on_fault,
         path=path,
         colors=parse_colors(r, m["colors"], p("colors")) if "colors" in m else None,
         bandwidth=bw_mod.parse_vm(r, m["bandwidth"], p("bandwidth")) if "bandwidth" in m else None,
         manager=r.boolean(m["manager"], p("manager")) if "manager" in m else False,
+        mixed_core_types=r.boolean(m["mixed_core_types"], p("mixed_core_types"))
+        if "mixed_core_types" in m else False,
+        l3_ways=r.integer(m["l3_ways"], p("l3_ways"), "a number of L3 ways (integer 1-64)", 1, 64)
+        if "l3_ways" in m else None,
+        l3_groups=dsu_mod.parse_groups(r, m["l3_groups"], p("l3_groups")) if "l3_groups" in m else None,
         ida=tuple(sorted(set(r.each(m["ida"], p("ida"), lambda n, q: r.choice(n, q, ("start", "period")),
                                     "a list of 'start', 'period'")))) if "ida" in m else (),
-        qos=tuple(dq for _, dq in dev_entries if dq is not None),
+        pci=pci_mod.parse_vm(r, m["pci"], p("pci")) if "pci" in m else (),
+        qos=tuple(d.qos for d in dev_entries if d.qos is not None),
+        dma_on_fault=tuple((d.name, d.on_fault, d.on_fault_path) for d in dev_entries if d.on_fault is not None),
     )
 
 

@@ -8,8 +8,8 @@ direction. This module parses the section, expands it into ordinary
 ``shmem`` regions and parameter-block entries (so layout, ``config.c`` and
 device trees need nothing new), checks it, and computes what ``check``
 reports: each client's guaranteed rate α and its delay bound Δ in the
-bounded-delay model under weighted round-robin service of one frame per
-service slot of 1 / ``frame_rate`` seconds.
+bounded-delay model under work-conserving weighted round-robin by frame
+(``guests/iovm/iosched.c``) on a device of ``capacity`` frames/s.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from bulkhead.config.model import (
 from bulkhead.config.reader import Reader
 from bulkhead.config.yamlpos import YNode
 
-KEYS = ("device", "vm", "frame_rate", "mac", "ipa", "client_ipa", "doorbell_irq", "client_doorbell_irq",
+KEYS = ("device", "vm", "capacity", "frame_rate", "mac", "ipa", "client_ipa", "doorbell_irq", "client_doorbell_irq",
         "clients")
 CLIENT_KEYS = ("vm", "queue", "weight", "mac", "rate_cap")
 
@@ -44,7 +44,10 @@ SLOT_SIZE = 2048
 CTRL_SIZE = 4096
 MAX_SLOTS = 256
 MAX_CLIENTS = 8  # IOVM_MAX_CLIENTS in guests/iovm
-MAX_FRAME_RATE = 1_000_000
+MAX_CAPACITY = 1_000_000
+LEGACY_FRAME_RATE = ("io.frame_rate is now the device's capacity (frames/s it serves while anyone is "
+                     "backlogged; the I/O VM is work-conserving, no longer one frame per fixed slot of "
+                     "1/frame_rate s): rename it 'capacity' (measure it: bench/shared_io.py --calibrate)")
 
 DEFAULT_MAC = bytes.fromhex("525400123456")  # QEMU's default NIC MAC
 DEFAULT_IPA = 0x7000_0000
@@ -76,8 +79,14 @@ def _mac(r: Reader, node: YNode, path: str) -> bytes:
 
 
 def parse(r: Reader, node: YNode, path: str = "io") -> IoSpec:
-    m = r.mapping(node, path, KEYS, ("device", "vm", "frame_rate", "clients"),
-                  "a mapping {device, vm, frame_rate, clients, ...}")
+    m = r.mapping(node, path, KEYS, ("device", "vm", "clients"),
+                  "a mapping {device, vm, capacity, clients, ...}")
+    if "capacity" in m and "frame_rate" in m:
+        raise r.fail(m["frame_rate"], _join(path, "frame_rate"),
+                     "give 'capacity' only ('frame_rate' is its old name)")
+    rate_key = "capacity" if "capacity" in m else "frame_rate"
+    if rate_key not in m:
+        raise r.fail(node, path, "missing required key 'capacity' (the device's frames/s)")
 
     def p(key: str) -> str:
         return _join(path, key)
@@ -104,8 +113,7 @@ def parse(r: Reader, node: YNode, path: str = "io") -> IoSpec:
     return IoSpec(
         device=r.string(m["device"], p("device"), "a device name"),
         vm=r.string(m["vm"], p("vm"), "a VM name"),
-        frame_rate=r.integer(m["frame_rate"], p("frame_rate"), f"frames/s (integer 1-{MAX_FRAME_RATE})", 1,
-                             MAX_FRAME_RATE),
+        capacity=r.integer(m[rate_key], p(rate_key), f"frames/s (integer 1-{MAX_CAPACITY})", 1, MAX_CAPACITY),
         mac=_mac(r, m["mac"], p("mac")) if "mac" in m else DEFAULT_MAC,
         ipa=r.address(m["ipa"], p("ipa")) if "ipa" in m else DEFAULT_IPA,
         client_ipa=r.address(m["client_ipa"], p("client_ipa")) if "client_ipa" in m else DEFAULT_IPA,
@@ -114,6 +122,7 @@ def parse(r: Reader, node: YNode, path: str = "io") -> IoSpec:
         if "client_doorbell_irq" in m else DEFAULT_DOORBELL,
         clients=clients,
         path=path,
+        legacy_frame_rate=rate_key == "frame_rate",
     )
 
 
@@ -172,13 +181,20 @@ def expand(io: IoSpec, platform: Platform, vms: tuple[VmSpec, ...], shmem: tuple
                      ("io_driver", (driver_of(dev) if dev else None) or "virtio"),
                      ("io_base", f"0x{dev.base:x}" if dev else "0"),
                      ("io_irq", str(dev.irqs[0]) if dev and dev.irqs else "0"),
-                     ("io_rate", str(io.frame_rate)), ("io_mac", mac_text(io.mac)), *io_params]
+                     ("io_rate", str(io.capacity)), ("io_mac", mac_text(io.mac)), *io_params]
         elif vm.name in client_params:
             extra = client_params[vm.name]
         if extra and vm.type == "baremetal":
             vm = replace(vm, params=(*vm.params, *extra))
         out_vms.append(vm)
     return tuple(out_vms), tuple(regions)
+
+
+def warnings(s: SystemSpec) -> list[Diagnostic]:
+    """Warnings about ``io:``: the old key ``frame_rate``, whose meaning changed."""
+    if s.io is None or not s.io.legacy_frame_rate:
+        return []
+    return [s.locs.diag(_join(s.io.path, "frame_rate"), LEGACY_FRAME_RATE)]
 
 
 def check(s: SystemSpec) -> list[Diagnostic]:
@@ -227,9 +243,9 @@ def check(s: SystemSpec) -> list[Diagnostic]:
         if c.mac in seen_mac:
             err(_join(c.path, "mac"), f"MAC address {mac_text(c.mac)} is used twice (also {seen_mac[c.mac]})")
         seen_mac.setdefault(c.mac, _join(c.path, "mac"))
-        if c.rate_cap is not None and c.rate_cap > io.frame_rate:
-            err(_join(c.path, "rate_cap"), f"rate cap {c.rate_cap} frames/s is above the I/O VM's frame_rate "
-                                           f"{io.frame_rate}")
+        if c.rate_cap is not None and c.rate_cap > io.capacity:
+            err(_join(c.path, "rate_cap"), f"rate cap {c.rate_cap} frames/s is above the device's capacity "
+                                           f"{io.capacity}")
     return errs
 
 
@@ -249,15 +265,19 @@ class Guarantee:
 
 
 def guarantees(io: IoSpec) -> list[Guarantee]:
-    """Weighted round-robin, one frame per service slot of 1/R s: a round is W
-    = sum(weights) slots and client i gets w_i of them. A frame of i
-    published at any time waits at most until the next slot boundary (one
-    slot) plus the W - w_i slots of the other clients, so while i is
-    backlogged its supply in any interval t is at least alpha * (t - delta)
-    with alpha = w_i / W * R and delta = (W - w_i + 1) / R. A rate cap c
-    below alpha lowers alpha to c and adds the cap's spacing 1/c to delta."""
+    """Work-conserving weighted round-robin by frame on a device of capacity
+    C frames/s (guests/iovm/iosched.c; docs/io.md has the proof sketch):
+    while anyone is backlogged the I/O VM serves a frame every 1/C s at
+    most, turn by turn, client j taking up to w_j frames of its turn and an
+    idle client none. A client i that stays backlogged waits at most for
+    the frame in service and the others' turns, W - w_i frames, so its
+    supply in any interval t of its backlog is at least alpha * (t - delta)
+    with alpha = w_i / W * C and delta = (W - w_i + 1) / C. A rate cap c (a
+    token bucket of 2 w_i frames) below alpha lowers alpha to c and adds
+    1/c to delta. Idle clients' turns go to the others: these are lower
+    bounds, a client alone gets the whole device."""
     total = sum(c.weight for c in io.clients)
-    rate = Fraction(io.frame_rate)
+    rate = Fraction(io.capacity)
     out = []
     for c in io.clients:
         share = Fraction(c.weight, total)
@@ -274,19 +294,19 @@ def report(system: Resolved) -> str:
     io = system.spec.io
     if io is None:
         return ""
-    lines = ["", f"shared I/O: device {io.device} -> I/O VM {io.vm}, {io.frame_rate} frames/s "
-                 "(one frame per service slot, weighted round-robin)"]
+    lines = ["", f"shared I/O: device {io.device} -> I/O VM {io.vm}, capacity {io.capacity} frames/s "
+                 "(work-conserving weighted round-robin by frame)"]
     for c, g in zip(io.clients, guarantees(io), strict=True):
         cap = f", cap {c.rate_cap}/s" if c.rate_cap is not None else ""
         lines.append(f"  {g.vm}: queue {c.queue}, weight {g.weight} ({float(g.share) * 100:.1f}%){cap}, "
                      f"mac {mac_text(c.mac)}: alpha >= {float(g.alpha):.1f} frames/s, "
-                     f"delta <= {float(g.delta) * 1e6:.1f} us ({g.gap_slots} slots)")
+                     f"delta <= {float(g.delta) * 1e6:.1f} us ({g.gap_slots} frames of others)")
     return "\n".join(lines) + "\n"
 
 
 def document(io: IoSpec) -> dict[str, Any]:
     return {
-        "device": io.device, "vm": io.vm, "frame_rate": io.frame_rate, "mac": mac_text(io.mac),
+        "device": io.device, "vm": io.vm, "capacity": io.capacity, "mac": mac_text(io.mac),
         "clients": [
             {"vm": c.vm, "queue": c.queue, "weight": c.weight, "mac": mac_text(c.mac), "rate_cap": c.rate_cap,
              "alpha_fps": float(g.alpha), "delta_us": float(g.delta) * 1e6, "gap_slots": g.gap_slots}

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bulkhead.base.errors import ConfigError, Diagnostic
-from bulkhead.config import bandwidth, coloring, qos, shared_io
+from bulkhead.config import bandwidth, coloring, dma, dsu, pci, qos, shared_io
 from bulkhead.config.model import (
     IPA_BITS,
     MAX_CPUS,
@@ -78,6 +78,10 @@ def check_platform(p: Platform) -> None:
             c.error(key, f"{key} area {r} is not inside {where} ({p.ram})")
     if p.hypervisor.overlaps(p.staging):
         c.error("staging", f"staging area {p.staging} overlaps the hypervisor area ({p.hypervisor})")
+    for i, res in enumerate(p.reserved):
+        for key in ("hypervisor", "staging"):
+            if getattr(p, key).overlaps(res.pages()):
+                c.error(key, f"{key} area {getattr(p, key)} overlaps reserved memory {res} (reserved[{i}])")
     total = sum(b.size for b in p.banks)
     if p.qemu is not None and total > p.qemu.memory:
         c.error(join(banks[0][0], "size") if len(banks) == 1 else "ram",
@@ -124,6 +128,8 @@ def check_platform(p: Platform) -> None:
                 c.error(b.path, f"device '{b.name}' ({b.range}) overlaps device '{a.name}' ({a.range})")
     c.diags += bandwidth.check_platform(p)
     c.diags += qos.check_platform(p)
+    c.diags += dsu.check_platform(p)
+    c.diags += dma.check_platform(p)
     c.raise_if_any()
 
 
@@ -168,6 +174,11 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
                 c.error(path, f"CPU {cpu} is given twice (also {cpu_owner[cpu]})")
             else:
                 cpu_owner[cpu] = path
+        types = [p.cpu_type(cpu) for cpu in vm.cpus if cpu < p.ncpus]
+        if len(set(types)) > 1 and not vm.mixed_core_types:
+            mix = ", ".join(f"CPU {cpu} {p.cpu_type(cpu)}" for cpu in vm.cpus if cpu < p.ncpus)
+            c.error(join(vm.path, "cpus"), f"the VM's CPUs are of different core types ({mix}); "
+                                           "say so with mixed_core_types: true")
 
     # physical memory: explicit PAs
     pa_items: list[tuple[str, Range, str]] = []
@@ -195,6 +206,9 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
             c.error(path, f"PA range {r} overlaps the hypervisor area ({p.hypervisor})")
         elif r.overlaps(p.staging):
             c.error(path, f"PA range {r} overlaps the staging area ({p.staging})")
+        elif any(r.overlaps(res.pages()) for res in p.reserved):
+            res = next(res for res in p.reserved if r.overlaps(res.pages()))
+            c.error(path, f"PA range {r} overlaps reserved memory {res} (the platform's reserved: firmware's)")
         else:
             for other_what, other, _ in pa_items[:i]:
                 if r.overlaps(other):
@@ -298,6 +312,7 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
 
     # shared I/O
     c.diags += shared_io.check(s)
+    s.warnings.extend(shared_io.warnings(s))
 
     # invalidation-driven allocation: only a colored VM has sets of its own
     for vm in s.vms:
@@ -313,10 +328,21 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
     c.diags += bw_errors
     s.warnings.extend(bw_warnings)
 
-    # device QoS (QoS-400) and DMA isolation
+    # device QoS (QoS-400)
     qos_errors, qos_warnings = qos.check(s)
     c.diags += qos_errors
     s.warnings.extend(qos_warnings)
+
+    # DSU L3 way partitions
+    c.diags += dsu.check(s)
+    # PCI functions (docs/dma.md "PCI")
+    pci_errors, pci_warnings = pci.check(s)
+    c.diags += pci_errors
+    s.warnings.extend(pci_warnings)
+    # DMA isolation (SMMUs, docs/dma.md)
+    dma_errors, dma_warnings = dma.check(s)
+    c.diags += dma_errors
+    s.warnings.extend(dma_warnings)
 
     c.raise_if_any()
 
@@ -339,6 +365,7 @@ def _check_ipa_map(c: Checker, s: SystemSpec, vm: VmSpec) -> None:
         for mp in sh.maps:
             if mp.vm == vm.name:
                 items.append(_IpaItem(f"shared memory '{sh.name}'", Range(mp.ipa, sh.size), join(mp.path, "ipa")))
+    items += [_IpaItem(what, r, path) for what, r, path in pci.ipa_items(s, vm)]
     for i, b in enumerate(items):
         if b.range.end > 1 << IPA_BITS and not b.what.startswith("memory"):
             c.error(b.path, f"IPA range {b.range} exceeds the {IPA_BITS}-bit IPA space")

@@ -25,7 +25,7 @@ from typing import TextIO
 
 from bulkhead.base.errors import BuildError
 from bulkhead.base.tree import HYPERVISOR_DIR, REPO_ROOT
-from bulkhead.config import shared_io
+from bulkhead.config import pci, shared_io
 from bulkhead.config.model import DTB_MAX
 from bulkhead.generate import fit, gen_c, gen_dts, image, qemu
 from bulkhead.layout import elf as elf_mod
@@ -184,14 +184,23 @@ def build(
             f"RAM_BASE=0x{p.ram.base:x}", f"PAYLOAD={payload}",
             f"PLATFORM={p.board}", f"GIC={p.gic.version}", f"UART={p.uart.driver}",
             f"QOS={1 if p.qos_regulators else 0}",
+            f"SMMU={' '.join(sorted({u.type.replace('-', '') for u in p.smmus}))}",
         ], log, "the hypervisor")
         elf = out / "hyp" / ELF_NAME
         if not elf.is_file():
             raise BuildError(f"make -C {HYPERVISOR_DIR} succeeded but did not produce {elf}")
 
         itb = build_fit(system, config, elf.with_suffix(".bin"), out, log)
-        # the images are inside the ELF; a shared I/O device gets its NIC (user-mode netdev)
-        argv = (qemu.command(p, elf, (), extra=shared_io.qemu_args(system, None))
+        # the images are inside the ELF; a shared I/O device gets its NIC (user-mode netdev),
+        # the VMs' QEMU PCI devices theirs (an nvme gets a blank drive image here)
+        for vm in system.vms:
+            for f in vm.pci:
+                drive = out / pci.nvme_image(f)
+                if f.qemu == "nvme" and not drive.is_file():
+                    with open(drive, "wb") as fh:
+                        fh.truncate(pci.NVME_IMAGE_SIZE)
+        argv = (qemu.command(p, elf, (), extra=(*shared_io.qemu_args(system, None),
+                                                *pci.qemu_args(system, str(out.absolute()))))
                 if p.qemu is not None else [])  # a board without a QEMU model
         manifest = out / "manifest.json"
         write_if_changed(manifest, (json.dumps(manifest_doc(system, config, elf, staged, argv), indent=2)

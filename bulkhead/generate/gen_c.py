@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from bulkhead.config import bandwidth, coloring, qos
+from bulkhead.config import bandwidth, coloring, dma, dsu, qos
 from bulkhead.config.color import Colors
 from bulkhead.config.model import MAX_CPUS, MAX_RAM_BANKS
 from bulkhead.generate import image
@@ -23,6 +23,8 @@ SHARED: tuple[tuple[str, str, int, str], ...] = (
      "bulkhead.config.bandwidth.MAX_BUDGET_EVENTS"),
     ("PAYLOAD_VERSION", "core/payload.h", image.VERSION, "bulkhead.generate.image.VERSION"),
     ("PAYLOAD_NAME_LEN", "core/payload.h", image.NAME_LEN, "bulkhead.generate.image.NAME_LEN"),
+    ("IOMMU_MAX_STREAMS", "drivers/iommu.h", dma.MAX_STREAMS, "bulkhead.config.dma.MAX_STREAMS"),
+    ("IOMMU_MAX_UNITS", "drivers/iommu.h", dma.MAX_SMMUS, "bulkhead.config.dma.MAX_SMMUS"),
 )
 
 
@@ -75,7 +77,6 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
     w.line("#define NULL ((void *)0)")
     w.line("#endif")
     w.line()
-    w.line("static const struct cfg_platform platform = {")
     mpidr = ", ".join(_hex(m) for m in p.mpidr)
     fields = [
         ("name", _cstr(p.name)),
@@ -121,17 +122,33 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
             ("llc_ways", str(p.coloring.llc_ways or 0)),
             ("llc_line", str(p.coloring.llc_line or 0)),
         ]
+    if p.pci is not None:
+        fields.append(("pci", "&pci_host"))
     assert p.ncpus <= MAX_CPUS and len(p.banks) <= MAX_RAM_BANKS
+    if p.pci is not None:
+        h = p.pci
+        w.line("static const struct cfg_pci pci_host = {")
+        for key, value in (("ecam_base", _hex(h.ecam.base)), ("bus_first", str(h.bus_first)),
+                           ("bus_last", str(h.bus_last)), ("vm_ecam_ipa", _hex(h.vm_ecam)),
+                           ("intx", "{ " + ", ".join(str(i) for i in h.intx) + " }")):
+            w.line(f"\t.{key} = {value},")
+        w.line("};")
+        w.line()
+    w.line("static const struct cfg_platform platform = {")
     for key, value in fields:
         w.line(f"\t.{key} = {value},")
     w.line("};")
 
     colors = _color_tables(w, system)
+    l3 = dsu.plan(system.spec)
     vm_fields: list[list[tuple[str, str]]] = []
     for vm in system.vms:
         w.line()
-        vm_fields.append(_vm_tables(w, vm, [s for s in staged if s.vm_index == vm.index], colors)
-                         + _bw_tables(w, system, vm))
+        part = l3.of(vm.name) if l3 is not None else None
+        vm_fields.append(_vm_tables(w, vm, [s for s in staged if s.vm_index == vm.index], colors,
+                                    set(dma.unconfined_vms(system.spec)))
+                         + _bw_tables(w, system, vm)
+                         + ([("l3_scheme", str(part.scheme)), ("l3_groups", _hex(part.groups))] if part else []))
 
     w.line()
     w.line("static const struct cfg_vm vms[] = {")
@@ -151,6 +168,7 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
         ))
     bw_system = _bw_system(w, system)
     nqos = _qos_table(w, system)
+    iommu = _iommu_tables(w, system)
     w.line()
     w.line("const struct cfg_system cfg_system = {")
     w.line("\t.platform = &platform,")
@@ -169,9 +187,14 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
         w.line(f"\t.hyp_llc_colors = {_hex(llc)},")
         w.line(f"\t.hyp_bank_colors = {_hex(bank)},")
         w.line(f"\t.hyp_color_pa = {_hex(system.hyp_color_pa)},")
+    if l3 is not None and system.platform.dsu is not None:
+        w.line(f"\t.dsu_groups = {system.platform.dsu.groups},")
+        w.line(f"\t.dsu_ways = {system.platform.dsu.l3_ways},")
     if nqos:
         w.line(f"\t.nqos = {nqos},")
         w.line("\t.qos = qos_regulators,")
+    if iommu:
+        w.line("\t.iommu = { " + iommu + " },")
     if system.pool is not None:
         w.line(f"\t.pool_color = {colors[system.pool.colors]},")
         w.line(f"\t.pool_pa = {_hex(system.pool.start)},")
@@ -179,6 +202,66 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
         w.line(f"\t.pool_span_end = {_hex(system.pool.end)},")
     w.line("};")
     return w.text()
+
+
+def _iommu_tables(w: _Writer, system: System) -> str:
+    """The SMMUs to drive, their stream tables and the DMA streams
+    (hypervisor/drivers/iommu.h, bulkhead/config/dma.py); returns the
+    initializer of cfg_system.iommu ('' when no SMMU is driven)."""
+    spec = system.spec
+    units = dma.driven(spec)
+    if not units:
+        return ""
+    index = {u.name: k for k, u in enumerate(units)}
+    vm_index = {vm.name: vm.index for vm in system.vms}
+    table = [st for st in dma.streams(spec) if st.smmu in index]
+    w.line()
+    w.line("/* DMA isolation: the SMMUs and the streams each VM owns (docs/dma.md) */")
+    rows = []
+    for k, u in enumerate(units):
+        sids = [st.sid for st in table if st.smmu == u.name]
+        owner = next((vm_index[st.vm] for st in table if st.smmu == u.name), None)
+        cpu = system.vms[owner].cpus[0] if owner is not None else 0
+        fields = [("name", _cstr(u.name)),
+                  ("type", "IOMMU_SMMUV3" if u.type == "smmuv3" else "IOMMU_SMMU500"),
+                  ("base", _hex(u.base)), ("size", _hex(u.size)),
+                  ("event_irq", str(u.event_irq)), ("gerror_irq", str(u.gerror_irq)),
+                  ("irq_mpidr", _hex(system.platform.mpidr[cpu]))]
+        if u.type == "smmuv3":
+            # the queues: 64 commands, dma.V3_EVTQ_LOG2 events
+            evtq_log2 = dma.V3_EVTQ_LOG2
+            w.line(f"static u64 iommu{k}_cmdq[128] __attribute__((aligned(1024))) IOMMU_DMA_MEM;")
+            w.line(f"static u64 iommu{k}_evtq[{4 << evtq_log2}] "
+                   f"__attribute__((aligned({32 << evtq_log2}))) IOMMU_DMA_MEM;")
+            fields += [("cmdq", f"iommu{k}_cmdq"), ("evtq", f"iommu{k}_evtq"), ("evtq_log2", str(evtq_log2))]
+            lay = dma.v3_table(sids)
+            if not lay.split:
+                size = 64 << lay.log2size
+                w.line(f"static u64 iommu{k}_strtab[{size // 8}] "
+                       f"__attribute__((aligned({max(64, size)}))) IOMMU_DMA_MEM;")
+                fields += [("log2size", str(lay.log2size)), ("strtab", f"iommu{k}_strtab")]
+            else:
+                n = lay.entries
+                w.line(f"static u64 iommu{k}_strtab[{n}] "
+                       f"__attribute__((aligned({max(64, n * 8)}))) IOMMU_DMA_MEM;")
+                l2_bytes = 64 << lay.split
+                for span in lay.l2_spans:
+                    w.line(f"static u64 iommu{k}_l2_{span}[{l2_bytes // 8}] "
+                           f"__attribute__((aligned({l2_bytes}))) IOMMU_DMA_MEM;")
+                w.line(f"static u64 *const iommu{k}_l2[{n}] = {{ "
+                       + ", ".join(f"[{span}] = iommu{k}_l2_{span}" for span in lay.l2_spans) + " };")
+                fields += [("log2size", str(lay.log2size)), ("split", str(lay.split)),
+                           ("strtab", f"iommu{k}_strtab"), ("l2", f"iommu{k}_l2")]
+        rows.append(fields)
+    w.array("static const struct iommu_unit iommu_units", _struct_rows(rows))
+    if table:
+        w.array("static const struct iommu_stream iommu_streams", _struct_rows(
+            [("unit", str(index[st.smmu])), ("sid", _hex(st.sid)), ("vm", str(vm_index[st.vm])),
+             ("device", _cstr(st.device)),
+             ("flags", "IOMMU_STREAM_STOP_VM" if st.on_fault == "stop-vm" else "0")]
+            for st in table))
+    return (f".nunits = {len(units)}, .units = iommu_units, .nstreams = {len(table)}, "
+            f".streams = {'iommu_streams' if table else 'NULL'}")
 
 
 def _qos_table(w: _Writer, system: System) -> int:
@@ -229,7 +312,7 @@ def _color_tables(w: _Writer, system: System) -> dict[Colors, str]:
 
 
 def _vm_tables(w: _Writer, vm: Vm, staged: Sequence[StagedImage],
-               colors: dict[Colors, str]) -> list[tuple[str, str]]:
+               colors: dict[Colors, str], dma_unconfined: set[str]) -> list[tuple[str, str]]:
     """Emits one VM's arrays; returns its cfg_vm initializer fields."""
     pre = f"vm{vm.index}"
     w.line(f"/* VM {vm.index}: {vm.name} ({vm.type}) */")
@@ -269,6 +352,14 @@ def _vm_tables(w: _Writer, vm: Vm, staged: Sequence[StagedImage],
               ("pt_pa", _hex(vm.pt_pa))]
     if vm.llc_colors or vm.bank_colors:
         pt += [("llc_colors", _hex(vm.llc_colors)), ("bank_colors", _hex(vm.bank_colors))]
+    pci_fields: list[tuple[str, str]] = []
+    if vm.pci and vm.pci_window is not None:
+        pci_tab = table("struct cfg_pci_func", "pci", _struct_rows(
+            [("name", _cstr(f.label)), ("bdf", _hex(f.bdf)), ("vendor", _hex(f.vendor)),
+             ("device", _hex(f.device)), ("intx", str(f.spi))] for f in vm.pci
+        ), len(vm.pci))
+        pci_fields = [*pci_tab, ("pci_win_base", _hex(vm.pci_window.base)),
+                      ("pci_win_size", _hex(vm.pci_window.size))]
     console = vm.console
     return [
         ("name", _cstr(vm.name)),
@@ -279,11 +370,14 @@ def _vm_tables(w: _Writer, vm: Vm, staged: Sequence[StagedImage],
         ("flags", " | ".join([f for f, on in (("CFG_VM_FAULT_STOP", vm.on_fault == "stop"),
                                                 ("CFG_VM_MANAGER", vm.spec.manager),
                                                 ("CFG_VM_IDA_START", "start" in vm.spec.ida),
-                                                ("CFG_VM_IDA_PERIOD", "period" in vm.spec.ida)) if on]) or "0"),
+                                                ("CFG_VM_IDA_PERIOD", "period" in vm.spec.ida),
+                                                ("CFG_VM_DMA_UNCONFINED", vm.name in dma_unconfined)) if on])
+         or "0"),
         *mem, *mmio, *irqs, *images, *shmem,
         ("console_ipa", _hex(console.ipa) if console else "0"),
         ("console_irq", str(console.irq) if console else "0"),
         *pt,
+        *pci_fields,
     ]
 
 
@@ -315,6 +409,10 @@ def _bw_tables(w: _Writer, system: System, vm: Vm) -> list[tuple[str, str]]:
     w.array(f"static const u32 {pre}_budget", [f"\t{', '.join(budgets)},\n"])
     if pl.weights is not None:
         w.array(f"static const u32 {pre}_weights", [f"\t{', '.join(str(x) for x in pl.weights)},\n"])
+    typed = any(ch.vcpu_events for ch in pl.channels)
+    if typed:
+        numbers = [_hex(ch.number_of(i)) for ch in pl.channels for i in range(len(ch.shares))]
+        w.array(f"static const u32 {pre}_event", [f"\t{', '.join(numbers)},\n"])
     flags = [f for f, on in (("CFG_BW_CYCLES", pl.cycles), ("CFG_BW_RECLAIM", pl.reclaim)) if on]
     w.line(f"static const struct cfg_bw {pre} = {{")
     for key, value in (
@@ -326,6 +424,7 @@ def _bw_tables(w: _Writer, system: System, vm: Vm) -> list[tuple[str, str]]:
         ("budget", "{ " + ", ".join(str(ch.budget) for ch in pl.channels) + " }"),
         ("vcpu_budget", f"{pre}_budget"),
         ("weights", f"{pre}_weights" if pl.weights is not None else "NULL"),
+        *([("vcpu_event", f"{pre}_event")] if typed else []),
     ):
         w.line(f"\t.{key} = {value},")
     w.line("};")

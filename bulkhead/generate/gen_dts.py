@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 from bulkhead.config import shared_io
-from bulkhead.config.model import GIC_FRAME, PAGE
+from bulkhead.config.model import GIC_FRAME, PAGE, PlatformPci, Range
+from bulkhead.config.pci import Function
 from bulkhead.layout.placement import System, Vm
 
 APB_PCLK_HZ = 24_000_000
@@ -84,6 +85,31 @@ def _gic(d: _Dts, system: System, vm: Vm) -> None:
     d.close()
 
 
+def _pci_host(d: _Dts, h: PlatformPci, funcs: tuple[Function, ...], window: Range, gic_version: int) -> None:
+    """The VM's filtered ECAM as a generic ECAM host bridge (Linux
+    pci-host-generic): its bus range, one 32-bit memory window (the VM's BAR
+    window, IPA = PA) and an interrupt-map for its functions' INTx only."""
+    ecam = h.vm_ecam_range
+    d.open(f"pcie@{ecam.base:x}")
+    d.prop("compatible", _str("pci-host-ecam-generic"))
+    d.prop("device_type", _str("pci"))
+    d.prop("#address-cells", "<3>")
+    d.prop("#size-cells", "<2>")
+    d.prop("reg", _reg(ecam.base, ecam.size))
+    d.prop("bus-range", f"<0x{h.bus_first:x} 0x{h.bus_last:x}>")
+    d.prop("linux,pci-domain", "<0>")
+    d.prop("ranges", f"<0x2000000 {_cells64(window.base)} {_cells64(window.base)} {_cells64(window.size)}>")
+    d.prop("dma-coherent")
+    d.prop("#interrupt-cells", "<1>")
+    with_pin = [f for f in funcs if f.pin and f.spi]
+    parent = "0x0 0x0 " if gic_version == 3 else ""  # the GIC node's #address-cells
+    if with_pin:
+        d.prop("interrupt-map-mask", "<0xffff00 0x0 0x0 0x7>")
+        d.prop("interrupt-map", ", ".join(
+            f"<0x{f.bdf << 8:x} 0x0 0x0 0x{f.pin:x} &gic {parent}0x0 {f.spi - 32} {IRQ_LEVEL_HIGH}>" for f in with_pin))
+    d.close()
+
+
 def generate(system: System, vm: Vm) -> str:
     """DTS text for Linux VM ``vm``."""
     assert vm.linux is not None, "device trees are generated for Linux VMs only"
@@ -111,6 +137,8 @@ def generate(system: System, vm: Vm) -> str:
     if vm.linux.initrd is not None:
         d.prop("linux,initrd-start", f"<{_cells64(vm.linux.initrd.base)}>")
         d.prop("linux,initrd-end", f"<{_cells64(vm.linux.initrd.end)}>")
+    if vm.pci:
+        d.prop("linux,pci-probe-only", "<1>")  # keep the BARs the hypervisor assigned
     d.close()
 
     for region in vm.memory:
@@ -190,6 +218,10 @@ def generate(system: System, vm: Vm) -> str:
             d.prop("clocks", "<&apb_pclk>")
             d.prop("clock-names", _str("apb_pclk"))
         d.close()
+
+    if vm.pci and vm.pci_window is not None and p.pci is not None:
+        d.blank()
+        _pci_host(d, p.pci, vm.pci, vm.pci_window, p.gic.version)
 
     if vm.shmem:
         d.blank()

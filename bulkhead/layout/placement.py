@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bulkhead.base.errors import BuildError, ConfigError, Diagnostic
-from bulkhead.config import coloring, qos
+from bulkhead.config import coloring, pci, qos
 from bulkhead.config.color import Colors
 from bulkhead.config.coloring import Span
 from bulkhead.config.model import (
@@ -126,6 +126,8 @@ class Vm:
     pt_pa: int = 0
     llc_colors: int = 0  # bitmaps of the colors of the VM's RAM; 0: every color
     bank_colors: int = 0
+    pci: tuple[pci.Function, ...] = ()  # PCI functions (docs/dma.md "PCI")
+    pci_window: Range | None = None  # where the hypervisor puts their BARs (IPA = PA)
 
     @property
     def ram_bytes(self) -> int:
@@ -229,13 +231,15 @@ def resolve(s: SystemSpec) -> System:
 
     # Host-physical allocation: explicit PAs first, then contiguous memory in
     # config order, then colored memory in what is left (see coloring.place).
-    reqs = coloring.requests(s, {vm.index: pt_pages(_ipa_ranges(s, vm)) for vm in s.vms})
+    reqs = coloring.requests(s, {vm.index: pt_pages(_ipa_ranges(s, vm)) + pci.pt_extra(len(pci.plan(s).of(vm.name)))
+                                 for vm in s.vms})
     colored = {r.key for r in reqs}
     explicit = [Range(m.pa, m.size) for vm in s.vms for j, m in enumerate(vm.memory)
                 if m.pa is not None and ("mem", vm.index, j) not in colored]
     explicit += [Range(sh.pa, sh.size) for sh in s.shmem if sh.pa is not None and ("shmem", sh.index, 0) not in colored]
     # contiguous memory stays out of the spans of colored regions with an explicit pa
-    alloc = _Allocator(p.banks, [p.hypervisor, p.staging, *qos.ram_windows(p), *explicit,
+    alloc = _Allocator(p.banks, [p.hypervisor, p.staging, *(r.pages() for r in p.reserved), *qos.ram_windows(p),
+                                 *explicit,
                                  *coloring.fixed_spans(reqs)])
     contiguous: list[Range] = []
 
@@ -261,7 +265,8 @@ def resolve(s: SystemSpec) -> System:
         if ("shmem", sh.index, 0) not in colored
     }
     # colored memory: whatever RAM contiguous memory left (explicit spans included)
-    colorable = _Allocator(p.banks, [p.hypervisor, p.staging, *qos.ram_windows(p), *explicit, *contiguous]).free
+    colorable = _Allocator(p.banks, [p.hypervisor, p.staging, *(r.pages() for r in p.reserved),
+                                     *qos.ram_windows(p), *explicit, *contiguous]).free
     spans, color_diags = coloring.place(s, colorable, reqs)
     diags += color_diags
     if diags:
@@ -363,11 +368,14 @@ def _resolve_vm(
 
     mmio_maps = merge_mmio(mmio)
     ranges = _ipa_ranges(s, vm)
+    funcs = pci.plan(s).of(vm.name)
+    irqs.update(f.spi for f in funcs if f.spi)
+    window = pci.plan(s).windows.get(vm.name)
     return Vm(
         index=vm.index, name=vm.name, type=vm.type, cpus=vm.cpus, entry=entry, boot_arg=boot_arg,
         on_fault=vm.on_fault, memory=memory, mmio=tuple(mmio), mmio_maps=mmio_maps, irqs=tuple(sorted(irqs)),
-        images=tuple(images), shmem=maps, console=vm.console, pt_pages=pt_pages(ranges),
-        linux=linux, params_text=params_text, spec=vm,
+        images=tuple(images), shmem=maps, console=vm.console, pt_pages=pt_pages(ranges) + pci.pt_extra(len(funcs)),
+        linux=linux, params_text=params_text, spec=vm, pci=funcs, pci_window=window,
     )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from bulkhead.base import term
-from bulkhead.config import bandwidth, coloring, shared_io
+from bulkhead.config import bandwidth, coloring, dsu, shared_io
 from bulkhead.config.color import PAGE, format_bits, format_list
 from bulkhead.config.model import human_size
 from bulkhead.layout.placement import System, Vm
@@ -251,6 +251,9 @@ def _vm_doc(vm: Vm, system: System) -> dict[str, Any]:
     bw = bandwidth.document(system, vm.name)
     if bw is not None:
         doc["bandwidth"] = bw
+    l3 = dsu.document(system.spec, vm.name)
+    if l3 is not None:
+        doc["l3"] = l3
     if vm.spec.manager:
         doc["manager"] = True
     if vm.spec.ida:

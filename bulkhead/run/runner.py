@@ -25,7 +25,7 @@ from typing import Any, TextIO
 
 from bulkhead.base.errors import RunError
 from bulkhead.config import bandwidth as bw_mod
-from bulkhead.config import shared_io
+from bulkhead.config import pci, shared_io
 from bulkhead.generate import build as build_mod
 from bulkhead.generate import qemu
 from bulkhead.layout.load import PLATFORMS_DIR, load_spec
@@ -67,6 +67,32 @@ class RunResult:
     def hyp_lines(self) -> list[str]:
         """Lines the hypervisor itself printed, ``[bulkhead] `` prefix kept."""
         return [line for line in self.all_lines() if line.startswith(HYP_PREFIX)]
+
+    def dma_faults(self) -> dict[str, dict[str, Any]]:
+        """Per VM that owns DMA streams: its DMA fault counts, from the line
+        the hypervisor prints when the VM powers off or stops
+        (``vm X: N DMA fault(s): dev: n, ...``; docs/dma.md)."""
+        return dma_faults(self.hyp_lines())
+
+
+_DMA_LINE = re.compile(r"\[bulkhead\] vm (\S+): (\d+) DMA fault\(s\): (.*)")
+
+
+def dma_faults(hyp_lines: list[str]) -> dict[str, dict[str, Any]]:
+    """``{vm: {"total": n, "devices": {device: n}}}`` from the hypervisor's
+    DMA fault lines (the last line of a VM wins: a reset VM reports again)."""
+    out: dict[str, dict[str, Any]] = {}
+    for line in hyp_lines:
+        m = _DMA_LINE.fullmatch(line)
+        if not m:
+            continue
+        devices: dict[str, int] = {}
+        for item in m.group(3).split(", "):
+            name, sep, count = item.rpartition(": ")
+            if sep and count.isdigit():
+                devices[name] = int(count)
+        out[m.group(1)] = {"total": int(m.group(2)), "devices": devices}
+    return out
 
 
 def judge(returncode: int, timed_out: bool, output: str, nvms: int,
@@ -336,7 +362,8 @@ def run(
         raise RunError("; ".join(starved))
     argv = qemu.command(
         result.system.platform, result.elf, (), icount=icount, gdb=gdb, gdb_port=gdb_port,
-        interactive=interactive, extra=(*shared_io.qemu_args(result.system, netdev), *extra_qemu_args),
+        interactive=interactive, extra=(*shared_io.qemu_args(result.system, netdev),
+                                        *pci.qemu_args(result.system, str(result.out.absolute())), *extra_qemu_args),
     )
     if boot == "uboot":
         argv = qemu.uboot_command(argv, build_mod.uboot_tftp(result, build_log or sys.stderr))

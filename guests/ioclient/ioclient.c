@@ -8,7 +8,17 @@
  * mode=echo (default): sends `frames` requests of `size` data bytes to
  *   peer_mac with at most `window` outstanding, checks every reply (its own
  *   checksum, the peer's checksum of the request, the transformed data).
- * mode=flood: sends `frames` sink frames as fast as the ring takes them.
+ * mode=flood: sends `frames` sink frames as fast as the ring takes them (waiting 20 us in WFI
+ *   when it is full, unless poll=1); frames=0: no limit; until_ms (0: none): stops after this
+ *   much time (the counter's: host time without -icount).
+ * mode=hostile: `rounds` (1000) rounds, each writing its whole tx ring with malformed slots (bad
+ *   flags, lengths, indices) and junk into every word of its control page it may write and also
+ *   those it may not (the I/O VM's), then ringing the doorbell `doorbells` (50) times; it never
+ *   reads its rx ring (the I/O VM must drop and count what it delivers there). Then it marks
+ *   itself done. Lines: "ioclient: hostile: <n> slots, <m> doorbells".
+ * mode=stall: sends `frames` echo requests and never reads its rx ring, so the replies fill it
+ *   and the rest are dropped and counted by the I/O VM; waits `stall_ms` (200) more, then done.
+ *   Line: "ioclient: stalled: <n> requests, rx ring never read".
  * mode=bad: first writes malformed slots into its transmit ring (a bad flag,
  *   lengths 0, 1600 and 5000, an index out of range, a runt frame, a forged
  *   source MAC), then runs echo.
@@ -70,12 +80,17 @@ static int port_recv(void *buf, u32 cap)
 	return ioring_recv(&rx, buf, cap, NULL);
 }
 
+static bool poll_mode;
+static u64 kicks_skipped;
+
+/* After publishing frames: ring the I/O VM unless it said it polls. */
 static void port_kick(void)
 {
-	bh_doorbell(shm);
+	if (ioring_peer_polling(&ctrl->io_polling))
+		kicks_skipped++;
+	else
+		bh_doorbell(shm);
 }
-
-static bool poll_mode;
 
 static void port_wait(u64 max_ns)
 {
@@ -120,21 +135,87 @@ static int run_echo(u32 frames, u32 size, u32 window, u64 timeout_ms)
 	return 0;
 }
 
-static int run_flood(u32 frames, u32 size)
+static bool tx_space(void *arg)
+{
+	(void)arg;
+	return ioring_can_send(&tx);
+}
+
+static bool never(void *arg)
+{
+	(void)arg;
+	return false;
+}
+
+static int run_flood(u32 frames, u32 size, u64 until_ms)
+{
+	u64 end = until_ms ? timer_now() + timer_ns_to_ticks(until_ms * 1000000ull) : 0;
+	u32 sent = 0;
+
+	while ((!frames || sent < frames) && (!end || timer_now() < end)) {
+		if (!ioring_can_send(&tx)) {
+			port_kick();
+			if (poll_mode)
+				cpu_relax();
+			else
+				timer_wait_until(tx_space, NULL, 20000);
+			continue;
+		}
+		ioring_send(&tx, fbuf, echo_build(fbuf, peer, mac, ECHO_K_SINK, sent, size, seed));
+		sent++;
+		port_kick(); /* nothing while the I/O VM says it polls */
+	}
+	printf("ioclient: PASS (%u frames sent, 0 replies verified both ways)\n", sent);
+	return 0;
+}
+
+/* Requests whose replies it never reads: its rx ring fills up. */
+static void run_stall(u32 frames, u32 size, u64 stall_ms)
 {
 	u32 sent = 0;
 
 	while (sent < frames) {
 		if (!ioring_can_send(&tx)) {
-			cpu_relax();
+			timer_wait_until(tx_space, NULL, 20000);
 			continue;
 		}
-		ioring_send(&tx, fbuf, echo_build(fbuf, peer, mac, ECHO_K_SINK, sent, size, seed));
-		if (++sent % 16 == 0)
+		ioring_send(&tx, fbuf, echo_build(fbuf, peer, mac, ECHO_K_REQ, sent, size, seed));
+		sent++;
+		port_kick();
+	}
+	timer_wait_until(never, NULL, stall_ms * 1000000ull);
+	printf("ioclient: stalled: %u requests, rx ring never read\n", sent);
+}
+
+/* A hostile client: garbage in every slot of its tx ring and in its control
+ * page, doorbell floods, and an rx ring it never reads. */
+static int run_hostile(u32 rounds, u32 doorbells, u32 size)
+{
+	u32 len = echo_build(fbuf, peer, mac, ECHO_K_SINK, 0, size, seed), r, k, slots = 0;
+	u32 *words = (u32 *)ctrl;
+	u64 rang = 0;
+
+	for (r = 0; r < rounds; r++) {
+		for (k = 0; k < tx.nslots; k++, slots++) {
+			u32 kind = (r * 7 + k) % 4;
+
+			if (kind == 0)
+				ioring_put_raw(&tx, 0xdeadbeef ^ r, len, tx.pos, fbuf, len);
+			else if (kind == 1)
+				ioring_put_raw(&tx, IORING_FULL, 0x80000000u + r, tx.pos, fbuf,
+				               len);
+			else if (kind == 2)
+				ioring_put_raw(&tx, IORING_FULL, len, tx.pos + 1 + r, fbuf, len);
+			else
+				ioring_put_raw(&tx, IORING_FULL, 4, tx.pos, fbuf, len); /* runt */
+		}
+		/* every word of the control page, the I/O VM's included */
+		for (k = 0; k < IORING_CTRL_SIZE / 4; k++)
+			WRITE_ONCE(words[k], 0x5a5a0000u + r + k);
+		for (k = 0; k < doorbells; k++, rang++)
 			bh_doorbell(shm);
 	}
-	bh_doorbell(shm);
-	printf("ioclient: PASS (%u frames sent, 0 replies verified both ways)\n", sent);
+	printf("ioclient: hostile: %u slots, %lu doorbells\n", slots, rang);
 	return 0;
 }
 
@@ -202,6 +283,7 @@ int main(const char *params)
 			return fail("the I/O VM did not get ready");
 		timer_delay_us(100);
 	}
+	ioring_set_polling(&ctrl->client_polling, poll_mode);
 	ioring_store_release(&ctrl->client_state, IORING_STATE_READY);
 	if (param_u64("wait_go", 0) && wait_go(timeout_ms))
 		return 1;
@@ -214,9 +296,17 @@ int main(const char *params)
 		if (run_echo(frames, size, window, timeout_ms))
 			return 1;
 	} else if (!strcmp(mode, "flood")) {
-		run_flood(frames, size);
+		run_flood(frames, size, param_u64("until_ms", 0));
+	} else if (!strcmp(mode, "hostile")) {
+		run_hostile((u32)param_u64("rounds", 1000), (u32)param_u64("doorbells", 50), size);
+	} else if (!strcmp(mode, "stall")) {
+		run_stall(frames, size, param_u64("stall_ms", 200));
 	} else {
-		return fail("unknown mode '%s' (echo, flood, bad)", mode);
+		return fail("unknown mode '%s' (echo, flood, bad, hostile, stall)", mode);
+	}
+	if (!strcmp(mode, "hostile")) { /* its control page is garbage */
+		ioring_store_release(&ctrl->client_state, IORING_STATE_DONE);
+		return 0;
 	}
 	printf("ioclient: seen by the I/O VM: tx=%lu rx=%lu rx_drops=%lu malformed=%lu runt=%lu "
 	       "spoofed=%lu\n",

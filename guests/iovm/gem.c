@@ -183,18 +183,21 @@ static bool gem_can_send(void)
 	return txr.pending < GEM_QSIZE;
 }
 
-static int gem_send(const void *frame, u32 len)
+static u8 *gem_tx_buf(u32 *cap)
+{
+	if (!gem_can_send()) {
+		st.tx_full++;
+		return NULL;
+	}
+	*cap = BUF_SIZE;
+	return txr.buf[txr.head];
+}
+
+static void gem_tx_commit(u32 len)
 {
 	struct gem_desc *d;
 	u32 i = txr.head;
 
-	if (len > BUF_SIZE || len > TX_LEN)
-		return -2;
-	if (!gem_can_send()) {
-		st.tx_full++;
-		return -1;
-	}
-	memcpy(txr.buf[i], frame, len);
 	flush(txr.buf[i], len);
 	d = &txr.desc[i];
 	/* USED cleared last: the GEM may look at the descriptor at any time */
@@ -205,6 +208,20 @@ static int gem_send(const void *frame, u32 len)
 	wr(GEM_NWCTRL, NWCTRL_MDEN | NWCTRL_RXEN | NWCTRL_TXEN | NWCTRL_TSTART);
 	st.tx_frames++;
 	st.tx_bytes += len;
+}
+
+static int gem_send(const void *frame, u32 len)
+{
+	u32 cap;
+	u8 *buf;
+
+	if (len > BUF_SIZE || len > TX_LEN)
+		return -2;
+	buf = gem_tx_buf(&cap);
+	if (!buf)
+		return -1;
+	memcpy(buf, frame, len);
+	gem_tx_commit(len);
 	return 0;
 }
 
@@ -274,6 +291,8 @@ const struct netdev_ops gem_ops = {
 	.name = "gem",
 	.init = gem_init,
 	.send = gem_send,
+	.tx_buf = gem_tx_buf,
+	.tx_commit = gem_tx_commit,
 	.can_send = gem_can_send,
 	.recv = gem_recv,
 	.rx_done = gem_rx_done,

@@ -4,18 +4,25 @@
  * (netdev.h: virtio-net over virtio-mmio, or the ZynqMP's Cadence GEM) and
  * shares it among client VMs through per-client frame rings (ioring.h).
  *
- * Transmit (client -> network): one service slot of 1 / io_rate seconds
- * serves one frame; the slots go to the clients with a pending frame in
- * weighted round-robin (io<i>_weight frames per round, optional rate cap
- * io<i>_cap frames/s). A client's garbage (malformed slot, runt, forged
- * source MAC) costs it its own slot and is counted.
+ * Transmit (client -> network): work-conserving weighted round-robin by
+ * frame (iosched.h): whenever the device takes a frame, the next client in
+ * turn with something in its ring gets it (io<i>_weight frames per turn,
+ * optional rate cap io<i>_cap frames/s); an idle client's share goes to the
+ * others. A slot is copied once, straight into the device's transmit buffer,
+ * and checked there. A client's garbage (malformed slot, runt, forged source
+ * MAC) costs it its own turn and is counted.
+ * io_rate: the capacity C (frames/s) the guarantees are stated for: while
+ * anyone is backlogged the I/O VM must serve at least C frames/s; a service
+ * that starts more than one frame time (1 / C) after the previous one's
+ * schedule is counted as an overrun.
  * Receive (network -> clients): each frame goes to the client whose MAC is
- * its destination (broadcast: every client); a full client ring drops it
- * (counted for that client only).
- * Measured per client while it is backlogged (a frame visible at a slot
- * boundary): frames served, the longest wait from the end of its previous
- * slot to its next service (delta), the rate it got (alpha) and the share of
- * the slots it got.
+ * its destination (broadcast: every client), copied once into its ring; a
+ * full client ring drops it (counted for that client only); each client is
+ * rung at most once per batch, and not while it says it polls.
+ * Measured per client while it is backlogged (a frame visible when the I/O
+ * VM looks): frames served, the longest wait from the end of its previous
+ * service (or the start of its backlog) to its next service (delta), the
+ * rate it got (alpha) and its share of the frames served meanwhile.
  *
  * Params (written by `bulkhead build` from the io: section): io_clients,
  * io_driver (virtio | gem), io_base, io_irq, io_rate, io_mac, io<i>_{vm,shm,queue,weight,mac,cap};
@@ -26,42 +33,48 @@
  * bad_rx (0): 1 writes four malformed slots (a bad flag, lengths 1600 and 5000, an index out of
  * range) into client 0's rx ring before anything else, which the client must drop and count
  * (tests/qemu/test_io_linux.py); max_ms (60000): give up after this much virtual time; poll (0): 1
- * busy-waits when idle instead of sleeping in WFI (benchmark: no icount idle warps in the timings).
+ * busy-waits when idle instead of sleeping in WFI (benchmark: no icount idle warps in the timings),
+ * looking every poll_us (5) microseconds, with its doorbells and the device's interrupt disabled
+ * and io_polling set in every control page (the clients ring no doorbell).
  * mode=direct (benchmark baseline, no clients, no io: section): the device is
  * this VM's alone; it runs the echo exchange (lib/include/echo.h) itself with
  * frames (100), size (200), window (16), peer_mac, mac (02:00:00:00:00:0d).
- * Lines: "iovm: device <base> mac <mac>, <n> clients, slot <ns> ns",
+ * Lines: "iovm: device <base> mac <mac>, <n> clients, capacity <rate> frames/s, work-conserving",
  * "iovm: ready", per client at the end four lines
  * "iovm: client <vm> tx=.. tx_bytes=.. rx=.. rx_bytes=.. rx_drops=..",
  * "iovm: client <vm> malformed=.. bad_flag=.. bad_len=.. bad_index=.. runt=.. spoofed=..",
  * "iovm: client <vm> served_backlogged=.. backlog_us=.. periods=.. alpha_fps=.. share_permille=..",
  * "iovm: client <vm> delta_us=.. supply_delta_us=.. gap_slots=.. overruns=..",
- * alpha_fps: frames served / time backlogged; share_permille: of the slots served while it was
- * backlogged; delta_us: longest wait from the end of its slot to its next service; supply_delta_us:
+ * alpha_fps: frames served / time backlogged; share_permille: of the frames served while it was
+ * backlogged; delta_us: longest wait from the end of its service to its next one; supply_delta_us:
  * the smallest delta with served >= alpha * (t - delta) at every service of every backlog period,
- * alpha = its guaranteed rate (weight share of io_rate, or its cap); gap_slots: most slots of other
- * clients between two of its frames; overruns: slots that started a whole slot late while it was
- * backlogged (the time guarantees assume none).
- * "iovm: device tx=.. rx=.. rx_unknown=.. tx_full=.. overruns=..", "iovm: PASS" or "iovm: FAIL
- * (<why>)".
+ * alpha = its guaranteed rate (weight share of io_rate, or its cap); gap_slots: most frames of
+ * other clients between two of its frames; overruns: services that started more than one frame
+ * time late (at io_rate) while it was backlogged (the time guarantees assume none).
+ * "iovm: device tx=.. rx=.. rx_unknown=.. rx_bad=.. tx_full=.. overruns=.. slot_ns=..
+ * capacity_fps=.. notify_skipped=..", "iovm: cpu exits=.. irq_exits=.. doorbell_irqs=.." (its
+ * physical CPU's exits and physical interrupts, BH_HC_CPU_EXITS, and the doorbell interrupts it
+ * took), "iovm: PASS" or "iovm: FAIL (<why>)".
  */
 #include "echo.h"
 #include "ioring.h"
+#include "iosched.h"
 #include "netdev.h"
 #include "runtime.h"
 
-#define MAX_CLIENTS 8
+#define MAX_CLIENTS IOSCHED_MAX_CLIENTS
 
 struct client {
 	const char *vm;
 	u32 shm, queue, weight;
 	u8 mac[ETH_ALEN];
-	u64 cap_ticks, next_allowed;
+	u64 cap_ticks;
 	struct ioring_ctrl *ctrl;
 	struct ioring tx, rx;
 	u32 doorbell_irq;
 	bool ring_peer;
-	u64 fwd, fwd_bytes; /* frames forwarded to the device */
+	u64 doorbells_skipped; /* rx batches it was not rung for: it polled */
+	u64 fwd, fwd_bytes;    /* frames forwarded to the device */
 	u64 rx_drops, runt, spoofed;
 	/* measurement while backlogged */
 	bool backlogged;
@@ -72,13 +85,21 @@ struct client {
 	 * served in the current backlog period, backlog periods, the smallest delta
 	 * for which served(t) >= alpha * (t - delta) held at every service */
 	u64 tpf, period_served, periods, supply_delta;
-	u64 overruns; /* slots that started a whole slot late while it was backlogged */
+	u64 overruns; /* services that started a frame time late while it was backlogged */
 };
 
 static struct client cl[MAX_CLIENTS];
+static struct iosched sched;
 static u32 ncl;
-static u8 frame[ETH_FRAME_MAX];
-static u64 rx_unknown, overruns;
+static u64 rx_unknown, overruns, doorbell_irqs;
+static u64 svc_ticks;                           /* one frame time at the capacity io_rate */
+static bool busy;                               /* someone was backlogged at the last service */
+static u64 busy_frames, busy_ticks, busy_since; /* the capacity measured */
+/* The device's stalls: time its transmit queue stayed full while a client
+ * had a frame (on QEMU: its backend had not drained the queue yet). The
+ * per-client figures are measured on the device's clock, t - stall_ticks:
+ * the guarantee is stated for a device that takes C frames/s. */
+static u64 stall_ticks, stall_max, stall_run;
 
 #define fail(...) rt_fail("iovm", __VA_ARGS__)
 
@@ -101,6 +122,7 @@ static u64 cparam_u64(u32 i, const char *what, u64 def)
 static void irq_doorbell(u32 intid)
 {
 	(void)intid; /* a wake-up only: the loop polls the rings */
+	doorbell_irqs++;
 }
 
 static void irq_device(u32 intid)
@@ -123,6 +145,8 @@ static int setup_client(u32 i)
 		return fail("client %u: missing io%u_vm or bad io%u_mac", i, i, i);
 	if (cparam_u64(i, "cap", 0))
 		c->cap_ticks = timer_freq() / cparam_u64(i, "cap", 1);
+	if (!c->weight)
+		c->weight = 1;
 	if (bh_shmem_info(c->shm, &sh) != BH_OK)
 		return fail("client %s: no shared-memory region %u", c->vm, c->shm);
 	if (sh.size < ioring_region_size(c->queue))
@@ -161,10 +185,21 @@ static void write_bad_rx(struct client *c)
 	printf("iovm: wrote 4 malformed slots into %s's rx ring\n", c->vm);
 }
 
+static u32 dev_irq; /* the device's SPI, or 0 */
+
+/* The doorbells' and the device's interrupts: enabled only while the I/O VM
+ * sleeps (while it polls, a doorbell or a device interrupt would only cost
+ * an exit: vgic_inject kicks no CPU for a disabled interrupt). */
 static void doorbells(bool on)
 {
 	u32 i;
 
+	if (dev_irq) {
+		if (on)
+			gic_irq_enable(dev_irq);
+		else
+			gic_irq_disable(dev_irq);
+	}
 	for (i = 0; i < ncl; i++) {
 		if (cl[i].doorbell_irq < 32 || cl[i].doorbell_irq >= 1020)
 			continue;
@@ -188,7 +223,9 @@ static void publish(struct client *c)
 	WRITE_ONCE(k->st_spoofed, c->spoofed);
 }
 
-/* network -> clients */
+/* network -> clients: every frame the device has (at most its queue),
+ * copied once into each addressed client's ring; each client rung once for
+ * the batch, unless it says it polls. */
 static void deliver(void)
 {
 	const u8 *f;
@@ -214,43 +251,37 @@ static void deliver(void)
 		netdev_rx_done();
 	}
 	for (i = 0; i < ncl; i++) {
-		if (cl[i].ring_peer) {
-			cl[i].ring_peer = false;
-			publish(&cl[i]);
-			bh_doorbell(cl[i].shm);
-		}
+		struct client *c = &cl[i];
+
+		if (!c->ring_peer)
+			continue;
+		c->ring_peer = false;
+		publish(c);
+		if (ioring_peer_polling(&c->ctrl->client_polling))
+			c->doorbells_skipped++;
+		else
+			bh_doorbell(c->shm);
 	}
 }
 
-static bool eligible(struct client *c, u64 t)
+/* Bit i: client i has a slot waiting in its tx ring (a frame or garbage). */
+static u32 pending_mask(void)
 {
-	return ioring_pending(&c->tx) && (!c->cap_ticks || t >= c->next_allowed);
+	u32 m = 0, i;
+
+	for (i = 0; i < ncl; i++)
+		if (ioring_pending(&cl[i].tx))
+			m |= 1u << i;
+	return m;
 }
 
-/* weighted round-robin: the next client to serve, or NULL */
-static struct client *pick(u64 t)
-{
-	static u32 cur, credit; /* credit: frames left for cur in this round */
-	u32 k;
-
-	for (k = 0; k <= ncl; k++) {
-		if (credit && eligible(&cl[cur], t)) {
-			credit--;
-			return &cl[cur];
-		}
-		cur = cur + 1 == ncl ? 0 : cur + 1;
-		credit = cl[cur].weight;
-	}
-	return NULL;
-}
-
-static void track_backlog(u64 t)
+static void track_backlog(u64 t, u32 pending)
 {
 	u32 i;
 
 	for (i = 0; i < ncl; i++) {
 		struct client *c = &cl[i];
-		bool pend = ioring_pending(&c->tx);
+		bool pend = pending >> i & 1;
 
 		if (pend && !c->backlogged) {
 			c->backlogged = true;
@@ -266,24 +297,46 @@ static void track_backlog(u64 t)
 	}
 }
 
-/* one service slot [t, t + slot) for client s */
-static void serve(struct client *s, u64 t, u64 slot)
+/* A service: the I/O VM is busy (someone is backlogged) from the first. */
+static void account_service(u64 t)
 {
-	int n = ioring_recv(&s->tx, frame, sizeof(frame), NULL);
-	const struct eth_hdr *h = (const struct eth_hdr *)frame;
-	u32 i;
+	if (!busy) {
+		busy = true;
+		busy_since = t;
+	}
+	busy_frames++;
+}
+
+static void end_busy(u64 t)
+{
+	if (busy && t > busy_since)
+		busy_ticks += t - busy_since;
+	busy = false;
+}
+
+/* One frame (or one malformed slot) of client s, started at t: copied once
+ * from its ring straight into the device's transmit buffer, checked there
+ * (where the client can no longer change it) and queued, or dropped. */
+static void serve(struct client *s, u64 t)
+{
+	u32 cap = 0, i;
+	u8 *buf = netdev_tx_buf(&cap);
+	/* at most an Ethernet frame: anything longer is a bad length */
+	int n = buf ? ioring_recv(&s->tx, buf, cap < ETH_FRAME_MAX ? cap : ETH_FRAME_MAX, NULL) : 0;
+	const struct eth_hdr *h = (const struct eth_hdr *)buf;
+	u64 end;
 
 	if (n > 0 && (u32)n < ETH_HLEN)
 		s->runt++;
 	else if (n > 0 && !eth_mac_eq(h->src, s->mac))
 		s->spoofed++;
-	else if (n > 0 && netdev_send(frame, (u32)n) == 0) {
+	else if (n > 0) {
+		netdev_tx_commit((u32)n);
 		s->fwd++;
 		s->fwd_bytes += (u32)n;
 	}
-	if (s->cap_ticks)
-		s->next_allowed = t + s->cap_ticks;
 	publish(s);
+	end = timer_now() - stall_ticks;
 	for (i = 0; i < ncl; i++) {
 		struct client *c = &cl[i];
 
@@ -304,7 +357,7 @@ static void serve(struct client *s, u64 t, u64 slot)
 			c->supply_delta = t - c->backlog_start - c->period_served * c->tpf;
 		c->period_served++;
 		c->served_bl++;
-		c->wait_start = c->last_end = t + slot;
+		c->wait_start = c->last_end = end;
 	}
 }
 
@@ -319,15 +372,11 @@ static bool all_done(void)
 	return true;
 }
 
+/* Wakes the idle loop when a client that had nothing pending (or was only
+ * held back by its cap: bits in *seen) has something new. */
 static bool wake_cond(void *arg)
 {
-	u32 i;
-
-	(void)arg;
-	for (i = 0; i < ncl; i++)
-		if (ioring_pending(&cl[i].tx))
-			return true;
-	return false;
+	return (pending_mask() & ~*(const u32 *)arg) != 0;
 }
 
 static bool direct_can_send(void)
@@ -384,12 +433,6 @@ static int run_direct(u64 base)
 	return 0;
 }
 
-static bool never(void *arg)
-{
-	(void)arg;
-	return false;
-}
-
 /* Time c has been backlogged so far, including a backlog period still open. */
 static u64 backlog_so_far(const struct client *c)
 {
@@ -429,11 +472,13 @@ static void print_stats(void)
 	}
 }
 
-static void report(u64 slot)
+static void report(void)
 {
 	const struct netdev_stats *vs = netdev_stats();
+	struct bh_cpu_exits ex = { 0 };
 	u32 i;
 
+	end_busy(timer_now());
 	print_stats();
 	for (i = 0; i < ncl; i++) {
 		struct client *c = &cl[i];
@@ -441,8 +486,10 @@ static void report(u64 slot)
 		u64 alpha = alpha_fps(c);
 		u64 share = c->slots_bl ? c->served_bl * 1000 / c->slots_bl : 0;
 
-		printf("iovm: client %s tx=%lu tx_bytes=%lu rx=%lu rx_bytes=%lu rx_drops=%lu\n",
-		       c->vm, c->fwd, c->fwd_bytes, c->rx.frames, c->rx.bytes, c->rx_drops);
+		printf("iovm: client %s tx=%lu tx_bytes=%lu rx=%lu rx_bytes=%lu rx_drops=%lu "
+		       "doorbells_skipped=%lu\n",
+		       c->vm, c->fwd, c->fwd_bytes, c->rx.frames, c->rx.bytes, c->rx_drops,
+		       c->doorbells_skipped);
 		printf(
 		    "iovm: client %s malformed=%lu bad_flag=%lu bad_len=%lu bad_index=%lu runt=%lu "
 		    "spoofed=%lu\n",
@@ -459,9 +506,16 @@ static void report(u64 slot)
 		ioring_store_release(&c->ctrl->io_state, IORING_STATE_DONE);
 	}
 	printf("iovm: device tx=%lu rx=%lu rx_unknown=%lu rx_bad=%lu tx_full=%lu overruns=%lu "
-	       "slot_ns=%lu\n",
+	       "slot_ns=%lu capacity_fps=%lu notify_skipped=%lu rx_notify_skipped=%lu stall_us=%lu "
+	       "stall_max_us=%lu\n",
 	       vs->tx_frames, vs->rx_frames, rx_unknown, vs->rx_bad, vs->tx_full, overruns,
-	       timer_ticks_to_ns(slot));
+	       timer_ticks_to_ns(svc_ticks),
+	       busy_ticks ? busy_frames * timer_freq() / busy_ticks : 0, vs->tx_notify_skipped,
+	       vs->rx_notify_skipped, timer_ticks_to_ns(stall_ticks) / 1000,
+	       timer_ticks_to_ns(stall_max) / 1000);
+	bh_cpu_exits(BH_CPU_SELF, &ex);
+	printf("iovm: cpu exits=%lu irq_exits=%lu doorbell_irqs=%lu\n", ex.exits, ex.irq_exits,
+	       doorbell_irqs);
 }
 
 int main(const char *params)
@@ -469,8 +523,11 @@ int main(const char *params)
 	u64 base = param_u64("io_base", 0), irq = param_u64("io_irq", 0);
 	u64 rate = param_u64("io_rate", 0), max_ms = param_u64("max_ms", 60000);
 	u64 stats_ticks = timer_ns_to_ticks(param_u64("stats_ms", 1000) * 1000000ull), next_stats;
-	u64 slot, next, t, end, wsum = 0;
-	bool poll = param_u64("poll", 0) != 0, idle = true;
+	u64 t, last_t = 0, end, wsum = 0, capt[MAX_CLIENTS];
+	bool was_full = false;
+	u32 w[MAX_CLIENTS];
+	bool poll = param_u64("poll", 0) != 0;
+	u64 poll_us = param_u64("poll_us", 5);
 	u8 mac[ETH_ALEN];
 	u32 i;
 
@@ -482,17 +539,20 @@ int main(const char *params)
 		return fail("io_base, io_rate and io_clients (1-%u) are required", MAX_CLIENTS);
 	if (!bh_present())
 		return fail("no hypervisor");
-	slot = timer_freq() / rate;
+	svc_ticks = timer_freq() / rate;
 	gic_init();
 	for (i = 0; i < ncl; i++) {
 		if (setup_client(i))
 			return 1;
 		wsum += cl[i].weight;
+		w[i] = cl[i].weight;
+		capt[i] = cl[i].cap_ticks;
 	}
+	iosched_init(&sched, ncl, w, capt);
 	if (param_u64("bad_rx", 0))
 		write_bad_rx(&cl[0]);
 	for (i = 0; i < ncl; i++) { /* alpha_i = w_i / W * rate, or the cap if lower */
-		cl[i].tpf = wsum * slot / (cl[i].weight ? cl[i].weight : 1);
+		cl[i].tpf = wsum * svc_ticks / cl[i].weight;
 		if (cl[i].cap_ticks > cl[i].tpf)
 			cl[i].tpf = cl[i].cap_ticks;
 	}
@@ -502,59 +562,81 @@ int main(const char *params)
 	if (irq >= 32 && irq < 1020) {
 		irq_register((u32)irq, irq_device);
 		gic_spi_setup((u32)irq, false);
+		gic_irq_disable((u32)irq); /* enabled only while idle */
+		dev_irq = (u32)irq;
 	}
-	printf("iovm: device 0x%lx mac %02x:%02x:%02x:%02x:%02x:%02x, %u clients, slot %lu ns\n",
-	       base, mac[0], mac[1], mac[2], mac[3], mac[4], mac[5], ncl, timer_ticks_to_ns(slot));
+	printf("iovm: device 0x%lx mac %02x:%02x:%02x:%02x:%02x:%02x, %u clients, capacity %lu "
+	       "frames/s, work-conserving\n",
+	       base, mac[0], mac[1], mac[2], mac[3], mac[4], mac[5], ncl, rate);
 	printf("iovm: ready\n");
 
 	end = timer_now() + timer_ns_to_ticks(max_ms * 1000000ull);
-	next = timer_now();
-	next_stats = next + stats_ticks;
+	next_stats = timer_now() + stats_ticks;
+	for (i = 0; i < ncl; i++)
+		ioring_set_polling(&cl[i].ctrl->io_polling, true);
 	for (;;) {
-		struct client *s;
+		u32 pending;
+		int k;
 
 		deliver();
 		t = timer_now();
+		if (was_full) { /* the device took nothing since the last look */
+			stall_ticks += t - last_t;
+			stall_run += t - last_t;
+			stall_max = stall_run > stall_max ? stall_run : stall_max;
+		} else if (busy && last_t && t - last_t > svc_ticks) {
+			/* the I/O VM itself looked a whole frame time late (its own
+			 * work or, on QEMU, other vCPUs' time slices) */
+			overruns++;
+			for (i = 0; i < ncl; i++)
+				cl[i].overruns += cl[i].backlogged;
+		}
+		if (!was_full)
+			stall_run = 0;
+		last_t = t;
+		was_full = false;
 		if (stats_ticks && t >= next_stats) {
 			print_stats();
 			next_stats = t + stats_ticks;
 		}
 		if (t > end) {
-			report(slot);
+			report();
 			return fail("clients not done after %lu ms", max_ms);
 		}
-		if (t < next) { /* rest of the current slot */
-			timer_wait_until(never, NULL, timer_ticks_to_ns(next - t));
-			continue;
-		}
-		track_backlog(t);
-		s = netdev_can_send() ? pick(t) : NULL;
-		if (s) {
-			if (idle) /* the first slot after idle starts now: not late */
-				next = t;
-			idle = false;
-			serve(s, t, slot);
-			next += slot;
-			if (next <= t) { /* late by a whole slot or more */
-				overruns++;
-				for (i = 0; i < ncl; i++)
-					cl[i].overruns += cl[i].backlogged;
-				next = t + slot;
+		pending = pending_mask();
+		track_backlog(t - stall_ticks, pending);
+		if (pending && netdev_can_send()) {
+			k = iosched_pick(&sched, pending, t);
+			if (k >= 0) {
+				account_service(t);
+				serve(&cl[k], t - stall_ticks);
+				continue;
 			}
+		} else if (pending) {
+			was_full = true; /* the device's transmit queue is full */
+			cpu_relax();
 			continue;
 		}
-		idle = true; /* the next frame is served as soon as it is seen */
-		if (all_done())
+		end_busy(t); /* nobody pending is allowed to send */
+		if (!pending && all_done())
 			break;
 		if (poll) {
-			timer_delay_us(5);
+			timer_delay_us(poll_us);
 			continue;
 		}
+		/* sleep until a doorbell, a cap's next frame or the next stats line */
 		doorbells(true);
-		timer_wait_until(wake_cond, NULL, timer_ticks_to_ns(slot));
+		for (i = 0; i < ncl; i++)
+			ioring_set_polling(&cl[i].ctrl->io_polling, false);
+		timer_wait_until(wake_cond, &pending,
+		                 pending
+		                     ? timer_ticks_to_ns(iosched_next_allowed(&sched, pending, t))
+		                     : 1000000);
+		for (i = 0; i < ncl; i++)
+			ioring_set_polling(&cl[i].ctrl->io_polling, true);
 		doorbells(false);
 	}
-	report(slot);
+	report();
 	printf("iovm: PASS\n");
 	return 0;
 }

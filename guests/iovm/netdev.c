@@ -30,6 +30,16 @@ int netdev_send(const void *frame, u32 len)
 	return nd->send(frame, len);
 }
 
+u8 *netdev_tx_buf(u32 *cap)
+{
+	return nd->tx_buf(cap);
+}
+
+void netdev_tx_commit(u32 len)
+{
+	nd->tx_commit(len);
+}
+
 bool netdev_can_send(void)
 {
 	return nd->can_send();

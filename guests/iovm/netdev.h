@@ -13,7 +13,9 @@
 
 struct netdev_stats {
 	u64 tx_frames, tx_bytes, tx_full;
+	u64 tx_notify_skipped; /* notifications the device said it did not need */
 	u64 rx_frames, rx_bytes, rx_bad;
+	u64 rx_notify_skipped; /* buffers given back without a notification */
 };
 
 struct netdev_ops {
@@ -22,6 +24,12 @@ struct netdev_ops {
 	int (*init)(uptr base, u8 mac_out[6]);
 	/* Queue one frame: 0, or -1 if no transmit descriptor is free. */
 	int (*send)(const void *frame, u32 len);
+	/* The buffer of the next free transmit descriptor (the caller writes
+	 * at most *cap bytes of a frame there and calls tx_commit), or NULL if
+	 * none is free: the I/O VM copies a client's slot straight into it. */
+	u8 *(*tx_buf)(u32 *cap);
+	/* Queues the frame of len bytes written into tx_buf's buffer. */
+	void (*tx_commit)(u32 len);
 	/* True if send would find a free descriptor (after reclaiming). */
 	bool (*can_send)(void);
 	/* Next received frame: its length and *frame pointing into the driver's
@@ -37,6 +45,8 @@ struct netdev_ops {
  * device at base: 0, or negative (unknown driver, or the driver's failure). */
 int netdev_init(const char *driver, uptr base, u8 mac_out[6]);
 int netdev_send(const void *frame, u32 len);
+u8 *netdev_tx_buf(u32 *cap);
+void netdev_tx_commit(u32 len);
 bool netdev_can_send(void);
 u32 netdev_recv(const u8 **frame);
 void netdev_rx_done(void);

@@ -34,9 +34,10 @@
 #define ST_FEATURES_OK 8u
 #define ST_FAILED      128u
 
-#define F_NET_MAC    5 /* bit in word 0 */
-#define F_VERSION_1  0 /* bit 32: bit 0 of word 1 */
-#define DESC_F_WRITE 2u
+#define F_NET_MAC              5 /* bit in word 0 */
+#define F_VERSION_1            0 /* bit 32: bit 0 of word 1 */
+#define DESC_F_WRITE           2u
+#define VRING_USED_F_NO_NOTIFY 1u
 
 #define NET_HDR_LEN 12 /* struct virtio_net_hdr with num_buffers (VERSION_1) */
 #define BUF_SIZE    2048
@@ -205,30 +206,52 @@ static bool vnet_can_send(void)
 	return txq.nfree > 0;
 }
 
-static int vnet_send(const void *frame, u32 len)
+static u8 *vnet_tx_buf(u32 *cap)
 {
-	u16 d;
-
-	if (len + NET_HDR_LEN > BUF_SIZE)
-		return -2;
 	tx_reclaim();
 	if (!txq.nfree) {
 		st.tx_full++;
-		return -1;
+		return NULL;
 	}
-	d = txq.free[--txq.nfree];
+	*cap = BUF_SIZE - NET_HDR_LEN;
+	return txq.buf[txq.free[txq.nfree - 1]] + NET_HDR_LEN;
+}
+
+/* Queues the frame in the buffer vnet_tx_buf gave; notifies the device
+ * unless it said it needs no notification (VRING_USED_F_NO_NOTIFY: QEMU's
+ * transmit handler is already scheduled and will see the new index). */
+static void vnet_tx_commit(u32 len)
+{
+	u16 d = txq.free[--txq.nfree];
+
 	memset(txq.buf[d], 0, NET_HDR_LEN);
-	memcpy(txq.buf[d] + NET_HDR_LEN, frame, len);
 	txq.desc[d].len = NET_HDR_LEN + len;
 	txq.desc[d].flags = 0;
 	txq.avail.ring[txq.avail_idx % VNET_QSIZE] = d;
 	dmb_ish(); /* descriptor and buffer before the index */
 	txq.avail_idx++;
 	WRITE_ONCE(txq.avail.idx, txq.avail_idx);
-	dsb_sy(); /* the index before the notification */
-	wr(VMMIO_QUEUE_NOTIFY, TXQ);
+	dsb_sy(); /* the index before the flags' read and the notification */
+	if (!(READ_ONCE(txq.used.flags) & VRING_USED_F_NO_NOTIFY))
+		wr(VMMIO_QUEUE_NOTIFY, TXQ);
+	else
+		st.tx_notify_skipped++;
 	st.tx_frames++;
 	st.tx_bytes += len;
+}
+
+static int vnet_send(const void *frame, u32 len)
+{
+	u32 cap;
+	u8 *buf;
+
+	if (len + NET_HDR_LEN > BUF_SIZE)
+		return -2;
+	buf = vnet_tx_buf(&cap);
+	if (!buf)
+		return -1;
+	memcpy(buf, frame, len);
+	vnet_tx_commit(len);
 	return 0;
 }
 
@@ -269,8 +292,11 @@ static void vnet_rx_done(void)
 	dmb_ish();
 	rxq.avail_idx++;
 	WRITE_ONCE(rxq.avail.idx, rxq.avail_idx);
-	dsb_sy();
-	wr(VMMIO_QUEUE_NOTIFY, RXQ);
+	dsb_sy(); /* the index before the flags' read and the notification */
+	if (!(READ_ONCE(rxq.used.flags) & VRING_USED_F_NO_NOTIFY))
+		wr(VMMIO_QUEUE_NOTIFY, RXQ);
+	else
+		st.rx_notify_skipped++;
 }
 
 static void vnet_irq_ack(void)
@@ -290,6 +316,8 @@ const struct netdev_ops vnet_ops = {
 	.name = "virtio",
 	.init = vnet_init,
 	.send = vnet_send,
+	.tx_buf = vnet_tx_buf,
+	.tx_commit = vnet_tx_commit,
 	.can_send = vnet_can_send,
 	.recv = vnet_recv,
 	.rx_done = vnet_rx_done,

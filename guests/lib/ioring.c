@@ -49,18 +49,22 @@ bool ioring_can_send(const struct ioring *r)
 	return ioring_load_acquire(&r->slots[r->pos].flag) == IORING_EMPTY;
 }
 
-int ioring_send(struct ioring *r, const void *data, u32 len)
+u8 *ioring_reserve(struct ioring *r)
+{
+	/* Acquire: the consumer's reads of this slot are done before we write. */
+	if (ioring_load_acquire(&r->slots[r->pos].flag) != IORING_EMPTY) {
+		r->full++;
+		return NULL;
+	}
+	return r->slots[r->pos].data;
+}
+
+int ioring_publish(struct ioring *r, u32 len)
 {
 	struct ioring_slot *s = &r->slots[r->pos];
 
 	if (len == 0 || len > IORING_DATA_MAX)
 		return -2;
-	/* Acquire: the consumer's reads of this slot are done before we write. */
-	if (ioring_load_acquire(&s->flag) != IORING_EMPTY) {
-		r->full++;
-		return -1;
-	}
-	__builtin_memcpy(s->data, data, len);
 	__atomic_store_n(&s->len, len, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->index, r->pos, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->seq, r->seq, __ATOMIC_RELAXED);
@@ -71,6 +75,19 @@ int ioring_send(struct ioring *r, const void *data, u32 len)
 	r->bytes += len;
 	advance(r);
 	return 0;
+}
+
+int ioring_send(struct ioring *r, const void *data, u32 len)
+{
+	u8 *d;
+
+	if (len == 0 || len > IORING_DATA_MAX)
+		return -2;
+	d = ioring_reserve(r);
+	if (!d)
+		return -1;
+	__builtin_memcpy(d, data, len);
+	return ioring_publish(r, len);
 }
 
 void ioring_put_raw(struct ioring *r, u32 flag, u32 len, u32 index, const void *data, u32 n)

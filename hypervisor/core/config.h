@@ -8,6 +8,7 @@
 #ifndef CORE_CONFIG_H
 #define CORE_CONFIG_H
 
+#include "drivers/iommu.h"
 #include "lib/types.h"
 
 #define CFG_MAX_CPUS   8
@@ -49,6 +50,29 @@ struct cfg_mmio {
 	u64 size;
 };
 
+/*
+ * A PCI function passed through to a VM (core/pci.c, core/vpci.c): found
+ * at bdf by the boot-time enumeration, checked against vendor:device, its
+ * BARs assigned inside the VM's window and mapped at IPA = PA; intx is the
+ * SPI its pin reaches at the host bridge (also in the VM's irqs), 0: none.
+ */
+struct cfg_pci_func {
+	const char *name; /* "00:02.0 edu", for messages */
+	u32 bdf;          /* bus << 8 | device << 3 | function */
+	u16 vendor;
+	u16 device;
+	u32 intx;
+};
+
+/* The ECAM host bridge the hypervisor owns (platform file `pci:`). */
+struct cfg_pci {
+	u64 ecam_base; /* bus 0's configuration space */
+	u32 bus_first; /* the bus range enumerated */
+	u32 bus_last;
+	u64 vm_ecam_ipa; /* where each VM sees its filtered ECAM (buses bus_first..bus_last) */
+	u32 intx[4];     /* SPIs of INTA-INTD at the host bridge (swizzled by slot) */
+};
+
 /* A file staged by QEMU's loader at src_pa, copied to dst_ipa at VM start. */
 struct cfg_image {
 	const char *name;
@@ -76,6 +100,8 @@ struct cfg_shmem {
 	(1u << 1) /* may change other VMs' budgets and QoS (BH_HC_BW_SET, BH_HC_QOS_SET) */
 #define CFG_VM_IDA_START  (1u << 2) /* prepare its LLC sets when vCPU 0 starts (color_ida.c) */
 #define CFG_VM_IDA_PERIOD (1u << 3) /* ... and at every regulation period start of each vCPU */
+/* drives a DMA-capable device no SMMU confines (dma_isolation: none): not recolorable */
+#define CFG_VM_DMA_UNCONFINED (1u << 4)
 
 /*
  * Memory bandwidth reservation of one VM (hypervisor/isolation/bw.c): each
@@ -95,7 +121,9 @@ struct cfg_bw {
 	u32 event[CFG_BW_MAX_EVENTS];  /* PMU event numbers */
 	u64 budget[CFG_BW_MAX_EVENTS]; /* events per period for the whole VM */
 	const u32 *vcpu_budget;        /* [e * ncpus + i]: events per period of vCPU i, event e */
-	const u32 *weights; /* percent per vCPU (NULL: even split); re-applied by BH_HC_BW_SET */
+	const u32 *vcpu_event; /* [e * ncpus + i]: the event vCPU i counts for channel e (its
+	                          core type's); NULL: event[e] on every vCPU */
+	const u32 *weights;    /* percent per vCPU (NULL: even split); re-applied by BH_HC_BW_SET */
 };
 
 #define CFG_BW_SPARE_SHARING (1u << 0) /* once every regulated vCPU is throttled, all run */
@@ -147,6 +175,16 @@ struct cfg_vm {
 	u64 bank_colors;
 
 	const struct cfg_bw *bw; /* memory bandwidth reservation; NULL: unregulated */
+
+	/* DSU L3 way partition (isolation/dsu.c): the scheme ID (1-7) the VM's
+	 * CPUs are pinned to and its way groups; l3_groups 0: scheme ID 0, the
+	 * groups no VM claims. */
+	u32 l3_scheme;
+	u32 l3_groups;
+	u32 npci; /* PCI functions passed through */
+	const struct cfg_pci_func *pci;
+	u64 pci_win_base; /* the window of the host bridge's memory space its BARs go to */
+	u64 pci_win_size;
 };
 
 struct cfg_platform {
@@ -189,6 +227,8 @@ struct cfg_platform {
 	u64 llc_size;        /* LLC geometry, to compare with the CPU's */
 	u32 llc_ways;
 	u32 llc_line;
+
+	const struct cfg_pci *pci; /* the PCIe host bridge; NULL: none */
 };
 
 /*
@@ -224,6 +264,10 @@ struct cfg_system {
 	/* Span start of the frames of those colors the toolchain reserved for
 	 * the hypervisor area's pages (hyp_size / 4 KiB of them). */
 	u64 hyp_color_pa;
+	/* DSU L3 way partitioning: the DSU's way groups and L3 ways; 0 when no
+	 * VM asks for L3 ways (the registers are then never touched). */
+	u32 dsu_groups;
+	u32 dsu_ways;
 	u32 nqos; /* QoS-400 regulators to program at boot */
 	const struct cfg_qos *qos;
 	/* Spare memory for recoloring (config `recolor_pool`): pool_size / 4 KiB
@@ -232,6 +276,9 @@ struct cfg_system {
 	u64 pool_pa;
 	u64 pool_size;
 	u64 pool_span_end;
+	/* DMA isolation (drivers/iommu.h, docs/dma.md): the SMMUs the
+	 * hypervisor drives and the DMA streams of each VM; nunits 0: none. */
+	struct iommu_config iommu;
 };
 
 extern const struct cfg_system cfg_system;

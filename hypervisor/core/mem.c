@@ -5,6 +5,7 @@
 #include "arch/aarch64/pt.h"
 #include "arch/aarch64/sysregs.h"
 #include "core/vm.h"
+#include "drivers/iommu.h"
 #include "lib/log.h"
 #include "lib/string.h"
 
@@ -70,9 +71,25 @@ static u64 *mem_pt_alloc(void *ctx)
 	return (u64 *)(uintptr_t)pa;
 }
 
+/* A VM's VMID: its index + 1 (0 is no VM's; drivers/iommu.c relies on it). */
+static u16 mem_vmid(const struct vm *vm)
+{
+	return (u16)(vm->id + 1);
+}
+
 static u64 mem_vttbr(const struct vm *vm)
 {
-	return ((u64)(vm->id + 1) << 48) | (u64)(uintptr_t)vm->s2.root;
+	return ((u64)mem_vmid(vm) << 48) | (u64)(uintptr_t)vm->s2.root;
+}
+
+void mem_iommu_attach(struct vm *vm)
+{
+	struct iommu_s2 s2 = { .root = (u64)(uintptr_t)vm->s2.root,
+		               .vtcr = VTCR_EL2_VALUE,
+		               .vmid = mem_vmid(vm) };
+
+	if (iommu_vm_has_streams(vm->id))
+		iommu_vm_attach(vm->id, &s2);
 }
 
 /* Maps RAM, page by page in the region's colors when it has them. */

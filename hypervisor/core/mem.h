@@ -55,6 +55,11 @@ void mem_map(struct vm *vm, u64 ipa, u64 pa, u64 size, enum mem_kind kind,
 u32 mem_s2_move_pages(const struct vm *vm, bool split);
 bool mem_s2_move(struct vm *vm, bool split, u64 *(*alloc)(void *ctx), void *ctx);
 
+/* Points the VM's DMA streams at its stage-2 tables as they are now
+ * (drivers/iommu.h; nothing without an SMMU): at boot, after a reset's
+ * reload and after recoloring moved its tables. */
+void mem_iommu_attach(struct vm *vm);
+
 /* Translates an IPA of the VM's RAM (not devices) to a PA. */
 bool mem_ipa_to_pa(struct vm *vm, u64 ipa, u64 *pa);
 

@@ -5,7 +5,7 @@
 
 #include "lib/types.h"
 
-#define MMIO_MAX_REGIONS 4
+#define MMIO_MAX_REGIONS 6
 
 struct vcpu;
 

@@ -516,17 +516,32 @@ void vgic_maintenance(struct vcpu *v)
 	}
 }
 
+/*
+ * Makes intid pending and kicks the target's CPU only when that can change
+ * what its vGIC presents: the interrupt is enabled and was not pending
+ * already (a pending one was kicked for when it became pending, or is
+ * delivered by the write that enables it: vgic_regs). A doorbell to a
+ * disabled or already-pending interrupt costs the target nothing
+ * (docs/io.md: a client flooding doorbells at a busy I/O VM).
+ */
 void vgic_inject(struct vm *vm, struct vcpu *target, u32 intid)
 {
 	struct vcpu *t;
+	struct virq *q;
+	bool kick = false;
 
 	spin_lock(&vm->vgic.lock);
 	t = vgic_target(vm, target, intid);
-	vgic_set_pending_locked(vm, t, intid);
+	q = vgic_virq(vm, t, intid);
+	if (q) {
+		kick = (q->flags & (VIRQ_OWNED | VIRQ_ENABLED | VIRQ_PENDING)) ==
+		       (VIRQ_OWNED | VIRQ_ENABLED);
+		vgic_set_pending_locked(vm, t, intid);
+	}
 	if (t && intid < 32 && (t->vgic.priv[intid].flags & VIRQ_HW))
 		t->vgic.fresh_hw |= 1u << intid; /* acknowledged just now: its line is high */
 	spin_unlock(&vm->vgic.lock);
-	if (t)
+	if (t && kick)
 		vcpu_kick(t);
 }
 

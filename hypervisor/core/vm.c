@@ -8,6 +8,9 @@
 #include "core/mem.h"
 #include "core/vcpu.h"
 #include "core/vgic.h"
+#include "core/vpci.h"
+#include "drivers/iommu.h"
+#include "lib/format.h"
 #include "lib/log.h"
 
 struct vm vms[CFG_MAX_CPUS];
@@ -20,7 +23,28 @@ void vm_load(struct vm *vm)
 {
 	vgic_vm_init(vm);
 	vuart_init_state(vm);
+	vpci_vm_quiesce(vm);
 	mem_load_images(vm);
+	mem_iommu_attach(vm); /* a reset blocked its DMA until the reload */
+}
+
+/* "vm X: N DMA fault(s): device D: n, ..." (bulkhead run --json reads it). */
+static void vm_dma_report(const struct vm *vm)
+{
+	const struct iommu_config *c = iommu_config();
+	char line[160];
+	u32 len = 0;
+
+	if (!c || !iommu_vm_has_streams(vm->id))
+		return;
+	for (u32 i = 0; i < c->nstreams && len < sizeof(line) - 40; i++) {
+		if (c->streams[i].vm != vm->id)
+			continue;
+		len +=
+		    (u32)fmt_snprintf(line + len, sizeof(line) - len, "%s%s: %lu", len ? ", " : "",
+		                      c->streams[i].device, iommu_stream_faults(i));
+	}
+	log_info("vm %s: %lu DMA fault(s): %s", vm->cfg->name, vm->dma_faults, line);
 }
 
 static u64 vm_us(u64 ticks)
@@ -66,6 +90,7 @@ void vm_init_all(void)
 		}
 		t0 = arch_counter();
 		mem_vm_init(vm);
+		vpci_vm_init(vm);
 		t1 = arch_counter();
 		vgic_vm_setup(vm);
 		vuart_init(vm);
@@ -106,10 +131,13 @@ void vm_shutdown(struct vm *vm, enum vm_state how, const char *reason)
 	for (u32 i = 0; i < vm->nvcpus; i++)
 		vcpu_kick(vm->vcpus[i]);
 
+	iommu_vm_stop(vm->id); /* its devices' DMA aborts from now on */
 	vuart_stop(vm);
+	vpci_vm_quiesce(vm);
 	console_vm_flush(vm);
 	log_info("vm %s: %s (%s)", vm->cfg->name, vm_state_name(how), reason);
 	console_vm_report(vm);
+	vm_dma_report(vm);
 	if (vm->setway_ops)
 		log_info("vm %s: %lu set/way cache operations trapped, %lu performed",
 		         vm->cfg->name, vm->setway_ops, vm->setway_done);
@@ -139,6 +167,7 @@ void vm_reset(struct vm *vm)
 	for (u32 i = 0; i < vm->nvcpus; i++)
 		vm->vcpus[i]->power = VCPU_OFF;
 	spin_unlock(&vm->lock);
+	iommu_vm_block(vm->id); /* no DMA into the VM while it is reloaded */
 	console_vm_flush(vm);
 	log_info("vm %s: reset", vm->cfg->name);
 	for (u32 i = 0; i < vm->nvcpus; i++)

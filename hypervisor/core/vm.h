@@ -55,6 +55,7 @@ struct vm {
 	u32 nmmio;
 	u32 faults;
 	u32 resets;
+	u64 dma_faults;  /* faults of its DMA streams (core/dma.c) */
 	u64 setway_ops;  /* trapped DC ISW/CSW/CISW (core/setway.c) */
 	u64 setway_done; /* of which performed (as DC CISW) */
 	/* LLC and bank colors of its RAM now (0: every color): the config's

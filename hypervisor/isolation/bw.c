@@ -851,25 +851,48 @@ __cold void bw_init(void)
 }
 
 /*
- * The events this CPU counts: the VM's, or, where the CPU does not implement
- * one of them (PMCEID: QEMU has none of the Cortex-A53's memory events), the
- * platform's fallback event for every channel, said on the console. Returns
- * the interval of the looks at the counter in us (0: none).
+ * The events this CPU counts: the VM's as this vCPU's core type counts them
+ * (cfg->vcpu_event on platforms with several core types), or, where the CPU
+ * does not implement one of them (PMCEID: QEMU has none of the Cortex-A53's
+ * memory events), the platform's fallback event for every channel, said on
+ * the console (once per VM and core type). Returns the interval of the looks
+ * at the counter in us (0: none).
  */
 static __cold u32 bw_choose_events(struct bw_cpu *c, const struct cfg_bw *cfg)
 {
 	u32 missing = BW_NO_EVENT;
+	u32 ncpus = c->v->vm->cfg->ncpus;
+	u32 i = c->v->idx;
+	bool first_of_type = i == 0;
 
 	for (u32 e = 0; e < c->nev; e++) {
-		c->event[e] = cfg->event[e];
-		if (missing == BW_NO_EVENT && !pmu_event_implemented(cfg->event[e]))
-			missing = cfg->event[e];
+		u32 ev = cfg->vcpu_event ? cfg->vcpu_event[e * ncpus + i] : cfg->event[e];
+
+		c->event[e] = ev;
+		if (missing == BW_NO_EVENT && !pmu_event_implemented(ev))
+			missing = ev;
 	}
-	if (missing == BW_NO_EVENT || !bw_sys->fallback_event)
+	if (cfg->vcpu_event) {
+		first_of_type = true;
+		for (u32 j = 0; j < i && first_of_type; j++)
+			if (cfg->vcpu_event[j] == cfg->vcpu_event[i])
+				first_of_type = false;
+	}
+	if (missing == BW_NO_EVENT || !bw_sys->fallback_event) {
+		if (cfg->vcpu_event && first_of_type)
+			log_info("bw: vm %s: vCPU %u counts event 0x%x (its core type's)",
+			         c->v->vm->cfg->name, i, c->event[0]);
 		return bw_sys->overflow_poll_us;
+	}
 	for (u32 e = 0; e < c->nev; e++)
 		c->event[e] = bw_sys->fallback_event;
-	if (c->v->idx == 0)
+	if (first_of_type && cfg->vcpu_event)
+		log_info("bw: vm %s: vCPU %u: this CPU does not count its core type's event 0x%x "
+		         "(PMCEID); counting the platform's fallback event 0x%x instead, looking "
+		         "every %u us",
+		         c->v->vm->cfg->name, i, missing, bw_sys->fallback_event,
+		         bw_sys->fallback_poll_us);
+	else if (first_of_type)
 		log_info("bw: vm %s: this CPU does not count event 0x%x (PMCEID); counting the "
 		         "platform's fallback event 0x%x instead, looking every %u us",
 		         c->v->vm->cfg->name, missing, bw_sys->fallback_event,

@@ -4,6 +4,7 @@
  *
  * A manager VM names a target VM and new LLC/bank color bitmaps. Nothing
  * changes until the request has passed every check:
+ *  - the target drives no DMA-capable device that no SMMU confines;
  *  - the target is running (an uncolored one, mapped with blocks, gets
  *    stage-2 tables with 4 KiB pages in the new colors first);
  *  - the new set is a valid set of the platform's colors and meets no
@@ -20,9 +21,11 @@
  * last page first (the new frames found backwards with color_set_prev, the
  * RTAS'19 scheme), then those that go down, first page first; as old and
  * new frames both increase with the page, no copy overwrites a page not yet
- * moved. The TLBs of the VM's VMID and the instruction cache are
- * invalidated and the VM resumes. Colored stage-2 tables are copied to
- * pages of the new colors (before the move when blocks must become pages,
+ * moved. With an SMMU, the VM's DMA streams abort during the move (their
+ * STEs or stream mappings switched, TLBI + SYNC before the first copy) and
+ * translate through the new tables after it (drivers/iommu.h). The TLBs of
+ * the VM's VMID and the instruction cache are invalidated and the VM resumes. Colored stage-2
+ * tables are copied to pages of the new colors (before the move when blocks must become pages,
  * after it otherwise); shared memory keeps its colors (see
  * docs/coloring.md, "Recoloring").
  */
@@ -35,6 +38,7 @@
 #include "core/mem.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
+#include "drivers/iommu.h"
 #include "isolation/color.h"
 #include "lib/format.h"
 #include "lib/log.h"
@@ -543,6 +547,12 @@ static s64 recolor_check(struct vm *target, u64 llc, u64 bank)
 		fmt_snprintf(rq.why, sizeof(rq.why), "the VM is not running");
 		return BH_E_INVALID;
 	}
+	if (target->cfg->flags & CFG_VM_DMA_UNCONFINED) {
+		fmt_snprintf(rq.why, sizeof(rq.why),
+		             "it drives a DMA-capable device no SMMU confines (dma_isolation: "
+		             "none): the device would keep writing to the old frames");
+		return BH_E_DENIED;
+	}
 	err = color_rt_build(&rq.want, llc, bank, p->llc_color_mask, p->bank_color_mask);
 	if (err) {
 		fmt_snprintf(rq.why, sizeof(rq.why), "%s", err);
@@ -587,6 +597,10 @@ s64 color_recolor(struct vm *target, u64 llc, u64 bank, const char *by,
 		return ret;
 	}
 	t0 = arch_counter();
+	/* its DMA streams abort until the new tables are in place: when this
+	 * returns no transaction translated with the old ones is outstanding,
+	 * so no device writes to a frame after it was copied (or freed) */
+	iommu_vm_block(target->id);
 	if (rq.split)
 		recolor_move_tables(target); /* pages first: the move remaps them */
 	up = recolor_move_up(target);
@@ -594,6 +608,7 @@ s64 color_recolor(struct vm *target, u64 llc, u64 bank, const char *by,
 	if (!rq.split)
 		recolor_move_tables(target);
 	mem_vm_tlb_flush(target);
+	mem_iommu_attach(target); /* the devices translate through the new tables */
 	icache_invalidate_all();
 	st->rt = rq.want;
 	st->rt.set.values = st->rt.values;

@@ -15,6 +15,7 @@
 #include "isolation/color.h"
 #include "isolation/color_ida.h"
 #include "isolation/color_recolor.h"
+#include "isolation/dsu.h"
 #include "lib/format.h"
 #include "lib/log.h"
 
@@ -59,7 +60,11 @@ static void color_vm_bitmaps(const struct vm *vm, u64 *llc, u64 *bank)
 	*bank = vm->bank_colors ? vm->bank_colors : color_all(p->bank_color_mask);
 }
 
-/* BH_HC_COLOR_INFO: x1 LLC colors, x2 bank colors, x3 LLC bits, x4 bank bits. */
+/*
+ * BH_HC_COLOR_INFO: x1 LLC colors, x2 bank colors, x3 LLC bits, x4 bank bits,
+ * x5 the DSU L3 partition (scheme ID | way groups << 8; 0: none). Results stay
+ * in x0-x5: every call keeps x6 and above (the hypercall ABI).
+ */
 static void color_hc_info(struct vcpu *v)
 {
 	const struct cfg_platform *p = cfg_system.platform;
@@ -69,6 +74,8 @@ static void color_hc_info(struct vcpu *v)
 	color_vm_bitmaps(v->vm, &f->x[1], &f->x[2]);
 	f->x[3] = p->llc_color_mask;
 	f->x[4] = p->bank_color_mask;
+	f->x[5] =
+	    v->vm->cfg->l3_groups ? v->vm->cfg->l3_scheme | (u64)v->vm->cfg->l3_groups << 8 : 0;
 }
 
 /* BH_HC_IPA_INFO: x1 IPA -> x1 PA, x2 its LLC color, x3 its bank color. */
@@ -151,6 +158,7 @@ static void color_dump(void)
 		for (u32 r = 0; r < c->nmem; r++)
 			color_dump_region(vm, r);
 	}
+	dsu_dump(); /* the L3 way partitions, combined with the colors */
 }
 
 /* Self-coloring: no VM memory, stage-2 table or shared memory may use the

@@ -8,13 +8,21 @@
  * interrupts: the doorbell, an edge SPI) and registers an ordinary Ethernet
  * net_device.
  *
- * - Transmit: the frame is copied into the client's tx ring (ioring_send:
- *   data, then a store-release of FULL) and the I/O VM is rung (HVC). When
- *   the ring is full the queue is stopped and an hrtimer polls for a free
- *   slot (the I/O VM frees slots as it serves, without ringing back).
+ * - Transmit: scatter-gather with checksum offload: the frame's pieces are
+ *   copied once, straight into the client's tx slot, the checksum computed
+ *   on the way (skb_copy_and_csum_dev; no linearising copy), then published
+ *   (store-release of FULL); the I/O VM is rung (HVC) once per batch
+ *   (xmit_more) and not while it says it polls (io_polling). When the ring
+ *   is full the queue is stopped and an hrtimer polls for a free slot (the
+ *   I/O VM frees slots as it serves, without ringing back).
  * - Receive: the I/O VM's doorbell schedules NAPI, which copies frames out
  *   of the rx ring (ioring_recv: flag read with load-acquire, length and
  *   index read once and checked, copied, then a store-release of EMPTY).
+ *   While NAPI polls, client_polling tells the I/O VM not to ring; it is
+ *   cleared before NAPI completes and the ring looked at once more.
+ * - Counters: ndo_get_stats64, and `ethtool -S` for the ring's own (full
+ *   ring, doorbells rung and skipped, malformed slots by kind) and the I/O
+ *   VM's counters for this client from the control page.
  *   A malformed slot is dropped and counted (rx_errors, with rx_length_errors
  *   for bad lengths and rx_frame_errors for bad flags or indices); nothing
  *   of it reaches the stack.
@@ -29,6 +37,7 @@
  * so nothing the I/O VM writes can make this driver index out of bounds.
  */
 #include <linux/etherdevice.h>
+#include <linux/ethtool.h>
 #include <linux/hrtimer.h>
 #include <linux/if_vlan.h>
 #include <linux/interrupt.h>
@@ -60,11 +69,19 @@ struct bhnet {
 	struct delayed_work link;
 	u64 tx_dropped, rx_nomem;
 	u64 tx_stops; /* times the tx ring was full and the queue stopped */
+	u64 doorbells, doorbells_skipped, rx_irqs;
 };
 
 static void bhnet_ring(struct bhnet *bn)
 {
-	bulkhead_doorbell(bn->index); /* a hint: the rings are correct without it */
+	/* after publishing: no doorbell while the I/O VM polls (the barrier
+	 * protocol of ioring.h); a hint: the rings are correct without it */
+	if (ioring_peer_polling(&bn->ctrl->io_polling)) {
+		bn->doorbells_skipped++;
+		return;
+	}
+	bn->doorbells++;
+	bulkhead_doorbell(bn->index);
 }
 
 static bool bhnet_io_ready(struct bhnet *bn)
@@ -111,17 +128,22 @@ static void bhnet_tx_stop(struct bhnet *bn)
 static netdev_tx_t bhnet_xmit(struct sk_buff *skb, struct net_device *ndev)
 {
 	struct bhnet *bn = netdev_priv(ndev);
+	u8 *slot;
 
-	if (skb->len > BHNET_RX_CAP || skb_linearize(skb)) {
+	if (skb->len > BHNET_RX_CAP) {
 		bn->tx_dropped++;
 		dev_kfree_skb_any(skb);
 		return NETDEV_TX_OK;
 	}
-	if (!ioring_can_send(&bn->tx)) { /* only if woken early: try again later */
+	slot = ioring_reserve(&bn->tx);
+	if (!slot) { /* only if woken early: try again later */
 		bhnet_tx_stop(bn);
 		return NETDEV_TX_BUSY;
 	}
-	ioring_send(&bn->tx, skb->data, skb->len); /* cannot fail: slot EMPTY, 1 <= len <= cap */
+	/* the one copy, from the skb's pieces into the slot, checksumming a
+	 * CHECKSUM_PARTIAL frame on the way */
+	skb_copy_and_csum_dev(skb, slot);
+	ioring_publish(&bn->tx, skb->len); /* cannot fail: 1 <= len <= cap */
 	dev_consume_skb_any(skb);
 	if (!ioring_can_send(&bn->tx)) {
 		bhnet_tx_stop(bn);
@@ -157,8 +179,15 @@ static int bhnet_poll(struct napi_struct *napi, int budget)
 		napi_gro_receive(napi, skb);
 		got++;
 	}
-	if (work < budget)
-		napi_complete_done(napi, got);
+	if (work < budget && napi_complete_done(napi, got)) {
+		/* ring us again from now on, then one more look: a frame
+		 * published before the I/O VM saw the flag cleared is not lost */
+		ioring_set_polling(&bn->ctrl->client_polling, false);
+		if (ioring_pending(&bn->rx) && napi_schedule_prep(napi)) {
+			ioring_set_polling(&bn->ctrl->client_polling, true);
+			__napi_schedule(napi);
+		}
+	}
 	return work < budget ? got : budget;
 }
 
@@ -166,7 +195,11 @@ static irqreturn_t bhnet_irq(int irq, void *arg)
 {
 	struct bhnet *bn = arg;
 
-	napi_schedule(&bn->napi);
+	bn->rx_irqs++;
+	if (napi_schedule_prep(&bn->napi)) {
+		ioring_set_polling(&bn->ctrl->client_polling, true); /* no doorbells meanwhile */
+		__napi_schedule(&bn->napi);
+	}
 	return IRQ_HANDLED;
 }
 
@@ -178,6 +211,7 @@ static int bhnet_open(struct net_device *ndev)
 	napi_enable(&bn->napi);
 	netif_start_queue(ndev);
 	schedule_delayed_work(&bn->link, 0);
+	ioring_set_polling(&bn->ctrl->client_polling, true);
 	napi_schedule(&bn->napi); /* frames delivered while we were down */
 	return 0;
 }
@@ -213,6 +247,86 @@ static void bhnet_stats(struct net_device *ndev, struct rtnl_link_stats64 *s)
 	    READ_ONCE(bn->rx.bad[IORING_BAD_FLAG]) + READ_ONCE(bn->rx.bad[IORING_BAD_INDEX]);
 	s->rx_dropped = READ_ONCE(bn->rx_nomem);
 }
+
+/* ethtool -S: the ring's counters, then the I/O VM's for this client
+ * (control page: informational, written by the I/O VM only). */
+static const char bhnet_stat_names[][ETH_GSTRING_LEN] = {
+	"tx_frames",
+	"tx_bytes",
+	"tx_ring_full",
+	"tx_queue_stops",
+	"tx_dropped",
+	"tx_doorbells",
+	"tx_doorbells_skipped",
+	"rx_frames",
+	"rx_bytes",
+	"rx_malformed",
+	"rx_bad_flag",
+	"rx_bad_len",
+	"rx_bad_index",
+	"rx_nomem",
+	"rx_irqs",
+	"io_tx_frames",
+	"io_rx_frames",
+	"io_rx_drops",
+	"io_malformed",
+	"io_runt",
+	"io_spoofed",
+};
+
+static int bhnet_sset_count(struct net_device *ndev, int sset)
+{
+	return sset == ETH_SS_STATS ? ARRAY_SIZE(bhnet_stat_names) : -EOPNOTSUPP;
+}
+
+static void bhnet_strings(struct net_device *ndev, u32 sset, u8 *data)
+{
+	if (sset == ETH_SS_STATS)
+		memcpy(data, bhnet_stat_names, sizeof(bhnet_stat_names));
+}
+
+static void bhnet_ethtool_stats(struct net_device *ndev, struct ethtool_stats *st, u64 *d)
+{
+	struct bhnet *bn = netdev_priv(ndev);
+	const struct ioring_ctrl *k = bn->ctrl;
+	u32 i = 0;
+
+	d[i++] = READ_ONCE(bn->tx.frames);
+	d[i++] = READ_ONCE(bn->tx.bytes);
+	d[i++] = READ_ONCE(bn->tx.full);
+	d[i++] = READ_ONCE(bn->tx_stops);
+	d[i++] = READ_ONCE(bn->tx_dropped);
+	d[i++] = READ_ONCE(bn->doorbells);
+	d[i++] = READ_ONCE(bn->doorbells_skipped);
+	d[i++] = READ_ONCE(bn->rx.frames);
+	d[i++] = READ_ONCE(bn->rx.bytes);
+	d[i++] = READ_ONCE(bn->rx.malformed);
+	d[i++] = READ_ONCE(bn->rx.bad[IORING_BAD_FLAG]);
+	d[i++] = READ_ONCE(bn->rx.bad[IORING_BAD_LEN]);
+	d[i++] = READ_ONCE(bn->rx.bad[IORING_BAD_INDEX]);
+	d[i++] = READ_ONCE(bn->rx_nomem);
+	d[i++] = READ_ONCE(bn->rx_irqs);
+	d[i++] = READ_ONCE(k->st_tx_frames);
+	d[i++] = READ_ONCE(k->st_rx_frames);
+	d[i++] = READ_ONCE(k->st_rx_drops);
+	d[i++] = READ_ONCE(k->st_malformed);
+	d[i++] = READ_ONCE(k->st_runt);
+	d[i++] = READ_ONCE(k->st_spoofed);
+}
+
+static void bhnet_drvinfo(struct net_device *ndev, struct ethtool_drvinfo *info)
+{
+	strscpy(info->driver, "bulkhead_net", sizeof(info->driver));
+	strscpy(info->bus_info, "bulkhead-shared-io", sizeof(info->bus_info));
+}
+
+static const struct ethtool_ops bhnet_ethtool_ops = {
+	.get_drvinfo = bhnet_drvinfo,
+	.get_link = ethtool_op_get_link,
+	.get_sset_count = bhnet_sset_count,
+	.get_strings = bhnet_strings,
+	.get_ethtool_stats = bhnet_ethtool_stats,
+};
 
 static const struct net_device_ops bhnet_ops = {
 	.ndo_open = bhnet_open,
@@ -276,6 +390,12 @@ static int bhnet_probe(struct platform_device *pdev)
 		return dev_err_probe(dev, ret, "doorbell interrupt %d\n", bn->irq);
 
 	ndev->netdev_ops = &bhnet_ops;
+	ndev->ethtool_ops = &bhnet_ethtool_ops;
+	/* scatter-gather: the pieces are copied once into the slot; checksum
+	 * offload: computed during that copy (NETIF_F_SG needs a checksum
+	 * feature) */
+	ndev->features = NETIF_F_SG | NETIF_F_HW_CSUM;
+	ndev->hw_features = ndev->features;
 	ndev->min_mtu = ETH_MIN_MTU;
 	ndev->max_mtu = ETH_DATA_LEN;
 	netif_carrier_off(ndev);

@@ -7,6 +7,7 @@
 #include "isolation/qos400.h"
 #include "isolation/bw.h"
 #include "core/payload.h"
+#include "drivers/iommu.h"
 
 /* the limits the toolchain checked this config against are the hypervisor's */
 _Static_assert(CFG_MAX_CPUS == 8, "CFG_MAX_CPUS: bulkhead.config.model.MAX_CPUS is 8");
@@ -16,10 +17,20 @@ _Static_assert(BW_MAX_PERIOD_US == 1000000, "BW_MAX_PERIOD_US: bulkhead.config.b
 _Static_assert(BW_MAX_BUDGET == 2147483647, "BW_MAX_BUDGET: bulkhead.config.bandwidth.MAX_BUDGET_EVENTS is 2147483647");
 _Static_assert(PAYLOAD_VERSION == 1, "PAYLOAD_VERSION: bulkhead.generate.image.VERSION is 1");
 _Static_assert(PAYLOAD_NAME_LEN == 32, "PAYLOAD_NAME_LEN: bulkhead.generate.image.NAME_LEN is 32");
+_Static_assert(IOMMU_MAX_STREAMS == 64, "IOMMU_MAX_STREAMS: bulkhead.config.dma.MAX_STREAMS is 64");
+_Static_assert(IOMMU_MAX_UNITS == 4, "IOMMU_MAX_UNITS: bulkhead.config.dma.MAX_SMMUS is 4");
 
 #ifndef NULL
 #define NULL ((void *)0)
 #endif
+
+static const struct cfg_pci pci_host = {
+	.ecam_base = 0x4010000000,
+	.bus_first = 0,
+	.bus_last = 15,
+	.vm_ecam_ipa = 0x3f000000,
+	.intx = { 35, 36, 37, 38 },
+};
 
 static const struct cfg_platform platform = {
 	.name = "qemu-virt",
@@ -45,6 +56,7 @@ static const struct cfg_platform platform = {
 	.llc_size = 0x100000,
 	.llc_ways = 16,
 	.llc_line = 64,
+	.pci = &pci_host,
 };
 
 /* VM 0: hello (baremetal) */
@@ -85,6 +97,14 @@ static const struct cfg_vm vms[] = {
 	},
 };
 
+/* DMA isolation: the SMMUs and the streams each VM owns (docs/dma.md) */
+static u64 iommu0_cmdq[128] __attribute__((aligned(1024))) IOMMU_DMA_MEM;
+static u64 iommu0_evtq[1024] __attribute__((aligned(8192))) IOMMU_DMA_MEM;
+static u64 iommu0_strtab[16] __attribute__((aligned(128))) IOMMU_DMA_MEM;
+static const struct iommu_unit iommu_units[] = {
+	{ .name = "smmu0", .type = IOMMU_SMMUV3, .base = 0x9050000, .size = 0x20000, .event_irq = 106, .gerror_irq = 109, .irq_mpidr = 0x0, .cmdq = iommu0_cmdq, .evtq = iommu0_evtq, .evtq_log2 = 8, .log2size = 1, .strtab = iommu0_strtab },
+};
+
 const struct cfg_system cfg_system = {
 	.platform = &platform,
 	.nvms = 1,
@@ -92,5 +112,6 @@ const struct cfg_system cfg_system = {
 	.nshmem = 0,
 	.shmems = NULL,
 	.console_input_vm = 0,
-	.config_hash = 0xaefd7de83f707123ULL,
+	.config_hash = 0x20cf73e4e0bd152fULL,
+	.iommu = { .nunits = 1, .units = iommu_units, .nstreams = 0, .streams = NULL },
 };

@@ -7,6 +7,7 @@
 #include "isolation/qos400.h"
 #include "isolation/bw.h"
 #include "core/payload.h"
+#include "drivers/iommu.h"
 
 /* the limits the toolchain checked this config against are the hypervisor's */
 _Static_assert(CFG_MAX_CPUS == 8, "CFG_MAX_CPUS: bulkhead.config.model.MAX_CPUS is 8");
@@ -16,10 +17,20 @@ _Static_assert(BW_MAX_PERIOD_US == 1000000, "BW_MAX_PERIOD_US: bulkhead.config.b
 _Static_assert(BW_MAX_BUDGET == 2147483647, "BW_MAX_BUDGET: bulkhead.config.bandwidth.MAX_BUDGET_EVENTS is 2147483647");
 _Static_assert(PAYLOAD_VERSION == 1, "PAYLOAD_VERSION: bulkhead.generate.image.VERSION is 1");
 _Static_assert(PAYLOAD_NAME_LEN == 32, "PAYLOAD_NAME_LEN: bulkhead.generate.image.NAME_LEN is 32");
+_Static_assert(IOMMU_MAX_STREAMS == 64, "IOMMU_MAX_STREAMS: bulkhead.config.dma.MAX_STREAMS is 64");
+_Static_assert(IOMMU_MAX_UNITS == 4, "IOMMU_MAX_UNITS: bulkhead.config.dma.MAX_SMMUS is 4");
 
 #ifndef NULL
 #define NULL ((void *)0)
 #endif
+
+static const struct cfg_pci pci_host = {
+	.ecam_base = 0x4010000000,
+	.bus_first = 0,
+	.bus_last = 15,
+	.vm_ecam_ipa = 0x3f000000,
+	.intx = { 35, 36, 37, 38 },
+};
 
 static const struct cfg_platform platform = {
 	.name = "qemu-virt",
@@ -45,6 +56,7 @@ static const struct cfg_platform platform = {
 	.llc_size = 0x100000,
 	.llc_ways = 16,
 	.llc_line = 64,
+	.pci = &pci_host,
 };
 
 /* VM 0: linux (linux) */
@@ -116,7 +128,7 @@ static const struct cfg_vm vms[] = {
 		.cpus = vm0_cpus,
 		.entry = 0x40000000,
 		.boot_arg = 0x43e00000,
-		.flags = CFG_VM_FAULT_STOP,
+		.flags = CFG_VM_FAULT_STOP | CFG_VM_DMA_UNCONFINED,
 		.nmem = 2,
 		.mem = vm0_mem,
 		.nmmio = 2,
@@ -190,5 +202,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 2,
 	.shmems = shmems,
 	.console_input_vm = 0,
-	.config_hash = 0x24f0ae2045eb2c35ULL,
+	.config_hash = 0x8379150cf6a0e457ULL,
 };

@@ -7,6 +7,7 @@
 #include "isolation/qos400.h"
 #include "isolation/bw.h"
 #include "core/payload.h"
+#include "drivers/iommu.h"
 
 /* the limits the toolchain checked this config against are the hypervisor's */
 _Static_assert(CFG_MAX_CPUS == 8, "CFG_MAX_CPUS: bulkhead.config.model.MAX_CPUS is 8");
@@ -16,6 +17,8 @@ _Static_assert(BW_MAX_PERIOD_US == 1000000, "BW_MAX_PERIOD_US: bulkhead.config.b
 _Static_assert(BW_MAX_BUDGET == 2147483647, "BW_MAX_BUDGET: bulkhead.config.bandwidth.MAX_BUDGET_EVENTS is 2147483647");
 _Static_assert(PAYLOAD_VERSION == 1, "PAYLOAD_VERSION: bulkhead.generate.image.VERSION is 1");
 _Static_assert(PAYLOAD_NAME_LEN == 32, "PAYLOAD_NAME_LEN: bulkhead.generate.image.NAME_LEN is 32");
+_Static_assert(IOMMU_MAX_STREAMS == 64, "IOMMU_MAX_STREAMS: bulkhead.config.dma.MAX_STREAMS is 64");
+_Static_assert(IOMMU_MAX_UNITS == 4, "IOMMU_MAX_UNITS: bulkhead.config.dma.MAX_SMMUS is 4");
 
 #ifndef NULL
 #define NULL ((void *)0)
@@ -26,9 +29,9 @@ static const struct cfg_platform platform = {
 	.ncpus = 4,
 	.mpidr = { 0x0, 0x1, 0x2, 0x3 },
 	.ram_base = 0x0,
-	.ram_size = 0x7ff00000,
+	.ram_size = 0x80000000,
 	.nram = 2,
-	.ram = { { 0x0, 0x7ff00000 }, { 0x800000000, 0x80000000 } },
+	.ram = { { 0x0, 0x80000000 }, { 0x800000000, 0x80000000 } },
 	.hyp_base = 0x10000000,
 	.hyp_size = 0x1e00000,
 	.uart_base = 0xff000000,
@@ -144,5 +147,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 0,
 	.shmems = NULL,
 	.console_input_vm = 0,
-	.config_hash = 0x0492c3e59fabd831ULL,
+	.config_hash = 0x6acd78168abae77cULL,
 };

@@ -517,6 +517,37 @@ static void test_v2_distributor(void)
 	CHECK(gicd(0, 0x080, 4, false, 0) == 0); /* IGROUPR: Group 0 */
 }
 
+/* A doorbell (vgic_inject from another CPU) kicks the target's CPU only
+ * when the vGIC would present the interrupt: not while it is disabled (the
+ * write that enables it kicks), not while it is already pending; again
+ * once it has been delivered. */
+static void test_inject_kicks_only_deliverable(void)
+{
+	struct virq *q;
+
+	setup(true);
+	this_cpu = 0; /* the doorbells come from another CPU than the target's */
+	q = vgic_virq(&vm, NULL, SPI_HW);
+	q->target = 1;
+	q->flags &= (u8)~VIRQ_ENABLED;
+	line_high[SPI_HW] = true;
+	for (u32 i = 0; i < 1000; i++)
+		vgic_inject(&vm, NULL, SPI_HW);
+	CHECK(kicks[1] == 0 && (q->flags & VIRQ_PENDING));
+	gicd(0, 0x100 + SPI_HW / 32 * 4, 4, true, 1u << (SPI_HW % 32)); /* ISENABLER */
+	CHECK((q->flags & VIRQ_ENABLED) && kicks[1] == 1);
+	vgic_inject(&vm, NULL, SPI_HW); /* still pending: nothing new to present */
+	CHECK(kicks[1] == 1);
+	enter(1);
+	CHECK(lr_holding(1, SPI_HW) < NLR);
+	guest_eoi_all(1);
+	enter(1);
+	CHECK(lr_holding(1, SPI_HW) == NLR && !(q->flags & VIRQ_PENDING));
+	this_cpu = 0; /* the doorbell comes from another CPU */
+	vgic_inject(&vm, NULL, SPI_HW);
+	CHECK(kicks[1] == 2);
+}
+
 /* The interrupt hot path's vGIC part (core/vgic_fast.h): what it declines,
  * the lock-free reuse of the previous list register, a new one, a stale
  * active flag, full list registers, and a retargeted SPI whose register
@@ -615,6 +646,7 @@ int main(void)
 	test_sgi_stays_in_vm();
 	test_v2_distributor();
 	test_fast_path();
+	test_inject_kicks_only_deliverable();
 	if (failures) {
 		fprintf(stderr, "test_vgic: %d failure(s)\n", failures);
 		return 1;

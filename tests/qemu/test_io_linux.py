@@ -13,6 +13,8 @@ from __future__ import annotations
 import hashlib
 import random
 import re
+import socket
+import subprocess
 import time
 from pathlib import Path
 
@@ -57,6 +59,14 @@ def _if_stats(lines: list[str]) -> tuple[dict[str, int], dict[str, int]]:
     return out["RX"], out["TX"]
 
 
+def bring_up(con: Console, ip: str) -> None:
+    """Waits for Linux's shell, loads bulkhead_net and brings eth0 up at ``ip``/24."""
+    con.wait_for("[linux] bulkhead-linux: starting a shell (exit to power off)", timeout=TIMEOUT)
+    con.type(f"insmod /lib/modules/bulkhead_net.ko && busybox ip addr add {ip}/24 dev eth0 && "
+             "busybox ip link set eth0 up\r")
+    con.wait_for_match(r"\[linux\] .*eth0: I/O VM ready: link up", timeout=60)
+
+
 def test_linux_client_pings_and_transfers_through_the_io_vm() -> None:
     assert (ARTEFACTS / "Image").is_file(), "run scripts/setup.sh first (Linux artefacts)"
     blob = random.Random(15).randbytes(48 * 1024 + 100)  # 97 TFTP blocks, the last one short
@@ -66,10 +76,7 @@ def test_linux_client_pings_and_transfers_through_the_io_vm() -> None:
         argv = [a.replace("user,id=bhio", f"{peer.netdev()},id=bhio") for a in argv]
         con = Console(argv)
         try:
-            con.wait_for("[linux] bulkhead-linux: starting a shell (exit to power off)", timeout=TIMEOUT)
-            con.type("insmod /lib/modules/bulkhead_net.ko && "
-                     f"busybox ip addr add {LINUX_IP}/24 dev eth0 && busybox ip link set eth0 up\r")
-            con.wait_for_match(r"\[linux\] .*eth0: I/O VM ready: link up", timeout=60)
+            bring_up(con, LINUX_IP)
             con.type(f"busybox ping -c 3 -W 5 {PEER_IP}\r")
             con.wait_for("[linux] 3 packets transmitted, 3 packets received, 0% packet loss", timeout=60)
             # alice's 200 echo exchanges start now, during Linux's transfer
@@ -129,3 +136,88 @@ def test_linux_client_pings_and_transfers_through_the_io_vm() -> None:
     # the kernel bound the driver to the generated node
     assert any("eth0: bulkhead shared I/O client: mac 02:00:00:00:00:0e, region 0x0000000070000000 "
                "index 0, 8 slots" in line for line in lines), lines
+
+
+IPERF_IP, SERVER_IP = "10.0.2.15", "10.0.2.2"  # QEMU user-mode network: 10.0.2.2 is the host's loopback
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def iperf_summary(lines: list[str], kind: str) -> dict[str, float]:
+    """The receiver's summary of an iperf3 run (-f m): Mbits/s, and for UDP
+    the lost and total datagrams."""
+    rx = r"\[linux\] \[\s*\d+\]\s+0\.00-\S+\s+sec\s+\S+ \w?Bytes\s+(\S+) Mbits/sec"
+    if kind == "udp":
+        rx += r"\s+\S+ ms\s+(\d+)/(\d+) \(\S+%\)\s+receiver"
+    else:
+        rx += r"\s+receiver"
+    for line in lines:
+        m = re.match(rx, line)
+        if m:
+            out = {"mbps": float(m[1])}
+            if kind == "udp":
+                out.update(lost=float(m[2]), total=float(m[3]))
+            return out
+    raise AssertionError(f"no iperf3 {kind} receiver summary in:\n" + "\n".join(lines[-60:]))
+
+
+def mallory_tx(lines: list[str]) -> int:
+    """mallory's frames forwarded, from the I/O VM's latest stats line."""
+    last = [x for x in lines if x.startswith("[iovm] iovm: stats client=mallory ")]
+    assert last, lines[-40:]
+    return int(re.search(r" tx=(\d+)", last[-1])[1])  # type: ignore[index]
+
+
+def test_linux_iperf3_and_ping_beside_a_flooder() -> None:
+    """A Linux client (bulkhead_net) runs iperf3 over TCP and UDP and ping
+    against a server outside QEMU (Debian's iperf3 on the host, listening on
+    127.0.0.1 only; QEMU's user-mode network maps 10.0.2.2 to it) through
+    the I/O VM while the bare-metal mallory floods the device beside it:
+    non-zero bandwidth both ways, every ping answered, UDP losses within the
+    flood's share (equal weights: half the device), and the driver's ring
+    counters through `ethtool -S` agree with the I/O VM's."""
+    assert (ARTEFACTS / "Image").is_file(), "run scripts/setup.sh first (Linux artefacts)"
+    port = free_port()
+    server = subprocess.Popen(["iperf3", "-s", "-B", "127.0.0.1", "-p", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    con = Console(build("io-linux-iperf.yaml"))
+    try:
+        bring_up(con, IPERF_IP)
+        con.type(f"busybox ping -c 5 -W 5 {SERVER_IP}; echo ping done\r")
+        con.wait_for("[linux] ping done", timeout=60)
+        flood_before = mallory_tx(con.lines)
+        con.type(f"iperf3 -c {SERVER_IP} -p {port} -t 3 -f m; echo tcp done\r")
+        con.wait_for("[linux] tcp done", timeout=90)
+        con.type(f"iperf3 -c {SERVER_IP} -p {port} -t 3 -u -b 10M -f m; echo udp done\r")
+        con.wait_for("[linux] udp done", timeout=90)
+        con.type("ethtool -S eth0; echo ethtool done\r")
+        con.wait_for("[linux] ethtool done", timeout=30)
+        time.sleep(1.5)  # one more stats line of the I/O VM (every second of counter time)
+        flood_after = mallory_tx(con.lines)
+    finally:  # mallory floods until stopped: QEMU is killed (Console.finish)
+        try:
+            con.finish(timeout=1)
+        except subprocess.TimeoutExpired:
+            pass
+        assert con.proc.stdin and con.proc.stdout
+        con.proc.stdin.close()
+        con.reader.join(timeout=10)
+        con.proc.stdout.close()
+        server.kill()
+        server.wait()
+    lines = con.lines
+    assert "[linux] 5 packets transmitted, 5 packets received, 0% packet loss" in lines, lines[-40:]
+    rtt = con_match(lines, r"\[linux\] round-trip min/avg/max = [\d.]+/([\d.]+)/[\d.]+ ms")
+    assert float(rtt) > 0
+    tcp, udp = iperf_summary(lines, "tcp"), iperf_summary(lines, "udp")
+    assert tcp["mbps"] > 0 and udp["mbps"] > 0, (tcp, udp)
+    assert udp["total"] > 0 and udp["lost"] <= udp["total"] / 2, udp  # at most the flood's share
+    assert flood_after > flood_before, (flood_before, flood_after)  # mallory flooded meanwhile
+    eth = {m[1]: int(m[2]) for line in lines if (m := re.match(r"\[linux\]\s+(\w+): (\d+)$", line))}
+    assert eth["tx_frames"] > 0 and eth["rx_frames"] > 0, eth
+    assert eth["rx_malformed"] == eth["io_malformed"] == eth["io_spoofed"] == eth["io_runt"] == 0, eth
+    assert eth["io_tx_frames"] <= eth["tx_frames"] and eth["io_rx_frames"] >= eth["rx_frames"] - 64, eth

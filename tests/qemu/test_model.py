@@ -219,16 +219,15 @@ def test_per_cpu(tmp_path: Path, lock: None) -> None:
 
 def test_cli_run_model_json(tmp_path: Path, lock: None, capsys: pytest.CaptureFixture[str]) -> None:
     """`bulkhead run --model --json`: the report with derived figures and the
-    caveat on stdout, the console on stderr; --json alone is a usage error."""
+    caveat on stdout, the console on stderr, and the run's members (docs/dma.md)."""
     from bulkhead import cli
 
-    assert cli.main(["run", str(BASE), "--json"]) == 2
-    assert "--json needs --model" in capsys.readouterr().err
     assert cli.main(["run", str(BASE), "--model", "--json", "--out", str(OUT), "--timeout", "60"]) == 0
     out, err = capsys.readouterr()
     doc = json.loads(out)
     assert "[victim] latency: PASS" in err and "cache model report:" in err
     assert "never comparable with hardware" in doc["caveat"] and doc["period_us"] == 100
+    assert doc["clean"] is True and doc["dma_faults"] == {}
     assert doc["derived"]["victim"]["scope"] == "phase"
     assert doc["derived"]["victim"]["evicted_by_others"] > 0
     assert doc["derived"]["interf"]["dram_bytes_per_period"] > 0

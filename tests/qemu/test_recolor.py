@@ -90,10 +90,13 @@ def test_recolor_bare_metal(boot: Callable[..., RunResult]) -> None:
             "uses them") in hyp, hyp
     image = [m for line in hyp if (m := re.fullmatch(
         r"\[bulkhead\] coloring: hypervisor image (\d+) pages \(text, data, stacks, per-CPU state\): (\d+) on "
-        r"frames of its colors ([0-9a-f]+)-([0-9a-f]+), the EL2 tables' own pages identity", line))]
+        r"frames of its colors ([0-9a-f]+)-([0-9a-f]+), the EL2 tables' own pages identity, and (\d+) pages "
+        r"SMMUs read", line))]
     assert len(image) == 1, hyp
-    pages, moved, first, last = (int(g, 16) if i > 1 else int(g) for i, g in enumerate(image[0].groups()))
-    assert pages - moved == 17 and moved > 50, image[0].group(0)  # 17: the EL2 root and pool pages
+    pages, moved, first, last, smmu = (int(g, 16) if i in (2, 3) else int(g)
+                                       for i, g in enumerate(image[0].groups()))
+    # 17: the EL2 root and pool pages; the SMMU's stream table and queues (docs/dma.md)
+    assert pages - moved == 17 + smmu and moved > 50 and 0 < smmu <= 16, image[0].group(0)
     assert {first >> 12 & 0xf, last >> 12 & 0xf} <= {14, 15} and last > first, image[0].group(0)
 
 

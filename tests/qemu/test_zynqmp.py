@@ -286,15 +286,15 @@ def test_io_vm_with_the_gem_under_a_flood() -> None:
     (guests/iovm/gem.c; QEMU's cadence_gem on GEM3, the ZCU102's port). The
     DoS test of test_io.py (-icount shift=0): mallory floods 1500 frames of
     1000 bytes, every one reaching the outside peer with its checksum; alice's
-    100 echo exchanges all verify both ways, and she gets her weight's share
-    of the service slots, her alpha and a delta within the bound `check`
-    printed. (It stands for the GEM's plain echo test too: io-pair.yaml's
+    100 echo exchanges all verify both ways, and she gets at least her
+    weight's share of the frames served, her alpha and a delta within the
+    bound `check` printed. (It stands for the GEM's plain echo test too: io-pair.yaml's
     assertions are a subset.)"""
-    r = test_io.assert_flood("zcu102-io-dos.yaml", 1500, 600)
+    r = test_io.assert_flood("zcu102-io-dos.yaml", 1500)
     io = load_system(CONFIGS / "zcu102-io-dos.yaml").spec.io
     assert io is not None
     # the GEM at GEM3's address, with the MAC QEMU gave it (the io: section's)
-    head = f"iovm: device 0xff0e0000 mac {shared_io.mac_text(io.mac)}, 2 clients, slot "
+    head = f"iovm: device 0xff0e0000 mac {shared_io.mac_text(io.mac)}, 2 clients, capacity "
     assert [line for line in r.lines("iovm") if line.startswith(head)], r.output[-3000:]
     dev = test_io.device_stats(r)
     assert dev["tx"] == 100 + 1500 and dev["rx"] == 100, dev

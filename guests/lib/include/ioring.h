@@ -66,7 +66,15 @@ struct ioring_ctrl {
 	u64 st_malformed; /* malformed slots dropped */
 	u64 st_runt;      /* frames shorter than an Ethernet header */
 	u64 st_spoofed;   /* frames with another source MAC */
-	u8 pad[4096 - 24 - 6 * 8];
+	/* Doorbell suppression (hints: a wrong value only costs its writer):
+	 * a side that polls its ring says so, and the peer then rings no
+	 * doorbell. A side clears its flag, then issues a full barrier and
+	 * looks at its ring once more before it sleeps; the peer publishes its
+	 * slot, issues a full barrier and then reads the flag: one of the two
+	 * sees the other (ioring_peer_polling). */
+	u32 io_polling;     /* I/O VM: 1 while it polls the clients' tx rings */
+	u32 client_polling; /* client: 1 while it polls its rx ring */
+	u8 pad[4096 - 24 - 6 * 8 - 8];
 };
 
 /* Why a slot was dropped (counters in struct ioring). */
@@ -107,6 +115,12 @@ void ioring_reset(struct ioring *r);
  * 0 on success, -1 if the ring is full (the slot is not EMPTY), -2 for a bad
  * len (0 or > IORING_DATA_MAX). Never waits. */
 int ioring_send(struct ioring *r, const void *data, u32 len);
+/* Producer, in two steps (a frame copied in place, e.g. from scattered
+ * buffers): the data area of the slot at its index, or NULL if the ring is
+ * full (counted); then ioring_publish with the bytes written (1 ..
+ * IORING_DATA_MAX, else the slot is not published and -2 returned). */
+u8 *ioring_reserve(struct ioring *r);
+int ioring_publish(struct ioring *r, u32 len);
 /* Producer, for tests and hostile guests only: writes a slot at its index
  * with the given raw header (any flag, len and index field, nothing checked;
  * n bytes of data, at most IORING_DATA_MAX) and advances, whatever the slot
@@ -148,6 +162,23 @@ static inline u32 ioring_load_acquire(const u32 *p)
 static inline void ioring_store_release(u32 *p, u32 v)
 {
 	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+/* Whether the peer said it polls (its flag in the control page): call
+ * after publishing slots; it orders them before the read (full barrier).
+ * No doorbell is needed then. */
+static inline bool ioring_peer_polling(const u32 *flag)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return __atomic_load_n(flag, __ATOMIC_RELAXED) == 1;
+}
+
+/* Sets one's own polling flag; clearing it orders the store before the
+ * last look at the ring that follows (full barrier). */
+static inline void ioring_set_polling(u32 *flag, bool on)
+{
+	__atomic_store_n(flag, on ? 1u : 0u, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
 #endif

@@ -86,11 +86,17 @@ static u32 mmu_image_pages;
  * then writes sctlr to SCTLR_EL2. Uses no memory but those pages. */
 void mmu_copy_and_enable(const u64 *frames, u64 base, u64 npages, u64 sctlr);
 
+extern char __dmamem_start[], __dmamem_end[];
+
+/* Pages read by physical address: the EL2 tables (the walker) and the
+ * memory SMMUs read (drivers/iommu.h IOMMU_DMA_MEM). */
 static bool mmu_is_table(u64 va)
 {
 	u64 pool = (u64)(uintptr_t)mmu_pool, root = (u64)(uintptr_t)mmu_root;
+	u64 dma = (u64)(uintptr_t)__dmamem_start, dma_end = (u64)(uintptr_t)__dmamem_end;
 
-	return (va >= pool && va < pool + sizeof(mmu_pool)) || (va >= root && va < root + SZ_4K);
+	return (va >= pool && va < pool + sizeof(mmu_pool)) || (va >= root && va < root + SZ_4K) ||
+	       (va >= dma && va < dma_end);
 }
 
 u32 mmu_map_image_colored(u64 base, u64 size, u64 (*frame)(u32 i))

@@ -21,7 +21,8 @@ void mmu_enable(void);
  * Self-coloring (docs/coloring.md, "Self-coloring"). mmu_map_image_colored
  * maps the hypervisor image [base, base + size) page by page, page i (link
  * address base + i * 4 KiB) onto frame(i), except the EL2 tables' own pages
- * (identity: the table walker reads them by PA). mmu_enable_colored then
+ * and the memory SMMUs read, the .dmamem section (identity: the table
+ * walker and the SMMUs read them by PA). mmu_enable_colored then
  * copies every remapped page to its frame and turns the MMU on with nothing
  * written in between (no stack use), and records the registers so that
  * the secondary CPUs turn their MMU on before they touch memory (boot.S).

@@ -231,14 +231,19 @@ void pmu_overflow_clear(u32 mask)
 	isb();
 }
 
+#define PMU_EV_L1D_CACHE 0x04
+
 /* PMCEID0/1_EL0 list the common events 0x00-0x3f this PE implements (bits
- * 0-31 of PMCEID0: 0x00-0x1f, of PMCEID1: 0x20-0x3f). An event outside that
- * range is not described there: assumed implemented. */
+ * 0-31 of PMCEID0: 0x00-0x1f, of PMCEID1: 0x20-0x3f). The events above
+ * (e.g. the Cortex-A76's L2D_CACHE_WR, 0x51) are not described there: they
+ * are taken as implemented where the PMU counts cache accesses at all
+ * (L1D_CACHE, which every core with a data cache counts), and as missing
+ * where it does not (QEMU: PMCEID0 0x20101, no cache event counts). */
 bool pmu_event_implemented(u32 event)
 {
 	if (event < 0x20)
 		return (sysreg_read(pmceid0_el0) >> event) & 1;
 	if (event < 0x40)
 		return (sysreg_read(pmceid1_el0) >> (event - 0x20)) & 1;
-	return true;
+	return (sysreg_read(pmceid0_el0) >> PMU_EV_L1D_CACHE) & 1;
 }

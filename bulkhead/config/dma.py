@@ -1,0 +1,360 @@
+# SPDX-License-Identifier: Apache-2.0
+"""DMA isolation through the platform's SMMUs (docs/dma.md).
+
+- Platform file: ``smmus: [{name, type: smmuv3 | smmu-500, base, size, irqs:
+  {event, gerror}, pcie, sources}]``, and on each DMA-capable device its
+  ``stream_ids`` (from the Linux device tree's ``iommus`` / ``iommu-map``)
+  and, when the platform has several SMMUs, ``smmu: <name>``.
+- VM: a passthrough device entry ``{name, on_fault: abort-device | stop-vm}``.
+- System: ``dma_isolation: none`` leaves the SMMUs off (devices then reach all
+  of physical memory, as without an SMMU).
+
+The **DMA stream table** is what the hypervisor programs: one
+:class:`DmaStream` per (SMMU, stream ID), owned by one VM. The toolchain
+builds it from the platform devices' stream IDs and from every registered
+*stream source* (:func:`register_stream_source`): the hook through which PCI
+passthrough adds its functions (StreamID = requester ID = bus << 8 | devfn).
+:mod:`bulkhead.generate.gen_c` turns it into ``struct iommu_stream`` rows in
+``config.c`` (hypervisor/drivers/iommu.h).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from bulkhead.base.errors import Diagnostic
+from bulkhead.config.model import PAGE, Platform, Range, SmmuSpec, SystemSpec
+
+FAULT_POLICIES = ("abort-device", "stop-vm")
+DEFAULT_POLICY = "abort-device"
+MAX_STREAMS = 64  # IOMMU_MAX_STREAMS in hypervisor/drivers/iommu.h
+MAX_SMMUS = 4  # IOMMU_MAX_UNITS
+# an SMMU-500 gives each VM a stage-2 context bank: the ZynqMP's 16 are more
+# than the VMs a platform can have (MAX_CPUS)
+SMMU500_SMRS = 48  # stream match registers of the ZynqMP's SMMU-500 (SMMU_IDR0.NUMSMRG)
+# SMMUv3 stream tables up to this many STEs are linear (64 B each: 16 KiB);
+# larger ones are two-level with L2 tables of 2^V3_SPLIT STEs
+V3_LINEAR_MAX_LOG2 = 8
+V3_SPLIT = 6
+# SMMUv3 event queue: 256 records of 32 bytes (one queue's worth is the most
+# an interrupt drains). QEMU records a fault per few bytes of a DMA transfer
+# (a 4 KiB edu transfer overflowed 1024 entries as well as 256), so a
+# larger queue only costs memory: lost events are reported (GERROR)
+V3_EVTQ_LOG2 = 8
+
+
+@dataclass(frozen=True)
+class DmaStream:
+    """One stream the SMMU translates through ``vm``'s stage 2.
+
+    ``device`` names it in messages (a platform device, or a PCI function as
+    the PCI code names it, e.g. ``edu@00:02.0``); ``path`` is the config key
+    path errors about it point at (e.g. ``vms[1].devices[0]``).
+    """
+
+    smmu: str  # smmus[].name
+    sid: int
+    vm: str
+    device: str
+    on_fault: str  # "abort-device" | "stop-vm"
+    path: str
+
+
+StreamSource = Callable[[SystemSpec], Iterable[DmaStream]]
+_SOURCES: list[StreamSource] = []
+
+
+def register_stream_source(source: StreamSource) -> None:
+    """Adds a producer of DMA streams (the PCI hook, docs/dma.md).
+
+    ``source(spec)`` is called for every checked system config (``check``,
+    ``build``) with SMMUs on, and returns the streams of the functions its
+    VMs own; they join the platform devices' streams in the generated table
+    and are checked like them (unknown SMMU, stream ID twice, too many). A
+    source must be registered at import of its module, and that module be
+    imported by :mod:`bulkhead.config.validate`. Registering twice is a no-op.
+    """
+    if source not in _SOURCES:
+        _SOURCES.append(source)
+
+
+def enabled(s: SystemSpec) -> bool:
+    """Whether the hypervisor drives the platform's SMMUs for this config."""
+    return bool(s.platform.smmus) and s.dma_isolation != "none"
+
+
+def policy_of(s: SystemSpec, vm_name: str, device: str) -> str:
+    vm = s.vm(vm_name)
+    if vm is not None:
+        for dev, pol, _ in vm.dma_on_fault:
+            if dev == device:
+                return pol
+    return DEFAULT_POLICY
+
+
+def pcie_smmu(p: Platform) -> SmmuSpec | None:
+    """The SMMU the PCIe root complex is behind (``pcie: true``), for the PCI hook."""
+    return next((u for u in p.smmus if u.pcie), None)
+
+
+def platform_streams(s: SystemSpec) -> list[DmaStream]:
+    """The streams of the VMs' passthrough platform devices."""
+    p = s.platform
+    out: list[DmaStream] = []
+    for vm in s.vms:
+        for i, name in enumerate(vm.devices):
+            dev = p.device(name)
+            unit = p.smmu_of(dev) if dev is not None else None
+            if dev is None or unit is None or name in vm.devices[:i]:
+                continue
+            pol = policy_of(s, vm.name, name)
+            out += [DmaStream(unit.name, sid, vm.name, name, pol, f"{vm.path}.devices[{i}]") for sid in dev.stream_ids]
+    return out
+
+
+def streams(s: SystemSpec) -> list[DmaStream]:
+    """The DMA stream table of ``s`` (empty with the SMMUs off)."""
+    if not enabled(s):
+        return []
+    out = platform_streams(s)
+    for source in _SOURCES:
+        out += list(source(s))
+    return out
+
+
+def unconfined_vms(s: SystemSpec) -> list[str]:
+    """The VMs that drive a DMA-capable device no SMMU confines (``dma_isolation:
+    none``): the hypervisor refuses to recolor them (their device would keep
+    writing to the old frames)."""
+    p = s.platform
+    out = []
+    for vm in s.vms:
+        if vm.pci and not (enabled(s) and pcie_smmu(p) is not None):
+            out.append(vm.name)  # PCI functions are bus masters (docs/pci.md)
+            continue
+        for name in vm.devices:
+            dev = p.device(name)
+            if dev is not None and dev.dma and not (enabled(s) and p.smmu_of(dev) is not None):
+                out.append(vm.name)
+                break
+    return out
+
+
+def driven(s: SystemSpec) -> list[SmmuSpec]:
+    """The SMMUs the hypervisor programs for ``s``: none with the SMMUs off;
+    else those marked ``enable: always`` and those a VM owns a stream on."""
+    if not enabled(s):
+        return []
+    used = {st.smmu for st in streams(s)}
+    return [u for u in s.platform.smmus if u.enable == "always" or u.name in used]
+
+
+# --- SMMUv3 stream-table layout ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class V3Table:
+    """How the hypervisor lays out one SMMUv3's stream table."""
+
+    log2size: int  # STRTAB_BASE_CFG.LOG2SIZE: stream IDs 0 .. 2^log2size - 1
+    split: int  # 0: linear; else STRTAB_BASE_CFG.SPLIT (two-level)
+    l2_spans: tuple[int, ...]  # two-level: the L1 indices that get an L2 table
+
+    @property
+    def entries(self) -> int:
+        """STEs (linear) or level-1 descriptors (two-level)."""
+        return 1 << (self.log2size - self.split) if self.split else 1 << self.log2size
+
+
+def v3_table(sids: Iterable[int]) -> V3Table:
+    """Sized from the largest stream ID: linear while small, two-level above."""
+    ids = sorted(set(sids))
+    top = ids[-1] if ids else 0
+    log2size = max(1, top.bit_length())
+    if log2size <= V3_LINEAR_MAX_LOG2:
+        return V3Table(log2size, 0, ())
+    log2size = max(log2size, V3_SPLIT + 1)
+    return V3Table(log2size, V3_SPLIT, tuple(sorted({sid >> V3_SPLIT for sid in ids})))
+
+
+# --- checks -------------------------------------------------------------------------
+
+
+def check_platform(p: Platform) -> list[Diagnostic]:
+    """Errors in the platform's ``smmus:`` and the devices' stream IDs."""
+    errors: list[Diagnostic] = []
+    at = p.locs.diag
+    names: dict[str, str] = {}
+    spis = p.gic.spi_range
+    if len(p.smmus) > MAX_SMMUS:
+        errors.append(at("smmus", f"{len(p.smmus)} SMMUs: the hypervisor drives at most {MAX_SMMUS}"))
+    for u in p.smmus:
+        if u.name in names:
+            errors.append(at(f"{u.path}.name", f"duplicate SMMU name '{u.name}' (also {names[u.name]})"))
+        names.setdefault(u.name, u.path)
+        if u.base % PAGE:
+            errors.append(at(f"{u.path}.base", f"base 0x{u.base:x} is not 4 KiB aligned"))
+        if not p.mmio.contains(u.range):
+            errors.append(at(u.path, f"SMMU '{u.name}' ({u.range}) is not inside the MMIO window ({p.mmio})"))
+        need = 0x20000 if u.type == "smmuv3" else 0x10000
+        if u.size < need:
+            errors.append(at(f"{u.path}.size", f"an {u.type} has at least 0x{need:x} bytes of registers, "
+                                               f"got 0x{u.size:x}"))
+        for dev in p.devices:
+            if dev.range.overlaps(u.range):
+                errors.append(at(dev.path, f"device '{dev.name}' ({dev.range}) overlaps SMMU '{u.name}' ({u.range}): "
+                                           "the SMMU is the hypervisor's"))
+        if Range(p.uart.base, PAGE).overlaps(u.range):
+            errors.append(at(u.path, f"SMMU '{u.name}' ({u.range}) overlaps the UART"))
+        for key, irq in (("event", u.event_irq), ("gerror", u.gerror_irq)):
+            if irq not in spis:
+                errors.append(at(f"{u.path}.irqs.{key}", f"IRQ {irq} is outside the SPI range "
+                                                         f"{spis.start}-{spis.stop - 1}"))
+            for dev in p.devices:
+                if irq in dev.irqs:
+                    errors.append(at(f"{u.path}.irqs.{key}", f"IRQ {irq} is also device '{dev.name}''s"))
+        if u.pcie and u.type != "smmuv3":
+            errors.append(at(f"{u.path}.pcie", "only an SMMUv3 is modelled with the PCIe root complex behind it"))
+    owner: dict[tuple[str, int], str] = {}
+    for dev in p.devices:
+        if dev.smmu is not None and p.smmu_named(dev.smmu) is None:
+            known = ", ".join(u.name for u in p.smmus) or "none"
+            errors.append(at(f"{dev.path}.smmu", f"unknown SMMU '{dev.smmu}'; the platform has: {known}"))
+            continue
+        if not dev.stream_ids:
+            if dev.smmu is not None:
+                errors.append(at(f"{dev.path}.smmu", f"device '{dev.name}' names an SMMU but no stream_ids"))
+            continue
+        if not dev.dma:
+            errors.append(at(f"{dev.path}.stream_ids", f"device '{dev.name}' has stream IDs but is not marked "
+                                                       "'dma: true'"))
+        unit = p.smmu_named(dev.smmu)
+        if unit is None:
+            errors.append(at(f"{dev.path}.stream_ids",
+                             f"device '{dev.name}' has stream IDs but the platform has "
+                             + ("no SMMU (add 'smmus:')" if not p.smmus else "several SMMUs: name one with 'smmu:'")))
+            continue
+        for k, sid in enumerate(dev.stream_ids):
+            q = f"{dev.path}.stream_ids[{k}]"
+            if sid >> unit.sid_bits:
+                errors.append(at(q, f"stream ID 0x{sid:x} does not fit the {unit.sid_bits}-bit stream IDs of "
+                                    f"{unit.type} '{unit.name}'"))
+            if (unit.name, sid) in owner:
+                errors.append(at(q, f"stream ID 0x{sid:x} of SMMU '{unit.name}' is also device "
+                                    f"'{owner[(unit.name, sid)]}''s"))
+            owner.setdefault((unit.name, sid), dev.name)
+    return errors
+
+
+def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
+    """(errors, warnings): DMA-capable passthrough devices need an SMMU that
+    confines them, or ``dma_isolation: none``; the stream table is consistent."""
+    errors: list[Diagnostic] = []
+    warnings: list[Diagnostic] = []
+    p = s.platform
+    at = s.locs.diag
+    on = enabled(s)
+    if s.dma_isolation == "none" and p.smmus:
+        warnings.append(at("dma_isolation", f"'dma_isolation: none': the SMMU(s) of platform '{p.name}' "
+                                            f"({', '.join(u.name for u in p.smmus)}) are left off"))
+    unconfined = unconfined_vms(s)
+    for vm in s.vms:
+        dma = [d for d in dict.fromkeys(vm.devices) if (dev := p.device(d)) is not None and dev.dma
+               and not (on and p.smmu_of(dev) is not None)]
+        for dev_name, _, q in vm.dma_on_fault:
+            dev = p.device(dev_name)
+            if dev is not None and not (on and p.smmu_of(dev) is not None):
+                why = "the SMMUs are off ('dma_isolation: none')" if p.smmu_of(dev) is not None else \
+                    f"it is not behind an SMMU of platform '{p.name}'"
+                errors.append(at(q, f"device '{dev_name}': 'on_fault' applies to DMA through an SMMU, and {why}"))
+        for e in vm.pci:
+            if e.on_fault is not None and not (on and pcie_smmu(p) is not None):
+                errors.append(at(f"{e.path}.on_fault", "'on_fault' applies to DMA through an SMMU, and the "
+                                                      + ("SMMUs are off ('dma_isolation: none')" if p.smmus else
+                                                         f"platform '{p.name}' has none")))
+        if not dma:
+            continue
+        names = ", ".join(f"'{d}'" for d in dma)
+        if s.dma_isolation == "none":
+            warnings.append(at("dma_isolation", f"VM '{vm.name}' drives DMA-capable device(s) {names} without "
+                                                "an SMMU: it can read and write all physical memory"))
+        else:
+            i = vm.devices.index(dma[0])
+            where = f"platform '{p.name}' has no SMMU support" if not p.smmus else \
+                f"no SMMU of platform '{p.name}' is in front of it"
+            errors.append(at(f"{vm.path}.devices[{i}]",
+                             f"device '{dma[0]}' is DMA-capable and {where}: "
+                             f"VM '{vm.name}' could read and write all physical memory through it; "
+                             "state 'dma_isolation: none' in the config to accept this"))
+    if s.recolor_pool is not None and unconfined:
+        warnings.append(at("recolor_pool", f"VM(s) {', '.join(repr(v) for v in unconfined)} drive DMA-capable "
+                                           "devices without an SMMU: recoloring them is refused at run time "
+                                           "(the device would keep writing to the old frames)"))
+    table = streams(s)
+    seen: dict[tuple[str, int], DmaStream] = {}
+    for st in table:
+        unit = p.smmu_named(st.smmu)
+        if unit is None:
+            errors.append(at(st.path, f"stream 0x{st.sid:x} of '{st.device}': unknown SMMU '{st.smmu}'"))
+            continue
+        if st.on_fault not in FAULT_POLICIES:
+            errors.append(at(st.path, f"'{st.device}': unknown fault policy '{st.on_fault}'"))
+        if s.vm(st.vm) is None:
+            errors.append(at(st.path, f"stream 0x{st.sid:x} of '{st.device}': unknown VM '{st.vm}'"))
+        prev = seen.get((st.smmu, st.sid))
+        if prev is not None:
+            errors.append(at(st.path, f"stream ID 0x{st.sid:x} of SMMU '{st.smmu}' is given to '{st.device}' of VM "
+                                      f"'{st.vm}' and to '{prev.device}' of VM '{prev.vm}' ({prev.path})"))
+        seen.setdefault((st.smmu, st.sid), st)
+    if len(table) > MAX_STREAMS:
+        errors.append(at("vms", f"{len(table)} DMA streams: the hypervisor takes at most {MAX_STREAMS}"))
+    for u in p.smmus:
+        if u.type != "smmu-500" or not on:
+            continue
+        if sum(1 for st in table if st.smmu == u.name) > SMMU500_SMRS:
+            errors.append(at("vms", f"SMMU '{u.name}' has {SMMU500_SMRS} stream match registers"))
+    return errors, warnings
+
+
+# --- report ------------------------------------------------------------------------
+
+
+def document(s: SystemSpec) -> dict[str, Any] | None:
+    """``check --json``'s ``dma`` member (None on a platform without SMMUs)."""
+    p = s.platform
+    if not p.smmus:
+        return None
+    return {
+        "enabled": enabled(s),
+        "smmus": [{"name": u.name, "type": u.type, "base": u.base, "size": u.size, "event_irq": u.event_irq,
+                   "gerror_irq": u.gerror_irq, "pcie": u.pcie} for u in p.smmus],
+        "streams": [{"smmu": st.smmu, "sid": st.sid, "vm": st.vm, "device": st.device, "on_fault": st.on_fault}
+                    for st in streams(s)],
+    }
+
+
+def report(s: SystemSpec) -> str:
+    """What ``check`` prints about the SMMUs: which streams each VM owns."""
+    p = s.platform
+    if not p.smmus:
+        return ""
+    if not enabled(s):
+        return "DMA isolation: off ('dma_isolation: none'): SMMU(s) " + \
+            ", ".join(f"{u.name} ({u.type} @0x{u.base:x})" for u in p.smmus) + " left off\n"
+    lines = ["DMA isolation (" + ", ".join(f"{u.name}: {u.type} @0x{u.base:x}" for u in p.smmus)
+             + "; unknown streams abort):"]
+    table = streams(s)
+    if not table:
+        lines.append("no VM owns a DMA stream")
+    else:
+        rows = [("VM", "DEVICE", "SMMU", "STREAMS", "ON_FAULT")]
+        grouped: dict[tuple[str, str, str, str], list[int]] = {}
+        for st in table:
+            grouped.setdefault((st.vm, st.device, st.smmu, st.on_fault), []).append(st.sid)
+        for (vm, dev, unit, pol), sids in grouped.items():
+            rows.append((vm, dev, unit, ",".join(f"0x{x:x}" for x in sids), pol))
+        widths = [max(len(r[i]) for r in rows) for i in range(5)]
+        lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,462 @@
+# SPDX-License-Identifier: Apache-2.0
+"""PCIe passthrough (docs/dma.md "PCI"): the platform's ECAM host bridge,
+VMs' ``pci:`` entries, and the plan every later stage uses.
+
+- Platform ``pci:``: the host bridge the hypervisor owns (ECAM, bus range,
+  memory windows, INTx SPIs and their swizzle, where VMs see their filtered
+  ECAM) and the functions that are always on its bus (``functions:``).
+- VM ``pci:``: functions by ``"BB:DD.F"`` or ``"VVVV:DDDD"``, or a QEMU
+  device the run adds to the bus (``{qemu: edu}``, ``{qemu: nvme, addr:
+  "00:03.0"}``); the toolchain then picks its slot so that no two VMs share
+  an INTx SPI.
+
+The plan (:func:`plan`) names, per VM, each function's address, IDs, INTx
+SPI and the window of the 32-bit memory space its BARs get at boot (the
+hypervisor sizes and assigns them, ``hypervisor/lib/pcienum.c``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from bulkhead.base.errors import Diagnostic
+from bulkhead.config import dma
+from bulkhead.config.model import (
+    ECAM_BUS,
+    PAGE,
+    MiB,
+    PciEntrySpec,
+    PlatformFunction,
+    PlatformPci,
+    Range,
+    Resolved,
+    SystemSpec,
+    VmSpec,
+)
+from bulkhead.config.reader import Reader, join
+from bulkhead.config.yamlpos import YMap, YNode, YScalar, describe
+
+BDF_RE = re.compile(r"([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])\Z")
+ID_RE = re.compile(r"([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\Z")
+MAX_FUNCS_PER_VM = 8  # VPCI_MAX_FUNCS in hypervisor/core/vpci.c
+MAX_FUNCS = 32  # PCIENUM_MAX_FUNCS in hypervisor/lib/pcienum.h
+MAX_WINDOW = 256 * MiB
+
+
+@dataclass(frozen=True)
+class QemuModel:
+    """A QEMU PCI device the toolchain can put on the command line."""
+
+    vendor: int
+    device: int
+    pin: int  # 1 = INTA
+    dma: bool
+
+
+# vendor:device and pin from QEMU's hw/misc/edu.c (1234:11e8, pin A),
+# hw/virtio/virtio-pci.c (modern virtio-net: 1af4:1000 + 0x40 + id 1, pin A)
+# and hw/nvme/ctrl.c (1b36:0010, pin A).
+MODELS: dict[str, QemuModel] = {
+    "edu": QemuModel(0x1234, 0x11E8, 1, True),
+    "virtio-net-pci": QemuModel(0x1AF4, 0x1041, 1, True),
+    "nvme": QemuModel(0x1B36, 0x0010, 1, True),
+}
+NVME_IMAGE_SIZE = 8 * MiB
+
+
+@dataclass(frozen=True)
+class Function:
+    """A function given to a VM, resolved."""
+
+    vm: str
+    vm_index: int
+    bdf: int
+    vendor: int
+    device: int
+    pin: int
+    spi: int  # 0: no pin
+    qemu: str | None
+    path: str
+
+    @property
+    def addr(self) -> str:
+        return bdf_text(self.bdf)
+
+    @property
+    def label(self) -> str:
+        return f"{self.addr} {self.qemu or f'{self.vendor:04x}:{self.device:04x}'}"
+
+
+@dataclass(frozen=True)
+class Plan:
+    functions: tuple[Function, ...]
+    windows: dict[str, Range]  # VM name -> its BAR window
+    errors: tuple[Diagnostic, ...]
+
+    def of(self, vm: str) -> tuple[Function, ...]:
+        return tuple(f for f in self.functions if f.vm == vm)
+
+
+def bdf_text(bdf: int) -> str:
+    return f"{bdf >> 8:02x}:{(bdf >> 3) & 31:02x}.{bdf & 7:x}"
+
+
+def _bdf(r: Reader, node: YNode, path: str) -> int:
+    text = r.string(node, path, 'a PCI address "BB:DD.F"')
+    m = BDF_RE.match(text)
+    if m is None:
+        raise r.fail(node, path, f'expected a PCI address "BB:DD.F" (hex, e.g. "00:02.0"), got \'{text}\'')
+    return int(m[1], 16) << 8 | int(m[2], 16) << 3 | int(m[3])
+
+
+def _id(r: Reader, node: YNode, path: str) -> tuple[int, int]:
+    text = r.string(node, path, 'a PCI ID "VVVV:DDDD"')
+    m = ID_RE.match(text)
+    if m is None:
+        raise r.fail(node, path, f'expected a PCI ID "VVVV:DDDD" (hex), got \'{text}\'')
+    return int(m[1], 16), int(m[2], 16)
+
+
+def parse_platform(r: Reader, node: YNode) -> PlatformPci:
+    path = "pci"
+    keys = ("ecam", "buses", "mmio32", "mmio64", "intx", "vm_ecam", "qemu_bus", "functions")
+    m = r.mapping(node, path, keys, ("ecam", "buses", "mmio32", "intx", "vm_ecam"))
+    buses = r.seq(m["buses"], join(path, "buses"), "a bus range [first, last]")
+    if len(buses) != 2:
+        raise r.fail(m["buses"], join(path, "buses"), "expected a bus range [first, last]")
+    first = r.integer(buses[0], join(path, "buses[0]"), "a bus number (0-255)", 0, 255)
+    last = r.integer(buses[1], join(path, "buses[1]"), "a bus number (0-255)", first, 255)
+    intx = r.each(m["intx"], join(path, "intx"), r.irq)
+    if len(intx) != 4:
+        raise r.fail(m["intx"], join(path, "intx"), "expected the 4 SPIs of INTA-INTD")
+    ecam = r.range(m["ecam"], join(path, "ecam"))
+    if ecam.size < (last + 1) * ECAM_BUS:
+        raise r.fail(m["ecam"], join(path, "ecam"), f"an ECAM of {ecam.size:#x} bytes does not reach bus {last}")
+
+    def function(n: YNode, q: str) -> PlatformFunction:
+        f = r.mapping(n, q, ("addr", "id", "pin", "name", "reserved"), ("addr", "id", "name"))
+        vendor, device = _id(r, f["id"], join(q, "id"))
+        return PlatformFunction(
+            bdf=_bdf(r, f["addr"], join(q, "addr")), vendor=vendor, device=device,
+            pin=r.integer(f["pin"], join(q, "pin"), "an interrupt pin (0 none, 1-4 INTA-INTD)", 0, 4)
+            if "pin" in f else 0,
+            name=r.name(f["name"], join(q, "name"), "a function name"),
+            reserved=r.boolean(f["reserved"], join(q, "reserved")) if "reserved" in f else False,
+            path=q,
+        )
+
+    return PlatformPci(
+        ecam=ecam, bus_first=first, bus_last=last,
+        mmio32=r.range(m["mmio32"], join(path, "mmio32")),
+        mmio64=r.range(m["mmio64"], join(path, "mmio64")) if "mmio64" in m else None,
+        intx=(intx[0], intx[1], intx[2], intx[3]),
+        vm_ecam=r.address(m["vm_ecam"], join(path, "vm_ecam")),
+        qemu_bus=r.text(m["qemu_bus"], join(path, "qemu_bus")) if "qemu_bus" in m else "pcie.0",
+        functions=r.each(m["functions"], join(path, "functions"), function) if "functions" in m else (),
+    )
+
+
+def parse_vm(r: Reader, node: YNode, path: str) -> tuple[PciEntrySpec, ...]:
+    def entry(n: YNode, q: str) -> PciEntrySpec:
+        if isinstance(n, YScalar) and isinstance(n.value, str):
+            r.visit(n, q)
+            if BDF_RE.match(n.value):
+                return PciEntrySpec(_bdf(r, n, q), None, None, None, q)
+            if ID_RE.match(n.value):
+                vendor, device = _id(r, n, q)
+                return PciEntrySpec(None, vendor, device, None, q)
+            raise r.fail(n, q, f'expected a PCI address "BB:DD.F", an ID "VVVV:DDDD" or {{qemu: MODEL}}, '
+                               f"got '{n.value}'")
+        if not isinstance(n, YMap):
+            raise r.fail(n, q, f'expected a PCI address "BB:DD.F", an ID "VVVV:DDDD" or {{qemu: MODEL}}, '
+                               f"got {describe(n)}")
+        m = r.mapping(n, q, ("qemu", "addr", "on_fault"), ("qemu",))
+        model = r.choice(m["qemu"], join(q, "qemu"), tuple(MODELS))
+        bdf = _bdf(r, m["addr"], join(q, "addr")) if "addr" in m else None
+        on_fault = r.choice(m["on_fault"], join(q, "on_fault"), dma.FAULT_POLICIES) if "on_fault" in m else None
+        return PciEntrySpec(bdf, None, None, model, q, on_fault)
+
+    return r.each(node, path, entry, "a list of PCI functions")
+
+
+@dataclass
+class _Known:
+    bdf: int
+    vendor: int
+    device: int
+    pin: int
+    qemu: str | None
+    reserved: bool
+    where: str  # what created it, for messages
+
+
+def _spi(pci: PlatformPci, bdf: int, pin: int) -> int:
+    if not pin:
+        return 0
+    return pci.intx[((bdf >> 3) + pin - 1) % 4]
+
+
+def plan(s: SystemSpec) -> Plan:
+    """Every VM's functions and windows, and the errors found on the way
+    (:func:`check` reports them)."""
+    p = s.platform
+    errors: list[Diagnostic] = []
+    at = s.locs.diag
+    entries = [(vm, e) for vm in s.vms for e in vm.pci]
+    if not entries:
+        return Plan((), {}, ())
+    pci = p.pci
+    if pci is None:
+        vm, e = entries[0]
+        return Plan((), {}, (at(e.path, f"platform '{p.name}' has no PCI host bridge ('pci:' in its file)"),))
+
+    known: dict[int, _Known] = {f.bdf: _Known(f.bdf, f.vendor, f.device, f.pin, None, f.reserved,
+                                               f"platform function '{f.name}'") for f in pci.functions}
+    placed: dict[int, _Known] = {}  # the QEMU devices, by the entry's path index
+    owner_spi: dict[int, str] = {}  # SPI -> VM
+    created: list[tuple[VmSpec, PciEntrySpec, QemuModel]] = []
+    for vm, e in entries:
+        if e.qemu is not None:
+            created.append((vm, e, MODELS[e.qemu]))
+    # QEMU devices at a given address first, then the rest in config order
+    for vm, e, model in created:
+        if e.bdf is None:
+            continue
+        if e.bdf >> 8 != pci.bus_first:
+            errors.append(at(join(e.path, "addr"), f"a QEMU device goes on the root bus {pci.bus_first:02x}"))
+            continue
+        if e.bdf in known:
+            errors.append(at(join(e.path, "addr"), f"{bdf_text(e.bdf)} is already taken by {known[e.bdf].where}"))
+            continue
+        known[e.bdf] = _Known(e.bdf, model.vendor, model.device, model.pin, e.qemu, False, f"{e.path} ({e.qemu})")
+        placed[id(e)] = known[e.bdf]
+        spi = _spi(pci, e.bdf, model.pin)
+        owner_spi.setdefault(spi, vm.name)
+    for vm, e, model in created:
+        if e.bdf is not None:
+            continue
+        slots = [d for d in range(1, 32) if not any((b >> 3) & 31 == d and b >> 8 == pci.bus_first for b in known)]
+        fits = [d for d in slots if owner_spi.get(_spi(pci, pci.bus_first << 8 | d << 3, model.pin), vm.name)
+                == vm.name]
+        if not fits:
+            errors.append(at(e.path, f"no free slot on bus {pci.bus_first:02x} whose INTx SPI no other VM uses"))
+            continue
+        bdf = pci.bus_first << 8 | fits[0] << 3
+        known[bdf] = _Known(bdf, model.vendor, model.device, model.pin, e.qemu, False, f"{e.path} ({e.qemu})")
+        placed[id(e)] = known[bdf]
+        owner_spi.setdefault(_spi(pci, bdf, model.pin), vm.name)
+
+    listing = ", ".join(f"{bdf_text(k.bdf)} {k.vendor:04x}:{k.device:04x}" for k in known.values()
+                        if not k.reserved) or "none"
+    taken: dict[int, str] = {}
+    functions: list[Function] = []
+    for vm, e in entries:
+        k: _Known | None
+        if e.qemu is not None:
+            k = placed.get(id(e))
+            if k is None:
+                continue  # reported above
+        elif e.bdf is not None:
+            k = known.get(e.bdf)
+            if k is None:
+                errors.append(at(e.path, f"unknown PCI function {bdf_text(e.bdf)}; the bus has: {listing}"))
+                continue
+        else:
+            matches = [c for c in known.values() if (c.vendor, c.device) == (e.vendor, e.device)]
+            if not matches:
+                errors.append(at(e.path, f"no PCI function {e.vendor:04x}:{e.device:04x}; the bus has: {listing}"))
+                continue
+            if len(matches) > 1:
+                errors.append(at(e.path, f"{len(matches)} functions are {e.vendor:04x}:{e.device:04x} ("
+                                         + ", ".join(bdf_text(c.bdf) for c in matches) + "): name one by address"))
+                continue
+            k = matches[0]
+        if k.reserved:
+            errors.append(at(e.path, f"PCI function {bdf_text(k.bdf)} is the hypervisor's ({k.where})"))
+            continue
+        if k.bdf in taken:
+            errors.append(at(e.path, f"PCI function {bdf_text(k.bdf)} is already given to {taken[k.bdf]}"))
+            continue
+        taken[k.bdf] = f"VM '{vm.name}' ({e.path})"
+        functions.append(Function(vm.name, vm.index, k.bdf, k.vendor, k.device, k.pin,
+                                  _spi(pci, k.bdf, k.pin), k.qemu, e.path))
+
+    spi_vm: dict[int, Function] = {}
+    for f in functions:
+        if not f.spi:
+            continue
+        other = spi_vm.setdefault(f.spi, f)
+        if other.vm != f.vm:
+            errors.append(at(f.path, f"PCI function {f.addr} of VM '{f.vm}' raises INTx SPI {f.spi}, as does "
+                                     f"{other.addr} of VM '{other.vm}' ({other.path}): a shared INTx line cannot "
+                                     "be passed through to two VMs; use another slot"))
+    if len(functions) > MAX_FUNCS:
+        errors.append(at("vms", f"{len(functions)} PCI functions; the hypervisor enumerates at most {MAX_FUNCS}"))
+    for vm in s.vms:
+        n = sum(1 for f in functions if f.vm == vm.name)
+        if n > MAX_FUNCS_PER_VM:
+            errors.append(at(join(vm.path, "pci"), f"{n} PCI functions; a VM takes at most {MAX_FUNCS_PER_VM}"))
+
+    # each VM with functions: an equal, naturally aligned slice of the 32-bit window
+    users = [vm.name for vm in s.vms if any(f.vm == vm.name for f in functions)]
+    windows: dict[str, Range] = {}
+    if users:
+        slice_ = MAX_WINDOW
+        while slice_ > PAGE and (len(users) * slice_ > pci.mmio32.end - _align_up(pci.mmio32.base, slice_)):
+            slice_ //= 2
+        base = _align_up(pci.mmio32.base, slice_)
+        for i, name in enumerate(users):
+            windows[name] = Range(base + i * slice_, slice_)
+    return Plan(tuple(functions), windows, tuple(errors))
+
+
+def _align_up(value: int, align: int) -> int:
+    return (value + align - 1) // align * align
+
+
+def confined(s: SystemSpec) -> bool:
+    """Whether the VMs' PCI functions translate through their stage 2 (an
+    SMMU in front of the root complex, driven for this config)."""
+    return dma.enabled(s) and dma.pcie_smmu(s.platform) is not None
+
+
+def device_name(f: Function) -> str:
+    """How messages and the DMA stream table name a function: ``edu@00:01.0``."""
+    return f"{f.qemu or f'{f.vendor:04x}:{f.device:04x}'}@{f.addr}"
+
+
+def streams(s: SystemSpec) -> list[dma.DmaStream]:
+    """The PCI hook of the DMA stream table (bulkhead/config/dma.py): one
+    stream per function, StreamID = requester ID (bus << 8 | devfn), on the
+    SMMU the root complex is behind."""
+    unit = dma.pcie_smmu(s.platform)
+    if unit is None:
+        return []
+    return [dma.DmaStream(unit.name, f.bdf, f.vm, device_name(f), _on_fault(s, f), f.path)
+            for f in plan(s).functions]
+
+
+def _on_fault(s: SystemSpec, f: Function) -> str:
+    """The function's ``on_fault`` (its ``pci:`` entry's), else the default."""
+    vm = s.vm(f.vm)
+    entry = next((e for e in vm.pci if e.path == f.path), None) if vm is not None else None
+    return entry.on_fault if entry is not None and entry.on_fault else dma.policy_of(s, f.vm, device_name(f))
+
+
+dma.register_stream_source(streams)
+
+
+def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
+    """(errors, warnings): the plan's errors; PCI functions are bus masters,
+    so a VM owning one needs an SMMU in front of the root complex or
+    ``dma_isolation: none``."""
+    pl = plan(s)
+    errors = list(pl.errors)
+    warnings: list[Diagnostic] = []
+    p = s.platform
+    for vm in s.vms:
+        funcs = pl.of(vm.name)
+        if not funcs or confined(s):
+            continue
+        names = ", ".join(f"'{f.label}'" for f in funcs)
+        if s.dma_isolation == "none":
+            warnings.append(s.locs.diag("dma_isolation", f"VM '{vm.name}' drives PCI function(s) {names} without an "
+                                                         "SMMU: it can read and write all physical memory"))
+        else:
+            errors.append(s.locs.diag(funcs[0].path, f"PCI function {funcs[0].label} is a bus master and platform "
+                                                     f"'{p.name}' has no SMMU support: VM '{vm.name}' could read "
+                                                     "and write all physical memory through it; state "
+                                                     "'dma_isolation: none' in the config to accept this"))
+    return errors, warnings
+
+
+def ipa_items(s: SystemSpec, vm: VmSpec) -> list[tuple[str, Range, str]]:
+    """What a VM with PCI functions has in its IPA space: its ECAM and its
+    BAR window (IPA = PA)."""
+    pci = s.platform.pci
+    if pci is None or not vm.pci:
+        return []
+    pl = plan(s)
+    items = [("the PCI ECAM", pci.vm_ecam_range, join(vm.path, "pci"))]
+    if vm.name in pl.windows:
+        items.append(("the PCI BAR window", pl.windows[vm.name], join(vm.path, "pci")))
+    return items
+
+
+def pt_extra(nfuncs: int) -> int:
+    """Stage-2 table pages the BARs of nfuncs functions may need beyond the
+    VM's other mappings: an L2 page, one L3 page per BAR."""
+    return 1 + 6 * nfuncs if nfuncs else 0
+
+
+def report(system: Resolved) -> str:
+    """``check``'s PCI section ('' without PCI functions)."""
+    s = system.spec
+    pl = plan(s)
+    if not pl.functions or s.platform.pci is None:
+        return ""
+    pci = s.platform.pci
+    lines = [f"PCI (ECAM {pci.ecam.base:#x}, buses {pci.bus_first}-{pci.bus_last}; each VM sees its functions "
+             f"in an ECAM at IPA {pci.vm_ecam:#x}, BARs at IPA = PA):"]
+    for vm in s.vms:
+        funcs = pl.of(vm.name)
+        if not funcs:
+            continue
+        lines.append(f"  {vm.name}: BAR window {pl.windows[vm.name]}")
+        for f in funcs:
+            intx = f"INTx SPI {f.spi}" if f.spi else "no INTx"
+            lines.append(f"    {f.addr}  {f.vendor:04x}:{f.device:04x}  {f.qemu or '-':<15} {intx}")
+    return "\n".join(lines)
+
+
+def document(system: Resolved) -> dict[str, Any]:
+    """``check --json``'s ``pci``: per VM, its window and functions."""
+    s = system.spec
+    pl = plan(s)
+    out: dict[str, Any] = {}
+    for vm in s.vms:
+        funcs = pl.of(vm.name)
+        if not funcs:
+            continue
+        w = pl.windows[vm.name]
+        out[vm.name] = {
+            "window": {"base": w.base, "size": w.size},
+            "functions": [{"addr": f.addr, "vendor": f"{f.vendor:04x}", "device": f"{f.device:04x}",
+                           "qemu": f.qemu, "intx_spi": f.spi or None} for f in funcs],
+        }
+    return out
+
+
+def qemu_args(system: Resolved, out_dir: str | None) -> list[str]:
+    """The QEMU devices the config's ``{qemu: MODEL}`` entries add, at their
+    planned addresses (``out_dir``: where the nvme drive images are)."""
+    s = system.spec
+    pci = s.platform.pci
+    if pci is None:
+        return []
+    funcs = plan(s).functions
+    # no default NIC: QEMU virt would put a virtio-net-pci at the first free slot
+    out: list[str] = ["-nic", "none"] if funcs else []
+    for f in funcs:
+        if f.qemu is None:
+            continue
+        addr = f"bus={pci.qemu_bus},addr={(f.bdf >> 3) & 31:#x}.{f.bdf & 7}"
+        tag = f"bhpci{f.bdf:x}"
+        if f.qemu == "edu":
+            # 64-bit DMA addresses (edu's default mask keeps 28 bits)
+            out += ["-device", f"edu,{addr},dma_mask=0xffffffffffffffff"]
+        elif f.qemu == "virtio-net-pci":
+            out += ["-netdev", f"user,id={tag}",
+                    "-device", f"virtio-net-pci,netdev={tag},disable-legacy=on,{addr}"]
+        elif f.qemu == "nvme":
+            image = f"{out_dir or '.'}/{nvme_image(f)}"
+            out += ["-drive", f"file={image},if=none,format=raw,id={tag}",
+                    "-device", f"nvme,drive={tag},serial={tag},{addr}"]
+    return out
+
+
+def nvme_image(f: Function) -> str:
+    """The drive image of an nvme function, in the build directory."""
+    return f"nvme-{f.vm}-{f.bdf:04x}.img"

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The PCIe host bridge (ECAM) the hypervisor owns (platform file `pci:`):
+ * enumerated once at boot (lib/pcienum.c), every function's decoding and
+ * bus mastering off, the BARs of each VM's functions assigned inside the
+ * VM's window, bridge windows around them. VMs reach their functions only
+ * through their filtered ECAM (core/vpci.c).
+ */
+#ifndef CORE_PCI_H
+#define CORE_PCI_H
+
+#include "lib/pcienum.h"
+
+/* Boot CPU, before the VMs are built: maps the ECAM, enumerates, checks
+ * every configured function (present, vendor:device, INTx SPI, not given
+ * twice) and assigns the resources; a mismatch stops the boot. */
+void pci_init(void);
+
+/* The enumerated function at bdf, or NULL. */
+const struct pcienum_func *pci_func(u32 bdf);
+
+/* Aligned config-space accesses of function bdf (size 1, 2 or 4). */
+u32 pci_cfg_read32(u32 bdf, u32 off);
+void pci_cfg_write(u32 bdf, u32 off, u32 size, u32 val);
+
+#endif

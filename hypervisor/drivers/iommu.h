@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * DMA isolation, IOMMU-neutral (docs/dma.md). The platform's SMMUs
+ * (drivers/smmu/: SMMUv3, SMMU-500) translate each DMA stream a VM owns
+ * through that VM's own stage-2 tables (same VMID, same VTCR), so a device
+ * sees the VM's IPAs, its colors and nothing else; every other stream
+ * aborts. The toolchain generates the tables below into config.c
+ * (bulkhead/config/dma.py, bulkhead/generate/gen_c.py).
+ *
+ * Layering: a driver. The core and isolation layers call it whenever a
+ * VM's stage 2 changes (recoloring, reset) and when a VM stops; faults go up
+ * through the handler registered at init (no upward calls).
+ */
+#ifndef DRIVERS_IOMMU_H
+#define DRIVERS_IOMMU_H
+
+#include "lib/types.h"
+
+#define IOMMU_SMMUV3  1 /* Arm SMMUv3 (IHI 0070) */
+#define IOMMU_SMMU500 2 /* Arm CoreLink MMU-500 (SMMUv2 architecture, IHI 0062) */
+
+/* Memory an SMMU reads by physical address (stream tables, queues): in
+ * its own section, which keeps VA = PA when the hypervisor colors itself
+ * (arch/aarch64/linker.lds.in, mmu.c). Not zeroed at boot: the drivers
+ * zero what they use. */
+#define IOMMU_DMA_MEM __attribute__((section(".dmamem")))
+
+#define IOMMU_MAX_UNITS   4
+#define IOMMU_MAX_STREAMS 64 /* bulkhead/config/dma.py MAX_STREAMS */
+#define IOMMU_NONE        (~0u)
+
+/* One SMMU the hypervisor drives (platform file smmus[]). */
+struct iommu_unit {
+	const char *name;
+	u32 type; /* IOMMU_SMMUV3, IOMMU_SMMU500 */
+	u64 base;
+	u64 size;
+	u32 event_irq;  /* SMMUv3: event queue; SMMU-500: context faults */
+	u32 gerror_irq; /* SMMUv3: GERROR; SMMU-500: global faults (may be event_irq) */
+	u64 irq_mpidr;  /* the CPU its interrupts are routed to */
+	/* SMMUv3 stream table, sized by the toolchain from the stream IDs:
+	 * split 0: linear, strtab holds 2^log2size STEs (8 u64 each);
+	 * else two-level: strtab holds 2^(log2size - split) level-1
+	 * descriptors and l2[i] the 2^split STEs of span i (NULL: no stream). */
+	u32 log2size;
+	u32 split;
+	u64 *strtab;
+	u64 *const *l2;
+	/* SMMUv3 queues, also the toolchain's: the command queue (64 commands,
+	 * 1 KiB) and the event queue (2^evtq_log2 records of 32 bytes), each
+	 * aligned to its size. */
+	u64 *cmdq;
+	u64 *evtq;
+	u32 evtq_log2;
+};
+
+#define IOMMU_STREAM_STOP_VM (1u << 0) /* on_fault: stop-vm (default abort-device) */
+
+/* One DMA stream: a stream ID of one unit, owned by one VM. */
+struct iommu_stream {
+	u32 unit; /* index into the units */
+	u32 sid;
+	u32 vm; /* index of the owning VM */
+	const char *device;
+	u32 flags;
+};
+
+struct iommu_config {
+	u32 nunits;
+	const struct iommu_unit *units;
+	u32 nstreams;
+	const struct iommu_stream *streams;
+};
+
+/* A VM's stage-2 translation, as an SMMU needs it. */
+struct iommu_s2 {
+	u64 root; /* PA of the first-level table (VTTBR_EL2.BADDR) */
+	u64 vtcr; /* the VM's VTCR_EL2 */
+	u16 vmid;
+};
+
+/* A fault the SMMU recorded, decoded. */
+struct iommu_fault {
+	u32 unit;
+	u32 sid;
+	u32 stream; /* index of the stream; IOMMU_NONE: no VM owns the stream ID */
+	u64 addr;   /* input address (an IPA of the stream's VM) */
+	bool write;
+	bool addr_valid;  /* addr and write are meaningful for this kind of fault */
+	const char *what; /* e.g. "F_TRANSLATION", "C_BAD_STREAMID" */
+	bool blocked;     /* the stream was blocked now (abort-device) */
+};
+
+typedef void (*iommu_fault_fn)(const struct iommu_fault *f);
+
+/*
+ * Boot CPU, before any VM runs: probes every unit, makes unknown streams
+ * abort (before and after enabling: no bypass), enables it. A unit that
+ * cannot confine the streams it is given (no stage 2, too few stream ID
+ * bits, a command that does not complete) stops the boot. fault is called
+ * from iommu_handle_irq for every fault recorded.
+ */
+void iommu_init(const struct iommu_config *cfg, iommu_fault_fn fault);
+/* Whether any unit is driven. */
+bool iommu_active(void);
+/* Whether VM vm owns a stream. */
+bool iommu_vm_has_streams(u32 vm);
+/* Points every stream of VM vm at s2 (at boot, and after its stage 2
+ * changed: recoloring, reset) and invalidates the unit's TLB entries of the
+ * VMID; returns once the SMMU uses the new tables. Streams blocked by a
+ * fault policy or a stop stay blocked. */
+void iommu_vm_attach(u32 vm, const struct iommu_s2 *s2);
+/* Every stream of VM vm aborts, and the TLBs of its VMID are invalidated;
+ * when it returns, no transaction translated with the old configuration is
+ * outstanding (CMD_SYNC / TLBGSYNC). iommu_vm_attach re-enables them. */
+void iommu_vm_block(u32 vm);
+/* The VM stopped: its streams abort for good. */
+void iommu_vm_stop(u32 vm);
+/* Blocks one stream for good (fault policy abort-device). */
+void iommu_stream_block(u32 stream);
+/* An interrupt the hypervisor takes for the units. */
+struct iommu_irq {
+	u32 intid;
+	u64 mpidr; /* the CPU it goes to */
+	bool edge; /* SMMUv3's wired interrupts are pulses; the SMMU-500's are levels */
+};
+/* The interrupts to route to the hypervisor: fills at most max, returns how
+ * many (event and global error interrupts of each unit, each once). */
+u32 iommu_irqs(struct iommu_irq *irqs, u32 max);
+/* Handles one of those interrupts: drains the event queue or fault
+ * registers (bounded: at most a queue's worth of records), reports each
+ * fault, re-arms. */
+void iommu_handle_irq(u32 intid);
+/* Faults recorded for stream i since boot. */
+u64 iommu_stream_faults(u32 stream);
+/* The configuration iommu_init was given (NULL before). */
+const struct iommu_config *iommu_config(void);
+
+#endif

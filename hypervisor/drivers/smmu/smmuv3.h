@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The SMMUv3 driver behind drivers/iommu.h (docs/dma.md). */
+#ifndef DRIVERS_SMMU_SMMUV3_H
+#define DRIVERS_SMMU_SMMUV3_H
+
+#include "drivers/iommu.h"
+#include "drivers/smmu/smmuv3_hw.h"
+
+/* Probes unit idx and brings it up with every stream aborting; the stream
+ * table is the toolchain's (u->strtab, sized for max_sid). Stops the boot
+ * when it cannot confine those streams. */
+void smmuv3_init(u32 idx, const struct iommu_unit *u, u32 max_sid);
+/* Writes the STE of sid (ste NULL: abort) and makes the SMMU use it:
+ * CFGI_STE + CMD_SYNC. A valid STE is changed through an abort STE, so the
+ * SMMU never reads a torn one. Returns false (reported) when the commands
+ * did not complete. */
+bool smmuv3_ste_set(u32 idx, u32 sid, const u64 *ste);
+/* TLBI_S12_VMALL of vmid + CMD_SYNC. */
+bool smmuv3_tlbi_vmid(u32 idx, u16 vmid);
+/* Event queue interrupt: decodes at most a queue's worth of records, calls
+ * report for each, then consumes them. Returns how many. */
+typedef void (*smmuv3_report_fn)(u32 idx, const struct smmuv3_event *e);
+u32 smmuv3_drain_events(u32 idx, smmuv3_report_fn report);
+/* GERROR interrupt: reports and acknowledges every active global error. */
+void smmuv3_gerror(u32 idx);
+
+#endif

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * DSU L3 way partitioning (docs/coloring.md "DSU L3 way partitioning"): the
+ * config's partitions (cfg_vm.l3_scheme/l3_groups) programmed into
+ * CLUSTERPARTCR_EL1 by the boot CPU before any VM runs, and each CPU's scheme
+ * ID pinned with CLUSTERTHREADSIDOVR_EL1 before it enters its VM. Needs the
+ * firmware to let EL2 write the cluster's scheme registers (ACTLR_EL3.SMEN);
+ * on a CPU without a DSU L3 (QEMU) a config that asks for partitions is
+ * refused before any VM starts.
+ */
+#ifndef ISOLATION_DSU_H
+#define ISOLATION_DSU_H
+
+#include "lib/types.h"
+
+/* Boot CPU, after the VMs are set up and before any of them runs. */
+void dsu_init(void);
+/* Every CPU, before it enters its VM. */
+void dsu_cpu_init(void);
+/* Ctrl-T c: the partitions as the registers hold them. */
+void dsu_dump(void);
+
+#endif

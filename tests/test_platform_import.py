@@ -1,0 +1,225 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``bulkhead platform import``: platform files from Linux device trees.
+
+The real DTBs come from Debian's arm64 kernel package (``scripts/setup.sh
+dtbs`` puts them in artefacts/dtbs/); the importer must reproduce every
+DT-derived value of the committed platform files. Small DTBs built with dtc
+cover reserved-memory overlaps, GICv2 nodes and a missing PMU.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from bulkhead.cli import main
+from bulkhead.config.dtb import DeviceTree, DtError
+from bulkhead.config.dtimport import import_dtb, render
+
+ROOT = Path(__file__).resolve().parent.parent
+DTBS = ROOT / "artefacts" / "dtbs"
+BOARDS = {
+    "zcu102": "xilinx/zynqmp-zcu102-rev1.0.dtb",
+    "zcu104": "xilinx/zynqmp-zcu104-revC.dtb",
+    "rk3588-orangepi-5-plus": "rockchip/rk3588-orangepi-5-plus.dtb",
+    "rk3588-rock-5b": "rockchip/rk3588-rock-5b.dtb",
+}
+
+
+def dtb(board: str) -> Path:
+    path = DTBS / BOARDS[board]
+    if not path.is_file():
+        pytest.fail(f"{path} is missing: run `bash scripts/setup.sh dtbs` (Debian's arm64 kernel DTBs)")
+    return path
+
+
+def committed(board: str) -> dict[str, Any]:
+    doc = yaml.safe_load((ROOT / "platforms" / f"{board}.yaml").read_text())
+    assert isinstance(doc, dict)
+    return doc
+
+
+def imported(board: str) -> dict[str, Any]:
+    return import_dtb(DeviceTree.load(dtb(board))).document()
+
+
+def banks(value: Any) -> list[tuple[int, int]]:
+    items = value if isinstance(value, list) else [value]
+    return [(int(b["base"]), _size(b["size"])) for b in items]
+
+
+def _size(v: Any) -> int:
+    if isinstance(v, int):
+        return v
+    units = {"K": 10, "M": 20, "G": 30}
+    return int(v[:-1]) << units[v[-1]]
+
+
+def cpus(value: list[Any]) -> list[tuple[int, str]]:
+    return [(c, "") if isinstance(c, int) else (c["mpidr"], c["type"]) for c in value]
+
+
+def assert_same_dt_values(board: str, new: dict[str, Any], old: dict[str, Any], devices: bool) -> None:
+    if all(isinstance(c, int) for c in old["cpus"]):
+        assert [m for m, _ in cpus(new["cpus"])] == old["cpus"], board
+    else:
+        assert cpus(new["cpus"]) == cpus(old["cpus"]), board
+    if "ram" in new:
+        assert banks(new["ram"]) == banks(old["ram"]), board
+    # every no-map region of the DT is reserved in the file (which may add the firmware's)
+    kept = banks(old.get("reserved", []))
+    for base, size in banks(new.get("reserved", [])):
+        assert any(b <= base and base + size <= b + s for b, s in kept), (board, hex(base))
+    # every GIC key the DT gives equals the file's; spis is the one the file adds
+    assert {k: v for k, v in old["gic"].items() if k != "spis"} == new["gic"], board
+    assert new["timer"] == old["timer"], board
+    assert new["uart"] == {"driver": "pl011", **old["uart"]}, board
+    assert new["bandwidth"]["pmu_irq"] == old["bandwidth"]["pmu_irq"], board
+    if devices:
+        by_base = {d["base"]: d for d in new["devices"]}
+        for d in old.get("devices", []):
+            got = by_base.get(d["base"])
+            assert got is not None, f"{board}: device {d['name']} at 0x{d['base']:x} not imported"
+            for key in ("size", "irqs", "compatible"):
+                assert got.get(key) == d.get(key), f"{board}: device {d['name']} {key}"
+            assert got.get("dma", False) == d.get("dma", False), f"{board}: device {d['name']} dma"
+            assert got.get("amba", False) == d.get("amba", False), f"{board}: device {d['name']} amba"
+
+
+@pytest.mark.parametrize("board", ["zcu102", "zcu104"])
+def test_zynqmp_dtbs_give_the_committed_values(board: str) -> None:
+    new, old = imported(board), committed(board)
+    assert_same_dt_values(board, new, old, devices=True)
+    assert banks(new["reserved"]) == banks(old["reserved"]) == [(0x3ED00000, 0x40000), (0x3EF00000, 0x40000)]
+
+
+@pytest.mark.parametrize("board", ["rk3588-orangepi-5-plus", "rk3588-rock-5b"])
+def test_rk3588_dtbs_give_the_committed_values(board: str) -> None:
+    new, old = imported(board), committed(board)
+    assert "ram" not in new  # the RK3588 DTs have no memory node: U-Boot fills it in
+    assert_same_dt_values(board, new, old, devices=False)
+    assert new["coloring"]["llc"] == {"size": 3 << 20, "ways": 12, "line": 64}
+    assert old["coloring"]["llc"] == {"size": "3M", "ways": 12, "line": 64}
+    dma = {d["base"]: d for d in new["devices"] if d.get("dma")}
+    for d in old.get("devices", []):
+        assert d["base"] in dma if d.get("dma") else d["base"] not in dma, d["name"]
+
+
+def test_rendered_file_cites_nodes_and_marks_todos(tmp_path: Path) -> None:
+    out = tmp_path / "op5p.yaml"
+    assert main(["platform", "import", str(dtb("rk3588-orangepi-5-plus")), "-o", str(out)]) == 0
+    text = out.read_text()
+    doc = yaml.safe_load(text)
+    assert doc["cpus"][4] == {"mpidr": 0x400, "type": "cortex-a76"}
+    assert "# [dt /cpus/cpu@400 reg, compatible arm,cortex-a76]" in text
+    assert "PPI 7 = INTID 23 on cpu@0, cpu@100, cpu@200, cpu@300 (ppi-partitions" in text
+    assert "/chosen stdout-path \"serial2:1500000n8\" -> /serial@feb50000" in text
+    for todo in ("TODO ram:", "TODO hypervisor:", "TODO staging:", "TODO mmio:", "TODO gic.spis",
+                 "TODO bandwidth:", "TODO coloring.l1_bits and bank_bits", "TODO qos_regulators"):
+        assert todo in text, todo
+    assert doc["uart"] == {"base": 0xFEB50000, "irq": 365, "driver": "dw8250"}
+
+
+# --- small device trees ---------------------------------------------------------------------
+
+HEAD = """/dts-v1/;
+/ {
+    #address-cells = <2>; #size-cells = <2>;
+    model = "test board";
+    interrupt-parent = <&gic>;
+    cpus { #address-cells = <1>; #size-cells = <0>;
+        cpu0: cpu@0 { device_type = "cpu"; compatible = "arm,cortex-a53"; reg = <0>; };
+        cpu1: cpu@1 { device_type = "cpu"; compatible = "arm,cortex-a53"; reg = <1>; };
+    };
+    memory@40000000 { device_type = "memory"; reg = <0 0x40000000 0 0x40000000>; };
+    timer { compatible = "arm,armv8-timer"; interrupts = <1 13 4>, <1 14 4>, <1 11 4>, <1 10 4>; };
+    chosen { stdout-path = "/uart@9000000:115200n8"; };
+    uart@9000000 { compatible = "arm,pl011", "arm,primecell"; reg = <0 0x09000000 0 0x1000>;
+                   interrupts = <0 1 4>; };
+"""
+GICV2 = """    gic: intc@8000000 { compatible = "arm,cortex-a15-gic"; interrupt-controller; #interrupt-cells = <3>;
+        reg = <0 0x08000000 0 0x1000>, <0 0x08010000 0 0x2000>, <0 0x08030000 0 0x2000>,
+              <0 0x08040000 0 0x2000>;
+        interrupts = <1 9 4>; };
+"""
+PMU = """    pmu { compatible = "arm,cortex-a53-pmu"; interrupts = <0 10 4>, <0 11 4>;
+          interrupt-affinity = <&cpu1 &cpu0>; };
+"""
+
+
+def build_dtb(tmp_path: Path, body: str) -> Path:
+    if shutil.which("dtc") is None:
+        pytest.fail("dtc is missing (scripts/setup.sh packages)")
+    src = tmp_path / "t.dts"
+    src.write_text(HEAD + body + "};\n")
+    out = tmp_path / "t.dtb"
+    subprocess.run(["dtc", "-q", "-I", "dts", "-O", "dtb", "-o", str(out), str(src)], check=True)
+    return out
+
+
+def test_overlapping_reserved_memory_is_merged(tmp_path: Path) -> None:
+    path = build_dtb(tmp_path, GICV2 + PMU + """    reserved-memory { #address-cells = <2>; #size-cells = <2>; ranges;
+        a@40100000 { reg = <0 0x40100000 0 0x100000>; no-map; };
+        b@40180000 { reg = <0 0x40180000 0 0x100000>; no-map; };
+        c@50000000 { reg = <0 0x50000000 0 0x1000>; no-map; };
+        cma@60000000 { reg = <0 0x60000000 0 0x1000000>; reusable; };
+    };
+""")
+    imp = import_dtb(DeviceTree.load(path))
+    doc = imp.document()
+    assert doc["reserved"] == [{"base": 0x40100000, "size": 0x180000}, {"base": 0x50000000, "size": 0x1000}]
+    text = render(imp)
+    assert "/reserved-memory/a@40100000 + /reserved-memory/b@40180000 (overlapping: merged)" in text
+    assert "cma@60000000: reserved without no-map" in text
+    # the SPIs of the PMU follow interrupt-affinity into CPU order
+    assert doc["bandwidth"]["pmu_irq"] == [43, 42]
+    assert doc["gic"] == {"version": 2, "gicd": 0x08000000, "gicc": 0x08010000, "gich": 0x08030000,
+                          "gicv": 0x08040000, "page_stride": 0x1000, "vgicd": 0x08000000,
+                          "vgicc": 0x08010000, "maintenance_irq": 25}
+
+
+def test_gicv2_without_virtualization_frames_is_a_located_error(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    path = build_dtb(tmp_path, """    gic: intc@8000000 { compatible = "arm,cortex-a15-gic"; interrupt-controller;
+        #interrupt-cells = <3>; reg = <0 0x08000000 0 0x1000>, <0 0x08010000 0 0x2000>;
+        interrupts = <1 9 4>; };
+""" + PMU)
+    with pytest.raises(DtError) as exc:
+        import_dtb(DeviceTree.load(path))
+    assert exc.value.path == "/intc@8000000:reg"
+    out = tmp_path / "never.yaml"
+    assert main(["platform", "import", str(path), "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert f"bulkhead: error: {path}: /intc@8000000:reg: a GICv2 with 2 frame(s)" in err
+    assert not out.exists()  # bad input changes nothing
+
+
+def test_no_pmu_gives_a_file_with_a_todo(tmp_path: Path) -> None:
+    imp = import_dtb(DeviceTree.load(build_dtb(tmp_path, GICV2)))
+    assert "bandwidth" not in imp.document()
+    assert "TODO: the device tree has no PMU node" in render(imp)
+
+
+def test_pmu_spis_without_affinity_for_each_is_a_located_error(tmp_path: Path) -> None:
+    path = build_dtb(tmp_path, GICV2 + """    pmu { compatible = "arm,armv8-pmuv3"; interrupts = <0 10 4>, <0 11 4>;
+          interrupt-affinity = <&cpu0>; };
+""")
+    with pytest.raises(DtError) as exc:
+        import_dtb(DeviceTree.load(path))
+    assert exc.value.path == "/pmu:interrupt-affinity"
+
+
+def test_cli_usage_and_help(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["platform", "import", "--help"]) == 0
+    assert "DTB" in capsys.readouterr().out
+    assert main(["platform", "import"]) == 2
+    assert main(["platform", "import", str(tmp_path / "missing.dtb")]) == 1
+    bad = tmp_path / "bad.dtb"
+    bad.write_bytes(b"not a dtb")
+    assert main(["platform", "import", str(bad)]) == 1
+    assert "not a device tree blob" in capsys.readouterr().err
