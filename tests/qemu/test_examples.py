@@ -1,17 +1,20 @@
 # SPDX-License-Identifier: Apache-2.0
 """Every example in configs/ (issue #26 item 6) is checked and booted: the
 config validates (`bulkhead check`), the system builds, boots under QEMU and
-ends cleanly by itself (every VM powers off, none failed or was stopped),
-each VM having printed something. Linux examples report and power off
+ends cleanly by itself (every VM powers off, none failed or was stopped);
+a config for a board QEMU does not model is checked and built only. Linux examples report and power off
 (the initrd's /init); bare-metal guests finish."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
 
 from bulkhead import cli
+from bulkhead.generate.build import build
+from bulkhead.layout.load import load_system
 from bulkhead.run.runner import run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,7 +37,12 @@ def test_example_checks_and_boots(config: Path, capsys: pytest.CaptureFixture[st
         pytest.skip("needs the Linux artefacts (scripts/setup.sh linux)")
     assert cli.main(["check", str(config)]) == 0
     capsys.readouterr()
-    res = run(config, timeout=240, icount=None, out=ROOT / "build" / "qemu-tests" / f"example-{config.stem}")
+    out = ROOT / "build" / "qemu-tests" / f"example-{config.stem}"
+    if load_system(config).platform.qemu is None:
+        # a board QEMU does not model (e.g. rk3588-opi5p): built for the board, not booted
+        assert build(config, out, log=io.StringIO()).elf.is_file()
+        pytest.skip(f"{config.name}: platform without a QEMU model: checked and built, not booted")
+    res = run(config, timeout=240, icount=None, out=out)
     assert res.clean, f"{config.name}: {res.reason}\n{res.output[-3000:]}"
     assert "PANIC" not in res.output
 
