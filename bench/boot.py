@@ -37,6 +37,28 @@ CONFIG = ROOT / "configs" / "dual.yaml"
 OUT = ROOT / "build" / "bench" / "boot"
 FIRST_RE = re.compile(r"\[bulkhead\] vm (\S+): first guest instruction at (\d+) us")
 INSTALL_RE = re.compile(r"\[bulkhead\] boot images: .* in (\d+) us")
+MEMORY_RE = re.compile(r"\[bulkhead\] vm (\S+): memory set up in (\d+) us")
+# the run can end at the first guest instruction (the phases are all before it)
+UNTIL_FIRST = r"first guest instruction at \d+ us"
+
+
+def phases(lines: list[str]) -> dict[str, int]:
+    """Boot phases in virtual us from the hypervisor's log: the payload move
+    and check, each VM's memory set-up (stage 2 and its images), the rest
+    (console, MMU, GIC, per-CPU set-up, secondary CPUs) and the first guest
+    instruction (generic counter since reset)."""
+    out: dict[str, int] = {}
+    for line in lines:
+        if m := INSTALL_RE.match(line):
+            out["payload move + CRC"] = int(m.group(1))
+        elif m := MEMORY_RE.match(line):
+            out[f"vm {m.group(1)} memory and images"] = int(m.group(2))
+        elif (m := FIRST_RE.match(line)) and "first guest instruction" not in out:
+            out["first guest instruction"] = int(m.group(2))
+    if "first guest instruction" in out:
+        out["other (unaccounted by the log)"] = out["first guest instruction"] - sum(
+            v for k, v in out.items() if k != "first guest instruction")
+    return out
 
 
 def first_guest_us(boot: str) -> tuple[int, int]:
@@ -71,6 +93,10 @@ def main() -> int:
     print(f"build (fresh, host time): {build_s:.2f} s")
     for name, size in sizes.items():
         print(f"size {name}: {size} bytes ({size / (1 << 20):.1f} MiB)")
+    res = runner.run(CONFIG, timeout=600, icount=0, out=OUT, until=UNTIL_FIRST, build_log=sys.stderr)
+    print("boot phases of the single image (virtual time, -icount shift=0):")
+    for name, us in phases(res.all_lines()).items():
+        print(f"  {name}: {us} us")
     print("first guest instruction (virtual time, -icount shift=0; QEMU models no caches/DRAM):")
     print(f"  single image (QEMU -kernel): {image_us} us")
     print(f"  U-Boot chain (FIT over TFTP): {uboot_us} us")

@@ -26,7 +26,13 @@ hypercall fast path); Bao's (the same guests, the same QEMU 10 and flags).
 QEMU models no caches, no DRAM and no pipeline: these are instruction
 counts of the paths, not hardware latencies.
 
-    python3 bench/hotpaths.py [--json] [--samples N]
+    python3 bench/hotpaths.py [--json] [--only irqlat,hcall,...] [--samples N]
+                              [--check] [--ceiling 'PATH=NS' ...]
+
+``--check`` compares each row's mean with its ceiling in bench/budgets.toml
+([hotpaths], virtual ns: one hypervisor instruction is 1 ns) and exits 1
+naming every row above its ceiling; ``--ceiling`` overrides one (the test
+proves the check fails with a ceiling below the measurement).
 
 --samples N (default 1000) sets the irqlat, doorbell and vSGI sample counts
 and a tenth of the hcall count (10,000 by default); the documented figures
@@ -35,10 +41,12 @@ are from the default.
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,8 +94,8 @@ def results(guest: str, params: str, extra: str = "", tag: str = "", cpus: str =
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / f"{guest}.yaml"
         config.write_text(VM.format(guest=guest, params=params, extra=extra, cpus=cpus))
-        res = runner.run(config, timeout=600, icount=0, out=OUT / f"{guest}{tag}",
-                         build_log=open("/dev/null", "w"))
+        with open("/dev/null", "w") as null:
+            res = runner.run(config, timeout=600, icount=0, out=OUT / f"{guest}{tag}", build_log=null)
     if not res.clean:
         raise SystemExit(f"bench/hotpaths.py: the {guest} run was not clean: {res.reason}")
     rows = []
@@ -109,28 +117,50 @@ def row(path: str, **figures: float | None) -> dict[str, object]:
     return {"path": path, **{c: figures.get(c) for c in COLUMNS}}
 
 
-def parse_args(argv: list[str]) -> tuple[bool, int]:
-    """(--json, --samples N) from argv; exits 2 with a message on bad usage."""
-    as_json, samples, args = False, 1000, list(argv)
-    while args:
-        a = args.pop(0)
-        if a == "--json":
-            as_json = True
-        elif a == "--samples" and args and args[0].isdigit() and int(args[0]) > 0:
-            samples = int(args.pop(0))
-        elif a in ("-h", "--help"):
-            print(__doc__)
-            raise SystemExit(0)
-        else:
-            print(f"bench/hotpaths.py: bad argument {a!r} (usage: [--json] [--samples N>0])", file=sys.stderr)
-            raise SystemExit(2)
-    return as_json, samples
+GROUPS = ("irqlat", "doorbell", "vSGI", "hcall")
 
 
-def main() -> int:
-    as_json, n = parse_args(sys.argv[1:])
+def ceilings() -> dict[str, float]:
+    """Row name -> ceiling of its mean (virtual ns), from bench/budgets.toml [hotpaths]."""
+    doc = tomllib.loads((ROOT / "bench" / "budgets.toml").read_text())
+    return {str(k): float(v) for k, v in doc.get("hotpaths", {}).items()}
+
+
+def check(table: list[dict[str, object]], limits: dict[str, float]) -> list[str]:
+    """The rows whose mean is above their ceiling, as messages."""
+    over = []
+    for t in table:
+        limit = limits.get(str(t["path"]))
+        mean = t["mean_ns"]
+        if limit is not None and isinstance(mean, float) and mean > limit:
+            over.append(f"{t['path']}: mean {mean:.1f} ns is above its ceiling of {limit:g} ns")
+    return over
+
+
+def _ceiling(text: str) -> tuple[str, float]:
+    path, _, value = text.rpartition("=")
+    try:
+        return path.strip(), float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not PATH=NS: {text!r}") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--only", default=",".join(GROUPS), help=f"comma-separated groups of rows ({', '.join(GROUPS)})")
+    ap.add_argument("--samples", type=int, default=1000, help="interrupts, rings or SGIs per row (hcall: x10 calls)")
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 when a row's mean is above its ceiling (bench/budgets.toml [hotpaths])")
+    ap.add_argument("--ceiling", type=_ceiling, action="append", default=[], metavar="PATH=NS",
+                    help="override one row's ceiling, e.g. 'irqlat wfi=150'")
+    args = ap.parse_args(argv)
+    only = {g.strip() for g in args.only.split(",") if g.strip()}
+    if only - set(GROUPS):
+        ap.error(f"--only: unknown group(s) {', '.join(sorted(only - set(GROUPS)))}")
+    n = args.samples
     table: list[dict[str, object]] = []
-    for extra, label in (("", ""), (REGULATOR, " +regulator")):
+    for extra, label in (("", ""), (REGULATOR, " +regulator")) if "irqlat" in only else ():
         for wait in ("wfi", "busy"):
             r = results("irqlat", f"{{samples: {n}, period_us: 100, wait: {wait}}}", extra, "-bw" if extra else "")[0]
             name = f"irqlat {wait}"
@@ -139,7 +169,7 @@ def main() -> int:
                              before_ns=BEFORE.get(name) if not extra else None,
                              prev_ns=PREV.get(name) if not extra else None,
                              bao_ns=BAO.get(name) if not extra else None))
-    for wait in ("wfi", "busy"):
+    for wait in ("wfi", "busy") if "doorbell" in only else ():
         r = results("doorbell", DOORBELL_PING.format(rounds=n, wait=wait),
                     DOORBELL_PEER.format(rounds=n, wait=wait))[0]
         table.append(row(f"doorbell {wait}", min_ns=int(r["min_ns"]), mean_ns=float(r["mean_ns"]),
@@ -148,22 +178,25 @@ def main() -> int:
             continue  # the round trip then waits for QEMU's round-robin to leave the spinning CPU (-icount)
         table.append(row(f"doorbell {wait} rtt", min_ns=int(r["rt_min_ns"]), mean_ns=float(r["rt_mean_ns"]),
                          max_ns=int(r["rt_max_ns"])))
-    for wait in ("wfi", "busy"):
+    for wait in ("wfi", "busy") if "vSGI" in only else ():
         r = results("sgilat", f"{{samples: {n}, wait: {wait}}}", tag=f"-{wait}", cpus="0, 1")[0]
         table.append(row(f"vSGI {wait}", min_ns=int(r["min_ns"]), mean_ns=float(r["mean_ns"]),
                          max_ns=int(r["max_ns"])))
-    rows = results("hcall", f"{{calls: {10 * n}}}")
-    nop = float(next(r["mean_ns"] for r in rows if r["kind"] == "nop"))
+    rows = results("hcall", f"{{calls: {10 * n}}}") if "hcall" in only else []
+    nop = float(next((r["mean_ns"] for r in rows if r["kind"] == "nop"), 0))
     for r in rows:
         if r["kind"] == "nop":
             continue
         mean = float(r["mean_ns"])
         table.append(row(f"hcall {r['kind']}", mean_ns=mean, hyp_insns=mean - nop, before_ns=BEFORE.get(r["kind"]),
                          prev_ns=PREV.get(r["kind"]), bao_ns=BAO.get(r["kind"])))
-    if as_json:
+    over = check(table, {**ceilings(), **dict(args.ceiling)}) if args.check else []
+    for msg in over:
+        print(f"bench/hotpaths.py: {msg}", file=sys.stderr)
+    if args.json:
         json.dump(table, sys.stdout, indent=2)
         print()
-        return 0
+        return 1 if over else 0
     print("Hot paths, virtual time (-icount shift=0: 1 instruction = 1 ns; QEMU models no caches)")
     print(f"{'path':<24} {'min':>7} {'mean':>9} {'max':>7} {'hyp insns':>10} {'before':>8} {'prev':>6} {'Bao':>6}")
     for t in table:
@@ -172,7 +205,7 @@ def main() -> int:
             return format(v, fmt) if v is not None else "-"
         print(f"{t['path']:<24} {f('min_ns', 'd'):>7} {f('mean_ns', '.1f'):>9} {f('max_ns', 'd'):>7} "
               f"{f('hyp_insns', '.1f'):>10} {f('before_ns', '.0f'):>8} {f('prev_ns', '.0f'):>6} {f('bao_ns', '.0f'):>6}")
-    return 0
+    return 1 if over else 0
 
 
 if __name__ == "__main__":

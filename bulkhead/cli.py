@@ -260,8 +260,13 @@ def cmd_run(args: argparse.Namespace) -> int:
                          f"docs/debugging.md)\n")
     stream: TextIO | None = None if args.quiet else (sys.stderr if args.json else sys.stdout)
     view = None
+    poke = None
     if args.stats:
-        interactive = False  # stdin becomes the pipe that sends the console commands
+        # Ctrl-T b only where something is regulated (else the hypervisor answers "no VM is
+        # regulated" every time); stdin is then the pipe that sends it, and what is typed
+        # goes into the same pipe (runner.supervise)
+        if bandwidth.regulated(load_system(args.config)):
+            poke = (bandwidth.STATS_POKE, 0.25)
         if args.icount is None:
             sys.stderr.write(f"bulkhead: warning: {bandwidth.stats_host_time_warning()}\n")
         view = bandwidth.StatsView(stream, sys.stderr, bandwidth.stats_timebase(args.icount))
@@ -269,7 +274,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         result = runner.run(
             args.config, timeout=args.timeout, icount=args.icount, out=args.out, gdb=gdb, gdb_port=port,
-            interactive=interactive, stream=stream, poke=(bandwidth.STATS_POKE, 0.25) if view else None,
+            interactive=interactive, stream=stream, poke=poke,
             boot=args.boot, until=args.until, netdev=args.netdev, model=args.model,
         )
     finally:

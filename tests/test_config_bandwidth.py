@@ -127,7 +127,8 @@ def test_python_and_c_agree(tmp_path: Path) -> None:
                       + "\n".join(body) + "\nreturn 0; }\n")
     exe = tmp_path / "drv"
     subprocess.run([cc, "-std=c11", "-O1", f"-I{ROOT / 'hypervisor'}", str(driver),
-                    str(ROOT / "hypervisor/isolation/bw_budget.c"), "-o", str(exe)], check=True)
+                    str(ROOT / "hypervisor/isolation/bw_budget.c"), str(ROOT / "hypervisor/lib/div128.c"),
+                    "-o", str(exe)], check=True)
     out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.splitlines()
     for line, (mbps, period, bpe, budget, n, weights) in zip(out, cases, strict=True):
         shares, rest = bandwidth.split(budget, n, tuple(weights) if weights else None)
@@ -627,7 +628,7 @@ def test_stats_view() -> None:
 
 @pytest.mark.parametrize("icount", [None, 0, 3])
 def test_run_stats_time_base(icount: int | None, monkeypatch: pytest.MonkeyPatch,
-                             capsys: pytest.CaptureFixture[str]) -> None:
+                             capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """`run --stats` names the time base of its figures; without --icount it
     warns once on stderr, before QEMU runs, that they are host-time artefacts."""
     from bulkhead.run import runner
@@ -636,12 +637,16 @@ def test_run_stats_time_base(icount: int | None, monkeypatch: pytest.MonkeyPatch
 
     def fake_run(config: Path, **kwargs: Any) -> runner.RunResult:
         seen.append(capsys.readouterr().err)  # what was printed before the run
+        assert kwargs["poke"] == (bandwidth.STATS_POKE, 0.25)  # regulated: Ctrl-T b every 0.25 s
         kwargs["stream"].write("[bulkhead] bw vm=bw vcpu=0 last=16005345 max=16005345 mean=1 throttled=0 "
                                "stalled_us=0\n")
         kwargs["stream"].flush()
         return runner.RunResult(0, False, "", True, 1, "", ())
 
     monkeypatch.setattr(runner, "run", fake_run)
+    # a regulated system: --stats pokes Ctrl-T b only when some VM is regulated
+    (tmp_path / "cfg.yaml").write_text((Path(__file__).parent / "configs" / "bw-basic.yaml").read_text())
+    monkeypatch.chdir(tmp_path)
     argv = ["run", "cfg.yaml", "--stats", "--timeout", "5"] + ([] if icount is None else ["--icount", str(icount)])
     assert cli.main(argv) == 0
     before, after = seen[0], capsys.readouterr().err

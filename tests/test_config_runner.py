@@ -151,3 +151,43 @@ def test_uboot_boot_needs_qemu_virt(tmp_path: Path) -> None:
                                        "machine is 'xlnx-zcu102,virtualization=on'"):
         run(config, timeout=10, out=tmp_path / "out", boot="uboot")
     assert not (tmp_path / "out").exists()
+
+
+def test_supervise_poke_keeps_a_terminals_input() -> None:
+    """`run --stats` on a terminal: the poke pipe carries what is typed too
+    (before, stdin became the pipe and console input was silently off)."""
+    import pty
+    import subprocess
+
+    child = ("import sys\n"
+             "got = b''\n"
+             "while b'typed' not in got:\n"
+             "    got += sys.stdin.buffer.read1(64)\n"
+             "print(repr(got))\n")
+    driver = ("import sys\n"
+              "from bulkhead.run.runner import supervise\n"
+              f"rc, _, out = supervise([sys.executable, '-c', {child!r}], timeout=20, interactive=True, "
+              "poke=(b'P', 60.0))\n"
+              "sys.stderr.write('OUT:' + out)\n")
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-c", driver], stdin=slave, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=Path(__file__).resolve().parent.parent)
+    os.close(slave)
+    time.sleep(1.0)
+    os.write(master, b"typed")
+    _, err = proc.communicate(timeout=30)
+    os.close(master)
+    assert proc.returncode == 0, err
+    out = err.decode().split("OUT:", 1)[1]
+    assert "P" in out and "typed" in out, out
+
+
+def test_stats_pokes_only_a_regulated_system() -> None:
+    """`run --stats` sends Ctrl-T b only when some VM is regulated (the
+    hypervisor otherwise answers "bw: no VM is regulated" four times a second)."""
+    from bulkhead.config import bandwidth
+    from bulkhead.layout.load import load_system
+
+    root = Path(__file__).resolve().parent
+    assert not bandwidth.regulated(load_system(root.parent / "configs" / "dual.yaml"))
+    assert bandwidth.regulated(load_system(root / "configs" / "bw-basic.yaml"))

@@ -34,7 +34,7 @@ TARGETS: dict[str, list[str]] = {
     # what a client controls in shared I/O: its ring slots, and the I/O VM's scheduler
     "fuzz_ioring": ["../guests/lib/ioring.c", "../guests/iovm/iosched.c"],
     "fuzz_fdt": ["lib/fdt.c"],
-    "fuzz_bw_split": ["isolation/bw_budget.c"],
+    "fuzz_bw_split": ["isolation/bw_budget.c", "lib/div128.c"],
     "fuzz_hypercall": ["core/hypercall.c", "core/vpsci.c", "lib/format.c"],
     # the common vGIC and every front end, against models of the physical GIC
     "fuzz_vgic": sorted(str(p.relative_to(HYP)) for p in (HYP / "core").glob("vgic*.c")),

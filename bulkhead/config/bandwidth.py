@@ -615,6 +615,12 @@ def _fmt_mbps(x: float) -> str:
 BW_HEAD = ("VM", "VCPU", "PERIOD", "EVENT", "EVENTS/PERIOD", "MB/S", "WEIGHT", "OPTIONS")
 
 
+def regulated(system: Resolved) -> bool:
+    """Whether any VM of the system has a bandwidth regulator."""
+    p = system.platform
+    return p.bandwidth is not None and any(plan(p, vm) is not None for vm in system.spec.vms)
+
+
 def report_parts(system: Resolved) -> tuple[list[str], list[tuple[str, ...]], list[str]] | None:
     """The bandwidth part of ``bulkhead check`` as (lines before the table,
     its rows under BW_HEAD, lines after it); None when no VM is regulated."""

@@ -161,14 +161,19 @@ def supervise(
     Output is copied to ``stream`` as it arrives. ``interactive``: stdin is
     passed through (and a terminal's settings are restored afterwards);
     ``poke = (data, interval)``: stdin is a pipe that receives ``data`` at
-    once and then every ``interval`` seconds (e.g. console commands);
-    otherwise stdin is /dev/null. ``until``: the process is killed as soon
+    once and then every ``interval`` seconds (e.g. console commands), and
+    with ``interactive`` what is typed too (the terminal in raw mode, as
+    QEMU would set it); otherwise stdin is /dev/null. ``until``: the process is killed as soon
     as the output matches (searched over the last 8 KiB as text arrives).
     """
     termios_state = _save_tty() if interactive else None
     stdin: int | None = None if interactive else subprocess.DEVNULL
+    forward = -1  # the terminal whose keys go into the poke pipe
     if poke is not None:
         stdin = subprocess.PIPE
+        if interactive and termios_state is not None:
+            forward = sys.stdin.fileno()
+            _raw_tty(forward)
     try:
         proc = procs.popen(argv, own_group=True, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     except OSError as exc:
@@ -183,6 +188,8 @@ def supervise(
         fd = proc.stdout.fileno()
         with selectors.DefaultSelector() as sel:
             sel.register(fd, selectors.EVENT_READ)
+            if forward >= 0:
+                sel.register(forward, selectors.EVENT_READ)
             while True:
                 wait = None if deadline is None else deadline - time.monotonic()
                 if wait is not None and wait <= 0:
@@ -194,7 +201,11 @@ def supervise(
                     if next_poke is not None:
                         to_poke = max(next_poke - time.monotonic(), 0.0)
                         wait = to_poke if wait is None else min(wait, to_poke)
-                if not sel.select(wait):
+                ready = {key.fd for key, _ in sel.select(wait)}
+                if forward in ready and not _forward_keys(proc, forward):
+                    sel.unregister(forward)
+                    forward = -1
+                if fd not in ready:
                     continue
                 data = os.read(fd, 65536)
                 if not data:
@@ -249,6 +260,29 @@ def _poke(proc: subprocess.Popen[bytes], poke: tuple[bytes, float]) -> float | N
     except (BrokenPipeError, OSError):
         return None
     return time.monotonic() + poke[1]
+
+
+def _forward_keys(proc: subprocess.Popen[bytes], tty: int) -> bool:
+    """Copies what was typed into QEMU's stdin pipe; False when either end is gone."""
+    assert proc.stdin is not None
+    data = os.read(tty, 4096)
+    if not data:
+        return False
+    try:
+        proc.stdin.write(data)
+        proc.stdin.flush()
+    except (BrokenPipeError, OSError):
+        return False
+    return True
+
+
+def _raw_tty(tty: int) -> None:
+    try:
+        import tty as tty_mod
+
+        tty_mod.setraw(tty)
+    except (ImportError, OSError):
+        pass
 
 
 def _save_tty() -> list[Any] | None:

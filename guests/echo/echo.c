@@ -12,7 +12,8 @@
  *         receive interrupt (a guest slower than the input: what arrives
  *         meanwhile must wait in the hypervisor, not be dropped);
  *         echo (default 0): 1 writes each character back as it arrives,
- *         Enter as a newline, like a terminal's echo.
+ *         Enter as a newline, like a terminal's echo;
+ *         wait_s (default 120): how long to wait for the lines.
  * Lines: "echo: ready" once the receive interrupt is enabled, then
  *        lines=1:  "echo: got '<line>'";
  *        lines>1:  "echo: line <i> len <n> fnv 0x<hash>" per line and
@@ -81,11 +82,13 @@ static bool echo_done(void *arg)
 int main(const char *params)
 {
 	u32 bytes = 0;
+	u64 wait_s;
 
 	(void)params;
 	want = (u32)param_u64("lines", 1);
 	line_delay_us = (u32)param_u64("line_delay_us", 0);
 	echo_typed = (u32)param_u64("echo", 0);
+	wait_s = param_u64("wait_s", 120);
 	if (want < 1 || want > MAX_LINES)
 		want = 1;
 	gic_init();
@@ -97,7 +100,7 @@ int main(const char *params)
 	}
 	mmio_write32(UART_BASE + UART_IMSC, UART_INT_RX | UART_INT_RT);
 	printf("echo: ready\n");
-	if (!timer_wait_until(echo_done, NULL, 120ull * NSEC_PER_SEC)) {
+	if (!timer_wait_until(echo_done, NULL, wait_s * NSEC_PER_SEC)) {
 		printf("echo: FAIL (timeout after %u lines)\n", nlines);
 		return 1;
 	}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Guest data-cache maintenance by set/way (DC ISW, DC CSW, DC CISW), trapped
- * with HCR_EL2.TSW. See docs/ARCHITECTURE.md, "Cache maintenance".
+ * with HCR_EL2.TSW. See docs/design.md, "Cache and TLB maintenance".
  */
 #ifndef CORE_SETWAY_H
 #define CORE_SETWAY_H

@@ -86,7 +86,15 @@ void vgic_clear_pending_locked(struct vm *vm, struct vcpu *v, u32 intid)
 
 void vgic_vm_setup(struct vm *vm)
 {
-	static const struct vgic_ops *const fronts[] = { &vgic_v3_ops, &vgic_v2_ops };
+	/* only the physical GIC's version's front end is built (Makefile GIC=) */
+	static const struct vgic_ops *const fronts[] = {
+#if !defined(GIC_VERSION) || GIC_VERSION == 3
+		&vgic_v3_ops,
+#endif
+#if !defined(GIC_VERSION) || GIC_VERSION == 2
+		&vgic_v2_ops,
+#endif
+	};
 	u32 version = gic_version();
 
 	vm->vgic.ops = NULL;

@@ -794,7 +794,7 @@ static void bw_hc_set(struct vcpu *v)
 	f->x[0] = BH_OK;
 }
 
-static void bw_dump(void)
+static __cold void bw_dump(void)
 {
 	bool any = false;
 
@@ -820,7 +820,7 @@ static void bw_dump(void)
 
 /* --- initialisation ------------------------------------------------------ */
 
-void bw_init(void)
+__cold void bw_init(void)
 {
 	u32 variant = 0;
 	u64 start;
@@ -897,7 +897,7 @@ void bw_init(void)
  * the console (once per VM and core type). Returns the interval of the looks
  * at the counter in us (0: none).
  */
-static u32 bw_choose_events(struct bw_cpu *c, const struct cfg_bw *cfg)
+static __cold u32 bw_choose_events(struct bw_cpu *c, const struct cfg_bw *cfg)
 {
 	u32 missing = BW_NO_EVENT;
 	u32 ncpus = c->v->vm->cfg->ncpus;
@@ -939,7 +939,7 @@ static u32 bw_choose_events(struct bw_cpu *c, const struct cfg_bw *cfg)
 	return bw_sys->fallback_poll_us;
 }
 
-void bw_cpu_init(void)
+__cold void bw_cpu_init(void)
 {
 	struct bw_cpu *c = bw_this();
 	const struct cfg_bw *cfg;

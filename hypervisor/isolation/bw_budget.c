@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "isolation/bw_budget.h"
 
+#include "lib/div128.h"
+
 u64 bw_events_from_mbps(u64 mbps, u64 period_us, u64 bytes_per_event)
 {
-	unsigned __int128 bytes = (unsigned __int128)mbps * period_us;
 	u64 events;
 
 	if (!bytes_per_event)
 		return 1;
-	bytes /= bytes_per_event;
-	events = bytes > (unsigned __int128)~0ull ? ~0ull : (u64)bytes;
+	events = muldiv64(mbps, period_us, bytes_per_event);
 	return events ? events : 1;
 }
 
@@ -30,7 +30,7 @@ u64 bw_split(u64 budget, u32 n, const u32 *weights, u32 *share)
 		u64 s;
 
 		if (weights)
-			s = (u64)(((unsigned __int128)budget * weights[i]) / 100u);
+			s = muldiv64(budget, weights[i], 100u);
 		else
 			s = budget / n + (i < budget % n ? 1 : 0);
 		share[i] = bw_clamp32(s);
@@ -56,20 +56,20 @@ bool bw_settings_ok(u64 period_us, u64 budget, u32 n, const u32 *weights, u32 fl
 
 u64 bw_boundary(u64 start, u32 period_us, u64 hz, u64 k)
 {
-	unsigned __int128 t = (unsigned __int128)k * period_us * hz;
+	u128 t = (u128)k * period_us * hz;
 
-	return start + (u64)(t / BW_US_PER_S);
+	return start + (u64)div128(t, BW_US_PER_S, NULL);
 }
 
 u64 bw_period_at(u64 start, u32 period_us, u64 hz, u64 t)
 {
-	unsigned __int128 scaled;
+	u128 scaled;
 	u64 k;
 
 	if (t < start || !period_us || !hz)
 		return 0;
-	scaled = (unsigned __int128)(t - start) * BW_US_PER_S;
-	k = (u64)(scaled / ((unsigned __int128)period_us * hz));
+	scaled = (u128)(t - start) * BW_US_PER_S;
+	k = (u64)div128(scaled, (u128)period_us * hz, NULL);
 	/* rounding of the boundaries: make sure boundary(k) <= t < boundary(k + 1) */
 	while (k && bw_boundary(start, period_us, hz, k) > t)
 		k--;
@@ -80,11 +80,12 @@ u64 bw_period_at(u64 start, u32 period_us, u64 hz, u64 t)
 
 static void bw_clock_set(struct bw_clock *c, u64 k)
 {
-	unsigned __int128 t = (unsigned __int128)(k + 1) * c->period_us * c->hz;
+	u128 frac;
+	u128 t = div128((u128)(k + 1) * c->period_us * c->hz, BW_US_PER_S, &frac);
 
 	c->epoch = k;
-	c->deadline = c->start + (u64)(t / BW_US_PER_S);
-	c->frac = (u64)(t % BW_US_PER_S);
+	c->deadline = c->start + (u64)t;
+	c->frac = (u64)frac;
 }
 
 void bw_clock_init(struct bw_clock *c, u64 start, u32 period_us, u64 hz, u64 now)

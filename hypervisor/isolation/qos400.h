@@ -23,6 +23,7 @@ struct qos400_fw {
 	s64 (*read)(u64 pa, u32 *value);
 };
 
+#if !defined(BULKHEAD_QOS) || BULKHEAD_QOS
 /* board_init: the firmware path of this board (none: CFG_QOS_SMC
  * regulators are a boot error). */
 void qos400_set_fw(const struct qos400_fw *fw);
@@ -30,5 +31,17 @@ void qos400_set_fw(const struct qos400_fw *fw);
 /* Boot CPU, after board_init() and before the VMs start: programs and
  * verifies every regulator of the configuration, registers the hypercalls. */
 void qos400_init(void);
+#else
+/* A platform without QoS-400 regulators (Makefile QOS=0): nothing is built,
+ * BH_HC_QOS_SET/GET are unknown calls, Ctrl-T q an unknown command. */
+static inline void qos400_set_fw(const struct qos400_fw *fw)
+{
+	(void)fw;
+}
+
+static inline void qos400_init(void)
+{
+}
+#endif
 
 #endif

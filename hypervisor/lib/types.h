@@ -30,6 +30,7 @@ typedef int64_t s64;
 #define SZ_1G  0x40000000ull
 
 #define __unused       __attribute__((unused))
+#define __cold         __attribute__((cold)) /* set-up code in a hot file: built for size */
 #define __noreturn     __attribute__((noreturn))
 #define __aligned(n)   __attribute__((aligned(n)))
 #define __section(s)   __attribute__((section(s)))

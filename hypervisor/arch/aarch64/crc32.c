@@ -32,6 +32,20 @@ u32 arch_crc32_update(u32 crc, const void *buf, size_t len)
 		crc = arch_crc32_byte(crc, *p++);
 		len--;
 	}
+	/* 64 bytes a step: four LDP and eight CRC32X, a quarter of the loop
+	 * overhead of one word a step over a boot payload of tens of MiB */
+	for (; len >= 64; len -= 64, p += 64) {
+		const u64 *w = (const void *)p;
+
+		crc = arch_crc32_dword(crc, w[0]);
+		crc = arch_crc32_dword(crc, w[1]);
+		crc = arch_crc32_dword(crc, w[2]);
+		crc = arch_crc32_dword(crc, w[3]);
+		crc = arch_crc32_dword(crc, w[4]);
+		crc = arch_crc32_dword(crc, w[5]);
+		crc = arch_crc32_dword(crc, w[6]);
+		crc = arch_crc32_dword(crc, w[7]);
+	}
 	for (; len >= 8; len -= 8, p += 8)
 		crc = arch_crc32_dword(crc, *(const u64 *)(const void *)p);
 	while (len--)

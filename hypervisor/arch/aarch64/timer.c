@@ -2,6 +2,7 @@
 #include "arch/aarch64/timer.h"
 
 #include "arch/aarch64/sysregs.h"
+#include "lib/div128.h"
 
 u64 timer_freq(void)
 {
@@ -23,12 +24,12 @@ u64 timer_ticks_to_ns(u64 ticks)
 {
 	u64 hz = timer_freq();
 
-	return (u64)(((unsigned __int128)ticks * 1000000000u) / hz);
+	return (u64)div128((u128)ticks * 1000000000u, hz, NULL);
 }
 
 u64 timer_ns_to_ticks(u64 ns)
 {
 	u64 hz = timer_freq();
 
-	return (u64)(((unsigned __int128)ns * hz) / 1000000000u);
+	return (u64)div128((u128)ns * hz, 1000000000u, NULL);
 }

@@ -176,10 +176,11 @@
  * Two copies of the table: el2_vectors, and el2_vectors_pmu for a CPU whose
  * hypervisor counters stop at EL2 during its own work (arch/aarch64/pmu.c
  * switches VBAR_EL2): only that copy's paths toggle the counters' filters
- * (pmu_el2), the others pay nothing.
+ * (pmu_el2), the others pay nothing. The two tables are adjacent in
+ * .text.vectors (linker.lds.in places it 2 KiB-aligned after the boot
+ * code), their paths (vector_paths) in .text: no alignment padding between.
  */
-.macro vector_table name, s, pmu
-	.text
+.macro vector_table name, s
 	.balign 0x800
 	.global \name
 \name:
@@ -200,7 +201,9 @@
 	guest_irq_vector \s
 	guest_irq_vector \s
 	guest_vector trap_guest_serror, \s
+.endm
 
+.macro vector_paths s, pmu
 /* Not for the sync fast path, or declined by it: x0-x19 and x30 are saved,
  * x19 = ESR_EL2, x20-x29 still hold the guest's values (callee-saved):
  * complete the frame. */
@@ -249,8 +252,13 @@ guest_restore\s:
 	.endif
 .endm
 
-	vector_table el2_vectors, , 0
-	vector_table el2_vectors_pmu, _pmu, 1
+	.section .text.vectors, "ax"
+	vector_table el2_vectors,
+	vector_table el2_vectors_pmu, _pmu
+
+	.text
+	vector_paths , 0
+	vector_paths _pmu, 1
 
 /* void guest_enter(struct frame *frame): whichever table the CPU uses */
 	.global guest_enter

@@ -1,0 +1,50 @@
+# SPDX-License-Identifier: Apache-2.0
+"""bench/hotpaths.py --check (issue #26 item 4): the hot paths' recorded
+ceilings (bench/budgets.toml [hotpaths]) hold on a short sample, and the
+check exits non-zero, naming the row, when a ceiling is below the
+measurement. Virtual time under -icount shift=0: deterministic."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _hotpaths():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("bench_hotpaths", ROOT / "bench" / "hotpaths.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_hypercall_ceilings_hold_and_the_check_fails_below_them(capsys: pytest.CaptureFixture[str]) -> None:
+    hp = _hotpaths()
+    limits = hp.ceilings()
+    assert {"irqlat wfi", "irqlat busy +regulator", "hcall vendor", "hcall psci"} <= set(limits)
+    assert hp.main(["--check", "--only", "hcall", "--samples", "20", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert "above its ceiling" not in err
+    import json
+    rows = {r["path"]: r for r in json.loads(out)}
+    vendor = rows["hcall vendor"]["mean_ns"]
+    assert 0 < vendor <= limits["hcall vendor"]
+    # a ceiling one below the measurement: exit 1, the row and both figures named
+    assert hp.main(["--check", "--only", "hcall", "--samples", "20", "--json",
+                    "--ceiling", f"hcall vendor={vendor - 1:g}"]) == 1
+    err = capsys.readouterr().err
+    assert f"hcall vendor: mean {vendor:.1f} ns is above its ceiling of {vendor - 1:g} ns" in err
+
+
+def test_check_logic_on_rows() -> None:
+    hp = _hotpaths()
+    table = [{"path": "irqlat wfi", "mean_ns": 160.0}, {"path": "hcall vendor", "mean_ns": 67.0},
+             {"path": "unlisted", "mean_ns": 1e9}]
+    assert hp.check(table, {"irqlat wfi": 165.0, "hcall vendor": 70.0}) == []
+    assert hp.check(table, {"irqlat wfi": 159.0}) == ["irqlat wfi: mean 160.0 ns is above its ceiling of 159 ns"]
