@@ -29,6 +29,7 @@ until the whole matrix is done).
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import signal
@@ -66,7 +67,11 @@ _SETPRIV = shutil.which("setpriv")
 def tied(argv: Sequence[str]) -> list[str]:
     """``argv`` run so that it gets SIGKILL when its parent ends (as is, where
     setpriv is missing: not Linux)."""
-    return [_SETPRIV, "--pdeathsig", "KILL", "--", *argv] if _SETPRIV else list(argv)
+    if not _SETPRIV:
+        return list(argv)
+    if shutil.which(argv[0]) is None:  # as Popen would, not setpriv's own exec error
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), argv[0])
+    return [_SETPRIV, "--pdeathsig", "KILL", "--", *argv]
 
 
 def stopping() -> int | None:
