@@ -12,6 +12,7 @@ is instruction counts, not interference through the memory system.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -54,7 +55,10 @@ LATE_US_MAX = 100_000
 def boot_pair(mode: str, ms: int = 300, attacker: str | None = None) -> RunResult:
     """The victim beside the attack guest in `mode` (or the VM body
     `attacker`: its cpus, guest, params...) under -icount shift=0."""
-    out = REPO_ROOT / "build" / "qemu-tests" / f"attack-{mode}"
+    # per xdist worker: the module's `quiet` baseline runs once on each
+    # worker, and two workers must not write one config and build at once
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    out = REPO_ROOT / "build" / "qemu-tests" / f"attack-{mode}{'-' + worker if worker else ''}"
     out.mkdir(parents=True, exist_ok=True)
     cfg = out / f"attack-{mode}.yaml"
     body = attacker if attacker is not None else ATTACK.format(mode=mode, ms=ms)
