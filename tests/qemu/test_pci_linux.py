@@ -16,6 +16,7 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
 from qconsole import Console
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -41,6 +42,8 @@ vms:
 """
 
 
+@pytest.mark.xfail(reason="open (issue #25 item 3): the block read back differs from the one written "
+                          "(md5 mismatch, no DMA fault) at the tip of main; under investigation", strict=False)
 def test_linux_colored_vm_moves_data_through_its_nvme() -> None:
     assert (ARTEFACTS / "Image").is_file(), "run scripts/setup.sh first (Linux artefacts)"
     mods = ARTEFACTS / "pcimods.cpio.gz"
