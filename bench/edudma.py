@@ -46,6 +46,7 @@ CONFIG = """platform: qemu-virt
     memory:
       - {{ipa: 0x40000000, size: 2M}}
     guest: edudma
+    introspection: true
     pci: [{{qemu: edu}}]
     params: {{mode: bench, dma: {dma}, count: {count}, bytes: 4096}}
 """

@@ -288,6 +288,7 @@ def test_telemetry_beside_busy_neighbours() -> None:
 DMA_FLOOD = """\
     cpus: [1]
     guest: edudma
+    introspection: true
     pci: [{qemu: edu}, {qemu: edu}, {qemu: edu}, {qemu: edu}]
     params: {mode: flood, ms: 300, unmapped: 0x100000000}
 """

@@ -136,7 +136,7 @@ def flood_config(n: int) -> str:
     """n clients on QEMU virt, the last of which floods (1500 frames of 1000
     bytes); capacity 2000 frames/s, equal weights."""
     names = ["alice", "bob", "carol", "dave"][:n - 1] + ["mallory"]
-    vms = ["  - {name: iovm, cpus: [0], memory: [{ipa: 0x40000000, size: 16M}], guest: iovm, devices: [virtio31]}\n"]
+    vms = ["  - {name: iovm, cpus: [0], memory: [{ipa: 0x40000000, size: 16M}], guest: iovm, devices: [virtio31], introspection: true}\n"]
     clients = []
     for i, vm in enumerate(names):
         params = "{mode: flood, frames: 1500, size: 1000}" if vm == "mallory" else "{frames: 100, window: 16}"

@@ -51,6 +51,7 @@ def attacker(dma: str, colors: str = "") -> str:
     memory:
       - {{ipa: 0x40000000, size: 2M}}
 {colors}    guest: edudma
+    introspection: true
     pci: [{{qemu: edu}}]
     params: {{dma: {dma}, intx: 36, victim: {VICTIM_PA + 0x100000:#x}, hyp: {HYP_PA:#x}, unmapped: {UNMAPPED:#x}}}
 """
@@ -93,6 +94,7 @@ def test_two_vms_one_bus_each_sees_only_its_function_and_cannot_move_its_bar() -
     memory:
       - {{ipa: 0x40000000, size: 16M, pa: {pa:#x}}}
     guest: edudma
+    introspection: true
     pci: [{{qemu: edu}}]
     params: {{mode: bar, bar_target: {other_pa:#x}}}
 """
