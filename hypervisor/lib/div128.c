@@ -20,6 +20,13 @@ u128 div128(u128 n, u128 d, u128 *rem)
 			*rem = n;
 		return 0;
 	}
+	if (!(n >> 64)) { /* both fit in 64 bits: one hardware division */
+		u64 q64 = (u64)n / (u64)d;
+
+		if (rem)
+			*rem = (u64)n - q64 * (u64)d;
+		return q64;
+	}
 	/* align d's top bit with n's, then one quotient bit per step */
 	shift = div128_bits(n) - div128_bits(d);
 	d <<= shift;
