@@ -323,26 +323,15 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
             c.error(join(vm.path, "ida"), f"VM '{vm.name}': 'ida: [period]' needs a 'bandwidth' "
                     "reservation (its periods)")
 
-    # memory bandwidth reservation
-    bw_errors, bw_warnings = bandwidth.check(s)
-    c.diags += bw_errors
-    s.warnings.extend(bw_warnings)
-
-    # device QoS (QoS-400)
-    qos_errors, qos_warnings = qos.check(s)
-    c.diags += qos_errors
-    s.warnings.extend(qos_warnings)
-
-    # DSU L3 way partitions
+    # the mechanisms' own checks, each (errors, warnings): memory bandwidth
+    # reservation, device QoS (QoS-400), PCI functions (docs/pci.md), DMA
+    # isolation (SMMUs, docs/dma.md)
+    for check in (bandwidth.check, qos.check, pci.check, dma.check):
+        errors, warnings = check(s)
+        c.diags += errors
+        s.warnings.extend(warnings)
+    # DSU L3 way partitions (errors only)
     c.diags += dsu.check(s)
-    # PCI functions (docs/dma.md "PCI")
-    pci_errors, pci_warnings = pci.check(s)
-    c.diags += pci_errors
-    s.warnings.extend(pci_warnings)
-    # DMA isolation (SMMUs, docs/dma.md)
-    dma_errors, dma_warnings = dma.check(s)
-    c.diags += dma_errors
-    s.warnings.extend(dma_warnings)
 
     c.raise_if_any()
 
