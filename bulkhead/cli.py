@@ -345,7 +345,7 @@ def _model_output(args: argparse.Namespace, path: Path, result: runner.RunResult
         doc.update(_run_doc(result))
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
-        sys.stdout.write(cachemodel.table(report, cachemodel.period_of(system)))
+        sys.stdout.write(cachemodel.table(report, cachemodel.period_of(system), system))
     sys.stderr.write(f"bulkhead: cache model report: {path}\n")
 
 

@@ -273,8 +273,9 @@ def test_timing_figures(tmp_path: Path) -> None:
     assert "model_dram_bytes_per_period" not in m  # the victim is not regulated
     assert all("(modelled)" in cachemodel.MODEL_COLUMNS[k] for k in
                ("model_time_ns", "model_slowdown", "model_interf_dram_bytes_per_period"))
-    text = cachemodel.table(interf, 100)
+    text = cachemodel.table(interf, 100, system)
     assert "MODELLED NS" in text and "every figure modelled" in text
+    assert "regulated: interf: bounded by CPU cycles" in text
 
 
 def test_experiment_model_slowdown(tmp_path: Path) -> None:

@@ -494,11 +494,18 @@ def timing_rows(report: Report) -> list[list[str]]:
 TIMING_COLUMNS = ("VM", "SCOPE", "MODELLED NS", "INSNS", "STALL NS", "QUEUE NS", "DRAM LINES")
 
 
-def table(report: Report, period_us: int) -> str:
+def table(report: Report, period_us: int, system: System | None = None) -> str:
+    """The report as text tables; with ``system``, a line per regulated VM
+    naming the unit that bounded it and its modelled DRAM bytes per period."""
     text = _grid([list(COLUMNS), *rows(report, period_us)]) + "\n" + _grid([list(CPU_COLUMNS), *cpu_rows(report)])
     timed = timing_rows(report)
     if timed:
         text += "\n" + _grid([list(TIMING_COLUMNS), *timed]) + f"(timing model: every figure {MODELLED})\n"
+    if system is not None:
+        for o in report.owners:
+            reg = regulation(report, system, o.name) if o.kind == "vm" else None
+            if reg is not None:
+                text += f"regulated: {reg['bound']}\n"
     return f"{text}(DRAM B/PERIOD: per {period_us} us of virtual time. {CAVEAT})\n"
 
 
