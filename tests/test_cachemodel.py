@@ -305,3 +305,34 @@ def test_experiment_model_slowdown(tmp_path: Path) -> None:
     assert float(rows["solo"]["model_slowdown"]) == pytest.approx(1.0)
     assert float(rows["again"]["model_slowdown"]) == pytest.approx(1.5)
     assert float(rows["again"]["model_time_ns"]) == pytest.approx(300_000.0)
+
+
+@pytest.mark.parametrize("old, new, expected", [
+    ("    cpi: 1.0 ", "    cpi: 0 ", "model.timing.cpi: expected cycles per instruction (a number > 0), got"),
+    ("    cpi: 1.0 ", "    cpi: fast ", "model.timing.cpi: expected cycles per instruction (a number > 0)"),
+    ("row_conflict: 96}", "conflict: 96}", "model.timing.dram_ns.conflict: unknown key 'conflict'"),
+    ("    window_ns: 1000 ", "    window_ns: 10 ", "model.timing.window_ns: the window must hold at least one 64 B line"),
+    ("    window_ns: 1000 ", "    windows: 1000 ", "model.timing.windows: unknown key 'windows'"),
+    ("    l1d: {size: 32K, ways: 4, line: 64}   # the A53", "    l1d: {size: 48K, ways: 4, line: 64}   # the A53",
+     "model.timing.l1d.size: the L1D size must be a power-of-two number of sets"),
+])
+def test_timing_section_errors(old: str, new: str, expected: str, tmp_path: Path) -> None:
+    """model.timing: located errors, nothing else changes."""
+    def edit(t: str) -> str:
+        assert old in t
+        return t.replace(old, new)
+    d = platform_dir(tmp_path, edit)
+    with pytest.raises(ConfigError) as exc:
+        load_system(CONFIGS / "one-hello.yaml", guest_sources=None, platforms_dir=d)
+    assert expected in str(exc.value) and "qemu-virt.yaml:" in str(exc.value)
+
+
+def test_map_text_timing() -> None:
+    """The timing model's map lines: ps per instruction (CPI / clock), the
+    latencies, one line at the sustainable bandwidth, the window; the
+    timing-only L1D (the model has none)."""
+    system = load_system(CONFIGS / "model-interf.yaml", guest_sources=None)
+    lines = cachemodel.map_text(system).splitlines()
+    assert "timing 833 14000 82000 68000 96000 16000 1000000" in lines
+    assert "timing_l1d 0x8000 4 64" in lines
+    assert not any(line.startswith("regulator ") for line in lines)  # no ELF: no period addresses
