@@ -310,7 +310,7 @@ def test_experiment_model_slowdown(tmp_path: Path) -> None:
 @pytest.mark.parametrize("old, new, expected", [
     ("    cpi: 1.0 ", "    cpi: 0 ", "model.timing.cpi: expected cycles per instruction (a number > 0), got"),
     ("    cpi: 1.0 ", "    cpi: fast ", "model.timing.cpi: expected cycles per instruction (a number > 0)"),
-    ("row_conflict: 96}", "conflict: 96}", "model.timing.dram_ns.conflict: unknown key 'conflict'"),
+    ("row_conflict: 94}", "conflict: 94}", "model.timing.dram_ns.conflict: unknown key 'conflict'"),
     ("    window_ns: 1000 ", "    window_ns: 10 ", "model.timing.window_ns: the window must hold at least one 64 B line"),
     ("    window_ns: 1000 ", "    windows: 1000 ", "model.timing.windows: unknown key 'windows'"),
     ("    l1d: {size: 32K, ways: 4, line: 64}   # the A53", "    l1d: {size: 48K, ways: 4, line: 64}   # the A53",
@@ -333,6 +333,6 @@ def test_map_text_timing() -> None:
     timing-only L1D (the model has none)."""
     system = load_system(CONFIGS / "model-interf.yaml", guest_sources=None)
     lines = cachemodel.map_text(system).splitlines()
-    assert "timing 833 14000 82000 68000 96000 16000 1000000" in lines
+    assert "timing 833 14000 80000 66000 94000 16000 1000000" in lines
     assert "timing_l1d 0x8000 4 64" in lines
     assert not any(line.startswith("regulator ") for line in lines)  # no ELF: no period addresses
