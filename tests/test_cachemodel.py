@@ -276,6 +276,13 @@ def test_timing_figures(tmp_path: Path) -> None:
     text = cachemodel.table(interf, 100, system)
     assert "MODELLED NS" in text and "every figure modelled" in text
     assert "regulated: interf: bounded by CPU cycles" in text
+    text = cachemodel.table(interf, 100, system, solo)
+    assert "modelled slowdown of victim: 2.500 (against the baseline run; modelled)" in text
+    doc = cachemodel.document(interf, system, solo)
+    assert doc["derived"]["victim"]["model_slowdown"] == pytest.approx(2.5)
+    assert doc["derived"]["victim"]["model_time_ns"] == pytest.approx(500_000.0)
+    assert doc["derived"]["interf"]["regulation"]["label"] == "modelled"
+    assert cachemodel.document(interf, system)["derived"]["victim"]["model_slowdown"] is None
 
 
 def test_experiment_model_slowdown(tmp_path: Path) -> None:

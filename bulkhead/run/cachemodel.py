@@ -494,9 +494,10 @@ def timing_rows(report: Report) -> list[list[str]]:
 TIMING_COLUMNS = ("VM", "SCOPE", "MODELLED NS", "INSNS", "STALL NS", "QUEUE NS", "DRAM LINES")
 
 
-def table(report: Report, period_us: int, system: System | None = None) -> str:
+def table(report: Report, period_us: int, system: System | None = None, baseline: Report | None = None) -> str:
     """The report as text tables; with ``system``, a line per regulated VM
-    naming the unit that bounded it and its modelled DRAM bytes per period."""
+    naming the unit that bounded it and its modelled DRAM bytes per period;
+    with ``baseline`` (another run's report), each VM's modelled slowdown."""
     text = _grid([list(COLUMNS), *rows(report, period_us)]) + "\n" + _grid([list(CPU_COLUMNS), *cpu_rows(report)])
     timed = timing_rows(report)
     if timed:
@@ -506,6 +507,8 @@ def table(report: Report, period_us: int, system: System | None = None) -> str:
             reg = regulation(report, system, o.name) if o.kind == "vm" else None
             if reg is not None:
                 text += f"regulated: {reg['bound']}\n"
+    for name, value in slowdowns(report, baseline).items():
+        text += f"modelled slowdown of {name}: {value:.3f} (against the baseline run; {MODELLED})\n"
     return f"{text}(DRAM B/PERIOD: per {period_us} us of virtual time. {CAVEAT})\n"
 
 
@@ -516,14 +519,30 @@ def period_of(system: System) -> int:
     return min(periods, default=1000)
 
 
-def document(report: Report, system: System) -> dict[str, Any]:
+def slowdowns(report: Report, baseline: Report | None) -> dict[str, float]:
+    """Each VM's modelled slowdown against ``baseline`` (the VMs both runs
+    timed; nothing without a baseline)."""
+    out: dict[str, float] = {}
+    if baseline is None:
+        return out
+    names = {o.name for o in baseline.owners if o.kind == "vm"}
+    for o in report.owners:
+        if o.kind == "vm" and o.name in names:
+            value = slowdown(report, baseline, o.name)
+            if value is not None:
+                out[o.name] = value
+    return out
+
+
+def document(report: Report, system: System, baseline: Report | None = None) -> dict[str, Any]:
     """The report with derived figures, for ``--json`` and experiments."""
     period = period_of(system)
     doc = dict(report.raw)
     doc["caveat"] = CAVEAT
     doc["period_us"] = period
+    slow = slowdowns(report, baseline)
     doc["derived"] = {
-        o.name: {"model_time_ns": model_time_ns(report, o.name),
+        o.name: {"model_time_ns": model_time_ns(report, o.name), "model_slowdown": slow.get(o.name),
                  "regulation": regulation(report, system, o.name) if o.kind == "vm" else None,
                  "evicted_by_others": o.measured.evicted_by_others(o.name),
                  "evicted_by_hypervisor": o.measured.evicted_by.get(HYPERVISOR, 0),
