@@ -312,6 +312,8 @@ def test_experiment_model_slowdown(tmp_path: Path) -> None:
     assert float(rows["solo"]["model_slowdown"]) == pytest.approx(1.0)
     assert float(rows["again"]["model_slowdown"]) == pytest.approx(1.5)
     assert float(rows["again"]["model_time_ns"]) == pytest.approx(300_000.0)
+    kept = sorted((tmp_path / "out" / "logs").glob("*" + cachemodel.RUN_REPORT_SUFFIX))
+    assert len(kept) == 2 and cachemodel.load_report(kept[0]).raw["timing"]["unit"] == "ps"
 
 
 @pytest.mark.parametrize("old, new, expected", [

@@ -280,6 +280,9 @@ def execute(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, build_dir: Path, 
     rec.metrics = reduce_metrics(bench.guest, own_results, other_results)
     if model and result.model_report is not None and result.model_report.is_file():
         report = cachemodel.load_report(result.model_report)
+        # kept per run (the build directory's is the next run's): the
+        # per-period series for plots (docs/model.md "Data interface")
+        shutil.copyfile(result.model_report, log_path.with_suffix(cachemodel.RUN_REPORT_SUFFIX))
         system = load_system(cfg.path)
         rec.metrics.update(cachemodel.metrics(report, spec.critical, cachemodel.period_of(system), system))
 

@@ -40,6 +40,7 @@ API = ROOT / "build" / "qemu-plugin-api"  # QEMU's qemu-plugin.h, fetched by scr
 SOURCES = ROOT / "tools" / "cachemodel"
 MAP_NAME = "cachemodel.map"
 REPORT_NAME = "cachemodel.json"
+RUN_REPORT_SUFFIX = ".cachemodel.json"  # experiment --model: logs/<config>-r<rep>.cachemodel.json per run
 HYPERVISOR = "hypervisor"
 CAVEAT = ("QEMU models no caches or DRAM: these are the plugin's model (docs/model.md) fed with QEMU's "
           "accesses; who-evicts-whom is exact for the model, miss rates depend on QEMU's vCPU "
