@@ -264,6 +264,7 @@ def test_timing_figures(tmp_path: Path) -> None:
     assert reg["dram_bytes_per_period_mean"] == 9600 and reg["dram_bytes_per_period_max"] == 12800
     assert reg["dram_mbps_mean"] == pytest.approx(96.0)  # 9600 B per 100 us
     assert reg["budget_per_period"] == 2_000_000_000 and reg["label"] == "modelled"
+    assert reg["budget_bytes_per_period_notional"] == 2_000_000_000  # 1 B per cycle on qemu-virt
     assert reg["unit"] == "CPU cycles (instructions under -icount shift 0)"
     assert "bounded by CPU cycles" in reg["bound"] and "(modelled)" in reg["bound"]
     assert cachemodel.bounding_unit(system, "victim") is None  # not regulated

@@ -422,7 +422,8 @@ def regulation(report: Report, system: System, vm: str) -> dict[str, Any] | None
     unit = bounding_unit(system, vm) or "-"
     return {
         "vm": vm, "period_us": plan.period_us, "unit": unit, "budget_per_period": budget,
-        "budget_mbps_notional": plan.mbps, "periods": len(values),
+        "budget_mbps_notional": plan.mbps, "budget_bytes_per_period_notional": plan.mbps * plan.period_us,
+        "periods": len(values),
         "dram_bytes_per_period_mean": mean, "dram_bytes_per_period_max": max(values),
         "dram_mbps_mean": mean / plan.period_us,  # B/us = MB/s
         "series": series, "label": MODELLED,
