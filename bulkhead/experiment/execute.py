@@ -280,8 +280,11 @@ def execute(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, build_dir: Path, 
     rec.metrics = reduce_metrics(bench.guest, own_results, other_results)
     if model and result.model_report is not None and result.model_report.is_file():
         report = cachemodel.load_report(result.model_report)
-        rec.metrics.update(cachemodel.metrics(report, spec.critical,
-                                              cachemodel.period_of(load_system(cfg.path))))
+        # kept per run (the build directory's is the next run's): the
+        # per-period series for plots (docs/model.md "Data interface")
+        shutil.copyfile(result.model_report, log_path.with_suffix(cachemodel.RUN_REPORT_SUFFIX))
+        system = load_system(cfg.path)
+        rec.metrics.update(cachemodel.metrics(report, spec.critical, cachemodel.period_of(system), system))
 
     failures = guest_failures(own, bench.guest)
     if result.timed_out:
@@ -500,6 +503,7 @@ def run_experiment(
     finally:
         bar.end()
         result.records.sort(key=lambda r: r.plan.index)
+        model_slowdowns(spec, result.records)
         write_results(result.csv, spec, result.records, env, with_place)
         write_lines(result.lines_csv, result.records)
     if progress is not None:
@@ -512,6 +516,20 @@ def run_experiment(
         if progress is not None:
             progress.write(f"bulkhead: report {result.report}\n")
     return result
+
+
+def model_slowdowns(spec: ExperimentSpec, records: Sequence[RunRecord]) -> None:
+    """``model_slowdown`` (docs/model.md): each run's modelled time of the VM
+    under test over the mean modelled time of the baseline scenario's
+    successful runs of the same benchmark."""
+    base: dict[str, list[float]] = {}
+    for r in records:
+        if r.plan.scenario == spec.baseline and r.status == OK and "model_time_ns" in r.metrics:
+            base.setdefault(r.plan.benchmark, []).append(r.metrics["model_time_ns"])
+    for r in records:
+        ref = base.get(r.plan.benchmark)
+        if ref and "model_time_ns" in r.metrics:
+            r.metrics["model_slowdown"] = r.metrics["model_time_ns"] / (sum(ref) / len(ref))
 
 
 def _dispatch(plans: Sequence[RunPlan], slots: Sequence[Slot], one: Callable[[RunPlan, Slot], None],
