@@ -21,7 +21,7 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$work"/{bin,sbin,proc,sys,dev,tmp,etc}
 cp "$busybox" "$work/bin/busybox"
 chmod 755 "$work/bin/busybox"
-for applet in sh cat echo grep mount poweroff reboot sleep uname ls dmesg head wc tr sed insmod cut mkdir; do
+for applet in sh cat echo grep mount poweroff reboot sleep uname ls dmesg head wc tr sed insmod cut mkdir ping; do
     ln -s busybox "$work/bin/$applet"
 done
 

@@ -41,7 +41,7 @@ def test_cyclictest_under_preempt_rt() -> None:
     assert (t.thread, t.priority, t.interval_us, t.cycles) == (0, 90, 1000, 1000)
     assert (t.min_us, t.avg_us, t.max_us) == (14, 123, 427)
     rows = w.result_fields(lines)
-    assert rows == [{"bench": "cyclictest", "block": "0", "cpu": "0", "priority": "90", "interval_us": "1000",
+    assert rows == [{"bench": "cyclictest", "block": "0", "begin_s": "2.15", "end_s": "4.26", "cpu": "0", "priority": "90", "interval_us": "1000",
                      "cycles": "1000", "min_us": "14", "avg_us": "123", "max_us": "427"}]
     assert w.reduce_workload(rows) == {"lat_min_us": 14.0, "lat_avg_us": 123.0, "lat_max_us": 427.0, "cpus": 1.0}
     assert w.failure(lines, "cyclictest") is None
@@ -162,3 +162,85 @@ def test_stress_ng_kernels_as_critical_workloads() -> None:
     lines = fixture("stress-ng-qsort-matrix-bsearch.txt")
     got = {m.stressor: (m.bogo_ops, m.ops_per_s_real) for m in w.parse_stress_ng(lines)}
     assert got == {"qsort": (1, 0.50), "matrix": (320, 159.33), "bsearch": (32, 15.62)}
+
+
+# --- specs naming workloads (bulkhead/experiment/spec.py) -----------------------------
+
+SPEC = """\
+name: w
+system:
+  platform: qemu-virt
+  vms:
+    - name: rt
+      type: linux
+      cpus: [0]
+      memory: [{ipa: 0x40000000, size: 256M}]
+      kernel: Image
+      initrd: initrd.cpio.gz
+      bootargs: "console=ttyAMA0 rdinit=/init"
+    - {name: bm, cpus: [1], memory: [{ipa: 0x40000000, size: 16M}], guest: hello}
+critical: rt
+benchmarks:
+  - {name: lat, workload: cyclictest, args: "-m -p 90 -i 1000 -l 100 -q"}
+  - {workload: stress-ng, command: "sleep 1; stress-ng --matrix 1 -t 2s --metrics-brief"}
+  - {name: net, workload: iperf3, args: "-c 10.0.2.2 -p 5301 -t 1 --json", metric: rtt_avg_ms}
+scenarios:
+  - name: solo
+"""
+
+
+def _spec(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "spec.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_spec_names_workloads_and_generates_bootargs(tmp_path: Path) -> None:
+    from bulkhead.experiment.results import METRIC_COLUMNS
+    from bulkhead.experiment.spec import expand, generate, load
+
+    spec = load(_spec(tmp_path, SPEC))
+    lat, stress, net = spec.benchmarks
+    assert (lat.name, lat.guest, lat.command, lat.metric.column) == \
+        ("lat", "cyclictest", "cyclictest -m -p 90 -i 1000 -l 100 -q", "lat_max_us")
+    assert (stress.name, stress.metric.column) == ("stress-ng", "bogo_ops_s")
+    assert net.metric == METRIC_COLUMNS["rtt_avg_ms"]
+    plans = expand(spec)
+    assert [p.benchmark for p in plans] == ["lat", "stress-ng", "net"]
+    config = generate(spec, plans[0])
+    rt = config["vms"][0]
+    assert rt["bootargs"] == 'console=ttyAMA0 rdinit=/init bulkhead.run="cyclictest -m -p 90 -i 1000 -l 100 -q"'
+    assert "guest" not in rt and "params" not in rt and "shmem" not in config
+    assert rt["kernel"] == str(tmp_path / "Image")
+    assert w.iperf3_server_port(net.command) == 5301
+    assert w.iperf3_server_port("iperf3 -c 10.0.2.2 -t 1") == w.IPERF3_PORT
+    assert w.iperf3_server_port("busybox ping -c 3 10.0.2.2; iperf3 -c 10.0.2.2 -p 7000") == 7000
+    assert w.iperf3_server_port("iperf3 -c 192.168.1.1 -p 7000") is None
+    assert w.iperf3_server_port(lat.command) is None
+
+
+@pytest.mark.parametrize(("bench", "message"), [
+    ("{workload: mibench}", "benchmarks[0].workload: expected one of cyclictest, stress-ng, iperf3, ping"),
+    ('{workload: cyclictest, args: "-q", command: "cyclictest -q"}', "give 'args' or 'command', not both"),
+    ('{workload: cyclictest, guest: hello}', "a workload benchmark has no 'guest'"),
+    ('{guest: hello, args: "-q"}', "'args' belongs to a Linux workload"),
+    ('{workload: ping, command: "sleep 1"}', "the command does not run ping"),
+    ("{workload: ping, args: 'say \"hi\"'}", "cannot contain"),
+    ("{name: x}", "a benchmark needs 'guest'"),
+])
+def test_spec_rejects_bad_workloads(tmp_path: Path, bench: str, message: str) -> None:
+    from bulkhead.base.errors import ConfigError
+    from bulkhead.experiment.spec import load
+
+    text = SPEC.replace('  - {name: lat, workload: cyclictest, args: "-m -p 90 -i 1000 -l 100 -q"}\n', f"  - {bench}\n")
+    with pytest.raises(ConfigError) as info:
+        load(_spec(tmp_path, text))
+    assert message in str(info.value) and "spec.yaml:15:" in str(info.value), str(info.value)
+
+
+def test_workload_on_a_bare_metal_vm_is_an_error(tmp_path: Path) -> None:
+    from bulkhead.experiment.spec import PathError, expand, generate, load
+
+    spec = load(_spec(tmp_path, SPEC.replace("critical: rt", "critical: bm")))
+    with pytest.raises(PathError, match="is not 'type: linux'"):
+        generate(spec, expand(spec)[0])

@@ -30,10 +30,14 @@ reduces one run's fields to the metric columns of ``results.csv``
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shlex
-from collections.abc import Iterable, Mapping, Sequence
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -300,12 +304,22 @@ def _fmt(value: float) -> str:
     return f"{value:.6g}"
 
 
-def result_fields(lines: Iterable[str]) -> list[dict[str, str]]:
+def result_fields(lines: Iterable[str], strict: bool = True) -> list[dict[str, str]]:
     """The ``result``-line fields of every workload output in a VM's console
-    lines: ``bench`` (the tool), ``block`` (its run's index) and the values."""
+    lines: ``bench`` (the tool), ``block`` (its run's index) and the values.
+    ParseError on an iperf3 error report or unreadable JSON, unless not
+    ``strict`` (that block is skipped: :func:`failure` says why)."""
     rows: list[dict[str, str]] = []
     for i, blk in enumerate(blocks(lines)):
-        head = {"block": str(i)}
+        head = {"block": str(i), "begin_s": _fmt(blk.begin_s)}
+        if blk.end_s is not None:
+            head["end_s"] = _fmt(blk.end_s)
+        try:
+            iperf = parse_iperf3(blk.lines)
+        except ParseError:
+            if strict:
+                raise
+            iperf = []
         for t in parse_cyclictest(blk.lines):
             rows.append({"bench": "cyclictest", **head, "cpu": str(t.thread), "priority": str(t.priority),
                          "interval_us": str(t.interval_us), "cycles": str(t.cycles), "min_us": str(t.min_us),
@@ -314,7 +328,7 @@ def result_fields(lines: Iterable[str]) -> list[dict[str, str]]:
             rows.append({"bench": "stress-ng", **head, "stressor": s.stressor, "bogo_ops": str(s.bogo_ops),
                          "real_s": _fmt(s.real_s), "bogo_ops_s": _fmt(s.ops_per_s_real),
                          "bogo_ops_s_cpu": _fmt(s.ops_per_s_cpu)})
-        for r in parse_iperf3(blk.lines):
+        for r in iperf:
             row = {"bench": "iperf3", **head, "protocol": r.protocol, "seconds": _fmt(r.duration_s),
                    "sent_bytes": str(r.sent_bytes), "mbit_s": _fmt(r.sent_bps / 1e6),
                    "received_bytes": str(r.received_bytes), "rx_mbit_s": _fmt(r.received_bps / 1e6)}
@@ -422,3 +436,55 @@ def with_run(bootargs: str, cmd: str) -> str:
     shlex.split(cmd)  # balanced quotes, or ValueError
     rest = _RUN_ARG_RE.sub("", bootargs).strip()
     return f'{rest} {RUN_ARG}="{cmd}"'.strip()
+
+
+# QEMU's user-mode network (the default -netdev of a shared I/O device and
+# of a passed-through NIC): the guest reaches the host's loopback at 10.0.2.2.
+USER_NET_HOST = "10.0.2.2"
+IPERF3_PORT = 5201
+
+
+def iperf3_server_port(cmd: str) -> int | None:
+    """The port of the host's iperf3 server a workload command connects to
+    (``iperf3 -c 10.0.2.2 [-p PORT]``), or None if it runs no such client."""
+    try:
+        words = shlex.split(cmd.replace(";", " ; ").replace("&&", " && "))
+    except ValueError:
+        return None
+    port: int | None = None
+    for i, word in enumerate(words):
+        if word.rsplit("/", 1)[-1] != "iperf3":
+            continue
+        args = words[i + 1:]
+        if any(a in ("-c", "--client") and j + 1 < len(args) and args[j + 1] == USER_NET_HOST
+               for j, a in enumerate(args)):
+            port = IPERF3_PORT
+            for j, a in enumerate(args[:-1]):
+                if a in ("-p", "--port") and args[j + 1].isdigit():
+                    port = int(args[j + 1])
+    return port
+
+
+@contextlib.contextmanager
+def host_peer(cmd: str) -> Iterator[subprocess.Popen[bytes] | None]:
+    """The host side of a workload, for the length of the run: an iperf3
+    server on 127.0.0.1 (what QEMU's user-mode network shows the guest as
+    10.0.2.2) at the port the command's ``iperf3 -c 10.0.2.2`` connects to;
+    nothing for other commands."""
+    port = iperf3_server_port(cmd) if cmd else None
+    if port is None:
+        yield None
+        return
+    binary = shutil.which("iperf3")
+    if binary is None:
+        print("bulkhead: warning: no iperf3 on the host (scripts/setup.sh packages): the guest's "
+              "iperf3 client will find no server", file=sys.stderr)
+        yield None
+        return
+    server = subprocess.Popen([binary, "-s", "-B", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    try:
+        yield server
+    finally:
+        server.kill()
+        server.wait()
