@@ -244,3 +244,13 @@ def test_workload_on_a_bare_metal_vm_is_an_error(tmp_path: Path) -> None:
     spec = load(_spec(tmp_path, SPEC.replace("critical: rt", "critical: bm")))
     with pytest.raises(PathError, match="is not 'type: linux'"):
         generate(spec, expand(spec)[0])
+
+
+def test_iperf3_and_ping_through_a_passed_through_nic() -> None:
+    """The same commands on Linux's stock virtio-net driver, the NIC passed
+    straight through (bulkhead.net=virtio:)."""
+    lines = fixture("passthrough-ping-iperf3-tcp.txt")
+    assert "bulkhead-linux: eth0 up 10.0.2.15/24" in lines
+    red = w.reduce_workload(w.result_fields(lines))
+    assert red["net_mbit_s"] == pytest.approx(52.4157) and red["net_rx_mbit_s"] == pytest.approx(71.3769)
+    assert (red["rtt_min_ms"], red["rtt_avg_ms"], red["rtt_max_ms"]) == (0.078, 0.086, 0.091)

@@ -17,7 +17,9 @@ import time
 from pathlib import Path
 
 from bulkhead.experiment import spec as spec_mod
+from bulkhead.experiment import workloads
 from bulkhead.experiment.execute import run_experiment
+from bulkhead.run.runner import run
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LINUX = REPO_ROOT / "artefacts" / "linux"
@@ -161,3 +163,47 @@ def test_iperf3_and_ping_through_the_io_vm(tmp_path: Path) -> None:
     log = (out / "logs" / "iovm-iperf3-tcp-r1.log").read_text()
     assert "[iovm] iovm: PASS" in log, log[-3000:]
     assert "[linux] bulkhead-linux: eth0 up 10.0.2.15/24" in log, log[-3000:]
+
+
+DIRECT = """\
+platform: qemu-virt
+dma_isolation: none
+vms:
+  - name: linux
+    type: linux
+    cpus: [0]
+    memory:
+      - {{ipa: 0x60000000, size: 256M, pa: 0x60000000}}
+    kernel: {linux}/Image
+    initrd: {linux}/initrd-workloads.cpio.gz
+    bootargs: 'console=ttyAMA0 rdinit=/init bulkhead.net=virtio:10.0.2.15/24 bulkhead.run="{command}"'
+    devices: [virtio31]
+"""
+# QEMU's virtio-net NIC on the virt board's last virtio-mmio slot, on the
+# user-mode network (as bench/shared_io.py's passthrough baseline)
+NIC = ["-global", "virtio-mmio.force-legacy=false", "-netdev", "user,id=bhio", "-device",
+       "virtio-net-device,netdev=bhio,bus=virtio-mmio-bus.31"]
+
+
+def test_iperf3_and_ping_through_a_passed_through_nic(tmp_path: Path) -> None:
+    """The baseline of the I/O VM: the NIC passed straight through to Linux
+    (identity-mapped RAM, no SMMU: the device DMAs with physical addresses),
+    its stock virtio-net driver loaded by /init (bulkhead.net=virtio:), the
+    same commands, the host's iperf3 server started by the workload module."""
+    _need_artefacts()
+    command = f"busybox ping -c 3 10.0.2.2; iperf3 -c 10.0.2.2 -p {_free_port()} -t 2 --json"
+    path = tmp_path / "direct.yaml"
+    path.write_text(DIRECT.format(linux=LINUX, command=command))
+    started = time.monotonic()
+    with workloads.host_peer(command) as server:
+        assert server is not None
+        res = run(path, timeout=300, icount=0, out=OUT_ROOT / "workloads-direct", extra_qemu_args=NIC)
+    print(f"iperf3 through a passed-through NIC: {time.monotonic() - started:.1f} s wall")
+    assert res.clean and res.returncode == 0, res.output[-3000:]
+    lines = res.lines("linux")
+    assert "bulkhead-linux: eth0 up 10.0.2.15/24" in lines, lines
+    assert not any("bulkhead-net" in line for line in lines), lines  # the stock driver, not bulkhead_net
+    assert workloads.failure(lines, "iperf3") is None, lines[-60:]
+    red = workloads.reduce_workload(workloads.result_fields(lines))
+    assert red["net_mbit_s"] > 0 and red["net_rx_mbit_s"] > 0, red
+    assert red["net_loss_pct"] == 0.0 and 0 < red["rtt_min_ms"] <= red["rtt_avg_ms"] <= red["rtt_max_ms"], red
