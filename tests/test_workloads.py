@@ -254,3 +254,20 @@ def test_iperf3_and_ping_through_a_passed_through_nic() -> None:
     red = w.reduce_workload(w.result_fields(lines))
     assert red["net_mbit_s"] == pytest.approx(52.4157) and red["net_rx_mbit_s"] == pytest.approx(71.3769)
     assert (red["rtt_min_ms"], red["rtt_avg_ms"], red["rtt_max_ms"]) == (0.078, 0.086, 0.091)
+
+
+def test_stress_ng_yaml_output() -> None:
+    """``--yaml`` printed to the console: its metrics replace the table's
+    (more digits); the misc metrics keys are ignored."""
+    lines = fixture("stress-ng-matrix-qsort-yaml.txt")
+    got = {m.stressor: m for m in w.parse_stress_ng(lines)}
+    assert set(got) == {"matrix", "qsort"}
+    assert (got["matrix"].bogo_ops, got["matrix"].ops_per_s_real) == (488, 244.02729)
+    assert (got["qsort"].bogo_ops, got["qsort"].real_s, got["qsort"].ops_per_s_cpu) == (2, 2.000859, 1.998783)
+    # the table printed beside it says the same, rounded
+    table = w.parse_stress_ng([line for line in lines if line not in ("---", "...")])
+    assert {m.stressor: m.ops_per_s_real for m in table} == {"matrix": 244.03, "qsort": 1.0}
+    broken = [line.replace("bogo-ops: 488", "bogo-ops: [") for line in lines]
+    with pytest.raises(w.ParseError, match="YAML output unreadable"):
+        w.parse_stress_ng(broken)
+    assert w.failure(broken, "stress-ng") is not None

@@ -41,6 +41,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import yaml
+
 # The tools a spec can name (``workload:``), with their metric column.
 WORKLOADS = ("cyclictest", "stress-ng", "iperf3", "ping")
 
@@ -170,14 +172,46 @@ class StressNgMetric:
     ops_per_s_cpu: float  # per second of usr+sys time
 
 
-def parse_stress_ng(lines: Iterable[str]) -> list[StressNgMetric]:
-    """The ``--metrics-brief`` table: one entry per stressor."""
+def parse_stress_ng(lines: Sequence[str]) -> list[StressNgMetric]:
+    """One entry per stressor: from the YAML document of ``--yaml FILE``
+    printed to the console (``... --metrics-brief --yaml /tmp/m.yaml && cat
+    /tmp/m.yaml``: without ``--metrics`` or ``--metrics-brief`` it has no
+    ``metrics``), which has more digits, else from the ``--metrics-brief``
+    table."""
+    from_yaml = _stress_ng_yaml(lines)
+    if from_yaml:
+        return from_yaml
     out: list[StressNgMetric] = []
     for line in lines:
         m = _STRESS_RE.search(line)
         if m:
             out.append(StressNgMetric(m[1], int(m[2]), float(m[3]), float(m[4]), float(m[5]), float(m[6]),
                                       float(m[7])))
+    return out
+
+
+def _stress_ng_yaml(lines: Sequence[str]) -> list[StressNgMetric]:
+    """The ``metrics`` of stress-ng's YAML document (``---`` to ``...``)."""
+    try:
+        start = lines.index("---")
+        end = lines.index("...", start)
+    except ValueError:
+        return []
+    try:
+        doc = yaml.safe_load("\n".join(lines[start:end + 1]))
+    except yaml.YAMLError as exc:
+        raise ParseError(f"stress-ng YAML output unreadable: {exc}") from None
+    metrics = doc.get("metrics") if isinstance(doc, dict) else None
+    if not isinstance(metrics, list):
+        return []
+    out: list[StressNgMetric] = []
+    for item in metrics:
+        if not isinstance(item, dict) or "stressor" not in item:
+            raise ParseError(f"stress-ng YAML: a metrics entry without 'stressor': {item!r}")
+        out.append(StressNgMetric(
+            str(item["stressor"]), int(_num(item, "bogo-ops")), _num(item, "wall-clock-time"),
+            _num(item, "user-time"), _num(item, "system-time"), _num(item, "bogo-ops-per-second-real-time"),
+            _num(item, "bogo-ops-per-second-usr-sys-time")))
     return out
 
 
@@ -225,7 +259,7 @@ def _json_documents(lines: Sequence[str]) -> list[Any]:
 def _num(doc: Mapping[str, Any], key: str) -> float:
     value = doc.get(key)
     if not isinstance(value, (int, float)) or isinstance(value, bool):
-        raise ParseError(f"iperf3 JSON: no number '{key}' in {sorted(doc)}")
+        raise ParseError(f"no number '{key}' in {sorted(doc)}")
     return float(value)
 
 
@@ -316,15 +350,16 @@ def result_fields(lines: Iterable[str], strict: bool = True) -> list[dict[str, s
             head["end_s"] = _fmt(blk.end_s)
         try:
             iperf = parse_iperf3(blk.lines)
+            stress = parse_stress_ng(blk.lines)
         except ParseError:
             if strict:
                 raise
-            iperf = []
+            iperf, stress = [], []
         for t in parse_cyclictest(blk.lines):
             rows.append({"bench": "cyclictest", **head, "cpu": str(t.thread), "priority": str(t.priority),
                          "interval_us": str(t.interval_us), "cycles": str(t.cycles), "min_us": str(t.min_us),
                          "avg_us": str(t.avg_us), "max_us": str(t.max_us)})
-        for s in parse_stress_ng(blk.lines):
+        for s in stress:
             rows.append({"bench": "stress-ng", **head, "stressor": s.stressor, "bogo_ops": str(s.bogo_ops),
                          "real_s": _fmt(s.real_s), "bogo_ops_s": _fmt(s.ops_per_s_real),
                          "bogo_ops_s_cpu": _fmt(s.ops_per_s_cpu)})
