@@ -38,6 +38,7 @@ from bulkhead import __version__
 from bulkhead.base import term
 from bulkhead.base.errors import BuildError, ConfigError
 from bulkhead.base.tree import REPO_ROOT
+from bulkhead.experiment import workloads
 from bulkhead.experiment.record import (
     BUILD_ERROR,
     FAIL,
@@ -255,7 +256,7 @@ def execute(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, build_dir: Path, 
     build_log = logs_dir / f"build-{build_dir.name}.log"
     start = time.monotonic()
     try:
-        with open(build_log, "a") as blog:
+        with open(build_log, "a") as blog, workloads.host_peer(bench.command):
             result = run_fn(cfg.path, timeout=spec.timeout, icount=spec.icount, out=build_dir,
                             build_log=blog, **({"model": True} if model else {}))
     except ConfigError as exc:
@@ -275,9 +276,13 @@ def execute(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, build_dir: Path, 
     for vm in _vm_names(result.output):
         for fields in parse_results(result.lines(vm)):
             rec.lines.append((vm, fields))
+        if bench.command:  # Linux workloads print no result lines: parse their tools' output
+            rec.lines.extend((vm, fields) for fields in workloads.result_fields(result.lines(vm), strict=False))
     own_results = [f for vm, f in rec.lines if vm == spec.critical]
     other_results = [f for vm, f in rec.lines if vm != spec.critical]
     rec.metrics = reduce_metrics(bench.guest, own_results, other_results)
+    if bench.command:
+        rec.metrics.update(workloads.reduce_workload(own_results, other_results))
     if model and result.model_report is not None and result.model_report.is_file():
         report = cachemodel.load_report(result.model_report)
         # kept per run (the build directory's is the next run's): the
@@ -287,13 +292,16 @@ def execute(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, build_dir: Path, 
         rec.metrics.update(cachemodel.metrics(report, spec.critical, cachemodel.period_of(system), system))
 
     failures = guest_failures(own, bench.guest)
+    workload_failure = workloads.failure(own, bench.guest) if bench.command else None
     if result.timed_out:
         rec.status, rec.error = TIMEOUT, result.reason
     elif failures:
         rec.status, rec.error = FAIL, failures[0]
     elif not result.clean:
         rec.status, rec.error = FAIL, result.reason
-    elif not guest_passed(own, bench.guest):
+    elif workload_failure:
+        rec.status, rec.error = FAIL, workload_failure
+    elif not bench.command and not guest_passed(own, bench.guest):
         rec.status, rec.error = FAIL, f"VM '{spec.critical}' printed no '{bench.guest}: PASS' line"
     elif rec.value is None:
         rec.status, rec.error = FAIL, f"no '{rec.metric}' in the result lines of VM '{spec.critical}'"
