@@ -6,7 +6,14 @@ it finds through the generated ECAM host-bridge node, with INTx (MSI is
 hidden), and its DMA translates through the VM's colored stage 2 (the
 SMMUv3 in front of QEMU's root complex). Linux writes 1 MiB of random data
 to /dev/nvme0n1 and reads it back with the page cache dropped; both
-checksums match, and so does the drive image QEMU wrote on the host."""
+checksums match, and so does the drive image QEMU wrote on the host.
+
+The random data is staged on a tmpfs of its own: the initramfs root is a
+tmpfs of about 12 MiB in this 128 MiB VM (Linux sizes it before its 64 MiB
+CMA area counts as RAM) and the initramfs fills all but ~600 KiB of it, so a
+1 MiB file there is cut short by ENOSPC. That once looked like a DMA bug
+(105 of 256 blocks read back as zeros, #25): the test checks the staged
+file's size and every command's status, so it cannot happen silently."""
 
 from __future__ import annotations
 
@@ -16,7 +23,6 @@ import re
 import subprocess
 from pathlib import Path
 
-import pytest
 from qconsole import Console
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -42,8 +48,6 @@ vms:
 """
 
 
-@pytest.mark.xfail(reason="open (issue #25 item 3): the block read back differs from the one written "
-                          "(md5 mismatch, no DMA fault) at the tip of main; under investigation", strict=False)
 def test_linux_colored_vm_moves_data_through_its_nvme() -> None:
     assert (ARTEFACTS / "Image").is_file(), "run scripts/setup.sh first (Linux artefacts)"
     mods = ARTEFACTS / "pcimods.cpio.gz"
@@ -65,8 +69,11 @@ def test_linux_colored_vm_moves_data_through_its_nvme() -> None:
         con.type("for m in /lib/modules/pci/*.ko; do insmod $m || echo insmod $m failed; done; "
                  "sleep 1; ls /dev/nvme0n1 && echo nvme present\r")
         con.wait_for("[linux] nvme present", timeout=120)
-        con.type("dd if=/dev/urandom of=/tmp/f bs=4096 count=256 2>/dev/null; md5sum /tmp/f; "
-                 "dd if=/tmp/f of=/dev/nvme0n1 bs=4096 2>/dev/null; sync; echo 3 > /proc/sys/vm/drop_caches; "
+        con.type("mkdir -p /mnt/src && mount -t tmpfs -o size=4m src /mnt/src && "
+                 "dd if=/dev/urandom of=/mnt/src/f bs=4096 count=256 2>/dev/null && "
+                 "echo staged $(wc -c < /mnt/src/f) bytes; md5sum /mnt/src/f; "
+                 "dd if=/mnt/src/f of=/dev/nvme0n1 bs=4096 2>/dev/null && sync && echo written to nvme; "
+                 "echo 3 > /proc/sys/vm/drop_caches; "
                  "dd if=/dev/nvme0n1 bs=4096 count=256 2>/dev/null | md5sum; grep nvme /proc/interrupts; "
                  "echo io done\r")
         con.wait_for("[linux] io done", timeout=120)
@@ -77,7 +84,10 @@ def test_linux_colored_vm_moves_data_through_its_nvme() -> None:
     lines = con.lines
     out = "\n".join(lines[-80:])
     assert status == 0, out
-    written = next(m[1] for ln in lines if (m := re.match(r"\[linux\] ([0-9a-f]{32})  /tmp/f$", ln)))
+    # the whole 1 MiB was staged and written (a short source file is no DMA error)
+    assert "[linux] staged 1048576 bytes" in lines, out
+    assert "[linux] written to nvme" in lines, out
+    written = next(m[1] for ln in lines if (m := re.match(r"\[linux\] ([0-9a-f]{32})  /mnt/src/f$", ln)))
     read = next(m[1] for ln in lines if (m := re.match(r"\[linux\] ([0-9a-f]{32})  -$", ln)))
     assert written == read, out
     # what QEMU's nvme wrote to its drive image on the host
