@@ -67,14 +67,10 @@ static void dma_lost(const struct iommu_fault *f)
 	for (u32 i = 0; i < vm_count; i++)
 		if (iommu_vm_on_unit(i, f->unit))
 			vms[i].dma_lost++;
-	if (!dma_burst(DMA_SLOT_LOST(f->unit), &since))
-		return;
-	log_info("smmu %s: %s: DMA fault records were lost (the faults were blocked, not all "
-	         "reported)",
-	         c->units[f->unit].name, f->what);
-	if (since)
-		log_info("smmu %s: %lu more loss(es) since the last line", c->units[f->unit].name,
-		         since);
+	if (dma_burst(DMA_SLOT_LOST(f->unit), &since))
+		log_info("smmu %s: %s: DMA fault records were lost (the faults were blocked, not "
+		         "all reported); %lu more loss(es) since the last line",
+		         c->units[f->unit].name, f->what, since);
 }
 
 static void dma_fault(const struct iommu_fault *f)
@@ -88,15 +84,10 @@ static void dma_fault(const struct iommu_fault *f)
 	}
 	if (f->stream == IOMMU_NONE) {
 		dma_unknown++;
-		if (!dma_burst(DMA_SLOT_UNKNOWN, &since))
-			return;
-		log_info("smmu %s: stream 0x%x, which no VM owns: %s (blocked)",
-		         c->units[f->unit].name, f->sid, f->what);
-		if (since)
-			log_info(
-			    "smmu %s: %lu fault(s) of unowned streams not shown since the last "
-			    "line",
-			    c->units[f->unit].name, since);
+		if (dma_burst(DMA_SLOT_UNKNOWN, &since))
+			log_info("smmu %s: stream 0x%x, which no VM owns: %s (blocked); %lu more "
+			         "since the last line",
+			         c->units[f->unit].name, f->sid, f->what, since);
 		return;
 	}
 	const struct iommu_stream *st = &c->streams[f->stream];
@@ -145,10 +136,6 @@ static void dma_dump(void)
 		         iommu_stream_faults(i));
 	}
 	log_info("dma: %lu fault(s) of stream IDs no VM owns", dma_unknown);
-	for (u32 i = 0; c && i < c->nunits; i++)
-		if (iommu_unit_lost(i))
-			log_info("smmu %s: fault records lost %lu time(s)", c->units[i].name,
-			         iommu_unit_lost(i));
 }
 
 void dma_init(void)

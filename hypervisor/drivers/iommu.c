@@ -28,7 +28,6 @@ static iommu_fault_fn iommu_fault;
 static spinlock_t iommu_lock = SPINLOCK_INIT; /* stream states */
 static u8 iommu_state[IOMMU_MAX_STREAMS];
 static u64 iommu_faults[IOMMU_MAX_STREAMS];
-static u64 iommu_lost[IOMMU_MAX_UNITS];
 
 const struct iommu_config *iommu_config(void)
 {
@@ -63,11 +62,6 @@ bool iommu_vm_on_unit(u32 vm, u32 unit)
 u64 iommu_stream_faults(u32 stream)
 {
 	return stream < IOMMU_MAX_STREAMS ? iommu_faults[stream] : 0;
-}
-
-u64 iommu_unit_lost(u32 unit)
-{
-	return unit < IOMMU_MAX_UNITS ? iommu_lost[unit] : 0;
 }
 
 #ifdef IOMMU_HAVE_SMMU500
@@ -293,12 +287,11 @@ static void iommu_v3_event(u32 unit, const struct smmuv3_event *e)
 	iommu_report(unit, e->sid, e->addr, e->write, e->addr_valid, smmuv3_event_name(e->type));
 }
 
-/* The unit discarded fault records: counted, passed up once. */
+/* The unit discarded fault records: passed up, once per overflow. */
 static void iommu_v3_lost(u32 unit, const char *why)
 {
 	struct iommu_fault f = { .unit = unit, .stream = IOMMU_NONE, .what = why, .lost = true };
 
-	iommu_lost[unit]++;
 	if (iommu_fault)
 		iommu_fault(&f);
 }
@@ -367,8 +360,6 @@ void iommu_init(const struct iommu_config *cfg, iommu_fault_fn fault)
 		      cfg->nstreams, IOMMU_MAX_UNITS, IOMMU_MAX_STREAMS);
 	iommu_cfg = cfg;
 	iommu_fault = fault;
-	for (u32 unit = 0; unit < IOMMU_MAX_UNITS; unit++)
-		iommu_lost[unit] = 0;
 	for (u32 i = 0; i < cfg->nstreams; i++) {
 		iommu_state[i] = IOMMU_ST_ABORT;
 		iommu_faults[i] = 0;

@@ -137,8 +137,6 @@ u32 iommu_irqs(struct iommu_irq *irqs, u32 max);
 void iommu_handle_irq(u32 intid);
 /* Faults recorded for stream i since boot. */
 u64 iommu_stream_faults(u32 stream);
-/* Times unit lost fault records since boot (event queue overflows). */
-u64 iommu_unit_lost(u32 unit);
 /* Whether VM vm owns a stream on unit. */
 bool iommu_vm_on_unit(u32 vm, u32 unit);
 /* The configuration iommu_init was given (NULL before). */

@@ -554,8 +554,8 @@ static u32 lost_reports(const char *why)
 }
 
 /* Event queue overflow, IHI 0070 "Queue overflow": each overflow toggles
- * EVENTQ_PROD.OVFLG once, is acknowledged through EVENTQ_CONS.OVACKFLG,
- * reported once and counted; a second overflow after the acknowledgement
+ * EVENTQ_PROD.OVFLG once, is acknowledged through EVENTQ_CONS.OVACKFLG and
+ * reported once; a second overflow after the acknowledgement
  * (OVFLG toggling back) is one more; QEMU's GERROR.EVENTQ_ABT_ERR as well. */
 static void test_event_overflow(void)
 {
@@ -564,7 +564,6 @@ static void test_event_overflow(void)
 	up_with_vm0(&cfg);
 	CHECK(iommu_vm_on_unit(0, 0) && iommu_vm_on_unit(1, 0) && !iommu_vm_on_unit(2, 0) &&
 	      !iommu_vm_on_unit(0, 1) && !iommu_vm_on_unit(0, IOMMU_NONE));
-	CHECK(iommu_unit_lost(0) == 0);
 	for (u32 episode = 1; episode <= 3; episode++) {
 		u32 ovf = m.evtq_prod & SMMUV3_Q_OVF;
 
@@ -577,12 +576,11 @@ static void test_event_overflow(void)
 		iommu_handle_irq(106);
 		CHECK(nfaults == 257 && lost_reports("OVFLG") == 1);
 		CHECK((m.evtq_cons & SMMUV3_Q_OVF) == (m.evtq_prod & SMMUV3_Q_OVF));
-		CHECK(iommu_unit_lost(0) == episode);
 		/* acknowledged: the next interrupt reports no loss */
 		model_dma(0x40, 0x40000000, false, &pa);
 		nfaults = 0;
 		iommu_handle_irq(106);
-		CHECK(nfaults == 1 && lost_reports("") == 0 && iommu_unit_lost(0) == episode);
+		CHECK(nfaults == 1 && lost_reports("") == 0);
 	}
 	/* QEMU 10: a full queue raises GERROR.EVENTQ_ABT_ERR instead */
 	m.full_gerror = true;
@@ -592,7 +590,7 @@ static void test_event_overflow(void)
 	nfaults = 0;
 	loglen = 0;
 	iommu_handle_irq(109);
-	CHECK(nfaults == 1 && lost_reports("EVENTQ_ABT_ERR") == 1 && iommu_unit_lost(0) == 4);
+	CHECK(nfaults == 1 && lost_reports("EVENTQ_ABT_ERR") == 1);
 	CHECK(m.gerror == m.gerrorn && !logged("global error"));
 	iommu_handle_irq(106);
 	CHECK(nfaults == 257 && lost_reports("") == 1);
