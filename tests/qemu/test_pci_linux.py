@@ -10,8 +10,8 @@ checksums match, and so does the drive image QEMU wrote on the host. The
 same VM owning a `virtio-net-pci` talks to an outside peer (below).
 
 The random data is staged on a tmpfs of its own: the initramfs root is a
-tmpfs of about 12 MiB in this 128 MiB VM (Linux sizes it before its 64 MiB
-CMA area counts as RAM) and the initramfs fills all but ~600 KiB of it, so a
+tmpfs of about 12 MiB in this 128 MiB VM (Linux sizes it early in boot, from
+the RAM it counts then) and the initramfs fills all but ~600 KiB of it, so a
 1 MiB file there is cut short by ENOSPC. That once looked like a DMA bug
 (105 of 256 blocks read back as zeros, #25): the test checks the staged
 file's size and every command's status, so it cannot happen silently."""
