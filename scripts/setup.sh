@@ -380,23 +380,27 @@ qemu_upstream_version() {
     qemu-system-aarch64 --version | sed -n 's/^QEMU emulator version \([0-9.]*\).*/\1/p'
 }
 
-# The stock nvme driver and what it needs, from the same Debian kernel
-# package as the Image, as an initramfs fragment appended to the initrd by
-# the PCI passthrough test (docs/pci.md): lib/modules/pci/<n>-<name>.ko in
-# load order (the Image builds them as modules).
+# The stock nvme and virtio-pci drivers and what they need, from the same
+# Debian kernel package as the Image, as an initramfs fragment appended to
+# the initrd by the PCI passthrough tests (docs/pci.md):
+# lib/modules/pci/<n>-<name>.ko in load order (the Image builds them as
+# modules; virtio_net.ko is in the initrd already). pcimods.list records
+# the list the fragment was made from: a changed list remakes it.
 PCI_MODULES="crypto/crct10dif_common crypto/crct10dif_generic lib/crc-t10dif lib/crc64
 crypto/crc64_rocksoft_generic lib/crc64-rocksoft block/t10-pi drivers/nvme/host/nvme-core
-drivers/nvme/host/nvme"
+drivers/nvme/host/nvme drivers/virtio/virtio_pci_legacy_dev drivers/virtio/virtio_pci_modern_dev
+drivers/virtio/virtio_pci"
 
 ensure_linux_pcimods() {
     local dir=artefacts/linux
-    [ -f "$dir/pcimods.cpio.gz" ] && return
+    [ -f "$dir/pcimods.cpio.gz" ] && [ "$(cat "$dir/pcimods.list" 2>/dev/null)" = "$PCI_MODULES" ] &&
+        return
     [ -f "$dir/version" ] || die "$dir/version missing: run '$0 linux' first"
     local ver pkg n=0
     ver=$(cat "$dir/version")
     pkg="linux-image-$ver"
     apt_update
-    log "fetching $pkg:arm64 (the nvme driver modules)"
+    log "fetching $pkg:arm64 (the nvme and virtio-pci driver modules)"
     rm -rf "$dir/deb/m" && mkdir -p "$dir/deb/m/x" "$dir/deb/m/root/lib/modules/pci"
     (cd "$dir/deb/m" && apt-get download -q "$pkg:arm64" >/dev/null)
     dpkg-deb -x "$dir"/deb/m/linux-image-*.deb "$dir/deb/m/x"
@@ -409,6 +413,7 @@ ensure_linux_pcimods() {
     (cd "$dir/deb/m/root" && find . -print0 | LC_ALL=C sort -z |
         cpio --null -o -H newc --owner=0:0 --quiet) | gzip -9n >"$dir/pcimods.cpio.gz.tmp"
     mv "$dir/pcimods.cpio.gz.tmp" "$dir/pcimods.cpio.gz"
+    printf '%s\n' "$PCI_MODULES" >"$dir/pcimods.list"
     rm -rf "$dir/deb/m"
 }
 
