@@ -47,13 +47,32 @@ static void bootimg_match(const struct payload_header *h)
 		panic("boot-image payload holds %u images, the configuration %u", h->count, total);
 }
 
-static void bootimg_verify(const struct payload_header *h, const struct payload_entry *entries)
-{
-	for (u32 i = 0; i < h->count; i++) {
-		const struct payload_entry *e = &entries[i];
-		u32 crc = arch_crc32_update(0, (const void *)(uintptr_t)(h->load_pa + e->offset),
-		                            e->size);
+static struct payload_entry bootimg_entries[64];
+static struct payload_header bootimg_hdr;
+static bool bootimg_is_placed;
+static bool bootimg_checked[CFG_MAX_CPUS];
 
+bool bootimg_placed(void)
+{
+	return bootimg_is_placed;
+}
+
+/* CRC-32 of VM vm's staged images (all VMs: vm = CFG_MAX_CPUS); records
+ * the first corrupted one of each VM. */
+static void bootimg_verify(u32 vm)
+{
+	const struct payload_header *h = &bootimg_hdr;
+
+	for (u32 i = 0; i < h->count; i++) {
+		const struct payload_entry *e = &bootimg_entries[i];
+		u32 crc;
+
+		if (vm < CFG_MAX_CPUS && e->vm != vm)
+			continue;
+		if (e->vm < CFG_MAX_CPUS)
+			bootimg_checked[e->vm] = true;
+		crc = arch_crc32_update(0, (const void *)(uintptr_t)(h->load_pa + e->offset),
+		                        e->size);
 		if (crc == e->crc || bootimg_errors[e->vm][0])
 			continue;
 		fmt_snprintf(bootimg_errors[e->vm], sizeof(bootimg_errors[e->vm]),
@@ -64,12 +83,21 @@ static void bootimg_verify(const struct payload_header *h, const struct payload_
 	}
 }
 
+bool bootimg_check_vm(u32 vm)
+{
+	if (vm >= CFG_MAX_CPUS)
+		return false;
+	if (!bootimg_checked[vm] && bootimg_hdr.count)
+		bootimg_verify(vm);
+	return !bootimg_errors[vm][0];
+}
+
 void bootimg_install(void)
 {
 	const struct payload_header *h = (const void *)__payload_start;
 	u64 len = (u64)(__payload_end - __payload_start);
 	const char *err;
-	static struct payload_entry entries[64];
+	u64 t0 = timer_now();
 
 	if (len == 0) {
 		log_info(
@@ -80,21 +108,28 @@ void bootimg_install(void)
 	if (err)
 		panic("boot-image payload at %lx: %s", (u64)(uintptr_t)h, err);
 	bootimg_match(h);
-	if (h->count > ARRAY_SIZE(entries))
+	if (h->count > ARRAY_SIZE(bootimg_entries))
 		panic("boot-image payload holds %u images, at most %lu supported", h->count,
-		      (u64)ARRAY_SIZE(entries));
+		      (u64)ARRAY_SIZE(bootimg_entries));
 	bootmem_require("the staged boot images", h->load_pa, h->data_size);
 	/* The table lies in memory the data move may overwrite: keep a copy. */
-	memcpy(entries, payload_entries(h), h->count * sizeof(entries[0]));
-	{
-		struct payload_header hdr = *h;
-		u64 t0 = timer_now();
-
-		memmove((void *)(uintptr_t)hdr.load_pa, __payload_start + hdr.data_offset,
-		        hdr.data_size);
-		bootimg_verify(&hdr, entries);
-		t0 = timer_now() - t0;
-		log_info("boot images: %u checked, %lu KiB moved to %lx in %lu us", hdr.count,
-		         hdr.data_size >> 10, hdr.load_pa, timer_ticks_to_ns(t0) / 1000);
+	memcpy(bootimg_entries, payload_entries(h), h->count * sizeof(bootimg_entries[0]));
+	bootimg_hdr = *h;
+	h = &bootimg_hdr;
+	if (h->flags & PAYLOAD_PLACED) {
+		/* The boot loader put the data in the staging window and the placed
+		 * images in VM memory (the boot ELF): nothing to move. Their
+		 * integrity is the loader's; the staged copy is checked before a
+		 * reset first reloads from it (bootimg_check_vm). */
+		bootimg_is_placed = true;
+		log_info("boot images: %u placed by the boot loader (staging %lx, %lu KiB), "
+		         "none moved, checked at a VM's first reset, in %lu us",
+		         h->count, h->load_pa, h->data_size >> 10,
+		         timer_ticks_to_ns(timer_now() - t0) / 1000);
+		return;
 	}
+	memmove((void *)(uintptr_t)h->load_pa, __payload_start + h->data_offset, h->data_size);
+	bootimg_verify(CFG_MAX_CPUS);
+	log_info("boot images: %u checked, %lu KiB moved to %lx in %lu us", h->count,
+	         h->data_size >> 10, h->load_pa, timer_ticks_to_ns(timer_now() - t0) / 1000);
 }

@@ -5,6 +5,7 @@
 #include "arch/aarch64/psci_fw.h"
 #include "arch/aarch64/timer.h"
 #include "arch/aarch64/sysregs.h"
+#include "core/bootimg.h"
 #include "core/irq.h"
 #include "core/mem.h"
 #include "core/vm.h"
@@ -112,7 +113,10 @@ static void vcpu_park(struct vcpu *v)
 		irq_handle_pending();
 		if (vm->state == VM_RESETTING && v->idx == 0 && vcpu_others_parked(v) &&
 		    !vm->pause) {
-			vm_load(vm);
+			if (!vm_load(vm, false)) { /* its staged images are corrupted */
+				vm_shutdown(vm, VM_STOPPED, bootimg_vm_error(vm->id));
+				continue;
+			}
 			vm->state = VM_RUNNING;
 			vcpu_boot(v, vm->cfg->entry, vm->cfg->boot_arg);
 			break;

@@ -52,11 +52,30 @@ void *memset(void *dst, int c, size_t n)
 {
 	u8 *d = dst;
 
-	if (c == 0 && IS_ALIGNED((uintptr_t)d | n, 8)) {
-		u64 *d8 = dst;
-		for (size_t i = 0; i < n / 8; i++)
+	if (c == 0 && n >= 16) {
+		/* bytes up to an 8-byte boundary, then 64 bytes a step (the boot
+		 * zeroes table pages and VM state of any size), then the tail */
+		u64 *d8;
+		size_t i = 0, words;
+
+		for (; !IS_ALIGNED((uintptr_t)d, 8); n--)
+			*d++ = 0;
+		d8 = (u64 *)(uintptr_t)d;
+		words = n / 8;
+		for (; i + 8 <= words; i += 8) {
 			d8[i] = 0;
-		return dst;
+			d8[i + 1] = 0;
+			d8[i + 2] = 0;
+			d8[i + 3] = 0;
+			d8[i + 4] = 0;
+			d8[i + 5] = 0;
+			d8[i + 6] = 0;
+			d8[i + 7] = 0;
+		}
+		for (; i < words; i++)
+			d8[i] = 0;
+		d += words * 8;
+		n -= words * 8;
 	}
 	for (size_t i = 0; i < n; i++)
 		d[i] = (u8)c;
