@@ -114,11 +114,6 @@ static void hyp_self_color(void)
  * other CPUs start (bench/boot.py, docs/performance.md "Boot"). */
 enum { HYP_T_C, HYP_T_CONSOLE, HYP_T_GIC, HYP_T_IMAGES, HYP_T_VMS, HYP_T_DEVICES, HYP_T_N };
 
-static u64 hyp_us(u64 ticks)
-{
-	return timer_ticks_to_ns(ticks) / 1000;
-}
-
 static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 {
 	const struct cfg_platform *p = cfg_system.platform;
@@ -188,10 +183,12 @@ static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 		log_info("console input -> vm %s (Ctrl-T <n> switches)", in->cfg->name);
 	}
 	t[HYP_T_DEVICES] = timer_now();
+	for (u32 i = 0; i < HYP_T_N; i++)
+		t[i] = timer_ticks_to_ns(t[i]) / 1000;
 	log_info("boot phases (us since reset): C entered %lu, console and MMU %lu, GIC and DTB "
 	         "%lu, images %lu, VMs %lu, interrupts and devices %lu; starting the other CPUs",
-	         hyp_us(t[HYP_T_C]), hyp_us(t[HYP_T_CONSOLE]), hyp_us(t[HYP_T_GIC]),
-	         hyp_us(t[HYP_T_IMAGES]), hyp_us(t[HYP_T_VMS]), hyp_us(t[HYP_T_DEVICES]));
+	         t[HYP_T_C], t[HYP_T_CONSOLE], t[HYP_T_GIC], t[HYP_T_IMAGES], t[HYP_T_VMS],
+	         t[HYP_T_DEVICES]);
 	for (u32 i = 1; i < p->ncpus && i < ARCH_MAX_CPUS; i++) {
 		s64 ret;
 		if (!vcpus[i].vm)

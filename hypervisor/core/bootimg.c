@@ -50,27 +50,26 @@ static void bootimg_match(const struct payload_header *h)
 static struct payload_entry bootimg_entries[64];
 static struct payload_header bootimg_hdr;
 static bool bootimg_is_placed;
-static bool bootimg_checked[CFG_MAX_CPUS];
+static u32 bootimg_checked; /* bit v: VM v's images checked */
 
 bool bootimg_placed(void)
 {
 	return bootimg_is_placed;
 }
 
-/* CRC-32 of VM vm's staged images (all VMs: vm = CFG_MAX_CPUS); records
- * the first corrupted one of each VM. */
-static void bootimg_verify(u32 vm)
+/* CRC-32 of the staged images of the VMs in bitmap vms; records the first
+ * corrupted one of each VM (entries name configured VMs: bootimg_match). */
+static void bootimg_verify(u32 vms)
 {
 	const struct payload_header *h = &bootimg_hdr;
 
+	bootimg_checked |= vms;
 	for (u32 i = 0; i < h->count; i++) {
 		const struct payload_entry *e = &bootimg_entries[i];
 		u32 crc;
 
-		if (vm < CFG_MAX_CPUS && e->vm != vm)
+		if (!(vms & BIT(e->vm)))
 			continue;
-		if (e->vm < CFG_MAX_CPUS)
-			bootimg_checked[e->vm] = true;
 		crc = arch_crc32_update(0, (const void *)(uintptr_t)(h->load_pa + e->offset),
 		                        e->size);
 		if (crc == e->crc || bootimg_errors[e->vm][0])
@@ -85,10 +84,8 @@ static void bootimg_verify(u32 vm)
 
 bool bootimg_check_vm(u32 vm)
 {
-	if (vm >= CFG_MAX_CPUS)
-		return false;
-	if (!bootimg_checked[vm] && bootimg_hdr.count)
-		bootimg_verify(vm);
+	if (!(bootimg_checked & BIT(vm)))
+		bootimg_verify(BIT(vm));
 	return !bootimg_errors[vm][0];
 }
 
@@ -129,7 +126,7 @@ void bootimg_install(void)
 		return;
 	}
 	memmove((void *)(uintptr_t)h->load_pa, __payload_start + h->data_offset, h->data_size);
-	bootimg_verify(CFG_MAX_CPUS);
+	bootimg_verify(~0u);
 	log_info("boot images: %u checked, %lu KiB moved to %lx in %lu us", h->count,
 	         h->data_size >> 10, h->load_pa, timer_ticks_to_ns(timer_now() - t0) / 1000);
 }

@@ -54,7 +54,8 @@ void *memset(void *dst, int c, size_t n)
 
 	if (c == 0 && n >= 16) {
 		/* bytes up to an 8-byte boundary, then 64 bytes a step (the boot
-		 * zeroes table pages and VM state of any size), then the tail */
+		 * zeroes table pages and VM state of any size and alignment, e.g.
+		 * the vGIC's 5-byte records), then the tail */
 		u64 *d8;
 		size_t i = 0, words;
 
