@@ -57,35 +57,27 @@ bool bootimg_placed(void)
 	return bootimg_is_placed;
 }
 
-/* CRC-32 of the staged images of the VMs in bitmap vms; records the first
- * corrupted one of each VM (entries name configured VMs: bootimg_match). */
-static void bootimg_verify(u32 vms)
+bool bootimg_check_vm(u32 vm)
 {
 	const struct payload_header *h = &bootimg_hdr;
 
-	bootimg_checked |= vms;
-	for (u32 i = 0; i < h->count; i++) {
+	for (u32 i = 0; i < h->count && !(bootimg_checked & BIT(vm)); i++) {
 		const struct payload_entry *e = &bootimg_entries[i];
 		u32 crc;
 
-		if (!(vms & BIT(e->vm)))
+		if (e->vm != vm)
 			continue;
 		crc = arch_crc32_update(0, (const void *)(uintptr_t)(h->load_pa + e->offset),
 		                        e->size);
-		if (crc == e->crc || bootimg_errors[e->vm][0])
+		if (crc == e->crc)
 			continue;
-		fmt_snprintf(bootimg_errors[e->vm], sizeof(bootimg_errors[e->vm]),
+		fmt_snprintf(bootimg_errors[vm], sizeof(bootimg_errors[vm]),
 		             "image %s is corrupted: crc32 %08x, expected %08x; not started",
 		             e->name, crc, e->crc);
-		log_info("vm %s: image %s is corrupted (crc32 %08x, expected %08x)",
-		         cfg_system.vms[e->vm].name, e->name, crc, e->crc);
+		log_info("vm %s: %s", cfg_system.vms[vm].name, bootimg_errors[vm]);
+		break; /* the first corrupted image stops the VM */
 	}
-}
-
-bool bootimg_check_vm(u32 vm)
-{
-	if (!(bootimg_checked & BIT(vm)))
-		bootimg_verify(BIT(vm));
+	bootimg_checked |= (u32)BIT(vm);
 	return !bootimg_errors[vm][0];
 }
 
@@ -126,7 +118,8 @@ void bootimg_install(void)
 		return;
 	}
 	memmove((void *)(uintptr_t)h->load_pa, __payload_start + h->data_offset, h->data_size);
-	bootimg_verify(~0u);
+	for (u32 v = 0; v < cfg_system.nvms; v++)
+		bootimg_check_vm(v);
 	log_info("boot images: %u checked, %lu KiB moved to %lx in %lu us", h->count,
 	         h->data_size >> 10, h->load_pa, timer_ticks_to_ns(timer_now() - t0) / 1000);
 }

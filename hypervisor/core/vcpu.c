@@ -5,7 +5,6 @@
 #include "arch/aarch64/psci_fw.h"
 #include "arch/aarch64/timer.h"
 #include "arch/aarch64/sysregs.h"
-#include "core/bootimg.h"
 #include "core/irq.h"
 #include "core/mem.h"
 #include "core/vm.h"
@@ -113,10 +112,8 @@ static void vcpu_park(struct vcpu *v)
 		irq_handle_pending();
 		if (vm->state == VM_RESETTING && v->idx == 0 && vcpu_others_parked(v) &&
 		    !vm->pause) {
-			if (!vm_load(vm, false)) { /* its staged images are corrupted */
-				vm_shutdown(vm, VM_STOPPED, bootimg_vm_error(vm->id));
+			if (!vm_load(vm, false)) /* corrupted images: stopped */
 				continue;
-			}
 			vm->state = VM_RUNNING;
 			vcpu_boot(v, vm->cfg->entry, vm->cfg->boot_arg);
 			break;

@@ -23,8 +23,11 @@ bool vm_load(struct vm *vm, bool first)
 {
 	bool placed = first && bootimg_placed(); /* the boot loader's, unchecked */
 
-	if (!placed && !bootimg_check_vm(vm->id))
+	if (!placed && !bootimg_check_vm(vm->id)) {
+		if (!first) /* a reset: at boot vm_init_all stops it with the others */
+			vm_shutdown(vm, VM_STOPPED, bootimg_vm_error(vm->id));
 		return false;
+	}
 	vgic_vm_init(vm);
 	vuart_init_state(vm);
 	vpci_vm_quiesce(vm);
