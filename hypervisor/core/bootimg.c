@@ -2,7 +2,6 @@
 #include "core/bootimg.h"
 
 #include "arch/aarch64/crc32.h"
-#include "arch/aarch64/timer.h"
 #include "core/bootmem.h"
 #include "core/config.h"
 #include "core/payload.h"
@@ -86,7 +85,6 @@ void bootimg_install(void)
 	const struct payload_header *h = (const void *)__payload_start;
 	u64 len = (u64)(__payload_end - __payload_start);
 	const char *err;
-	u64 t0 = timer_now();
 
 	if (len == 0) {
 		log_info(
@@ -112,14 +110,13 @@ void bootimg_install(void)
 		 * reset first reloads from it (bootimg_check_vm). */
 		bootimg_is_placed = true;
 		log_info("boot images: %u placed by the boot loader (staging %lx, %lu KiB), "
-		         "none moved, checked at a VM's first reset, in %lu us",
-		         h->count, h->load_pa, h->data_size >> 10,
-		         timer_ticks_to_ns(timer_now() - t0) / 1000);
+		         "none moved, checked at a VM's first reset",
+		         h->count, h->load_pa, h->data_size >> 10);
 		return;
 	}
 	memmove((void *)(uintptr_t)h->load_pa, __payload_start + h->data_offset, h->data_size);
 	for (u32 v = 0; v < cfg_system.nvms; v++)
 		bootimg_check_vm(v);
-	log_info("boot images: %u checked, %lu KiB moved to %lx in %lu us", h->count,
-	         h->data_size >> 10, h->load_pa, timer_ticks_to_ns(timer_now() - t0) / 1000);
+	log_info("boot images: %u checked, %lu KiB moved to %lx", h->count, h->data_size >> 10,
+	         h->load_pa);
 }
