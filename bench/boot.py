@@ -1,19 +1,25 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Boot benchmark of the single image (docs/boot.md), for configs/dual.yaml.
+"""Boot benchmark (docs/boot.md, docs/performance.md "Boot"), for configs/dual.yaml.
 
 - image build time: a full `bulkhead build` into a fresh directory (guests,
-  payload, hypervisor, FIT), host wall-clock time;
-- image sizes: payload, ELF, flat image, FIT;
-- boot time to the first guest instruction, in virtual time under
-  `-icount shift=0,align=off,sleep=off` (the hypervisor logs
-  `vm <name>: first guest instruction at <us> us`, generic counter since
-  reset), for the single image booted by QEMU's -kernel and for the U-Boot
-  chain (`--boot uboot`: U-Boot's DHCP, TFTP of the FIT, bootm), and their
-  ratio. The loader-staged boot (QEMU's loader put each image in the staging
-  window; no payload move, no CRC) no longer exists: its figure is derived
-  from the single-image run as the first guest instruction less the time the
-  hypervisor logs for moving and checking the payload (`boot images: ... in
-  N us`), which is the only work the single image adds before the VMs start.
+  payload, hypervisor, placed ELF, FIT), host wall-clock time;
+- image sizes: payload, self-contained ELF, placed ELF, flat image, FIT;
+- boot time to each VM's first guest instruction, in virtual time under
+  `-icount shift=0,align=off,sleep=off` (1 instruction = 1 ns; the
+  hypervisor logs `vm <name>: first guest instruction at <us> us`, generic
+  counter since reset), for the three ways the system boots:
+  - placed (what `bulkhead run` boots: QEMU's -kernel of
+    hyp/bulkhead-placed.elf puts the payload in the staging window and the
+    images of uncolored VMs where they run; nothing is moved or copied);
+  - self-contained (QEMU's -kernel of hyp/bulkhead.elf, the same bytes as
+    the flat bulkhead.bin a board's boot loader loads: the hypervisor moves
+    the payload, checks every image's CRC-32 and copies the images into the
+    VMs);
+  - the U-Boot chain (`--boot uboot`: U-Boot's DHCP, TFTP of the FIT, bootm
+    of the self-contained flat image);
+- the boot's phases from the hypervisor's `boot phases` line (counter
+  readings on the boot CPU) and each VM's first instruction: they add up to
+  the last VM's first instruction, so nothing is left unaccounted.
 
 QEMU models no caches or DRAM: virtual time counts instructions, not memory
 behaviour; the figures compare boot paths on QEMU, not on hardware.
@@ -31,48 +37,78 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bulkhead.generate import build  # noqa: E402
+from bulkhead.layout.placement import System  # noqa: E402
 from bulkhead.run import runner  # noqa: E402
 
 CONFIG = ROOT / "configs" / "dual.yaml"
 OUT = ROOT / "build" / "bench" / "boot"
 FIRST_RE = re.compile(r"\[bulkhead\] vm (\S+): first guest instruction at (\d+) us")
-INSTALL_RE = re.compile(r"\[bulkhead\] boot images: .* in (\d+) us")
 MEMORY_RE = re.compile(r"\[bulkhead\] vm (\S+): memory set up in (\d+) us")
-# the run can end at the first guest instruction (the phases are all before it)
-UNTIL_FIRST = r"first guest instruction at \d+ us"
+PHASES_RE = re.compile(
+    r"\[bulkhead\] boot phases \(us since reset\): C entered (\d+), console and MMU (\d+), "
+    r"GIC and DTB (\d+), images (\d+), VMs (\d+), interrupts and devices (\d+);")
+PHASE_NAMES = (
+    "reset to C (boot.S: entry checks, BSS zeroed)",
+    "console, MMU, CPU and PMU set-up",
+    "GIC and the DTB's RAM check",
+    "boot images (placed: table checks only; else move + CRC-32)",
+    "VMs (coloring, PCI, stage 2, image copies)",
+    "interrupts, regulation, QoS, DSU, SMMUs, console input",
+)
+LAST = "other CPUs started, to the last VM's first instruction"
 
 
-def phases(lines: list[str]) -> dict[str, int]:
-    """Boot phases in virtual us from the hypervisor's log: the payload move
-    and check, each VM's memory set-up (stage 2 and its images), the rest
-    (console, MMU, GIC, per-CPU set-up, secondary CPUs) and the first guest
-    instruction (generic counter since reset)."""
+def until_last(system: System) -> str:
+    """A pattern for the line that ends the boot: the first instruction of
+    the VM on the boot CPU, which enters its vCPU after starting the others
+    (any VM's when no VM runs on CPU 0)."""
+    on_boot_cpu = [vm.name for vm in system.vms if 0 in vm.cpus]
+    name = re.escape(on_boot_cpu[0]) if on_boot_cpu else r"\S+"
+    return rf"vm {name}: first guest instruction at \d+ us"
+
+
+def firsts(lines: list[str]) -> dict[str, int]:
+    """Each VM's first guest instruction (virtual us since reset)."""
     out: dict[str, int] = {}
     for line in lines:
-        if m := INSTALL_RE.match(line):
-            out["payload move + CRC"] = int(m.group(1))
-        elif m := MEMORY_RE.match(line):
-            out[f"vm {m.group(1)} memory and images"] = int(m.group(2))
-        elif (m := FIRST_RE.match(line)) and "first guest instruction" not in out:
-            out["first guest instruction"] = int(m.group(2))
-    if "first guest instruction" in out:
-        out["other (unaccounted by the log)"] = out["first guest instruction"] - sum(
-            v for k, v in out.items() if k != "first guest instruction")
+        if (m := FIRST_RE.match(line)) and m.group(1) not in out:
+            out[m.group(1)] = int(m.group(2))
     return out
 
 
-def first_guest_us(boot: str) -> tuple[int, int]:
-    """(first guest instruction, payload move + check), in virtual us."""
-    res = runner.run(CONFIG, timeout=600, icount=0, out=OUT, boot=boot, build_log=sys.stderr)
-    if not res.clean:
-        raise SystemExit(f"bench/boot.py: the {boot} run was not clean: {res.reason}")
-    times = [int(m.group(2)) for m in map(FIRST_RE.match, res.all_lines()) if m]
-    if not times:
-        raise SystemExit(f"bench/boot.py: no 'first guest instruction' line in the {boot} run")
-    installs = [int(m.group(1)) for m in map(INSTALL_RE.match, res.all_lines()) if m]
-    if not installs:
-        raise SystemExit(f"bench/boot.py: no 'boot images: ... in N us' line in the {boot} run")
-    return min(times), installs[0]
+def phases(lines: list[str]) -> dict[str, int]:
+    """The boot's phases in virtual us, in order: the boot CPU's six (from
+    its `boot phases` line), then from starting the other CPUs to the last
+    VM's first instruction; they add up to "first guest instruction" (the
+    last VM's). Also, not part of the sum: "vm X memory and images" (inside
+    the VMs phase) and "vm X started" (after the other CPUs were started).
+    Empty when the lines hold no `boot phases` line."""
+    stamps: list[int] = []
+    for line in lines:
+        if m := PHASES_RE.match(line):
+            stamps = [int(g) for g in m.groups()]
+            break
+    first = firsts(lines)
+    if not stamps or not first:
+        return {}
+    out = {name: t - (stamps[i - 1] if i else 0) for i, (name, t) in enumerate(zip(PHASE_NAMES, stamps, strict=True))}
+    out[LAST] = max(first.values()) - stamps[-1]
+    out["first guest instruction"] = max(first.values())
+    for line in lines:
+        if m := MEMORY_RE.match(line):
+            out[f"vm {m.group(1)} memory and images"] = int(m.group(2))
+    for vm, us in first.items():
+        out[f"vm {vm} started"] = us - stamps[-1]
+    return out
+
+
+def boot_run(argv: list[str], pattern: str) -> list[str]:
+    status, timed_out, output = runner.supervise(argv, timeout=600, until=re.compile(pattern))
+    lines = output.splitlines()
+    if not firsts(lines):
+        raise SystemExit(f"bench/boot.py: no 'first guest instruction' line (status {status}, "
+                         f"timed out {timed_out}):\n{output[-2000:]}")
+    return lines
 
 
 def main() -> int:
@@ -82,28 +118,40 @@ def main() -> int:
     build_s = time.monotonic() - t0
     sizes = {
         "payload.bin": result.payload.stat().st_size,
-        "bulkhead.elf": result.elf.stat().st_size,
-        "bulkhead.bin": result.elf.with_suffix(".bin").stat().st_size,
+        "bulkhead.elf (self-contained)": result.elf.stat().st_size,
+        "bulkhead-placed.elf": result.placed_elf.stat().st_size,
+        "bulkhead.bin (flat, self-contained)": result.elf.with_suffix(".bin").stat().st_size,
         "bulkhead.itb": result.itb.stat().st_size,
     }
-    image_us, install_us = first_guest_us("image")
-    uboot_us, _ = first_guest_us("uboot")
-    staged_us = image_us - install_us
+    pattern = until_last(result.system)
+    argv = [*result.qemu_argv, "-icount", "shift=0,align=off,sleep=off"]
+    placed = boot_run(argv, pattern)
+    self_contained = boot_run([str(result.elf) if a == str(result.placed_elf) else a for a in argv], pattern)
+    uboot = runner.run(CONFIG, timeout=600, icount=0, out=OUT, boot="uboot", until=pattern,
+                       build_log=sys.stderr)
+    uboot_first = firsts(uboot.all_lines())
+    if not uboot_first:
+        raise SystemExit(f"bench/boot.py: the U-Boot run reached no guest: {uboot.reason}")
     print(f"config {CONFIG.relative_to(ROOT)}")
     print(f"build (fresh, host time): {build_s:.2f} s")
     for name, size in sizes.items():
         print(f"size {name}: {size} bytes ({size / (1 << 20):.1f} MiB)")
-    res = runner.run(CONFIG, timeout=600, icount=0, out=OUT, until=UNTIL_FIRST, build_log=sys.stderr)
-    print("boot phases of the single image (virtual time, -icount shift=0):")
-    for name, us in phases(res.all_lines()).items():
-        print(f"  {name}: {us} us")
-    print("first guest instruction (virtual time, -icount shift=0; QEMU models no caches/DRAM):")
-    print(f"  single image (QEMU -kernel): {image_us} us")
-    print(f"  U-Boot chain (FIT over TFTP): {uboot_us} us")
-    print(f"  loader-staged (derived: single image less its {install_us} us payload move + CRC): {staged_us} us")
-    print(f"  ratio single image / loader-staged: {image_us / staged_us:.2f}")
-    print(f"  ratio U-Boot / single image: {uboot_us / image_us:.1f}")
-    print(f"  ratio U-Boot / loader-staged: {uboot_us / staged_us:.1f}")
+    print("boot phases, placed (virtual us at -icount shift=0; QEMU models no caches/DRAM):")
+    for name, us in phases(placed).items():
+        print(f"  {name}: {us}")
+    print("boot phases, self-contained:")
+    for name, us in phases(self_contained).items():
+        print(f"  {name}: {us}")
+    rows = (("placed ELF (QEMU -kernel, what `bulkhead run` boots)", firsts(placed)),
+            ("self-contained ELF / flat image (payload moved, CRC-32, copied)", firsts(self_contained)),
+            ("U-Boot chain (DHCP, TFTP of the FIT, bootm of the flat image)", uboot_first))
+    print("first guest instruction per VM (virtual us since reset):")
+    for label, first in rows:
+        print(f"  {label}: " + ", ".join(f"{vm} {us}" for vm, us in first.items())
+              + f"; last {max(first.values())}")
+    last = [max(first.values()) for _, first in rows]
+    print(f"  ratio self-contained / placed: {last[1] / last[0]:.0f}")
+    print(f"  ratio U-Boot / self-contained: {last[2] / last[1]:.1f}")
     return 0
 
 

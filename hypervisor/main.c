@@ -9,6 +9,7 @@
 #include "arch/aarch64/mmu.h"
 #include "arch/aarch64/pmu.h"
 #include "arch/aarch64/psci_fw.h"
+#include "arch/aarch64/timer.h"
 #include "core/bootimg.h"
 #include "core/bootmem.h"
 #include "core/config.h"
@@ -109,10 +110,16 @@ static void hyp_self_color(void)
 	mmu_enable_colored();
 }
 
+/* Boot phases: counter readings since reset, logged in one line before the
+ * other CPUs start (bench/boot.py, docs/performance.md "Boot"). */
+enum { HYP_T_C, HYP_T_CONSOLE, HYP_T_GIC, HYP_T_IMAGES, HYP_T_VMS, HYP_T_DEVICES, HYP_T_N };
+
 static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 {
 	const struct cfg_platform *p = cfg_system.platform;
+	u64 t[HYP_T_N];
 
+	t[HYP_T_C] = timer_now();
 	console_init(p->uart_base);
 	log_set_halt(hyp_halt);
 	mmu_map_identity(p->mmio_base, p->mmio_size, MMU_DEVICE);
@@ -144,6 +151,7 @@ static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 		    "entered with the EL2 MMU/D-cache on (SCTLR_EL2 M/C %lx): image cleaned to "
 		    "the PoC, both turned off before set-up",
 		    entry_mc);
+	t[HYP_T_CONSOLE] = timer_now();
 	gic_init(&(struct gic_frames){
 	    .gicd = p->gicd_base,
 	    .gicr = p->gicr_base,
@@ -154,10 +162,13 @@ static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 	});
 	gic_cpu_init();
 	bootmem_check(dtb); /* before the payload moves: it may overwrite the DTB */
-	bootimg_install();  /* before the VMs: their images come from the payload */
-	color_init();       /* before the VMs: colored memory needs its page finder */
-	pci_init();         /* before the VMs: their functions' BARs */
+	t[HYP_T_GIC] = timer_now();
+	bootimg_install(); /* before the VMs: their images come from the payload */
+	t[HYP_T_IMAGES] = timer_now();
+	color_init(); /* before the VMs: colored memory needs its page finder */
+	pci_init();   /* before the VMs: their functions' BARs */
 	vm_init_all();
+	t[HYP_T_VMS] = timer_now();
 	irq_init();
 	vpmu_init(); /* before bw_init: the regulator shares the PMU PPI */
 	bw_init();
@@ -171,6 +182,13 @@ static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 		console_set_input(cfg_system.console_input_vm);
 		log_info("console input -> vm %s (Ctrl-T <n> switches)", in->cfg->name);
 	}
+	t[HYP_T_DEVICES] = timer_now();
+	for (u32 i = 0; i < HYP_T_N; i++)
+		t[i] = timer_ticks_to_ns(t[i]) / 1000;
+	log_info("boot phases (us since reset): C entered %lu, console and MMU %lu, GIC and DTB "
+	         "%lu, images %lu, VMs %lu, interrupts and devices %lu; starting the other CPUs",
+	         t[HYP_T_C], t[HYP_T_CONSOLE], t[HYP_T_GIC], t[HYP_T_IMAGES], t[HYP_T_VMS],
+	         t[HYP_T_DEVICES]);
 	for (u32 i = 1; i < p->ncpus && i < ARCH_MAX_CPUS; i++) {
 		s64 ret;
 		if (!vcpus[i].vm)

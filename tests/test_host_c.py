@@ -30,6 +30,7 @@ SOURCES: dict[str, list[str]] = {
     "test_dw8250": ["drivers/uart/dw8250.c", "drivers/uart/uart.c"],
     "test_fdt": ["lib/fdt.c"],
     "test_payload": ["core/payload.c", "lib/crc32.c"],
+    "test_string": ["lib/string.c"],
     "test_linering": ["lib/linering.c"],
     "test_ioring": ["../guests/lib/ioring.c"],  # the guest runtime's ring library
     "test_iosched": ["../guests/iovm/iosched.c"],  # the I/O VM's scheduler
@@ -44,7 +45,11 @@ SOURCES: dict[str, list[str]] = {
     "test_console": ["core/console.c", "lib/linering.c", "lib/format.c"],
 }
 # extra preprocessor definitions (the drivers drivers/iommu.c dispatches to)
-DEFINES: dict[str, list[str]] = {"test_smmuv3": ["-DIOMMU_HAVE_SMMUV3"], "test_smmu500": ["-DIOMMU_HAVE_SMMU500"]}
+DEFINES: dict[str, list[str]] = {
+    "test_smmuv3": ["-DIOMMU_HAVE_SMMUV3"], "test_smmu500": ["-DIOMMU_HAVE_SMMU500"],
+    # the hypervisor's own string functions, renamed beside the host's
+    "test_string": [f"-D{f}=hyp_{f}" for f in ("memcpy", "memmove", "memset", "memcmp", "strlen", "strcmp")],
+}
 # extra include directories (the hypervisor's is always there)
 INCLUDES: dict[str, list[Path]] = {"test_ioring": [GUEST_INCLUDE],
                                    "test_iosched": [GUEST_INCLUDE, ROOT / "guests" / "iovm"]}

@@ -35,6 +35,7 @@ from bulkhead.layout.load import GUESTS_DIR, PLATFORMS_DIR, load_spec
 from bulkhead.layout.placement import StagedImage, System
 
 ELF_NAME = "bulkhead.elf"
+PLACED_ELF_NAME = "bulkhead-placed.elf"  # what `bulkhead run` boots (docs/boot.md, "Placed images")
 DTC_FLAGS = ("-W", "no-unit_address_vs_reg")  # bulkhead-shmem@ nodes have no reg
 
 
@@ -43,6 +44,7 @@ class BuildResult:
     system: System
     out: Path
     elf: Path  # the single image: hypervisor + payload of every guest image
+    placed_elf: Path  # the same, its images placed where the hypervisor uses them (QEMU's -kernel)
     staged: tuple[StagedImage, ...]
     payload: Path
     itb: Path  # the U-Boot FIT image of the flat hypervisor image
@@ -192,6 +194,14 @@ def build(
         if not elf.is_file():
             raise BuildError(f"make -C {HYPERVISOR_DIR} succeeded but did not produce {elf}")
 
+        hyp = elf.read_bytes()
+        placed_elf = elf.with_name(PLACED_ELF_NAME)
+        if image.find(hyp) < 0:  # no payload linked (a stand-in hypervisor): booted as it is
+            placed_elf = elf
+        else:
+            placed = [(pa, s.file.read_bytes()) for s in staged
+                      if (pa := layout.placed_pa(system.vms[s.vm_index], s)) is not None]
+            write_if_changed(placed_elf, image.boot_elf(hyp, placed))
         itb = build_fit(system, config, elf.with_suffix(".bin"), out, log)
         # the images are inside the ELF; a shared I/O device gets its NIC (user-mode netdev),
         # the VMs' QEMU PCI devices theirs (an nvme gets a blank drive image here)
@@ -201,13 +211,13 @@ def build(
                 if f.qemu == "nvme" and not drive.is_file():
                     with open(drive, "wb") as fh:
                         fh.truncate(pci.NVME_IMAGE_SIZE)
-        argv = (qemu.command(p, elf, (), extra=(*shared_io.qemu_args(system, None),
+        argv = (qemu.command(p, placed_elf, (), extra=(*shared_io.qemu_args(system, None),
                                                 *pci.qemu_args(system, str(out.absolute()))))
                 if p.qemu is not None else [])  # a board without a QEMU model
         manifest = out / "manifest.json"
         write_if_changed(manifest, (json.dumps(manifest_doc(system, config, elf, staged, argv), indent=2)
                                     + "\n").encode())
-    return BuildResult(system, out, elf, staged, payload, itb, manifest, tuple(argv))
+    return BuildResult(system, out, elf, placed_elf, staged, payload, itb, manifest, tuple(argv))
 
 
 def build_fit(system: System, config: Path, flat: Path, out: Path, log: TextIO) -> Path:

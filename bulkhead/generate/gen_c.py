@@ -9,7 +9,7 @@ from bulkhead.config import bandwidth, coloring, dma, dsu, qos
 from bulkhead.config.color import Colors
 from bulkhead.config.model import MAX_CPUS, MAX_RAM_BANKS
 from bulkhead.generate import image
-from bulkhead.layout.placement import StagedImage, System, Vm
+from bulkhead.layout.placement import StagedImage, System, Vm, placed_pa
 
 # Constants the toolchain shares with the hypervisor: (C macro, the header
 # defining it, the toolchain's value, where that value lives). config.c
@@ -340,13 +340,15 @@ def _vm_tables(w: _Writer, vm: Vm, staged: Sequence[StagedImage],
                  "nirq")
     images = table("struct cfg_image", "images", _struct_rows(
         [("name", _cstr(s.name)), ("src_pa", _hex(s.src_pa)), ("dst_ipa", _hex(s.dst_ipa)), ("size", _hex(s.size))]
+        + ([("placed", "true")] if placed_pa(vm, s) is not None else [])
         for s in staged
     ), len(staged), "nimage")
     shmem = table("struct cfg_shmem_map", "shmem", _struct_rows(
         [("shmem", str(m.index)), ("ipa", _hex(m.ipa)), ("doorbell_irq", str(m.doorbell_irq))] for m in vm.shmem
     ), len(vm.shmem))
     if vm.pt_colors is None:
-        w.line(f"static cfg_pt_page_t {pre}_pt[{vm.pt_pages}];")
+        # not zeroed at boot (the linker script's .pool): mem.c zeroes each page it hands out
+        w.line(f"static cfg_pt_page_t {pre}_pt[{vm.pt_pages}] __section(\".bss.pool\");")
         pt = [("pt_pages", str(vm.pt_pages)), ("pt_pool", f"{pre}_pt")]
     else:  # colored tables: pages of the VM's colors from pt_pa, not the hypervisor's BSS
         pt = [("pt_pages", str(vm.pt_pages)), ("pt_pool", "NULL"), ("pt_color", colors[vm.pt_colors]),

@@ -576,6 +576,17 @@ def image_files(system: System, out: Path, guest_bins: Path) -> dict[tuple[int, 
     return files
 
 
+def placed_pa(vm: Vm, s: StagedImage) -> int | None:
+    """Where a boot loader can put image ``s`` for its VM to run it in place:
+    its physical address when it lies inside one uncolored (physically
+    contiguous) memory region of its VM, else None (colored memory: the
+    hypervisor copies it into the VM's frames). docs/boot.md, "Placed images"."""
+    for m in vm.memory:
+        if m.colors is None and m.ipa <= s.dst_ipa and s.dst_ipa + s.size <= m.ipa + m.size:
+            return m.pa + (s.dst_ipa - m.ipa)
+    return None
+
+
 def stage(system: System, out: Path, guest_bins: Path) -> tuple[StagedImage, ...]:
     """Sizes every image and packs them into the staging window.
 

@@ -364,7 +364,7 @@ def prepare(
     if starved:
         raise RunError("; ".join(starved))
     argv = qemu.command(
-        result.system.platform, result.elf, (), icount=icount, gdb=gdb, gdb_port=gdb_port,
+        result.system.platform, result.placed_elf, (), icount=icount, gdb=gdb, gdb_port=gdb_port,
         interactive=interactive, extra=(*shared_io.qemu_args(result.system, netdev),
                                         *pci.qemu_args(result.system, str(result.out.absolute())), *extra_qemu_args),
     )

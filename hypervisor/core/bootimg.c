@@ -2,7 +2,6 @@
 #include "core/bootimg.h"
 
 #include "arch/aarch64/crc32.h"
-#include "arch/aarch64/timer.h"
 #include "core/bootmem.h"
 #include "core/config.h"
 #include "core/payload.h"
@@ -47,21 +46,38 @@ static void bootimg_match(const struct payload_header *h)
 		panic("boot-image payload holds %u images, the configuration %u", h->count, total);
 }
 
-static void bootimg_verify(const struct payload_header *h, const struct payload_entry *entries)
-{
-	for (u32 i = 0; i < h->count; i++) {
-		const struct payload_entry *e = &entries[i];
-		u32 crc = arch_crc32_update(0, (const void *)(uintptr_t)(h->load_pa + e->offset),
-		                            e->size);
+static struct payload_entry bootimg_entries[64];
+static struct payload_header bootimg_hdr;
+static bool bootimg_is_placed;
+static u32 bootimg_checked; /* bit v: VM v's images checked */
 
-		if (crc == e->crc || bootimg_errors[e->vm][0])
+bool bootimg_placed(void)
+{
+	return bootimg_is_placed;
+}
+
+bool bootimg_check_vm(u32 vm)
+{
+	const struct payload_header *h = &bootimg_hdr;
+
+	for (u32 i = 0; i < h->count && !(bootimg_checked & BIT(vm)); i++) {
+		const struct payload_entry *e = &bootimg_entries[i];
+		u32 crc;
+
+		if (e->vm != vm)
 			continue;
-		fmt_snprintf(bootimg_errors[e->vm], sizeof(bootimg_errors[e->vm]),
+		crc = arch_crc32_update(0, (const void *)(uintptr_t)(h->load_pa + e->offset),
+		                        e->size);
+		if (crc == e->crc)
+			continue;
+		fmt_snprintf(bootimg_errors[vm], sizeof(bootimg_errors[vm]),
 		             "image %s is corrupted: crc32 %08x, expected %08x; not started",
 		             e->name, crc, e->crc);
-		log_info("vm %s: image %s is corrupted (crc32 %08x, expected %08x)",
-		         cfg_system.vms[e->vm].name, e->name, crc, e->crc);
+		log_info("vm %s: %s", cfg_system.vms[vm].name, bootimg_errors[vm]);
+		break; /* the first corrupted image stops the VM */
 	}
+	bootimg_checked |= (u32)BIT(vm);
+	return !bootimg_errors[vm][0];
 }
 
 void bootimg_install(void)
@@ -69,7 +85,6 @@ void bootimg_install(void)
 	const struct payload_header *h = (const void *)__payload_start;
 	u64 len = (u64)(__payload_end - __payload_start);
 	const char *err;
-	static struct payload_entry entries[64];
 
 	if (len == 0) {
 		log_info(
@@ -80,21 +95,28 @@ void bootimg_install(void)
 	if (err)
 		panic("boot-image payload at %lx: %s", (u64)(uintptr_t)h, err);
 	bootimg_match(h);
-	if (h->count > ARRAY_SIZE(entries))
+	if (h->count > ARRAY_SIZE(bootimg_entries))
 		panic("boot-image payload holds %u images, at most %lu supported", h->count,
-		      (u64)ARRAY_SIZE(entries));
+		      (u64)ARRAY_SIZE(bootimg_entries));
 	bootmem_require("the staged boot images", h->load_pa, h->data_size);
 	/* The table lies in memory the data move may overwrite: keep a copy. */
-	memcpy(entries, payload_entries(h), h->count * sizeof(entries[0]));
-	{
-		struct payload_header hdr = *h;
-		u64 t0 = timer_now();
-
-		memmove((void *)(uintptr_t)hdr.load_pa, __payload_start + hdr.data_offset,
-		        hdr.data_size);
-		bootimg_verify(&hdr, entries);
-		t0 = timer_now() - t0;
-		log_info("boot images: %u checked, %lu KiB moved to %lx in %lu us", hdr.count,
-		         hdr.data_size >> 10, hdr.load_pa, timer_ticks_to_ns(t0) / 1000);
+	memcpy(bootimg_entries, payload_entries(h), h->count * sizeof(bootimg_entries[0]));
+	bootimg_hdr = *h;
+	h = &bootimg_hdr;
+	if (h->flags & PAYLOAD_PLACED) {
+		/* The boot loader put the data in the staging window and the placed
+		 * images in VM memory (the boot ELF): nothing to move. Their
+		 * integrity is the loader's; the staged copy is checked before a
+		 * reset first reloads from it (bootimg_check_vm). */
+		bootimg_is_placed = true;
+		log_info("boot images: %u placed by the boot loader (staging %lx, %lu KiB), "
+		         "none moved, checked at a VM's first reset",
+		         h->count, h->load_pa, h->data_size >> 10);
+		return;
 	}
+	memmove((void *)(uintptr_t)h->load_pa, __payload_start + h->data_offset, h->data_size);
+	for (u32 v = 0; v < cfg_system.nvms; v++)
+		bootimg_check_vm(v);
+	log_info("boot images: %u checked, %lu KiB moved to %lx", h->count, h->data_size >> 10,
+	         h->load_pa);
 }

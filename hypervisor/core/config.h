@@ -79,6 +79,10 @@ struct cfg_image {
 	u64 src_pa;
 	u64 dst_ipa;
 	u64 size;
+	/* In uncolored, contiguous VM memory: the boot ELF's loader puts it at
+	 * its final address (payload.h PAYLOAD_PLACED), so the first load skips
+	 * it; a reset copies it from src_pa as any other. */
+	bool placed;
 };
 
 /* A shared-memory region as one VM sees it. */

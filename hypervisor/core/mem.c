@@ -61,8 +61,8 @@ static u64 *mem_pt_alloc(void *ctx)
 
 	if (vm->s2_next >= c->pt_pages)
 		return NULL;
-	if (!c->pt_color)
-		return c->pt_pool[vm->s2_next++].e;
+	if (!c->pt_color) /* the pool is not zeroed at boot (linker script .pool) */
+		return memset(c->pt_pool[vm->s2_next++].e, 0, SZ_4K);
 	/* colored tables: the next page of the VM's colors, zeroed here */
 	pa = mem_color_page(vm, c->pt_color, vm->s2_next ? vm->s2_pt_pa + SZ_4K : c->pt_pa);
 	vm->s2_pt_pa = pa;
@@ -245,13 +245,15 @@ bool mem_copy_to_vm(struct vm *vm, u64 ipa, const void *src, u64 len)
 	return mem_copy(vm, ipa, (void *)(uintptr_t)src, len, true);
 }
 
-void mem_load_images(struct vm *vm)
+void mem_load_images(struct vm *vm, bool skip_placed)
 {
 	const struct cfg_vm *c = vm->cfg;
 
 	for (u32 i = 0; i < c->nimage; i++) {
 		const struct cfg_image *img = &c->images[i];
 
+		if (skip_placed && img->placed)
+			continue;
 		for (u64 off = 0; off < img->size; off += SZ_4K) {
 			u64 pa;
 			u64 chunk = MIN(SZ_4K, img->size - off);

@@ -68,8 +68,9 @@ bool mem_ipa_to_pa(struct vm *vm, u64 ipa, u64 *pa);
 bool mem_copy_from_vm(struct vm *vm, void *dst, u64 ipa, u64 len);
 bool mem_copy_to_vm(struct vm *vm, u64 ipa, const void *src, u64 len);
 
-/* Copies every configured image from its staging PA into the VM. */
-void mem_load_images(struct vm *vm);
+/* Copies every configured image from its staging PA into the VM, except,
+ * with skip_placed, the images the boot loader put in place (cfg_image.placed). */
+void mem_load_images(struct vm *vm, bool skip_placed);
 
 /* Points the stage-2 page of ipa (a 4 KiB mapping of RAM) at pa; false if
  * ipa is not mapped so. The VM must not run until mem_vm_tlb_flush. */

@@ -10,7 +10,10 @@
  *            offset_i (4 KiB aligned), size_i bytes, CRC-32 crc_i
  *
  * At boot the data is moved to load_pa (the platform's staging window),
- * where the VMs' cfg_image.src_pa point; see docs/boot.md.
+ * where the VMs' cfg_image.src_pa point; see docs/boot.md. With
+ * PAYLOAD_PLACED (the boot ELF, bulkhead/generate/image.py) the boot loader
+ * has already put the data at load_pa and every cfg_image marked placed at
+ * its final address in VM memory: nothing is moved or copied at boot.
  */
 #ifndef CORE_PAYLOAD_H
 #define CORE_PAYLOAD_H
@@ -21,6 +24,7 @@
 #define PAYLOAD_VERSION    1u
 #define PAYLOAD_NAME_LEN   32u
 #define PAYLOAD_MAX_IMAGES 1024u
+#define PAYLOAD_PLACED     0x1u /* flags: data placed by the boot loader */
 
 struct payload_header {
 	char magic[8];
@@ -30,7 +34,7 @@ struct payload_header {
 	u64 data_size;   /* bytes of data (entries' extents, aligned) */
 	u64 load_pa;     /* where the data is moved at boot */
 	u32 header_crc;  /* CRC-32 of header + entries, this field 0 */
-	u32 reserved;
+	u32 flags;       /* PAYLOAD_PLACED */
 };
 
 struct payload_entry {

@@ -112,7 +112,8 @@ static void vcpu_park(struct vcpu *v)
 		irq_handle_pending();
 		if (vm->state == VM_RESETTING && v->idx == 0 && vcpu_others_parked(v) &&
 		    !vm->pause) {
-			vm_load(vm);
+			if (!vm_load(vm, false)) /* corrupted images: stopped */
+				continue;
 			vm->state = VM_RUNNING;
 			vcpu_boot(v, vm->cfg->entry, vm->cfg->boot_arg);
 			break;

@@ -19,13 +19,21 @@ u32 vm_count;
 static u32 vm_clean, vm_stopped;
 static spinlock_t vm_power_lock = SPINLOCK_INIT;
 
-void vm_load(struct vm *vm)
+bool vm_load(struct vm *vm, bool first)
 {
+	bool placed = first && bootimg_placed(); /* the boot loader's, unchecked */
+
+	if (!placed && !bootimg_check_vm(vm->id)) {
+		if (!first) /* a reset: at boot vm_init_all stops it with the others */
+			vm_shutdown(vm, VM_STOPPED, bootimg_vm_error(vm->id));
+		return false;
+	}
 	vgic_vm_init(vm);
 	vuart_init_state(vm);
 	vpci_vm_quiesce(vm);
-	mem_load_images(vm);
+	mem_load_images(vm, placed);
 	mem_iommu_attach(vm); /* a reset blocked its DMA until the reload */
+	return true;
 }
 
 /* "vm X: N DMA fault(s): device D: n, ..." and, if an SMMU of its streams
@@ -101,7 +109,7 @@ void vm_init_all(void)
 		vgic_vm_setup(vm);
 		vuart_init(vm);
 		t2 = arch_counter();
-		vm_load(vm);
+		vm_load(vm, true);        /* false: corrupted, stopped below */
 		t2 = arch_counter() - t2; /* image copy (and device state reset) */
 		t1 -= t0;                 /* stage-2 build */
 		log_info("vm %s: %u vCPU(s), %lu MiB, %u table pages, entry %lx", c->name, c->ncpus,

@@ -72,8 +72,11 @@ extern u32 vm_count;
 
 /* Boot CPU: builds every VM from cfg_system and binds vCPUs to CPUs. */
 void vm_init_all(void);
-/* Copies the VM's images into its memory and resets its device state. */
-void vm_load(struct vm *vm);
+/* Copies the VM's images into its memory and resets its device state; at
+ * boot (first) the images the boot loader placed are left as they are.
+ * False (nothing loaded) when a staged image is corrupted; a reset then
+ * stops the VM. */
+bool vm_load(struct vm *vm, bool first);
 /* Powers the VM off (clean SYSTEM_OFF) or stops it; the last VM to go off
  * powers the machine off. Called by one of the VM's vCPUs. */
 void vm_shutdown(struct vm *vm, enum vm_state how, const char *reason);

@@ -48,15 +48,23 @@ void *memmove(void *dst, const void *src, size_t n)
 	return dst;
 }
 
-void *memset(void *dst, int c, size_t n)
+__cold void *memset(void *dst, int c, size_t n)
 {
 	u8 *d = dst;
 
-	if (c == 0 && IS_ALIGNED((uintptr_t)d | n, 8)) {
-		u64 *d8 = dst;
-		for (size_t i = 0; i < n / 8; i++)
-			d8[i] = 0;
-		return dst;
+	if (c == 0) {
+		/* bytes up to an 8-byte boundary, then 64 bytes a step (the boot
+		 * zeroes table pages and VM state of any size and alignment, e.g.
+		 * the vGIC's 5-byte records), then the tail */
+		for (; n && !IS_ALIGNED((uintptr_t)d, 8); n--)
+			*d++ = 0;
+		for (; n >= 64; n -= 64, d += 64) {
+			u64 *d8 = (u64 *)(uintptr_t)d;
+
+			d8[0] = d8[1] = d8[2] = d8[3] = d8[4] = d8[5] = d8[6] = d8[7] = 0;
+		}
+		for (; n >= 8; n -= 8, d += 8)
+			*(u64 *)(uintptr_t)d = 0;
 	}
 	for (size_t i = 0; i < n; i++)
 		d[i] = (u8)c;

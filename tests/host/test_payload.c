@@ -58,6 +58,14 @@ int main(void)
 
 	CHECK(crc32_update(0, check, 9) == 0xCBF43926u);
 	CHECK(crc32_update(0, "", 0) == 0);
+	for (u32 b = 0; b < 256; b++) { /* every table entry against bit by bit */
+		unsigned char byte = (unsigned char)b;
+		u32 c = ~0u ^ b;
+
+		for (int k = 0; k < 8; k++)
+			c = (c & 1) ? (c >> 1) ^ 0xEDB88320u : c >> 1;
+		CHECK(crc32_update(0, &byte, 1) == ~c);
+	}
 	for (size_t i = 0; i < sizeof(big); i++)
 		big[i] = (unsigned char)(i * 31 + 7);
 	CHECK(crc32_update(crc32_update(0, big, 12345), big + 12345, sizeof(big) - 12345) ==

@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
 """The single self-contained image: guest images linked into the hypervisor
-ELF (no QEMU loader devices), checked by CRC-32 before their VMs start."""
+ELF (no QEMU loader devices), checked by CRC-32 before their VMs start; and
+its placed form (what `bulkhead run` boots), checked before a reset."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from bulkhead.generate import build, image, qemu
+from bulkhead.layout import placement as layout
 from bulkhead.run.runner import judge, supervise
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -50,6 +52,52 @@ def test_corrupted_image_stops_only_its_vm(tmp_path: Path) -> None:
     assert not any(line.startswith("[smp] ") for line in lines)
     clean, reason = judge(status, timed_out, output, 3)
     assert not clean and reason.startswith("VM 'smp' was stopped (image ")
+
+
+def _segments(elf: bytes) -> dict[int, tuple[int, int]]:
+    """PT_LOAD segments of ``elf``: physical address -> (file offset, size)."""
+    head = image.ELF_HEADER.unpack_from(elf)
+    phoff, phnum = head[5], head[10]
+    segs = {}
+    for i in range(phnum):
+        p_type, _, offset, _, paddr, filesz, _, _ = image.PHDR.unpack_from(elf, phoff + i * image.PHDR.size)
+        if p_type == image.PT_LOAD:
+            segs[paddr] = (offset, filesz)
+    return segs
+
+
+def test_placed_elf_checks_a_vm_s_images_at_its_first_reset(tmp_path: Path) -> None:
+    """What `bulkhead run` boots (hyp/bulkhead-placed.elf): QEMU's loader put
+    the payload in the staging window and each image where its VM runs it,
+    so nothing is moved or checked at boot; the staged copy a reset reloads
+    from is checked first. Corrupted there, the VM booted once from its
+    intact placed image, and is stopped at its reset; the other VM runs."""
+    result = _build("reset.yaml")
+    assert result.qemu_argv[result.qemu_argv.index("-kernel") + 1] == str(result.placed_elf)
+    blob = bytearray(result.placed_elf.read_bytes())
+    segs = _segments(bytes(blob))
+    table = image.parse(bytes(blob[image.find(bytes(blob)):]))
+    assert table.flags & image.PLACED
+    for s in result.staged:  # every image of these uncolored VMs where it runs
+        pa = layout.placed_pa(result.system.vms[s.vm_index], s)
+        assert pa is not None and pa in segs
+        offset, size = segs[pa]
+        assert bytes(blob[offset:offset + size]) == s.file.read_bytes()
+    staging, _ = segs[table.load_pa]
+    victim = next(e for e in table.entries if e.vm == 0 and e.name == "image")  # VM 'reset'
+    blob[staging + victim.offset + victim.size // 2] ^= 0x5A
+    elf = tmp_path / "corrupt-placed.elf"
+    elf.write_bytes(bytes(blob))
+    argv = [str(elf) if a == str(result.placed_elf) else a for a in result.qemu_argv]
+    status, timed_out, output = supervise(argv, timeout=RUN_TIMEOUT)
+    assert not timed_out, output
+    lines = output.splitlines()
+    assert any(line.startswith(f"[bulkhead] boot images: {len(result.staged)} placed by the boot loader") for line in lines), output
+    assert "[reset] reset: boot 1" in lines and "[reset] reset: boot 2" not in lines, output
+    assert f"[bulkhead] vm reset: image {victim.name} is corrupted" in output, output
+    assert any(line.startswith("[bulkhead] vm reset: stopped (image ") for line in lines), output
+    assert "[ticker] ticker: PASS (5 ticks)" in lines, output
+    assert "[bulkhead] all VMs off: clean=1 stopped=1" in lines, output
 
 
 def test_entered_at_el1_or_el3_panics_and_stops(tmp_path: Path) -> None:

@@ -3,11 +3,13 @@
 config validates (`bulkhead check`), the system builds, boots under QEMU and
 ends cleanly by itself (every VM powers off, none failed or was stopped);
 a config for a board QEMU does not model is checked and built only. Linux examples report and power off
-(the initrd's /init); bare-metal guests finish."""
+(the initrd's /init, or a script in the bootargs); bare-metal guests finish; some must also print what
+shows their mechanism at work (EXPECT)."""
 
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,18 @@ ROOT = Path(__file__).resolve().parents[2]
 INTERACTIVE = ROOT / "configs" / "console.yaml"
 EXAMPLES = sorted(p for p in (ROOT / "configs").glob("*.yaml") if p != INTERACTIVE)
 LINUX = ROOT / "artefacts" / "linux" / "Image"
+# what an example must print besides ending cleanly: (regex, minimum of its group 1 if any)
+EXPECT: dict[str, tuple[tuple[str, int], ...]] = {
+    # the Linux client reached userspace and moved data through the I/O VM both ways
+    "io-linux": (
+        (r"^\[linux\] bulkhead-linux: userspace reached$", 0),
+        (r"^\[linux\] .*eth0: I/O VM ready: link up", 0),
+        (r"^\[linux\] 10 packets transmitted, (10) packets received, 0% packet loss$", 10),
+        (r"^\[iovm\] iovm: client linux tx=\d+ tx_bytes=(\d+) ", 10 * 1028),
+        (r"^\[iovm\] iovm: client linux tx=\d+ tx_bytes=\d+ rx=\d+ rx_bytes=(\d+) ", 10 * 1028),
+        (r"^\[iovm\] iovm: PASS$", 0),
+    ),
+}
 
 
 def test_there_are_examples_for_each_platform() -> None:
@@ -45,6 +59,10 @@ def test_example_checks_and_boots(config: Path, capsys: pytest.CaptureFixture[st
     res = run(config, timeout=240, icount=None, out=out)
     assert res.clean, f"{config.name}: {res.reason}\n{res.output[-3000:]}"
     assert "PANIC" not in res.output
+    for pattern, least in EXPECT.get(config.stem, ()):
+        m = re.search(pattern, res.output, re.MULTILINE)
+        assert m, f"{config.name}: no line /{pattern}/ in\n{res.output[-3000:]}"
+        assert not least or int(m.group(1)) >= least, (pattern, m.group(0))
 
 
 def test_console_example_stays_up_and_answers_the_tutorials_keys() -> None:

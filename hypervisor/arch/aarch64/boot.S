@@ -55,16 +55,21 @@ entry:
 	ic	iallu
 	dsb	sy
 	isb
-5:	/* Zero the BSS (MMU off: plain aligned stores). adrp: the BSS holds the
-	 * stage-2 table pools and may be far beyond adr's 1 MiB reach. */
+5:	/* Zero the BSS (MMU off: plain aligned stores; the page-table pools
+	 * lie outside it, zeroed page by page as allocated). adrp: the BSS may
+	 * be beyond adr's 1 MiB reach. */
 	adrp	x1, __bss_start
 	add	x1, x1, :lo12:__bss_start
 	adrp	x2, __bss_end
 	add	x2, x2, :lo12:__bss_end
-1:	cmp	x1, x2
+	cmp	x1, x2
 	b.hs	2f
+1:	stp	xzr, xzr, [x1], #16	/* 64 bytes an iteration (the linker script */
+	stp	xzr, xzr, [x1], #16	/* aligns __bss_end to 64 bytes) */
 	stp	xzr, xzr, [x1], #16
-	b	1b
+	stp	xzr, xzr, [x1], #16
+	cmp	x1, x2
+	b.lo	1b
 2:	cbz	x21, 6f
 	/* Lines of the BSS fetched speculatively before the MMU went off would
 	 * hide the zeros once caches are on again: drop them. */

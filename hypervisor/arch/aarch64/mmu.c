@@ -4,6 +4,7 @@
 #include "arch/aarch64/pt.h"
 #include "arch/aarch64/sysregs.h"
 #include "lib/log.h"
+#include "lib/string.h"
 
 #define MMU_POOL_PAGES 16
 
@@ -16,7 +17,8 @@
 #define TCR_EL2_VALUE \
 	((25ull) | (1ull << 8) | (1ull << 10) | (3ull << 12) | (2ull << 16) | BIT(23) | BIT(31))
 
-static u64 mmu_pool[MMU_POOL_PAGES][PT_ENTRIES] __aligned(4096);
+/* Not zeroed at boot (linker script .pool): mmu_alloc zeroes each page. */
+static u64 mmu_pool[MMU_POOL_PAGES][PT_ENTRIES] __aligned(4096) __section(".bss.pool");
 static u64 mmu_root[PT_ENTRIES] __aligned(4096);
 static u32 mmu_pool_next;
 
@@ -25,6 +27,7 @@ static u64 *mmu_alloc(void *ctx)
 	(void)ctx;
 	if (mmu_pool_next >= MMU_POOL_PAGES)
 		return NULL;
+	memset(mmu_pool[mmu_pool_next], 0, sizeof(mmu_pool[0]));
 	return mmu_pool[mmu_pool_next++];
 }
 
