@@ -237,18 +237,20 @@ def fake_run(config: Path, **kwargs: Any) -> RunResult:
     if params.get("behave") == "hang":
         return RunResult(-9, True, "[bench] bandwidth: 1 vCPUs\n", False, len(vms), "timed out after 1 s (QEMU killed)")
     budget = vms.get("interf", {}).get("bandwidth", {}).get("budget_events", 0)
+    ns = params.get("ns", 5_000_000)  # the benchmark's duration: many regulation periods unless told
     slow = 1.0 + (0.1 if "interf" in vms else 0.0) + budget / 1000
     lines = [f"[bench] {guest}: 1 vCPUs"]
     if params.get("behave") == "fail":
         lines.append(f"[bench] {guest}: FAIL (vcpu 0: something)")
     else:
-        lines.append(f"[bench] result bench=bandwidth cpu=0 mode=read bytes=64 ns=1 mbps={1000 / slow:.3f} "
+        lines.append(f"[bench] result bench=bandwidth cpu=0 mode=read bytes=64 ns={ns} mbps={1000 / slow:.3f} "
                      f"ns_per_line={20 * slow:.3f}")
         lines.append(f"[bench] {guest}: PASS (1 vCPUs, 64 bytes counted)")
     if "interf" in vms:
         mbps = 100.0 * (budget or 100) / 100
-        lines.append(f"[interf] result bench=interferer cpu=0 mode=write mbps={mbps:.3f}")
-        lines.append(f"[interf] result bench=interferer cpu=1 mode=write mbps={mbps:.3f}")
+        moved = 0 if vms["interf"].get("params", {}).get("idle") else 640_000
+        lines.append(f"[interf] result bench=interferer cpu=0 mode=write bytes={moved} mbps={mbps:.3f}")
+        lines.append(f"[interf] result bench=interferer cpu=1 mode=write bytes={moved} mbps={mbps:.3f}")
     lines.append(f"[bulkhead] all VMs off: clean={len(vms)} stopped=0")
     return RunResult(0, False, "\n".join(lines) + "\n", True, len(vms), "")
 
@@ -280,9 +282,10 @@ def test_runner_statuses_csv_plots_report(tmp_path: Path) -> None:
         repetitions: 2
         plots:
           - {kind: slowdown}
-          - {kind: consumed, scenario: mbr, y: interf_mbps, assigned: 0.2}
+          - {kind: consumed, scenario: mbr, y: interf_mbps, assigned: 2.5}
           - {kind: consumed, scenario: mbr, y: mbps, per_cpu: true}
           - {kind: overhead, scenario: mbr}
+        icount: 0
         """)))
     out = tmp_path / "out"
     result = run_experiment(spec, out, run_fn=fake_run, jobs=2)
@@ -306,7 +309,7 @@ def test_runner_statuses_csv_plots_report(tmp_path: Path) -> None:
     bad_path = [r for r in rows if r["scenario"] == "bad-path"]
     assert bad_path and all(r["status"] == "invalid" and "has no item 'nobody'" in r["error"] for r in bad_path)
     for r in rows:
-        assert r["bulkhead_version"] and r["qemu_version"] and r["host"] and r["icount"] == ""
+        assert r["bulkhead_version"] and r["qemu_version"] and r["host"] and r["icount"] == "0"
         assert r["config"].startswith("configs/")
         assert (r["config_hash"].startswith("0x")) == (r["status"] not in ("invalid", "unsupported"))
     assert {r.status for r in result.failed()} == {"fail", "timeout", "build-error", "invalid"}
@@ -316,7 +319,7 @@ def test_runner_statuses_csv_plots_report(tmp_path: Path) -> None:
     assert {(x["vm"], x["bench"]) for x in lines} == {("bench", "bandwidth"), ("interf", "interferer")}
 
     names = sorted(p.name for p in (out / "plots").iterdir())
-    assert names == sorted(f"{stem}.{ext}" for ext in ("png", "svg") for stem in (
+    assert names == sorted(f"{stem}.{ext}" for ext in ("png", "svg", "json") for stem in (
         "slowdown", "consumed-mbr-budget_events", "consumed-mbr-budget_events-2", "overhead-mbr-budget_events"))
     assert all(p.stat().st_size > 1000 for p in (out / "plots").iterdir())
     report = (out / "report.md").read_text()
@@ -347,10 +350,11 @@ def test_plots_for_a_paper(tmp_path: Path) -> None:
             sweep: {vms.interf.bandwidth.budget_events: [2000, 4000, 8000]}
         plots:
           - {kind: slowdown}
-          - {kind: consumed, scenario: mbr, y: interf_mbps, assigned: 0.2,
+          - {kind: consumed, scenario: mbr, y: interf_mbps, assigned: 2.5,
              reproduces: "H-MBR on ZCU104, interfering VM's bandwidth versus its budget"}
           - {kind: consumed, scenario: mbr, y: mbps, per_cpu: true, logx: true}
           - {kind: overhead, scenario: mbr}
+        icount: 0
         """)))
     out = tmp_path / "out"
     an = Analysis(spec, run_experiment(spec, out, run_fn=fake_run, jobs=1).records)
@@ -362,19 +366,19 @@ def test_plots_for_a_paper(tmp_path: Path) -> None:
                                                            "scenario mbr[budget_events=4000]",
                                                            "scenario mbr[budget_events=8000]"]),
         (budget, "total bandwidth of the interfering VMs (MB/s)", "linear",
-         ["interfering VMs, beside VM bench running bw", "assigned, y = 0.2 x"]),
+         ["interfering VMs, beside VM bench running bw", "budget, y = 2.5 x"]),
         (budget, "bandwidth per vCPU of VM bench (MB/s)", "log", ["VM bench vCPU 0, bw"]),
         (budget, slowdown, "linear", ["VM bench, bw"]),
     ]
     for n, (plot, (xl, yl, scale, legend)) in enumerate(zip(spec.plots, want, strict=True), 1):
-        fig, text = figure(an, plot, n)
+        fig, text, _ = figure(an, plot, n)
         ax = fig.axes[0]
         assert (ax.get_xlabel(), ax.get_ylabel(), ax.get_xscale()) == (xl, yl, scale)
         assert [t.get_text() for t in ax.get_legend().get_texts()] == legend
         assert text.startswith(f"Figure {n}: {plot.title}. ")
         assert "one regulation event is one CPU cycle of guest execution" in text
-        assert "QEMU models no caches, DRAM or memory bus" in text and "host time (no -icount" in text
-        assert ("Reproduces: H-MBR on ZCU104" in text) == (n == 2)
+        assert "QEMU models no caches, DRAM or memory bus" in text and "virtual time (-icount shift=0)" in text
+        assert ("Mirrors: H-MBR on ZCU104" in text) == (n == 2)
         assert [t.get_text().replace("\n", " ") for t in fig.texts] == [text]
         plt.close(fig)
     svg = (out / "plots" / "consumed-mbr-budget_events.svg").read_text()

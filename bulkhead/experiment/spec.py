@@ -36,7 +36,7 @@ from bulkhead.config.model import Locs
 from bulkhead.config.reader import Reader, join
 from bulkhead.config.schema import PLATFORM_NAME_RE
 from bulkhead.config.yamlpos import YList, YMap, YNode, YScalar, describe
-from bulkhead.experiment.results import GUEST_METRICS, METRIC_COLUMNS, Metric
+from bulkhead.experiment.results import GUEST_METRICS, METRIC_COLUMNS, Metric, register_metric
 from bulkhead.layout.load import GUESTS_DIR, display_path
 
 SCENARIO_RE = re.compile(r"[a-z0-9][a-z0-9_.+-]{0,47}\Z")
@@ -45,14 +45,19 @@ SYNC_NAME = "bench-sync"
 SYNC_DEFAULT_IPA = 0xF000_0000
 SYNC_SIZE = 0x1000
 PLOT_KINDS = ("slowdown", "consumed", "overhead")
+# Further benchmark keys a workload runner may read (e.g. ``benchmark: cyclictest``,
+# ``args:`` for a Linux guest's command); kept in Benchmark.extra, ignored by the core runner.
+BENCHMARK_EXTRA_KEYS = ("benchmark", "args", "duration_s")
 # Keys of a VM whose relative file paths are made absolute in generated configs.
 _FILE_KEYS = ("kernel", "initrd", "image")
 _MERGE_KEYS = ("name", "vm")
 
 TOP_KEYS = (
     "name", "description", "base", "system", "platform", "critical", "benchmarks", "scenarios",
-    "baseline", "repetitions", "icount", "timeout", "sync", "plots",
+    "baseline", "repetitions", "icount", "timeout", "sync", "plots", "network", "metrics", "max_slowdown",
 )
+NETWORKS = ("none", "peer")
+BETTER = ("lower", "higher")
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,7 @@ class Benchmark:
     guest: str
     params: dict[str, Any]
     metric: Metric
+    extra: tuple[tuple[str, Any], ...] = ()  # BENCHMARK_EXTRA_KEYS given in the spec
 
 
 @dataclass(frozen=True)
@@ -93,6 +99,27 @@ class Scenario:
 
 
 @dataclass(frozen=True)
+class RefLine:
+    """A horizontal reference line: a budget or a guarantee (``lines:``)."""
+
+    y: float
+    label: str
+
+
+@dataclass(frozen=True)
+class Published:
+    """Values digitised from a publication, drawn beside ours (``published:``):
+    points (x, value), where x is a sweep value or, in a slowdown chart, a
+    scenario name; ``benchmark`` names the benchmark of ours they stand beside
+    (slowdown charts; default: every benchmark)."""
+
+    label: str
+    source: str
+    points: tuple[tuple[Any, float], ...]
+    benchmark: str = ""
+
+
+@dataclass(frozen=True)
 class PlotSpec:
     kind: str  # slowdown | consumed | overhead
     title: str
@@ -103,6 +130,13 @@ class PlotSpec:
     per_cpu: bool  # consumed: one line per vCPU of the VM under test
     logx: bool  # a logarithmic x axis, only when asked for (linear by default)
     reproduces: str = ""  # the published figure this plot reproduces (for its caption)
+    comparable: str = ""  # what is comparable with the publication, and what is not (caption)
+    relative_to: str = ""  # consumed: y divided by this scenario's mean of the same column
+    assigned_power: float = 1.0  # consumed: the assigned line is y = assigned * x ** assigned_power
+    lines: tuple[RefLine, ...] = ()  # budgets and guarantees, drawn as lines
+    published: tuple[Published, ...] = ()
+    logy: bool | None = None  # None: log when the values span two decades or more
+    name: str = ""  # the figure's file stem (default: from kind, scenario and x)
 
 
 @dataclass(frozen=True)
@@ -129,6 +163,8 @@ class ExperimentSpec:
     timeout: float
     sync: SyncSpec | None
     plots: tuple[PlotSpec, ...]
+    network: str = "none"  # "peer": every run gets a frame peer on its shared I/O device (docs/io.md)
+    max_slowdown: float = 1000.0  # slowdowns above it (or below its inverse) are flagged as artefacts
 
     def scenario(self, name: str) -> Scenario:
         return next(s for s in self.scenarios if s.name == name)
@@ -320,6 +356,8 @@ class _Parser:
             raise self.fail(top["critical"], "critical",
                             f"the base system has no VM '{critical}'; it has: {listed}")
 
+        if "metrics" in top:
+            self.metrics(top["metrics"], "metrics")
         benchmarks = r.each(top["benchmarks"], "benchmarks", self.benchmark, "a list of benchmarks")
         if not benchmarks:
             raise self.fail(top["benchmarks"], "benchmarks", "at least one benchmark is required")
@@ -364,6 +402,13 @@ class _Parser:
                 if "ipa" in sm:
                     sync = SyncSpec(r.address(sm["ipa"], "sync.ipa"), SYNC_SIZE)
 
+        network = r.choice(top["network"], "network", NETWORKS) if "network" in top else "none"
+        max_slowdown = 1000.0
+        if "max_slowdown" in top:
+            max_slowdown = self.number(top["max_slowdown"], "max_slowdown", "a ratio above 1")
+            if max_slowdown <= 1:
+                raise self.fail(top["max_slowdown"], "max_slowdown", "max_slowdown must be above 1")
+
         plots: tuple[PlotSpec, ...] = ()
         if "plots" in top:
             plots = r.each(top["plots"], "plots", lambda n, p: self.plot(n, p, scenarios),
@@ -376,7 +421,25 @@ class _Parser:
             base=base, base_display=base_display, platform=platform, critical=critical,
             benchmarks=benchmarks, scenarios=tuple(scenarios), baseline=baseline,
             repetitions=repetitions, icount=icount, timeout=timeout, sync=sync, plots=plots,
+            network=network, max_slowdown=max_slowdown,
         )
+
+    def metrics(self, node: YNode, path: str) -> None:
+        """``metrics: {column: {unit, better}}``: result-line keys of further
+        workloads (e.g. cyclictest's) as metric columns."""
+        r = self.r
+        if not isinstance(node, YMap):
+            raise self.fail(node, path, f"expected a mapping of metric columns, got {describe(node)}")
+        for key_node, value in node.items:
+            column = key_node.raw
+            kp = join(path, column)
+            if not LABEL_RE.match(column) or (column in RESERVED_COLUMNS and column not in METRIC_COLUMNS):
+                raise self.fail(key_node, kp, f"invalid metric column '{column}' (letters, digits and '_', "
+                                              "not one of the fixed columns)")
+            m = r.mapping(value, kp, ("unit", "better"), ("better",), "a mapping {unit, better}")
+            unit = r.string(m["unit"], join(kp, "unit")) if "unit" in m else ""
+            better = r.choice(m["better"], join(kp, "better"), BETTER)
+            register_metric(Metric(column, better == "lower", unit))
 
     def base(self, top: dict[str, YNode], node: YNode) -> tuple[dict[str, Any], str]:
         r = self.r
@@ -423,7 +486,8 @@ class _Parser:
 
     def benchmark(self, node: YNode, path: str) -> Benchmark:
         r = self.r
-        m = r.mapping(node, path, ("name", "guest", "params", "metric"), ("guest",), "a benchmark (mapping)")
+        m = r.mapping(node, path, ("name", "guest", "params", "metric") + BENCHMARK_EXTRA_KEYS, ("guest",),
+                      "a benchmark (mapping)")
         guest = r.name(m["guest"], join(path, "guest"), "a guest name")
         if self.guests_dir is not None and not (self.guests_dir / guest).is_dir():
             raise self.fail(m["guest"], join(path, "guest"),
@@ -450,7 +514,8 @@ class _Parser:
             raise self.fail(m["guest"], join(path, "guest"),
                             f"guest '{guest}' has no default metric; add 'metric:' "
                             f"(one of {', '.join(METRIC_COLUMNS)})")
-        return Benchmark(name, guest, params, metric)
+        extra = tuple((k, to_plain(m[k])) for k in BENCHMARK_EXTRA_KEYS if k in m)
+        return Benchmark(name, guest, params, metric, extra)
 
     def scenario(self, node: YNode, path: str, earlier: Sequence[Scenario],
                  bench_names: tuple[str, ...]) -> Scenario:
@@ -551,7 +616,8 @@ class _Parser:
     def plot(self, node: YNode, path: str, scenarios: Sequence[Scenario]) -> PlotSpec:
         r = self.r
         m = r.mapping(node, path, ("kind", "title", "scenario", "scenarios", "x", "y", "assigned", "per_cpu",
-                                   "logx", "reproduces"), ("kind",), "a plot (mapping)")
+                                   "logx", "reproduces", "comparable", "relative_to", "assigned_power", "lines",
+                                   "published", "logy", "name"), ("kind",), "a plot (mapping)")
         kind = r.choice(m["kind"], join(path, "kind"), PLOT_KINDS)
         names = [s.name for s in scenarios]
         chosen: tuple[str, ...] = ()
@@ -581,6 +647,20 @@ class _Parser:
                 y = "mbps"
         assigned = self.number(m["assigned"], join(path, "assigned"), "a number (MB/s per unit of x)") \
             if "assigned" in m else None
+        relative_to = ""
+        if "relative_to" in m:
+            relative_to = r.string(m["relative_to"], join(path, "relative_to"), "a scenario name")
+            if relative_to not in names:
+                raise self.fail(m["relative_to"], join(path, "relative_to"), f"no scenario named '{relative_to}'")
+        lines = r.each(m["lines"], join(path, "lines"), self.ref_line, "a list of {y, label}") \
+            if "lines" in m else ()
+        published = r.each(m["published"], join(path, "published"), self.published, "a list of published series") \
+            if "published" in m else ()
+        name = ""
+        if "name" in m:
+            name = r.string(m["name"], join(path, "name"), "a file stem")
+            if not SCENARIO_RE.match(name):
+                raise self.fail(m["name"], join(path, "name"), f"invalid figure name '{name}'")
         default_title = {
             "slowdown": "Slowdown relative to the baseline",
             "consumed": f"Consumed bandwidth ({y}) versus {x}",
@@ -594,7 +674,35 @@ class _Parser:
             logx=r.boolean(m["logx"], join(path, "logx")) if "logx" in m else False,
             reproduces=" ".join(r.text(m["reproduces"], join(path, "reproduces")).split())
             if "reproduces" in m else "",
+            comparable=" ".join(r.text(m["comparable"], join(path, "comparable")).split())
+            if "comparable" in m else "",
+            relative_to=relative_to,
+            assigned_power=self.number(m["assigned_power"], join(path, "assigned_power"), "an exponent")
+            if "assigned_power" in m else 1.0,
+            lines=lines, published=published,
+            logy=r.boolean(m["logy"], join(path, "logy")) if "logy" in m else None,
+            name=name,
         )
+
+    def ref_line(self, node: YNode, path: str) -> RefLine:
+        m = self.r.mapping(node, path, ("y", "label"), ("y", "label"), "a reference line {y, label}")
+        return RefLine(self.number(m["y"], join(path, "y"), "a number"),
+                       self.r.text(m["label"], join(path, "label")))
+
+    def published(self, node: YNode, path: str) -> Published:
+        r = self.r
+        m = r.mapping(node, path, ("label", "source", "points", "benchmark"), ("label", "source", "points"),
+                      "published values {label, source, points, benchmark}")
+        points = []
+        for i, pn in enumerate(r.seq(m["points"], join(path, "points"), "a list of [x, value] pairs")):
+            pp = f"{join(path, 'points')}[{i}]"
+            pair = r.seq(pn, pp, "an [x, value] pair")
+            if len(pair) != 2 or not isinstance(pair[0], YScalar):
+                raise self.fail(pn, pp, "expected an [x, value] pair")
+            points.append((pair[0].value, self.number(pair[1], pp, "a published value")))
+        return Published(r.text(m["label"], join(path, "label")), " ".join(r.text(m["source"],
+                         join(path, "source")).split()), tuple(points),
+                         r.string(m["benchmark"], join(path, "benchmark")) if "benchmark" in m else "")
 
 
 # Columns of results.csv that a sweep label may not take.
