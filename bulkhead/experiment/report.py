@@ -524,7 +524,8 @@ def chart_consumed(an: Analysis, plot: PlotSpec, ax: Any, dr: Drawn) -> None:
                     if r.status != OK or r.flags or r.plan.benchmark != b or plot.y not in r.metrics:
                         continue
                     bound = _bound(plot, x) if ticks is None else None
-                    flag = validity.above_bound_flag(r.metrics[plot.y] / base, bound, _slack(an, r),
+                    flag = validity.above_bound_flag(r.metrics[plot.y] / base, bound,
+                                                     _slack(an, r) + plot.tolerance,
                                                      METRIC_TEXT.get(plot.y, plot.y).format(vm=an.spec.critical)) \
                         if bound is not None else None
                     if flag:

@@ -91,8 +91,9 @@ def slowdown_flag(slowdown: float, limit: float) -> str | None:
 
 def above_bound_flag(value: float, bound: float, slack: float, what: str) -> str | None:
     """A consumed value above its budget ``bound`` by more than ``slack`` (one
-    period's worth, as a fraction of the bound) cannot have been regulated."""
+    period's worth, as a fraction of the bound, plus the plot's tolerance)
+    cannot have been regulated."""
     if bound > 0 and value > bound * (1 + slack) * 1.0001:
         return (f"{ABOVE_BUDGET}: {what} {value:,.4g} is above its budget {bound:,.4g} by more than one "
-                f"period's slack ({slack:.1%}): the budget did not bound it in this unit")
+                f"period's slack and the plot's tolerance ({slack:.1%}): the budget did not bound it in this unit")
     return None
