@@ -5,6 +5,7 @@ bookkeeping (with a fake QEMU), and the tiny matrix end to end under QEMU."""
 from __future__ import annotations
 
 import csv
+import json
 import shutil
 import textwrap
 from pathlib import Path
@@ -448,3 +449,177 @@ def test_deterministic_timeouts_are_not_repeated(tmp_path: Path) -> None:
     assert [(r.plan.benchmark, r.status) for r in result.records] == [("hang", "timeout")] * 3 + [("bw", "ok")] * 3
     assert len(calls) == 1 + 3
     assert "earlier repetition of this config timed out" in result.records[1].error
+
+
+# --- artefacts and plot checks ---------------------------------------------------
+
+
+def check_drawn(plots: Path, rows: list[dict[str, str]]) -> list[dict[str, Any]]:
+    """Every chart's side JSON: values inside the axes, no repeated colour and
+    marker, no flagged run drawn as a result, legend outside the axes."""
+    flagged = {int(r["run"]) for r in rows if r.get("flags")}
+    docs = []
+    for side in sorted(plots.glob("*.json")):
+        doc = json.loads(side.read_text())
+        shown = [s for s in doc["series"] if s["role"] in ("measured", "published", "modelled")]
+        pairs = [(s["color"], s["marker"]) for s in shown]
+        assert len(pairs) == len(set(pairs)), f"{side.name}: a colour/marker pair repeats: {pairs}"
+        if doc["ylim"] is not None:
+            lo, hi = doc["ylim"]
+            for s in doc["series"]:
+                assert all(lo <= y <= hi for y in s["y"]), f"{side.name}: {s['label']} outside {lo}..{hi}"
+            for line in doc["lines"]:
+                assert all(lo <= y <= hi for y in line["y"]), f"{side.name}: line {line['label']} outside"
+        if doc["xlim"] is not None:
+            lo, hi = doc["xlim"]
+            for s in doc["series"]:
+                assert all(lo <= x <= hi for x in s["x"]), f"{side.name}: {s['label']} x outside {lo}..{hi}"
+        drawn_runs = {run for s in doc["series"] for run in s["runs"]}
+        assert not drawn_runs & flagged, f"{side.name}: flagged runs drawn: {drawn_runs & flagged}"
+        assert not drawn_runs & {d["run"] for d in doc["left_out"]}
+        assert doc["legend_outside"]
+        docs.append(doc)
+    return docs
+
+
+def test_planted_artefacts_are_flagged_and_not_drawn(tmp_path: Path) -> None:
+    """A run that ends inside its first regulation period, one whose
+    interferer never moved a byte, an impossible slowdown and a consumed
+    value above its budget are flagged, listed and left out of every chart."""
+    spec = load(write_spec(tmp_path, BASE + INTERF + textwrap.dedent("""\
+        scenarios:
+          - name: solo
+            benchmarks: [bw]
+          - name: mbr
+            benchmarks: [bw]
+            overlay: {vms: [*interf, {name: interf, bandwidth: {period_us: 100, budget_events: 2000}}]}
+            sweep: {vms.interf.bandwidth.budget_events: [2000, 4000, 8000]}
+          - name: short
+            extends: mbr
+            benchmarks: [bw]
+            overlay: {vms: [{name: bench, params: {ns: 50000}}]}
+            sweep: {vms.interf.bandwidth.budget_events: [2000, 4000, 8000]}
+          - name: idle
+            benchmarks: [bw]
+            overlay: {vms: [*interf, {name: interf, params: {idle: 1}}]}
+          - name: huge
+            benchmarks: [bw]
+            overlay: {vms: [*interf, {name: interf, bandwidth: {period_us: 100, budget_events: 200000000}}]}
+        icount: 0
+        plots:
+          - {kind: slowdown}
+          - {kind: overhead, scenario: short}
+          - {kind: consumed, scenario: mbr, y: interf_mbps, assigned: 0.5,
+             lines: [{y: 3000, label: "a guarantee"}],
+             published: [{label: "a study", source: "Fig. 1", points: [[2000, 1000], [8000, 3000]]}]}
+        """)))
+    out = tmp_path / "out"
+    result = run_experiment(spec, out, run_fn=fake_run)
+    assert not result.failed()
+    with open(out / "results.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    by = {(r["scenario"], r["variant"]): r for r in rows}
+    for budget in (2000, 4000, 8000):
+        assert by[("short", f"budget_events={budget}")]["flags"].startswith(
+            "inside-first-period: the benchmark ran 50 us, inside the first 100 us regulation period")
+        assert by[("mbr", f"budget_events={budget}")]["flags"] == ""
+    assert by[("idle", "")]["flags"].startswith("interferer-idle: VM interf moved no bytes")
+    an = Analysis(spec, result.records, out)
+    huge = next(r for r in an.records if r.plan.scenario == "huge")
+    assert any(f.startswith("implausible-slowdown: slowdown 200,001.1") for f in huge.flags)
+    docs = {d["kind"]: d for d in check_drawn(out / "plots", rows)}
+    slowdown, overhead, consumed = docs["slowdown"], docs["overhead"], docs["consumed"]
+    assert [s["label"] for s in slowdown["series"] if s["role"] == "measured"] == [
+        "scenario solo", "scenario mbr[budget_events=2000]", "scenario mbr[budget_events=4000]",
+        "scenario mbr[budget_events=8000]"]
+    assert {d["label"] for d in slowdown["left_out"]} >= {"idle", "huge"}
+    assert not [s for s in overhead["series"] if s["role"] == "measured"] and len(overhead["left_out"]) == 3
+    # interf_mbps is 2 x budget: above y = 0.5 x by more than one period (100 us of 5 ms): left out
+    assert len(consumed["left_out"]) == 3 and consumed["yscale"] == "linear"
+    assert [ln["label"] for ln in consumed["lines"]] == ["budget, y = 0.5 x", "a guarantee"]
+    assert [s["label"] for s in consumed["series"]] == ["published: a study"]
+    report = (out / "report.md").read_text()
+    assert "## Artefacts: runs not drawn as results" in report
+    assert "| short[budget_events=2000] | bw | 1 |" in report and "above-budget:" in report
+    assert "not drawn (report: 'Artefacts')" in report
+
+
+def test_log_axis_when_values_span_decades(tmp_path: Path) -> None:
+    spec = load(write_spec(tmp_path, BASE + INTERF + textwrap.dedent("""\
+        scenarios:
+          - name: solo
+            benchmarks: [bw]
+          - name: mbr
+            benchmarks: [bw]
+            overlay: {vms: [*interf, {name: interf, bandwidth: {period_us: 100, budget_events: 400}}]}
+            sweep: {vms.interf.bandwidth.budget_events: [400, 4000, 40000, 400000]}
+        icount: 0
+        plots:
+          - {kind: consumed, scenario: mbr, y: interf_mbps}
+        """)))
+    out = tmp_path / "out"
+    run_experiment(spec, out, run_fn=fake_run)
+    doc = json.loads(next((out / "plots").glob("consumed*.json")).read_text())
+    assert (doc["xscale"], doc["yscale"]) == ("log", "log")
+
+
+def test_modelled_figures_are_labelled(tmp_path: Path) -> None:
+    """A run result carrying a timing model's per-VM figures (the adapter,
+    bulkhead/experiment/modelled.py) gets modelled_* columns, a modelled
+    section and chart, every figure labelled modelled."""
+    spec = load(write_spec(tmp_path, BASE + INTERF + textwrap.dedent("""\
+        scenarios:
+          - name: solo
+            benchmarks: [bw]
+          - name: interf
+            benchmarks: [bw]
+            overlay: {vms: [*interf]}
+        icount: 0
+        """)))
+
+    def modelled_run(config: Path, **kwargs: Any) -> RunResult:
+        res = fake_run(config, **kwargs)
+        interf = "guest: interferer" in Path(config).read_text()
+        res.modelled = {"bench": {"time_ns": 2_000_000 if interf else 1_000_000, "dram_bpp": 640}}  # type: ignore[attr-defined]
+        return res
+
+    out = tmp_path / "out"
+    run_experiment(spec, out, run_fn=modelled_run)
+    with open(out / "results.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["modelled_time_ns"], r["modelled_dram_bpp"]) for r in rows] == [("1000000", "640"),
+                                                                             ("2000000", "640")]
+    report = (out / "report.md").read_text()
+    assert "## Modelled figures (timing model: not measured)" in report
+    assert "modelled_time_ns (modelled)" in report
+    doc = json.loads((out / "plots" / "modelled-slowdown.json").read_text())
+    assert [(s["label"], s["y"]) for s in doc["series"]] == [("scenario solo (modelled)", [1.0]),
+                                                            ("scenario interf (modelled)", [2.0])]
+
+
+def test_spec_schema_takes_workload_keys(tmp_path: Path) -> None:
+    """Workloads beyond the bare-metal guests name themselves and their
+    result keys: ``benchmark:``/``args:`` are kept, ``metrics:`` adds columns."""
+    spec = load(write_spec(tmp_path, BASE.replace(
+        "  - {name: lat, guest: latency}\n",
+        "  - {name: rt, guest: latency, benchmark: cyclictest, args: '-m -p 90', metric: lat_max_us}\n")
+        + "metrics:\n  lat_max_us: {unit: us, better: lower}\nscenarios: [{name: solo}]\n"))
+    rt = spec.benchmark("rt")
+    assert dict(rt.extra) == {"benchmark": "cyclictest", "args": "-m -p 90"}
+    assert (rt.metric.column, rt.metric.lower_is_better, rt.metric.unit) == ("lat_max_us", True, "us")
+    line = parse_result_line("result bench=latency cpu=0 lat_max_us=42")
+    assert line is not None and reduce_metrics("latency", [line], [])["lat_max_us"] == 42.0
+    assert parse_result_line("ioclient: result frames=4 elapsed_us=10 fps=400 rtt_mean_us=7") == {
+        "bench": "ioclient", "frames": "4", "elapsed_us": "10", "fps": "400", "rtt_mean_us": "7"}
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_shipped_spec_dry_run(path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["experiment", str(path), "--dry-run", "--out", str(tmp_path / "o")]) == 0
+    out = capsys.readouterr().out
+    assert "invalid" not in out and "unsupported" not in out
+    spec = load(path)
+    assert spec.icount is not None  # timing is plotted: every shipped spec runs in virtual time
+    if path.stem != "cachemodel":  # the cache model's own spec (docs/model.md) mirrors no publication
+        for plot in spec.plots:
+            assert plot.name, f"{path.name}: every figure is named after the publication's figure"
