@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from bulkhead import cli
