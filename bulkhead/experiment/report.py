@@ -552,8 +552,8 @@ def chart_consumed(an: Analysis, plot: PlotSpec, ax: Any, dr: Drawn) -> None:
         grid = [g for g in grid if _bound(plot, g) is not None]
         ys = [_bound(plot, g) or 0.0 for g in grid]
         color, style = dr.ref_style()
-        label = "budget, y = " + f"{plot.assigned:g} x" + (f"^{plot.assigned_power:g}"
-                                                           if plot.assigned_power != 1 else "")
+        label = plot.assigned_label or "budget, y = " + f"{plot.assigned:g} x" + (
+            f"^{plot.assigned_power:g}" if plot.assigned_power != 1 else "")
         ax.plot(grid, ys, linestyle=style, color=color, label=label)
         dr.add_line(label, grid, ys)
     _published_xy(plot, ax, dr)
@@ -677,7 +677,10 @@ def figure(an: Analysis, plot: PlotSpec, number_: int) -> tuple[Any, str, Drawn]
         dr.add_line(ln.label, [], [ln.y])
     _limits(ax, plot, dr)
     _legend(ax)
-    ax.set_title(f"{plot.title} (QEMU: not physical)", fontsize="medium")
+    # long axis texts on two lines: a one-line y label taller than the axes runs into the title and caption
+    ax.set_ylabel("\n".join(textwrap.wrap(ax.get_ylabel(), 55, break_on_hyphens=False)))
+    ax.set_title("\n".join(textwrap.wrap(f"{plot.title} (QEMU: not physical)", 90, break_on_hyphens=False)),
+                 fontsize="medium")
     text = caption(an, plot, number_, platform, platform_name, dr)
     lines = textwrap.wrap(text, 120, break_on_hyphens=False, break_long_words=False)
     # under the x label (figure coordinates: the axes' own would overlap it);

@@ -137,6 +137,7 @@ class PlotSpec:
     published: tuple[Published, ...] = ()
     logy: bool | None = None  # None: log when the values span two decades or more
     name: str = ""  # the figure's file stem (default: from kind, scenario and x)
+    assigned_label: str = ""  # consumed: the budget line's legend (default: its equation)
     tolerance: float = 0.0  # consumed: how far (fraction) above the budget a value may lie beyond one period
 
 
@@ -618,7 +619,8 @@ class _Parser:
         r = self.r
         m = r.mapping(node, path, ("kind", "title", "scenario", "scenarios", "x", "y", "assigned", "per_cpu",
                                    "logx", "reproduces", "comparable", "relative_to", "assigned_power", "lines",
-                                   "published", "logy", "name", "tolerance"), ("kind",), "a plot (mapping)")
+                                   "published", "logy", "name", "tolerance", "assigned_label"), ("kind",),
+                      "a plot (mapping)")
         kind = r.choice(m["kind"], join(path, "kind"), PLOT_KINDS)
         names = [s.name for s in scenarios]
         chosen: tuple[str, ...] = ()
@@ -683,6 +685,8 @@ class _Parser:
             lines=lines, published=published,
             logy=r.boolean(m["logy"], join(path, "logy")) if "logy" in m else None,
             name=name,
+            assigned_label=r.text(m["assigned_label"], join(path, "assigned_label"))
+            if "assigned_label" in m else "",
             tolerance=self.number(m["tolerance"], join(path, "tolerance"), "a fraction (0-1)")
             if "tolerance" in m else 0.0,
         )
