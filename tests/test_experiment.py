@@ -510,7 +510,7 @@ def test_planted_artefacts_are_flagged_and_not_drawn(tmp_path: Path) -> None:
           - {kind: slowdown}
           - {kind: overhead, scenario: short}
           - {kind: consumed, scenario: mbr, y: interf_mbps, assigned: 0.5,
-             lines: [{y: 3000, label: "a guarantee"}],
+             lines: [{y: 3000, label: "a guarantee", kind: guarantee}],
              published: [{label: "a study", source: "Fig. 1", points: [[2000, 1000], [8000, 3000]]}]}
         """)))
     out = tmp_path / "out"

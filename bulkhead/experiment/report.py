@@ -464,7 +464,8 @@ def _bound(plot: PlotSpec, x: float) -> float | None:
         if x <= 0 and plot.assigned_power < 0:
             return None
         return float(plot.assigned * x ** plot.assigned_power)
-    return min((ln.y for ln in plot.lines), default=None) if plot.lines and plot.kind == "consumed" else None
+    budgets = [ln.y for ln in plot.lines if ln.kind == "budget"]
+    return min(budgets, default=None) if plot.kind == "consumed" else None
 
 
 def _slack(an: Analysis, rec: RunRecord) -> float:

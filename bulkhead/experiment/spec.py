@@ -104,6 +104,7 @@ class RefLine:
 
     y: float
     label: str
+    kind: str = "budget"  # budget: an upper bound values are checked against; guarantee: a lower bound
 
 
 @dataclass(frozen=True)
@@ -692,9 +693,11 @@ class _Parser:
         )
 
     def ref_line(self, node: YNode, path: str) -> RefLine:
-        m = self.r.mapping(node, path, ("y", "label"), ("y", "label"), "a reference line {y, label}")
+        m = self.r.mapping(node, path, ("y", "label", "kind"), ("y", "label"), "a reference line {y, label, kind}")
         return RefLine(self.number(m["y"], join(path, "y"), "a number"),
-                       self.r.text(m["label"], join(path, "label")))
+                       self.r.text(m["label"], join(path, "label")),
+                       self.r.choice(m["kind"], join(path, "kind"), ("budget", "guarantee")) if "kind" in m
+                       else "budget")
 
     def published(self, node: YNode, path: str) -> Published:
         r = self.r
