@@ -381,6 +381,11 @@ def test_plots_for_a_paper(tmp_path: Path) -> None:
         assert "QEMU models no caches, DRAM or memory bus" in text and "virtual time (-icount shift=0)" in text
         assert ("Mirrors: H-MBR on ZCU104" in text) == (n == 2)
         assert [t.get_text().replace("\n", " ") for t in fig.texts] == [text]
+        # the legend sits outside the axes: it covers no data
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        legend_box, axes_box = ax.get_legend().get_window_extent(renderer), ax.get_window_extent(renderer)
+        assert legend_box.x0 >= axes_box.x1
         plt.close(fig)
     svg = (out / "plots" / "consumed-mbr-budget_events.svg").read_text()
     assert budget in svg and "interfering VMs, beside VM bench running bw" in svg and "Figure 2: " in svg
