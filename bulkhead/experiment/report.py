@@ -79,6 +79,7 @@ class Analysis:
     def __init__(self, spec: ExperimentSpec, records: Sequence[RunRecord], out: Path | None = None) -> None:
         self.spec = spec
         self.out = out
+        self._qemu_cache: dict[str, bool] = {}
         self.records = list(records)
         self.labels: list[str] = []  # scenario labels (with sweep values), matrix order
         for r in self.records:
@@ -98,9 +99,26 @@ class Analysis:
             v = r.value
             if base and v:
                 lower = self.spec.benchmark(r.plan.benchmark).metric.lower_is_better
-                flag = validity.slowdown_flag(v / base if lower else base / v, spec.max_slowdown)
+                slowdown = v / base if lower else base / v
+                flag = validity.slowdown_flag(slowdown, spec.max_slowdown) or validity.turns_flag(
+                    slowdown, r.guest, self._qemu(r.platform), self._config(r), spec.critical)
                 if flag:
                     r.flags.append(flag)
+
+    def _config(self, rec: RunRecord) -> dict[str, Any]:
+        path = Path(rec.config)
+        if not path.is_absolute() and self.out is not None:
+            path = self.out / path
+        return validity._config(path) if rec.config and path.is_file() else {}
+
+    def _qemu(self, name: str) -> bool:
+        """Whether the platform runs under QEMU (where no contention is modelled)."""
+        if name not in self._qemu_cache:
+            try:
+                self._qemu_cache[name] = bool(name) and load_platform(name).qemu is not None
+            except (ConfigError, OSError):
+                self._qemu_cache[name] = False
+        return self._qemu_cache[name]
 
     def flagged(self) -> list[RunRecord]:
         return [r for r in self.records if r.status == OK and r.flags]
@@ -259,9 +277,9 @@ def caption(an: Analysis, plot: PlotSpec, number_: int, platform: Platform | Non
              f"Measured on QEMU (TCG) in {timebase}; QEMU models no caches, DRAM or memory bus, so "
              "interference and bandwidth figures are not physical: read relative, virtual-time trends only.")
     if plot.reproduces:
-        text += f" Mirrors: {plot.reproduces}."
+        text += f" Mirrors: {plot.reproduces.rstrip('.')}."
     if plot.comparable:
-        text += f" Comparable: {plot.comparable}."
+        text += f" Comparable: {plot.comparable.rstrip('.')}."
     if plot.published:
         text += " Published values (drawn as open black-edged markers): " + "; ".join(
             f"{pub.label} ({pub.source})" for pub in plot.published) + "."
@@ -400,7 +418,8 @@ def chart_slowdown(an: Analysis, plot: PlotSpec, ax: Any, dr: Drawn) -> None:
               if not plot.scenarios or any(lab == s or lab.startswith(s + "[") for s in plot.scenarios)]
     _leave_out_flagged(an, dr, [r for r in an.records if r.plan.label in labels])
     benches = [b for b in an.benchmarks if any(an.slowdown(an.ok(lab, b), b) for lab in labels)] or an.benchmarks
-    labels = [lab for lab in labels if any(an.slowdown(an.ok(lab, b), b) for b in benches)]
+    # every scenario keeps its slot (published values stand there even where ours were left out)
+    labels = [lab for lab in labels if any(r.status == OK and r.plan.label == lab for r in an.records)]
     width = 0.8 / max(len(labels), 1)
     pos: dict[tuple[str, str], float] = {}
     for i, lab in enumerate(labels):
@@ -408,10 +427,10 @@ def chart_slowdown(an: Analysis, plot: PlotSpec, ax: Any, dr: Drawn) -> None:
         for j, b in enumerate(benches):
             recs = an.ok(lab, b)
             s = an.slowdown(recs, b)
-            if s is None:
-                continue
             x = j - 0.4 + width * (i + 0.5)
             pos[(lab, b)] = x
+            if s is None:
+                continue
             xs.append(x)
             ys.append(s.mean)
             lo.append(max(s.mean - s.lo, 0.0))

@@ -28,6 +28,9 @@ SHORT = "inside-first-period"
 IDLE_INTERFERER = "interferer-idle"
 HOST_TIME = "host-time"
 IMPLAUSIBLE = "implausible-slowdown"
+# Guests whose time on QEMU depends only on the instructions they and the
+# other vCPUs run (no I/O, no interrupt waits).
+CPU_BOUND = ("bandwidth", "latency", "stride")
 ABOVE_BUDGET = "above-budget"
 CODES = (SHORT, IDLE_INTERFERER, HOST_TIME, IMPLAUSIBLE, ABOVE_BUDGET)
 
@@ -86,6 +89,24 @@ def slowdown_flag(slowdown: float, limit: float) -> str | None:
     if slowdown > limit or slowdown < 1 / limit:
         return (f"{IMPLAUSIBLE}: slowdown {slowdown:,.1f} outside the physically possible range "
                 f"(1/{limit:g} to {limit:g}): an emulator artefact")
+    return None
+
+
+def turns_flag(slowdown: float, guest: str, on_qemu: bool, config: dict[str, Any], critical: str) -> str | None:
+    """On QEMU, which models no contention, a CPU-bound benchmark's slowdown
+    can only come from sharing QEMU's one -icount thread with the other
+    vCPUs: fair turns bound it by about the number N of vCPUs of the system
+    (unless the VM under test is itself regulated). Above 1.5 N it is how
+    QEMU scheduled the turns, not an effect of the configuration."""
+    if not on_qemu or guest not in CPU_BOUND or not config:
+        return None
+    vms = [vm for vm in config.get("vms") or [] if isinstance(vm, dict)]
+    if any(vm.get("name") == critical and vm.get("bandwidth") for vm in vms):
+        return None
+    vcpus = sum(len(vm.get("cpus") or []) for vm in vms)
+    if vcpus and slowdown > vcpus * 1.5:  # fair turns give at most about N; beyond 1.5 N: unfair turns
+        return (f"{IMPLAUSIBLE}: slowdown {slowdown:,.1f} above the {vcpus} vCPUs that share QEMU's one "
+                "-icount thread (QEMU models no contention): how QEMU scheduled the turns, an emulator artefact")
     return None
 
 
