@@ -32,6 +32,8 @@ IMPLAUSIBLE = "implausible-slowdown"
 # other vCPUs run (no I/O, no interrupt waits).
 CPU_BOUND = ("bandwidth", "latency", "stride")
 ABOVE_BUDGET = "above-budget"
+# Guests that load memory beside the VM under test, and print "bytes=" in their result lines.
+INTERFERERS = ("interferer", "dmaint")
 CODES = (SHORT, IDLE_INTERFERER, HOST_TIME, IMPLAUSIBLE, ABOVE_BUDGET)
 
 
@@ -73,10 +75,10 @@ def run_flags(spec: ExperimentSpec, rec: RunRecord, config_path: Path | str) -> 
         if span < period * 1000:
             flags.append(f"{SHORT}: the benchmark ran {span / 1000:.0f} us, inside the first {period} us "
                          f"regulation period of VM {vm}: the regulator never acted")
-    interferers = [str(vm.get("name")) for vm in config.get("vms") or []
-                   if isinstance(vm, dict) and vm.get("guest") == "interferer" and vm.get("name") != spec.critical]
-    for name in interferers:
-        lines = [f for vm, f in rec.lines if vm == name and f.get("bench") == "interferer"]
+    interferers = [(str(vm.get("name")), str(vm.get("guest"))) for vm in config.get("vms") or []
+                   if isinstance(vm, dict) and vm.get("guest") in INTERFERERS and vm.get("name") != spec.critical]
+    for name, guest in interferers:
+        lines = [f for vm, f in rec.lines if vm == name and f.get("bench") == guest]
         moved = sum(float(f.get("bytes", "0") or 0) for f in lines)
         if not lines or moved <= 0:
             flags.append(f"{IDLE_INTERFERER}: VM {name} " + ("printed no result" if not lines else "moved no bytes")
