@@ -17,7 +17,7 @@ import yaml
 from bulkhead import cli
 from bulkhead.base.errors import BuildError, ConfigError
 from bulkhead.experiment.execute import run_experiment
-from bulkhead.experiment.report import DISCLAIMER, Analysis, _pyplot, figure
+from bulkhead.experiment.report import DISCLAIMER, Analysis, _pyplot, drawn_problems, figure
 from bulkhead.experiment.results import parse_result_line, reduce_metrics
 from bulkhead.experiment.spec import PathError, deep_merge, expand, generate, load, set_path
 from bulkhead.run.runner import RunResult
@@ -468,25 +468,21 @@ def check_drawn(plots: Path, rows: list[dict[str, str]]) -> list[dict[str, Any]]
     docs = []
     for side in sorted(plots.glob("*.json")):
         doc = json.loads(side.read_text())
-        shown = [s for s in doc["series"] if s["role"] in ("measured", "published", "modelled")]
-        pairs = [(s["color"], s["marker"]) for s in shown]
-        assert len(pairs) == len(set(pairs)), f"{side.name}: a colour/marker pair repeats: {pairs}"
-        if doc["ylim"] is not None:
-            lo, hi = doc["ylim"]
-            for s in doc["series"]:
-                assert all(lo <= y <= hi for y in s["y"]), f"{side.name}: {s['label']} outside {lo}..{hi}"
-            for line in doc["lines"]:
-                assert all(lo <= y <= hi for y in line["y"]), f"{side.name}: line {line['label']} outside"
-        if doc["xlim"] is not None:
-            lo, hi = doc["xlim"]
-            for s in doc["series"]:
-                assert all(lo <= x <= hi for x in s["x"]), f"{side.name}: {s['label']} x outside {lo}..{hi}"
-        drawn_runs = {run for s in doc["series"] for run in s["runs"]}
-        assert not drawn_runs & flagged, f"{side.name}: flagged runs drawn: {drawn_runs & flagged}"
-        assert not drawn_runs & {d["run"] for d in doc["left_out"]}
-        assert doc["legend_outside"]
+        assert drawn_problems(doc, flagged) == [], side.name
         docs.append(doc)
     return docs
+
+
+def test_drawn_problems_are_found() -> None:
+    doc = {"series": [{"role": "measured", "label": "a", "color": "c", "marker": "o", "x": [1.0], "y": [5.0],
+                       "runs": [1]},
+                      {"role": "published", "label": "b", "color": "c", "marker": "o", "x": [1.0], "y": [1.0],
+                       "runs": []}],
+           "lines": [{"label": "budget", "x": [], "y": [9.0]}], "left_out": [{"run": 2, "flags": ["x"]}],
+           "ylim": [0.0, 4.0], "xlim": [0.0, 2.0], "legend_outside": False}
+    assert drawn_problems(doc, {1}) == [
+        "a colour/marker pair repeats: [('c', 'o'), ('c', 'o')]", "a: y values [5.0] outside the axis 0..4",
+        "line budget outside the y axis", "flagged runs drawn as results: [1]", "the legend is inside the axes"]
 
 
 def test_planted_artefacts_are_flagged_and_not_drawn(tmp_path: Path) -> None:

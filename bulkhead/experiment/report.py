@@ -369,6 +369,37 @@ class Drawn:
                 "legend_outside": self.legend_outside}
 
 
+def drawn_problems(doc: dict[str, Any], flagged: set[int]) -> list[str]:
+    """What is wrong with a chart, from its side JSON (``plots/<stem>.json``):
+    a value outside the axes, a repeated colour/marker pair, a flagged run
+    (``flagged``: run numbers) drawn as a result, a legend inside the axes."""
+    problems = []
+    shown = [s for s in doc["series"] if s["role"] in ("measured", "published", "modelled")]
+    pairs = [(s["color"], s["marker"]) for s in shown]
+    if len(pairs) != len(set(pairs)):
+        problems.append(f"a colour/marker pair repeats: {pairs}")
+    for axis, key in (("y", "ylim"), ("x", "xlim")):
+        if doc.get(key) is None:
+            continue
+        lo, hi = doc[key]
+        for s in doc["series"]:
+            out = [v for v in s[axis] if not lo <= v <= hi]
+            if out:
+                problems.append(f"{s['label']}: {axis} values {out} outside the axis {lo:g}..{hi:g}")
+        if axis == "y":
+            for line in doc["lines"]:
+                if any(not lo <= v <= hi for v in line["y"]):
+                    problems.append(f"line {line['label']} outside the y axis")
+    drawn_runs = {run for s in doc["series"] for run in s["runs"]}
+    if drawn_runs & flagged:
+        problems.append(f"flagged runs drawn as results: {sorted(drawn_runs & flagged)}")
+    if drawn_runs & {d["run"] for d in doc["left_out"]}:
+        problems.append("runs both left out and drawn")
+    if not doc.get("legend_outside"):
+        problems.append("the legend is inside the axes")
+    return problems
+
+
 def _pyplot() -> Any:
     import matplotlib
 
