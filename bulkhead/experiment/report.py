@@ -195,6 +195,11 @@ METRIC_TEXT: dict[str, str] = {
     "cpus": "vCPUs of VM {vm}",
     "interf_mbps": "total bandwidth of the interfering VMs",
     "interf_cpus": "vCPUs of the interfering VMs",
+    "fps": "frames per second exchanged by VM {vm}",
+    "rtt_min_us": "shortest round trip of VM {vm}",
+    "rtt_mean_us": "mean round trip of VM {vm}",
+    "rtt_max_us": "longest round trip of VM {vm}",
+    "bench_ns": "duration of the benchmark in VM {vm}",
 }
 
 
