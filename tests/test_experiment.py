@@ -612,19 +612,6 @@ def test_spec_schema_takes_workload_keys(tmp_path: Path) -> None:
     assert (rt.metric.column, rt.metric.lower_is_better, rt.metric.unit) == ("lat_max_us", True, "us")
     line = parse_result_line("result bench=latency cpu=0 lat_max_us=42")
     assert line is not None and reduce_metrics("latency", [line], [])["lat_max_us"] == 42.0
-    linux = load(write_spec(tmp_path, BASE.replace("  - {name: lat, guest: latency}\n", "") + textwrap.dedent("""\
-          - {benchmark: cyclictest, args: "-m -p 90 -i 200", metric: lat_max_us}
-        metrics:
-          lat_max_us: {unit: us, better: lower}
-        scenarios: [{name: solo}]
-        """), "linux.yaml"))
-    cyc = linux.benchmark("cyclictest")
-    assert cyc.guest == "" and dict(cyc.extra)["benchmark"] == "cyclictest"
-    plan = next(p for p in expand(linux) if p.benchmark == "cyclictest")
-    vm = generate(linux, plan)["vms"][0]
-    assert vm["guest"] == "hello" and vm["params"] == {"keep": 1}  # the VM's own image, untouched
-    assert "'guest' (a bare-metal benchmark guest) or 'benchmark'" in spec_error(
-        tmp_path, BASE.replace("{name: lat, guest: latency}", "{name: lat}") + "scenarios: [{name: solo}]\n")
     assert parse_result_line("ioclient: result frames=4 elapsed_us=10 fps=400 rtt_mean_us=7") == {
         "bench": "ioclient", "frames": "4", "elapsed_us": "10", "fps": "400", "rtt_mean_us": "7"}
 

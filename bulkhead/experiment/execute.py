@@ -247,7 +247,7 @@ def execute(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, build_dir: Path, 
             run_fn: RunFn = runner_mod.run, model: bool = False) -> RunRecord:
     """Boot one run and judge it."""
     bench = spec.benchmark(plan.benchmark)
-    rec = RunRecord(plan, bench.program, bench.metric.column, bench.metric.unit, OK,
+    rec = RunRecord(plan, bench.guest, bench.metric.column, bench.metric.unit, OK,
                     config=str(cfg.path), config_hash=cfg.config_hash, platform=cfg.platform)
     if cfg.error:
         rec.status = UNSUPPORTED if plan.optional else INVALID
@@ -282,7 +282,7 @@ def execute(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, build_dir: Path, 
             rec.lines.append((vm, fields))
     own_results = [f for vm, f in rec.lines if vm == spec.critical]
     other_results = [f for vm, f in rec.lines if vm != spec.critical]
-    rec.metrics = reduce_metrics(bench.program, own_results, other_results)
+    rec.metrics = reduce_metrics(bench.guest, own_results, other_results)
     if model and result.model_report is not None and result.model_report.is_file():
         report = cachemodel.load_report(result.model_report)
         rec.metrics.update(cachemodel.metrics(report, spec.critical,
@@ -292,15 +292,15 @@ def execute(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, build_dir: Path, 
     if rec.status == OK:
         rec.flags = validity.run_flags(spec, rec, cfg.path)
 
-    failures = guest_failures(own, bench.program)
+    failures = guest_failures(own, bench.guest)
     if result.timed_out:
         rec.status, rec.error = TIMEOUT, result.reason
     elif failures:
         rec.status, rec.error = FAIL, failures[0]
     elif not result.clean:
         rec.status, rec.error = FAIL, result.reason
-    elif not guest_passed(own, bench.program):
-        rec.status, rec.error = FAIL, f"VM '{spec.critical}' printed no '{bench.program}: PASS' line"
+    elif not guest_passed(own, bench.guest):
+        rec.status, rec.error = FAIL, f"VM '{spec.critical}' printed no '{bench.guest}: PASS' line"
     elif rec.value is None:
         rec.status, rec.error = FAIL, f"no '{rec.metric}' in the result lines of VM '{spec.critical}'"
     if rec.status != OK:
@@ -504,7 +504,7 @@ def run_experiment(
         if plan.config_stem in timed_out:
             bench = spec.benchmark(plan.benchmark)
             cfg = configs[plan.config_stem]
-            rec = RunRecord(plan, bench.program, bench.metric.column, bench.metric.unit, TIMEOUT,
+            rec = RunRecord(plan, bench.guest, bench.metric.column, bench.metric.unit, TIMEOUT,
                             "not run: an earlier repetition of this config timed out, and runs under "
                             "-icount are deterministic", config=str(cfg.path), config_hash=cfg.config_hash,
                             platform=cfg.platform)
@@ -519,7 +519,7 @@ def run_experiment(
         for plan in left:  # every slot was lost
             bench = spec.benchmark(plan.benchmark)
             cfg = configs[plan.config_stem]
-            record(RunRecord(plan, bench.program, bench.metric.column, bench.metric.unit, FAIL,
+            record(RunRecord(plan, bench.guest, bench.metric.column, bench.metric.unit, FAIL,
                              "not run: every place was lost", config=str(cfg.path),
                              config_hash=cfg.config_hash, platform=cfg.platform))
     finally:

@@ -550,7 +550,7 @@ def chart_consumed(an: Analysis, plot: PlotSpec, ax: Any, dr: Drawn) -> None:
         if not base:
             continue
         if plot.per_cpu:
-            guest = an.spec.benchmark(b).program
+            guest = an.spec.benchmark(b).guest
             key = "mbps" if plot.y == "mbps_per_cpu" else plot.y  # a result line is one vCPU
             cpus: dict[str, list[tuple[float, float, int]]] = {}
             for x, (_, recs) in zip(xs, points, strict=True):

@@ -47,8 +47,6 @@ SYNC_SIZE = 0x1000
 PLOT_KINDS = ("slowdown", "consumed", "overhead")
 # Further benchmark keys a workload runner may read (e.g. ``benchmark: cyclictest``,
 # ``args:`` for a Linux guest's command); kept in Benchmark.extra, ignored by the core runner.
-# Without ``guest:``, the VM under test keeps its own kernel or guest (a Linux VM that runs
-# the workload itself) and only the params are merged.
 BENCHMARK_EXTRA_KEYS = ("benchmark", "args", "duration_s")
 # Keys of a VM whose relative file paths are made absolute in generated configs.
 _FILE_KEYS = ("kernel", "initrd", "image")
@@ -69,12 +67,6 @@ class Benchmark:
     params: dict[str, Any]
     metric: Metric
     extra: tuple[tuple[str, Any], ...] = ()  # BENCHMARK_EXTRA_KEYS given in the spec
-
-    @property
-    def program(self) -> str:
-        """What prints its ``result bench=...`` and ``<program>: PASS`` lines:
-        the guest, or the workload (``benchmark:``) a VM runs itself."""
-        return self.guest or str(dict(self.extra).get("benchmark", self.name))
 
 
 @dataclass(frozen=True)
@@ -497,20 +489,13 @@ class _Parser:
 
     def benchmark(self, node: YNode, path: str) -> Benchmark:
         r = self.r
-        m = r.mapping(node, path, ("name", "guest", "params", "metric") + BENCHMARK_EXTRA_KEYS, (),
+        m = r.mapping(node, path, ("name", "guest", "params", "metric") + BENCHMARK_EXTRA_KEYS, ("guest",),
                       "a benchmark (mapping)")
-        if "guest" not in m and "benchmark" not in m:
-            raise self.fail(node, path, "missing key 'guest' (a bare-metal benchmark guest) or 'benchmark' "
-                                        "(a workload the VM under test runs itself, e.g. in Linux)")
-        guest = ""
-        if "guest" in m:
-            guest = r.name(m["guest"], join(path, "guest"), "a guest name")
-            if self.guests_dir is not None and not (self.guests_dir / guest).is_dir():
-                raise self.fail(m["guest"], join(path, "guest"),
-                                f"no guest '{guest}' (no directory guests/{guest}/)")
-        workload = r.name(m["benchmark"], join(path, "benchmark"), "a workload name") if "benchmark" in m else ""
-        name = r.name(m["name"], join(path, "name"), "a benchmark name", PLATFORM_NAME_RE) if "name" in m \
-            else guest or workload
+        guest = r.name(m["guest"], join(path, "guest"), "a guest name")
+        if self.guests_dir is not None and not (self.guests_dir / guest).is_dir():
+            raise self.fail(m["guest"], join(path, "guest"),
+                            f"no guest '{guest}' (no directory guests/{guest}/)")
+        name = r.name(m["name"], join(path, "name"), "a benchmark name", PLATFORM_NAME_RE) if "name" in m else guest
         params: dict[str, Any] = {}
         if "params" in m:
             pn = m["params"]
@@ -529,8 +514,8 @@ class _Parser:
         elif guest in GUEST_METRICS:
             metric = GUEST_METRICS[guest]
         else:
-            raise self.fail(m.get("guest", m.get("benchmark", node)), join(path, "guest" if guest else "benchmark"),
-                            f"'{guest or workload}' has no default metric; add 'metric:' "
+            raise self.fail(m["guest"], join(path, "guest"),
+                            f"guest '{guest}' has no default metric; add 'metric:' "
                             f"(one of {', '.join(METRIC_COLUMNS)})")
         extra = tuple((k, to_plain(m[k])) for k in BENCHMARK_EXTRA_KEYS if k in m)
         return Benchmark(name, guest, params, metric, extra)
@@ -787,9 +772,8 @@ def generate(spec: ExperimentSpec, plan: RunPlan, platform: str | None = None) -
     target = next((vm for vm in vms if isinstance(vm, dict) and vm.get("name") == spec.critical), None)
     if target is None:
         raise PathError(f"the scenario removed the VM under test '{spec.critical}'")
-    if bench.guest:  # a workload without a guest runs in the VM as the base config gives it
-        target.pop("image", None)
-        target["guest"] = bench.guest
+    target.pop("image", None)
+    target["guest"] = bench.guest
     params = dict(target.get("params") or {})
     params.update(bench.params)
     target["params"] = params
