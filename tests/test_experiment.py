@@ -598,17 +598,20 @@ def test_modelled_figures_are_labelled(tmp_path: Path) -> None:
     doc = json.loads((out / "plots" / "modelled-slowdown.json").read_text())
     assert [(s["label"], s["y"]) for s in doc["series"]] == [("scenario solo (modelled)", [1.0]),
                                                             ("scenario interf (modelled)", [2.0])]
+    # the model's own column names (docs/model.md) are read as the same figures
+    from bulkhead.experiment import modelled
+
+    assert modelled.canonical({"model_slowdown": 1.5, "model_time_ns": 3.0, "modelled_time_ns": 4.0}) == {
+        "modelled_slowdown": 1.5, "modelled_time_ns": 4.0}
 
 
-def test_spec_schema_takes_workload_keys(tmp_path: Path) -> None:
-    """Workloads beyond the bare-metal guests name themselves and their
-    result keys: ``benchmark:``/``args:`` are kept, ``metrics:`` adds columns."""
+def test_spec_metrics_and_guest_result_lines(tmp_path: Path) -> None:
+    """``metrics:`` adds result-line keys of further workloads as columns;
+    ``<guest>: result k=v`` lines (ioclient) read like ``result bench=``."""
     spec = load(write_spec(tmp_path, BASE.replace(
-        "  - {name: lat, guest: latency}\n",
-        "  - {name: rt, guest: latency, benchmark: cyclictest, args: '-m -p 90', metric: lat_max_us}\n")
+        "  - {name: lat, guest: latency}\n", "  - {name: rt, guest: latency, metric: lat_max_us}\n")
         + "metrics:\n  lat_max_us: {unit: us, better: lower}\nscenarios: [{name: solo}]\n"))
     rt = spec.benchmark("rt")
-    assert dict(rt.extra) == {"benchmark": "cyclictest", "args": "-m -p 90"}
     assert (rt.metric.column, rt.metric.lower_is_better, rt.metric.unit) == ("lat_max_us", True, "us")
     line = parse_result_line("result bench=latency cpu=0 lat_max_us=42")
     assert line is not None and reduce_metrics("latency", [line], [])["lat_max_us"] == 42.0

@@ -19,6 +19,11 @@ fields into ``modelled_<field>`` metrics. Fields the report knows:
 - ``dram_bpp``: modelled DRAM bytes per regulation period.
 
 Any other field is listed in the table.
+
+The cache/DRAM model's own timing columns (``bulkhead/run/cachemodel.py`` on
+the model branch: ``model_time_ns``, ``model_slowdown``,
+``model_dram_bytes_per_period``, ...) are read as the same fields
+(:data:`ALIASES`), so the report shows them whichever way they arrive.
 """
 
 from __future__ import annotations
@@ -36,11 +41,22 @@ CAVEAT = ("Modelled, not measured: these figures come from the timing model over
           "stream (instructions at a platform CPI plus modelled cache and DRAM stalls), not from hardware.")
 
 
+# The model branch's column names for the same figures (docs/model.md "Timing model").
+ALIASES = {
+    "model_time_ns": TIME,
+    "model_slowdown": SLOWDOWN,
+    "model_dram_bytes_per_period": DRAM_BPP,
+    "model_interf_dram_bytes_per_period": PREFIX + "interf_dram_bpp",
+    "model_interf_dram_mbps": PREFIX + "interf_dram_mbps",
+}
+
+
 class _HasMetrics(Protocol):
     metrics: dict[str, float]
 
 
 def is_modelled(column: str) -> bool:
+    """A modelled_* column (not the alias names: those are the model's own columns)."""
     return column.startswith(PREFIX)
 
 
@@ -52,6 +68,14 @@ def columns(records: Sequence[_HasMetrics]) -> list[str]:
             if is_modelled(k) and k not in found:
                 found.append(k)
     return found
+
+
+def canonical(metrics: Mapping[str, float]) -> dict[str, float]:
+    """A run's modelled figures under the modelled_* names, from either
+    source (a modelled_* metric wins over its alias)."""
+    out = {ALIASES[k]: v for k, v in metrics.items() if k in ALIASES}
+    out.update({k: v for k, v in metrics.items() if is_modelled(k)})
+    return out
 
 
 def from_fields(fields: Mapping[str, Any]) -> dict[str, float]:

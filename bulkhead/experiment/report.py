@@ -842,14 +842,15 @@ def _modelled_slowdowns(an: Analysis) -> dict[tuple[str, str], Stat]:
     out: dict[tuple[str, str], Stat] = {}
     for lab in an.labels:
         for b in an.benchmarks:
-            ok = [r for r in an.records if r.status == OK and r.plan.label == lab and r.plan.benchmark == b]
-            direct = _stat([r.metrics[modelled.SLOWDOWN] for r in ok if modelled.SLOWDOWN in r.metrics])
+            ok = [modelled.canonical(r.metrics) for r in an.records
+                  if r.status == OK and r.plan.label == lab and r.plan.benchmark == b]
+            direct = _stat([m[modelled.SLOWDOWN] for m in ok if modelled.SLOWDOWN in m])
             if direct is None:
-                base = _stat([r.metrics[modelled.TIME] for r in an.records if r.status == OK
-                              and r.plan.label == an.spec.baseline and r.plan.benchmark == b
-                              and modelled.TIME in r.metrics])
+                base = _stat([m[modelled.TIME] for m in (modelled.canonical(r.metrics) for r in an.records
+                              if r.status == OK and r.plan.label == an.spec.baseline and r.plan.benchmark == b)
+                              if modelled.TIME in m])
                 if base and base.mean:
-                    direct = _stat([r.metrics[modelled.TIME] / base.mean for r in ok if modelled.TIME in r.metrics])
+                    direct = _stat([m[modelled.TIME] / base.mean for m in ok if modelled.TIME in m])
             if direct is not None:
                 out[(lab, b)] = direct
     return out
@@ -857,17 +858,19 @@ def _modelled_slowdowns(an: Analysis) -> dict[tuple[str, str], Stat]:
 
 def _modelled_section(an: Analysis, plots_dir: Path) -> tuple[list[str], list[Path]]:
     """The timing model's figures (columns ``modelled_*``), labelled modelled."""
-    cols = modelled.columns(an.records)
+    canon = {id(r): modelled.canonical(r.metrics) for r in an.records}
+    cols = [c for c in dict.fromkeys(k for m in canon.values() for k in m)]
     if not cols:
         return [], []
     md = ["## Modelled figures (timing model: not measured)\n", modelled.CAVEAT + "\n"]
     rows = []
     for lab in an.labels:
         for b in an.benchmarks:
-            ok = [r for r in an.records if r.status == OK and r.plan.label == lab and r.plan.benchmark == b]
+            ok = [canon[id(r)] for r in an.records if r.status == OK and r.plan.label == lab
+                  and r.plan.benchmark == b]
             if not ok:
                 continue
-            cells = [_stat([r.metrics[k] for r in ok if k in r.metrics]) for k in cols]
+            cells = [_stat([m[k] for m in ok if k in m]) for k in cols]
             rows.append((lab, b, *(_fmt(c.mean) if c else "–" for c in cells)))
     md.append(_table(("scenario", "benchmark", *(f"{c} (modelled)" for c in cols)), rows))
     sd = _modelled_slowdowns(an)

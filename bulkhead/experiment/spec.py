@@ -45,9 +45,6 @@ SYNC_NAME = "bench-sync"
 SYNC_DEFAULT_IPA = 0xF000_0000
 SYNC_SIZE = 0x1000
 PLOT_KINDS = ("slowdown", "consumed", "overhead")
-# Further benchmark keys a workload runner may read (e.g. ``benchmark: cyclictest``,
-# ``args:`` for a Linux guest's command); kept in Benchmark.extra, ignored by the core runner.
-BENCHMARK_EXTRA_KEYS = ("benchmark", "args", "duration_s")
 # Keys of a VM whose relative file paths are made absolute in generated configs.
 _FILE_KEYS = ("kernel", "initrd", "image")
 _MERGE_KEYS = ("name", "vm")
@@ -66,7 +63,6 @@ class Benchmark:
     guest: str
     params: dict[str, Any]
     metric: Metric
-    extra: tuple[tuple[str, Any], ...] = ()  # BENCHMARK_EXTRA_KEYS given in the spec
 
 
 @dataclass(frozen=True)
@@ -489,8 +485,7 @@ class _Parser:
 
     def benchmark(self, node: YNode, path: str) -> Benchmark:
         r = self.r
-        m = r.mapping(node, path, ("name", "guest", "params", "metric") + BENCHMARK_EXTRA_KEYS, ("guest",),
-                      "a benchmark (mapping)")
+        m = r.mapping(node, path, ("name", "guest", "params", "metric"), ("guest",), "a benchmark (mapping)")
         guest = r.name(m["guest"], join(path, "guest"), "a guest name")
         if self.guests_dir is not None and not (self.guests_dir / guest).is_dir():
             raise self.fail(m["guest"], join(path, "guest"),
@@ -517,8 +512,7 @@ class _Parser:
             raise self.fail(m["guest"], join(path, "guest"),
                             f"guest '{guest}' has no default metric; add 'metric:' "
                             f"(one of {', '.join(METRIC_COLUMNS)})")
-        extra = tuple((k, to_plain(m[k])) for k in BENCHMARK_EXTRA_KEYS if k in m)
-        return Benchmark(name, guest, params, metric, extra)
+        return Benchmark(name, guest, params, metric)
 
     def scenario(self, node: YNode, path: str, earlier: Sequence[Scenario],
                  bench_names: tuple[str, ...]) -> Scenario:
