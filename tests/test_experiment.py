@@ -544,6 +544,7 @@ def test_planted_artefacts_are_flagged_and_not_drawn(tmp_path: Path) -> None:
     report = (out / "report.md").read_text()
     assert "## Artefacts: runs not drawn as results" in report
     assert "| short[budget_events=2000] | bw | 1 |" in report and "above-budget:" in report
+    assert "| idle | bw | ns_per_line (ns/line) | – | – | – | 1 ok (1 flagged: not a result) |" in report
     assert "not drawn (report: 'Artefacts')" in report
 
 

@@ -955,6 +955,9 @@ def render(spec: ExperimentSpec, out: Path, records: Sequence[RunRecord], env: E
             metric = spec.benchmark(b).metric
             statuses = ", ".join(f"{sum(r.status == s for r in recs)} {s}" for s in STATUSES
                                  if any(r.status == s for r in recs))
+            n_flagged = sum(r.status == OK and bool(r.flags) for r in recs)
+            if n_flagged:
+                statuses += f" ({n_flagged} flagged: not a result)"
             rows.append((
                 lab, b, f"{metric.column} ({metric.unit})",
                 f"{_fmt(st.mean)} [{_fmt(st.lo)}–{_fmt(st.hi)}]" if st else "–",
