@@ -525,17 +525,16 @@ def test_planted_artefacts_are_flagged_and_not_drawn(tmp_path: Path) -> None:
     for budget in (2000, 4000, 8000):
         assert by[("short", f"budget_events={budget}")]["flags"].startswith(
             "inside-first-period: the benchmark ran 50 us, inside the first 100 us regulation period")
-        assert by[("mbr", f"budget_events={budget}")]["flags"] == ""
+        assert by[("mbr", f"budget_events={budget}")]["flags"].startswith("above-budget: ")  # the chart's
     assert by[("idle", "")]["flags"].startswith("interferer-idle: VM interf moved no bytes")
     an = Analysis(spec, result.records, out)
     huge = next(r for r in an.records if r.plan.scenario == "huge")
     assert any(f.startswith("implausible-slowdown: slowdown 50,001.1") for f in huge.flags)
     docs = {d["kind"]: d for d in check_drawn(out / "plots", rows)}
     slowdown, overhead, consumed = docs["slowdown"], docs["overhead"], docs["consumed"]
-    assert [s["label"] for s in slowdown["series"] if s["role"] == "measured"] == [
-        "scenario solo", "scenario mbr[budget_events=2000]", "scenario mbr[budget_events=4000]",
-        "scenario mbr[budget_events=8000]"]
-    assert {d["label"] for d in slowdown["left_out"]} >= {"idle", "huge"}
+    # the mbr runs' interferer exceeded its budget (the consumed chart's): left out of every chart
+    assert [s["label"] for s in slowdown["series"] if s["role"] == "measured"] == ["scenario solo"]
+    assert {d["label"] for d in slowdown["left_out"]} >= {"idle", "huge", "mbr[budget_events=2000]"}
     assert not [s for s in overhead["series"] if s["role"] == "measured"] and len(overhead["left_out"]) == 3
     # interf_mbps is 2 x budget: above y = 0.5 x by more than one period (100 us of 5 ms): left out
     assert len(consumed["left_out"]) == 3 and consumed["yscale"] == "linear"
@@ -545,6 +544,9 @@ def test_planted_artefacts_are_flagged_and_not_drawn(tmp_path: Path) -> None:
     assert "## Artefacts: runs not drawn as results" in report
     assert "| short[budget_events=2000] | bw | 1 |" in report and "above-budget:" in report
     assert "| idle | bw | ns_per_line (ns/line) | – | – | – | 1 ok (1 flagged: not a result) |" in report
+    with open(out / "results.csv", newline="") as f:  # the charts' flags are written back
+        above = [r for r in csv.DictReader(f) if r["flags"].startswith("above-budget")]
+    assert [r["scenario"] for r in above] == ["mbr"] * 3
     assert "not drawn (report: 'Artefacts')" in report
 
 
@@ -645,3 +647,26 @@ def test_turn_taking_bound_on_qemu() -> None:
     assert turns_flag(24.0, "ioclient", True, config, "bench") is None  # I/O queues behind other traffic
     regulated = {"vms": [{"name": "bench", "cpus": [0], "bandwidth": {"period_us": 100}}]}
     assert turns_flag(80.0, "bandwidth", True, regulated, "bench") is None  # its own budget slows it
+
+
+def test_per_vcpu_values_above_their_budget_are_flagged(tmp_path: Path) -> None:
+    """rk3588-linear's check: each vCPU's consumed bandwidth against the
+    budget line; the runs above it (by more than one period) are left out."""
+    spec = load(write_spec(tmp_path, BASE + INTERF + textwrap.dedent("""\
+        scenarios:
+          - name: solo
+            benchmarks: [bw]
+          - name: mbr
+            benchmarks: [bw]
+            overlay: {vms: [*interf, {name: interf, bandwidth: {period_us: 100, budget_events: 2000}}]}
+            sweep: {vms.interf.bandwidth.budget_events: [2000, 4000, 8000]}
+        icount: 0
+        plots:
+          - {kind: consumed, name: per-vcpu, scenario: mbr, y: mbps, per_cpu: true, assigned: 0.2}
+        """)))
+    out = tmp_path / "out"
+    run_experiment(spec, out, run_fn=fake_run)
+    # the VM under test moves 1000 / (1.6 ... 3.1) MB/s: above 0.2 x 2000 = 400 at 2000 only
+    doc = json.loads((out / "plots" / "per-vcpu.json").read_text())
+    assert [d["label"] for d in doc["left_out"]] == ["mbr[budget_events=2000]"]
+    assert [s["x"] for s in doc["series"]] == [[4000.0, 8000.0]]

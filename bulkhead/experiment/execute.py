@@ -534,6 +534,7 @@ def run_experiment(
 
         result.report, result.plots = experiment_report.render(spec, out, result.records, env,
                                                                 repetitions or spec.repetitions)
+        write_results(result.csv, spec, result.records, env, with_place)  # with the charts' flags
         if progress is not None:
             progress.write(f"bulkhead: report {result.report}\n")
     return result
@@ -782,6 +783,7 @@ def command(args: argparse.Namespace) -> int:
 
         records, env = records_from_csv(spec, out)
         report, _ = experiment_report.render(spec, out, records, env, args.reps or spec.repetitions)
+        write_results(out / "results.csv", spec, records, env, any(r.place for r in records))
         sys.stdout.write(f"{report}\n")
         return 0
     if args.labgrid is None and (args.places or args.all_places):

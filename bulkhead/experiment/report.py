@@ -575,20 +575,8 @@ def chart_consumed(an: Analysis, plot: PlotSpec, ax: Any, dr: Drawn) -> None:
         else:
             px, py, runs = [], [], []
             for x, (_, recs) in zip(xs, points, strict=True):
-                good = []
-                for r in recs:
-                    if r.status != OK or r.flags or r.plan.benchmark != b or plot.y not in r.metrics:
-                        continue
-                    bound = _bound(plot, x) if ticks is None else None
-                    flag = validity.above_bound_flag(r.metrics[plot.y] / base, bound,
-                                                     _slack(an, r) + plot.tolerance,
-                                                     METRIC_TEXT.get(plot.y, plot.y).format(vm=an.spec.critical)) \
-                        if bound is not None else None
-                    if flag:
-                        r.flags.append(flag)
-                        dr.leave_out(r)
-                        continue
-                    good.append(r)
+                good = [r for r in recs if r.status == OK and not r.flags and r.plan.benchmark == b
+                        and plot.y in r.metrics]
                 s = _stat([r.metrics[plot.y] / base for r in good])
                 if s is not None:
                     px.append(x)
@@ -617,6 +605,44 @@ def chart_consumed(an: Analysis, plot: PlotSpec, ax: Any, dr: Drawn) -> None:
     ax.set_ylabel(y_label(an.spec, plot))
     if not any(s["role"] == "measured" for s in dr.series):
         _no_data(ax, scen)
+
+
+def _vcpu_values(an: Analysis, plot: PlotSpec, rec: RunRecord) -> list[float]:
+    """The VM under test's per-vCPU values of the plot's column (its result lines)."""
+    key = "mbps" if plot.y == "mbps_per_cpu" else plot.y
+    guest = an.spec.benchmark(rec.plan.benchmark).guest
+    return [v for vm, f in rec.lines if vm == an.spec.critical and f.get("bench") == guest
+            and (v := number(f.get(key))) is not None]
+
+
+def flag_above_budget(an: Analysis, plot: PlotSpec) -> None:
+    """Before any chart is drawn: a consumed chart's runs whose value (each
+    vCPU's, for per_cpu) lies above the plot's budget by more than one period's
+    slack and its tolerance are flagged, so that no chart draws them."""
+    if plot.kind != "consumed" or (plot.assigned is None and not any(ln.kind == "budget" for ln in plot.lines)):
+        return
+    points = an.sweep_points(plot.scenarios[0], plot.x)
+    xs, ticks = _xs([p[0] for p in points])
+    if ticks is not None:
+        return
+    what = METRIC_TEXT.get(plot.y, plot.y).format(vm=an.spec.critical)
+    for x, (_, recs) in zip(xs, points, strict=True):
+        bound = _bound(plot, x)
+        if bound is None:
+            continue
+        for r in recs:
+            if r.status != OK or r.flags:
+                continue
+            base = _relative_base(an, plot, r.plan.benchmark) if plot.relative_to else 1.0
+            if not base:
+                continue
+            values = _vcpu_values(an, plot, r) if plot.per_cpu else [r.metrics[plot.y]] if plot.y in r.metrics \
+                else []
+            for v in values:
+                flag = validity.above_bound_flag(v / base, bound, _slack(an, r) + plot.tolerance, what)
+                if flag:
+                    r.flags.append(flag)
+                    break
 
 
 def _published_xy(plot: PlotSpec, ax: Any, dr: Drawn) -> None:
@@ -760,6 +786,8 @@ def draw(an: Analysis, plots_dir: Path) -> list[tuple[PlotSpec, str, list[Path],
     plots_dir.mkdir(parents=True, exist_ok=True)
     done: list[tuple[PlotSpec, str, list[Path], str]] = []
     used: set[str] = set()
+    for plot in an.spec.plots:  # first, so that every chart leaves the same runs out
+        flag_above_budget(an, plot)
     for number_, plot in enumerate(an.spec.plots, 1):
         base = stem = plot_stem(plot)
         n = 2
