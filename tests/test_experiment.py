@@ -485,18 +485,23 @@ def test_drawn_problems_are_found() -> None:
         "line budget outside the y axis", "flagged runs drawn as results: [1]", "the legend is inside the axes"]
 
 
+# The VM under test alone and beside an interferer regulated at three budgets.
+SOLO_MBR = """\
+scenarios:
+  - name: solo
+    benchmarks: [bw]
+  - name: mbr
+    benchmarks: [bw]
+    overlay: {vms: [*interf, {name: interf, bandwidth: {period_us: 100, budget_events: 2000}}]}
+    sweep: {vms.interf.bandwidth.budget_events: [2000, 4000, 8000]}
+"""
+
+
 def test_planted_artefacts_are_flagged_and_not_drawn(tmp_path: Path) -> None:
     """A run that ends inside its first regulation period, one whose
     interferer never moved a byte, an impossible slowdown and a consumed
     value above its budget are flagged, listed and left out of every chart."""
-    spec = load(write_spec(tmp_path, BASE + INTERF + textwrap.dedent("""\
-        scenarios:
-          - name: solo
-            benchmarks: [bw]
-          - name: mbr
-            benchmarks: [bw]
-            overlay: {vms: [*interf, {name: interf, bandwidth: {period_us: 100, budget_events: 2000}}]}
-            sweep: {vms.interf.bandwidth.budget_events: [2000, 4000, 8000]}
+    spec = load(write_spec(tmp_path, BASE + INTERF + SOLO_MBR + textwrap.dedent("""\
           - name: short
             extends: mbr
             benchmarks: [bw]
@@ -652,14 +657,7 @@ def test_turn_taking_bound_on_qemu() -> None:
 def test_per_vcpu_values_above_their_budget_are_flagged(tmp_path: Path) -> None:
     """rk3588-linear's check: each vCPU's consumed bandwidth against the
     budget line; the runs above it (by more than one period) are left out."""
-    spec = load(write_spec(tmp_path, BASE + INTERF + textwrap.dedent("""\
-        scenarios:
-          - name: solo
-            benchmarks: [bw]
-          - name: mbr
-            benchmarks: [bw]
-            overlay: {vms: [*interf, {name: interf, bandwidth: {period_us: 100, budget_events: 2000}}]}
-            sweep: {vms.interf.bandwidth.budget_events: [2000, 4000, 8000]}
+    spec = load(write_spec(tmp_path, BASE + INTERF + SOLO_MBR + textwrap.dedent("""\
         icount: 0
         plots:
           - {kind: consumed, name: per-vcpu, scenario: mbr, y: mbps, per_cpu: true, assigned: 0.2}
