@@ -33,6 +33,10 @@ QEMU models no caches, no DRAM and no line rate; the peer and QEMU's device
 model run in host time. The figures compare the paths on this QEMU; they are
 not network performance.
 
+The CLARE study's traffic conditions C1-C5 and its regulation sweep run on
+the same machinery (the I/O VM, guests/ioclient, the frame peer) as an
+experiment spec: bench/experiments/clare.yaml (docs/experiments.md).
+
     .venv/bin/python bench/shared_io.py [--frames N] [--capacity C] [--no-linux]
     .venv/bin/python bench/shared_io.py --calibrate
 

@@ -5,6 +5,7 @@ bookkeeping (with a fake QEMU), and the tiny matrix end to end under QEMU."""
 from __future__ import annotations
 
 import csv
+import json
 import shutil
 import textwrap
 from pathlib import Path
@@ -16,7 +17,7 @@ import yaml
 from bulkhead import cli
 from bulkhead.base.errors import BuildError, ConfigError
 from bulkhead.experiment.execute import run_experiment
-from bulkhead.experiment.report import DISCLAIMER, Analysis, _pyplot, figure
+from bulkhead.experiment.report import DISCLAIMER, Analysis, _pyplot, drawn_problems, figure
 from bulkhead.experiment.results import parse_result_line, reduce_metrics
 from bulkhead.experiment.spec import PathError, deep_merge, expand, generate, load, set_path
 from bulkhead.run.runner import RunResult
@@ -237,18 +238,22 @@ def fake_run(config: Path, **kwargs: Any) -> RunResult:
     if params.get("behave") == "hang":
         return RunResult(-9, True, "[bench] bandwidth: 1 vCPUs\n", False, len(vms), "timed out after 1 s (QEMU killed)")
     budget = vms.get("interf", {}).get("bandwidth", {}).get("budget_events", 0)
-    slow = 1.0 + (0.1 if "interf" in vms else 0.0) + budget / 1000
+    ns = params.get("ns", 5_000_000)  # the benchmark's duration: many regulation periods unless told
+    slow = 1.0 + (0.1 if "interf" in vms else 0.0) + min(budget, 10_000) / 4000
+    if budget >= 100_000_000:  # an artefact, as -icount scheduling makes them
+        slow = 1.1 + budget / 4000
     lines = [f"[bench] {guest}: 1 vCPUs"]
     if params.get("behave") == "fail":
         lines.append(f"[bench] {guest}: FAIL (vcpu 0: something)")
     else:
-        lines.append(f"[bench] result bench=bandwidth cpu=0 mode=read bytes=64 ns=1 mbps={1000 / slow:.3f} "
+        lines.append(f"[bench] result bench=bandwidth cpu=0 mode=read bytes=64 ns={ns} mbps={1000 / slow:.3f} "
                      f"ns_per_line={20 * slow:.3f}")
         lines.append(f"[bench] {guest}: PASS (1 vCPUs, 64 bytes counted)")
     if "interf" in vms:
         mbps = 100.0 * (budget or 100) / 100
-        lines.append(f"[interf] result bench=interferer cpu=0 mode=write mbps={mbps:.3f}")
-        lines.append(f"[interf] result bench=interferer cpu=1 mode=write mbps={mbps:.3f}")
+        moved = 0 if vms["interf"].get("params", {}).get("idle") else 640_000
+        lines.append(f"[interf] result bench=interferer cpu=0 mode=write bytes={moved} mbps={mbps:.3f}")
+        lines.append(f"[interf] result bench=interferer cpu=1 mode=write bytes={moved} mbps={mbps:.3f}")
     lines.append(f"[bulkhead] all VMs off: clean={len(vms)} stopped=0")
     return RunResult(0, False, "\n".join(lines) + "\n", True, len(vms), "")
 
@@ -280,9 +285,10 @@ def test_runner_statuses_csv_plots_report(tmp_path: Path) -> None:
         repetitions: 2
         plots:
           - {kind: slowdown}
-          - {kind: consumed, scenario: mbr, y: interf_mbps, assigned: 0.2}
+          - {kind: consumed, scenario: mbr, y: interf_mbps, assigned: 2.5}
           - {kind: consumed, scenario: mbr, y: mbps, per_cpu: true}
           - {kind: overhead, scenario: mbr}
+        icount: 0
         """)))
     out = tmp_path / "out"
     result = run_experiment(spec, out, run_fn=fake_run, jobs=2)
@@ -299,14 +305,14 @@ def test_runner_statuses_csv_plots_report(tmp_path: Path) -> None:
     assert by[("solo", "", "nobuild", "1")]["status"] == "build-error"
     mbr = by[("mbr", "budget_events=1000", "bw", "2")]
     assert mbr["status"] == "ok" and mbr["budget_events"] == "1000" and float(mbr["interf_mbps"]) == 2000.0
-    assert float(mbr["ns_per_line"]) == pytest.approx(20 * 2.1)
+    assert float(mbr["ns_per_line"]) == pytest.approx(20 * 1.35)
     assert by[("bad", "", "bw", "1")]["status"] == "invalid"
     assert "cpus[0]: CPU 7 does not exist" in by[("bad", "", "bw", "1")]["error"]
     assert by[("bad-optional", "", "bw", "1")]["status"] == "unsupported"
     bad_path = [r for r in rows if r["scenario"] == "bad-path"]
     assert bad_path and all(r["status"] == "invalid" and "has no item 'nobody'" in r["error"] for r in bad_path)
     for r in rows:
-        assert r["bulkhead_version"] and r["qemu_version"] and r["host"] and r["icount"] == ""
+        assert r["bulkhead_version"] and r["qemu_version"] and r["host"] and r["icount"] == "0"
         assert r["config"].startswith("configs/")
         assert (r["config_hash"].startswith("0x")) == (r["status"] not in ("invalid", "unsupported"))
     assert {r.status for r in result.failed()} == {"fail", "timeout", "build-error", "invalid"}
@@ -316,13 +322,13 @@ def test_runner_statuses_csv_plots_report(tmp_path: Path) -> None:
     assert {(x["vm"], x["bench"]) for x in lines} == {("bench", "bandwidth"), ("interf", "interferer")}
 
     names = sorted(p.name for p in (out / "plots").iterdir())
-    assert names == sorted(f"{stem}.{ext}" for ext in ("png", "svg") for stem in (
+    assert names == sorted(f"{stem}.{ext}" for ext in ("png", "svg", "json") for stem in (
         "slowdown", "consumed-mbr-budget_events", "consumed-mbr-budget_events-2", "overhead-mbr-budget_events"))
     assert all(p.stat().st_size > 1000 for p in (out / "plots").iterdir())
     report = (out / "report.md").read_text()
     assert report.startswith(DISCLAIMER)
     assert "![Slowdown relative to the baseline](plots/slowdown.png)" in report
-    assert "| mbr[budget_events=1000] | bw | ns_per_line (ns/line) | 42 [42–42] | 2.100 | 2,000 | 2 ok |" \
+    assert "| mbr[budget_events=1000] | bw | ns_per_line (ns/line) | 27 [27–27] | 1.350 | 2,000 | 2 ok |" \
         in report
     assert "## Runs that did not succeed" in report and "unsupported" in report
 
@@ -347,10 +353,11 @@ def test_plots_for_a_paper(tmp_path: Path) -> None:
             sweep: {vms.interf.bandwidth.budget_events: [2000, 4000, 8000]}
         plots:
           - {kind: slowdown}
-          - {kind: consumed, scenario: mbr, y: interf_mbps, assigned: 0.2,
+          - {kind: consumed, scenario: mbr, y: interf_mbps, assigned: 2.5,
              reproduces: "H-MBR on ZCU104, interfering VM's bandwidth versus its budget"}
           - {kind: consumed, scenario: mbr, y: mbps, per_cpu: true, logx: true}
           - {kind: overhead, scenario: mbr}
+        icount: 0
         """)))
     out = tmp_path / "out"
     an = Analysis(spec, run_experiment(spec, out, run_fn=fake_run, jobs=1).records)
@@ -362,20 +369,25 @@ def test_plots_for_a_paper(tmp_path: Path) -> None:
                                                            "scenario mbr[budget_events=4000]",
                                                            "scenario mbr[budget_events=8000]"]),
         (budget, "total bandwidth of the interfering VMs (MB/s)", "linear",
-         ["interfering VMs, beside VM bench running bw", "assigned, y = 0.2 x"]),
+         ["interfering VMs, beside VM bench running bw", "budget, y = 2.5 x"]),
         (budget, "bandwidth per vCPU of VM bench (MB/s)", "log", ["VM bench vCPU 0, bw"]),
         (budget, slowdown, "linear", ["VM bench, bw"]),
     ]
     for n, (plot, (xl, yl, scale, legend)) in enumerate(zip(spec.plots, want, strict=True), 1):
-        fig, text = figure(an, plot, n)
+        fig, text, _ = figure(an, plot, n)
         ax = fig.axes[0]
         assert (ax.get_xlabel(), ax.get_ylabel(), ax.get_xscale()) == (xl, yl, scale)
         assert [t.get_text() for t in ax.get_legend().get_texts()] == legend
         assert text.startswith(f"Figure {n}: {plot.title}. ")
         assert "one regulation event is one CPU cycle of guest execution" in text
-        assert "QEMU models no caches, DRAM or memory bus" in text and "host time (no -icount" in text
-        assert ("Reproduces: H-MBR on ZCU104" in text) == (n == 2)
+        assert "QEMU models no caches, DRAM or memory bus" in text and "virtual time (-icount shift=0)" in text
+        assert ("Mirrors: H-MBR on ZCU104" in text) == (n == 2)
         assert [t.get_text().replace("\n", " ") for t in fig.texts] == [text]
+        # the legend sits outside the axes: it covers no data
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        legend_box, axes_box = ax.get_legend().get_window_extent(renderer), ax.get_window_extent(renderer)
+        assert legend_box.x0 >= axes_box.x1
         plt.close(fig)
     svg = (out / "plots" / "consumed-mbr-budget_events.svg").read_text()
     assert budget in svg and "interfering VMs, beside VM bench running bw" in svg and "Figure 2: " in svg
@@ -444,3 +456,215 @@ def test_deterministic_timeouts_are_not_repeated(tmp_path: Path) -> None:
     assert [(r.plan.benchmark, r.status) for r in result.records] == [("hang", "timeout")] * 3 + [("bw", "ok")] * 3
     assert len(calls) == 1 + 3
     assert "earlier repetition of this config timed out" in result.records[1].error
+
+
+# --- artefacts and plot checks ---------------------------------------------------
+
+
+def check_drawn(plots: Path, rows: list[dict[str, str]]) -> list[dict[str, Any]]:
+    """Every chart's side JSON: values inside the axes, no repeated colour and
+    marker, no flagged run drawn as a result, legend outside the axes."""
+    flagged = {int(r["run"]) for r in rows if r.get("flags")}
+    docs = []
+    for side in sorted(plots.glob("*.json")):
+        doc = json.loads(side.read_text())
+        assert drawn_problems(doc, flagged) == [], side.name
+        docs.append(doc)
+    return docs
+
+
+def test_drawn_problems_are_found() -> None:
+    doc = {"series": [{"role": "measured", "label": "a", "color": "c", "marker": "o", "x": [1.0], "y": [5.0],
+                       "runs": [1]},
+                      {"role": "published", "label": "b", "color": "c", "marker": "o", "x": [1.0], "y": [1.0],
+                       "runs": []}],
+           "lines": [{"label": "budget", "x": [], "y": [9.0]}], "left_out": [{"run": 2, "flags": ["x"]}],
+           "ylim": [0.0, 4.0], "xlim": [0.0, 2.0], "legend_outside": False}
+    assert drawn_problems(doc, {1}) == [
+        "a colour/marker pair repeats: [('c', 'o'), ('c', 'o')]", "a: y values [5.0] outside the axis 0..4",
+        "line budget outside the y axis", "flagged runs drawn as results: [1]", "the legend is inside the axes"]
+
+
+# The VM under test alone and beside an interferer regulated at three budgets.
+SOLO_MBR = """\
+scenarios:
+  - name: solo
+    benchmarks: [bw]
+  - name: mbr
+    benchmarks: [bw]
+    overlay: {vms: [*interf, {name: interf, bandwidth: {period_us: 100, budget_events: 2000}}]}
+    sweep: {vms.interf.bandwidth.budget_events: [2000, 4000, 8000]}
+"""
+
+
+def test_planted_artefacts_are_flagged_and_not_drawn(tmp_path: Path) -> None:
+    """A run that ends inside its first regulation period, one whose
+    interferer never moved a byte, an impossible slowdown and a consumed
+    value above its budget are flagged, listed and left out of every chart."""
+    spec = load(write_spec(tmp_path, BASE + INTERF + SOLO_MBR + textwrap.dedent("""\
+          - name: short
+            extends: mbr
+            benchmarks: [bw]
+            overlay: {vms: [{name: bench, params: {ns: 50000}}]}
+            sweep: {vms.interf.bandwidth.budget_events: [2000, 4000, 8000]}
+          - name: idle
+            benchmarks: [bw]
+            overlay: {vms: [*interf, {name: interf, params: {idle: 1}}]}
+          - name: huge
+            benchmarks: [bw]
+            overlay: {vms: [*interf, {name: interf, bandwidth: {period_us: 100, budget_events: 200000000}}]}
+        icount: 0
+        plots:
+          - {kind: slowdown}
+          - {kind: overhead, scenario: short}
+          - {kind: consumed, scenario: mbr, y: interf_mbps, assigned: 0.5,
+             lines: [{y: 3000, label: "a guarantee", kind: guarantee}],
+             published: [{label: "a study", source: "Fig. 1", points: [[2000, 1000], [8000, 3000]]}]}
+        """)))
+    out = tmp_path / "out"
+    result = run_experiment(spec, out, run_fn=fake_run)
+    assert not result.failed()
+    with open(out / "results.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    by = {(r["scenario"], r["variant"]): r for r in rows}
+    for budget in (2000, 4000, 8000):
+        assert by[("short", f"budget_events={budget}")]["flags"].startswith(
+            "inside-first-period: the benchmark ran 50 us, inside the first 100 us regulation period")
+        assert by[("mbr", f"budget_events={budget}")]["flags"].startswith("above-budget: ")  # the chart's
+    assert by[("idle", "")]["flags"].startswith("interferer-idle: VM interf moved no bytes")
+    an = Analysis(spec, result.records, out)
+    huge = next(r for r in an.records if r.plan.scenario == "huge")
+    assert any(f.startswith("implausible-slowdown: slowdown 50,001.1") for f in huge.flags)
+    docs = {d["kind"]: d for d in check_drawn(out / "plots", rows)}
+    slowdown, overhead, consumed = docs["slowdown"], docs["overhead"], docs["consumed"]
+    # the mbr runs' interferer exceeded its budget (the consumed chart's): left out of every chart
+    assert [s["label"] for s in slowdown["series"] if s["role"] == "measured"] == ["scenario solo"]
+    assert {d["label"] for d in slowdown["left_out"]} >= {"idle", "huge", "mbr[budget_events=2000]"}
+    assert not [s for s in overhead["series"] if s["role"] == "measured"] and len(overhead["left_out"]) == 3
+    # interf_mbps is 2 x budget: above y = 0.5 x by more than one period (100 us of 5 ms): left out
+    assert len(consumed["left_out"]) == 3 and consumed["yscale"] == "linear"
+    assert [ln["label"] for ln in consumed["lines"]] == ["budget, y = 0.5 x", "a guarantee"]
+    assert [s["label"] for s in consumed["series"]] == ["published: a study"]
+    report = (out / "report.md").read_text()
+    assert "## Artefacts: runs not drawn as results" in report
+    assert "| short[budget_events=2000] | bw | 1 |" in report and "above-budget:" in report
+    assert "| idle | bw | ns_per_line (ns/line) | – | – | – | 1 ok (1 flagged: not a result) |" in report
+    with open(out / "results.csv", newline="") as f:  # the charts' flags are written back
+        above = [r for r in csv.DictReader(f) if r["flags"].startswith("above-budget")]
+    assert [r["scenario"] for r in above] == ["mbr"] * 3
+    assert "not drawn (report: 'Artefacts')" in report
+
+
+def test_log_axis_when_values_span_decades(tmp_path: Path) -> None:
+    spec = load(write_spec(tmp_path, BASE + INTERF + textwrap.dedent("""\
+        scenarios:
+          - name: solo
+            benchmarks: [bw]
+          - name: mbr
+            benchmarks: [bw]
+            overlay: {vms: [*interf, {name: interf, bandwidth: {period_us: 100, budget_events: 400}}]}
+            sweep: {vms.interf.bandwidth.budget_events: [400, 4000, 40000, 400000]}
+        icount: 0
+        plots:
+          - {kind: consumed, scenario: mbr, y: interf_mbps}
+        """)))
+    out = tmp_path / "out"
+    run_experiment(spec, out, run_fn=fake_run)
+    doc = json.loads(next((out / "plots").glob("consumed*.json")).read_text())
+    assert (doc["xscale"], doc["yscale"]) == ("log", "log")
+
+
+def test_modelled_figures_are_labelled(tmp_path: Path) -> None:
+    """A run result carrying a timing model's per-VM figures (the adapter,
+    bulkhead/experiment/modelled.py) gets modelled_* columns, a modelled
+    section and chart, every figure labelled modelled."""
+    spec = load(write_spec(tmp_path, BASE + INTERF + textwrap.dedent("""\
+        scenarios:
+          - name: solo
+            benchmarks: [bw]
+          - name: interf
+            benchmarks: [bw]
+            overlay: {vms: [*interf]}
+        icount: 0
+        """)))
+
+    def modelled_run(config: Path, **kwargs: Any) -> RunResult:
+        res = fake_run(config, **kwargs)
+        interf = "guest: interferer" in Path(config).read_text()
+        res.modelled = {"bench": {"time_ns": 2_000_000 if interf else 1_000_000, "dram_bpp": 640}}  # type: ignore[attr-defined]
+        return res
+
+    out = tmp_path / "out"
+    run_experiment(spec, out, run_fn=modelled_run)
+    with open(out / "results.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["modelled_time_ns"], r["modelled_dram_bpp"]) for r in rows] == [("1000000", "640"),
+                                                                             ("2000000", "640")]
+    report = (out / "report.md").read_text()
+    assert "## Modelled figures (timing model: not measured)" in report
+    assert "modelled_time_ns (modelled)" in report
+    doc = json.loads((out / "plots" / "modelled-slowdown.json").read_text())
+    assert [(s["label"], s["y"]) for s in doc["series"]] == [("scenario solo (modelled)", [1.0]),
+                                                            ("scenario interf (modelled)", [2.0])]
+    # the model's own column names (docs/model.md) are read as the same figures
+    from bulkhead.experiment import modelled
+
+    assert modelled.canonical({"model_slowdown": 1.5, "model_time_ns": 3.0, "modelled_time_ns": 4.0}) == {
+        "modelled_slowdown": 1.5, "modelled_time_ns": 4.0}
+
+
+def test_spec_metrics_and_guest_result_lines(tmp_path: Path) -> None:
+    """``metrics:`` adds result-line keys of further workloads as columns;
+    ``<guest>: result k=v`` lines (ioclient) read like ``result bench=``."""
+    spec = load(write_spec(tmp_path, BASE.replace(
+        "  - {name: lat, guest: latency}\n", "  - {name: rt, guest: latency, metric: lat_max_us}\n")
+        + "metrics:\n  lat_max_us: {unit: us, better: lower}\nscenarios: [{name: solo}]\n"))
+    rt = spec.benchmark("rt")
+    assert (rt.metric.column, rt.metric.lower_is_better, rt.metric.unit) == ("lat_max_us", True, "us")
+    line = parse_result_line("result bench=latency cpu=0 lat_max_us=42")
+    assert line is not None and reduce_metrics("latency", [line], [])["lat_max_us"] == 42.0
+    assert parse_result_line("ioclient: result frames=4 elapsed_us=10 fps=400 rtt_mean_us=7") == {
+        "bench": "ioclient", "frames": "4", "elapsed_us": "10", "fps": "400", "rtt_mean_us": "7"}
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_shipped_spec_dry_run(path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["experiment", str(path), "--dry-run", "--out", str(tmp_path / "o")]) == 0
+    out = capsys.readouterr().out
+    assert "invalid" not in out and "unsupported" not in out
+    spec = load(path)
+    assert spec.icount is not None  # timing is plotted: every shipped spec runs in virtual time
+    if path.stem != "cachemodel":  # the cache model's own spec (docs/model.md) mirrors no publication
+        for plot in spec.plots:
+            assert plot.name, f"{path.name}: every figure is named after the publication's figure"
+
+
+def test_turn_taking_bound_on_qemu() -> None:
+    """On QEMU a CPU-bound benchmark beside busy vCPUs slows down by at most
+    about their number; far beyond, it is QEMU's scheduling."""
+    from bulkhead.experiment.validity import turns_flag
+
+    config = {"vms": [{"name": "bench", "cpus": [0]}, {"name": "interf", "cpus": [1, 2, 3]}]}
+    assert turns_flag(4.8, "bandwidth", True, config, "bench") is None
+    flag = turns_flag(24.0, "bandwidth", True, config, "bench")
+    assert flag is not None and flag.startswith("implausible-slowdown: slowdown 24.0 above the 4 vCPUs")
+    assert turns_flag(24.0, "bandwidth", False, config, "bench") is None  # a board: contention is real
+    assert turns_flag(24.0, "ioclient", True, config, "bench") is None  # I/O queues behind other traffic
+    regulated = {"vms": [{"name": "bench", "cpus": [0], "bandwidth": {"period_us": 100}}]}
+    assert turns_flag(80.0, "bandwidth", True, regulated, "bench") is None  # its own budget slows it
+
+
+def test_per_vcpu_values_above_their_budget_are_flagged(tmp_path: Path) -> None:
+    """rk3588-linear's check: each vCPU's consumed bandwidth against the
+    budget line; the runs above it (by more than one period) are left out."""
+    spec = load(write_spec(tmp_path, BASE + INTERF + SOLO_MBR + textwrap.dedent("""\
+        icount: 0
+        plots:
+          - {kind: consumed, name: per-vcpu, scenario: mbr, y: mbps, per_cpu: true, assigned: 0.2}
+        """)))
+    out = tmp_path / "out"
+    run_experiment(spec, out, run_fn=fake_run)
+    # the VM under test moves 1000 / (1.6 ... 3.1) MB/s: above 0.2 x 2000 = 400 at 2000 only
+    doc = json.loads((out / "plots" / "per-vcpu.json").read_text())
+    assert [d["label"] for d in doc["left_out"]] == ["mbr[budget_events=2000]"]
+    assert [s["x"] for s in doc["series"]] == [[4000.0, 8000.0]]

@@ -18,6 +18,7 @@ the guests' ``result`` lines. Output:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import os
 import platform as host_platform
@@ -27,7 +28,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
@@ -38,7 +39,7 @@ from bulkhead import __version__
 from bulkhead.base import term
 from bulkhead.base.errors import BuildError, ConfigError
 from bulkhead.base.tree import REPO_ROOT
-from bulkhead.experiment import workloads
+from bulkhead.experiment import modelled, validity, workloads
 from bulkhead.experiment.record import (
     BUILD_ERROR,
     FAIL,
@@ -65,7 +66,7 @@ from bulkhead.run.farm import PlaceLost
 
 FIXED_HEAD = ("run", "scenario", "variant")
 FIXED_MID = ("benchmark", "guest", "repetition", "status", "metric", "value", "unit")
-FIXED_TAIL = ("wall_s", "config", "config_hash", "platform", "icount", "bulkhead_version", "git_rev",
+FIXED_TAIL = ("flags", "wall_s", "config", "config_hash", "platform", "icount", "bulkhead_version", "git_rev",
               "qemu_version", "host", "error")
 PLACE_COLUMN = "place"  # after "host", in an experiment run on labgrid places (docs/farm.md)
 LINE_HEAD = ("run", "scenario", "variant", "benchmark", "repetition", "vm", "bench", "cpu")
@@ -256,9 +257,12 @@ def execute(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, build_dir: Path, 
     build_log = logs_dir / f"build-{build_dir.name}.log"
     start = time.monotonic()
     try:
-        with open(build_log, "a") as blog, workloads.host_peer(bench.command):
+        with open(build_log, "a") as blog, workloads.host_peer(bench.command), _network(spec) as netdev:
+            kwargs: dict[str, Any] = {"model": True} if model else {}
+            if netdev:
+                kwargs["netdev"] = netdev
             result = run_fn(cfg.path, timeout=spec.timeout, icount=spec.icount, out=build_dir,
-                            build_log=blog, **({"model": True} if model else {}))
+                            build_log=blog, **kwargs)
     except ConfigError as exc:
         rec.status = UNSUPPORTED if plan.optional else INVALID
         rec.error = _first_lines(str(exc))
@@ -291,6 +295,10 @@ def execute(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, build_dir: Path, 
         system = load_system(cfg.path)
         rec.metrics.update(cachemodel.metrics(report, spec.critical, cachemodel.period_of(system), system))
 
+    rec.metrics.update(modelled.from_result(result, spec.critical))
+    if rec.status == OK:
+        rec.flags = validity.run_flags(spec, rec, cfg.path)
+
     failures = guest_failures(own, bench.guest)
     workload_failure = workloads.failure(own, bench.guest) if bench.command else None
     if result.timed_out:
@@ -308,6 +316,19 @@ def execute(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, build_dir: Path, 
     if rec.status != OK:
         rec.error += f" (log: {log_path})"
     return rec
+
+
+@contextlib.contextmanager
+def _network(spec: ExperimentSpec) -> Iterator[str]:
+    """``network: peer``: a frame peer (bulkhead/run/netpeer.py) for the run's
+    shared I/O device, as bench/shared_io.py uses; yields its -netdev value."""
+    if spec.network != "peer":
+        yield ""
+        return
+    from bulkhead.run.netpeer import Peer
+
+    with Peer(max_frames=200_000, max_seconds=spec.timeout + 60) as peer:
+        yield peer.netdev()
 
 
 def _vm_names(output: str) -> list[str]:
@@ -331,8 +352,9 @@ def _fmt(value: float | None) -> str:
     return f"{value:.6g}"
 
 
-def csv_columns(spec: ExperimentSpec, model: bool = False, place: bool = False) -> list[str]:
-    extra = list(cachemodel.MODEL_COLUMNS) if model else []
+def csv_columns(spec: ExperimentSpec, model: bool = False, place: bool = False,
+                modelled_keys: Sequence[str] = ()) -> list[str]:
+    extra = (list(cachemodel.MODEL_COLUMNS) if model else []) + list(modelled_keys)
     tail = list(FIXED_TAIL)
     if place:
         tail.insert(tail.index("host") + 1, PLACE_COLUMN)
@@ -348,7 +370,8 @@ def write_results(path: Path, spec: ExperimentSpec, records: Sequence[RunRecord]
     """Rewrites ``path`` (atomically) with one row per record; ``place``:
     with the ``place`` column."""
     model = _has_model(records)
-    columns = csv_columns(spec, model, place)
+    keys = modelled.columns(records)
+    columns = csv_columns(spec, model, place, keys)
     tmp = path.with_suffix(".csv.tmp")
     with open(tmp, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=columns)
@@ -364,12 +387,13 @@ def write_results(path: Path, spec: ExperimentSpec, records: Sequence[RunRecord]
                 "bulkhead_version": env.bulkhead_version, "git_rev": env.git_rev,
                 "qemu_version": env.qemu_version, "host": env.host,
                 "error": " | ".join(rec.error.splitlines()),
+                "flags": " | ".join(rec.flags),
             }
             if place:
                 row[PLACE_COLUMN] = rec.place
             for label, value in rec.plan.variant:
                 row[label] = value
-            for key in [*METRIC_COLUMNS, *(cachemodel.MODEL_COLUMNS if model else ())]:
+            for key in [*METRIC_COLUMNS, *(cachemodel.MODEL_COLUMNS if model else ()), *keys]:
                 row[key] = _fmt(rec.metrics.get(key))
             w.writerow(row)
     os.replace(tmp, path)
@@ -521,6 +545,7 @@ def run_experiment(
 
         result.report, result.plots = experiment_report.render(spec, out, result.records, env,
                                                                 repetitions or spec.repetitions)
+        write_results(result.csv, spec, result.records, env, with_place)  # with the charts' flags
         if progress is not None:
             progress.write(f"bulkhead: report {result.report}\n")
     return result
@@ -646,12 +671,14 @@ def records_from_csv(spec: ExperimentSpec, out: Path) -> tuple[list[RunRecord], 
             variant = tuple((lab, _parse_scalar(row[lab])) for lab in labels if row.get(lab, "") != "")
             plan = RunPlan(int(row["run"]), row["scenario"], variant, row["benchmark"], int(row["repetition"]),
                            False)
-            metrics = {k: float(row[k]) for k in [*METRIC_COLUMNS, *cachemodel.MODEL_COLUMNS]
+            metrics = {k: float(row[k]) for k in [*METRIC_COLUMNS, *cachemodel.MODEL_COLUMNS,
+                                                  *(c for c in row if modelled.is_modelled(c))]
                        if row.get(k, "") != ""}
             rec = RunRecord(plan, row["guest"], row["metric"], row.get("unit", ""), row["status"],
                             row.get("error", ""), metrics, [], row.get("config", ""),
                             row.get("config_hash", ""), row.get("platform", ""),
-                            float(row["wall_s"]) if row.get("wall_s") else 0.0, row.get(PLACE_COLUMN) or "")
+                            float(row["wall_s"]) if row.get("wall_s") else 0.0, row.get(PLACE_COLUMN) or "",
+                            [f.strip() for f in (row.get("flags") or "").split(" | ") if f.strip()])
             env = Environment(row.get("bulkhead_version", ""), row.get("git_rev", ""),
                               row.get("qemu_version", ""), row.get("host", ""))
             records.append(rec)
@@ -781,6 +808,7 @@ def command(args: argparse.Namespace) -> int:
 
         records, env = records_from_csv(spec, out)
         report, _ = experiment_report.render(spec, out, records, env, args.reps or spec.repetitions)
+        write_results(out / "results.csv", spec, records, env, any(r.place for r in records))
         sys.stdout.write(f"{report}\n")
         return 0
     if args.labgrid is None and (args.places or args.all_places):

@@ -35,6 +35,7 @@ class RunRecord:
     platform: str = ""
     wall_s: float = 0.0
     place: str = ""  # the labgrid place it ran on (docs/farm.md); "" for a local run
+    flags: list[str] = field(default_factory=list)  # why its value is an artefact (validity.py); not drawn
 
     @property
     def value(self) -> float | None:

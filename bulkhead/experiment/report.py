@@ -22,6 +22,7 @@ and which published figure the plot reproduces (``reproduces:``).
 from __future__ import annotations
 
 import datetime
+import json
 import math
 import textwrap
 from collections.abc import Sequence
@@ -31,6 +32,7 @@ from typing import Any
 
 from bulkhead.base.errors import ConfigError
 from bulkhead.config.model import Platform
+from bulkhead.experiment import modelled, validity
 from bulkhead.experiment.record import OK, STATUSES, Environment, RunRecord
 from bulkhead.experiment.results import METRIC_COLUMNS, number
 from bulkhead.experiment.spec import ExperimentSpec, PlotSpec
@@ -71,20 +73,60 @@ def _fmt(v: float | None) -> str:
 
 
 class Analysis:
-    """Groupings of the records the tables and charts share."""
+    """Groupings of the records the tables and charts share. Runs flagged as
+    artefacts (validity.py) are never part of a value drawn as a result."""
 
-    def __init__(self, spec: ExperimentSpec, records: Sequence[RunRecord]) -> None:
+    def __init__(self, spec: ExperimentSpec, records: Sequence[RunRecord], out: Path | None = None) -> None:
         self.spec = spec
+        self.out = out
+        self._qemu_cache: dict[str, bool] = {}
         self.records = list(records)
         self.labels: list[str] = []  # scenario labels (with sweep values), matrix order
         for r in self.records:
             if r.plan.label not in self.labels:
                 self.labels.append(r.plan.label)
         self.benchmarks = [b.name for b in spec.benchmarks]
+        for r in self.records:  # run-level flags (again, for CSVs written before they existed)
+            if r.status == OK and not r.flags and r.config:
+                path = Path(r.config)
+                if not path.is_absolute() and out is not None:
+                    path = out / path
+                r.flags = validity.run_flags(spec, r, path) if path.is_file() else []
+        for r in self.records:  # values outside the physical range
+            if r.status != OK or r.flags:
+                continue
+            base = self.baseline(r.plan.benchmark)
+            v = r.value
+            if base and v:
+                lower = self.spec.benchmark(r.plan.benchmark).metric.lower_is_better
+                slowdown = v / base if lower else base / v
+                flag = validity.slowdown_flag(slowdown, spec.max_slowdown) or validity.turns_flag(
+                    slowdown, r.guest, self._qemu(r.platform), self._config(r), spec.critical)
+                if flag:
+                    r.flags.append(flag)
+
+    def _config(self, rec: RunRecord) -> dict[str, Any]:
+        path = Path(rec.config)
+        if not path.is_absolute() and self.out is not None:
+            path = self.out / path
+        return validity._config(path) if rec.config and path.is_file() else {}
+
+    def _qemu(self, name: str) -> bool:
+        """Whether the platform runs under QEMU (where no contention is modelled)."""
+        if name not in self._qemu_cache:
+            try:
+                self._qemu_cache[name] = bool(name) and load_platform(name).qemu is not None
+            except (ConfigError, OSError):
+                self._qemu_cache[name] = False
+        return self._qemu_cache[name]
+
+    def flagged(self) -> list[RunRecord]:
+        return [r for r in self.records if r.status == OK and r.flags]
 
     def ok(self, label: str | None = None, bench: str | None = None,
            scenario: str | None = None) -> list[RunRecord]:
-        return [r for r in self.records if r.status == OK
+        """Successful runs whose values are results (no artefact flag)."""
+        return [r for r in self.records if r.status == OK and not r.flags
                 and (label is None or r.plan.label == label)
                 and (bench is None or r.plan.benchmark == bench)
                 and (scenario is None or r.plan.scenario == scenario)]
@@ -93,7 +135,10 @@ class Analysis:
         return _stat([v for v in (r.value for r in self.ok(label, bench)) if v is not None])
 
     def baseline(self, bench: str) -> float | None:
-        s = self.value(self.spec.baseline, bench)
+        vals = [r.value for r in self.records if r.status == OK and r.plan.label == self.spec.baseline
+                and r.plan.benchmark == bench and r.value is not None
+                and not any(validity.code(f) == validity.IMPLAUSIBLE for f in r.flags)]
+        s = _stat([v for v in vals if v is not None])
         return s.mean if s else None
 
     def slowdown(self, records: Sequence[RunRecord], bench: str) -> Stat | None:
@@ -104,7 +149,7 @@ class Analysis:
         vals = []
         for r in records:
             v = r.value
-            if v is None or v == 0:
+            if v is None or v == 0 or r.flags:
                 continue
             vals.append(v / base if lower else base / v)
         return _stat(vals)
@@ -150,6 +195,11 @@ METRIC_TEXT: dict[str, str] = {
     "cpus": "vCPUs of VM {vm}",
     "interf_mbps": "total bandwidth of the interfering VMs",
     "interf_cpus": "vCPUs of the interfering VMs",
+    "fps": "frames per second exchanged by VM {vm}",
+    "rtt_min_us": "shortest round trip of VM {vm}",
+    "rtt_mean_us": "mean round trip of VM {vm}",
+    "rtt_max_us": "longest round trip of VM {vm}",
+    "bench_ns": "duration of the benchmark in VM {vm}",
 }
 
 
@@ -173,7 +223,10 @@ def y_label(spec: ExperimentSpec, plot: PlotSpec) -> str:
     if plot.kind != "consumed":
         return f"slowdown of VM {spec.critical} relative to '{spec.baseline}' (ratio)"
     column = "mbps_per_cpu" if plot.per_cpu and plot.y == "mbps" else plot.y
-    return _with_unit(METRIC_TEXT.get(column, column).format(vm=spec.critical), METRIC_COLUMNS[plot.y].unit)
+    text = METRIC_TEXT.get(column, column).format(vm=spec.critical)
+    if plot.relative_to:
+        return f"{text}, relative to scenario '{plot.relative_to}' (ratio)"
+    return _with_unit(text, METRIC_COLUMNS[plot.y].unit)
 
 
 def _line_label(spec: ExperimentSpec, plot: PlotSpec, bench: str, cpu: str | None = None) -> str:
@@ -198,8 +251,11 @@ def event_meaning(platform: Platform | None, name: str) -> str:
     return f"On {name} one regulation event is a counted PMU event ({evs})."
 
 
-def caption(an: Analysis, plot: PlotSpec, number_: int, platform: Platform | None, platform_name: str) -> str:
-    """Figure caption: what is plotted, the event, the QEMU caveat, what it reproduces."""
+def caption(an: Analysis, plot: PlotSpec, number_: int, platform: Platform | None, platform_name: str,
+            drawn: Drawn | None = None) -> str:
+    """Figure caption: what is plotted, what the data show (generated from
+    them, never asserted), the event, the QEMU caveat, the published figure
+    it mirrors and what is comparable."""
     spec = an.spec
     if plot.kind == "slowdown":
         what = (f"Bars: per benchmark run by VM {spec.critical}, each scenario's primary metric divided by its "
@@ -207,19 +263,31 @@ def caption(an: Analysis, plot: PlotSpec, number_: int, platform: Platform | Non
                 "1 = no slowdown; mean over the successful repetitions, error bars min to max.")
     elif plot.kind == "consumed":
         what = f"{y_label(spec, plot)[0].upper()}{y_label(spec, plot)[1:]} against the {x_label(spec, plot)}"
-        what += (f"; dashed: the assigned bandwidth, y = {plot.assigned:g} x." if plot.assigned is not None
-                 else "; mean over the successful repetitions.")
+        what += "; mean over the successful repetitions."
+        if plot.assigned is not None:
+            what += (f" Dashed: the budget, y = {plot.assigned:g} x" +
+                     (f"^{plot.assigned_power:g}" if plot.assigned_power != 1 else "") + ".")
     else:
         what = (f"Slowdown of VM {spec.critical} relative to scenario '{spec.baseline}' against the "
                 f"{x_label(spec, plot)}; 1 = no overhead; mean over the successful repetitions, error bars "
                 "min to max.")
+    if plot.lines:
+        what += " Horizontal lines: " + "; ".join(f"{ln.label} ({ln.y:g})" for ln in plot.lines) + "."
     timebase = (f"virtual time (-icount shift={spec.icount})" if spec.icount is not None
                 else "host time (no -icount: not reproducible)")
-    text = (f"Figure {number_}: {plot.title}. {what} {event_meaning(platform, platform_name)} "
-            f"Measured on QEMU (TCG) in {timebase}; QEMU models no caches, DRAM or memory bus, so "
-            "interference and bandwidth figures are not physical: read relative, virtual-time trends only.")
+    text = f"Figure {number_}: {plot.title}. {what}"
+    if drawn is not None:
+        text += " " + drawn.summary()
+    text += (f" {event_meaning(platform, platform_name)} "
+             f"Measured on QEMU (TCG) in {timebase}; QEMU models no caches, DRAM or memory bus, so "
+             "interference and bandwidth figures are not physical: read relative, virtual-time trends only.")
     if plot.reproduces:
-        text += f" Reproduces: {plot.reproduces}."
+        text += f" Mirrors: {plot.reproduces.rstrip('.')}."
+    if plot.comparable:
+        text += f" Comparable: {plot.comparable.rstrip('.')}."
+    if plot.published:
+        text += " Published values (drawn as open black-edged markers): " + "; ".join(
+            f"{pub.label} ({pub.source})" for pub in plot.published) + "."
     return text
 
 
@@ -234,6 +302,107 @@ def _platform(an: Analysis) -> tuple[Platform | None, str]:
 
 
 # --- charts -----------------------------------------------------------------
+
+# (colour, marker) pairs: no two series of a chart share a pair (nor, within
+# the first ten, a colour or a marker); bars use hatches in the marker's place.
+COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+          "#bcbd22", "#17becf")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
+HATCHES = ("", "//", "\\\\", "xx", "..", "oo", "++", "--", "||", "**")
+REF_COLORS = ("0.15", "0.45", "#8b0000", "#00008b")
+REF_STYLES = ("--", ":", "-.", (0, (5, 1)))
+LOG_SPAN = 50.0  # values spanning this ratio or more get a logarithmic axis
+
+
+class Drawn:
+    """What a chart drew: series with their style, values and the runs behind
+    them, reference lines, runs left out as artefacts. Written next to the
+    chart as ``plots/<stem>.json`` so that tests (and readers) can check it."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.series: list[dict[str, Any]] = []
+        self.lines: list[dict[str, Any]] = []
+        self.left_out: list[dict[str, Any]] = []
+        self._n = 0
+        self._nref = 0
+        self.xscale = "linear"
+        self.yscale = "linear"
+        self.xlim: tuple[float, float] | None = None
+        self.ylim: tuple[float, float] | None = None
+        self.legend_outside = True
+        self.facts: list[str] = []  # sentences about the data, for the caption
+
+    def style(self) -> tuple[str, str, str]:
+        i = self._n
+        self._n += 1
+        return COLORS[i % 10], MARKERS[(i + i // 10) % 10], HATCHES[(i + i // 10) % 10]
+
+    def ref_style(self) -> tuple[str, Any]:
+        i = self._nref
+        self._nref += 1
+        return REF_COLORS[i % len(REF_COLORS)], REF_STYLES[(i + i // len(REF_COLORS)) % len(REF_STYLES)]
+
+    def add(self, role: str, label: str, color: str, marker: str, xs: Sequence[float], ys: Sequence[float],
+            runs: Sequence[int] = ()) -> None:
+        self.series.append({"role": role, "label": label, "color": color, "marker": marker,
+                            "x": [float(x) for x in xs], "y": [float(y) for y in ys],
+                            "runs": sorted(set(runs))})
+
+    def add_line(self, label: str, xs: Sequence[float], ys: Sequence[float]) -> None:
+        self.lines.append({"label": label, "x": [float(x) for x in xs], "y": [float(y) for y in ys]})
+
+    def leave_out(self, rec: RunRecord) -> None:
+        if all(d["run"] != rec.plan.index for d in self.left_out):
+            self.left_out.append({"run": rec.plan.index, "label": rec.plan.label, "benchmark": rec.plan.benchmark,
+                                  "flags": list(rec.flags)})
+
+    def values(self) -> list[float]:
+        return [y for s in self.series for y in s["y"]]
+
+    def summary(self) -> str:
+        text = " ".join(self.facts)
+        if self.left_out:
+            codes = sorted({validity.code(f) for d in self.left_out for f in d["flags"]})
+            text += (f" {len(self.left_out)} run(s) flagged as artefacts ({', '.join(codes)}) are not drawn "
+                     "(report: 'Artefacts').")
+        return text.strip()
+
+    def document(self) -> dict[str, Any]:
+        return {"kind": self.kind, "series": self.series, "lines": self.lines, "left_out": self.left_out,
+                "xscale": self.xscale, "yscale": self.yscale, "xlim": self.xlim, "ylim": self.ylim,
+                "legend_outside": self.legend_outside}
+
+
+def drawn_problems(doc: dict[str, Any], flagged: set[int]) -> list[str]:
+    """What is wrong with a chart, from its side JSON (``plots/<stem>.json``):
+    a value outside the axes, a repeated colour/marker pair, a flagged run
+    (``flagged``: run numbers) drawn as a result, a legend inside the axes."""
+    problems = []
+    shown = [s for s in doc["series"] if s["role"] in ("measured", "published", "modelled")]
+    pairs = [(s["color"], s["marker"]) for s in shown]
+    if len(pairs) != len(set(pairs)):
+        problems.append(f"a colour/marker pair repeats: {pairs}")
+    for axis, key in (("y", "ylim"), ("x", "xlim")):
+        if doc.get(key) is None:
+            continue
+        lo, hi = doc[key]
+        for s in doc["series"]:
+            out = [v for v in s[axis] if not lo <= v <= hi]
+            if out:
+                problems.append(f"{s['label']}: {axis} values {out} outside the axis {lo:g}..{hi:g}")
+        if axis == "y":
+            for line in doc["lines"]:
+                if any(not lo <= v <= hi for v in line["y"]):
+                    problems.append(f"line {line['label']} outside the y axis")
+    drawn_runs = {run for s in doc["series"] for run in s["runs"]}
+    if drawn_runs & flagged:
+        problems.append(f"flagged runs drawn as results: {sorted(drawn_runs & flagged)}")
+    if drawn_runs & {d["run"] for d in doc["left_out"]}:
+        problems.append("runs both left out and drawn")
+    if not doc.get("legend_outside"):
+        problems.append("the legend is inside the axes")
+    return problems
 
 
 def _pyplot() -> Any:
@@ -269,155 +438,368 @@ def _no_data(ax: Any, what: str) -> None:
             color="0.4")
 
 
-def chart_slowdown(an: Analysis, plot: PlotSpec, ax: Any) -> None:
+def _span(vals: Sequence[float]) -> float:
+    pos = [v for v in vals if v > 0]
+    return max(pos) / min(pos) if pos and len(pos) == len(vals) else 0.0
+
+
+def _leave_out_flagged(an: Analysis, dr: Drawn, recs: Sequence[RunRecord]) -> None:
+    for r in recs:
+        if r.status == OK and r.flags:
+            dr.leave_out(r)
+
+
+def chart_slowdown(an: Analysis, plot: PlotSpec, ax: Any, dr: Drawn) -> None:
     labels = [lab for lab in an.labels
               if not plot.scenarios or any(lab == s or lab.startswith(s + "[") for s in plot.scenarios)]
+    _leave_out_flagged(an, dr, [r for r in an.records if r.plan.label in labels])
     benches = [b for b in an.benchmarks if any(an.slowdown(an.ok(lab, b), b) for lab in labels)] or an.benchmarks
-    labels = [lab for lab in labels if any(an.slowdown(an.ok(lab, b), b) for b in benches)]
+    # every scenario keeps its slot (published values stand there even where ours were left out)
+    labels = [lab for lab in labels if any(r.status == OK and r.plan.label == lab for r in an.records)]
     width = 0.8 / max(len(labels), 1)
-    any_bar = False
+    pos: dict[tuple[str, str], float] = {}
     for i, lab in enumerate(labels):
-        xs, ys, lo, hi = [], [], [], []
+        xs, ys, lo, hi, runs = [], [], [], [], []
         for j, b in enumerate(benches):
-            s = an.slowdown(an.ok(lab, b), b)
+            recs = an.ok(lab, b)
+            s = an.slowdown(recs, b)
+            x = j - 0.4 + width * (i + 0.5)
+            pos[(lab, b)] = x
             if s is None:
                 continue
-            xs.append(j - 0.4 + width * (i + 0.5))
+            xs.append(x)
             ys.append(s.mean)
             lo.append(max(s.mean - s.lo, 0.0))
             hi.append(max(s.hi - s.mean, 0.0))
+            runs += [r.plan.index for r in recs]
         if xs:
-            any_bar = True
-            ax.bar(xs, ys, width=width, label=f"scenario {lab}", yerr=[lo, hi], capsize=2)
+            color, _, hatch = dr.style()
+            ax.bar(xs, ys, width=width, label=f"scenario {lab}", yerr=[lo, hi], capsize=2, color=color,
+                   hatch=hatch, edgecolor="0.2", linewidth=0.5)
+            dr.add("measured", f"scenario {lab}", color, hatch or "solid", xs, ys, runs)
+            dr.add("error", f"scenario {lab} max", color, hatch or "solid", xs,
+                   [y + h for y, h in zip(ys, hi, strict=True)], [])
+            dr.facts.append(f"{lab}: {_range(ys)}.")
+    for pub in plot.published:
+        color, marker, _ = dr.style()
+        pxs, pys = [], []
+        for scen, value in pub.points:
+            for b in benches if not pub.benchmark else [pub.benchmark]:
+                at = pos.get((str(scen), b))
+                if at is not None:
+                    pxs.append(at)
+                    pys.append(value)
+        if pxs:
+            ax.scatter(pxs, pys, marker=marker, s=60, facecolors="none", edgecolors="black", linewidths=1.2,
+                       zorder=5, label=f"published: {pub.label}")
+            ax.scatter(pxs, pys, marker=marker, s=14, color=color, zorder=6)
+            dr.add("published", f"published: {pub.label}", color, marker, pxs, pys)
     ax.axhline(1.0, color="0.3", linewidth=0.8, linestyle="--")
+    dr.add_line("no slowdown", [], [1.0])
     ax.set_xticks(range(len(benches)))
     ax.set_xticklabels(benches)
     ax.set_xlabel(f"benchmark run by VM {an.spec.critical}")
     ax.set_ylabel(y_label(an.spec, plot))
-    if any_bar:
-        ax.legend(fontsize="small", ncol=2 if len(labels) > 6 else 1)
-    else:
+    if not dr.series:
         _no_data(ax, "or no baseline")
 
 
-def chart_consumed(an: Analysis, plot: PlotSpec, ax: Any) -> None:
+def _range(ys: Sequence[float]) -> str:
+    lo, hi = min(ys), max(ys)
+    return f"{lo:.3g}" if math.isclose(lo, hi, rel_tol=5e-3) else f"{lo:.3g} to {hi:.3g}"
+
+
+def _relative_base(an: Analysis, plot: PlotSpec, bench: str) -> float | None:
+    s = _stat([r.metrics[plot.y] for r in an.ok(scenario=plot.relative_to, bench=bench) if plot.y in r.metrics])
+    return s.mean if s else None
+
+
+def _bound(plot: PlotSpec, x: float) -> float | None:
+    if plot.assigned is not None:
+        if x <= 0 and plot.assigned_power < 0:
+            return None
+        return float(plot.assigned * x ** plot.assigned_power)
+    budgets = [ln.y for ln in plot.lines if ln.kind == "budget"]
+    return min(budgets, default=None) if plot.kind == "consumed" else None
+
+
+def _slack(an: Analysis, rec: RunRecord) -> float:
+    """One regulation period as a fraction of the run (the most a budget can be overrun by)."""
+    periods = validity.regulated_periods(_config_of(an, rec))
+    span = rec.metrics.get("bench_ns")
+    if not periods or not span:
+        return 1.0
+    return max(periods.values()) * 1000 / span
+
+
+def _config_of(an: Analysis, rec: RunRecord) -> dict[str, Any]:
+    path = Path(rec.config)
+    if not path.is_absolute() and an.out is not None:
+        path = an.out / path
+    return validity._config(path) if rec.config and path.is_file() else {}
+
+
+def chart_consumed(an: Analysis, plot: PlotSpec, ax: Any, dr: Drawn) -> None:
     scen = plot.scenarios[0]
     points = an.sweep_points(scen, plot.x)
     xs, ticks = _xs([p[0] for p in points])
-    drawn = False
+    for _, recs in points:
+        _leave_out_flagged(an, dr, recs)
     for b in an.spec.scenario(scen).benchmarks:
+        base = _relative_base(an, plot, b) if plot.relative_to else 1.0
+        if not base:
+            continue
         if plot.per_cpu:
             guest = an.spec.benchmark(b).guest
             key = "mbps" if plot.y == "mbps_per_cpu" else plot.y  # a result line is one vCPU
-            cpus: dict[str, list[tuple[float, float]]] = {}
+            cpus: dict[str, list[tuple[float, float, int]]] = {}
             for x, (_, recs) in zip(xs, points, strict=True):
-                per: dict[str, list[float]] = {}
+                per: dict[str, list[tuple[float, int]]] = {}
                 for r in recs:
-                    if r.status != OK or r.plan.benchmark != b:
+                    if r.status != OK or r.flags or r.plan.benchmark != b:
                         continue
                     for vm, fields in r.lines:
                         v = number(fields.get(key))
                         if vm == an.spec.critical and fields.get("bench") == guest and v is not None:
-                            per.setdefault(fields.get("cpu", "0"), []).append(v)
+                            per.setdefault(fields.get("cpu", "0"), []).append((v / base, r.plan.index))
                 for cpu, vals in per.items():
-                    cpus.setdefault(cpu, []).append((x, sum(vals) / len(vals)))
+                    mean = sum(v for v, _ in vals) / len(vals)
+                    cpus.setdefault(cpu, []).extend((x, mean, run) for _, run in vals)
             for cpu, pts in sorted(cpus.items()):
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
-                        label=_line_label(an.spec, plot, b, cpu))
-                drawn = True
+                px = sorted({p[0] for p in pts})
+                py = [next(p[1] for p in pts if p[0] == x) for x in px]
+                color, marker, _ = dr.style()
+                label = _line_label(an.spec, plot, b, cpu)
+                ax.plot(px, py, marker=marker, color=color, label=label)
+                dr.add("measured", label, color, marker, px, py, [p[2] for p in pts])
         else:
-            px, py = [], []
+            px, py, runs = [], [], []
             for x, (_, recs) in zip(xs, points, strict=True):
-                s = _stat([r.metrics[plot.y] for r in recs if r.status == OK and r.plan.benchmark == b
-                           and plot.y in r.metrics])
+                good = [r for r in recs if r.status == OK and not r.flags and r.plan.benchmark == b
+                        and plot.y in r.metrics]
+                s = _stat([r.metrics[plot.y] / base for r in good])
                 if s is not None:
                     px.append(x)
                     py.append(s.mean)
+                    runs += [r.plan.index for r in good]
             if px:
-                ax.plot(px, py, marker="o", label=_line_label(an.spec, plot, b))
-                drawn = True
+                color, marker, _ = dr.style()
+                label = _line_label(an.spec, plot, b)
+                ax.plot(px, py, marker=marker, color=color, label=label)
+                dr.add("measured", label, color, marker, px, py, runs)
+                dr.facts.append(f"Measured ({b}): {_range(py)}.")
     if plot.assigned is not None and ticks is None and xs:
         lo, hi = min(xs), max(xs)
-        grid = [lo + (hi - lo) * i / 50 for i in range(51)] if not plot.logx or lo <= 0 else \
+        logx = plot.logx or (lo > 0 and hi / lo >= LOG_SPAN)
+        grid = [lo + (hi - lo) * i / 50 for i in range(51)] if not logx or lo <= 0 else \
             [lo * (hi / lo) ** (i / 50) for i in range(51)]
-        ax.plot(grid, [plot.assigned * g for g in grid], linestyle="--", color="0.4",
-                label=f"assigned, y = {plot.assigned:g} x")
-    _axes(ax, an.spec, plot, ticks, xs)
+        grid = [g for g in grid if _bound(plot, g) is not None]
+        ys = [_bound(plot, g) or 0.0 for g in grid]
+        color, style = dr.ref_style()
+        label = plot.assigned_label or "budget, y = " + f"{plot.assigned:g} x" + (
+            f"^{plot.assigned_power:g}" if plot.assigned_power != 1 else "")
+        ax.plot(grid, ys, linestyle=style, color=color, label=label)
+        dr.add_line(label, grid, ys)
+    _published_xy(plot, ax, dr)
+    _axes(ax, an.spec, plot, ticks, xs, dr)
     ax.set_ylabel(y_label(an.spec, plot))
-    if drawn:
-        ax.legend(fontsize="small")
-    else:
+    if not any(s["role"] == "measured" for s in dr.series):
         _no_data(ax, scen)
 
 
-def chart_overhead(an: Analysis, plot: PlotSpec, ax: Any) -> None:
+def _vcpu_values(an: Analysis, plot: PlotSpec, rec: RunRecord) -> list[float]:
+    """The VM under test's per-vCPU values of the plot's column (its result lines)."""
+    key = "mbps" if plot.y == "mbps_per_cpu" else plot.y
+    guest = an.spec.benchmark(rec.plan.benchmark).guest
+    return [v for vm, f in rec.lines if vm == an.spec.critical and f.get("bench") == guest
+            and (v := number(f.get(key))) is not None]
+
+
+def flag_above_budget(an: Analysis, plot: PlotSpec) -> None:
+    """Before any chart is drawn: a consumed chart's runs whose value (each
+    vCPU's, for per_cpu) lies above the plot's budget by more than one period's
+    slack and its tolerance are flagged, so that no chart draws them."""
+    if plot.kind != "consumed" or (plot.assigned is None and not any(ln.kind == "budget" for ln in plot.lines)):
+        return
+    points = an.sweep_points(plot.scenarios[0], plot.x)
+    xs, ticks = _xs([p[0] for p in points])
+    if ticks is not None:
+        return
+    what = METRIC_TEXT.get(plot.y, plot.y).format(vm=an.spec.critical)
+    for x, (_, recs) in zip(xs, points, strict=True):
+        bound = _bound(plot, x)
+        if bound is None:
+            continue
+        for r in recs:
+            if r.status != OK or r.flags:
+                continue
+            base = _relative_base(an, plot, r.plan.benchmark) if plot.relative_to else 1.0
+            if not base:
+                continue
+            values = _vcpu_values(an, plot, r) if plot.per_cpu else [r.metrics[plot.y]] if plot.y in r.metrics \
+                else []
+            for v in values:
+                flag = validity.above_bound_flag(v / base, bound, _slack(an, r) + plot.tolerance, what)
+                if flag:
+                    r.flags.append(flag)
+                    break
+
+
+def _published_xy(plot: PlotSpec, ax: Any, dr: Drawn) -> None:
+    for pub in plot.published:
+        pts = [(number(str(x)), v) for x, v in pub.points]
+        pts = [(x, v) for x, v in pts if x is not None]
+        if not pts:
+            continue
+        color, marker, _ = dr.style()
+        px, py = [float(p[0]) for p in pts if p[0] is not None], [p[1] for p in pts]
+        ax.plot(px, py, linestyle=":", color=color, marker=marker, markerfacecolor="none",
+                markeredgecolor="black", markersize=8, label=f"published: {pub.label}")
+        dr.add("published", f"published: {pub.label}", color, marker, px, py)
+
+
+def chart_overhead(an: Analysis, plot: PlotSpec, ax: Any, dr: Drawn) -> None:
     scen = plot.scenarios[0]
     points = an.sweep_points(scen, plot.x)
     xs, ticks = _xs([p[0] for p in points])
-    drawn = False
+    for _, recs in points:
+        _leave_out_flagged(an, dr, recs)
     for b in an.spec.scenario(scen).benchmarks:
-        px, py, lo, hi = [], [], [], []
+        px, py, lo, hi, runs = [], [], [], [], []
         for x, (_, recs) in zip(xs, points, strict=True):
-            s = an.slowdown([r for r in recs if r.status == OK and r.plan.benchmark == b], b)
+            good = [r for r in recs if r.status == OK and not r.flags and r.plan.benchmark == b]
+            s = an.slowdown(good, b)
             if s is not None:
                 px.append(x)
                 py.append(s.mean)
                 lo.append(max(s.mean - s.lo, 0.0))
                 hi.append(max(s.hi - s.mean, 0.0))
+                runs += [r.plan.index for r in good]
         if px:
-            ax.errorbar(px, py, yerr=[lo, hi], marker="o", capsize=3, label=_line_label(an.spec, plot, b))
-            drawn = True
+            color, marker, _ = dr.style()
+            label = _line_label(an.spec, plot, b)
+            ax.errorbar(px, py, yerr=[lo, hi], marker=marker, color=color, capsize=3, label=label)
+            dr.add("measured", label, color, marker, px, py, runs)
+            dr.add("error", label + " max", color, marker, px, [y + h for y, h in zip(py, hi, strict=True)])
+            dr.add("error", label + " min", color, marker, px, [y - h for y, h in zip(py, lo, strict=True)])
+            dr.facts.append(f"Measured ({b}): slowdown {py[0]:.3g} at {_num(points[xs.index(px[0])][0])} "
+                            f"to {py[-1]:.3g} at {_num(points[xs.index(px[-1])][0])}"
+                            f" (range {_range(py)}).")
     ax.axhline(1.0, color="0.3", linewidth=0.8, linestyle="--")
-    _axes(ax, an.spec, plot, ticks, xs)
+    dr.add_line("no slowdown", [], [1.0])
+    _published_xy(plot, ax, dr)
+    _axes(ax, an.spec, plot, ticks, xs, dr)
     ax.set_ylabel(y_label(an.spec, plot))
-    if drawn:
-        ax.legend(fontsize="small")
-    else:
+    if not any(s["role"] == "measured" for s in dr.series):
         _no_data(ax, f"{scen} or no baseline")
 
 
-def _axes(ax: Any, spec: ExperimentSpec, plot: PlotSpec, ticks: list[str] | None, xs: Sequence[float]) -> None:
+def _num(v: Any) -> str:
+    return f"{plot_x_text(v)}"
+
+
+def plot_x_text(v: Any) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def _axes(ax: Any, spec: ExperimentSpec, plot: PlotSpec, ticks: list[str] | None, xs: Sequence[float],
+          dr: Drawn) -> None:
     ax.set_xlabel(x_label(spec, plot))
     if ticks is not None:
         ax.set_xticks(xs)
         ax.set_xticklabels(ticks)
-    elif plot.logx and xs and min(xs) > 0:
+    elif xs and min(xs) > 0 and (plot.logx or max(xs) / min(xs) >= LOG_SPAN):
         ax.set_xscale("log")
+        dr.xscale = "log"
     ax.grid(True, alpha=0.3)
 
 
-def figure(an: Analysis, plot: PlotSpec, number_: int) -> tuple[Any, str]:
+def _limits(ax: Any, plot: PlotSpec, dr: Drawn) -> None:
+    """y axis: every drawn value (and reference line) inside it; log when the
+    values span decades (or when the plot asks)."""
+    vals = [v for v in dr.values() if math.isfinite(v)]
+    refs = [y for ln in dr.lines for y in ln["y"] if math.isfinite(y)]
+    every = vals + refs
+    if not every:
+        return
+    log = plot.logy if plot.logy is not None else (_span(every) >= LOG_SPAN)
+    if log and all(v > 0 for v in every):
+        ax.set_yscale("log")
+        dr.yscale = "log"
+        lo, hi = min(every) / 1.6, max(every) * 1.6
+    else:
+        lo, hi = min(every + [0.0]), max(every)
+        pad = (hi - lo) * 0.08 or abs(hi) * 0.1 or 1.0
+        lo, hi = (lo - pad if lo < 0 else 0.0), hi + pad
+    ax.set_ylim(lo, hi)
+    dr.ylim = (float(lo), float(hi))
+    xl = ax.get_xlim()
+    dr.xlim = (float(xl[0]), float(xl[1]))
+
+
+def _legend(ax: Any) -> None:
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:  # outside the axes, on the right: it never covers data
+        ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
+                  fontsize="small", frameon=False)
+
+
+def figure(an: Analysis, plot: PlotSpec, number_: int) -> tuple[Any, str, Drawn]:
     """One chart as a matplotlib figure, with its caption under the axes;
-    returns (figure, caption)."""
+    returns (figure, caption, what was drawn)."""
     plt = _pyplot()
     platform, platform_name = _platform(an)
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
-    {"slowdown": chart_slowdown, "consumed": chart_consumed, "overhead": chart_overhead}[plot.kind](an, plot, ax)
-    ax.set_title(f"{plot.title} (QEMU: not physical)", fontsize="medium")
-    text = caption(an, plot, number_, platform, platform_name)
+    dr = Drawn(plot.kind)
+    {"slowdown": chart_slowdown, "consumed": chart_consumed, "overhead": chart_overhead}[plot.kind](
+        an, plot, ax, dr)
+    for ln in plot.lines:
+        color, style = dr.ref_style()
+        ax.axhline(ln.y, color=color, linestyle=style, linewidth=1.2, label=ln.label)
+        dr.add_line(ln.label, [], [ln.y])
+    _limits(ax, plot, dr)
+    _legend(ax)
+    # long axis texts on two lines: a one-line y label taller than the axes runs into the title and caption
+    ax.set_ylabel("\n".join(textwrap.wrap(ax.get_ylabel(), 55, break_on_hyphens=False)))
+    ax.set_title("\n".join(textwrap.wrap(f"{plot.title} (QEMU: not physical)", 90, break_on_hyphens=False)),
+                 fontsize="medium")
+    text = caption(an, plot, number_, platform, platform_name, dr)
     lines = textwrap.wrap(text, 120, break_on_hyphens=False, break_long_words=False)
     # under the x label (figure coordinates: the axes' own would overlap it);
     # savefig's tight bounding box grows to take it in
     fig.text(0.02, -0.01, "\n".join(lines), ha="left", va="top", fontsize="x-small", gid="caption")
-    return fig, text
+    return fig, text, dr
+
+
+def plot_stem(plot: PlotSpec) -> str:
+    if plot.name:
+        return plot.name
+    stem = plot.kind if not plot.scenarios or plot.kind == "slowdown" else f"{plot.kind}-{plot.scenarios[0]}"
+    if plot.x and plot.kind != "slowdown":
+        stem += f"-{plot.x}"
+    return stem
 
 
 def draw(an: Analysis, plots_dir: Path) -> list[tuple[PlotSpec, str, list[Path], str]]:
-    """Every chart of the spec: (plot, stem, [png, svg], caption)."""
+    """Every chart of the spec: (plot, stem, [png, svg, json], caption)."""
     plt = _pyplot()
     plots_dir.mkdir(parents=True, exist_ok=True)
     done: list[tuple[PlotSpec, str, list[Path], str]] = []
     used: set[str] = set()
+    for plot in an.spec.plots:  # first, so that every chart leaves the same runs out
+        flag_above_budget(an, plot)
     for number_, plot in enumerate(an.spec.plots, 1):
-        stem = plot.kind if not plot.scenarios or plot.kind == "slowdown" else f"{plot.kind}-{plot.scenarios[0]}"
-        if plot.x and plot.kind != "slowdown":
-            stem += f"-{plot.x}"
-        base, n = stem, 2
+        base = stem = plot_stem(plot)
+        n = 2
         while stem in used:
             stem, n = f"{base}-{n}", n + 1
         used.add(stem)
-        fig, text = figure(an, plot, number_)
-        done.append((plot, stem, _save(fig, plots_dir, stem), text))
+        fig, text, dr = figure(an, plot, number_)
+        paths = _save(fig, plots_dir, stem)
+        side = plots_dir / f"{stem}.json"
+        side.write_text(json.dumps({"figure": number_, "title": plot.title, "caption": text, **dr.document()},
+                                   indent=1) + "\n")
+        done.append((plot, stem, [*paths, side], text))
         plt.close(fig)
     return done
 
@@ -483,10 +865,81 @@ def _model_section(an: Analysis, records: Sequence[RunRecord], plots_dir: Path) 
     return md, files
 
 
+def _modelled_slowdowns(an: Analysis) -> dict[tuple[str, str], Stat]:
+    """(label, benchmark): modelled slowdown, as the model gave it or from modelled times."""
+    out: dict[tuple[str, str], Stat] = {}
+    for lab in an.labels:
+        for b in an.benchmarks:
+            ok = [modelled.canonical(r.metrics) for r in an.records
+                  if r.status == OK and r.plan.label == lab and r.plan.benchmark == b]
+            direct = _stat([m[modelled.SLOWDOWN] for m in ok if modelled.SLOWDOWN in m])
+            if direct is None:
+                base = _stat([m[modelled.TIME] for m in (modelled.canonical(r.metrics) for r in an.records
+                              if r.status == OK and r.plan.label == an.spec.baseline and r.plan.benchmark == b)
+                              if modelled.TIME in m])
+                if base and base.mean:
+                    direct = _stat([m[modelled.TIME] / base.mean for m in ok if modelled.TIME in m])
+            if direct is not None:
+                out[(lab, b)] = direct
+    return out
+
+
+def _modelled_section(an: Analysis, plots_dir: Path) -> tuple[list[str], list[Path]]:
+    """The timing model's figures (columns ``modelled_*``), labelled modelled."""
+    canon = {id(r): modelled.canonical(r.metrics) for r in an.records}
+    cols = [c for c in dict.fromkeys(k for m in canon.values() for k in m)]
+    if not cols:
+        return [], []
+    md = ["## Modelled figures (timing model: not measured)\n", modelled.CAVEAT + "\n"]
+    rows = []
+    for lab in an.labels:
+        for b in an.benchmarks:
+            ok = [canon[id(r)] for r in an.records if r.status == OK and r.plan.label == lab
+                  and r.plan.benchmark == b]
+            if not ok:
+                continue
+            cells = [_stat([m[k] for m in ok if k in m]) for k in cols]
+            rows.append((lab, b, *(_fmt(c.mean) if c else "–" for c in cells)))
+    md.append(_table(("scenario", "benchmark", *(f"{c} (modelled)" for c in cols)), rows))
+    sd = _modelled_slowdowns(an)
+    files: list[Path] = []
+    if sd:
+        plt = _pyplot()
+        plots_dir.mkdir(parents=True, exist_ok=True)
+        fig, ax = plt.subplots(figsize=(7.5, 4.2))
+        dr = Drawn("modelled-slowdown")
+        labels = [lab for lab in an.labels if any((lab, b) in sd for b in an.benchmarks)]
+        width = 0.8 / max(len(labels), 1)
+        for i, lab in enumerate(labels):
+            xs = [j - 0.4 + width * (i + 0.5) for j, b in enumerate(an.benchmarks) if (lab, b) in sd]
+            ys = [sd[(lab, b)].mean for b in an.benchmarks if (lab, b) in sd]
+            color, _, hatch = dr.style()
+            ax.bar(xs, ys, width=width, color=color, hatch=hatch, edgecolor="0.2", linewidth=0.5,
+                   label=f"scenario {lab} (modelled)")
+            dr.add("modelled", f"scenario {lab} (modelled)", color, hatch or "solid", xs, ys)
+        ax.axhline(1.0, color="0.3", linewidth=0.8, linestyle="--")
+        dr.add_line("no slowdown", [], [1.0])
+        ax.set_xticks(range(len(an.benchmarks)))
+        ax.set_xticklabels(an.benchmarks)
+        ax.set_ylabel(f"modelled slowdown of VM {an.spec.critical} (ratio)")
+        _limits(ax, PlotSpec("slowdown", "", (), "", "", None, False, False), dr)
+        _legend(ax)
+        ax.set_title("Modelled slowdown (timing model over QEMU: modelled, not measured)", fontsize="medium")
+        files = _save(fig, plots_dir, "modelled-slowdown")
+        side = plots_dir / "modelled-slowdown.json"
+        side.write_text(json.dumps(dr.document(), indent=1) + "\n")
+        files.append(side)
+        plt.close(fig)
+        md.append("![Modelled slowdown](plots/modelled-slowdown.png)\n")
+        md.append("*Modelled slowdown of the VM under test relative to its modelled time in "
+                  f"'{an.spec.baseline}' (or as the model gave it). {modelled.CAVEAT}*\n")
+    return md, files
+
+
 def render(spec: ExperimentSpec, out: Path, records: Sequence[RunRecord], env: Environment,
            repetitions: int) -> tuple[Path, list[Path]]:
     """Write ``plots/`` and ``report.md`` into ``out``; returns (report, plot files)."""
-    an = Analysis(spec, records)
+    an = Analysis(spec, records, out)
     charts = draw(an, out / "plots")
     files = [p for _, _, paths, _ in charts for p in paths]
     platforms = sorted({r.platform for r in records if r.platform}) or [spec.platform or "(base config)"]
@@ -530,6 +983,9 @@ def render(spec: ExperimentSpec, out: Path, records: Sequence[RunRecord], env: E
             metric = spec.benchmark(b).metric
             statuses = ", ".join(f"{sum(r.status == s for r in recs)} {s}" for s in STATUSES
                                  if any(r.status == s for r in recs))
+            n_flagged = sum(r.status == OK and bool(r.flags) for r in recs)
+            if n_flagged:
+                statuses += f" ({n_flagged} flagged: not a result)"
             rows.append((
                 lab, b, f"{metric.column} ({metric.unit})",
                 f"{_fmt(st.mean)} [{_fmt(st.lo)}–{_fmt(st.hi)}]" if st else "–",
@@ -542,6 +998,9 @@ def render(spec: ExperimentSpec, out: Path, records: Sequence[RunRecord], env: E
     model_md, model_files = _model_section(an, records, out / "plots")
     md += model_md
     files += model_files
+    modelled_md, modelled_files = _modelled_section(an, out / "plots")
+    md += modelled_md
+    files += modelled_files
 
     md.append("## Figures\n")
     for number_, (plot, stem, _, text) in enumerate(charts, 1):
@@ -565,6 +1024,16 @@ def render(spec: ExperimentSpec, out: Path, records: Sequence[RunRecord], env: E
         "  time: useful to compare configurations, not a hardware latency.\n"
         "- **Absolute MB/s and ns** are those of an emulator and say nothing about a board.\n"
     )
+
+    flagged = an.flagged()
+    if flagged:
+        md.append("## Artefacts: runs not drawn as results\n")
+        md.append("These runs ended clean, but their values are not results: they are kept in `results.csv` "
+                  "(column `flags`) and left out of every chart and of the means above.\n")
+        md.append(_table(("run", "scenario", "benchmark", "rep", "value", "why"), [
+            (str(r.plan.index), r.plan.label, r.plan.benchmark, str(r.plan.repetition), _fmt(r.value),
+             " / ".join(" ".join(f.split()) for f in r.flags)[:400]) for r in flagged
+        ]))
 
     bad = [r for r in records if r.status != OK]
     if bad:

@@ -38,6 +38,7 @@ GUEST_METRICS: dict[str, Metric] = {
     "stride": Metric("min_mbps", False, "MB/s"),
     "irqlat": Metric("p99_ns", True, "ns"),
     "interferer": Metric("mbps", False, "MB/s"),
+    "ioclient": Metric("rtt_mean_us", True, "us"),
 }
 
 # Metric columns of results.csv, in order, with their direction and unit.
@@ -57,15 +58,41 @@ METRIC_COLUMNS: dict[str, Metric] = {
     "cpus": Metric("cpus", False, ""),
     "interf_mbps": Metric("interf_mbps", False, "MB/s"),  # other VMs' interferers together
     "interf_cpus": Metric("interf_cpus", False, ""),
+    # the shared-I/O echo client (guests/ioclient, "ioclient: result ..."), virtual counter time
+    "fps": Metric("fps", False, "frames/s"),
+    "rtt_min_us": Metric("rtt_min_us", True, "us"),
+    "rtt_mean_us": Metric("rtt_mean_us", True, "us"),
+    "rtt_max_us": Metric("rtt_max_us", True, "us"),
+    # the benchmark's own duration (the VM under test's longest vCPU), for the validity checks
+    "bench_ns": Metric("bench_ns", True, "ns"),
 }
 # The Linux workloads' columns (cyclictest, stress-ng, iperf3, ping; docs/workloads.md).
 METRIC_COLUMNS.update({c: Metric(c, lower, unit) for c, (lower, unit) in WORKLOAD_COLUMNS.items()})
+
+EXTRA_COLUMNS: set[str] = set()  # registered by specs (register_metric): the mean of the key
+
+# Result lines of guests that print "<guest>: result k=v ..." instead of
+# "result bench=<guest> ..." (guests/ioclient): read as bench=<guest>.
+_GUEST_RESULT_RE = re.compile(r"([a-z][a-z0-9_-]*): result (.*)\Z")
+
+
+def register_metric(metric: Metric) -> None:
+    """A further metric column (a spec's ``metrics:``, e.g. a Linux workload's
+    result keys); an existing column keeps its definition. A Linux workload's
+    column (cyclictest's ``lat_max_us``...) named this way is also read from
+    ``result`` lines of bare-metal guests."""
+    if metric.column not in METRIC_COLUMNS or metric.column in WORKLOAD_COLUMNS:
+        EXTRA_COLUMNS.add(metric.column)
+    METRIC_COLUMNS.setdefault(metric.column, metric)
 
 
 def parse_result_line(line: str) -> dict[str, str] | None:
     """``{key: value}`` of one ``result ...`` line, or None for other lines."""
     if not line.startswith(RESULT_PREFIX):
-        return None
+        m = _GUEST_RESULT_RE.match(line)
+        if m is None:
+            return None
+        return {"bench": m[1], **dict(_TOKEN_RE.findall(m[2]))}
     fields = dict(_TOKEN_RE.findall(line[len(RESULT_PREFIX):]))
     return fields if "bench" in fields else None
 
@@ -116,17 +143,25 @@ def reduce_metrics(
                 put(key, number(summary[-1].get(key)))
         steps = [r for r in mine if r.get("kind") == "step"]
         put("ns_per_line", _mean(_values(steps, "ns_per_line")))
+        put("bench_ns", sum(_values(steps, "ns")) or None)
         put("cpus", 1.0 if mine else None)
     else:
         per_cpu = _values(mine, "mbps")
         if per_cpu:
             put("mbps", sum(per_cpu))
             put("mbps_per_cpu", _mean(per_cpu))
-        for key in ("ns_per_line", "ns_per_access", "min_ns", "mean_ns", "p50_ns", "p99_ns"):
+        for key in ("ns_per_line", "ns_per_access", "min_ns", "mean_ns", "p50_ns", "p99_ns", "fps",
+                    "rtt_min_us", "rtt_mean_us"):
             put(key, _mean(_values(mine, key)))
+        put("rtt_max_us", max(_values(mine, "rtt_max_us"), default=None))
+        spans = _values(mine, "ns") or [1000 * v for v in _values(mine, "elapsed_us")] or [
+            1000 * s * p for s, p in zip(_values(mine, "samples"), _values(mine, "period_us"), strict=False)]
+        put("bench_ns", max(spans, default=None))
         put("max_ns", max(_values(mine, "max_ns"), default=None))
         if mine:
             put("cpus", float(len({r.get("cpu", str(i)) for i, r in enumerate(mine)})))
+    for key in sorted(EXTRA_COLUMNS):
+        put(key, _mean(_values(mine, key)))
     interf = [r for r in others if r.get("bench") == "interferer"]
     if interf:
         put("interf_mbps", sum(_values(interf, "mbps")))

@@ -37,7 +37,7 @@ from bulkhead.config.reader import Reader, join
 from bulkhead.config.schema import PLATFORM_NAME_RE
 from bulkhead.config.yamlpos import YList, YMap, YNode, YScalar, describe
 from bulkhead.experiment import workloads
-from bulkhead.experiment.results import GUEST_METRICS, METRIC_COLUMNS, Metric
+from bulkhead.experiment.results import GUEST_METRICS, METRIC_COLUMNS, Metric, register_metric
 from bulkhead.layout.load import GUESTS_DIR, display_path
 
 SCENARIO_RE = re.compile(r"[a-z0-9][a-z0-9_.+-]{0,47}\Z")
@@ -52,8 +52,10 @@ _MERGE_KEYS = ("name", "vm")
 
 TOP_KEYS = (
     "name", "description", "base", "system", "platform", "critical", "benchmarks", "scenarios",
-    "baseline", "repetitions", "icount", "timeout", "sync", "plots",
+    "baseline", "repetitions", "icount", "timeout", "sync", "plots", "network", "metrics", "max_slowdown",
 )
+NETWORKS = ("none", "peer")
+BETTER = ("lower", "higher")
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,28 @@ class Scenario:
 
 
 @dataclass(frozen=True)
+class RefLine:
+    """A horizontal reference line: a budget or a guarantee (``lines:``)."""
+
+    y: float
+    label: str
+    kind: str = "budget"  # budget: an upper bound values are checked against; guarantee: a lower bound
+
+
+@dataclass(frozen=True)
+class Published:
+    """Values digitised from a publication, drawn beside ours (``published:``):
+    points (x, value), where x is a sweep value or, in a slowdown chart, a
+    scenario name; ``benchmark`` names the benchmark of ours they stand beside
+    (slowdown charts; default: every benchmark)."""
+
+    label: str
+    source: str
+    points: tuple[tuple[Any, float], ...]
+    benchmark: str = ""
+
+
+@dataclass(frozen=True)
 class PlotSpec:
     kind: str  # slowdown | consumed | overhead
     title: str
@@ -105,6 +129,15 @@ class PlotSpec:
     per_cpu: bool  # consumed: one line per vCPU of the VM under test
     logx: bool  # a logarithmic x axis, only when asked for (linear by default)
     reproduces: str = ""  # the published figure this plot reproduces (for its caption)
+    comparable: str = ""  # what is comparable with the publication, and what is not (caption)
+    relative_to: str = ""  # consumed: y divided by this scenario's mean of the same column
+    assigned_power: float = 1.0  # consumed: the assigned line is y = assigned * x ** assigned_power
+    lines: tuple[RefLine, ...] = ()  # budgets and guarantees, drawn as lines
+    published: tuple[Published, ...] = ()
+    logy: bool | None = None  # None: log when the values span two decades or more
+    name: str = ""  # the figure's file stem (default: from kind, scenario and x)
+    assigned_label: str = ""  # consumed: the budget line's legend (default: its equation)
+    tolerance: float = 0.0  # consumed: how far (fraction) above the budget a value may lie beyond one period
 
 
 @dataclass(frozen=True)
@@ -131,6 +164,8 @@ class ExperimentSpec:
     timeout: float
     sync: SyncSpec | None
     plots: tuple[PlotSpec, ...]
+    network: str = "none"  # "peer": every run gets a frame peer on its shared I/O device (docs/io.md)
+    max_slowdown: float = 1000.0  # slowdowns above it (or below its inverse) are flagged as artefacts
 
     def scenario(self, name: str) -> Scenario:
         return next(s for s in self.scenarios if s.name == name)
@@ -322,6 +357,8 @@ class _Parser:
             raise self.fail(top["critical"], "critical",
                             f"the base system has no VM '{critical}'; it has: {listed}")
 
+        if "metrics" in top:
+            self.metrics(top["metrics"], "metrics")
         benchmarks = r.each(top["benchmarks"], "benchmarks", self.benchmark, "a list of benchmarks")
         if not benchmarks:
             raise self.fail(top["benchmarks"], "benchmarks", "at least one benchmark is required")
@@ -366,6 +403,13 @@ class _Parser:
                 if "ipa" in sm:
                     sync = SyncSpec(r.address(sm["ipa"], "sync.ipa"), SYNC_SIZE)
 
+        network = r.choice(top["network"], "network", NETWORKS) if "network" in top else "none"
+        max_slowdown = 1000.0
+        if "max_slowdown" in top:
+            max_slowdown = self.number(top["max_slowdown"], "max_slowdown", "a ratio above 1")
+            if max_slowdown <= 1:
+                raise self.fail(top["max_slowdown"], "max_slowdown", "max_slowdown must be above 1")
+
         plots: tuple[PlotSpec, ...] = ()
         if "plots" in top:
             plots = r.each(top["plots"], "plots", lambda n, p: self.plot(n, p, scenarios),
@@ -378,7 +422,25 @@ class _Parser:
             base=base, base_display=base_display, platform=platform, critical=critical,
             benchmarks=benchmarks, scenarios=tuple(scenarios), baseline=baseline,
             repetitions=repetitions, icount=icount, timeout=timeout, sync=sync, plots=plots,
+            network=network, max_slowdown=max_slowdown,
         )
+
+    def metrics(self, node: YNode, path: str) -> None:
+        """``metrics: {column: {unit, better}}``: result-line keys of further
+        workloads (e.g. cyclictest's) as metric columns."""
+        r = self.r
+        if not isinstance(node, YMap):
+            raise self.fail(node, path, f"expected a mapping of metric columns, got {describe(node)}")
+        for key_node, value in node.items:
+            column = key_node.raw
+            kp = join(path, column)
+            if not LABEL_RE.match(column) or (column in RESERVED_COLUMNS and column not in METRIC_COLUMNS):
+                raise self.fail(key_node, kp, f"invalid metric column '{column}' (letters, digits and '_', "
+                                              "not one of the fixed columns)")
+            m = r.mapping(value, kp, ("unit", "better"), ("better",), "a mapping {unit, better}")
+            unit = r.string(m["unit"], join(kp, "unit")) if "unit" in m else ""
+            better = r.choice(m["better"], join(kp, "better"), BETTER)
+            register_metric(Metric(column, better == "lower", unit))
 
     def base(self, top: dict[str, YNode], node: YNode) -> tuple[dict[str, Any], str]:
         r = self.r
@@ -590,7 +652,9 @@ class _Parser:
     def plot(self, node: YNode, path: str, scenarios: Sequence[Scenario]) -> PlotSpec:
         r = self.r
         m = r.mapping(node, path, ("kind", "title", "scenario", "scenarios", "x", "y", "assigned", "per_cpu",
-                                   "logx", "reproduces"), ("kind",), "a plot (mapping)")
+                                   "logx", "reproduces", "comparable", "relative_to", "assigned_power", "lines",
+                                   "published", "logy", "name", "tolerance", "assigned_label"), ("kind",),
+                      "a plot (mapping)")
         kind = r.choice(m["kind"], join(path, "kind"), PLOT_KINDS)
         names = [s.name for s in scenarios]
         chosen: tuple[str, ...] = ()
@@ -620,6 +684,20 @@ class _Parser:
                 y = "mbps"
         assigned = self.number(m["assigned"], join(path, "assigned"), "a number (MB/s per unit of x)") \
             if "assigned" in m else None
+        relative_to = ""
+        if "relative_to" in m:
+            relative_to = r.string(m["relative_to"], join(path, "relative_to"), "a scenario name")
+            if relative_to not in names:
+                raise self.fail(m["relative_to"], join(path, "relative_to"), f"no scenario named '{relative_to}'")
+        lines = r.each(m["lines"], join(path, "lines"), self.ref_line, "a list of {y, label}") \
+            if "lines" in m else ()
+        published = r.each(m["published"], join(path, "published"), self.published, "a list of published series") \
+            if "published" in m else ()
+        name = ""
+        if "name" in m:
+            name = r.string(m["name"], join(path, "name"), "a file stem")
+            if not SCENARIO_RE.match(name):
+                raise self.fail(m["name"], join(path, "name"), f"invalid figure name '{name}'")
         default_title = {
             "slowdown": "Slowdown relative to the baseline",
             "consumed": f"Consumed bandwidth ({y}) versus {x}",
@@ -633,7 +711,41 @@ class _Parser:
             logx=r.boolean(m["logx"], join(path, "logx")) if "logx" in m else False,
             reproduces=" ".join(r.text(m["reproduces"], join(path, "reproduces")).split())
             if "reproduces" in m else "",
+            comparable=" ".join(r.text(m["comparable"], join(path, "comparable")).split())
+            if "comparable" in m else "",
+            relative_to=relative_to,
+            assigned_power=self.number(m["assigned_power"], join(path, "assigned_power"), "an exponent")
+            if "assigned_power" in m else 1.0,
+            lines=lines, published=published,
+            logy=r.boolean(m["logy"], join(path, "logy")) if "logy" in m else None,
+            name=name,
+            assigned_label=r.text(m["assigned_label"], join(path, "assigned_label"))
+            if "assigned_label" in m else "",
+            tolerance=self.number(m["tolerance"], join(path, "tolerance"), "a fraction (0-1)")
+            if "tolerance" in m else 0.0,
         )
+
+    def ref_line(self, node: YNode, path: str) -> RefLine:
+        m = self.r.mapping(node, path, ("y", "label", "kind"), ("y", "label"), "a reference line {y, label, kind}")
+        return RefLine(self.number(m["y"], join(path, "y"), "a number"),
+                       self.r.text(m["label"], join(path, "label")),
+                       self.r.choice(m["kind"], join(path, "kind"), ("budget", "guarantee")) if "kind" in m
+                       else "budget")
+
+    def published(self, node: YNode, path: str) -> Published:
+        r = self.r
+        m = r.mapping(node, path, ("label", "source", "points", "benchmark"), ("label", "source", "points"),
+                      "published values {label, source, points, benchmark}")
+        points = []
+        for i, pn in enumerate(r.seq(m["points"], join(path, "points"), "a list of [x, value] pairs")):
+            pp = f"{join(path, 'points')}[{i}]"
+            pair = r.seq(pn, pp, "an [x, value] pair")
+            if len(pair) != 2 or not isinstance(pair[0], YScalar):
+                raise self.fail(pn, pp, "expected an [x, value] pair")
+            points.append((pair[0].value, self.number(pair[1], pp, "a published value")))
+        return Published(r.text(m["label"], join(path, "label")), " ".join(r.text(m["source"],
+                         join(path, "source")).split()), tuple(points),
+                         r.string(m["benchmark"], join(path, "benchmark")) if "benchmark" in m else "")
 
 
 # Columns of results.csv that a sweep label may not take.
