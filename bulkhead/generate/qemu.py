@@ -73,10 +73,15 @@ def uboot_command(argv: Sequence[str], tftp: Path) -> list[str]:
     (:func:`bulkhead.generate.build.uboot_tftp`); the hypervisor gets U-Boot's DTB in x0."""
     if not fit.UBOOT_BIOS.is_file():
         raise BuildError(f"{fit.UBOOT_BIOS} not found: install u-boot-qemu (scripts/setup.sh)")
+    return _firmware(argv, fit.UBOOT_BIOS, tftp)
+
+
+def _firmware(argv: Sequence[str], bios: Path, tftp: Path) -> list[str]:
+    """``argv`` with ``bios`` instead of ``-kernel`` and the TFTP network."""
     out = list(argv)
     k = out.index("-kernel")
     del out[k:k + 2]
-    return [*out, "-bios", str(fit.UBOOT_BIOS), "-netdev", f"user,id=bhnet,tftp={tftp}",
+    return [*out, "-bios", str(bios), "-netdev", f"user,id=bhnet,tftp={tftp}",
             "-device", "virtio-net-device,netdev=bhnet"]
 
 
@@ -91,9 +96,8 @@ def tfa_command(argv: Sequence[str], tftp: Path, flash: Path = TFA_FLASH) -> lis
     :func:`uboot_command`. PSCI is TF-A's (SMC conduit)."""
     if not flash.is_file():
         raise BuildError(f"{flash} not found: build TF-A with 'bash scripts/setup.sh tfa' (docs/firmware.md)")
-    out = uboot_command(argv, tftp)
+    out = _firmware(argv, flash, tftp)
     m = out.index("-M")
     options = [o for o in out[m + 1].split(",") if not o.startswith("secure=")]
     out[m + 1] = ",".join([*options, "secure=on"])
-    out[out.index("-bios") + 1] = str(flash)
     return out
