@@ -401,6 +401,7 @@ ensure_cachemodel() {
 TFA_DIR=build/tfa
 TFA_SUITE=trixie
 TFA_OPTS="PLAT=qemu QEMU_USE_GIC_DRIVER=QEMU_GICV3 SDEI_SUPPORT=1 EL3_EXCEPTION_HANDLING=1 DEBUG=0 LOG_LEVEL=20"
+TFA_SDEI_DYNAMIC=3  # dynamic SDEI event slots added to PLAT=qemu's map (see tfa_sdei_slots)
 UBOOT_QEMU=/usr/lib/u-boot/qemu_arm64/u-boot.bin
 
 ensure_trixie_src() {
@@ -416,10 +417,27 @@ ensure_trixie_src() {
     APT_UPDATED=0
 }
 
+# TF-A's PLAT=qemu defines only SDEI event 0 (plat/qemu/common/qemu_sdei.c),
+# so SDEI_INTERRUPT_BIND fails with SDEI_ENOMEM. Add TFA_SDEI_DYNAMIC dynamic
+# private events (1000...) and as many shared ones (2000...), numbered as
+# Arm's FVP does (include/plat/arm/common/arm_sdei.h), with TF-A's own macros.
+tfa_sdei_slots() {
+    local f="$TFA_DIR/src/plat/qemu/common/qemu_sdei.c" i priv="" shared=""
+    grep -q SDEI_MAPF_DYNAMIC "$f" && return
+    for ((i = 0; i < TFA_SDEI_DYNAMIC; i++)); do
+        priv+="\tSDEI_PRIVATE_EVENT($((1000 + i)), SDEI_DYN_IRQ, SDEI_MAPF_DYNAMIC),\n"
+        shared+="\tSDEI_SHARED_EVENT($((2000 + i)), SDEI_DYN_IRQ, SDEI_MAPF_DYNAMIC),\n"
+    done
+    sed -i -e "/SDEI_DEFINE_EVENT_0(PLAT_SDEI_SGI_PRIVATE),/a\\${priv%\\n}" \
+        -e "/^static sdei_ev_map_t qemu_sdei_shared\[\] = {/a\\${shared%\\n}" "$f"
+    [ "$(grep -c SDEI_MAPF_DYNAMIC "$f")" -eq $((2 * TFA_SDEI_DYNAMIC)) ] ||
+        die "$f: could not add the dynamic SDEI events (has the file changed?)"
+}
+
 ensure_tfa() {
     [ -f "$UBOOT_QEMU" ] || die "$UBOOT_QEMU missing: run '$0 packages' (u-boot-qemu)"
     local stamp="$TFA_DIR/flash.stamp" want
-    want="$(cat "$TFA_DIR/src-version" 2>/dev/null) $TFA_OPTS BUILD_STRING $(sha256sum "$UBOOT_QEMU" | cut -d' ' -f1)"
+    want="$(cat "$TFA_DIR/src-version" 2>/dev/null) $TFA_OPTS BUILD_STRING SDEI_DYNAMIC=$TFA_SDEI_DYNAMIC $(sha256sum "$UBOOT_QEMU" | cut -d' ' -f1)"
     if [ -f "$TFA_DIR/flash.bin" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
         return
     fi
@@ -439,8 +457,9 @@ ensure_tfa() {
         mv "$dl/src" "$TFA_DIR/src"
         echo "$ver" >"$TFA_DIR/src-version"
         rm -rf "$dl"
-        want="$ver $TFA_OPTS BUILD_STRING $(sha256sum "$UBOOT_QEMU" | cut -d' ' -f1)"
+        want="$ver $TFA_OPTS BUILD_STRING SDEI_DYNAMIC=$TFA_SDEI_DYNAMIC $(sha256sum "$UBOOT_QEMU" | cut -d' ' -f1)"
     fi
+    tfa_sdei_slots
     log "building TF-A $(cat "$TFA_DIR/src-version") ($TFA_OPTS, BL33 = $UBOOT_QEMU)"
     local t0=$SECONDS
     rm -rf "$TFA_DIR/obj"  # TF-A's make does not track option changes
