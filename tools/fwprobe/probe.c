@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * A bare-metal probe of the firmware chain's SDEI service (TF-A BL31,
- * docs/firmware.md), entered at EL2 by U-Boot's `bootm`: SDEI_VERSION, event 0
+ * A bare-metal probe of the firmware chain (TF-A BL31, docs/firmware.md),
+ * entered at EL2 by U-Boot's `bootm` or directly by BL31 as BL33 (MMU and
+ * caches off either way). It prints the generic counter at its entry (the
+ * firmware's boot time, bench/boot.py), then checks SDEI: SDEI_VERSION, event 0
  * signalled to this PE (SDEI_EVENT_SIGNAL) and dispatched to our handler,
  * then the EL2 physical timer's PPI bound to a dynamic event
  * (SDEI_INTERRUPT_BIND) and dispatched on expiry (the counter ticks from
@@ -27,7 +29,7 @@ typedef unsigned int u32;
 
 void probe_sdei_entry(void);
 void probe_sdei_handler(u64 event, u64 arg);
-int probe_main(void);
+void probe_main(void);
 
 static volatile u64 hits, last_event, last_arg, entry_count;
 
@@ -113,14 +115,15 @@ static void dispatched(const char *what, u64 n)
 	}
 }
 
-int probe_main(void)
+void probe_main(void)
 {
-	u64 mpidr, ev, freq, deadline;
+	u64 entry = counter(), mpidr, ev, freq, deadline;
 
 	hits = 0;
 	last_event = ~0ul;
 	__asm__ volatile("mrs %0, mpidr_el1" : "=r"(mpidr));
 	__asm__ volatile("mrs %0, CurrentEL" : "=r"(ev));
+	report("entry counter", entry);
 	report("CurrentEL", ev >> 2);
 	report("SDEI_VERSION", smc(SDEI_VERSION, 0, 0, 0, 0, 0));
 	report("register event 0", smc(SDEI_EVENT_REGISTER, 0, (u64)probe_sdei_entry, 0xb0, 0, 0));

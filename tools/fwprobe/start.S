@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The firmware probe's entry points (tests/qemu/test_firmware_chain.py). */
+/* The firmware probe's entry points (tools/fwprobe/probe.c). */
 	.text
 	.global _start
-_start:					/* from U-Boot's bootm, at EL2 */
-	b	probe_main
+_start:					/* at EL2: from U-Boot's bootm, or BL31 */
+	adrp	x9, probe_main_stack_top
+	add	x9, x9, :lo12:probe_main_stack_top
+	mov	sp, x9
+	bl	probe_main
+	b	.
 
 	.global probe_sdei_entry
 	.balign	4
@@ -33,3 +37,5 @@ probe_sdei_entry:
 	.balign	16
 	.space	4096
 probe_stack_top:
+	.space	4096
+probe_main_stack_top:
