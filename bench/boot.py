@@ -15,7 +15,9 @@
   firmware's share is the chain's first guest instruction less the single
   image's. TF-A's own share (reset to BL33 entry: BL1, BL2, BL31) is measured
   apart, deterministically: the firmware probe (tools/fwprobe) as BL33 in
-  a copy of the FIP prints the generic counter at its first instruction.
+  a copy of the FIP prints the generic counter at its first instruction,
+  and the cost of an SDEI dispatch of a bound interrupt (its timer's expiry
+  to the handler, the handler's SDEI_EVENT_COMPLETE to the interrupted code).
   U-Boot's part is not deterministic under -icount: its 2 s autoboot
   countdown is virtual time, but while it waits for QEMU's user-mode
   network (DHCP, TFTP), whose answers come in host time, it runs a
@@ -92,11 +94,14 @@ TFA_BIN = qemu.TFA_FLASH.parent / "obj" / "qemu" / "release"  # scripts/setup.sh
 FIPTOOL = qemu.TFA_FLASH.parent / "src" / "tools" / "fiptool" / "fiptool"
 BL33_BASE = 0x60000000  # TF-A PLAT=qemu's NS_IMAGE_OFFSET: where BL31 enters BL33
 FIP_OFFSET = 256 << 10  # PLAT_QEMU_FIP_BASE in flash (docs/firmware.md)
-PROBE_RE = re.compile(r"^fwprobe: (entry counter|counter frequency) 0x([0-9a-f]+)\r?$", re.MULTILINE)
+PROBE_RE = re.compile(r"^fwprobe: (entry counter|counter frequency|timer expiry to handler entry, counter ticks|"
+                      r"handler end to resumed code, counter ticks) 0x([0-9a-f]+)\r?$", re.MULTILINE)
 
 
-def tfa_entry_us() -> int:
-    """Virtual us from reset to BL33's first instruction on the TF-A chain."""
+def tfa_probe() -> dict[str, float]:
+    """The firmware probe as BL33 under -icount 0: virtual us from reset to
+    BL33's first instruction, and the SDEI dispatch of a bound timer
+    interrupt (expiry to handler, handler end to the interrupted code)."""
     out = OUT / "fwprobe"
     subprocess.run(["make", "-s", "-C", str(ROOT / "tools" / "fwprobe"), f"BASE=0x{BL33_BASE:x}", f"OUT={out}"],
                    check=True)
@@ -109,9 +114,12 @@ def tfa_entry_us() -> int:
     base = qemu.command(load_platform("qemu-virt"), out / "unused.elf", (), icount=0, extra=("-no-reboot",))
     status, timed_out, output = runner.supervise(qemu.tfa_command(base, out, flash), timeout=120)
     got = {m.group(1): int(m.group(2), 16) for m in PROBE_RE.finditer(output)}
-    if status != 0 or timed_out or len(got) != 2:
+    if status != 0 or timed_out or len(got) != 4:
         raise SystemExit(f"bench/boot.py: the firmware probe as BL33 failed (status {status}):\n{output}")
-    return got["entry counter"] * 1_000_000 // got["counter frequency"]
+    us = 1e6 / got["counter frequency"]
+    return {"BL33 entry": got["entry counter"] * us,
+            "SDEI bound timer to handler": got["timer expiry to handler entry, counter ticks"] * us,
+            "SDEI complete to the interrupted code": got["handler end to resumed code, counter ticks"] * us}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -154,10 +162,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  ratio {chain} / single image: {us / image_us:.1f}")
         print(f"  ratio {chain} / loader-staged: {us / staged_us:.1f}")
     if "tfa" in chain_us:
-        entry = tfa_entry_us()
+        probe = tfa_probe()
+        entry = round(probe["BL33 entry"])
         print(f"  TF-A alone, reset to BL33 entry (BL1, BL2, BL31; probe as BL33): {entry} us")
         print(f"  U-Boot and the FIT's TFTP on the TF-A chain (derived): {chain_us['tfa'][0] - image_us - entry} us "
               "(2 s of it U-Boot's autoboot countdown; not deterministic, see above)")
+        print("TF-A's SDEI, the probe at EL2 (virtual time, -icount shift=0; generic counter at 62.5 MHz):")
+        for name in ("SDEI bound timer to handler", "SDEI complete to the interrupted code"):
+            print(f"  {name}: {probe[name]:.2f} us")
     return 0
 
 

@@ -7,7 +7,8 @@
  * signalled to this PE (SDEI_EVENT_SIGNAL) and dispatched to our handler,
  * then the EL2 physical timer's PPI bound to a dynamic event
  * (SDEI_INTERRUPT_BIND) and dispatched on expiry (the counter ticks from
- * its deadline to the handler's first instruction are printed); PSCI SYSTEM_OFF at the
+ * its deadline to the handler's first instruction, and from the handler's
+ * end through SDEI_EVENT_COMPLETE to the interrupted loop, are printed); PSCI SYSTEM_OFF at the
  * end. Prints one "fwprobe: ..." line per step on QEMU virt's PL011.
  * SDEI function IDs: Arm DEN 0054 (SDEI specification).
  */
@@ -31,7 +32,7 @@ void probe_sdei_entry(void);
 void probe_sdei_handler(u64 event, u64 arg);
 void probe_main(void);
 
-static volatile u64 hits, last_event, last_arg, entry_count;
+static volatile u64 hits, last_event, last_arg, entry_count, exit_count;
 
 static u64 smc(u64 fid, u64 a1, u64 a2, u64 a3, u64 a4, u64 a5)
 {
@@ -93,13 +94,18 @@ void probe_sdei_handler(u64 event, u64 arg)
 	hits = hits + 1;
 	/* the timer's PPI is level: silence it before the EOI at completion */
 	__asm__ volatile("msr cnthp_ctl_el2, %0; isb" : : "r"(0ul));
+	exit_count = counter();
 }
+
+static u64 resumed_count;
 
 static int wait_hits(u64 n)
 {
 	for (u64 i = 0; i < SPIN_LIMIT; i++)
-		if (hits >= n)
+		if (hits >= n) {
+			resumed_count = counter();
 			return 1;
+		}
 	return 0;
 }
 
@@ -146,6 +152,7 @@ void probe_main(void)
 		__asm__ volatile("mrs %0, cntfrq_el0" : "=r"(freq));
 		report("counter frequency", freq);
 		report("timer expiry to handler entry, counter ticks", entry_count - deadline);
+		report("handler end to resumed code, counter ticks", resumed_count - exit_count);
 	}
 	put("fwprobe: done\r\n");
 	smc(PSCI_SYSTEM_OFF, 0, 0, 0, 0, 0);
