@@ -89,7 +89,9 @@ ensure_packages() {
     command -v mkimage >/dev/null || missing+=(u-boot-tools)  # the FIT image (docs/boot.md)
     command -v gdb-multiarch >/dev/null || missing+=(gdb-multiarch)  # run --gdb (docs/debugging.md)
     command -v iperf3 >/dev/null || missing+=(iperf3)  # the server outside QEMU (docs/io.md)
-    [ -f /usr/lib/u-boot/qemu_arm64/u-boot.bin ] || missing+=(u-boot-qemu)  # run --boot uboot
+    [ -f /usr/lib/u-boot/qemu_arm64/u-boot.bin ] || missing+=(u-boot-qemu)  # run --boot uboot, TF-A's BL33
+    command -v dpkg-source >/dev/null || missing+=(dpkg-dev)                 # TF-A's source package
+    [ -f /usr/include/openssl/sha.h ] || missing+=(libssl-dev)               # TF-A's fiptool (host)
     python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
     # the cache/DRAM model plugin (tools/cachemodel): host gcc, glib headers, xz for the QEMU source
     command -v gcc >/dev/null || missing+=(gcc libc6-dev)
