@@ -436,11 +436,16 @@ tfa_sdei_slots() {
         die "$f: could not add the dynamic SDEI events (has the file changed?)"
 }
 
+# What the flash image was built from: source version, options, U-Boot.
+tfa_stamp() {
+    echo "$(cat "$TFA_DIR/src-version" 2>/dev/null) $TFA_OPTS BUILD_STRING SDEI_DYNAMIC=$TFA_SDEI_DYNAMIC" \
+        "$(sha256sum "$UBOOT_QEMU" | cut -d' ' -f1)"
+}
+
 ensure_tfa() {
     [ -f "$UBOOT_QEMU" ] || die "$UBOOT_QEMU missing: run '$0 packages' (u-boot-qemu)"
-    local stamp="$TFA_DIR/flash.stamp" want
-    want="$(cat "$TFA_DIR/src-version" 2>/dev/null) $TFA_OPTS BUILD_STRING SDEI_DYNAMIC=$TFA_SDEI_DYNAMIC $(sha256sum "$UBOOT_QEMU" | cut -d' ' -f1)"
-    if [ -f "$TFA_DIR/flash.bin" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+    local stamp="$TFA_DIR/flash.stamp"
+    if [ -f "$TFA_DIR/flash.bin" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$(tfa_stamp)" ]; then
         return
     fi
     if [ ! -f "$TFA_DIR/src/Makefile" ]; then
@@ -451,15 +456,15 @@ ensure_tfa() {
         log "fetching the arm-trusted-firmware source package ($TFA_SUITE)"
         (cd "$dl" && apt-get source -qq --download-only "arm-trusted-firmware/$TFA_SUITE" >/dev/null 2>&1) ||
             die "cannot download arm-trusted-firmware/$TFA_SUITE (apt-get source; deb-src $TFA_SUITE in apt?)"
-        # apt-get source checked the files against the Sources index;
-        # dpkg-source unpacks and applies Debian's patches
-        (cd "$dl" && dpkg-source --no-check -x arm-trusted-firmware_*.dsc src >/dev/null) ||
-            die "dpkg-source could not unpack arm-trusted-firmware"
+        # apt checked the files against the Sources index; dpkg-source checks
+        # the .dsc's checksums (not its signature: no Debian keyring needed),
+        # unpacks and applies Debian's patches
+        (cd "$dl" && dpkg-source -x arm-trusted-firmware_*.dsc src >"$TFA_DIR/unpack.log" 2>&1) ||
+            die "dpkg-source could not unpack arm-trusted-firmware (log: $TFA_DIR/unpack.log)"
         ver=$(basename "$dl"/arm-trusted-firmware_*.dsc .dsc | sed 's/^arm-trusted-firmware_//')
         mv "$dl/src" "$TFA_DIR/src"
         echo "$ver" >"$TFA_DIR/src-version"
         rm -rf "$dl"
-        want="$ver $TFA_OPTS BUILD_STRING SDEI_DYNAMIC=$TFA_SDEI_DYNAMIC $(sha256sum "$UBOOT_QEMU" | cut -d' ' -f1)"
     fi
     tfa_sdei_slots
     log "building TF-A $(cat "$TFA_DIR/src-version") ($TFA_OPTS, BL33 = $UBOOT_QEMU)"
@@ -475,7 +480,7 @@ ensure_tfa() {
     dd if="$bin/bl1.bin" of="$TFA_DIR/flash.bin.tmp" bs=4096 conv=notrunc status=none
     dd if="$bin/fip.bin" of="$TFA_DIR/flash.bin.tmp" seek=64 bs=4096 conv=notrunc status=none
     mv "$TFA_DIR/flash.bin.tmp" "$TFA_DIR/flash.bin"
-    echo "$want" >"$stamp"
+    tfa_stamp >"$stamp"
     log "TF-A flash image in $TFA_DIR/flash.bin (built in $((SECONDS - t0)) s)"
 }
 

@@ -78,6 +78,36 @@ def test_linux_beside_baremetal_through_tfa() -> None:
     assert "all VMs off: clean=2 stopped=0" in hyp, hyp
 
 
+SEG_RE = re.compile(r"bwprobe: vcpu 0 seg \d+ run_ns=(\d+) stall_ns=(\d+) work=\d+")
+LAST_RE = re.compile(r"bwprobe: stats vcpu0 last=(\d+) max=\d+ mean=\d+ throttles=(\d+) stalled_ns=\d+")
+
+
+def test_regulation_through_tfa(tmp_path: Path) -> None:
+    """Memory-bandwidth regulation under TF-A (``-icount shift=0``: 1
+    instruction = 1 ns): the PMU overflow and the EL2 timer, non-secure
+    interrupts through the two-security-state GIC, hold a 100 us period's
+    30,000-event budget as on QEMU -kernel (tests/qemu/test_bandwidth.py's
+    bounds: a run within [budget - 3 us, budget + 1 us], the stall the
+    rest of the period within 3 us, the counted events within budget +
+    100)."""
+    assert qemu.TFA_FLASH.is_file(), "run 'bash scripts/setup.sh tfa' first (the TF-A flash image)"
+    text = (REPO_ROOT / "tests" / "configs" / "bw-basic.yaml").read_text()
+    config = tmp_path / "bw-basic.yaml"
+    config.write_text(text.replace("period_us: 1000", "period_us: 100")
+                      .replace("budget_events: 300000", "budget_events: 30000")
+                      .replace("segs: 16", "segs: 16, gap_ns: 1500"))
+    res = run(config, timeout=240, icount=0, out=OUT / "bw-basic-tfa", boot="tfa")
+    assert not res.timed_out and res.clean, res.output
+    assert "BL31: v2.12" in res.output and "secure=on" in res.argv[res.argv.index("-M") + 1]
+    segs = [(int(m[1]), int(m[2])) for m in map(SEG_RE.fullmatch, res.lines("bw")) if m]
+    assert len(segs) >= 10, res.output
+    for run_ns, stall_ns in segs:
+        assert 30_000 - 3000 <= run_ns <= 30_000 + 1000, (run_ns, res.output)
+        assert abs(stall_ns - (100_000 - run_ns)) <= 3000, (stall_ns, res.output)
+    last = [m for m in map(LAST_RE.fullmatch, res.lines("bw")) if m]
+    assert last and 30_000 <= int(last[-1][1]) <= 30_100 and int(last[-1][2]) >= 16, res.output
+
+
 def _fwprobe_tftp(tmp: Path) -> Path:
     """The probe as a legacy U-Boot kernel image (``bootm`` enters it at EL2
     like the FIT's hypervisor; U-Boot 2023.01's ``go`` hangs in its PL011
