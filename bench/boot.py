@@ -18,10 +18,10 @@
   a copy of the FIP prints the generic counter at its first instruction,
   and the cost of an SDEI dispatch of a bound interrupt (its timer's expiry
   to the handler, the handler's SDEI_EVENT_COMPLETE to the interrupted code).
-  U-Boot's part is not deterministic under -icount: its 2 s autoboot
-  countdown is virtual time, but while it waits for QEMU's user-mode
-  network (DHCP, TFTP), whose answers come in host time, it runs a
-  host-dependent number of instructions. The loader-staged boot (QEMU's loader put each image in the staging
+  U-Boot's part is not deterministic under -icount: while it waits for
+  QEMU's user-mode network (DHCP, TFTP), whose answers come in host time, it
+  runs a host-dependent number of instructions (its autoboot countdown is
+  off: bootdelay=0 in its environment, docs/boot.md). The loader-staged boot (QEMU's loader put each image in the staging
   window; no payload move, no CRC) no longer exists: its figure is derived
   from the single-image run as the first guest instruction less the time the
   hypervisor logs for moving and checking the payload (`boot images: ... in
@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         entry = round(probe["BL33 entry"])
         print(f"  TF-A alone, reset to BL33 entry (BL1, BL2, BL31; probe as BL33): {entry} us")
         print(f"  U-Boot and the FIT's TFTP on the TF-A chain (derived): {chain_us['tfa'][0] - image_us - entry} us "
-              "(2 s of it U-Boot's autoboot countdown; not deterministic, see above)")
+              "(DHCP, TFTP of the FIT, bootm; not deterministic, see above)")
         print("TF-A's SDEI, the probe at EL2 (virtual time, -icount shift=0; generic counter at 62.5 MHz):")
         for name in ("SDEI bound timer to handler", "SDEI complete to the interrupted code"):
             print(f"  {name}: {probe[name]:.2f} us")
