@@ -459,7 +459,7 @@ ensure_tfa() {
         # apt checked the files against the Sources index; dpkg-source checks
         # the .dsc's checksums (not its signature: no Debian keyring needed),
         # unpacks and applies Debian's patches
-        (cd "$dl" && dpkg-source -x arm-trusted-firmware_*.dsc src >"$TFA_DIR/unpack.log" 2>&1) ||
+        (cd "$dl" && dpkg-source -x arm-trusted-firmware_*.dsc src >"$ROOT/$TFA_DIR/unpack.log" 2>&1) ||
             die "dpkg-source could not unpack arm-trusted-firmware (log: $TFA_DIR/unpack.log)"
         ver=$(basename "$dl"/arm-trusted-firmware_*.dsc .dsc | sed 's/^arm-trusted-firmware_//')
         mv "$dl/src" "$TFA_DIR/src"
