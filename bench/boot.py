@@ -17,6 +17,17 @@
     VMs);
   - the U-Boot chain (`--boot uboot`: U-Boot's DHCP, TFTP of the FIT, bootm
     of the self-contained flat image);
+  - with `--boot tfa` (repeatable with `--boot uboot`) the full firmware
+    chain: TF-A's BL1, BL2 and BL31 at EL3 on `secure=on`, then the same
+    U-Boot chain (docs/firmware.md). TF-A's own share (reset to BL33 entry)
+    is measured apart, deterministically: the firmware probe
+    (tools/fwprobe) as BL33 in a copy of the FIP prints the generic counter
+    at its first instruction, and the cost of an SDEI dispatch of a bound
+    interrupt (its timer's expiry to the handler, the handler's
+    SDEI_EVENT_COMPLETE to the interrupted code). U-Boot's part is not
+    deterministic under -icount: while it waits for QEMU's user-mode
+    network (DHCP, TFTP), whose answers come in host time, it runs a
+    host-dependent number of instructions;
 - the boot's phases from the hypervisor's `boot phases` line (counter
   readings on the boot CPU) and each VM's first instruction: they add up to
   the last VM's first instruction, so nothing is left unaccounted.
@@ -27,8 +38,10 @@ behaviour; the figures compare boot paths on QEMU, not on hardware.
 
 from __future__ import annotations
 
+import argparse
 import re
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -36,7 +49,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bulkhead.generate import build  # noqa: E402
+from bulkhead.generate import build, qemu  # noqa: E402
+from bulkhead.layout.load import load_platform  # noqa: E402
 from bulkhead.layout.placement import System  # noqa: E402
 from bulkhead.run import runner  # noqa: E402
 
@@ -111,7 +125,45 @@ def boot_run(argv: list[str], pattern: str) -> list[str]:
     return lines
 
 
-def main() -> int:
+TFA_BIN = qemu.TFA_FLASH.parent / "obj" / "qemu" / "release"  # scripts/setup.sh tfa
+FIPTOOL = qemu.TFA_FLASH.parent / "src" / "tools" / "fiptool" / "fiptool"
+BL33_BASE = 0x60000000  # TF-A PLAT=qemu's NS_IMAGE_OFFSET: where BL31 enters BL33
+FIP_OFFSET = 256 << 10  # PLAT_QEMU_FIP_BASE in flash (docs/firmware.md)
+PROBE_RE = re.compile(r"^fwprobe: (entry counter|counter frequency|timer expiry to handler entry, counter ticks|"
+                      r"handler end to resumed code, counter ticks) 0x([0-9a-f]+)\r?$", re.MULTILINE)
+
+
+def tfa_probe() -> dict[str, float]:
+    """The firmware probe as BL33 under -icount 0: virtual us from reset to
+    BL33's first instruction, and the SDEI dispatch of a bound timer
+    interrupt (expiry to handler, handler end to the interrupted code)."""
+    out = OUT / "fwprobe"
+    subprocess.run(["make", "-s", "-C", str(ROOT / "tools" / "fwprobe"), f"BASE=0x{BL33_BASE:x}", f"OUT={out}"],
+                   check=True)
+    fip = out / "fip.bin"
+    subprocess.run([str(FIPTOOL), "update", "--nt-fw", str(out / "fwprobe.bin"), "--out", str(fip),
+                    str(TFA_BIN / "fip.bin")], check=True, stdout=subprocess.DEVNULL)
+    bl1 = (TFA_BIN / "bl1.bin").read_bytes()
+    flash = out / "flash.bin"
+    flash.write_bytes(bl1.ljust(FIP_OFFSET, b"\0") + fip.read_bytes())
+    base = qemu.command(load_platform("qemu-virt"), out / "unused.elf", (), icount=0, extra=("-no-reboot",))
+    status, timed_out, output = runner.supervise(qemu.tfa_command(base, out, flash), timeout=120)
+    got = {m.group(1): int(m.group(2), 16) for m in PROBE_RE.finditer(output)}
+    if status != 0 or timed_out or len(got) != 4:
+        raise SystemExit(f"bench/boot.py: the firmware probe as BL33 failed (status {status}):\n{output}")
+    us = 1e6 / got["counter frequency"]
+    return {"BL33 entry": got["entry counter"] * us,
+            "SDEI bound timer to handler": got["timer expiry to handler entry, counter ticks"] * us,
+            "SDEI complete to the interrupted code": got["handler end to resumed code, counter ticks"] * us}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Boot benchmark of configs/dual.yaml (docs/boot.md, docs/firmware.md).")
+    ap.add_argument("--boot", action="append", choices=("uboot", "tfa"),
+                    help="firmware chain(s) to compare with QEMU -kernel (repeatable; default: uboot); "
+                         "tfa needs 'bash scripts/setup.sh tfa'")
+    args = ap.parse_args(argv)
+    chains: list[str] = list(dict.fromkeys(args.boot or ["uboot"]))
     shutil.rmtree(OUT, ignore_errors=True)
     t0 = time.monotonic()
     result = build.build(CONFIG, OUT, log=sys.stderr)
@@ -127,11 +179,12 @@ def main() -> int:
     argv = [*result.qemu_argv, "-icount", "shift=0,align=off,sleep=off"]
     placed = boot_run(argv, pattern)
     self_contained = boot_run([str(result.elf) if a == str(result.placed_elf) else a for a in argv], pattern)
-    uboot = runner.run(CONFIG, timeout=600, icount=0, out=OUT, boot="uboot", until=pattern,
-                       build_log=sys.stderr)
-    uboot_first = firsts(uboot.all_lines())
-    if not uboot_first:
-        raise SystemExit(f"bench/boot.py: the U-Boot run reached no guest: {uboot.reason}")
+    chain_first: dict[str, dict[str, int]] = {}
+    for chain in chains:
+        res = runner.run(CONFIG, timeout=600, icount=0, out=OUT, boot=chain, until=pattern, build_log=sys.stderr)
+        chain_first[chain] = firsts(res.all_lines())
+        if not chain_first[chain]:
+            raise SystemExit(f"bench/boot.py: the {chain} run reached no guest: {res.reason}")
     print(f"config {CONFIG.relative_to(ROOT)}")
     print(f"build (fresh, host time): {build_s:.2f} s")
     for name, size in sizes.items():
@@ -142,16 +195,26 @@ def main() -> int:
     print("boot phases, self-contained:")
     for name, us in phases(self_contained).items():
         print(f"  {name}: {us}")
-    rows = (("placed ELF (QEMU -kernel, what `bulkhead run` boots)", firsts(placed)),
+    names = {"uboot": "U-Boot chain (DHCP, TFTP of the FIT, bootm of the flat image)",
+             "tfa": "TF-A + U-Boot chain (secure=on, then as the U-Boot chain)"}
+    rows = [("placed ELF (QEMU -kernel, what `bulkhead run` boots)", firsts(placed)),
             ("self-contained ELF / flat image (payload moved, CRC-32, copied)", firsts(self_contained)),
-            ("U-Boot chain (DHCP, TFTP of the FIT, bootm of the flat image)", uboot_first))
+            *((names[chain], first) for chain, first in chain_first.items())]
     print("first guest instruction per VM (virtual us since reset):")
     for label, first in rows:
         print(f"  {label}: " + ", ".join(f"{vm} {us}" for vm, us in first.items())
               + f"; last {max(first.values())}")
     last = [max(first.values()) for _, first in rows]
     print(f"  ratio self-contained / placed: {last[1] / last[0]:.0f}")
-    print(f"  ratio U-Boot / self-contained: {last[2] / last[1]:.1f}")
+    for k, chain in enumerate(chain_first, start=2):
+        print(f"  ratio {chain} / self-contained: {last[k] / last[1]:.1f}")
+    if "tfa" in chain_first:
+        probe = tfa_probe()
+        entry = round(probe["BL33 entry"])
+        print(f"  TF-A alone, reset to BL33 entry (BL1, BL2, BL31; probe as BL33): {entry} us")
+        print("TF-A's SDEI, the probe at EL2 (virtual time, -icount shift=0; generic counter at 62.5 MHz):")
+        for name in ("SDEI bound timer to handler", "SDEI complete to the interrupted code"):
+            print(f"  {name}: {probe[name]:.2f} us")
     return 0
 
 
