@@ -17,7 +17,9 @@ Usage (after scripts/setup.sh, which builds the plugin; about a minute):
 2. The four setups: `bulkhead experiment --model
    bench/experiments/cachemodel.yaml` (solo, interfered, colored,
    regulated); its table of model columns is printed (also in the
-   experiment's report.md).
+   experiment's report.md), with the timing model's modelled time and
+   slowdown and the regulated interferer's modelled DRAM bytes per
+   regulation period beside its budget.
 
 QEMU models no caches or DRAM: the counters are the plugin's model fed with
 QEMU's accesses; who-evicts-whom is exact for that model, miss rates depend
@@ -83,13 +85,16 @@ def four_setups(out: Path) -> list[str]:
     if result.failed():
         raise SystemExit(f"bench: experiment runs failed: see {result.out}")
     cols = ("model_llc_misses", "model_evicted_by_vms", "model_evicted_by_hyp", "model_row_conflicts_by_vms",
-            "model_dram_bpp", "model_interf_dram_bpp")
+            "model_dram_bpp", "model_interf_dram_bpp", "model_time_ns", "model_slowdown",
+            "model_interf_dram_bytes_per_period", "model_interf_budget_per_period")
     lines = ["| setup | victim ns/access | " + " | ".join(cols) + " |", "|---" * (len(cols) + 2) + "|"]
     for rec in result.records:
-        cells = [f"{rec.metrics[c]:,.0f}" if c in rec.metrics else "-" for c in cols]
+        cells = [(f"{rec.metrics[c]:.3f}" if c == "model_slowdown" else f"{rec.metrics[c]:,.0f}")
+                 if c in rec.metrics else "-" for c in cols]
         value = rec.value
         lines.append(f"| {rec.plan.label} | {'-' if value is None else f'{value:.3f}'} | " + " | ".join(cells) + " |")
-    lines.append(f"(report: {result.report}; bytes per 100 us period of virtual time)")
+    lines.append(f"(report: {result.report}; model_dram_bpp: bytes per 100 us of virtual time; model_time_ns, "
+                 f"model_slowdown and the per-regulation-period figures are {cachemodel.MODELLED})")
     return lines
 
 

@@ -132,6 +132,9 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", action="store_true",
                    help="run under the cache/DRAM model QEMU plugin (-icount 0 unless --icount) and "
                         "print who evicted whose cache lines and DRAM rows (docs/model.md)")
+    p.add_argument("--model-baseline", type=Path, metavar="REPORT",
+                   help="with --model: the cachemodel.json of a baseline run (e.g. the VM alone); print each "
+                        "VM's modelled slowdown against it (docs/model.md \"Timing model\")")
     p.add_argument("--json", action="store_true",
                    help="print how the run ended and the VMs' DMA fault counts (with --model: and the "
                         "model's report) as JSON on stdout (the console goes to stderr)")
@@ -340,12 +343,13 @@ def _run_labgrid(args: argparse.Namespace) -> int:
 def _model_output(args: argparse.Namespace, path: Path, result: runner.RunResult) -> None:
     system = load_system(args.config)
     report = cachemodel.load_report(path)
+    base = cachemodel.load_report(args.model_baseline) if args.model_baseline else None
     if args.json:
-        doc = cachemodel.document(report, system)
+        doc = cachemodel.document(report, system, base)
         doc.update(_run_doc(result))
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
-        sys.stdout.write(cachemodel.table(report, cachemodel.period_of(system)))
+        sys.stdout.write(cachemodel.table(report, cachemodel.period_of(system), system, base))
     sys.stderr.write(f"bulkhead: cache model report: {path}\n")
 
 

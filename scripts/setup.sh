@@ -7,7 +7,8 @@
 #   - a Python virtualenv in .venv with the bulkhead package, its test tools and
 #     labgrid (the optional extra "farm": bulkhead run/experiment --labgrid, docs/farm.md);
 #   - the Linux guest artefacts (Debian arm64 kernel + busybox initramfs) in
-#     artefacts/ (never committed);
+#     artefacts/ (never committed), and the workloads: the PREEMPT_RT kernel,
+#     cyclictest and stress-ng (docs/workloads.md);
 #   - the cache/DRAM model QEMU plugin (tools/cachemodel, docs/model.md): QEMU's
 #     qemu-plugin.h from the qemu source package's orig tarball (cached in
 #     build/qemu-plugin-api/, never committed), built with the host gcc and glib.
@@ -247,6 +248,94 @@ ensure_linux_tools() {
     touch "$dir/tools/.bulkhead-ok"
 }
 
+# --- Linux workloads (docs/workloads.md) ---------------------------------------
+# Real benchmarks in the Linux guests, from Debian's arm64 packages: Debian's
+# PREEMPT_RT kernel (linux-image-rt-arm64, the Image's release) as
+# artefacts/linux/rt/Image, and rt-tests (cyclictest) and stress-ng with
+# every shared library they load (the ELF NEEDED closure, resolved in the
+# unpacked packages below; nothing is installed) in artefacts/linux/workloads/root,
+# packed with busybox, the modules and iperf3 of the linux step into
+# artefacts/linux/initrd-workloads.cpio.gz (a separate initramfs: the other
+# Linux tests keep the small one). Never committed.
+WORKLOAD_DEBS=(rt-tests libnuma1 stress-ng libapparmor1 libbsd0 libmd0 libcrypt1 libegl1 libglvnd0 libgbm1
+    libdrm2 libwayland-server0 libffi8 libexpat1 libgles2 libjpeg62-turbo libjudydebian1 libkmod2 liblzma5
+    libzstd1 libssl3 libsctp1 libxxhash0 zlib1g libc6)
+WORKLOAD_BINS="usr/bin/cyclictest usr/bin/stress-ng"
+
+ensure_linux_rt() {
+    local dir=artefacts/linux/rt
+    [ -f "$dir/Image" ] && [ -f "$dir/version" ] && return
+    apt_update
+    local pkg
+    pkg=$(apt-cache depends 'linux-image-rt-arm64:arm64' 2>/dev/null |
+        sed -n 's/.*Depends: \(linux-image-[0-9][^:]*-rt-arm64\).*/\1/p' | head -n1)
+    [ -n "$pkg" ] || die "cannot resolve linux-image-rt-arm64:arm64 (is arm64 enabled in apt?)"
+    log "fetching $pkg:arm64 (the PREEMPT_RT kernel)"
+    rm -rf "$dir" && mkdir -p "$dir/deb/x"
+    (cd "$dir/deb" && apt-get download -q "$pkg:arm64" >/dev/null)
+    dpkg-deb --fsys-tarfile "$dir"/deb/linux-image-*.deb | tar -x -C "$dir/deb/x" --wildcards './boot/vmlinuz-*'
+    local vmlinuz
+    vmlinuz=$(ls "$dir"/deb/x/boot/vmlinuz-* | head -n1)
+    if gzip -t "$vmlinuz" 2>/dev/null; then gzip -dc "$vmlinuz" >"$dir/Image.tmp"; else cp "$vmlinuz" "$dir/Image.tmp"; fi
+    basename "$vmlinuz" | sed 's/^vmlinuz-//' >"$dir/version"
+    mv "$dir/Image.tmp" "$dir/Image"
+    rm -rf "$dir/deb"
+}
+
+# Copies the shared libraries ELF files need, recursively, from the unpacked
+# packages under $1 into $2/lib/aarch64-linux-gnu (the loader into $2/lib).
+copy_needed() {
+    local x=$1 root=$2 f lib path
+    shift 2
+    local queue=("$@") seen=" "
+    mkdir -p "$root/lib/aarch64-linux-gnu"
+    while [ ${#queue[@]} -gt 0 ]; do
+        f=${queue[0]}
+        queue=("${queue[@]:1}")
+        for lib in $(aarch64-linux-gnu-readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+            case "$seen" in *" $lib "*) continue ;; esac
+            seen="$seen$lib "
+            path=$(find "$x" -name "$lib" \( -type f -o -type l \) | head -n1)
+            [ -n "$path" ] || die "$f needs $lib, in none of ${WORKLOAD_DEBS[*]}"
+            if [ "$lib" = ld-linux-aarch64.so.1 ]; then
+                cp -L "$path" "$root/lib/$lib"
+            else
+                cp -L "$path" "$root/lib/aarch64-linux-gnu/$lib"
+            fi
+            queue+=("$(readlink -f "$path")")
+        done
+    done
+}
+
+ensure_linux_workloads() {
+    local dir=artefacts/linux root=artefacts/linux/workloads/root
+    ensure_linux_rt
+    if [ ! -f "$dir/workloads/.bulkhead-ok" ]; then
+        apt_update
+        log "fetching ${WORKLOAD_DEBS[*]} (arm64)"
+        rm -rf "$dir/workloads" && mkdir -p "$root/bin" "$dir/workloads/deb/x"
+        (cd "$dir/workloads/deb" && apt-get download -q "${WORKLOAD_DEBS[@]/%/:arm64}" >/dev/null)
+        local deb b bins=()
+        for deb in "$dir"/workloads/deb/*.deb; do
+            dpkg-deb -x "$deb" "$dir/workloads/deb/x"
+        done
+        for b in $WORKLOAD_BINS; do
+            cp "$dir/workloads/deb/x/$b" "$root/bin/"
+            bins+=("$root/bin/$(basename "$b")")
+        done
+        copy_needed "$dir/workloads/deb/x" "$root" "${bins[@]}"
+        (cd "$dir/workloads/deb" && for deb in *.deb; do dpkg-deb -f "$deb" Package Version | sed 's/^[A-Za-z]*: //' | paste -sd' '; done) \
+            >"$dir/workloads/versions"
+        rm -rf "$dir/workloads/deb"
+        touch "$dir/workloads/.bulkhead-ok"
+    fi
+    local out="$dir/initrd-workloads.cpio.gz"
+    if [ ! -f "$out" ] || [ scripts/mkinitrd.sh -nt "$out" ] || [ "$dir/initrd.cpio.gz" -nt "$out" ]; then
+        log "building the workload initramfs ($out)"
+        bash scripts/mkinitrd.sh "$dir/busybox" "$out" "$dir/shmem/root" "$dir/tools/root" "$root"
+    fi
+}
+
 # --- board device trees (bulkhead platform import, tests/test_platform_import.py) --
 # The DTBs of the boards with a platform file, from Debian's arm64 kernel in
 # bookworm-backports (6.12: the first Debian kernel with the Orange Pi 5 Plus);
@@ -291,23 +380,27 @@ qemu_upstream_version() {
     qemu-system-aarch64 --version | sed -n 's/^QEMU emulator version \([0-9.]*\).*/\1/p'
 }
 
-# The stock nvme driver and what it needs, from the same Debian kernel
-# package as the Image, as an initramfs fragment appended to the initrd by
-# the PCI passthrough test (docs/pci.md): lib/modules/pci/<n>-<name>.ko in
-# load order (the Image builds them as modules).
+# The stock nvme and virtio-pci drivers and what they need, from the same
+# Debian kernel package as the Image, as an initramfs fragment appended to
+# the initrd by the PCI passthrough tests (docs/pci.md):
+# lib/modules/pci/<n>-<name>.ko in load order (the Image builds them as
+# modules; virtio_net.ko is in the initrd already). pcimods.list records
+# the list the fragment was made from: a changed list remakes it.
 PCI_MODULES="crypto/crct10dif_common crypto/crct10dif_generic lib/crc-t10dif lib/crc64
 crypto/crc64_rocksoft_generic lib/crc64-rocksoft block/t10-pi drivers/nvme/host/nvme-core
-drivers/nvme/host/nvme"
+drivers/nvme/host/nvme drivers/virtio/virtio_pci_legacy_dev drivers/virtio/virtio_pci_modern_dev
+drivers/virtio/virtio_pci"
 
 ensure_linux_pcimods() {
     local dir=artefacts/linux
-    [ -f "$dir/pcimods.cpio.gz" ] && return
+    [ -f "$dir/pcimods.cpio.gz" ] && [ "$(cat "$dir/pcimods.list" 2>/dev/null)" = "$PCI_MODULES" ] &&
+        return
     [ -f "$dir/version" ] || die "$dir/version missing: run '$0 linux' first"
     local ver pkg n=0
     ver=$(cat "$dir/version")
     pkg="linux-image-$ver"
     apt_update
-    log "fetching $pkg:arm64 (the nvme driver modules)"
+    log "fetching $pkg:arm64 (the nvme and virtio-pci driver modules)"
     rm -rf "$dir/deb/m" && mkdir -p "$dir/deb/m/x" "$dir/deb/m/root/lib/modules/pci"
     (cd "$dir/deb/m" && apt-get download -q "$pkg:arm64" >/dev/null)
     dpkg-deb -x "$dir"/deb/m/linux-image-*.deb "$dir/deb/m/x"
@@ -320,6 +413,7 @@ ensure_linux_pcimods() {
     (cd "$dir/deb/m/root" && find . -print0 | LC_ALL=C sort -z |
         cpio --null -o -H newc --owner=0:0 --quiet) | gzip -9n >"$dir/pcimods.cpio.gz.tmp"
     mv "$dir/pcimods.cpio.gz.tmp" "$dir/pcimods.cpio.gz"
+    printf '%s\n' "$PCI_MODULES" >"$dir/pcimods.list"
     rm -rf "$dir/deb/m"
 }
 
@@ -394,6 +488,7 @@ case "${1:-all}" in
     packages) ensure_packages ;;
     venv) ensure_venv ;;
     linux) ensure_linux; ensure_linux_pcimods ;;
+    workloads) ensure_linux; ensure_linux_workloads ;;
     cachemodel) ensure_packages; ensure_cachemodel ;;
     dtbs) ensure_packages; ensure_dtbs ;;
     all)
@@ -402,8 +497,9 @@ case "${1:-all}" in
         ensure_linux
         ensure_dtbs
         ensure_linux_pcimods
+        ensure_linux_workloads
         ensure_cachemodel
         ;;
-    *) die "usage: $0 [all|packages|venv|linux|dtbs|cachemodel]" ;;
+    *) die "usage: $0 [all|packages|venv|linux|workloads|dtbs|cachemodel]" ;;
 esac
 log "ready"

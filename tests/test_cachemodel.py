@@ -76,7 +76,7 @@ def test_model_section_errors(section: str, expected: str, tmp_path: Path) -> No
                                                            "not above the bank bits (16, 17)"),
     (lambda t: t.replace("llc: {size: 1M, ways: 16, line: 64}\n", "llc_bits: [12, 13]\n"),
      "model: the cache model needs the LLC geometry"),
-    (lambda t: t.replace(MODEL, ""), "has no 'model:' section"),
+    (lambda t: t[:t.index("\nmodel:\n") + 1], "has no 'model:' section"),
 ])
 def test_model_needs_coloring(edit: Callable[[str], str], expected: str, tmp_path: Path) -> None:
     """What the model needs from coloring: is checked (located) when it is used."""
@@ -220,3 +220,129 @@ def test_experiment_model_columns(tmp_path: Path) -> None:
     assert "plots/model.png" in text and (tmp_path / "out" / "plots" / "model.svg").is_file()
     records, _ = records_from_csv(spec, tmp_path / "out")
     assert records[0].metrics["model_llc_misses"] == 2.0
+
+
+def timed_report(tmp_path: Path, name: str, victim_ps: int, series: list[list[int]]) -> cachemodel.Report:
+    """A report of the model-interf system with the timing model's figures:
+    the victim (CPU 0) in phase for victim_ps, the interferer's CPU 1 with
+    the given regulation periods."""
+    doc = json.loads(json.dumps(REPORT))
+    doc["owners"][2]["name"] = "victim"
+    doc["owners"].append({"name": "interf", "kind": "vm", "run": None, "phase": None, "phase_marks": 0,
+                          "phase_ns": 0, "phase_id": 0, "phase_open": False})
+    for o in doc["owners"]:
+        o["run"] = counters()
+    doc["owners"][2]["phase"] = counters()
+    doc["cpus"] = [{"index": i, "vm": vm, "accesses": 0, "llc_misses": 0, "l1d_misses": 0, "dram_accesses": 0,
+                    "markers": 0, "evicted": {}} for i, vm in enumerate(("victim", "interf", "interf", ""))]
+    cpu = {k: 0 for k in ("insns", "modelled_ps", "stall_ps", "queue_ps", "waited_ps", "dram_lines", "phase_ps",
+                          "phase_insns", "phase_stall_ps", "phase_queue_ps", "phase_dram_lines")}
+    doc["timing"] = {"unit": "ps", "cpus": [cpu | {"index": i, "phase_ps": victim_ps if i == 0 else 0,
+                                                   "modelled_ps": 7 * victim_ps} for i in range(4)]}
+    doc["periods"] = [{"cpu": 1, "period_ns": 100_000, "line": 64, "dropped": 0, "series": series}]
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(doc))
+    return cachemodel.load_report(path)
+
+
+def test_timing_figures(tmp_path: Path) -> None:
+    """Modelled time (the phase's, of the VM's slowest CPU), slowdown, and the
+    regulated interferer's modelled DRAM bytes per period against its
+    budget, in the unit that bounded it (cycles on QEMU)."""
+    system = load_system(CONFIGS / "model-interf.yaml", guest_sources=None)
+    solo = timed_report(tmp_path, "solo", 200_000_000, [])
+    series = [[0, 999, 5, 1], [1, 6400, 40, 2_000_000], [2, 12800, 40, 4_000_000], [3, 64, 1, 1]]
+    interf = timed_report(tmp_path, "interf", 500_000_000, series)
+    assert cachemodel.model_time_ns(interf, "victim") == pytest.approx(500_000.0)
+    assert cachemodel.slowdown(interf, solo, "victim") == pytest.approx(2.5)
+    assert cachemodel.model_time_ns(interf, "interf") == pytest.approx(3_500_000.0)  # no phase: whole run
+    assert cachemodel.regulation(solo, system, "interf") is None  # no period seen
+    reg = cachemodel.regulation(interf, system, "interf")
+    assert reg is not None
+    # the first (boot) and last periods are left out
+    assert reg["series"] == [(1, 6400), (2, 12800)] and reg["periods"] == 2
+    assert reg["dram_bytes_per_period_mean"] == 9600 and reg["dram_bytes_per_period_max"] == 12800
+    assert reg["dram_mbps_mean"] == pytest.approx(96.0)  # 9600 B per 100 us
+    assert reg["budget_per_period"] == 2_000_000_000 and reg["label"] == "modelled"
+    assert reg["budget_bytes_per_period_notional"] == 2_000_000_000  # 1 B per cycle on qemu-virt
+    assert reg["unit"] == "CPU cycles (instructions under -icount shift 0)"
+    assert "bounded by CPU cycles" in reg["bound"] and "(modelled)" in reg["bound"]
+    assert cachemodel.bounding_unit(system, "victim") is None  # not regulated
+    m = cachemodel.metrics(interf, "victim", 100, system)
+    assert m["model_time_ns"] == pytest.approx(500_000.0)
+    assert m["model_interf_dram_bytes_per_period"] == 9600 and m["model_interf_budget_per_period"] == 2e9
+    assert "model_dram_bytes_per_period" not in m  # the victim is not regulated
+    assert all("(modelled)" in cachemodel.MODEL_COLUMNS[k] for k in
+               ("model_time_ns", "model_slowdown", "model_interf_dram_bytes_per_period"))
+    text = cachemodel.table(interf, 100, system)
+    assert "MODELLED NS" in text and "every figure modelled" in text
+    assert "regulated: interf: bounded by CPU cycles" in text
+    text = cachemodel.table(interf, 100, system, solo)
+    assert "modelled slowdown of victim: 2.500 (against the baseline run; modelled)" in text
+    doc = cachemodel.document(interf, system, solo)
+    assert doc["derived"]["victim"]["model_slowdown"] == pytest.approx(2.5)
+    assert doc["derived"]["victim"]["model_time_ns"] == pytest.approx(500_000.0)
+    assert doc["derived"]["interf"]["regulation"]["label"] == "modelled"
+    assert cachemodel.document(interf, system)["derived"]["victim"]["model_slowdown"] is None
+
+
+def test_experiment_model_slowdown(tmp_path: Path) -> None:
+    """experiment --model: model_slowdown is each run's modelled time over the
+    baseline scenario's (same benchmark), in results.csv."""
+    from bulkhead.experiment.execute import run_experiment
+    from bulkhead.experiment.spec import load
+    from bulkhead.run.runner import RunResult
+
+    spec_path = tmp_path / "spec.yaml"
+    spec_path.write_text(
+        "name: t\nsystem:\n  platform: qemu-virt\n  vms:\n"
+        "    - {name: victim, cpus: [0], memory: [{ipa: 0x40000000, size: 16M}], guest: hello}\n"
+        "critical: victim\nbenchmarks: [{name: lat, guest: latency}]\n"
+        "scenarios: [{name: solo}, {name: again}]\nbaseline: solo\n")
+    times = iter((200_000_000, 300_000_000))
+
+    def fake(config: Path, **kw: object) -> RunResult:
+        timed_report(tmp_path, f"r{config.stem}", next(times), [])  # writes r<stem>.json
+        out = ("[victim] result bench=latency cpu=0 accesses=5 ns=5 ns_per_access=1.000\n"
+               "[victim] latency: PASS (5)\n[bulkhead] all VMs off: clean=1 stopped=0\n")
+        return RunResult(0, False, out, True, 1, "", (), tmp_path / f"r{config.stem}.json")
+
+    result = run_experiment(load(spec_path), tmp_path / "out", run_fn=fake, model=True, report=False)
+    with open(result.csv, newline="") as f:
+        rows = {r["scenario"]: r for r in csv.DictReader(f)}
+    assert float(rows["solo"]["model_slowdown"]) == pytest.approx(1.0)
+    assert float(rows["again"]["model_slowdown"]) == pytest.approx(1.5)
+    assert float(rows["again"]["model_time_ns"]) == pytest.approx(300_000.0)
+    kept = sorted((tmp_path / "out" / "logs").glob("*" + cachemodel.RUN_REPORT_SUFFIX))
+    assert len(kept) == 2 and cachemodel.load_report(kept[0]).raw["timing"]["unit"] == "ps"
+
+
+@pytest.mark.parametrize("old, new, expected", [
+    ("    cpi: 1.0 ", "    cpi: 0 ", "model.timing.cpi: expected cycles per instruction (a number > 0), got"),
+    ("    cpi: 1.0 ", "    cpi: fast ", "model.timing.cpi: expected cycles per instruction (a number > 0)"),
+    ("row_conflict: 94}", "conflict: 94}", "model.timing.dram_ns.conflict: unknown key 'conflict'"),
+    ("    window_ns: 1000 ", "    window_ns: 10 ", "model.timing.window_ns: the window must hold at least one 64 B line"),
+    ("    window_ns: 1000 ", "    windows: 1000 ", "model.timing.windows: unknown key 'windows'"),
+    ("    l1d: {size: 32K, ways: 4, line: 64}   # the A53", "    l1d: {size: 48K, ways: 4, line: 64}   # the A53",
+     "model.timing.l1d.size: the L1D size must be a power-of-two number of sets"),
+])
+def test_timing_section_errors(old: str, new: str, expected: str, tmp_path: Path) -> None:
+    """model.timing: located errors, nothing else changes."""
+    def edit(t: str) -> str:
+        assert old in t
+        return t.replace(old, new)
+    d = platform_dir(tmp_path, edit)
+    with pytest.raises(ConfigError) as exc:
+        load_system(CONFIGS / "one-hello.yaml", guest_sources=None, platforms_dir=d)
+    assert expected in str(exc.value) and "qemu-virt.yaml:" in str(exc.value)
+
+
+def test_map_text_timing() -> None:
+    """The timing model's map lines: ps per instruction (CPI / clock), the
+    latencies, one line at the sustainable bandwidth, the window; the
+    timing-only L1D (the model has none)."""
+    system = load_system(CONFIGS / "model-interf.yaml", guest_sources=None)
+    lines = cachemodel.map_text(system).splitlines()
+    assert "timing 833 14000 80000 66000 94000 16000 1000000" in lines
+    assert "timing_l1d 0x8000 4 64" in lines
+    assert not any(line.startswith("regulator ") for line in lines)  # no ELF: no period addresses

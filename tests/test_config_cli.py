@@ -167,10 +167,15 @@ def test_run_json_dma_faults() -> None:
         "[bulkhead] vm victim: console: 3 lines (40 bytes) dropped",
     ]
     assert dma_faults(lines) == {
-        "attacker": {"total": 3, "devices": {"edu@00:02.0": 2, "nvme@00:03.0": 1}},
-        "io": {"total": 0, "devices": {"gem0": 0}},
+        "attacker": {"total": 3, "devices": {"edu@00:02.0": 2, "nvme@00:03.0": 1}, "lost": 0},
+        "io": {"total": 0, "devices": {"gem0": 0}, "lost": 0},
     }
     assert dma_faults(lines + ["[bulkhead] vm io: 4 DMA fault(s): gem0: 4"])["io"]["total"] == 4
+    # an SMMU of the VM's streams lost fault records (event queue overflow)
+    lost = lines[:1] + ["[bulkhead] vm attacker: DMA fault records lost 2 time(s) (SMMU event queue "
+                        "overflow): more faults than counted"]
+    assert dma_faults(lost)["attacker"] == {"total": 3, "devices": {"edu@00:02.0": 2, "nvme@00:03.0": 1},
+                                            "lost": 2}
     assert dma_faults([]) == {}
 
 

@@ -70,7 +70,7 @@ def test_qemu_devices_on_the_command_line(write_config: WriteConfig) -> None:
     args = pci.qemu_args(s, "/out")
     assert args[:2] == ["-nic", "none"]
     assert "edu,bus=pcie.0,addr=0x1.0,dma_mask=0xffffffffffffffff" in args
-    assert "virtio-net-pci,netdev=bhpci28,disable-legacy=on,bus=pcie.0,addr=0x5.0" in args
+    assert "virtio-net-pci,netdev=bhpci28,disable-legacy=on,iommu_platform=on,bus=pcie.0,addr=0x5.0" in args
     assert "file=/out/nvme-b-0010.img,if=none,format=raw,id=bhpci10" in args
     assert "nvme,drive=bhpci10,serial=bhpci10,bus=pcie.0,addr=0x2.0" in args
 

@@ -371,6 +371,22 @@ class PlatformBandwidth:
 
 
 @dataclass(frozen=True)
+class TimingSpec:
+    """``model.timing:``: the timing model's parameters (docs/model.md
+    "Timing model"); times in ns, bandwidth in MB/s."""
+
+    cpi: float  # cycles per instruction (no memory stall)
+    cpu_mhz: float  # core clock
+    llc_hit_ns: float  # an access served by the LLC
+    row_hit_ns: float  # a line fill from an open DRAM row
+    row_empty_ns: float  # ... from a bank with no open row (or no bank model)
+    row_conflict_ns: float  # ... closing another row first
+    dram_mbps: float  # sustainable DRAM bandwidth: the queueing term's capacity
+    window_ns: float  # the queueing term's window of modelled time
+    l1d: tuple[int, int, int] | None  # timing-only private L1D (size, ways, line) when model.l1d is absent
+
+
+@dataclass(frozen=True)
 class CacheModelSpec:
     """The cache/DRAM model of the QEMU plugin (``model:``; docs/model.md).
 
@@ -382,6 +398,7 @@ class CacheModelSpec:
     l1d: tuple[int, int, int] | None  # (size, ways, line) of each CPU's private L1D
     row_shift: int | None  # DRAM row = PA >> row_shift; None: no bank model
     path: str = "model"
+    timing: TimingSpec | None = None  # the timing model (model.timing); None: counters only
 
 
 @dataclass(frozen=True)

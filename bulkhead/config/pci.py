@@ -448,8 +448,13 @@ def qemu_args(system: Resolved, out_dir: str | None) -> list[str]:
             # 64-bit DMA addresses (edu's default mask keeps 28 bits)
             out += ["-device", f"edu,{addr},dma_mask=0xffffffffffffffff"]
         elif f.qemu == "virtio-net-pci":
+            # iommu_platform=on: without it QEMU's virtio devices do their DMA
+            # on system memory directly, past the SMMU (hw/virtio/virtio-bus.c
+            # gives them the IOMMU's address space only with
+            # VIRTIO_F_IOMMU_PLATFORM), so the device would see physical
+            # addresses: any PA for an attacker, wrong memory for every VM
             out += ["-netdev", f"user,id={tag}",
-                    "-device", f"virtio-net-pci,netdev={tag},disable-legacy=on,{addr}"]
+                    "-device", f"virtio-net-pci,netdev={tag},disable-legacy=on,iommu_platform=on,{addr}"]
         elif f.qemu == "nvme":
             image = f"{out_dir or '.'}/{nvme_image(f)}"
             out += ["-drive", f"file={image},if=none,format=raw,id={tag}",

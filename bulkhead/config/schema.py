@@ -41,6 +41,7 @@ from bulkhead.config.model import (
     SmmuSpec,
     SystemSpec,
     TimerSpec,
+    TimingSpec,
     UartSpec,
     VmSpec,
     VmType,
@@ -310,7 +311,7 @@ def _parse_cachemodel(r: Reader, node: YNode) -> CacheModelSpec:
     LLC geometry and bank bits are ``coloring:``'s; that it has them is
     checked when the model is used (:func:`bulkhead.run.cachemodel.check_platform`)."""
     path = "model"
-    m = r.mapping(node, path, ("llc", "l1d", "dram"), (), "a mapping {llc, l1d, dram}")
+    m = r.mapping(node, path, ("llc", "l1d", "dram", "timing"), (), "a mapping {llc, l1d, dram, timing}")
     replacement, seed = "lru", 1
     if "llc" in m:
         q = join(path, "llc")
@@ -327,7 +328,36 @@ def _parse_cachemodel(r: Reader, node: YNode) -> CacheModelSpec:
         g = r.mapping(m["dram"], q, ("row_shift",), ("row_shift",), "a mapping {row_shift}")
         row_shift = r.integer(g["row_shift"], join(q, "row_shift"), f"the lowest row bit (integer 13-{PA_BITS - 1})",
                               13, PA_BITS - 1)
-    return CacheModelSpec(cast(Literal["lru", "random"], replacement), seed, l1d, row_shift, path)
+    timing = _parse_timing(r, m["timing"], join(path, "timing")) if "timing" in m else None
+    return CacheModelSpec(cast(Literal["lru", "random"], replacement), seed, l1d, row_shift, path, timing)
+
+
+def _positive(r: Reader, node: YNode, path: str, what: str) -> float:
+    r.visit(node, path)
+    value = node.value if isinstance(node, YScalar) else None
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 < value < 1e9:
+        raise r.fail(node, path, f"expected {what} (a number > 0), got {describe(node)}")
+    return float(value)
+
+
+def _parse_timing(r: Reader, node: YNode, path: str) -> TimingSpec:
+    """``model.timing:`` (docs/model.md "Timing model")."""
+    keys = ("cpi", "cpu_mhz", "llc_hit_ns", "dram_ns", "dram_mbps", "window_ns", "l1d")
+    m = r.mapping(node, path, keys, keys[:6], "a mapping {cpi, cpu_mhz, llc_hit_ns, dram_ns, dram_mbps, window_ns, l1d}")
+    q = join(path, "dram_ns")
+    rows = r.mapping(m["dram_ns"], q, ("row_hit", "row_empty", "row_conflict"), ("row_hit", "row_empty", "row_conflict"),
+                     "a mapping {row_hit, row_empty, row_conflict}")
+    hit, empty, conflict = (_positive(r, rows[k], join(q, k), f"the {k.replace('_', ' ')} latency in ns")
+                            for k in ("row_hit", "row_empty", "row_conflict"))
+    cpi = _positive(r, m["cpi"], join(path, "cpi"), "cycles per instruction")
+    mhz = _positive(r, m["cpu_mhz"], join(path, "cpu_mhz"), "the core clock in MHz")
+    llc = _positive(r, m["llc_hit_ns"], join(path, "llc_hit_ns"), "the LLC hit latency in ns")
+    mbps = _positive(r, m["dram_mbps"], join(path, "dram_mbps"), "the sustainable DRAM bandwidth in MB/s")
+    window = _positive(r, m["window_ns"], join(path, "window_ns"), "the queueing window in ns")
+    if window * mbps * 1e6 / 1e9 < 64:
+        raise r.fail(m["window_ns"], join(path, "window_ns"), "the window must hold at least one 64 B line at dram_mbps")
+    l1d = _cache_geometry(r, m["l1d"], join(path, "l1d"), "L1D") if "l1d" in m else None
+    return TimingSpec(cpi, mhz, llc, hit, empty, conflict, mbps, window, l1d)
 
 
 def _color_list(r: Reader, node: YNode, path: str) -> tuple[int, ...]:

@@ -38,6 +38,7 @@ from bulkhead import __version__
 from bulkhead.base import term
 from bulkhead.base.errors import BuildError, ConfigError
 from bulkhead.base.tree import REPO_ROOT
+from bulkhead.experiment import workloads
 from bulkhead.experiment.record import (
     BUILD_ERROR,
     FAIL,
@@ -255,7 +256,7 @@ def execute(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, build_dir: Path, 
     build_log = logs_dir / f"build-{build_dir.name}.log"
     start = time.monotonic()
     try:
-        with open(build_log, "a") as blog:
+        with open(build_log, "a") as blog, workloads.host_peer(bench.command):
             result = run_fn(cfg.path, timeout=spec.timeout, icount=spec.icount, out=build_dir,
                             build_log=blog, **({"model": True} if model else {}))
     except ConfigError as exc:
@@ -275,22 +276,32 @@ def execute(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, build_dir: Path, 
     for vm in _vm_names(result.output):
         for fields in parse_results(result.lines(vm)):
             rec.lines.append((vm, fields))
+        if bench.command:  # Linux workloads print no result lines: parse their tools' output
+            rec.lines.extend((vm, fields) for fields in workloads.result_fields(result.lines(vm), strict=False))
     own_results = [f for vm, f in rec.lines if vm == spec.critical]
     other_results = [f for vm, f in rec.lines if vm != spec.critical]
     rec.metrics = reduce_metrics(bench.guest, own_results, other_results)
+    if bench.command:
+        rec.metrics.update(workloads.reduce_workload(own_results, other_results))
     if model and result.model_report is not None and result.model_report.is_file():
         report = cachemodel.load_report(result.model_report)
-        rec.metrics.update(cachemodel.metrics(report, spec.critical,
-                                              cachemodel.period_of(load_system(cfg.path))))
+        # kept per run (the build directory's is the next run's): the
+        # per-period series for plots (docs/model.md "Data interface")
+        shutil.copyfile(result.model_report, log_path.with_suffix(cachemodel.RUN_REPORT_SUFFIX))
+        system = load_system(cfg.path)
+        rec.metrics.update(cachemodel.metrics(report, spec.critical, cachemodel.period_of(system), system))
 
     failures = guest_failures(own, bench.guest)
+    workload_failure = workloads.failure(own, bench.guest) if bench.command else None
     if result.timed_out:
         rec.status, rec.error = TIMEOUT, result.reason
     elif failures:
         rec.status, rec.error = FAIL, failures[0]
     elif not result.clean:
         rec.status, rec.error = FAIL, result.reason
-    elif not guest_passed(own, bench.guest):
+    elif workload_failure:
+        rec.status, rec.error = FAIL, workload_failure
+    elif not bench.command and not guest_passed(own, bench.guest):
         rec.status, rec.error = FAIL, f"VM '{spec.critical}' printed no '{bench.guest}: PASS' line"
     elif rec.value is None:
         rec.status, rec.error = FAIL, f"no '{rec.metric}' in the result lines of VM '{spec.critical}'"
@@ -500,6 +511,7 @@ def run_experiment(
     finally:
         bar.end()
         result.records.sort(key=lambda r: r.plan.index)
+        model_slowdowns(spec, result.records)
         write_results(result.csv, spec, result.records, env, with_place)
         write_lines(result.lines_csv, result.records)
     if progress is not None:
@@ -512,6 +524,20 @@ def run_experiment(
         if progress is not None:
             progress.write(f"bulkhead: report {result.report}\n")
     return result
+
+
+def model_slowdowns(spec: ExperimentSpec, records: Sequence[RunRecord]) -> None:
+    """``model_slowdown`` (docs/model.md): each run's modelled time of the VM
+    under test over the mean modelled time of the baseline scenario's
+    successful runs of the same benchmark."""
+    base: dict[str, list[float]] = {}
+    for r in records:
+        if r.plan.scenario == spec.baseline and r.status == OK and "model_time_ns" in r.metrics:
+            base.setdefault(r.plan.benchmark, []).append(r.metrics["model_time_ns"])
+    for r in records:
+        ref = base.get(r.plan.benchmark)
+        if ref and "model_time_ns" in r.metrics:
+            r.metrics["model_slowdown"] = r.metrics["model_time_ns"] / (sum(ref) / len(ref))
 
 
 def _dispatch(plans: Sequence[RunPlan], slots: Sequence[Slot], one: Callable[[RunPlan, Slot], None],

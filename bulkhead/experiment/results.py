@@ -16,6 +16,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from bulkhead.experiment.workloads import WORKLOAD_COLUMNS
+
 RESULT_PREFIX = "result "
 _TOKEN_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(\S*)")
 
@@ -56,6 +58,8 @@ METRIC_COLUMNS: dict[str, Metric] = {
     "interf_mbps": Metric("interf_mbps", False, "MB/s"),  # other VMs' interferers together
     "interf_cpus": Metric("interf_cpus", False, ""),
 }
+# The Linux workloads' columns (cyclictest, stress-ng, iperf3, ping; docs/workloads.md).
+METRIC_COLUMNS.update({c: Metric(c, lower, unit) for c, (lower, unit) in WORKLOAD_COLUMNS.items()})
 
 
 def parse_result_line(line: str) -> dict[str, str] | None:

@@ -36,6 +36,7 @@ from bulkhead.config.model import Locs
 from bulkhead.config.reader import Reader, join
 from bulkhead.config.schema import PLATFORM_NAME_RE
 from bulkhead.config.yamlpos import YList, YMap, YNode, YScalar, describe
+from bulkhead.experiment import workloads
 from bulkhead.experiment.results import GUEST_METRICS, METRIC_COLUMNS, Metric
 from bulkhead.layout.load import GUESTS_DIR, display_path
 
@@ -58,9 +59,10 @@ TOP_KEYS = (
 @dataclass(frozen=True)
 class Benchmark:
     name: str
-    guest: str
+    guest: str  # a bare-metal guest, or a workload's tool (cyclictest, stress-ng, iperf3, ping)
     params: dict[str, Any]
     metric: Metric
+    command: str = ""  # a Linux workload (docs/workloads.md): the bulkhead.run command
 
 
 @dataclass(frozen=True)
@@ -423,7 +425,13 @@ class _Parser:
 
     def benchmark(self, node: YNode, path: str) -> Benchmark:
         r = self.r
-        m = r.mapping(node, path, ("name", "guest", "params", "metric"), ("guest",), "a benchmark (mapping)")
+        m = r.mapping(node, path, ("name", "guest", "params", "metric", "workload", "args", "command"), (),
+                      "a benchmark (mapping)")
+        if "workload" in m or "guest" not in m:
+            return self.workload(m, node, path)
+        for key in ("args", "command"):
+            if key in m:
+                raise self.fail(m[key], join(path, key), f"'{key}' belongs to a Linux workload ('workload:')")
         guest = r.name(m["guest"], join(path, "guest"), "a guest name")
         if self.guests_dir is not None and not (self.guests_dir / guest).is_dir():
             raise self.fail(m["guest"], join(path, "guest"),
@@ -451,6 +459,37 @@ class _Parser:
                             f"guest '{guest}' has no default metric; add 'metric:' "
                             f"(one of {', '.join(METRIC_COLUMNS)})")
         return Benchmark(name, guest, params, metric)
+
+    def workload(self, m: dict[str, YNode], node: YNode, path: str) -> Benchmark:
+        """A Linux workload: ``workload: <tool>`` with ``args`` (the command is
+        the tool and its arguments) or ``command`` (a shell command running it)."""
+        r = self.r
+        if "workload" not in m:
+            raise self.fail(node, path, "a benchmark needs 'guest' (a bare-metal guest) or 'workload' "
+                                        f"(a Linux workload: {', '.join(workloads.WORKLOADS)})")
+        if "guest" in m or "params" in m:
+            key = "guest" if "guest" in m else "params"
+            raise self.fail(m[key], join(path, key), f"a workload benchmark has no '{key}' (give 'args' or 'command')")
+        tool = r.choice(m["workload"], join(path, "workload"), workloads.WORKLOADS)
+        if "args" in m and "command" in m:
+            raise self.fail(m["command"], join(path, "command"), "give 'args' or 'command', not both")
+        try:
+            if "command" in m:
+                command = r.text(m["command"], join(path, "command"), "a shell command")
+                if tool not in command.split() and not any(w.endswith("/" + tool) for w in command.split()):
+                    raise ValueError(f"the command does not run {tool}")
+            else:
+                args = r.text(m["args"], join(path, "args"), "the tool's arguments") if "args" in m else ""
+                command = workloads.command(tool, args)
+            workloads.with_run("", command)
+        except ValueError as exc:
+            key = "command" if "command" in m else "args" if "args" in m else "workload"
+            raise self.fail(m[key], join(path, key), str(exc)) from None
+        name = r.name(m["name"], join(path, "name"), "a benchmark name", PLATFORM_NAME_RE) if "name" in m else tool
+        column = workloads.PRIMARY[tool]
+        if "metric" in m:
+            column = r.choice(m["metric"], join(path, "metric"), tuple(METRIC_COLUMNS))
+        return Benchmark(name, tool, {}, METRIC_COLUMNS[column], command)
 
     def scenario(self, node: YNode, path: str, earlier: Sequence[Scenario],
                  bench_names: tuple[str, ...]) -> Scenario:
@@ -654,6 +693,12 @@ def generate(spec: ExperimentSpec, plan: RunPlan, platform: str | None = None) -
     target = next((vm for vm in vms if isinstance(vm, dict) and vm.get("name") == spec.critical), None)
     if target is None:
         raise PathError(f"the scenario removed the VM under test '{spec.critical}'")
+    if bench.command:  # a Linux workload: the VM under test runs it at boot (docs/workloads.md)
+        if target.get("type") != "linux":
+            raise PathError(f"benchmark '{bench.name}' is a Linux workload; the VM under test "
+                            f"'{spec.critical}' is not 'type: linux'")
+        target["bootargs"] = workloads.with_run(str(target.get("bootargs") or ""), bench.command)
+        return config
     target.pop("image", None)
     target["guest"] = bench.guest
     params = dict(target.get("params") or {})

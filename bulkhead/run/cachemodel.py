@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from bulkhead.base.errors import BuildError, ConfigError, Diagnostic
+from bulkhead.config import bandwidth as bw_plan
 from bulkhead.config.color import Colors
 from bulkhead.config.model import PAGE, CacheModelSpec, Platform
 from bulkhead.layout.placement import System
@@ -39,11 +40,18 @@ API = ROOT / "build" / "qemu-plugin-api"  # QEMU's qemu-plugin.h, fetched by scr
 SOURCES = ROOT / "tools" / "cachemodel"
 MAP_NAME = "cachemodel.map"
 REPORT_NAME = "cachemodel.json"
+RUN_REPORT_SUFFIX = ".cachemodel.json"  # experiment --model: logs/<config>-r<rep>.cachemodel.json per run
 HYPERVISOR = "hypervisor"
 CAVEAT = ("QEMU models no caches or DRAM: these are the plugin's model (docs/model.md) fed with QEMU's "
           "accesses; who-evicts-whom is exact for the model, miss rates depend on QEMU's vCPU "
           "interleaving under -icount and are never comparable with hardware.")
 PERCPU_SYMBOL = "cpu_data"  # struct cpu cpu_data[ARCH_MAX_CPUS] (hypervisor/arch/aarch64/cpu.c)
+# Where each CPU's regulator keeps its period index (hypervisor/isolation/bw.c,
+# struct bw_cpu bw_cpus[]; clk.epoch is stored at every period end), read from
+# the ELF's debug information with gdb (None: no per-period series).
+PERIOD_FIELD = "bw_cpus[{cpu}].clk.epoch"
+GDB = "gdb-multiarch"
+MODELLED = "modelled"  # the label of every figure of the timing model (CSV, plots, report)
 CPU_H = ROOT / "hypervisor" / "arch" / "aarch64" / "cpu.h"
 NM = "aarch64-linux-gnu-nm"
 MAX_OWNERS = 31  # CM_MAX_OWNERS - 1 (tools/cachemodel/model.h; owner 0 is "nobody")
@@ -155,6 +163,41 @@ def percpu_of(elf: Path) -> tuple[int, int] | None:
     return None
 
 
+def period_addresses(elf: Path, cpus: Sequence[int]) -> dict[int, int]:
+    """The (EL2 virtual) address of each CPU's regulation period index in the
+    hypervisor image (PERIOD_FIELD; empty without gdb or debug information)."""
+    gdb = shutil.which(GDB)
+    if gdb is None or not cpus:
+        return {}
+    args = [gdb, "-nx", "-batch"]
+    for cpu in cpus:
+        args += ["-ex", f"print/x &{PERIOD_FIELD.format(cpu=cpu)}"]
+    res = subprocess.run([*args, str(elf)], capture_output=True, text=True)
+    found = [int(m.group(1), 16) for m in re.finditer(r"^\$\d+ = (0x[0-9a-f]+)$", res.stdout, re.M)]
+    return dict(zip(cpus, found, strict=False)) if len(found) == len(cpus) else {}
+
+
+def timing_lines(system: System, elf: Path | None) -> list[str]:
+    """The map file's timing model lines (ps, integers) and the regulated
+    CPUs' period index addresses; none without ``model.timing``."""
+    spec = spec_of(system)
+    t = spec.timing
+    if t is None:
+        return []
+    ps = [round(t.cpi * 1e6 / t.cpu_mhz), round(t.llc_hit_ns * 1000), round(t.row_empty_ns * 1000),
+          round(t.row_hit_ns * 1000), round(t.row_conflict_ns * 1000), round(64 * 1e6 / t.dram_mbps),
+          round(t.window_ns * 1000)]
+    out = ["timing " + " ".join(str(v) for v in ps)]
+    if t.l1d is not None and spec.l1d is None:
+        out.append(f"timing_l1d 0x{t.l1d[0]:x} {t.l1d[1]} {t.l1d[2]}")
+    periods = {cpu: vm.spec.bandwidth.period_us for vm in system.vms if vm.spec.bandwidth is not None
+               for cpu in vm.cpus}
+    if elf is not None:
+        for cpu, addr in sorted(period_addresses(elf, sorted(periods)).items()):
+            out.append(f"regulator {cpu} 0x{addr:x} {periods[cpu] * 1000}")
+    return out
+
+
 def map_text(system: System, elf: Path | None = None) -> str:
     """The plugin's input file (tools/cachemodel/mapfile.h); ``elf``: the
     hypervisor image, for the per-CPU data address."""
@@ -172,6 +215,7 @@ def map_text(system: System, elf: Path | None = None) -> str:
     percpu = percpu_of(elf) if elf is not None else None
     if percpu is not None:
         lines.append(f"percpu 0x{percpu[0]:x} 0x{percpu[1]:x}")
+    lines += timing_lines(system, elf)
     table = owners(system)
     if len(table) > MAX_OWNERS:
         raise BuildError(f"the cache model tells at most {MAX_OWNERS} owners apart (the hypervisor, VMs and "
@@ -286,6 +330,109 @@ def bytes_per_period(owner: Owner, period_us: int) -> float | None:
     return owner.phase.dram_bytes * period_us * 1000 / owner.phase_ns
 
 
+# --- the timing model --------------------------------------------------------
+
+CPU_CYCLES = 0x11  # the PMU event QEMU counts for every regulated CPU (cycles = instructions under -icount)
+
+
+def model_time_ns(report: Report, vm: str) -> float | None:
+    """VM ``vm``'s modelled time in ns (docs/model.md "Timing model"): over
+    its marked phase if it marked one (the longest of its CPUs' in-phase
+    times: they run in parallel), else over the whole run; None without the
+    timing model."""
+    timing = report.raw.get("timing")
+    if timing is None:
+        return None
+    mine = {int(c["index"]) for c in report.cpus if c["vm"] == vm}
+    phase = report.owner(vm).phase is not None
+    key = "phase_ps" if phase else "modelled_ps"
+    times = [int(c[key]) for c in timing["cpus"] if int(c["index"]) in mine]
+    return max(times) / 1000 if times else None
+
+
+def slowdown(report: Report, baseline: Report, vm: str) -> float | None:
+    """Modelled slowdown of ``vm``: its modelled time here over its modelled
+    time in ``baseline`` (e.g. with interference / solo)."""
+    t, t0 = model_time_ns(report, vm), model_time_ns(baseline, vm)
+    return t / t0 if t is not None and t0 else None
+
+
+@dataclass(frozen=True)
+class PeriodSeries:
+    """One regulated CPU's regulation periods as the hypervisor closed them:
+    (period index, modelled DRAM bytes, instructions, modelled ps) each."""
+
+    cpu: int
+    period_ns: int
+    entries: tuple[tuple[int, int, int, int], ...]
+    dropped: int
+
+
+def period_series(report: Report) -> list[PeriodSeries]:
+    return [PeriodSeries(int(p["cpu"]), int(p["period_ns"]),
+                         tuple((int(e[0]), int(e[1]), int(e[2]), int(e[3])) for e in p["series"]), int(p["dropped"]))
+            for p in report.raw.get("periods", [])]
+
+
+def vm_period_bytes(report: Report, system: System, vm: str) -> list[tuple[int, int]]:
+    """(period index, modelled DRAM bytes of all the VM's CPUs) per complete
+    regulation period, the first (partial: boot) and last one left out."""
+    cpus = next((set(v.cpus) for v in system.vms if v.name == vm), set())
+    total: dict[int, int] = {}
+    for ser in period_series(report):
+        if ser.cpu in cpus:
+            for index, nbytes, _, _ in ser.entries:
+                total[index] = total.get(index, 0) + nbytes
+    keys = sorted(total)[1:-1]
+    return [(k, total[k]) for k in keys]
+
+
+def bounding_unit(system: System, vm: str) -> str | None:
+    """What actually bounded VM ``vm``'s regulator on QEMU, in words (None:
+    not regulated): QEMU counts no memory events, so a VM regulated on the
+    cycle counter, or on an event QEMU lacks (the platform's fallback,
+    CPU_CYCLES), was bounded in CPU cycles, i.e. instructions under -icount
+    shift 0, whatever its budget was written in."""
+    spec = next((v.spec for v in system.vms if v.name == vm), None)
+    if spec is None:
+        return None
+    plan = bw_plan.plan(system.platform, spec)
+    if plan is None:
+        return None
+    events = {ch.number_of(i) for ch in plan.channels for i in range(len(ch.shares))}
+    pb = system.platform.bandwidth
+    fallback = pb.fallback.event if pb is not None and pb.fallback is not None else None
+    if plan.cycles or events == {CPU_CYCLES} or fallback == CPU_CYCLES:
+        return "CPU cycles (instructions under -icount shift 0)"
+    return "PMU events " + ", ".join(f"0x{e:x}" for e in sorted(events))
+
+
+def regulation(report: Report, system: System, vm: str) -> dict[str, Any] | None:
+    """Regulated VM ``vm``'s budget beside its modelled DRAM traffic per
+    regulation period (docs/model.md "Regulated bandwidth"): None if it is
+    not regulated or no period was seen (no timing model, no gdb)."""
+    spec = next((v.spec for v in system.vms if v.name == vm), None)
+    plan = bw_plan.plan(system.platform, spec) if spec is not None else None
+    series = vm_period_bytes(report, system, vm)
+    if plan is None or not series:
+        return None
+    values = [b for _, b in series]
+    mean = sum(values) / len(values)
+    budget = sum(ch.budget for ch in plan.channels)
+    unit = bounding_unit(system, vm) or "-"
+    return {
+        "vm": vm, "period_us": plan.period_us, "unit": unit, "budget_per_period": budget,
+        "budget_mbps_notional": plan.mbps, "budget_bytes_per_period_notional": plan.mbps * plan.period_us,
+        "periods": len(values),
+        "dram_bytes_per_period_mean": mean, "dram_bytes_per_period_max": max(values),
+        "dram_mbps_mean": mean / plan.period_us,  # B/us = MB/s
+        "series": series, "label": MODELLED,
+        "bound": (f"{vm}: bounded by {unit}: {budget} per {plan.period_us} us (written as {plan.mbps:.0f} MB/s at "
+                  f"the platform's bytes per event); modelled DRAM traffic {mean:,.0f} B per period on average "
+                  f"(max {max(values):,}), {mean / plan.period_us:,.0f} MB/s ({MODELLED})"),
+    }
+
+
 COLUMNS = ("OWNER", "SCOPE", "LLC ACC", "AT EL2", "LLC MISS", "EVICTED BY OTHERS", "BY HYP", "DRAM ACC",
            "ROW CONFL", "BY OTHERS", "DRAM B/PERIOD")
 
@@ -323,8 +470,47 @@ def _grid(body: list[list[str]]) -> str:
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=False)).rstrip() for r in body) + "\n"
 
 
-def table(report: Report, period_us: int) -> str:
+def timing_rows(report: Report) -> list[list[str]]:
+    """Per VM: its modelled time (phase if marked) and its CPUs' instructions,
+    stalls and queueing waits (ns)."""
+    timing = report.raw.get("timing")
+    if timing is None:
+        return []
+    by_cpu = {int(c["index"]): c for c in timing["cpus"]}
+    out = []
+    for o in report.owners:
+        if o.kind != "vm":
+            continue
+        mine = [by_cpu[int(c["index"])] for c in report.cpus if c["vm"] == o.name and int(c["index"]) in by_cpu]
+        phase = o.phase is not None
+        t = model_time_ns(report, o.name)
+        pre = "phase_" if phase else ""
+        out.append([o.name, "phase" if phase else "run", "-" if t is None else f"{t:,.0f}",
+                    str(sum(int(c[f"{pre}insns"]) for c in mine)),
+                    f"{sum(int(c[f'{pre}stall_ps']) for c in mine) / 1000:,.0f}",
+                    f"{sum(int(c[f'{pre}queue_ps']) for c in mine) / 1000:,.0f}",
+                    str(sum(int(c[f"{pre}dram_lines"]) for c in mine))])
+    return out
+
+
+TIMING_COLUMNS = ("VM", "SCOPE", "MODELLED NS", "INSNS", "STALL NS", "QUEUE NS", "DRAM LINES")
+
+
+def table(report: Report, period_us: int, system: System | None = None, baseline: Report | None = None) -> str:
+    """The report as text tables; with ``system``, a line per regulated VM
+    naming the unit that bounded it and its modelled DRAM bytes per period;
+    with ``baseline`` (another run's report), each VM's modelled slowdown."""
     text = _grid([list(COLUMNS), *rows(report, period_us)]) + "\n" + _grid([list(CPU_COLUMNS), *cpu_rows(report)])
+    timed = timing_rows(report)
+    if timed:
+        text += "\n" + _grid([list(TIMING_COLUMNS), *timed]) + f"(timing model: every figure {MODELLED})\n"
+    if system is not None:
+        for o in report.owners:
+            reg = regulation(report, system, o.name) if o.kind == "vm" else None
+            if reg is not None:
+                text += f"regulated: {reg['bound']}\n"
+    for name, value in slowdowns(report, baseline).items():
+        text += f"modelled slowdown of {name}: {value:.3f} (against the baseline run; {MODELLED})\n"
     return f"{text}(DRAM B/PERIOD: per {period_us} us of virtual time. {CAVEAT})\n"
 
 
@@ -335,14 +521,32 @@ def period_of(system: System) -> int:
     return min(periods, default=1000)
 
 
-def document(report: Report, system: System) -> dict[str, Any]:
+def slowdowns(report: Report, baseline: Report | None) -> dict[str, float]:
+    """Each VM's modelled slowdown against ``baseline`` (the VMs both runs
+    timed; nothing without a baseline)."""
+    out: dict[str, float] = {}
+    if baseline is None:
+        return out
+    names = {o.name for o in baseline.owners if o.kind == "vm"}
+    for o in report.owners:
+        if o.kind == "vm" and o.name in names:
+            value = slowdown(report, baseline, o.name)
+            if value is not None:
+                out[o.name] = value
+    return out
+
+
+def document(report: Report, system: System, baseline: Report | None = None) -> dict[str, Any]:
     """The report with derived figures, for ``--json`` and experiments."""
     period = period_of(system)
     doc = dict(report.raw)
     doc["caveat"] = CAVEAT
     doc["period_us"] = period
+    slow = slowdowns(report, baseline)
     doc["derived"] = {
-        o.name: {"evicted_by_others": o.measured.evicted_by_others(o.name),
+        o.name: {"model_time_ns": model_time_ns(report, o.name), "model_slowdown": slow.get(o.name),
+                 "regulation": regulation(report, system, o.name) if o.kind == "vm" else None,
+                 "evicted_by_others": o.measured.evicted_by_others(o.name),
                  "evicted_by_hypervisor": o.measured.evicted_by.get(HYPERVISOR, 0),
                  "row_conflicts_by_others": o.measured.conflicts_by_others(o.name),
                  "dram_bytes_per_period": bytes_per_period(o, period),
@@ -364,11 +568,20 @@ MODEL_COLUMNS: dict[str, str] = {
     "model_row_conflicts_by_vms": "DRAM row conflicts caused by other VMs",
     "model_dram_bpp": "its DRAM bytes per period",
     "model_interf_dram_bpp": "the other VMs' DRAM bytes per period",
+    # the timing model (docs/model.md "Timing model"): every figure modelled
+    "model_time_ns": "its modelled time in ns (marked phase) (modelled)",
+    "model_slowdown": "its modelled time over the baseline scenario's (modelled)",
+    "model_dram_bytes_per_period": "its DRAM bytes per regulation period, mean (modelled)",
+    "model_interf_dram_bytes_per_period": "the regulated other VMs' DRAM bytes per regulation period, mean (modelled)",
+    "model_interf_dram_mbps": "the same in MB/s at the regulation period (modelled)",
+    "model_interf_budget_per_period": "the regulated other VMs' budgets per period, in the unit that bounded them",
 }
 
 
-def metrics(report: Report, vm: str, period_us: int) -> dict[str, float]:
-    """The MODEL_COLUMNS of VM ``vm`` (bytes per ``period_us`` of virtual time)."""
+def metrics(report: Report, vm: str, period_us: int, system: System | None = None) -> dict[str, float]:
+    """The MODEL_COLUMNS of VM ``vm`` (bytes per ``period_us`` of virtual time;
+    with ``system``, the regulation periods' figures; model_slowdown needs
+    the baseline run: the experiment adds it)."""
     me = report.owner(vm)
     c = me.measured
     vms = {o.name for o in report.owners if o.kind == "vm" and o.name != vm}
@@ -385,4 +598,16 @@ def metrics(report: Report, vm: str, period_us: int) -> dict[str, float]:
     others = [bytes_per_period(report.owner(name), period_us) for name in sorted(vms)]
     if any(b is not None for b in others):
         out["model_interf_dram_bpp"] = sum(b for b in others if b is not None)
+    t = model_time_ns(report, vm)
+    if t is not None:
+        out["model_time_ns"] = t
+    if system is not None:
+        mine = regulation(report, system, vm)
+        if mine is not None:
+            out["model_dram_bytes_per_period"] = mine["dram_bytes_per_period_mean"]
+        regs = [r for r in (regulation(report, system, name) for name in sorted(vms)) if r is not None]
+        if regs:
+            out["model_interf_dram_bytes_per_period"] = sum(r["dram_bytes_per_period_mean"] for r in regs)
+            out["model_interf_dram_mbps"] = sum(r["dram_mbps_mean"] for r in regs)
+            out["model_interf_budget_per_period"] = float(sum(r["budget_per_period"] for r in regs))
     return out

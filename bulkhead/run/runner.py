@@ -80,13 +80,19 @@ class RunResult:
 
 
 _DMA_LINE = re.compile(r"\[bulkhead\] vm (\S+): (\d+) DMA fault\(s\): (.*)")
+_DMA_LOST_LINE = re.compile(r"\[bulkhead\] vm (\S+): DMA fault records lost (\d+) time\(s\).*")
 
 
 def dma_faults(hyp_lines: list[str]) -> dict[str, dict[str, Any]]:
-    """``{vm: {"total": n, "devices": {device: n}}}`` from the hypervisor's
-    DMA fault lines (the last line of a VM wins: a reset VM reports again)."""
+    """``{vm: {"total": n, "devices": {device: n}, "lost": k}}`` from the
+    hypervisor's DMA fault lines (the last line of a VM wins: a reset VM
+    reports again); ``lost``: how many times an SMMU of the VM's streams lost
+    fault records (event queue overflow), so ``total`` is a lower bound."""
     out: dict[str, dict[str, Any]] = {}
     for line in hyp_lines:
+        lost = _DMA_LOST_LINE.fullmatch(line)
+        if lost and lost.group(1) in out:
+            out[lost.group(1)]["lost"] = int(lost.group(2))
         m = _DMA_LINE.fullmatch(line)
         if not m:
             continue
@@ -95,7 +101,7 @@ def dma_faults(hyp_lines: list[str]) -> dict[str, dict[str, Any]]:
             name, sep, count = item.rpartition(": ")
             if sep and count.isdigit():
                 devices[name] = int(count)
-        out[m.group(1)] = {"total": int(m.group(2)), "devices": devices}
+        out[m.group(1)] = {"total": int(m.group(2)), "devices": devices, "lost": 0}
     return out
 
 

@@ -24,10 +24,16 @@
 #define DMA_BURST_MS 1000
 #define DMA_MAX_IRQS 8
 
+/* burst slots: one per stream, one for streams no VM owns, one per unit
+ * for its lost records */
+#define DMA_SLOT_UNKNOWN IOMMU_MAX_STREAMS
+#define DMA_SLOT_LOST(u) (IOMMU_MAX_STREAMS + 1 + (u))
+#define DMA_SLOTS        (IOMMU_MAX_STREAMS + 1 + IOMMU_MAX_UNITS)
+
 static spinlock_t dma_lock = SPINLOCK_INIT;
-static u64 dma_last[IOMMU_MAX_STREAMS + 1];  /* + 1: streams no VM owns */
-static u64 dma_quiet[IOMMU_MAX_STREAMS + 1]; /* faults not printed since */
-static bool dma_seen[IOMMU_MAX_STREAMS + 1];
+static u64 dma_last[DMA_SLOTS];
+static u64 dma_quiet[DMA_SLOTS]; /* faults not printed since */
+static bool dma_seen[DMA_SLOTS];
 static u64 dma_unknown; /* faults of stream IDs no VM owns */
 
 /* Whether the fault of slot i gets a line now; *since: faults not printed before it. */
@@ -50,17 +56,38 @@ static bool dma_burst(u32 i, u64 *since)
 	return print;
 }
 
+/* A unit discarded fault records: every VM with a stream on it counts the
+ * loss (any of its streams may have faulted unreported); one line per
+ * burst. The faults themselves were blocked all the same. */
+static void dma_lost(const struct iommu_fault *f)
+{
+	const struct iommu_config *c = iommu_config();
+	u64 since = 0;
+
+	for (u32 i = 0; i < vm_count; i++)
+		if (iommu_vm_on_unit(i, f->unit))
+			vms[i].dma_lost++;
+	if (dma_burst(DMA_SLOT_LOST(f->unit), &since))
+		log_info("smmu %s: %s: DMA fault records were lost (the faults were blocked, not "
+		         "all reported); %lu more loss(es) since the last line",
+		         c->units[f->unit].name, f->what, since);
+}
+
 static void dma_fault(const struct iommu_fault *f)
 {
 	const struct iommu_config *c = iommu_config();
 	u64 since = 0;
 
+	if (f->lost) {
+		dma_lost(f);
+		return;
+	}
 	if (f->stream == IOMMU_NONE) {
 		dma_unknown++;
-		if (dma_burst(IOMMU_MAX_STREAMS, &since))
-			log_info(
-			    "smmu %s: stream 0x%x, which no VM owns: %s (blocked)%s%lu more since",
-			    c->units[f->unit].name, f->sid, f->what, since ? "; " : "", since);
+		if (dma_burst(DMA_SLOT_UNKNOWN, &since))
+			log_info("smmu %s: stream 0x%x, which no VM owns: %s (blocked); %lu more "
+			         "since the last line",
+			         c->units[f->unit].name, f->sid, f->what, since);
 		return;
 	}
 	const struct iommu_stream *st = &c->streams[f->stream];

@@ -28,7 +28,9 @@ void vm_load(struct vm *vm)
 	mem_iommu_attach(vm); /* a reset blocked its DMA until the reload */
 }
 
-/* "vm X: N DMA fault(s): device D: n, ..." (bulkhead run --json reads it). */
+/* "vm X: N DMA fault(s): device D: n, ..." and, if an SMMU of its streams
+ * lost records, "vm X: DMA fault records lost N time(s) ..." (bulkhead run
+ * --json reads both). */
 static void vm_dma_report(const struct vm *vm)
 {
 	const struct iommu_config *c = iommu_config();
@@ -45,6 +47,10 @@ static void vm_dma_report(const struct vm *vm)
 		                      c->streams[i].device, iommu_stream_faults(i));
 	}
 	log_info("vm %s: %lu DMA fault(s): %s", vm->cfg->name, vm->dma_faults, line);
+	if (vm->dma_lost)
+		log_info("vm %s: DMA fault records lost %lu time(s) (SMMU event queue overflow): "
+		         "more faults than counted",
+		         vm->cfg->name, vm->dma_lost);
 }
 
 static u64 vm_us(u64 ticks)

@@ -56,6 +56,7 @@ struct vm {
 	u32 faults;
 	u32 resets;
 	u64 dma_faults;  /* faults of its DMA streams (core/dma.c) */
+	u64 dma_lost;    /* times an SMMU of its streams lost fault records */
 	u64 setway_ops;  /* trapped DC ISW/CSW/CISW (core/setway.c) */
 	u64 setway_done; /* of which performed (as DC CISW) */
 	u64 setway_bad;  /* of which had reserved bits set or a set/way beyond the cache */

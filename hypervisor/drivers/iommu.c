@@ -39,12 +39,24 @@ bool iommu_active(void)
 	return iommu_cfg && iommu_cfg->nunits;
 }
 
-bool iommu_vm_has_streams(u32 vm)
+/* Whether VM vm owns a stream on unit (IOMMU_NONE: on any unit). */
+static bool iommu_vm_owns(u32 vm, u32 unit)
 {
 	for (u32 i = 0; iommu_cfg && i < iommu_cfg->nstreams; i++)
-		if (iommu_cfg->streams[i].vm == vm)
+		if (iommu_cfg->streams[i].vm == vm &&
+		    (unit == IOMMU_NONE || iommu_cfg->streams[i].unit == unit))
 			return true;
 	return false;
+}
+
+bool iommu_vm_has_streams(u32 vm)
+{
+	return iommu_vm_owns(vm, IOMMU_NONE);
+}
+
+bool iommu_vm_on_unit(u32 vm, u32 unit)
+{
+	return unit != IOMMU_NONE && iommu_vm_owns(vm, unit);
 }
 
 u64 iommu_stream_faults(u32 stream)
@@ -274,6 +286,15 @@ static void iommu_v3_event(u32 unit, const struct smmuv3_event *e)
 {
 	iommu_report(unit, e->sid, e->addr, e->write, e->addr_valid, smmuv3_event_name(e->type));
 }
+
+/* The unit discarded fault records: passed up, once per overflow. */
+static void iommu_v3_lost(u32 unit, const char *why)
+{
+	struct iommu_fault f = { .unit = unit, .stream = IOMMU_NONE, .what = why, .lost = true };
+
+	if (iommu_fault)
+		iommu_fault(&f);
+}
 #endif
 
 #ifdef IOMMU_HAVE_SMMU500
@@ -294,9 +315,9 @@ void iommu_handle_irq(u32 intid)
 #ifdef IOMMU_HAVE_SMMUV3
 		case IOMMU_SMMUV3:
 			if (intid == u->gerror_irq)
-				smmuv3_gerror(unit);
+				smmuv3_gerror(unit, iommu_v3_lost);
 			if (intid == u->event_irq)
-				smmuv3_drain_events(unit, iommu_v3_event);
+				smmuv3_drain_events(unit, iommu_v3_event, iommu_v3_lost);
 			break;
 #endif
 #ifdef IOMMU_HAVE_SMMU500

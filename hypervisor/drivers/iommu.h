@@ -89,6 +89,10 @@ struct iommu_fault {
 	bool addr_valid;  /* addr and write are meaningful for this kind of fault */
 	const char *what; /* e.g. "F_TRANSLATION", "C_BAD_STREAMID" */
 	bool blocked;     /* the stream was blocked now (abort-device) */
+	/* Not one fault: the unit discarded fault records (event queue
+	 * overflow); which streams faulted is unknown (stream IOMMU_NONE,
+	 * what says why). Reported once per overflow. */
+	bool lost;
 };
 
 typedef void (*iommu_fault_fn)(const struct iommu_fault *f);
@@ -133,6 +137,8 @@ u32 iommu_irqs(struct iommu_irq *irqs, u32 max);
 void iommu_handle_irq(u32 intid);
 /* Faults recorded for stream i since boot. */
 u64 iommu_stream_faults(u32 stream);
+/* Whether VM vm owns a stream on unit. */
+bool iommu_vm_on_unit(u32 vm, u32 unit);
 /* The configuration iommu_init was given (NULL before). */
 const struct iommu_config *iommu_config(void);
 

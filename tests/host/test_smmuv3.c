@@ -35,7 +35,8 @@ struct model {
 	bool ste_cached[4096];
 	u32 smmuen_at_gbpa; /* order check: CR0.SMMUEN never before GBPA.ABORT */
 	bool gbpa_abort_first;
-	bool irq_event; /* the event interrupt was raised */
+	bool irq_event;   /* the event interrupt was raised */
+	bool full_gerror; /* a full queue raises GERROR.EVENTQ_ABT_ERR (QEMU 10) instead of OVFLG */
 } m;
 
 static u64 *model_ste_addr(u32 sid)
@@ -75,7 +76,12 @@ static void model_event(u32 type, u32 sid, u64 addr, bool write)
 	if (!(m.cr0 & SMMUV3_CR0_EVENTQEN))
 		return;
 	if (smmuv3_q_full(m.evtq_prod, m.evtq_cons, log2)) {
-		m.evtq_prod |= SMMUV3_Q_OVF ^ (m.evtq_cons & SMMUV3_Q_OVF);
+		/* the record is discarded; OVFLG toggles unless an overflow is
+		 * outstanding (not yet acknowledged through OVACKFLG) */
+		if (m.full_gerror && !((m.gerror ^ m.gerrorn) & SMMUV3_GERROR_EVTQ_ABT))
+			m.gerror ^= SMMUV3_GERROR_EVTQ_ABT;
+		else if (!m.full_gerror && !((m.evtq_prod ^ m.evtq_cons) & SMMUV3_Q_OVF))
+			m.evtq_prod ^= SMMUV3_Q_OVF;
 		return;
 	}
 	rec[0] = type | ((u64)sid << 32);
@@ -379,6 +385,11 @@ static void test_queue_wrap(void)
 	CHECK(smmuv3_q_empty(smmuv3_q_inc(7, 2), 0, 2));
 	/* the overflow flag and error field do not count as index bits */
 	CHECK(smmuv3_q_empty(3 | SMMUV3_Q_OVF, 3, 2));
+	/* overflow: OVFLG differs from OVACKFLG until acknowledged, either way */
+	CHECK(!smmuv3_evtq_overflowed(5, 3) && smmuv3_evtq_overflowed(5 | SMMUV3_Q_OVF, 3));
+	CHECK(smmuv3_evtq_overflowed(5, 3 | SMMUV3_Q_OVF));
+	CHECK(smmuv3_evtq_ack(5 | SMMUV3_Q_OVF, 3) == (3 | SMMUV3_Q_OVF));
+	CHECK(smmuv3_evtq_ack(5, 3 | SMMUV3_Q_OVF) == 3 && smmuv3_evtq_ack(5, 3) == 3);
 }
 
 static void bring_up(const struct iommu_config *c)
@@ -468,19 +479,26 @@ static void test_attach_fault_block(void)
 	CHECK(model_dma(0x18, 0x40000000, true, &pa) == -1);
 }
 
+/* Brings c up with VM 0 on its stage 2 (IPA 0x40000000 -> PA 0x80000000). */
+static void up_with_vm0(const struct iommu_config *c)
+{
+	struct iommu_s2 s2 = { .vtcr = VTCR, .vmid = 1 };
+
+	bring_up(c);
+	pool_next = 0;
+	s2.root = (u64)(uintptr_t)stage2(0x80000000);
+	iommu_vm_attach(0, &s2);
+}
+
 static void test_stop_vm_policy(void)
 {
 	static const struct iommu_stream st[] = {
 		{ .unit = 0, .sid = 0x10, .vm = 0, .device = "edu", .flags = IOMMU_STREAM_STOP_VM },
 	};
 	static const struct iommu_config c = { 1, &unit_linear, 1, st };
-	struct iommu_s2 s2 = { .vtcr = VTCR, .vmid = 1 };
 	u64 pa;
 
-	bring_up(&c);
-	pool_next = 0;
-	s2.root = (u64)(uintptr_t)stage2(0x80000000);
-	iommu_vm_attach(0, &s2);
+	up_with_vm0(&c);
 	stop_on_fault = true;
 	CHECK(model_dma(0x10, 0x60000000, false, &pa) == -1);
 	iommu_handle_irq(106);
@@ -508,15 +526,14 @@ static void test_event_flood_and_wrap(void)
 		handled += nfaults;
 	}
 	CHECK(handled == 200 && m.evtq_prod == m.evtq_cons);
-	/* more than the queue holds: the overflow is acknowledged and said */
-	loglen = 0;
+	/* more than the queue holds: the records there, then the loss (once) */
 	for (u32 i = 0; i < 300; i++)
 		model_dma(0x40, 0x40000000, false, &pa);
 	nfaults = 0;
 	iommu_handle_irq(106);
-	CHECK(nfaults == 256 && (m.evtq_base & 0x1f) == 8);
-	CHECK(logged("event queue overflowed"));
-	CHECK(!((m.evtq_prod ^ m.evtq_cons) & SMMUV3_Q_OVF));
+	CHECK(nfaults == 257 && (m.evtq_base & 0x1f) == 8);
+	CHECK(!faults[255].lost && faults[256].lost && faults[256].stream == IOMMU_NONE);
+	CHECK(!smmuv3_evtq_overflowed(m.evtq_prod, m.evtq_cons));
 	/* many STE changes: the command queue wraps several times */
 	for (u32 i = 0; i < 50; i++) {
 		iommu_vm_attach(0, &s2);
@@ -525,6 +542,65 @@ static void test_event_flood_and_wrap(void)
 	iommu_vm_attach(0, &s2);
 	CHECK(m.ncmds > 400 && smmuv3_q_empty(m.cmdq_prod, m.cmdq_cons, 6));
 	CHECK(model_dma(0x10, 0x40000000, true, &pa) == 0 && pa == 0x80000000);
+}
+
+static u32 lost_reports(const char *why)
+{
+	u32 n = 0;
+
+	for (u32 i = 0; i < nfaults; i++)
+		n += faults[i].lost && faults[i].unit == 0 && strstr(faults[i].what, why) != NULL;
+	return n;
+}
+
+/* Event queue overflow, IHI 0070 "Queue overflow": each overflow toggles
+ * EVENTQ_PROD.OVFLG once, is acknowledged through EVENTQ_CONS.OVACKFLG and
+ * reported once; a second overflow after the acknowledgement
+ * (OVFLG toggling back) is one more; QEMU's GERROR.EVENTQ_ABT_ERR as well. */
+static void test_event_overflow(void)
+{
+	u64 pa;
+
+	up_with_vm0(&cfg);
+	CHECK(iommu_vm_on_unit(0, 0) && iommu_vm_on_unit(1, 0) && !iommu_vm_on_unit(2, 0) &&
+	      !iommu_vm_on_unit(0, 1) && !iommu_vm_on_unit(0, IOMMU_NONE));
+	for (u32 episode = 1; episode <= 3; episode++) {
+		u32 ovf = m.evtq_prod & SMMUV3_Q_OVF;
+
+		/* 300 records of a stream no VM owns, twice before the interrupt:
+		 * one overflow (OVFLG toggles once while it is outstanding) */
+		for (u32 i = 0; i < 600; i++)
+			model_dma(0x40, 0x40000000, false, &pa);
+		CHECK((m.evtq_prod & SMMUV3_Q_OVF) != ovf);
+		nfaults = 0;
+		iommu_handle_irq(106);
+		CHECK(nfaults == 257 && lost_reports("OVFLG") == 1);
+		CHECK((m.evtq_cons & SMMUV3_Q_OVF) == (m.evtq_prod & SMMUV3_Q_OVF));
+		/* acknowledged: the next interrupt reports no loss */
+		model_dma(0x40, 0x40000000, false, &pa);
+		nfaults = 0;
+		iommu_handle_irq(106);
+		CHECK(nfaults == 1 && lost_reports("") == 0);
+	}
+	/* QEMU 10: a full queue raises GERROR.EVENTQ_ABT_ERR instead */
+	m.full_gerror = true;
+	for (u32 i = 0; i < 300; i++)
+		model_dma(0x40, 0x40000000, false, &pa);
+	CHECK((m.gerror ^ m.gerrorn) & SMMUV3_GERROR_EVTQ_ABT);
+	nfaults = 0;
+	loglen = 0;
+	iommu_handle_irq(109);
+	CHECK(nfaults == 1 && lost_reports("EVENTQ_ABT_ERR") == 1);
+	CHECK(m.gerror == m.gerrorn && !logged("global error"));
+	iommu_handle_irq(106);
+	CHECK(nfaults == 257 && lost_reports("") == 1);
+	m.full_gerror = false;
+	/* the VM's own stream still translates, and its faults are still reported */
+	CHECK(model_dma(0x10, 0x40000000, true, &pa) == 0 && pa == 0x80000000);
+	CHECK(model_dma(0x10, 0x60000000, true, &pa) == -1);
+	nfaults = 0;
+	iommu_handle_irq(106);
+	CHECK(nfaults == 1 && faults[0].stream == 0 && !faults[0].lost);
 }
 
 static void test_two_level(void)
@@ -634,6 +710,7 @@ int main(void)
 	test_attach_fault_block();
 	test_stop_vm_policy();
 	test_event_flood_and_wrap();
+	test_event_overflow();
 	test_two_level();
 	test_failures();
 	if (failures) {

@@ -66,6 +66,36 @@ static unsigned int ncpus;
 static const char *out_path;
 static uint64_t io_accesses, setway_ops;
 
+/*
+ * The timing model (model.h, cfg.timing): every block's instructions, every
+ * access's LLC / DRAM latency and every DRAM line go to the running CPU's
+ * modelled clock. Without a private L1D in the model, a timing-only one
+ * (cfg.tl1_size) decides which accesses cost no stall (L1 hits); it does
+ * not feed the LLC, whose counters stay those of every access.
+ */
+static struct cm_timing tm;
+static struct cm_cache tl1[CM_MAX_CPUS];
+#define A64_WFI 0xd503207fu
+
+/*
+ * Regulation periods (map file `regulator`): the hypervisor stores each
+ * CPU's period index at a known address; a store there ends the CPU's
+ * period, and what the CPU moved to and from DRAM in it (and ran) is one
+ * entry of its series, up to CM_MAX_PERIODS entries per CPU.
+ */
+#define CM_MAX_PERIODS 65536
+struct period_rec {
+	uint64_t index, lines, insns, ps;
+};
+struct period_cpu {
+	bool seen; /* an index was stored: the CPU's regulator runs */
+	uint64_t index, lines, insns, start_ps;
+	uint64_t n, dropped;
+	struct period_rec *rec;
+};
+static struct period_cpu periods[CM_MAX_CPUS];
+static uint64_t watch_lo = UINT64_MAX, watch_hi; /* range of the watched addresses */
+
 /* marked phases, per owner */
 static uint32_t phase_cpus[CM_MAX_OWNERS];
 static uint64_t phase_start[CM_MAX_OWNERS], phase_ns[CM_MAX_OWNERS];
@@ -97,8 +127,24 @@ static unsigned int nscopes(uint8_t owner)
 	return phase_cpus[owner] ? NSCOPES : 1;
 }
 
+/* The CPU's modelled clock with its settled queueing waits, ps. */
+static uint64_t modelled_ps(unsigned int cpu)
+{
+	return tm.cpu[cpu].clock + tm.cpu[cpu].queue;
+}
+
+/* One DRAM line transfer of the running CPU for the timing model: a fill it
+ * waits for (row: the row state it met), or a write-back. */
+static void dram_time(unsigned int cpu, enum cm_row row, bool fill)
+{
+	if (!cfg.timing || cpu >= ncpus)
+		return;
+	cm_time_dram(&tm, cpu, row, fill);
+	periods[cpu].lines++;
+}
+
 /* One DRAM access (a line fill or write-back); cs: the CPU whose line fill it is, or NULL. */
-static void dram_access(uint64_t pa, uint8_t owner, struct cpu_stats *cs)
+static enum cm_row dram_access(uint64_t pa, uint8_t owner, struct cpu_stats *cs)
 {
 	uint8_t opener = 0;
 	enum cm_row row = CM_ROW_EMPTY;
@@ -124,20 +170,26 @@ static void dram_access(uint64_t pa, uint8_t owner, struct cpu_stats *cs)
 			c->row_conflicts_by[opener]++;
 		}
 	}
+	return row;
 }
 
 /* One access reaching the LLC (an L1D miss, or any access without L1D). */
-static void llc_access(uint64_t pa, uint8_t owner, bool store, struct cpu_stats *cs)
+static void llc_access(uint64_t pa, uint8_t owner, bool store, struct cpu_stats *cs,
+                       unsigned int cpu, bool timed)
 {
 	struct cm_result r = cm_cache_access(&llc, pa, owner, store);
 	unsigned int s;
+	enum cm_row row;
 
 	for (s = 0; s < nscopes(owner); s++) {
 		cnt[s][owner].accesses++;
 		cnt[s][owner].misses += !r.hit;
 	}
-	if (r.hit)
+	if (r.hit) {
+		if (timed && cfg.timing && cpu < ncpus)
+			cm_time_stall(&tm, cpu, cfg.tp.llc_hit_ps);
 		return;
+	}
 	cs->misses++;
 	cs->dram_accesses += 1 + r.writeback;
 	if (r.evicted) {
@@ -148,9 +200,15 @@ static void llc_access(uint64_t pa, uint8_t owner, bool store, struct cpu_stats 
 			for (s = 0; s < nscopes(r.victim_owner); s++)
 				cnt[s][r.victim_owner].writebacks++;
 			dram_access(r.victim_addr, r.victim_owner, NULL);
+			dram_time(cpu, CM_ROW_HIT, false);
 		}
 	}
-	dram_access(pa, owner, cs);
+	row = dram_access(pa, owner, cs);
+	/* a fill is waited for by the CPU unless a timing-only L1D held the line */
+	if (timed)
+		dram_time(cpu, dram.enabled ? row : CM_ROW_EMPTY, true);
+	else
+		dram_time(cpu, CM_ROW_HIT, false); /* the transfer still takes bandwidth */
 }
 
 static void access(unsigned int vcpu, uint64_t pa, bool store)
@@ -181,11 +239,47 @@ static void access(unsigned int vcpu, uint64_t pa, bool store)
 		cs->l1_misses++;
 		/* a dirty L1 victim is written back into its LLC line, or to
 		 * DRAM if the LLC no longer holds it (no inclusion) */
-		if (r.writeback && !cm_cache_mark_dirty(&llc, r.victim_addr))
+		if (r.writeback && !cm_cache_mark_dirty(&llc, r.victim_addr)) {
 			dram_access(r.victim_addr, r.victim_owner, NULL);
+			dram_time(vcpu, CM_ROW_HIT, false);
+		}
 		store = false;
+	} else if (cfg.tl1_size && vcpu < ncpus) {
+		/* timing only: an L1 hit costs no stall, the LLC still sees it */
+		bool hit = cm_cache_access(&tl1[vcpu], pa, owner, store).hit;
+
+		llc_access(pa, owner, store, cs, vcpu, !hit);
+		return;
 	}
-	llc_access(pa, owner, store, cs);
+	llc_access(pa, owner, store, cs, vcpu, true);
+}
+
+/* The hypervisor stored a CPU's period index: the end of that CPU's period. */
+static void period_store(uint64_t vaddr, qemu_plugin_mem_value v)
+{
+	uint64_t index = v.type == QEMU_PLUGIN_MEM_VALUE_U64 ? v.data.u64 : v.data.u32;
+	unsigned int i;
+
+	for (i = 0; i < ncpus; i++) {
+		struct period_cpu *p = &periods[i];
+
+		if (cfg.reg_addr[i] != vaddr)
+			continue;
+		if (p->seen && index != p->index) {
+			if (p->n < CM_MAX_PERIODS)
+				p->rec[p->n++] =
+				    (struct period_rec){ p->index, p->lines, p->insns,
+					                 modelled_ps(i) - p->start_ps };
+			else
+				p->dropped++;
+		}
+		if (!p->seen || index != p->index) {
+			p->seen = true;
+			p->index = index;
+			p->lines = p->insns = 0;
+			p->start_ps = modelled_ps(i);
+		}
+	}
 }
 
 static void mem_cb(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *ud)
@@ -203,6 +297,8 @@ static void mem_cb(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 		return;
 	}
 	access(vcpu, qemu_plugin_hwaddr_phys_addr(h), qemu_plugin_mem_is_store(info));
+	if (vaddr >= watch_lo && vaddr <= watch_hi && cur_el2 && qemu_plugin_mem_is_store(info))
+		period_store(vaddr, qemu_plugin_mem_get_value(info));
 }
 
 static uint64_t read_x(struct qemu_plugin_register *reg)
@@ -223,7 +319,6 @@ static uint64_t read_x(struct qemu_plugin_register *reg)
 static void tb_cb(unsigned int vcpu, void *ud)
 {
 	(void)vcpu;
-	(void)ud;
 	if (reg_tpidr) {
 		uint64_t v = read_x(reg_tpidr);
 
@@ -233,6 +328,22 @@ static void tb_cb(unsigned int vcpu, void *ud)
 	}
 	if (reg_cpsr)
 		cur_el2 = ((read_x(reg_cpsr) >> 2) & 3) == 2;
+	if (cfg.timing && !frozen) {
+		unsigned int cpu = reg_tpidr ? cur_cpu : vcpu;
+
+		cm_time_run(&tm, cpu, (uintptr_t)ud);
+		if (cpu < CM_MAX_CPUS)
+			periods[cpu].insns += (uintptr_t)ud;
+	}
+}
+
+/* WFI: the CPU waits until it next runs a block (model.h: its clock then
+ * catches up with the running CPUs'). */
+static void wfi_cb(unsigned int vcpu, void *ud)
+{
+	(void)ud;
+	if (!frozen)
+		cm_time_wait(&tm, reg_tpidr ? cur_cpu : vcpu);
 }
 
 static void marker_cb(unsigned int vcpu, void *ud)
@@ -253,6 +364,8 @@ static void marker_cb(unsigned int vcpu, void *ud)
 	owner = (uint8_t)cfg.cpu_owner[vcpu];
 	cs = &cpus[vcpu];
 	cs->markers++;
+	if (cfg.timing)
+		cm_time_phase(&tm, vcpu, id != 0);
 	if (id) {
 		if (phase_cpus[owner]++ == 0)
 			phase_start[owner] = ns;
@@ -329,8 +442,9 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	size_t i, n = qemu_plugin_tb_n_insns(tb);
 
 	(void)id;
-	if (reg_tpidr || reg_cpsr)
-		qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_cb, QEMU_PLUGIN_CB_R_REGS, NULL);
+	if (reg_tpidr || reg_cpsr || cfg.timing)
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_cb, QEMU_PLUGIN_CB_R_REGS,
+		                                     (void *)(uintptr_t)n);
 	for (i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		uint32_t word = 0;
@@ -349,6 +463,9 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		         reg_x[word & 31])
 			qemu_plugin_register_vcpu_insn_exec_cb(
 			    insn, setway_cb, QEMU_PLUGIN_CB_R_REGS, (void *)(uintptr_t)word);
+		else if (word == A64_WFI && cfg.timing)
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, wfi_cb, QEMU_PLUGIN_CB_NO_REGS,
+			                                       NULL);
 		else if ((word & A64_HVC_SMC_MASK) == A64_HVC_SMC && reg_cpsr)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, call_cb, QEMU_PLUGIN_CB_R_REGS,
 			                                       NULL);
@@ -421,6 +538,60 @@ static void put_counters(FILE *f, const struct cm_counters *c)
 	fprintf(f, "}");
 }
 
+/* The timing model's figures (ps) and the regulation periods' series. */
+static void write_timing(FILE *f)
+{
+	const struct cm_timing_params *p = &cfg.tp;
+	uint32_t i;
+	uint64_t k;
+	const char *sep = "";
+
+	cm_time_settle_all(&tm);
+	fprintf(f,
+	        ",\n \"timing\": {\"unit\": \"ps\", \"cpi_ps\": %" PRIu64
+	        ", \"llc_hit_ps\": %" PRIu64 ", \"row_empty_ps\": %" PRIu64
+	        ", \"row_hit_ps\": %" PRIu64 ", \"row_conflict_ps\": %" PRIu64
+	        ", \"line_ps\": %" PRIu64 ", \"window_ps\": %" PRIu64
+	        ", \"capacity_lines\": %" PRIu64 ", \"timing_l1d\": %s, \"windows\": %" PRIu64
+	        ", \"busiest_window_lines\": %" PRIu64 ", \"late_lines\": %" PRIu64
+	        ", \"forced_windows\": %" PRIu64 ",\n  \"cpus\": [\n",
+	        p->cpi_ps, p->llc_hit_ps, p->row_ps[CM_ROW_EMPTY], p->row_ps[CM_ROW_HIT],
+	        p->row_ps[CM_ROW_CONFLICT], p->line_ps, p->window_ps, tm.capacity,
+	        cfg.tl1_size ? "true" : "false", tm.windows, tm.busiest, tm.late, tm.forced);
+	for (i = 0; i < ncpus; i++) {
+		const struct cm_time_cpu *c = &tm.cpu[i];
+
+		fprintf(f,
+		        "   {\"index\": %u, \"insns\": %" PRIu64 ", \"modelled_ps\": %" PRIu64
+		        ", \"stall_ps\": %" PRIu64 ", \"queue_ps\": %" PRIu64
+		        ", \"waited_ps\": %" PRIu64 ", \"dram_lines\": %" PRIu64
+		        ", \"phase_ps\": %" PRIu64 ", \"phase_insns\": %" PRIu64
+		        ", \"phase_stall_ps\": %" PRIu64 ", \"phase_queue_ps\": %" PRIu64
+		        ", \"phase_dram_lines\": %" PRIu64 "}%s\n",
+		        i, c->insns, c->clock + c->queue, c->stall, c->queue, c->waited, c->lines,
+		        c->phase_ps, c->phase_insns, c->phase_stall, c->phase_queue, c->phase_lines,
+		        i + 1 < ncpus ? "," : "");
+	}
+	fprintf(f, "  ]},\n \"periods\": [");
+	for (i = 0; i < ncpus; i++) {
+		const struct period_cpu *pc = &periods[i];
+
+		if (!cfg.reg_addr[i])
+			continue;
+		fprintf(f,
+		        "%s\n  {\"cpu\": %u, \"period_ns\": %" PRIu64
+		        ", \"line\": %u, \"dropped\": %" PRIu64 ", \"series\": [",
+		        sep, i, cfg.reg_period_ns[i], cfg.llc_line, pc->dropped);
+		for (k = 0; k < pc->n; k++)
+			fprintf(f, "%s[%" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64 "]",
+			        k ? ", " : "", pc->rec[k].index, pc->rec[k].lines * cfg.llc_line,
+			        pc->rec[k].insns, pc->rec[k].ps);
+		fprintf(f, "]}");
+		sep = ",";
+	}
+	fprintf(f, "\n ]");
+}
+
 static void write_report(FILE *f)
 {
 	uint32_t i;
@@ -462,7 +633,10 @@ static void write_report(FILE *f)
 		put_by(f, "row_conflicts_by", c->row_conflicts_by);
 		fprintf(f, "}%s\n", i + 1 < ncpus ? "," : "");
 	}
-	fprintf(f, " ]}\n");
+	fprintf(f, " ]");
+	if (cfg.timing)
+		write_timing(f);
+	fprintf(f, "}\n");
 }
 
 static void at_exit(qemu_plugin_id_t id, void *ud)
@@ -527,6 +701,31 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	if (cfg.row_shift && cm_dram_init(&dram, cfg.dram_bits, cfg.dram_nbits, cfg.row_shift)) {
 		fprintf(stderr, "cachemodel: bad dram description\n");
 		return -1;
+	}
+	if (cfg.timing && cm_timing_init(&tm, &cfg.tp, ncpus)) {
+		fprintf(stderr, "cachemodel: bad timing description\n");
+		return -1;
+	}
+	for (i = 0; cfg.timing && !cfg.l1_size && cfg.tl1_size && i < ncpus; i++) {
+		if (cm_cache_init(&tl1[i], cfg.tl1_size, cfg.tl1_ways, cfg.tl1_line, CM_LRU, 1)) {
+			fprintf(stderr, "cachemodel: bad timing_l1d geometry\n");
+			return -1;
+		}
+	}
+	if (!cfg.timing || cfg.l1_size)
+		cfg.tl1_size = 0;
+	for (i = 0; cfg.timing && i < ncpus; i++) {
+		if (!cfg.reg_addr[i])
+			continue;
+		periods[i].rec = calloc(CM_MAX_PERIODS, sizeof(*periods[i].rec));
+		if (!periods[i].rec) {
+			fprintf(stderr, "cachemodel: out of memory\n");
+			return -1;
+		}
+		if (cfg.reg_addr[i] < watch_lo)
+			watch_lo = cfg.reg_addr[i];
+		if (cfg.reg_addr[i] > watch_hi)
+			watch_hi = cfg.reg_addr[i];
 	}
 	regbuf = g_byte_array_new();
 	qemu_plugin_register_vcpu_init_cb(id, vcpu_init);

@@ -91,6 +91,36 @@ static int parse_line(struct cm_config *cfg, char *line, char *err, int errlen)
 			return fail(err, errlen, "percpu: want <address> <stride>");
 		cfg->percpu = x;
 		cfg->percpu_stride = y;
+	} else if (!strcmp(kw, "timing")) {
+		struct cm_timing_params *t = &cfg->tp;
+		unsigned long long v[7];
+
+		if (sscanf(line, "timing %lli %lli %lli %lli %lli %lli %lli", &v[0], &v[1], &v[2],
+		           &v[3], &v[4], &v[5], &v[6]) != 7 ||
+		    !v[5] || v[6] < v[5])
+			return fail(err, errlen,
+			            "timing: want <cpi> <llc hit> <row empty> <row hit> <row "
+			            "conflict> <line> <window> (ps, window >= line > 0)");
+		t->cpi_ps = v[0];
+		t->llc_hit_ps = v[1];
+		t->row_ps[CM_ROW_EMPTY] = v[2];
+		t->row_ps[CM_ROW_HIT] = v[3];
+		t->row_ps[CM_ROW_CONFLICT] = v[4];
+		t->line_ps = v[5];
+		t->window_ps = v[6];
+		cfg->timing = true;
+	} else if (!strcmp(kw, "timing_l1d")) {
+		if (sscanf(line, "timing_l1d %lli %lli %lli", &x, &y, &z) != 3)
+			return fail(err, errlen, "timing_l1d: want <size> <ways> <line>");
+		cfg->tl1_size = x;
+		cfg->tl1_ways = (uint32_t)y;
+		cfg->tl1_line = (uint32_t)z;
+	} else if (!strcmp(kw, "regulator")) {
+		if (sscanf(line, "regulator %lli %lli %lli", &x, &y, &z) != 3 || x >= CM_MAX_CPUS ||
+		    !y || !z)
+			return fail(err, errlen, "regulator: want <cpu> <address> <period ns>");
+		cfg->reg_addr[x] = y;
+		cfg->reg_period_ns[x] = z;
 	} else if (!strcmp(kw, "range")) {
 		if (sscanf(line, "range %lli %lli %i%n", &x, &y, &id, &n) != 3 || id <= 0 ||
 		    id >= CM_MAX_OWNERS)

@@ -14,6 +14,18 @@
  *                                                data, whose address each CPU keeps
  *                                                in TPIDR_EL2: CPU = (TPIDR_EL2 -
  *                                                address) / stride)
+ *   timing <cpi> <llc hit> <row empty> <row hit> <row conflict> <line> <window>
+ *                                               (optional: the timing model, all in ps:
+ *                                                per instruction, per LLC hit, per line
+ *                                                fill by row state, per line at the
+ *                                                sustainable bandwidth, the window)
+ *   timing_l1d <size> <ways> <line>             (optional: a private L1D per CPU for
+ *                                                timing only, when there is no l1d line:
+ *                                                its hits cost no stall)
+ *   regulator <cpu> <address> <period ns>       (optional: the hypervisor's regulation
+ *                                                period index of that CPU is stored at
+ *                                                that (EL2 virtual) address: a store there
+ *                                                ends a period)
  */
 #ifndef CACHEMODEL_MAPFILE_H
 #define CACHEMODEL_MAPFILE_H
@@ -37,6 +49,12 @@ struct cm_config {
 	int cpu_owner[CM_MAX_CPUS];     /* 0: no VM */
 	uint8_t *page_owner;            /* ram_size >> 12 entries */
 	uint64_t percpu, percpu_stride; /* stride 0: unknown */
+	bool timing;
+	struct cm_timing_params tp;
+	uint64_t tl1_size; /* 0: no timing-only L1D */
+	uint32_t tl1_ways, tl1_line;
+	uint64_t reg_addr[CM_MAX_CPUS]; /* 0: the CPU's periods are not watched */
+	uint64_t reg_period_ns[CM_MAX_CPUS];
 };
 
 /* Parses path into cfg; on error returns -1 with a message in err. */

@@ -3,6 +3,7 @@
 #include "model.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static bool is_pow2(uint64_t v)
 {
@@ -213,4 +214,219 @@ enum cm_row cm_dram_access(struct cm_dram *d, uint64_t pa, uint8_t owner, uint8_
 	b->row = row;
 	b->opener = owner;
 	return r;
+}
+
+/* ---- the timing model ------------------------------------------------------ */
+
+int cm_timing_init(struct cm_timing *t, const struct cm_timing_params *p, uint32_t ncpus)
+{
+	memset(t, 0, sizeof(*t));
+	if (!ncpus || ncpus > CM_MAX_CPUS || !p->line_ps || p->window_ps < p->line_ps)
+		return -1;
+	t->p = *p;
+	t->ncpus = ncpus;
+	t->capacity = p->window_ps / p->line_ps;
+	t->lines = calloc((size_t)CM_TIME_RING * ncpus, sizeof(*t->lines));
+	t->fills = calloc((size_t)CM_TIME_RING * ncpus, sizeof(*t->fills));
+	t->pfills = calloc((size_t)CM_TIME_RING * ncpus, sizeof(*t->pfills));
+	if (!t->lines || !t->fills || !t->pfills) {
+		cm_timing_free(t);
+		return -1;
+	}
+	return 0;
+}
+
+void cm_timing_free(struct cm_timing *t)
+{
+	free(t->lines);
+	free(t->fills);
+	free(t->pfills);
+	t->lines = t->fills = t->pfills = NULL;
+}
+
+uint64_t cm_time_wait_ps(const struct cm_timing *t, uint64_t lines)
+{
+	/* M/D/1: a line waits line_ps * rho / (2 (1 - rho)) on average, rho =
+	 * lines / capacity, saturating at CM_TIME_RHO_MAX % */
+	uint64_t k = t->capacity, cap = k * CM_TIME_RHO_MAX / 100;
+	uint64_t l = lines < cap ? lines : cap;
+
+	if (k <= l)
+		return 0; /* a capacity of one line: no queue modelled */
+	return t->p.line_ps * l / (2 * (k - l));
+}
+
+static void charge(struct cm_time_cpu *c, uint64_t ps)
+{
+	c->clock += ps;
+	if (c->in_phase)
+		c->phase_ps += ps;
+}
+
+uint64_t cm_time_fill_wait_ps(const struct cm_timing *t, uint64_t lines, uint64_t mine,
+                              uint32_t others)
+{
+	/* a finite population: at most CM_TIME_OUTSTANDING lines of each other
+	 * CPU can be ahead of one of this CPU's fills */
+	uint64_t wait = cm_time_wait_ps(t, lines);
+	uint64_t ahead = lines - mine, most = (uint64_t)CM_TIME_OUTSTANDING * others;
+	uint64_t cap = t->p.line_ps * (ahead < most ? ahead : most);
+
+	return wait < cap ? wait : cap;
+}
+
+static void settle(struct cm_timing *t, uint64_t w)
+{
+	size_t base = (size_t)(w % CM_TIME_RING) * t->ncpus;
+	uint32_t *ln = &t->lines[base], *fl = &t->fills[base], *pf = &t->pfills[base];
+	uint64_t total = 0;
+	uint32_t i, active = 0;
+
+	for (i = 0; i < t->ncpus; i++) {
+		total += ln[i];
+		active += ln[i] != 0;
+	}
+	if (total) {
+		t->windows++;
+		if (total > t->busiest)
+			t->busiest = total;
+		for (i = 0; i < t->ncpus; i++) {
+			struct cm_time_cpu *c = &t->cpu[i];
+			uint64_t wait =
+			    cm_time_fill_wait_ps(t, total, ln[i], active - (ln[i] != 0));
+			uint64_t q = fl[i] * wait, pq = pf[i] * wait;
+
+			/* not on the clock (windows are keyed to the clock without
+			 * waits: host order cannot move a line to another window);
+			 * the wait of lines made in the phase counts to the phase,
+			 * wherever the CPU is now */
+			c->queue += q;
+			c->phase_ps += pq;
+			c->phase_queue += pq;
+			ln[i] = fl[i] = pf[i] = 0;
+		}
+		t->pending -= total;
+	}
+	t->next = w + 1;
+}
+
+/* Settles the windows every running CPU's clock has passed. */
+static void settle_passed(struct cm_timing *t)
+{
+	uint64_t horizon = UINT64_MAX;
+	uint32_t i;
+
+	for (i = 0; i < t->ncpus; i++) {
+		if (t->cpu[i].busy && t->cpu[i].clock / t->p.window_ps < horizon)
+			horizon = t->cpu[i].clock / t->p.window_ps;
+	}
+	if (horizon == UINT64_MAX)
+		return; /* nobody runs: settled when someone does, or at the end */
+	while (t->next < horizon) {
+		if (!t->pending) {
+			t->next = horizon;
+			break;
+		}
+		settle(t, t->next);
+	}
+}
+
+void cm_time_run(struct cm_timing *t, uint32_t cpu, uint64_t n)
+{
+	struct cm_time_cpu *c;
+
+	if (cpu >= t->ncpus)
+		return;
+	c = &t->cpu[cpu];
+	if (!c->busy) {
+		/* it waited: until the slowest running CPU's time (they ran
+		 * meanwhile), or the latest time any CPU reached if none runs */
+		uint64_t lo = UINT64_MAX, hi = 0;
+		uint32_t i;
+
+		for (i = 0; i < t->ncpus; i++) {
+			if (i == cpu || !t->cpu[i].started)
+				continue;
+			if (t->cpu[i].busy && t->cpu[i].clock < lo)
+				lo = t->cpu[i].clock;
+			if (t->cpu[i].clock > hi)
+				hi = t->cpu[i].clock;
+		}
+		if (lo == UINT64_MAX)
+			lo = hi;
+		if (lo > c->clock) {
+			c->waited += lo - c->clock;
+			charge(c, lo - c->clock);
+		}
+		c->busy = c->started = true;
+	}
+	c->insns += n;
+	charge(c, n * t->p.cpi_ps);
+	if (c->in_phase)
+		c->phase_insns += n;
+	settle_passed(t);
+}
+
+void cm_time_stall(struct cm_timing *t, uint32_t cpu, uint64_t ps)
+{
+	if (cpu >= t->ncpus)
+		return;
+	t->cpu[cpu].stall += ps;
+	if (t->cpu[cpu].in_phase)
+		t->cpu[cpu].phase_stall += ps;
+	charge(&t->cpu[cpu], ps);
+}
+
+void cm_time_dram(struct cm_timing *t, uint32_t cpu, enum cm_row row, bool fill)
+{
+	struct cm_time_cpu *c;
+	uint64_t w;
+	size_t slot;
+
+	if (cpu >= t->ncpus)
+		return;
+	c = &t->cpu[cpu];
+	w = c->clock / t->p.window_ps;
+	if (w < t->next) {
+		w = t->next; /* behind the settled windows: in the oldest open one */
+		t->late++;
+	}
+	while (w >= t->next + CM_TIME_RING) {
+		/* too far ahead of the slowest running CPU: settled early */
+		if (!t->pending) {
+			t->next = w - CM_TIME_RING + 1;
+			break;
+		}
+		settle(t, t->next);
+		t->forced++;
+	}
+	slot = (size_t)(w % CM_TIME_RING) * t->ncpus + cpu;
+	t->lines[slot]++;
+	t->fills[slot] += fill;
+	t->pfills[slot] += fill && c->in_phase;
+	t->pending++;
+	c->lines++;
+	if (c->in_phase)
+		c->phase_lines++;
+	if (fill)
+		cm_time_stall(t, cpu, t->p.row_ps[row]);
+	settle_passed(t);
+}
+
+void cm_time_wait(struct cm_timing *t, uint32_t cpu)
+{
+	if (cpu < t->ncpus)
+		t->cpu[cpu].busy = false;
+}
+
+void cm_time_phase(struct cm_timing *t, uint32_t cpu, bool in)
+{
+	if (cpu < t->ncpus)
+		t->cpu[cpu].in_phase = in;
+}
+
+void cm_time_settle_all(struct cm_timing *t)
+{
+	while (t->pending)
+		settle(t, t->next);
 }

@@ -120,6 +120,136 @@ static void test_dram(void)
 	cm_dram_free(&d);
 }
 
+static const struct cm_timing_params TP = {
+	.cpi_ps = 1000,
+	.llc_hit_ps = 10000,
+	.row_ps = { 60000, 50000, 80000 }, /* empty, hit, conflict */
+	.line_ps = 10000,
+	.window_ps = 100000, /* capacity: 10 lines per window */
+};
+
+static void test_timing_alone(void)
+{
+	static struct cm_timing t;
+
+	CHECK(cm_timing_init(&t, &TP, 2) == 0);
+	CHECK(t.capacity == 10);
+	cm_time_run(&t, 0, 50);
+	CHECK(t.cpu[0].clock == 50000 && t.cpu[0].insns == 50 && t.cpu[0].started);
+	cm_time_stall(&t, 0, TP.llc_hit_ps);
+	cm_time_dram(&t, 0, CM_ROW_CONFLICT, true);
+	cm_time_dram(&t, 0, CM_ROW_HIT, false); /* a write-back: no latency */
+	CHECK(t.cpu[0].clock == 50000 + 10000 + 80000 && t.cpu[0].stall == 90000);
+	/* the fill fell in window 0 (clock 60 ns), settled once the clock
+	 * passed it; the write-back in window 1, still open */
+	CHECK(t.next == 1 && t.windows == 1);
+	cm_time_settle_all(&t);
+	/* alone, nobody else's line is ahead of its fills: no queueing wait */
+	CHECK(t.windows == 2 && t.cpu[0].queue == 0 && t.cpu[0].lines == 2);
+	/* beside one other CPU, at most its two lines in flight are ahead */
+	CHECK(cm_time_fill_wait_ps(&t, 9, 5, 1) == 2 * TP.line_ps);
+	CHECK(cm_time_fill_wait_ps(&t, 6, 5, 1) == cm_time_wait_ps(&t, 6) &&
+	      cm_time_wait_ps(&t, 6) < TP.line_ps);
+	CHECK(cm_time_wait_ps(&t, 0) == 0 && cm_time_wait_ps(&t, 5) == 5000); /* rho 0.5: s/2 */
+	CHECK(cm_time_wait_ps(&t, 9) > cm_time_wait_ps(&t, 8));
+	CHECK(cm_time_wait_ps(&t, 1000) == cm_time_wait_ps(&t, 9)); /* saturates at 95% (9 of 10) */
+	cm_timing_free(&t);
+	CHECK(cm_timing_init(&t, &(struct cm_timing_params){ .line_ps = 10, .window_ps = 5 }, 1) !=
+	      0);
+	CHECK(cm_timing_init(&t, &TP, 0) != 0);
+}
+
+/* Two CPUs each put lines into windows 0..9; the host order (one CPU's whole
+ * turn, then the other's, or interleaved) does not change any clock. */
+static void two_cpus(struct cm_timing *t, bool turns)
+{
+	uint32_t i, c;
+
+	CHECK(cm_timing_init(t, &TP, 2) == 0);
+	cm_time_run(t, 0, 0);
+	cm_time_run(t, 1, 0);
+	if (turns) {
+		for (c = 0; c < 2; c++) {
+			for (i = 0; i < 40; i++) {
+				cm_time_run(t, c, 20);
+				cm_time_dram(t, c, CM_ROW_HIT, true);
+			}
+		}
+	} else {
+		for (i = 0; i < 40; i++) {
+			for (c = 0; c < 2; c++) {
+				cm_time_run(t, c, 20);
+				cm_time_dram(t, c, CM_ROW_HIT, true);
+			}
+		}
+	}
+	cm_time_settle_all(t);
+}
+
+static void test_timing_order(void)
+{
+	static struct cm_timing a, b, solo;
+	uint32_t i;
+
+	two_cpus(&a, true);
+	two_cpus(&b, false);
+	CHECK(a.cpu[0].clock == b.cpu[0].clock && a.cpu[1].clock == b.cpu[1].clock);
+	CHECK(a.cpu[0].queue == b.cpu[0].queue && a.cpu[0].queue > 0);
+	/* alone, the same stream waits less: the other CPU's lines share its windows */
+	CHECK(cm_timing_init(&solo, &TP, 2) == 0);
+	for (i = 0; i < 40; i++) {
+		cm_time_run(&solo, 0, 20);
+		cm_time_dram(&solo, 0, CM_ROW_HIT, true);
+	}
+	cm_time_settle_all(&solo);
+	CHECK(solo.cpu[0].queue < a.cpu[0].queue && solo.cpu[0].clock == a.cpu[0].clock);
+	cm_timing_free(&a);
+	cm_timing_free(&b);
+	cm_timing_free(&solo);
+	/* write-backs take bandwidth (they make the others wait) but their CPU
+	 * does not wait for them */
+	CHECK(cm_timing_init(&a, &TP, 2) == 0);
+	cm_time_run(&a, 0, 0);
+	cm_time_run(&a, 1, 0);
+	for (i = 0; i < 8; i++) {
+		cm_time_dram(&a, 0, CM_ROW_HIT, false);
+		cm_time_dram(&a, 1, CM_ROW_HIT, true);
+	}
+	cm_time_settle_all(&a);
+	CHECK(a.cpu[0].queue == 0 && a.cpu[0].stall == 0 && a.cpu[1].queue > 0);
+	cm_timing_free(&a);
+}
+
+static void test_timing_wait_phase(void)
+{
+	static struct cm_timing t;
+
+	CHECK(cm_timing_init(&t, &TP, 3) == 0);
+	cm_time_run(&t, 0, 0);
+	cm_time_run(&t, 1, 0); /* starts at CPU 0's time */
+	cm_time_run(&t, 0, 100);
+	cm_time_run(&t, 1, 400);
+	cm_time_wait(&t, 0);
+	cm_time_run(&t, 2, 10); /* starts at the slowest running CPU's time */
+	CHECK(t.cpu[2].clock == 400000 + 10000 && t.cpu[2].waited == 400000);
+	cm_time_run(&t, 0, 0); /* woken: catches up with the running CPUs (1, 2) */
+	CHECK(t.cpu[0].clock == 400000 && t.cpu[0].waited == 300000);
+	cm_time_phase(&t, 0, true);
+	cm_time_run(&t, 0, 5);
+	cm_time_stall(&t, 0, 7);
+	cm_time_dram(&t, 0, CM_ROW_EMPTY, true);
+	cm_time_phase(&t, 0, false);
+	cm_time_run(&t, 0, 1000);
+	cm_time_run(&t, 1, 1000);
+	cm_time_run(&t, 2, 1000);
+	CHECK(t.cpu[0].phase_insns == 5 && t.cpu[0].phase_lines == 1 &&
+	      t.cpu[0].phase_stall == 60007);
+	/* settled after the phase ended, its line's wait still counts to it */
+	CHECK(t.cpu[0].phase_ps == 5000 + 7 + 60000 + t.cpu[0].phase_queue);
+	CHECK(t.cpu[0].phase_queue == 0); /* nobody else's line in its window */
+	cm_timing_free(&t);
+}
+
 static int load(const char *text, struct cm_config *cfg, char *err)
 {
 	char path[] = "/tmp/cmtestXXXXXX";
@@ -156,6 +286,18 @@ static void test_mapfile(void)
 	           &cfg, err) != 0);
 	CHECK(strstr(err, ":3: range") != NULL);
 	free(cfg.page_owner);
+	CHECK(load("llc 0x100000 16 64 lru 1\nram 0x40000000 0x100000\n"
+	           "timing 833 12500 80000 60000 100000 32000 1000000\ntiming_l1d 0x8000 4 64\n"
+	           "regulator 2 0x40280828 100000\n",
+	           &cfg, err) == 0);
+	CHECK(cfg.timing && cfg.tp.cpi_ps == 833 && cfg.tp.row_ps[CM_ROW_HIT] == 60000 &&
+	      cfg.tp.row_ps[CM_ROW_CONFLICT] == 100000 && cfg.tp.window_ps == 1000000);
+	CHECK(cfg.tl1_size == 0x8000 && cfg.reg_addr[2] == 0x40280828 &&
+	      cfg.reg_period_ns[2] == 100000 && !cfg.reg_addr[1]);
+	free(cfg.page_owner);
+	CHECK(load("llc 0x100000 16 64 lru 1\ntiming 1 2 3 4 5 10 9\n", &cfg, err) != 0);
+	CHECK(strstr(err, ":2: timing: want") != NULL);
+	CHECK(load("llc 0x100000 16 64 lru 1\nregulator 99 0x1000 5\n", &cfg, err) != 0);
 	CHECK(load("llc 0x100000 16 64 lru 1\nbogus 1\n", &cfg, err) != 0);
 	CHECK(strstr(err, ":2: unknown keyword 'bogus'") != NULL);
 	CHECK(load("llc 0x100000 16 64 fifo 1\n", &cfg, err) != 0);
@@ -171,6 +313,9 @@ int main(void)
 	test_random();
 	test_dram();
 	test_mapfile();
+	test_timing_alone();
+	test_timing_order();
+	test_timing_wait_phase();
 	if (failures)
 		return 1;
 	printf("test_model: ok\n");

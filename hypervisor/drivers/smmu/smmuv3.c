@@ -353,10 +353,11 @@ bool smmuv3_tlbi_vmid(u32 idx, u16 vmid)
 	return ok;
 }
 
-u32 smmuv3_drain_events(u32 idx, smmuv3_report_fn report)
+u32 smmuv3_drain_events(u32 idx, smmuv3_report_fn report, smmuv3_lost_fn lost)
 {
 	struct smmuv3 *s = &v3[idx];
 	u32 prod, cons, n = 0, log2 = s->evtq_log2;
+	bool overflowed;
 
 	if (!s->up)
 		return 0;
@@ -374,15 +375,15 @@ u32 smmuv3_drain_events(u32 idx, smmuv3_report_fn report)
 		cons = (cons & SMMUV3_Q_OVF) | smmuv3_q_inc(cons, log2);
 		n++;
 	}
-	if ((prod ^ cons) & SMMUV3_Q_OVF) { /* overflowed: acknowledge, say so */
-		log_info("smmu %s: event queue overflowed: events were lost", s->u->name);
-		cons ^= SMMUV3_Q_OVF;
-	}
-	v3_wr(s, SMMUV3_EVENTQ_CONS, cons);
+	/* the records are consumed and the overflow acknowledged in one write */
+	overflowed = smmuv3_evtq_overflowed(prod, cons);
+	v3_wr(s, SMMUV3_EVENTQ_CONS, smmuv3_evtq_ack(prod, cons));
+	if (overflowed && lost)
+		lost(idx, "event queue overflow (EVENTQ_PROD.OVFLG)");
 	return n;
 }
 
-void smmuv3_gerror(u32 idx)
+void smmuv3_gerror(u32 idx, smmuv3_lost_fn lost)
 {
 	struct smmuv3 *s = &v3[idx];
 	u32 active;
@@ -391,13 +392,14 @@ void smmuv3_gerror(u32 idx)
 		return;
 	spin_lock(&s->lock); /* a CMD_SYNC in progress recovers the queue itself */
 	active = v3_rd(s, SMMUV3_GERROR) ^ v3_rd(s, SMMUV3_GERRORN);
-	if (active) {
-		log_info(
-		    "smmu %s: global error(s) 0x%x (GERROR)%s: acknowledged", s->u->name, active,
-		    active & SMMUV3_GERROR_EVTQ_ABT ? ", event queue full: events were lost" : "");
-		if (active & SMMUV3_GERROR_CMDQ)
-			v3_cmdq_recover(s, v3_rd(s, SMMUV3_CMDQ_CONS));
+	if (active & ~SMMUV3_GERROR_EVTQ_ABT)
+		log_info("smmu %s: global error(s) 0x%x (GERROR): acknowledged", s->u->name,
+		         active & ~SMMUV3_GERROR_EVTQ_ABT);
+	if (active & SMMUV3_GERROR_CMDQ)
+		v3_cmdq_recover(s, v3_rd(s, SMMUV3_CMDQ_CONS));
+	if (active & ~SMMUV3_GERROR_CMDQ)
 		v3_wr(s, SMMUV3_GERRORN, v3_rd(s, SMMUV3_GERRORN) ^ (active & ~SMMUV3_GERROR_CMDQ));
-	}
 	spin_unlock(&s->lock);
+	if ((active & SMMUV3_GERROR_EVTQ_ABT) && lost)
+		lost(idx, "event queue write aborted (GERROR.EVENTQ_ABT_ERR)");
 }

@@ -18,10 +18,15 @@ bool smmuv3_ste_set(u32 idx, u32 sid, const u64 *ste);
 /* TLBI_S12_VMALL of vmid + CMD_SYNC. */
 bool smmuv3_tlbi_vmid(u32 idx, u16 vmid);
 /* Event queue interrupt: decodes at most a queue's worth of records, calls
- * report for each, then consumes them. Returns how many. */
+ * report for each, then consumes them; an overflow (EVENTQ_PROD.OVFLG
+ * toggled: records were discarded) is acknowledged (EVENTQ_CONS.OVACKFLG)
+ * and passed to lost, once per overflow. Returns how many records. */
 typedef void (*smmuv3_report_fn)(u32 idx, const struct smmuv3_event *e);
-u32 smmuv3_drain_events(u32 idx, smmuv3_report_fn report);
-/* GERROR interrupt: reports and acknowledges every active global error. */
-void smmuv3_gerror(u32 idx);
+typedef void (*smmuv3_lost_fn)(u32 idx, const char *why);
+u32 smmuv3_drain_events(u32 idx, smmuv3_report_fn report, smmuv3_lost_fn lost);
+/* GERROR interrupt: acknowledges every active global error and reports it;
+ * EVENTQ_ABT_ERR (a record could not be written: QEMU raises it when the
+ * queue is full) goes to lost instead of the console. */
+void smmuv3_gerror(u32 idx, smmuv3_lost_fn lost);
 
 #endif

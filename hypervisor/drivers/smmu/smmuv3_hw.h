@@ -131,6 +131,21 @@ static inline bool smmuv3_q_full(u32 prod, u32 cons, u32 log2)
 	       smmuv3_q_wrap(prod, log2) != smmuv3_q_wrap(cons, log2);
 }
 
+/* Event queue overflow (IHI 0070, "Queue overflow"): when a record is
+ * discarded because the queue is full and no overflow is outstanding
+ * (EVENTQ_PROD.OVFLG == EVENTQ_CONS.OVACKFLG), the SMMU toggles OVFLG;
+ * software acknowledges by writing OVACKFLG equal to OVFLG. Until then
+ * further discards do not toggle it again: one overflow is one episode. */
+static inline bool smmuv3_evtq_overflowed(u32 prod, u32 cons)
+{
+	return ((prod ^ cons) & SMMUV3_Q_OVF) != 0;
+}
+/* cons with its OVACKFLG made equal to prod's OVFLG (the acknowledgement). */
+static inline u32 smmuv3_evtq_ack(u32 prod, u32 cons)
+{
+	return (cons & ~SMMUV3_Q_OVF) | (prod & SMMUV3_Q_OVF);
+}
+
 /* A decoded event record. */
 struct smmuv3_event {
 	u32 type;

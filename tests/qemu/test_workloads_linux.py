@@ -1,0 +1,209 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Real workloads from Debian's arm64 packages in Linux VMs, run through
+``bulkhead experiment`` and parsed into results.csv (docs/workloads.md):
+cyclictest on the PREEMPT_RT kernel beside a stress-ng VM, and iperf3 and
+ping through the shared I/O VM to an iperf3 server on the host. The
+artefacts come from ``scripts/setup.sh workloads``; without them the tests
+fail rather than skip. Virtual time (-icount 0): QEMU models no caches or
+DRAM, so the figures are not a board's (see docs/workloads.md)."""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import socket
+import time
+from pathlib import Path
+
+from bulkhead.experiment import spec as spec_mod
+from bulkhead.experiment import workloads
+from bulkhead.experiment.execute import run_experiment
+from bulkhead.run.runner import run
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+LINUX = REPO_ROOT / "artefacts" / "linux"
+RT_SPEC = REPO_ROOT / "tests" / "configs" / "bench-workloads-rt.yaml"
+# The experiments' output, their builds kept between runs (incremental), as
+# the other QEMU tests' (tests/qemu/conftest.py).
+OUT_ROOT = Path(os.environ.get("BULKHEAD_QEMU_TESTS_OUT") or REPO_ROOT / "build" / "qemu-tests")
+
+
+def _fresh_out(name: str) -> Path:
+    """build/qemu-tests/<name>: last run's results and logs removed, its build kept."""
+    out = OUT_ROOT / name
+    for stale in ("results.csv", "results-lines.csv", "logs", "configs"):
+        path = out / stale
+        if path.is_dir():
+            shutil.rmtree(path)
+        elif path.exists():
+            path.unlink()
+    return out
+
+
+def _need_artefacts() -> None:
+    for path in (LINUX / "rt" / "Image", LINUX / "Image", LINUX / "initrd-workloads.cpio.gz"):
+        assert path.is_file(), f"{path} missing: run scripts/setup.sh workloads"
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_cyclictest_on_preempt_rt_beside_stress_ng() -> None:
+    """The real-time VM (Debian's PREEMPT_RT kernel) runs cyclictest while the
+    other VM runs stress-ng's memory stressor: min/avg/max latency and the
+    interferer's bogo ops/s land in results.csv, and the stressor's run
+    covers cyclictest's (the markers' uptimes, both VMs started together)."""
+    _need_artefacts()
+    spec = spec_mod.load(RT_SPEC)
+    started = time.monotonic()
+    out = _fresh_out("workloads-rt")
+    result = run_experiment(spec, out, only=["stress-ng"], report=False)
+    wall = time.monotonic() - started
+    print(f"cyclictest beside stress-ng: {wall:.1f} s wall")
+    (row,) = _rows(result.csv)
+    assert row["status"] == "ok", row
+    assert row["guest"] == "cyclictest" and row["metric"] == "lat_max_us" and row["unit"] == "us", row
+    lo, avg, hi = float(row["lat_min_us"]), float(row["lat_avg_us"]), float(row["lat_max_us"])
+    assert 0 < lo <= avg <= hi < 1_000_000, row  # 1000 wake-ups 1 ms apart: nothing near a second late
+    assert float(row["value"]) == hi and row["icount"] == "0", row
+    assert float(row["interf_bogo_ops_s"]) > 0, row
+    lines = _rows(result.lines_csv)
+    (rt,) = [r for r in lines if r["vm"] == "rt"]
+    (stress,) = [r for r in lines if r["vm"] == "stress"]
+    assert rt["bench"] == "cyclictest" and rt["cycles"] == "1000" and rt["priority"] == "90", rt
+    assert stress["bench"] == "stress-ng" and stress["stressor"] == "vm" and int(stress["bogo_ops"]) > 0, stress
+    # the stressor ran the whole time cyclictest measured (1 s sleep, then ~1 s of loops)
+    assert float(stress["begin_s"]) < float(rt["begin_s"]) + 1.0 < float(rt["end_s"]) < float(stress["end_s"]), \
+        (rt, stress)
+    # the kernel was the PREEMPT_RT one
+    log = (out / "logs" / "stress-ng-cyclictest-r1.log").read_text()
+    rt_kernel = (LINUX / "rt" / "version").read_text().strip()
+    assert f"[rt] bulkhead-linux: kernel {rt_kernel}" in log and rt_kernel.endswith("-rt-arm64"), log[-2000:]
+
+
+IO_SPEC = """\
+name: workloads-io
+system:
+  platform: qemu-virt
+  dma_isolation: none
+  vms:
+    - name: iovm
+      cpus: [0]
+      memory:
+        - {{ipa: 0x40000000, size: 16M}}
+      guest: iovm
+      introspection: true
+      devices: [virtio31]
+      params: {{max_ms: 120000}}
+    - name: linux
+      type: linux
+      cpus: [1]
+      memory:
+        - {{ipa: 0x40000000, size: 256M}}
+      kernel: {linux}/Image
+      initrd: {linux}/initrd-workloads.cpio.gz
+      bootargs: "console=ttyAMA0 rdinit=/init bulkhead.net=io:10.0.2.15/24"
+  io:
+    device: virtio31
+    vm: iovm
+    capacity: 20000
+    clients:
+      - {{vm: linux, mac: "02:00:00:00:00:0e", queue: 64, weight: 1}}
+critical: linux
+benchmarks:
+  - name: iperf3-tcp
+    workload: iperf3
+    command: "busybox ping -c 3 10.0.2.2; iperf3 -c 10.0.2.2 -p {port} -t 2 --json"
+scenarios:
+  - name: iovm
+icount: 0
+timeout: 300
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_iperf3_and_ping_through_the_io_vm(tmp_path: Path) -> None:
+    """Linux reaches the host through the I/O VM (bulkhead_net, QEMU's
+    user-mode network: 10.0.2.2 is the host's loopback), where the runner
+    started an iperf3 server for the run: a TCP bandwidth and the ping
+    round trips in results.csv; the I/O VM forwarded the frames and ended
+    when Linux took eth0 down."""
+    _need_artefacts()
+    path = tmp_path / "io.yaml"
+    path.write_text(IO_SPEC.format(linux=LINUX, port=_free_port()))
+    spec = spec_mod.load(path)
+    started = time.monotonic()
+    out = _fresh_out("workloads-io")
+    result = run_experiment(spec, out, report=False)
+    wall = time.monotonic() - started
+    print(f"iperf3 through the I/O VM: {wall:.1f} s wall")
+    (row,) = _rows(result.csv)
+    assert row["status"] == "ok", row
+    assert row["metric"] == "net_mbit_s" and row["unit"] == "Mbit/s", row
+    mbit = float(row["net_mbit_s"])
+    assert 0 < mbit < 100_000 and float(row["value"]) == mbit, row
+    assert float(row["net_rx_mbit_s"]) > 0, row
+    assert 0 < float(row["rtt_min_ms"]) <= float(row["rtt_avg_ms"]) <= float(row["rtt_max_ms"]), row
+    assert float(row["net_loss_pct"]) == 0.0, row
+    lines = _rows(result.lines_csv)
+    (iperf,) = [r for r in lines if r["bench"] == "iperf3"]
+    (ping,) = [r for r in lines if r["bench"] == "ping"]
+    assert iperf["protocol"] == "TCP" and int(iperf["sent_bytes"]) > 0, iperf
+    # what the server acknowledged reached it: at most what was sent, most of it
+    assert 0.5 * int(iperf["sent_bytes"]) < int(iperf["received_bytes"]) <= int(iperf["sent_bytes"]), iperf
+    assert (ping["transmitted"], ping["received"]) == ("3", "3"), ping
+    log = (out / "logs" / "iovm-iperf3-tcp-r1.log").read_text()
+    assert "[iovm] iovm: PASS" in log, log[-3000:]
+    assert "[linux] bulkhead-linux: eth0 up 10.0.2.15/24" in log, log[-3000:]
+
+
+DIRECT = """\
+platform: qemu-virt
+dma_isolation: none
+vms:
+  - name: linux
+    type: linux
+    cpus: [0]
+    memory:
+      - {{ipa: 0x60000000, size: 256M, pa: 0x60000000}}
+    kernel: {linux}/Image
+    initrd: {linux}/initrd-workloads.cpio.gz
+    bootargs: 'console=ttyAMA0 rdinit=/init bulkhead.net=virtio:10.0.2.15/24 bulkhead.run="{command}"'
+    devices: [virtio31]
+"""
+# QEMU's virtio-net NIC on the virt board's last virtio-mmio slot, on the
+# user-mode network (as bench/shared_io.py's passthrough baseline)
+NIC = ["-global", "virtio-mmio.force-legacy=false", "-netdev", "user,id=bhio", "-device",
+       "virtio-net-device,netdev=bhio,bus=virtio-mmio-bus.31"]
+
+
+def test_iperf3_and_ping_through_a_passed_through_nic(tmp_path: Path) -> None:
+    """The baseline of the I/O VM: the NIC passed straight through to Linux
+    (identity-mapped RAM, no SMMU: the device DMAs with physical addresses),
+    its stock virtio-net driver loaded by /init (bulkhead.net=virtio:), the
+    same commands, the host's iperf3 server started by the workload module."""
+    _need_artefacts()
+    command = f"busybox ping -c 3 10.0.2.2; iperf3 -c 10.0.2.2 -p {_free_port()} -t 2 --json"
+    path = tmp_path / "direct.yaml"
+    path.write_text(DIRECT.format(linux=LINUX, command=command))
+    started = time.monotonic()
+    with workloads.host_peer(command) as server:
+        assert server is not None
+        res = run(path, timeout=300, icount=0, out=OUT_ROOT / "workloads-direct", extra_qemu_args=NIC)
+    print(f"iperf3 through a passed-through NIC: {time.monotonic() - started:.1f} s wall")
+    assert res.clean and res.returncode == 0, res.output[-3000:]
+    lines = res.lines("linux")
+    assert "bulkhead-linux: eth0 up 10.0.2.15/24" in lines, lines
+    assert not any("bulkhead-net" in line for line in lines), lines  # the stock driver, not bulkhead_net
+    assert workloads.failure(lines, "iperf3") is None, lines[-60:]
+    red = workloads.reduce_workload(workloads.result_fields(lines))
+    assert red["net_mbit_s"] > 0 and red["net_rx_mbit_s"] > 0, red
+    assert red["net_loss_pct"] == 0.0 and 0 < red["rtt_min_ms"] <= red["rtt_avg_ms"] <= red["rtt_max_ms"], red
