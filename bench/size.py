@@ -1,21 +1,28 @@
 # SPDX-License-Identifier: Apache-2.0
 """Size of the hypervisor's code (issue #26 item 5): `.text` of the
 hypervisor built for a config (configs/dual.yaml by default: QEMU virt,
-GICv3, no QoS-400), the largest objects, and with ``--check`` a non-zero
-exit when `.text` is above the budget recorded in bench/budgets.toml.
+GICv3, SMMUv3, no regulation, recoloring, IDA, PCIe or QoS-400), what each
+object contributes to the linked image (the link map: what
+--gc-sections kept), and with ``--check`` a non-zero exit when `.text` is
+above the budget recorded in bench/budgets.toml.
 
-What is built is chosen at compile time from the platform (hypervisor/
-Makefile: the other GIC version's virtual front end and QoS-400 without
-regulators are left out) and cold files are built with -Os (COLD in the
-Makefile); the hot paths keep -O2 (bench/hotpaths.py).
+What is built is chosen at compile time (hypervisor/Makefile): the
+platform's drivers (GIC version and its virtual front end, UART, the SMMUs
+the configuration drives, QoS-400 with regulators) and the mechanisms the
+configuration uses (bulkhead/generate/gen_c.py features(): the regulator,
+recoloring, IDA, PCIe passthrough, DSU partitions). ``--all-features``
+builds the same config with every switch on, as the hypervisor was before
+the selection. Cold files are built with -Os (COLD in the Makefile); the
+hot paths keep -O2 (bench/hotpaths.py). docs/performance.md "Size budget".
 
-    python3 bench/size.py [--config FILE] [--out DIR] [--check] [--json] [--top N]
+    python3 bench/size.py [--config FILE] [--all-features] [--out DIR] [--check] [--json] [--top N]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import tomllib
@@ -24,10 +31,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bulkhead.base.tree import HYPERVISOR_DIR  # noqa: E402
 from bulkhead.generate import build  # noqa: E402
 
 BUDGETS = ROOT / "bench" / "budgets.toml"
 SIZE = "aarch64-linux-gnu-size"
+# every compile-time switch of hypervisor/Makefile, on
+ALL_FEATURES = ("BW", "RECOLOR", "IDA", "PCI", "DSU", "QOS")
 
 
 def budget() -> tuple[Path, int]:
@@ -36,32 +46,64 @@ def budget() -> tuple[Path, int]:
     return ROOT / doc["size"]["config"], int(doc["size"]["text_bytes"])
 
 
-def text_sizes(path: Path) -> dict[str, int]:
-    """Section name -> size of every .text* section of an ELF or object."""
-    out = subprocess.run([SIZE, "-A", str(path)], capture_output=True, text=True, check=True).stdout
-    sizes: dict[str, int] = {}
+def text_size(elf: Path) -> int:
+    """Size of the .text section of an ELF."""
+    out = subprocess.run([SIZE, "-A", str(elf)], capture_output=True, text=True, check=True).stdout
     for line in out.splitlines():
         parts = line.split()
-        if len(parts) >= 2 and parts[0].startswith(".text") and parts[1].isdigit():
-            sizes[parts[0]] = sizes.get(parts[0], 0) + int(parts[1])
-    return sizes
+        if len(parts) >= 2 and parts[0] == ".text" and parts[1].isdigit():
+            return int(parts[1])
+    raise ValueError(f"{elf}: no .text section")
 
 
-def measure(config: Path, out: Path) -> tuple[int, list[tuple[str, int]]]:
-    """(.text of the linked hypervisor, [(object, .text)] largest first)."""
+_INPUT = re.compile(r"^ (\.text\S*)?\s+0x[0-9a-f]+\s+0x([0-9a-f]+)\s+(\S+\.o\)?)$")
+
+
+def linked_objects(map_file: Path, obj_dir: Path) -> list[tuple[str, int]]:
+    """[(object, bytes of .text it contributes)], largest first, from the
+    linker map of the output section .text (alignment padding excluded)."""
+    sizes: dict[str, int] = {}
+    inside = False
+    for line in map_file.read_text().splitlines():
+        if line.startswith(".text "):
+            inside = True
+            continue
+        if inside and re.match(r"^\.\S", line):
+            break
+        m = _INPUT.match(line) if inside else None
+        if m and (line.startswith(" .text") or m.group(1) is None):
+            name = m.group(3)
+            prefix = f"{obj_dir}/"
+            name = name[len(prefix):] if name.startswith(prefix) else Path(name).name
+            sizes[name] = sizes.get(name, 0) + int(m.group(2), 16)
+    return sorted(((k, v) for k, v in sizes.items() if v), key=lambda t: (-t[1], t[0]))
+
+
+def measure(config: Path, out: Path, all_features: bool = False) -> tuple[int, list[tuple[str, int]]]:
+    """(.text of the linked hypervisor, [(object, .text in the link)] largest first)."""
     with open("/dev/null", "w") as null:
         res = build.build(config, out, log=null)
-    total = text_sizes(res.elf).get(".text", 0)
-    objs = [(str(o.relative_to(out / "hyp" / "obj")), sum(text_sizes(o).values()))
-            for o in sorted((out / "hyp" / "obj").rglob("*.o"))]
-    objs.sort(key=lambda t: -t[1])
-    return total, objs
+    hyp = out / "hyp"
+    elf = res.elf
+    if all_features:
+        hyp = out / "hyp-all"
+        smmus = sorted({u.type.replace("-", "") for u in res.system.platform.smmus})
+        args = [a for a in build.hypervisor_make_args(res.system, out)
+                if not a.startswith(("O=", "SMMU=", *(f"{f}=" for f in ALL_FEATURES)))]
+        args += [f"O={hyp}", f"SMMU={' '.join(smmus)}", *(f"{f}=1" for f in ALL_FEATURES)]
+        subprocess.run(["make", "-s", "--no-print-directory", "-C", str(HYPERVISOR_DIR), *args],
+                       check=True, stdout=subprocess.DEVNULL)
+        elf = hyp / build.ELF_NAME
+    return text_size(elf), linked_objects(hyp / "bulkhead.map", hyp / "obj")
 
 
 def main(argv: list[str] | None = None) -> int:
     cfg, limit = budget()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", type=Path, default=cfg, help=f"default: {cfg.relative_to(ROOT)}")
+    ap.add_argument("--all-features", action="store_true",
+                    help="build with every compile-time switch on (BW RECOLOR IDA PCI DSU QOS, "
+                         "every SMMU driver of the platform)")
     ap.add_argument("--out", type=Path, default=ROOT / "build" / "bench" / "size")
     ap.add_argument("--check", action="store_true",
                     help=f"exit 1 when .text is above the budget ({limit} bytes, bench/budgets.toml)")
@@ -69,14 +111,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--top", type=int, default=10, help="largest objects to list")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    total, objs = measure(args.config, args.out)
+    total, objs = measure(args.config, args.out, args.all_features)
     over = total > args.budget
     if args.json:
-        json.dump({"config": str(args.config), "text_bytes": total, "budget_bytes": args.budget,
-                   "objects": dict(objs)}, sys.stdout, indent=2)
+        json.dump({"config": str(args.config), "all_features": args.all_features, "text_bytes": total,
+                   "budget_bytes": args.budget, "objects": dict(objs)}, sys.stdout, indent=2)
         print()
     else:
-        print(f"hypervisor .text for {args.config.name}: {total} bytes ({total / 1000:.1f} KB); "
+        what = " (every feature built)" if args.all_features else ""
+        print(f"hypervisor .text for {args.config.name}{what}: {total} bytes ({total / 1024:.1f} KiB); "
               f"budget {args.budget} bytes")
         for name, size in objs[:args.top]:
             print(f"  {size:>7}  {name}")

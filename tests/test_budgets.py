@@ -2,7 +2,11 @@
 """The hypervisor's size budget (issue #26 item 5, docs/performance.md
 "Size budget"): configs/dual.yaml's hypervisor is built and its .text
 compared with the budget recorded in bench/budgets.toml, through
-bench/size.py --check; the check is shown to fail below the measurement."""
+bench/size.py --check; the check is shown to fail below the measurement.
+What is built follows the platform and the configuration
+(bulkhead/generate/gen_c.py features(), hypervisor/Makefile): dual.yaml's
+image holds none of the mechanisms it does not use, and a hypervisor built
+without one stops the boot of a configuration that needs it."""
 
 from __future__ import annotations
 
@@ -14,6 +18,10 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from bulkhead.generate import build, gen_c
+from bulkhead.layout import placement
+from bulkhead.layout.load import load_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -59,12 +67,65 @@ def test_text_within_budget(dual: tuple[Path, int, list[tuple[str, int]]],
     assert f".text is {total} bytes, above the budget of {total - 1} bytes" in err
 
 
+def _names(elf: Path, code: bool = False) -> set[str]:
+    """The symbols of ``elf`` (``code``: only those of .text, not config.c's tables)."""
+    syms = subprocess.run(["aarch64-linux-gnu-nm", str(elf)], capture_output=True, text=True, check=True).stdout
+    return {line.split()[-1] for line in syms.splitlines() if not code or line.split()[-2] in "Tt"}
+
+
 @needs_cross
 def test_platform_selection_leaves_out_what_virt_does_not_use(dual: tuple[Path, int, list[tuple[str, int]]]) -> None:
-    """QEMU virt (GICv3, no QoS-400): the GICv2 front end and QoS-400 are not linked."""
-    syms = subprocess.run(["aarch64-linux-gnu-nm", str(dual[0] / "hyp" / "bulkhead.elf")],
-                          capture_output=True, text=True, check=True).stdout
-    names = {line.split()[-1] for line in syms.splitlines()}
+    """QEMU virt (GICv3, no QoS-400) and dual.yaml (no regulation, recolor
+    pool, IDA, PCI function or L3 partition): none of those is linked; what
+    Bao has on virt is (coloring, the SMMUv3 the platform always drives)."""
+    names = _names(dual[0] / "hyp" / "bulkhead.elf")
     assert "vgic_v3_ops" in names and "vgic_v2_ops" not in names
     assert not {n for n in names if n.startswith("qos400_")}
     assert "__udivti3" not in names  # 128-bit divisions go through lib/div128.c
+    left_out = ("bw_", "color_recolor", "recolor_", "color_ida", "pci_", "vpci_", "pcienum_", "dsu_")
+    assert not {n for n in _names(dual[0] / "hyp" / "bulkhead.elf", code=True) if n.startswith(left_out)}
+    assert "el2_vectors_pmu" not in names  # the regulator's vector table goes with it
+    assert {"color_init", "color_set_next", "smmuv3_init", "dma_init", "el2_vectors"} <= names
+
+
+@pytest.mark.parametrize(("config", "on"), [
+    ("configs/dual.yaml", set()),
+    ("tests/configs/bw-basic.yaml", {"BW"}),
+    ("tests/configs/color-recolor.yaml", {"RECOLOR"}),
+    ("tests/configs/color-ida.yaml", {"BW", "IDA"}),  # IDA at each regulation period
+    ("tests/configs/dma-stop-vm.yaml", {"PCI"}),
+    ("tests/configs/rk3588-dsu.yaml", {"DSU"}),
+    ("tests/configs/zcu102-qos.yaml", {"QOS"}),
+])
+def test_features_follow_the_config(config: str, on: set[str]) -> None:
+    """Each switch is on exactly when the configuration uses its mechanism."""
+    system = placement.resolve(load_spec(ROOT / config, guest_sources=None))
+    feats = gen_c.features(system)
+    assert set(feats) == {"BW", "RECOLOR", "IDA", "PCI", "DSU", "QOS"}
+    assert {k for k, v in feats.items() if v} == on
+
+
+@needs_cross
+@pytest.mark.skipif(shutil.which("qemu-system-aarch64") is None, reason="needs QEMU")
+def test_hypervisor_without_the_regulator_refuses_a_regulated_config(tmp_path: Path) -> None:
+    """bw-basic.yaml regulates a VM; its hypervisor rebuilt with BW=0 (what
+    `bulkhead build` passes for a config without regulation) stops the boot
+    naming the VM, before any VM runs, instead of running it unregulated."""
+    with open("/dev/null", "w") as null:
+        res = build.build(ROOT / "tests" / "configs" / "bw-basic.yaml", tmp_path / "bw", log=null)
+    args = [a for a in build.hypervisor_make_args(res.system, tmp_path / "bw") if not a.startswith(("O=", "BW="))]
+    off = tmp_path / "bw" / "hyp-off"
+    subprocess.run(["make", "-s", "--no-print-directory", "-C", str(ROOT / "hypervisor"), f"O={off}", "BW=0", *args],
+                   check=True, stdout=subprocess.DEVNULL)
+    assert not {n for n in _names(off / "bulkhead.elf", code=True) if n.startswith("bw_")}
+    argv = [str(off / "bulkhead.elf") if a == str(res.elf) else a for a in res.qemu_argv]
+    assert str(off / "bulkhead.elf") in argv
+    try:
+        out = subprocess.run([*argv, "-icount", "shift=0"], capture_output=True, text=True, timeout=60,
+                             stdin=subprocess.DEVNULL).stdout
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+    vm = res.system.vms[[v.spec.bandwidth is not None for v in res.system.vms].index(True)].name
+    assert (f"PANIC: vm {vm} is regulated, and the hypervisor was built without the regulator (BW=0)"
+            in out), out[-2000:]
+    assert "bw: vm " not in out

@@ -137,6 +137,21 @@ def sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def hypervisor_make_args(system: System, out: Path) -> list[str]:
+    """The variables of hypervisor/Makefile for ``system`` built into ``out``
+    (its config.c and payload.bin there): the platform's drivers and the
+    mechanisms the configuration uses (gen_c.features)."""
+    p = system.platform
+    return [
+        f"O={out / 'hyp'}", f"CONFIG_C={out / 'config.c'}",
+        f"HYP_BASE=0x{p.hypervisor.base:x}", f"HYP_SIZE=0x{p.hypervisor.size:x}",
+        f"RAM_BASE=0x{p.ram.base:x}", f"PAYLOAD={out / 'payload.bin'}",
+        f"PLATFORM={p.board}", f"GIC={p.gic.version}", f"UART={p.uart.driver}",
+        f"SMMU={' '.join(gen_c.smmu_drivers(system))}",
+        *(f"{name}={int(on)}" for name, on in gen_c.features(system).items()),
+    ]
+
+
 def build(
     config: Path | str,
     out: Path | None = None,
@@ -182,14 +197,7 @@ def build(
         payload = out / "payload.bin"
         write_if_changed(payload, image.pack(staged, p.staging.base, [s.file.read_bytes() for s in staged]))
 
-        _make(HYPERVISOR_DIR, [
-            f"O={out / 'hyp'}", f"CONFIG_C={out / 'config.c'}",
-            f"HYP_BASE=0x{p.hypervisor.base:x}", f"HYP_SIZE=0x{p.hypervisor.size:x}",
-            f"RAM_BASE=0x{p.ram.base:x}", f"PAYLOAD={payload}",
-            f"PLATFORM={p.board}", f"GIC={p.gic.version}", f"UART={p.uart.driver}",
-            f"QOS={1 if p.qos_regulators else 0}",
-            f"SMMU={' '.join(sorted({u.type.replace('-', '') for u in p.smmus}))}",
-        ], log, "the hypervisor")
+        _make(HYPERVISOR_DIR, hypervisor_make_args(system, out), log, "the hypervisor")
         elf = out / "hyp" / ELF_NAME
         if not elf.is_file():
             raise BuildError(f"make -C {HYPERVISOR_DIR} succeeded but did not produce {elf}")

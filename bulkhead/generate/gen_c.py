@@ -205,6 +205,28 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
     return w.text()
 
 
+def features(system: System) -> dict[str, bool]:
+    """The hypervisor's compile-time switches (hypervisor/Makefile BW,
+    RECOLOR, IDA, PCI, DSU, QOS): a mechanism is built when the
+    configuration uses it (QoS-400 when the platform has regulators; the
+    guests may set them at run time). docs/performance.md "Size budget"."""
+    spec = system.spec
+    return {
+        "BW": bandwidth.regulated(system),
+        "RECOLOR": system.pool is not None,
+        "IDA": any(vm.spec.ida for vm in system.vms),
+        "PCI": any(vm.pci for vm in system.vms),
+        "DSU": dsu.plan(spec) is not None and system.platform.dsu is not None,
+        "QOS": bool(system.platform.qos_regulators),
+    }
+
+
+def smmu_drivers(system: System) -> list[str]:
+    """The SMMU drivers to build (hypervisor/Makefile SMMU): those of the
+    SMMUs the hypervisor drives for this configuration (dma.driven)."""
+    return sorted({u.type.replace("-", "") for u in dma.driven(system.spec)})
+
+
 def _iommu_tables(w: _Writer, system: System) -> str:
     """The SMMUs to drive, their stream tables and the DMA streams
     (hypervisor/drivers/iommu.h, bulkhead/config/dma.py); returns the

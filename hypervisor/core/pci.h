@@ -9,8 +9,11 @@
 #ifndef CORE_PCI_H
 #define CORE_PCI_H
 
+#include "core/config.h"
+#include "lib/log.h"
 #include "lib/pcienum.h"
 
+#if !defined(BULKHEAD_PCI) || BULKHEAD_PCI
 /* Boot CPU, before the VMs are built: maps the ECAM, enumerates, checks
  * every configured function (present, vendor:device, INTx SPI, not given
  * twice) and assigns the resources; a mismatch stops the boot. */
@@ -22,5 +25,18 @@ const struct pcienum_func *pci_func(u32 bdf);
 /* Aligned config-space accesses of function bdf (size 1, 2 or 4). */
 u32 pci_cfg_read32(u32 bdf, u32 off);
 void pci_cfg_write(u32 bdf, u32 off, u32 size, u32 val);
+#else
+/* Built without PCIe passthrough (Makefile PCI=0: no VM of the
+ * configuration owns a PCI function): the bus is not enumerated, its
+ * functions stay as the firmware left them, and no VM maps the ECAM. */
+static inline void pci_init(void)
+{
+	for (u32 i = 0; i < cfg_system.nvms; i++)
+		if (cfg_system.vms[i].npci)
+			panic("vm %s owns PCI functions, and the hypervisor was built without PCIe "
+			      "passthrough (PCI=0)",
+			      cfg_system.vms[i].name);
+}
+#endif
 
 #endif

@@ -12,10 +12,22 @@
 
 struct vm;
 
+#if !defined(BULKHEAD_PCI) || BULKHEAD_PCI
 /* At VM build, after pci_init and mem_vm_init. */
 void vpci_vm_init(struct vm *vm);
 /* At VM start, reset and stop: the VM's functions stop decoding and
  * mastering (no DMA of a stopped or restarted VM goes on). */
 void vpci_vm_quiesce(struct vm *vm);
+#else
+static inline void vpci_vm_init(struct vm *vm)
+{
+	(void)vm;
+}
+
+static inline void vpci_vm_quiesce(struct vm *vm)
+{
+	(void)vm;
+}
+#endif
 
 #endif

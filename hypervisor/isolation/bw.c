@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The bandwidth regulator. Per regulated vCPU (one per physical CPU):
+ * The bandwidth regulator's engine. Per regulated vCPU (one per physical CPU):
  *
  *   period start (bw_period, EL2 timer)   counter := 2^32 - grant
  *   budget spent (bw_overflow, PMU irq)   reclaim from siblings, else
@@ -20,111 +20,23 @@
  * masked (EL2), except where noted. Cross-CPU state is the reclaim pool
  * (compare-and-swap), the settings (seqlock, one writer under a lock, which
  * also clears the VM's hot_lead), the spare-sharing generation (atomic) and
- * the throttled flags (read only).
+ * the throttled flags (read only). Set-up is bw_init.c, the hypercalls and
+ * the console command bw_hc.c.
  */
-#include "isolation/bw.h"
+#include "isolation/bw_engine.h"
 
-#include "arch/aarch64/cpu.h"
-#include "drivers/gic/gic.h"
 #include "arch/aarch64/pmu.h"
 #include "arch/aarch64/timer.h"
-#include "core/config.h"
-#include "core/console.h"
-#include "core/hypercall.h"
-#include "core/irq.h"
-#include "core/vcpu.h"
+#include "drivers/gic/gic.h"
 #include "core/vm.h"
 #include "core/vpmu.h"
-#include "isolation/bw_budget.h"
 #include "isolation/color_ida.h"
-#include "lib/log.h"
-#include "lib/spinlock.h"
 
-#define BW_ALL_VCPUS 0xffffu
-#define BW_NEV       CFG_BW_MAX_EVENTS
-#define BW_NO_EVENT  0xffffffffu
-
-/* What a VM's regulation is set to: from the config, then BH_HC_BW_SET. */
-struct bw_settings {
-	u64 start;     /* counter value where period 0 of these settings begins */
-	u64 base;      /* VM-wide index of that period (continues across changes) */
-	u32 period_us; /* >= 1 */
-	u64 budget[BW_NEV];
-	u32 share[BW_NEV][CFG_MAX_CPUS]; /* events per period of each vCPU */
-	u64 unshared[BW_NEV];            /* budget no vCPU has (weights below 100%) */
-};
-
-struct bw_vm {
-	volatile u32 seq;         /* seqlock over next: odd while it is written (first: hot path) */
-	const struct cfg_bw *cfg; /* NULL: unregulated */
-	struct vm *vm;
-	spinlock_t lock;         /* serialises writers of next */
-	struct bw_settings next; /* latest settings; vCPUs switch at next.start */
-	u64 pool[BW_NEV];        /* reclaim: (period << 32) | events given up */
-	struct bw_stats stats;   /* VM totals per period, kept by vCPU 0's CPU (if > 1 vCPU) */
-	bool set_logged;         /* BH_HC_BW_SET's console line (bw_log_set), under lock */
-	u64 set_logged_at;
-	u32 sets_unlogged;
-};
-
-/* No look within a period / no hot period end: far enough that now + it
- * never wraps and is beyond any deadline. */
-#define BW_NO_LOOK (1ull << 62)
-#define BW_NOT_HOT (1ull << 62)
-
-/* A CPU's regulator; what the period hot path reads and writes first (small
- * offsets, pairs for ldp/stp), the size a power of two (the CPU's entry is
- * found with a shift). */
-struct __attribute__((aligned(512))) bw_cpu {
-	struct bw_clock clk;
-	struct bw_stats stats;
-	/* The next period end is bw_period_fast's when this is not BW_NOT_HOT:
-	 * one counter, no reclaim, a whole period, nothing throttled, paused or
-	 * released in it, the settings in use the VM's latest. Then it is lead
-	 * (the margin of the late check). Set by bw_period (bw_set_hot), cleared
-	 * by whatever bw_overflow does and by a settings change (bw_hc_set, on
-	 * another CPU: only ever to BW_NOT_HOT). */
-	u64 hot_lead;
-	u64 look; /* ticks between looks at the counter within a period (BW_NO_LOOK: none) */
-	struct bw_vm *bvm;
-	u32 seq;         /* settings in use: bvm->seq when they were copied */
-	u32 ctr[BW_NEV]; /* PMU counter of each event */
-	u64 preload;     /* with hot_lead: bw_preload of the share (32 bits) */
-	u64 mask;        /* the counters' overflow bits (32 bits) */
-	bool multi;      /* the VM has more than one vCPU (VM totals) */
-	u64 lead;        /* ticks: twice what the last general period end took to handle */
-	struct vcpu *v;  /* NULL: this CPU is not regulated */
-	u32 nev;
-	u32 event[BW_NEV]; /* what it counts: the VM's event, or the platform's fallback */
-	struct bw_settings set;
-	u32 seg_start[BW_NEV]; /* counter value where the current grant began */
-	u64 used[BW_NEV];      /* events of the grants closed this period */
-	bool paused;           /* counters stopped: the vCPU overflowed while off */
-	u32 pred[BW_NEV];      /* predicted use (reclaim) */
-	bool parked_grant;     /* reclaim: the period began with the vCPU off (it kept 1) */
-	bool starved;          /* needed more than it kept this period */
-	volatile bool spare;   /* released by spare sharing until the period ends */
-	u32 spare_seen;        /* bw_spare_gen when it was throttled */
-	u64 throttle_at;
-	bool partial;      /* the current period is not a whole one (the boot period) */
-	u64 hist[BW_HIST]; /* (period << 32) | events, for the VM totals */
-};
-
-static struct bw_vm bw_vms[CFG_MAX_CPUS];
-static struct bw_cpu bw_cpus[CFG_MAX_CPUS];
-static const struct cfg_bw_system *bw_sys;
-static u64 bw_hz;
+struct bw_vm bw_vms[CFG_MAX_CPUS];
+struct bw_cpu bw_cpus[CFG_MAX_CPUS];
+const struct cfg_bw_system *bw_sys;
+u64 bw_hz;
 static volatile u32 bw_spare_gen;
-
-static struct bw_cpu *bw_this(void)
-{
-	return &bw_cpus[cpu_index()];
-}
-
-static u32 bw_share(const struct bw_cpu *c, u32 e)
-{
-	return c->set.share[e][c->v->idx];
-}
 
 static u32 bw_period_id(const struct bw_cpu *c)
 {
@@ -137,7 +49,7 @@ static bool bw_spare_sharing(void)
 }
 
 /* Copies the VM's latest settings if they are consistent (seqlock). */
-static bool bw_read_settings(struct bw_vm *b, struct bw_settings *out, u32 *seq)
+bool bw_read_settings(struct bw_vm *b, struct bw_settings *out, u32 *seq)
 {
 	u32 s = __atomic_load_n(&b->seq, __ATOMIC_ACQUIRE);
 
@@ -151,7 +63,7 @@ static bool bw_read_settings(struct bw_vm *b, struct bw_settings *out, u32 *seq)
 	return true;
 }
 
-static void bw_write_settings(struct bw_vm *b, const struct bw_settings *s)
+void bw_write_settings(struct bw_vm *b, const struct bw_settings *s)
 {
 	__atomic_store_n(&b->seq, b->seq + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
@@ -190,7 +102,7 @@ static u64 bw_next_timer(const struct bw_cpu *c, u64 now)
 	return at;
 }
 
-static void bw_arm(struct bw_cpu *c, u64 now)
+void bw_arm(struct bw_cpu *c, u64 now)
 {
 	timer_hyp_arm(bw_next_timer(c, now));
 }
@@ -289,7 +201,7 @@ static void bw_close_period(struct bw_cpu *c, u64 now)
 	c->starved = false;
 }
 
-static void bw_open_period(struct bw_cpu *c)
+void bw_open_period(struct bw_cpu *c)
 {
 	struct vcpu *v = c->v;
 	struct bw_vm *b = c->bvm;
@@ -298,11 +210,13 @@ static void bw_open_period(struct bw_cpu *c)
 	u32 id = bw_period_id(c);
 
 	c->parked_grant = reclaim && idle;
+#if !defined(BULKHEAD_IDA) || BULKHEAD_IDA
 	if (v->vm->cfg->flags & CFG_VM_IDA_PERIOD) {
 		struct color_ida_result ida;
 
 		color_ida_prepare(v->vm, 0, &ida); /* invalidation-driven allocation */
 	}
+#endif
 	/* stale flags first: a small grant may overflow before we are done */
 	pmu_overflow_clear((u32)c->mask);
 	for (u32 e = 0; e < c->nev; e++) {
@@ -379,8 +293,6 @@ static __attribute__((noinline)) bool bw_account_vm_hot(struct bw_cpu *c, u32 pe
  * some regulated VM has several vCPUs (its totals, c->multi). A variant
  * without them does not read those fields.
  */
-#define BW_HOT_EVENTS 1u
-#define BW_HOT_VMS    2u
 
 static inline __attribute__((always_inline)) bool bw_period_fast(struct bw_cpu *c, u64 now,
                                                                  u32 variant)
@@ -464,8 +376,8 @@ static u32 bw_period_hot_all(struct cpu *cpu, u32 intid)
 	return bw_period_hot(cpu, intid, BW_HOT_EVENTS | BW_HOT_VMS);
 }
 
-static const irq_hot_fn_t bw_hot_variant[] = { bw_period_hot_plain, bw_period_hot_events,
-	                                       bw_period_hot_vms, bw_period_hot_all };
+const irq_hot_fn_t bw_hot_variant[4] = { bw_period_hot_plain, bw_period_hot_events,
+	                                 bw_period_hot_vms, bw_period_hot_all };
 
 /*
  * At a general period end: whether the next one may take the hot path, and
@@ -617,7 +529,7 @@ void bw_overflow(u32 intid)
 }
 
 /* Called by the stall loop of a throttled vCPU (core/vcpu.c). */
-static void bw_stall_hook(struct vcpu *v)
+void bw_stall_hook(struct vcpu *v)
 {
 	struct bw_cpu *c = bw_this();
 
@@ -643,7 +555,7 @@ static void bw_stall_hook(struct vcpu *v)
  * a period of a 600,000-event VM (test_reclaim). What the CPU counted while
  * the vCPU was off is discarded, as at a period end (bw_close_period).
  */
-static void bw_unpark_hook(struct vcpu *v)
+void bw_unpark_hook(struct vcpu *v)
 {
 	struct bw_cpu *c = bw_this();
 
@@ -662,326 +574,4 @@ static void bw_unpark_hook(struct vcpu *v)
 		c->starved = true;
 		bw_grant(c, e, got);
 	}
-}
-
-/* --- hypercalls and console --------------------------------------------- */
-
-static void bw_hc_stats(struct vcpu *v)
-{
-	struct frame *f = v->frame;
-	struct vm *vm = v->vm;
-	struct bw_vm *b = &bw_vms[vm->id];
-	u64 idx = f->x[1];
-	struct bw_stats s;
-
-	if (!b->cfg || (idx != BW_ALL_VCPUS && idx >= vm->nvcpus)) {
-		f->x[0] = (u64)(s64)BH_E_INVALID;
-		return;
-	}
-	if (idx == BW_ALL_VCPUS && vm->nvcpus == 1)
-		idx = 0; /* the VM is its vCPU */
-	if (idx == BW_ALL_VCPUS) {
-		s = b->stats;
-		s.throttles = 0;
-		s.stalled_ticks = 0;
-		for (u32 k = 0; k < vm->nvcpus; k++) {
-			const struct bw_cpu *c = &bw_cpus[vm->vcpus[k]->pcpu];
-
-			s.throttles += READ_ONCE(c->stats.throttles);
-			s.stalled_ticks += READ_ONCE(c->stats.stalled_ticks);
-		}
-	} else {
-		s = bw_cpus[vm->vcpus[idx]->pcpu].stats;
-	}
-	f->x[0] = BH_OK;
-	f->x[1] = s.last;
-	f->x[2] = s.max;
-	f->x[3] = bw_stats_mean(&s);
-	f->x[4] = s.throttles;
-	f->x[5] = timer_ticks_to_ns(s.stalled_ticks);
-}
-
-static void bw_split_settings(struct bw_settings *s, const struct cfg_bw *cfg, u32 nvcpus)
-{
-	for (u32 e = 0; e < cfg->nevents; e++)
-		s->unshared[e] = bw_split(s->budget[e], nvcpus, cfg->weights, s->share[e]);
-}
-
-/* The console line of an accepted BH_HC_BW_SET, at most one per target VM
- * per second of counter time: a manager calling in a loop cannot flood the
- * console (the lines left out are counted in the next one). */
-static void bw_log_set(struct bw_vm *b, const struct bw_settings *n, const struct vm *by)
-{
-	u64 now = timer_now();
-	u32 quiet;
-
-	spin_lock(&b->lock);
-	if (b->set_logged && now - b->set_logged_at < bw_hz) {
-		b->sets_unlogged++;
-		spin_unlock(&b->lock);
-		return;
-	}
-	quiet = b->sets_unlogged;
-	b->set_logged = true;
-	b->set_logged_at = now;
-	b->sets_unlogged = 0;
-	spin_unlock(&b->lock);
-	if (quiet)
-		log_info("bw: vm %s: %lu events per %u us (set by vm %s; %u more set in the second "
-		         "before, not shown)",
-		         b->vm->cfg->name, n->budget[0], n->period_us, by->cfg->name, quiet);
-	else
-		log_info("bw: vm %s: %lu events per %u us (set by vm %s)", b->vm->cfg->name,
-		         n->budget[0], n->period_us, by->cfg->name);
-}
-
-/* BH_HC_BW_SET: x1 = VM id, x2 = budget (events per period for the VM; 0
- * keeps it), x3 = period in us (0 keeps it), x4 = second event's budget
- * (read/write platforms; 0 keeps it). Managers only. The change takes
- * effect for all the VM's vCPUs at one period boundary. */
-static void bw_hc_set(struct vcpu *v)
-{
-	struct frame *f = v->frame;
-	u64 id = f->x[1], budget = f->x[2], period = f->x[3], budget2 = f->x[4];
-	struct bw_settings cur, n;
-	struct bw_vm *b;
-	u64 k;
-	u32 seq;
-
-	if (!(v->vm->cfg->flags & CFG_VM_MANAGER)) {
-		f->x[0] = (u64)(s64)BH_E_DENIED;
-		return;
-	}
-	if (id >= vm_count || !bw_vms[id].cfg || budget > BW_MAX_BUDGET ||
-	    budget2 > BW_MAX_BUDGET || period > BW_MAX_PERIOD_US) {
-		f->x[0] = (u64)(s64)BH_E_INVALID;
-		return;
-	}
-	b = &bw_vms[id];
-	spin_lock(&b->lock);
-	while (!bw_read_settings(b, &cur, &seq))
-		;
-	n = cur;
-	if (period)
-		n.period_us = (u32)period;
-	if (budget)
-		n.budget[0] = budget;
-	if (budget2 && b->cfg->nevents > 1)
-		n.budget[1] = budget2;
-	/* what `bulkhead check` would refuse in a config changes nothing */
-	for (u32 e = 0; e < b->cfg->nevents; e++) {
-		if (!bw_settings_ok(n.period_us, n.budget[e], b->vm->nvcpus, b->cfg->weights,
-		                    bw_sys->regulator_events)) {
-			spin_unlock(&b->lock);
-			f->x[0] = (u64)(s64)BH_E_INVALID;
-			return;
-		}
-	}
-	bw_split_settings(&n, b->cfg, b->vm->nvcpus);
-	/* a boundary of the current schedule at least one period away: every
-	 * vCPU reaches it on the old schedule, then switches */
-	k = bw_period_at(cur.start, cur.period_us, bw_hz, timer_now()) + 2;
-	n.start = bw_boundary(cur.start, cur.period_us, bw_hz, k);
-	n.base = cur.base + k;
-	bw_write_settings(b, &n);
-	/* the VM's period ends take the general path until they adopt n */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	for (u32 i = 0; i < b->vm->nvcpus; i++)
-		__atomic_store_n(&bw_cpus[b->vm->vcpus[i]->pcpu].hot_lead, BW_NOT_HOT,
-		                 __ATOMIC_RELAXED);
-	spin_unlock(&b->lock);
-	bw_log_set(b, &n, v->vm);
-	f->x[0] = BH_OK;
-}
-
-static __cold void bw_dump(void)
-{
-	bool any = false;
-
-	for (u32 i = 0; i < vm_count; i++) {
-		struct bw_vm *b = &bw_vms[i];
-
-		if (!b->cfg)
-			continue;
-		for (u32 k = 0; k < b->vm->nvcpus; k++) {
-			const struct bw_cpu *c = &bw_cpus[b->vm->vcpus[k]->pcpu];
-			struct bw_stats s = c->stats;
-
-			log_info("bw vm=%s vcpu=%u last=%lu max=%lu mean=%lu throttled=%lu "
-			         "stalled_us=%lu",
-			         b->vm->cfg->name, k, s.last, s.max, bw_stats_mean(&s), s.throttles,
-			         timer_ticks_to_ns(s.stalled_ticks) / 1000);
-			any = true;
-		}
-	}
-	if (!any)
-		log_info("bw: no VM is regulated");
-}
-
-/* --- initialisation ------------------------------------------------------ */
-
-__cold void bw_init(void)
-{
-	u32 variant = 0;
-	u64 start;
-
-	hypercall_register(BH_HC_BW_STATS, bw_hc_stats);
-	hypercall_register(BH_HC_BW_SET, bw_hc_set);
-	console_register_command('b', bw_dump);
-	for (u32 i = 0; i < CFG_MAX_CPUS; i++) {
-		bw_cpus[i].hot_lead = BW_NOT_HOT; /* the first period end is bw_period's */
-		bw_cpus[i].look = BW_NO_LOOK;
-	}
-	bw_sys = cfg_system.bw;
-	if (!bw_sys)
-		return;
-	bw_hz = timer_freq();
-	if (bw_sys->counter_hz && bw_sys->counter_hz != bw_hz)
-		log_info("bw: the counter runs at %lu Hz, the platform file says %lu Hz; periods "
-		         "follow the counter",
-		         bw_hz, bw_sys->counter_hz);
-	start = timer_now();
-	for (u32 i = 0; i < vm_count; i++) {
-		struct vm *vm = &vms[i];
-		const struct cfg_bw *cfg = vm->cfg->bw;
-		struct bw_vm *b = &bw_vms[i];
-		struct bw_settings *s = &b->next;
-
-		if (!cfg)
-			continue;
-		b->cfg = cfg;
-		b->vm = vm;
-		b->seq = 2;
-		s->start = start;
-		s->base = 0;
-		s->period_us = cfg->period_us ? cfg->period_us : 1;
-		for (u32 e = 0; e < cfg->nevents && e < BW_NEV; e++) {
-			u64 given = 0;
-
-			s->budget[e] = cfg->budget[e];
-			for (u32 k = 0; k < vm->nvcpus; k++) {
-				s->share[e][k] = cfg->vcpu_budget[e * vm->nvcpus + k];
-				given += s->share[e][k];
-			}
-			s->unshared[e] = given < cfg->budget[e] ? cfg->budget[e] - given : 0;
-		}
-		if (vm->nvcpus > 1)
-			variant |= BW_HOT_VMS;
-		if (!(cfg->flags & CFG_BW_CYCLES))
-			variant |= BW_HOT_EVENTS;
-		for (u32 k = 0; k < vm->nvcpus; k++) {
-			struct bw_cpu *c = &bw_cpus[vm->vcpus[k]->pcpu];
-
-			c->v = vm->vcpus[k];
-			c->bvm = b;
-			c->multi = vm->nvcpus > 1;
-			c->nev = cfg->flags & CFG_BW_CYCLES ? 1 : MIN(cfg->nevents, BW_NEV);
-		}
-		log_info("bw: vm %s: %lu %s per %u us over %u vCPU(s)%s", vm->cfg->name,
-		         cfg->budget[0], cfg->flags & CFG_BW_CYCLES ? "cycles" : "events",
-		         cfg->period_us, vm->nvcpus,
-		         cfg->flags & CFG_BW_RECLAIM ? ", reclaim" : "");
-	}
-	vpmu_set_hyp_overflow(bw_overflow); /* the PMU PPI is shared with guests' counters */
-	irq_register_hyp(cfg_system.platform->timer_hyp_irq, bw_period);
-	irq_register_hyp_hot(cfg_system.platform->timer_hyp_irq, bw_hot_variant[variant]);
-	vcpu_set_stall_hook(bw_stall_hook);
-	vcpu_set_unpark_hook(bw_unpark_hook);
-}
-
-/*
- * The events this CPU counts: the VM's as this vCPU's core type counts them
- * (cfg->vcpu_event on platforms with several core types), or, where the CPU
- * does not implement one of them (PMCEID: QEMU has none of the Cortex-A53's
- * memory events), the platform's fallback event for every channel, said on
- * the console (once per VM and core type). Returns the interval of the looks
- * at the counter in us (0: none).
- */
-static __cold u32 bw_choose_events(struct bw_cpu *c, const struct cfg_bw *cfg)
-{
-	u32 missing = BW_NO_EVENT;
-	u32 ncpus = c->v->vm->cfg->ncpus;
-	u32 i = c->v->idx;
-	bool first_of_type = i == 0;
-
-	for (u32 e = 0; e < c->nev; e++) {
-		u32 ev = cfg->vcpu_event ? cfg->vcpu_event[e * ncpus + i] : cfg->event[e];
-
-		c->event[e] = ev;
-		if (missing == BW_NO_EVENT && !pmu_event_implemented(ev))
-			missing = ev;
-	}
-	if (cfg->vcpu_event) {
-		first_of_type = true;
-		for (u32 j = 0; j < i && first_of_type; j++)
-			if (cfg->vcpu_event[j] == cfg->vcpu_event[i])
-				first_of_type = false;
-	}
-	if (missing == BW_NO_EVENT || !bw_sys->fallback_event) {
-		if (cfg->vcpu_event && first_of_type)
-			log_info("bw: vm %s: vCPU %u counts event 0x%x (its core type's)",
-			         c->v->vm->cfg->name, i, c->event[0]);
-		return bw_sys->overflow_poll_us;
-	}
-	for (u32 e = 0; e < c->nev; e++)
-		c->event[e] = bw_sys->fallback_event;
-	if (first_of_type && cfg->vcpu_event)
-		log_info("bw: vm %s: vCPU %u: this CPU does not count its core type's event 0x%x "
-		         "(PMCEID); counting the platform's fallback event 0x%x instead, looking "
-		         "every %u us",
-		         c->v->vm->cfg->name, i, missing, bw_sys->fallback_event,
-		         bw_sys->fallback_poll_us);
-	else if (first_of_type)
-		log_info("bw: vm %s: this CPU does not count event 0x%x (PMCEID); counting the "
-		         "platform's fallback event 0x%x instead, looking every %u us",
-		         c->v->vm->cfg->name, missing, bw_sys->fallback_event,
-		         bw_sys->fallback_poll_us);
-	return bw_sys->fallback_poll_us;
-}
-
-__cold void bw_cpu_init(void)
-{
-	struct bw_cpu *c = bw_this();
-	const struct cfg_bw *cfg;
-	u32 poll_us;
-	u64 now;
-
-	if (!bw_sys || !c->v)
-		return;
-	cfg = c->bvm->cfg;
-	if (cfg->flags & CFG_BW_CYCLES) {
-		pmu_hyp_reserve(0, true);
-		c->ctr[0] = PMU_CYCLE_COUNTER;
-	} else {
-		u32 first = pmu_hyp_reserve(c->nev, false);
-
-		if (first + c->nev > pmu_counters())
-			panic("bw: cpu %u has %u PMU counters, regulation needs %u", cpu_index(),
-			      pmu_counters(), c->nev);
-		for (u32 e = 0; e < c->nev; e++)
-			c->ctr[e] = first + e;
-	}
-	c->mask = 0;
-	for (u32 e = 0; e < c->nev; e++)
-		c->mask |= BIT(c->ctr[e]);
-	now = timer_now();
-	while (!bw_read_settings(c->bvm, &c->set, &c->seq))
-		;
-	bw_clock_init(&c->clk, c->set.start, c->set.period_us, bw_hz, now);
-	poll_us = cfg->flags & CFG_BW_CYCLES ? 0 : bw_choose_events(c, cfg);
-	for (u32 e = 0; e < c->nev; e++)
-		pmu_hyp_start(c->ctr[e], c->event[e], bw_preload(bw_share(c, e)));
-	bw_open_period(c);
-	c->partial = true; /* the boot period: the guest has not run yet */
-	c->look = BW_NO_LOOK;
-	if (poll_us) {
-		c->look = timer_ns_to_ticks((u64)poll_us * 1000);
-		/* the looks stand in for the overflow interrupt QEMU raises late
-		 * (or, on xlnx-zcu102, never): they are the vCPU's, and so is all
-		 * EL2 work on this path (docs/bandwidth.md "QEMU") */
-		pmu_hyp_count_el2_always();
-	}
-	irq_enable_hyp_local(vpmu_hw_irq());
-	gic_enable(cfg_system.platform->timer_hyp_irq);
-	bw_arm(c, now);
 }

@@ -3,6 +3,8 @@
 #ifndef ISOLATION_COLOR_RECOLOR_H
 #define ISOLATION_COLOR_RECOLOR_H
 
+#include "core/config.h"
+#include "lib/log.h"
 #include "lib/types.h"
 
 struct vm;
@@ -13,6 +15,7 @@ struct color_recolor_result {
 	u64 pause_end;   /* counter just before they were let go */
 };
 
+#if !defined(BULKHEAD_RECOLOR) || BULKHEAD_RECOLOR
 /* Gives the target VM the LLC and bank colors of the bitmaps (0: every
  * color of the kind): checks, pauses, moves, resumes. Returns BH_OK or a
  * BH_E_* code with nothing changed (the reason is logged, naming `by`). */
@@ -21,5 +24,16 @@ s64 color_recolor(struct vm *target, u64 llc, u64 bank, const char *by,
 
 /* Registers the hypercall (from color_init). */
 void color_recolor_init(void);
+#else
+/* Built without recoloring (Makefile RECOLOR=0: the configuration has no
+ * recolor_pool): BH_HC_RECOLOR is an unknown call, Ctrl-T r an unknown
+ * command. */
+static inline void color_recolor_init(void)
+{
+	if (cfg_system.pool_color)
+		panic("the configuration has a recolor pool, and the hypervisor was built without "
+		      "recoloring (RECOLOR=0)");
+}
+#endif
 
 #endif

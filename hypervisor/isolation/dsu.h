@@ -11,13 +11,34 @@
 #ifndef ISOLATION_DSU_H
 #define ISOLATION_DSU_H
 
+#include "core/config.h"
+#include "lib/log.h"
 #include "lib/types.h"
 
+#if !defined(BULKHEAD_DSU) || BULKHEAD_DSU
 /* Boot CPU, after the VMs are set up and before any of them runs. */
 void dsu_init(void);
 /* Every CPU, before it enters its VM. */
 void dsu_cpu_init(void);
 /* Ctrl-T c: the partitions as the registers hold them. */
 void dsu_dump(void);
+#else
+/* Built without the DSU partitions (Makefile DSU=0: the configuration
+ * gives no VM L3 ways). */
+static inline void dsu_init(void)
+{
+	if (cfg_system.dsu_groups)
+		panic("the configuration partitions the DSU L3, and the hypervisor was built "
+		      "without it (DSU=0)");
+}
+
+static inline void dsu_cpu_init(void)
+{
+}
+
+static inline void dsu_dump(void)
+{
+}
+#endif
 
 #endif

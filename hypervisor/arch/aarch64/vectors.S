@@ -176,9 +176,11 @@
  * Two copies of the table: el2_vectors, and el2_vectors_pmu for a CPU whose
  * hypervisor counters stop at EL2 during its own work (arch/aarch64/pmu.c
  * switches VBAR_EL2): only that copy's paths toggle the counters' filters
- * (pmu_el2), the others pay nothing. The two tables are adjacent in
- * .text.vectors (linker.lds.in places it 2 KiB-aligned after the boot
- * code), their paths (vector_paths) in .text: no alignment padding between.
+ * (pmu_el2), the others pay nothing. The two tables are adjacent
+ * (.text.vectors, then .text.vectors_pmu: linker.lds.in places them
+ * 2 KiB-aligned after the boot code), the first table's paths
+ * (vector_paths) in .text, the second's after it: no alignment padding
+ * between. The second is left out of the link when nothing switches to it.
  */
 .macro vector_table name, s
 	.balign 0x800
@@ -254,11 +256,14 @@ guest_restore\s:
 
 	.section .text.vectors, "ax"
 	vector_table el2_vectors,
+	/* its own section, with its paths: linked only when pmu.c can switch
+	 * to it (the regulator is built, hypervisor/Makefile BW) */
+	.section .text.vectors_pmu, "ax"
 	vector_table el2_vectors_pmu, _pmu
+	vector_paths _pmu, 1
 
 	.text
 	vector_paths , 0
-	vector_paths _pmu, 1
 
 /* void guest_enter(struct frame *frame): whichever table the CPU uses */
 	.global guest_enter
