@@ -67,11 +67,11 @@ static const struct cfg_mem vm0_mem[] = {
 	{ .ipa = 0x40000000, .pa = 0x42000000, .size = 0x10000000 },
 };
 static const struct cfg_image vm0_images[] = {
-	{ .name = "kernel", .src_pa = 0xa0000000, .dst_ipa = 0x40000000, .size = 0x2000 },
-	{ .name = "initrd", .src_pa = 0xa0002000, .dst_ipa = 0x4fdff000, .size = 0xe74 },
-	{ .name = "dtb", .src_pa = 0xa0003000, .dst_ipa = 0x4fe00000, .size = 0x10000 },
+	{ .name = "kernel", .src_pa = 0xa0000000, .dst_ipa = 0x40000000, .size = 0x2000, .placed = true },
+	{ .name = "initrd", .src_pa = 0xa0002000, .dst_ipa = 0x4fdff000, .size = 0xe74, .placed = true },
+	{ .name = "dtb", .src_pa = 0xa0003000, .dst_ipa = 0x4fe00000, .size = 0x10000, .placed = true },
 };
-static cfg_pt_page_t vm0_pt[133];
+static cfg_pt_page_t vm0_pt[133] __section(".bss.pool");
 
 /* VM 1: rt (baremetal) */
 static const u32 vm1_cpus[] = {
@@ -81,10 +81,10 @@ static const struct cfg_mem vm1_mem[] = {
 	{ .ipa = 0x40000000, .pa = 0x52000000, .size = 0x1000000 },
 };
 static const struct cfg_image vm1_images[] = {
-	{ .name = "image", .src_pa = 0xa0013000, .dst_ipa = 0x40000000, .size = 0x640 },
-	{ .name = "params", .src_pa = 0xa0014000, .dst_ipa = 0x40fff000, .size = 0x1e },
+	{ .name = "image", .src_pa = 0xa0013000, .dst_ipa = 0x40000000, .size = 0x640, .placed = true },
+	{ .name = "params", .src_pa = 0xa0014000, .dst_ipa = 0x40fff000, .size = 0x1e, .placed = true },
 };
-static cfg_pt_page_t vm1_pt[13];
+static cfg_pt_page_t vm1_pt[13] __section(".bss.pool");
 
 static const struct cfg_vm vms[] = {
 	{
@@ -148,6 +148,6 @@ const struct cfg_system cfg_system = {
 	.nshmem = 0,
 	.shmems = NULL,
 	.console_input_vm = 0,
-	.config_hash = 0x4333b540d22e1a95ULL,
+	.config_hash = 0xf70406657b640bb8ULL,
 	.iommu = { .nunits = 1, .units = iommu_units, .nstreams = 0, .streams = NULL },
 };

@@ -67,10 +67,10 @@ static const struct cfg_mem vm0_mem[] = {
 	{ .ipa = 0x40000000, .pa = 0x42000000, .size = 0x1000000 },
 };
 static const struct cfg_image vm0_images[] = {
-	{ .name = "image", .src_pa = 0xa0000000, .dst_ipa = 0x40000000, .size = 0x200 },
-	{ .name = "params", .src_pa = 0xa0001000, .dst_ipa = 0x40fff000, .size = 0xa },
+	{ .name = "image", .src_pa = 0xa0000000, .dst_ipa = 0x40000000, .size = 0x200, .placed = true },
+	{ .name = "params", .src_pa = 0xa0001000, .dst_ipa = 0x40fff000, .size = 0xa, .placed = true },
 };
-static cfg_pt_page_t vm0_pt[13];
+static cfg_pt_page_t vm0_pt[13] __section(".bss.pool");
 
 static const struct cfg_vm vms[] = {
 	{
@@ -112,6 +112,6 @@ const struct cfg_system cfg_system = {
 	.nshmem = 0,
 	.shmems = NULL,
 	.console_input_vm = 0,
-	.config_hash = 0x20cf73e4e0bd152fULL,
+	.config_hash = 0xf274fbc3975b5e25ULL,
 	.iommu = { .nunits = 1, .units = iommu_units, .nstreams = 0, .streams = NULL },
 };

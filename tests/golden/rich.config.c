@@ -75,15 +75,15 @@ static const u32 vm0_irqs[] = {
 	34, 48, 49,
 };
 static const struct cfg_image vm0_images[] = {
-	{ .name = "kernel", .src_pa = 0xa0000000, .dst_ipa = 0x40000000, .size = 0x2000 },
-	{ .name = "initrd", .src_pa = 0xa0002000, .dst_ipa = 0x43dff000, .size = 0xe74 },
-	{ .name = "dtb", .src_pa = 0xa0003000, .dst_ipa = 0x43e00000, .size = 0x10000 },
+	{ .name = "kernel", .src_pa = 0xa0000000, .dst_ipa = 0x40000000, .size = 0x2000, .placed = true },
+	{ .name = "initrd", .src_pa = 0xa0002000, .dst_ipa = 0x43dff000, .size = 0xe74, .placed = true },
+	{ .name = "dtb", .src_pa = 0xa0003000, .dst_ipa = 0x43e00000, .size = 0x10000, .placed = true },
 };
 static const struct cfg_shmem_map vm0_shmem[] = {
 	{ .shmem = 0, .ipa = 0x50000000, .doorbell_irq = 80 },
 	{ .shmem = 1, .ipa = 0x60000000, .doorbell_irq = 0 },
 };
-static cfg_pt_page_t vm0_pt[42];
+static cfg_pt_page_t vm0_pt[42] __section(".bss.pool");
 
 /* VM 1: peer (baremetal) */
 static const u32 vm1_cpus[] = {
@@ -99,14 +99,14 @@ static const u32 vm1_irqs[] = {
 	39,
 };
 static const struct cfg_image vm1_images[] = {
-	{ .name = "image", .src_pa = 0xa0013000, .dst_ipa = 0x40000100, .size = 0x640 },
-	{ .name = "params", .src_pa = 0xa0014000, .dst_ipa = 0x403ff000, .size = 0x29 },
+	{ .name = "image", .src_pa = 0xa0013000, .dst_ipa = 0x40000100, .size = 0x640, .placed = true },
+	{ .name = "params", .src_pa = 0xa0014000, .dst_ipa = 0x403ff000, .size = 0x29, .placed = true },
 };
 static const struct cfg_shmem_map vm1_shmem[] = {
 	{ .shmem = 0, .ipa = 0x50000000, .doorbell_irq = 80 },
 	{ .shmem = 1, .ipa = 0x60000000, .doorbell_irq = 0 },
 };
-static cfg_pt_page_t vm1_pt[9];
+static cfg_pt_page_t vm1_pt[9] __section(".bss.pool");
 
 /* VM 2: quiet (baremetal) */
 static const u32 vm2_cpus[] = {
@@ -116,10 +116,10 @@ static const struct cfg_mem vm2_mem[] = {
 	{ .ipa = 0x0, .pa = 0x40000000, .size = 0x100000 },
 };
 static const struct cfg_image vm2_images[] = {
-	{ .name = "image", .src_pa = 0xa0015000, .dst_ipa = 0x0, .size = 0x200 },
-	{ .name = "params", .src_pa = 0xa0016000, .dst_ipa = 0xff000, .size = 0xa },
+	{ .name = "image", .src_pa = 0xa0015000, .dst_ipa = 0x0, .size = 0x200, .placed = true },
+	{ .name = "params", .src_pa = 0xa0016000, .dst_ipa = 0xff000, .size = 0xa, .placed = true },
 };
-static cfg_pt_page_t vm2_pt[4];
+static cfg_pt_page_t vm2_pt[4] __section(".bss.pool");
 
 static const struct cfg_vm vms[] = {
 	{
@@ -202,5 +202,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 2,
 	.shmems = shmems,
 	.console_input_vm = 0,
-	.config_hash = 0x8379150cf6a0e457ULL,
+	.config_hash = 0x7ae5d556860ceaf0ULL,
 };

@@ -74,11 +74,11 @@ static const u32 vm0_irqs[] = {
 	54, 68, 69, 70,
 };
 static const struct cfg_image vm0_images[] = {
-	{ .name = "kernel", .src_pa = 0x60000000, .dst_ipa = 0x40000000, .size = 0x2000 },
-	{ .name = "initrd", .src_pa = 0x60002000, .dst_ipa = 0x43dff000, .size = 0xe74 },
-	{ .name = "dtb", .src_pa = 0x60003000, .dst_ipa = 0x43e00000, .size = 0x10000 },
+	{ .name = "kernel", .src_pa = 0x60000000, .dst_ipa = 0x40000000, .size = 0x2000, .placed = true },
+	{ .name = "initrd", .src_pa = 0x60002000, .dst_ipa = 0x43dff000, .size = 0xe74, .placed = true },
+	{ .name = "dtb", .src_pa = 0x60003000, .dst_ipa = 0x43e00000, .size = 0x10000, .placed = true },
 };
-static cfg_pt_page_t vm0_pt[39];
+static cfg_pt_page_t vm0_pt[39] __section(".bss.pool");
 
 /* VM 1: rt (baremetal) */
 static const u32 vm1_cpus[] = {
@@ -88,10 +88,10 @@ static const struct cfg_mem vm1_mem[] = {
 	{ .ipa = 0x40000000, .pa = 0x4000000, .size = 0x400000 },
 };
 static const struct cfg_image vm1_images[] = {
-	{ .name = "image", .src_pa = 0x60013000, .dst_ipa = 0x40000000, .size = 0x200 },
-	{ .name = "params", .src_pa = 0x60014000, .dst_ipa = 0x403ff000, .size = 0x7 },
+	{ .name = "image", .src_pa = 0x60013000, .dst_ipa = 0x40000000, .size = 0x200, .placed = true },
+	{ .name = "params", .src_pa = 0x60014000, .dst_ipa = 0x403ff000, .size = 0x7, .placed = true },
 };
-static cfg_pt_page_t vm1_pt[7];
+static cfg_pt_page_t vm1_pt[7] __section(".bss.pool");
 
 static const struct cfg_vm vms[] = {
 	{
@@ -147,5 +147,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 0,
 	.shmems = NULL,
 	.console_input_vm = 0,
-	.config_hash = 0x6acd78168abae77cULL,
+	.config_hash = 0xb116dc613401924eULL,
 };
