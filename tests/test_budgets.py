@@ -118,7 +118,8 @@ def test_hypervisor_without_the_regulator_refuses_a_regulated_config(tmp_path: P
     subprocess.run(["make", "-s", "--no-print-directory", "-C", str(ROOT / "hypervisor"), f"O={off}", "BW=0", *args],
                    check=True, stdout=subprocess.DEVNULL)
     assert not {n for n in _names(off / "bulkhead.elf", code=True) if n.startswith("bw_")}
-    argv = [str(off / "bulkhead.elf") if a == str(res.elf) else a for a in res.qemu_argv]
+    # booted self-contained (it moves and checks its payload), in place of the placed ELF
+    argv = [str(off / "bulkhead.elf") if a in (str(res.elf), str(res.placed_elf)) else a for a in res.qemu_argv]
     assert str(off / "bulkhead.elf") in argv
     try:
         out = subprocess.run([*argv, "-icount", "shift=0"], capture_output=True, text=True, timeout=60,
