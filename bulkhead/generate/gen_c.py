@@ -371,6 +371,7 @@ def _vm_tables(w: _Writer, vm: Vm, staged: Sequence[StagedImage],
         ("flags", " | ".join([f for f, on in (("CFG_VM_FAULT_STOP", vm.on_fault == "stop"),
                                                 ("CFG_VM_MANAGER", vm.spec.manager),
                                                 ("CFG_VM_INTROSPECTION", vm.spec.introspection),
+                                                ("CFG_VM_DIRECT", vm.spec.interrupts == "direct"),
                                                 ("CFG_VM_IDA_START", "start" in vm.spec.ida),
                                                 ("CFG_VM_IDA_PERIOD", "period" in vm.spec.ida),
                                                 ("CFG_VM_DMA_UNCONFINED", vm.name in dma_unconfined)) if on])
