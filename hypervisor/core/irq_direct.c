@@ -4,6 +4,7 @@
 #include "arch/aarch64/cpu.h"
 #include "arch/aarch64/sdei.h"
 #include "arch/aarch64/sysregs.h"
+#include "arch/aarch64/timer.h"
 #include "core/irq.h"
 #include "core/vcpu.h"
 #include "core/vpmu.h"
@@ -74,10 +75,21 @@ u32 irq_direct_poll(void)
 	u64 bits = __atomic_exchange_n(&cpu->sdei_pending, 0, __ATOMIC_ACQ_REL);
 	u32 ran = 0;
 
-	for (u32 bit = SDEI_BIT_TIMER; bit <= SDEI_BIT_PMU; bit++)
-		if ((bits & BIT(bit)) && irq_direct_intid[cpu->index][bit])
-			ran += irq_call_hyp(irq_direct_intid[cpu->index][bit]);
-	/* SDEI_BIT_KICK: nothing more, the caller's exit path looks at the state */
+	u32 *intid = irq_direct_intid[cpu->index];
+
+	/* SDEI_BIT_KICK: nothing here, the caller's exit path looks at the state */
+	if ((bits & BIT(SDEI_BIT_TIMER)) && irq_call_hyp(intid[SDEI_BIT_TIMER])) {
+		u64 ctl = sysreg_read(cnthp_ctl_el2);
+
+		ran++;
+		if (ctl & CNTHP_CTL_IMASK) /* sdei_entry's mask: still armed, as the handler left it */
+			sysreg_write(cnthp_ctl_el2, ctl & ~CNTHP_CTL_IMASK);
+	}
+	if ((bits & BIT(SDEI_BIT_PMU)) && intid[SDEI_BIT_PMU]) {
+		ran += irq_call_hyp(intid[SDEI_BIT_PMU]);
+		sysreg_write(pmintenset_el1, bits >> 32); /* sdei_entry cleared them */
+	}
+	isb();
 	return ran;
 }
 

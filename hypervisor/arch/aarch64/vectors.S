@@ -375,6 +375,23 @@ sdei_entry:
 	add	x4, x4, #CPU_SDEI_PENDING
 	mov	x5, #1
 	lsl	x5, x5, x1
+	/* A bound interrupt is level-sensitive: its source is masked here, or
+	 * the firmware would take it again at once; core/irq_direct.c unmasks
+	 * it once its handler ran. The EL2 timer: CNTHP_CTL_EL2.IMASK. */
+	cmp	x1, #1			/* SDEI_BIT_TIMER */
+	b.ne	5f
+	mrs	x6, cnthp_ctl_el2
+	orr	x6, x6, #2
+	msr	cnthp_ctl_el2, x6
+	/* The PMU: the overflowed counters' interrupt enables, cleared and kept
+	 * in the pending word's upper half. */
+5:	cmp	x1, #2			/* SDEI_BIT_PMU */
+	b.ne	1f
+	mrs	x6, pmovsset_el0
+	mov	w6, w6
+	msr	pmintenclr_el1, x6
+	orr	x5, x5, x6, lsl #32
+	isb
 1:	ldxr	x6, [x4]
 	orr	x6, x6, x5
 	stxr	w7, x6, [x4]
