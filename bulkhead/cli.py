@@ -119,9 +119,11 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--until", metavar="REGEX", type=_regex,
                    help="end the run as soon as the console output matches REGEX (exit 0 unless "
                         "the hypervisor panicked or a VM was stopped or failed before)")
-    p.add_argument("--boot", choices=("image", "uboot"), default="image",
+    p.add_argument("--boot", choices=("image", "uboot", "tfa"), default="image",
                    help="image: QEMU loads the single image (default); uboot: Debian's U-Boot as "
-                        "firmware fetches the FIT over TFTP and boots it (docs/boot.md)")
+                        "firmware fetches the FIT over TFTP and boots it (docs/boot.md); tfa: the same "
+                        "behind TF-A at EL3 (secure=on, PSCI and SDEI from TF-A; 'scripts/setup.sh tfa' "
+                        "builds it; docs/firmware.md)")
     p.add_argument("--stats", action="store_true",
                    help="show the bandwidth regulation statistics (sends Ctrl-T b to the console "
                         "every 0.25 s) and a shared I/O VM's per-client counters live on stderr; "
@@ -310,7 +312,7 @@ def _run_labgrid(args: argparse.Namespace) -> int:
     from bulkhead.run import farm
 
     local_only = [flag for flag, given in (("--gdb", args.gdb or args.gdb_port is not None), ("--stats", args.stats),
-                                           ("--boot uboot", args.boot != "image"), ("--netdev", args.netdev))
+                                           (f"--boot {args.boot}", args.boot != "image"), ("--netdev", args.netdev))
                   if given]
     if local_only:
         _error(f"{local_only[0]} is for local runs; not with --labgrid (a board boots its own U-Boot)")

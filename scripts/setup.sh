@@ -390,12 +390,81 @@ ensure_cachemodel() {
     [ -f "$PLUGIN_SO" ] || die "$PLUGIN_SO was not built"
 }
 
+# --- the firmware chain on QEMU virt (docs/firmware.md) --------------------------
+# TF-A for PLAT=qemu with SDEI (BL1, BL2, BL31 and a FIP whose BL33 is
+# Debian's U-Boot for qemu_arm64), built from Debian trixie's
+# arm-trusted-firmware source package (2.12: bookworm's 2.8 has no SDEI for
+# PLAT=qemu), and the QEMU flash image made of bl1.bin and fip.bin
+# (TF-A's docs/plat/qemu.rst). Source, objects and images stay in build/tfa/
+# (never committed); rebuilt only when the source version, the options or
+# U-Boot change.
+TFA_DIR=build/tfa
+TFA_SUITE=trixie
+TFA_OPTS="PLAT=qemu QEMU_USE_GIC_DRIVER=QEMU_GICV3 SDEI_SUPPORT=1 EL3_EXCEPTION_HANDLING=1 DEBUG=0 LOG_LEVEL=20"
+UBOOT_QEMU=/usr/lib/u-boot/qemu_arm64/u-boot.bin
+
+ensure_trixie_src() {
+    if grep -qs "Suites: $TFA_SUITE" /etc/apt/sources.list.d/bulkhead-$TFA_SUITE-src.sources; then
+        return
+    fi
+    local uri
+    uri=$(debian_uri)
+    [ -n "$uri" ] || die "no bookworm entry in the apt sources to copy a URI from"
+    log "adding $TFA_SUITE sources (deb-src only: source packages, no binaries) from $uri"
+    printf 'Types: deb-src\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+        "$uri" "$TFA_SUITE" | $SUDO tee "/etc/apt/sources.list.d/bulkhead-$TFA_SUITE-src.sources" >/dev/null
+    APT_UPDATED=0
+}
+
+ensure_tfa() {
+    [ -f "$UBOOT_QEMU" ] || die "$UBOOT_QEMU missing: run '$0 packages' (u-boot-qemu)"
+    local stamp="$TFA_DIR/flash.stamp" want
+    want="$(cat "$TFA_DIR/src-version" 2>/dev/null) $TFA_OPTS BUILD_STRING $(sha256sum "$UBOOT_QEMU" | cut -d' ' -f1)"
+    if [ -f "$TFA_DIR/flash.bin" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+        return
+    fi
+    if [ ! -f "$TFA_DIR/src/Makefile" ]; then
+        ensure_trixie_src
+        apt_update
+        local dl="$TFA_DIR/dl" ver
+        rm -rf "$dl" "$TFA_DIR/src" && mkdir -p "$dl"
+        log "fetching the arm-trusted-firmware source package ($TFA_SUITE)"
+        (cd "$dl" && apt-get source -qq --download-only "arm-trusted-firmware/$TFA_SUITE" >/dev/null 2>&1) ||
+            die "cannot download arm-trusted-firmware/$TFA_SUITE (apt-get source; deb-src $TFA_SUITE in apt?)"
+        # apt-get source checked the files against the Sources index;
+        # dpkg-source unpacks and applies Debian's patches
+        (cd "$dl" && dpkg-source --no-check -x arm-trusted-firmware_*.dsc src >/dev/null) ||
+            die "dpkg-source could not unpack arm-trusted-firmware"
+        ver=$(basename "$dl"/arm-trusted-firmware_*.dsc .dsc | sed 's/^arm-trusted-firmware_//')
+        mv "$dl/src" "$TFA_DIR/src"
+        echo "$ver" >"$TFA_DIR/src-version"
+        rm -rf "$dl"
+        want="$ver $TFA_OPTS BUILD_STRING $(sha256sum "$UBOOT_QEMU" | cut -d' ' -f1)"
+    fi
+    log "building TF-A $(cat "$TFA_DIR/src-version") ($TFA_OPTS, BL33 = $UBOOT_QEMU)"
+    local t0=$SECONDS
+    rm -rf "$TFA_DIR/obj"  # TF-A's make does not track option changes
+    # shellcheck disable=SC2086  # TFA_OPTS is a list of make variables
+    make -s -C "$TFA_DIR/src" -j2 CROSS_COMPILE=aarch64-linux-gnu- $TFA_OPTS \
+        BUILD_BASE="$ROOT/$TFA_DIR/obj" BUILD_STRING="v$(cat "$TFA_DIR/src-version")" BL33="$UBOOT_QEMU" all fip >"$TFA_DIR/build.log" 2>&1 ||
+        { tail -n 30 "$TFA_DIR/build.log" >&2; die "TF-A build failed (log: $TFA_DIR/build.log)"; }
+    local bin="$TFA_DIR/obj/qemu/release"
+    # QEMU's virt flash0 (-bios): BL1 at 0, the FIP at PLAT_QEMU_FIP_BASE (256 KiB)
+    rm -f "$TFA_DIR/flash.bin.tmp"
+    dd if="$bin/bl1.bin" of="$TFA_DIR/flash.bin.tmp" bs=4096 conv=notrunc status=none
+    dd if="$bin/fip.bin" of="$TFA_DIR/flash.bin.tmp" seek=64 bs=4096 conv=notrunc status=none
+    mv "$TFA_DIR/flash.bin.tmp" "$TFA_DIR/flash.bin"
+    echo "$want" >"$stamp"
+    log "TF-A flash image in $TFA_DIR/flash.bin (built in $((SECONDS - t0)) s)"
+}
+
 case "${1:-all}" in
     packages) ensure_packages ;;
     venv) ensure_venv ;;
     linux) ensure_linux; ensure_linux_pcimods ;;
     cachemodel) ensure_packages; ensure_cachemodel ;;
     dtbs) ensure_packages; ensure_dtbs ;;
+    tfa) ensure_packages; ensure_tfa ;;
     all)
         ensure_packages
         ensure_venv
@@ -403,7 +472,8 @@ case "${1:-all}" in
         ensure_dtbs
         ensure_linux_pcimods
         ensure_cachemodel
+        ensure_tfa
         ;;
-    *) die "usage: $0 [all|packages|venv|linux|dtbs|cachemodel]" ;;
+    *) die "usage: $0 [all|packages|venv|linux|dtbs|cachemodel|tfa]" ;;
 esac
 log "ready"

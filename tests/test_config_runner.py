@@ -153,6 +153,41 @@ def test_uboot_boot_needs_qemu_virt(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
+def test_tfa_command(tmp_path: Path) -> None:
+    """--boot tfa: EL3 and the two-security-state GIC (secure=on, once) and
+    TF-A's flash image as -bios; U-Boot's TFTP netdev as for --boot uboot."""
+    flash = tmp_path / "flash.bin"
+    flash.write_bytes(b"\0" * 64)
+    argv = qemu.command(load_platform("qemu-virt"), Path("/o/hyp/bulkhead.elf"), ())
+    argv[argv.index("-M") + 1] += ",secure=off"
+    out = qemu.tfa_command(argv, tmp_path / "tftp", flash)
+    machine = out[out.index("-M") + 1].split(",")
+    assert machine[0] == "virt" and "virtualization=on" in machine
+    assert [o for o in machine if o.startswith("secure=")] == ["secure=on"]
+    assert out[out.index("-bios") + 1] == str(flash) and "-kernel" not in out
+    assert f"user,id=bhnet,tftp={tmp_path / 'tftp'}" in out
+
+
+def test_tfa_boot_needs_the_flash_image(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """--boot tfa without TF-A's flash image: a clear error naming the setup
+    step, exit 1, before anything is built."""
+    from bulkhead import cli
+
+    monkeypatch.setattr(qemu, "TFA_FLASH", tmp_path / "no-flash.bin")
+    config = Path(__file__).resolve().parents[1] / "configs" / "hello.yaml"
+    code = cli.main(["run", str(config), "--boot", "tfa", "--out", str(tmp_path / "out"), "--timeout", "5"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert f"--boot tfa needs the TF-A flash image {tmp_path / 'no-flash.bin'}" in err
+    assert "bash scripts/setup.sh tfa" in err
+    assert not (tmp_path / "out").exists()
+    from bulkhead.base.errors import BuildError
+
+    with pytest.raises(BuildError, match="setup.sh tfa"):
+        qemu.tfa_command(["qemu", "-M", "virt", "-kernel", "x"], tmp_path, tmp_path / "no-flash.bin")
+
+
 def test_supervise_poke_keeps_a_terminals_input() -> None:
     """`run --stats` on a terminal: the poke pipe carries what is typed too
     (before, stdin became the pipe and console input was silently off)."""

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bulkhead.base.errors import BuildError, NoQemuModelError
+from bulkhead.base.tree import REPO_ROOT
 from bulkhead.config.model import Platform, QemuSpec
 from bulkhead.generate import fit
 from bulkhead.layout.placement import StagedImage
@@ -72,8 +73,31 @@ def uboot_command(argv: Sequence[str], tftp: Path) -> list[str]:
     (:func:`bulkhead.generate.build.uboot_tftp`); the hypervisor gets U-Boot's DTB in x0."""
     if not fit.UBOOT_BIOS.is_file():
         raise BuildError(f"{fit.UBOOT_BIOS} not found: install u-boot-qemu (scripts/setup.sh)")
+    return _firmware(argv, fit.UBOOT_BIOS, tftp)
+
+
+def _firmware(argv: Sequence[str], bios: Path, tftp: Path) -> list[str]:
+    """``argv`` with ``bios`` instead of ``-kernel`` and the TFTP network."""
     out = list(argv)
     k = out.index("-kernel")
     del out[k:k + 2]
-    return [*out, "-bios", str(fit.UBOOT_BIOS), "-netdev", f"user,id=bhnet,tftp={tftp}",
+    return [*out, "-bios", str(bios), "-netdev", f"user,id=bhnet,tftp={tftp}",
             "-device", "virtio-net-device,netdev=bhnet"]
+
+
+TFA_FLASH = REPO_ROOT / "build" / "tfa" / "flash.bin"  # scripts/setup.sh tfa (docs/firmware.md)
+
+
+def tfa_command(argv: Sequence[str], tftp: Path, flash: Path = TFA_FLASH) -> list[str]:
+    """``argv`` turned into the full firmware chain (docs/firmware.md): the
+    machine with EL3 and a two-security-state GIC (``secure=on``), TF-A's
+    BL1 and FIP (BL2, BL31 with SDEI, Debian's U-Boot as BL33) as the flash
+    image, then U-Boot at EL2 boots the FIT from TFTP as with
+    :func:`uboot_command`. PSCI is TF-A's (SMC conduit)."""
+    if not flash.is_file():
+        raise BuildError(f"{flash} not found: build TF-A with 'bash scripts/setup.sh tfa' (docs/firmware.md)")
+    out = _firmware(argv, flash, tftp)
+    m = out.index("-M")
+    options = [o for o in out[m + 1].split(",") if not o.startswith("secure=")]
+    out[m + 1] = ",".join([*options, "secure=on"])
+    return out

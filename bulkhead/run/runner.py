@@ -340,14 +340,17 @@ def prepare(
     line; the arguments are :func:`run`'s."""
     platform = load_spec(config_path, platforms_dir=platforms_dir).platform
     qemu.model(platform)  # refuses a board without a QEMU model before building it
-    if boot == "uboot":
+    if boot in ("uboot", "tfa"):
         machine = qemu.model(platform).machine
         if not machine.startswith("virt"):
-            raise RunError(f"--boot uboot runs Debian's U-Boot for QEMU virt; this platform's machine is "
+            raise RunError(f"--boot {boot} runs Debian's U-Boot for QEMU virt; this platform's machine is "
                            f"'{machine}' (on a board, U-Boot comes with the vendor's boot chain: "
                            "docs/boards/zynqmp.md)")
+        if boot == "tfa" and not qemu.TFA_FLASH.is_file():
+            raise RunError(f"--boot tfa needs the TF-A flash image {qemu.TFA_FLASH}: build it with "
+                           "'bash scripts/setup.sh tfa' (docs/firmware.md)")
     elif boot != "image":
-        raise RunError(f"unknown boot mode '{boot}' (image, uboot)")
+        raise RunError(f"unknown boot mode '{boot}' (image, uboot, tfa)")
     result = build_mod.build(config_path, out, log=build_log, platforms_dir=platforms_dir)
     model_report = None
     if model:
@@ -364,6 +367,8 @@ def prepare(
     )
     if boot == "uboot":
         argv = qemu.uboot_command(argv, build_mod.uboot_tftp(result, build_log or sys.stderr))
+    elif boot == "tfa":
+        argv = qemu.tfa_command(argv, build_mod.uboot_tftp(result, build_log or sys.stderr))
     pattern = re.compile(until) if isinstance(until, str) else until
     return Prepared(result, argv, len(result.system.vms), pattern, model_report)
 
