@@ -402,6 +402,7 @@ TFA_DIR=build/tfa
 TFA_SUITE=trixie
 TFA_OPTS="PLAT=qemu QEMU_USE_GIC_DRIVER=QEMU_GICV3 SDEI_SUPPORT=1 EL3_EXCEPTION_HANDLING=1 DEBUG=0 LOG_LEVEL=20"
 UBOOT_QEMU=/usr/lib/u-boot/qemu_arm64/u-boot.bin
+TFA_SDEI=scripts/tfa/qemu_sdei.c
 
 ensure_trixie_src() {
     if grep -qs "Suites: $TFA_SUITE" /etc/apt/sources.list.d/bulkhead-$TFA_SUITE-src.sources; then
@@ -419,7 +420,7 @@ ensure_trixie_src() {
 ensure_tfa() {
     [ -f "$UBOOT_QEMU" ] || die "$UBOOT_QEMU missing: run '$0 packages' (u-boot-qemu)"
     local stamp="$TFA_DIR/flash.stamp" want
-    want="$(cat "$TFA_DIR/src-version" 2>/dev/null) $TFA_OPTS BUILD_STRING $(sha256sum "$UBOOT_QEMU" | cut -d' ' -f1)"
+    want="$(cat "$TFA_DIR/src-version" 2>/dev/null) $TFA_OPTS BUILD_STRING $(sha256sum "$UBOOT_QEMU" | cut -d' ' -f1) $(sha256sum "$TFA_SDEI" | cut -d' ' -f1)"
     if [ -f "$TFA_DIR/flash.bin" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
         return
     fi
@@ -439,8 +440,11 @@ ensure_tfa() {
         mv "$dl/src" "$TFA_DIR/src"
         echo "$ver" >"$TFA_DIR/src-version"
         rm -rf "$dl"
-        want="$ver $TFA_OPTS BUILD_STRING $(sha256sum "$UBOOT_QEMU" | cut -d' ' -f1)"
+        want="$ver $TFA_OPTS BUILD_STRING $(sha256sum "$UBOOT_QEMU" | cut -d' ' -f1) $(sha256sum "$TFA_SDEI" | cut -d' ' -f1)"
     fi
+    # Bulkhead's SDEI event table (event 0 and dynamic slots for
+    # SDEI_INTERRUPT_BIND, docs/interrupts.md) replaces the platform's
+    cp "$TFA_SDEI" "$TFA_DIR/src/plat/qemu/common/qemu_sdei.c"
     log "building TF-A $(cat "$TFA_DIR/src-version") ($TFA_OPTS, BL33 = $UBOOT_QEMU)"
     local t0=$SECONDS
     rm -rf "$TFA_DIR/obj"  # TF-A's make does not track option changes

@@ -10,14 +10,21 @@
  *      sequence number vCPU 0's handler checks (order), one at a time.
  * Around phases 1 and 2 vCPU 0 reads its CPU's exit counters
  * (BH_HC_CPU_EXITS): each phase must cost exactly the one exit of that
- * hypercall and no interrupt exit ("exits" lines). With mode=hostile, vCPU
- * 0 then turns hostile (see hostile()) and never returns.
+ * hypercall and no interrupt exit ("exits" lines).
+ *
+ * mode=hostile instead starts vCPU 1 as a hostile guest (hostile()) that
+ * never ends by itself; vCPU 0 waits `ms` milliseconds on its own timer,
+ * prints vCPU 1's regulation statistics (BH_HC_BW_STATS) and powers the VM
+ * off, which the hypervisor must manage whatever vCPU 1 masked.
  *
  * Params: ticks (20), period_us (500), spis (10), sgis (10), sibling (Aff0
  * of vCPU 1's CPU; 0: no SGI phase), rtc_base (0x09010000), rtc_irq (34),
- * mode (normal|hostile), storm_target (hostile: Aff0 the SGI storm aims at).
+ * mode (normal|hostile), storm_target (hostile: Aff0 the SGI storm aims
+ * at), ms (hostile: 200), quiet (hostile, 0|1: vCPU 1 only makes memory
+ * traffic, the baseline).
  * Lines: "direct: timer <n> ticks ok", "direct: spi <n> ok",
  *        "direct: sgi <n> in order", "direct: exits <phase> total=<a> irq=<b>",
+ *        "direct: hostile vcpu1 max=<m> last=<l> throttles=<t>",
  *        "direct: PASS", or "direct: FAIL (<reason>)".
  */
 #include "runtime.h"
@@ -104,9 +111,17 @@ static bool exits_check(const char *phase)
 	return now.exits - exits_before.exits == 1 && now.irq_exits == exits_before.irq_exits;
 }
 
+static __noreturn void hostile(u64 storm_target, bool quiet);
+
+/* secondary_main's context: turn hostile (low bits: the storm's target) */
+#define HOSTILE (1ull << 32)
+#define QUIET   (1ull << 33) /* only the memory traffic: the baseline */
+
 void secondary_main(u32 cpu, u64 n)
 {
 	(void)cpu;
+	if (n & HOSTILE)
+		hostile(n & 0xff, n & QUIET);
 	gic_cpu_init();
 	irq_register(SGI_ACK, ack_irq);
 	gic_set_priority(SGI_ACK, GIC_DEFAULT_PRIO);
@@ -131,10 +146,15 @@ void secondary_main(u32 cpu, u64 n)
  * DAIF masked. The hypervisor must still regulate it and leave its
  * neighbours alone; the VM never ends by itself.
  */
-static __noreturn void hostile(u64 storm_target)
+static __noreturn void hostile(u64 storm_target, bool quiet)
 {
 	u64 self = read_sysreg(mpidr_el1) & 0xff;
 
+	if (quiet)
+		for (u64 i = 0;; i++)
+			for (volatile u64 *p = (volatile u64 *)(uptr)0x40800000ul;
+			     p < (volatile u64 *)(uptr)0x40900000ul; p += 8)
+				*p += i;
 	printf("direct: hostile (storm at %lu and self)\n", storm_target);
 	irq_local_disable();
 	write_sysreg(0xf8, icc_bpr1_el1);
@@ -160,6 +180,8 @@ static __noreturn void hostile(u64 storm_target)
 	}
 }
 
+static int watch_hostile(u64 sibling);
+
 int main(const char *params)
 {
 	u32 nticks = (u32)param_u64("ticks", 20), nspi = (u32)param_u64("spis", 10);
@@ -170,6 +192,8 @@ int main(const char *params)
 	s64 ret;
 
 	(void)params;
+	if (!strcmp(mode, "hostile"))
+		return watch_hostile(sibling);
 	rtc = (uptr)param_u64("rtc_base", 0x09010000);
 	period = timer_ns_to_ticks(param_u64("period_us", 500) * 1000);
 	v0_aff = (u32)(read_sysreg(mpidr_el1) & 0xff);
@@ -220,8 +244,27 @@ int main(const char *params)
 	}
 	if (!ok)
 		return fail("exits during direct delivery");
-	if (!strcmp(mode, "hostile"))
-		hostile(param_u64("storm_target", 0));
+	printf("direct: PASS\n");
+	return 0;
+}
+
+/* mode=hostile: vCPU 1 attacks, vCPU 0 watches its regulation and ends it. */
+static int watch_hostile(u64 sibling)
+{
+	struct bh_bw_stats st;
+	s64 ret;
+
+	ret = psci_cpu_on(sibling, (u64)(uptr)secondary_entry,
+	                  HOSTILE | (param_u64("quiet", 0) ? QUIET : 0) |
+	                      (param_u64("storm_target", 0) & 0xff));
+	if (ret)
+		return fail("CPU_ON of %lu: %ld", sibling, ret);
+	timer_delay_ms(param_u64("ms", 200));
+	ret = bh_bw_stats(1, &st);
+	if (ret)
+		return fail("BH_HC_BW_STATS: %ld", ret);
+	printf("direct: hostile vcpu1 max=%lu last=%lu throttles=%lu\n", st.max, st.last,
+	       st.throttles);
 	printf("direct: PASS\n");
 	return 0;
 }

@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: BSD-3-Clause
  *
  * Bulkhead's SDEI event table for TF-A's PLAT=qemu, copied over
- * plat/qemu/common/qemu_sdei.c before the build (scripts/tfa-build.sh).
+ * plat/qemu/common/qemu_sdei.c before the build (scripts/setup.sh tfa).
  * TF-A 2.12's own table holds only event 0 (software-signalled, on the
  * platform's secure SGI 0); Bulkhead's direct interrupt mode
  * (docs/interrupts.md) also binds the EL2 period timer and the PMU overflow
