@@ -166,9 +166,19 @@ def test_hostile_direct_guest() -> None:
     res, figures = hostile_run(0)
     d = res.lines("direct")
     assert "direct: hostile (storm at 0 and self)" in d, res.output[-4000:]
-    m = re.search(r"direct: hostile vcpu1 max=(\d+) last=(\d+) throttles=(\d+)", res.output)
+    m = re.search(r"direct: hostile vcpu1 max=(\d+) last=(\d+) mean=(\d+) throttles=(\d+)", res.output)
     assert m, res.output[-4000:]
-    assert int(m[1]) <= 600_000 + SKID_EVENTS_DIRECT and int(m[3]) >= 100, m[0]
+    peak, last, mean, throttles = (int(x) for x in m.groups())
+    # vCPU 1's share is half the VM's 600,000. As for test_attack.py's regulated
+    # tamperer, a period may be charged more than the share: QEMU's cycle counter
+    # follows virtual time, which goes on while -icount runs the other CPUs, so an
+    # overflow is taken only when vCPU 1's CPU next runs, and the storm's SGIs make
+    # QEMU switch CPUs often (measured: max 328,081-469,958, mean within 2%, last
+    # 300,123). The attack suite's mean bound; the peak stays far below an
+    # unregulated period (1,000,000); the last period is held to the share.
+    share = 300_000
+    assert mean <= 1.1 * share + SKID_EVENTS_DIRECT and peak < 2 * share, m[0]
+    assert last <= share + SKID_EVENTS_DIRECT and throttles >= 100, m[0]
     assert d[-1] == "direct: PASS", res.output[-4000:]
     print(f"victim print latency (virtual ns): quiet {quiet}, hostile {figures}")
     assert figures["late_us"] <= LATE_US_MAX, figures
