@@ -31,9 +31,10 @@ TIMEOUT = 180.0
 SKID_NS = 1000  # a run beyond the budget
 ENTRY_NS = 3000  # a run's shortfall: period-start work and QEMU's round robin
 STALL_NS = 3000
-# An SDEI round trip (EL3 dispatch, the EL2 handler, COMPLETE_AND_RESUME, the exit):
-# it splits a run when a look at the counter (docs/bandwidth.md "QEMU") lands in it.
-# Measured 8.9 us (bench/hotpaths.py "direct" rows); bound with margin.
+# A short gap inside a period's run: -icount runs one CPU at a time, and the ordinary
+# VM's tick on CPU 0 (every 2 ms) takes a slice of virtual time (measured 8.9 us,
+# every other period); an SDEI round trip at a period end costs 3.0 us
+# (bench/hotpaths.py "regulator period direct"). Bound with margin.
 SDEI_NS = 15000
 # Events charged beyond a grant: the ordinary path's 21 plus the EL2 SDEI handler and
 # exit before the counter is read (measured 128); bound with margin.
@@ -76,7 +77,7 @@ def test_direct_timer_spi_sgi_beside_ordinary_vm() -> None:
 
 def periods(res: RunResult) -> list[tuple[int, int]]:
     """bwprobe's segments merged into periods: (run_ns, stall_ns) where a
-    short stall (an SDEI look inside a period) joins the runs around it."""
+    short stall (another CPU's slice inside a period) joins the runs around it."""
     segs = [(int(m[3]), int(m[4])) for m in SEG_RE.finditer(res.output) if m[1] == "0"]
     assert len(segs) >= 10, res.output[-4000:]
     out: list[tuple[int, int]] = []
@@ -94,7 +95,7 @@ def periods(res: RunResult) -> list[tuple[int, int]]:
 def test_direct_vm_held_to_its_budget() -> None:
     """bw-basic.yaml's budget (300,000 cycles per 1 ms) on a direct VM: the
     period timer and the overflow come through SDEI; every period runs the
-    budget (within the SDEI looks) and stalls the rest, the charged events
+    budget (less what other CPUs' slices took) and stalls the rest, the charged events
     stay within the budget plus the SDEI path's skid."""
     res = boot("direct-bw.yaml", "direct-bw")
     assert "bwprobe: PASS (measure)" in res.lines("bw"), res.output[-4000:]
