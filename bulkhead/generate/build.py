@@ -186,6 +186,7 @@ def build(
             f"RAM_BASE=0x{p.ram.base:x}", f"PAYLOAD={payload}",
             f"PLATFORM={p.board}", f"GIC={p.gic.version}", f"UART={p.uart.driver}",
             f"QOS={1 if p.qos_regulators else 0}",
+            f"DIRECT={1 if any(vm.spec.interrupts == 'direct' for vm in system.vms) else 0}",
             f"SMMU={' '.join(sorted({u.type.replace('-', '') for u in p.smmus}))}",
         ], log, "the hypervisor")
         elf = out / "hyp" / ELF_NAME

@@ -82,7 +82,8 @@ u32 irq_direct_poll(void)
 		u64 ctl = sysreg_read(cnthp_ctl_el2);
 
 		ran++;
-		if (ctl & CNTHP_CTL_IMASK) /* sdei_entry's mask: still armed, as the handler left it */
+		if (ctl &
+		    CNTHP_CTL_IMASK) /* sdei_entry's mask: still armed, as the handler left it */
 			sysreg_write(cnthp_ctl_el2, ctl & ~CNTHP_CTL_IMASK);
 	}
 	if ((bits & BIT(SDEI_BIT_PMU)) && intid[SDEI_BIT_PMU]) {

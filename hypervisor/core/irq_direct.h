@@ -11,6 +11,7 @@
 #ifndef CORE_IRQ_DIRECT_H
 #define CORE_IRQ_DIRECT_H
 
+#include "core/config.h"
 #include "lib/types.h"
 
 struct vcpu;
@@ -20,6 +21,7 @@ struct vcpu;
  * the events, unmasks the CPU for them, takes the kick SGI and the
  * maintenance PPI away from Group 1 use and switches to the direct vector
  * table. Nothing on other CPUs. */
+#if BULKHEAD_DIRECT
 void irq_direct_cpu_init(void);
 /* Handles the SDEI events taken on this CPU and not yet handled (the
  * registered hypervisor handlers of the bound interrupts); returns how
@@ -29,5 +31,18 @@ u32 irq_direct_poll(void);
 /* Resets this CPU's physical CPU interface to what a guest finds at
  * reset (vcpu_boot of a direct vCPU): everything masked and inactive. */
 void irq_direct_vcpu_reset(struct vcpu *v);
+#else /* no VM has direct mode: nothing to do */
+static inline void irq_direct_cpu_init(void)
+{
+}
+static inline u32 irq_direct_poll(void)
+{
+	return 0;
+}
+static inline void irq_direct_vcpu_reset(struct vcpu *v)
+{
+	(void)v;
+}
+#endif
 
 #endif

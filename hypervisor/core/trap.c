@@ -180,6 +180,7 @@ void trap_guest_serror(struct frame *f)
 	vcpu_exit_path(v);
 }
 
+#if BULKHEAD_DIRECT /* hypervisor/Makefile DIRECT: a VM has interrupts: direct */
 /*
  * A direct vCPU's traps (el2_vectors_direct, docs/interrupts.md): the full
  * frame always, no list registers to sync or flush; the exit path handles
@@ -230,3 +231,4 @@ void trap_direct_sdei(struct frame *f)
 		cpu->reg_exits++;
 	vcpu_exit_path_direct(cpu->vcpu);
 }
+#endif /* BULKHEAD_DIRECT */

@@ -33,7 +33,7 @@ static void (*vcpu_start_hook)(struct vcpu *v);
  * the SDEI events taken meanwhile. */
 static void vcpu_poll(struct vcpu *v)
 {
-	if (v->direct)
+	if (BULKHEAD_DIRECT && v->direct)
 		irq_direct_poll();
 	else
 		irq_handle_pending();
@@ -71,7 +71,7 @@ static void vcpu_boot(struct vcpu *v, u64 entry, u64 x0)
 	sysreg_write(cntp_cval_el0, 0);
 	sysreg_write(vmpidr_el2, vcpu_vmpidr(v));
 	sysreg_write(vpidr_el2, sysreg_read(midr_el1));
-	sysreg_write(hcr_el2, v->direct ? HCR_DIRECT : HCR_GUEST);
+	sysreg_write(hcr_el2, BULKHEAD_DIRECT && v->direct ? HCR_DIRECT : HCR_GUEST);
 	if (!v->s2_flushed) {
 		mem_vm_activate(v->vm);
 		v->s2_flushed = true;
@@ -79,7 +79,7 @@ static void vcpu_boot(struct vcpu *v, u64 entry, u64 x0)
 	gic_clear_active_local(IRQ_PPI_VTIMER);
 	gic_clear_active_local(IRQ_PPI_PTIMER);
 	vgic_vcpu_init(v);
-	if (v->direct)
+	if (BULKHEAD_DIRECT && v->direct)
 		irq_direct_vcpu_reset(v);
 	vpmu_reset(v);
 	if (v->idx == 0 && entry == v->vm->cfg->entry && vcpu_start_hook)
@@ -210,7 +210,7 @@ static void __attribute__((noinline)) vcpu_exit_wait(struct vcpu *v)
 			break;
 		vcpu_stall(v);
 	}
-	if (!v->direct)
+	if (!(BULKHEAD_DIRECT && v->direct))
 		vgic_flush(v);
 }
 
@@ -316,7 +316,7 @@ void vcpu_run(void)
 		         timer_ticks_to_ns(timer_now()) / 1000);
 		vcpu_boot(v, v->vm->cfg->entry, v->vm->cfg->boot_arg);
 	}
-	if (v->direct) {
+	if (BULKHEAD_DIRECT && v->direct) {
 		vcpu_exit_path_direct(v);
 		guest_enter_direct(v->frame);
 	}

@@ -53,7 +53,7 @@ static inline struct vcpu *vcpu_current(void)
  * CPU's affinity (as the GIC routes them). */
 static inline u64 vcpu_vmpidr(const struct vcpu *v)
 {
-	return 0x80000000ull | (v->direct ? v->pcpu_mpidr : v->idx);
+	return 0x80000000ull | (BULKHEAD_DIRECT && v->direct ? v->pcpu_mpidr : v->idx);
 }
 
 /*
@@ -76,7 +76,7 @@ static inline void vcpu_kick(struct vcpu *v)
 {
 	if (v->pcpu == cpu_index())
 		return;
-	if (__builtin_expect(v->direct, 0))
+	if (BULKHEAD_DIRECT && __builtin_expect(v->direct, 0))
 		sdei_signal(v->pcpu_mpidr); /* the guest owns that CPU's Group 1 */
 	else
 		gic_send_sgi(IRQ_SGI_KICK, v->pcpu_mpidr);

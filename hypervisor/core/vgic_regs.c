@@ -21,7 +21,8 @@ enum vgic_bank { BANK_ENABLE, BANK_PENDING, BANK_ACTIVE };
  */
 static bool vgic_direct_phys(struct vm *vm, const struct virq *q, u32 intid)
 {
-	return (vm->cfg->flags & CFG_VM_DIRECT) && (intid < GIC_SGI_MAX || (q->flags & VIRQ_HW));
+	return BULKHEAD_DIRECT && (vm->cfg->flags & CFG_VM_DIRECT) &&
+	       (intid < GIC_SGI_MAX || (q->flags & VIRQ_HW));
 }
 
 static u32 vgic_direct_cpu(struct vm *vm, struct vcpu *v, u32 intid)

@@ -59,14 +59,15 @@ static bool vgic_dist_irouter(struct vm *vm, struct mmio_access *a)
 			u64 aff0 = a->val & 0xff;
 			/* other affinity levels and IRM are not supported: vCPU 0 */
 			q->target = (u8)(aff0 < vm->nvcpus && !(a->val & 0xffff00) ? aff0 : 0);
-			if (vm->cfg->flags & CFG_VM_DIRECT) /* its vCPUs see physical MPIDRs */
+			if (BULKHEAD_DIRECT &&
+			    (vm->cfg->flags & CFG_VM_DIRECT)) /* its vCPUs see physical MPIDRs */
 				q->target = vgic_v3_direct_target(vm, a->val);
 			if ((q->flags & VIRQ_HW) && (q->flags & VIRQ_ENABLED))
 				vgic_hw_enable(vm, intid, true);
 		}
 	} else {
 		a->val = high ? 0
-		         : (vm->cfg->flags & CFG_VM_DIRECT)
+		         : (BULKHEAD_DIRECT && (vm->cfg->flags & CFG_VM_DIRECT))
 		             ? vcpu_vmpidr(vm->vcpus[q->target]) & 0xffffff
 		             : q->target;
 	}

@@ -287,6 +287,7 @@ guest_restore:
 	dsb	nsh
 	isb
 
+#if BULKHEAD_DIRECT /* hypervisor/Makefile DIRECT: a VM has interrupts: direct */
 /*
  * Direct interrupt mode (docs/interrupts.md). A CPU whose guest owns the
  * physical GIC CPU interface (HCR_EL2.IMO/FMO clear) runs on a third table,
@@ -422,3 +423,4 @@ sdei_guest_exit:
 	save_frame
 	bl	trap_direct_sdei
 	b	guest_restore_direct
+#endif /* BULKHEAD_DIRECT */
