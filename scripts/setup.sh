@@ -89,7 +89,9 @@ ensure_packages() {
     command -v mkimage >/dev/null || missing+=(u-boot-tools)  # the FIT image (docs/boot.md)
     command -v gdb-multiarch >/dev/null || missing+=(gdb-multiarch)  # run --gdb (docs/debugging.md)
     command -v iperf3 >/dev/null || missing+=(iperf3)  # the server outside QEMU (docs/io.md)
-    [ -f /usr/lib/u-boot/qemu_arm64/u-boot.bin ] || missing+=(u-boot-qemu)  # run --boot uboot
+    [ -f /usr/lib/u-boot/qemu_arm64/u-boot.bin ] || missing+=(u-boot-qemu)  # run --boot uboot, TF-A's BL33
+    command -v dpkg-source >/dev/null || missing+=(dpkg-dev)                 # TF-A's source package
+    [ -f /usr/include/openssl/sha.h ] || missing+=(libssl-dev)               # TF-A's fiptool (host)
     python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
     # the cache/DRAM model plugin (tools/cachemodel): host gcc, glib headers, xz for the QEMU source
     command -v gcc >/dev/null || missing+=(gcc libc6-dev)
@@ -401,8 +403,8 @@ ensure_cachemodel() {
 TFA_DIR=build/tfa
 TFA_SUITE=trixie
 TFA_OPTS="PLAT=qemu QEMU_USE_GIC_DRIVER=QEMU_GICV3 SDEI_SUPPORT=1 EL3_EXCEPTION_HANDLING=1 DEBUG=0 LOG_LEVEL=20"
+TFA_SDEI_DYNAMIC=3  # dynamic SDEI event slots added to PLAT=qemu's map (see tfa_sdei_slots)
 UBOOT_QEMU=/usr/lib/u-boot/qemu_arm64/u-boot.bin
-TFA_SDEI=scripts/tfa/qemu_sdei.c
 
 ensure_trixie_src() {
     if grep -qs "Suites: $TFA_SUITE" /etc/apt/sources.list.d/bulkhead-$TFA_SUITE-src.sources; then
@@ -417,11 +419,33 @@ ensure_trixie_src() {
     APT_UPDATED=0
 }
 
+# TF-A's PLAT=qemu defines only SDEI event 0 (plat/qemu/common/qemu_sdei.c),
+# so SDEI_INTERRUPT_BIND fails with SDEI_ENOMEM. Add TFA_SDEI_DYNAMIC dynamic
+# private events (1000...) and as many shared ones (2000...), numbered as
+# Arm's FVP does (include/plat/arm/common/arm_sdei.h), with TF-A's own macros.
+tfa_sdei_slots() {
+    local f="$TFA_DIR/src/plat/qemu/common/qemu_sdei.c" i priv="" shared=""
+    grep -q SDEI_MAPF_DYNAMIC "$f" && return
+    for ((i = 0; i < TFA_SDEI_DYNAMIC; i++)); do
+        priv+="\tSDEI_PRIVATE_EVENT($((1000 + i)), SDEI_DYN_IRQ, SDEI_MAPF_DYNAMIC),\n"
+        shared+="\tSDEI_SHARED_EVENT($((2000 + i)), SDEI_DYN_IRQ, SDEI_MAPF_DYNAMIC),\n"
+    done
+    sed -i -e "/SDEI_DEFINE_EVENT_0(PLAT_SDEI_SGI_PRIVATE),/a\\${priv%\\n}" \
+        -e "/^static sdei_ev_map_t qemu_sdei_shared\[\] = {/a\\${shared%\\n}" "$f"
+    [ "$(grep -c SDEI_MAPF_DYNAMIC "$f")" -eq $((2 * TFA_SDEI_DYNAMIC)) ] ||
+        die "$f: could not add the dynamic SDEI events (has the file changed?)"
+}
+
+# What the flash image was built from: source version, options, U-Boot.
+tfa_stamp() {
+    echo "$(cat "$TFA_DIR/src-version" 2>/dev/null) $TFA_OPTS BUILD_STRING SDEI_DYNAMIC=$TFA_SDEI_DYNAMIC" \
+        "$(sha256sum "$UBOOT_QEMU" | cut -d' ' -f1)"
+}
+
 ensure_tfa() {
     [ -f "$UBOOT_QEMU" ] || die "$UBOOT_QEMU missing: run '$0 packages' (u-boot-qemu)"
-    local stamp="$TFA_DIR/flash.stamp" want
-    want="$(cat "$TFA_DIR/src-version" 2>/dev/null) $TFA_OPTS BUILD_STRING $(sha256sum "$UBOOT_QEMU" | cut -d' ' -f1) $(sha256sum "$TFA_SDEI" | cut -d' ' -f1)"
-    if [ -f "$TFA_DIR/flash.bin" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+    local stamp="$TFA_DIR/flash.stamp"
+    if [ -f "$TFA_DIR/flash.bin" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$(tfa_stamp)" ]; then
         return
     fi
     if [ ! -f "$TFA_DIR/src/Makefile" ]; then
@@ -432,19 +456,17 @@ ensure_tfa() {
         log "fetching the arm-trusted-firmware source package ($TFA_SUITE)"
         (cd "$dl" && apt-get source -qq --download-only "arm-trusted-firmware/$TFA_SUITE" >/dev/null 2>&1) ||
             die "cannot download arm-trusted-firmware/$TFA_SUITE (apt-get source; deb-src $TFA_SUITE in apt?)"
-        # apt-get source checked the files against the Sources index;
-        # dpkg-source unpacks and applies Debian's patches
-        (cd "$dl" && dpkg-source --no-check -x arm-trusted-firmware_*.dsc src >/dev/null) ||
-            die "dpkg-source could not unpack arm-trusted-firmware"
+        # apt checked the files against the Sources index; dpkg-source checks
+        # the .dsc's checksums (not its signature: no Debian keyring needed),
+        # unpacks and applies Debian's patches
+        (cd "$dl" && dpkg-source -x arm-trusted-firmware_*.dsc src >"$ROOT/$TFA_DIR/unpack.log" 2>&1) ||
+            die "dpkg-source could not unpack arm-trusted-firmware (log: $TFA_DIR/unpack.log)"
         ver=$(basename "$dl"/arm-trusted-firmware_*.dsc .dsc | sed 's/^arm-trusted-firmware_//')
         mv "$dl/src" "$TFA_DIR/src"
         echo "$ver" >"$TFA_DIR/src-version"
         rm -rf "$dl"
-        want="$ver $TFA_OPTS BUILD_STRING $(sha256sum "$UBOOT_QEMU" | cut -d' ' -f1) $(sha256sum "$TFA_SDEI" | cut -d' ' -f1)"
     fi
-    # Bulkhead's SDEI event table (event 0 and dynamic slots for
-    # SDEI_INTERRUPT_BIND, docs/interrupts.md) replaces the platform's
-    cp "$TFA_SDEI" "$TFA_DIR/src/plat/qemu/common/qemu_sdei.c"
+    tfa_sdei_slots
     log "building TF-A $(cat "$TFA_DIR/src-version") ($TFA_OPTS, BL33 = $UBOOT_QEMU)"
     local t0=$SECONDS
     rm -rf "$TFA_DIR/obj"  # TF-A's make does not track option changes
@@ -458,7 +480,7 @@ ensure_tfa() {
     dd if="$bin/bl1.bin" of="$TFA_DIR/flash.bin.tmp" bs=4096 conv=notrunc status=none
     dd if="$bin/fip.bin" of="$TFA_DIR/flash.bin.tmp" seek=64 bs=4096 conv=notrunc status=none
     mv "$TFA_DIR/flash.bin.tmp" "$TFA_DIR/flash.bin"
-    echo "$want" >"$stamp"
+    tfa_stamp >"$stamp"
     log "TF-A flash image in $TFA_DIR/flash.bin (built in $((SECONDS - t0)) s)"
 }
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from bulkhead.generate import qemu
+from bulkhead.generate.fit import UBOOT_BIOS
 from bulkhead.layout.load import load_platform
 from bulkhead.layout.placement import StagedImage
 from bulkhead.run.runner import RunResult, judge, supervise
@@ -166,6 +167,28 @@ def test_tfa_command(tmp_path: Path) -> None:
     assert [o for o in machine if o.startswith("secure=")] == ["secure=on"]
     assert out[out.index("-bios") + 1] == str(flash) and "-kernel" not in out
     assert f"user,id=bhnet,tftp={tmp_path / 'tftp'}" in out
+    if UBOOT_BIOS.is_file():  # U-Boot's environment, read-only in the second flash bank
+        env = tmp_path / "uboot-env.img"
+        assert out[out.index("-drive") + 1] == f"if=pflash,unit=1,format=raw,readonly=on,file={env}"
+        assert env.stat().st_size == 64 << 20
+
+
+def test_uboot_env(tmp_path: Path) -> None:
+    """U-Boot's environment in flash: its default environment found in the
+    binary with autoboot at once and DHCP as the only boot target, CRC-32
+    checked; a binary without one gives none (U-Boot keeps its own)."""
+    import zlib
+
+    binary = tmp_path / "u-boot.bin"
+    default = b"bootcmd=run distro_bootcmd\0bootdelay=2\0boot_targets=qfw usb0 dhcp\0bootcmd_dhcp=dhcp\0"
+    binary.write_bytes(b"\x01\x02%s\0" + b"x=bootcmd=1\0" + default + b"\0more")
+    env = qemu.uboot_env(binary)
+    assert env is not None and len(env) == qemu.UBOOT_ENV_SIZE
+    assert env[:4] == zlib.crc32(env[4:]).to_bytes(4, "little")
+    assert env[4:].rstrip(b"\xff") == (b"bootcmd=run distro_bootcmd\0bootdelay=0\0boot_targets=dhcp\0"
+                                       b"bootcmd_dhcp=dhcp\0\0")
+    binary.write_bytes(b"bootdelay=2\0bootcmd=x\0\0")
+    assert qemu.uboot_env(binary) is None
 
 
 def test_tfa_boot_needs_the_flash_image(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

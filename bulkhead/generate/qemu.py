@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -76,12 +77,57 @@ def uboot_command(argv: Sequence[str], tftp: Path) -> list[str]:
     return _firmware(argv, fit.UBOOT_BIOS, tftp)
 
 
+UBOOT_ENV_SIZE = 0x40000  # CONFIG_ENV_SIZE of Debian's qemu_arm64 U-Boot: its env at flash1's start
+FLASH_BANK_SIZE = 64 << 20  # each of QEMU virt's two flash banks
+UBOOT_ENV_CHANGES = {"bootdelay": "0", "boot_targets": "dhcp"}
+
+
+def uboot_env(binary: Path) -> bytes | None:
+    """An environment image for Debian's U-Boot: its default environment,
+    found in ``binary``, with UBOOT_ENV_CHANGES (autoboot without the 2 s
+    countdown, distro boot over DHCP only), as U-Boot reads it from flash:
+    CRC-32 (little-endian) of the rest, then NUL-terminated ``name=value``
+    pairs, padded to UBOOT_ENV_SIZE. None when ``binary`` has no default
+    environment with those names (then U-Boot keeps its own)."""
+    data = binary.read_bytes()
+    at = data.find(b"\0bootcmd=")
+    while at >= 0:
+        start = at + 1
+        pairs = [p.decode(errors="replace").partition("=")
+                 for p in data[start:data.find(b"\0\0", start)].split(b"\0")]
+        if {"bootdelay", "bootcmd_dhcp", *UBOOT_ENV_CHANGES} <= {name for name, _, _ in pairs}:
+            text = b"".join(f"{n}={UBOOT_ENV_CHANGES.get(n, v)}".encode() + b"\0" for n, _, v in pairs) + b"\0"
+            if len(text) + 4 > UBOOT_ENV_SIZE:
+                return None
+            body = text.ljust(UBOOT_ENV_SIZE - 4, b"\xff")
+            return zlib.crc32(body).to_bytes(4, "little") + body
+        at = data.find(b"\0bootcmd=", start)
+    return None
+
+
+def _env_flash(tftp: Path) -> list[str]:
+    """QEMU virt's second flash bank holding :func:`uboot_env` (read-only,
+    so runs of one out dir can share it), or nothing without an environment."""
+    env = uboot_env(fit.UBOOT_BIOS) if fit.UBOOT_BIOS.is_file() else None
+    if env is None:
+        return []
+    path = tftp.parent / "uboot-env.img"
+    if not path.is_file() or path.stat().st_size != FLASH_BANK_SIZE or path.read_bytes()[:len(env)] != env:
+        tmp = path.with_suffix(".tmp")
+        with open(tmp, "wb") as f:
+            f.write(env)
+            f.truncate(FLASH_BANK_SIZE)
+        tmp.replace(path)
+    return ["-drive", f"if=pflash,unit=1,format=raw,readonly=on,file={path}"]
+
+
 def _firmware(argv: Sequence[str], bios: Path, tftp: Path) -> list[str]:
-    """``argv`` with ``bios`` instead of ``-kernel`` and the TFTP network."""
+    """``argv`` with ``bios`` instead of ``-kernel``, U-Boot's environment in
+    flash and the TFTP network."""
     out = list(argv)
     k = out.index("-kernel")
     del out[k:k + 2]
-    return [*out, "-bios", str(bios), "-netdev", f"user,id=bhnet,tftp={tftp}",
+    return [*out, "-bios", str(bios), *_env_flash(tftp), "-netdev", f"user,id=bhnet,tftp={tftp}",
             "-device", "virtio-net-device,netdev=bhnet"]
 
 

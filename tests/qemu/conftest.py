@@ -26,6 +26,11 @@ CROSS_GCC = "aarch64-linux-gnu-gcc"
 RUN_TIMEOUT = 60.0
 # Where each config is built (build/qemu-tests/<stem>); BULKHEAD_QEMU_TESTS_OUT overrides.
 OUT_ROOT = Path(os.environ.get("BULKHEAD_QEMU_TESTS_OUT") or REPO_ROOT / "build" / "qemu-tests")
+# How the `boot` fixture boots configs on QEMU virt: image (QEMU -kernel), or
+# through a firmware chain, uboot or tfa (docs/firmware.md), with this much
+# more time for the firmware; BULKHEAD_QEMU_TESTS_BOOT chooses.
+BOOT = os.environ.get("BULKHEAD_QEMU_TESTS_BOOT") or "image"
+FIRMWARE_TIMEOUT = 60.0
 
 
 def lg_env(config: pytest.Config) -> str | None:
@@ -77,6 +82,14 @@ def farm_place(request: pytest.FixtureRequest) -> Iterator[tuple[Any, Any, str] 
                 coordinator.release(place)
 
 
+def _on_virt(config: Path) -> bool:
+    """Whether ``config``'s platform runs on QEMU virt (the firmware chains' machine)."""
+    from bulkhead.layout.load import load_spec
+
+    q = load_spec(config).platform.qemu
+    return q is not None and q.machine.startswith("virt")
+
+
 @pytest.fixture
 def boot(farm_place: tuple[Any, Any, str] | None, request: pytest.FixtureRequest) -> Callable[..., object]:
     """boot("one-hello.yaml") -> bulkhead.run.runner.RunResult.
@@ -91,6 +104,8 @@ def boot(farm_place: tuple[Any, Any, str] | None, request: pytest.FixtureRequest
         path = CONFIGS / config
         out = OUT_ROOT / path.stem
         if farm_place is None:
+            if BOOT != "image" and _on_virt(path):
+                return run(path, timeout=timeout + FIRMWARE_TIMEOUT, out=out, boot=BOOT)
             return run(path, timeout=timeout, out=out)
         from bulkhead.run import farm
 

@@ -4,18 +4,26 @@ with EL3 and a GIC with two security states (``secure=on``), TF-A's BL1, BL2
 and BL31 (with SDEI) from ``scripts/setup.sh tfa``, Debian's U-Boot at EL2
 fetching the FIT over TFTP, then Bulkhead. QEMU implements no PSCI with
 ``secure=on``: the secondary CPUs and the final power-off are TF-A's. Without
-the flash image the test fails rather than skips."""
+the flash image the tests fail rather than skip.
+
+``test_sdei_through_tfa`` checks the firmware's SDEI service itself with a
+bare-metal EL2 probe (tools/fwprobe/) in place of the hypervisor."""
 
 from __future__ import annotations
 
+import re
+import subprocess
 from pathlib import Path
 
 from bulkhead.generate import qemu
-from bulkhead.run.runner import RunResult, run
+from bulkhead.layout.load import load_platform
+from bulkhead.run.runner import RunResult, run, supervise
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ARTEFACTS = REPO_ROOT / "artefacts" / "linux"
 OUT = REPO_ROOT / "build" / "qemu-tests"
+FWPROBE = REPO_ROOT / "tools" / "fwprobe"
+FWPROBE_BASE = 0x48000000  # in QEMU virt's RAM, clear of U-Boot and where it loads scripts
 
 
 def _through_tfa(config: str, timeout: float) -> RunResult:
@@ -68,3 +76,83 @@ def test_linux_beside_baremetal_through_tfa() -> None:
     hyp = [line.removeprefix("[bulkhead] ") for line in res.hyp_lines()]
     assert "vm linux: off (clean)" in hyp and "vm rt: off (clean)" in hyp, hyp
     assert "all VMs off: clean=2 stopped=0" in hyp, hyp
+
+
+SEG_RE = re.compile(r"bwprobe: vcpu 0 seg \d+ run_ns=(\d+) stall_ns=(\d+) work=\d+")
+LAST_RE = re.compile(r"bwprobe: stats vcpu0 last=(\d+) max=\d+ mean=\d+ throttles=(\d+) stalled_ns=\d+")
+
+
+def test_regulation_through_tfa(tmp_path: Path) -> None:
+    """Memory-bandwidth regulation under TF-A (``-icount shift=0``: 1
+    instruction = 1 ns): the PMU overflow and the EL2 timer, non-secure
+    interrupts through the two-security-state GIC, hold a 100 us period's
+    30,000-event budget as on QEMU -kernel (tests/qemu/test_bandwidth.py's
+    bounds: a run within [budget - 3 us, budget + 1 us], the stall the
+    rest of the period within 3 us, the counted events within budget +
+    100)."""
+    assert qemu.TFA_FLASH.is_file(), "run 'bash scripts/setup.sh tfa' first (the TF-A flash image)"
+    text = (REPO_ROOT / "tests" / "configs" / "bw-basic.yaml").read_text()
+    config = tmp_path / "bw-basic.yaml"
+    config.write_text(text.replace("period_us: 1000", "period_us: 100")
+                      .replace("budget_events: 300000", "budget_events: 30000")
+                      .replace("segs: 16", "segs: 16, gap_ns: 1500"))
+    res = run(config, timeout=240, icount=0, out=OUT / "bw-basic-tfa", boot="tfa")
+    assert not res.timed_out and res.clean, res.output
+    assert "BL31: v2.12" in res.output and "secure=on" in res.argv[res.argv.index("-M") + 1]
+    segs = [(int(m[1]), int(m[2])) for m in map(SEG_RE.fullmatch, res.lines("bw")) if m]
+    assert len(segs) >= 10, res.output
+    for run_ns, stall_ns in segs:
+        assert 30_000 - 3000 <= run_ns <= 30_000 + 1000, (run_ns, res.output)
+        assert abs(stall_ns - (100_000 - run_ns)) <= 3000, (stall_ns, res.output)
+    last = [m for m in map(LAST_RE.fullmatch, res.lines("bw")) if m]
+    assert last and 30_000 <= int(last[-1][1]) <= 30_100 and int(last[-1][2]) >= 16, res.output
+
+
+def _fwprobe_tftp(tmp: Path) -> Path:
+    """The probe as a legacy U-Boot kernel image (``bootm`` enters it at EL2
+    like the FIT's hypervisor; U-Boot 2023.01's ``go`` hangs in its PL011
+    flush) and a boot script that boots it, in ``tmp``."""
+    subprocess.run(["make", "-s", "-C", str(FWPROBE), f"BASE=0x{FWPROBE_BASE:x}", f"OUT={tmp}"], check=True)
+    flat = tmp / "fwprobe.bin"
+    tftp = tmp / "tftp"
+    tftp.mkdir()
+    subprocess.run(["mkimage", "-A", "arm64", "-O", "linux", "-T", "kernel", "-C", "none",
+                    "-a", f"0x{FWPROBE_BASE:x}", "-e", f"0x{FWPROBE_BASE:x}", "-d", str(flat),
+                    str(tftp / "fwprobe.uimg")], check=True, capture_output=True)
+    (tmp / "boot.cmd").write_text("tftpboot 0x50000000 fwprobe.uimg\n"
+                                  "bootm 0x50000000 - ${fdtcontroladdr}\necho fwprobe: not started\npoweroff\n")
+    subprocess.run(["mkimage", "-A", "arm64", "-T", "script", "-C", "none", "-d", str(tmp / "boot.cmd"),
+                    str(tftp / "boot.scr.uimg")], check=True, capture_output=True)
+    return tftp
+
+
+def test_sdei_through_tfa(tmp_path: Path) -> None:
+    """TF-A's SDEI at EL2, as the hypervisor would use it: version 1.0,
+    event 0 signalled to this PE and dispatched to the handler with its
+    argument, then the EL2 physical timer's PPI 26 bound to a dynamic event
+    (the slots ``scripts/setup.sh tfa`` adds to PLAT=qemu's event map; without
+    them SDEI_INTERRUPT_BIND fails with SDEI_ENOMEM) and dispatched when the
+    timer fires; the interrupted code resumes each time, and PSCI SYSTEM_OFF
+    ends the run."""
+    assert qemu.TFA_FLASH.is_file(), "run 'bash scripts/setup.sh tfa' first (the TF-A flash image)"
+    base = qemu.command(load_platform("qemu-virt"), tmp_path / "unused.elf", (), extra=("-no-reboot",))
+    argv = qemu.tfa_command(base, _fwprobe_tftp(tmp_path))
+    status, timed_out, output = supervise(argv, timeout=60)
+    assert not timed_out, output
+    steps = [(m.group(1), int(m.group(2), 16))
+             for m in re.finditer(r"^fwprobe: (.+?) 0x([0-9a-f]{16})\r?$", output, re.MULTILINE)]
+    got = dict(steps)
+    assert got.get("entry counter", 0) > 0 and got.get("CurrentEL") == 2, output
+    assert got.get("SDEI_VERSION") == 1 << 48, output  # major 1, minor 0
+    for step in ("register event 0", "enable event 0", "PE unmask", "signal event 0"):
+        assert got.get(step) == 0, (step, output)
+    assert got.get("signalled event dispatched") == 0, output
+    # each handler got its registration's argument
+    assert [v for k, v in steps if k == "handler argument"] == [0xB0, 0xB1], output
+    assert got.get("bind PPI 26") == 1000, output  # the first dynamic private event
+    assert got.get("register bound event") == 0 and got.get("enable bound event") == 0, output
+    assert got.get("timer event dispatched") == 1000, output
+    assert got.get("counter frequency") == 62_500_000, output
+    assert "fwprobe: done" in output and "timed out" not in output, output
+    assert output.index("fwprobe: done") < output.index("QEMU System Power off"), output
+    assert status == 0, output
