@@ -357,9 +357,11 @@ sdei_restart:
 /*
  * The SDEI handler (registered by arch/aarch64/sdei.c): x0 = event, x1 = the
  * argument given at registration (the pending bit), x2 = interrupted PC,
- * x3 = interrupted PSTATE; EL2h with DAIF masked; every general register is
- * free (the firmware saved the interrupted ones and restores them), SP_EL2
- * is the interrupted one. It sets the bit and ends the event:
+ * x3 = interrupted PSTATE; EL2h with DAIF masked. x0-x17 are free (the
+ * firmware saved the interrupted ones and restores them at COMPLETE, TF-A's
+ * SDEI_SAVED_GPREGS); x18-x30 and SP_EL2 are the interrupted ones and the
+ * handler leaves them alone (it uses x0-x7 only). It sets the bit and ends
+ * the event:
  * - from the guest (EL1/EL0): COMPLETE_AND_RESUME at sdei_guest_exit, which
  *   the firmware enters as if the guest had trapped (ELR_EL2/SPSR_EL2 = the
  *   guest's PC and PSTATE, its registers restored; SP_EL2 is the frame, as
