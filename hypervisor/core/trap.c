@@ -101,9 +101,9 @@ bool trap_guest_sync_fast(u64 esr)
 /* Every synchronous exception trap_guest_sync_fast() did not complete, esr
  * its ESR_EL2. An HVC or SMC went through it first: counted, a trapped
  * SMC's ELR already past the instruction. */
-static inline __attribute__((always_inline)) void trap_sync_handle(struct vcpu *v, u64 esr)
+static inline __attribute__((always_inline)) void trap_sync_handle(struct vcpu *v, u64 esr, u32 ec)
 {
-	switch (ESR_EC(esr)) {
+	switch (ec) {
 	case EC_HVC64:
 	case EC_SMC64:
 		hypercall_dispatch(v);
@@ -135,7 +135,7 @@ void trap_guest_sync(u64 esr)
 	if (ec != EC_HVC64 && ec != EC_SMC64)
 		cpu_this()->exits++;
 	vgic_sync(v);
-	trap_sync_handle(v, esr);
+	trap_sync_handle(v, esr, ec);
 	vcpu_exit_path(v);
 }
 
@@ -198,7 +198,7 @@ void trap_direct_sync(struct frame *f)
 	if (ec == EC_SMC64)
 		f->elr += 4; /* a trapped SMC returns to itself */
 	if ((ec != EC_HVC64 && ec != EC_SMC64) || !hypercall_query(v, f))
-		trap_sync_handle(v, esr);
+		trap_sync_handle(v, esr, ec);
 	vcpu_exit_path_direct(v);
 }
 
