@@ -21,7 +21,8 @@
  * of vCPU 1's CPU; 0: no SGI phase), rtc_base (0x09010000), rtc_irq (34),
  * mode (normal|hostile), storm_target (hostile: Aff0 the SGI storm aims
  * at), ms (hostile: 200), quiet (hostile, 0|1: vCPU 1 only makes memory
- * traffic, the baseline).
+ * traffic, the baseline), storm (hostile: all, or own: SGIs only at the VM's
+ * own CPUs, storm_target being one of them).
  * Lines: "direct: timer <n> ticks ok", "direct: spi <n> ok",
  *        "direct: sgi <n> in order", "direct: exits <phase> total=<a> irq=<b>",
  *        "direct: hostile vcpu1 max=<m> last=<l> mean=<a> throttles=<t>",
@@ -111,17 +112,18 @@ static bool exits_check(const char *phase)
 	return now.exits - exits_before.exits == 1 && now.irq_exits == exits_before.irq_exits;
 }
 
-static __noreturn void hostile(u64 storm_target, bool quiet);
+static __noreturn void hostile(u64 storm_target, bool quiet, bool own);
 
 /* secondary_main's context: turn hostile (low bits: the storm's target) */
 #define HOSTILE (1ull << 32)
 #define QUIET   (1ull << 33) /* only the memory traffic: the baseline */
+#define OWN     (1ull << 34) /* SGIs at its own CPUs only (storm=own) */
 
 void secondary_main(u32 cpu, u64 n)
 {
 	(void)cpu;
 	if (n & HOSTILE)
-		hostile(n & 0xff, n & QUIET);
+		hostile(n & 0xff, n & QUIET, n & OWN);
 	gic_cpu_init();
 	irq_register(SGI_ACK, ack_irq);
 	gic_set_priority(SGI_ACK, GIC_DEFAULT_PRIO);
@@ -146,7 +148,7 @@ void secondary_main(u32 cpu, u64 n)
  * DAIF masked. The hypervisor must still regulate it and leave its
  * neighbours alone; the VM never ends by itself.
  */
-static __noreturn void hostile(u64 storm_target, bool quiet)
+static __noreturn void hostile(u64 storm_target, bool quiet, bool own)
 {
 	u64 self = read_sysreg(mpidr_el1) & 0xff;
 
@@ -172,7 +174,8 @@ static __noreturn void hostile(u64 storm_target, bool quiet)
 		u64 t = i & 1 ? self : storm_target;
 
 		write_sysreg((u64)(i & 0xf) << 24 | (1ull << (t & 0xf)), icc_sgi1r_el1);
-		write_sysreg((u64)1 << 40 | (u64)(i & 0xf) << 24, icc_sgi1r_el1); /* all but self */
+		if (!own) /* all but self */
+			write_sysreg((u64)1 << 40 | (u64)(i & 0xf) << 24, icc_sgi1r_el1);
 		write_sysreg((u64)(i & 0xf) << 24 | (1ull << (t & 0xf)), icc_asgi1r_el1);
 		write_sysreg((u64)(i & 0xf) << 24 | (1ull << (t & 0xf)), icc_sgi0r_el1);
 		/* memory traffic for the regulator to hold */
@@ -258,6 +261,7 @@ static int watch_hostile(u64 sibling)
 
 	ret = psci_cpu_on(sibling, (u64)(uptr)secondary_entry,
 	                  HOSTILE | (param_u64("quiet", 0) ? QUIET : 0) |
+	                      (!strcmp(param_str_default("storm", "all"), "own") ? OWN : 0) |
 	                      (param_u64("storm_target", 0) & 0xff));
 	if (ret)
 		return fail("CPU_ON of %lu: %ld", sibling, ret);
