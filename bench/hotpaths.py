@@ -15,7 +15,14 @@ where one instruction at any exception level is 1 ns.
   SGIs): from just before vCPU 0's ICC_SGI1R_EL1 write to vCPU 1's
   handler, vCPU 1 in WFI or busy;
 - hcall: mean round trip of 10,000 back-to-back calls (guests/hcall): the
-  vendor BH_HC_VERSION and PSCI_VERSION over HVC, and the empty loop.
+  vendor BH_HC_VERSION and PSCI_VERSION over HVC, and the empty loop;
+- direct: a VM with ``interrupts: direct`` (docs/interrupts.md), booted
+  through TF-A with SDEI (``--boot tfa``, on CPU 1): irqlat as above (hyp
+  insns: 0 means the guest's own EL1 path only), and with the regulator
+  (its events through SDEI);
+- period: the regulator's cost per period (guests/bwprobe mode overhead,
+  a budget that never runs out, 100 us periods: virtual time the vCPU lost
+  per clock jump), on an ordinary VM and on a direct one.
 
 "hyp insns" is the figure less what the same guest pays without a
 hypervisor (48 ns for irqlat, measured on the same QEMU with the guest at
@@ -88,19 +95,26 @@ shmem:
 """
 DOORBELL_PING = "{{role: ping, rounds: {rounds}, measure: 1, wait: {wait}}}"
 RESULT_RE = re.compile(r"result bench=(\S+) (.*)$")
+OVERHEAD_RE = re.compile(r"bwprobe: (overhead) (.*)$")
 
 
-def results(guest: str, params: str, extra: str = "", tag: str = "", cpus: str = "0") -> list[dict[str, str]]:
+def results(guest: str, params: str, extra: str = "", tag: str = "", cpus: str = "0",
+            direct: bool = False) -> list[dict[str, str]]:
+    text = VM.format(guest=guest, params=params, extra=extra, cpus=cpus)
+    if direct:  # docs/interrupts.md: through TF-A with SDEI
+        text = text.replace("vms:\n", "sdei: true\nvms:\n", 1).replace(
+            "    type: baremetal\n", "    type: baremetal\n    interrupts: direct\n", 1)
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / f"{guest}.yaml"
-        config.write_text(VM.format(guest=guest, params=params, extra=extra, cpus=cpus))
+        config.write_text(text)
         with open("/dev/null", "w") as null:
-            res = runner.run(config, timeout=600, icount=0, out=OUT / f"{guest}{tag}", build_log=null)
+            res = runner.run(config, timeout=600, icount=0, out=OUT / f"{guest}{tag}", build_log=null,
+                             boot="tfa" if direct else "image")
     if not res.clean:
         raise SystemExit(f"bench/hotpaths.py: the {guest} run was not clean: {res.reason}")
     rows = []
     for line in res.lines("b"):
-        m = RESULT_RE.match(line)
+        m = RESULT_RE.match(line) or OVERHEAD_RE.match(line)
         if m:
             rows.append(dict(kv.split("=", 1) for kv in m.group(2).split()))
     return rows
@@ -117,7 +131,24 @@ def row(path: str, **figures: float | None) -> dict[str, object]:
     return {"path": path, **{c: figures.get(c) for c in COLUMNS}}
 
 
-GROUPS = ("irqlat", "doorbell", "vSGI", "hcall")
+GROUPS = ("irqlat", "doorbell", "vSGI", "hcall", "direct", "period")
+PERIOD_US = 100  # the regulator's period for the per-period cost rows
+# a clock jump above 64 ns is the hypervisor's (bench/bandwidth_overhead.py)
+OVERHEAD = "{{mode: overhead, load: spin, gap_ns: 64, window_ms: 20}}"
+
+
+def period_cost(direct: bool) -> dict[str, object]:
+    """The regulator's cost per period: virtual time a spinning vCPU lost per
+    clock jump (each a period end; its budget never runs out)."""
+    extra = f"    bandwidth: {{period_us: {PERIOD_US}, budget_events: {4 * PERIOD_US * 1000}}}\n"
+    r = results("bwprobe", OVERHEAD.format(), extra, "-overhead-direct" if direct else "-overhead",
+                cpus="1" if direct else "0", direct=direct)
+    o = next(x for x in r if "lost_ns" in x) if r else None
+    if o is None:
+        raise SystemExit("bench/hotpaths.py: bwprobe printed no overhead line")
+    gaps = max(int(o["gaps"]), 1)
+    return row(f"regulator period{' direct' if direct else ''}", mean_ns=int(o["lost_ns"]) / gaps,
+               max_ns=int(o["max_gap_ns"]))
 
 
 def ceilings() -> dict[str, float]:
@@ -190,6 +221,17 @@ def main(argv: list[str] | None = None) -> int:
         mean = float(r["mean_ns"])
         table.append(row(f"hcall {r['kind']}", mean_ns=mean, hyp_insns=mean - nop, before_ns=BEFORE.get(r["kind"]),
                          prev_ns=PREV.get(r["kind"]), bao_ns=BAO.get(r["kind"])))
+    if "direct" in only:
+        for extra, label in (("", ""), (REGULATOR, " +regulator")):
+            for wait in ("wfi", "busy"):
+                r = results("irqlat", f"{{samples: {n}, period_us: 100, wait: {wait}}}", extra,
+                            f"-direct{'-bw' if extra else ''}", cpus="1", direct=True)[0]
+                table.append(row(f"irqlat direct {wait}{label}", min_ns=int(r["min_ns"]),
+                                 mean_ns=float(r["mean_ns"]), max_ns=int(r["max_ns"]),
+                                 hyp_insns=float(r["mean_ns"]) - NO_HYP_IRQ_NS))
+    if "period" in only:
+        table.append(period_cost(False))
+        table.append(period_cost(True))
     over = check(table, {**ceilings(), **dict(args.ceiling)}) if args.check else []
     for msg in over:
         print(f"bench/hotpaths.py: {msg}", file=sys.stderr)

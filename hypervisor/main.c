@@ -16,6 +16,7 @@
 #include "core/console.h"
 #include "core/dma.h"
 #include "core/irq.h"
+#include "core/irq_direct.h"
 #include "core/pci.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
@@ -213,6 +214,7 @@ void hyp_cpu_main(u64 index, u64 dtb, u64 entry_mc)
 	irq_cpu_init();
 	vpmu_cpu_init();
 	bw_cpu_init();
-	dsu_cpu_init(); /* this CPU's scheme ID, before its VM's first instruction */
+	dsu_cpu_init();        /* this CPU's scheme ID, before its VM's first instruction */
+	irq_direct_cpu_init(); /* last: a direct CPU's hypervisor events come through SDEI */
 	vcpu_run();
 }

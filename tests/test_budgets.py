@@ -82,7 +82,8 @@ def test_platform_selection_leaves_out_what_virt_does_not_use(dual: tuple[Path, 
     assert "vgic_v3_ops" in names and "vgic_v2_ops" not in names
     assert not {n for n in names if n.startswith("qos400_")}
     assert "__udivti3" not in names  # 128-bit divisions go through lib/div128.c
-    left_out = ("bw_", "color_recolor", "recolor_", "color_ida", "pci_", "vpci_", "pcienum_", "dsu_")
+    left_out = ("bw_", "color_recolor", "recolor_", "color_ida", "pci_", "vpci_", "pcienum_", "dsu_", "sdei_",
+                "irq_direct")
     assert not {n for n in _names(dual[0] / "hyp" / "bulkhead.elf", code=True) if n.startswith(left_out)}
     assert "el2_vectors_pmu" not in names  # the regulator's vector table goes with it
     assert {"color_init", "color_set_next", "smmuv3_init", "dma_init", "el2_vectors"} <= names
@@ -96,12 +97,13 @@ def test_platform_selection_leaves_out_what_virt_does_not_use(dual: tuple[Path, 
     ("tests/configs/dma-stop-vm.yaml", {"PCI"}),
     ("tests/configs/rk3588-dsu.yaml", {"DSU"}),
     ("tests/configs/zcu102-qos.yaml", {"QOS"}),
+    ("tests/configs/direct.yaml", {"DIRECT"}),
 ])
 def test_features_follow_the_config(config: str, on: set[str]) -> None:
     """Each switch is on exactly when the configuration uses its mechanism."""
     system = placement.resolve(load_spec(ROOT / config, guest_sources=None))
     feats = gen_c.features(system)
-    assert set(feats) == {"BW", "RECOLOR", "IDA", "PCI", "DSU", "QOS"}
+    assert set(feats) == {"BW", "RECOLOR", "IDA", "PCI", "DSU", "DIRECT", "QOS"}
     assert {k for k, v in feats.items() if v} == on
 
 

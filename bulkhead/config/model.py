@@ -703,6 +703,9 @@ class VmSpec:
     # per passthrough device behind an SMMU: what a DMA fault does
     # ("abort-device" default, "stop-vm"); (device, policy, key path)
     dma_on_fault: tuple[tuple[str, str, str], ...] = ()
+    # "emulated" (list registers) or "direct" (the guest owns the physical GIC
+    # CPU interface, the hypervisor's events come through SDEI; docs/interrupts.md)
+    interrupts: str = "emulated"
 
 
 @dataclass(frozen=True)
@@ -779,6 +782,9 @@ class SystemSpec:
     hypervisor_colors: ColorSpec | None = None  # self-coloring: colors reserved for the hypervisor
     dma_isolation: str | None = None  # "none": DMA-capable passthrough without an SMMU accepted; SMMUs off
     recolor_pool: PoolSpec | None = None  # spare memory for recoloring
+    # the system boots through secure firmware that answers SDEI with Bulkhead's
+    # event table (docs/interrupts.md): what `interrupts: direct` needs
+    sdei: bool = False
 
     def vm(self, name: str) -> VmSpec | None:
         for vm in self.vms:

@@ -55,7 +55,7 @@ PARAM_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}\Z")
 VM_KEYS = (
     "name", "type", "cpus", "memory", "kernel", "initrd", "bootargs", "guest",
     "image", "entry", "params", "console", "devices", "on_fault", "colors", "bandwidth", "manager",
-    "introspection", "ida", "mixed_core_types", "l3_ways", "l3_groups", "pci",
+    "introspection", "ida", "mixed_core_types", "l3_ways", "l3_groups", "pci", "interrupts",
 )
 
 
@@ -418,7 +418,7 @@ def parse_system(
     locs = Locs(display)
     r = Reader(locs)
     top = r.mapping(node, "", ("platform", "console_input", "vms", "shmem", "bandwidth", "io", "hypervisor_colors",
-                               "dma_isolation", "recolor_pool"), ("platform", "vms"))
+                               "dma_isolation", "recolor_pool", "sdei"), ("platform", "vms"))
     platform_name = r.name(top["platform"], "platform", "a platform name", PLATFORM_NAME_RE)
     try:
         platform = load_platform(platform_name)
@@ -450,7 +450,8 @@ def parse_system(
     return SystemSpec(file, display, data, platform, console_input, vms, shmem, locs,
                       spare_sharing=spare_sharing, io=io, hypervisor_colors=hyp_colors, recolor_pool=pool,
                       dma_isolation=qos_mod.parse_dma_isolation(r, top["dma_isolation"])
-                      if "dma_isolation" in top else None)
+                      if "dma_isolation" in top else None,
+                      sdei=r.boolean(top["sdei"], "sdei") if "sdei" in top else False)
 
 
 def _parse_pool(r: Reader, node: YNode) -> PoolSpec:
@@ -564,6 +565,8 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
         pci=pci_mod.parse_vm(r, m["pci"], p("pci")) if "pci" in m else (),
         qos=tuple(d.qos for d in dev_entries if d.qos is not None),
         dma_on_fault=tuple((d.name, d.on_fault, d.on_fault_path) for d in dev_entries if d.on_fault is not None),
+        interrupts=r.choice(m["interrupts"], p("interrupts"), ("emulated", "direct")) if "interrupts" in m
+        else "emulated",
     )
 
 

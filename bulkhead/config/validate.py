@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bulkhead.base.errors import ConfigError, Diagnostic
-from bulkhead.config import bandwidth, coloring, dma, dsu, pci, qos, shared_io
+from bulkhead.config import bandwidth, coloring, dma, dsu, interrupts, pci, qos, shared_io
 from bulkhead.config.model import (
     IPA_BITS,
     MAX_CPUS,
@@ -325,8 +325,8 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
 
     # the mechanisms' own checks, each (errors, warnings): memory bandwidth
     # reservation, device QoS (QoS-400), PCI functions (docs/pci.md), DMA
-    # isolation (SMMUs, docs/dma.md)
-    for check in (bandwidth.check, qos.check, pci.check, dma.check):
+    # isolation (SMMUs, docs/dma.md), interrupt delivery modes (docs/interrupts.md)
+    for check in (bandwidth.check, qos.check, pci.check, dma.check, interrupts.check):
         errors, warnings = check(s)
         c.diags += errors
         s.warnings.extend(warnings)

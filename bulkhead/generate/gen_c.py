@@ -207,7 +207,7 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
 
 def features(system: System) -> dict[str, bool]:
     """The hypervisor's compile-time switches (hypervisor/Makefile BW,
-    RECOLOR, IDA, PCI, DSU, QOS): a mechanism is built when the
+    RECOLOR, IDA, PCI, DSU, DIRECT, QOS): a mechanism is built when the
     configuration uses it (QoS-400 when the platform has regulators; the
     guests may set them at run time). docs/performance.md "Size budget"."""
     spec = system.spec
@@ -217,6 +217,7 @@ def features(system: System) -> dict[str, bool]:
         "IDA": any(vm.spec.ida for vm in system.vms),
         "PCI": any(vm.pci for vm in system.vms),
         "DSU": dsu.plan(spec) is not None and system.platform.dsu is not None,
+        "DIRECT": any(vm.spec.interrupts == "direct" for vm in system.vms),
         "QOS": bool(system.platform.qos_regulators),
     }
 
@@ -395,6 +396,7 @@ def _vm_tables(w: _Writer, vm: Vm, staged: Sequence[StagedImage],
         ("flags", " | ".join([f for f, on in (("CFG_VM_FAULT_STOP", vm.on_fault == "stop"),
                                                 ("CFG_VM_MANAGER", vm.spec.manager),
                                                 ("CFG_VM_INTROSPECTION", vm.spec.introspection),
+                                                ("CFG_VM_DIRECT", vm.spec.interrupts == "direct"),
                                                 ("CFG_VM_IDA_START", "start" in vm.spec.ida),
                                                 ("CFG_VM_IDA_PERIOD", "period" in vm.spec.ida),
                                                 ("CFG_VM_DMA_UNCONFINED", vm.name in dma_unconfined)) if on])

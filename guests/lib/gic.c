@@ -64,9 +64,32 @@ static bool gic_v2(void)
 /* Serialises read-modify-write of shared GICD registers. */
 static spinlock_t gicd_lock = SPINLOCK_INIT;
 
+#define GICR_TYPER      0x0008
+#define GICR_TYPER_LAST BIT(4)
+
+static uptr gicr_frame[RT_MAX_CPUS]; /* by cpu_id(): found once */
+
+/* This vCPU's redistributor: the frame whose GICR_TYPER affinity is this
+ * vCPU's MPIDR (frame cpu_id() under the hypervisor's usual numbering; a
+ * VM with direct interrupts sees its physical MPIDRs, docs/interrupts.md). */
 static uptr gicr_rd(void)
 {
-	return GICR_BASE + (uptr)cpu_id() * GICR_STRIDE;
+	u32 id = cpu_id() % RT_MAX_CPUS;
+	u64 mpidr, aff;
+
+	if (gicr_frame[id])
+		return gicr_frame[id];
+	mpidr = read_sysreg(mpidr_el1);
+	aff = (mpidr & 0xffffff) | ((mpidr >> 8) & 0xff000000);
+	for (uptr rd = GICR_BASE;; rd += GICR_STRIDE) {
+		u64 typer = mmio_read64(rd + GICR_TYPER);
+
+		if ((typer >> 32) == aff)
+			return gicr_frame[id] = rd;
+		if ((typer & GICR_TYPER_LAST) || rd >= GICR_BASE + 64 * GICR_STRIDE)
+			break;
+	}
+	return gicr_frame[id] = GICR_BASE + (uptr)cpu_id() * GICR_STRIDE;
 }
 
 /* The frame of an SGI/PPI's registers: GICv3 SGI_base, GICv2 the banked GICD. */

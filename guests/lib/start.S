@@ -26,9 +26,13 @@
 	.global	_start
 _start:
 	mov	x19, x0
+	/* Only vCPU 0 boots through here (the others come from PSCI CPU_ON at
+	 * secondary_entry); its Aff0 is 0, or, in a VM with direct interrupts,
+	 * its physical CPU's (docs/interrupts.md). */
 	mrs	x1, mpidr_el1
 	and	x1, x1, #0xff
-	cbnz	x1, park		/* only vCPU 0 boots through here */
+	cmp	x1, #RT_MAX_CPUS
+	b.hs	park
 	bl	cpu_setup
 
 	/* Zero BSS (MMU and caches on: plain cacheable stores). */

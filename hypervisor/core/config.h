@@ -108,6 +108,14 @@ struct cfg_shmem {
 #define CFG_VM_DMA_UNCONFINED (1u << 4)
 #define CFG_VM_INTROSPECTION \
 	(1u << 5) /* may learn host physical addresses (BH_HC_IPA_INFO, BH_HC_S2_INFO) */
+/* interrupts: direct: the guest owns the physical GIC CPU interface
+ * (HCR_EL2.IMO/FMO clear), the hypervisor's events come through SDEI
+ * (docs/interrupts.md, core/irq_direct.c) */
+#define CFG_VM_DIRECT (1u << 6)
+/* 0: no VM has it, the build leaves direct mode out (hypervisor/Makefile DIRECT) */
+#ifndef BULKHEAD_DIRECT
+#define BULKHEAD_DIRECT 1
+#endif
 
 /*
  * Memory bandwidth reservation of one VM (hypervisor/isolation/bw.c): each

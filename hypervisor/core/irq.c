@@ -40,6 +40,14 @@ void irq_register_hyp_hot(u32 intid, irq_hot_fn_t fn)
 	irq_hot.intid = intid;
 }
 
+u32 irq_call_hyp(u32 intid)
+{
+	if (intid >= GIC_MAX_INTID || !irq_hyp[intid])
+		return 0;
+	irq_hyp[intid](intid);
+	return 1;
+}
+
 void irq_init(void)
 {
 	irq_maint = cfg_system.platform->gic_maint_irq;

@@ -13,6 +13,7 @@
 #include "core/fault.h"
 #include "core/hypercall.h"
 #include "core/irq.h"
+#include "core/irq_direct.h"
 #include "core/mmio.h"
 #include "core/sysreg.h"
 #include "core/vcpu.h"
@@ -24,6 +25,10 @@ void trap_guest_sync(u64 esr);
 u32 trap_guest_irq_fast(void);
 void trap_guest_irq(struct frame *f, u32 intid);
 void trap_guest_serror(struct frame *f);
+void trap_direct_sync(struct frame *f);
+void trap_direct_irq(struct frame *f);
+void trap_direct_serror(struct frame *f);
+void trap_direct_sdei(struct frame *f);
 
 static u64 trap_fault_ipa(void)
 {
@@ -96,14 +101,8 @@ bool trap_guest_sync_fast(u64 esr)
 /* Every synchronous exception trap_guest_sync_fast() did not complete, esr
  * its ESR_EL2. An HVC or SMC went through it first: counted, a trapped
  * SMC's ELR already past the instruction. */
-void trap_guest_sync(u64 esr)
+static inline __attribute__((always_inline)) void trap_sync_handle(struct vcpu *v, u64 esr, u32 ec)
 {
-	struct vcpu *v = vcpu_current();
-	u32 ec = ESR_EC(esr);
-
-	if (ec != EC_HVC64 && ec != EC_SMC64)
-		cpu_this()->exits++;
-	vgic_sync(v);
 	switch (ec) {
 	case EC_HVC64:
 	case EC_SMC64:
@@ -126,6 +125,17 @@ void trap_guest_sync(u64 esr)
 		fault_guest(v, FAULT_UNDEF, 0, 0, esr, "trapped instruction");
 		break;
 	}
+}
+
+void trap_guest_sync(u64 esr)
+{
+	struct vcpu *v = vcpu_current();
+	u32 ec = ESR_EC(esr);
+
+	if (ec != EC_HVC64 && ec != EC_SMC64)
+		cpu_this()->exits++;
+	vgic_sync(v);
+	trap_sync_handle(v, esr, ec);
 	vcpu_exit_path(v);
 }
 
@@ -151,15 +161,74 @@ void trap_guest_irq(struct frame *f, u32 intid)
 	vcpu_exit_path(v);
 }
 
+/* An SError: asynchronous and uncontainable, the VM is stopped, whatever
+ * its policy. */
+static void trap_serror_stop(struct vcpu *v, const struct frame *f)
+{
+	cpu_this()->exits++;
+	log_info("vm %s: SError vcpu=%u pc=%lx esr=%lx", v->vm->cfg->name, v->idx, f->elr,
+	         sysreg_read(esr_el2));
+	vm_shutdown(v->vm, VM_STOPPED, "SError");
+}
+
 void trap_guest_serror(struct frame *f)
 {
 	struct vcpu *v = vcpu_current();
 
-	cpu_this()->exits++;
 	vgic_sync(v);
-	/* asynchronous and uncontainable: the VM is stopped, whatever its policy */
-	log_info("vm %s: SError vcpu=%u pc=%lx esr=%lx", v->vm->cfg->name, v->idx, f->elr,
-	         sysreg_read(esr_el2));
-	vm_shutdown(v->vm, VM_STOPPED, "SError");
+	trap_serror_stop(v, f);
 	vcpu_exit_path(v);
 }
+
+#if BULKHEAD_DIRECT /* hypervisor/Makefile DIRECT: a VM has interrupts: direct */
+/*
+ * A direct vCPU's traps (el2_vectors_direct, docs/interrupts.md): the full
+ * frame always, no list registers to sync or flush; the exit path handles
+ * the SDEI events taken meanwhile (vcpu_exit_path_direct) and vectors.S
+ * guest_restore_direct makes sure none is left behind.
+ */
+void trap_direct_sync(struct frame *f)
+{
+	struct cpu *cpu = cpu_this();
+	struct vcpu *v = cpu->vcpu;
+	u64 esr = sysreg_read(esr_el2);
+	u32 ec = ESR_EC(esr);
+
+	cpu->exits++;
+	if (ec == EC_SMC64)
+		f->elr += 4; /* a trapped SMC returns to itself */
+	if ((ec != EC_HVC64 && ec != EC_SMC64) || !hypercall_query(v, f))
+		trap_sync_handle(v, esr, ec);
+	vcpu_exit_path_direct(v);
+}
+
+/* Physical interrupts stay at EL1 on a direct CPU (HCR_EL2.IMO/FMO clear):
+ * one here means the routing is broken. */
+void trap_direct_irq(struct frame *f)
+{
+	panic("cpu %u: a physical interrupt reached EL2 in direct mode (pc %lx)", cpu_index(),
+	      f->elr);
+}
+
+void trap_direct_serror(struct frame *f)
+{
+	struct vcpu *v = vcpu_current();
+
+	trap_serror_stop(v, f);
+	vcpu_exit_path_direct(v);
+}
+
+/* An SDEI event interrupted the direct guest (or the way back to it):
+ * vectors.S sdei_entry resumed here with the guest's frame saved. */
+void trap_direct_sdei(struct frame *f)
+{
+	struct cpu *cpu = cpu_this();
+
+	(void)f;
+	cpu->exits++;
+	cpu->irq_exits++;
+	if (irq_direct_poll())
+		cpu->reg_exits++;
+	vcpu_exit_path_direct(cpu->vcpu);
+}
+#endif /* BULKHEAD_DIRECT */

@@ -6,6 +6,7 @@
 #include "arch/aarch64/timer.h"
 #include "arch/aarch64/sysregs.h"
 #include "core/irq.h"
+#include "core/irq_direct.h"
 #include "core/mem.h"
 #include "core/vm.h"
 #include "core/vpmu.h"
@@ -21,7 +22,22 @@ struct vcpu vcpus[CFG_MAX_CPUS];
 	(HCR_VM | HCR_SWIO | HCR_FMO | HCR_IMO | HCR_AMO | HCR_FB | HCR_BSU_IS | HCR_TSC | \
 	 HCR_TIDCP | HCR_TSW | HCR_RW)
 
+/* A direct vCPU (interrupts: direct, docs/interrupts.md): physical IRQs
+ * and FIQs stay at EL1, the guest's; the rest as above. */
+#define HCR_DIRECT (HCR_GUEST & ~(HCR_IMO | HCR_FMO))
+
 static void (*vcpu_start_hook)(struct vcpu *v);
+
+/* What EL2 code waiting on this CPU does with interrupts: acknowledges and
+ * handles them, or, on a direct CPU, where they are the guest's, handles
+ * the SDEI events taken meanwhile. */
+static void vcpu_poll(struct vcpu *v)
+{
+	if (BULKHEAD_DIRECT && v->direct)
+		irq_direct_poll();
+	else
+		irq_handle_pending();
+}
 
 void vcpu_set_start_hook(void (*fn)(struct vcpu *v))
 {
@@ -55,7 +71,7 @@ static void vcpu_boot(struct vcpu *v, u64 entry, u64 x0)
 	sysreg_write(cntp_cval_el0, 0);
 	sysreg_write(vmpidr_el2, vcpu_vmpidr(v));
 	sysreg_write(vpidr_el2, sysreg_read(midr_el1));
-	sysreg_write(hcr_el2, HCR_GUEST);
+	sysreg_write(hcr_el2, BULKHEAD_DIRECT && v->direct ? HCR_DIRECT : HCR_GUEST);
 	if (!v->s2_flushed) {
 		mem_vm_activate(v->vm);
 		v->s2_flushed = true;
@@ -63,6 +79,8 @@ static void vcpu_boot(struct vcpu *v, u64 entry, u64 x0)
 	gic_clear_active_local(IRQ_PPI_VTIMER);
 	gic_clear_active_local(IRQ_PPI_PTIMER);
 	vgic_vcpu_init(v);
+	if (BULKHEAD_DIRECT && v->direct)
+		irq_direct_vcpu_reset(v);
 	vpmu_reset(v);
 	if (v->idx == 0 && entry == v->vm->cfg->entry && vcpu_start_hook)
 		vcpu_start_hook(v);
@@ -109,7 +127,7 @@ static void vcpu_park(struct vcpu *v)
 	if (vm->state == VM_RESETTING && v->idx != 0)
 		vcpu_kick(vm->vcpus[0]);
 	for (;;) {
-		irq_handle_pending();
+		vcpu_poll(v);
 		if (vm->state == VM_RESETTING && v->idx == 0 && vcpu_others_parked(v) &&
 		    !vm->pause) {
 			if (!vm_load(vm, false)) /* corrupted images: stopped */
@@ -145,7 +163,7 @@ void vcpu_set_stall_hook(void (*fn)(struct vcpu *v))
 static void vcpu_stall(struct vcpu *v)
 {
 	while (v->throttled && v->vm->state == VM_RUNNING && !v->vm->pause) {
-		irq_handle_pending();
+		vcpu_poll(v);
 		if (vcpu_stall_hook)
 			vcpu_stall_hook(v);
 		if (!v->throttled)
@@ -161,7 +179,7 @@ static void vcpu_pause_wait(struct vcpu *v)
 	v->paused = true;
 	dsb(ish);
 	while (v->vm->pause) {
-		irq_handle_pending();
+		vcpu_poll(v);
 		if (!v->vm->pause)
 			break;
 		wfi();
@@ -193,7 +211,8 @@ static void __attribute__((noinline)) vcpu_exit_wait(struct vcpu *v)
 			break;
 		vcpu_stall(v);
 	}
-	vgic_flush(v);
+	if (!(BULKHEAD_DIRECT && v->direct))
+		vgic_flush(v);
 }
 
 /* Both calls are tail calls: no stack frame on the common path. */
@@ -203,6 +222,13 @@ void vcpu_exit_path(struct vcpu *v)
 		vcpu_exit_wait(v); /* the rare case: kept out of the hot path */
 	else
 		vgic_flush(v);
+}
+
+void vcpu_exit_path_direct(struct vcpu *v)
+{
+	irq_direct_poll();
+	if (vcpu_must_wait(v, true))
+		vcpu_exit_wait(v);
 }
 
 static bool vcpu_stopped(const struct vcpu *v)
@@ -290,6 +316,10 @@ void vcpu_run(void)
 		log_info("vm %s: first guest instruction at %lu us", v->vm->cfg->name,
 		         timer_ticks_to_ns(timer_now()) / 1000);
 		vcpu_boot(v, v->vm->cfg->entry, v->vm->cfg->boot_arg);
+	}
+	if (BULKHEAD_DIRECT && v->direct) {
+		vcpu_exit_path_direct(v);
+		guest_enter_direct(v->frame);
 	}
 	vcpu_exit_path(v);
 	guest_enter(v->frame);

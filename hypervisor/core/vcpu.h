@@ -4,6 +4,7 @@
 #define CORE_VCPU_H
 
 #include "arch/aarch64/cpu.h"
+#include "arch/aarch64/sdei.h"
 #include "core/config.h"
 #include "core/vgic.h"
 #include "core/vm.h"
@@ -33,6 +34,10 @@ struct vcpu {
 	/* Set by the bandwidth regulator (isolation/bw.c) on its own CPU: the
 	 * vCPU runs no guest code until it is cleared (see vcpu_exit_path). */
 	volatile bool throttled;
+	/* Its VM has interrupts: direct (CFG_VM_DIRECT, docs/interrupts.md): the
+	 * guest owns the physical CPU interface, kicks are SDEI events, the
+	 * vCPU sees its physical MPIDR. */
+	bool direct;
 };
 
 /* vcpus[i] is the vCPU pinned to physical CPU i (vm == NULL: unused CPU). */
@@ -43,9 +48,12 @@ static inline struct vcpu *vcpu_current(void)
 	return (struct vcpu *)cpu_this()->vcpu;
 }
 
+/* The MPIDR the guest reads: Aff0 = the vCPU index, or, in direct mode,
+ * where the guest's SGIs go straight to the physical GIC, the physical
+ * CPU's affinity (as the GIC routes them). */
 static inline u64 vcpu_vmpidr(const struct vcpu *v)
 {
-	return 0x80000000ull | v->idx;
+	return 0x80000000ull | (BULKHEAD_DIRECT && v->direct ? v->pcpu_mpidr : v->idx);
 }
 
 /*
@@ -66,7 +74,11 @@ static inline bool vcpu_must_wait(struct vcpu *v, bool mind_pause)
  * and the VM table, which kick, do not call back into the run loop. */
 static inline void vcpu_kick(struct vcpu *v)
 {
-	if (v->pcpu != cpu_index())
+	if (v->pcpu == cpu_index())
+		return;
+	if (BULKHEAD_DIRECT && __builtin_expect(v->direct, 0))
+		sdei_signal(v->pcpu_mpidr); /* the guest owns that CPU's Group 1 */
+	else
 		gic_send_sgi(IRQ_SGI_KICK, v->pcpu_mpidr);
 }
 
@@ -74,6 +86,9 @@ static inline void vcpu_kick(struct vcpu *v)
 __noreturn void vcpu_run(void);
 /* End of every trap: parks an off vCPU, then presents pending interrupts. */
 void vcpu_exit_path(struct vcpu *v);
+/* The same for a direct vCPU (no list registers): handles the SDEI events
+ * taken meanwhile, then parks, pauses or stalls it as needed. */
+void vcpu_exit_path_direct(struct vcpu *v);
 /* Stops every vCPU of the VM at EL2 for work on its memory: each waits at
  * the end of its current trap (a kick makes a running one trap) and the
  * call returns true once every vCPU is paused, parked (off) or runs on

@@ -8,6 +8,30 @@
 
 enum vgic_bank { BANK_ENABLE, BANK_PENDING, BANK_ACTIVE };
 
+/*
+ * Direct interrupt mode (docs/interrupts.md): the guest takes its
+ * interrupts on the physical CPU interface, so what it writes here about
+ * its own physical interrupts (SGIs, its timers' PPIs, its passthrough
+ * SPIs) goes to the physical distributor/redistributor of the target
+ * vCPU's CPU as well. Anything else it owns (an emulated device's
+ * interrupt) stays virtual only. Non-secure writes cannot reach the
+ * firmware's Group 0 interrupts, and the priorities it writes land in the
+ * lower half of the priority range (non-secure view), below every SDEI
+ * event's priority.
+ */
+static bool vgic_direct_phys(struct vm *vm, const struct virq *q, u32 intid)
+{
+	return BULKHEAD_DIRECT && (vm->cfg->flags & CFG_VM_DIRECT) &&
+	       (intid < GIC_SGI_MAX || (q->flags & VIRQ_HW));
+}
+
+static u32 vgic_direct_cpu(struct vm *vm, struct vcpu *v, u32 intid)
+{
+	struct vcpu *t = vgic_target(vm, v, intid);
+
+	return t ? t->pcpu : 0;
+}
+
 static bool vgic_bank_bit(struct vm *vm, struct vcpu *v, enum vgic_bank bank, u32 intid)
 {
 	struct virq *q = vgic_virq(vm, v, intid);
@@ -19,6 +43,9 @@ static bool vgic_bank_bit(struct vm *vm, struct vcpu *v, enum vgic_bank bank, u3
 	case BANK_ENABLE:
 		return q->flags & VIRQ_ENABLED;
 	case BANK_PENDING:
+		if (vgic_direct_phys(vm, q, intid))
+			return gic_cpu_bank_read(vgic_direct_cpu(vm, v, intid), GICD_ISPENDR,
+			                         intid);
 		t = vgic_target(vm, v, intid);
 		if (vgic_hw_level(q) && (intid >= 32 || t == vcpu_current()))
 			return vgic_hw_line_locked(vm, t, intid, q);
@@ -26,9 +53,45 @@ static bool vgic_bank_bit(struct vm *vm, struct vcpu *v, enum vgic_bank bank, u3
 			return true;
 		return (q->flags & VIRQ_IN_LR) && t && (t->vgic.lr[q->lr].state & GIC_LR_PENDING);
 	case BANK_ACTIVE:
+		if (vgic_direct_phys(vm, q, intid))
+			return gic_cpu_bank_read(vgic_direct_cpu(vm, v, intid), GICD_ISACTIVER,
+			                         intid);
 		return q->flags & VIRQ_ACTIVE;
 	}
 	return false;
+}
+
+/* A direct VM's own physical interrupt (vgic_direct_phys): the virtual
+ * enable bit (which the distributor's reads and vgic_hw_enable keep), and
+ * the physical register. */
+static void vgic_direct_bank_set(struct vm *vm, struct vcpu *v, struct virq *q, enum vgic_bank bank,
+                                 u32 intid, bool set)
+{
+	u32 cpu = vgic_direct_cpu(vm, v, intid);
+
+	switch (bank) {
+	case BANK_ENABLE:
+		if (set)
+			q->flags |= VIRQ_ENABLED;
+		else
+			q->flags &= (u8)~VIRQ_ENABLED;
+		if (intid >= GIC_PRIV_MAX) {
+			vgic_hw_enable(vm, intid, set); /* routing to the target's CPU */
+			gic_cpu_set_priority(cpu, intid, q->prio);
+			return;
+		}
+		if (set)
+			gic_cpu_set_priority(cpu, intid, q->prio);
+		gic_cpu_bank_write(cpu, set ? GICD_ISENABLER : GICD_ICENABLER, intid);
+		return;
+	case BANK_PENDING:
+		gic_cpu_bank_write(cpu, set ? GICD_ISPENDR : GICD_ICPENDR, intid);
+		return;
+	case BANK_ACTIVE:
+		if (!set)
+			gic_cpu_bank_write(cpu, GICD_ICACTIVER, intid);
+		return;
+	}
 }
 
 static void vgic_bank_set(struct vm *vm, struct vcpu *v, enum vgic_bank bank, u32 intid, bool set,
@@ -38,6 +101,10 @@ static void vgic_bank_set(struct vm *vm, struct vcpu *v, enum vgic_bank bank, u3
 
 	if (!q || !(q->flags & VIRQ_OWNED))
 		return; /* not this VM's interrupt: write ignored */
+	if (vgic_direct_phys(vm, q, intid)) {
+		vgic_direct_bank_set(vm, v, q, bank, intid, set);
+		return;
+	}
 	switch (bank) {
 	case BANK_ENABLE:
 		if (set == !!(q->flags & VIRQ_ENABLED))
@@ -130,9 +197,12 @@ bool vgic_regs_access(struct vm *vm, struct vcpu *v, struct mmio_access *a, u32 
 			if (!q || !(q->flags & VIRQ_OWNED) || intid0 + i < first ||
 			    intid0 + i >= first + count)
 				continue;
-			if (a->write)
+			if (a->write) {
 				q->prio = (u8)(a->val >> (8 * i)) & 0xf8;
-			else
+				if (vgic_direct_phys(vm, q, intid0 + i))
+					gic_cpu_set_priority(vgic_direct_cpu(vm, v, intid0 + i),
+					                     intid0 + i, q->prio);
+			} else
 				a->val |= (u64)q->prio << (8 * i);
 		}
 	} else if (off >= GICD_ICFGR && off < GICD_IGRPMODR) {

@@ -33,7 +33,10 @@ static bool vgic_redist_rd(struct vcpu *t, struct mmio_access *a, u64 off)
 	switch (off) {
 	case GICR_TYPER:
 	case GICR_TYPER + 4: {
-		u64 typer = ((u64)t->idx << 32) | ((u64)t->idx << 8);
+		/* Affinity (the MPIDR the vCPU reads, vcpu_vmpidr) and Processor_Number */
+		u64 m = vcpu_vmpidr(t);
+		u64 aff = (m & 0xffffff) | ((m >> 8) & 0xff000000);
+		u64 typer = (aff << 32) | ((u64)t->idx << 8);
 		if (t->idx == vm->nvcpus - 1)
 			typer |= BIT(4); /* Last */
 		if (!a->write)

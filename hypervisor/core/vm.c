@@ -97,6 +97,7 @@ void vm_init_all(void)
 			v->idx = k;
 			v->pcpu = pcpu;
 			v->pcpu_mpidr = p->mpidr[pcpu];
+			v->direct = (c->flags & CFG_VM_DIRECT) != 0;
 			v->frame = cpu_frame(pcpu);
 			v->power = VCPU_OFF;
 			cpu_data[pcpu].vcpu = v;

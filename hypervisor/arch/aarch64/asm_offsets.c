@@ -30,6 +30,7 @@ void asm_offsets(void)
 	ASM_OFFSET(F_SPSR, __builtin_offsetof(struct frame, spsr));
 	ASM_OFFSET(CPU_PMU_EL2, __builtin_offsetof(struct cpu, pmu_el2));
 	ASM_OFFSET(PMU_FILTER_NSH, PMU_FILTER_NSH);
+	ASM_OFFSET(CPU_SDEI_PENDING, __builtin_offsetof(struct cpu, sdei_pending));
 	ASM_OFFSET(ARCH_STACK_SIZE, ARCH_STACK_SIZE);
 	ASM_OFFSET(ARCH_MAX_CPUS, ARCH_MAX_CPUS);
 }

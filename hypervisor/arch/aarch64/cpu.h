@@ -30,6 +30,10 @@ struct cpu {
 	 * set, with bit 63 and (PMSELR value << 32) for an event counter, 0 for
 	 * none. vectors.S reads it at CPU_PMU_EL2 (asm_offsets.c). */
 	u64 pmu_el2[2];
+	/* Direct interrupt mode (docs/interrupts.md): the SDEI events taken and
+	 * not yet handled, one bit each (arch/aarch64/sdei.h SDEI_BIT_*): set by
+	 * vectors.S sdei_entry, taken by core/irq_direct.c. */
+	u64 sdei_pending;
 };
 
 extern struct cpu cpu_data[ARCH_MAX_CPUS];
@@ -54,6 +58,8 @@ void cpu_init(u32 index, u64 mpidr);
 
 /* Restores the guest frame and returns to EL1 (vectors.S). */
 __noreturn void guest_enter(struct frame *frame);
+/* The same on a direct CPU (el2_vectors_direct, docs/interrupts.md). */
+__noreturn void guest_enter_direct(struct frame *frame);
 
 /* Entry point of secondary CPUs for firmware PSCI CPU_ON (boot.S). */
 void secondary_entry(void);

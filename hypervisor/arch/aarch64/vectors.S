@@ -114,6 +114,21 @@
 .Lpmu_el2_none\@:
 .endm
 
+/* The whole frame at SP back into the registers, ELR_EL2 and SPSR_EL2. */
+.macro restore_frame
+	ldr	x1, [sp, #F_SPSR]
+	ldp	x30, x0, [sp, #F_ELR - 8]
+	msr	elr_el2, x0
+	msr	spsr_el2, x1
+	restore_x0_x17
+	ldp	x18, x19, [sp, #16 * 9]
+	ldp	x20, x21, [sp, #16 * 10]
+	ldp	x22, x23, [sp, #16 * 11]
+	ldp	x24, x25, [sp, #16 * 12]
+	ldp	x26, x27, [sp, #16 * 13]
+	ldp	x28, x29, [sp, #16 * 14]
+.endm
+
 .macro save_frame
 	save_x0_x17
 	stp	x18, x19, [sp, #16 * 9]
@@ -272,17 +287,147 @@ guest_enter:
 	pmu_el2 1, 1
 	.global guest_restore
 guest_restore:
-	ldr	x1, [sp, #F_SPSR]
-	ldp	x30, x0, [sp, #F_ELR - 8]
-	msr	elr_el2, x0
-	msr	spsr_el2, x1
-	restore_x0_x17
-	ldp	x18, x19, [sp, #16 * 9]
-	ldp	x20, x21, [sp, #16 * 10]
-	ldp	x22, x23, [sp, #16 * 11]
-	ldp	x24, x25, [sp, #16 * 12]
-	ldp	x26, x27, [sp, #16 * 13]
-	ldp	x28, x29, [sp, #16 * 14]
+	restore_frame
 	eret
 	dsb	nsh
 	isb
+
+#if BULKHEAD_DIRECT /* hypervisor/Makefile DIRECT: a VM has interrupts: direct */
+/*
+ * Direct interrupt mode (docs/interrupts.md). A CPU whose guest owns the
+ * physical GIC CPU interface (HCR_EL2.IMO/FMO clear) runs on a third table,
+ * el2_vectors_direct (core/irq_direct.c sets VBAR_EL2): every trap takes the
+ * full frame and returns through guest_restore_direct; physical interrupts
+ * never come here (they are the guest's, at EL1). The hypervisor's own
+ * events arrive from the secure firmware through SDEI, at sdei_entry.
+ */
+.macro direct_vector handler
+	.balign 0x80
+	save_frame
+	bl	\handler
+	b	guest_restore_direct
+.endm
+
+	.section .text.vectors, "ax"
+	.balign 0x800
+	.global el2_vectors_direct
+el2_vectors_direct:
+	el2_vector 0
+	el2_vector 1
+	el2_vector 2
+	el2_vector 3
+	el2_vector 4
+	el2_vector 5
+	el2_vector 6
+	el2_vector 7
+	direct_vector trap_direct_sync
+	direct_vector trap_direct_irq
+	direct_vector trap_direct_irq
+	direct_vector trap_direct_serror
+	direct_vector trap_direct_sync
+	direct_vector trap_direct_irq
+	direct_vector trap_direct_irq
+	direct_vector trap_direct_serror
+
+	.text
+/* void guest_enter_direct(struct frame *frame) */
+	.global guest_enter_direct
+guest_enter_direct:
+	mov	sp, x0
+/*
+ * The last look at the pending SDEI events before the guest runs: an event
+ * whose handler interrupts EL2 only sets its bit (sdei_entry), so one taken
+ * after this look and before the ERET would wait for the next exit. The
+ * handler therefore restarts this path when it interrupted it (its PC in
+ * [guest_restore_direct, guest_restore_direct_end)): the frame at SP is
+ * intact here (the path only reads it) and SP is the frame.
+ */
+	.global guest_restore_direct
+guest_restore_direct:
+	mrs	x0, tpidr_el2
+	ldr	x1, [x0, #CPU_SDEI_PENDING]
+	cbnz	x1, sdei_restart
+	restore_frame
+	eret
+guest_restore_direct_end:
+	dsb	nsh
+	isb
+
+/* Events pending on the way back to the guest: the frame is at SP. */
+sdei_restart:
+	mov	x0, sp
+	bl	trap_direct_sdei
+	b	guest_restore_direct
+
+/*
+ * The SDEI handler (registered by arch/aarch64/sdei.c): x0 = event, x1 = the
+ * argument given at registration (the pending bit), x2 = interrupted PC,
+ * x3 = interrupted PSTATE; EL2h with DAIF masked. x0-x17 are free (the
+ * firmware saved the interrupted ones and restores them at COMPLETE, TF-A's
+ * SDEI_SAVED_GPREGS); x18-x30 and SP_EL2 are the interrupted ones and the
+ * handler leaves them alone (it uses x0-x7 only). It sets the bit and ends
+ * the event:
+ * - from the guest (EL1/EL0): COMPLETE_AND_RESUME at sdei_guest_exit, which
+ *   the firmware enters as if the guest had trapped (ELR_EL2/SPSR_EL2 = the
+ *   guest's PC and PSTATE, its registers restored; SP_EL2 is the frame, as
+ *   while any guest runs);
+ * - from guest_restore_direct's window: COMPLETE_AND_RESUME at sdei_restart
+ *   (ELR_EL2/SPSR_EL2 are overwritten, guest_restore_direct reloads them);
+ * - from other EL2 code: COMPLETE; that code looks at the bits before it
+ *   returns to the guest (guest_restore_direct) or while it waits.
+ * The set is atomic: EL2 code takes the bits with an atomic exchange.
+ */
+	.global sdei_entry
+sdei_entry:
+	mrs	x4, tpidr_el2
+	add	x4, x4, #CPU_SDEI_PENDING
+	mov	x5, #1
+	lsl	x5, x5, x1
+	/* A bound interrupt is level-sensitive: its source is masked here, or
+	 * the firmware would take it again at once; core/irq_direct.c unmasks
+	 * it once its handler ran. The EL2 timer: CNTHP_CTL_EL2.IMASK. */
+	cmp	x1, #1			/* SDEI_BIT_TIMER */
+	b.ne	5f
+	mrs	x6, cnthp_ctl_el2
+	orr	x6, x6, #2
+	msr	cnthp_ctl_el2, x6
+	/* The PMU: the overflowed counters' interrupt enables, cleared and kept
+	 * in the pending word's upper half. */
+5:	cmp	x1, #2			/* SDEI_BIT_PMU */
+	b.ne	1f
+	mrs	x6, pmovsset_el0
+	mov	w6, w6
+	msr	pmintenclr_el1, x6
+	orr	x5, x5, x6, lsl #32
+	isb
+1:	ldxr	x6, [x4]
+	orr	x6, x6, x5
+	stxr	w7, x6, [x4]
+	cbnz	w7, 1b
+	and	x6, x3, #0xc
+	cmp	x6, #0x8
+	b.ne	2f
+	adr	x6, guest_restore_direct
+	cmp	x2, x6
+	b.lo	3f
+	adr	x6, guest_restore_direct_end
+	cmp	x2, x6
+	b.hs	3f
+	adr	x1, sdei_restart
+	b	4f
+2:	adr	x1, sdei_guest_exit
+4:	mov	x0, #0x26
+	movk	x0, #0xc400, lsl #16	/* SDEI_EVENT_COMPLETE_AND_RESUME */
+	smc	#0
+	b	.
+3:	mov	x0, #0x25
+	movk	x0, #0xc400, lsl #16	/* SDEI_EVENT_COMPLETE */
+	mov	x1, #0			/* handled */
+	smc	#0
+	b	.
+
+sdei_guest_exit:
+	save_frame
+	bl	trap_direct_sdei
+	b	guest_restore_direct
+#endif /* BULKHEAD_DIRECT */

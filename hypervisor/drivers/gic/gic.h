@@ -57,6 +57,16 @@ void gic_route_spi(u32 intid, u64 mpidr);
 void gic_clear_active_local(u32 intid); /* SGI/PPI of the calling CPU */
 void gic_send_sgi(u32 intid, u64 mpidr);
 
+/* Direct interrupt mode (GICv3 only; docs/interrupts.md): the interrupt
+ * intid of CPU index cpu (its redistributor for an SGI/PPI, the distributor
+ * for an SPI). bank is the register bank's offset, GICD_ISENABLER ...
+ * GICD_ICACTIVER (drivers/gic/gic_dist.h): write sets intid's bit there,
+ * read returns it. Panics on GICv2, whose private banks other CPUs cannot
+ * reach. */
+void gic_cpu_bank_write(u32 cpu, u32 bank, u32 intid);
+bool gic_cpu_bank_read(u32 cpu, u32 bank, u32 intid);
+void gic_cpu_set_priority(u32 cpu, u32 intid, u8 prio);
+
 /* Virtual CPU interface */
 #define GIC_LR_PENDING 1u
 #define GIC_LR_ACTIVE  2u
@@ -82,5 +92,7 @@ void gic_lr_write(u32 n, const struct gic_lr *lr);
 void gic_vif_ctl(bool underflow);
 /* Clears every list register and the guest's interface state (VMCR). */
 void gic_vif_reset(void);
+/* Disables the virtual interface (a direct vCPU uses the physical one). */
+void gic_vif_off(void);
 
 #endif

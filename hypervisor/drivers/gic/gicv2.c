@@ -239,3 +239,24 @@ void gic_vif_reset(void)
 	*gic_reg32(gicv2_gich_base, GICH_VMCR) = 0;
 	gic_vif_ctl(false);
 }
+
+/* Direct interrupt mode is GICv3's (the toolchain rejects it on GICv2). */
+void gic_cpu_bank_write(u32 cpu, u32 bank, u32 intid)
+{
+	panic("gicv2: no direct interrupt mode (cpu %u, bank %x, INTID %u)", cpu, bank, intid);
+}
+
+bool gic_cpu_bank_read(u32 cpu, u32 bank, u32 intid)
+{
+	panic("gicv2: no direct interrupt mode (cpu %u, bank %x, INTID %u)", cpu, bank, intid);
+}
+
+void gic_cpu_set_priority(u32 cpu, u32 intid, u8 prio)
+{
+	panic("gicv2: no direct interrupt mode (cpu %u, INTID %u, priority %u)", cpu, intid, prio);
+}
+
+void gic_vif_off(void)
+{
+	panic("gicv2: no direct interrupt mode");
+}

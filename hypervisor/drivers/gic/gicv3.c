@@ -191,6 +191,26 @@ void gic_route_spi(u32 intid, u64 mpidr)
 	*r = mpidr & 0xff00ffffffull;
 }
 
+static u64 gic_bank_cpu(u32 cpu, u32 intid)
+{
+	return intid < GIC_PRIV_MAX ? gicr_this[cpu] + GICR_SGI : gicd_base;
+}
+
+void gic_cpu_bank_write(u32 cpu, u32 bank, u32 intid)
+{
+	*gic_reg32(gic_bank_cpu(cpu, intid), bank + (intid / 32) * 4) = 1u << (intid % 32);
+}
+
+bool gic_cpu_bank_read(u32 cpu, u32 bank, u32 intid)
+{
+	return *gic_reg32(gic_bank_cpu(cpu, intid), bank + (intid / 32) * 4) & (1u << (intid % 32));
+}
+
+void gic_cpu_set_priority(u32 cpu, u32 intid, u8 prio)
+{
+	*(volatile u8 *)(uintptr_t)(gic_bank_cpu(cpu, intid) + GICD_IPRIORITYR + intid) = prio;
+}
+
 void gic_clear_active_local(u32 intid)
 {
 	*gic_reg32(gic_this_rd() + GICR_SGI, GICD_ICACTIVER) = 1u << intid;
@@ -287,6 +307,11 @@ static void gic_hcr_write(u64 v)
 void gic_vif_ctl(bool underflow)
 {
 	gic_hcr_write(ICH_HCR_EN | (underflow ? ICH_HCR_UIE : 0));
+}
+
+void gic_vif_off(void)
+{
+	gic_hcr_write(0);
 }
 
 void gic_vif_reset(void)

@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * direct: a VM with `interrupts: direct` (docs/interrupts.md) takes its own
+ * interrupts on the physical GIC CPU interface, with no hypervisor exit:
+ *   1. timer: `ticks` virtual timer interrupts, one every `period_us`;
+ *   2. spi: `spis` interrupts of the passthrough PL031 RTC (SPI `rtc_irq`,
+ *      raised at once by a match register equal to the time);
+ *   3. sgi: vCPU 1 (on the CPU of MPIDR Aff0 `sibling`: a direct VM sees
+ *      its physical MPIDRs) sends `sgis` SGIs to vCPU 0, each carrying a
+ *      sequence number vCPU 0's handler checks (order), one at a time.
+ * Around phases 1 and 2 vCPU 0 reads its CPU's exit counters
+ * (BH_HC_CPU_EXITS): each phase must cost exactly the one exit of that
+ * hypercall and no interrupt exit ("exits" lines).
+ *
+ * mode=hostile instead starts vCPU 1 as a hostile guest (hostile()) that
+ * never ends by itself; vCPU 0 waits `ms` milliseconds on its own timer,
+ * prints vCPU 1's regulation statistics (BH_HC_BW_STATS) and powers the VM
+ * off, which the hypervisor must manage whatever vCPU 1 masked.
+ *
+ * Params: ticks (20), period_us (500), spis (10), sgis (10), sibling (Aff0
+ * of vCPU 1's CPU; 0: no SGI phase), rtc_base (0x09010000), rtc_irq (34),
+ * mode (normal|hostile), storm_target (hostile: Aff0 the SGI storm aims
+ * at), ms (hostile: 200), quiet (hostile, 0|1: vCPU 1 only makes memory
+ * traffic, the baseline), storm (hostile: all, or own: SGIs only at the VM's
+ * own CPUs, storm_target being one of them).
+ * Lines: "direct: timer <n> ticks ok", "direct: spi <n> ok",
+ *        "direct: sgi <n> in order", "direct: exits <phase> total=<a> irq=<b>",
+ *        "direct: hostile vcpu1 max=<m> last=<l> mean=<a> throttles=<t>",
+ *        "direct: PASS", or "direct: FAIL (<reason>)".
+ */
+#include "runtime.h"
+
+#define RTC_DR   0x00
+#define RTC_MR   0x04
+#define RTC_IMSC 0x10
+#define RTC_ICR  0x1c
+
+#define SGI_SEQ 5
+#define SGI_ACK 6
+
+#define fail(...) rt_fail("direct", __VA_ARGS__)
+
+static volatile u32 ticks, spis, sgis, acks, bad_order;
+static volatile u32 seq_sent, seq_seen;
+static volatile u32 v1_up, v0_aff;
+static u64 period;
+static uptr rtc;
+
+static void tick_irq(u32 intid)
+{
+	(void)intid;
+	atomic_add32(&ticks, 1);
+	timer_set_deadline(timer_now() + period);
+}
+
+static void rtc_irq(u32 intid)
+{
+	(void)intid;
+	mmio_write32(rtc + RTC_ICR, 1);
+	atomic_add32(&spis, 1);
+}
+
+static void seq_irq(u32 intid)
+{
+	u32 seq = atomic_load32(&seq_sent);
+
+	(void)intid;
+	if (seq != atomic_load32(&seq_seen) + 1)
+		atomic_add32(&bad_order, 1);
+	atomic_store32(&seq_seen, seq);
+	atomic_add32(&sgis, 1);
+}
+
+static void ack_irq(u32 intid)
+{
+	(void)intid;
+	atomic_add32(&acks, 1);
+}
+
+/* Waits in WFI until *counter >= n (or timeout). */
+static bool wait_count(volatile u32 *counter, u32 n, u64 timeout_ns)
+{
+	u64 end = timer_now() + timer_ns_to_ticks(timeout_ns);
+
+	while (atomic_load32(counter) < n) {
+		if (timer_now() > end)
+			return false;
+		irq_local_disable();
+		if (atomic_load32(counter) < n)
+			wfi();
+		irq_local_enable();
+		isb();
+	}
+	return true;
+}
+
+static struct bh_cpu_exits exits_before;
+
+static void exits_mark(void)
+{
+	bh_cpu_exits(BH_CPU_SELF, &exits_before);
+}
+
+/* The exits since exits_mark, less the two counting hypercalls' own one. */
+static bool exits_check(const char *phase)
+{
+	struct bh_cpu_exits now;
+
+	bh_cpu_exits(BH_CPU_SELF, &now);
+	printf("direct: exits %s total=%lu irq=%lu\n", phase, now.exits - exits_before.exits - 1,
+	       now.irq_exits - exits_before.irq_exits);
+	return now.exits - exits_before.exits == 1 && now.irq_exits == exits_before.irq_exits;
+}
+
+static __noreturn void hostile(u64 storm_target, bool quiet, bool own);
+
+/* secondary_main's context: turn hostile (low bits: the storm's target) */
+#define HOSTILE (1ull << 32)
+#define QUIET   (1ull << 33) /* only the memory traffic: the baseline */
+#define OWN     (1ull << 34) /* SGIs at its own CPUs only (storm=own) */
+
+void secondary_main(u32 cpu, u64 n)
+{
+	(void)cpu;
+	if (n & HOSTILE)
+		hostile(n & 0xff, n & QUIET, n & OWN);
+	gic_cpu_init();
+	irq_register(SGI_ACK, ack_irq);
+	gic_set_priority(SGI_ACK, GIC_DEFAULT_PRIO);
+	gic_irq_enable(SGI_ACK);
+	irq_local_enable();
+	atomic_store32(&v1_up, 1);
+	for (u32 i = 1; i <= n; i++) {
+		atomic_store32(&seq_sent, i);
+		dsb_sy();
+		gic_send_sgi(atomic_load32(&v0_aff), SGI_SEQ);
+		if (!wait_count(&acks, i, 2 * NSEC_PER_SEC))
+			return;
+	}
+}
+
+/*
+ * A hostile direct guest (docs/interrupts.md "Hostile guests"): everything
+ * it can do to the physical CPU interface at once, for good: lowest
+ * priority mask, active priorities and group enable scribbled, EOImode
+ * flipped, an interrupt taken and never ended, SGIs stormed at
+ * storm_target (another VM's CPU: they must not arrive) and at itself,
+ * DAIF masked. The hypervisor must still regulate it and leave its
+ * neighbours alone; the VM never ends by itself.
+ */
+static __noreturn void hostile(u64 storm_target, bool quiet, bool own)
+{
+	u64 self = read_sysreg(mpidr_el1) & 0xff;
+
+	if (quiet)
+		for (u64 i = 0;; i++)
+			for (volatile u64 *p = (volatile u64 *)(uptr)0x40800000ul;
+			     p < (volatile u64 *)(uptr)0x40900000ul; p += 8)
+				*p += i;
+	printf("direct: hostile (storm at %lu and self)\n", storm_target);
+	irq_local_disable();
+	/* not 0: QEMU 10 aborts on a non-secure ICC_BPR1_EL1 of 0 with EL3 present
+	 * (arm_gicv3_cpuif.c icc_gprio_mask: assertion bpr > 0) */
+	write_sysreg(3, icc_bpr1_el1);
+	write_sysreg(0, icc_pmr_el1);
+	write_sysreg(0xffffffff, icc_ap1r0_el1);
+	write_sysreg(0, icc_ctlr_el1);
+	write_sysreg(0, icc_igrpen1_el1);
+	write_sysreg(1, icc_igrpen1_el1);
+	write_sysreg(0xff, icc_pmr_el1);
+	isb();
+	(void)read_sysreg(icc_iar1_el1); /* acknowledged, never ended */
+	for (u64 i = 0;; i++) {
+		u64 t = i & 1 ? self : storm_target;
+
+		write_sysreg((u64)(i & 0xf) << 24 | (1ull << (t & 0xf)), icc_sgi1r_el1);
+		if (!own) /* all but self */
+			write_sysreg((u64)1 << 40 | (u64)(i & 0xf) << 24, icc_sgi1r_el1);
+		write_sysreg((u64)(i & 0xf) << 24 | (1ull << (t & 0xf)), icc_asgi1r_el1);
+		write_sysreg((u64)(i & 0xf) << 24 | (1ull << (t & 0xf)), icc_sgi0r_el1);
+		/* memory traffic for the regulator to hold */
+		for (volatile u64 *p = (volatile u64 *)(uptr)0x40800000ul;
+		     p < (volatile u64 *)(uptr)0x40900000ul; p += 8)
+			*p += i;
+	}
+}
+
+static int watch_hostile(u64 sibling);
+
+int main(const char *params)
+{
+	u32 nticks = (u32)param_u64("ticks", 20), nspi = (u32)param_u64("spis", 10);
+	u32 nsgi = (u32)param_u64("sgis", 10);
+	u64 sibling = param_u64("sibling", 0), rtc_intid = param_u64("rtc_irq", 34);
+	const char *mode = param_str_default("mode", "normal");
+	bool ok = true;
+	s64 ret;
+
+	(void)params;
+	if (!strcmp(mode, "hostile"))
+		return watch_hostile(sibling);
+	rtc = (uptr)param_u64("rtc_base", 0x09010000);
+	period = timer_ns_to_ticks(param_u64("period_us", 500) * 1000);
+	v0_aff = (u32)(read_sysreg(mpidr_el1) & 0xff);
+	gic_init();
+	irq_register(TIMER_VIRT_INTID, tick_irq);
+	irq_register((u32)rtc_intid, rtc_irq);
+	irq_register(SGI_SEQ, seq_irq);
+	gic_irq_enable(TIMER_VIRT_INTID);
+	gic_set_priority(SGI_SEQ, GIC_DEFAULT_PRIO);
+	gic_irq_enable(SGI_SEQ);
+	gic_spi_setup((u32)rtc_intid, false);
+	irq_local_enable();
+
+	/* 1. the virtual timer */
+	exits_mark();
+	timer_set_deadline(timer_now() + period);
+	if (!wait_count(&ticks, nticks, 5 * NSEC_PER_SEC))
+		return fail("timer: %u of %u ticks", ticks, nticks);
+	timer_stop();
+	ok = exits_check("timer") && ok;
+	printf("direct: timer %u ticks ok\n", nticks);
+
+	/* 2. the passthrough RTC's SPI */
+	exits_mark();
+	mmio_write32(rtc + RTC_IMSC, 1);
+	for (u32 i = 1; i <= nspi; i++) {
+		mmio_write32(rtc + RTC_MR, mmio_read32(rtc + RTC_DR)); /* matches at once */
+		if (!wait_count(&spis, i, 2 * NSEC_PER_SEC))
+			return fail("spi: %u of %u", spis, nspi);
+	}
+	mmio_write32(rtc + RTC_IMSC, 0);
+	ok = exits_check("spi") && ok;
+	printf("direct: spi %u ok\n", nspi);
+
+	/* 3. SGIs from the sibling vCPU, in order */
+	if (sibling) {
+		ret = psci_cpu_on(sibling, (u64)(uptr)secondary_entry, nsgi);
+		if (ret)
+			return fail("CPU_ON of %lu: %ld", sibling, ret);
+		for (u32 i = 1; i <= nsgi; i++) {
+			if (!wait_count(&sgis, i, 2 * NSEC_PER_SEC))
+				return fail("sgi: %u of %u", sgis, nsgi);
+			gic_send_sgi((u32)sibling, SGI_ACK);
+		}
+		if (bad_order)
+			return fail("sgi: %u out of order", bad_order);
+		printf("direct: sgi %u in order\n", nsgi);
+	}
+	if (!ok)
+		return fail("exits during direct delivery");
+	printf("direct: PASS\n");
+	return 0;
+}
+
+/* mode=hostile: vCPU 1 attacks, vCPU 0 watches its regulation and ends it. */
+static int watch_hostile(u64 sibling)
+{
+	struct bh_bw_stats st;
+	s64 ret;
+
+	ret = psci_cpu_on(sibling, (u64)(uptr)secondary_entry,
+	                  HOSTILE | (param_u64("quiet", 0) ? QUIET : 0) |
+	                      (!strcmp(param_str_default("storm", "all"), "own") ? OWN : 0) |
+	                      (param_u64("storm_target", 0) & 0xff));
+	if (ret)
+		return fail("CPU_ON of %lu: %ld", sibling, ret);
+	timer_delay_ms(10);
+	if (!bh_bw_stats(1, &st))
+		printf("direct: hostile early vcpu1 max=%lu last=%lu throttles=%lu\n", st.max,
+		       st.last, st.throttles);
+	timer_delay_ms(param_u64("ms", 200));
+	ret = bh_bw_stats(1, &st);
+	if (ret)
+		return fail("BH_HC_BW_STATS: %ld", ret);
+	printf("direct: hostile vcpu1 max=%lu last=%lu mean=%lu throttles=%lu\n", st.max, st.last,
+	       st.mean, st.throttles);
+	printf("direct: PASS\n");
+	return 0;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Direct interrupt mode (interrupts: direct, docs/interrupts.md): on a CPU
+ * whose vCPU's VM has it, the guest owns the physical GIC CPU interface
+ * (HCR_EL2.IMO/FMO clear) and the hypervisor never acknowledges a Group 1
+ * interrupt there; its own events come from the secure firmware through
+ * SDEI (arch/aarch64/sdei.h): event 0 signalled by other CPUs (vcpu_kick),
+ * and the EL2 timer and PMU overflow PPIs bound to SDEI events, so that the
+ * regulator (isolation/bw.c) runs as on any CPU.
+ */
+#ifndef CORE_IRQ_DIRECT_H
+#define CORE_IRQ_DIRECT_H
+
+#include "core/config.h"
+#include "lib/types.h"
+
+struct vcpu;
+
+/* Per CPU, last before vcpu_run: on a direct CPU, checks the firmware's
+ * SDEI (panics naming the VM when it is missing), registers and enables
+ * the events, unmasks the CPU for them, takes the kick SGI and the
+ * maintenance PPI away from Group 1 use and switches to the direct vector
+ * table. Nothing on other CPUs. */
+#if BULKHEAD_DIRECT
+void irq_direct_cpu_init(void);
+/* Handles the SDEI events taken on this CPU and not yet handled (the
+ * registered hypervisor handlers of the bound interrupts); returns how
+ * many of them ran a handler. EL2 code on a direct CPU calls it where an
+ * ordinary CPU would call irq_handle_pending. */
+u32 irq_direct_poll(void);
+/* Resets this CPU's physical CPU interface to what a guest finds at
+ * reset (vcpu_boot of a direct vCPU): everything masked and inactive. */
+void irq_direct_vcpu_reset(struct vcpu *v);
+#else /* no VM has direct mode: nothing to do */
+static inline void irq_direct_cpu_init(void)
+{
+}
+static inline u32 irq_direct_poll(void)
+{
+	return 0;
+}
+static inline void irq_direct_vcpu_reset(struct vcpu *v)
+{
+	(void)v;
+}
+#endif
+
+#endif
