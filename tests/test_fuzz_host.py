@@ -49,6 +49,7 @@ CFLAGS = [
     "-std=c11", "-g", "-O1", "-fsanitize=fuzzer,address,undefined",
     "-fno-sanitize-recover=all", "-Wall", "-Wextra", "-Werror", f"-I{HYP}",
     "-DBULKHEAD_HOST_TEST",  # arch/aarch64/sysregs.h: registers from the test, no inline asm
+    "-DBULKHEAD_DIRECT=0",  # the ordinary path (direct mode's SDEI client is EL2-only)
 ]
 
 DTS = """/dts-v1/;

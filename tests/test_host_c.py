@@ -59,6 +59,7 @@ CFLAGS = [
     "-fno-sanitize-recover=all", "-fno-omit-frame-pointer",
     "-Wall", "-Wextra", "-Werror", "-Wno-format", f"-I{HYP}",
     "-DBULKHEAD_HOST_TEST",  # arch/aarch64/sysregs.h: the test provides host_sysreg_read/write
+    "-DBULKHEAD_DIRECT=0",  # the ordinary path (direct mode's SDEI client is EL2-only)
 ]
 
 

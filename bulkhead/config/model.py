@@ -697,7 +697,7 @@ class VmSpec:
     mixed_core_types: bool = False  # may run on CPUs of different core types
     l3_ways: int | None = None  # DSU L3 ways of its own (a multiple of a way group)
     l3_groups: tuple[int, ...] | None = None  # or the DSU way groups by number
-    ida: tuple[str, ...] = ()  # invalidation-driven allocation: "period", "start"
+    ida: tuple[str, ...] = ()  # invalidation-driven allocation: "call", "period", "start"
     qos: tuple[DeviceQosSpec, ...] = ()  # QoS-400 settings of its passthrough devices
     pci: tuple[PciEntrySpec, ...] = ()  # PCI functions (docs/dma.md "PCI")
     # per passthrough device behind an SMMU: what a DMA fault does

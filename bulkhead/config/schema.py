@@ -560,8 +560,8 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
         l3_ways=r.integer(m["l3_ways"], p("l3_ways"), "a number of L3 ways (integer 1-64)", 1, 64)
         if "l3_ways" in m else None,
         l3_groups=dsu_mod.parse_groups(r, m["l3_groups"], p("l3_groups")) if "l3_groups" in m else None,
-        ida=tuple(sorted(set(r.each(m["ida"], p("ida"), lambda n, q: r.choice(n, q, ("start", "period")),
-                                    "a list of 'start', 'period'")))) if "ida" in m else (),
+        ida=tuple(sorted(set(r.each(m["ida"], p("ida"), lambda n, q: r.choice(n, q, ("start", "period", "call")),
+                                    "a list of 'start', 'period', 'call'")))) if "ida" in m else (),
         pci=pci_mod.parse_vm(r, m["pci"], p("pci")) if "pci" in m else (),
         qos=tuple(d.qos for d in dev_entries if d.qos is not None),
         dma_on_fault=tuple((d.name, d.on_fault, d.on_fault_path) for d in dev_entries if d.on_fault is not None),

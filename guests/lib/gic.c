@@ -172,7 +172,7 @@ void gic_init(void)
 
 void gic_cpu_init(void)
 {
-	uptr rd = gicr_rd(), sgi = gicr_sgi();
+	uptr rd, sgi;
 	u64 deadline;
 	u32 i;
 
@@ -188,6 +188,8 @@ void gic_cpu_init(void)
 		mmio_write32(GICC_BASE + GICC_CTLR, 1);
 		return;
 	}
+	rd = gicr_rd(); /* GICv3 only: it reads the redistributors' GICR_TYPER */
+	sgi = gicr_sgi();
 	/* Wake the redistributor. */
 	mmio_write32(rd + GICR_WAKER, mmio_read32(rd + GICR_WAKER) & ~GICR_WAKER_PROCESSOR_SLEEP);
 	deadline = timer_now() + timer_ns_to_ticks(1000000000ul);

@@ -119,10 +119,12 @@ def test_hotpaths_table_command() -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("Hot paths, virtual time") and lines[1].split()[0] == "path"
-    rows = {line[:24].strip(): line[24:].split() for line in lines[2:]}
+    rows = {" ".join(line.split()[:-7]): line.split()[-7:] for line in lines[2:]}  # path, then 7 columns
     expected = ["irqlat wfi", "irqlat busy", "irqlat wfi +regulator", "irqlat busy +regulator",
                 "doorbell wfi", "doorbell wfi rtt", "doorbell busy", "vSGI wfi", "vSGI busy",
-                "hcall vendor", "hcall psci"]
+                "hcall vendor", "hcall psci", "irqlat direct wfi", "irqlat direct busy",
+                "irqlat direct wfi +regulator", "irqlat direct busy +regulator", "regulator period",
+                "regulator period direct"]
     assert sorted(rows) == sorted(expected), lines
     for path, cols in rows.items():
         assert len(cols) == 7, (path, cols)
