@@ -124,7 +124,7 @@ def test_base_file_paths_are_made_absolute(tmp_path: Path) -> None:
 
 
 def test_deep_merge() -> None:
-    base = {"a": 1, "vms": [{"name": "x", "cpus": [0], "params": {"p": 1, "q": 2}}],
+    base: dict[str, Any] = {"a": 1, "vms": [{"name": "x", "cpus": [0], "params": {"p": 1, "q": 2}}],
             "shmem": [{"name": "s", "vms": [{"vm": "x", "ipa": 1}]}]}
     overlay = {"b": 2, "vms": [{"name": "x", "cpus": [3], "params": {"q": None, "r": 3}},
                                {"name": "y", "cpus": [1]}],
