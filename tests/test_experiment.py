@@ -124,7 +124,7 @@ def test_base_file_paths_are_made_absolute(tmp_path: Path) -> None:
 
 
 def test_deep_merge() -> None:
-    base = {"a": 1, "vms": [{"name": "x", "cpus": [0], "params": {"p": 1, "q": 2}}],
+    base: dict[str, Any] = {"a": 1, "vms": [{"name": "x", "cpus": [0], "params": {"p": 1, "q": 2}}],
             "shmem": [{"name": "s", "vms": [{"vm": "x", "ipa": 1}]}]}
     overlay = {"b": 2, "vms": [{"name": "x", "cpus": [3], "params": {"q": None, "r": 3}},
                                {"name": "y", "cpus": [1]}],
@@ -668,3 +668,42 @@ def test_per_vcpu_values_above_their_budget_are_flagged(tmp_path: Path) -> None:
     doc = json.loads((out / "plots" / "per-vcpu.json").read_text())
     assert [d["label"] for d in doc["left_out"]] == ["mbr[budget_events=2000]"]
     assert [s["x"] for s in doc["series"]] == [[4000.0, 8000.0]]
+
+
+def test_regulated_interferer_drawn_against_its_budget(tmp_path: Path) -> None:
+    """experiment --model (issue #28, item 3): each regulated scenario gets a
+    chart of the interferer's modelled DRAM bytes per period, read from the
+    run's kept cache model report, with its budget as a line, labelled
+    modelled, its caption naming what bounded it; an unregulated scenario
+    gets none."""
+    path = write_spec(tmp_path, BASE + INTERF + textwrap.dedent("""\
+        scenarios:
+          - name: interf
+            benchmarks: [bw]
+            overlay: {vms: [*interf]}
+          - name: mbr
+            extends: interf
+            benchmarks: [bw]
+            overlay: {vms: [{name: interf, bandwidth: {period_us: 100, budget_events: 20000}}]}
+        icount: 0
+        """))
+    out = tmp_path / "out"
+    run_experiment(load(path), out, run_fn=fake_run)
+    # what experiment --model keeps beside each log: the interferer's CPUs' per-period series
+    series = [[i, 50_000 + 1000 * i, 20_000, 0] for i in range(6)]
+    raw = {"owners": [], "cpus": [], "periods": [
+        {"cpu": cpu, "period_ns": 100_000, "line": 64, "dropped": 0, "series": series} for cpu in (1, 2)]}
+    for log in (out / "logs").glob("*-r1.log"):
+        log.with_suffix(".cachemodel.json").write_text(json.dumps(raw))
+    assert cli.main(["experiment", str(path), "--out", str(out), "--report-only"]) == 0
+    doc = json.loads((out / "plots" / "regulation-mbr.json").read_text())
+    assert [(s["role"], s["y"]) for s in doc["series"]] == [
+        ("modelled", [2.0 * (50_000 + 1000 * i) for i in range(1, 5)])]  # first and last period left out
+    assert "(modelled)" in doc["series"][0]["label"] and doc["label"] == "modelled"
+    assert [ln["y"] for ln in doc["lines"]] == [[20_000.0]]  # the budget: 1 B per cycle, notional
+    assert "CPU cycles" in doc["caption"] and drawn_problems(doc, set()) == []
+    assert (out / "plots" / "regulation-mbr.png").is_file()
+    assert not list((out / "plots").glob("regulation-interf*"))
+    report = (out / "report.md").read_text()
+    assert "## Regulated interferers: modelled DRAM traffic against the budget" in report
+    assert "| mbr | bw | 2 | interf | CPU cycles" in report

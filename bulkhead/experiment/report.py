@@ -24,19 +24,20 @@ from __future__ import annotations
 import datetime
 import json
 import math
+import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bulkhead.base.errors import ConfigError
+from bulkhead.base.errors import BuildError, ConfigError
 from bulkhead.config.model import Platform
 from bulkhead.experiment import modelled, validity
 from bulkhead.experiment.record import OK, STATUSES, Environment, RunRecord
 from bulkhead.experiment.results import METRIC_COLUMNS, number
 from bulkhead.experiment.spec import ExperimentSpec, PlotSpec
-from bulkhead.layout.load import load_platform
+from bulkhead.layout.load import load_platform, load_system
 from bulkhead.run import cachemodel
 
 DISCLAIMER = (
@@ -936,6 +937,132 @@ def _modelled_section(an: Analysis, plots_dir: Path) -> tuple[list[str], list[Pa
     return md, files
 
 
+def _stem_text(label: str) -> str:
+    """A scenario label as part of a file name: interf-mbr[budget_events=60000] -> interf-mbr-budget_events-60000."""
+    return re.sub(r"-+", "-", re.sub(r"[^A-Za-z0-9_.]+", "-", label)).strip("-")
+
+
+def regulations(an: Analysis) -> dict[str, list[tuple[RunRecord, dict[str, Any]]]]:
+    """``experiment --model``: per scenario label, each successful, unflagged
+    run's regulated VMs other than the VM under test, as
+    ``cachemodel.regulation`` gives them from the run's kept report
+    (``logs/<config>-r<rep>.cachemodel.json``): their modelled DRAM bytes
+    per regulation period beside their budget."""
+    out: dict[str, list[tuple[RunRecord, dict[str, Any]]]] = {}
+    if an.out is None:
+        return out
+    for rec in an.records:
+        if rec.status != OK or rec.flags or not rec.config:
+            continue
+        path = an.out / "logs" / f"{rec.plan.config_stem}-r{rec.plan.repetition}{cachemodel.RUN_REPORT_SUFFIX}"
+        config = Path(rec.config) if Path(rec.config).is_absolute() else an.out / rec.config
+        if not path.is_file() or not config.is_file():
+            continue
+        try:
+            report, system = cachemodel.load_report(path), load_system(config)
+        except (BuildError, ConfigError, OSError, ValueError, KeyError):
+            continue
+        for vm in system.vms:
+            if vm.name == an.spec.critical:
+                continue
+            reg = cachemodel.regulation(report, system, vm.name)
+            if reg is not None:
+                out.setdefault(rec.plan.label, []).append((rec, reg))
+    return out
+
+
+def _regulation_chart(an: Analysis, label: str, runs: Sequence[tuple[RunRecord, dict[str, Any]]],
+                      plots_dir: Path, stem: str) -> tuple[list[Path], str, Drawn]:
+    """One regulated scenario: each run's interferer's modelled DRAM bytes per
+    regulation period (one series per run and VM), its budget as a line."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    dr = Drawn("regulation")
+    budgets: dict[tuple[str, float], dict[str, Any]] = {}
+    for rec, reg in runs:
+        xs = [float(i) for i, _ in reg["series"]]
+        ys = [float(b) for _, b in reg["series"]]
+        color, marker, _ = dr.style()
+        name = (f"{reg['vm']}, {rec.plan.benchmark} run {rec.plan.index}: DRAM bytes per period "
+                f"({cachemodel.MODELLED})")
+        ax.plot(xs, ys, color=color, marker=marker, markersize=4, linewidth=1.0,
+                markevery=max(1, len(xs) // 20), label=name)
+        dr.add(cachemodel.MODELLED, name, color, marker, xs, ys, [rec.plan.index])
+        budgets.setdefault((reg["vm"], float(reg["budget_bytes_per_period_notional"])), reg)
+    units = sorted({reg["unit"] for _, reg in runs})
+    for (vm, notional), reg in budgets.items():
+        color, style = dr.ref_style()
+        unit = str(reg["unit"]).split(" (")[0]
+        text = (f"budget of {vm}: {reg['budget_per_period']:,} {unit} per {reg['period_us']} us\n"
+                f"(notional: {notional:,.0f} B per period at 1 B per event)")
+        ax.axhline(notional, color=color, linestyle=style, linewidth=1.2, label=text)
+        dr.add_line(text, [], [notional])
+    ax.set_xlabel("regulation period (index since boot; first and last left out)")
+    ax.set_ylabel("modelled DRAM bytes per regulation period (modelled)")
+    ax.grid(True, alpha=0.3)
+    _limits(ax, PlotSpec("consumed", "", (), "", "", None, False, False), dr)
+    _legend(ax)
+    ax.set_title("\n".join(textwrap.wrap(
+        f"{label}: the interferer's modelled DRAM traffic per period against its budget "
+        "(timing model over QEMU: modelled, not measured)", 90, break_on_hyphens=False)), fontsize="medium")
+    means = "; ".join(f"{reg['vm']} ({rec.plan.benchmark}, run {rec.plan.index}): mean "
+                      f"{reg['dram_bytes_per_period_mean']:,.0f} B, max {reg['dram_bytes_per_period_max']:,} B "
+                      f"over {reg['periods']} periods" for rec, reg in runs)
+    text = (f"Scenario {label}, modelled: the regulated VM's DRAM bytes per regulation period as the cache/DRAM "
+            f"model saw them (`cachemodel.regulation`), against its budget. What actually bounded it: "
+            f"{', '.join(units)}; the budget drawn in bytes is notional (1 byte per event), so where the two "
+            f"differ the budget is not a bound on bytes. {means}. {cachemodel.CAVEAT}")
+    fig.text(0.02, -0.01, "\n".join(textwrap.wrap(text, 120, break_on_hyphens=False, break_long_words=False)),
+             ha="left", va="top", fontsize="x-small", gid="caption")
+    paths = _save(fig, plots_dir, stem)
+    side = plots_dir / f"{stem}.json"
+    side.write_text(json.dumps({"scenario": label, "caption": text, "label": cachemodel.MODELLED,
+                                "bound": [reg["bound"] for _, reg in runs], **dr.document()}, indent=1) + "\n")
+    plt.close(fig)
+    return [*paths, side], text, dr
+
+
+def _regulation_section(an: Analysis, plots_dir: Path) -> tuple[list[str], list[Path]]:
+    """``experiment --model``: per regulated scenario, the interferer's
+    modelled DRAM traffic per period against its budget ("regulated to X"
+    shown, not assumed)."""
+    regs = regulations(an)
+    if not regs:
+        return [], []
+    plots_dir.mkdir(parents=True, exist_ok=True)
+    md = ["## Regulated interferers: modelled DRAM traffic against the budget\n",
+          "Per regulated scenario, each regulated VM's modelled DRAM bytes per regulation period (the "
+          "cache/DRAM model's per-period series, kept per run in `logs/*" + cachemodel.RUN_REPORT_SUFFIX
+          + "`), against its budget. On QEMU the regulator counts CPU cycles (instructions under "
+          "`-icount` shift 0), not memory events: the column 'bounded by' names what bounded it, and a "
+          "budget in bytes is notional there. Modelled, not measured.\n"]
+    rows = []
+    files: list[Path] = []
+    used: set[str] = set()
+    for label in an.labels:
+        if label not in regs:
+            continue
+        for rec, reg in regs[label]:
+            rows.append((label, rec.plan.benchmark, str(rec.plan.index), reg["vm"], reg["unit"],
+                         f"{reg['budget_per_period']:,} per {reg['period_us']} us",
+                         f"{reg['budget_bytes_per_period_notional']:,.0f}",
+                         f"{reg['dram_bytes_per_period_mean']:,.0f}", f"{reg['dram_bytes_per_period_max']:,}",
+                         str(reg["periods"])))
+        stem = base = f"regulation-{_stem_text(label)}"
+        n = 2
+        while stem in used:
+            stem, n = f"{base}-{n}", n + 1
+        used.add(stem)
+        paths, text, _ = _regulation_chart(an, label, regs[label], plots_dir, stem)
+        files += paths
+        md.append(f"![{label}: modelled DRAM bytes per period against the budget](plots/{stem}.png)\n")
+        md.append(f"*{text}* [SVG](plots/{stem}.svg)\n")
+    md.insert(2, _table(("scenario", "benchmark", "run", "VM", "bounded by", "budget",
+                         "budget, notional B/period", "modelled B/period (mean)", "modelled B/period (max)",
+                         "periods"), rows))
+    return md, files
+
+
 def render(spec: ExperimentSpec, out: Path, records: Sequence[RunRecord], env: Environment,
            repetitions: int) -> tuple[Path, list[Path]]:
     """Write ``plots/`` and ``report.md`` into ``out``; returns (report, plot files)."""
@@ -1001,6 +1128,9 @@ def render(spec: ExperimentSpec, out: Path, records: Sequence[RunRecord], env: E
     modelled_md, modelled_files = _modelled_section(an, out / "plots")
     md += modelled_md
     files += modelled_files
+    regulation_md, regulation_files = _regulation_section(an, out / "plots")
+    md += regulation_md
+    files += regulation_files
 
     md.append("## Figures\n")
     for number_, (plot, stem, _, text) in enumerate(charts, 1):
