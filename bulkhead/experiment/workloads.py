@@ -473,6 +473,32 @@ def with_run(bootargs: str, cmd: str) -> str:
     return f'{rest} {RUN_ARG}="{cmd}"'.strip()
 
 
+_NET_ARG_RE = re.compile(r"(?:^|\s)bulkhead\.net=(\w+):")
+
+
+def net_error(config: Mapping[str, Any], vm: Mapping[str, Any]) -> str | None:
+    """Why the network ``vm``'s ``bulkhead.net=`` names cannot come up in
+    ``config`` (a system config as a mapping), or None: ``virtio:`` needs a
+    NIC passed through (``pci: [{qemu: virtio-net-pci}]`` or a virtio-mmio
+    slot in ``devices:``), ``io:`` a place among the shared I/O device's
+    clients."""
+    m = _NET_ARG_RE.search(str(vm.get("bootargs") or ""))
+    name = vm.get("name")
+    if m is None:
+        return None
+    if m[1] == "virtio" and not vm.get("pci") and not vm.get("devices"):
+        return (f"VM '{name}' has bulkhead.net=virtio: but no NIC passed through: give it "
+                "'pci: [{qemu: virtio-net-pci}]' (docs/pci.md) or a virtio-mmio slot in 'devices:'")
+    if m[1] == "io":
+        io = config.get("io")
+        clients = io.get("clients") if isinstance(io, Mapping) else None
+        if not isinstance(clients, list) or not any(isinstance(c, Mapping) and c.get("vm") == name
+                                                    for c in clients):
+            return (f"VM '{name}' has bulkhead.net=io: but is not a client of the shared I/O device "
+                    "('io: clients:', docs/io.md)")
+    return None
+
+
 # QEMU's user-mode network (the default -netdev of a shared I/O device and
 # of a passed-through NIC): the guest reaches the host's loopback at 10.0.2.2.
 USER_NET_HOST = "10.0.2.2"
