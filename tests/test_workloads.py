@@ -330,3 +330,37 @@ def test_network_workload_without_its_nic_is_an_error(tmp_path: Path, net: str, 
     else:
         with pytest.raises(PathError, match=message):
             generate(spec, plan)
+
+
+def test_host_peer_for_the_bootargs_iperf3_commands() -> None:
+    """The runner's host side: one iperf3 server per port the VMs'
+    bulkhead.run commands connect to at 10.0.2.2, none for other commands,
+    and none where something already listens (the experiment's own)."""
+    import socket
+    import time
+
+    from bulkhead.run import hostpeer
+
+    def free_port() -> int:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return int(s.getsockname()[1])
+
+    def listening(port: int) -> bool:
+        for _ in range(100):
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    return True
+            time.sleep(0.05)
+        return False
+
+    port = free_port()
+    args = [f'console=ttyAMA0 bulkhead.run="busybox ping -c 3 10.0.2.2; iperf3 -c 10.0.2.2 -p {port} --json"',
+            f'bulkhead.run="iperf3 -c 10.0.2.2 -p {port}"', 'bulkhead.run="cyclictest -q"', None]
+    with hostpeer.for_bootargs(args) as servers:
+        assert len(servers) == 1 and listening(port)
+        with hostpeer.for_bootargs(args[:1]) as again:
+            assert again == []  # already served
+    assert servers[0].poll() is not None  # stopped with the run
+    with hostpeer.for_bootargs(['bulkhead.run="iperf3 -c 192.168.1.1"', "console=ttyAMA0"]) as none:
+        assert none == []
