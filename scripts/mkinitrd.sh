@@ -54,7 +54,12 @@ net=$(sed -n 's/.*bulkhead\.net=\([^ ]*\).*/\1/p' /proc/cmdline)
 if [ -n "$net" ]; then
     case "$net" in
         io:*) insmod /lib/modules/bulkhead_net.ko ;;
-        virtio:*) for m in failover net_failover virtio_net virtio_mmio; do insmod /lib/modules/$m.ko; done ;;
+        virtio:*)
+            # a virtio-net-pci function (pci: [{qemu: virtio-net-pci}], docs/pci.md)
+            # needs Debian's virtio_pci modules, in the initramfs when pcimods.cpio.gz
+            # was appended to it (scripts/setup.sh workloads)
+            for m in /lib/modules/pci/*-virtio_pci*.ko; do [ -f "$m" ] && insmod "$m"; done
+            for m in failover net_failover virtio_net virtio_mmio; do insmod /lib/modules/$m.ko; done ;;
         *) echo "bulkhead-linux: bad bulkhead.net=$net (io:<ip>/<len> or virtio:<ip>/<len>)" ;;
     esac
     busybox ip addr add "${net#*:}" dev eth0 && busybox ip link set eth0 up

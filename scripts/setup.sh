@@ -256,7 +256,8 @@ ensure_linux_tools() {
 # artefacts/linux/rt/Image, and rt-tests (cyclictest) and stress-ng with
 # every shared library they load (the ELF NEEDED closure, resolved in the
 # unpacked packages below; nothing is installed) in artefacts/linux/workloads/root,
-# packed with busybox, the modules and iperf3 of the linux step into
+# packed with busybox, the modules and iperf3 of the linux step (and the
+# PCI modules of pcimods.cpio.gz) into
 # artefacts/linux/initrd-workloads.cpio.gz (a separate initramfs: the other
 # Linux tests keep the small one). Never committed.
 WORKLOAD_DEBS=(rt-tests libnuma1 stress-ng libapparmor1 libbsd0 libmd0 libcrypt1 libegl1 libglvnd0 libgbm1
@@ -332,9 +333,14 @@ ensure_linux_workloads() {
         touch "$dir/workloads/.bulkhead-ok"
     fi
     local out="$dir/initrd-workloads.cpio.gz"
-    if [ ! -f "$out" ] || [ scripts/mkinitrd.sh -nt "$out" ] || [ "$dir/initrd.cpio.gz" -nt "$out" ]; then
+    if [ ! -f "$out" ] || [ scripts/mkinitrd.sh -nt "$out" ] || [ "$dir/initrd.cpio.gz" -nt "$out" ] ||
+        [ "$dir/pcimods.cpio.gz" -nt "$out" ]; then
         log "building the workload initramfs ($out)"
-        bash scripts/mkinitrd.sh "$dir/busybox" "$out" "$dir/shmem/root" "$dir/tools/root" "$root"
+        bash scripts/mkinitrd.sh "$dir/busybox" "$out.tmp" "$dir/shmem/root" "$dir/tools/root" "$root"
+        # with the PCI modules (a second archive: one initramfs), for a
+        # passed-through virtio-net-pci (bulkhead.net=virtio:, docs/workloads.md)
+        cat "$dir/pcimods.cpio.gz" >>"$out.tmp"
+        mv "$out.tmp" "$out"
     fi
 }
 
@@ -582,7 +588,7 @@ case "${1:-all}" in
     packages) ensure_packages ;;
     venv) ensure_venv ;;
     linux) ensure_linux; ensure_linux_pcimods ;;
-    workloads) ensure_linux; ensure_linux_workloads ;;
+    workloads) ensure_linux; ensure_linux_pcimods; ensure_linux_workloads ;;
     cachemodel) ensure_packages; ensure_cachemodel ;;
     dtbs) ensure_packages; ensure_dtbs ;;
     tfa) ensure_packages; ensure_tfa ;;

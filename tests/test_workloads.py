@@ -271,3 +271,96 @@ def test_stress_ng_yaml_output() -> None:
     with pytest.raises(w.ParseError, match="YAML output unreadable"):
         w.parse_stress_ng(broken)
     assert w.failure(broken, "stress-ng") is not None
+
+
+NET_SPEC = Path(__file__).resolve().parent / "configs" / "bench-workloads-net.yaml"
+
+
+def test_net_spec_gives_each_path_its_nic_and_backend(tmp_path: Path) -> None:
+    """The shipped network spec: the passthrough run's config adds a
+    virtio-net-pci behind the SMMU (iommu_platform=on) on a user-mode
+    backend, the I/O VM run the shared device's; neither needs QEMU
+    arguments from the spec (tests/qemu/test_workloads_linux.py runs them)."""
+    import yaml
+
+    from bulkhead.config import pci, shared_io
+    from bulkhead.experiment.spec import expand, generate, load
+    from bulkhead.layout.load import load_system
+
+    spec = load(NET_SPEC)
+    args: dict[str, list[str]] = {}
+    for plan in expand(spec):
+        config = generate(spec, plan)
+        for vm in config["vms"]:
+            for key in ("kernel", "initrd"):
+                if key in vm:  # the spec's paths are relative to it
+                    vm[key] = str((NET_SPEC.parent / vm[key]).resolve())
+        path = tmp_path / f"{plan.scenario}.yaml"
+        path.write_text(yaml.safe_dump(config))
+        system = load_system(path)
+        args[plan.scenario] = [*shared_io.qemu_args(system, None), *pci.qemu_args(system, str(tmp_path))]
+        (linux,) = [vm for vm in config["vms"] if vm["name"] == "linux"]
+        assert 'bulkhead.run="busybox ping -c 3 10.0.2.2; iperf3 -c 10.0.2.2' in linux["bootargs"], linux
+    direct = " ".join(args["passthrough"])
+    assert "-netdev user,id=bhpci8" in direct and "virtio-net-pci,netdev=bhpci8," in direct, direct
+    assert "iommu_platform=on" in direct and "-nic none" in direct, direct
+    shared = " ".join(args["iovm"])
+    assert "virtio-net-pci" not in shared and "-netdev user," in shared and "virtio-mmio-bus.31" in shared, shared
+
+
+@pytest.mark.parametrize(("net", "vm_extra", "top", "message"), [
+    ("virtio:10.0.2.15/24", "", "", "bulkhead.net=virtio: but no NIC passed through"),
+    ("io:10.0.2.15/24", "", "", "bulkhead.net=io: but is not a client of the shared I/O device"),
+    ("virtio:10.0.2.15/24", "\n      pci: [{qemu: virtio-net-pci}]", "", None),
+    ("io:10.0.2.15/24", "", "\n  io: {device: virtio31, vm: bm, clients: [{vm: rt, mac: '02:00:00:00:00:0e'}]}",
+     None),
+])
+def test_network_workload_without_its_nic_is_an_error(tmp_path: Path, net: str, vm_extra: str, top: str,
+                                                      message: str | None) -> None:
+    """bulkhead.net= on a VM with no such NIC: a clear error before any
+    build, not a 10 s wait for a link and a failed iperf3."""
+    from bulkhead.experiment.spec import PathError, expand, generate, load
+
+    text = SPEC.replace('rdinit=/init"', f'rdinit=/init bulkhead.net={net}"{vm_extra}', 1)
+    text = text.replace("\ncritical: rt", f"{top}\ncritical: rt", 1)  # top: under system:
+    spec = load(_spec(tmp_path, text))
+    plan = next(p for p in expand(spec) if p.benchmark == "net")
+    if message is None:
+        assert net in generate(spec, plan)["vms"][0]["bootargs"]
+    else:
+        with pytest.raises(PathError, match=message):
+            generate(spec, plan)
+
+
+def test_host_peer_for_the_bootargs_iperf3_commands() -> None:
+    """The runner's host side: one iperf3 server per port the VMs'
+    bulkhead.run commands connect to at 10.0.2.2, none for other commands,
+    and none where something already listens (the experiment's own)."""
+    import socket
+    import time
+
+    from bulkhead.run import hostpeer
+
+    def free_port() -> int:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return int(s.getsockname()[1])
+
+    def listening(port: int) -> bool:
+        for _ in range(100):
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    return True
+            time.sleep(0.05)
+        return False
+
+    port = free_port()
+    args = [f'console=ttyAMA0 bulkhead.run="busybox ping -c 3 10.0.2.2; iperf3 -c 10.0.2.2 -p {port} --json"',
+            f'bulkhead.run="iperf3 -c 10.0.2.2 -p {port}"', 'bulkhead.run="cyclictest -q"', None]
+    with hostpeer.for_bootargs(args) as servers:
+        assert len(servers) == 1 and listening(port)
+        with hostpeer.for_bootargs(args[:1]) as again:
+            assert again == []  # already served
+    assert servers[0].poll() is not None  # stopped with the run
+    with hostpeer.for_bootargs(['bulkhead.run="iperf3 -c 192.168.1.1"', "console=ttyAMA0"]) as none:
+        assert none == []

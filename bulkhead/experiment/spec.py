@@ -810,6 +810,8 @@ def generate(spec: ExperimentSpec, plan: RunPlan, platform: str | None = None) -
             raise PathError(f"benchmark '{bench.name}' is a Linux workload; the VM under test "
                             f"'{spec.critical}' is not 'type: linux'")
         target["bootargs"] = workloads.with_run(str(target.get("bootargs") or ""), bench.command)
+        if why := workloads.net_error(config, target):
+            raise PathError(why)
         return config
     target.pop("image", None)
     target["guest"] = bench.guest

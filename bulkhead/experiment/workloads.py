@@ -30,18 +30,19 @@ reduces one run's fields to the metric columns of ``results.csv``
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import shlex
-import shutil
-import subprocess
-import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
+
+from bulkhead.run.hostpeer import IPERF3_PORT as IPERF3_PORT
+from bulkhead.run.hostpeer import USER_NET_HOST as USER_NET_HOST
+from bulkhead.run.hostpeer import host_peer as host_peer
+from bulkhead.run.hostpeer import iperf3_server_port as iperf3_server_port
 
 # The tools a spec can name (``workload:``), with their metric column.
 WORKLOADS = ("cyclictest", "stress-ng", "iperf3", "ping")
@@ -473,53 +474,27 @@ def with_run(bootargs: str, cmd: str) -> str:
     return f'{rest} {RUN_ARG}="{cmd}"'.strip()
 
 
-# QEMU's user-mode network (the default -netdev of a shared I/O device and
-# of a passed-through NIC): the guest reaches the host's loopback at 10.0.2.2.
-USER_NET_HOST = "10.0.2.2"
-IPERF3_PORT = 5201
+_NET_ARG_RE = re.compile(r"(?:^|\s)bulkhead\.net=(\w+):")
 
 
-def iperf3_server_port(cmd: str) -> int | None:
-    """The port of the host's iperf3 server a workload command connects to
-    (``iperf3 -c 10.0.2.2 [-p PORT]``), or None if it runs no such client."""
-    try:
-        words = shlex.split(cmd.replace(";", " ; ").replace("&&", " && "))
-    except ValueError:
+def net_error(config: Mapping[str, Any], vm: Mapping[str, Any]) -> str | None:
+    """Why the network ``vm``'s ``bulkhead.net=`` names cannot come up in
+    ``config`` (a system config as a mapping), or None: ``virtio:`` needs a
+    NIC passed through (``pci: [{qemu: virtio-net-pci}]`` or a virtio-mmio
+    slot in ``devices:``), ``io:`` a place among the shared I/O device's
+    clients."""
+    m = _NET_ARG_RE.search(str(vm.get("bootargs") or ""))
+    name = vm.get("name")
+    if m is None:
         return None
-    port: int | None = None
-    for i, word in enumerate(words):
-        if word.rsplit("/", 1)[-1] != "iperf3":
-            continue
-        args = words[i + 1:]
-        if any(a in ("-c", "--client") and j + 1 < len(args) and args[j + 1] == USER_NET_HOST
-               for j, a in enumerate(args)):
-            port = IPERF3_PORT
-            for j, a in enumerate(args[:-1]):
-                if a in ("-p", "--port") and args[j + 1].isdigit():
-                    port = int(args[j + 1])
-    return port
-
-
-@contextlib.contextmanager
-def host_peer(cmd: str) -> Iterator[subprocess.Popen[bytes] | None]:
-    """The host side of a workload, for the length of the run: an iperf3
-    server on 127.0.0.1 (what QEMU's user-mode network shows the guest as
-    10.0.2.2) at the port the command's ``iperf3 -c 10.0.2.2`` connects to;
-    nothing for other commands."""
-    port = iperf3_server_port(cmd) if cmd else None
-    if port is None:
-        yield None
-        return
-    binary = shutil.which("iperf3")
-    if binary is None:
-        print("bulkhead: warning: no iperf3 on the host (scripts/setup.sh packages): the guest's "
-              "iperf3 client will find no server", file=sys.stderr)
-        yield None
-        return
-    server = subprocess.Popen([binary, "-s", "-B", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-    try:
-        yield server
-    finally:
-        server.kill()
-        server.wait()
+    if m[1] == "virtio" and not vm.get("pci") and not vm.get("devices"):
+        return (f"VM '{name}' has bulkhead.net=virtio: but no NIC passed through: give it "
+                "'pci: [{qemu: virtio-net-pci}]' (docs/pci.md) or a virtio-mmio slot in 'devices:'")
+    if m[1] == "io":
+        io = config.get("io")
+        clients = io.get("clients") if isinstance(io, Mapping) else None
+        if not isinstance(clients, list) or not any(isinstance(c, Mapping) and c.get("vm") == name
+                                                    for c in clients):
+            return (f"VM '{name}' has bulkhead.net=io: but is not a client of the shared I/O device "
+                    "('io: clients:', docs/io.md)")
+    return None

@@ -33,7 +33,7 @@ from bulkhead.config import pci, shared_io
 from bulkhead.generate import build as build_mod
 from bulkhead.generate import qemu
 from bulkhead.layout.load import PLATFORMS_DIR, load_spec
-from bulkhead.run import cachemodel
+from bulkhead.run import cachemodel, hostpeer
 
 HYP_PREFIX = "[bulkhead] "
 ALL_OFF_RE = re.compile(r"\[bulkhead\] all VMs off: clean=(\d+) stopped=(\d+)\s*$")
@@ -417,7 +417,9 @@ def run(
     p = prepare(config_path, icount=icount, out=out, extra_qemu_args=extra_qemu_args, gdb=gdb,
                 gdb_port=gdb_port, interactive=interactive, build_log=build_log, boot=boot, until=until,
                 netdev=netdev, model=model, platforms_dir=platforms_dir)
-    returncode, timed_out, output = supervise(p.argv, timeout=timeout, stream=stream, interactive=interactive,
-                                              poke=poke, until=p.until)
+    # the host side of the Linux VMs' workloads (an iperf3 server for iperf3 -c 10.0.2.2)
+    with hostpeer.for_bootargs(vm.bootargs for vm in p.build.system.spec.vms if vm.type == "linux"):
+        returncode, timed_out, output = supervise(p.argv, timeout=timeout, stream=stream,
+                                                  interactive=interactive, poke=poke, until=p.until)
     clean, reason = judge(returncode, timed_out, output, p.nvms, timeout, p.until)
     return RunResult(returncode, timed_out, output, clean, p.nvms, reason, tuple(p.argv), p.model_report)
