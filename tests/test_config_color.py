@@ -231,7 +231,7 @@ ERRORS: dict[str, tuple[str, str]] = {
     ),
     "ida unknown moment": (
         config(vm("a", 0, "{llc: 1}", extra=", ida: [boot]")),
-        "c.yaml:3:105: vms[0].ida[0]: expected one of start, period, got 'boot'",
+        "c.yaml:3:105: vms[0].ida[0]: expected one of start, period, call, got 'boot'",
     ),
 }
 
