@@ -345,9 +345,8 @@ def prepare(
     """Build ``config_path`` (incrementally) and compose its QEMU command
     line; the arguments are :func:`run`'s."""
     platform = load_spec(config_path, platforms_dir=platforms_dir).platform
-    qemu.model(platform)  # refuses a board without a QEMU model before building it
+    machine = qemu.model(platform).machine  # refuses a board without a QEMU model before building it
     if boot in ("uboot", "tfa"):
-        machine = qemu.model(platform).machine
         if not machine.startswith("virt"):
             raise RunError(f"--boot {boot} runs Debian's U-Boot for QEMU virt; this platform's machine is "
                            f"'{machine}' (on a board, U-Boot comes with the vendor's boot chain: "
