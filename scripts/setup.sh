@@ -127,10 +127,13 @@ ensure_venv() {
         "$py" -m venv .venv
     fi
     local stamp=.venv/.bulkhead-installed
-    if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+    if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ scripts/constraints.txt -nt "$stamp" ]; then
         log "installing the bulkhead package, its test tools and labgrid (the farm extra) into .venv"
         .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-        .venv/bin/python -m pip install -q -e '.[test,farm]'
+        # The versions the suite was last run with (scripts/constraints.txt):
+        # an upstream release cannot change CI under us (pytest 9.2 silently
+        # broke pytest-xdist's xdist_group, and the farm tests hung).
+        .venv/bin/python -m pip install -q -c scripts/constraints.txt -e '.[test,farm]'
         touch "$stamp"
     fi
 }

@@ -26,6 +26,21 @@ def pytest_configure(config: pytest.Config) -> None:
     module.make_fixtures()
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under `--dist loadgroup` (scripts/test.sh) pytest-xdist keeps the tests of
+    one `xdist_group` on one worker by suffixing their node ids; some pytest
+    versions ignore the suffix (9.2), and the farm tests then race two labs.
+    Refuse to run rather than hang."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    for item in items:
+        if item.get_closest_marker("xdist_group") and "@" not in item.nodeid:
+            raise pytest.UsageError(
+                f"pytest {pytest.__version__} with pytest-xdist does not apply xdist_group "
+                f"({item.nodeid}): install the versions in scripts/constraints.txt (bash scripts/setup.sh venv)")
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--update-golden",
