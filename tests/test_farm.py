@@ -30,6 +30,7 @@ import pytest
 import yaml
 
 from bulkhead import cli
+from bulkhead.base.errors import RunError
 from bulkhead.experiment import execute
 from bulkhead.experiment.execute import Slot, run_experiment
 from bulkhead.experiment.spec import expand, load
@@ -552,6 +553,66 @@ def test_integration_suite_on_a_place_through_labgrids_pytest_plugin(lg: Lab, re
         assert f"bulkhead: {test}: {config} on labgrid place p1" in proc.stderr + proc.stdout
     with farm.Coordinator(lg.address) as c:
         assert c.place("p1").acquired == ""
+
+
+def _qemu_target(tmp_path: Path, qemu: Path) -> Any:
+    """A labgrid target with only a QEMUDriver, whose QEMU is ``qemu``."""
+    from labgrid import Environment
+
+    env_file = tmp_path / "env.yaml"
+    env_file.write_text(yaml.safe_dump({
+        "targets": {"main": {"drivers": {"QEMUDriver": {
+            "qemu_bin": "qemu", "machine": "virt", "cpu": "cortex-a53", "memory": "1G", "extra_args": ""}}}},
+        "tools": {"qemu": str(qemu)}}))
+    return Environment(config_file=str(env_file)).get_target("main")
+
+
+def _chatty(fake: Path) -> Any:
+    from bulkhead.run.runner import Prepared
+
+    return Prepared(None, [str(fake), "-M", "virt", "-cpu", "cortex-a53", "-m", "1G"], 1, None,  # type: ignore[arg-type]
+                    None)
+
+
+def test_a_qemu_printing_before_it_answers_cont_is_read_meanwhile(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """labgrid's QEMUDriver.on() sends QMP 'cont' and waits for the answer
+    without reading the serial socket. QEMU's PL011 writes a byte per send
+    and blocks, holding QEMU's big lock, once the socket is full (a few
+    hundred unread bytes), so a guest printing before the main loop answers
+    stopped both sides for good: it hung CI on a loaded host. A stand-in QEMU
+    (tests/fixtures/farm/chatty_qemu.py) prints 300,000 bytes before it
+    answers: the console is read while QEMU starts, nothing is lost."""
+    pytest.importorskip("labgrid")
+    fake = REPO_ROOT / "tests" / "fixtures" / "farm" / "chatty_qemu.py"
+    target = _qemu_target(tmp_path, fake)
+    monkeypatch.setenv("CHATTY_BYTES", "300000")
+    result: list[tuple[int, bool, str]] = []
+    t = threading.Thread(target=lambda: result.append(farm._run_qemu(target, _chatty(fake), 60.0, None, lambda: "",
+                                                                    "p")), daemon=True)
+    t.start()
+    t.join(90)
+    assert not t.is_alive(), "QEMU and labgrid wait for each other"
+    status, timed_out, text = result[0]
+    assert (status, timed_out) == (0, False)
+    assert text.count("x") == 150_000 and text.endswith("[bulkhead] all VMs off: clean=1 stopped=0\n")
+
+
+def test_a_qemu_that_never_answers_cont_is_killed_and_reported(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("labgrid")
+    fake = REPO_ROOT / "tests" / "fixtures" / "farm" / "chatty_qemu.py"
+    target = _qemu_target(tmp_path, fake)
+    monkeypatch.setenv("CHATTY_BYTES", "10")
+    monkeypatch.setenv("CHATTY_ANSWER", "0")
+    monkeypatch.setattr(farm, "START_TIMEOUT", 2.0)
+    began = time.monotonic()
+    with pytest.raises(RunError, match=r"QEMU did not start on place p: no answer to QMP 'cont' in 2 s \(QEMU "
+                                            r"killed\)"):
+        farm._run_qemu(target, _chatty(fake), 60.0, None, lambda: "", "p")
+    assert time.monotonic() - began < 20
+    driver = target.get_driver("QEMUDriver", activate=False)
+    assert driver._child is None or driver._child.poll() is not None
 
 
 # --- the board code path, on labgrid's fake drivers ---------------------------------------

@@ -553,21 +553,26 @@ def _run_qemu(target: Any, prepared: runner.Prepared, timeout: float | None, str
     con = _Console(stream)
     deadline = None if timeout is None else time.monotonic() + timeout
     killed_by_us = False
+    if driver._clientsocket is not None:  # the previous run's (labgrid keeps it until deactivation)
+        driver._clientsocket.close()
+        driver._clientsocket = None
     try:
-        started = threading.Event()
-        threading.Thread(target=_unblock_accept, args=(driver, started), daemon=True).start()
+        starting = _Starting(driver)
         try:
             with _labgrid_calls():
                 driver.on()
         except Exception as exc:  # noqa: BLE001  # OSError, socket timeout, labgrid's QMPError
+            starting.done()
+            if starting.gave_up:
+                raise RunError(f"QEMU did not start on place {place}: no answer to QMP 'cont' in "
+                               f"{START_TIMEOUT:.0f} s (QEMU killed)") from None
             child = driver._child
             status = child.wait(5) if child is not None else None
             if status is not None and status < 0:
                 raise PlaceLost(place, f"QEMU was killed by signal {-status} while starting") from None
             raise RunError(f"QEMU did not start on place {place}: {exc or type(exc).__name__}"
                            + (f" (exit status {status})" if status is not None else "")) from None
-        finally:
-            started.set()
+        con.feed(starting.done())
         child = driver._child
         timed_out, gone = _watch(driver, con, deadline=deadline, until=prepared.until, health=health,
                                  place=place, ended=lambda: child.poll() is not None, finish=False)
@@ -583,22 +588,64 @@ def _run_qemu(target: Any, prepared: runner.Prepared, timeout: float | None, str
     return status, timed_out, con.text()
 
 
-def _unblock_accept(driver: Any, started: threading.Event) -> None:
-    """While the QEMUDriver waits for QEMU to connect to its serial socket:
-    if QEMU exits first, connect to the socket so that the wait ends (and
-    the driver's QMP handshake with the dead QEMU fails)."""
-    import socket
+class _Starting:
+    """Runs beside labgrid's ``QEMUDriver.on()``, which accepts QEMU's
+    connection to the serial socket, then sends QMP ``cont`` and waits for
+    the answer without reading the console. A guest that prints more than
+    the socket holds before that answer blocks QEMU's vCPU thread in the
+    UART write while it holds QEMU's big lock, so the main loop never
+    answers: both sides wait for ever (a loaded host makes it likely). This
+    thread therefore reads the console while ``on()`` runs (``done()``
+    returns what it read); connects to the socket if QEMU exits before it
+    connected, so that the accept ends; and kills QEMU if ``on()`` has not
+    returned after START_TIMEOUT, so that a QEMU that never answers is an
+    error, not a hang."""
 
-    path = f"{driver._tempdir}/serialrw"
-    while not started.wait(0.05):
-        child = driver._child
-        if child is not None and child.poll() is not None:
+    def __init__(self, driver: Any) -> None:
+        self.driver = driver
+        self.gave_up = False
+        self._stop = threading.Event()
+        self._data = bytearray()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def done(self) -> bytes:
+        """Stops the thread; the console bytes it read."""
+        self._stop.set()
+        self._thread.join()
+        return bytes(self._data)
+
+    def _run(self) -> None:
+        import select
+        import socket
+
+        deadline = time.monotonic() + START_TIMEOUT
+        while not self._stop.is_set():
+            child, sock = self.driver._child, self.driver._clientsocket
+            if time.monotonic() >= deadline:
+                if child is not None and child.poll() is None:
+                    self.gave_up = True
+                    child.kill()  # labgrid's QMP read then ends (EOF)
+                return
+            if sock is None:  # QEMU has not connected yet
+                if child is not None and child.poll() is not None:
+                    try:
+                        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                            s.connect(f"{self.driver._tempdir}/serialrw")
+                    except OSError:
+                        pass
+                    return
+                self._stop.wait(0.05)
+                continue
             try:
-                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-                    s.connect(path)
-            except OSError:
-                pass
-            return
+                ready, _, _ = select.select([sock], [], [], 0.05)
+                if ready:
+                    data = sock.recv(65536)
+                    if not data:
+                        return
+                    self._data += data
+            except (OSError, ValueError):  # closed under us (on() failed)
+                return
 
 
 def _stop_qemu(driver: Any) -> int:
