@@ -39,6 +39,7 @@ TARGETS: dict[str, list[str]] = {
     # the common vGIC and every front end, against models of the physical GIC
     "fuzz_vgic": sorted(str(p.relative_to(HYP)) for p in (HYP / "core").glob("vgic*.c")),
     "fuzz_vpci_cfg": ["core/vpci_cfg.c"],
+    "fuzz_sgi_filter": ["core/sgi_filter.c"],
     # SMMU event records and fault registers (docs/dma.md)
     "fuzz_smmu_event": ["drivers/smmu/smmuv3_enc.c", "drivers/smmu/smmu500_enc.c"],
 }
@@ -126,6 +127,12 @@ def seeds(name: str, corpus: Path) -> None:
         out.append(struct.pack("<4Q", 0x10 | 0x874 << 32, 1 << 39, 0x48000000, 0)
                    + struct.pack("<4Q", 0x02 | 5 << 32, 0, 0, 0)
                    + struct.pack("<4Q", 0x13 | 0x10 << 32, 1 << 35, 0x40001000, 0))
+    elif name == "fuzz_sgi_filter":
+        # ICC_SGI1R_EL1 values (list, broadcast, other cluster) over VMs of 2 and 3 CPUs
+        for val, cpus in [(5 << 24 | 0xF, [2, 3]), (1 << 40 | 7 << 24, [2, 3, 1]),
+                          (1 << 16 | 1 << 44 | 0x8, [0x113, 0x2]), (0xFFFF, [0])]:
+            out.append(struct.pack("<QBB", val, len(cpus), 1 % len(cpus))
+                       + b"".join(struct.pack("<IB", c, 0) for c in cpus))
     elif name == "fuzz_fdt":
         dtc = shutil.which("dtc")
         assert dtc, "dtc is required (scripts/setup.sh packages)"

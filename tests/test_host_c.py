@@ -37,6 +37,7 @@ SOURCES: dict[str, list[str]] = {
     "test_vgic": ["core/vgic.c", "core/vgic_sgi.c", "core/vgic_v2.c", "core/vgic_regs.c"],
     "test_pcienum": ["lib/pcienum.c"],
     "test_vpci_cfg": ["core/vpci_cfg.c"],
+    "test_sgi_filter": ["core/sgi_filter.c"],
     # the SMMU drivers against register-level models (docs/dma.md)
     "test_smmuv3": ["drivers/iommu.c", "drivers/smmu/smmuv3.c", "drivers/smmu/smmuv3_enc.c",
                     "arch/aarch64/pt.c", "lib/log.c", "lib/format.c"],

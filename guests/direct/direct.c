@@ -17,6 +17,19 @@
  * prints vCPU 1's regulation statistics (BH_HC_BW_STATS) and powers the VM
  * off, which the hypervisor must manage whatever vCPU 1 masked.
  *
+ * mode=sgifilter (the SGI filter, docs/interrupts.md "SGIs"): vCPU 1 sends,
+ * for `ms` milliseconds, SGIs of every ID at the CPUs of Aff0 `foreign`
+ * and `foreign2` (another VM's), SGI 0 (the hypervisor's kick) and
+ * ICC_SGI0R/ASGI1R_EL1 at vCPU 0, a broadcast (IRM) and a target list
+ * naming every CPU 0-3, then a sequence-numbered SGI at vCPU 0; vCPU 0
+ * checks that the broadcast and the list arrive once per round, the
+ * sequence in order and nothing reserved. Then vCPU 1 times `samples`
+ * single sends (CNTVCT around one ICC_SGI1R_EL1 write, median) at a
+ * foreign CPU (dropped) and at vCPU 0 (issued).
+ * mode=sink (on any VM): all 16 SGIs enabled with a counting handler,
+ * `delay_ms` later it spins (no WFI, no timer) for `ms` ms and counts the
+ * SGIs and its CPU's physical-interrupt exits meanwhile: both must be 0.
+ *
  * Params: ticks (20), period_us (500), spis (10), sgis (10), sibling (Aff0
  * of vCPU 1's CPU; 0: no SGI phase), rtc_base (0x09010000), rtc_irq (34),
  * mode (normal|hostile), storm_target (hostile: Aff0 the SGI storm aims
@@ -26,6 +39,9 @@
  * Lines: "direct: timer <n> ticks ok", "direct: spi <n> ok",
  *        "direct: sgi <n> in order", "direct: exits <phase> total=<a> irq=<b>",
  *        "direct: hostile vcpu1 max=<m> last=<l> mean=<a> throttles=<t>",
+ *        "direct: sgifilter rounds=<r> bcast=<b> list=<l> seq=ok",
+ *        "direct: sgi send median_ns dropped=<d> own=<o>",
+ *        "direct: sink sgis=<n> irq_exits=<e> window_ms=<w>",
  *        "direct: PASS", or "direct: FAIL (<reason>)".
  */
 #include "runtime.h"
@@ -118,10 +134,17 @@ static __noreturn void hostile(u64 storm_target, bool quiet, bool own);
 #define HOSTILE (1ull << 32)
 #define QUIET   (1ull << 33) /* only the memory traffic: the baseline */
 #define OWN     (1ull << 34) /* SGIs at its own CPUs only (storm=own) */
+#define FILTER  (1ull << 35) /* mode=sgifilter's sender */
+
+static void filter_sender(void);
 
 void secondary_main(u32 cpu, u64 n)
 {
 	(void)cpu;
+	if (n & FILTER) {
+		filter_sender();
+		return;
+	}
 	if (n & HOSTILE)
 		hostile(n & 0xff, n & QUIET, n & OWN);
 	gic_cpu_init();
@@ -186,6 +209,8 @@ static __noreturn void hostile(u64 storm_target, bool quiet, bool own)
 }
 
 static int watch_hostile(u64 sibling);
+static int sgifilter(u64 sibling);
+static int sink(void);
 
 int main(const char *params)
 {
@@ -199,6 +224,10 @@ int main(const char *params)
 	(void)params;
 	if (!strcmp(mode, "hostile"))
 		return watch_hostile(sibling);
+	if (!strcmp(mode, "sgifilter"))
+		return sgifilter(sibling);
+	if (!strcmp(mode, "sink"))
+		return sink();
 	rtc = (uptr)param_u64("rtc_base", 0x09010000);
 	period = timer_ns_to_ticks(param_u64("period_us", 500) * 1000);
 	v0_aff = (u32)(read_sysreg(mpidr_el1) & 0xff);
@@ -275,6 +304,187 @@ static int watch_hostile(u64 sibling)
 		return fail("BH_HC_BW_STATS: %ld", ret);
 	printf("direct: hostile vcpu1 max=%lu last=%lu mean=%lu throttles=%lu\n", st.max, st.last,
 	       st.mean, st.throttles);
+	printf("direct: PASS\n");
+	return 0;
+}
+
+/* mode=sgifilter (see the top) */
+#define SGI_BCAST 7
+#define SGI_LIST  4 /* 8-15 are the secure firmware's on QEMU (TF-A's Group 0) */
+#define SGI_TIMED 3
+#define SAMPLES   128
+
+static volatile u32 got[16];
+static volatile u32 rounds, sender_done;
+static u64 foreign, foreign2, end_ticks;
+static u64 sample[SAMPLES];
+
+static void count_irq(u32 intid)
+{
+	atomic_add32(&got[intid & 0xf], 1);
+	if (intid == SGI_SEQ)
+		seq_irq(intid);
+}
+
+static void sgi1r(u64 val)
+{
+	dsb_sy();
+	write_sysreg(val, icc_sgi1r_el1);
+	isb();
+}
+
+static u64 sgir(u64 aff0, u32 intid)
+{
+	return (u64)intid << 24 | (1ull << (aff0 & 0xf));
+}
+
+/* The median of the single-send times, in ns (samples sorted in place). */
+static u64 timed_sends(u64 val)
+{
+	for (u32 i = 0; i < SAMPLES; i++) {
+		u64 t0 = timer_now();
+
+		write_sysreg(val, icc_sgi1r_el1);
+		sample[i] = timer_now() - t0;
+	}
+	for (u32 i = 1; i < SAMPLES; i++)
+		for (u32 j = i; j > 0 && sample[j - 1] > sample[j]; j--) {
+			u64 t = sample[j];
+
+			sample[j] = sample[j - 1];
+			sample[j - 1] = t;
+		}
+	return timer_ticks_to_ns(sample[SAMPLES / 2]);
+}
+
+static void filter_sender(void)
+{
+	u64 self = read_sysreg(mpidr_el1) & 0xff, v0 = atomic_load32(&v0_aff);
+	u32 r = 0;
+	u64 dropped, own;
+
+	gic_cpu_init();
+	irq_register(SGI_ACK, ack_irq);
+	gic_set_priority(SGI_ACK, GIC_DEFAULT_PRIO);
+	gic_irq_enable(SGI_ACK);
+	irq_local_enable();
+	while (timer_now() < end_ticks) {
+		r++;
+		for (u32 id = 0; id < 16; id++) {
+			sgi1r(sgir(foreign, id));
+			sgi1r(sgir(foreign2, id));
+		}
+		sgi1r(sgir(v0, 0)); /* the hypervisor's kick: reserved */
+		write_sysreg(sgir(v0, SGI_SEQ), icc_sgi0r_el1);
+		write_sysreg(sgir(v0, SGI_SEQ), icc_asgi1r_el1);
+		sgi1r(1ull << 40 | (u64)SGI_BCAST << 24);
+		sgi1r((u64)SGI_LIST << 24 | 0xf); /* CPUs 0-3: the VM's two and two others */
+		atomic_store32(&seq_sent, r);
+		sgi1r(sgir(v0, SGI_SEQ));
+		if (!wait_count(&acks, r, 2 * NSEC_PER_SEC))
+			break;
+	}
+	atomic_store32(&rounds, r);
+	dropped = timed_sends(sgir(foreign, SGI_TIMED));
+	own = timed_sends(sgir(v0, SGI_TIMED));
+	(void)self;
+	printf("direct: sgi send median_ns dropped=%lu own=%lu\n", dropped, own);
+	atomic_store32(&sender_done, 1);
+	sgi1r(sgir(v0, SGI_TIMED)); /* wakes vCPU 0 */
+}
+
+/* vCPU 0: round i's three SGIs arrived (true), or the sender is done. */
+static bool round_done(u32 i)
+{
+	u64 end = timer_now() + timer_ns_to_ticks(2 * NSEC_PER_SEC);
+
+	for (;;) {
+		if (atomic_load32(&sgis) >= i && got[SGI_BCAST] >= i && got[SGI_LIST] >= i)
+			return true;
+		if (atomic_load32(&sender_done) || timer_now() > end)
+			return false;
+		irq_local_disable();
+		if (!atomic_load32(&sender_done) && atomic_load32(&sgis) < i)
+			wfi();
+		irq_local_enable();
+		isb();
+	}
+}
+
+static int sgifilter(u64 sibling)
+{
+	u32 r, want[16] = { 0 };
+	s64 ret;
+
+	foreign = param_u64("foreign", 0);
+	foreign2 = param_u64("foreign2", 1);
+	v0_aff = (u32)(read_sysreg(mpidr_el1) & 0xff);
+	gic_init();
+	for (u32 id = 0; id < 16; id++) {
+		irq_register(id, count_irq);
+		gic_set_priority(id, GIC_DEFAULT_PRIO);
+		if (id != SGI_ACK)
+			gic_irq_enable(id);
+	}
+	irq_local_enable();
+	end_ticks = timer_now() + timer_ns_to_ticks(param_u64("ms", 40) * 1000000);
+	dsb_sy();
+	ret = psci_cpu_on(sibling, (u64)(uptr)secondary_entry, FILTER);
+	if (ret)
+		return fail("CPU_ON of %lu: %ld", sibling, ret);
+	for (u32 i = 1;; i++) {
+		if (!round_done(i)) {
+			if (atomic_load32(&sender_done))
+				break;
+			return fail("sgifilter: round %u: seq %u bcast %u list %u", i, sgis,
+			            got[SGI_BCAST], got[SGI_LIST]);
+		}
+		gic_send_sgi((u32)sibling, SGI_ACK);
+	}
+	timer_delay_ms(1);
+	r = atomic_load32(&rounds);
+	want[SGI_BCAST] = want[SGI_LIST] = want[SGI_SEQ] = r;
+	/* back-to-back sends of one SGI may merge while it is pending */
+	if (got[SGI_TIMED] >= 1 && got[SGI_TIMED] <= SAMPLES + 1)
+		want[SGI_TIMED] = got[SGI_TIMED];
+	printf("direct: sgifilter rounds=%u bcast=%u list=%u seq=%s\n", r, got[SGI_BCAST],
+	       got[SGI_LIST], bad_order ? "bad" : "ok");
+	for (u32 id = 0; id < 16; id++)
+		if (got[id] != want[id])
+			return fail("sgifilter: SGI %u arrived %u times, not %u", id, got[id],
+			            want[id]);
+	if (bad_order || r < 10)
+		return fail("sgifilter: %u rounds, %u out of order", r, bad_order);
+	printf("direct: PASS\n");
+	return 0;
+}
+
+static int sink(void)
+{
+	struct bh_cpu_exits a, b;
+	u64 end, t0;
+	u32 n = 0;
+
+	gic_init();
+	for (u32 id = 0; id < 16; id++) {
+		irq_register(id, count_irq);
+		gic_set_priority(id, GIC_DEFAULT_PRIO);
+		gic_irq_enable(id);
+	}
+	irq_local_enable();
+	timer_delay_ms(param_u64("delay_ms", 5));
+	bh_cpu_exits(BH_CPU_SELF, &a);
+	t0 = timer_now();
+	end = t0 + timer_ns_to_ticks(param_u64("ms", 20) * 1000000);
+	while (timer_now() < end)
+		;
+	bh_cpu_exits(BH_CPU_SELF, &b);
+	for (u32 id = 0; id < 16; id++)
+		n += got[id];
+	printf("direct: sink sgis=%u irq_exits=%lu window_ms=%lu\n", n, b.irq_exits - a.irq_exits,
+	       timer_ticks_to_ns(timer_now() - t0) / 1000000);
+	if (n || b.irq_exits != a.irq_exits)
+		return fail("sink: %u SGIs, %lu interrupt exits", n, b.irq_exits - a.irq_exits);
 	printf("direct: PASS\n");
 	return 0;
 }

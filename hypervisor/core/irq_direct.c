@@ -6,7 +6,10 @@
 #include "arch/aarch64/sysregs.h"
 #include "arch/aarch64/timer.h"
 #include "core/irq.h"
+#include "core/sgi_filter.h"
+#include "core/sysreg.h"
 #include "core/vcpu.h"
+#include "core/vm.h"
 #include "core/vpmu.h"
 #include "drivers/gic/gic.h"
 #include "lib/log.h"
@@ -15,6 +18,36 @@ extern char el2_vectors_direct[]; /* arch/aarch64/vectors.S */
 
 /* The interrupt bound to each pending bit on this CPU (0: none). */
 static u32 irq_direct_intid[ARCH_MAX_CPUS][3];
+
+/*
+ * SGIs the guest sends. ICH_HCR_EL2.TC (set at every vCPU reset, with En
+ * clear: no virtual CPU interface) traps non-secure EL1 accesses to the
+ * CPU interface registers common to Group 0 and Group 1 (Arm IHI 0069,
+ * ICH_HCR_EL2.TC; QEMU arm_gicv3_cpuif.c gicv3_irqfiq_access): the SGI
+ * generation registers, ICC_PMR_EL1, ICC_CTLR_EL1, ICC_RPR_EL1 and
+ * ICC_DIR_EL1. The Group 1 ones (IAR1, EOIR1, HPPIR1, BPR1, AP1Rn,
+ * IGRPEN1) stay untrapped: receiving costs no exit.
+ */
+#define ICH_HCR_TC BIT(10)
+
+#define SR_ICC_PMR    SYSREG(3, 0, 4, 6, 0)
+#define SR_ICC_DIR    SYSREG(3, 0, 12, 11, 1)
+#define SR_ICC_RPR    SYSREG(3, 0, 12, 11, 3)
+#define SR_ICC_SGI1R  SYSREG(3, 0, 12, 11, 5)
+#define SR_ICC_ASGI1R SYSREG(3, 0, 12, 11, 6)
+#define SR_ICC_SGI0R  SYSREG(3, 0, 12, 11, 7)
+#define SR_ICC_CTLR   SYSREG(3, 0, 12, 12, 4)
+
+/* ICC_CTLR_EL1 bits a guest may set (the rest read-only or the firmware's) */
+#define ICC_CTLR_GUEST (BIT(0) | BIT(1)) /* CBPR, EOImode */
+
+/* Per CPU: the physical MPIDRs of its VM's CPUs (index = vCPU index),
+ * how many, and the SGI writes dropped (a reserved SGI ID, a CPU outside
+ * the VM named, ICC_SGI0R_EL1 or ICC_ASGI1R_EL1). */
+static u64 irq_direct_peer[ARCH_MAX_CPUS][CFG_MAX_CPUS];
+static u32 irq_direct_npeers[ARCH_MAX_CPUS];
+static u64 irq_direct_dropped[ARCH_MAX_CPUS];
+static u8 irq_direct_logged[ARCH_MAX_CPUS]; /* BIT(kind) once logged */
 
 static void irq_direct_bind(struct vcpu *v, u32 intid, u32 bit)
 {
@@ -57,6 +90,9 @@ void irq_direct_cpu_init(void)
 		panic("vm %s (interrupts: direct): SDEI event 0 not registered (%ld)",
 		      v->vm->cfg->name, ret);
 	irq_direct_bind(v, p->timer_hyp_irq, SDEI_BIT_TIMER);
+	for (u32 i = 0; i < v->vm->nvcpus; i++)
+		irq_direct_peer[cpu_index()][i] = v->vm->vcpus[i]->pcpu_mpidr;
+	irq_direct_npeers[cpu_index()] = v->vm->nvcpus;
 	if (p->pmu_irq && !p->pmu_spi[cpu_index()])
 		irq_direct_bind(v, vpmu_hw_irq(), SDEI_BIT_PMU);
 	sysreg_write(vbar_el2, (u64)(uintptr_t)el2_vectors_direct);
@@ -113,5 +149,92 @@ void irq_direct_vcpu_reset(struct vcpu *v)
 	}
 	gic_disable(IRQ_PPI_VTIMER);
 	gic_disable(IRQ_PPI_PTIMER);
-	gic_vif_off();
+	sysreg_write(S3_4_C12_C11_0, ICH_HCR_TC); /* ICH_HCR_EL2: the traps above, En 0 */
+	isb();
+}
+
+static const char *const irq_direct_drop_what[] = {
+	"ICC_SGI1R_EL1 naming SGI 0 (the hypervisor's kick)",
+	"ICC_SGI1R_EL1 naming a CPU outside the VM",
+	"ICC_SGI0R_EL1",
+	"ICC_ASGI1R_EL1",
+};
+
+/* Counted; logged once per CPU and kind (a guest could flood the console). */
+static void irq_direct_drop(const struct vcpu *v, u32 what, u64 val)
+{
+	u32 c = cpu_index();
+
+	irq_direct_dropped[c]++;
+	if (irq_direct_logged[c] & BIT(what))
+		return;
+	irq_direct_logged[c] |= (u8)BIT(what);
+	log_info("vm %s vcpu %u: %s (%lx): dropped or filtered, SGIs go to the VM's own CPUs "
+	         "only (further ones counted)",
+	         v->vm->cfg->name, v->idx, irq_direct_drop_what[what], val);
+}
+
+/* A write of ICC_SGI1R_EL1: the SGI issued from EL2 at the CPUs of the
+ * VM it names, nowhere else. */
+static void irq_direct_sgi1r(const struct vcpu *v, u64 val)
+{
+	u32 c = cpu_index();
+	u32 intid = SGI_FILTER_INTID(val);
+	const u64 *peer = irq_direct_peer[c];
+	u32 t;
+
+	if (intid == IRQ_SGI_KICK) {
+		irq_direct_drop(v, 0, val);
+		return;
+	}
+	if (sgi_filter_foreign(peer, irq_direct_npeers[c], val))
+		irq_direct_drop(v, 1, val);
+	t = sgi_filter_targets(peer, irq_direct_npeers[c], v->idx, val);
+	for (; t; t &= t - 1)
+		gic_send_sgi(intid, peer[__builtin_ctz(t)]);
+}
+
+bool irq_direct_sysreg(struct vcpu *v, u64 iss)
+{
+	u64 reg = ISS_SYSREG(iss);
+	u32 rt = ISS_RT(iss);
+	u64 val = rt == 31 ? 0 : v->frame->x[rt];
+	u64 out;
+
+	if (ISS_READ(iss)) {
+		if (reg == SR_ICC_PMR)
+			out = sysreg_read(S3_0_C4_C6_0);
+		else if (reg == SR_ICC_CTLR)
+			out = sysreg_read(S3_0_C12_C12_4);
+		else if (reg == SR_ICC_RPR)
+			out = sysreg_read(S3_0_C12_C11_3);
+		else
+			return false; /* write-only: undefined (core/sysreg.c) */
+		if (rt != 31)
+			v->frame->x[rt] = out;
+		return true;
+	}
+	switch (reg) {
+	case SR_ICC_SGI1R:
+		irq_direct_sgi1r(v, val);
+		return true;
+	case SR_ICC_SGI0R:
+		irq_direct_drop(v, 2, val);
+		return true;
+	case SR_ICC_ASGI1R:
+		irq_direct_drop(v, 3, val);
+		return true;
+	case SR_ICC_PMR: /* a non-secure write: the lower half (value >> 1 | 0x80) */
+		sysreg_write(S3_0_C4_C6_0, val & 0xff);
+		return true;
+	case SR_ICC_CTLR:
+		sysreg_write(S3_0_C12_C12_4, (sysreg_read(S3_0_C12_C12_4) & ~(u64)ICC_CTLR_GUEST) |
+		                                 (val & ICC_CTLR_GUEST));
+		return true;
+	case SR_ICC_DIR:
+		sysreg_write(S3_0_C12_C11_1, val & 0xffffff);
+		return true;
+	default:
+		return false;
+	}
 }

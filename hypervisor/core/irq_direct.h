@@ -31,6 +31,13 @@ u32 irq_direct_poll(void);
 /* Resets this CPU's physical CPU interface to what a guest finds at
  * reset (vcpu_boot of a direct vCPU): everything masked and inactive. */
 void irq_direct_vcpu_reset(struct vcpu *v);
+/* A direct guest's trapped system register access (ESR class 0x18, its
+ * ISS) of the GIC CPU interface registers ICH_HCR_EL2.TC traps: SGI
+ * sends filtered to the VM's own CPUs (ICC_SGI1R_EL1; SGI 0, the
+ * hypervisor's kick, and ICC_SGI0R/ASGI1R_EL1 dropped), ICC_PMR, CTLR,
+ * RPR and DIR passed to the physical CPU interface. False: not one of
+ * them, or a read of a write-only one (core/sysreg.c decides). */
+bool irq_direct_sysreg(struct vcpu *v, u64 iss);
 #else /* no VM has direct mode: nothing to do */
 static inline void irq_direct_cpu_init(void)
 {

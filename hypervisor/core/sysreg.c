@@ -16,15 +16,6 @@
 #include "core/vgic.h"
 #include "core/vpmu.h"
 
-/* ISS encoding of a trapped MSR/MRS */
-#define ISS_OP0(iss)  (((iss) >> 20) & 3)
-#define ISS_OP2(iss)  (((iss) >> 17) & 7)
-#define ISS_OP1(iss)  (((iss) >> 14) & 7)
-#define ISS_CRN(iss)  (((iss) >> 10) & 0xf)
-#define ISS_RT(iss)   ((u32)(((iss) >> 5) & 0x1f))
-#define ISS_CRM(iss)  (((iss) >> 1) & 0xf)
-#define ISS_READ(iss) ((iss)&1)
-
 bool sysreg_trap(struct vcpu *v, u64 iss)
 {
 	u64 op0 = ISS_OP0(iss), op1 = ISS_OP1(iss), crn = ISS_CRN(iss);

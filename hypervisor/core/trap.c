@@ -197,7 +197,9 @@ void trap_direct_sync(struct frame *f)
 	cpu->exits++;
 	if (ec == EC_SMC64)
 		f->elr += 4; /* a trapped SMC returns to itself */
-	if ((ec != EC_HVC64 && ec != EC_SMC64) || !hypercall_query(v, f))
+	if (ec == EC_SYSREG && irq_direct_sysreg(v, ESR_ISS(esr)))
+		f->elr += 4; /* ICH_HCR_EL2.TC: the GIC CPU interface (irq_direct.c) */
+	else if ((ec != EC_HVC64 && ec != EC_SMC64) || !hypercall_query(v, f))
 		trap_sync_handle(v, esr, ec);
 	vcpu_exit_path_direct(v);
 }
