@@ -170,6 +170,7 @@ def test_hostile_direct_guest() -> None:
     m = re.search(r"direct: hostile vcpu1 max=(\d+) last=(\d+) mean=(\d+) throttles=(\d+)", res.output)
     assert m, res.output[-4000:]
     peak, last, mean, throttles = (int(x) for x in m.groups())
+    print(m[0])
     # vCPU 1's share is half the VM's 600,000. As for test_attack.py's regulated
     # tamperer, a period may be charged more than the share: QEMU's cycle counter
     # follows virtual time, which goes on while -icount runs the other CPUs, so an
@@ -184,10 +185,10 @@ def test_hostile_direct_guest() -> None:
     print(f"victim print latency (virtual ns): quiet {quiet}, hostile {figures}")
     assert figures["late_us"] <= LATE_US_MAX, figures
     assert figures["median_ns"] <= 1.5 * quiet["median_ns"], (quiet, figures)
-    # NOT the attack suite's 1.5x: the victim's p90 is 1.53x the baseline's
-    # (72,240-72,384 ns against 47,216; max 250 us against 75 us) in 4 runs of 5,
-    # and the same with the SGIs kept to the hostile VM's own CPUs (storm: own),
-    # so not its SGIs at CPU 0; cause open (docs/interrupts.md "Hostile guests").
+    # NOT the attack suite's 1.5x: the victim's p90 is 1.43-1.56x the baseline's
+    # (82-90 us against 56-58 us, 3 runs) with the hostile VM's SGI sends trapped and
+    # filtered, 1.25-1.28x before the filter (2 runs), when its SGI 0 storm still
+    # kicked CPU 0; cause open (docs/interrupts.md "What the guest cannot do").
     # This bound only catches a regression beyond what is measured.
     assert figures["p90_ns"] <= 1.7 * quiet["p90_ns"], (quiet, figures)
     h = hyp(res)
