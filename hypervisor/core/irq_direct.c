@@ -153,6 +153,20 @@ void irq_direct_vcpu_reset(struct vcpu *v)
 	isb();
 }
 
+void irq_direct_wfi(void)
+{
+	/* the non-secure view: a write of 0 is 0x80, below every non-secure
+	 * priority and above the firmware's (docs/interrupts.md); the value
+	 * read is the guest's, written back as it was */
+	u64 pmr = sysreg_read(S3_0_C4_C6_0);
+
+	sysreg_write(S3_0_C4_C6_0, 0);
+	isb();
+	wfi();
+	sysreg_write(S3_0_C4_C6_0, pmr);
+	isb();
+}
+
 static const char *const irq_direct_drop_what[] = {
 	"ICC_SGI1R_EL1 naming SGI 0 (the hypervisor's kick)",
 	"ICC_SGI1R_EL1 naming a CPU outside the VM",

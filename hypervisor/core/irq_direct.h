@@ -38,6 +38,12 @@ void irq_direct_vcpu_reset(struct vcpu *v);
  * RPR and DIR passed to the physical CPU interface. False: not one of
  * them, or a read of a write-only one (core/sysreg.c decides). */
 bool irq_direct_sysreg(struct vcpu *v, u64 iss);
+/* WFI at EL2 with the guest's Group 1 interrupts masked (ICC_PMR_EL1),
+ * restored after: a pending one would otherwise end the wait at once
+ * (the CPU interface signals it whatever the routing) and the EL2 wait
+ * loops (stall, pause, park) would spin. The firmware's Group 0 (SDEI
+ * events: period timer, overflow, kicks) still ends it. */
+void irq_direct_wfi(void);
 #else /* no VM has direct mode: nothing to do */
 static inline void irq_direct_cpu_init(void)
 {
@@ -49,6 +55,9 @@ static inline u32 irq_direct_poll(void)
 static inline void irq_direct_vcpu_reset(struct vcpu *v)
 {
 	(void)v;
+}
+static inline void irq_direct_wfi(void)
+{
 }
 #endif
 

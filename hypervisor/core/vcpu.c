@@ -39,6 +39,17 @@ static void vcpu_poll(struct vcpu *v)
 		irq_handle_pending();
 }
 
+/* Waits for an interrupt at EL2. On a direct CPU the guest's pending
+ * interrupts are masked meanwhile (irq_direct_wfi), or they would end
+ * every wait at once and the wait would spin. */
+static void vcpu_wfi(const struct vcpu *v)
+{
+	if (BULKHEAD_DIRECT && v->direct)
+		irq_direct_wfi();
+	else
+		wfi();
+}
+
 void vcpu_set_start_hook(void (*fn)(struct vcpu *v))
 {
 	if (vcpu_start_hook)
@@ -140,7 +151,7 @@ static void vcpu_park(struct vcpu *v)
 			vcpu_boot(v, v->boot_entry, v->boot_ctx);
 			break;
 		}
-		wfi();
+		vcpu_wfi(v);
 	}
 	v->parked = false;
 	if (vcpu_unpark_hook)
@@ -168,7 +179,7 @@ static void vcpu_stall(struct vcpu *v)
 			vcpu_stall_hook(v);
 		if (!v->throttled)
 			break;
-		wfi();
+		vcpu_wfi(v);
 	}
 }
 
@@ -182,7 +193,7 @@ static void vcpu_pause_wait(struct vcpu *v)
 		vcpu_poll(v);
 		if (!v->vm->pause)
 			break;
-		wfi();
+		vcpu_wfi(v);
 	}
 	v->paused = false;
 	dsb(ish);
