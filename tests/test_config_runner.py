@@ -173,6 +173,25 @@ def test_tfa_command(tmp_path: Path) -> None:
         assert env.stat().st_size == 64 << 20
 
 
+def test_tfa_command_fit_in_ram(tmp_path: Path) -> None:
+    """fit_at: no user-mode network (it answers in host time); QEMU loads the
+    FIT at the address and U-Boot's environment (a file of its own) boots it."""
+    if not UBOOT_BIOS.is_file():
+        pytest.skip("Debian's u-boot-qemu is not installed (scripts/setup.sh packages)")
+    flash = tmp_path / "flash.bin"
+    flash.write_bytes(b"\0" * 64)
+    argv = qemu.command(load_platform("qemu-virt"), Path("/o/hyp/bulkhead.elf"), ())
+    out = qemu.tfa_command(argv, tmp_path / "tftp", flash, fit_at=(Path("/o/bulkhead.itb"), 0x42600000))
+    assert "-netdev" not in out and not [a for a in out if "virtio-net" in a]
+    assert out[-2:] == ["-device", "loader,file=/o/bulkhead.itb,addr=0x42600000,force-raw=on"]
+    env = tmp_path / "uboot-env-ram.img"
+    assert out[out.index("-drive") + 1] == f"if=pflash,unit=1,format=raw,readonly=on,file={env}"
+    pairs = env.read_bytes()[4:qemu.UBOOT_ENV_SIZE].split(b"\0")
+    assert b"bootcmd=bootm 0x42600000#bulkhead - ${fdtcontroladdr}; echo bulkhead: boot failed; poweroff" in pairs
+    assert b"bootdelay=0" in pairs
+    assert not (tmp_path / "uboot-env.img").exists()  # the TFTP boot's environment is another file
+
+
 def test_uboot_env(tmp_path: Path) -> None:
     """U-Boot's environment in flash: its default environment found in the
     binary with autoboot at once and DHCP as the only boot target, CRC-32

@@ -67,14 +67,19 @@ def command(
     return argv
 
 
-def uboot_command(argv: Sequence[str], tftp: Path) -> list[str]:
+def uboot_command(argv: Sequence[str], tftp: Path, fit_at: tuple[Path, int] | None = None) -> list[str]:
     """``argv`` turned into the real boot chain: Debian's U-Boot as firmware
     (``-bios``, entered at EL2), whose distro boot fetches ``boot.scr.uimg``
     and then the FIT from QEMU's user-mode TFTP server serving ``tftp``
-    (:func:`bulkhead.generate.build.uboot_tftp`); the hypervisor gets U-Boot's DTB in x0."""
+    (:func:`bulkhead.generate.build.uboot_tftp`); the hypervisor gets U-Boot's DTB in x0.
+
+    ``fit_at = (itb, address)``: QEMU loads the FIT into RAM at ``address``
+    instead and U-Boot's ``bootcmd`` boots it from there, with no network:
+    the user-mode network answers in host time, so only a run without it
+    repeats instruction for instruction under ``-icount``."""
     if not fit.UBOOT_BIOS.is_file():
         raise BuildError(f"{fit.UBOOT_BIOS} not found: install u-boot-qemu (scripts/setup.sh)")
-    return _firmware(argv, fit.UBOOT_BIOS, tftp)
+    return _firmware(argv, fit.UBOOT_BIOS, tftp, fit_at)
 
 
 UBOOT_ENV_SIZE = 0x40000  # CONFIG_ENV_SIZE of Debian's qemu_arm64 U-Boot: its env at flash1's start
@@ -82,21 +87,29 @@ FLASH_BANK_SIZE = 64 << 20  # each of QEMU virt's two flash banks
 UBOOT_ENV_CHANGES = {"bootdelay": "0", "boot_targets": "dhcp"}
 
 
-def uboot_env(binary: Path) -> bytes | None:
+def ram_bootcmd(address: int) -> str:
+    """U-Boot's ``bootcmd`` for a FIT QEMU loaded at ``address`` (as the TFTP
+    boot script's ``bootm``, powering off if it fails)."""
+    return f"bootm 0x{address:x}#bulkhead - ${{fdtcontroladdr}}; echo bulkhead: boot failed; poweroff"
+
+
+def uboot_env(binary: Path, changes: dict[str, str] | None = None) -> bytes | None:
     """An environment image for Debian's U-Boot: its default environment,
     found in ``binary``, with UBOOT_ENV_CHANGES (autoboot without the 2 s
-    countdown, distro boot over DHCP only), as U-Boot reads it from flash:
+    countdown, distro boot over DHCP only) and ``changes`` (values of names
+    the default environment has), as U-Boot reads it from flash:
     CRC-32 (little-endian) of the rest, then NUL-terminated ``name=value``
     pairs, padded to UBOOT_ENV_SIZE. None when ``binary`` has no default
     environment with those names (then U-Boot keeps its own)."""
+    changed = UBOOT_ENV_CHANGES | (changes or {})
     data = binary.read_bytes()
     at = data.find(b"\0bootcmd=")
     while at >= 0:
         start = at + 1
         pairs = [p.decode(errors="replace").partition("=")
                  for p in data[start:data.find(b"\0\0", start)].split(b"\0")]
-        if {"bootdelay", "bootcmd_dhcp", *UBOOT_ENV_CHANGES} <= {name for name, _, _ in pairs}:
-            text = b"".join(f"{n}={UBOOT_ENV_CHANGES.get(n, v)}".encode() + b"\0" for n, _, v in pairs) + b"\0"
+        if {"bootdelay", "bootcmd_dhcp", *changed} <= {name for name, _, _ in pairs}:
+            text = b"".join(f"{n}={changed.get(n, v)}".encode() + b"\0" for n, _, v in pairs) + b"\0"
             if len(text) + 4 > UBOOT_ENV_SIZE:
                 return None
             body = text.ljust(UBOOT_ENV_SIZE - 4, b"\xff")
@@ -105,13 +118,15 @@ def uboot_env(binary: Path) -> bytes | None:
     return None
 
 
-def _env_flash(tftp: Path) -> list[str]:
+def _env_flash(tftp: Path, fit_address: int | None = None) -> list[str]:
     """QEMU virt's second flash bank holding :func:`uboot_env` (read-only,
-    so runs of one out dir can share it), or nothing without an environment."""
-    env = uboot_env(fit.UBOOT_BIOS) if fit.UBOOT_BIOS.is_file() else None
+    so runs of one out dir can share it), or nothing without an environment.
+    ``fit_address``: ``bootcmd`` boots the FIT in RAM there (a file of its own)."""
+    changes = None if fit_address is None else {"bootcmd": ram_bootcmd(fit_address)}
+    env = uboot_env(fit.UBOOT_BIOS, changes) if fit.UBOOT_BIOS.is_file() else None
     if env is None:
         return []
-    path = tftp.parent / "uboot-env.img"
+    path = tftp.parent / ("uboot-env.img" if fit_address is None else "uboot-env-ram.img")
     if not path.is_file() or path.stat().st_size != FLASH_BANK_SIZE or path.read_bytes()[:len(env)] != env:
         tmp = path.with_suffix(".tmp")
         with open(tmp, "wb") as f:
@@ -121,12 +136,20 @@ def _env_flash(tftp: Path) -> list[str]:
     return ["-drive", f"if=pflash,unit=1,format=raw,readonly=on,file={path}"]
 
 
-def _firmware(argv: Sequence[str], bios: Path, tftp: Path) -> list[str]:
+def _firmware(argv: Sequence[str], bios: Path, tftp: Path, fit_at: tuple[Path, int] | None = None) -> list[str]:
     """``argv`` with ``bios`` instead of ``-kernel``, U-Boot's environment in
-    flash and the TFTP network."""
+    flash and the TFTP network, or (``fit_at``) the FIT loaded into RAM."""
     out = list(argv)
     k = out.index("-kernel")
     del out[k:k + 2]
+    if fit_at is not None:
+        itb, address = fit_at
+        env = _env_flash(tftp, address)
+        if not env:
+            raise BuildError(f"{fit.UBOOT_BIOS}: no U-Boot default environment found to boot a FIT in RAM "
+                             "from (boot it over TFTP)")
+        return [*out, "-bios", str(bios), *env,
+                "-device", f"loader,file={itb.absolute()},addr=0x{address:x},force-raw=on"]
     return [*out, "-bios", str(bios), *_env_flash(tftp), "-netdev", f"user,id=bhnet,tftp={tftp}",
             "-device", "virtio-net-device,netdev=bhnet"]
 
@@ -134,15 +157,16 @@ def _firmware(argv: Sequence[str], bios: Path, tftp: Path) -> list[str]:
 TFA_FLASH = REPO_ROOT / "build" / "tfa" / "flash.bin"  # scripts/setup.sh tfa (docs/firmware.md)
 
 
-def tfa_command(argv: Sequence[str], tftp: Path, flash: Path = TFA_FLASH) -> list[str]:
+def tfa_command(argv: Sequence[str], tftp: Path, flash: Path = TFA_FLASH,
+                fit_at: tuple[Path, int] | None = None) -> list[str]:
     """``argv`` turned into the full firmware chain (docs/firmware.md): the
     machine with EL3 and a two-security-state GIC (``secure=on``), TF-A's
     BL1 and FIP (BL2, BL31 with SDEI, Debian's U-Boot as BL33) as the flash
     image, then U-Boot at EL2 boots the FIT from TFTP as with
-    :func:`uboot_command`. PSCI is TF-A's (SMC conduit)."""
+    :func:`uboot_command` (``fit_at`` as there). PSCI is TF-A's (SMC conduit)."""
     if not flash.is_file():
         raise BuildError(f"{flash} not found: build TF-A with 'bash scripts/setup.sh tfa' (docs/firmware.md)")
-    out = _firmware(argv, flash, tftp)
+    out = _firmware(argv, flash, tftp, fit_at)
     m = out.index("-M")
     options = [o for o in out[m + 1].split(",") if not o.startswith("secure=")]
     out[m + 1] = ",".join([*options, "secure=on"])

@@ -31,7 +31,7 @@ from bulkhead.base.errors import RunError
 from bulkhead.config import bandwidth as bw_mod
 from bulkhead.config import pci, shared_io
 from bulkhead.generate import build as build_mod
-from bulkhead.generate import qemu
+from bulkhead.generate import fit, qemu
 from bulkhead.layout.load import PLATFORMS_DIR, load_spec
 from bulkhead.run import cachemodel, hostpeer
 
@@ -341,6 +341,7 @@ def prepare(
     netdev: str | None = None,
     model: bool = False,
     platforms_dir: Path = PLATFORMS_DIR,
+    fit_in_ram: bool = False,
 ) -> Prepared:
     """Build ``config_path`` (incrementally) and compose its QEMU command
     line; the arguments are :func:`run`'s."""
@@ -370,10 +371,14 @@ def prepare(
         interactive=interactive, extra=(*shared_io.qemu_args(result.system, netdev),
                                         *pci.qemu_args(result.system, str(result.out.absolute())), *extra_qemu_args),
     )
+    fit_at = None
+    if fit_in_ram:
+        image_size = result.elf.with_suffix(".bin").stat().st_size
+        fit_at = (result.itb, fit.scratch_address(result.system.platform, image_size))
     if boot == "uboot":
-        argv = qemu.uboot_command(argv, build_mod.uboot_tftp(result, build_log or sys.stderr))
+        argv = qemu.uboot_command(argv, build_mod.uboot_tftp(result, build_log or sys.stderr), fit_at)
     elif boot == "tfa":
-        argv = qemu.tfa_command(argv, build_mod.uboot_tftp(result, build_log or sys.stderr))
+        argv = qemu.tfa_command(argv, build_mod.uboot_tftp(result, build_log or sys.stderr), fit_at=fit_at)
     pattern = re.compile(until) if isinstance(until, str) else until
     return Prepared(result, argv, len(result.system.vms), pattern, model_report)
 
@@ -396,6 +401,7 @@ def run(
     netdev: str | None = None,
     model: bool = False,
     platforms_dir: Path = PLATFORMS_DIR,
+    fit_in_ram: bool = False,
 ) -> RunResult:
     """Build ``config_path`` (incrementally) and boot it under QEMU.
 
@@ -412,10 +418,13 @@ def run(
     ``icount`` says otherwise); its report is ``RunResult.model_report``.
     ``platforms_dir``: where the config's platform file is looked up (a
     benchmark's variant of a platform, e.g. more CPUs).
+    ``fit_in_ram`` (``boot`` uboot or tfa): QEMU loads the FIT into RAM and
+    U-Boot boots it from there, not over TFTP, whose user-mode network
+    answers in host time: an ``icount`` run then repeats exactly (docs/firmware.md).
     """
     p = prepare(config_path, icount=icount, out=out, extra_qemu_args=extra_qemu_args, gdb=gdb,
                 gdb_port=gdb_port, interactive=interactive, build_log=build_log, boot=boot, until=until,
-                netdev=netdev, model=model, platforms_dir=platforms_dir)
+                netdev=netdev, model=model, platforms_dir=platforms_dir, fit_in_ram=fit_in_ram)
     # the host side of the Linux VMs' workloads (an iperf3 server for iperf3 -c 10.0.2.2)
     with hostpeer.for_bootargs(vm.bootargs for vm in p.build.system.spec.vms if vm.type == "linux"):
         returncode, timed_out, output = supervise(p.argv, timeout=timeout, stream=stream,

@@ -6,7 +6,9 @@ hypervisor's events on its CPUs come from TF-A through SDEI.
 Every run boots through the firmware chain (``--boot tfa``: TF-A with
 Bulkhead's SDEI event table from ``scripts/setup.sh tfa``, U-Boot, then
 Bulkhead) under ``-icount shift=0``: one instruction is one nanosecond of
-virtual time. QEMU models no caches or DRAM: the figures are instruction
+virtual time. U-Boot boots the FIT QEMU loaded into RAM (``fit_in_ram``),
+not over TFTP, whose user-mode network answers in host time: each run
+repeats instruction for instruction. QEMU models no caches or DRAM: the figures are instruction
 counts, not memory interference.
 """
 
@@ -47,7 +49,8 @@ STATS_RE = re.compile(r"bwprobe: stats (\S+) last=(\d+) max=(\d+) mean=(\d+) thr
 def boot(config: str | Path, name: str, **kw: object) -> RunResult:
     assert qemu.TFA_FLASH.is_file(), "run 'bash scripts/setup.sh tfa' first (the TF-A flash image)"
     path = Path(config) if Path(config).is_absolute() else CONFIGS / config
-    res = run(path, timeout=TIMEOUT, icount=0, out=OUT / name, boot="tfa", **kw)  # type: ignore[arg-type]
+    res = run(path, timeout=TIMEOUT, icount=0, out=OUT / name, boot="tfa", fit_in_ram=True,
+              **kw)  # type: ignore[arg-type]
     assert not res.timed_out, res.output[-4000:]
     return res
 
@@ -174,23 +177,30 @@ def test_hostile_direct_guest() -> None:
     # vCPU 1's share is half the VM's 600,000. As for test_attack.py's regulated
     # tamperer, a period may be charged more than the share: QEMU's cycle counter
     # follows virtual time, which goes on while -icount runs the other CPUs, so an
-    # overflow is taken only when vCPU 1's CPU next runs, and the storm's SGIs make
-    # QEMU switch CPUs often (measured: max 328,081-469,958, mean within 2%, last
-    # 300,123). The attack suite's mean bound; the peak stays far below an
-    # unregulated period (1,000,000); the last period is held to the share.
+    # overflow is taken only when vCPU 1's CPU next runs (measured: max 317,574, mean
+    # 300,400, last 300,123; with the FIT over TFTP, whose timing varies, max
+    # 306,302-469,958 and once last 302,096: the same effect on the last period).
+    # The attack suite's mean bound; the peak stays far below an unregulated period
+    # (1,000,000); the last period (deterministic) is held to the share.
     share = 300_000
     assert mean <= 1.1 * share + SKID_EVENTS_DIRECT and peak < 2 * share, m[0]
     assert last <= share + SKID_EVENTS_DIRECT and throttles >= 100, m[0]
     assert d[-1] == "direct: PASS", res.output[-4000:]
     print(f"victim print latency (virtual ns): quiet {quiet}, hostile {figures}")
+    # The attack suite's bounds (tests/qemu/test_attack.py): heartbeat lateness, median
+    # and p90 print latency within 1.5x of the baseline. Measured (deterministic: the
+    # FIT in RAM): p90 54,400 against 57,584 ns (0.94x), median equal, heartbeat 0 us.
     assert figures["late_us"] <= LATE_US_MAX, figures
     assert figures["median_ns"] <= 1.5 * quiet["median_ns"], (quiet, figures)
-    # NOT the attack suite's 1.5x: the victim's p90 is 1.43-1.56x the baseline's
-    # (82-90 us against 56-58 us, 3 runs) with the hostile VM's SGI sends trapped and
-    # filtered, 1.25-1.28x before the filter (2 runs), when its SGI 0 storm still
-    # kicked CPU 0; cause open (docs/interrupts.md "What the guest cannot do").
-    # This bound only catches a regression beyond what is measured.
-    assert figures["p90_ns"] <= 1.7 * quiet["p90_ns"], (quiet, figures)
+    assert figures["p90_ns"] <= 1.5 * quiet["p90_ns"], (quiet, figures)
+    # Before the hypervisor masked a direct guest's pending interrupts in its EL2 waits
+    # (irq_direct_wfi), the hostile VM's throttled vCPUs spun in vcpu_stall, and QEMU's
+    # round robin gave each spin a turn in the one virtual clock whenever CPU 0 left
+    # its own (docs/interrupts.md "Hostile guests on QEMU"): mean 1.46x and p90 1.52x
+    # (87,312 against 57,600 ns), the heartbeat 14.5-23.7 ms late against 0. A stalled vCPU that sleeps costs the victim
+    # nothing measurable: mean within 10% and the heartbeat as on time as the baseline's.
+    assert figures["mean_ns"] <= 1.1 * quiet["mean_ns"], (quiet, figures)
+    assert figures["late_us"] <= quiet["late_us"] + 1000, (quiet, figures)
     h = hyp(res)
     assert "vm direct: off (clean)" in h and "vm victim: off (clean)" in h, h
     assert not [ln for ln in h if "PANIC" in ln], h
