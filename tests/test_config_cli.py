@@ -179,6 +179,24 @@ def test_run_json_dma_faults() -> None:
     assert dma_faults([]) == {}
 
 
+def test_run_json_sgi_dropped() -> None:
+    """``run --json``'s sgi_dropped: the count the hypervisor prints when a
+    VM with interrupts: direct powers off or stops (core/vm.c,
+    docs/interrupts.md); VMs without the line are not listed."""
+    from bulkhead.run.runner import sgi_dropped
+
+    lines = [
+        "[bulkhead] vm direct: off (clean)",
+        "[bulkhead] vm direct: 1234 SGI write(s) dropped or filtered (interrupts: direct)",
+        "[bulkhead] vm quiet: 0 SGI write(s) dropped or filtered (interrupts: direct)",
+        "[bulkhead] vm victim: off (clean)",
+        "[bulkhead] vm x: 5 SGI write(s) dropped or filtered",
+    ]
+    assert sgi_dropped(lines) == {"direct": 1234, "quiet": 0}
+    assert sgi_dropped(lines + [lines[1].replace("1234", "7")])["direct"] == 7
+    assert sgi_dropped([]) == {}
+
+
 def test_dt(write_config: WriteConfig, capsys: pytest.CaptureFixture[str]) -> None:
     path = write_config(GOOD)
     code, out, err = run_cli(capsys, "dt", path, "lin")

@@ -79,6 +79,13 @@ class RunResult:
         return dma_faults(self.hyp_lines())
 
 
+    def sgi_dropped(self) -> dict[str, int]:
+        """Per VM with ``interrupts: direct``: its vCPUs' SGI writes the
+        hypervisor dropped or filtered (docs/interrupts.md), from the line it
+        prints when the VM powers off or stops."""
+        return sgi_dropped(self.hyp_lines())
+
+
 _DMA_LINE = re.compile(r"\[bulkhead\] vm (\S+): (\d+) DMA fault\(s\): (.*)")
 _DMA_LOST_LINE = re.compile(r"\[bulkhead\] vm (\S+): DMA fault records lost (\d+) time\(s\).*")
 
@@ -103,6 +110,15 @@ def dma_faults(hyp_lines: list[str]) -> dict[str, dict[str, Any]]:
                 devices[name] = int(count)
         out[m.group(1)] = {"total": int(m.group(2)), "devices": devices, "lost": 0}
     return out
+
+
+_SGI_LINE = re.compile(r"\[bulkhead\] vm (\S+): (\d+) SGI write\(s\) dropped or filtered \(interrupts: direct\)")
+
+
+def sgi_dropped(hyp_lines: list[str]) -> dict[str, int]:
+    """``{vm: n}`` from the hypervisor's dropped-SGI lines of direct VMs (a
+    count since boot: the last line of a VM wins)."""
+    return {m.group(1): int(m.group(2)) for m in map(_SGI_LINE.fullmatch, hyp_lines) if m}
 
 
 def judge(returncode: int, timed_out: bool, output: str, nvms: int,

@@ -188,6 +188,15 @@ static void irq_direct_drop(const struct vcpu *v, u32 what, u64 val)
 	         v->vm->cfg->name, v->idx, irq_direct_drop_what[what], val);
 }
 
+u64 irq_direct_sgi_dropped(const struct vm *vm)
+{
+	u64 n = 0;
+
+	for (u32 i = 0; i < vm->nvcpus; i++)
+		n += __atomic_load_n(&irq_direct_dropped[vm->vcpus[i]->pcpu], __ATOMIC_RELAXED);
+	return n;
+}
+
 /* A write of ICC_SGI1R_EL1: the SGI issued from EL2 at the CPUs of the
  * VM it names, nowhere else. */
 static void irq_direct_sgi1r(const struct vcpu *v, u64 val)

@@ -15,6 +15,7 @@
 #include "lib/types.h"
 
 struct vcpu;
+struct vm;
 
 /* Per CPU, last before vcpu_run: on a direct CPU, checks the firmware's
  * SDEI (panics naming the VM when it is missing), registers and enables
@@ -44,6 +45,10 @@ bool irq_direct_sysreg(struct vcpu *v, u64 iss);
  * loops (stall, pause, park) would spin. The firmware's Group 0 (SDEI
  * events: period timer, overflow, kicks) still ends it. */
 void irq_direct_wfi(void);
+/* SGI writes of the VM's vCPUs dropped or filtered since boot (an SGI
+ * 0, a CPU outside the VM named, ICC_SGI0R_EL1 or ICC_ASGI1R_EL1; one
+ * per trapped write), for its statistics at stop. */
+u64 irq_direct_sgi_dropped(const struct vm *vm);
 #else /* no VM has direct mode: nothing to do */
 static inline void irq_direct_cpu_init(void)
 {
@@ -58,6 +63,11 @@ static inline void irq_direct_vcpu_reset(struct vcpu *v)
 }
 static inline void irq_direct_wfi(void)
 {
+}
+static inline u64 irq_direct_sgi_dropped(const struct vm *vm)
+{
+	(void)vm;
+	return 0;
 }
 #endif
 

@@ -5,6 +5,7 @@
 #include "arch/aarch64/sysregs.h"
 #include "arch/aarch64/timer.h"
 #include "core/bootimg.h"
+#include "core/irq_direct.h"
 #include "core/mem.h"
 #include "core/vcpu.h"
 #include "core/vgic.h"
@@ -153,6 +154,9 @@ void vm_shutdown(struct vm *vm, enum vm_state how, const char *reason)
 	log_info("vm %s: %s (%s)", vm->cfg->name, vm_state_name(how), reason);
 	console_vm_report(vm);
 	vm_dma_report(vm);
+	if (BULKHEAD_DIRECT && (vm->cfg->flags & CFG_VM_DIRECT)) /* run --json reads it */
+		log_info("vm %s: %lu SGI write(s) dropped or filtered (interrupts: direct)",
+		         vm->cfg->name, irq_direct_sgi_dropped(vm));
 	if (vm->setway_ops)
 		log_info("vm %s: %lu set/way cache operations trapped, %lu performed",
 		         vm->cfg->name, vm->setway_ops, vm->setway_done);

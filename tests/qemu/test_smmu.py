@@ -52,7 +52,8 @@ def test_dma_isolation_none_leaves_the_smmu_off(capsys: pytest.CaptureFixture[st
     assert cli.main(["run", str(REPO_ROOT / "tests" / "configs" / "smmu-off.yaml"), "--json", "--out", str(out),
                      "--timeout", "60"]) == 0
     stdout, console = capsys.readouterr()
-    assert json.loads(stdout) == {"clean": True, "timed_out": False, "reason": "", "dma_faults": {}}, console
+    assert json.loads(stdout) == {"clean": True, "timed_out": False, "reason": "", "dma_faults": {},
+                                  "sgi_dropped": {}}, console
     assert "[hello] hello: PASS" in console and "[bulkhead] vm hello: off (clean)" in console, console
     assert "[bulkhead] smmu " not in console, console
 
