@@ -20,6 +20,12 @@ where one instruction at any exception level is 1 ns.
   through TF-A with SDEI (``--boot tfa``, on CPU 1): irqlat as above (hyp
   insns: 0 means the guest's own EL1 path only), and with the regulator
   (its events through SDEI);
+- sgisend: a direct VM's ICC_SGI1R_EL1 write, trapped
+  (ICH_HCR_EL2.TC) and filtered to the VM's own CPUs (guests/direct mode
+  sgifilter on CPUs 1-2, 128 single writes each): one naming a CPU outside
+  the VM (dropped) and one naming its sibling (issued from EL2); "hyp
+  insns" is the figure less the same timing with no write between the
+  counter reads;
 - period: the regulator's cost per period (guests/bwprobe mode overhead,
   a budget that never runs out, 100 us periods: virtual time the vCPU lost
   per clock jump), on an ordinary VM and on a direct one.
@@ -95,6 +101,7 @@ shmem:
 """
 DOORBELL_PING = "{{role: ping, rounds: {rounds}, measure: 1, wait: {wait}}}"
 RESULT_RE = re.compile(r"result bench=(\S+) (.*)$")
+SGI_SEND_RE = re.compile(r"direct: (sgi send) (kind=.*)$")
 OVERHEAD_RE = re.compile(r"bwprobe: (overhead) (.*)$")
 
 
@@ -109,12 +116,12 @@ def results(guest: str, params: str, extra: str = "", tag: str = "", cpus: str =
         config.write_text(text)
         with open("/dev/null", "w") as null:
             res = runner.run(config, timeout=600, icount=0, out=OUT / f"{guest}{tag}", build_log=null,
-                             boot="tfa" if direct else "image")
+                             boot="tfa" if direct else "image", fit_in_ram=direct)
     if not res.clean:
         raise SystemExit(f"bench/hotpaths.py: the {guest} run was not clean: {res.reason}")
     rows = []
     for line in res.lines("b"):
-        m = RESULT_RE.match(line) or OVERHEAD_RE.match(line)
+        m = RESULT_RE.match(line) or OVERHEAD_RE.match(line) or SGI_SEND_RE.match(line)
         if m:
             rows.append(dict(kv.split("=", 1) for kv in m.group(2).split()))
     return rows
@@ -131,7 +138,7 @@ def row(path: str, **figures: float | None) -> dict[str, object]:
     return {"path": path, **{c: figures.get(c) for c in COLUMNS}}
 
 
-GROUPS = ("irqlat", "doorbell", "vSGI", "hcall", "direct", "period")
+GROUPS = ("irqlat", "doorbell", "vSGI", "hcall", "direct", "sgisend", "period")
 PERIOD_US = 100  # the regulator's period for the per-period cost rows
 # a clock jump above 64 ns is the hypervisor's (bench/bandwidth_overhead.py)
 OVERHEAD = "{{mode: overhead, load: spin, gap_ns: 64, window_ms: 20}}"
@@ -149,6 +156,19 @@ def period_cost(direct: bool) -> dict[str, object]:
     gaps = max(int(o["gaps"]), 1)
     return row(f"regulator period{' direct' if direct else ''}", mean_ns=int(o["lost_ns"]) / gaps,
                max_ns=int(o["max_gap_ns"]))
+
+
+def sgi_send_direct() -> list[dict[str, object]]:
+    """A direct VM's trapped SGI writes (docs/interrupts.md "SGIs: trapped and
+    filtered"): dropped (a CPU outside the VM) and issued (its sibling)."""
+    r = {x["kind"]: x for x in results("direct", "{mode: sgifilter, sibling: 2, foreign: 0, foreign2: 3, ms: 2}",
+                                         tag="-sgisend", cpus="1, 2", direct=True) if "kind" in x}
+    if set(r) != {"dropped", "own", "none"}:
+        raise SystemExit(f"bench/hotpaths.py: the SGI send run printed {sorted(r)}, not dropped, own and none")
+    base = float(r["none"]["mean_ns"])
+    return [row(f"SGI send direct {kind}", min_ns=int(r[kind]["min_ns"]), mean_ns=float(r[kind]["mean_ns"]),
+                max_ns=int(r[kind]["max_ns"]), hyp_insns=float(r[kind]["mean_ns"]) - base)
+            for kind in ("dropped", "own")]
 
 
 def ceilings() -> dict[str, float]:
@@ -229,6 +249,8 @@ def main(argv: list[str] | None = None) -> int:
                 table.append(row(f"irqlat direct {wait}{label}", min_ns=int(r["min_ns"]),
                                  mean_ns=float(r["mean_ns"]), max_ns=int(r["max_ns"]),
                                  hyp_insns=float(r["mean_ns"]) - NO_HYP_IRQ_NS))
+    if "sgisend" in only:
+        table += sgi_send_direct()
     if "period" in only:
         table.append(period_cost(False))
         table.append(period_cost(True))

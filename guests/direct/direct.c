@@ -40,6 +40,8 @@
  *        "direct: sgi <n> in order", "direct: exits <phase> total=<a> irq=<b>",
  *        "direct: hostile vcpu1 max=<m> last=<l> mean=<a> throttles=<t>",
  *        "direct: sgifilter rounds=<r> bcast=<b> list=<l> seq=ok",
+ *        "direct: sgi send kind=<dropped|own|none> min_ns=<n> mean_ns=<n>
+ *        median_ns=<n> max_ns=<n>" (none: the two counter reads alone),
  *        "direct: sgi send median_ns dropped=<d> own=<o>",
  *        "direct: sink sgis=<n> irq_exits=<e> window_ms=<w>",
  *        "direct: PASS", or "direct: FAIL (<reason>)".
@@ -338,14 +340,20 @@ static u64 sgir(u64 aff0, u32 intid)
 	return (u64)intid << 24 | (1ull << (aff0 & 0xf));
 }
 
-/* The median of the single-send times, in ns (samples sorted in place). */
-static u64 timed_sends(u64 val)
+/* Single-send times (or, with !send, of the two counter reads alone), in
+ * ns: prints a "direct: sgi send kind=..." line, returns the median
+ * (samples sorted in place). */
+static u64 timed_sends(const char *kind, u64 val, bool send)
 {
+	u64 sum = 0;
+
 	for (u32 i = 0; i < SAMPLES; i++) {
 		u64 t0 = timer_now();
 
-		write_sysreg(val, icc_sgi1r_el1);
+		if (send)
+			write_sysreg(val, icc_sgi1r_el1);
 		sample[i] = timer_now() - t0;
+		sum += sample[i];
 	}
 	for (u32 i = 1; i < SAMPLES; i++)
 		for (u32 j = i; j > 0 && sample[j - 1] > sample[j]; j--) {
@@ -354,6 +362,9 @@ static u64 timed_sends(u64 val)
 			sample[j] = sample[j - 1];
 			sample[j - 1] = t;
 		}
+	printf("direct: sgi send kind=%s min_ns=%lu mean_ns=%lu median_ns=%lu max_ns=%lu\n", kind,
+	       timer_ticks_to_ns(sample[0]), timer_ticks_to_ns(sum) / SAMPLES,
+	       timer_ticks_to_ns(sample[SAMPLES / 2]), timer_ticks_to_ns(sample[SAMPLES - 1]));
 	return timer_ticks_to_ns(sample[SAMPLES / 2]);
 }
 
@@ -385,8 +396,9 @@ static void filter_sender(void)
 			break;
 	}
 	atomic_store32(&rounds, r);
-	dropped = timed_sends(sgir(foreign, SGI_TIMED));
-	own = timed_sends(sgir(v0, SGI_TIMED));
+	dropped = timed_sends("dropped", sgir(foreign, SGI_TIMED), true);
+	own = timed_sends("own", sgir(v0, SGI_TIMED), true);
+	(void)timed_sends("none", 0, false);
 	(void)self;
 	printf("direct: sgi send median_ns dropped=%lu own=%lu\n", dropped, own);
 	atomic_store32(&sender_done, 1);

@@ -123,8 +123,8 @@ def test_hotpaths_table_command() -> None:
     expected = ["irqlat wfi", "irqlat busy", "irqlat wfi +regulator", "irqlat busy +regulator",
                 "doorbell wfi", "doorbell wfi rtt", "doorbell busy", "vSGI wfi", "vSGI busy",
                 "hcall vendor", "hcall psci", "irqlat direct wfi", "irqlat direct busy",
-                "irqlat direct wfi +regulator", "irqlat direct busy +regulator", "regulator period",
-                "regulator period direct"]
+                "irqlat direct wfi +regulator", "irqlat direct busy +regulator", "SGI send direct dropped",
+                "SGI send direct own", "regulator period", "regulator period direct"]
     assert sorted(rows) == sorted(expected), lines
     for path, cols in rows.items():
         assert len(cols) == 7, (path, cols)
