@@ -626,6 +626,26 @@ def test_stats_view() -> None:
     assert bandwidth.parse_stats("[bulkhead] bw: vm bw: 1 cycles per 1 us over 1 vCPU(s)") is None
 
 
+def test_stats_view_sgi_dropped() -> None:
+    """Ctrl-T b's ``sgi vm=`` lines (a direct VM's dropped SGI writes) are
+    kept out of the console and shown as a table of their own."""
+    out, err = io.StringIO(), io.StringIO()
+    view = bandwidth.StatsView(out, err, bandwidth.stats_timebase(0))
+    view.write("[bulkhead] bw vm=d vcpu=1 last=5 max=6 mean=5 throttled=0 stalled_us=0\n"
+               "[bulkhead] sgi vm=d dropped=1789\n[bulkhead] sgi vm=calm dropped=0\n[d] text\n")
+    view.flush()
+    view.write("[bulkhead] sgi vm=d dropped=1800\n")
+    view.flush()
+    view.close()
+    assert out.getvalue() == "[d] text\n"
+    text = err.getvalue().splitlines()
+    at = text.index("direct VMs' SGI writes dropped or filtered, update 2:")
+    assert [re.split(r"\s+", ln.strip()) for ln in text[at + 1:at + 4]] == [
+        ["VM", "SGI_WRITES_DROPPED"], ["calm", "0"], ["d", "1800"]]
+    assert bandwidth.parse_sgi_stats("[bulkhead] sgi vm=d dropped=12") == ("d", 12)
+    assert bandwidth.parse_sgi_stats("[bulkhead] sgi vm=d dropped=x") is None
+
+
 @pytest.mark.parametrize("icount", [None, 0, 3])
 def test_run_stats_time_base(icount: int | None, monkeypatch: pytest.MonkeyPatch,
                              capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

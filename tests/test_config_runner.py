@@ -188,7 +188,7 @@ def test_tfa_command_fit_in_ram(tmp_path: Path) -> None:
     assert out[out.index("-drive") + 1] == f"if=pflash,unit=1,format=raw,readonly=on,file={env}"
     pairs = env.read_bytes()[4:qemu.UBOOT_ENV_SIZE].split(b"\0")
     assert b"bootcmd=bootm 0x42600000#bulkhead - ${fdtcontroladdr}; echo bulkhead: boot failed; poweroff" in pairs
-    assert b"bootdelay=0" in pairs
+    assert b"bootdelay=-2" in pairs
     assert not (tmp_path / "uboot-env.img").exists()  # the TFTP boot's environment is another file
 
 
@@ -204,7 +204,7 @@ def test_uboot_env(tmp_path: Path) -> None:
     env = qemu.uboot_env(binary)
     assert env is not None and len(env) == qemu.UBOOT_ENV_SIZE
     assert env[:4] == zlib.crc32(env[4:]).to_bytes(4, "little")
-    assert env[4:].rstrip(b"\xff") == (b"bootcmd=run distro_bootcmd\0bootdelay=0\0boot_targets=dhcp\0"
+    assert env[4:].rstrip(b"\xff") == (b"bootcmd=run distro_bootcmd\0bootdelay=-2\0boot_targets=dhcp\0"
                                        b"bootcmd_dhcp=dhcp\0\0")
     binary.write_bytes(b"bootdelay=2\0bootcmd=x\0\0")
     assert qemu.uboot_env(binary) is None

@@ -729,6 +729,17 @@ STATS_FIELDS = ("last", "max", "mean", "throttled", "stalled_us")
 STATS_HEAD = ("VM", "VCPU", "LAST", "MAX", "MEAN", "THROTTLED", "STALLED_US")
 
 
+SGI_STATS_RE = re.compile(r"\[bulkhead\] sgi vm=(?P<vm>\S+) dropped=(?P<dropped>\d+)")
+SGI_STATS_HEAD = ("VM", "SGI_WRITES_DROPPED")
+
+
+def parse_sgi_stats(line: str) -> tuple[str, int] | None:
+    """(vm, count) of one ``[bulkhead] sgi vm=... dropped=...`` console line
+    (Ctrl-T b: a direct VM's SGI writes dropped or filtered, docs/interrupts.md)."""
+    m = SGI_STATS_RE.fullmatch(line)
+    return None if m is None else (m["vm"], int(m["dropped"]))
+
+
 def parse_stats(line: str) -> tuple[str, int, dict[str, int]] | None:
     """(vm, vcpu, values) of one ``[bulkhead] bw vm=...`` console line."""
     m = STATS_RE.match(line)
@@ -764,7 +775,7 @@ def _plain_table(head: tuple[str, ...], cells: list[tuple[str, ...]], numeric: i
 
 class StatsView(io.TextIOBase):
     """A console stream for ``bulkhead run --stats``: passes the console
-    through to ``out`` (if any) except the hypervisor's ``bw`` lines and the
+    through to ``out`` (if any) except the hypervisor's ``bw`` and ``sgi`` lines and the
     I/O VM's ``iovm: stats`` lines (shared I/O, docs/io.md), which update
     tables drawn on ``err``: live, in place, with rich on a terminal
     (console lines for the same terminal then print above them); plain text,
@@ -780,6 +791,7 @@ class StatsView(io.TextIOBase):
         self.live = term.LiveTable(err) if self.tty else None
         self.rows: dict[tuple[str, int], dict[str, int]] = {}
         self.io_rows: dict[str, dict[str, int]] = {}  # shared I/O: per client
+        self.sgi_rows: dict[str, int] = {}  # direct VMs: SGI writes dropped or filtered
         self.partial = ""
         self.dirty = False
         self.updates = 0
@@ -793,7 +805,11 @@ class StatsView(io.TextIOBase):
         for line in lines:
             parsed = parse_stats(line.rstrip("\r"))
             io_parsed = shared_io.parse_stats(line.rstrip("\r"))
-            if parsed is not None:
+            sgi_parsed = parse_sgi_stats(line.rstrip("\r"))
+            if sgi_parsed is not None:
+                self.sgi_rows[sgi_parsed[0]] = sgi_parsed[1]
+                self.dirty = True
+            elif parsed is not None:
                 vm, vcpu, values = parsed
                 self.rows[(vm, vcpu)] = values
                 self.dirty = True
@@ -825,6 +841,9 @@ class StatsView(io.TextIOBase):
         if self.rows:
             parts.append((f"bandwidth (events per period; {self.timebase}), update {self.updates}:",
                           STATS_HEAD, self.cells(), 1))
+        if self.sgi_rows:
+            parts.append((f"direct VMs' SGI writes dropped or filtered, update {self.updates}:", SGI_STATS_HEAD,
+                          [(vm, str(n)) for vm, n in sorted(self.sgi_rows.items())], 1))
         if self.io_rows:
             parts.append((f"shared I/O per client ({self.timebase}), "
                           f"update {self.updates}:", shared_io.STATS_HEAD, shared_io.stats_cells(self.io_rows), 0))

@@ -84,7 +84,9 @@ def uboot_command(argv: Sequence[str], tftp: Path, fit_at: tuple[Path, int] | No
 
 UBOOT_ENV_SIZE = 0x40000  # CONFIG_ENV_SIZE of Debian's qemu_arm64 U-Boot: its env at flash1's start
 FLASH_BANK_SIZE = 64 << 20  # each of QEMU virt's two flash banks
-UBOOT_ENV_CHANGES = {"bootdelay": "0", "boot_targets": "dhcp"}
+# bootdelay -2: autoboot at once without looking for a key, which `run --stats`
+# (Ctrl-T b at once on stdin) would otherwise be taken for
+UBOOT_ENV_CHANGES = {"bootdelay": "-2", "boot_targets": "dhcp"}
 
 
 def ram_bootcmd(address: int) -> str:
@@ -96,7 +98,7 @@ def ram_bootcmd(address: int) -> str:
 def uboot_env(binary: Path, changes: dict[str, str] | None = None) -> bytes | None:
     """An environment image for Debian's U-Boot: its default environment,
     found in ``binary``, with UBOOT_ENV_CHANGES (autoboot without the 2 s
-    countdown, distro boot over DHCP only) and ``changes`` (values of names
+    countdown or a look for a key, distro boot over DHCP only) and ``changes`` (values of names
     the default environment has), as U-Boot reads it from flash:
     CRC-32 (little-endian) of the rest, then NUL-terminated ``name=value``
     pairs, padded to UBOOT_ENV_SIZE. None when ``binary`` has no default

@@ -3,7 +3,8 @@
  * The regulator's hypercalls and console command: BH_HC_BW_STATS (a VM's or
  * a vCPU's telemetry), BH_HC_BW_SET (a manager changes a VM's budget or
  * period, effective at one period boundary for all its vCPUs) and Ctrl-T b
- * (every regulated vCPU's telemetry). They read the engine's state
+ * (every regulated vCPU's telemetry, and each direct VM's dropped SGI
+ * writes). They read the engine's state
  * (isolation/bw_engine.h) and publish settings through its seqlock; the
  * engine adopts them at a period start (bw.c).
  */
@@ -12,6 +13,7 @@
 #include "arch/aarch64/timer.h"
 #include "core/console.h"
 #include "core/hypercall.h"
+#include "core/irq_direct.h"
 #include "core/vm.h"
 #include "isolation/bw_engine.h"
 #include "lib/log.h"
@@ -168,6 +170,10 @@ static __cold void bw_dump(void)
 	}
 	if (!any)
 		log_info("bw: no VM is regulated");
+	for (u32 i = 0; i < vm_count; i++) /* direct VMs' filtered SGIs (run --stats) */
+		if (BULKHEAD_DIRECT && (vms[i].cfg->flags & CFG_VM_DIRECT))
+			log_info("sgi vm=%s dropped=%lu", vms[i].cfg->name,
+			         irq_direct_sgi_dropped(&vms[i]));
 }
 
 __cold void bw_hc_init(void)

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from bulkhead import cli
+from bulkhead.config import bandwidth
 from bulkhead.generate import qemu
 from bulkhead.run.runner import RunResult, run
 
@@ -181,8 +182,8 @@ def test_hostile_direct_guest() -> None:
     # vCPU 1's share is half the VM's 600,000. As for test_attack.py's regulated
     # tamperer, a period may be charged more than the share: QEMU's cycle counter
     # follows virtual time, which goes on while -icount runs the other CPUs, so an
-    # overflow is taken only when vCPU 1's CPU next runs (measured: max 318,493, mean
-    # 300,589, last 300,123; with the FIT over TFTP, whose timing varies, max
+    # overflow is taken only when vCPU 1's CPU next runs (measured: max 317,574, mean
+    # 300,405, last 300,123; with the FIT over TFTP, whose timing varies, max
     # 306,302-469,958 and once last 302,096: the same effect on the last period).
     # The attack suite's mean bound; the peak stays far below an unregulated period
     # (1,000,000); the last period (deterministic) is held to the share.
@@ -193,8 +194,9 @@ def test_hostile_direct_guest() -> None:
     print(f"victim print latency (virtual ns): quiet {quiet}, hostile {figures}")
     # The attack suite's bounds (tests/qemu/test_attack.py): heartbeat lateness, median
     # and p90 print latency within 1.5x of the baseline. Measured (deterministic: the
-    # FIT in RAM): p90 57,952 against 57,600 ns (1.01x), mean 41,905 against 41,873,
-    # median equal, heartbeat 0 us late in both.
+    # FIT in RAM): p90 54,400 against 57,600 ns (0.94x), mean 41,740 against 41,873,
+    # median equal, heartbeat 0 us late in both (57,952, 1.01x, with this branch's
+    # hypervisor before its last change: a code change moves every timer's phase).
     assert figures["late_us"] <= LATE_US_MAX, figures
     assert figures["median_ns"] <= 1.5 * quiet["median_ns"], (quiet, figures)
     assert figures["p90_ns"] <= 1.5 * quiet["p90_ns"], (quiet, figures)
@@ -214,6 +216,23 @@ def test_hostile_direct_guest() -> None:
     dropped = res.sgi_dropped()
     print(f"SGI writes dropped or filtered: {dropped}")
     assert set(dropped) == {"direct"} and dropped["direct"] >= 3 * throttles, (dropped, h)
+
+
+def test_stats_command_shows_dropped_sgis() -> None:
+    """Ctrl-T b (what `bulkhead run --stats` sends every 0.25 s) prints each
+    direct VM's dropped SGI writes beside the regulator's lines: the hostile
+    guest's count grows while it runs and ends at the count of its stop line."""
+    name = "direct-hostile-0"
+    (OUT / name).mkdir(parents=True, exist_ok=True)
+    cfg = OUT / name / f"{name}.yaml"
+    cfg.write_text(HOSTILE.format(quiet=0))
+    res = boot(cfg, f"{name}/build", poke=(bandwidth.STATS_POKE, 0.05))
+    seen = [p[1] for p in map(bandwidth.parse_sgi_stats, res.hyp_lines()) if p and p[0] == "direct"]
+    print(f"Ctrl-T b: direct's dropped SGI writes in {len(seen)} answers, last {seen[-1:]}; "
+          f"at its stop {res.sgi_dropped()}")
+    assert seen and seen == sorted(seen) and seen[-1] > 0, res.hyp_lines()
+    assert seen[-1] <= res.sgi_dropped()["direct"], (seen, res.sgi_dropped())
+    assert res.lines("victim")[-1] == "victim: PASS", res.output[-4000:]
 
 
 SGIFILTER = """\
