@@ -2,8 +2,10 @@
 """A direct VM's emulated interrupt sources (docs/interrupts.md "Emulated
 sources"): with no list registers, the virtual UART's receive interrupt and
 doorbells reach a VM with ``interrupts: direct`` as spare physical SPIs the
-hypervisor sets pending. Boots through TF-A (``--boot tfa``) as
-tests/qemu/test_direct.py, whose helpers it uses.
+hypervisor sets pending. Boots through TF-A (``--boot tfa``) under
+``-icount shift=0`` as tests/qemu/test_direct.py; the console is typed into
+once the guest is ready (tests/qemu/qconsole.py), since a key typed earlier
+would stop U-Boot's autoboot.
 """
 
 from __future__ import annotations
@@ -12,31 +14,43 @@ import re
 
 import pytest
 import test_direct as td
+from qconsole import Console
+
+from bulkhead.generate import qemu
+from bulkhead.run.runner import prepare
 
 pytestmark = pytest.mark.qemu
 
 
 def test_direct_vm_uart_rx_and_doorbell_beside_ordinary_vm() -> None:
     """The direct VM (CPU 2) takes console input through its virtual PL011's
-    receive interrupt (FIFO on, RX and RT at level 1/2: three lines fed on
-    the console) and answers 10 doorbells of the ordinary VM (CPU 0), which
-    checks every round trip through its own list-register doorbell."""
-    res = td.boot("direct-emul.yaml", "direct-emul", poke=(b"alpha\rbeta\rgamma\r", 0.5))
-    d = res.lines("direct")
-    assert d and d[-1] == "direct: PASS", res.output[-4000:]
-    m = re.search(r"direct: emul console_irq=(\d+) doorbell_irq=(\d+)", res.output)
-    assert m, res.output[-4000:]
+    receive interrupt (FIFO on, RX and RT at level 1/2: three lines typed)
+    and answers 10 doorbells of the ordinary VM (CPU 0), one per doorbell
+    interrupt; the ordinary VM checks every round trip through its own
+    list-register doorbell."""
+    assert qemu.TFA_FLASH.is_file(), "run 'bash scripts/setup.sh tfa' first (the TF-A flash image)"
+    p = prepare(td.CONFIGS / "direct-emul.yaml", icount=0, out=td.OUT / "direct-emul", boot="tfa")
+    con = Console(p.argv)
+    try:
+        ready = con.wait_for_match(r"\[direct\] direct: emul console_irq=\d+ doorbell_irq=\d+", td.TIMEOUT)
+        con.type("alpha\rbeta\rgamma\r")
+        con.wait_for_match(r"\[direct\] direct: (PASS|FAIL)", td.TIMEOUT)
+        con.wait_for_match(r"\[bulkhead\] all VMs off", td.TIMEOUT)
+        status = con.finish()
+    finally:
+        con.finish()
+    out = "\n".join(con.lines)
+    d = [ln.removeprefix("[direct] ") for ln in con.lines if ln.startswith("[direct] ")]
+    assert d and d[-1] == "direct: PASS", out[-4000:]
     # the toolchain's picks: spare SPIs of qemu-virt (platforms/qemu-virt.yaml gic.spare_spis)
-    console_irq, doorbell_irq = int(m[1]), int(m[2])
-    assert 208 <= console_irq <= 287 and doorbell_irq == 209, m[0]
-    assert ["direct: emul line 0 'alpha'", "direct: emul line 1 'beta'",
-            "direct: emul line 2 'gamma'"] == [ln for ln in d if ln.startswith("direct: emul line")], d
-    st = re.search(r"direct: emul rx irqs=(\d+) lines=3 rings=(\d+) answered=10", res.output)
-    assert st, res.output[-4000:]
+    console_irq, doorbell_irq = (int(x) for x in re.findall(r"=(\d+)", ready))
+    assert console_irq == 208 and doorbell_irq == 209, ready
+    assert [ln for ln in d if ln.startswith("direct: emul line")] == [
+        "direct: emul line 0 'alpha'", "direct: emul line 1 'beta'", "direct: emul line 2 'gamma'"], d
+    st = re.search(r"direct: emul rx irqs=(\d+) lines=3 rings=(\d+) answered=10", out)
+    assert st, out[-4000:]
     assert int(st[1]) >= 1 and int(st[2]) >= 10, st[0]
-    o = res.lines("ordinary")
-    assert o and o[-1] == "doorbell: PASS (10 round trips)", res.output[-4000:]
-    h = td.hyp(res)
-    assert "cpu 2: interrupts direct (SDEI 1.0), EL2 timer and PMU through SDEI" in h, h
-    assert "all VMs off: clean=2 stopped=0" in h, h
-    assert res.clean, res.reason
+    assert "[ordinary] doorbell: PASS (10 round trips)" in con.lines, out[-4000:]
+    assert "[bulkhead] cpu 2: interrupts direct (SDEI 1.0), EL2 timer and PMU through SDEI" in con.lines, out
+    assert "[bulkhead] all VMs off: clean=2 stopped=0" in con.lines, out[-4000:]
+    assert status == 0, out[-4000:]
