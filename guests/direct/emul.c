@@ -17,6 +17,7 @@
  * Params: lines (3), rings (10), wait_s (60), console_irq (the toolchain's).
  * Lines: "direct: emul console_irq=<a> doorbell_irq=<b>",
  *        "direct: emul line <i> '<text>'" per line,
+ *        "direct: emul pmintenset=<value read back after setting bit 31>",
  *        "direct: emul rx irqs=<n> lines=<l> rings=<r> answered=<a>",
  *        then "direct: PASS" or "direct: FAIL (<reason>)".
  */
@@ -139,6 +140,11 @@ int direct_emul(void)
 			return fail("BH_HC_DOORBELL returned %ld", ret);
 		answered++;
 	}
+	/* the guest PMU's overflow interrupt is not offered in direct mode:
+	 * PMINTENSET_EL1 is WI (docs/interrupts.md "Emulated sources") */
+	write_sysreg(1ul << 31, pmintenset_el1);
+	isb();
+	printf("direct: emul pmintenset=0x%lx\n", read_sysreg(pmintenset_el1));
 	for (u32 i = 0; i < nlines; i++)
 		printf("direct: emul line %u '%s'\n", i, lines[i]);
 	printf("direct: emul rx irqs=%u lines=%u rings=%u answered=%u\n", rx_irqs, nlines, rings,

@@ -42,6 +42,7 @@
 #include "core/vcpu.h"
 #include "core/vgic.h"
 #include "core/vm.h"
+#include "lib/log.h"
 
 #define VPMU_PMCR_RW (PMCR_E | PMCR_D | PMCR_DP | PMCR_LC)
 #define VPMU_PMCR_HW (PMCR_D | PMCR_DP | PMCR_LC) /* the guest's while it owns PMCCNTR */
@@ -61,6 +62,7 @@ struct vpmu {
 static struct vpmu vpmu_cpus[CFG_MAX_CPUS];
 static u32 vpmu_ppi; /* the virtual PMU PPI; 0: no PMU interrupt */
 static void (*vpmu_hyp_overflow)(u32 intid);
+static bool vpmu_direct_told; /* the direct-mode PMINTENSET message was logged */
 
 /* The guest's counters on this CPU: bit i event counter i, bit 31 cycles. */
 static u32 vpmu_mask(void)
@@ -294,6 +296,20 @@ bool vpmu_access(struct vcpu *v, u32 op1, u32 crn, u32 crm, u32 op2, bool read, 
 		return true;
 	}
 	if (op1 == 0 && crn == 9 && crm == 14) { /* PMINTENSET/CLR_EL1, PMMIR_EL1 */
+		if (op2 == 1 && !read && BULKHEAD_DIRECT && v->direct) {
+			/* no list register to put the virtual PPI in, and the PPI
+			 * is the firmware's (SDEI, the regulator): the overflow
+			 * interrupt is not offered (WI, reads 0); the counters and
+			 * their flags work (docs/interrupts.md "Emulated sources") */
+			if (w && !vpmu_direct_told) {
+				vpmu_direct_told = true;
+				log_info(
+				    "vm %s (interrupts: direct): guest PMU overflow interrupts "
+				    "are not delivered; PMINTENSET_EL1 is WI, poll PMOVSSET_EL0",
+				    v->vm->cfg->name);
+			}
+			return true;
+		}
 		if (op2 == 1 || op2 == 2) {
 			vpmu_setclr(&p->inten, mask, op2 == 1, read, val);
 			p->raised &= p->inten;
