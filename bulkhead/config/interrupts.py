@@ -105,7 +105,8 @@ def _check_spares(s: SystemSpec, vm: VmSpec, errors: list[Diagnostic]) -> None:
                                  f"{why}; doorbell_irq {m.doorbell_irq} is not one ({declared}); "
                                  f"give a free spare SPI ({hint}) or drop doorbell_irq (poll the shared memory)"))
             elif len(users.get(m.doorbell_irq, ())) > 1:
-                others = [u for u in users[m.doorbell_irq] if sh.name not in u or vm.name not in u]
+                own = f"the doorbell of VM '{vm.name}' for shared memory '{sh.name}'"
+                others = [u for u in users[m.doorbell_irq] if u != own]
                 errors.append(at(f"{m.path}.doorbell_irq",
                                  f"VM '{vm.name}': spare SPI {m.doorbell_irq} is also {', '.join(others)}; "
                                  f"each direct source needs its own ({hint})"))
