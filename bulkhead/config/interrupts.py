@@ -27,6 +27,18 @@ PICK = 0
 # The parameter that tells a direct bare-metal guest its virtual UART's
 # INTID (the parameter block; guests/direct/emul.c)
 CONSOLE_PARAM = "console_irq"
+# ... and its guest PMU's overflow PPI (guests/pmu)
+PMU_PARAM = "pmu_irq"
+
+
+def pmu_irq(p: Platform, vm: VmSpec) -> int:
+    """The PPI a direct VM's guest PMU overflow interrupt is: the platform's
+    first spare PPI (PPIs are per CPU: every direct VM may have the same);
+    0 for an emulated VM (the platform's PMU PPI, through a list register)
+    or when the platform has no PMU PPI or no spare PPI (check() says so)."""
+    if vm.interrupts != "direct" or p.bandwidth is None or not p.bandwidth.pmu_irq or not p.gic.spare_ppis:
+        return 0
+    return p.gic.spare_ppis[0]
 
 FIRMWARE_HINT = ("TF-A built with SDEI_SUPPORT=1 EL3_EXCEPTION_HANDLING=1 and Bulkhead's event table, "
                  "then 'sdei: true' in the system file; docs/interrupts.md")
@@ -115,10 +127,16 @@ def _check_spares(s: SystemSpec, vm: VmSpec, errors: list[Diagnostic]) -> None:
         errors.append(at(f"{vm.path}.console.irq",
                          f"VM '{vm.name}': spare SPI {vm.console.irq} is also {', '.join(others)}; "
                          f"each direct source needs its own ({hint})"))
-    if any(k == CONSOLE_PARAM for k, _ in vm.params):
-        errors.append(at(f"{vm.path}.params.{CONSOLE_PARAM}",
-                         f"VM '{vm.name}': the parameter '{CONSOLE_PARAM}' is reserved in a direct VM (the "
-                         "toolchain sets it to its virtual UART's INTID)"))
+    for key, what in ((CONSOLE_PARAM, "its virtual UART's INTID"), (PMU_PARAM, "its guest PMU's overflow PPI")):
+        if any(k == key for k, _ in vm.params):
+            errors.append(at(f"{vm.path}.params.{key}",
+                             f"VM '{vm.name}': the parameter '{key}' is reserved in a direct VM (the "
+                             f"toolchain sets it to {what})"))
+    if p.bandwidth is not None and p.bandwidth.pmu_irq and not pmu_irq(p, vm):
+        errors.append(at(f"{vm.path}.interrupts",
+                         f"VM '{vm.name}' has 'interrupts: direct': its guest PMU's overflow interrupt reaches "
+                         f"it as a spare PPI the hypervisor sets pending, and platform '{p.name}' declares none "
+                         "(list a PPI no device drives in the platform file's gic.spare_ppis)"))
 
 
 def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:

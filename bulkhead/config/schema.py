@@ -210,7 +210,7 @@ def _parse_qemu(r: Reader, node: YNode) -> QemuSpec:
 
 
 GIC_KEYS = {
-    3: ("version", "gicd", "gicr", "gicr_stride", "spis", "maintenance_irq", "spare_spis"),
+    3: ("version", "gicd", "gicr", "gicr_stride", "spis", "maintenance_irq", "spare_spis", "spare_ppis"),
     2: ("version", "gicd", "gicc", "gich", "gicv", "page_stride", "vgicd", "vgicc", "spis", "maintenance_irq",
         "spare_spis"),
 }
@@ -244,8 +244,8 @@ def _parse_gic(r: Reader, node: YNode) -> GicSpec:
     if version not in versions:
         raise r.fail(v["version"], "gic.version", f"expected a GIC version with a driver ({names}), got {version}")
     keys = GIC_KEYS[version]
-    g = r.mapping(node, "gic", keys, [k for k in keys if k not in ("page_stride", "spare_spis")])
-    common = {
+    g = r.mapping(node, "gic", keys, [k for k in keys if k not in ("page_stride", "spare_spis", "spare_ppis")])
+    common: dict[str, int] = {
         "version": version,
         "gicd": r.address(g["gicd"], "gic.gicd"),
         "spis": r.integer(g["spis"], "gic.spis", "a number of SPIs (32-988)", 32, 988),
@@ -253,9 +253,12 @@ def _parse_gic(r: Reader, node: YNode) -> GicSpec:
     }
     spare = _parse_spare_spis(r, g["spare_spis"]) if "spare_spis" in g else ()
     if version == 3:
-        return GicSpec(**common, spare_spis=spare, gicr=r.address(g["gicr"], "gic.gicr"),
+        ppis = r.each(g["spare_ppis"], "gic.spare_ppis", lambda n, q: r.irq(n, q), "a list of PPIs") \
+            if "spare_ppis" in g else ()
+        return GicSpec(**common, spare_spis=spare, spare_ppis=ppis, gicr=r.address(g["gicr"], "gic.gicr"),
                        gicr_stride=r.size(g["gicr_stride"], "gic.gicr_stride"))
-    return GicSpec(**common, spare_spis=spare, gicc=r.address(g["gicc"], "gic.gicc"), gich=r.address(g["gich"], "gic.gich"),
+    return GicSpec(**common, spare_spis=spare, spare_ppis=(), gicc=r.address(g["gicc"], "gic.gicc"),
+                   gich=r.address(g["gich"], "gic.gich"),
                    gicv=r.address(g["gicv"], "gic.gicv"),
                    page_stride=r.size(g["page_stride"], "gic.page_stride") if "page_stride" in g else GIC_FRAME,
                    vgicd=r.address(g["vgicd"], "gic.vgicd"), vgicc=r.address(g["vgicc"], "gic.vgicc"))

@@ -130,6 +130,13 @@ def check_platform(p: Platform) -> None:
             c.error("gic.spare_spis", f"IRQ {irq} is outside the SPI range {spis.start}-{spis.stop - 1}")
         elif irq in driven:
             c.error("gic.spare_spis", f"SPI {irq} is not spare: {driven[irq]} drives it")
+    wired = {p.gic.maintenance_irq, p.timer.hyp_irq, p.timer.virt_irq, p.timer.phys_irq, p.timer.secure_irq}
+    wired |= {p.bandwidth.pmu_irq} if p.bandwidth else set()
+    for irq in p.gic.spare_ppis:
+        if not 16 <= irq < 32:
+            c.error("gic.spare_ppis", f"IRQ {irq} is not a PPI (16-31)")
+        elif irq in wired:
+            c.error("gic.spare_ppis", f"PPI {irq} is not spare: the platform file gives it a use")
     for i, a in enumerate(p.devices):
         for b in p.devices[i + 1:]:
             if a.range.overlaps(b.range):

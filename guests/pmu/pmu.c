@@ -101,7 +101,7 @@ static void wait_irqs(u32 want, u64 max_ns)
 
 int main(const char *params)
 {
-	u32 irq = (u32)param_u64("irq", 23), overflows = (u32)param_u64("overflows", 4);
+	u32 irq = (u32)param_u64("irq", param_u64("pmu_irq", 23)), overflows = (u32)param_u64("overflows", 4);
 	u64 loop = param_u64("loop", 1000000), pmcr = read_sysreg(pmcr_el0);
 	u32 n = (u32)(pmcr >> 11) & 0x1f, want;
 	u64 inst, cyc, ccnt, beyond = 0;

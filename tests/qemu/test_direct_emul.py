@@ -11,9 +11,11 @@ would stop U-Boot's autoboot.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 import test_direct as td
+import test_pmu as tp
 from qconsole import Console
 
 from bulkhead.generate import qemu
@@ -60,3 +62,19 @@ def test_direct_vm_uart_rx_and_doorbell_beside_ordinary_vm() -> None:
     assert "[bulkhead] cpu 2: interrupts direct (SDEI 1.0), EL2 timer and PMU through SDEI" in con.lines, out
     assert "[bulkhead] all VMs off: clean=2 stopped=0" in con.lines, out[-4000:]
     assert status == 0, out[-4000:]
+
+
+@pytest.mark.parametrize("counter", [0, 1], ids=["event-counter", "cycle-counter"])
+def test_direct_vm_guest_pmu_overflow(counter: int, tmp_path: Path) -> None:
+    """guests/pmu in a direct VM: its overflow interrupt is the spare PPI 22
+    (the toolchain's pmu_irq parameter), set pending by the hypervisor after
+    the PMU overflow reached it through SDEI; the guest takes one interrupt
+    per overflow and no storm, counts as in tests/qemu/test_pmu.py."""
+    text = tp.CONFIG.read_text().replace("counter: 0}", f"counter: {counter}}}")
+    text = text.replace("platform: qemu-virt\n", "platform: qemu-virt\nsdei: true\n")
+    text = text.replace("    cpus: [0]\n", "    cpus: [1]\n    interrupts: direct\n")
+    config = tmp_path / "pmu-direct.yaml"
+    config.write_text(text)
+    res = td.boot(config, f"pmu-direct-{counter}")
+    assert "[bulkhead] cpu 1: interrupts direct (SDEI 1.0), EL2 timer and PMU through SDEI" in res.output
+    tp.check_guest(res, counter, cycle_counter=True)
