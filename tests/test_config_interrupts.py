@@ -97,6 +97,11 @@ CASES: dict[str, tuple[str, str]] = {
         "c.yaml:11:48: shmem[0].vms[1].doorbell_irq: VM 'd': spare SPI 230 is also the doorbell of "
         "VM 'a' for shared memory 's'; each direct source needs its own (free: 210-217 ...)",
     ),
+    "reserved pmu param": (
+        GOOD.replace("interrupts: direct,", "interrupts: direct, params: {pmu_irq: 5},"),
+        "c.yaml:5:67: vms[1].params.pmu_irq: VM 'd': the parameter 'pmu_irq' is reserved in "
+        "a direct VM (the toolchain sets it to its guest PMU's overflow PPI)",
+    ),
     "reserved param": (
         GOOD.replace("interrupts: direct,", "interrupts: direct, params: {console_irq: 5},"),
         "c.yaml:5:71: vms[1].params.console_irq: VM 'd': the parameter 'console_irq' is reserved in "
@@ -136,9 +141,11 @@ def test_direct_sources_get_spare_spis(write_config: WriteConfig, capsys: pytest
     system = load_system(path, guest_sources=None)
     consoles = {vm.spec.name: vm.spec.console.irq for vm in system.vms if vm.spec.console}
     assert consoles == {"o": 33, "a": 209, "d": 210}, consoles
-    assert [vm.params_text for vm in system.vms][1:] == ["vm=a\nconsole_irq=209\n", "vm=d\nconsole_irq=210\n"]
+    assert [vm.params_text for vm in system.vms][1:] == [
+        "vm=a\nconsole_irq=209\npmu_irq=22\n", "vm=d\nconsole_irq=210\npmu_irq=22\n"]
     c = gen_c.generate(system, [], "c.yaml")
     assert ".console_irq = 209," in c and ".console_irq = 210," in c and ".doorbell_irq = 212" in c, c
+    assert c.count(".pmu_irq = 22,") == 2, c  # the direct VMs' only: o's PMU PPI is the platform's
     assert cli.main(["check", path]) == 0
     out = capsys.readouterr().out
     assert "0x9000000 irq 209" in out and "irq 212" in out, out
@@ -147,7 +154,7 @@ def test_direct_sources_get_spare_spis(write_config: WriteConfig, capsys: pytest
 def test_direct_no_spare_spis(write_config: WriteConfig) -> None:
     """A platform that declares no spare SPIs: the direct VM's virtual UART
     has none, a clear error naming the platform key."""
-    platform = (PLATFORMS / "qemu-virt.yaml").read_text().replace(", spare_spis: [[208, 287]]}", "}")
+    platform = (PLATFORMS / "qemu-virt.yaml").read_text().replace(" spare_spis: [[208, 287]],", "")
     assert "spare_spis: [[" not in platform
     write_config(platform.replace("name: qemu-virt", "name: nospare"), "nospare.yaml")
     path = write_config(GOOD.replace("platform: qemu-virt", "platform: nospare"))
@@ -191,6 +198,35 @@ def test_platform_spare_spis_checked(spare: str, expected: str, write_config: Wr
     """The platform's spare SPIs must be SPIs no device, SMMU or the
     hypervisor's UART drives."""
     platform = (PLATFORMS / "qemu-virt.yaml").read_text().replace("spare_spis: [[208, 287]]", f"spare_spis: {spare}")
+    write_config(platform.replace("name: qemu-virt", "name: bad"), "bad.yaml")
+    path = write_config(GOOD.replace("platform: qemu-virt", "platform: bad"))
+    with pytest.raises(ConfigError) as info:
+        load_system(path, guest_sources=None, platforms_dir=Path("."))
+    assert expected in str(info.value), str(info.value)
+
+
+def test_direct_no_spare_ppi(write_config: WriteConfig) -> None:
+    """A platform with a PMU PPI but no spare PPI: a direct VM's guest PMU
+    overflow interrupt has nowhere to go, a clear error naming the key."""
+    platform = (PLATFORMS / "qemu-virt.yaml").read_text().replace(", spare_ppis: [22]}", "}")
+    assert "spare_ppis: [" not in platform
+    write_config(platform.replace("name: qemu-virt", "name: noppi"), "noppi.yaml")
+    path = write_config(GOOD.replace("platform: qemu-virt", "platform: noppi"))
+    with pytest.raises(ConfigError) as info:
+        load_system(path, guest_sources=None, platforms_dir=Path("."))
+    assert str(info.value) == (
+        "c.yaml:5:41: vms[1].interrupts: VM 'd' has 'interrupts: direct': its guest PMU's overflow interrupt "
+        "reaches it as a spare PPI the hypervisor sets pending, and platform 'noppi' declares none (list a PPI "
+        "no device drives in the platform file's gic.spare_ppis)")
+
+
+@pytest.mark.parametrize("spare, expected", [
+    ("[23]", "gic.spare_ppis: PPI 23 is not spare: the platform file gives it a use"),
+    ("[27]", "gic.spare_ppis: PPI 27 is not spare: the platform file gives it a use"),
+    ("[40]", "gic.spare_ppis: IRQ 40 is not a PPI (16-31)"),
+])
+def test_platform_spare_ppis_checked(spare: str, expected: str, write_config: WriteConfig) -> None:
+    platform = (PLATFORMS / "qemu-virt.yaml").read_text().replace("spare_ppis: [22]", f"spare_ppis: {spare}")
     write_config(platform.replace("name: qemu-virt", "name: bad"), "bad.yaml")
     path = write_config(GOOD.replace("platform: qemu-virt", "platform: bad"))
     with pytest.raises(ConfigError) as info:

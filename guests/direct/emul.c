@@ -140,11 +140,12 @@ int direct_emul(void)
 			return fail("BH_HC_DOORBELL returned %ld", ret);
 		answered++;
 	}
-	/* the guest PMU's overflow interrupt is not offered in direct mode:
-	 * PMINTENSET_EL1 is WI (docs/interrupts.md "Emulated sources") */
+	/* the guest PMU's overflow interrupt is offered (a spare PPI, pmu_irq):
+	 * PMINTENSET_EL1 keeps what is written (guests/pmu takes the interrupt) */
 	write_sysreg(1ul << 31, pmintenset_el1);
 	isb();
 	printf("direct: emul pmintenset=0x%lx\n", read_sysreg(pmintenset_el1));
+	write_sysreg(1ul << 31, pmintenclr_el1);
 	for (u32 i = 0; i < nlines; i++)
 		printf("direct: emul line %u '%s'\n", i, lines[i]);
 	printf("direct: emul rx irqs=%u lines=%u rings=%u answered=%u\n", rx_irqs, nlines, rings,
