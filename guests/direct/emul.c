@@ -17,6 +17,7 @@
  * Params: lines (3), rings (10), wait_s (60), console_irq (the toolchain's).
  * Lines: "direct: emul console_irq=<a> doorbell_irq=<b>",
  *        "direct: emul line <i> '<text>'" per line,
+ *        "direct: emul irq_exits=<interrupt exits of its CPU meanwhile>",
  *        "direct: emul pmintenset=<value read back after setting bit 31>",
  *        "direct: emul rx irqs=<n> lines=<l> rings=<r> answered=<a>",
  *        then "direct: PASS" or "direct: FAIL (<reason>)".
@@ -71,9 +72,12 @@ static void emul_uart_irq(u32 intid)
 	}
 }
 
+static volatile u64 ring_stamp; /* the counter at the last doorbell interrupt */
+
 static void emul_ring_irq(u32 intid)
 {
 	(void)intid;
+	ring_stamp = timer_now();
 	atomic_add32(&rings, 1);
 }
 
@@ -95,6 +99,7 @@ int direct_emul(void)
 	u32 want_rings = (u32)param_u64("rings", 10);
 	u64 end = timer_now() + timer_ns_to_ticks(param_u64("wait_s", 60) * NSEC_PER_SEC);
 	struct emul_wait w = { 0, 0 };
+	struct bh_cpu_exits ex0, ex1;
 	struct bh_shmem_info sh;
 	struct emul_chan *c;
 	u32 answered = 0, last = 0;
@@ -117,6 +122,7 @@ int direct_emul(void)
 	mmio_write32(UART_BASE + UART_LCR_H, UART_LCR_FEN);
 	mmio_write32(UART_BASE + UART_IFLS, 2u << 3); /* receive at 1/2 */
 	mmio_write32(UART_BASE + UART_IMSC, UART_INT_RX | UART_INT_RT);
+	bh_cpu_exits(BH_CPU_SELF, &ex0);
 	atomic_store32(&c->pong_ready, PONG_READY);
 	dsb_ish();
 	/* a ring is answered only after its interrupt: polling cannot pass */
@@ -133,6 +139,7 @@ int direct_emul(void)
 		if (atomic_load32(&c->ping_val) == last)
 			continue;
 		last = atomic_load32(&c->ping_val);
+		atomic_store64(&c->pong_stamp, ring_stamp); /* ping measure=1: one-way latency */
 		atomic_store32(&c->pong_val, last + 1);
 		dsb_ish();
 		ret = bh_doorbell(0);
@@ -140,6 +147,9 @@ int direct_emul(void)
 			return fail("BH_HC_DOORBELL returned %ld", ret);
 		answered++;
 	}
+	/* the interrupts came with no interrupt exit of this CPU */
+	bh_cpu_exits(BH_CPU_SELF, &ex1);
+	printf("direct: emul irq_exits=%lu\n", ex1.irq_exits - ex0.irq_exits);
 	/* the guest PMU's overflow interrupt is offered (a spare PPI, pmu_irq):
 	 * PMINTENSET_EL1 keeps what is written (guests/pmu takes the interrupt) */
 	write_sysreg(1ul << 31, pmintenset_el1);
