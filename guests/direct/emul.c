@@ -17,6 +17,7 @@
  * Params: lines (3), rings (10), wait_s (60), console_irq (the toolchain's).
  * Lines: "direct: emul console_irq=<a> doorbell_irq=<b>",
  *        "direct: emul line <i> '<text>'" per line,
+ *        "direct: emul tx irqs=<UART interrupts: TX unmasked, 3 characters>",
  *        "direct: emul irq_exits=<interrupt exits of its CPU meanwhile>",
  *        "direct: emul pmintenset=<value read back after setting bit 31>",
  *        "direct: emul rx irqs=<n> lines=<l> rings=<r> answered=<a>",
@@ -29,6 +30,7 @@
 #define UART_IMSC    0x038
 #define UART_LCR_FEN (1u << 4)
 #define UART_INT_RX  (1u << 4)
+#define UART_INT_TX  (1u << 5)
 #define UART_INT_RT  (1u << 6)
 #define PONG_READY   0x504f4e47u /* "PONG": guests/doorbell's handshake */
 #define LINE_MAX     64
@@ -146,6 +148,19 @@ int direct_emul(void)
 		if (ret < 1)
 			return fail("BH_HC_DOORBELL returned %ld", ret);
 		answered++;
+	}
+	/* the transmit interrupt: pending when unmasked, again after each
+	 * character written while unmasked (the TX FIFO empties at once) */
+	{
+		u32 before = atomic_load32(&rx_irqs);
+
+		mmio_write32(UART_BASE + UART_IMSC, UART_INT_TX);
+		uart_putc('t');
+		uart_putc('x');
+		uart_putc('\n');
+		timer_delay_us(100);
+		mmio_write32(UART_BASE + UART_IMSC, 0);
+		printf("direct: emul tx irqs=%u\n", atomic_load32(&rx_irqs) - before);
 	}
 	/* the interrupts came with no interrupt exit of this CPU */
 	bh_cpu_exits(BH_CPU_SELF, &ex1);

@@ -74,8 +74,9 @@ static u32 vuart_ris(const struct vuart *u)
 
 /* Called with the VM's console lock held (the level and the FIFO change
  * together, so two CPUs cannot leave a stale level behind). fresh: a
- * character arrived (a direct VM's edge-triggered interrupt is raised again
- * while the level stays high, docs/interrupts.md "Emulated sources"). */
+ * character arrived, or one was sent with TX unmasked (a direct VM's
+ * edge-triggered interrupt is raised again while the level stays high,
+ * docs/interrupts.md "Emulated sources"). */
 static void vuart_update_irq(struct vm *vm, bool fresh)
 {
 	struct vuart *u = &vm->vuart;
@@ -193,9 +194,13 @@ static bool vuart_mmio(struct vcpu *v, struct mmio_access *a, void *dev)
 		vuart_write(vm, u, reg, (u32)(a->val << shift));
 	else
 		a->val = (vuart_read(u, reg) >> shift) & (u32)((1ull << (a->size * 8)) - 1);
-	/* DR reads drain the FIFO; LCR_H, IFLS and IMSC writes move the level */
+	/* DR reads drain the FIFO; LCR_H, IFLS and IMSC writes move the level.
+	 * A DR write with the transmit interrupt unmasked: the character is
+	 * gone at once, the TX FIFO empty again (a direct VM's edge, again) */
 	if (a->write ? (reg != UART_DR) : (reg == UART_DR))
 		vuart_update_irq(vm, false);
+	else if (a->write && (u->imsc & INT_TX))
+		vuart_update_irq(vm, true);
 	spin_unlock(&vm->con.lock);
 	return true;
 }

@@ -53,7 +53,9 @@ def test_direct_vm_uart_rx_and_doorbell_beside_ordinary_vm() -> None:
     st = re.search(r"direct: emul rx irqs=(\d+) lines=3 rings=(\d+) answered=10", out)
     assert st, out[-4000:]
     assert int(st[1]) >= 1 and int(st[2]) >= 10, st[0]
-    assert "direct: emul irq_exits=0" in d, d  # the SPIs are taken at EL1: no exit on CPU 2
+    assert "direct: emul irq_exits=0" in d, d
+    # TX unmasked, 3 characters written: the unmask's edge and one per character
+    assert "direct: emul tx irqs=4" in d, d  # the SPIs are taken at EL1: no exit on CPU 2
     assert "[ordinary] doorbell: PASS (10 round trips)" in con.lines, out[-4000:]
     # the guest PMU's overflow interrupt is offered (a spare PPI: test below), not WI
     assert "direct: emul pmintenset=0x80000000" in d, d
