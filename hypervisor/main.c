@@ -179,7 +179,12 @@ static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 	dma_init();    /* the SMMUs, every VM's streams on its stage 2 */
 	if (cfg_system.console_input_vm >= 0) {
 		const struct vm *in = &vms[cfg_system.console_input_vm];
-		irq_set_console(p->uart_irq, in->vcpus[0]->pcpu_mpidr);
+		/* on the input VM's CPU, unless its guest owns the CPU interface
+		 * there (interrupts: direct): then the boot CPU's, which no direct
+		 * VM has (docs/interrupts.md) */
+		irq_set_console(p->uart_irq, BULKHEAD_DIRECT && (in->cfg->flags & CFG_VM_DIRECT)
+		                                 ? p->mpidr[0]
+		                                 : in->vcpus[0]->pcpu_mpidr);
 		console_set_input(cfg_system.console_input_vm);
 		log_info("console input -> vm %s (Ctrl-T <n> switches)", in->cfg->name);
 	}

@@ -6,14 +6,17 @@ the flag in the generated config.c."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
+from bulkhead import cli
 from bulkhead.base.errors import ConfigError
 from bulkhead.generate import gen_c
 from bulkhead.layout.load import load_system
 
 WriteConfig = Callable[..., str]
+PLATFORMS = Path(__file__).resolve().parents[1] / "platforms"
 
 GOOD = """\
 platform: qemu-virt
@@ -21,6 +24,15 @@ sdei: true
 vms:
   - {name: a, cpus: [0], memory: [{ipa: 0x40000000, size: 16M}], image: img.bin}
   - {name: d, cpus: [2, 3], interrupts: direct, memory: [{ipa: 0x40000000, size: 16M}], image: img.bin}
+"""
+
+
+SHMEM = """shmem:
+  - name: s
+    size: 4K
+    vms:
+      - {{vm: a, ipa: 0x50000000, doorbell_irq: {a}}}
+      - {{vm: d, ipa: 0x50000000, doorbell_irq: {d}}}
 """
 
 
@@ -63,17 +75,37 @@ CASES: dict[str, tuple[str, str]] = {
         "c.yaml:5:41: vms[1].interrupts: VM 'd': 'interrupts: direct' runs bare-metal guests only "
         "(a Linux VM's device tree would need the physical MPIDRs its vCPUs see)",
     ),
-    "doorbell": (
-        GOOD + """shmem:
-  - name: s
-    size: 4K
-    vms:
-      - {vm: a, ipa: 0x50000000, doorbell_irq: 80}
-      - {vm: d, ipa: 0x50000000, doorbell_irq: 80}
-""",
-        "c.yaml:11:48: shmem[0].vms[1].doorbell_irq: VM 'd' has 'interrupts: direct': a doorbell is "
-        "an emulated interrupt, which needs the list registers; drop doorbell_irq (poll the shared "
-        "memory)",
+    "doorbell not spare": (
+        GOOD + SHMEM.format(a=80, d=80),
+        "c.yaml:11:48: shmem[0].vms[1].doorbell_irq: VM 'd' has 'interrupts: direct': an emulated "
+        "interrupt reaches it as a spare SPI the hypervisor sets pending (no list registers); "
+        "doorbell_irq 80 is not one (platform 'qemu-virt' declares gic.spare_spis: 208-287); give a "
+        "free spare SPI (free: 209-216 ...) or drop doorbell_irq (poll the shared memory)",
+    ),
+    "console not spare": (
+        GOOD.replace("interrupts: direct,", "interrupts: direct, console: {irq: 40},"),
+        "c.yaml:5:64: vms[1].console.irq: VM 'd' has 'interrupts: direct': an emulated interrupt "
+        "reaches it as a spare SPI the hypervisor sets pending (no list registers); its virtual "
+        "UART's IRQ 40 is not one (platform 'qemu-virt' declares gic.spare_spis: 208-287); leave "
+        "console.irq out (the toolchain picks one) or give a free one (free: 208-215 ...)",
+    ),
+    "spare taken twice": (
+        GOOD.replace("cpus: [0], memory", "cpus: [1], interrupts: direct, memory")
+        + SHMEM.format(a=230, d=230),
+        "c.yaml:10:48: shmem[0].vms[0].doorbell_irq: VM 'a': spare SPI 230 is also the doorbell of "
+        "VM 'd' for shared memory 's'; each direct source needs its own (free: 210-217 ...)\n"
+        "c.yaml:11:48: shmem[0].vms[1].doorbell_irq: VM 'd': spare SPI 230 is also the doorbell of "
+        "VM 'a' for shared memory 's'; each direct source needs its own (free: 210-217 ...)",
+    ),
+    "reserved pmu param": (
+        GOOD.replace("interrupts: direct,", "interrupts: direct, params: {pmu_irq: 5},"),
+        "c.yaml:5:67: vms[1].params.pmu_irq: VM 'd': the parameter 'pmu_irq' is reserved in "
+        "a direct VM (the toolchain sets it to its guest PMU's overflow PPI)",
+    ),
+    "reserved param": (
+        GOOD.replace("interrupts: direct,", "interrupts: direct, params: {console_irq: 5},"),
+        "c.yaml:5:71: vms[1].params.console_irq: VM 'd': the parameter 'console_irq' is reserved in "
+        "a direct VM (the toolchain sets it to its virtual UART's INTID)",
     ),
 }
 
@@ -82,6 +114,65 @@ CASES: dict[str, tuple[str, str]] = {
 def test_direct_rule(name: str, write_config: WriteConfig) -> None:
     text, expected = CASES[name]
     assert error_of(write_config(text)) == expected
+
+
+def test_direct_io_device_rejected(write_config: WriteConfig) -> None:
+    """The shared I/O device's doorbells would need spare SPIs too, and it is
+    not tested in direct mode: it stays a clear error."""
+    path = write_config(GOOD + """io:
+  device: virtio0
+  vm: d
+  capacity: 1000
+  clients:
+    - {vm: a, mac: "02:00:00:00:00:0a", queue: 16}
+""")
+    assert ("c.yaml:5:41: vms[1].interrupts: VM 'd': the shared I/O device raises emulated interrupts; "
+            "it cannot serve or be served by a VM with 'interrupts: direct'") in error_of(path).splitlines()
+
+
+def test_direct_sources_get_spare_spis(write_config: WriteConfig, capsys: pytest.CaptureFixture[str]) -> None:
+    """A direct VM's virtual UART gets the first free spare SPI (its INTID in
+    the parameter block and config.c), a doorbell keeps the spare SPI given;
+    an ordinary VM keeps the platform's console IRQ; `bulkhead check` shows
+    the INTIDs."""
+    path = write_config(GOOD.replace("cpus: [0], memory", "cpus: [1], interrupts: direct, memory")
+                        .replace("  - {name: a,", "  - {name: o, cpus: [0], memory: [{ipa: 0x40000000, size: 16M}], "
+                                 "image: img.bin}\n  - {name: a,") + SHMEM.format(a=208, d=212))
+    system = load_system(path, guest_sources=None)
+    consoles = {vm.spec.name: vm.spec.console.irq for vm in system.vms if vm.spec.console}
+    assert consoles == {"o": 33, "a": 209, "d": 210}, consoles
+    assert [vm.params_text for vm in system.vms][1:] == [
+        "vm=a\nconsole_irq=209\npmu_irq=22\n", "vm=d\nconsole_irq=210\npmu_irq=22\n"]
+    c = gen_c.generate(system, [], "c.yaml")
+    assert ".console_irq = 209," in c and ".console_irq = 210," in c and ".doorbell_irq = 212" in c, c
+    assert c.count(".pmu_irq = 22,") == 2, c  # the direct VMs' only: o's PMU PPI is the platform's
+    assert cli.main(["check", path]) == 0
+    out = capsys.readouterr().out
+    assert "0x9000000 irq 209" in out and "irq 212" in out, out
+
+
+def test_direct_no_spare_spis(write_config: WriteConfig) -> None:
+    """A platform that declares no spare SPIs: the direct VM's virtual UART
+    has none, a clear error naming the platform key."""
+    platform = (PLATFORMS / "qemu-virt.yaml").read_text().replace(" spare_spis: [[208, 287]],", "")
+    assert "spare_spis: [[" not in platform
+    write_config(platform.replace("name: qemu-virt", "name: nospare"), "nospare.yaml")
+    path = write_config(GOOD.replace("platform: qemu-virt", "platform: nospare"))
+    with pytest.raises(ConfigError) as info:
+        load_system(path, guest_sources=None, platforms_dir=Path("."))
+    assert str(info.value) == (
+        "c.yaml:5:41: vms[1].interrupts: VM 'd' has 'interrupts: direct': an emulated interrupt reaches it "
+        "as a spare SPI the hypervisor sets pending (no list registers); no spare SPI is left for its "
+        "virtual UART (platform 'nospare' declares no spare SPIs (gic.spare_spis)); give it 'console: none' "
+        "or free one")
+
+
+def test_check_prints_direct_errors(write_config: WriteConfig, capsys: pytest.CaptureFixture[str]) -> None:
+    """`bulkhead check` reports a direct VM's bad doorbell with its position
+    on stderr and exits 1."""
+    assert cli.main(["check", write_config(GOOD + SHMEM.format(a=80, d=80))]) == 1
+    err = capsys.readouterr().err
+    assert "c.yaml:11:48: shmem[0].vms[1].doorbell_irq: VM 'd' has 'interrupts: direct'" in err, err
 
 
 def test_direct_needs_gicv3(write_config: WriteConfig) -> None:
@@ -94,3 +185,50 @@ vms:
 """)
     assert "vms[0].interrupts: VM 'd': 'interrupts: direct' needs a GICv3; platform 'zcu102' has a GICv2" \
         in error_of(path)
+
+
+@pytest.mark.parametrize("spare, expected", [
+    ("[33, [208, 287]]", "gic.spare_spis: SPI 33 is not spare: the hypervisor's UART drives it"),
+    ("[[48, 50]]", "gic.spare_spis: SPI 48 is not spare: device 'virtio0' drives it"),
+    ("[[106, 106]]", "gic.spare_spis: SPI 106 is not spare: SMMU 'smmu0' drives it"),
+    ("[300]", "gic.spare_spis: IRQ 300 is outside the SPI range 32-287"),
+    ("[[220, 210]]", "gic.spare_spis[0]: range 220-210 is empty"),
+])
+def test_platform_spare_spis_checked(spare: str, expected: str, write_config: WriteConfig) -> None:
+    """The platform's spare SPIs must be SPIs no device, SMMU or the
+    hypervisor's UART drives."""
+    platform = (PLATFORMS / "qemu-virt.yaml").read_text().replace("spare_spis: [[208, 287]]", f"spare_spis: {spare}")
+    write_config(platform.replace("name: qemu-virt", "name: bad"), "bad.yaml")
+    path = write_config(GOOD.replace("platform: qemu-virt", "platform: bad"))
+    with pytest.raises(ConfigError) as info:
+        load_system(path, guest_sources=None, platforms_dir=Path("."))
+    assert expected in str(info.value), str(info.value)
+
+
+def test_direct_no_spare_ppi(write_config: WriteConfig) -> None:
+    """A platform with a PMU PPI but no spare PPI: a direct VM's guest PMU
+    overflow interrupt has nowhere to go, a clear error naming the key."""
+    platform = (PLATFORMS / "qemu-virt.yaml").read_text().replace(", spare_ppis: [22]}", "}")
+    assert "spare_ppis: [" not in platform
+    write_config(platform.replace("name: qemu-virt", "name: noppi"), "noppi.yaml")
+    path = write_config(GOOD.replace("platform: qemu-virt", "platform: noppi"))
+    with pytest.raises(ConfigError) as info:
+        load_system(path, guest_sources=None, platforms_dir=Path("."))
+    assert str(info.value) == (
+        "c.yaml:5:41: vms[1].interrupts: VM 'd' has 'interrupts: direct': its guest PMU's overflow interrupt "
+        "reaches it as a spare PPI the hypervisor sets pending, and platform 'noppi' declares none (list a PPI "
+        "no device drives in the platform file's gic.spare_ppis)")
+
+
+@pytest.mark.parametrize("spare, expected", [
+    ("[23]", "gic.spare_ppis: PPI 23 is not spare: the platform file gives it a use"),
+    ("[27]", "gic.spare_ppis: PPI 27 is not spare: the platform file gives it a use"),
+    ("[40]", "gic.spare_ppis: IRQ 40 is not a PPI (16-31)"),
+])
+def test_platform_spare_ppis_checked(spare: str, expected: str, write_config: WriteConfig) -> None:
+    platform = (PLATFORMS / "qemu-virt.yaml").read_text().replace("spare_ppis: [22]", f"spare_ppis: {spare}")
+    write_config(platform.replace("name: qemu-virt", "name: bad"), "bad.yaml")
+    path = write_config(GOOD.replace("platform: qemu-virt", "platform: bad"))
+    with pytest.raises(ConfigError) as info:
+        load_system(path, guest_sources=None, platforms_dir=Path("."))
+    assert expected in str(info.value), str(info.value)

@@ -284,7 +284,7 @@ def test_repo_platform_is_valid() -> None:
          "qemu-virt.yaml:10:16: gic.version: expected a GIC version (2 or 3), got 4"),
         ("gic: {version: 3,", "gic: {version: 2,",
          "qemu-virt.yaml:10:37: gic.gicr: unknown key 'gicr'; expected one of: version, gicd, gicc, gich, gicv, "
-         "page_stride, vgicd, vgicc, spis, maintenance_irq"),
+         "page_stride, vgicd, vgicc, spis, maintenance_irq, spare_spis"),
         ("uart: {base: 0x09000000, irq: 33}", "uart: {base: 0x09000000, irq: 33, driver: 8250}",
          "qemu-virt.yaml:12:43: uart.driver: expected one of cadence, dw8250, pl011, got 8250"),
         # RAM as a list of DRAM banks (platforms/zcu102.yaml)

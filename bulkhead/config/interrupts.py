@@ -6,16 +6,137 @@ presented to the guest through the GIC list registers. ``direct``: the
 VM's vCPUs run with HCR_EL2.IMO/FMO clear, so the guest acknowledges and
 ends its own interrupts on the physical CPU interface with no hypervisor
 instruction; the hypervisor's own events on those CPUs come from the secure
-firmware through SDEI (docs/interrupts.md). This module holds the checks.
+firmware through SDEI (docs/interrupts.md). This module holds the checks
+and the choice of the spare SPIs that carry a direct VM's emulated
+interrupts (the virtual UART's, doorbells): with no list registers, the
+hypervisor sets such an SPI pending at the VM's CPU (docs/interrupts.md
+"Emulated sources").
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterable, Sequence
+
 from bulkhead.base.errors import Diagnostic
-from bulkhead.config.model import SystemSpec
+from bulkhead.config.model import ConsoleSpec, Platform, ShmemSpec, SystemSpec, VmSpec
+
+# A direct VM's console whose ``irq`` the config leaves out: the toolchain
+# picks a spare SPI (pick_spares); 0 until then, or when none is left.
+PICK = 0
+# The parameter that tells a direct bare-metal guest its virtual UART's
+# INTID (the parameter block; guests/direct/emul.c)
+CONSOLE_PARAM = "console_irq"
+# ... and its guest PMU's overflow PPI (guests/pmu)
+PMU_PARAM = "pmu_irq"
+
+
+def pmu_irq(p: Platform, vm: VmSpec) -> int:
+    """The PPI a direct VM's guest PMU overflow interrupt is: the platform's
+    first spare PPI (PPIs are per CPU: every direct VM may have the same);
+    0 for an emulated VM (the platform's PMU PPI, through a list register)
+    or when the platform has no PMU PPI or no spare PPI (check() says so)."""
+    if vm.interrupts != "direct" or p.bandwidth is None or not p.bandwidth.pmu_irq or not p.gic.spare_ppis:
+        return 0
+    return p.gic.spare_ppis[0]
 
 FIRMWARE_HINT = ("TF-A built with SDEI_SUPPORT=1 EL3_EXCEPTION_HANDLING=1 and Bulkhead's event table, "
                  "then 'sdei: true' in the system file; docs/interrupts.md")
+
+
+def _spans(irqs: Iterable[int]) -> str:
+    """208-287, 300 ..."""
+    out: list[str] = []
+    for irq in sorted(set(irqs)):
+        if out and out[-1].split("-")[-1] == str(irq - 1):
+            out[-1] = f"{out[-1].split('-')[0]}-{irq}"
+        else:
+            out.append(str(irq))
+    return ", ".join(out) or "none"
+
+
+def spare_users(s: SystemSpec) -> dict[int, list[str]]:
+    """The spare SPIs the direct VMs use: SPI -> what uses it (for checks)."""
+    users: dict[int, list[str]] = {}
+    for vm in s.vms:
+        if vm.interrupts != "direct":
+            continue
+        if vm.console is not None and vm.console.irq != PICK:
+            users.setdefault(vm.console.irq, []).append(f"the virtual UART of VM '{vm.name}'")
+        for sh in s.shmem:
+            for m in sh.maps:
+                if m.vm == vm.name and m.doorbell_irq is not None:
+                    users.setdefault(m.doorbell_irq, []).append(
+                        f"the doorbell of VM '{vm.name}' for shared memory '{sh.name}'")
+    return users
+
+
+def pick_spares(p: Platform, vms: Sequence[VmSpec], shmem: Sequence[ShmemSpec]) -> tuple[VmSpec, ...]:
+    """Gives each direct VM whose console has no explicit ``irq`` (PICK) a
+    spare SPI no other direct VM's source uses; PICK stays when none is left
+    (check() then says so)."""
+    direct = {vm.name for vm in vms if vm.interrupts == "direct"}
+    used = {vm.console.irq for vm in vms if vm.name in direct and vm.console is not None}
+    used |= {m.doorbell_irq for sh in shmem for m in sh.maps if m.vm in direct and m.doorbell_irq is not None}
+    free = [irq for irq in p.gic.spare_spis if irq not in used]
+    out: list[VmSpec] = []
+    for vm in vms:
+        if vm.name in direct and vm.console is not None and vm.console.irq == PICK and free:
+            vm = dataclasses.replace(vm, console=ConsoleSpec(vm.console.ipa, free.pop(0)))
+        out.append(vm)
+    return tuple(out)
+
+
+def _check_spares(s: SystemSpec, vm: VmSpec, errors: list[Diagnostic]) -> None:
+    """A direct VM's emulated sources are spare SPIs (its console, doorbells)."""
+    p = s.platform
+    at = s.locs.diag
+    spare = set(p.gic.spare_spis)
+    users = spare_users(s)
+    free = [irq for irq in p.gic.spare_spis if irq not in users]
+    declared = (f"platform '{p.name}' declares gic.spare_spis: {_spans(spare)}" if spare
+                else f"platform '{p.name}' declares no spare SPIs (gic.spare_spis)")
+    hint = f"free: {_spans(free[:8])}{' ...' if len(free) > 8 else ''}" if spare else \
+        "list SPIs no device drives in the platform file's gic.spare_spis"
+    why = (f"VM '{vm.name}' has 'interrupts: direct': an emulated interrupt reaches it as a spare SPI "
+           "the hypervisor sets pending (no list registers)")
+    if vm.console is not None:
+        if vm.console.irq == PICK:
+            errors.append(at(f"{vm.path}.interrupts", f"{why}; no spare SPI is left for its virtual UART ({declared}); "
+                             "give it 'console: none' or free one"))
+        elif vm.console.irq not in spare:
+            errors.append(at(f"{vm.path}.console.irq",
+                             f"{why}; its virtual UART's IRQ {vm.console.irq} is not one ({declared}); "
+                             f"leave console.irq out (the toolchain picks one) or give a free one ({hint})"))
+    for sh in s.shmem:
+        for m in sh.maps:
+            if m.vm != vm.name or m.doorbell_irq is None:
+                continue
+            if m.doorbell_irq not in spare:
+                errors.append(at(f"{m.path}.doorbell_irq",
+                                 f"{why}; doorbell_irq {m.doorbell_irq} is not one ({declared}); "
+                                 f"give a free spare SPI ({hint}) or drop doorbell_irq (poll the shared memory)"))
+            elif len(users.get(m.doorbell_irq, ())) > 1:
+                own = f"the doorbell of VM '{vm.name}' for shared memory '{sh.name}'"
+                others = [u for u in users[m.doorbell_irq] if u != own]
+                errors.append(at(f"{m.path}.doorbell_irq",
+                                 f"VM '{vm.name}': spare SPI {m.doorbell_irq} is also {', '.join(others)}; "
+                                 f"each direct source needs its own ({hint})"))
+    if vm.console is not None and vm.console.irq in spare and len(users.get(vm.console.irq, ())) > 1:
+        others = [u for u in users[vm.console.irq] if u != f"the virtual UART of VM '{vm.name}'"]
+        errors.append(at(f"{vm.path}.console.irq",
+                         f"VM '{vm.name}': spare SPI {vm.console.irq} is also {', '.join(others)}; "
+                         f"each direct source needs its own ({hint})"))
+    for key, what in ((CONSOLE_PARAM, "its virtual UART's INTID"), (PMU_PARAM, "its guest PMU's overflow PPI")):
+        if any(k == key for k, _ in vm.params):
+            errors.append(at(f"{vm.path}.params.{key}",
+                             f"VM '{vm.name}': the parameter '{key}' is reserved in a direct VM (the "
+                             f"toolchain sets it to {what})"))
+    if p.bandwidth is not None and p.bandwidth.pmu_irq and not pmu_irq(p, vm):
+        errors.append(at(f"{vm.path}.interrupts",
+                         f"VM '{vm.name}' has 'interrupts: direct': its guest PMU's overflow interrupt reaches "
+                         f"it as a spare PPI the hypervisor sets pending, and platform '{p.name}' declares none "
+                         "(list a PPI no device drives in the platform file's gic.spare_ppis)"))
 
 
 def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
@@ -41,17 +162,9 @@ def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
         if vm.type == "linux":
             errors.append(at(key, f"VM '{vm.name}': 'interrupts: direct' runs bare-metal guests only "
                                   "(a Linux VM's device tree would need the physical MPIDRs its vCPUs see)"))
-        for sh in s.shmem:
-            for m in sh.maps:
-                if m.vm == vm.name and m.doorbell_irq is not None:
-                    errors.append(at(f"{m.path}.doorbell_irq",
-                                     f"VM '{vm.name}' has 'interrupts: direct': a doorbell is an emulated "
-                                     "interrupt, which needs the list registers; drop doorbell_irq (poll "
-                                     "the shared memory)"))
         if s.io is not None and (s.io.vm == vm.name or any(c.vm == vm.name for c in s.io.clients)):
             errors.append(at(key, f"VM '{vm.name}': the shared I/O device raises emulated interrupts; "
                                   "it cannot serve or be served by a VM with 'interrupts: direct'"))
-        if s.console_input == vm.name:
-            warnings.append(at(key, f"VM '{vm.name}' has 'interrupts: direct': its virtual UART's "
-                                    "interrupt is not delivered, console input must be polled"))
+        else:
+            _check_spares(s, vm, errors)
     return errors, warnings

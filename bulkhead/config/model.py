@@ -149,6 +149,12 @@ class GicSpec:
     page_stride: int = GIC_FRAME
     vgicd: int = 0
     vgicc: int = 0
+    # SPIs no device drives (``spare_spis``): the hypervisor sets them pending
+    # to deliver a direct VM's emulated interrupts (docs/interrupts.md)
+    spare_spis: tuple[int, ...] = ()
+    # PPIs no device drives (GICv3 ``spare_ppis``): a direct VM's guest PMU
+    # overflow interrupt (docs/interrupts.md)
+    spare_ppis: tuple[int, ...] = ()
 
     @property
     def spi_range(self) -> range:

@@ -16,6 +16,7 @@ from typing import Literal, cast
 from bulkhead.config import bandwidth as bw_mod
 from bulkhead.config import color as color_mod
 from bulkhead.config import dsu as dsu_mod
+from bulkhead.config import interrupts as interrupts_mod
 from bulkhead.config import pci as pci_mod
 from bulkhead.config import qos as qos_mod
 from bulkhead.config import shared_io
@@ -209,9 +210,28 @@ def _parse_qemu(r: Reader, node: YNode) -> QemuSpec:
 
 
 GIC_KEYS = {
-    3: ("version", "gicd", "gicr", "gicr_stride", "spis", "maintenance_irq"),
-    2: ("version", "gicd", "gicc", "gich", "gicv", "page_stride", "vgicd", "vgicc", "spis", "maintenance_irq"),
+    3: ("version", "gicd", "gicr", "gicr_stride", "spis", "maintenance_irq", "spare_spis", "spare_ppis"),
+    2: ("version", "gicd", "gicc", "gich", "gicv", "page_stride", "vgicd", "vgicc", "spis", "maintenance_irq",
+        "spare_spis"),
 }
+
+
+def _parse_spare_spis(r: Reader, node: YNode) -> tuple[int, ...]:
+    """``gic.spare_spis``: INTIDs and ``[first, last]`` ranges of SPIs no device drives."""
+    out: list[int] = []
+    for i, item in enumerate(r.seq(node, "gic.spare_spis", "a list of SPIs and [first, last] ranges")):
+        q = f"gic.spare_spis[{i}]"
+        if isinstance(item, YScalar):
+            out.append(r.irq(item, q))
+            continue
+        ends = r.seq(item, q, "an SPI or a [first, last] range")
+        if len(ends) != 2:
+            raise r.fail(item, q, "expected an SPI or a [first, last] range")
+        first, last = r.irq(ends[0], f"{q}[0]"), r.irq(ends[1], f"{q}[1]")
+        if last < first:
+            raise r.fail(item, q, f"range {first}-{last} is empty")
+        out.extend(range(first, last + 1))
+    return tuple(dict.fromkeys(out))
 
 
 def _parse_gic(r: Reader, node: YNode) -> GicSpec:
@@ -224,17 +244,21 @@ def _parse_gic(r: Reader, node: YNode) -> GicSpec:
     if version not in versions:
         raise r.fail(v["version"], "gic.version", f"expected a GIC version with a driver ({names}), got {version}")
     keys = GIC_KEYS[version]
-    g = r.mapping(node, "gic", keys, [k for k in keys if k != "page_stride"])
-    common = {
+    g = r.mapping(node, "gic", keys, [k for k in keys if k not in ("page_stride", "spare_spis", "spare_ppis")])
+    common: dict[str, int] = {
         "version": version,
         "gicd": r.address(g["gicd"], "gic.gicd"),
         "spis": r.integer(g["spis"], "gic.spis", "a number of SPIs (32-988)", 32, 988),
         "maintenance_irq": r.irq(g["maintenance_irq"], "gic.maintenance_irq"),
     }
+    spare = _parse_spare_spis(r, g["spare_spis"]) if "spare_spis" in g else ()
     if version == 3:
-        return GicSpec(**common, gicr=r.address(g["gicr"], "gic.gicr"),
+        ppis = r.each(g["spare_ppis"], "gic.spare_ppis", lambda n, q: r.irq(n, q), "a list of PPIs") \
+            if "spare_ppis" in g else ()
+        return GicSpec(**common, spare_spis=spare, spare_ppis=ppis, gicr=r.address(g["gicr"], "gic.gicr"),
                        gicr_stride=r.size(g["gicr_stride"], "gic.gicr_stride"))
-    return GicSpec(**common, gicc=r.address(g["gicc"], "gic.gicc"), gich=r.address(g["gich"], "gic.gich"),
+    return GicSpec(**common, spare_spis=spare, spare_ppis=(), gicc=r.address(g["gicc"], "gic.gicc"),
+                   gich=r.address(g["gich"], "gic.gich"),
                    gicv=r.address(g["gicv"], "gic.gicv"),
                    page_stride=r.size(g["page_stride"], "gic.page_stride") if "page_stride" in g else GIC_FRAME,
                    vgicd=r.address(g["vgicd"], "gic.vgicd"), vgicc=r.address(g["vgicc"], "gic.vgicc"))
@@ -444,6 +468,7 @@ def parse_system(
     io = shared_io.parse(r, top["io"]) if "io" in top else None
     if io is not None:  # one shmem region per client, parameters for the I/O VM and the clients
         vms, shmem = shared_io.expand(io, platform, vms, shmem)
+    vms = interrupts_mod.pick_spares(platform, vms, shmem)
     hyp_colors = parse_colors(r, top["hypervisor_colors"], "hypervisor_colors") if "hypervisor_colors" in top \
         else None
     pool = _parse_pool(r, top["recolor_pool"]) if "recolor_pool" in top else None
@@ -516,7 +541,11 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
                 raise r.fail(key, kpath, "the parameter 'vm' is reserved (always set to the VM name)")
             params.append((key.raw, _param_value(r, value, kpath)))
 
-    console: ConsoleSpec | None = platform.console
+    direct = "interrupts" in m and isinstance(m["interrupts"], YScalar) and m["interrupts"].value == "direct"
+    # a direct VM's virtual UART interrupt is a spare SPI the toolchain picks
+    # unless given (config/interrupts.py pick_spares)
+    console: ConsoleSpec | None = ConsoleSpec(platform.console.ipa, interrupts_mod.PICK) if direct \
+        else platform.console
     if "console" in m:
         cn = m["console"]
         if isinstance(cn, YScalar) and cn.value == "none":
@@ -525,7 +554,8 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
             cm = r.mapping(cn, p("console"), ("ipa", "irq"), (), "a mapping {ipa, irq} or none")
             console = ConsoleSpec(
                 ipa=r.address(cm["ipa"], p("console.ipa")) if "ipa" in cm else platform.console.ipa,
-                irq=r.irq(cm["irq"], p("console.irq")) if "irq" in cm else platform.console.irq,
+                irq=r.irq(cm["irq"], p("console.irq")) if "irq" in cm
+                else interrupts_mod.PICK if direct else platform.console.irq,
             )
 
     dev_entries = r.each(m["devices"], p("devices"), lambda n, q: qos_mod.parse_device(r, n, q),

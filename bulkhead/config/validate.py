@@ -122,6 +122,21 @@ def check_platform(p: Platform) -> None:
                 c.error(path, f"IRQ {irq} is outside the SPI range {spis.start}-{spis.stop - 1}")
             elif irq == p.uart.irq:
                 c.error(path, f"IRQ {irq} belongs to the hypervisor's UART")
+    driven = {p.uart.irq: "the hypervisor's UART"} | {irq: f"device '{d.name}'" for d in p.devices for irq in d.irqs}
+    driven |= {irq: f"SMMU '{u.name}'" for u in p.smmus for irq in (u.event_irq, u.gerror_irq)}
+    driven |= {irq: "the PCIe host bridge's INTx" for irq in (p.pci.intx if p.pci else ())}
+    for irq in p.gic.spare_spis:
+        if irq not in spis:
+            c.error("gic.spare_spis", f"IRQ {irq} is outside the SPI range {spis.start}-{spis.stop - 1}")
+        elif irq in driven:
+            c.error("gic.spare_spis", f"SPI {irq} is not spare: {driven[irq]} drives it")
+    wired = {p.gic.maintenance_irq, p.timer.hyp_irq, p.timer.virt_irq, p.timer.phys_irq, p.timer.secure_irq}
+    wired |= {p.bandwidth.pmu_irq} if p.bandwidth else set()
+    for irq in p.gic.spare_ppis:
+        if not 16 <= irq < 32:
+            c.error("gic.spare_ppis", f"IRQ {irq} is not a PPI (16-31)")
+        elif irq in wired:
+            c.error("gic.spare_ppis", f"PPI {irq} is not spare: the platform file gives it a use")
     for i, a in enumerate(p.devices):
         for b in p.devices[i + 1:]:
             if a.range.overlaps(b.range):
@@ -256,7 +271,9 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
         if vm.console is not None:
             path = join(vm.path, "console.irq")
             irq = vm.console.irq
-            if irq not in spis:
+            if irq == interrupts.PICK:
+                pass  # a direct VM's, none left to pick: interrupts.check says so
+            elif irq not in spis:
                 c.error(path, f"IRQ {irq} is outside the SPI range {spi_text}")
             elif irq in used:
                 c.error(path, f"console IRQ {irq} collides with {used[irq]} of VM '{vm.name}'")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from bulkhead.config import bandwidth, coloring, dma, dsu, qos
+from bulkhead.config import bandwidth, coloring, dma, dsu, interrupts, qos
 from bulkhead.config.color import Colors
 from bulkhead.config.model import MAX_CPUS, MAX_RAM_BANKS
 from bulkhead.generate import image
@@ -149,6 +149,7 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
         vm_fields.append(_vm_tables(w, vm, [s for s in staged if s.vm_index == vm.index], colors,
                                     set(dma.unconfined_vms(system.spec)))
                          + _bw_tables(w, system, vm)
+                         + ([("pmu_irq", str(pmu))] if (pmu := interrupts.pmu_irq(system.platform, vm.spec)) else [])
                          + ([("l3_scheme", str(part.scheme)), ("l3_groups", _hex(part.groups))] if part else []))
 
     w.line()

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bulkhead.base.errors import BuildError, ConfigError, Diagnostic
-from bulkhead.config import coloring, pci, qos
+from bulkhead.config import coloring, interrupts, pci, qos
 from bulkhead.config.color import Colors
 from bulkhead.config.coloring import Span
+from bulkhead.config.interrupts import CONSOLE_PARAM
 from bulkhead.config.model import (
     DTB_MAX,
     PAGE,
@@ -346,7 +347,12 @@ def _resolve_vm(
     else:
         entry = vm.entry if vm.entry is not None else first.ipa
         params_ipa = first.ipa + first.size - PAGE
-        params_text = "".join(f"{k}={v}\n" for k, v in (("vm", vm.name), *vm.params))
+        # a direct VM's virtual UART INTID is a spare SPI (docs/interrupts.md "Emulated sources")
+        own: tuple[tuple[str, str], ...] = ((CONSOLE_PARAM, str(vm.console.irq)),) \
+            if vm.interrupts == "direct" and vm.console else ()
+        if interrupts.pmu_irq(s.platform, vm):
+            own += ((interrupts.PMU_PARAM, str(interrupts.pmu_irq(s.platform, vm))),)
+        params_text = "".join(f"{k}={v}\n" for k, v in (("vm", vm.name), *own, *vm.params))
         params_size = len(params_text.encode()) + 1
         if params_size > PARAMS_MAX:
             diags.append(s.locs.diag(join(vm.path, "params"),

@@ -12,6 +12,9 @@
  * (BH_HC_CPU_EXITS): each phase must cost exactly the one exit of that
  * hypercall and no interrupt exit ("exits" lines).
  *
+ * mode=emul runs emul.c instead: the virtual UART's receive interrupt and a
+ * doorbell, emulated sources delivered through spare physical SPIs.
+ *
  * mode=hostile instead starts vCPU 1 as a hostile guest (hostile()) that
  * never ends by itself; vCPU 0 waits `ms` milliseconds on its own timer,
  * prints vCPU 1's regulation statistics (BH_HC_BW_STATS) and powers the VM
@@ -32,8 +35,8 @@
  *
  * Params: ticks (20), period_us (500), spis (10), sgis (10), sibling (Aff0
  * of vCPU 1's CPU; 0: no SGI phase), rtc_base (0x09010000), rtc_irq (34),
- * mode (normal|hostile), storm_target (hostile: Aff0 the SGI storm aims
- * at), ms (hostile: 200), quiet (hostile, 0|1: vCPU 1 only makes memory
+ * mode (normal|hostile|sgifilter|sink|emul), storm_target (hostile: Aff0
+ * the SGI storm aims at), ms (hostile: 200), quiet (hostile, 0|1: vCPU 1 only makes memory
  * traffic, the baseline), storm (hostile: all, or own: SGIs only at the VM's
  * own CPUs, storm_target being one of them).
  * Lines: "direct: timer <n> ticks ok", "direct: spi <n> ok",
@@ -213,6 +216,7 @@ static __noreturn void hostile(u64 storm_target, bool quiet, bool own)
 static int watch_hostile(u64 sibling);
 static int sgifilter(u64 sibling);
 static int sink(void);
+int direct_emul(void);
 
 int main(const char *params)
 {
@@ -230,6 +234,8 @@ int main(const char *params)
 		return sgifilter(sibling);
 	if (!strcmp(mode, "sink"))
 		return sink();
+	if (!strcmp(mode, "emul"))
+		return direct_emul(); /* emul.c */
 	rtc = (uptr)param_u64("rtc_base", 0x09010000);
 	period = timer_ns_to_ticks(param_u64("period_us", 500) * 1000);
 	v0_aff = (u32)(read_sysreg(mpidr_el1) & 0xff);

@@ -18,7 +18,8 @@
  *      clear count nothing; from 0xffffffff one write wraps counter 0 to 0
  *      and sets its overflow flag.
  *
- * Params: irq (PMU PPI, 23), loop (1000000), overflows (4), step (100000),
+ * Params: irq (PMU PPI: the toolchain's pmu_irq in a direct VM, else 23),
+ * loop (1000000), overflows (4), step (100000),
  * counter (0: event counter 0 counting `event`, default INST_RETIRED; 1:
  * PMCCNTR). The wait for an interrupt polls PMOVSSET (a trapped read):
  * QEMU notices an event counter's overflow only at an exception entry.
@@ -101,7 +102,8 @@ static void wait_irqs(u32 want, u64 max_ns)
 
 int main(const char *params)
 {
-	u32 irq = (u32)param_u64("irq", 23), overflows = (u32)param_u64("overflows", 4);
+	u32 irq = (u32)param_u64("irq", param_u64("pmu_irq", 23)),
+	    overflows = (u32)param_u64("overflows", 4);
 	u64 loop = param_u64("loop", 1000000), pmcr = read_sysreg(pmcr_el0);
 	u32 n = (u32)(pmcr >> 11) & 0x1f, want;
 	u64 inst, cyc, ccnt, beyond = 0;

@@ -176,7 +176,9 @@ struct cfg_vm {
 	const struct cfg_shmem_map *shmem;
 
 	u64 console_ipa; /* virtual PL011; 0: none */
-	u32 console_irq; /* its virtual INTID */
+	u32 console_irq; /* its virtual INTID (a direct VM: a spare SPI, docs/interrupts.md) */
+	u32 pmu_irq;     /* a direct VM: the spare PPI its guest PMU overflow interrupt is; 0:
+	                    the platform's PMU PPI (through a list register) */
 
 	u32 pt_pages; /* stage-2 table pool for this VM */
 	cfg_pt_page_t *pt_pool;

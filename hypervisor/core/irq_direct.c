@@ -124,7 +124,10 @@ u32 irq_direct_poll(void)
 	}
 	if ((bits & BIT(SDEI_BIT_PMU)) && intid[SDEI_BIT_PMU]) {
 		ran += irq_call_hyp(intid[SDEI_BIT_PMU]);
-		sysreg_write(pmintenset_el1, bits >> 32); /* sdei_entry cleared them */
+		/* sdei_entry cleared them: back for the overflows the handlers
+		 * cleared (the regulator's); a guest counter's stays off until the
+		 * guest clears its flag (core/vpmu.c), or the PPI would fire again */
+		sysreg_write(pmintenset_el1, (bits >> 32) & ~(u32)sysreg_read(pmovsset_el0));
 	}
 	isb();
 	return ran;

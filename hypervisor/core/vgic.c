@@ -6,6 +6,7 @@
 #include "drivers/gic/gic.h"
 #include "core/irq.h" /* IRQ_PPI_VTIMER, IRQ_PPI_PTIMER */
 #include "core/vcpu.h"
+#include "core/vgic_regs.h" /* GICD_ISPENDR, GICD_ICPENDR, GICD_ICACTIVER */
 #include "core/vm.h"
 #include "lib/log.h"
 #include "lib/string.h"
@@ -149,6 +150,56 @@ bool vgic_hw_line_locked(struct vm *vm, struct vcpu *v, u32 intid, struct virq *
 	return line;
 }
 
+/*
+ * Direct interrupt mode (docs/interrupts.md "Emulated sources"): a direct
+ * VM has no list registers, so its emulated sources (the virtual UART's
+ * interrupt, doorbells) are spare physical SPIs (the toolchain's picks,
+ * config/interrupts.py) that are the VM's own as its passthrough SPIs are
+ * (VIRQ_HW: enable, priority, route, pending and active written through by
+ * vgic_regs.c), always edge-triggered, set pending here when the source
+ * raises its interrupt.
+ */
+static bool vgic_direct_vm(const struct vm *vm)
+{
+	return BULKHEAD_DIRECT && (vm->cfg->flags & CFG_VM_DIRECT);
+}
+
+bool vgic_direct_soft(const struct vm *vm, u32 intid)
+{
+	const struct cfg_vm *c = vm->cfg;
+
+	if (!vgic_direct_vm(vm) || intid < GIC_PRIV_MAX)
+		return false;
+	if (c->console_ipa && c->console_irq == intid)
+		return true;
+	for (u32 i = 0; i < c->nshmem; i++)
+		if (c->shmem[i].doorbell_irq == intid)
+			return true;
+	return false;
+}
+
+/* Makes a direct VM's own interrupt intid pending on the physical GIC (the
+ * redistributor of t's CPU for a private one). */
+static void vgic_direct_pend(struct vcpu *t, u32 intid, bool pend)
+{
+	gic_cpu_bank_write(t ? t->pcpu : 0, pend ? GICD_ISPENDR : GICD_ICPENDR, intid);
+}
+
+/* The spare SPI of a direct VM's emulated source: the VM's (edge), off,
+ * nothing pending or active. */
+static void vgic_direct_soft_init(struct vm *vm, u32 intid)
+{
+	struct virq *q = vgic_virq(vm, NULL, intid);
+
+	if (!q || !intid)
+		return;
+	q->flags = VIRQ_OWNED | VIRQ_HW | VIRQ_EDGE;
+	gic_disable(intid);
+	gic_set_edge(intid, true);
+	gic_cpu_bank_write(0, GICD_ICPENDR, intid);
+	gic_cpu_bank_write(0, GICD_ICACTIVER, intid);
+}
+
 void vgic_vm_init(struct vm *vm)
 {
 	const struct cfg_vm *c = vm->cfg;
@@ -180,6 +231,12 @@ void vgic_vm_init(struct vm *vm)
 		if (q && c->shmem[i].doorbell_irq)
 			q->flags = VIRQ_OWNED | VIRQ_EDGE;
 	}
+	if (!vgic_direct_vm(vm))
+		return;
+	if (c->console_ipa)
+		vgic_direct_soft_init(vm, c->console_irq);
+	for (u32 i = 0; i < c->nshmem; i++)
+		vgic_direct_soft_init(vm, c->shmem[i].doorbell_irq);
 }
 
 void vgic_vcpu_init(struct vcpu *v)
@@ -535,6 +592,13 @@ void vgic_inject(struct vm *vm, struct vcpu *target, u32 intid)
 	spin_lock(&vm->vgic.lock);
 	t = vgic_target(vm, target, intid);
 	q = vgic_virq(vm, t, intid);
+	if (vgic_direct_vm(vm)) {
+		/* its own physical interrupt: pending at the GIC, no kick */
+		if (q && (q->flags & (VIRQ_OWNED | VIRQ_HW)) == (VIRQ_OWNED | VIRQ_HW))
+			vgic_direct_pend(t, intid, true);
+		spin_unlock(&vm->vgic.lock);
+		return;
+	}
 	if (q) {
 		kick = (q->flags & (VIRQ_OWNED | VIRQ_ENABLED | VIRQ_PENDING)) ==
 		       (VIRQ_OWNED | VIRQ_ENABLED);
@@ -554,7 +618,18 @@ void vgic_set_level(struct vm *vm, u32 intid, bool level)
 
 	spin_lock(&vm->vgic.lock);
 	q = vgic_virq(vm, NULL, intid);
-	if (q) {
+	if (q && vgic_direct_vm(vm)) {
+		bool was = q->flags & VIRQ_LEVEL;
+
+		/* edge-triggered spare SPI: pending on a rising level, and no longer
+		 * pending (not yet taken) once the level fell (a stale edge) */
+		if (level)
+			q->flags |= VIRQ_LEVEL;
+		else
+			q->flags &= (u8)~VIRQ_LEVEL;
+		if (level != was && (q->flags & VIRQ_HW))
+			vgic_direct_pend(vgic_target(vm, NULL, intid), intid, level);
+	} else if (q) {
 		bool was = q->flags & VIRQ_LEVEL;
 
 		if (level) {
@@ -572,6 +647,19 @@ void vgic_set_level(struct vm *vm, u32 intid, bool level)
 	spin_unlock(&vm->vgic.lock);
 	if (t)
 		vcpu_kick(t);
+}
+
+void vgic_level_fresh(struct vm *vm, u32 intid)
+{
+	struct virq *q;
+
+	if (!vgic_direct_vm(vm))
+		return; /* a level in a list register stays until the guest is done */
+	spin_lock(&vm->vgic.lock);
+	q = vgic_virq(vm, NULL, intid);
+	if (q && (q->flags & (VIRQ_LEVEL | VIRQ_HW)) == (VIRQ_LEVEL | VIRQ_HW))
+		vgic_direct_pend(vgic_target(vm, NULL, intid), intid, true);
+	spin_unlock(&vm->vgic.lock);
 }
 
 void vgic_hw_enable(struct vm *vm, u32 intid, bool enable)

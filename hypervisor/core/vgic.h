@@ -108,8 +108,18 @@ void vgic_maintenance(struct vcpu *v);
  * VIRQ_HW (virtual timer, passthrough SPIs) go into the list registers with
  * the HW bit: the guest's deactivation deactivates the physical interrupt. */
 void vgic_inject(struct vm *vm, struct vcpu *target, u32 intid);
-/* Sets the line level of an emulated level-sensitive interrupt. */
+/* Sets the line level of an emulated level-sensitive interrupt. In a
+ * direct VM (no list registers) the interrupt is an edge-triggered spare SPI
+ * (vgic_direct_soft): a rising level makes it pending, a falling one clears
+ * what the guest has not taken. */
 void vgic_set_level(struct vm *vm, u32 intid, bool level);
+/* New data behind a level that may have stayed high: a direct VM's spare SPI
+ * is made pending again (its handler drains the source until empty); nothing
+ * for an emulated VM. */
+void vgic_level_fresh(struct vm *vm, u32 intid);
+/* A direct VM's emulated source (its console or a doorbell): a spare SPI it
+ * owns, kept edge-triggered. */
+bool vgic_direct_soft(const struct vm *vm, u32 intid);
 /* SGI intid from vCPU from to the vCPUs of the same VM whose index bits
  * are set in targets (vgic_sgi.c). */
 void vgic_sgi_send(struct vcpu *from, u32 intid, u32 targets);

@@ -216,7 +216,8 @@ bool vgic_regs_access(struct vm *vm, struct vcpu *v, struct mmio_access *a, u32 
 			if (!a->write) {
 				if (q->flags & VIRQ_EDGE)
 					a->val |= 2ull << (2 * i);
-			} else if (intid >= 32) {
+			} else if (intid >= 32 && !vgic_direct_soft(vm, intid)) {
+				/* (a direct VM's emulated source stays edge-triggered) */
 				bool edge = (a->val >> (2 * i + 1)) & 1;
 				if (edge)
 					q->flags |= VIRQ_EDGE;

@@ -73,12 +73,18 @@ static u32 vuart_ris(const struct vuart *u)
 }
 
 /* Called with the VM's console lock held (the level and the FIFO change
- * together, so two CPUs cannot leave a stale level behind). */
-static void vuart_update_irq(struct vm *vm)
+ * together, so two CPUs cannot leave a stale level behind). fresh: a
+ * character arrived, or one was sent with TX unmasked (a direct VM's
+ * edge-triggered interrupt is raised again while the level stays high,
+ * docs/interrupts.md "Emulated sources"). */
+static void vuart_update_irq(struct vm *vm, bool fresh)
 {
 	struct vuart *u = &vm->vuart;
+	bool level = (vuart_ris(u) & u->imsc) != 0;
 
-	vgic_set_level(vm, u->irq, (vuart_ris(u) & u->imsc) != 0);
+	vgic_set_level(vm, u->irq, level);
+	if (fresh && level)
+		vgic_level_fresh(vm, u->irq);
 }
 
 /* Called with the VM's console lock held. */
@@ -188,9 +194,13 @@ static bool vuart_mmio(struct vcpu *v, struct mmio_access *a, void *dev)
 		vuart_write(vm, u, reg, (u32)(a->val << shift));
 	else
 		a->val = (vuart_read(u, reg) >> shift) & (u32)((1ull << (a->size * 8)) - 1);
-	/* DR reads drain the FIFO; LCR_H, IFLS and IMSC writes move the level */
+	/* DR reads drain the FIFO; LCR_H, IFLS and IMSC writes move the level.
+	 * A DR write with the transmit interrupt unmasked: the character is
+	 * gone at once, the TX FIFO empty again (a direct VM's edge, again) */
 	if (a->write ? (reg != UART_DR) : (reg == UART_DR))
-		vuart_update_irq(vm);
+		vuart_update_irq(vm, false);
+	else if (a->write && (u->imsc & INT_TX))
+		vuart_update_irq(vm, true);
 	spin_unlock(&vm->con.lock);
 	return true;
 }
@@ -250,7 +260,7 @@ static void vuart_rx(struct vm *vm, char c)
 		u->rx[(u->rx_head + u->rx_count) % VUART_RX_BUF] = (u8)c;
 		u->rx_count++;
 	}
-	vuart_update_irq(vm);
+	vuart_update_irq(vm, true);
 	spin_unlock(&vm->con.lock);
 }
 

@@ -202,5 +202,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 2,
 	.shmems = shmems,
 	.console_input_vm = 0,
-	.config_hash = 0x7ae5d556860ceaf0ULL,
+	.config_hash = 0xb118762713d974a6ULL,
 };

@@ -123,6 +123,13 @@ void gic_route_spi(u32 intid, u64 mpidr)
 	(void)intid;
 	(void)mpidr;
 }
+/* direct mode's physical banks (built out here: BULKHEAD_DIRECT=0) */
+void gic_cpu_bank_write(u32 cpu, u32 bank, u32 intid)
+{
+	(void)cpu;
+	(void)bank;
+	(void)intid;
+}
 u32 gic_lr_count(void)
 {
 	return 4;

@@ -154,6 +154,14 @@ void gic_route_spi(u32 intid, u64 mpidr)
 	(void)mpidr;
 }
 
+/* direct mode's physical banks (built out here: BULKHEAD_DIRECT=0) */
+void gic_cpu_bank_write(u32 cpu, u32 bank, u32 intid)
+{
+	(void)cpu;
+	(void)bank;
+	(void)intid;
+}
+
 /* vcpu_kick (core/vcpu.h) sends the kick SGI to another CPU's MPIDR
  * (here: its index) */
 void gic_send_sgi(u32 intid, u64 mpidr)
