@@ -124,6 +124,10 @@ def make_parser() -> argparse.ArgumentParser:
                         "firmware fetches the FIT over TFTP and boots it (docs/boot.md); tfa: the same "
                         "behind TF-A at EL3 (secure=on, PSCI and SDEI from TF-A; 'scripts/setup.sh tfa' "
                         "builds it; docs/firmware.md)")
+    p.add_argument("--fit-in-ram", action="store_true",
+                   help="with --boot uboot or tfa: QEMU loads the FIT into RAM and U-Boot boots it from "
+                        "there, without DHCP and TFTP (whose user-mode network answers in host time), so "
+                        "an --icount run repeats exactly; boards fetch it as without (docs/firmware.md)")
     p.add_argument("--stats", action="store_true",
                    help="show the bandwidth regulation statistics (sends Ctrl-T b to the console "
                         "every 0.25 s) and a shared I/O VM's per-client counters live on stderr; "
@@ -252,6 +256,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.place is not None and args.labgrid is None:
         _error("--place needs --labgrid")
         return EXIT_USAGE
+    if args.fit_in_ram and args.boot not in ("uboot", "tfa"):
+        _error(f"--fit-in-ram needs --boot uboot or --boot tfa (it changes how U-Boot gets the FIT; "
+               f"--boot {args.boot} boots without U-Boot)")
+        return EXIT_USAGE
     if args.labgrid is not None:
         return _run_labgrid(args)
     interactive = sys.stdin.isatty()
@@ -280,7 +288,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         result = runner.run(
             args.config, timeout=args.timeout, icount=args.icount, out=args.out, gdb=gdb, gdb_port=port,
             interactive=interactive, stream=stream, poke=poke,
-            boot=args.boot, until=args.until, netdev=args.netdev, model=args.model,
+            boot=args.boot, until=args.until, netdev=args.netdev, model=args.model, fit_in_ram=args.fit_in_ram,
         )
     finally:
         if view is not None:

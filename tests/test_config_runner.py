@@ -192,6 +192,45 @@ def test_tfa_command_fit_in_ram(tmp_path: Path) -> None:
     assert not (tmp_path / "uboot-env.img").exists()  # the TFTP boot's environment is another file
 
 
+@pytest.mark.parametrize("boot", [None, "image"])
+def test_run_fit_in_ram_needs_a_firmware_boot(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                             boot: str | None) -> None:
+    """`run --fit-in-ram` without --boot uboot|tfa: a usage error (exit 2)
+    saying what it needs, before anything is built."""
+    from bulkhead import cli
+
+    config = Path(__file__).resolve().parents[1] / "configs" / "hello.yaml"
+    code = cli.main(["run", str(config), "--fit-in-ram", "--out", str(tmp_path / "out"), "--timeout", "5",
+                     *(["--boot", boot] if boot else [])])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "bulkhead: error: --fit-in-ram needs --boot uboot or --boot tfa" in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("boot", ["uboot", "tfa"])
+def test_run_fit_in_ram_reaches_the_runner(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                          boot: str) -> None:
+    """`run --boot uboot|tfa --fit-in-ram` asks the runner for the FIT in
+    RAM; without the flag the runner gets fit_in_ram=False (TFTP, as boards)."""
+    from bulkhead import cli
+    from bulkhead.run import runner
+
+    seen: list[tuple[str, bool]] = []
+
+    def fake_run(config: Path, **kw: object) -> runner.RunResult:
+        seen.append((str(kw["boot"]), bool(kw["fit_in_ram"])))
+        return runner.RunResult(0, False, "", True, 1, "", (), None)
+
+    monkeypatch.setattr(runner, "run", fake_run)
+    assert cli.main(["run", "configs/hello.yaml", "--boot", boot, "--fit-in-ram", "--quiet"]) == 0
+    assert cli.main(["run", "configs/hello.yaml", "--boot", boot, "--quiet"]) == 0
+    assert seen == [(boot, True), (boot, False)]
+    with pytest.raises(SystemExit):
+        cli.make_parser().parse_args(["run", "--help"])
+    assert "--fit-in-ram" in capsys.readouterr().out
+
+
 def test_uboot_env(tmp_path: Path) -> None:
     """U-Boot's environment in flash: its default environment found in the
     binary with autoboot at once and DHCP as the only boot target, CRC-32

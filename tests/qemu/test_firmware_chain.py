@@ -58,6 +58,31 @@ def test_hello_through_tfa() -> None:
     assert "all VMs off: clean=1 stopped=0" in hyp, hyp
 
 
+def test_fit_in_ram_boot_repeats_exactly() -> None:
+    """`bulkhead run --boot tfa --fit-in-ram --icount 0`, twice: U-Boot boots
+    the FIT QEMU put in RAM (no DHCP, no TFTP, whose answers come in host
+    time), so the two runs print the same virtual-time boot lines (the boot
+    phases, the first guest instruction) and the same hypervisor log."""
+    assert qemu.TFA_FLASH.is_file(), "run 'bash scripts/setup.sh tfa' first (the TF-A flash image)"
+    timed = re.compile(r"\[bulkhead\] (boot phases \(us since reset\)|vm hello: first guest instruction at)")
+    runs = []
+    for _ in range(2):
+        proc = subprocess.run([str(REPO_ROOT / ".venv" / "bin" / "bulkhead"), "run", "configs/hello.yaml",
+                               "--boot", "tfa", "--fit-in-ram", "--icount", "0", "--timeout", "60",
+                               "--out", str(OUT / "hello-fit-in-ram")],
+                              cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        out = proc.stdout
+        assert "BL31: v2.12" in out and "## Loading kernel from FIT Image at " in out, out
+        assert "DHCP" not in out and "TFTP from server" not in out, out
+        assert "[hello] hello: PASS" in out, out
+        runs.append([line for line in out.splitlines() if line.startswith("[bulkhead] ")])
+    boot_lines = [[line for line in hyp if timed.match(line)] for hyp in runs]
+    assert len(boot_lines[0]) == 2, runs[0]
+    assert boot_lines[0] == boot_lines[1], boot_lines
+    assert runs[0] == runs[1], runs
+
+
 def test_linux_beside_baremetal_through_tfa() -> None:
     """configs/dual.yaml: Linux on CPUs 0-1 (its second vCPU's pCPU and the
     bare-metal VM's pCPU brought up through TF-A's PSCI CPU_ON), its timer
