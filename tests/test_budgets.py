@@ -11,6 +11,7 @@ without one stops the boot of a configuration that needs it."""
 from __future__ import annotations
 
 import importlib.util
+import re
 import shutil
 import subprocess
 import sys
@@ -132,3 +133,29 @@ def test_hypervisor_without_the_regulator_refuses_a_regulated_config(tmp_path: P
     assert (f"PANIC: vm {vm} is regulated, and the hypervisor was built without the regulator (BW=0)"
             in out), out[-2000:]
     assert "bw: vm " not in out
+
+
+def test_boot_bench_splits_a_firmware_chain() -> None:
+    """bench/boot.py's split of a firmware boot: the firmware's part is the
+    chain's `C entered` less the same image's under -kernel; TF-A's is the
+    probe's BL33 entry, U-Boot's the rest, the hypervisor's from its entry to
+    the last VM's first instruction; the parts add up to the total. Its
+    `until` pattern waits for every VM (under TF-A the boot CPU's VM is not
+    the last to start)."""
+    boot = _bench("boot")
+
+    def log(c_entered: int, firsts: dict[str, int]) -> list[str]:
+        return [f"[bulkhead] boot phases (us since reset): C entered {c_entered}, console and MMU 1, GIC and DTB 2, "
+                "images 3, VMs 4, interrupts and devices 5; starting the other CPUs",
+                *(f"[bulkhead] vm {vm}: first guest instruction at {us} us" for vm, us in firsts.items())]
+
+    direct = log(28, {"rt": 29414, "linux": 29417})
+    chain = log(328637, {"linux": 358076, "rt": 359894})
+    parts = boot.split(chain, direct, 15022.4)
+    assert list(parts.values()) == [15022, 313587, 31285, 359894]
+    assert sum(list(parts.values())[:-1]) == parts["total"]
+    assert list(boot.split(chain, direct, None).values()) == [328609, 31285, 359894]
+    system = placement.resolve(load_spec(ROOT / "configs" / "dual.yaml", guest_sources=None))
+    until = re.compile(boot.until_last(system))
+    text = "\n".join(chain)
+    assert until.search(text) and not until.search(text.rsplit("\n", 1)[0])
