@@ -127,7 +127,8 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--fit-in-ram", action="store_true",
                    help="with --boot uboot or tfa: QEMU loads the FIT into RAM and U-Boot boots it from "
                         "there, without DHCP and TFTP (whose user-mode network answers in host time), so "
-                        "an --icount run repeats exactly; boards fetch it as without (docs/firmware.md)")
+                        "an --icount run repeats exactly (the default, TFTP, is what a board's U-Boot does; "
+                        "docs/firmware.md)")
     p.add_argument("--stats", action="store_true",
                    help="show the bandwidth regulation statistics (sends Ctrl-T b to the console "
                         "every 0.25 s) and a shared I/O VM's per-client counters live on stderr; "
