@@ -120,6 +120,17 @@ static int wait_go(u64 timeout_ms)
 	return 0;
 }
 
+/* The I/O VM publishes a client's counters after the batch of frames it
+ * delivered, so a client that took the last reply from its ring may see
+ * them a batch behind: wait (at most 100 ms) until they count every reply. */
+static void wait_published(u32 replies)
+{
+	u64 deadline = timer_now() + timer_ns_to_ticks(100 * 1000000ull);
+
+	while (READ_ONCE(ctrl->st_rx_frames) < replies && timer_now() < deadline)
+		cpu_relax();
+}
+
 static int run_echo(u32 frames, u32 size, u32 window, u64 timeout_ms)
 {
 	static const struct echo_port port = { port_can_send, port_send, port_recv, port_kick,
@@ -295,6 +306,7 @@ int main(const char *params)
 	if (!strcmp(mode, "echo")) {
 		if (run_echo(frames, size, window, timeout_ms))
 			return 1;
+		wait_published(frames);
 	} else if (!strcmp(mode, "flood")) {
 		run_flood(frames, size, param_u64("until_ms", 0));
 	} else if (!strcmp(mode, "hostile")) {
