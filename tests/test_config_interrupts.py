@@ -42,6 +42,18 @@ def error_of(path: str) -> str:
     return str(info.value)
 
 
+def platform_error(write_config: WriteConfig, old: str, new: str) -> str:
+    """The ConfigError of GOOD on a copy of qemu-virt.yaml, named 'bad', with
+    ``old`` (which must be there) replaced by ``new``."""
+    platform = (PLATFORMS / "qemu-virt.yaml").read_text()
+    assert old in platform
+    write_config(platform.replace(old, new).replace("name: qemu-virt", "name: bad"), "bad.yaml")
+    path = write_config(GOOD.replace("platform: qemu-virt", "platform: bad"))
+    with pytest.raises(ConfigError) as info:
+        load_system(path, guest_sources=None, platforms_dir=Path("."))
+    return str(info.value)
+
+
 def test_direct_vm_accepted_and_flagged(write_config: WriteConfig) -> None:
     system = load_system(write_config(GOOD), guest_sources=None)
     assert [vm.spec.interrupts for vm in system.vms] == ["emulated", "direct"]
@@ -154,16 +166,10 @@ def test_direct_sources_get_spare_spis(write_config: WriteConfig, capsys: pytest
 def test_direct_no_spare_spis(write_config: WriteConfig) -> None:
     """A platform that declares no spare SPIs: the direct VM's virtual UART
     has none, a clear error naming the platform key."""
-    platform = (PLATFORMS / "qemu-virt.yaml").read_text().replace(" spare_spis: [[208, 287]],", "")
-    assert "spare_spis: [[" not in platform
-    write_config(platform.replace("name: qemu-virt", "name: nospare"), "nospare.yaml")
-    path = write_config(GOOD.replace("platform: qemu-virt", "platform: nospare"))
-    with pytest.raises(ConfigError) as info:
-        load_system(path, guest_sources=None, platforms_dir=Path("."))
-    assert str(info.value) == (
+    assert platform_error(write_config, " spare_spis: [[208, 287]],", "") == (
         "c.yaml:5:41: vms[1].interrupts: VM 'd' has 'interrupts: direct': an emulated interrupt reaches it "
         "as a spare SPI the hypervisor sets pending (no list registers); no spare SPI is left for its "
-        "virtual UART (platform 'nospare' declares no spare SPIs (gic.spare_spis)); give it 'console: none' "
+        "virtual UART (platform 'bad' declares no spare SPIs (gic.spare_spis)); give it 'console: none' "
         "or free one")
 
 
@@ -197,26 +203,16 @@ vms:
 def test_platform_spare_spis_checked(spare: str, expected: str, write_config: WriteConfig) -> None:
     """The platform's spare SPIs must be SPIs no device, SMMU or the
     hypervisor's UART drives."""
-    platform = (PLATFORMS / "qemu-virt.yaml").read_text().replace("spare_spis: [[208, 287]]", f"spare_spis: {spare}")
-    write_config(platform.replace("name: qemu-virt", "name: bad"), "bad.yaml")
-    path = write_config(GOOD.replace("platform: qemu-virt", "platform: bad"))
-    with pytest.raises(ConfigError) as info:
-        load_system(path, guest_sources=None, platforms_dir=Path("."))
-    assert expected in str(info.value), str(info.value)
+    error = platform_error(write_config, "spare_spis: [[208, 287]]", f"spare_spis: {spare}")
+    assert expected in error, error
 
 
 def test_direct_no_spare_ppi(write_config: WriteConfig) -> None:
     """A platform with a PMU PPI but no spare PPI: a direct VM's guest PMU
     overflow interrupt has nowhere to go, a clear error naming the key."""
-    platform = (PLATFORMS / "qemu-virt.yaml").read_text().replace(", spare_ppis: [22]}", "}")
-    assert "spare_ppis: [" not in platform
-    write_config(platform.replace("name: qemu-virt", "name: noppi"), "noppi.yaml")
-    path = write_config(GOOD.replace("platform: qemu-virt", "platform: noppi"))
-    with pytest.raises(ConfigError) as info:
-        load_system(path, guest_sources=None, platforms_dir=Path("."))
-    assert str(info.value) == (
+    assert platform_error(write_config, ", spare_ppis: [22]}", "}") == (
         "c.yaml:5:41: vms[1].interrupts: VM 'd' has 'interrupts: direct': its guest PMU's overflow interrupt "
-        "reaches it as a spare PPI the hypervisor sets pending, and platform 'noppi' declares none (list a PPI "
+        "reaches it as a spare PPI the hypervisor sets pending, and platform 'bad' declares none (list a PPI "
         "no device drives in the platform file's gic.spare_ppis)")
 
 
@@ -226,9 +222,5 @@ def test_direct_no_spare_ppi(write_config: WriteConfig) -> None:
     ("[40]", "gic.spare_ppis: IRQ 40 is not a PPI (16-31)"),
 ])
 def test_platform_spare_ppis_checked(spare: str, expected: str, write_config: WriteConfig) -> None:
-    platform = (PLATFORMS / "qemu-virt.yaml").read_text().replace("spare_ppis: [22]", f"spare_ppis: {spare}")
-    write_config(platform.replace("name: qemu-virt", "name: bad"), "bad.yaml")
-    path = write_config(GOOD.replace("platform: qemu-virt", "platform: bad"))
-    with pytest.raises(ConfigError) as info:
-        load_system(path, guest_sources=None, platforms_dir=Path("."))
-    assert expected in str(info.value), str(info.value)
+    error = platform_error(write_config, "spare_ppis: [22]", f"spare_ppis: {spare}")
+    assert expected in error, error
