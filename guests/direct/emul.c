@@ -23,6 +23,7 @@
  *        "direct: emul rx irqs=<n> lines=<l> rings=<r> answered=<a>",
  *        then "direct: PASS" or "direct: FAIL (<reason>)".
  */
+#include "doorbell_chan.h"
 #include "runtime.h"
 
 #define UART_LCR_H   0x02c
@@ -32,22 +33,10 @@
 #define UART_INT_RX  (1u << 4)
 #define UART_INT_TX  (1u << 5)
 #define UART_INT_RT  (1u << 6)
-#define PONG_READY   0x504f4e47u /* "PONG": guests/doorbell's handshake */
 #define LINE_MAX     64
 #define LINES_MAX    8
 
 #define fail(...) rt_fail("direct", __VA_ARGS__)
-
-/* guests/doorbell's shared page: each side writes only its own fields */
-struct emul_chan {
-	volatile u32 pong_ready;
-	volatile u32 pad0[15];
-	volatile u32 ping_val;
-	volatile u32 pad1[15];
-	volatile u32 pong_val;
-	volatile u32 pad2[15];
-	volatile u64 pong_stamp;
-};
 
 static volatile u32 rx_irqs, nlines, rings;
 static u32 want_lines, len;
@@ -103,7 +92,7 @@ int direct_emul(void)
 	struct emul_wait w = { 0, 0 };
 	struct bh_cpu_exits ex0, ex1;
 	struct bh_shmem_info sh;
-	struct emul_chan *c;
+	struct doorbell_chan *c;
 	u32 answered = 0, last = 0;
 	s64 ret;
 
@@ -114,7 +103,7 @@ int direct_emul(void)
 	if (ret != BH_OK)
 		return fail("BH_HC_SHMEM_INFO(0) returned %ld", ret);
 	printf("direct: emul console_irq=%u doorbell_irq=%u\n", console_irq, sh.doorbell_irq);
-	c = (struct emul_chan *)(uptr)sh.ipa;
+	c = (struct doorbell_chan *)(uptr)sh.ipa;
 	gic_init();
 	irq_register(console_irq, emul_uart_irq);
 	gic_spi_setup(console_irq, true);
@@ -125,7 +114,7 @@ int direct_emul(void)
 	mmio_write32(UART_BASE + UART_IFLS, 2u << 3); /* receive at 1/2 */
 	mmio_write32(UART_BASE + UART_IMSC, UART_INT_RX | UART_INT_RT);
 	bh_cpu_exits(BH_CPU_SELF, &ex0);
-	atomic_store32(&c->pong_ready, PONG_READY);
+	atomic_store32(&c->pong_ready, DOORBELL_PONG_READY);
 	dsb_ish();
 	/* a ring is answered only after its interrupt: polling cannot pass */
 	while (atomic_load32(&nlines) < want_lines || answered < want_rings) {
@@ -141,10 +130,8 @@ int direct_emul(void)
 		if (atomic_load32(&c->ping_val) == last)
 			continue;
 		last = atomic_load32(&c->ping_val);
-		atomic_store64(&c->pong_stamp, ring_stamp); /* ping measure=1: one-way latency */
-		atomic_store32(&c->pong_val, last + 1);
-		dsb_ish();
-		ret = bh_doorbell(0);
+		ret = doorbell_chan_pong(c, last,
+		                         ring_stamp); /* stamp: ping measure=1's one-way latency */
 		if (ret < 1)
 			return fail("BH_HC_DOORBELL returned %ld", ret);
 		answered++;

@@ -29,26 +29,15 @@
  *        "doorbell: PASS (<rounds> round trips)" or "doorbell: FAIL (<reason>)".
  */
 #include "bench.h"
+#include "doorbell_chan.h"
 #include "runtime.h"
 
-#define PONG_READY    0x504f4e47u /* "PONG" */
 #define WAIT_PEER_NS  (20 * NSEC_PER_SEC)
 #define WAIT_ROUND_NS (5 * NSEC_PER_SEC)
 #define WAIT_LINUX_NS (180 * NSEC_PER_SEC) /* a Linux peer boots first */
 #define TEXT_MAX      200
 #define REPLY_OFF     256
 #define MAX_SAMPLES   2000
-
-/* Layout of the shared page; each side writes only its own fields. */
-struct chan {
-	volatile u32 pong_ready; /* pong */
-	volatile u32 pad0[15];
-	volatile u32 ping_val; /* ping */
-	volatile u32 pad1[15];
-	volatile u32 pong_val; /* pong */
-	volatile u32 pad2[15];
-	volatile u64 pong_stamp; /* pong: its handler's counter for pong_val - 1 */
-};
 
 static volatile u32 rings;
 static volatile u64 ring_stamp;                           /* the counter at the last ring */
@@ -105,14 +94,14 @@ static void report(u32 n, const char *wait)
 	       n, wait, min, mean, max, rt_min, rt_mean, rt_max);
 }
 
-static int run_ping(struct chan *c, u32 nrounds, bool measure)
+static int run_ping(struct doorbell_chan *c, u32 nrounds, bool measure)
 {
 	struct wait_arg w;
 	u64 deadline = timer_now() + timer_ns_to_ticks(WAIT_PEER_NS), t0;
 	u32 r, got;
 	s64 ret;
 
-	while (atomic_load32(&c->pong_ready) != PONG_READY) {
+	while (atomic_load32(&c->pong_ready) != DOORBELL_PONG_READY) {
 		if (timer_now() > deadline)
 			return fail("pong never became ready");
 		timer_delay_us(200);
@@ -154,14 +143,14 @@ static bool spin_until_rang(struct wait_arg *w, u64 timeout_ns)
 	return true;
 }
 
-static int run_pong(struct chan *c, u32 nrounds, bool busy)
+static int run_pong(struct doorbell_chan *c, u32 nrounds, bool busy)
 {
 	struct wait_arg w;
 	u32 handled = 0, last = 0, v;
 	s64 ret;
 
 	w.seen = atomic_load32(&rings);
-	atomic_store32(&c->pong_ready, PONG_READY);
+	atomic_store32(&c->pong_ready, DOORBELL_PONG_READY);
 	dsb_ish();
 	while (handled < nrounds) {
 		if (!(busy ? spin_until_rang(&w, WAIT_PEER_NS)
@@ -172,10 +161,7 @@ static int run_pong(struct chan *c, u32 nrounds, bool busy)
 		if (v == last)
 			continue; /* nothing new */
 		last = v;
-		atomic_store64(&c->pong_stamp, ring_stamp);
-		atomic_store32(&c->pong_val, v + 1);
-		dsb_ish();
-		ret = bh_doorbell(0);
+		ret = doorbell_chan_pong(c, v, ring_stamp);
 		if (ret < 1)
 			return fail("BH_HC_DOORBELL returned %ld", ret);
 		handled++;
@@ -241,7 +227,7 @@ int main(const char *params)
 		return fail("BH_HC_SHMEM_INFO(0) returned %ld", ret);
 	printf("doorbell: %s: shmem 0x%lx size %lu irq %u peers %u\n", role, sh.ipa, sh.size,
 	       sh.doorbell_irq, sh.npeers);
-	if (sh.size < (reply ? REPLY_OFF + 4 + TEXT_MAX + 1 : sizeof(struct chan)))
+	if (sh.size < (reply ? REPLY_OFF + 4 + TEXT_MAX + 1 : sizeof(struct doorbell_chan)))
 		return fail("shared region too small: %lu bytes", sh.size);
 	if (sh.doorbell_irq < 32 || sh.doorbell_irq >= 1020)
 		return fail("no doorbell SPI for this VM (irq %u)", sh.doorbell_irq);
@@ -255,9 +241,9 @@ int main(const char *params)
 	if (reply)
 		rc = run_reply((volatile char *)sh.ipa, nrounds);
 	else if (ping)
-		rc = run_ping((struct chan *)sh.ipa, nrounds, measure);
+		rc = run_ping((struct doorbell_chan *)sh.ipa, nrounds, measure);
 	else
-		rc = run_pong((struct chan *)sh.ipa, nrounds, !strcmp(wait, "busy"));
+		rc = run_pong((struct doorbell_chan *)sh.ipa, nrounds, !strcmp(wait, "busy"));
 	if (rc)
 		return rc;
 	if (ping && measure)
