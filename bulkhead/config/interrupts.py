@@ -55,15 +55,16 @@ def _spans(irqs: Iterable[int]) -> str:
     return ", ".join(out) or "none"
 
 
-def spare_users(s: SystemSpec) -> dict[int, list[str]]:
-    """The spare SPIs the direct VMs use: SPI -> what uses it (for checks)."""
+def spare_users(vms: Sequence[VmSpec], shmem: Sequence[ShmemSpec]) -> dict[int, list[str]]:
+    """The SPIs the direct VMs' emulated sources use (consoles with an
+    ``irq``, doorbells): SPI -> what uses it."""
     users: dict[int, list[str]] = {}
-    for vm in s.vms:
+    for vm in vms:
         if vm.interrupts != "direct":
             continue
         if vm.console is not None and vm.console.irq != PICK:
             users.setdefault(vm.console.irq, []).append(f"the virtual UART of VM '{vm.name}'")
-        for sh in s.shmem:
+        for sh in shmem:
             for m in sh.maps:
                 if m.vm == vm.name and m.doorbell_irq is not None:
                     users.setdefault(m.doorbell_irq, []).append(
@@ -75,13 +76,11 @@ def pick_spares(p: Platform, vms: Sequence[VmSpec], shmem: Sequence[ShmemSpec]) 
     """Gives each direct VM whose console has no explicit ``irq`` (PICK) a
     spare SPI no other direct VM's source uses; PICK stays when none is left
     (check() then says so)."""
-    direct = {vm.name for vm in vms if vm.interrupts == "direct"}
-    used = {vm.console.irq for vm in vms if vm.name in direct and vm.console is not None}
-    used |= {m.doorbell_irq for sh in shmem for m in sh.maps if m.vm in direct and m.doorbell_irq is not None}
+    used = spare_users(vms, shmem)
     free = [irq for irq in p.gic.spare_spis if irq not in used]
     out: list[VmSpec] = []
     for vm in vms:
-        if vm.name in direct and vm.console is not None and vm.console.irq == PICK and free:
+        if vm.interrupts == "direct" and vm.console is not None and vm.console.irq == PICK and free:
             vm = dataclasses.replace(vm, console=ConsoleSpec(vm.console.ipa, free.pop(0)))
         out.append(vm)
     return tuple(out)
@@ -92,7 +91,7 @@ def _check_spares(s: SystemSpec, vm: VmSpec, errors: list[Diagnostic]) -> None:
     p = s.platform
     at = s.locs.diag
     spare = set(p.gic.spare_spis)
-    users = spare_users(s)
+    users = spare_users(s.vms, s.shmem)
     free = [irq for irq in p.gic.spare_spis if irq not in users]
     declared = (f"platform '{p.name}' declares gic.spare_spis: {_spans(spare)}" if spare
                 else f"platform '{p.name}' declares no spare SPIs (gic.spare_spis)")
