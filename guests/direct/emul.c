@@ -130,8 +130,8 @@ int direct_emul(void)
 		if (atomic_load32(&c->ping_val) == last)
 			continue;
 		last = atomic_load32(&c->ping_val);
-		ret = doorbell_chan_pong(c, last,
-		                         ring_stamp); /* stamp: ping measure=1's one-way latency */
+		/* the stamp: ping measure=1's one-way latency */
+		ret = doorbell_chan_pong(c, last, ring_stamp);
 		if (ret < 1)
 			return fail("BH_HC_DOORBELL returned %ld", ret);
 		answered++;
