@@ -26,6 +26,10 @@ where one instruction at any exception level is 1 ns.
   the VM (dropped) and one naming its sibling (issued from EL2); "hyp
   insns" is the figure less the same timing with no write between the
   counter reads;
+- doorbelltfa: the doorbell's one way (ping on CPU 0, pong on CPU 2,
+  receiver in WFI) with both VMs booted through TF-A, into a direct VM
+  (guests/direct mode emul: the doorbell is a spare SPI the hypervisor sets
+  pending) and into an emulated one (guests/doorbell: a list register);
 - period: the regulator's cost per period (guests/bwprobe mode overhead,
   a budget that never runs out, 100 us periods: virtual time the vCPU lost
   per clock jump), on an ordinary VM and on a direct one.
@@ -106,17 +110,23 @@ OVERHEAD_RE = re.compile(r"bwprobe: (overhead) (.*)$")
 
 
 def results(guest: str, params: str, extra: str = "", tag: str = "", cpus: str = "0",
-            direct: bool = False) -> list[dict[str, str]]:
+            direct: bool = False, firmware: bool | None = None) -> list[dict[str, str]]:
+    """Boots VM "b" (``guest`` with ``params`` on ``cpus``, ``extra`` after
+    it) and returns its result lines: ``direct`` makes b a direct VM,
+    ``firmware`` (default: ``direct``) boots through TF-A with SDEI and the
+    FIT in RAM (docs/interrupts.md)."""
+    firmware = direct if firmware is None else firmware
     text = VM.format(guest=guest, params=params, extra=extra, cpus=cpus)
-    if direct:  # docs/interrupts.md: through TF-A with SDEI
-        text = text.replace("vms:\n", "sdei: true\nvms:\n", 1).replace(
-            "    type: baremetal\n", "    type: baremetal\n    interrupts: direct\n", 1)
+    if firmware:
+        text = text.replace("vms:\n", "sdei: true\nvms:\n", 1)
+    if direct:
+        text = text.replace("    type: baremetal\n", "    type: baremetal\n    interrupts: direct\n", 1)
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / f"{guest}.yaml"
         config.write_text(text)
         with open("/dev/null", "w") as null:
             res = runner.run(config, timeout=600, icount=0, out=OUT / f"{guest}{tag}", build_log=null,
-                             boot="tfa" if direct else "image", fit_in_ram=direct)
+                             boot="tfa" if firmware else "image", fit_in_ram=firmware)
     if not res.clean:
         raise SystemExit(f"bench/hotpaths.py: the {guest} run was not clean: {res.reason}")
     rows = []
@@ -138,7 +148,7 @@ def row(path: str, **figures: float | None) -> dict[str, object]:
     return {"path": path, **{c: figures.get(c) for c in COLUMNS}}
 
 
-GROUPS = ("irqlat", "doorbell", "vSGI", "hcall", "direct", "sgisend", "period")
+GROUPS = ("irqlat", "doorbell", "vSGI", "hcall", "direct", "sgisend", "doorbelltfa", "period")
 PERIOD_US = 100  # the regulator's period for the per-period cost rows
 # a clock jump above 64 ns is the hypervisor's (bench/bandwidth_overhead.py)
 OVERHEAD = "{{mode: overhead, load: spin, gap_ns: 64, window_ms: 20}}"
@@ -169,6 +179,38 @@ def sgi_send_direct() -> list[dict[str, object]]:
     return [row(f"SGI send direct {kind}", min_ns=int(r[kind]["min_ns"]), mean_ns=float(r[kind]["mean_ns"]),
                 max_ns=int(r[kind]["max_ns"]), hyp_insns=float(r[kind]["mean_ns"]) - base)
             for kind in ("dropped", "own")]
+
+
+# a pong on CPU 2 for the ping on CPU 0, both through TF-A: guests/doorbell in
+# an emulated VM (the doorbell a list register) or guests/direct mode=emul in a
+# direct one (a spare SPI the hypervisor sets pending, docs/interrupts.md)
+DOORBELL_PONG_FW = """  - name: pong
+    type: baremetal
+    cpus: [2]
+{body}
+    memory:
+      - {{ipa: 0x40000000, size: 16M}}
+shmem:
+  - name: chan
+    size: 4K
+    vms:
+      - {{vm: b, ipa: 0x50000000, doorbell_irq: 80}}
+      - {{vm: pong, ipa: 0x50000000, doorbell_irq: {irq}}}
+"""
+PONG_EMULATED = "    guest: doorbell\n    params: {{role: pong, rounds: {rounds}, wait: wfi}}"
+PONG_DIRECT = "    interrupts: direct\n    guest: direct\n    params: {{mode: emul, lines: 0, rings: {rounds}}}"
+
+
+def doorbell_firmware(n: int) -> list[dict[str, object]]:
+    """A ring's one-way latency into a direct VM and into an emulated one,
+    both booted through TF-A (the doorbell group's rows boot without it)."""
+    rows = []
+    for label, body, irq in (("direct", PONG_DIRECT, 209), ("emulated", PONG_EMULATED, 80)):
+        r = results("doorbell", DOORBELL_PING.format(rounds=n, wait="wfi"),
+                    DOORBELL_PONG_FW.format(body=body.format(rounds=n), irq=irq), f"-fw-{label}", firmware=True)[0]
+        rows.append(row(f"doorbell tfa {label}", min_ns=int(r["min_ns"]), mean_ns=float(r["mean_ns"]),
+                        max_ns=int(r["max_ns"])))
+    return rows
 
 
 def ceilings() -> dict[str, float]:
@@ -251,6 +293,8 @@ def main(argv: list[str] | None = None) -> int:
                                  hyp_insns=float(r["mean_ns"]) - NO_HYP_IRQ_NS))
     if "sgisend" in only:
         table += sgi_send_direct()
+    if "doorbelltfa" in only:
+        table += doorbell_firmware(n)
     if "period" in only:
         table.append(period_cost(False))
         table.append(period_cost(True))

@@ -124,7 +124,8 @@ def test_hotpaths_table_command() -> None:
                 "doorbell wfi", "doorbell wfi rtt", "doorbell busy", "vSGI wfi", "vSGI busy",
                 "hcall vendor", "hcall psci", "irqlat direct wfi", "irqlat direct busy",
                 "irqlat direct wfi +regulator", "irqlat direct busy +regulator", "SGI send direct dropped",
-                "SGI send direct own", "regulator period", "regulator period direct"]
+                "SGI send direct own", "doorbell tfa direct", "doorbell tfa emulated", "regulator period",
+                "regulator period direct"]
     assert sorted(rows) == sorted(expected), lines
     for path, cols in rows.items():
         assert len(cols) == 7, (path, cols)
