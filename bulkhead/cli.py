@@ -23,6 +23,7 @@ from bulkhead.base import procs, term
 from bulkhead.base.errors import BuildError, ConfigError, Diagnostic, NoQemuModelError
 from bulkhead.config import bandwidth, dma, dsu, dtimport, pci, qos, shared_io
 from bulkhead.config.dtb import DeviceTree, DtError
+from bulkhead.experiment import conformance
 from bulkhead.experiment import execute as experiment
 from bulkhead.generate import build, fit, gen_dts, qemu
 from bulkhead.layout import summary
@@ -173,6 +174,7 @@ def make_parser() -> argparse.ArgumentParser:
     q.add_argument("--json", action="store_true", help="print the DT-derived values as JSON instead")
 
     experiment.add_parser(sub)
+    conformance.add_parser(sub)
     return parser
 
 
@@ -397,7 +399,7 @@ def cmd_platform(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"check": cmd_check, "platform": cmd_platform, "build": cmd_build, "run": cmd_run, "dt": cmd_dt,
-            "experiment": experiment.command}
+            "experiment": experiment.command, "conformance": conformance.command}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -4,4 +4,5 @@
 The experiment spec and its expansion into runs (``spec``), the guests'
 result lines (``results``), one run's record (``record``), running the
 matrix (``execute``) and the plots and Markdown report (``report``).
+kvm-unit-tests' cases as VMs beside the bare machine (``conformance``).
 """

@@ -1,0 +1,162 @@
+# SPDX-License-Identifier: Apache-2.0
+"""bulkhead.experiment.conformance without QEMU: reading kvm-unit-tests'
+unittests.cfg, which cases run on a platform, the verdict of a case's
+output, the comparison with the bare machine, and the config a case runs
+in (checked by the real config loader). The QEMU side:
+tests/qemu/test_conformance_run.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bulkhead import cli
+from bulkhead.experiment import conformance as c
+from bulkhead.layout.load import load_platform, load_spec
+
+# written in the suite's format for these tests (not the suite's own file)
+CFG = """
+# comment
+[alpha]
+file = alpha.flat
+smp = 2
+test_args = 'setup smp=2 mem=256'
+qemu_params = -m 256
+groups = one two
+
+[beta]
+file = beta.flat
+smp = $MAX_SMP
+test_args = "ipi"
+qemu_params = -machine gic-version=2
+timeout = 10s
+arch = arm64
+
+[gamma]
+file = gamma.flat
+smp = $((($MAX_SMP < 8)?$MAX_SMP:8))
+accel = kvm
+"""
+
+
+def test_cases_are_read_with_their_fields() -> None:
+    a, b, g = c.parse_unittests(CFG)
+    assert (a.name, a.file, a.smp, a.args, a.groups) == ("alpha", "alpha.flat", "2", "setup smp=2 mem=256",
+                                                         ("one", "two"))
+    assert (c.memory_mib(a), c.gic_version(a), a.timeout) == (256, None, None)
+    assert (b.args, c.gic_version(b), b.timeout, b.arch, c.memory_mib(b)) == ("ipi", 2, 10.0, "arm64", 256)
+    assert (g.accel, g.args, g.groups) == ("kvm", "", ())
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[a]\nsmp = 2\n", "[a] has no 'file ='"),
+    ("file = x.flat\n", "expected '[name]'"),
+    ("[a]\nfile x.flat\n", "expected '[name]'"),
+])
+def test_malformed_cfg_is_refused(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        c.parse_unittests(text)
+
+
+@pytest.mark.parametrize("expr, max_smp, n", [
+    ("1", 4, 1), ("$MAX_SMP", 4, 4), ("$((($MAX_SMP < 8)?$MAX_SMP:8))", 4, 4),
+    ("$((($MAX_SMP < 8)?$MAX_SMP:8))", 12, 8), ("$((($MAX_SMP < 3)?$MAX_SMP:3))", 4, 3),
+])
+def test_smp_expressions(expr: str, max_smp: int, n: int) -> None:
+    assert c.smp_count(expr, max_smp) == n
+
+
+def test_unknown_smp_expression_is_an_error() -> None:
+    with pytest.raises(ValueError, match="MAX_SMP"):
+        c.smp_count("$(nproc)", 4)
+
+
+def test_which_cases_run() -> None:
+    a, b, g = c.parse_unittests(CFG)
+    assert c.not_applicable(a, gic=3, smp=2, ncpus=4) is None
+    assert c.not_applicable(b, gic=3, smp=4, ncpus=4) == "needs a GICv2; the platform has a GICv3"
+    assert c.not_applicable(b, gic=2, smp=4, ncpus=4) is None
+    assert c.not_applicable(g, gic=3, smp=4, ncpus=4) == "written for KVM (accel = kvm)"
+    assert c.not_applicable(a, gic=3, smp=6, ncpus=4) == "needs 6 CPUs; the platform has 4"
+    assert c.not_applicable(c.Case("x", "x.flat", arch="arm"), 3, 1, 4) == "32-bit Arm only"
+    assert c.not_applicable(c.Case("x-migration", "x.flat"), 3, 1, 4) == "needs live migration"
+
+
+def test_verdicts_from_output() -> None:
+    out = "[kut] PASS: a\n[kut] FAIL: gicv2: mmio: bits\n[kut] SUMMARY: 2 tests, 1 unexpected failures\n" \
+          "[kut] \n[kut] EXIT: STATUS=3\n"
+    o = c.outcome(out)
+    assert (o.verdict, o.status, o.summary, o.failures) == (c.FAIL, 3, "2 tests, 1 unexpected failures",
+                                                            ["gicv2: mmio: bits"])
+    assert c.outcome("SUMMARY: 1 tests\nEXIT: STATUS=1\n").verdict == c.PASS
+    assert c.outcome("EXIT: STATUS=77\n").verdict == c.SKIP
+    assert c.outcome("PASS: a\n").verdict == c.NONE  # killed, crashed or hung
+    assert c.outcome("INFO: EXIT: STATUS=1 was expected\n").verdict == c.NONE
+
+
+@pytest.mark.parametrize("mine, ref, comparison", [
+    (c.PASS, c.PASS, "same"), (c.FAIL, c.FAIL, "same"), (c.SKIP, c.PASS, "absent"),
+    (c.FAIL, c.PASS, "worse"), (c.NONE, c.SKIP, "worse"), (c.PASS, c.FAIL, "better"),
+    (c.PASS, None, "ok"), (c.SKIP, None, "ok"), (c.FAIL, None, "worse"),
+])
+def test_comparison_with_the_bare_machine(mine: str, ref: str | None, comparison: str) -> None:
+    def o(v: str) -> c.Outcome:
+        return c.Outcome(v, None, "", [])
+    r = c.CaseResult("x", 1, "", o(mine), o(ref) if ref else None)
+    assert r.comparison == comparison
+    assert r.conforms == (comparison != "worse")
+
+
+@pytest.mark.parametrize("mine, ref, comparison", [
+    (["a"], ["a"], "same"), (["a", "b"], ["a"], "worse"), (["a"], ["a", "b"], "better"), (["b"], ["a"], "worse"),
+])
+def test_two_failures_compare_what_failed(mine: list[str], ref: list[str], comparison: str) -> None:
+    r = c.CaseResult("x", 1, "", c.Outcome(c.FAIL, 3, "", mine), c.Outcome(c.FAIL, 3, "", ref))
+    assert r.comparison == comparison
+
+
+def test_a_case_config_passes_the_config_checks(tmp_path: Path) -> None:
+    image = tmp_path / "alpha.flat"
+    image.write_bytes(b"\x00" * 4096)
+    a = c.parse_unittests(CFG)[0]
+    cfg = tmp_path / "alpha.yaml"
+    cfg.write_text(c.config_text(a, "qemu-virt", image, 2))
+    spec = load_spec(cfg)
+    vm = spec.vms[0]
+    assert (vm.type, vm.cpus, vm.bootargs) == ("image", (0, 1), "setup smp=2 mem=256")
+    assert vm.memory[0].size == 256 << 20
+
+
+def test_reference_is_a_bare_virt_machine_of_the_same_gic_and_cpu(tmp_path: Path) -> None:
+    b = c.parse_unittests(CFG)[1]
+    argv = c.reference_argv(b, tmp_path / "beta.flat", 4, load_platform("zcu102"), 0)
+    assert argv[0] == "qemu-system-aarch64" and argv[argv.index("-M") + 1] == "virt,gic-version=2"
+    assert argv[argv.index("-cpu") + 1] == "cortex-a53" and argv[argv.index("-smp") + 1] == "4"
+    assert argv[argv.index("-append") + 1] == "ipi" and argv[-1] == "shift=0,align=off,sleep=off"
+
+
+def test_a_directory_without_the_suite_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["conformance", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "not a kvm-unit-tests tree (no arm/unittests.cfg)" in err and "./configure --arch=arm64" in err
+
+
+def test_unknown_case_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "arm").mkdir()
+    (tmp_path / "arm" / "unittests.cfg").write_text(CFG)
+    assert cli.main(["conformance", str(tmp_path), "--only", "delta"]) == 1
+    assert "--only: no case named 'delta'" in capsys.readouterr().err
+
+
+def test_a_case_that_cannot_be_built_has_no_verdict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build or config error ends that case without a verdict (and the
+    reason), not the whole run."""
+    from bulkhead.base.errors import ConfigError
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise ConfigError.single("config.yaml", "image does not fit its region: kut")
+    monkeypatch.setattr(c.runner, "run", refuse)
+    o = c.run_bulkhead(tmp_path / "config.yaml", tmp_path, 10.0, None)
+    assert (o.verdict, o.status) == (c.NONE, None)
+    assert o.summary.startswith("not run: ") and "image does not fit its region" in o.summary
