@@ -7,11 +7,13 @@ tests/qemu/test_conformance_run.py."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from bulkhead import cli
+from bulkhead.base.errors import ConfigError
 from bulkhead.experiment import conformance as c
 from bulkhead.layout.load import load_platform, load_spec
 
@@ -78,7 +80,7 @@ def test_which_cases_run() -> None:
     assert c.not_applicable(b, gic=3, smp=4, ncpus=4) == "needs a GICv2; the platform has a GICv3"
     assert c.not_applicable(b, gic=2, smp=4, ncpus=4) is None
     assert c.not_applicable(g, gic=3, smp=4, ncpus=4) == "written for KVM (accel = kvm)"
-    assert c.not_applicable(a, gic=3, smp=6, ncpus=4) == "needs 6 CPUs; the platform has 4"
+    assert c.not_applicable(a, gic=3, smp=6, ncpus=4) == "needs 6 CPUs; 4 available"
     assert c.not_applicable(c.Case("x", "x.flat", arch="arm"), 3, 1, 4) == "32-bit Arm only"
     assert c.not_applicable(c.Case("x-migration", "x.flat"), 3, 1, 4) == "needs live migration"
 
@@ -152,11 +154,68 @@ def test_unknown_case_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFix
 def test_a_case_that_cannot_be_built_has_no_verdict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A build or config error ends that case without a verdict (and the
     reason), not the whole run."""
-    from bulkhead.base.errors import ConfigError
-
     def refuse(*args: object, **kwargs: object) -> None:
         raise ConfigError.single("config.yaml", "image does not fit its region: kut")
     monkeypatch.setattr(c.runner, "run", refuse)
     o = c.run_bulkhead(tmp_path / "config.yaml", tmp_path, 10.0, None)
     assert (o.verdict, o.status) == (c.NONE, None)
     assert o.summary.startswith("not run: ") and "image does not fit its region" in o.summary
+
+
+TEMPLATE = """\
+platform: qemu-virt
+vms:
+  - name: kut
+    cpus: [1, 2, 3]
+    colors: {llc: "0-7"}
+    bandwidth: {period_us: 1000, budget_events: 400000}
+    guest: hello
+  - name: noisy
+    cpus: [0]
+    colors: {llc: "8-15"}
+    memory:
+      - {ipa: 0x40000000, size: 16M}
+    guest: interferer
+"""
+
+
+def test_a_case_runs_inside_a_template(tmp_path: Path) -> None:
+    """--template: the case becomes VM 'kut' of the user's system (its
+    colors and budget kept, beside the interferer), on the first n CPUs of
+    its list, with the case's memory when the template gives none."""
+    image = tmp_path / "alpha.flat"
+    image.write_bytes(b"\x00" * 4096)
+    (tmp_path / "t.yaml").write_text(TEMPLATE)
+    t = c.load_template(tmp_path / "t.yaml")
+    assert (t.platform, t.cpus) == ("qemu-virt", (1, 2, 3))
+    cfg = tmp_path / "alpha.yaml"
+    cfg.write_text(c.config_text(c.parse_unittests(CFG)[0], t.platform, image, 2, t))
+    spec = load_spec(cfg)
+    kut, noisy = spec.vms
+    assert (kut.name, kut.type, kut.cpus, kut.bootargs, kut.guest) == ("kut", "image", (1, 2),
+                                                                       "setup smp=2 mem=256", None)
+    assert kut.colors is not None and kut.bandwidth is not None and kut.memory[0].size == 256 << 20
+    assert (noisy.name, noisy.guest) == ("noisy", "interferer")
+    assert "guest: hello" in TEMPLATE and "hello" not in cfg.read_text()
+
+
+@pytest.mark.parametrize("text, message", [
+    ("platform: qemu-virt\nvms: []\n", "one VM named 'kut'"),
+    ("platform: qemu-virt\nvms:\n  - {name: kut, cpus: []}\n", "VM 'kut' needs 'cpus'"),
+    ("vms:\n  - {name: kut, cpus: [0]}\n", "needs 'platform:'"),
+    ("- a\n", "one VM named 'kut'"),
+    ("vms: [\n", "cannot read the template"),
+])
+def test_a_bad_template_is_a_clear_error(tmp_path: Path, text: str, message: str) -> None:
+    (tmp_path / "t.yaml").write_text(text)
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        c.load_template(tmp_path / "t.yaml")
+
+
+def test_template_and_platform_must_agree(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "arm").mkdir()
+    (tmp_path / "arm" / "unittests.cfg").write_text(CFG)
+    (tmp_path / "t.yaml").write_text(TEMPLATE)
+    assert cli.main(["conformance", str(tmp_path), "--template", str(tmp_path / "t.yaml"),
+                     "--platform", "zcu102"]) == 1
+    assert "the template's platform is 'qemu-virt', not 'zcu102'" in capsys.readouterr().err

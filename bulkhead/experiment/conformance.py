@@ -22,6 +22,7 @@ and names its directory.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import re
 import subprocess
@@ -30,6 +31,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from bulkhead.base.errors import BuildError, ConfigError
 from bulkhead.base.tree import REPO_ROOT
@@ -183,7 +186,7 @@ def not_applicable(case: Case, gic: int, smp: int, ncpus: int) -> str | None:
     if want is not None and want != gic:
         return f"needs a GICv{want}; the platform has a GICv{gic}"
     if smp > ncpus:
-        return f"needs {smp} CPUs; the platform has {ncpus}"
+        return f"needs {smp} CPUs; {ncpus} available"
     return None
 
 
@@ -213,18 +216,53 @@ def outcome(output: str) -> Outcome:
     return Outcome(verdict, status, summary, failures)
 
 
-def config_text(case: Case, platform: str, image: Path, smp: int) -> str:
-    """A system config that runs ``image`` as the case's only VM."""
-    cpus = ", ".join(str(c) for c in range(smp))
+@dataclass(frozen=True)
+class Template:
+    """A system config the cases run in (``--template``): its VM named
+    ``kut`` becomes each case's VM, on the first vCPU-count CPUs of its
+    ``cpus``; every other VM (an interferer, say) and key stays."""
+    doc: dict[str, Any]
+    platform: str
+    cpus: tuple[int, ...]
+
+
+def load_template(path: Path) -> Template:
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError.single(str(path), f"cannot read the template: {exc}") from None
+    vms = doc.get("vms") if isinstance(doc, dict) else None
+    kut = [v for v in vms if isinstance(v, dict) and v.get("name") == "kut"] if isinstance(vms, list) else []
+    if len(kut) != 1:
+        raise ConfigError.single(str(path), "a template needs one VM named 'kut' under 'vms:' (it becomes "
+                                 "each case's VM)")
+    cpus = kut[0].get("cpus")
+    if not isinstance(cpus, list) or not cpus or not all(isinstance(c, int) for c in cpus):
+        raise ConfigError.single(str(path), "VM 'kut' needs 'cpus': a list of CPU indices (a case with n "
+                                 "vCPUs takes the first n)")
+    if not isinstance(doc.get("platform"), str):
+        raise ConfigError.single(str(path), "the template needs 'platform:'")
+    return Template(doc, doc["platform"], tuple(cpus))
+
+
+def config_text(case: Case, platform: str, image: Path, smp: int, template: Template | None = None) -> str:
+    """A system config that runs ``image`` as the case's VM ``kut``: alone,
+    or in ``template`` (whose ``kut`` keeps its other keys but no guest,
+    kernel or parameters of its own)."""
+    vm: dict[str, Any] = {"name": "kut", "type": "image", "cpus": list(range(smp)),
+                          "memory": [{"ipa": VM_IPA, "size": f"{memory_mib(case)}M"}]}
+    doc: dict[str, Any] = {"platform": platform, "vms": [vm]}
+    if template is not None:
+        doc = copy.deepcopy(template.doc)
+        kut = next(v for v in doc["vms"] if isinstance(v, dict) and v.get("name") == "kut")
+        for key in ("guest", "kernel", "initrd", "params", "image", "bootargs", "entry"):
+            kut.pop(key, None)
+        kut.setdefault("memory", vm["memory"])
+        kut.update(type="image", cpus=list(template.cpus[:smp]))
+        vm = kut
+    vm.update(image=str(image.absolute()), bootargs=case.args)
     return (f"# kvm-unit-tests case [{case.name}] (bulkhead conformance)\n"
-            f"platform: {platform}\n"
-            "vms:\n"
-            "  - name: kut\n"
-            "    type: image\n"
-            f"    cpus: [{cpus}]\n"
-            f"    memory:\n      - {{ipa: 0x{VM_IPA:x}, size: {memory_mib(case)}M}}\n"
-            f"    image: {json.dumps(str(image.absolute()))}\n"
-            f"    bootargs: {json.dumps(case.args)}\n")
+            + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100))
 
 
 def reference_argv(case: Case, image: Path, smp: int, platform: Platform, icount: int | None) -> list[str]:
@@ -302,7 +340,10 @@ def add_parser(sub: Any) -> None:
                     "verdict) under Bulkhead where it passed or skipped without the hypervisor (with "
                     "--no-reference: unless a case fails).")
     p.add_argument("kut", metavar="KUT", type=Path, help="a built kvm-unit-tests tree (arm/*.flat)")
-    p.add_argument("--platform", metavar="NAME", default="qemu-virt", help="platforms/NAME.yaml (default qemu-virt)")
+    p.add_argument("--platform", metavar="NAME", help="platforms/NAME.yaml (default qemu-virt, or the template's)")
+    p.add_argument("--template", metavar="CONFIG", type=Path,
+                   help="run each case as VM 'kut' of this system config (on the first n of its CPUs), "
+                        "beside its other VMs, with its colors, budget and so on")
     p.add_argument("--only", metavar="CASE", action="append", help="run only this case (repeatable)")
     p.add_argument("--icount", metavar="N", type=int, help="-icount shift=N for both runs")
     p.add_argument("--timeout", metavar="S", type=float, default=DEFAULT_TIMEOUT,
@@ -322,12 +363,17 @@ def command(args: argparse.Namespace) -> int:
         cases = select(parse_unittests(cfg_file.read_text(), str(cfg_file)), args.only)
     except ValueError as exc:
         raise ConfigError.single(str(cfg_file), str(exc)) from None
-    platform = load_platform(args.platform, PLATFORMS_DIR)
+    template = load_template(args.template) if args.template else None
+    if template and args.platform and args.platform != template.platform:
+        raise ConfigError.single(str(args.template), f"the template's platform is '{template.platform}', "
+                                 f"not '{args.platform}' (--platform)")
+    name = template.platform if template else args.platform or "qemu-virt"
+    platform = load_platform(name, PLATFORMS_DIR)
     if platform.qemu is None:
-        raise ConfigError.single(str(PLATFORMS_DIR / f"{args.platform}.yaml"),
-                                 f"platform '{args.platform}' has no QEMU model ('qemu:')")
-    out = (args.out or REPO_ROOT / "build" / "conformance" / args.platform).absolute()
-    max_smp = min(platform.ncpus, 8)
+        raise ConfigError.single(str(PLATFORMS_DIR / f"{name}.yaml"), f"platform '{name}' has no QEMU model ('qemu:')")
+    out = (args.out or REPO_ROOT / "build" / "conformance" / (args.template.stem if args.template else name)).absolute()
+    ncpus = len(template.cpus) if template else platform.ncpus
+    max_smp = min(ncpus, 8)
     results: list[CaseResult] = []
     skipped: list[tuple[str, str]] = []
     for case in cases:
@@ -336,7 +382,7 @@ def command(args: argparse.Namespace) -> int:
         except ValueError as exc:
             skipped.append((case.name, str(exc)))
             continue
-        why = not_applicable(case, platform.gic.version, smp, platform.ncpus)
+        why = not_applicable(case, platform.gic.version, smp, ncpus)
         image = args.kut / "arm" / case.file
         if why is None and not image.is_file():
             why = f"{image} is not built"
@@ -346,7 +392,7 @@ def command(args: argparse.Namespace) -> int:
         case_out = out / case.name
         case_out.mkdir(parents=True, exist_ok=True)
         config = case_out / "config.yaml"
-        config.write_text(config_text(case, args.platform, image, smp))
+        config.write_text(config_text(case, name, image, smp, template))
         timeout = max(args.timeout, case.timeout or 0.0)
         mine = run_bulkhead(config, case_out, timeout, args.icount)
         ref = None
@@ -359,7 +405,7 @@ def command(args: argparse.Namespace) -> int:
             sys.stderr.write(f"bulkhead: conformance: {case.name}: bare {ref.verdict if ref else '-'}, "
                              f"Bulkhead {mine.verdict}\n")
     if args.json:
-        doc = {"platform": args.platform, "cases": [asdict(r) | {"comparison": r.comparison} for r in results],
+        doc = {"platform": name, "template": str(args.template) if args.template else None, "cases": [asdict(r) | {"comparison": r.comparison} for r in results],
                "not_run": [{"case": n, "why": w} for n, w in skipped]}
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
