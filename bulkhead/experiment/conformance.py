@@ -42,7 +42,7 @@ from bulkhead.run import runner
 
 PASS, SKIP, FAIL, NONE = "pass", "skip", "fail", "no result"
 DEFAULT_MEM_MIB = 256  # kvm-unit-tests' default guest memory
-DEFAULT_TIMEOUT = 300.0  # timer busy-waits 2 s of virtual time: 2 min under --icount 0
+DEFAULT_TIMEOUT = 300.0  # the timer case busy-waits: 2 min of host time under --icount 0 on 4 CPUs
 VM_IPA = 0x40000000
 STATUS_RE = re.compile(r"EXIT: STATUS=(\d+)\s*$")
 SUMMARY_RE = re.compile(r"SUMMARY: (.*?)\s*$")
