@@ -219,3 +219,25 @@ def test_template_and_platform_must_agree(tmp_path: Path, capsys: pytest.Capture
     assert cli.main(["conformance", str(tmp_path), "--template", str(tmp_path / "t.yaml"),
                      "--platform", "zcu102"]) == 1
     assert "the template's platform is 'qemu-virt', not 'zcu102'" in capsys.readouterr().err
+
+
+def test_a_case_across_core_types_says_so(tmp_path: Path) -> None:
+    """On the RK3588's QEMU platform an 8-vCPU case spans A55s and A76s: its
+    config states mixed_core_types (without it the config is refused)."""
+    image = tmp_path / "x.flat"
+    image.write_bytes(b"\x00" * 4096)
+    case = c.Case("smp8", "x.flat", smp="$MAX_SMP")
+    cfg = tmp_path / "smp8.yaml"
+    cfg.write_text(c.config_text(case, "rk3588-qemu", image, 8, mixed=True))
+    assert load_spec(cfg).vms[0].cpus == tuple(range(8))
+    cfg.write_text(c.config_text(case, "rk3588-qemu", image, 8))
+    with pytest.raises(ConfigError, match="core types"):
+        load_spec(cfg)
+
+
+def test_the_table_gives_why_a_case_has_no_verdict() -> None:
+    none = c.Outcome(c.NONE, None, "not run: c.yaml: image does not fit its region", [])
+    text = c.table([c.CaseResult("big", 1, "", none, c.Outcome(c.PASS, 1, "", []))], [("old", "32-bit Arm only")])
+    assert "big   1      pass       no result  WORSE" in text
+    assert "  big: not run: c.yaml: image does not fit its region" in text
+    assert "not run: old: 32-bit Arm only" in text and text.endswith("1 case: 1 worse\n")

@@ -245,12 +245,16 @@ def load_template(path: Path) -> Template:
     return Template(doc, doc["platform"], tuple(cpus))
 
 
-def config_text(case: Case, platform: str, image: Path, smp: int, template: Template | None = None) -> str:
-    """A system config that runs ``image`` as the case's VM ``kut``: alone,
-    or in ``template`` (whose ``kut`` keeps its other keys but no guest,
-    kernel or parameters of its own)."""
+def config_text(case: Case, platform: str, image: Path, smp: int, template: Template | None = None,
+                mixed: bool = False) -> str:
+    """A system config that runs ``image`` as the case's VM ``kut``: alone
+    (``mixed``: its CPUs are of several core types, e.g. the RK3588's A55s
+    and A76s), or in ``template`` (whose ``kut`` keeps its other keys but no
+    guest, kernel or parameters of its own)."""
     vm: dict[str, Any] = {"name": "kut", "type": "image", "cpus": list(range(smp)),
                           "memory": [{"ipa": VM_IPA, "size": f"{memory_mib(case)}M"}]}
+    if mixed:
+        vm["mixed_core_types"] = True
     doc: dict[str, Any] = {"platform": platform, "vms": [vm]}
     if template is not None:
         doc = copy.deepcopy(template.doc)
@@ -320,12 +324,15 @@ def table(results: Sequence[CaseResult], skipped: Sequence[tuple[str, str]]) -> 
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
     for r in results:
+        if r.bulkhead.verdict == NONE and r.bulkhead.summary:
+            lines.append(f"  {r.name}: {r.bulkhead.summary}")
         for f in r.bulkhead.failures:
             lines.append(f"  {r.name}: FAIL: {f}")
     for name, why in skipped:
         lines.append(f"not run: {name}: {why}")
     counts = {k: sum(r.comparison == k for r in results) for k in ("same", "absent", "better", "ok", "worse")}
-    lines.append(f"{len(results)} cases: " + ", ".join(f"{n} {k}" for k, n in counts.items() if n)
+    cases = f"{len(results)} case" + ("" if len(results) == 1 else "s")
+    lines.append(f"{cases}: " + ", ".join(f"{n} {k}" for k, n in counts.items() if n)
                  + (" (absent: the case skipped itself, a feature the VM is not given)" if counts["absent"] else ""))
     return "\n".join(lines) + "\n"
 
@@ -392,7 +399,8 @@ def command(args: argparse.Namespace) -> int:
         case_out = out / case.name
         case_out.mkdir(parents=True, exist_ok=True)
         config = case_out / "config.yaml"
-        config.write_text(config_text(case, name, image, smp, template))
+        mixed = template is None and len({platform.cpu_type(c) for c in range(smp)}) > 1
+        config.write_text(config_text(case, name, image, smp, template, mixed))
         timeout = max(args.timeout, case.timeout or 0.0)
         mine = run_bulkhead(config, case_out, timeout, args.icount)
         ref = None
