@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from bulkhead.config import shared_io
+from bulkhead.config import interrupts, shared_io
 from bulkhead.config.model import GIC_FRAME, PAGE, PlatformPci, Range
 from bulkhead.config.pci import Function
 from bulkhead.layout.placement import System, Vm
@@ -152,12 +152,15 @@ def generate(system: System, vm: Vm) -> str:
     d.open("cpus")
     d.prop("#address-cells", "<1>")
     d.prop("#size-cells", "<0>")
-    for i in range(len(vm.cpus)):
+    for i, cpu in enumerate(vm.cpus):
+        # the MPIDR affinity the vCPU reads: its index, or, in direct mode
+        # (docs/interrupts.md), its CPU's (hypervisor/core/vcpu.h vcpu_vmpidr)
+        aff = p.mpidr[cpu] & 0xFF00FFFFFF if vm.spec.interrupts == "direct" else i
         d.blank()
-        d.open(f"cpu@{i:x}")
+        d.open(f"cpu@{aff:x}")
         d.prop("device_type", _str("cpu"))
         d.prop("compatible", _str(f"arm,{p.qemu.cpu}" if p.qemu else "arm,armv8"))
-        d.prop("reg", f"<0x{i:x}>")
+        d.prop("reg", f"<0x{aff:x}>")
         d.prop("enable-method", _str("psci"))
         d.close()
     d.close()
@@ -180,13 +183,15 @@ def generate(system: System, vm: Vm) -> str:
     d.prop("always-on")
     d.close()
 
-    if p.pmu_irq is not None:
+    # a direct VM's PMU overflow is a spare PPI (docs/interrupts.md "Emulated sources")
+    pmu = interrupts.pmu_irq(p, vm.spec) if vm.spec.interrupts == "direct" else p.pmu_irq
+    if pmu:
         # the counters the hypervisor leaves to the VM (PMCR_EL0.N), its
         # overflow PPI (hypervisor/core/vpmu.c)
         d.blank()
         d.open("pmu")
         d.prop("compatible", _str("arm,armv8-pmuv3"))
-        d.prop("interrupts", f"<1 {p.pmu_irq - 16} {IRQ_LEVEL_HIGH}>")
+        d.prop("interrupts", f"<1 {pmu - 16} {IRQ_LEVEL_HIGH}>")
         d.close()
 
     d.blank()

@@ -3,10 +3,14 @@
  * dtbcheck: a guest for `type: image` VMs (arm64 boot protocol): x0 at
  * entry must hold the IPA of a flattened device tree. Checks the FDT magic
  * and header, walks the structure block and requires a top-level /memory@
- * node with a "reg" and a /chosen node. Uses no parameter block.
+ * node with a "reg" and a /chosen node, and a /cpus/cpu@ node whose "reg"
+ * is the affinity of the MPIDR this CPU reads (as Linux and kvm-unit-tests
+ * find their CPU; the physical one in direct interrupt mode). Uses no
+ * parameter block.
  *
  * Lines: "dtbcheck: x0 = <ipa>", "dtbcheck: /<node>" for each top-level
- * node, "dtbcheck: PASS" or "dtbcheck: FAIL (<reason>)".
+ * node, "dtbcheck: mpidr <aff> is /cpus/cpu@<reg>", "dtbcheck: PASS" or
+ * "dtbcheck: FAIL (<reason>)".
  */
 #include "runtime.h"
 
@@ -40,7 +44,9 @@ int main(const char *params)
 	u64 dtb = rt_boot_arg();
 	const u8 *fdt = (const u8 *)dtb;
 	u32 total, off_struct, size_struct, off_strings, pos, depth = 0;
-	bool memory = false, memory_reg = false, chosen = false, in_memory = false;
+	bool memory = false, memory_reg = false, chosen = false, in_memory = false, in_cpus = false;
+	bool in_cpu = false, mine = false;
+	u64 aff = cpu_mpidr() & 0xff00ffffffull;
 
 	(void)params;
 	printf("dtbcheck: x0 = 0x%lx\n", dtb);
@@ -65,18 +71,27 @@ int main(const char *params)
 				in_memory = starts_with(name, "memory@");
 				memory |= in_memory;
 				chosen |= !strcmp(name, "chosen");
+				in_cpus = !strcmp(name, "cpus");
 			}
+			in_cpu = depth == 3 && in_cpus && starts_with(name, "cpu@");
 			pos += (u32)(strlen(name) + 4) & ~3u;
 		} else if (token == FDT_END_NODE) {
 			if (!depth)
 				return fail("unbalanced FDT_END_NODE");
 			depth--;
 			in_memory = in_memory && depth >= 2;
+			in_cpus = in_cpus && depth >= 2;
+			in_cpu = false;
 		} else if (token == FDT_PROP) {
 			u32 len = be32(fdt + pos), nameoff = be32(fdt + pos + 4);
-			if (depth == 2 && in_memory &&
-			    !strcmp((const char *)fdt + off_strings + nameoff, "reg") && len >= 8)
+			bool reg = !strcmp((const char *)fdt + off_strings + nameoff, "reg");
+			if (depth == 2 && in_memory && reg && len >= 8)
 				memory_reg = true;
+			if (depth == 3 && in_cpu && reg && len == 4 && be32(fdt + pos + 8) == aff) {
+				printf("dtbcheck: mpidr 0x%lx is /cpus/cpu@%x\n", aff,
+				       be32(fdt + pos + 8));
+				mine = true;
+			}
 			pos += 8 + ((len + 3) & ~3u);
 		} else if (token == FDT_END) {
 			break;
@@ -88,6 +103,8 @@ int main(const char *params)
 		return fail("no /memory@ node with a reg property");
 	if (!chosen)
 		return fail("no /chosen node");
+	if (!mine)
+		return fail("no /cpus/cpu@ node has this CPU's MPIDR");
 	printf("dtbcheck: PASS\n");
 	return 0;
 }

@@ -304,3 +304,17 @@ def test_direct_sgis_reach_only_own_cpus() -> None:
     assert set(dropped) == {"other", "sender"} and dropped["other"] == 0, dropped
     assert dropped["sender"] >= 4 * int(m[1]), dropped  # SGI 0, SGI0R, ASGI1R, the foreign CPUs
     assert res.clean, res.reason
+
+
+def test_direct_image_vm_finds_its_physical_cpu_in_its_device_tree() -> None:
+    """A `type: image` VM (the arm64 boot protocol: kvm-unit-tests, an RTOS)
+    in direct mode on CPUs 2 and 3 reads MPIDR 2 on its boot vCPU, and its
+    generated device tree has /cpus/cpu@2 with that reg (before, cpu@0 and
+    cpu@1: such a guest could not find itself); the ordinary VM beside it
+    keeps vCPU indices."""
+    res = boot("direct-image.yaml", "direct-image")
+    assert res.clean, res.reason + "\n" + res.output[-3000:]
+    assert "dtbcheck: mpidr 0x2 is /cpus/cpu@2" in res.lines("img"), res.lines("img")
+    assert "dtbcheck: PASS" in res.lines("img"), res.lines("img")
+    assert "dtbcheck: mpidr 0x0 is /cpus/cpu@0" in res.lines("ordinary"), res.lines("ordinary")
+    assert "dtbcheck: PASS" in res.lines("ordinary")
