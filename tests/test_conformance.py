@@ -241,3 +241,19 @@ def test_the_table_gives_why_a_case_has_no_verdict() -> None:
     assert "big   1      pass       no result  WORSE" in text
     assert "  big: not run: c.yaml: image does not fit its region" in text
     assert "not run: old: 32-bit Arm only" in text and text.endswith("1 case: 1 worse\n")
+
+
+def test_fit_in_ram_needs_a_boot_loader(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["conformance", str(tmp_path), "--fit-in-ram"]) == 2
+    assert "--fit-in-ram needs --boot uboot or --boot tfa" in capsys.readouterr().err
+
+
+def test_the_boot_mode_reaches_the_runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict[str, object] = {}
+
+    def fake_run(config: Path, **kw: object) -> None:
+        seen.update(kw)
+        raise ConfigError.single(str(config), "stop here")
+    monkeypatch.setattr(c.runner, "run", fake_run)
+    c.run_bulkhead(tmp_path / "config.yaml", tmp_path, 10.0, 0, "tfa", True)
+    assert (seen["boot"], seen["fit_in_ram"], seen["icount"]) == ("tfa", True, 0)

@@ -292,12 +292,15 @@ def run_reference(argv: Sequence[str], timeout: float, log: Path) -> Outcome:
     return outcome(text)
 
 
-def run_bulkhead(config: Path, out: Path, timeout: float, icount: int | None) -> Outcome:
-    """Builds and boots the case's system; its console goes to ``out/console.log``.
-    A case that cannot be built or run has no verdict (the reason is its summary)."""
+def run_bulkhead(config: Path, out: Path, timeout: float, icount: int | None, boot: str = "image",
+                 fit_in_ram: bool = False) -> Outcome:
+    """Builds and boots the case's system (``boot``, ``fit_in_ram``: as
+    ``bulkhead run``'s); its console goes to ``out/console.log``. A case that
+    cannot be built or run has no verdict (the reason is its summary)."""
     try:
         with open(out / "build.log", "w") as log:
-            r = runner.run(config, timeout=timeout, icount=icount, out=out, build_log=log)
+            r = runner.run(config, timeout=timeout, icount=icount, out=out, build_log=log, boot=boot,
+                           fit_in_ram=fit_in_ram)
     except (ConfigError, BuildError) as exc:
         return Outcome(NONE, None, f"not run: {str(exc).splitlines()[0]}", [])
     (out / "console.log").write_text(r.output)
@@ -353,6 +356,10 @@ def add_parser(sub: Any) -> None:
                         "beside its other VMs, with its colors, budget and so on")
     p.add_argument("--only", metavar="CASE", action="append", help="run only this case (repeatable)")
     p.add_argument("--icount", metavar="N", type=int, help="-icount shift=N for both runs")
+    p.add_argument("--boot", choices=("image", "uboot", "tfa"), default="image",
+                   help="how Bulkhead is started, as for 'bulkhead run' (tfa: through TF-A and U-Boot, which "
+                        "'interrupts: direct' in a --template needs)")
+    p.add_argument("--fit-in-ram", action="store_true", help="with --boot uboot|tfa: as for 'bulkhead run'")
     p.add_argument("--timeout", metavar="S", type=float, default=DEFAULT_TIMEOUT,
                    help=f"seconds per run (default {DEFAULT_TIMEOUT:.0f})")
     p.add_argument("--no-reference", action="store_true", help="do not run the cases without the hypervisor")
@@ -361,6 +368,9 @@ def add_parser(sub: Any) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
+    if args.fit_in_ram and args.boot == "image":
+        sys.stderr.write("bulkhead: error: --fit-in-ram needs --boot uboot or --boot tfa\n")
+        return 2
     cfg_file = args.kut / "arm" / "unittests.cfg"
     if not cfg_file.is_file():
         raise ConfigError.single(str(args.kut), "not a kvm-unit-tests tree (no arm/unittests.cfg); build one with "
@@ -402,7 +412,7 @@ def command(args: argparse.Namespace) -> int:
         mixed = template is None and len({platform.cpu_type(c) for c in range(smp)}) > 1
         config.write_text(config_text(case, name, image, smp, template, mixed))
         timeout = max(args.timeout, case.timeout or 0.0)
-        mine = run_bulkhead(config, case_out, timeout, args.icount)
+        mine = run_bulkhead(config, case_out, timeout, args.icount, args.boot, args.fit_in_ram)
         ref = None
         if not args.no_reference:
             ref = run_reference(reference_argv(case, image, smp, platform, args.icount), timeout,
