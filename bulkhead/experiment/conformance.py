@@ -12,7 +12,9 @@ and memory and its arguments as ``bootargs``, and, for comparison, on the
 same QEMU without a hypervisor (``-M virt`` with the platform's GIC version
 and CPU model), where the same image runs at EL1 of a bare machine. A case
 conforms unless it fails under Bulkhead where it passed or skipped on the
-bare machine. docs/conformance.md.
+bare machine, or fails checks the bare machine passed. ``--template`` runs
+the cases inside a user's system (beside its other VMs, with its colors,
+budgets or direct interrupts). docs/conformance.md.
 
 The suite is GPL and not ours: it is never committed; the user builds it
 (``./configure --arch=arm64 --cross-prefix=aarch64-linux-gnu- && make``)
