@@ -257,3 +257,11 @@ def test_the_boot_mode_reaches_the_runner(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr(c.runner, "run", fake_run)
     c.run_bulkhead(tmp_path / "config.yaml", tmp_path, 10.0, 0, "tfa", True)
     assert (seen["boot"], seen["fit_in_ram"], seen["icount"]) == ("tfa", True, 0)
+
+
+def test_a_board_without_a_qemu_model_is_refused_as_run_refuses_it(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "arm").mkdir()
+    (tmp_path / "arm" / "unittests.cfg").write_text(CFG)
+    assert cli.main(["conformance", str(tmp_path), "--platform", "rk3588-orangepi-5-plus"]) == 2
+    assert "has no QEMU model" in capsys.readouterr().err

@@ -39,6 +39,7 @@ import yaml
 from bulkhead.base.errors import BuildError, ConfigError
 from bulkhead.base.tree import REPO_ROOT
 from bulkhead.config.model import Platform
+from bulkhead.generate import qemu
 from bulkhead.layout.load import PLATFORMS_DIR, load_platform
 from bulkhead.run import runner
 
@@ -201,11 +202,9 @@ def outcome(output: str) -> Outcome:
         text = line.split("] ", 1)[1] if line.startswith("[") and "] " in line else line
         if text.startswith("FAIL: "):
             failures.append(text[6:].strip())
-        m = SUMMARY_RE.search(text)
-        if m and text.startswith("SUMMARY:"):
+        if m := SUMMARY_RE.match(text):
             summary = m.group(1)
-        m = STATUS_RE.search(text)
-        if m and text.startswith("EXIT:"):
+        if m := STATUS_RE.match(text):
             status = int(m.group(1))
     if status is None:
         verdict = NONE
@@ -274,8 +273,8 @@ def config_text(case: Case, platform: str, image: Path, smp: int, template: Temp
 def reference_argv(case: Case, image: Path, smp: int, platform: Platform, icount: int | None) -> list[str]:
     """The same case on the same QEMU with no hypervisor: EL1 of a bare
     ``virt`` with the platform's GIC version and CPU model."""
-    assert platform.qemu is not None
-    argv = [platform.qemu.binary, "-M", f"virt,gic-version={platform.gic.version}", "-cpu", platform.qemu.cpu,
+    q = qemu.model(platform)
+    argv = [q.binary, "-M", f"virt,gic-version={platform.gic.version}", "-cpu", q.cpu,
             "-smp", str(smp), "-m", f"{memory_mib(case)}M", "-display", "none", "-monitor", "none",
             "-serial", "stdio", "-kernel", str(image.absolute()), "-append", case.args]
     if icount is not None:
@@ -388,8 +387,7 @@ def command(args: argparse.Namespace) -> int:
                                  f"not '{args.platform}' (--platform)")
     name = template.platform if template else args.platform or "qemu-virt"
     platform = load_platform(name, PLATFORMS_DIR)
-    if platform.qemu is None:
-        raise ConfigError.single(str(PLATFORMS_DIR / f"{name}.yaml"), f"platform '{name}' has no QEMU model ('qemu:')")
+    qemu.model(platform)  # refuses a board QEMU does not model before anything runs
     out = (args.out or REPO_ROOT / "build" / "conformance" / (args.template.stem if args.template else name)).absolute()
     ncpus = len(template.cpus) if template else platform.ncpus
     max_smp = min(ncpus, 8)
