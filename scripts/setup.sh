@@ -139,33 +139,48 @@ ensure_venv() {
 }
 
 # --- Linux guest artefacts -----------------------------------------------------
+# The Debian arm64 kernel whose image, headers and kbuild tools resolve
+# together (scripts/kernelset.py: while a security update is being built the
+# arm64 headers and the host's linux-kbuild can sit at different Debian
+# revisions), recorded in artefacts/linux/kernel-set as KS_* assignments.
+# With the Image already fetched, only its ABI is considered.
+kernel_set() {
+    local dir=artefacts/linux f=artefacts/linux/kernel-set abi=""
+    [ -f "$dir/version" ] && abi=$(cat "$dir/version")
+    if [ ! -f "$f" ] || { [ -n "$abi" ] && ! grep -qx "KS_ABI=$abi" "$f"; }; then
+        apt_update
+        mkdir -p "$dir"
+        python3 scripts/kernelset.py ${abi:+--abi "$abi"} >"$f.tmp" || { rm -f "$f.tmp"; die "no usable arm64 kernel in apt"; }
+        mv "$f.tmp" "$f"
+    fi
+    # shellcheck disable=SC1090
+    . "$f"
+    log "kernel: $KS_NOTE"
+}
+
 # Kernel headers for the Image's exact version, to build linux/bulkhead_shmem
 # (docs/ipc.md). Debian's linux-headers-<v>-arm64 runs the kbuild tools of
 # linux-kbuild-<x.y> for arm64; on another host those come from the same
-# version of linux-kbuild for the host's architecture. All three packages are
-# unpacked under artefacts/linux/headers (nothing is installed), with the
-# arch tree's Makefile pointed at the unpacked common tree.
+# upstream version of linux-kbuild for the host's architecture (kernel_set).
+# All three packages are unpacked under artefacts/linux/headers (nothing is
+# installed), with the arch tree's Makefile pointed at the unpacked common tree.
 ensure_linux_headers() {
     local dir=artefacts/linux ver
     ver=$(cat "$dir/version")
     local kdir="$dir/headers/usr/src/linux-headers-$ver"
     [ -f "$kdir/Makefile" ] && [ -f "$kdir/.bulkhead-ok" ] && return
+    kernel_set
     apt_update
-    local version kbuild common
-    version=$(apt-cache show "linux-headers-$ver:arm64" 2>/dev/null | sed -n 's/^Version: //p' | head -n1)
-    [ -n "$version" ] || die "no linux-headers-$ver:arm64 in apt (the Image's version, $dir/version)"
-    kbuild=$(apt-cache depends "linux-headers-$ver:arm64" | sed -n 's/.*Depends: \(linux-kbuild-[0-9.]*\).*/\1/p' | head -n1)
-    common=$(apt-cache depends "linux-headers-$ver:arm64" | sed -n 's/.*Depends: <*\(linux-headers-[^:>]*-common\).*/\1/p' | head -n1)
-    [ -n "$kbuild" ] && [ -n "$common" ] || die "cannot resolve the dependencies of linux-headers-$ver:arm64"
-    log "fetching linux-headers-$ver:arm64, $common, $kbuild ($version, host architecture)"
+    log "fetching $KS_HEADERS:arm64 $KS_VERSION, $KS_COMMON $KS_COMMON_VERSION, $KS_KBUILD $KS_KBUILD_VERSION (host architecture)"
     rm -rf "$dir/headers" "$dir/deb/h" && mkdir -p "$dir/headers" "$dir/deb/h"
-    (cd "$dir/deb/h" && apt-get download -q "linux-headers-$ver:arm64=$version" \
-        "$common=$version" "$kbuild=$version" >/dev/null)
+    (cd "$dir/deb/h" && apt-get download -q "$KS_HEADERS:arm64=$KS_VERSION" \
+        "$KS_COMMON=$KS_COMMON_VERSION" "$KS_KBUILD=$KS_KBUILD_VERSION" >/dev/null) ||
+        die "cannot download the kernel headers set ($KS_NOTE)"
     for deb in "$dir"/deb/h/*.deb; do
         dpkg-deb -x "$deb" "$dir/headers"
     done
     rm -rf "$dir/deb/h"
-    printf 'include %s/%s/headers/usr/src/%s/Makefile\n' "$ROOT" "$dir" "$common" >"$kdir/Makefile"
+    printf 'include %s/%s/headers/usr/src/%s/Makefile\n' "$ROOT" "$dir" "$KS_COMMON" >"$kdir/Makefile"
     touch "$kdir/.bulkhead-ok"
 }
 
@@ -179,13 +194,10 @@ ensure_linux() {
     fi
     mkdir -p "$dir/deb"
     if [ ! -f "$dir/Image" ]; then
-        apt_update
-        local pkg
-        pkg=$(apt-cache depends 'linux-image-arm64:arm64' 2>/dev/null |
-            sed -n 's/.*Depends: \(linux-image-[0-9][^:]*\).*/\1/p' | head -n1)
-        [ -n "$pkg" ] || die "cannot resolve linux-image-arm64:arm64 (is arm64 enabled in apt?)"
-        log "fetching $pkg:arm64"
-        (cd "$dir/deb" && apt-get download -q "$pkg:arm64" >/dev/null)
+        rm -f "$dir/version" "$dir/kernel-set"
+        kernel_set
+        log "fetching $KS_IMAGE:arm64 $KS_VERSION"
+        (cd "$dir/deb" && apt-get download -q "$KS_IMAGE:arm64=$KS_VERSION" >/dev/null)
         rm -rf "$dir/deb/x" && mkdir -p "$dir/deb/x"
         dpkg-deb -x "$dir"/deb/linux-image-*.deb "$dir/deb/x"
         local vmlinuz
@@ -233,7 +245,8 @@ ensure_linux_tools() {
     apt_update
     log "fetching ${LINUX_TOOL_DEBS[*]} (arm64) and linux-image-$ver:arm64's virtio modules"
     rm -rf "$dir/tools" "$dir/deb/t" && mkdir -p "$root/bin" "$root/lib" "$root/lib/modules" "$dir/deb/t/x"
-    (cd "$dir/deb/t" && apt-get download -q "${LINUX_TOOL_DEBS[@]/%/:arm64}" "linux-image-$ver:arm64" >/dev/null)
+    kernel_set
+    (cd "$dir/deb/t" && apt-get download -q "${LINUX_TOOL_DEBS[@]/%/:arm64}" "$KS_IMAGE:arm64=$KS_VERSION" >/dev/null)
     for deb in "$dir"/deb/t/*.deb; do
         dpkg-deb -x "$deb" "$dir/deb/t/x"
     done
@@ -413,7 +426,8 @@ ensure_linux_pcimods() {
     apt_update
     log "fetching $pkg:arm64 (the nvme and virtio-pci driver modules)"
     rm -rf "$dir/deb/m" && mkdir -p "$dir/deb/m/x" "$dir/deb/m/root/lib/modules/pci"
-    (cd "$dir/deb/m" && apt-get download -q "$pkg:arm64" >/dev/null)
+    kernel_set
+    (cd "$dir/deb/m" && apt-get download -q "$pkg:arm64=$KS_VERSION" >/dev/null)
     dpkg-deb -x "$dir"/deb/m/linux-image-*.deb "$dir/deb/m/x"
     for m in $PCI_MODULES; do
         n=$((n + 1))
