@@ -328,8 +328,8 @@ def test_runner_statuses_csv_plots_report(tmp_path: Path) -> None:
     report = (out / "report.md").read_text()
     assert report.startswith(DISCLAIMER)
     assert "![Slowdown relative to the baseline](plots/slowdown.png)" in report
-    assert "| mbr[budget_events=1000] | bw | ns_per_line (ns/line) | 27 [27–27] | 1.350 | 2,000 | 2 ok |" \
-        in report
+    assert "| mbr[budget_events=1000] | bw | ns_per_line (ns/line) | 27 ± 0 [27–27] | 2 | 1.350 ± 0.000 | 2,000 | " \
+        "2 ok |" in report
     assert "## Runs that did not succeed" in report and "unsupported" in report
 
     # --report-only redraws from the CSV files.
@@ -548,7 +548,7 @@ def test_planted_artefacts_are_flagged_and_not_drawn(tmp_path: Path) -> None:
     report = (out / "report.md").read_text()
     assert "## Artefacts: runs not drawn as results" in report
     assert "| short[budget_events=2000] | bw | 1 |" in report and "above-budget:" in report
-    assert "| idle | bw | ns_per_line (ns/line) | – | – | – | 1 ok (1 flagged: not a result) |" in report
+    assert "| idle | bw | ns_per_line (ns/line) | – | 0 | – | – | 1 ok (1 flagged: not a result) |" in report
     with open(out / "results.csv", newline="") as f:  # the charts' flags are written back
         above = [r for r in csv.DictReader(f) if r["flags"].startswith("above-budget")]
     assert [r["scenario"] for r in above] == ["mbr"] * 3
