@@ -183,6 +183,7 @@ def write(spec: ExperimentSpec, out: Path, rev: Revision, command: Mapping[str, 
         plat[src.stem] = {"file": f"{BUNDLE_DIR}/platforms/{src.name}", "sha256": sha256(src)}
     configs = {p.stem: {"file": f"configs/{p.name}", "sha256": sha256(p), "content_sha256": content_sha256(p)}
                for p in sorted((out / "configs").glob("*.yaml"))}
+    units = column_units(columns)
     plugins = {a["plugin"]["sha256"]: a["plugin"] for a in artefacts.values() if a.get("plugin")}
     doc = {
         "format": FORMAT,
@@ -199,12 +200,12 @@ def write(spec: ExperimentSpec, out: Path, rev: Revision, command: Mapping[str, 
         "qemu": dict(qemu),
         "plugin": next(iter(plugins.values()), None),
         "booted": {stem: dict(a) for stem, a in sorted(artefacts.items())},
-        "columns": column_units(columns),
+        "columns": units,
     }
     with open(out / UNITS_CSV, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(("column", "unit"))
-        w.writerows(doc["columns"].items())
+        w.writerows(units.items())
     path = out / BUNDLE_JSON
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
