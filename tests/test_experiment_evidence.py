@@ -256,3 +256,30 @@ def test_tiny_spec_matrix_is_filtered_by_benchmark() -> None:
     spec = load(TINY)
     assert expand(spec, benchmarks=["bw-read"]) == expand(spec)
     assert expand(spec, benchmarks=["stride"]) == []
+
+
+@pytest.mark.qemu
+@pytest.mark.skipif(shutil.which("qemu-system-aarch64") is None or shutil.which("aarch64-linux-gnu-gcc") is None,
+                    reason="needs QEMU and the AArch64 cross compiler")
+def test_tiny_bundle_reproduces_under_qemu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The tiny matrix (virtual time) into a bundle, then --reproduce: the
+    same values, every booted file hashed."""
+    out = tmp_path / "tiny"
+    assert cli.main(["experiment", str(TINY), "--out", str(out), "--only", "solo", "--only", "interf"]) == 0
+    doc = bundle.load(out)
+    assert doc["command"]["only"] == ["solo", "interf"] and doc["qemu"]["version"][0].isdigit()
+    assert doc["qemu"]["sha256"] == bundle.sha256(doc["qemu"]["path"])
+    for stem in ("solo-bw-read", "interf-bw-read"):
+        booted = doc["booted"][stem]
+        assert booted["hypervisor"]["sha256"] == bundle.sha256(booted["hypervisor"]["file"]) or \
+            stem == "solo-bw-read"  # the slot's build directory holds the last config's image
+        assert booted["qemu"]["sha256"] == doc["qemu"]["sha256"]
+        assert {i["vm"] for i in booted["images"]} == ({"bench"} if stem.startswith("solo") else {"bench", "interf"})
+    report = (out / "report.md").read_text()
+    rev = version.revision()
+    assert f"bulkhead {rev.version}, commit {rev.short.removesuffix('-dirty')}" in report
+    capsys.readouterr()
+    assert cli.main(["experiment", "--reproduce", str(out)]) == 0
+    assert "0 result(s) differ beyond the tolerance 1.00%" in capsys.readouterr().err
+    text = (out / "reproduce" / "reproduce.md").read_text()
+    assert "## Results that differ (0)" in text

@@ -1178,8 +1178,9 @@ def render(spec: ExperimentSpec, out: Path, records: Sequence[RunRecord], env: E
                       "version of the toolchain (e.g. a mitigation that has not landed yet).\n")
 
     md.append("## Files\n")
-    md.append("- `results.csv`: one row per run; `results-lines.csv`: every result line (per vCPU);\n"
-              "- `configs/`: the generated system configs; `logs/`: the console of every run;\n"
+    md.append("- `results.csv`: one row per run (units: `results-units.csv`); `results-lines.csv`: every result "
+              "line (per vCPU); `summary.csv`: means, 95% intervals, N;\n- `bundle.json`, `bundle/`, `configs/`: the "
+              "spec, platforms, generated configs and hashes (`--reproduce`); `logs/`: the console of every run;\n"
               "- `plots/`: the charts as PNG and SVG.\n")
     report = out / "report.md"
     report.write_text("\n".join(md))
