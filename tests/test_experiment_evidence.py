@@ -26,6 +26,7 @@ from bulkhead import cli
 from bulkhead.base import version
 from bulkhead.experiment import bundle, stats
 from bulkhead.experiment.execute import reproduce, run_experiment
+from bulkhead.experiment.report import drawn_problems
 from bulkhead.experiment.spec import expand, load
 from bulkhead.run.runner import RunResult
 
@@ -283,3 +284,42 @@ def test_tiny_bundle_reproduces_under_qemu(tmp_path: Path, capsys: pytest.Captur
     assert "0 result(s) differ beyond the tolerance 1.00%" in capsys.readouterr().err
     text = (out / "reproduce" / "reproduce.md").read_text()
     assert "## Results that differ (0)" in text
+
+
+# --- flags on every chart -------------------------------------------------------------
+
+
+def test_modelled_slowdown_chart_leaves_flagged_runs_out(tmp_path: Path) -> None:
+    """A run flagged interferer-idle (its interferer moved nothing) carries a
+    modelled time: the modelled-slowdown chart must not draw it, and must
+    list it as left out."""
+    spec = load(write_spec(tmp_path, BASE + INTERF + textwrap.dedent("""\
+        scenarios:
+          - name: solo
+            benchmarks: [bw]
+          - name: interf
+            benchmarks: [bw]
+            overlay: {vms: [*interf]}
+          - name: idle
+            benchmarks: [bw]
+            overlay: {vms: [{<<: *interf, params: {idle: 1}}]}
+        icount: 0
+        """)))
+
+    def modelled_run(config: Path, **kwargs: Any) -> RunResult:
+        res = fake_run(config, **kwargs)
+        interf = "guest: interferer" in Path(config).read_text()
+        res.modelled = {"bench": {"time_ns": 3_000_000 if interf else 1_000_000}}  # type: ignore[attr-defined]
+        return res
+
+    out = tmp_path / "out"
+    run_experiment(spec, out, run_fn=modelled_run)
+    with open(out / "results.csv", newline="") as f:
+        rows = {r["scenario"]: r for r in csv.DictReader(f)}
+    assert rows["idle"]["flags"].startswith("interferer-idle") and rows["idle"]["modelled_time_ns"] == "3000000"
+    doc = json.loads((out / "plots" / "modelled-slowdown.json").read_text())
+    flagged = {int(r["run"]) for r in rows.values() if r["flags"]}
+    assert drawn_problems(doc, flagged) == []
+    assert [s["label"] for s in doc["series"]] == ["scenario solo (modelled)", "scenario interf (modelled)"]
+    assert [d["label"] for d in doc["left_out"]] == ["idle"]
+    assert {r for s in doc["series"] for r in s["runs"]} == {int(rows["solo"]["run"]), int(rows["interf"]["run"])}

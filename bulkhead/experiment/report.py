@@ -868,13 +868,11 @@ def _modelled_slowdowns(an: Analysis) -> dict[tuple[str, str], Stat]:
     out: dict[tuple[str, str], Stat] = {}
     for lab in an.labels:
         for b in an.benchmarks:
-            ok = [modelled.canonical(r.metrics) for r in an.records
-                  if r.status == OK and r.plan.label == lab and r.plan.benchmark == b]
+            ok = [modelled.canonical(r.metrics) for r in an.ok(lab, b)]  # flagged runs are no result
             direct = _stat([m[modelled.SLOWDOWN] for m in ok if modelled.SLOWDOWN in m])
             if direct is None:
-                base = _stat([m[modelled.TIME] for m in (modelled.canonical(r.metrics) for r in an.records
-                              if r.status == OK and r.plan.label == an.spec.baseline and r.plan.benchmark == b)
-                              if modelled.TIME in m])
+                base = _stat([m[modelled.TIME] for m in (modelled.canonical(r.metrics)
+                              for r in an.ok(an.spec.baseline, b)) if modelled.TIME in m])
                 if base and base.mean:
                     direct = _stat([m[modelled.TIME] / base.mean for m in ok if modelled.TIME in m])
             if direct is not None:
@@ -892,8 +890,7 @@ def _modelled_section(an: Analysis, plots_dir: Path) -> tuple[list[str], list[Pa
     rows = []
     for lab in an.labels:
         for b in an.benchmarks:
-            ok = [canon[id(r)] for r in an.records if r.status == OK and r.plan.label == lab
-                  and r.plan.benchmark == b]
+            ok = [canon[id(r)] for r in an.ok(lab, b)]
             if not ok:
                 continue
             cells = [_stat([m[k] for m in ok if k in m]) for k in cols]
@@ -906,6 +903,7 @@ def _modelled_section(an: Analysis, plots_dir: Path) -> tuple[list[str], list[Pa
         plots_dir.mkdir(parents=True, exist_ok=True)
         fig, ax = plt.subplots(figsize=(7.5, 4.2))
         dr = Drawn("modelled-slowdown")
+        _leave_out_flagged(an, dr, an.records)
         labels = [lab for lab in an.labels if any((lab, b) in sd for b in an.benchmarks)]
         width = 0.8 / max(len(labels), 1)
         for i, lab in enumerate(labels):
@@ -914,7 +912,8 @@ def _modelled_section(an: Analysis, plots_dir: Path) -> tuple[list[str], list[Pa
             color, _, hatch = dr.style()
             ax.bar(xs, ys, width=width, color=color, hatch=hatch, edgecolor="0.2", linewidth=0.5,
                    label=f"scenario {lab} (modelled)")
-            dr.add("modelled", f"scenario {lab} (modelled)", color, hatch or "solid", xs, ys)
+            dr.add("modelled", f"scenario {lab} (modelled)", color, hatch or "solid", xs, ys,
+                   [r.plan.index for b in an.benchmarks if (lab, b) in sd for r in an.ok(lab, b)])
         ax.axhline(1.0, color="0.3", linewidth=0.8, linestyle="--")
         dr.add_line("no slowdown", [], [1.0])
         ax.set_xticks(range(len(an.benchmarks)))
