@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
-from test_experiment import BASE, INTERF, TINY, fake_run, write_spec
+from test_experiment import BASE, INTERF, TINY, fake_run, modelled_fake, write_spec
 
 from bulkhead import cli
 from bulkhead.base import version
@@ -306,14 +306,8 @@ def test_modelled_slowdown_chart_leaves_flagged_runs_out(tmp_path: Path) -> None
         icount: 0
         """)))
 
-    def modelled_run(config: Path, **kwargs: Any) -> RunResult:
-        res = fake_run(config, **kwargs)
-        interf = "guest: interferer" in Path(config).read_text()
-        res.modelled = {"bench": {"time_ns": 3_000_000 if interf else 1_000_000}}  # type: ignore[attr-defined]
-        return res
-
     out = tmp_path / "out"
-    run_experiment(spec, out, run_fn=modelled_run)
+    run_experiment(spec, out, run_fn=modelled_fake({"time_ns": 1_000_000}, {"time_ns": 3_000_000}))
     with open(out / "results.csv", newline="") as f:
         rows = {r["scenario"]: r for r in csv.DictReader(f)}
     assert rows["idle"]["flags"].startswith("interferer-idle") and rows["idle"]["modelled_time_ns"] == "3000000"
