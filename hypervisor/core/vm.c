@@ -149,7 +149,7 @@ void vm_shutdown(struct vm *vm, enum vm_state how, const char *reason)
 
 	iommu_vm_stop(vm->id); /* its devices' DMA aborts from now on */
 	vuart_stop(vm);
-	vpci_vm_quiesce(vm);
+	vpci_vm_reset(vm);
 	console_vm_flush(vm);
 	log_info("vm %s: %s (%s)", vm->cfg->name, vm_state_name(how), reason);
 	console_vm_report(vm);
@@ -191,8 +191,25 @@ void vm_reset(struct vm *vm)
 		vm->vcpus[i]->power = VCPU_OFF;
 	spin_unlock(&vm->lock);
 	iommu_vm_block(vm->id); /* no DMA into the VM while it is reloaded */
+	vpci_vm_reset(vm);      /* and none the old incarnation started after */
 	console_vm_flush(vm);
 	log_info("vm %s: reset", vm->cfg->name);
 	for (u32 i = 0; i < vm->nvcpus; i++)
 		vcpu_kick(vm->vcpus[i]);
+}
+
+bool vm_reload(struct vm *vm)
+{
+	bool running;
+
+	if (!vpci_vm_quiet(vm) || !vm_load(vm, false))
+		return false;
+	/* a stop decided meanwhile (a DMA fault under stop-vm handled on
+	 * another CPU) holds: the VM does not run again */
+	spin_lock(&vm->lock);
+	running = vm->state == VM_RESETTING;
+	if (running)
+		vm->state = VM_RUNNING;
+	spin_unlock(&vm->lock);
+	return running;
 }
