@@ -99,6 +99,12 @@ ensure_packages() {
     command -v make >/dev/null || missing+=(make)
     command -v xz >/dev/null || missing+=(xz-utils)
     { command -v pkg-config >/dev/null && pkg-config --exists glib-2.0; } || missing+=(libglib2.0-dev pkg-config)
+    # the patched QEMU of timing mode (tools/qemu-timing): its build dependencies
+    command -v ninja >/dev/null || missing+=(ninja-build)
+    command -v bzip2 >/dev/null || missing+=(bzip2)
+    pkg-config --exists libfdt 2>/dev/null || missing+=(libfdt-dev)
+    pkg-config --exists pixman-1 2>/dev/null || missing+=(libpixman-1-dev)
+    pkg-config --exists slirp 2>/dev/null || missing+=(libslirp-dev)
     if ! dpkg --print-foreign-architectures | grep -qx arm64; then
         log "adding dpkg architecture arm64 (for the Linux guest artefacts)"
         $SUDO dpkg --add-architecture arm64
@@ -117,6 +123,21 @@ ensure_packages() {
             qemu-system-arm qemu-system-data ipxe-qemu >/dev/null
         qemu_ok || die "qemu-system-aarch64 >= 10 not available after install"
     fi
+    # QEMU 10's build wants meson >= 1.5 and pycotap (bookworm has 1.0)
+    if ! meson_ok || ! /usr/bin/python3 -c 'import pycotap' 2>/dev/null; then
+        apt_update
+        log "installing meson and python3-pycotap from bookworm-backports (the timing QEMU's build)"
+        $SUDO apt-get install -y -qq --no-install-recommends -t bookworm-backports \
+            meson python3-pycotap >/dev/null
+        meson_ok || die "meson >= 1.5 not available after install"
+    fi
+}
+
+meson_ok() {
+    command -v meson >/dev/null || return 1
+    local v
+    v=$(meson --version)
+    [ "$(printf '%s\n1.5.0\n' "$v" | sort -V | head -n1)" = 1.5.0 ]
 }
 
 # --- Python virtualenv ------------------------------------------------------
@@ -455,19 +476,22 @@ ensure_backports_src() {
     APT_UPDATED=0
 }
 
-ensure_plugin_header() {
-    local want
-    want=$(qemu_upstream_version)
-    [ -n "$want" ] || die "cannot read the installed QEMU's version"
-    if [ -f "$PLUGIN_API/qemu-plugin.h" ] && [ "$(cat "$PLUGIN_API/VERSION" 2>/dev/null)" = "$want" ]; then
+# The orig (upstream) tarball of the installed QEMU's source package, kept in
+# $QEMU_SRC_DL: the plugin header and the timing QEMU come from it.
+QEMU_SRC_DL=build/qemu-src
+
+qemu_orig_tarball() {
+    local want=$1 dl=$QEMU_SRC_DL orig
+    orig=$(ls "$dl"/qemu_"$want"*.orig.tar.* 2>/dev/null | head -n1)
+    if [ -n "$orig" ] && [ -f "$dl/$(basename "$orig").ok" ]; then
+        echo "$orig"
         return
     fi
     ensure_backports_src
     apt_update
-    local dl=build/qemu-src
     rm -rf "$dl" && mkdir -p "$dl"
     # The source of the installed QEMU package if the archive still has it,
-    # else bookworm-backports' (its version is checked below).
+    # else bookworm-backports' (its version is checked by the callers).
     local src=qemu/bookworm-backports pkgver
     pkgver=$(dpkg-query -W -f='${source:Version}' qemu-system-arm 2>/dev/null || true)
     if [ -n "$pkgver" ] && (cd "$dl" && apt-get source -qq --print-uris "qemu=$pkgver" >/dev/null 2>&1); then
@@ -476,10 +500,9 @@ ensure_plugin_header() {
     # The .dsc and Debian tarball may be missing from the archive while the
     # upstream (orig) tarball is served: try the whole source package, then
     # the orig tarball alone; whatever arrived is checked below.
-    log "fetching the qemu source package $src (for include/qemu/qemu-plugin.h)"
+    log "fetching the qemu source package $src"
     (cd "$dl" && apt-get source -qq --download-only "$src" >/dev/null 2>&1) ||
         (cd "$dl" && apt-get source -qq --download-only --tar-only "$src" >/dev/null 2>&1) || true
-    local orig
     orig=$(ls "$dl"/qemu_*.orig.tar.* 2>/dev/null | head -n1)
     [ -n "$orig" ] || die "could not download the qemu orig tarball (apt-get source --download-only $src)"
     local sum
@@ -488,17 +511,30 @@ ensure_plugin_header() {
     if [ -n "$sum" ]; then
         echo "$sum  $orig" | sha256sum -c --quiet - || die "$orig: SHA-256 mismatch"
     fi
-    rm -rf "$dl/x" && mkdir -p "$dl/x"
-    tar -xf "$orig" -C "$dl/x" --wildcards '*/include/qemu/qemu-plugin.h' '*/VERSION' 2>/dev/null || true
+    touch "$orig.ok"
+    echo "$orig"
+}
+
+ensure_plugin_header() {
+    local want
+    want=$(qemu_upstream_version)
+    [ -n "$want" ] || die "cannot read the installed QEMU's version"
+    if [ -f "$PLUGIN_API/qemu-plugin.h" ] && [ "$(cat "$PLUGIN_API/VERSION" 2>/dev/null)" = "$want" ]; then
+        return
+    fi
+    local orig x=$QEMU_SRC_DL/x
+    orig=$(qemu_orig_tarball "$want")
+    rm -rf "$x" && mkdir -p "$x"
+    tar -xf "$orig" -C "$x" --wildcards '*/include/qemu/qemu-plugin.h' '*/VERSION' 2>/dev/null || true
     local hdr ver
-    hdr=$(ls "$dl"/x/*/include/qemu/qemu-plugin.h 2>/dev/null | head -n1)
+    hdr=$(ls "$x"/*/include/qemu/qemu-plugin.h 2>/dev/null | head -n1)
     [ -n "$hdr" ] || die "$orig has no include/qemu/qemu-plugin.h"
     ver=$(cat "$(dirname "$hdr")/../../VERSION")
     [ "$ver" = "$want" ] || die "qemu source $ver does not match the installed QEMU $want (upgrade qemu-system-arm from bookworm-backports)"
     mkdir -p "$PLUGIN_API"
     cp "$hdr" "$PLUGIN_API/qemu-plugin.h"
     echo "$ver" >"$PLUGIN_API/VERSION"
-    rm -rf "$dl"
+    rm -rf "$x"
     log "qemu-plugin.h of QEMU $ver in $PLUGIN_API"
 }
 
@@ -507,6 +543,59 @@ ensure_cachemodel() {
     log "building the cache/DRAM model plugin"
     make -s -C tools/cachemodel API="$ROOT/$PLUGIN_API" OUT="$ROOT/build/cachemodel" >/dev/null
     [ -f "$PLUGIN_SO" ] || die "$PLUGIN_SO was not built"
+}
+
+# --- the patched QEMU of timing mode (tools/qemu-timing/README.md) ---------------
+# The installed QEMU's own source (the orig tarball above) with
+# tools/qemu-timing/timing-clock.patch: under MTTCG a time-controlling plugin
+# owns QEMU_CLOCK_VIRTUAL. Only qemu-system-aarch64 is built, with the
+# installed QEMU's firmware and data files (/usr/share/qemu); nothing is
+# installed: run --timing uses build/qemu-timing/qemu-system-aarch64, stock
+# QEMU stays everything else's. Rebuilt when the source version, the patch
+# or the options change.
+QEMU_TIMING=build/qemu-timing
+QEMU_TIMING_PATCH=tools/qemu-timing/timing-clock.patch
+QEMU_TIMING_OPTS="--target-list=aarch64-softmmu --enable-plugins --disable-docs --disable-user
+--disable-tools --disable-werror --disable-install-blobs --disable-debug-info --enable-fdt=system
+--enable-slirp --enable-pixman --datadir=/usr/share
+--firmwarepath=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu"
+
+qemu_timing_stamp() {
+    echo "$(qemu_upstream_version) $(sha256sum "$QEMU_TIMING_PATCH" | cut -d' ' -f1) $QEMU_TIMING_OPTS"
+}
+
+ensure_qemu_timing() {
+    local bin="$QEMU_TIMING/qemu-system-aarch64" stamp="$QEMU_TIMING/stamp"
+    if [ -x "$bin" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$(qemu_timing_stamp)" ]; then
+        return
+    fi
+    local want orig t0=$SECONDS
+    want=$(qemu_upstream_version)
+    [ -n "$want" ] || die "cannot read the installed QEMU's version"
+    orig=$(qemu_orig_tarball "$want")
+    rm -rf "$QEMU_TIMING" && mkdir -p "$QEMU_TIMING/src" "$QEMU_TIMING/obj"
+    tar -xf "$orig" -C "$QEMU_TIMING/src" --strip-components=1
+    [ "$(cat "$QEMU_TIMING/src/VERSION")" = "$want" ] ||
+        die "qemu source $(cat "$QEMU_TIMING/src/VERSION") does not match the installed QEMU $want"
+    # Debian's tarball leaves out the EDK2 images that QEMU's build unpacks
+    # for aarch64 (never used here: -kernel, or TF-A's flash): empty ones.
+    local f
+    for f in $(sed -n '/fds = \[/,/\]/p' "$QEMU_TIMING/src/pc-bios/meson.build" | grep -o "edk2-[a-z0-9_-]*\.fd"); do
+        [ -f "$QEMU_TIMING/src/pc-bios/$f.bz2" ] || bzip2 -c </dev/null >"$QEMU_TIMING/src/pc-bios/$f.bz2"
+    done
+    patch -s -d "$QEMU_TIMING/src" -p1 --no-backup-if-mismatch <"$QEMU_TIMING_PATCH" ||
+        die "$QEMU_TIMING_PATCH does not apply to QEMU $want"
+    log "building the timing QEMU $want (patched, qemu-system-aarch64 only; about 25 min on 2 cores)"
+    # shellcheck disable=SC2086  # QEMU_TIMING_OPTS is a list of options
+    (cd "$QEMU_TIMING/obj" && ../src/configure --python=/usr/bin/python3 $QEMU_TIMING_OPTS) \
+        >"$QEMU_TIMING/build.log" 2>&1 ||
+        { tail -n 30 "$QEMU_TIMING/build.log" >&2; die "the timing QEMU's configure failed (log: $QEMU_TIMING/build.log)"; }
+    ninja -C "$QEMU_TIMING/obj" -j2 qemu-system-aarch64 >>"$QEMU_TIMING/build.log" 2>&1 ||
+        { tail -n 30 "$QEMU_TIMING/build.log" >&2; die "the timing QEMU's build failed (log: $QEMU_TIMING/build.log)"; }
+    cp "$QEMU_TIMING/obj/qemu-system-aarch64" "$bin"
+    "$bin" --version >/dev/null || die "$bin does not run"
+    qemu_timing_stamp >"$stamp"
+    log "timing QEMU in $bin (built in $((SECONDS - t0)) s)"
 }
 
 # --- the firmware chain on QEMU virt (docs/firmware.md) --------------------------
@@ -609,6 +698,7 @@ case "${1:-all}" in
     cachemodel) ensure_packages; ensure_cachemodel ;;
     dtbs) ensure_packages; ensure_dtbs ;;
     tfa) ensure_packages; ensure_tfa ;;
+    qemu-timing) ensure_packages; ensure_qemu_timing ;;
     all)
         ensure_packages
         ensure_venv
@@ -618,7 +708,8 @@ case "${1:-all}" in
         ensure_linux_workloads
         ensure_cachemodel
         ensure_tfa
+        ensure_qemu_timing
         ;;
-    *) die "usage: $0 [all|packages|venv|linux|workloads|dtbs|cachemodel|tfa]" ;;
+    *) die "usage: $0 [all|packages|venv|linux|workloads|dtbs|cachemodel|tfa|qemu-timing]" ;;
 esac
 log "ready"
