@@ -20,7 +20,7 @@ from typing import Any, NoReturn, TextIO, cast
 
 from bulkhead import __version__
 from bulkhead.base import procs, term
-from bulkhead.base.errors import BuildError, ConfigError, Diagnostic, NoQemuModelError
+from bulkhead.base.errors import BuildError, ConfigError, Diagnostic, NoQemuModelError, RunError
 from bulkhead.config import bandwidth, dma, dsu, dtimport, pci, qos, shared_io
 from bulkhead.config.dtb import DeviceTree, DtError
 from bulkhead.experiment import conformance
@@ -72,6 +72,10 @@ def _icount(text: str) -> int:
 
 def _port(text: str) -> int:
     return _bounded_int(text, 1, 65535, "port")
+
+
+def _quantum(text: str) -> int:
+    return _bounded_int(text, 1, 10**9, "quantum (ns)")
 
 
 def _platform_name(text: str) -> str:
@@ -140,6 +144,13 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", action="store_true",
                    help="run under the cache/DRAM model QEMU plugin (-icount 0 unless --icount) and "
                         "print who evicted whose cache lines and DRAM rows (docs/model.md)")
+    p.add_argument("--timing", action="store_true",
+                   help="timing mode: the cache model with its timing model owns time; the vCPUs run side "
+                        "by side (one host thread each, no -icount), in lock-step on their modelled clocks "
+                        "(implies --model; not with --icount; docs/model.md \"Timing mode\")")
+    p.add_argument("--quantum", metavar="NS", type=_quantum,
+                   help="with --timing: how far (modelled ns) a vCPU may run ahead of the slowest running "
+                        f"one (default {cachemodel.DEFAULT_QUANTUM_NS})")
     p.add_argument("--model-baseline", type=Path, metavar="REPORT",
                    help="with --model: the cachemodel.json of a baseline run (e.g. the VM alone); print each "
                         "VM's modelled slowdown against it (docs/model.md \"Timing model\")")
@@ -292,11 +303,21 @@ def cmd_run(args: argparse.Namespace) -> int:
             args.config, timeout=args.timeout, icount=args.icount, out=args.out, gdb=gdb, gdb_port=port,
             interactive=interactive, stream=stream, poke=poke,
             boot=args.boot, until=args.until, netdev=args.netdev, model=args.model, fit_in_ram=args.fit_in_ram,
+            timing=_timing(args),
         )
     finally:
         if view is not None:
             view.close()  # also stops the live table on a terminal
     return _run_outcome(args, result)
+
+
+def _timing(args: argparse.Namespace) -> int | None:
+    """``run --timing [--quantum NS]``: the quantum in ns, or None."""
+    if args.quantum is not None and not args.timing:
+        raise RunError("--quantum is the timing mode's: give --timing too")
+    if not args.timing:
+        return None
+    return args.quantum if args.quantum is not None else cachemodel.DEFAULT_QUANTUM_NS
 
 
 def _run_outcome(args: argparse.Namespace, result: runner.RunResult) -> int:

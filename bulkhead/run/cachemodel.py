@@ -55,6 +55,11 @@ MODELLED = "modelled"  # the label of every figure of the timing model (CSV, plo
 CPU_H = ROOT / "hypervisor" / "arch" / "aarch64" / "cpu.h"
 NM = "aarch64-linux-gnu-nm"
 MAX_OWNERS = 31  # CM_MAX_OWNERS - 1 (tools/cachemodel/model.h; owner 0 is "nobody")
+# Timing mode (docs/model.md "Timing mode"): the vCPUs run side by side
+# (MTTCG) and one more than this much modelled time ahead of the slowest
+# running vCPU waits (run --timing --quantum).
+DEFAULT_QUANTUM_NS = 1000
+TIMING_ACCEL = ["-accel", "tcg,thread=multi"]
 MARKER_IMM = 0x5B  # hint #0x5b, x0 = phase id (0: end), x1 = virtual time in ns (guests/lib/include/bench.h)
 
 
@@ -198,9 +203,10 @@ def timing_lines(system: System, elf: Path | None) -> list[str]:
     return out
 
 
-def map_text(system: System, elf: Path | None = None) -> str:
+def map_text(system: System, elf: Path | None = None, quantum_ns: int | None = None) -> str:
     """The plugin's input file (tools/cachemodel/mapfile.h); ``elf``: the
-    hypervisor image, for the per-CPU data address."""
+    hypervisor image, for the per-CPU data address; ``quantum_ns``: timing
+    mode with that lock-step quantum (the platform needs ``model.timing``)."""
     spec = spec_of(system)
     p = system.platform
     col = p.coloring
@@ -216,6 +222,13 @@ def map_text(system: System, elf: Path | None = None) -> str:
     if percpu is not None:
         lines.append(f"percpu 0x{percpu[0]:x} 0x{percpu[1]:x}")
     lines += timing_lines(system, elf)
+    if quantum_ns is not None:
+        if spec.timing is None:
+            raise ConfigError([p.locs.diag(spec.path, "timing mode (--timing) needs the timing model: give "
+                                                      "model.timing (docs/model.md)")])
+        if quantum_ns <= 0:
+            raise ConfigError([Diagnostic("", f"the timing mode's quantum must be > 0 ns, not {quantum_ns}")])
+        lines.append(f"lockstep {quantum_ns * 1000}")
     table = owners(system)
     if len(table) > MAX_OWNERS:
         raise BuildError(f"the cache model tells at most {MAX_OWNERS} owners apart (the hypervisor, VMs and "
@@ -234,16 +247,19 @@ def map_text(system: System, elf: Path | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def qemu_args(system: System, out: Path, elf: Path | None = None) -> tuple[list[str], Path]:
+def qemu_args(system: System, out: Path, elf: Path | None = None,
+              quantum_ns: int | None = None) -> tuple[list[str], Path]:
     """QEMU arguments loading the plugin for ``system`` (input written into
-    ``out``; ``elf``: the hypervisor image), and where its report will be."""
+    ``out``; ``elf``: the hypervisor image), and where its report will be.
+    ``quantum_ns``: timing mode (MTTCG, the plugin's lock-step at that quantum)."""
     plugin = plugin_path()
     out.mkdir(parents=True, exist_ok=True)
     mapfile = out / MAP_NAME
-    mapfile.write_text(map_text(system, elf))
+    mapfile.write_text(map_text(system, elf, quantum_ns))
     report = out / REPORT_NAME
     report.unlink(missing_ok=True)
-    return ["-plugin", f"{plugin},map={mapfile},out={report}"], report
+    accel = TIMING_ACCEL if quantum_ns is not None else []
+    return [*accel, "-plugin", f"{plugin},map={mapfile},out={report}"], report
 
 
 # --- the report ------------------------------------------------------------

@@ -358,6 +358,7 @@ def prepare(
     model: bool = False,
     platforms_dir: Path = PLATFORMS_DIR,
     fit_in_ram: bool = False,
+    timing: int | None = None,
 ) -> Prepared:
     """Build ``config_path`` (incrementally) and compose its QEMU command
     line; the arguments are :func:`run`'s."""
@@ -373,9 +374,17 @@ def prepare(
                            "'bash scripts/setup.sh tfa' (docs/firmware.md)")
     elif boot != "image":
         raise RunError(f"unknown boot mode '{boot}' (image, uboot, tfa)")
+    if timing is not None and icount is not None:
+        raise RunError("timing mode runs the vCPUs side by side without -icount (the model owns time): "
+                       "drop --icount or --timing (docs/model.md \"Timing mode\")")
+    if timing is not None and timing <= 0:
+        raise RunError(f"the timing mode's quantum must be > 0 ns, not {timing}")
     result = build_mod.build(config_path, out, log=build_log, platforms_dir=platforms_dir)
     model_report = None
-    if model:
+    if timing is not None:
+        plugin_args, model_report = cachemodel.qemu_args(result.system, result.out, result.elf, timing)
+        extra_qemu_args = [*plugin_args, *extra_qemu_args]
+    elif model:
         plugin_args, model_report = cachemodel.qemu_args(result.system, result.out, result.elf)
         extra_qemu_args = [*plugin_args, *extra_qemu_args]
         icount = 0 if icount is None else icount
@@ -418,6 +427,7 @@ def run(
     model: bool = False,
     platforms_dir: Path = PLATFORMS_DIR,
     fit_in_ram: bool = False,
+    timing: int | None = None,
 ) -> RunResult:
     """Build ``config_path`` (incrementally) and boot it under QEMU.
 
@@ -437,10 +447,15 @@ def run(
     ``fit_in_ram`` (``boot`` uboot or tfa): QEMU loads the FIT into RAM and
     U-Boot boots it from there, not over TFTP, whose user-mode network
     answers in host time: an ``icount`` run then repeats exactly (docs/firmware.md).
+    ``timing``: timing mode with this quantum in ns (docs/model.md "Timing
+    mode"): the cache model with its timing model, the vCPUs side by side
+    (MTTCG, no -icount) in lock-step on their modelled clocks; implies
+    ``model`` and refuses ``icount``.
     """
     p = prepare(config_path, icount=icount, out=out, extra_qemu_args=extra_qemu_args, gdb=gdb,
                 gdb_port=gdb_port, interactive=interactive, build_log=build_log, boot=boot, until=until,
-                netdev=netdev, model=model, platforms_dir=platforms_dir, fit_in_ram=fit_in_ram)
+                netdev=netdev, model=model, platforms_dir=platforms_dir, fit_in_ram=fit_in_ram,
+                timing=timing)
     # the host side of the Linux VMs' workloads (an iperf3 server for iperf3 -c 10.0.2.2)
     with hostpeer.for_bootargs(vm.bootargs for vm in p.build.system.spec.vms if vm.type == "linux"):
         returncode, timed_out, output = supervise(p.argv, timeout=timeout, stream=stream,
