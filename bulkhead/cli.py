@@ -298,12 +298,15 @@ def cmd_run(args: argparse.Namespace) -> int:
             sys.stderr.write(f"bulkhead: warning: {bandwidth.stats_host_time_warning()}\n")
         view = bandwidth.StatsView(stream, sys.stderr, bandwidth.stats_timebase(args.icount))
         stream = cast(TextIO, view)
+    timing = _timing(args)
+    if timing is not None and bandwidth.regulated(load_system(args.config)):
+        sys.stderr.write(f"bulkhead: warning: {cachemodel.TIMING_REGULATOR_WARNING}\n")
     try:
         result = runner.run(
             args.config, timeout=args.timeout, icount=args.icount, out=args.out, gdb=gdb, gdb_port=port,
             interactive=interactive, stream=stream, poke=poke,
             boot=args.boot, until=args.until, netdev=args.netdev, model=args.model, fit_in_ram=args.fit_in_ram,
-            timing=_timing(args),
+            timing=timing,
         )
     finally:
         if view is not None:
@@ -347,7 +350,8 @@ def _run_labgrid(args: argparse.Namespace) -> int:
     from bulkhead.run import farm
 
     local_only = [flag for flag, given in (("--gdb", args.gdb or args.gdb_port is not None), ("--stats", args.stats),
-                                           (f"--boot {args.boot}", args.boot != "image"), ("--netdev", args.netdev))
+                                           (f"--boot {args.boot}", args.boot != "image"), ("--netdev", args.netdev),
+                                           ("--timing", args.timing or args.quantum is not None))
                   if given]
     if local_only:
         _error(f"{local_only[0]} is for local runs; not with --labgrid (a board boots its own U-Boot)")

@@ -60,6 +60,12 @@ MAX_OWNERS = 31  # CM_MAX_OWNERS - 1 (tools/cachemodel/model.h; owner 0 is "nobo
 # running vCPU waits (run --timing --quantum).
 DEFAULT_QUANTUM_NS = 1000
 TIMING_ACCEL = ["-accel", "tcg,thread=multi"]
+# What a regulator counts in timing mode (docs/model.md "Timing mode"): printed
+# by `run --timing` when a VM is regulated.
+TIMING_REGULATOR_WARNING = (
+    "timing mode with a bandwidth regulator: the regulator counts cycles of QEMU's virtual clock, which "
+    "under MTTCG is host time (QEMU 10.0 lets no plugin move it), not modelled time and not DRAM lines; "
+    "its periods and budgets are host-time figures (docs/model.md \"Timing mode\")")
 MARKER_IMM = 0x5B  # hint #0x5b, x0 = phase id (0: end), x1 = virtual time in ns (guests/lib/include/bench.h)
 
 
