@@ -20,7 +20,7 @@ from typing import Any, NoReturn, TextIO, cast
 
 from bulkhead import __version__
 from bulkhead.base import procs, term
-from bulkhead.base.errors import BuildError, ConfigError, Diagnostic, NoQemuModelError, RunError
+from bulkhead.base.errors import BuildError, ConfigError, Diagnostic, NoQemuModelError
 from bulkhead.config import bandwidth, dma, dsu, dtimport, pci, qos, shared_io
 from bulkhead.config.dtb import DeviceTree, DtError
 from bulkhead.experiment import conformance
@@ -298,7 +298,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             sys.stderr.write(f"bulkhead: warning: {bandwidth.stats_host_time_warning()}\n")
         view = bandwidth.StatsView(stream, sys.stderr, bandwidth.stats_timebase(args.icount))
         stream = cast(TextIO, view)
-    timing = _timing(args)
+    timing = cachemodel.timing_quantum(args.timing, args.quantum)
     if timing is not None and bandwidth.regulated(load_system(args.config)):
         sys.stderr.write(f"bulkhead: warning: {cachemodel.TIMING_REGULATOR_WARNING}\n")
     try:
@@ -312,15 +312,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         if view is not None:
             view.close()  # also stops the live table on a terminal
     return _run_outcome(args, result)
-
-
-def _timing(args: argparse.Namespace) -> int | None:
-    """``run --timing [--quantum NS]``: the quantum in ns, or None."""
-    if args.quantum is not None and not args.timing:
-        raise RunError("--quantum is the timing mode's: give --timing too")
-    if not args.timing:
-        return None
-    return args.quantum if args.quantum is not None else cachemodel.DEFAULT_QUANTUM_NS
 
 
 def _run_outcome(args: argparse.Namespace, result: runner.RunResult) -> int:

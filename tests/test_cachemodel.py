@@ -210,6 +210,15 @@ def test_experiment_model_columns(tmp_path: Path) -> None:
     spec = load(spec_path)
     result = run_experiment(spec, tmp_path / "out", run_fn=fake, model=True)
     assert seen == [True] and not result.failed()
+    timed: list[tuple[object, object, object]] = []
+
+    def fake_timed(config: Path, **kw: object) -> RunResult:
+        timed.append((kw.get("model"), kw.get("timing"), kw.get("icount")))
+        return fake(config, **kw)
+
+    # experiment --timing: every run in timing mode, without -icount
+    assert not run_experiment(spec, tmp_path / "out-timed", run_fn=fake_timed, timing=500, report=False).failed()
+    assert timed == [(True, 500, None)]
     with open(result.csv, newline="") as f:
         row = next(csv.DictReader(f))
     assert (row["model_llc_accesses"], row["model_llc_misses"], row["model_evicted_by_hyp"]) == ("5", "2", "2")

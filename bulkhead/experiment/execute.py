@@ -244,8 +244,8 @@ def prepare_config(spec: ExperimentSpec, plan: RunPlan, configs_dir: Path, platf
 
 
 def execute(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, build_dir: Path, logs_dir: Path,
-            run_fn: RunFn = runner_mod.run, model: bool = False) -> RunRecord:
-    """Boot one run and judge it."""
+            run_fn: RunFn = runner_mod.run, model: bool = False, timing: int | None = None) -> RunRecord:
+    """Boot one run and judge it (``timing``: in timing mode, that quantum in ns)."""
     bench = spec.benchmark(plan.benchmark)
     rec = RunRecord(plan, bench.guest, bench.metric.column, bench.metric.unit, OK,
                     config=str(cfg.path), config_hash=cfg.config_hash, platform=cfg.platform)
@@ -259,6 +259,8 @@ def execute(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, build_dir: Path, 
     try:
         with open(build_log, "a") as blog, workloads.host_peer(bench.command), _network(spec) as netdev:
             kwargs: dict[str, Any] = {"model": True} if model else {}
+            if timing is not None:
+                kwargs["timing"] = timing
             if netdev:
                 kwargs["netdev"] = netdev
             result = run_fn(cfg.path, timeout=spec.timeout, icount=spec.icount, out=build_dir,
@@ -462,6 +464,7 @@ def run_experiment(
     model: bool = False,
     slots: Sequence[Slot] | None = None,
     resume: bool = False,
+    timing: int | None = None,
 ) -> ExperimentResult:
     """Run the matrix into ``out``; never raises for a single run's failure.
     ``model``: under the cache model plugin (docs/model.md), -icount 0 if the
@@ -471,8 +474,13 @@ def run_experiment(
     (:class:`bulkhead.run.farm.PlaceLost`) is re-queued on another slot and
     recorded once. Labgrid slots add the ``place`` column.
     ``resume``: keep the runs ``out/results.csv`` already records (the
-    journal, rewritten after every run) and run only the missing ones."""
-    if model and spec.icount is None:
+    journal, rewritten after every run) and run only the missing ones.
+    ``timing``: every run in timing mode with that quantum in ns (docs/model.md
+    "Timing mode"; implies ``model``, without -icount whatever the spec says)."""
+    if timing is not None:
+        model = True
+        spec = replace(spec, icount=None)
+    elif model and spec.icount is None:
         spec = replace(spec, icount=0)
     out = out.absolute()
     configs_dir, logs_dir, build_root = out / "configs", out / "logs", out / "build"
@@ -520,7 +528,7 @@ def run_experiment(
                             platform=cfg.platform)
         else:
             rec = execute(spec, plan, configs[plan.config_stem], build_root / slot.name, logs_dir, slot.run_fn,
-                          model)
+                          model, timing)
             rec.place = slot.place
         record(rec)
 
@@ -738,6 +746,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--model", action="store_true",
                    help="run every system under the cache/DRAM model QEMU plugin and add its columns "
                         "(model_*) to results.csv and the report (docs/model.md)")
+    p.add_argument("--timing", action="store_true",
+                   help="run every system in timing mode: vCPUs side by side in lock-step on the model's "
+                        "clocks, without -icount (implies --model; docs/model.md \"Timing mode\")")
+    p.add_argument("--quantum", metavar="NS", type=int,
+                   help=f"with --timing: the lock-step quantum in modelled ns (default "
+                        f"{cachemodel.DEFAULT_QUANTUM_NS})")
     p.add_argument("--resume", action="store_true",
                    help="keep the runs DIR/results.csv already records and run only the missing ones "
                         "(after an interrupted experiment)")
@@ -824,7 +838,7 @@ def command(args: argparse.Namespace) -> int:
     try:
         result = run_experiment(spec, out, jobs=args.jobs, repetitions=args.reps, platform=args.platform,
                                 only=args.only, progress=sys.stderr, model=args.model, slots=slots,
-                                resume=args.resume)
+                                resume=args.resume, timing=cachemodel.timing_quantum(args.timing, args.quantum))
     finally:
         if coordinator is not None:
             coordinator.close()

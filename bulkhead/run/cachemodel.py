@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bulkhead.base.errors import BuildError, ConfigError, Diagnostic
+from bulkhead.base.errors import BuildError, ConfigError, Diagnostic, RunError
 from bulkhead.config import bandwidth as bw_plan
 from bulkhead.config.color import Colors
 from bulkhead.config.model import PAGE, CacheModelSpec, Platform
@@ -67,6 +67,18 @@ TIMING_REGULATOR_WARNING = (
     "under MTTCG is host time (QEMU 10.0 lets no plugin move it), not modelled time and not DRAM lines; "
     "its periods and budgets are host-time figures (docs/model.md \"Timing mode\")")
 MARKER_IMM = 0x5B  # hint #0x5b, x0 = phase id (0: end), x1 = virtual time in ns (guests/lib/include/bench.h)
+
+
+def timing_quantum(timing: bool, quantum_ns: int | None) -> int | None:
+    """The timing mode's quantum in ns from ``--timing [--quantum NS]`` (None:
+    not timing mode); RunError for a quantum without --timing or not > 0."""
+    if quantum_ns is not None and not timing:
+        raise RunError("--quantum is the timing mode's: give --timing too")
+    if not timing:
+        return None
+    if quantum_ns is not None and quantum_ns <= 0:
+        raise RunError(f"the timing mode's quantum must be > 0 ns, not {quantum_ns}")
+    return quantum_ns if quantum_ns is not None else DEFAULT_QUANTUM_NS
 
 
 def plugin_path() -> Path:
