@@ -21,7 +21,10 @@ All runs build into one output directory, serialised by a file lock.
 from __future__ import annotations
 
 import fcntl
+import json
 import statistics
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -157,3 +160,21 @@ def test_runs_agree(tmp_path: Path, lock: None) -> None:
     values = [slowdown(tmp_path, f"bomb-{i}", BOMB, fresh=True)[0] for i in range(5)]
     mean = statistics.mean(values)
     assert max(abs(v - mean) for v in values) <= 0.05 * mean, values
+
+
+def test_bench_timing_smoke(tmp_path: Path) -> None:
+    """bench/timing.py runs (one vCPU, timing mode and -icount, a small
+    read) and gives each mode a positive simulated time and ratio; timing
+    mode's simulated time is its modelled phase time, at least its reads'
+    LLC hits (1024 lines of 64 B, missing the 32 KiB L1D, 14 ns each)."""
+    res = subprocess.run([sys.executable, str(REPO_ROOT / "bench" / "timing.py"), "--vcpus", "1",
+                          "--modes", "timing", "icount", "--size", "64K", "--iterations", "1",
+                          "--out", str(tmp_path / "bench"), "--json"],
+                         capture_output=True, text=True, timeout=2 * TIMEOUT)
+    assert res.returncode == 0, res.stderr[-3000:]
+    rows = {r["mode"]: r for r in json.loads(res.stdout)}
+    assert set(rows) == {"timing", "icount"}
+    for row in rows.values():
+        assert row["vcpus"] == 1 and row["wall_s"] > 0 and row["simulated_s"] > 0
+        assert row["wall_per_simulated_s"] > 0
+    assert rows["timing"]["simulated_s"] >= 1024 * 14e-9
