@@ -135,6 +135,7 @@ static GMutex model_lock;
 static GCond lockstep_cond;
 static unsigned int lockstep_waiters;
 static uint64_t lockstep_waits, lockstep_timeouts;
+static uint64_t held_by[CM_MAX_CPUS]; /* time-outs while this CPU was the slowest */
 
 static void model_enter(void)
 {
@@ -380,8 +381,13 @@ static void lockstep(unsigned int cpu)
 		waited = true;
 		lockstep_waiters++;
 		if (!g_cond_wait_until(&lockstep_cond, &model_lock, until)) {
+			uint64_t lo = cm_time_slowest(&tm);
+			unsigned int i;
+
 			lockstep_waiters--;
 			lockstep_timeouts++;
+			for (i = 0; i < ncpus; i++)
+				held_by[i] += tm.cpu[i].busy && tm.cpu[i].clock == lo;
 			return;
 		}
 		lockstep_waiters--;
@@ -697,10 +703,11 @@ static void write_timing(FILE *f)
 		        ", \"waited_ps\": %" PRIu64 ", \"dram_lines\": %" PRIu64
 		        ", \"phase_ps\": %" PRIu64 ", \"phase_insns\": %" PRIu64
 		        ", \"phase_stall_ps\": %" PRIu64 ", \"phase_queue_ps\": %" PRIu64
-		        ", \"phase_dram_lines\": %" PRIu64 "}%s\n",
+		        ", \"phase_dram_lines\": %" PRIu64 ", \"held_back_timeouts\": %" PRIu64
+		        "}%s\n",
 		        i, c->insns, c->clock + c->queue, c->stall, c->queue + c->online, c->waited,
 		        c->lines, c->phase_ps, c->phase_insns, c->phase_stall, c->phase_queue,
-		        c->phase_lines, i + 1 < ncpus ? "," : "");
+		        c->phase_lines, held_by[i], i + 1 < ncpus ? "," : "");
 	}
 	fprintf(f, "  ]},\n \"periods\": [");
 	for (i = 0; i < ncpus; i++) {
