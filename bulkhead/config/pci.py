@@ -128,7 +128,7 @@ class Topology:
         swizzle, pin' = (pin + device) mod 4, then the same at the root bus
         (the host bridge's interrupt-map); None without a pin or when no
         bridge leads to the function's bus. lib/pcienum.c computes the same
-        (pcienum_root_pin; both checked against tests/fixtures/pci_swizzle.txt)."""
+        (pcienum_root_pin; both checked against tests/host/pci_swizzle.txt)."""
         if not 1 <= pin <= 4:
             return None
         line = pin - 1
