@@ -128,23 +128,25 @@ def test_check_shows_functions(write_config: WriteConfig, capsys: pytest.Capture
                                               "qemu": "nvme", "intx_spi": 37, "stream_id": 0x10}]}
 
 
+LINUX = """\
+platform: qemu-virt
+vms:
+  - name: lx
+    type: linux
+    cpus: [0]
+    memory: [{ipa: 0x40000000, size: 64M}]
+    kernel: Image
+    pci: PCI
+"""
+
+
 def test_linux_device_tree_has_the_ecam_host_bridge(write_config: WriteConfig) -> None:
     """A Linux VM's generated DT: a generic ECAM host bridge at the VM's
     ECAM with its bus range, its BAR window as the 32-bit memory range, an
     interrupt-map of its function's INTx only, and probe-only in /chosen."""
     from bulkhead.generate import gen_dts
 
-    path = write_config("""\
-        platform: qemu-virt
-        vms:
-          - name: lx
-            type: linux
-            cpus: [0]
-            memory: [{ipa: 0x40000000, size: 64M}]
-            kernel: Image
-            pci: [{qemu: edu}, {qemu: nvme}]
-        """)
-    s = load_system(path, guest_sources=None)
+    s = load_system(write_config(LINUX.replace("PCI", "[{qemu: edu}, {qemu: nvme}]")), guest_sources=None)
     vm = s.vm("lx")
     assert vm is not None
     dts = gen_dts.generate(s, vm)
@@ -278,3 +280,13 @@ def test_a_bridge_must_be_reachable(write_config: WriteConfig) -> None:
     text = error_of(config(write_config, "[]", extra='pci_bridges:\n  - {qemu: pci-bridge, addr: "04:00.0"}\n'))
     assert "c.yaml:2:30: pci_bridges[0].addr: no bridge leads to bus 04: the root bus is 00, and no bridge of " \
            "pci_bridges leads to another bus" in text, text
+
+
+def test_a_linux_vm_cannot_take_a_function_behind_a_bridge(write_config: WriteConfig) -> None:
+    """Its ECAM shows its own functions, not the bridge: Linux would never
+    scan the bus behind it."""
+    path = write_config('pci_bridges: [{qemu: pci-bridge, addr: "00:03.0"}]\n'
+                        + LINUX.replace("PCI", '[{qemu: edu, addr: "01:00.0"}]'))
+    text = error_of(path)
+    assert "c.yaml:9:11: vms[0].pci[0]: PCI function 01:00.0 is behind a bridge, which the ECAM of VM 'lx' " \
+           "does not show: Linux would not find it; give a Linux VM functions on the root bus" in text, text

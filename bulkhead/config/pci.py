@@ -557,6 +557,14 @@ def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
     p = s.platform
     for vm in s.vms:
         funcs = pl.of(vm.name)
+        hidden = [f for f in funcs if p.pci is not None and f.bdf >> 8 != p.pci.bus_first]
+        if vm.type == "linux" and hidden:
+            # the VM's ECAM shows its functions, never the bridge: Linux scans
+            # the root bus and the buses bridges lead to, so it would not
+            # find them
+            errors.append(s.locs.diag(hidden[0].path, f"PCI function {hidden[0].addr} is behind a bridge, which "
+                                                      f"the ECAM of VM '{vm.name}' does not show: Linux would not find "
+                                                      "it; give a Linux VM functions on the root bus"))
         if not funcs or confined(s):
             continue
         names = ", ".join(f"'{f.label}'" for f in funcs)
