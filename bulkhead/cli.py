@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO, cast
 
-from bulkhead import __version__
 from bulkhead.base import procs, term
+from bulkhead.base import version as version_mod
 from bulkhead.base.errors import BuildError, ConfigError, Diagnostic, NoQemuModelError
 from bulkhead.config import bandwidth, dma, dsu, dtimport, pci, qos, shared_io
 from bulkhead.config.dtb import DeviceTree, DtError
@@ -91,7 +91,7 @@ def make_parser() -> argparse.ArgumentParser:
                             "(130 SIGINT, 143 SIGTERM; QEMU is stopped with it). Errors go to stderr. "
                             "JSON on stdout: check --json, build --json, run --json. "
                             "A first config: docs/tutorial.md; every key: docs/config.md.")
-    parser.add_argument("--version", action="version", version=f"bulkhead {__version__}")
+    parser.add_argument("--version", action="version", version=f"bulkhead {version_mod.version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 

@@ -258,6 +258,16 @@ def fake_run(config: Path, **kwargs: Any) -> RunResult:
     return RunResult(0, False, "\n".join(lines) + "\n", True, len(vms), "")
 
 
+def modelled_fake(solo: dict[str, float], interfered: dict[str, float]) -> Any:
+    """fake_run whose result carries the VM under test's modelled figures
+    (``interfered`` beside an interferer, ``solo`` otherwise)."""
+    def run(config: Path, **kwargs: Any) -> RunResult:
+        res = fake_run(config, **kwargs)
+        res.modelled = {"bench": interfered if "guest: interferer" in Path(config).read_text() else solo}  # type: ignore[attr-defined]
+        return res
+    return run
+
+
 def test_runner_statuses_csv_plots_report(tmp_path: Path) -> None:
     benchmarks = BASE.replace("guest: latency", "guest: bandwidth, params: {behave: fail}") + (
         "  - {name: hang, guest: bandwidth, params: {behave: hang}}\n"
@@ -328,8 +338,8 @@ def test_runner_statuses_csv_plots_report(tmp_path: Path) -> None:
     report = (out / "report.md").read_text()
     assert report.startswith(DISCLAIMER)
     assert "![Slowdown relative to the baseline](plots/slowdown.png)" in report
-    assert "| mbr[budget_events=1000] | bw | ns_per_line (ns/line) | 27 [27–27] | 1.350 | 2,000 | 2 ok |" \
-        in report
+    assert "| mbr[budget_events=1000] | bw | ns_per_line (ns/line) | 27 ± 0 [27–27] | 2 | 1.350 ± 0.000 | 2,000 | " \
+        "2 ok |" in report
     assert "## Runs that did not succeed" in report and "unsupported" in report
 
     # --report-only redraws from the CSV files.
@@ -548,7 +558,7 @@ def test_planted_artefacts_are_flagged_and_not_drawn(tmp_path: Path) -> None:
     report = (out / "report.md").read_text()
     assert "## Artefacts: runs not drawn as results" in report
     assert "| short[budget_events=2000] | bw | 1 |" in report and "above-budget:" in report
-    assert "| idle | bw | ns_per_line (ns/line) | – | – | – | 1 ok (1 flagged: not a result) |" in report
+    assert "| idle | bw | ns_per_line (ns/line) | – | 0 | – | – | 1 ok (1 flagged: not a result) |" in report
     with open(out / "results.csv", newline="") as f:  # the charts' flags are written back
         above = [r for r in csv.DictReader(f) if r["flags"].startswith("above-budget")]
     assert [r["scenario"] for r in above] == ["mbr"] * 3
@@ -588,14 +598,9 @@ def test_modelled_figures_are_labelled(tmp_path: Path) -> None:
         icount: 0
         """)))
 
-    def modelled_run(config: Path, **kwargs: Any) -> RunResult:
-        res = fake_run(config, **kwargs)
-        interf = "guest: interferer" in Path(config).read_text()
-        res.modelled = {"bench": {"time_ns": 2_000_000 if interf else 1_000_000, "dram_bpp": 640}}  # type: ignore[attr-defined]
-        return res
-
     out = tmp_path / "out"
-    run_experiment(spec, out, run_fn=modelled_run)
+    run_experiment(spec, out, run_fn=modelled_fake({"time_ns": 1_000_000, "dram_bpp": 640},
+                                                   {"time_ns": 2_000_000, "dram_bpp": 640}))
     with open(out / "results.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     assert [(r["modelled_time_ns"], r["modelled_dram_bpp"]) for r in rows] == [("1000000", "640"),

@@ -5,7 +5,7 @@ Charts:
 
 - ``slowdown``: per benchmark, each scenario's primary metric relative to
   the baseline scenario (time-like metrics: value / baseline; rates:
-  baseline / value), mean over repetitions with min-max bars;
+  baseline / value), mean over repetitions with 95% confidence intervals;
 - ``consumed``: a metric column (e.g. the regulated VM's MB/s) against a
   swept value (budget), optionally per vCPU and with the assigned line;
 - ``overhead``: the slowdown against a swept value (period).
@@ -27,16 +27,17 @@ import math
 import re
 import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bulkhead.base.errors import BuildError, ConfigError
 from bulkhead.config.model import Platform
-from bulkhead.experiment import modelled, validity
+from bulkhead.experiment import modelled, stats, validity
 from bulkhead.experiment.record import OK, STATUSES, Environment, RunRecord
 from bulkhead.experiment.results import METRIC_COLUMNS, number
 from bulkhead.experiment.spec import ExperimentSpec, PlotSpec
+from bulkhead.experiment.stats import Stat
+from bulkhead.experiment.stats import stat as _stat
 from bulkhead.layout.load import load_platform, load_system
 from bulkhead.run import cachemodel
 
@@ -50,19 +51,8 @@ DISCLAIMER = (
 )
 
 
-@dataclass(frozen=True)
-class Stat:
-    mean: float
-    lo: float
-    hi: float
-    n: int
-
-
-def _stat(values: Sequence[float]) -> Stat | None:
-    vals = [v for v in values if v is not None and math.isfinite(v)]
-    if not vals:
-        return None
-    return Stat(sum(vals) / len(vals), min(vals), max(vals), len(vals))
+def _pm(s: Stat) -> str:
+    return "" if s.ci is None else f" ± {_fmt(s.ci)}"
 
 
 def _fmt(v: float | None) -> str:
@@ -261,17 +251,17 @@ def caption(an: Analysis, plot: PlotSpec, number_: int, platform: Platform | Non
     if plot.kind == "slowdown":
         what = (f"Bars: per benchmark run by VM {spec.critical}, each scenario's primary metric divided by its "
                 f"value in scenario '{spec.baseline}' (times: value / baseline; rates: baseline / value); "
-                "1 = no slowdown; mean over the successful repetitions, error bars min to max.")
+                f"1 = no slowdown; mean over the successful unflagged repetitions ({_n(an)}), {CI_BARS}.")
     elif plot.kind == "consumed":
         what = f"{y_label(spec, plot)[0].upper()}{y_label(spec, plot)[1:]} against the {x_label(spec, plot)}"
-        what += "; mean over the successful repetitions."
+        what += f"; mean over the successful unflagged repetitions ({_n(an)})."
         if plot.assigned is not None:
             what += (f" Dashed: the budget, y = {plot.assigned:g} x" +
                      (f"^{plot.assigned_power:g}" if plot.assigned_power != 1 else "") + ".")
     else:
         what = (f"Slowdown of VM {spec.critical} relative to scenario '{spec.baseline}' against the "
-                f"{x_label(spec, plot)}; 1 = no overhead; mean over the successful repetitions, error bars "
-                "min to max.")
+                f"{x_label(spec, plot)}; 1 = no overhead; mean over the successful unflagged repetitions "
+                f"({_n(an)}), {CI_BARS}.")
     if plot.lines:
         what += " Horizontal lines: " + "; ".join(f"{ln.label} ({ln.y:g})" for ln in plot.lines) + "."
     timebase = (f"virtual time (-icount shift={spec.icount})" if spec.icount is not None
@@ -290,6 +280,13 @@ def caption(an: Analysis, plot: PlotSpec, number_: int, platform: Platform | Non
         text += " Published values (drawn as open black-edged markers): " + "; ".join(
             f"{pub.label} ({pub.source})" for pub in plot.published) + "."
     return text
+
+
+CI_BARS = "error bars the 95% confidence interval (Student's t; none where N = 1)"
+
+
+def _n(an: Analysis) -> str:
+    return stats.sizes([an.ok(lab, b) for lab in an.labels for b in an.benchmarks])
 
 
 def _platform(an: Analysis) -> tuple[Platform | None, str]:
@@ -470,15 +467,15 @@ def chart_slowdown(an: Analysis, plot: PlotSpec, ax: Any, dr: Drawn) -> None:
                 continue
             xs.append(x)
             ys.append(s.mean)
-            lo.append(max(s.mean - s.lo, 0.0))
-            hi.append(max(s.hi - s.mean, 0.0))
+            lo.append(stats.bars(s)[0])
+            hi.append(stats.bars(s)[1])
             runs += [r.plan.index for r in recs]
         if xs:
             color, _, hatch = dr.style()
             ax.bar(xs, ys, width=width, label=f"scenario {lab}", yerr=[lo, hi], capsize=2, color=color,
                    hatch=hatch, edgecolor="0.2", linewidth=0.5)
             dr.add("measured", f"scenario {lab}", color, hatch or "solid", xs, ys, runs)
-            dr.add("error", f"scenario {lab} max", color, hatch or "solid", xs,
+            dr.add("error", f"scenario {lab} 95% CI top", color, hatch or "solid", xs,
                    [y + h for y, h in zip(ys, hi, strict=True)], [])
             dr.facts.append(f"{lab}: {_range(ys)}.")
     for pub in plot.published:
@@ -673,16 +670,16 @@ def chart_overhead(an: Analysis, plot: PlotSpec, ax: Any, dr: Drawn) -> None:
             if s is not None:
                 px.append(x)
                 py.append(s.mean)
-                lo.append(max(s.mean - s.lo, 0.0))
-                hi.append(max(s.hi - s.mean, 0.0))
+                lo.append(stats.bars(s)[0])
+                hi.append(stats.bars(s)[1])
                 runs += [r.plan.index for r in good]
         if px:
             color, marker, _ = dr.style()
             label = _line_label(an.spec, plot, b)
             ax.errorbar(px, py, yerr=[lo, hi], marker=marker, color=color, capsize=3, label=label)
             dr.add("measured", label, color, marker, px, py, runs)
-            dr.add("error", label + " max", color, marker, px, [y + h for y, h in zip(py, hi, strict=True)])
-            dr.add("error", label + " min", color, marker, px, [y - h for y, h in zip(py, lo, strict=True)])
+            dr.add("error", label + " 95% CI top", color, marker, px, [y + h for y, h in zip(py, hi, strict=True)])
+            dr.add("error", label + " 95% CI bottom", color, marker, px, [y - h for y, h in zip(py, lo, strict=True)])
             dr.facts.append(f"Measured ({b}): slowdown {py[0]:.3g} at {_num(points[xs.index(px[0])][0])} "
                             f"to {py[-1]:.3g} at {_num(points[xs.index(px[-1])][0])}"
                             f" (range {_range(py)}).")
@@ -871,13 +868,11 @@ def _modelled_slowdowns(an: Analysis) -> dict[tuple[str, str], Stat]:
     out: dict[tuple[str, str], Stat] = {}
     for lab in an.labels:
         for b in an.benchmarks:
-            ok = [modelled.canonical(r.metrics) for r in an.records
-                  if r.status == OK and r.plan.label == lab and r.plan.benchmark == b]
+            ok = [modelled.canonical(r.metrics) for r in an.ok(lab, b)]  # flagged runs are no result
             direct = _stat([m[modelled.SLOWDOWN] for m in ok if modelled.SLOWDOWN in m])
             if direct is None:
-                base = _stat([m[modelled.TIME] for m in (modelled.canonical(r.metrics) for r in an.records
-                              if r.status == OK and r.plan.label == an.spec.baseline and r.plan.benchmark == b)
-                              if modelled.TIME in m])
+                base = _stat([m[modelled.TIME] for m in (modelled.canonical(r.metrics)
+                              for r in an.ok(an.spec.baseline, b)) if modelled.TIME in m])
                 if base and base.mean:
                     direct = _stat([m[modelled.TIME] / base.mean for m in ok if modelled.TIME in m])
             if direct is not None:
@@ -895,8 +890,7 @@ def _modelled_section(an: Analysis, plots_dir: Path) -> tuple[list[str], list[Pa
     rows = []
     for lab in an.labels:
         for b in an.benchmarks:
-            ok = [canon[id(r)] for r in an.records if r.status == OK and r.plan.label == lab
-                  and r.plan.benchmark == b]
+            ok = [canon[id(r)] for r in an.ok(lab, b)]
             if not ok:
                 continue
             cells = [_stat([m[k] for m in ok if k in m]) for k in cols]
@@ -909,6 +903,7 @@ def _modelled_section(an: Analysis, plots_dir: Path) -> tuple[list[str], list[Pa
         plots_dir.mkdir(parents=True, exist_ok=True)
         fig, ax = plt.subplots(figsize=(7.5, 4.2))
         dr = Drawn("modelled-slowdown")
+        _leave_out_flagged(an, dr, an.records)
         labels = [lab for lab in an.labels if any((lab, b) in sd for b in an.benchmarks)]
         width = 0.8 / max(len(labels), 1)
         for i, lab in enumerate(labels):
@@ -917,7 +912,8 @@ def _modelled_section(an: Analysis, plots_dir: Path) -> tuple[list[str], list[Pa
             color, _, hatch = dr.style()
             ax.bar(xs, ys, width=width, color=color, hatch=hatch, edgecolor="0.2", linewidth=0.5,
                    label=f"scenario {lab} (modelled)")
-            dr.add("modelled", f"scenario {lab} (modelled)", color, hatch or "solid", xs, ys)
+            dr.add("modelled", f"scenario {lab} (modelled)", color, hatch or "solid", xs, ys,
+                   [r.plan.index for b in an.benchmarks if (lab, b) in sd for r in an.ok(lab, b)])
         ax.axhline(1.0, color="0.3", linewidth=0.8, linestyle="--")
         dr.add_line("no slowdown", [], [1.0])
         ax.set_xticks(range(len(an.benchmarks)))
@@ -1088,7 +1084,9 @@ def render(spec: ExperimentSpec, out: Path, records: Sequence[RunRecord], env: E
         ("time base", f"virtual time, `-icount shift={spec.icount}`" if spec.icount is not None
          else "host time (no `-icount`): not reproducible"),
         ("baseline", f"`{spec.baseline}`"),
-        ("tools", f"bulkhead {env.bulkhead_version} ({env.git_rev}), QEMU {env.qemu_version}"),
+        ("tools", f"bulkhead {env.bulkhead_version}, commit {env.git_rev.removesuffix('-dirty')} ("
+                  + ("**dirty**: files differ from the commit" if env.git_rev.endswith("-dirty") else "clean")
+                  + f"), QEMU {env.qemu_version}; hashes in `bundle.json`"),
         ("host", env.host),
         *([("labgrid places", ", ".join(f"`{p}` ({n} runs)" for p, n in sorted(places.items())))]
           if places else []),
@@ -1096,8 +1094,9 @@ def render(spec: ExperimentSpec, out: Path, records: Sequence[RunRecord], env: E
     ]))
 
     md.append("## Results\n")
-    md.append("Mean over the successful repetitions (min–max in brackets); slowdown relative to "
-              f"`{spec.baseline}` for the benchmark's primary metric.\n")
+    md.append("Mean ± the 95% confidence interval (Student's t) over the N successful unflagged repetitions "
+              f"(min–max in brackets); slowdown relative to `{spec.baseline}` for the benchmark's primary "
+              "metric, likewise. Per row in `summary.csv`.\n")
     rows = []
     for lab in an.labels:
         for b in an.benchmarks:
@@ -1115,12 +1114,13 @@ def render(spec: ExperimentSpec, out: Path, records: Sequence[RunRecord], env: E
                 statuses += f" ({n_flagged} flagged: not a result)"
             rows.append((
                 lab, b, f"{metric.column} ({metric.unit})",
-                f"{_fmt(st.mean)} [{_fmt(st.lo)}–{_fmt(st.hi)}]" if st else "–",
-                f"{sd.mean:.3f}" if sd else "–",
+                f"{_fmt(st.mean)}{_pm(st)} [{_fmt(st.lo)}–{_fmt(st.hi)}]" if st else "–", str(st.n if st else 0),
+                f"{sd.mean:.3f}" + (f" ± {sd.ci:.3f}" if sd.ci is not None else "") if sd else "–",
                 _fmt(interf.mean) if interf else "–",
                 statuses,
             ))
-    md.append(_table(("scenario", "benchmark", "metric", "value", "slowdown", "interferer MB/s", "runs"), rows))
+    md.append(_table(("scenario", "benchmark", "metric", "value", "N", "slowdown", "interferer MB/s", "runs"),
+                     rows))
 
     model_md, model_files = _model_section(an, records, out / "plots")
     md += model_md
@@ -1177,8 +1177,9 @@ def render(spec: ExperimentSpec, out: Path, records: Sequence[RunRecord], env: E
                       "version of the toolchain (e.g. a mitigation that has not landed yet).\n")
 
     md.append("## Files\n")
-    md.append("- `results.csv`: one row per run; `results-lines.csv`: every result line (per vCPU);\n"
-              "- `configs/`: the generated system configs; `logs/`: the console of every run;\n"
+    md.append("- `results.csv`: one row per run (units: `results-units.csv`); `results-lines.csv`: every result "
+              "line (per vCPU); `summary.csv`: means, 95% intervals, N;\n- `bundle.json`, `bundle/`, `configs/`: the "
+              "spec, platforms, generated configs and hashes (`--reproduce`); `logs/`: the console of every run;\n"
               "- `plots/`: the charts as PNG and SVG.\n")
     report = out / "report.md"
     report.write_text("\n".join(md))

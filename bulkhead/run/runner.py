@@ -75,7 +75,8 @@ class RunResult:
     def dma_faults(self) -> dict[str, dict[str, Any]]:
         """Per VM that owns DMA streams: its DMA fault counts, from the line
         the hypervisor prints when the VM powers off or stops
-        (``vm X: N DMA fault(s): dev: n, ...``; docs/dma.md)."""
+        (``vm X: N DMA fault(s) from M device(s)`` and a line per device;
+        docs/dma.md)."""
         return dma_faults(self.hyp_lines())
 
 
@@ -86,29 +87,29 @@ class RunResult:
         return sgi_dropped(self.hyp_lines())
 
 
-_DMA_LINE = re.compile(r"\[bulkhead\] vm (\S+): (\d+) DMA fault\(s\): (.*)")
+_DMA_LINE = re.compile(r"\[bulkhead\] vm (\S+): (\d+) DMA fault\(s\) from (\d+) device\(s\)")
+_DMA_DEVICE_LINE = re.compile(r"\[bulkhead\] vm (\S+): DMA fault\(s\) of (\S+): (\d+)")
 _DMA_LOST_LINE = re.compile(r"\[bulkhead\] vm (\S+): DMA fault records lost (\d+) time\(s\).*")
 
 
 def dma_faults(hyp_lines: list[str]) -> dict[str, dict[str, Any]]:
     """``{vm: {"total": n, "devices": {device: n}, "lost": k}}`` from the
-    hypervisor's DMA fault lines (the last line of a VM wins: a reset VM
-    reports again); ``lost``: how many times an SMMU of the VM's streams lost
-    fault records (event queue overflow), so ``total`` is a lower bound."""
+    hypervisor's DMA fault lines: ``vm X: N DMA fault(s) from M device(s)``,
+    then one ``vm X: DMA fault(s) of D: n`` per device (a VM's summary line
+    starts its report anew: a reset VM reports again); ``lost``: how many
+    times an SMMU of the VM's streams lost fault records (event queue
+    overflow), so ``total`` is a lower bound."""
     out: dict[str, dict[str, Any]] = {}
     for line in hyp_lines:
         lost = _DMA_LOST_LINE.fullmatch(line)
         if lost and lost.group(1) in out:
             out[lost.group(1)]["lost"] = int(lost.group(2))
+        dev = _DMA_DEVICE_LINE.fullmatch(line)
+        if dev and dev.group(1) in out:
+            out[dev.group(1)]["devices"][dev.group(2)] = int(dev.group(3))
         m = _DMA_LINE.fullmatch(line)
-        if not m:
-            continue
-        devices: dict[str, int] = {}
-        for item in m.group(3).split(", "):
-            name, sep, count = item.rpartition(": ")
-            if sep and count.isdigit():
-                devices[name] = int(count)
-        out[m.group(1)] = {"total": int(m.group(2)), "devices": devices, "lost": 0}
+        if m:
+            out[m.group(1)] = {"total": int(m.group(2)), "devices": {}, "lost": 0}
     return out
 
 

@@ -10,7 +10,7 @@
  * filtered ECAM (docs/dma.md "PCI").
  *
  * Parameters:
- *   mode     attack (default) | bar | bench | flood | recolor
+ *   mode     attack (default) | bar | bench | each | flood | recolor
  *   ecam     the VM's ECAM IPA (0x3f000000)
  *   dma      ipa (the device translates through the VM's stage 2: SMMU) or
  *            pa (no SMMU: buffers are given by physical address, from
@@ -28,6 +28,9 @@
  * bar: lists the functions its ECAM shows on buses 0-`buses`, sizes BAR0,
  *   writes `bar_target` into BAR0 and checks that the BAR reads back
  *   unchanged and the device still answers at the old address.
+ * each: every edu in turn (bus order) does one write of `bytes` (4096) to
+ *   `unmapped` and is waited for: behind an SMMU, each device's faults
+ *   are recorded one device at a time (no event queue overflow).
  * flood: for `ms` milliseconds of virtual time, keeps every edu busy with
  *   4 KiB writes to `unmapped` (a new one as soon as one ends): behind an
  *   SMMU, a continuous stream of translation faults.
@@ -66,7 +69,7 @@ static u8 span_a[8192] __attribute__((aligned(4096)));
 static u8 span_b[8192] __attribute__((aligned(4096)));
 #define SPAN_OFF 2048
 static u8 buf_c[4096] __attribute__((aligned(4096)));
-#define EDU_MAX 4
+#define EDU_MAX 8 /* a VM owns at most 8 functions (docs/pci.md) */
 
 static uptr ecam, bar;
 static uptr bars[EDU_MAX];
@@ -257,6 +260,19 @@ static int flood(void)
 	return 0;
 }
 
+static int each(void)
+{
+	u64 target = param_u64("unmapped", 0x100000000ull);
+	u32 bytes = (u32)param_u64("bytes", 4096);
+
+	for (u32 k = 0; k < nedu; k++) {
+		bar = bars[k];
+		printf("edudma: each device %u at %02x:%02x.0 done=%d\n", k, edu_bdf[k] >> 8,
+		       (edu_bdf[k] >> 3) & 31, edu_dma(EDU_BUF, target, bytes, EDU_TO_RAM));
+	}
+	return 0;
+}
+
 static int bench(void)
 {
 	u32 count = (u32)param_u64("count", 8), bytes = (u32)param_u64("bytes", 4096);
@@ -334,6 +350,8 @@ int main(const char *params)
 		return bar_mode(bdf) ? 1 : (printf("edudma: PASS (bar)\n"), 0);
 	if (!strcmp(mode, "flood"))
 		return flood() ? 1 : (printf("edudma: PASS (flood)\n"), 0);
+	if (!strcmp(mode, "each"))
+		return each() ? 1 : (printf("edudma: PASS (each)\n"), 0);
 	if (!strcmp(mode, "bench"))
 		return bench() ? 1 : (printf("edudma: PASS (bench)\n"), 0);
 	if (!strcmp(mode, "recolor"))
