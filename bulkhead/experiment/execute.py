@@ -237,7 +237,7 @@ def execute(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, build_dir: Path, 
     """Boot one run and judge it (``timing``: in timing mode, that quantum in ns)."""
     bench = spec.benchmark(plan.benchmark)
     rec = RunRecord(plan, bench.guest, bench.metric.column, bench.metric.unit, OK,
-                    config=str(cfg.path), config_hash=cfg.config_hash, platform=cfg.platform)
+                    config=str(cfg.path), config_hash=cfg.config_hash, platform=cfg.platform, icount=spec.icount)
     if cfg.error:
         rec.status = UNSUPPORTED if plan.optional else INVALID
         rec.error = cfg.error
@@ -707,7 +707,8 @@ def records_from_csv(spec: ExperimentSpec, out: Path) -> tuple[list[RunRecord], 
                             row.get("error", ""), metrics, [], row.get("config", ""),
                             row.get("config_hash", ""), row.get("platform", ""),
                             float(row["wall_s"]) if row.get("wall_s") else 0.0, row.get(PLACE_COLUMN) or "",
-                            [f.strip() for f in (row.get("flags") or "").split(" | ") if f.strip()])
+                            [f.strip() for f in (row.get("flags") or "").split(" | ") if f.strip()],
+                            icount=int(row["icount"]) if (row.get("icount") or "").isdigit() else None)
             env = Environment(row.get("bulkhead_version", ""), row.get("git_rev", ""),
                               row.get("qemu_version", ""), row.get("host", ""))
             records.append(rec)

@@ -441,6 +441,21 @@ def bounding_unit(system: System, vm: str) -> str | None:
     return "PMU events " + ", ".join(f"0x{e:x}" for e in sorted(events))
 
 
+IDLE_SHARE = 0.01  # a period moving less than this share of the busiest period's bytes is idle
+
+
+def active_periods(series: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The periods of ``series`` in which the VM was active: the leading and
+    trailing periods moving less than :data:`IDLE_SHARE` of the busiest
+    period's bytes (before the interferer started, after it stopped) are
+    left out, so that a mean describes its traffic while it ran."""
+    if not series:
+        return []
+    floor = max(b for _, b in series) * IDLE_SHARE
+    busy = [i for i, (_, b) in enumerate(series) if b > floor]
+    return series[busy[0]:busy[-1] + 1] if busy else series
+
+
 def regulation(report: Report, system: System, vm: str) -> dict[str, Any] | None:
     """Regulated VM ``vm``'s budget beside its modelled DRAM traffic per
     regulation period (docs/model.md "Regulated bandwidth"): None if it is
@@ -450,14 +465,15 @@ def regulation(report: Report, system: System, vm: str) -> dict[str, Any] | None
     series = vm_period_bytes(report, system, vm)
     if plan is None or not series:
         return None
-    values = [b for _, b in series]
+    active = active_periods(series)
+    values = [b for _, b in active]
     mean = sum(values) / len(values)
     budget = sum(ch.budget for ch in plan.channels)
     unit = bounding_unit(system, vm) or "-"
     return {
         "vm": vm, "period_us": plan.period_us, "unit": unit, "budget_per_period": budget,
         "budget_mbps_notional": plan.mbps, "budget_bytes_per_period_notional": plan.mbps * plan.period_us,
-        "periods": len(values),
+        "periods": len(values), "idle_periods_left_out": len(series) - len(active),
         "dram_bytes_per_period_mean": mean, "dram_bytes_per_period_max": max(values),
         "dram_mbps_mean": mean / plan.period_us,  # B/us = MB/s
         "series": series, "label": MODELLED,
