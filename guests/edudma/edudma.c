@@ -1,13 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * edudma: drives QEMU's `edu` PCI device (hw/misc/edu.c, docs/specs/edu.rst:
- * vendor 0x1234, device 0x11e8; BAR0: 0x00 identification 0x010000ed, 0x04
- * liveness (reads back the complement), 0x24 interrupt status, 0x64 its
- * acknowledge, DMA source 0x80, destination 0x88, count 0x90, command 0x98:
- * bit 0 start (cleared when done), bit 1 direction (1: edu buffer -> RAM),
- * bit 2 raise an interrupt; the edu buffer at 0x40000, 4 KiB; a transfer
- * completes 100 ms of virtual time after it starts) through its VM's
- * filtered ECAM (docs/dma.md "PCI").
+ * edudma: drives QEMU's `edu` PCI device (edu.h) through its VM's filtered
+ * ECAM (docs/dma.md "PCI").
  *
  * Parameters:
  *   mode     attack (default) | bar | bench | each | flood | recolor
@@ -43,23 +37,9 @@
  *   buffers, which now sit on other frames: behind an SMMU the device
  *   follows the moved stage 2 (#32 item 1, docs/dma.md).
  */
+#include "edu.h"
 #include "runtime.h"
 
-#define EDU_VENDOR  0x1234
-#define EDU_DEVICE  0x11e8
-#define EDU_ID      0x00
-#define EDU_ALIVE   0x04
-#define EDU_IRQST   0x24
-#define EDU_IRQACK  0x64
-#define EDU_SRC     0x80
-#define EDU_DST     0x88
-#define EDU_CNT     0x90
-#define EDU_CMD     0x98
-#define EDU_BUF     0x40000
-#define EDU_RUN     1u
-#define EDU_TO_RAM  2u
-#define EDU_IRQ     4u
-#define EDU_DMA_IRQ 0x100u
 #define ARM64_MAGIC 0x644d5241u /* "ARM\x64" at +0x38 of an arm64 image */
 
 static u8 buf_a[4096] __attribute__((aligned(4096)));
