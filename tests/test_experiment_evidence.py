@@ -163,6 +163,7 @@ def test_bundle_is_self_contained_and_hashed(tmp_path: Path) -> None:
     assert doc["toolchain"]["commit"] == rev.commit and doc["toolchain"]["dirty"] == rev.dirty
     assert doc["toolchain"]["version"] == rev.version
     assert doc["command"]["repetitions"] == 1 and doc["tolerance"] == 0.02
+    assert doc["command"]["timing_quantum_ns"] is None  # --reproduce runs a timing bundle in timing mode
     assert set(doc["configs"]) == {"solo-bw", "solo-lat", "interf-bw", "interf-lat"}
     for name, entry in doc["configs"].items():
         assert bundle.sha256(out / entry["file"]) == entry["sha256"], name

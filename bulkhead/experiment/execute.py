@@ -233,11 +233,11 @@ def prepare_config(spec: ExperimentSpec, plan: RunPlan, configs_dir: Path, platf
 
 
 def execute(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, build_dir: Path, logs_dir: Path,
-            run_fn: RunFn = runner_mod.run, model: bool = False) -> RunRecord:
-    """Boot one run and judge it."""
+            run_fn: RunFn = runner_mod.run, model: bool = False, timing: int | None = None) -> RunRecord:
+    """Boot one run and judge it (``timing``: in timing mode, that quantum in ns)."""
     bench = spec.benchmark(plan.benchmark)
     rec = RunRecord(plan, bench.guest, bench.metric.column, bench.metric.unit, OK,
-                    config=str(cfg.path), config_hash=cfg.config_hash, platform=cfg.platform)
+                    config=str(cfg.path), config_hash=cfg.config_hash, platform=cfg.platform, icount=spec.icount)
     if cfg.error:
         rec.status = UNSUPPORTED if plan.optional else INVALID
         rec.error = cfg.error
@@ -248,6 +248,8 @@ def execute(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, build_dir: Path, 
     try:
         with open(build_log, "a") as blog, workloads.host_peer(bench.command), _network(spec) as netdev:
             kwargs: dict[str, Any] = {"model": True} if model else {}
+            if timing is not None:
+                kwargs["timing"] = timing
             if netdev:
                 kwargs["netdev"] = netdev
             result = run_fn(cfg.path, timeout=spec.timeout, icount=spec.icount, out=build_dir,
@@ -454,6 +456,7 @@ def run_experiment(
     resume: bool = False,
     benchmarks: Sequence[str] | None = None,
     workloads: Sequence[str] | None = None,
+    timing: int | None = None,
 ) -> ExperimentResult:
     """Run the matrix into ``out``; never raises for a single run's failure.
     ``model``: under the cache model plugin (docs/model.md), -icount 0 if the
@@ -465,9 +468,14 @@ def run_experiment(
     ``resume``: keep the runs ``out/results.csv`` already records (the
     journal, rewritten after every run) and run only the missing ones.
     ``benchmarks``/``workloads``: run only these benchmarks (spec.selected).
+    ``timing``: every run in timing mode with that quantum in ns (docs/model.md
+    "Timing mode"; implies ``model``, without -icount whatever the spec says).
     Writes the bundle (bundle.json, bundle/: docs/experiments.md) and, with
     the report, summary.csv (means and 95% intervals)."""
-    if model and spec.icount is None:
+    if timing is not None:
+        model = True
+        spec = replace(spec, icount=None)
+    elif model and spec.icount is None:
         spec = replace(spec, icount=0)
     out = out.absolute()
     configs_dir, logs_dir, build_root = out / "configs", out / "logs", out / "build"
@@ -490,7 +498,7 @@ def run_experiment(
             "version": env.qemu_version, "sha256": bundle.sha256(qemu_path) if qemu_path else ""}
     command = {"repetitions": repetitions or spec.repetitions, "only": list(only or []),
                "benchmarks": list(benchmarks or []), "workloads": list(workloads or []), "platform": platform,
-               "model": model}
+               "model": model, "timing_quantum_ns": timing}
     booted: dict[str, dict[str, Any]] = dict(_booted(out)) if resume else {}
 
     def write_bundle() -> None:
@@ -531,7 +539,7 @@ def run_experiment(
                             platform=cfg.platform)
         else:
             rec = execute(spec, plan, configs[plan.config_stem], build_root / slot.name, logs_dir, slot.run_fn,
-                          model)
+                          model, timing)
             rec.place = slot.place
         record(rec)
 
@@ -699,7 +707,8 @@ def records_from_csv(spec: ExperimentSpec, out: Path) -> tuple[list[RunRecord], 
                             row.get("error", ""), metrics, [], row.get("config", ""),
                             row.get("config_hash", ""), row.get("platform", ""),
                             float(row["wall_s"]) if row.get("wall_s") else 0.0, row.get(PLACE_COLUMN) or "",
-                            [f.strip() for f in (row.get("flags") or "").split(" | ") if f.strip()])
+                            [f.strip() for f in (row.get("flags") or "").split(" | ") if f.strip()],
+                            icount=int(row["icount"]) if (row.get("icount") or "").isdigit() else None)
             env = Environment(row.get("bulkhead_version", ""), row.get("git_rev", ""),
                               row.get("qemu_version", ""), row.get("host", ""))
             records.append(rec)
@@ -770,6 +779,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--model", action="store_true",
                    help="run every system under the cache/DRAM model QEMU plugin and add its columns "
                         "(model_*) to results.csv and the report (docs/model.md)")
+    p.add_argument("--timing", action="store_true",
+                   help="run every system in timing mode: vCPUs side by side in lock-step on the model's "
+                        "clocks, without -icount (implies --model; docs/model.md \"Timing mode\")")
+    p.add_argument("--quantum", metavar="NS", type=int,
+                   help=f"with --timing: the lock-step quantum in modelled ns (default "
+                        f"{cachemodel.DEFAULT_QUANTUM_NS})")
     p.add_argument("--resume", action="store_true",
                    help="keep the runs DIR/results.csv already records and run only the missing ones "
                         "(after an interrupted experiment)")
@@ -866,7 +881,8 @@ def command(args: argparse.Namespace) -> int:
     try:
         result = run_experiment(spec, out, jobs=args.jobs, repetitions=args.reps, platform=args.platform,
                                 only=args.only, progress=sys.stderr, model=args.model, slots=slots,
-                                resume=args.resume, benchmarks=args.benchmarks, workloads=args.workloads)
+                                resume=args.resume, benchmarks=args.benchmarks, workloads=args.workloads,
+                                timing=cachemodel.timing_quantum(args.timing, args.quantum))
     finally:
         if coordinator is not None:
             coordinator.close()
@@ -894,7 +910,7 @@ def reproduce(bundle_dir: Path, out: Path | None = None, *, jobs: int = 1, progr
     result = run_experiment(spec, out, jobs=jobs, repetitions=cmd.get("repetitions"), platform=cmd.get("platform"),
                             only=cmd.get("only") or None, progress=progress, run_fn=run_fn,
                             model=bool(cmd.get("model")), benchmarks=cmd.get("benchmarks") or None,
-                            workloads=cmd.get("workloads") or None)
+                            workloads=cmd.get("workloads") or None, timing=cmd.get("timing_quantum_ns"))
     diffs = bundle.compare(bundle_dir, out, spec.tolerance)
     inputs = bundle.input_differences(old, bundle.load(out))
     lines = [f"# Reproduction of `{display_path(bundle_dir)}`\n",

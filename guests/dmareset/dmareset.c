@@ -7,29 +7,20 @@
  *   second boot watches, default 400), stale (0: start no DMA before the
  *   reset, a control run).
  *
- * With QEMU's edu (see guests/edudma): on its first boot the guest starts a
+ * With QEMU's edu (edu.h): on its first boot the guest starts a
  * DMA that writes 8 bytes over `marker` (in its image) 100 ms later and
  * resets at once; the second boot turns bus mastering on straight away
  * and, wait_ms later, says "dmareset: after reset marker=intact" or
  * "marker=patched" (the old incarnation's DMA landed in the reloaded
  * image).
  */
+#include "edu.h"
 #include "runtime.h"
 
-#define EDU_VENDOR      0x1234
-#define EDU_DEVICE      0x11e8
-#define PCI_COMMAND     0x04
-#define PCI_CMD_MEM_BM  0x6u
-/* edu (hw/misc/edu.c) */
-#define EDU_SRC         0x80
-#define EDU_DST         0x88
-#define EDU_CNT         0x90
-#define EDU_CMD         0x98
-#define EDU_BUF         0x40000
-#define EDU_RUN         1u
-#define EDU_TO_RAM      2u
-#define MARKER          0x1234u
-#define PATCH           0xbadc0de5bad0c0deull
+#define PCI_COMMAND    0x04
+#define PCI_CMD_MEM_BM 0x6u
+#define MARKER         0x1234u
+#define PATCH          0xbadc0de5bad0c0deull
 
 static volatile u64 marker = MARKER;
 static u64 patch[1] __attribute__((aligned(64)));
