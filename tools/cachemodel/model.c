@@ -360,6 +360,8 @@ void cm_time_run(struct cm_timing *t, uint32_t cpu, uint64_t n)
 		}
 		if (lo == UINT64_MAX)
 			lo = hi;
+		if (lo < t->floor)
+			lo = t->floor;
 		if (lo > c->clock) {
 			c->waited += lo - c->clock;
 			charge(c, lo - c->clock);
@@ -478,6 +480,12 @@ void cm_time_wait(struct cm_timing *t, uint32_t cpu)
 {
 	if (cpu < t->ncpus)
 		t->cpu[cpu].busy = false;
+}
+
+void cm_time_floor(struct cm_timing *t, uint64_t ps)
+{
+	if (ps > t->floor)
+		t->floor = ps;
 }
 
 uint64_t cm_time_slowest(const struct cm_timing *t)

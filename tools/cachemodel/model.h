@@ -152,6 +152,12 @@ struct cm_timing {
 	 * then only counted, never charged when settled.
 	 */
 	bool online;
+	/*
+	 * The time QEMU's virtual clock reached while the CPUs waited (the
+	 * timing QEMU jumps it to the next timer when every vCPU is idle,
+	 * tools/qemu-timing): a CPU that runs again catches up with it at least.
+	 */
+	uint64_t floor;
 };
 
 int cm_timing_init(struct cm_timing *t, const struct cm_timing_params *p, uint32_t ncpus);
@@ -165,6 +171,8 @@ void cm_time_stall(struct cm_timing *t, uint32_t cpu, uint64_t ps);
 void cm_time_dram(struct cm_timing *t, uint32_t cpu, enum cm_row row, bool fill);
 /* cpu waits (WFI) until it next runs. */
 void cm_time_wait(struct cm_timing *t, uint32_t cpu);
+/* QEMU's virtual clock is at ps: a waiting CPU runs again at that time at the earliest. */
+void cm_time_floor(struct cm_timing *t, uint64_t ps);
 /* The slowest running CPU's modelled clock (UINT64_MAX: none runs). */
 uint64_t cm_time_slowest(const struct cm_timing *t);
 void cm_time_phase(struct cm_timing *t, uint32_t cpu, bool in);

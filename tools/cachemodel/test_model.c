@@ -306,6 +306,33 @@ static void test_timing_online(void)
 	cm_timing_free(&solo);
 }
 
+/* The timing QEMU jumped its clock to a timer while every CPU waited: the
+ * CPU it wakes catches up with that time, not only with the others' clocks;
+ * a floor behind the running CPUs changes nothing. */
+static void test_timing_floor(void)
+{
+	static struct cm_timing t;
+
+	CHECK(cm_timing_init(&t, &TP, 2) == 0);
+	t.online = true;
+	cm_time_run(&t, 0, 100);
+	cm_time_run(&t, 1, 0);
+	cm_time_run(&t, 1, 300);
+	cm_time_wait(&t, 0);
+	cm_time_wait(&t, 1);
+	cm_time_floor(&t, 5000000);
+	cm_time_floor(&t, 4000000); /* never back */
+	cm_time_run(&t, 0, 1);
+	CHECK(t.cpu[0].clock == 5000000 + 1000 && t.cpu[0].waited == 5000000 - 100000);
+	cm_time_run(&t, 1, 0); /* after CPU 0, which runs: its time */
+	CHECK(t.cpu[1].clock == 5000000 + 1000);
+	cm_time_wait(&t, 1);
+	cm_time_floor(&t, 10);
+	cm_time_run(&t, 1, 0);
+	CHECK(t.cpu[1].clock == 5000000 + 1000);
+	cm_timing_free(&t);
+}
+
 static void test_mapfile(void)
 {
 	struct cm_config cfg;
@@ -359,6 +386,7 @@ int main(void)
 	test_timing_order();
 	test_timing_wait_phase();
 	test_timing_online();
+	test_timing_floor();
 	if (failures)
 		return 1;
 	printf("test_model: ok\n");
