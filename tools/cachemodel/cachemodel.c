@@ -137,6 +137,21 @@ static unsigned int lockstep_waiters;
 static uint64_t lockstep_waits, lockstep_timeouts;
 static uint64_t held_by[CM_MAX_CPUS]; /* time-outs while this CPU was the slowest */
 
+/*
+ * The guests' clock in timing mode. The timing QEMU (tools/qemu-timing)
+ * lets a plugin that took time control own QEMU_CLOCK_VIRTUAL under MTTCG;
+ * its two extra calls are weak symbols here, NULL in stock QEMU, which
+ * keeps host time (and whose qemu_plugin_update_ns would spin until host
+ * time got there). With them, the clock is the lock-step time (the slowest
+ * running CPU's modelled clock, in ns), and a CPU that runs again after
+ * QEMU jumped the clock to a timer while every vCPU was idle catches up
+ * with that time (cm_time_floor).
+ */
+int64_t qemu_plugin_virtual_clock_ns(void) __attribute__((weak));
+int64_t qemu_plugin_virtual_deadline_ns(void) __attribute__((weak));
+static const void *time_handle;
+static uint64_t time_sent_ns; /* the last lock-step time given to QEMU */
+
 static void model_enter(void)
 {
 	if (cfg.lockstep_ps)
@@ -402,6 +417,18 @@ static void lockstep_wake(void)
 		g_cond_broadcast(&lockstep_cond);
 }
 
+/* Timing mode on the timing QEMU: its virtual clock follows the lock-step
+ * time (model_lock held). */
+static void publish_time(void)
+{
+	uint64_t slowest = cm_time_slowest(&tm);
+
+	if (!time_handle || frozen || slowest == UINT64_MAX || slowest / 1000 <= time_sent_ns)
+		return;
+	time_sent_ns = slowest / 1000;
+	qemu_plugin_update_ns(time_handle, (int64_t)time_sent_ns);
+}
+
 static void tb_cb(unsigned int vcpu, void *ud)
 {
 	unsigned int slot = vslot(vcpu);
@@ -421,6 +448,8 @@ static void tb_cb(unsigned int vcpu, void *ud)
 
 		model_enter();
 		slowest = cfg.lockstep_ps ? cm_time_slowest(&tm) : 0;
+		if (time_handle && cpu < ncpus && !tm.cpu[cpu].busy)
+			cm_time_floor(&tm, (uint64_t)qemu_plugin_virtual_clock_ns() * 1000);
 		cm_time_run(&tm, cpu, (uintptr_t)ud);
 		if (cpu < CM_MAX_CPUS)
 			periods[cpu].insns += (uintptr_t)ud;
@@ -428,6 +457,7 @@ static void tb_cb(unsigned int vcpu, void *ud)
 			if (cm_time_slowest(&tm) != slowest)
 				lockstep_wake();
 			lockstep(cpu);
+			publish_time();
 		}
 		model_leave();
 	}
@@ -442,6 +472,7 @@ static void idle_cb(qemu_plugin_id_t id, unsigned int vcpu)
 	if (!frozen && vcpu < ncpus) {
 		cm_time_wait(&tm, vcpu);
 		lockstep_wake();
+		publish_time();
 	}
 	model_leave();
 }
@@ -455,6 +486,7 @@ static void wfi_cb(unsigned int vcpu, void *ud)
 	if (!frozen) {
 		cm_time_wait(&tm, reg_tpidr ? cur_cpu_of[vslot(vcpu)] : vcpu);
 		lockstep_wake();
+		publish_time();
 	}
 	model_leave();
 }
@@ -689,11 +721,14 @@ static void write_timing(FILE *f)
 	        ", \"busiest_window_lines\": %" PRIu64 ", \"late_lines\": %" PRIu64
 	        ", \"forced_windows\": %" PRIu64 ", \"lockstep_ps\": %" PRIu64
 	        ", \"lockstep_waits\": %" PRIu64 ", \"lockstep_timeouts\": %" PRIu64
+	        ", \"guest_clock\": \"%s\", \"virtual_ns\": %" PRId64
 	        ",\n  \"cpus\": [\n",
 	        p->cpi_ps, p->llc_hit_ps, p->row_ps[CM_ROW_EMPTY], p->row_ps[CM_ROW_HIT],
 	        p->row_ps[CM_ROW_CONFLICT], p->line_ps, p->window_ps, tm.capacity,
 	        cfg.tl1_size ? "true" : "false", tm.windows, tm.busiest, tm.late, tm.forced,
-	        cfg.lockstep_ps, lockstep_waits, lockstep_timeouts);
+	        cfg.lockstep_ps, lockstep_waits, lockstep_timeouts,
+	        time_handle ? "modelled" : "qemu",
+	        qemu_plugin_virtual_clock_ns ? qemu_plugin_virtual_clock_ns() : (int64_t)-1);
 	for (i = 0; i < ncpus; i++) {
 		const struct cm_time_cpu *c = &tm.cpu[i];
 
@@ -876,6 +911,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	qemu_plugin_register_vcpu_init_cb(id, vcpu_init);
 	if (cfg.lockstep_ps)
 		qemu_plugin_register_vcpu_idle_cb(id, idle_cb);
+	if (cfg.lockstep_ps && qemu_plugin_virtual_clock_ns && qemu_plugin_virtual_deadline_ns)
+		time_handle = qemu_plugin_request_time_control();
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
 	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
 	return 0;
