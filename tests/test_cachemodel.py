@@ -373,6 +373,24 @@ def test_timing_mode_input_and_argv(tmp_path: Path) -> None:
         cachemodel.map_text(untimed, quantum_ns=1000)
 
 
+def test_timing_mode_qemu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Timing mode runs the patched QEMU (tools/qemu-timing) in place of the
+    platform's qemu-system-aarch64; a missing one is an error naming the
+    setup step, and another platform binary has no patched twin."""
+    fake = tmp_path / "qemu-system-aarch64"
+    fake.write_text("")
+    monkeypatch.setenv("BULKHEAD_TIMING_QEMU", str(fake))
+    assert cachemodel.timing_qemu("qemu-system-aarch64") == str(fake)
+    assert cachemodel.timing_qemu("/usr/bin/qemu-system-aarch64") == str(fake)
+    with pytest.raises(RunError, match="patched qemu-system-aarch64 only, not qemu-system-x86_64"):
+        cachemodel.timing_qemu("qemu-system-x86_64")
+    monkeypatch.setenv("BULKHEAD_TIMING_QEMU", str(tmp_path / "missing"))
+    with pytest.raises(RunError, match="scripts/setup.sh qemu-timing"):
+        cachemodel.timing_qemu("qemu-system-aarch64")
+    monkeypatch.delenv("BULKHEAD_TIMING_QEMU")
+    assert cachemodel.TIMING_QEMU == ROOT / "build" / "qemu-timing" / "qemu-system-aarch64"
+
+
 def test_timing_mode_refuses_icount_and_stray_quantum(capsys: pytest.CaptureFixture[str]) -> None:
     """--timing runs without -icount (refused before building); --quantum
     belongs to --timing."""

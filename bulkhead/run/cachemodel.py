@@ -60,12 +60,16 @@ MAX_OWNERS = 31  # CM_MAX_OWNERS - 1 (tools/cachemodel/model.h; owner 0 is "nobo
 # running vCPU waits (run --timing --quantum).
 DEFAULT_QUANTUM_NS = 1000
 TIMING_ACCEL = ["-accel", "tcg,thread=multi"]
+# Timing mode's QEMU: the installed QEMU patched so that the plugin owns the
+# virtual clock under MTTCG (tools/qemu-timing/README.md), built by
+# scripts/setup.sh qemu-timing; BULKHEAD_TIMING_QEMU overrides it.
+TIMING_QEMU = ROOT / "build" / "qemu-timing" / "qemu-system-aarch64"
 # What a regulator counts in timing mode (docs/model.md "Timing mode"): printed
 # by `run --timing` when a VM is regulated.
 TIMING_REGULATOR_WARNING = (
     "timing mode with a bandwidth regulator: the regulator counts cycles of QEMU's virtual clock, which "
-    "under MTTCG is host time (QEMU 10.0 lets no plugin move it), not modelled time and not DRAM lines; "
-    "its periods and budgets are host-time figures (docs/model.md \"Timing mode\")")
+    "in timing mode is the modelled lock-step time: its periods and budgets are modelled cycles, not "
+    "DRAM lines (docs/model.md \"Timing mode\")")
 MARKER_IMM = 0x5B  # hint #0x5b, x0 = phase id (0: end), x1 = virtual time in ns (guests/lib/include/bench.h)
 
 
@@ -79,6 +83,21 @@ def timing_quantum(timing: bool, quantum_ns: int | None) -> int | None:
     if quantum_ns is not None and quantum_ns <= 0:
         raise RunError(f"the timing mode's quantum must be > 0 ns, not {quantum_ns}")
     return quantum_ns if quantum_ns is not None else DEFAULT_QUANTUM_NS
+
+
+def timing_qemu(binary: str) -> str:
+    """The QEMU binary of timing mode in place of the platform's ``binary``
+    (``BULKHEAD_TIMING_QEMU`` overrides); RunError if it is missing or the
+    platform's QEMU is not qemu-system-aarch64."""
+    if Path(binary).name != TIMING_QEMU.name:
+        raise RunError(f"timing mode has a patched {TIMING_QEMU.name} only, not {binary} "
+                       f"(tools/qemu-timing/README.md)")
+    override = os.environ.get("BULKHEAD_TIMING_QEMU")
+    path = Path(override) if override else TIMING_QEMU
+    if not path.is_file():
+        raise RunError(f"{path} not found: timing mode needs the patched QEMU built by "
+                       f"'scripts/setup.sh qemu-timing' (tools/qemu-timing/README.md)")
+    return str(path)
 
 
 def plugin_path() -> Path:

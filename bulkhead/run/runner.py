@@ -405,6 +405,8 @@ def prepare(
         argv = qemu.uboot_command(argv, build_mod.uboot_tftp(result, build_log or sys.stderr), fit_at)
     elif boot == "tfa":
         argv = qemu.tfa_command(argv, build_mod.uboot_tftp(result, build_log or sys.stderr), fit_at=fit_at)
+    if timing is not None:
+        argv = [cachemodel.timing_qemu(argv[0]), *argv[1:]]
     pattern = re.compile(until) if isinstance(until, str) else until
     return Prepared(result, argv, len(result.system.vms), pattern, model_report)
 
