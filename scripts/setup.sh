@@ -11,7 +11,9 @@
 #     cyclictest and stress-ng (docs/workloads.md);
 #   - the cache/DRAM model QEMU plugin (tools/cachemodel, docs/model.md): QEMU's
 #     qemu-plugin.h from the qemu source package's orig tarball (cached in
-#     build/qemu-plugin-api/, never committed), built with the host gcc and glib.
+#     build/qemu-plugin-api/, never committed), built with the host gcc and glib;
+#   - timing mode's QEMU: the same source patched (tools/qemu-timing), only
+#     qemu-system-aarch64, built into build/qemu-timing/ (never committed).
 # Idempotent: each step is skipped when already done.
 set -euo pipefail
 
@@ -102,7 +104,7 @@ ensure_packages() {
     # the patched QEMU of timing mode (tools/qemu-timing): its build dependencies
     command -v ninja >/dev/null || missing+=(ninja-build)
     command -v bzip2 >/dev/null || missing+=(bzip2)
-    pkg-config --exists libfdt 2>/dev/null || missing+=(libfdt-dev)
+    [ -f /usr/include/libfdt.h ] || missing+=(libfdt-dev)
     pkg-config --exists pixman-1 2>/dev/null || missing+=(libpixman-1-dev)
     pkg-config --exists slirp 2>/dev/null || missing+=(libslirp-dev)
     if ! dpkg --print-foreign-architectures | grep -qx arm64; then
