@@ -720,13 +720,12 @@ static void write_timing(FILE *f)
 	        ", \"capacity_lines\": %" PRIu64 ", \"timing_l1d\": %s, \"windows\": %" PRIu64
 	        ", \"busiest_window_lines\": %" PRIu64 ", \"late_lines\": %" PRIu64
 	        ", \"forced_windows\": %" PRIu64 ", \"lockstep_ps\": %" PRIu64
-	        ", \"lockstep_waits\": %" PRIu64 ", \"lockstep_timeouts\": %" PRIu64
-	        ", \"guest_clock\": \"%s\", \"virtual_ns\": %" PRId64
-	        ",\n  \"cpus\": [\n",
+	        ", \"lockstep_waits\": %" PRIu64 ", \"lockstep_timeouts\": %" PRIu64,
 	        p->cpi_ps, p->llc_hit_ps, p->row_ps[CM_ROW_EMPTY], p->row_ps[CM_ROW_HIT],
 	        p->row_ps[CM_ROW_CONFLICT], p->line_ps, p->window_ps, tm.capacity,
 	        cfg.tl1_size ? "true" : "false", tm.windows, tm.busiest, tm.late, tm.forced,
-	        cfg.lockstep_ps, lockstep_waits, lockstep_timeouts,
+	        cfg.lockstep_ps, lockstep_waits, lockstep_timeouts);
+	fprintf(f, ", \"guest_clock\": \"%s\", \"virtual_ns\": %" PRId64 ",\n  \"cpus\": [\n",
 	        time_handle ? "modelled" : "qemu",
 	        qemu_plugin_virtual_clock_ns ? qemu_plugin_virtual_clock_ns() : (int64_t)-1);
 	for (i = 0; i < ncpus; i++) {
