@@ -7,8 +7,10 @@ a quantum ahead of the slowest running one waits. A sequential-read victim
 (guests/bandwidth, 768 KiB: it fits the 1 MiB LLC alone) on CPU 0 beside a
 neighbour VM on CPUs 1-3 (tests/configs/timing-neighbours.yaml). The figures
 asserted on are the victim's modelled time in its marked phase (the plugin's
-report): QEMU 10.0 gives a plugin no way to move QEMU_CLOCK_VIRTUAL under
-MTTCG, so the guest's own counter reads host time (docs/model.md).
+report). Timing mode runs the patched QEMU (tools/qemu-timing, built by
+scripts/setup.sh qemu-timing): its virtual clock is the plugin's lock-step
+time, so the guests' counter, timers, cycle counter and the regulator's
+periods run on modelled time (docs/model.md "Timing mode").
 
 Under -icount the same compute-bound neighbours made a sequential reader
 36x slower (one virtual ns is one instruction of whichever vCPU runs); here
@@ -21,6 +23,7 @@ All runs build into one output directory, serialised by a file lock.
 from __future__ import annotations
 
 import fcntl
+import itertools
 import json
 import statistics
 import subprocess
@@ -30,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from bulkhead.base.errors import BuildError
+from bulkhead.base.errors import BuildError, RunError
 from bulkhead.run import cachemodel
 from bulkhead.run.cachemodel import Report
 from bulkhead.run.runner import run
@@ -59,11 +62,13 @@ vms:
 
 @pytest.fixture(autouse=True)
 def plugin() -> None:
-    """A missing plugin is a failure, not a skip."""
+    """A missing plugin or timing QEMU is a failure, not a skip."""
     try:
         cachemodel.plugin_path()
-    except BuildError as exc:
-        pytest.fail(f"{exc}\nrun 'scripts/setup.sh cachemodel' (or scripts/setup.sh)")
+        cachemodel.timing_qemu("qemu-system-aarch64")
+    except (BuildError, RunError) as exc:
+        pytest.fail(f"{exc}\nrun 'scripts/setup.sh cachemodel' / 'scripts/setup.sh qemu-timing' "
+                    "(or scripts/setup.sh)")
 
 
 @pytest.fixture
@@ -77,17 +82,20 @@ def lock() -> Iterator[None]:
 _reports: dict[str, Report] = {}
 
 
-def timing_run(tmp_path: Path, name: str, text: str, fresh: bool = False) -> Report:
+def timing_run(tmp_path: Path, name: str, text: str, fresh: bool = False,
+               passed: tuple[str, str] = ("victim", "bandwidth: PASS")) -> Report:
     """Boot ``text`` (a config) in timing mode; its model report (a config
-    already run in this session is not run again unless ``fresh``)."""
+    already run in this session is not run again unless ``fresh``). VM
+    ``passed[0]`` must print a line starting with ``passed[1]``."""
     if text in _reports and not fresh:
         return _reports[text]
     config = tmp_path / f"{name}.yaml"
     config.write_text(text)
     res = run(config, timeout=TIMEOUT, out=OUT, timing=QUANTUM_NS)
     assert res.clean, f"{name}: {res.reason}\n" + "\n".join(res.all_lines()[-20:])
-    assert any(line.startswith("bandwidth: PASS") for line in res.lines("victim")), res.output[-2000:]
+    assert any(line.startswith(passed[1]) for line in res.lines(passed[0])), res.output[-2000:]
     assert "-icount" not in res.argv and "tcg,thread=multi" in res.argv, res.argv
+    assert res.argv[0] == cachemodel.timing_qemu("qemu-system-aarch64"), res.argv
     assert res.model_report is not None
     report = cachemodel.load_report(res.model_report)
     assert report.raw["timing"]["lockstep_ps"] == QUANTUM_NS * 1000
@@ -151,6 +159,75 @@ def test_colors_remove_shared_cache_part(tmp_path: Path, lock: None) -> None:
     assert phase.evicted_by.get("neigh", 0) == 0
     assert colored < 1.02, colored
     assert colored < shared, (colored, shared)
+
+
+def test_guest_counter_is_modelled_time(tmp_path: Path, lock: None) -> None:
+    """The guest's own counter (CNTVCT: the phase's start and end stamps it
+    passes with its markers) measures the phase as the model's clock does:
+    QEMU's virtual clock is the lock-step time. Alone and beside the
+    compute-bound neighbours, within two quanta (the lock-step time may lag
+    the victim's own clock by up to one at each end) plus 0.5 %; on stock
+    QEMU the counter reads host time, 20-1000x the modelled time."""
+    for name, text in (("solo", SOLO), ("neighbours", variant({}))):
+        report = timing_run(tmp_path, name, text)
+        modelled = cachemodel.model_time_ns(report, "victim")
+        guest = report.owner("victim").phase_ns
+        assert modelled is not None and modelled > 1_000_000, (name, modelled)
+        assert abs(guest - modelled) <= 2 * QUANTUM_NS + 0.005 * modelled, (name, guest, modelled)
+        assert report.raw["timing"]["guest_clock"] == "modelled", name
+
+
+TICKS, PERIOD_MS = 5, 20
+TICKER = f"""platform: qemu-virt
+vms:
+  - name: ticker
+    cpus: [0]
+    memory:
+      - {{ipa: 0x40000000, size: 4M}}
+    guest: ticker
+    params: {{ticks: {TICKS}, period_ms: {PERIOD_MS}}}
+"""
+
+
+def test_all_idle_reaches_next_timer(tmp_path: Path, lock: None) -> None:
+    """Every vCPU waits in WFI between the ticker's timer interrupts (the
+    other CPUs park at EL2): nobody runs to move the lock-step time, and QEMU
+    jumps its virtual clock to the next timer instead (no deadlock, no host
+    spin). The ticker gets all its ticks, none early (it checks), and the
+    modelled time of its CPU spans them: ticks x period, plus boot."""
+    report = timing_run(tmp_path, "ticker", TICKER, passed=("ticker", "ticker: PASS"))
+    timing = report.raw["timing"]
+    span_ns = TICKS * PERIOD_MS * 1_000_000
+    cpu0 = phase_cpu(report, 0)
+    assert cpu0["modelled_ps"] >= span_ns * 1000, cpu0
+    assert cpu0["waited_ps"] >= span_ns * 1000 * 9 // 10, cpu0
+    assert timing["guest_clock"] == "modelled"
+    assert span_ns <= timing["virtual_ns"] < span_ns + 50_000_000, timing["virtual_ns"]
+    assert cpu0["modelled_ps"] <= timing["virtual_ns"] * 1000 + QUANTUM_NS * 1000, (cpu0, timing["virtual_ns"])
+
+
+# The bomb's regulation: 100 us periods, budgets in cycles of the (modelled)
+# cycle counter for its 3 vCPUs (3 x 100,000 per period): 90, 50 and 5 %.
+BUDGETS = (270_000, 150_000, 15_000)
+
+
+def test_budget_lowers_slowdown_monotonically(tmp_path: Path, lock: None) -> None:
+    """(d) A bandwidth budget on the bomb lowers the victim's modelled
+    slowdown, the more the smaller it is: the regulator's periods and its
+    cycle counter run on the modelled clock (on stock QEMU they ran on host
+    time, and budgets of 50, 20 and 5 % gave 1.27, 1.22 and 2.76 against
+    7.43: not monotonic)."""
+    free, _ = slowdown(tmp_path, "bomb", BOMB)
+    values, clocks = [free], set()
+    for budget in BUDGETS:
+        regulated = BOMB | {"    #v neighbour budget":
+                            f"    bandwidth: {{period_us: 100, budget_events: {budget}}}"}
+        value, report = slowdown(tmp_path, f"bomb-budget-{budget}", regulated)
+        clocks.add(report.raw["timing"]["guest_clock"])
+        values.append(value)
+    assert all(a > b for a, b in itertools.pairwise(values)), values
+    assert values[-1] < 0.5 * free, values
+    assert clocks == {"modelled"}, clocks
 
 
 def test_runs_agree(tmp_path: Path, lock: None) -> None:
