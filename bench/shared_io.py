@@ -66,6 +66,7 @@ sys.path.insert(0, str(ROOT))
 from bulkhead.config import shared_io  # noqa: E402
 from bulkhead.layout.load import load_spec  # noqa: E402
 from bulkhead.run import runner  # noqa: E402
+from bulkhead.run.backend import RunOptions  # noqa: E402
 from bulkhead.run.netpeer import Peer  # noqa: E402
 
 OUT = ROOT / "build" / "bench" / "io"
@@ -131,8 +132,8 @@ def run(name: str, text: str, direct: bool = False, ncpus: int = 4) -> tuple[run
         if direct:  # no io: section: attach the NIC by hand
             extra = [*NIC, "-netdev", f"{netdev},id=bhio", "-device",
                      "virtio-net-device,netdev=bhio,bus=virtio-mmio-bus.31"]
-        res = runner.run(cfg, timeout=1800, icount=0, out=OUT / name, netdev=netdev,
-                         extra_qemu_args=extra, build_log=log, platforms_dir=platforms_for(ncpus))
+        res = runner.run(cfg, RunOptions(timeout=1800, icount=0, out=OUT / name, netdev=netdev,
+                         extra_qemu_args=tuple(extra), build_log=log, platforms_dir=platforms_for(ncpus)))
     if not res.clean:
         raise SystemExit(f"bench/shared_io.py: {name}: {res.reason}\n{res.output[-2000:]}")
     return res, cfg

@@ -63,6 +63,7 @@ from bulkhead.experiment.spec import ExperimentSpec, PathError, RunPlan, expand,
 from bulkhead.layout.load import display_path, load_system
 from bulkhead.run import cachemodel
 from bulkhead.run import runner as runner_mod
+from bulkhead.run.backend import Backend, RunOptions
 from bulkhead.run.farm import PlaceLost
 
 FIXED_HEAD = ("run", "scenario", "variant")
@@ -71,9 +72,6 @@ FIXED_TAIL = ("flags", "wall_s", "config", "config_hash", "platform", "icount", 
               "qemu_version", "host", "error")
 PLACE_COLUMN = "place"  # after "host", in an experiment run on labgrid places (docs/farm.md)
 LINE_HEAD = ("run", "scenario", "variant", "benchmark", "repetition", "vm", "bench", "cpu")
-
-RunFn = Callable[..., runner_mod.RunResult]
-
 
 @dataclass
 class ExperimentResult:
@@ -233,7 +231,7 @@ def prepare_config(spec: ExperimentSpec, plan: RunPlan, configs_dir: Path, platf
 
 
 def execute(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, build_dir: Path, logs_dir: Path,
-            run_fn: RunFn = runner_mod.run, model: bool = False, timing: int | None = None) -> RunRecord:
+            backend: Backend = runner_mod.run, model: bool = False, timing: int | None = None) -> RunRecord:
     """Boot one run and judge it (``timing``: in timing mode, that quantum in ns)."""
     bench = spec.benchmark(plan.benchmark)
     rec = RunRecord(plan, bench.guest, bench.metric.column, bench.metric.unit, OK,
@@ -247,13 +245,9 @@ def execute(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, build_dir: Path, 
     start = time.monotonic()
     try:
         with open(build_log, "a") as blog, workloads.host_peer(bench.command), _network(spec) as netdev:
-            kwargs: dict[str, Any] = {"model": True} if model else {}
-            if timing is not None:
-                kwargs["timing"] = timing
-            if netdev:
-                kwargs["netdev"] = netdev
-            result = run_fn(cfg.path, timeout=spec.timeout, icount=spec.icount, out=build_dir,
-                            build_log=blog, **kwargs)
+            result = backend(cfg.path, RunOptions(timeout=spec.timeout, icount=spec.icount, out=build_dir,
+                                                  build_log=blog, model=model, timing=timing,
+                                                  netdev=netdev or None))
     except ConfigError as exc:
         rec.status = UNSUPPORTED if plan.optional else INVALID
         rec.error = _first_lines(str(exc))
@@ -432,11 +426,11 @@ def default_out(spec_path: Path | str) -> Path:
 @dataclass(frozen=True)
 class Slot:
     """Where runs execute, one at a time: a local QEMU (``w0``, ``w1``, ...
-    for ``--jobs``) or a labgrid place (its name; ``run_fn`` acquires it,
+    for ``--jobs``) or a labgrid place (its name; ``backend`` acquires it,
     boots there and releases it, raising PlaceLost if the place fails)."""
 
     name: str
-    run_fn: RunFn
+    backend: Backend
     place: str = ""
 
 
@@ -449,7 +443,7 @@ def run_experiment(
     platform: str | None = None,
     only: Sequence[str] | None = None,
     progress: TextIO | None = None,
-    run_fn: RunFn = runner_mod.run,
+    backend: Backend = runner_mod.run,
     report: bool = True,
     model: bool = False,
     slots: Sequence[Slot] | None = None,
@@ -462,7 +456,7 @@ def run_experiment(
     ``model``: under the cache model plugin (docs/model.md), -icount 0 if the
     spec sets no shift (the plugin needs -icount).
     ``slots``: where runs execute, in parallel (default: ``jobs`` local
-    QEMUs running ``run_fn``); a run whose slot is lost under it
+    QEMUs running ``backend``); a run whose slot is lost under it
     (:class:`bulkhead.run.farm.PlaceLost`) is re-queued on another slot and
     recorded once. Labgrid slots add the ``place`` column.
     ``resume``: keep the runs ``out/results.csv`` already records (the
@@ -483,7 +477,7 @@ def run_experiment(
         d.mkdir(parents=True, exist_ok=True)
     plans = expand(spec, repetitions, only, benchmarks, workloads)
     if slots is None:
-        slots = [Slot(f"w{i}", run_fn) for i in range(max(1, jobs))]
+        slots = [Slot(f"w{i}", backend) for i in range(max(1, jobs))]
     with_place = any(slot.place for slot in slots)
 
     configs: dict[str, _Config] = {}
@@ -538,7 +532,7 @@ def run_experiment(
                             "-icount are deterministic", config=str(cfg.path), config_hash=cfg.config_hash,
                             platform=cfg.platform)
         else:
-            rec = execute(spec, plan, configs[plan.config_stem], build_root / slot.name, logs_dir, slot.run_fn,
+            rec = execute(spec, plan, configs[plan.config_stem], build_root / slot.name, logs_dir, slot.backend,
                           model, timing)
             rec.place = slot.place
         record(rec)
@@ -819,7 +813,7 @@ def farm_slots(env_path: Path, places: Sequence[str] | None, all_places: bool,
     except BaseException:
         coordinator.close()
         raise
-    return [Slot(name, farm.place_runner(env, coordinator, name), name) for name in names], coordinator
+    return [Slot(name, farm.PlaceBackend(env, coordinator, name), name) for name in names], coordinator
 
 
 def command(args: argparse.Namespace) -> int:
@@ -891,7 +885,7 @@ def command(args: argparse.Namespace) -> int:
 
 
 def reproduce(bundle_dir: Path, out: Path | None = None, *, jobs: int = 1, progress: TextIO | None = None,
-              run_fn: RunFn = runner_mod.run) -> int:
+              backend: Backend = runner_mod.run) -> int:
     """``--reproduce``: run the bundle in ``bundle_dir`` again (its
     self-contained spec, with the options it was run with) into ``out``
     (default ``bundle_dir/reproduce``), then write ``out/reproduce.md``:
@@ -908,7 +902,7 @@ def reproduce(bundle_dir: Path, out: Path | None = None, *, jobs: int = 1, progr
         raise BuildError(f"{out}: --reproduce writes into another directory than the bundle's (--out)")
     cmd = old.get("command") or {}
     result = run_experiment(spec, out, jobs=jobs, repetitions=cmd.get("repetitions"), platform=cmd.get("platform"),
-                            only=cmd.get("only") or None, progress=progress, run_fn=run_fn,
+                            only=cmd.get("only") or None, progress=progress, backend=backend,
                             model=bool(cmd.get("model")), benchmarks=cmd.get("benchmarks") or None,
                             workloads=cmd.get("workloads") or None, timing=cmd.get("timing_quantum_ns"))
     diffs = bundle.compare(bundle_dir, out, spec.tolerance)

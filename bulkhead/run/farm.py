@@ -38,8 +38,10 @@ from typing import Any, Self, TextIO, TypeVar
 
 from bulkhead.base.errors import RunError
 from bulkhead.generate import fit, qemu
-from bulkhead.layout.load import load_system
+from bulkhead.layout.load import PLATFORMS_DIR, load_system
 from bulkhead.run import runner
+from bulkhead.run.backend import RunOptions
+from bulkhead.run.result import ALL_OFF_RE, PANIC_RE, RunResult, judge
 
 DEFAULT_COORDINATOR = "127.0.0.1:20408"
 ROLE = "main"
@@ -422,26 +424,37 @@ def _place_machine(info: PlaceInfo) -> str | None:
     return None
 
 
-def run_on_place(
-    env: FarmEnv,
-    coordinator: Coordinator,
-    place: str,
-    config_path: Path | str,
-    *,
-    timeout: float | None,
-    icount: int | None = None,
-    out: Path | None = None,
-    stream: TextIO | None = None,
-    build_log: TextIO | None = None,
-    until: str | None = None,
-    model: bool = False,
-) -> runner.RunResult:
+def refused(options: RunOptions) -> list[str]:
+    """What of ``options`` a labgrid place cannot do (they are for local
+    QEMU): the debugger, firmware chains, a -netdev, the timing mode, extra
+    QEMU arguments, another platforms directory, a terminal or console pokes."""
+    asked = (("a debugger (--gdb)", options.gdb_port is not None),
+             (f"--boot {options.boot}", options.boot != "image"),
+             ("--netdev", options.netdev is not None),
+             ("timing mode (--timing)", options.timing is not None),
+             ("extra QEMU arguments", bool(options.extra_qemu_args)),
+             ("another platforms directory", options.platforms_dir != PLATFORMS_DIR),
+             ("an interactive console", options.interactive),
+             ("console pokes (--stats)", options.poke is not None))
+    return [what for what, given in asked if given]
+
+
+def _refuse(place: str, options: RunOptions) -> None:
+    not_here = refused(options)
+    if not_here:
+        raise RunError(f"{not_here[0]} is for local runs, not on labgrid place {place}")
+
+
+def run_on_place(env: FarmEnv, coordinator: Coordinator, place: str, config_path: Path | str,
+                 options: RunOptions) -> RunResult:
     """Build ``config_path`` and boot it on ``place`` (acquired by
-    ``coordinator``'s session); judged like a local run. Raises PlaceLost
-    when the place fails under the run."""
+    ``coordinator``'s session); judged like a local run. Raises RunError for
+    options a place cannot honour (:func:`refused`), PlaceLost when the
+    place fails under the run."""
     from labgrid.driver import QEMUDriver  # noqa: F401  # registered with the factory
 
-    if env.kind == "board" and model:
+    _refuse(place, options)
+    if env.kind == "board" and options.model:
         raise RunError("--model needs QEMU (the cache model is a QEMU plugin); this place is a board")
     try:
         info = coordinator.place(place)
@@ -453,8 +466,7 @@ def run_on_place(
         if offered is not None and offered != wanted:
             raise PlaceUnsuitable(place, f"place {place} offers QEMU machine '{offered}'; {config_path} needs "
                                   f"'{wanted}' (platform {platform.name})")
-    prepared = runner.prepare(config_path, icount=icount, out=out, build_log=build_log, until=until,
-                              model=model)
+    prepared = runner.prepare(config_path, options)
     health = coordinator.health(place)
     if health:
         raise PlaceLost(place, health)
@@ -467,15 +479,15 @@ def run_on_place(
         raise
     try:
         if env.kind == "qemu":
-            returncode, timed_out, output = _run_qemu(target, prepared, timeout, stream,
+            returncode, timed_out, output = _run_qemu(target, prepared, options.timeout, options.stream,
                                                       lambda: coordinator.health(place), place)
         else:
-            returncode, timed_out, output = _run_board(target, prepared, timeout, stream,
+            returncode, timed_out, output = _run_board(target, prepared, options.timeout, options.stream,
                                                        lambda: coordinator.health(place), place)
     finally:
         _cleanup(target)
-    clean, reason = runner.judge(returncode, timed_out, output, prepared.nvms, timeout, prepared.until)
-    return runner.RunResult(returncode, timed_out, output, clean, prepared.nvms, reason, tuple(prepared.argv),
+    clean, reason = judge(returncode, timed_out, output, prepared.nvms, options.timeout, prepared.until)
+    return RunResult(returncode, timed_out, output, clean, prepared.nvms, reason, tuple(prepared.argv),
                             prepared.model_report)
 
 
@@ -532,7 +544,7 @@ def _finished(tail: str) -> bool:
     """Whether the hypervisor printed its last line (all VMs off, or a panic)."""
     lines = tail.replace("\r", "").split("\n")
     complete = lines[:-1]  # the last one may still be arriving
-    return any(runner.ALL_OFF_RE.match(line) or runner.PANIC_RE.match(line) for line in complete[-8:])
+    return any(ALL_OFF_RE.match(line) or PANIC_RE.match(line) for line in complete[-8:])
 
 
 def _run_qemu(target: Any, prepared: runner.Prepared, timeout: float | None, stream: TextIO | None,
@@ -837,28 +849,30 @@ def choose_places(env: FarmEnv, coordinator: Coordinator, places: Sequence[str] 
     return named[:1]
 
 
-def place_runner(env: FarmEnv, coordinator: Coordinator, place: str,
-                 wait: float = 3600.0) -> Callable[..., runner.RunResult]:
-    """A run function for ``place`` with :func:`bulkhead.run.runner.run`'s
-    signature (what ``bulkhead experiment`` calls): acquires the place
-    (waiting up to ``wait`` seconds while someone else holds it), boots the
-    config there, releases the place. A place that is gone or fails raises
+@dataclass(frozen=True)
+class PlaceBackend:
+    """The labgrid backend (:class:`bulkhead.run.backend.Backend`) of one
+    place, what ``bulkhead experiment`` runs on: acquires the place (waiting
+    up to ``wait`` seconds while someone else holds it), boots the config
+    there, releases the place. A place that is gone or fails raises
     PlaceLost."""
 
-    def run(config_path: Path | str, *, timeout: float | None, icount: int | None = None,
-            out: Path | None = None, build_log: TextIO | None = None, model: bool = False) -> runner.RunResult:
-        acquired = acquire_waiting(coordinator, place, wait)
+    env: FarmEnv
+    coordinator: Coordinator
+    place: str
+    wait: float = 3600.0
+
+    def __call__(self, config_path: Path | str, options: RunOptions, /) -> RunResult:
+        _refuse(self.place, options)  # before the place is acquired
+        acquired = acquire_waiting(self.coordinator, self.place, self.wait)
         try:
-            return run_on_place(env, coordinator, place, config_path, timeout=timeout, icount=icount, out=out,
-                                build_log=build_log, model=model)
+            return run_on_place(self.env, self.coordinator, self.place, config_path, options)
         finally:
             if acquired:
                 try:
-                    coordinator.release(place)
+                    self.coordinator.release(self.place)
                 except RunError:
                     pass  # a lost place may be released already (or its coordinator gone)
-
-    return run
 
 
 def acquire_waiting(coordinator: Coordinator, place: str, wait: float) -> bool:

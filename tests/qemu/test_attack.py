@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from bulkhead.run.backend import RunOptions
 from bulkhead.run.runner import RunResult, run
 
 pytestmark = pytest.mark.qemu
@@ -64,7 +65,7 @@ def boot_pair(mode: str, ms: int = 300, attacker: str | None = None) -> RunResul
     cfg = out / f"attack-{mode}.yaml"
     body = attacker if attacker is not None else ATTACK.format(mode=mode, ms=ms)
     cfg.write_text(CONFIG.format(attacker=body, prints=PRINTS, beats=BEATS))
-    return run(cfg, timeout=TIMEOUT, icount=0, out=out / "build")
+    return run(cfg, RunOptions(timeout=TIMEOUT, icount=0, out=out / "build"))
 
 
 def victim_figures(res: RunResult) -> dict[str, int]:
@@ -276,7 +277,7 @@ def test_telemetry_beside_busy_neighbours() -> None:
     out.mkdir(parents=True, exist_ok=True)
     cfg = out / "attack-telemetry.yaml"
     cfg.write_text(TELEMETRY)
-    res = run(cfg, timeout=TIMEOUT, icount=0, out=out / "build")
+    res = run(cfg, RunOptions(timeout=TIMEOUT, icount=0, out=out / "build"))
     assert res.clean, res.output[-3000:]
     line = next((ln for ln in res.lines("bw") if ln.startswith("attack: bw vcpu 0 ")), None)
     assert line, res.output[-3000:]
@@ -439,7 +440,7 @@ def boot_dmareset() -> RunResult:
     out.mkdir(parents=True, exist_ok=True)
     cfg = out / "dmareset.yaml"
     cfg.write_text(RESET_CONFIG)
-    return run(cfg, timeout=TIMEOUT, out=out / "build")
+    return run(cfg, RunOptions(timeout=TIMEOUT, out=out / "build"))
 
 
 def test_dma_started_before_a_reset_does_not_land_after_it() -> None:
