@@ -16,8 +16,10 @@ import yaml
 
 from bulkhead import cli
 from bulkhead.base.errors import BuildError, ConfigError
+from bulkhead.experiment.analysis import Analysis
+from bulkhead.experiment.charts import drawn_problems, figure, pyplot
 from bulkhead.experiment.execute import run_experiment
-from bulkhead.experiment.report import DISCLAIMER, Analysis, _pyplot, drawn_problems, figure
+from bulkhead.experiment.report import DISCLAIMER
 from bulkhead.experiment.results import parse_result_line, reduce_metrics
 from bulkhead.experiment.spec import PathError, deep_merge, expand, generate, load, set_path
 from bulkhead.run.backend import RunOptions
@@ -372,7 +374,7 @@ def test_plots_for_a_paper(tmp_path: Path) -> None:
         """)))
     out = tmp_path / "out"
     an = Analysis(spec, run_experiment(spec, out, backend=fake_run, jobs=1).records)
-    plt = _pyplot()
+    plt = pyplot()
     budget = "bandwidth budget of VM interf (events per period)"
     slowdown = "slowdown of VM bench relative to 'solo' (ratio)"
     turns = " (QEMU -icount scheduling, not interference)"  # beside a VM solo lacks, under -icount

@@ -24,8 +24,8 @@ from test_experiment import BASE, INTERF, TINY, fake_run, modelled_fake, write_s
 from bulkhead import cli
 from bulkhead.base import version
 from bulkhead.experiment import bundle, stats
+from bulkhead.experiment.charts import drawn_problems
 from bulkhead.experiment.execute import reproduce, run_experiment
-from bulkhead.experiment.report import drawn_problems
 from bulkhead.experiment.spec import expand, load
 from bulkhead.run.backend import RunOptions
 from bulkhead.run.runner import RunResult

@@ -15,9 +15,10 @@ import yaml
 from test_experiment import BASE, INTERF, SOLO_MBR, fake_run, write_spec
 
 from bulkhead.experiment import validity, workloads
+from bulkhead.experiment.analysis import Analysis
 from bulkhead.experiment.axes import event_meaning
+from bulkhead.experiment.charts import drawn_problems, figure, pyplot
 from bulkhead.experiment.execute import run_experiment
-from bulkhead.experiment.report import Analysis, _pyplot, drawn_problems, figure
 from bulkhead.experiment.spec import load
 from bulkhead.layout.load import load_platform
 from bulkhead.run import cachemodel
@@ -137,7 +138,7 @@ def test_icount_cross_vm_slowdown_is_labelled_as_qemu_scheduling(tmp_path: Path)
     spec = load(write_spec(tmp_path, CHECKS))
     out = tmp_path / "out"
     records = run_experiment(spec, out, backend=stamped_run).records
-    plt = _pyplot()
+    plt = pyplot()
     fig, text, dr = figure(Analysis(spec, records, out), spec.plots[0], 1)
     plt.close(fig)
     marked = {s["label"]: s["qemu_scheduling"] for s in dr.series if s["role"] == "measured"}
@@ -166,7 +167,7 @@ def test_published_points_open_unjoined_and_compared_in_numbers(tmp_path: Path) 
         """)))
     out = tmp_path / "out"
     records = run_experiment(spec, out, backend=fake_run).records
-    plt = _pyplot()
+    plt = pyplot()
     fig, text, dr = figure(Analysis(spec, records, out), spec.plots[0], 1)
     ax = fig.axes[0]
     assert not [ln for ln in ax.get_lines() if "published" in str(ln.get_label())]  # never joined

@@ -20,7 +20,7 @@ import yaml
 
 from bulkhead import cli
 from bulkhead.base.errors import BuildError
-from bulkhead.experiment.report import drawn_problems
+from bulkhead.experiment.charts import drawn_problems
 from bulkhead.run import cachemodel
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
