@@ -184,7 +184,8 @@ def test_experiment_model_columns(tmp_path: Path) -> None:
     """experiment --model: the runs get model=True, their reports become the
     model_* columns of results.csv (for the VM under test, read back by
     --report-only) and a report section with the caveat."""
-    from bulkhead.experiment.execute import records_from_csv, run_experiment
+    from bulkhead.experiment.execute import run_experiment
+    from bulkhead.experiment.journal import records_from_csv
     from bulkhead.experiment.spec import load
     from bulkhead.run.runner import RunResult
 

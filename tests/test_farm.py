@@ -34,7 +34,7 @@ from bulkhead.base.errors import RunError
 from bulkhead.experiment import execute
 from bulkhead.experiment.execute import Slot, run_experiment
 from bulkhead.experiment.spec import expand, load
-from bulkhead.run import farm
+from bulkhead.run import farm, farm_session
 from bulkhead.run.backend import RunOptions
 from bulkhead.run.farm import PlaceLost
 from bulkhead.run.runner import RunResult
@@ -762,7 +762,7 @@ def test_resources_of_a_gone_exporter_leave_labgrids_manager() -> None:
     manager.resources.extend([gone, alive, place])
     manager.unmanaged_resources.append(gone)
     try:
-        with farm._labgrid_calls():
+        with farm_session.labgrid_calls():
             assert gone not in manager.resources and gone not in manager.unmanaged_resources
             assert alive in manager.resources and place in manager.resources
     finally:
