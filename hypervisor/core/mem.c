@@ -71,6 +71,12 @@ static u64 *mem_pt_alloc(void *ctx)
 	return (u64 *)(uintptr_t)pa;
 }
 
+static u64 *mem_pt_none(void *ctx)
+{
+	(void)ctx;
+	return NULL;
+}
+
 /* A VM's VMID: its index + 1 (0 is no VM's; drivers/iommu.c relies on it). */
 static u16 mem_vmid(const struct vm *vm)
 {
@@ -82,14 +88,49 @@ static u64 mem_vttbr(const struct vm *vm)
 	return ((u64)mem_vmid(vm) << 48) | (u64)(uintptr_t)vm->s2.root;
 }
 
+/* What the SMMU's view keeps: normal memory (RAM, shared memory), no
+ * device mapping. */
+static bool mem_dma_keep(u64 leaf)
+{
+	return (leaf & (0xfull << 2)) == S2_MEMATTR_NORMAL_WB;
+}
+
+/* The SMMU's view of the VM's stage 2 src, from the table pages of
+ * view->alloc: a device's DMA reaches the VM's RAM and shared memory, never
+ * a device (its own BARs or another's registers: peer-to-peer is refused,
+ * docs/dma.md). Tables that map only RAM are shared with the VM's own, so
+ * the view follows their pages; the root and the tables that map both
+ * are its own. */
+static bool mem_dma_view(struct pt *view, const struct pt *src)
+{
+	if (pt_view(view, src, mem_dma_keep) != PT_OK)
+		return false;
+	view->alloc = mem_pt_none;
+	return true;
+}
+
 void mem_iommu_attach(struct vm *vm)
 {
-	struct iommu_s2 s2 = { .root = (u64)(uintptr_t)vm->s2.root,
-		               .vtcr = VTCR_EL2_VALUE,
-		               .vmid = mem_vmid(vm) };
+	struct iommu_s2 s2 = { .vtcr = VTCR_EL2_VALUE, .vmid = mem_vmid(vm) };
 
-	if (iommu_vm_has_streams(vm->id))
-		iommu_vm_attach(vm->id, &s2);
+	if (!iommu_vm_has_streams(vm->id))
+		return;
+	/* first attach (boot, every mapping made): the view from the pool */
+	if (!vm->s2_dma.root) {
+		struct pt view = { .alloc = mem_pt_alloc, .ctx = vm };
+
+		if (!mem_dma_view(&view, &vm->s2))
+			panic(
+			    "vm %s: no table pages left for the SMMU's view of its memory (%u/%u)",
+			    vm->cfg->name, vm->s2_next, vm->cfg->pt_pages);
+		dsb(ish); /* the view is visible to the SMMU's walks */
+		vm->s2_dma = view;
+		log_info("vm %s: the SMMU's view of its memory: RAM and shared memory, no "
+		         "device (%u table page(s) of its own)",
+		         vm->cfg->name, view.pages_used);
+	}
+	s2.root = (u64)(uintptr_t)vm->s2_dma.root;
+	iommu_vm_attach(vm->id, &s2);
 }
 
 /* Maps RAM, page by page in the region's colors when it has them. */
@@ -107,6 +148,9 @@ void mem_map(struct vm *vm, u64 ipa, u64 pa, u64 size, enum mem_kind kind,
 	u64 attrs = kind == MEM_RAM ? S2_RAM : S2_DEVICE;
 	int ret = 0;
 
+	if (vm->s2_dma.root) /* it may share the tables this would change */
+		panic("vm %s: stage-2 map of ipa %lx after its DMA view was built", vm->cfg->name,
+		      ipa);
 	if (!place || !place->next_pa) {
 		ret = pt_map(&vm->s2, ipa, pa, size, attrs);
 	} else {
@@ -155,27 +199,29 @@ void mem_vm_activate(struct vm *vm)
 	isb();
 }
 
-static u64 *mem_pt_none(void *ctx)
-{
-	(void)ctx;
-	return NULL;
-}
-
 u32 mem_s2_move_pages(const struct vm *vm, bool split)
 {
-	return pt_clone_pages(&vm->s2, split);
+	return pt_clone_pages(&vm->s2, split) +
+	       (vm->s2_dma.root ? pt_view_pages(&vm->s2, mem_dma_keep) : 0);
 }
 
 bool mem_s2_move(struct vm *vm, bool split, u64 *(*alloc)(void *ctx), void *ctx)
 {
-	struct pt copy = { .alloc = alloc, .ctx = ctx };
+	struct pt copy = { .alloc = alloc, .ctx = ctx }, view = { .alloc = alloc, .ctx = ctx };
 
 	if (pt_clone(&copy, &vm->s2, split) != PT_OK)
 		return false;
-	dsb(ish); /* the copy is visible to table walks */
+	/* the SMMU's view, rebuilt on the copy (its streams abort meanwhile) */
+	if (vm->s2_dma.root && !mem_dma_view(&view, &copy))
+		return false;
+	dsb(ish); /* the copies are visible to table walks */
 	copy.alloc = mem_pt_none;
 	vm->s2 = copy;
 	vm->s2_next = copy.pages_used;
+	if (vm->s2_dma.root) {
+		vm->s2_dma = view;
+		vm->s2_next += view.pages_used;
+	}
 	vm->vttbr = mem_vttbr(vm);
 	return true;
 }
@@ -187,7 +233,9 @@ bool mem_remap_page(struct vm *vm, u64 ipa, u64 pa)
 	if (!pt_lookup(&vm->s2, ipa, &old, &attrs, &size) || size != SZ_4K ||
 	    (attrs & (0xfull << 2)) != S2_MEMATTR_NORMAL_WB)
 		return false;
-	return pt_remap_page(&vm->s2, ipa, pa);
+	/* and in the SMMU's view: once more where it shares the table */
+	return pt_remap_page(&vm->s2, ipa, pa) &&
+	       (!vm->s2_dma.root || pt_remap_page(&vm->s2_dma, ipa, pa));
 }
 
 void mem_vm_tlb_flush(struct vm *vm)

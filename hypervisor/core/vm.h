@@ -44,6 +44,9 @@ struct vm {
 	u64 vttbr;
 	u64 ram_bytes;
 	struct pt s2;
+	/* the SMMU's view of s2 (core/mem.c): its RAM and shared memory, none
+	 * of its device mappings; root NULL until its streams are attached */
+	struct pt s2_dma;
 	u32 s2_next;  /* stage-2 table pages taken from the VM's pool */
 	u64 s2_pt_pa; /* colored pool: the last page taken */
 	struct vcpu *vcpus[CFG_MAX_CPUS];
