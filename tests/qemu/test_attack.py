@@ -415,3 +415,39 @@ recolor_pool: {size: 40M, colors: {llc: "0-3"}}
     assert not [ln for ln in hyp if ln.startswith("[bulkhead] recolor: vm dev: LLC ")], hyp
     assert res.lines("dev")[-1] == "ticker: PASS (10 ticks)", res.output[-3000:]
     assert figures["median_ns"] <= 1.5 * quiet["median_ns"], (quiet, figures)
+
+
+DMA_P2P = """\
+    cpus: [1]
+    guest: edudma
+    introspection: true
+    pci: [{qemu: edu}, {qemu: edu}]
+    params: {mode: p2p, after: 1}
+"""
+
+
+def test_dma_into_own_and_peer_bar_is_blocked(quiet: dict[str, int]) -> None:
+    """Issue #36 item 5: the neighbour's edu writes 256 bytes of all ones
+    over its own BAR0 (its DMA and command registers), then a second edu
+    does the same (peer to peer). Through the VM's stage 2, which maps the
+    BARs, the writes reached the devices: the second started a transfer of
+    the first with garbage addresses and QEMU stopped, taking every VM with
+    it. The SMMU's view of the VM holds its RAM only: both are
+    translation faults, reported like any DMA fault, the first device is
+    blocked (on_fault: abort-device, its next transfer into RAM delivers
+    nothing), every edu still answers on its BAR, and QEMU, the victim and
+    the hypervisor run on."""
+    res = boot_pair("dmap2p", attacker=DMA_P2P)
+    figures = victim_figures(res)
+    lines = res.lines("attack")
+    assert "edudma: PASS (p2p)" in lines, res.output[-3000:]
+    bar0 = int(re.findall(r"edudma: edu at 00:0\d\.0, BAR0 ([0-9a-f]+),", "\n".join(lines))[0], 16)
+    assert "edudma: after the fault: transfer done=1 bytes_arrived=0" in lines, res.output[-3000:]
+    hyp = [ln.removeprefix("[bulkhead] ") for ln in res.hyp_lines()]
+    faults = [ln for ln in hyp if re.fullmatch(
+        rf"vm attack: device edu@00:0\d\.0: DMA fault at IPA {bar0:#x} \(write\): F_TRANSLATION; "
+        r"device blocked \(on_fault: abort-device\)", ln)]
+    assert len(faults) == 2 and faults[0].split(":")[1] != faults[1].split(":")[1], res.output[-3000:]
+    assert any(re.fullmatch(r"vm attack: [1-9]\d* DMA fault\(s\): edu@.*", ln) for ln in hyp), res.output[-3000:]
+    assert "vm attack: off (clean)" in hyp, res.output[-3000:]
+    assert figures["median_ns"] <= 1.5 * quiet["median_ns"], (quiet, figures)
