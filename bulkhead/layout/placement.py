@@ -594,11 +594,13 @@ def dma_view_pages(ram: Iterable[Range], devices: Iterable[Range]) -> int:
     SMMU's stage 2 without the VM's device mappings): its root, and a copy
     of each table that maps both RAM and a device (the others are shared
     with the VM's own tables or left out), one per 1 GiB (level 2) and
-    2 MiB (level 3) slot that both touch."""
+    2 MiB (level 3) slot that both touch, and two for the identity stage 1."""
     def slots(ranges: Iterable[Range], shift: int) -> set[int]:
         return {i for r in ranges if r.size > 0 for i in range(r.base >> shift, ((r.end - 1) >> shift) + 1)}
     ram, devices = list(ram), list(devices)
-    return 1 + sum(len(slots(ram, shift) & slots(devices, shift)) for shift in (30, 21))
+    # + the level-2 and level-3 tables that map the identity stage 1's two
+    # pages at the top of the IPA space (SMMUv3 with stage 1, drivers/iommu.h)
+    return 1 + 2 + sum(len(slots(ram, shift) & slots(devices, shift)) for shift in (30, 21))
 
 
 def image_files(system: System, out: Path, guest_bins: Path) -> dict[tuple[int, str], Path]:

@@ -16,6 +16,10 @@
 
 #define S2_RAM    (PTE_AF | PTE_SH_INNER | S2_MEMATTR_NORMAL_WB | S2_AP_RW)
 #define S2_DEVICE (PTE_AF | S2_MEMATTR_DEVICE_nGnRE | S2_AP_RW | PTE_XN)
+/* read-only normal memory: the identity stage 1's pages in the SMMU's view */
+#define S2_RO (PTE_AF | PTE_SH_INNER | S2_MEMATTR_NORMAL_WB | (1ull << 6) | PTE_XN)
+/* the table pages mapping those two pages take (a level-2 and a level-3) */
+#define MEM_S1_TABLE_PAGES 2
 
 static mem_color_next_fn mem_color_next;
 
@@ -109,6 +113,25 @@ static bool mem_dma_view(struct pt *view, const struct pt *src)
 	return true;
 }
 
+/* Maps the identity stage 1's pages (drivers/iommu.h) read-only into the
+ * view, in its last GiB, which must be the view's alone: its level-1 entry
+ * unused (the VM maps no RAM there), so no table of the VM's is touched.
+ * False: not mapped (no unit uses them, or the GiB is taken). */
+static bool mem_dma_s1(struct pt *view, u64 *(*alloc)(void *ctx), void *ctx)
+{
+	u64 pa[2];
+	bool ok;
+
+	if (!iommu_s1_pages(pa) || (view->root[IOMMU_S1_IPA >> 30] & PTE_VALID))
+		return false;
+	view->alloc = alloc;
+	view->ctx = ctx;
+	ok = pt_map_pages(view, IOMMU_S1_IPA, pa[0], SZ_4K, S2_RO) == PT_OK &&
+	     pt_map_pages(view, IOMMU_S1_IPA + SZ_4K, pa[1], SZ_4K, S2_RO) == PT_OK;
+	view->alloc = mem_pt_none;
+	return ok;
+}
+
 void mem_iommu_attach(struct vm *vm)
 {
 	struct iommu_s2 s2 = { .vtcr = VTCR_EL2_VALUE, .vmid = mem_vmid(vm) };
@@ -123,13 +146,17 @@ void mem_iommu_attach(struct vm *vm)
 			panic(
 			    "vm %s: no table pages left for the SMMU's view of its memory (%u/%u)",
 			    vm->cfg->name, vm->s2_next, vm->cfg->pt_pages);
+		vm->s2_dma_s1 = mem_dma_s1(&view, mem_pt_alloc, vm);
 		dsb(ish); /* the view is visible to the SMMU's walks */
 		vm->s2_dma = view;
 		log_info("vm %s: the SMMU's view of its memory: RAM and shared memory, no "
-		         "device (%u table page(s) of its own)",
-		         vm->cfg->name, view.pages_used);
+		         "device (%u table page(s) of its own); addresses beyond its IPA space %s",
+		         vm->cfg->name, view.pages_used,
+		         vm->s2_dma_s1 ? "fault in the identity stage 1 (recorded)"
+		                       : "are not translated (stage 1 bypassed: not recorded)");
 	}
 	s2.root = (u64)(uintptr_t)vm->s2_dma.root;
+	s2.s1 = vm->s2_dma_s1;
 	iommu_vm_attach(vm->id, &s2);
 }
 
@@ -202,7 +229,8 @@ void mem_vm_activate(struct vm *vm)
 u32 mem_s2_move_pages(const struct vm *vm, bool split)
 {
 	return pt_clone_pages(&vm->s2, split) +
-	       (vm->s2_dma.root ? pt_view_pages(&vm->s2, mem_dma_keep) : 0);
+	       (vm->s2_dma.root ? pt_view_pages(&vm->s2, mem_dma_keep) : 0) +
+	       (vm->s2_dma_s1 ? MEM_S1_TABLE_PAGES : 0);
 }
 
 bool mem_s2_move(struct vm *vm, bool split, u64 *(*alloc)(void *ctx), void *ctx)
@@ -213,6 +241,8 @@ bool mem_s2_move(struct vm *vm, bool split, u64 *(*alloc)(void *ctx), void *ctx)
 		return false;
 	/* the SMMU's view, rebuilt on the copy (its streams abort meanwhile) */
 	if (vm->s2_dma.root && !mem_dma_view(&view, &copy))
+		return false;
+	if (vm->s2_dma_s1 && !mem_dma_s1(&view, alloc, ctx))
 		return false;
 	dsb(ish); /* the copies are visible to table walks */
 	copy.alloc = mem_pt_none;
