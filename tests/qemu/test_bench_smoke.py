@@ -82,8 +82,9 @@ def test_every_bench_script_has_a_smoke_test() -> None:
 def test_shared_io() -> None:
     """--quick: passthrough, two echo clients, two of which one floods (the
     rows whose device figures it once could not read: its I/O VM lacked
-    introspection, then its device line was split by the console)."""
-    out = bench("shared_io.py", "--quick", "--no-linux", "--frames", "20")
+    introspection, then its device line was split by the console); Linux's
+    ping and iperf3 with the NIC passed through and through the I/O VM."""
+    out = bench("shared_io.py", "--quick", "--frames", "20", "--seconds", "1")
     rows = table(out, "| scenario | VM |")
     assert rows[0] == ["scenario", "VM", "frames/s (ratio)", "RTT mean / max (us) (ratio)",
                        "alpha meas. / guaranteed (f/s)", "share served", "delta meas. / supply / bound (us)",
@@ -107,6 +108,15 @@ def test_shared_io() -> None:
         delta, supply, bound = nums(cells[4])
         assert delta >= 0 and supply >= 0 and bound > 0, cells
         assert re.fullmatch(r"[0-9]+", cells[5]) and re.fullmatch(r"[0-9]+", cells[6]), cells
+    rows = table(out, "| Linux client |")
+    assert rows[0] == ["Linux client", "ping avg (ms) (ratio)", "iperf3 TCP Mbit/s (ratio)",
+                       "iperf3 UDP Mbit/s (ratio), loss"], rows
+    assert [r[0] for r in rows[1:]] == ["NIC passed through", "through the I/O VM"], rows
+    for row in rows[1:]:
+        assert not row[1].startswith("failed"), row
+        (ping, ping_ratio), (tcp, tcp_ratio), (udp, udp_ratio, loss) = (nums(c) for c in row[1:])
+        assert min(ping, ping_ratio, tcp, tcp_ratio, udp, udp_ratio) > 0 and 0 <= loss <= 100, row
+        assert row[3].endswith("%"), row
 
 
 def test_edudma() -> None:
