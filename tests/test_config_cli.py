@@ -193,24 +193,37 @@ def test_help_lists_every_command_and_the_exit_codes(capsys: pytest.CaptureFixtu
 
 
 def test_run_json_dma_faults() -> None:
-    """``run --json``'s dma_faults come from the line the hypervisor prints
-    when a VM with DMA streams powers off or stops (core/vm.c, docs/dma.md)."""
+    """``run --json``'s dma_faults come from the lines the hypervisor prints
+    when a VM with DMA streams powers off or stops (core/vm.c, docs/dma.md):
+    a summary, then one line per device, so no device is cut off."""
     from bulkhead.run.runner import dma_faults
 
     lines = [
-        "[bulkhead] vm attacker: 3 DMA fault(s): edu@00:02.0: 2, nvme@00:03.0: 1",
-        "[bulkhead] vm io: 0 DMA fault(s): gem0: 0",
+        "[bulkhead] vm attacker: 3 DMA fault(s) from 2 device(s)",
+        "[bulkhead] vm io: 0 DMA fault(s) from 1 device(s)",
+        "[bulkhead] vm attacker: DMA fault(s) of edu@00:02.0: 2",
+        "[bulkhead] vm io: DMA fault(s) of gem0: 0",
+        "[bulkhead] vm attacker: DMA fault(s) of nvme@00:03.0: 1",
         "[bulkhead] vm io: off (clean)",
         "[bulkhead] vm victim: console: 3 lines (40 bytes) dropped",
+        "[bulkhead] vm victim: DMA fault(s) of gem1: 5",  # no summary: not a report
     ]
     assert dma_faults(lines) == {
         "attacker": {"total": 3, "devices": {"edu@00:02.0": 2, "nvme@00:03.0": 1}, "lost": 0},
         "io": {"total": 0, "devices": {"gem0": 0}, "lost": 0},
     }
-    assert dma_faults(lines + ["[bulkhead] vm io: 4 DMA fault(s): gem0: 4"])["io"]["total"] == 4
+    # a later report of the VM (after a reset) replaces the earlier one
+    again = dma_faults(lines + ["[bulkhead] vm io: 4 DMA fault(s) from 1 device(s)",
+                                "[bulkhead] vm io: DMA fault(s) of gem0: 4"])
+    assert again["io"] == {"total": 4, "devices": {"gem0": 4}, "lost": 0}
+    # eight devices with three-digit counts: every one is listed
+    eight = ["[bulkhead] vm a: 1024 DMA fault(s) from 8 device(s)"] + \
+        [f"[bulkhead] vm a: DMA fault(s) of edu@00:0{k}.0: 128" for k in range(1, 9)]
+    assert dma_faults(eight)["a"]["devices"] == {f"edu@00:0{k}.0": 128 for k in range(1, 9)}
     # an SMMU of the VM's streams lost fault records (event queue overflow)
-    lost = lines[:1] + ["[bulkhead] vm attacker: DMA fault records lost 2 time(s) (SMMU event queue "
-                        "overflow): more faults than counted"]
+    lost = lines[:1] + lines[2:3] + lines[4:5] + [
+        "[bulkhead] vm attacker: DMA fault records lost 2 time(s) (SMMU event queue overflow): more faults "
+        "than counted"]
     assert dma_faults(lost)["attacker"] == {"total": 3, "devices": {"edu@00:02.0": 2, "nvme@00:03.0": 1},
                                             "lost": 2}
     assert dma_faults([]) == {}

@@ -37,7 +37,7 @@ def error_of(path: str, **kwargs: object) -> str:
         (
             "platform: qemu-virt\nvm: []\n",
             "c.yaml:2:1: vm: unknown key 'vm'; expected one of: platform, console_input, vms, shmem, bandwidth, io, "
-            "hypervisor_colors, dma_isolation, recolor_pool, sdei",
+            "hypervisor_colors, dma_isolation, recolor_pool, sdei, pci_bridges",
         ),
         (
             "platform: qemu-virt\nvms:\n  - name: a\n    cpus: [0, a]\n    memory: [{ipa: 0x40000000, size: 16M}]\n",

@@ -24,6 +24,7 @@ TIMEOUT = 1200
 # the parts of a script that its own smoke test runs
 ELSEWHERE = {
     "size.py": ("tests/test_budgets.py", "test_text_within_budget"),
+    "timing.py": ("tests/qemu/test_timing.py", "test_bench_timing_smoke"),
     "color_setup.py": ("tests/qemu/test_bench_smoke.py", "test_coloring_sh"),
     "color_runtime.py": ("tests/qemu/test_bench_smoke.py", "test_coloring_sh"),
 }
