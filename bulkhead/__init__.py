@@ -23,7 +23,7 @@ The command line (``cli``, ``__main__``) sits on top of all of them.
 from bulkhead.base.errors import BuildError, ConfigError, Diagnostic
 
 __all__ = ["STAGES", "BuildError", "ConfigError", "Diagnostic", "__version__"]
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the latest release; bulkhead.base.version: the version from git tags
 
 # The pipeline's stages (subpackages), earliest first.
 STAGES = ("base", "config", "layout", "generate", "run", "experiment")

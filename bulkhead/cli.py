@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO, cast
 
-from bulkhead import __version__
 from bulkhead.base import procs, term
+from bulkhead.base import version as version_mod
 from bulkhead.base.errors import BuildError, ConfigError, Diagnostic, NoQemuModelError
 from bulkhead.config import bandwidth, dma, dsu, dtimport, pci, qos, shared_io
 from bulkhead.config.dtb import DeviceTree, DtError
@@ -74,6 +74,10 @@ def _port(text: str) -> int:
     return _bounded_int(text, 1, 65535, "port")
 
 
+def _quantum(text: str) -> int:
+    return _bounded_int(text, 1, 10**9, "quantum (ns)")
+
+
 def _platform_name(text: str) -> str:
     if not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,31}", text):
         raise argparse.ArgumentTypeError(f"a platform name is 1-32 of a-z, 0-9, _ and -: '{text}'")
@@ -87,7 +91,7 @@ def make_parser() -> argparse.ArgumentParser:
                             "(130 SIGINT, 143 SIGTERM; QEMU is stopped with it). Errors go to stderr. "
                             "JSON on stdout: check --json, build --json, run --json. "
                             "A first config: docs/tutorial.md; every key: docs/config.md.")
-    parser.add_argument("--version", action="version", version=f"bulkhead {__version__}")
+    parser.add_argument("--version", action="version", version=f"bulkhead {version_mod.version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
@@ -140,6 +144,13 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", action="store_true",
                    help="run under the cache/DRAM model QEMU plugin (-icount 0 unless --icount) and "
                         "print who evicted whose cache lines and DRAM rows (docs/model.md)")
+    p.add_argument("--timing", action="store_true",
+                   help="timing mode: the cache model with its timing model owns time; the vCPUs run side "
+                        "by side (one host thread each, no -icount), in lock-step on their modelled clocks "
+                        "(implies --model; not with --icount; docs/model.md \"Timing mode\")")
+    p.add_argument("--quantum", metavar="NS", type=_quantum,
+                   help="with --timing: how far (modelled ns) a vCPU may run ahead of the slowest running "
+                        f"one (default {cachemodel.DEFAULT_QUANTUM_NS})")
     p.add_argument("--model-baseline", type=Path, metavar="REPORT",
                    help="with --model: the cachemodel.json of a baseline run (e.g. the VM alone); print each "
                         "VM's modelled slowdown against it (docs/model.md \"Timing model\")")
@@ -287,11 +298,15 @@ def cmd_run(args: argparse.Namespace) -> int:
             sys.stderr.write(f"bulkhead: warning: {bandwidth.stats_host_time_warning()}\n")
         view = bandwidth.StatsView(stream, sys.stderr, bandwidth.stats_timebase(args.icount))
         stream = cast(TextIO, view)
+    timing = cachemodel.timing_quantum(args.timing, args.quantum)
+    if timing is not None and bandwidth.regulated(load_system(args.config)):
+        sys.stderr.write(f"bulkhead: warning: {cachemodel.TIMING_REGULATOR_WARNING}\n")
     try:
         result = runner.run(
             args.config, timeout=args.timeout, icount=args.icount, out=args.out, gdb=gdb, gdb_port=port,
             interactive=interactive, stream=stream, poke=poke,
             boot=args.boot, until=args.until, netdev=args.netdev, model=args.model, fit_in_ram=args.fit_in_ram,
+            timing=timing,
         )
     finally:
         if view is not None:
@@ -326,7 +341,8 @@ def _run_labgrid(args: argparse.Namespace) -> int:
     from bulkhead.run import farm
 
     local_only = [flag for flag, given in (("--gdb", args.gdb or args.gdb_port is not None), ("--stats", args.stats),
-                                           (f"--boot {args.boot}", args.boot != "image"), ("--netdev", args.netdev))
+                                           (f"--boot {args.boot}", args.boot != "image"), ("--netdev", args.netdev),
+                                           ("--timing", args.timing or args.quantum is not None))
                   if given]
     if local_only:
         _error(f"{local_only[0]} is for local runs; not with --labgrid (a board boots its own U-Boot)")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -15,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from bulkhead.base.errors import BuildError, ConfigError
+from bulkhead import cli
+from bulkhead.base.errors import BuildError, ConfigError, RunError
 from bulkhead.layout.load import load_platform, load_system
-from bulkhead.run import cachemodel
+from bulkhead.run import cachemodel, runner
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOL = ROOT / "tools" / "cachemodel"
@@ -208,6 +210,15 @@ def test_experiment_model_columns(tmp_path: Path) -> None:
     spec = load(spec_path)
     result = run_experiment(spec, tmp_path / "out", run_fn=fake, model=True)
     assert seen == [True] and not result.failed()
+    timed: list[tuple[object, object, object]] = []
+
+    def fake_timed(config: Path, **kw: object) -> RunResult:
+        timed.append((kw.get("model"), kw.get("timing"), kw.get("icount")))
+        return fake(config, **kw)
+
+    # experiment --timing: every run in timing mode, without -icount
+    assert not run_experiment(spec, tmp_path / "out-timed", run_fn=fake_timed, timing=500, report=False).failed()
+    assert timed == [(True, 500, None)]
     with open(result.csv, newline="") as f:
         row = next(csv.DictReader(f))
     assert (row["model_llc_accesses"], row["model_llc_misses"], row["model_evicted_by_hyp"]) == ("5", "2", "2")
@@ -346,3 +357,27 @@ def test_map_text_timing() -> None:
     assert "timing 833 14000 80000 66000 94000 16000 1000000" in lines
     assert "timing_l1d 0x8000 4 64" in lines
     assert not any(line.startswith("regulator ") for line in lines)  # no ELF: no period addresses
+
+
+def test_timing_mode_input_and_argv(tmp_path: Path) -> None:
+    """Timing mode: the plugin's input says the quantum (ps) and QEMU runs
+    its vCPUs side by side (MTTCG); without it, neither."""
+    system = load_system(CONFIGS / "color-walk.yaml", guest_sources=None)
+    assert "lockstep 2500000" in cachemodel.map_text(system, quantum_ns=2500).splitlines()
+    assert not any(line.startswith("lockstep") for line in cachemodel.map_text(system).splitlines())
+    with pytest.raises(ConfigError, match="quantum must be > 0"):
+        cachemodel.map_text(system, quantum_ns=0)
+    d = platform_dir(tmp_path, lambda t: re.sub(r"\n  timing:\n(    .*\n)+", "\n", t))
+    untimed = load_system(CONFIGS / "one-hello.yaml", guest_sources=None, platforms_dir=d)
+    with pytest.raises(ConfigError, match="timing mode .* needs the timing model"):
+        cachemodel.map_text(untimed, quantum_ns=1000)
+
+
+def test_timing_mode_refuses_icount_and_stray_quantum(capsys: pytest.CaptureFixture[str]) -> None:
+    """--timing runs without -icount (refused before building); --quantum
+    belongs to --timing."""
+    with pytest.raises(RunError, match="without -icount"):
+        runner.prepare(CONFIGS / "one-hello.yaml", icount=0, timing=1000)
+    assert cli.main(["run", str(CONFIGS / "one-hello.yaml"), "--quantum", "500"]) != 0
+    assert "--quantum is the timing mode's" in capsys.readouterr().err
+    assert cli.main(["run", str(CONFIGS / "one-hello.yaml"), "--timing", "--quantum", "0"]) != 0

@@ -105,6 +105,43 @@ def test_check_error(write_config: WriteConfig, capsys: pytest.CaptureFixture[st
                    "'qemu-virt' (CPUs 0-3)\n")
 
 
+PARAMS = """
+platform: qemu-virt
+vms:
+  - name: bm
+    cpus: [0]
+    memory: [{ipa: 0x40000000, size: 4M}]
+    image: img.bin
+    params: {rounds: 3, mode: %s}
+"""
+
+
+@pytest.mark.parametrize(("spelled", "as_bool"), [("off", "false"), ("On", "true"), ("YES", "true"), ("no", "false"),
+                                                  ("y", "true"), ("N", "false")])
+def test_check_refuses_yaml11_boolean_params(write_config: WriteConfig, capsys: pytest.CaptureFixture[str],
+                                             spelled: str, as_bool: str) -> None:
+    """A params value YAML 1.1 reads as a boolean though spelled as a word
+    (y/yes/on/n/no/off as YAML 1.1 writes them: lower, capitalised, upper
+    case) would reach the guest as true/false (y and n: as text here, as
+    booleans in other YAML 1.1 tools): the check refuses it, at its
+    file:line:col, and says how to write it."""
+    code, out, err = run_cli(capsys, "check", write_config(PARAMS % spelled))
+    assert (code, out) == (1, "")
+    assert err == (f"bulkhead: error: c.yaml:7:31: vms[0].params.mode: {spelled} is a boolean ({as_bool}) in "
+                   f"YAML 1.1, not the text '{spelled}': write \"{spelled}\" (quoted) for the text, or {as_bool} "
+                   "for the boolean\n")
+
+
+@pytest.mark.parametrize(("spelled", "passed"), [('"off"', "off"), ("'yes'", "yes"), ("true", "true"),
+                                                 ("False", "false"), ("offline", "offline"), ("oN", "oN")])
+def test_check_keeps_quoted_words_and_true_false_params(write_config: WriteConfig,
+                                                        capsys: pytest.CaptureFixture[str],
+                                                        spelled: str, passed: str) -> None:
+    code, out, err = run_cli(capsys, "check", write_config(PARAMS % spelled), "--json")
+    assert (code, err) == (0, "")
+    assert json.loads(out)["vms"][0]["params"] == f"vm=bm\nrounds=3\nmode={passed}\n"
+
+
 def test_check_missing_file(sandbox: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run_cli(capsys, "check", "nope.yaml") == (1, "", "bulkhead: error: nope.yaml: file not found\n")
 
@@ -156,24 +193,37 @@ def test_help_lists_every_command_and_the_exit_codes(capsys: pytest.CaptureFixtu
 
 
 def test_run_json_dma_faults() -> None:
-    """``run --json``'s dma_faults come from the line the hypervisor prints
-    when a VM with DMA streams powers off or stops (core/vm.c, docs/dma.md)."""
+    """``run --json``'s dma_faults come from the lines the hypervisor prints
+    when a VM with DMA streams powers off or stops (core/vm.c, docs/dma.md):
+    a summary, then one line per device, so no device is cut off."""
     from bulkhead.run.runner import dma_faults
 
     lines = [
-        "[bulkhead] vm attacker: 3 DMA fault(s): edu@00:02.0: 2, nvme@00:03.0: 1",
-        "[bulkhead] vm io: 0 DMA fault(s): gem0: 0",
+        "[bulkhead] vm attacker: 3 DMA fault(s) from 2 device(s)",
+        "[bulkhead] vm io: 0 DMA fault(s) from 1 device(s)",
+        "[bulkhead] vm attacker: DMA fault(s) of edu@00:02.0: 2",
+        "[bulkhead] vm io: DMA fault(s) of gem0: 0",
+        "[bulkhead] vm attacker: DMA fault(s) of nvme@00:03.0: 1",
         "[bulkhead] vm io: off (clean)",
         "[bulkhead] vm victim: console: 3 lines (40 bytes) dropped",
+        "[bulkhead] vm victim: DMA fault(s) of gem1: 5",  # no summary: not a report
     ]
     assert dma_faults(lines) == {
         "attacker": {"total": 3, "devices": {"edu@00:02.0": 2, "nvme@00:03.0": 1}, "lost": 0},
         "io": {"total": 0, "devices": {"gem0": 0}, "lost": 0},
     }
-    assert dma_faults(lines + ["[bulkhead] vm io: 4 DMA fault(s): gem0: 4"])["io"]["total"] == 4
+    # a later report of the VM (after a reset) replaces the earlier one
+    again = dma_faults(lines + ["[bulkhead] vm io: 4 DMA fault(s) from 1 device(s)",
+                                "[bulkhead] vm io: DMA fault(s) of gem0: 4"])
+    assert again["io"] == {"total": 4, "devices": {"gem0": 4}, "lost": 0}
+    # eight devices with three-digit counts: every one is listed
+    eight = ["[bulkhead] vm a: 1024 DMA fault(s) from 8 device(s)"] + \
+        [f"[bulkhead] vm a: DMA fault(s) of edu@00:0{k}.0: 128" for k in range(1, 9)]
+    assert dma_faults(eight)["a"]["devices"] == {f"edu@00:0{k}.0": 128 for k in range(1, 9)}
     # an SMMU of the VM's streams lost fault records (event queue overflow)
-    lost = lines[:1] + ["[bulkhead] vm attacker: DMA fault records lost 2 time(s) (SMMU event queue "
-                        "overflow): more faults than counted"]
+    lost = lines[:1] + lines[2:3] + lines[4:5] + [
+        "[bulkhead] vm attacker: DMA fault records lost 2 time(s) (SMMU event queue overflow): more faults "
+        "than counted"]
     assert dma_faults(lost)["attacker"] == {"total": 3, "devices": {"edu@00:02.0": 2, "nvme@00:03.0": 1},
                                             "lost": 2}
     assert dma_faults([]) == {}

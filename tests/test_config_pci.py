@@ -8,7 +8,11 @@ hook."""
 from __future__ import annotations
 
 import json
+import random
+import shutil
+import subprocess
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -85,7 +89,9 @@ def test_qemu_devices_on_the_command_line(write_config: WriteConfig) -> None:
     ('[{qemu: edu, addr: "00:02.0"}]', '[{qemu: nvme, addr: "00:02.0"}]', "12:30",
      "00:02.0 is already taken by vms[0].pci[0] (edu)"),
     ('[{qemu: edu}, {qemu: edu}]', '["1234:11e8"]', "12:11", "2 functions are 1234:11e8 (00:01.0, 00:02.0)"),
-    ('[{qemu: edu, addr: "01:00.0"}]', "[]", "7:29", "a QEMU device goes on the root bus 00"),
+    ('[{qemu: edu, addr: "01:00.0"}]', "[]", "7:29", "a QEMU device goes on the root bus or behind a bridge of "
+                                                    "pci_bridges: no bridge leads to bus 01: the root bus is 00, "
+                                                    "and no bridge of pci_bridges leads to another bus"),
 ])
 def test_errors_are_located(write_config: WriteConfig, a: str, b: str, where: str, message: str) -> None:
     text = error_of(config(write_config, a, b))
@@ -119,7 +125,19 @@ def test_check_shows_functions(write_config: WriteConfig, capsys: pytest.Capture
     doc = json.loads(capsys.readouterr().out)
     assert doc["pci"]["b"] == {"window": {"base": 0x20000000, "size": 0x10000000},
                                "functions": [{"addr": "00:02.0", "vendor": "1b36", "device": "0010",
-                                              "qemu": "nvme", "intx_spi": 37}]}
+                                              "qemu": "nvme", "intx_spi": 37, "stream_id": 0x10}]}
+
+
+LINUX = """\
+platform: qemu-virt
+vms:
+  - name: lx
+    type: linux
+    cpus: [0]
+    memory: [{ipa: 0x40000000, size: 64M}]
+    kernel: Image
+    pci: PCI
+"""
 
 
 def test_linux_device_tree_has_the_ecam_host_bridge(write_config: WriteConfig) -> None:
@@ -128,17 +146,7 @@ def test_linux_device_tree_has_the_ecam_host_bridge(write_config: WriteConfig) -
     interrupt-map of its function's INTx only, and probe-only in /chosen."""
     from bulkhead.generate import gen_dts
 
-    path = write_config("""\
-        platform: qemu-virt
-        vms:
-          - name: lx
-            type: linux
-            cpus: [0]
-            memory: [{ipa: 0x40000000, size: 64M}]
-            kernel: Image
-            pci: [{qemu: edu}, {qemu: nvme}]
-        """)
-    s = load_system(path, guest_sources=None)
+    s = load_system(write_config(LINUX.replace("PCI", "[{qemu: edu}, {qemu: nvme}]")), guest_sources=None)
     vm = s.vm("lx")
     assert vm is not None
     dts = gen_dts.generate(s, vm)
@@ -150,3 +158,135 @@ def test_linux_device_tree_has_the_ecam_host_bridge(write_config: WriteConfig) -
     assert "interrupt-map-mask = <0xffff00 0x0 0x0 0x7>;" in dts
     assert ("interrupt-map = <0x800 0x0 0x0 0x1 &gic 0x0 0x0 0x0 4 4>, "
             "<0x1000 0x0 0x0 0x1 &gic 0x0 0x0 0x0 5 4>;") in dts
+
+
+ROOT = Path(__file__).resolve().parent.parent
+SWIZZLE_CASES = ROOT / "tests" / "host" / "pci_swizzle.txt"
+BRIDGES = """\
+pci_bridges:
+  - {qemu: pci-bridge, addr: "00:03.0"}
+  - {qemu: pcie-pci-bridge, addr: "00:05.0"}
+"""
+
+
+def _swizzle_cases() -> list[tuple[tuple[int, ...], int, int | None]]:
+    cases = []
+    for line in SWIZZLE_CASES.read_text().splitlines():
+        fields = line.split("#", 1)[0].split()
+        if fields:
+            slots, pin, want = fields
+            cases.append((tuple(int(x) for x in slots.split("/")), int(pin), None if want == "-" else int(want)))
+    return cases
+
+
+def _py_root_pin(slots: tuple[int, ...], pin: int) -> int | None:
+    """The toolchain's swizzle for a function behind bridges at these slots
+    (bridge k on bus k leads to bus k + 1)."""
+    by_sec = {k + 1: pci.Bridge(k << 8 | slot << 3, "pci-bridge", k + 1, "") for k, slot in enumerate(slots[:-1])}
+    return pci.Topology(0, by_sec).root_pin((len(slots) - 1) << 8 | slots[-1] << 3, pin)
+
+
+def _c_root_pins(tmp_path: Path, queries: list[tuple[tuple[int, ...], int]]) -> list[int | None]:
+    cc = shutil.which("gcc") or shutil.which("cc")
+    assert cc, "a native C compiler is required"
+    exe = tmp_path / "swizzle_xcheck"
+    hyp = ROOT / "hypervisor"
+    build = subprocess.run([cc, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{hyp}",
+                            str(ROOT / "tests" / "host" / "swizzle_xcheck.c"), str(hyp / "lib" / "pcienum.c"),
+                            "-o", str(exe)], capture_output=True, text=True, check=False)
+    assert build.returncode == 0, build.stderr
+    text = "".join(f"{len(slots)} {' '.join(map(str, slots))} {pin}\n" for slots, pin in queries)
+    run = subprocess.run([str(exe)], input=text, capture_output=True, text=True, timeout=120, check=False)
+    assert run.returncode == 0, run.stderr
+    return [None if v == "-1" else int(v) for v in run.stdout.split()]
+
+
+def test_swizzle_c_and_python_agree(tmp_path: Path) -> None:
+    """Issue #36 item 7: one swizzle. The hypervisor (lib/pcienum.c) and the
+    toolchain give the INTx line of a function behind bridges as the shared
+    table of hand-worked cases says, and agree on random chains."""
+    cases = _swizzle_cases()
+    assert len(cases) >= 10
+    rng = random.Random(36)
+    extra = [(tuple(rng.randrange(32) for _ in range(rng.randint(1, 6))), rng.randint(0, 4)) for _ in range(500)]
+    c = _c_root_pins(tmp_path, [(slots, pin) for slots, pin, _ in cases] + extra)
+    assert len(c) == len(cases) + len(extra), c
+    for (slots, pin, want), got in zip(cases, c[:len(cases)], strict=True):
+        assert got == want, f"C: slots {slots} pin {pin}: {got}, the table says {want}"
+        assert _py_root_pin(slots, pin) == want, f"Python: slots {slots} pin {pin}, the table says {want}"
+    for (slots, pin), got in zip(extra, c[len(cases):], strict=True):
+        assert _py_root_pin(slots, pin) == got, (slots, pin)
+        assert got == (None if not pin else (pin - 1 + sum(slots)) % 4), (slots, pin)
+
+
+def test_functions_behind_bridges(write_config: WriteConfig) -> None:
+    """A function behind a bridge: its bus is the one the hypervisor gives
+    the bridge (depth first, in scan order), its INTx SPI the swizzle
+    through the bridge, its stream the bridge's alias (pci-bridge: its own
+    requester ID; pcie-pci-bridge: secondary bus, devfn 0); two functions
+    of one VM behind one bridge are one stream, named after the bridge; the
+    bridges go on QEMU's command line before the functions on them."""
+    path = config(write_config, '[{qemu: edu, addr: "01:01.0"}, {qemu: edu, addr: "01:02.0"}, '
+                                '{qemu: edu, addr: "02:02.0"}]', "[{qemu: nvme}]", extra=BRIDGES)
+    s = load_system(path, guest_sources=None)
+    plan = pci.plan(s.spec)
+    assert [(b.addr, b.qemu, b.sec) for b in plan.bridges] == [("00:03.0", "pci-bridge", 1),
+                                                               ("00:05.0", "pcie-pci-bridge", 2)]
+    assert [(f.vm, f.addr, f.spi, f.stream_id) for f in plan.functions] == [
+        ("a", "01:01.0", 35, 0x18),  # (0 + 1) = 1, (1 + 3) mod 4 = 0
+        ("a", "01:02.0", 36, 0x18),
+        ("a", "02:02.0", 38, 0x200),  # (0 + 2) = 2, (2 + 5) mod 4 = 3
+        ("b", "00:02.0", 37, 0x10)]  # slot 1's SPI 36 is a's; slots 3 and 5 are the bridges'
+    assert [(st.vm, st.sid, st.device) for st in dma.streams(s.spec) if st.device[:3] in ("edu", "nvm", "pci")] == [
+        ("a", 0x18, "pci-bridge@00:03.0"), ("a", 0x200, "edu@02:02.0"), ("b", 0x10, "nvme@00:02.0")]
+    args = pci.qemu_args(s, "/out")
+    devices = [args[i + 1] for i, a in enumerate(args) if a == "-device"]
+    assert devices[:2] == ["pci-bridge,id=bhbr18,chassis_nr=1,shpc=off,bus=pcie.0,addr=0x3.0",
+                           "pcie-pci-bridge,id=bhbr28,bus=pcie.0,addr=0x5.0"]
+    assert "edu,bus=bhbr18,addr=0x1.0,dma_mask=0xffffffffffffffff" in devices
+    assert "edu,bus=bhbr28,addr=0x2.0,dma_mask=0xffffffffffffffff" in devices
+
+
+@pytest.mark.parametrize("bridge, addr_a, addr_b, sid", [
+    ("pci-bridge", "01:01.0", "01:02.0", 0x18), ("pcie-pci-bridge", "02:01.0", "02:03.0", 0x200)])
+def test_two_vms_behind_one_conventional_bridge_are_refused(write_config: WriteConfig, bridge: str, addr_a: str,
+                                                            addr_b: str, sid: int) -> None:
+    """Issue #36 item 7: behind a conventional bridge every function's DMA
+    carries one requester ID, so the SMMU would translate another VM's
+    function through the first VM's stage 2: refused, naming both VMs and
+    the bridge."""
+    at = "00:03.0" if bridge == "pci-bridge" else "00:05.0"
+    path = config(write_config, f'[{{qemu: edu, addr: "{addr_a}"}}]', f'[{{qemu: edu, addr: "{addr_b}"}}]',
+                  extra=BRIDGES)
+    text = error_of(path)
+    assert f"c.yaml:15:11: vms[1].pci[0]: PCI function {addr_b} of VM 'b' and {addr_a} of VM 'a' (vms[0].pci[0]) " \
+           f"are behind the conventional bridge {bridge} {at} " in text, text
+    assert f"one requester ID ({sid:#06x}), so one VM's stage 2 would translate both" in text, text
+
+
+@pytest.mark.parametrize("a, where, message", [
+    ('[{qemu: edu, addr: "03:01.0"}]', "10:29", "no bridge leads to bus 03: the root bus is 00, bridges lead to "
+                                                "01 (behind pci-bridge 00:03.0), 02 (behind pcie-pci-bridge 00:05.0)"),
+    ('[{qemu: edu, addr: "02:00.0"}]', "10:29", "slot 0 behind the pcie-pci-bridge at 00:05.0 is not usable"),
+    ('[{qemu: edu, addr: "00:03.0"}]', "10:29", "00:03.0 is already taken by pci_bridges[0] (pci-bridge)"),
+    ('["00:05.0"]', "10:11", "PCI function 00:05.0 is the hypervisor's (pci_bridges[1] (pcie-pci-bridge))"),
+])
+def test_bridge_errors_are_located(write_config: WriteConfig, a: str, where: str, message: str) -> None:
+    text = error_of(config(write_config, a, extra=BRIDGES))
+    assert f"c.yaml:{where}:" in text and message in text, text
+
+
+def test_a_bridge_must_be_reachable(write_config: WriteConfig) -> None:
+    text = error_of(config(write_config, "[]", extra='pci_bridges:\n  - {qemu: pci-bridge, addr: "04:00.0"}\n'))
+    assert "c.yaml:2:30: pci_bridges[0].addr: no bridge leads to bus 04: the root bus is 00, and no bridge of " \
+           "pci_bridges leads to another bus" in text, text
+
+
+def test_a_linux_vm_cannot_take_a_function_behind_a_bridge(write_config: WriteConfig) -> None:
+    """Its ECAM shows its own functions, not the bridge: Linux would never
+    scan the bus behind it."""
+    path = write_config('pci_bridges: [{qemu: pci-bridge, addr: "00:03.0"}]\n'
+                        + LINUX.replace("PCI", '[{qemu: edu, addr: "01:00.0"}]'))
+    text = error_of(path)
+    assert "c.yaml:9:11: vms[0].pci[0]: PCI function 01:00.0 is behind a bridge, which the ECAM of VM 'lx' " \
+           "does not show: Linux would not find it; give a Linux VM functions on the root bus" in text, text

@@ -99,6 +99,8 @@ def test_shipped_specs_parse_and_generate_valid_core_configs(tmp_path: Path) -> 
     (BASE.replace("guest: latency", "guest: nosuchguest") + "scenarios: [{name: solo}]\n",
      "no guest 'nosuchguest'"),
     (BASE + "scenarios: [{name: solo}]\nicount: 11\n", "icount: expected an icount shift (0-10)"),
+    (BASE.replace("mode: read", "mode: off") + "scenarios: [{name: solo}]\n",
+     "spec.yaml:8:49: benchmarks[0].params.mode: off is a boolean (false) in YAML 1.1, not the text 'off'"),
     ("name: t\ncritical: a\nbenchmarks: []\nscenarios: []\n",
      "give exactly one of 'base' (a system config file) and 'system'"),
     (BASE.replace("system:\n  platform: qemu-virt", "base: missing.yaml\nx-unused:\n  platform: qemu-virt")
@@ -258,6 +260,16 @@ def fake_run(config: Path, **kwargs: Any) -> RunResult:
     return RunResult(0, False, "\n".join(lines) + "\n", True, len(vms), "")
 
 
+def modelled_fake(solo: dict[str, float], interfered: dict[str, float]) -> Any:
+    """fake_run whose result carries the VM under test's modelled figures
+    (``interfered`` beside an interferer, ``solo`` otherwise)."""
+    def run(config: Path, **kwargs: Any) -> RunResult:
+        res = fake_run(config, **kwargs)
+        res.modelled = {"bench": interfered if "guest: interferer" in Path(config).read_text() else solo}  # type: ignore[attr-defined]
+        return res
+    return run
+
+
 def test_runner_statuses_csv_plots_report(tmp_path: Path) -> None:
     benchmarks = BASE.replace("guest: latency", "guest: bandwidth, params: {behave: fail}") + (
         "  - {name: hang, guest: bandwidth, params: {behave: hang}}\n"
@@ -328,8 +340,8 @@ def test_runner_statuses_csv_plots_report(tmp_path: Path) -> None:
     report = (out / "report.md").read_text()
     assert report.startswith(DISCLAIMER)
     assert "![Slowdown relative to the baseline](plots/slowdown.png)" in report
-    assert "| mbr[budget_events=1000] | bw | ns_per_line (ns/line) | 27 [27–27] | 1.350 | 2,000 | 2 ok |" \
-        in report
+    assert "| mbr[budget_events=1000] | bw | ns_per_line (ns/line) | 27 ± 0 [27–27] | 2 | 1.350 ± 0.000 | 2,000 | " \
+        "2 ok |" in report
     assert "## Runs that did not succeed" in report and "unsupported" in report
 
     # --report-only redraws from the CSV files.
@@ -364,14 +376,15 @@ def test_plots_for_a_paper(tmp_path: Path) -> None:
     plt = _pyplot()
     budget = "bandwidth budget of VM interf (events per period)"
     slowdown = "slowdown of VM bench relative to 'solo' (ratio)"
+    turns = " (QEMU -icount scheduling, not interference)"  # beside a VM solo lacks, under -icount
     want = [  # (x label, y label, x scale, legend)
-        ("benchmark run by VM bench", slowdown, "linear", ["scenario solo", "scenario mbr[budget_events=2000]",
-                                                           "scenario mbr[budget_events=4000]",
-                                                           "scenario mbr[budget_events=8000]"]),
+        ("benchmark run by VM bench", slowdown, "linear", ["scenario solo", f"scenario mbr[budget_events=2000]{turns}",
+                                                           f"scenario mbr[budget_events=4000]{turns}",
+                                                           f"scenario mbr[budget_events=8000]{turns}"]),
         (budget, "total bandwidth of the interfering VMs (MB/s)", "linear",
          ["interfering VMs, beside VM bench running bw", "budget, y = 2.5 x"]),
         (budget, "bandwidth per vCPU of VM bench (MB/s)", "log", ["VM bench vCPU 0, bw"]),
-        (budget, slowdown, "linear", ["VM bench, bw"]),
+        (budget, slowdown, "linear", [f"VM bench, bw{turns}"]),
     ]
     for n, (plot, (xl, yl, scale, legend)) in enumerate(zip(spec.plots, want, strict=True), 1):
         fig, text, _ = figure(an, plot, n)
@@ -541,14 +554,17 @@ def test_planted_artefacts_are_flagged_and_not_drawn(tmp_path: Path) -> None:
     assert [s["label"] for s in slowdown["series"] if s["role"] == "measured"] == ["scenario solo"]
     assert {d["label"] for d in slowdown["left_out"]} >= {"idle", "huge", "mbr[budget_events=2000]"}
     assert not [s for s in overhead["series"] if s["role"] == "measured"] and len(overhead["left_out"]) == 3
-    # interf_mbps is 2 x budget: above y = 0.5 x by more than one period (100 us of 5 ms): left out
-    assert len(consumed["left_out"]) == 3 and consumed["yscale"] == "linear"
+    # interf_mbps is 2 x budget: above y = 0.5 x by more than one period (100 us of 5 ms): shown as
+    # violations (red crosses, not a result), not silently removed
+    assert consumed["left_out"] == [] and consumed["yscale"] == "linear"
     assert [ln["label"] for ln in consumed["lines"]] == ["budget, y = 0.5 x", "a guarantee"]
-    assert [s["label"] for s in consumed["series"]] == ["published: a study"]
+    assert [(s["role"], s["x"], s["y"]) for s in consumed["series"]] == [
+        ("violation", [2000.0, 4000.0, 8000.0], [4000.0, 8000.0, 16000.0]),
+        ("published", [2000.0, 8000.0], [1000.0, 3000.0])]
     report = (out / "report.md").read_text()
     assert "## Artefacts: runs not drawn as results" in report
     assert "| short[budget_events=2000] | bw | 1 |" in report and "above-budget:" in report
-    assert "| idle | bw | ns_per_line (ns/line) | – | – | – | 1 ok (1 flagged: not a result) |" in report
+    assert "| idle | bw | ns_per_line (ns/line) | – | 0 | – | – | 1 ok (1 flagged: not a result) |" in report
     with open(out / "results.csv", newline="") as f:  # the charts' flags are written back
         above = [r for r in csv.DictReader(f) if r["flags"].startswith("above-budget")]
     assert [r["scenario"] for r in above] == ["mbr"] * 3
@@ -588,14 +604,9 @@ def test_modelled_figures_are_labelled(tmp_path: Path) -> None:
         icount: 0
         """)))
 
-    def modelled_run(config: Path, **kwargs: Any) -> RunResult:
-        res = fake_run(config, **kwargs)
-        interf = "guest: interferer" in Path(config).read_text()
-        res.modelled = {"bench": {"time_ns": 2_000_000 if interf else 1_000_000, "dram_bpp": 640}}  # type: ignore[attr-defined]
-        return res
-
     out = tmp_path / "out"
-    run_experiment(spec, out, run_fn=modelled_run)
+    run_experiment(spec, out, run_fn=modelled_fake({"time_ns": 1_000_000, "dram_bpp": 640},
+                                                   {"time_ns": 2_000_000, "dram_bpp": 640}))
     with open(out / "results.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     assert [(r["modelled_time_ns"], r["modelled_dram_bpp"]) for r in rows] == [("1000000", "640"),
@@ -666,8 +677,9 @@ def test_per_vcpu_values_above_their_budget_are_flagged(tmp_path: Path) -> None:
     run_experiment(spec, out, run_fn=fake_run)
     # the VM under test moves 1000 / (1.6 ... 3.1) MB/s: above 0.2 x 2000 = 400 at 2000 only
     doc = json.loads((out / "plots" / "per-vcpu.json").read_text())
-    assert [d["label"] for d in doc["left_out"]] == ["mbr[budget_events=2000]"]
-    assert [s["x"] for s in doc["series"]] == [[4000.0, 8000.0]]
+    assert doc["left_out"] == []  # shown as a violation, not removed
+    assert [(s["role"], s["x"]) for s in doc["series"]] == [("violation", [2000.0]), ("measured", [4000.0, 8000.0])]
+    assert "Red crosses: 1 run(s) above the budget" in doc["caption"]
 
 
 def test_regulated_interferer_drawn_against_its_budget(tmp_path: Path) -> None:

@@ -44,10 +44,14 @@ SOURCES: dict[str, list[str]] = {
     "test_smmu500": ["drivers/iommu.c", "drivers/smmu/smmu500.c", "drivers/smmu/smmu500_enc.c",
                      "arch/aarch64/pt.c", "lib/log.c", "lib/format.c"],
     "test_console": ["core/console.c", "lib/linering.c", "lib/format.c"],
+    # a DMA fault's policy against a VM reset, in every order, over a stub SMMUv3
+    "test_dma_fault": ["core/dma.c", "drivers/iommu.c", "drivers/smmu/smmuv3_enc.c",
+                       "lib/log.c", "lib/format.c"],
 }
 # extra preprocessor definitions (the drivers drivers/iommu.c dispatches to)
 DEFINES: dict[str, list[str]] = {
     "test_smmuv3": ["-DIOMMU_HAVE_SMMUV3"], "test_smmu500": ["-DIOMMU_HAVE_SMMU500"],
+    "test_dma_fault": ["-DIOMMU_HAVE_SMMUV3"],
     # the hypervisor's own string functions, renamed beside the host's
     "test_string": [f"-D{f}=hyp_{f}" for f in ("memcpy", "memmove", "memset", "memcmp", "strlen", "strcmp")],
 }

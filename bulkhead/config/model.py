@@ -480,6 +480,15 @@ class PciEntrySpec:
     on_fault: str | None = None  # DMA fault policy (docs/dma.md): abort-device (default) | stop-vm
 
 
+@dataclass(frozen=True)
+class PciBridgeSpec:
+    """One ``pci_bridges[i]``: a bridge QEMU adds to the bus (docs/pci.md)."""
+
+    bdf: int
+    qemu: str  # pci-bridge | pcie-pci-bridge
+    path: str
+
+
 SmmuType = Literal["smmuv3", "smmu-500"]
 SMMU_TYPES: tuple[SmmuType, ...] = ("smmuv3", "smmu-500")
 
@@ -791,6 +800,7 @@ class SystemSpec:
     # the system boots through secure firmware that answers SDEI with Bulkhead's
     # event table (docs/interrupts.md): what `interrupts: direct` needs
     sdei: bool = False
+    pci_bridges: tuple[PciBridgeSpec, ...] = ()  # bridges QEMU adds to the PCI bus (docs/pci.md)
 
     def vm(self, name: str) -> VmSpec | None:
         for vm in self.vms:

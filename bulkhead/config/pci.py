@@ -27,6 +27,7 @@ from bulkhead.config.model import (
     ECAM_BUS,
     PAGE,
     MiB,
+    PciBridgeSpec,
     PciEntrySpec,
     PlatformFunction,
     PlatformPci,
@@ -67,6 +68,94 @@ NVME_IMAGE_SIZE = 8 * MiB
 
 
 @dataclass(frozen=True)
+class BridgeModel:
+    """A QEMU bridge the toolchain can put on the bus (``pci_bridges:``)."""
+
+    vendor: int
+    device: int
+    # the requester ID its secondary side's DMA carries upstream: "bridge"
+    # (its own, a conventional PCI-to-PCI bridge) or "secondary" (secondary
+    # bus, devfn 0: a PCIe-to-PCI bridge, PCIe-to-PCI/PCI-X Bridge spec 2.3)
+    alias: str
+    first_slot: int  # lowest usable slot on its secondary bus
+
+
+# hw/pci-bridge/pci_bridge_dev.c (1b36:0001, conventional PCI: its
+# secondary bus is no PCIe bus; put on the command line with shpc=off, so
+# slot 0 is usable) and hw/pci-bridge/pcie_pci_bridge.c (1b36:000e, a PCIe
+# capability of type PCI_EXP_TYPE_PCI_BRIDGE; its hot-plug controller,
+# always on, refuses slot 0). Aliasing: hw/pci/pci.c
+# pci_device_get_iommu_bus_devfn, which gives the SMMU the alias of every
+# conventional bus between a function and the root complex.
+BRIDGES: dict[str, BridgeModel] = {
+    "pci-bridge": BridgeModel(0x1B36, 0x0001, "bridge", 0),
+    "pcie-pci-bridge": BridgeModel(0x1B36, 0x000E, "secondary", 1),
+}
+
+
+@dataclass(frozen=True)
+class Bridge:
+    """A bridge of the config, with the secondary bus the hypervisor gives it."""
+
+    bdf: int
+    qemu: str
+    sec: int
+    path: str
+
+    @property
+    def addr(self) -> str:
+        return bdf_text(self.bdf)
+
+    @property
+    def model(self) -> BridgeModel:
+        return BRIDGES[self.qemu]
+
+    @property
+    def qemu_id(self) -> str:
+        return f"bhbr{self.bdf:x}"
+
+
+@dataclass(frozen=True)
+class Topology:
+    """The bridges below the host bridge, by the bus they lead to."""
+
+    bus_first: int
+    by_sec: dict[int, Bridge]
+
+    def root_pin(self, bdf: int, pin: int) -> int | None:
+        """The INTx line (0-3: INTA-INTD) a function's pin (1-4) reaches at
+        the host bridge: at each bridge up to the root bus the standard
+        swizzle, pin' = (pin + device) mod 4, then the same at the root bus
+        (the host bridge's interrupt-map); None without a pin or when no
+        bridge leads to the function's bus. lib/pcienum.c computes the same
+        (pcienum_root_pin; both checked against tests/host/pci_swizzle.txt)."""
+        if not 1 <= pin <= 4:
+            return None
+        line = pin - 1
+        for _ in range(256):
+            line = (line + ((bdf >> 3) & 31)) % 4
+            if bdf >> 8 == self.bus_first:
+                return line
+            bridge = self.by_sec.get(bdf >> 8)
+            if bridge is None:
+                return None
+            bdf = bridge.bdf
+        return None
+
+    def requester_id(self, bdf: int) -> tuple[int, Bridge | None]:
+        """The requester ID the function's DMA reaches the root complex (and
+        so the SMMU) with, and the bridge whose alias it is (None: its own):
+        every conventional bus on the way replaces it, with the bridge's own
+        ID or, behind a PCIe-to-PCI bridge, (secondary bus, devfn 0)."""
+        sid, by, bus = bdf, None, bdf >> 8
+        while bus != self.bus_first and bus in self.by_sec:
+            by = self.by_sec[bus]
+            sid = by.sec << 8 if by.model.alias == "secondary" else by.bdf
+            bus = by.bdf >> 8
+        return sid, by
+
+
+@dataclass(frozen=True)
 class Function:
     """A function given to a VM, resolved."""
 
@@ -79,6 +168,12 @@ class Function:
     spi: int  # 0: no pin
     qemu: str | None
     path: str
+    sid: int = -1  # the requester ID its DMA carries (-1: its own, bdf)
+    alias_of: Bridge | None = None  # the bridge whose alias sid is
+
+    @property
+    def stream_id(self) -> int:
+        return self.bdf if self.sid < 0 else self.sid
 
     @property
     def addr(self) -> str:
@@ -94,6 +189,7 @@ class Plan:
     functions: tuple[Function, ...]
     windows: dict[str, Range]  # VM name -> its BAR window
     errors: tuple[Diagnostic, ...]
+    bridges: tuple[Bridge, ...] = ()
 
     def of(self, vm: str) -> tuple[Function, ...]:
         return tuple(f for f in self.functions if f.vm == vm)
@@ -181,6 +277,69 @@ def parse_vm(r: Reader, node: YNode, path: str) -> tuple[PciEntrySpec, ...]:
     return r.each(node, path, entry, "a list of PCI functions")
 
 
+def parse_bridges(r: Reader, node: YNode) -> tuple[PciBridgeSpec, ...]:
+    """``pci_bridges:``: bridges QEMU adds to the bus, ``{qemu: MODEL, addr: "BB:DD.F"}``."""
+    def bridge(n: YNode, q: str) -> PciBridgeSpec:
+        m = r.mapping(n, q, ("qemu", "addr"), ("qemu", "addr"), 'a bridge {qemu: MODEL, addr: "BB:DD.F"}')
+        return PciBridgeSpec(_bdf(r, m["addr"], join(q, "addr")), r.choice(m["qemu"], join(q, "qemu"), tuple(BRIDGES)),
+                             q)
+
+    return r.each(node, "pci_bridges", bridge, "a list of PCI bridges")
+
+
+def _topology(s: SystemSpec, pci: PlatformPci, errors: list[Diagnostic]) -> Topology:
+    """The config's bridges with the bus numbers the hypervisor gives them
+    (lib/pcienum.c: the next free number to each bridge found, depth first,
+    in the order of the bus scan)."""
+    at = s.locs.diag
+    specs: dict[int, PciBridgeSpec] = {}
+    for b in s.pci_bridges:
+        if b.bdf in specs:
+            errors.append(at(join(b.path, "addr"), f"{bdf_text(b.bdf)} is already taken by {specs[b.bdf].path}"))
+            continue
+        specs[b.bdf] = b
+    by_sec: dict[int, Bridge] = {}
+    numbered: set[int] = set()
+    next_bus = pci.bus_first + 1
+
+    def visit(bus: int) -> None:
+        nonlocal next_bus
+        for bdf in sorted(b for b in specs if b >> 8 == bus):
+            spec = specs[bdf]
+            numbered.add(bdf)
+            why = _slot_error(by_sec, bdf)
+            if why:
+                errors.append(at(join(spec.path, "addr"), why))
+            if next_bus > pci.bus_last:
+                errors.append(at(spec.path, f"no bus number left for the bridge at {bdf_text(bdf)}: the hypervisor "
+                                            f"enumerates buses {pci.bus_first}-{pci.bus_last}"))
+                continue
+            bridge = Bridge(bdf, spec.qemu, next_bus, spec.path)
+            next_bus += 1
+            by_sec[bridge.sec] = bridge
+            visit(bridge.sec)
+
+    visit(pci.bus_first)
+    for bdf, spec in specs.items():
+        if bdf not in numbered:
+            errors.append(at(join(spec.path, "addr"), _no_bus(pci, by_sec, bdf >> 8)))
+    return Topology(pci.bus_first, by_sec)
+
+
+def _no_bus(pci: PlatformPci, by_sec: dict[int, Bridge], bus: int) -> str:
+    buses = ", ".join(f"{b:02x} (behind {br.qemu} {br.addr})" for b, br in sorted(by_sec.items()))
+    return (f"no bridge leads to bus {bus:02x}: the root bus is {pci.bus_first:02x}"
+            + (f", bridges lead to {buses}" if buses else ", and no bridge of pci_bridges leads to another bus"))
+
+
+def _slot_error(by_sec: dict[int, Bridge], bdf: int) -> str | None:
+    bridge = by_sec.get(bdf >> 8)
+    if bridge is None or (bdf >> 3) & 31 >= bridge.model.first_slot:
+        return None
+    return (f"slot {(bdf >> 3) & 31} behind the {bridge.qemu} at {bridge.addr} is not usable (QEMU's hot-plug "
+            f"controller of that bridge takes slots {bridge.model.first_slot}-31)")
+
+
 @dataclass
 class _Known:
     bdf: int
@@ -192,10 +351,9 @@ class _Known:
     where: str  # what created it, for messages
 
 
-def _spi(pci: PlatformPci, bdf: int, pin: int) -> int:
-    if not pin:
-        return 0
-    return pci.intx[((bdf >> 3) + pin - 1) % 4]
+def _spi(pci: PlatformPci, topo: Topology, bdf: int, pin: int) -> int:
+    line = topo.root_pin(bdf, pin)
+    return 0 if line is None else pci.intx[line]
 
 
 def plan(s: SystemSpec) -> Plan:
@@ -205,15 +363,21 @@ def plan(s: SystemSpec) -> Plan:
     errors: list[Diagnostic] = []
     at = s.locs.diag
     entries = [(vm, e) for vm in s.vms for e in vm.pci]
-    if not entries:
+    if not entries and not s.pci_bridges:
         return Plan((), {}, ())
     pci = p.pci
     if pci is None:
-        vm, e = entries[0]
-        return Plan((), {}, (at(e.path, f"platform '{p.name}' has no PCI host bridge ('pci:' in its file)"),))
+        where = entries[0][1].path if entries else "pci_bridges"
+        return Plan((), {}, (at(where, f"platform '{p.name}' has no PCI host bridge ('pci:' in its file)"),))
 
     known: dict[int, _Known] = {f.bdf: _Known(f.bdf, f.vendor, f.device, f.pin, None, f.reserved,
                                                f"platform function '{f.name}'") for f in pci.functions}
+    topo = _topology(s, pci, errors)
+    for br in topo.by_sec.values():
+        if br.bdf in known:
+            errors.append(at(join(br.path, "addr"), f"{br.addr} is already taken by {known[br.bdf].where}"))
+            continue
+        known[br.bdf] = _Known(br.bdf, br.model.vendor, br.model.device, 0, br.qemu, True, f"{br.path} ({br.qemu})")
     placed: dict[int, _Known] = {}  # the QEMU devices, by the entry's path index
     owner_spi: dict[int, str] = {}  # SPI -> VM
     created: list[tuple[VmSpec, PciEntrySpec, QemuModel]] = []
@@ -224,21 +388,25 @@ def plan(s: SystemSpec) -> Plan:
     for vm, e, model in created:
         if e.bdf is None:
             continue
-        if e.bdf >> 8 != pci.bus_first:
-            errors.append(at(join(e.path, "addr"), f"a QEMU device goes on the root bus {pci.bus_first:02x}"))
+        if e.bdf >> 8 != pci.bus_first and e.bdf >> 8 not in topo.by_sec:
+            errors.append(at(join(e.path, "addr"), f"a QEMU device goes on the root bus or behind a bridge of "
+                                                   f"pci_bridges: {_no_bus(pci, topo.by_sec, e.bdf >> 8)}"))
+            continue
+        why = _slot_error(topo.by_sec, e.bdf)
+        if why:
+            errors.append(at(join(e.path, "addr"), why))
             continue
         if e.bdf in known:
             errors.append(at(join(e.path, "addr"), f"{bdf_text(e.bdf)} is already taken by {known[e.bdf].where}"))
             continue
         known[e.bdf] = _Known(e.bdf, model.vendor, model.device, model.pin, e.qemu, False, f"{e.path} ({e.qemu})")
         placed[id(e)] = known[e.bdf]
-        spi = _spi(pci, e.bdf, model.pin)
-        owner_spi.setdefault(spi, vm.name)
+        owner_spi.setdefault(_spi(pci, topo, e.bdf, model.pin), vm.name)
     for vm, e, model in created:
         if e.bdf is not None:
             continue
         slots = [d for d in range(1, 32) if not any((b >> 3) & 31 == d and b >> 8 == pci.bus_first for b in known)]
-        fits = [d for d in slots if owner_spi.get(_spi(pci, pci.bus_first << 8 | d << 3, model.pin), vm.name)
+        fits = [d for d in slots if owner_spi.get(_spi(pci, topo, pci.bus_first << 8 | d << 3, model.pin), vm.name)
                 == vm.name]
         if not fits:
             errors.append(at(e.path, f"no free slot on bus {pci.bus_first:02x} whose INTx SPI no other VM uses"))
@@ -246,7 +414,7 @@ def plan(s: SystemSpec) -> Plan:
         bdf = pci.bus_first << 8 | fits[0] << 3
         known[bdf] = _Known(bdf, model.vendor, model.device, model.pin, e.qemu, False, f"{e.path} ({e.qemu})")
         placed[id(e)] = known[bdf]
-        owner_spi.setdefault(_spi(pci, bdf, model.pin), vm.name)
+        owner_spi.setdefault(_spi(pci, topo, bdf, model.pin), vm.name)
 
     listing = ", ".join(f"{bdf_text(k.bdf)} {k.vendor:04x}:{k.device:04x}" for k in known.values()
                         if not k.reserved) or "none"
@@ -279,9 +447,13 @@ def plan(s: SystemSpec) -> Plan:
         if k.bdf in taken:
             errors.append(at(e.path, f"PCI function {bdf_text(k.bdf)} is already given to {taken[k.bdf]}"))
             continue
+        if k.bdf >> 8 != pci.bus_first and k.bdf >> 8 not in topo.by_sec:
+            errors.append(at(e.path, f"PCI function {bdf_text(k.bdf)}: {_no_bus(pci, topo.by_sec, k.bdf >> 8)}"))
+            continue
         taken[k.bdf] = f"VM '{vm.name}' ({e.path})"
+        sid, alias_of = topo.requester_id(k.bdf)
         functions.append(Function(vm.name, vm.index, k.bdf, k.vendor, k.device, k.pin,
-                                  _spi(pci, k.bdf, k.pin), k.qemu, e.path))
+                                  _spi(pci, topo, k.bdf, k.pin), k.qemu, e.path, sid, alias_of))
 
     spi_vm: dict[int, Function] = {}
     for f in functions:
@@ -292,6 +464,20 @@ def plan(s: SystemSpec) -> Plan:
             errors.append(at(f.path, f"PCI function {f.addr} of VM '{f.vm}' raises INTx SPI {f.spi}, as does "
                                      f"{other.addr} of VM '{other.vm}' ({other.path}): a shared INTx line cannot "
                                      "be passed through to two VMs; use another slot"))
+    # behind a conventional bridge every function's DMA carries one alias:
+    # the SMMU cannot tell them apart, so they must be one VM's
+    alias_vm: dict[int, Function] = {}
+    for f in functions:
+        if f.alias_of is None:
+            continue
+        other = alias_vm.setdefault(f.stream_id, f)
+        if other.vm != f.vm:
+            br = f.alias_of
+            errors.append(at(f.path, f"PCI function {f.addr} of VM '{f.vm}' and {other.addr} of VM '{other.vm}' "
+                                     f"({other.path}) are behind the conventional bridge {br.qemu} {br.addr} "
+                                     f"({br.path}): their DMA reaches the SMMU with one requester ID "
+                                     f"({f.stream_id:#06x}), so one VM's stage 2 would translate both; give the "
+                                     "functions behind that bridge to one VM"))
     if len(functions) > MAX_FUNCS:
         errors.append(at("vms", f"{len(functions)} PCI functions; the hypervisor enumerates at most {MAX_FUNCS}"))
     for vm in s.vms:
@@ -309,7 +495,7 @@ def plan(s: SystemSpec) -> Plan:
         base = _align_up(pci.mmio32.base, slice_)
         for i, name in enumerate(users):
             windows[name] = Range(base + i * slice_, slice_)
-    return Plan(tuple(functions), windows, tuple(errors))
+    return Plan(tuple(functions), windows, tuple(errors), tuple(topo.by_sec.values()))
 
 
 def _align_up(value: int, align: int) -> int:
@@ -329,13 +515,26 @@ def device_name(f: Function) -> str:
 
 def streams(s: SystemSpec) -> list[dma.DmaStream]:
     """The PCI hook of the DMA stream table (bulkhead/config/dma.py): one
-    stream per function, StreamID = requester ID (bus << 8 | devfn), on the
-    SMMU the root complex is behind."""
+    stream per requester ID the SMMU sees (bus << 8 | devfn: the function's
+    own, or the alias of the conventional bridge it is behind), on the SMMU
+    the root complex is behind."""
     unit = dma.pcie_smmu(s.platform)
     if unit is None:
         return []
-    return [dma.DmaStream(unit.name, f.bdf, f.vm, device_name(f), _on_fault(s, f), f.path)
-            for f in plan(s).functions]
+    groups: dict[int, list[Function]] = {}
+    for f in plan(s).functions:
+        groups.setdefault(f.stream_id, []).append(f)
+    out = []
+    for sid, funcs in groups.items():
+        funcs = [f for f in funcs if f.vm == funcs[0].vm]  # two VMs on one alias: plan's error
+        first = funcs[0]
+        # several functions behind one conventional bridge are one stream,
+        # named after the bridge; stop-vm if any of them asks for it
+        name = device_name(first) if len(funcs) == 1 or first.alias_of is None else \
+            f"{first.alias_of.qemu}@{first.alias_of.addr}"
+        policy = "stop-vm" if any(_on_fault(s, f) == "stop-vm" for f in funcs) else _on_fault(s, first)
+        out.append(dma.DmaStream(unit.name, sid, first.vm, name, policy, first.path))
+    return out
 
 
 def _on_fault(s: SystemSpec, f: Function) -> str:
@@ -358,6 +557,14 @@ def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
     p = s.platform
     for vm in s.vms:
         funcs = pl.of(vm.name)
+        hidden = [f for f in funcs if p.pci is not None and f.bdf >> 8 != p.pci.bus_first]
+        if vm.type == "linux" and hidden:
+            # the VM's ECAM shows its functions, never the bridge: Linux scans
+            # the root bus and the buses bridges lead to, so it would not
+            # find them
+            errors.append(s.locs.diag(hidden[0].path, f"PCI function {hidden[0].addr} is behind a bridge, which "
+                                                      f"the ECAM of VM '{vm.name}' does not show: Linux would not find "
+                                                      "it; give a Linux VM functions on the root bus"))
         if not funcs or confined(s):
             continue
         names = ", ".join(f"'{f.label}'" for f in funcs)
@@ -407,7 +614,11 @@ def report(system: Resolved) -> str:
         lines.append(f"  {vm.name}: BAR window {pl.windows[vm.name]}")
         for f in funcs:
             intx = f"INTx SPI {f.spi}" if f.spi else "no INTx"
-            lines.append(f"    {f.addr}  {f.vendor:04x}:{f.device:04x}  {f.qemu or '-':<15} {intx}")
+            alias = f"; DMA as {f.stream_id:#06x} (alias of {f.alias_of.qemu} {f.alias_of.addr})" \
+                if f.alias_of is not None else ""
+            lines.append(f"    {f.addr}  {f.vendor:04x}:{f.device:04x}  {f.qemu or '-':<15} {intx}{alias}")
+    for br in pl.bridges:
+        lines.append(f"  bridge {br.addr} {br.qemu}: bus {br.sec:02x}")
     return "\n".join(lines)
 
 
@@ -424,7 +635,7 @@ def document(system: Resolved) -> dict[str, Any]:
         out[vm.name] = {
             "window": {"base": w.base, "size": w.size},
             "functions": [{"addr": f.addr, "vendor": f"{f.vendor:04x}", "device": f"{f.device:04x}",
-                           "qemu": f.qemu, "intx_spi": f.spi or None} for f in funcs],
+                           "qemu": f.qemu, "intx_spi": f.spi or None, "stream_id": f.stream_id} for f in funcs],
         }
     return out
 
@@ -436,13 +647,25 @@ def qemu_args(system: Resolved, out_dir: str | None) -> list[str]:
     pci = s.platform.pci
     if pci is None:
         return []
-    funcs = plan(s).functions
+    pl = plan(s)
+    funcs = pl.functions
+    by_sec = {b.sec: b for b in pl.bridges}
+
+    def where(bdf: int) -> str:
+        bus = pci.qemu_bus if bdf >> 8 == pci.bus_first else by_sec[bdf >> 8].qemu_id
+        return f"bus={bus},addr={(bdf >> 3) & 31:#x}.{bdf & 7}"
+
     # no default NIC: QEMU virt would put a virtio-net-pci at the first free slot
-    out: list[str] = ["-nic", "none"] if funcs else []
+    out: list[str] = ["-nic", "none"] if funcs or pl.bridges else []
+    # parents first (plan lists them depth first); pci-bridge: a chassis
+    # number of its own, no hot-plug controller (slot 0 usable)
+    for i, br in enumerate(pl.bridges):
+        extra = f",chassis_nr={i + 1},shpc=off" if br.qemu == "pci-bridge" else ""
+        out += ["-device", f"{br.qemu},id={br.qemu_id}{extra},{where(br.bdf)}"]
     for f in funcs:
         if f.qemu is None:
             continue
-        addr = f"bus={pci.qemu_bus},addr={(f.bdf >> 3) & 31:#x}.{f.bdf & 7}"
+        addr = where(f.bdf)
         tag = f"bhpci{f.bdf:x}"
         if f.qemu == "edu":
             # 64-bit DMA addresses (edu's default mask keeps 28 bits)

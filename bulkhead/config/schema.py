@@ -442,7 +442,7 @@ def parse_system(
     locs = Locs(display)
     r = Reader(locs)
     top = r.mapping(node, "", ("platform", "console_input", "vms", "shmem", "bandwidth", "io", "hypervisor_colors",
-                               "dma_isolation", "recolor_pool", "sdei"), ("platform", "vms"))
+                               "dma_isolation", "recolor_pool", "sdei", "pci_bridges"), ("platform", "vms"))
     platform_name = r.name(top["platform"], "platform", "a platform name", PLATFORM_NAME_RE)
     try:
         platform = load_platform(platform_name)
@@ -476,7 +476,8 @@ def parse_system(
                       spare_sharing=spare_sharing, io=io, hypervisor_colors=hyp_colors, recolor_pool=pool,
                       dma_isolation=qos_mod.parse_dma_isolation(r, top["dma_isolation"])
                       if "dma_isolation" in top else None,
-                      sdei=r.boolean(top["sdei"], "sdei") if "sdei" in top else False)
+                      sdei=r.boolean(top["sdei"], "sdei") if "sdei" in top else False,
+                      pci_bridges=pci_mod.parse_bridges(r, top["pci_bridges"]) if "pci_bridges" in top else ())
 
 
 def _parse_pool(r: Reader, node: YNode) -> PoolSpec:
@@ -603,6 +604,7 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
 def _param_value(r: Reader, node: YNode, path: str) -> str:
     what = "a parameter value (string, integer or boolean)"
     if isinstance(node, YScalar):
+        r.plain_boolean(node, path)
         if isinstance(node.value, bool):
             return "true" if node.value else "false"
         if isinstance(node.value, int):

@@ -37,9 +37,10 @@ import yaml
 
 from bulkhead import __version__
 from bulkhead.base import term
+from bulkhead.base import version as version_mod
 from bulkhead.base.errors import BuildError, ConfigError
 from bulkhead.base.tree import REPO_ROOT
-from bulkhead.experiment import modelled, validity, workloads
+from bulkhead.experiment import bundle, modelled, stats, validity, workloads
 from bulkhead.experiment.record import (
     BUILD_ERROR,
     FAIL,
@@ -113,23 +114,11 @@ def qemu_version(binary: str) -> str:
     return first.split(marker, 1)[1].split()[0] if marker in first else (first or "unknown")
 
 
-def git_rev() -> str:
-    if shutil.which("git") is None:
-        return "unknown"
-    try:
-        rev = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "--short=12", "HEAD"],
-                             capture_output=True, text=True, timeout=30, check=False)
-        dirty = subprocess.run(["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=30, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return "unknown"
-    if rev.returncode != 0:
-        return "unknown"
-    return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
-
-
-def environment(qemu_binary: str) -> Environment:
-    return Environment(__version__, git_rev(), qemu_version(qemu_binary), host_platform.node() or "unknown")
+def environment(qemu_binary: str, rev: version_mod.Revision | None = None) -> Environment:
+    """The tools' versions; ``rev``: the tree's state (read now if not given).
+    The commit is dirty if a tracked or untracked file differs from it."""
+    rev = rev or version_mod.revision()
+    return Environment(rev.version, rev.short, qemu_version(qemu_binary), host_platform.node() or "unknown")
 
 
 # --- progress ---------------------------------------------------------------
@@ -244,11 +233,11 @@ def prepare_config(spec: ExperimentSpec, plan: RunPlan, configs_dir: Path, platf
 
 
 def execute(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, build_dir: Path, logs_dir: Path,
-            run_fn: RunFn = runner_mod.run, model: bool = False) -> RunRecord:
-    """Boot one run and judge it."""
+            run_fn: RunFn = runner_mod.run, model: bool = False, timing: int | None = None) -> RunRecord:
+    """Boot one run and judge it (``timing``: in timing mode, that quantum in ns)."""
     bench = spec.benchmark(plan.benchmark)
     rec = RunRecord(plan, bench.guest, bench.metric.column, bench.metric.unit, OK,
-                    config=str(cfg.path), config_hash=cfg.config_hash, platform=cfg.platform)
+                    config=str(cfg.path), config_hash=cfg.config_hash, platform=cfg.platform, icount=spec.icount)
     if cfg.error:
         rec.status = UNSUPPORTED if plan.optional else INVALID
         rec.error = cfg.error
@@ -259,6 +248,8 @@ def execute(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, build_dir: Path, 
     try:
         with open(build_log, "a") as blog, workloads.host_peer(bench.command), _network(spec) as netdev:
             kwargs: dict[str, Any] = {"model": True} if model else {}
+            if timing is not None:
+                kwargs["timing"] = timing
             if netdev:
                 kwargs["netdev"] = netdev
             result = run_fn(cfg.path, timeout=spec.timeout, icount=spec.icount, out=build_dir,
@@ -275,6 +266,7 @@ def execute(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, build_dir: Path, 
         return rec
     rec.wall_s = time.monotonic() - start
     log_path.write_text(result.output)
+    rec.artefacts = bundle.run_artefacts(build_dir, result.argv)
 
     own = result.lines(spec.critical)
     for vm in _vm_names(result.output):
@@ -462,6 +454,9 @@ def run_experiment(
     model: bool = False,
     slots: Sequence[Slot] | None = None,
     resume: bool = False,
+    benchmarks: Sequence[str] | None = None,
+    workloads: Sequence[str] | None = None,
+    timing: int | None = None,
 ) -> ExperimentResult:
     """Run the matrix into ``out``; never raises for a single run's failure.
     ``model``: under the cache model plugin (docs/model.md), -icount 0 if the
@@ -471,14 +466,22 @@ def run_experiment(
     (:class:`bulkhead.run.farm.PlaceLost`) is re-queued on another slot and
     recorded once. Labgrid slots add the ``place`` column.
     ``resume``: keep the runs ``out/results.csv`` already records (the
-    journal, rewritten after every run) and run only the missing ones."""
-    if model and spec.icount is None:
+    journal, rewritten after every run) and run only the missing ones.
+    ``benchmarks``/``workloads``: run only these benchmarks (spec.selected).
+    ``timing``: every run in timing mode with that quantum in ns (docs/model.md
+    "Timing mode"; implies ``model``, without -icount whatever the spec says).
+    Writes the bundle (bundle.json, bundle/: docs/experiments.md) and, with
+    the report, summary.csv (means and 95% intervals)."""
+    if timing is not None:
+        model = True
+        spec = replace(spec, icount=None)
+    elif model and spec.icount is None:
         spec = replace(spec, icount=0)
     out = out.absolute()
     configs_dir, logs_dir, build_root = out / "configs", out / "logs", out / "build"
     for d in (configs_dir, logs_dir, build_root):
         d.mkdir(parents=True, exist_ok=True)
-    plans = expand(spec, repetitions, only)
+    plans = expand(spec, repetitions, only, benchmarks, workloads)
     if slots is None:
         slots = [Slot(f"w{i}", run_fn) for i in range(max(1, jobs))]
     with_place = any(slot.place for slot in slots)
@@ -488,7 +491,23 @@ def run_experiment(
         if plan.config_stem not in configs:
             configs[plan.config_stem] = prepare_config(spec, plan, configs_dir, platform)
     binaries = [c.qemu_binary for c in configs.values() if c.qemu_binary]
-    env = environment(binaries[0] if binaries else "qemu-system-aarch64")
+    rev = version_mod.revision()
+    env = environment(binaries[0] if binaries else "qemu-system-aarch64", rev)
+    qemu_path = bundle.binary(binaries[0] if binaries else "qemu-system-aarch64")
+    qemu = {"binary": binaries[0] if binaries else "qemu-system-aarch64", "path": qemu_path or "not found",
+            "version": env.qemu_version, "sha256": bundle.sha256(qemu_path) if qemu_path else ""}
+    command = {"repetitions": repetitions or spec.repetitions, "only": list(only or []),
+               "benchmarks": list(benchmarks or []), "workloads": list(workloads or []), "platform": platform,
+               "model": model, "timing_quantum_ns": timing}
+    booted: dict[str, dict[str, Any]] = dict(_booted(out)) if resume else {}
+
+    def write_bundle() -> None:
+        for rec in result.records:
+            if rec.artefacts:
+                booted.setdefault(rec.plan.config_stem, rec.artefacts)
+        names = sorted({c.platform for c in configs.values() if c.platform} | {platform or spec.platform or ""})
+        bundle.write(spec, out, rev, command, qemu, names, booted,
+                     csv_columns(spec, _has_model(result.records), with_place, modelled.columns(result.records)))
 
     result = ExperimentResult(spec, out, [], env, out / "results.csv", out / "results-lines.csv")
     kept = recorded_runs(spec, out, plans) if resume else []
@@ -520,7 +539,7 @@ def run_experiment(
                             platform=cfg.platform)
         else:
             rec = execute(spec, plan, configs[plan.config_stem], build_root / slot.name, logs_dir, slot.run_fn,
-                          model)
+                          model, timing)
             rec.place = slot.place
         record(rec)
 
@@ -538,6 +557,7 @@ def run_experiment(
         model_slowdowns(spec, result.records)
         write_results(result.csv, spec, result.records, env, with_place)
         write_lines(result.lines_csv, result.records)
+        write_bundle()
     if progress is not None:
         progress.write(f"bulkhead: experiment {spec.name}: {bar.summary()}; results in {result.csv}\n")
     if report:
@@ -546,9 +566,18 @@ def run_experiment(
         result.report, result.plots = experiment_report.render(spec, out, result.records, env,
                                                                 repetitions or spec.repetitions)
         write_results(result.csv, spec, result.records, env, with_place)  # with the charts' flags
+        stats.write_summary(out / "summary.csv", spec, result.records)
         if progress is not None:
             progress.write(f"bulkhead: report {result.report}\n")
     return result
+
+
+def _booted(out: Path) -> dict[str, Any]:
+    """What the runs of an earlier bundle in ``out`` booted (``--resume``)."""
+    try:
+        return dict(bundle.load(out).get("booted") or {})
+    except BuildError:
+        return {}
 
 
 def model_slowdowns(spec: ExperimentSpec, records: Sequence[RunRecord]) -> None:
@@ -678,7 +707,8 @@ def records_from_csv(spec: ExperimentSpec, out: Path) -> tuple[list[RunRecord], 
                             row.get("error", ""), metrics, [], row.get("config", ""),
                             row.get("config_hash", ""), row.get("platform", ""),
                             float(row["wall_s"]) if row.get("wall_s") else 0.0, row.get(PLACE_COLUMN) or "",
-                            [f.strip() for f in (row.get("flags") or "").split(" | ") if f.strip()])
+                            [f.strip() for f in (row.get("flags") or "").split(" | ") if f.strip()],
+                            icount=int(row["icount"]) if (row.get("icount") or "").isdigit() else None)
             env = Environment(row.get("bulkhead_version", ""), row.get("git_rev", ""),
                               row.get("qemu_version", ""), row.get("host", ""))
             records.append(rec)
@@ -724,20 +754,37 @@ def add_parser(sub: Any) -> None:
                     "under QEMU and write results.csv, plots and report.md into DIR. Exit 0 only if every "
                     "run succeeded (runs of optional scenarios whose config is not supported aside).",
     )
-    p.add_argument("spec", metavar="SPEC", type=Path)
+    p.add_argument("spec", metavar="SPEC", type=Path, nargs="?",
+                   help="the experiment spec (not with --reproduce, which runs the bundle's)")
     p.add_argument("--out", metavar="DIR", type=Path, help="output directory (default: build/experiments/<spec stem>)")
     p.add_argument("--jobs", metavar="N", type=_positive_int, default=1, help="runs in parallel (default 1)")
-    p.add_argument("--reps", metavar="N", type=_positive_int, help="repetitions (default: the spec's)")
+    p.add_argument("--reps", "--repeat", metavar="N", dest="reps", type=_positive_int,
+                   help="repetitions of every run (default: the spec's)")
     p.add_argument("--platform", metavar="NAME", help="run on platforms/NAME.yaml instead of the spec's platform")
     p.add_argument("--only", metavar="SCENARIO", action="append",
                    help="run only this scenario (repeatable)")
+    p.add_argument("--benchmark", metavar="NAME", action="append", dest="benchmarks",
+                   help="run only this benchmark (its name or bare-metal guest; repeatable)")
+    p.add_argument("--workload", metavar="NAME", action="append", dest="workloads",
+                   help="run only the benchmarks of this Linux workload (cyclictest, stress-ng, iperf3, ping, "
+                        "or its benchmark's name; repeatable)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--dry-run", action="store_true", help="check the spec and every generated config, list the "
                       "matrix, run nothing")
     mode.add_argument("--report-only", action="store_true", help="redraw the plots and report from DIR's CSV files")
+    mode.add_argument("--reproduce", metavar="BUNDLE", type=Path,
+                      help="re-run the experiment bundle BUNDLE (an earlier --out) with its spec and options into "
+                           "DIR (default BUNDLE/reproduce) and report where results differ beyond the spec's "
+                           "tolerance, and which inputs differ; exit 1 if results differ")
     p.add_argument("--model", action="store_true",
                    help="run every system under the cache/DRAM model QEMU plugin and add its columns "
                         "(model_*) to results.csv and the report (docs/model.md)")
+    p.add_argument("--timing", action="store_true",
+                   help="run every system in timing mode: vCPUs side by side in lock-step on the model's "
+                        "clocks, without -icount (implies --model; docs/model.md \"Timing mode\")")
+    p.add_argument("--quantum", metavar="NS", type=int,
+                   help=f"with --timing: the lock-step quantum in modelled ns (default "
+                        f"{cachemodel.DEFAULT_QUANTUM_NS})")
     p.add_argument("--resume", action="store_true",
                    help="keep the runs DIR/results.csv already records and run only the missing ones "
                         "(after an interrupted experiment)")
@@ -778,14 +825,23 @@ def farm_slots(env_path: Path, places: Sequence[str] | None, all_places: bool,
 def command(args: argparse.Namespace) -> int:
     from bulkhead.experiment import spec as experiment_spec
 
+    if args.reproduce is not None:
+        return reproduce(args.reproduce, args.out, jobs=args.jobs, progress=sys.stderr)
+    if args.spec is None:
+        sys.stderr.write("bulkhead: error: experiment: give a SPEC (or --reproduce BUNDLE)\n")
+        return 2
     spec = experiment_spec.load(args.spec)
     out = (args.out or default_out(args.spec)).absolute()
     if args.only:
         unknown = [s for s in args.only if s not in {sc.name for sc in spec.scenarios}]
         if unknown:
             raise ConfigError.single(spec.display, f"--only: no scenario named '{unknown[0]}'")
+    if (args.benchmarks or args.workloads) and not experiment_spec.selected(spec, args.benchmarks, args.workloads):
+        raise ConfigError.single(spec.display, "--benchmark/--workload: no benchmark of the spec matches "
+                                 + ", ".join([*(args.benchmarks or []), *(args.workloads or [])]) + "; it has: "
+                                 + ", ".join(f"{b.name} ({b.guest})" for b in spec.benchmarks))
     if args.dry_run:
-        plans = expand(spec, args.reps, args.only)
+        plans = expand(spec, args.reps, args.only, args.benchmarks, args.workloads)
         sys.stdout.write(experiment_spec.describe_matrix(spec, plans))
         configs_dir = out / "configs"
         configs_dir.mkdir(parents=True, exist_ok=True)
@@ -809,6 +865,7 @@ def command(args: argparse.Namespace) -> int:
         records, env = records_from_csv(spec, out)
         report, _ = experiment_report.render(spec, out, records, env, args.reps or spec.repetitions)
         write_results(out / "results.csv", spec, records, env, any(r.place for r in records))
+        stats.write_summary(out / "summary.csv", spec, records)
         sys.stdout.write(f"{report}\n")
         return 0
     if args.labgrid is None and (args.places or args.all_places):
@@ -824,9 +881,50 @@ def command(args: argparse.Namespace) -> int:
     try:
         result = run_experiment(spec, out, jobs=args.jobs, repetitions=args.reps, platform=args.platform,
                                 only=args.only, progress=sys.stderr, model=args.model, slots=slots,
-                                resume=args.resume)
+                                resume=args.resume, benchmarks=args.benchmarks, workloads=args.workloads,
+                                timing=cachemodel.timing_quantum(args.timing, args.quantum))
     finally:
         if coordinator is not None:
             coordinator.close()
     sys.stdout.write(f"{result.report or result.csv}\n")
     return 1 if result.failed() else 0
+
+
+def reproduce(bundle_dir: Path, out: Path | None = None, *, jobs: int = 1, progress: TextIO | None = None,
+              run_fn: RunFn = runner_mod.run) -> int:
+    """``--reproduce``: run the bundle in ``bundle_dir`` again (its
+    self-contained spec, with the options it was run with) into ``out``
+    (default ``bundle_dir/reproduce``), then write ``out/reproduce.md``:
+    the results that differ beyond the spec's tolerance and the inputs that
+    differ (toolchain, QEMU, plugin, platforms, configs, booted images).
+    Returns 0 if no result differs, 1 otherwise."""
+    from bulkhead.experiment import spec as experiment_spec
+
+    bundle_dir = bundle_dir.absolute()
+    old = bundle.load(bundle_dir)
+    spec = experiment_spec.load(bundle_dir / old["spec"]["file"])
+    out = (out or bundle_dir / "reproduce").absolute()
+    if out == bundle_dir:
+        raise BuildError(f"{out}: --reproduce writes into another directory than the bundle's (--out)")
+    cmd = old.get("command") or {}
+    result = run_experiment(spec, out, jobs=jobs, repetitions=cmd.get("repetitions"), platform=cmd.get("platform"),
+                            only=cmd.get("only") or None, progress=progress, run_fn=run_fn,
+                            model=bool(cmd.get("model")), benchmarks=cmd.get("benchmarks") or None,
+                            workloads=cmd.get("workloads") or None, timing=cmd.get("timing_quantum_ns"))
+    diffs = bundle.compare(bundle_dir, out, spec.tolerance)
+    inputs = bundle.input_differences(old, bundle.load(out))
+    lines = [f"# Reproduction of `{display_path(bundle_dir)}`\n",
+             f"Bundle: bulkhead {old['toolchain']['version']}, commit {old['toolchain']['commit'][:12]}"
+             f"{' (dirty)' if old['toolchain']['dirty'] else ''}; now: bulkhead {result.env.bulkhead_version}, "
+             f"commit {result.env.git_rev}. {len(result.records)} runs, tolerance {spec.tolerance:.2%} "
+             "(relative, per value).\n",
+             f"## Results that differ ({len(diffs)})\n", *(f"- {d}" for d in diffs), "",
+             f"## Inputs that differ ({len(inputs)})\n", *(f"- {d}" for d in inputs), ""]
+    (out / "reproduce.md").write_text("\n".join(lines))
+    if progress is not None:
+        progress.write(f"bulkhead: reproduce: {len(diffs)} result(s) differ beyond the tolerance "
+                       f"{spec.tolerance:.2%}, {len(inputs)} input(s) differ; see {out / 'reproduce.md'}\n")
+        for d in [*diffs, *inputs][:20]:
+            progress.write(f"  {d}\n")
+    sys.stdout.write(f"{out / 'reproduce.md'}\n")
+    return 1 if diffs else 0

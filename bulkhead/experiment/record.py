@@ -7,6 +7,7 @@ rendered by :mod:`bulkhead.experiment.report`."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from bulkhead.experiment.spec import RunPlan
 
@@ -36,6 +37,8 @@ class RunRecord:
     wall_s: float = 0.0
     place: str = ""  # the labgrid place it ran on (docs/farm.md); "" for a local run
     flags: list[str] = field(default_factory=list)  # why its value is an artefact (validity.py); not drawn
+    artefacts: dict[str, Any] = field(default_factory=dict)  # what it booted, hashed (bundle.run_artefacts)
+    icount: int | None = None  # its -icount shift; None: none (host time, or the timing mode)
 
     @property
     def value(self) -> float | None:

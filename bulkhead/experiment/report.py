@@ -5,7 +5,7 @@ Charts:
 
 - ``slowdown``: per benchmark, each scenario's primary metric relative to
   the baseline scenario (time-like metrics: value / baseline; rates:
-  baseline / value), mean over repetitions with min-max bars;
+  baseline / value), mean over repetitions with 95% confidence intervals;
 - ``consumed``: a metric column (e.g. the regulated VM's MB/s) against a
   swept value (budget), optionally per vCPU and with the assigned line;
 - ``overhead``: the slowdown against a swept value (period).
@@ -27,16 +27,19 @@ import math
 import re
 import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bulkhead.base.errors import BuildError, ConfigError
 from bulkhead.config.model import Platform
-from bulkhead.experiment import modelled, validity
+from bulkhead.experiment import modelled, overlay, stats, validity
+from bulkhead.experiment.axes import METRIC_TEXT, event_meaning, x_label, y_label
+from bulkhead.experiment.axes import line_label as _line_label
 from bulkhead.experiment.record import OK, STATUSES, Environment, RunRecord
-from bulkhead.experiment.results import METRIC_COLUMNS, number
+from bulkhead.experiment.results import number
 from bulkhead.experiment.spec import ExperimentSpec, PlotSpec
+from bulkhead.experiment.stats import Stat
+from bulkhead.experiment.stats import stat as _stat
 from bulkhead.layout.load import load_platform, load_system
 from bulkhead.run import cachemodel
 
@@ -50,19 +53,8 @@ DISCLAIMER = (
 )
 
 
-@dataclass(frozen=True)
-class Stat:
-    mean: float
-    lo: float
-    hi: float
-    n: int
-
-
-def _stat(values: Sequence[float]) -> Stat | None:
-    vals = [v for v in values if v is not None and math.isfinite(v)]
-    if not vals:
-        return None
-    return Stat(sum(vals) / len(vals), min(vals), max(vals), len(vals))
+def _pm(s: Stat) -> str:
+    return "" if s.ci is None else f" ± {_fmt(s.ci)}"
 
 
 def _fmt(v: float | None) -> str:
@@ -105,6 +97,20 @@ class Analysis:
                     slowdown, r.guest, self._qemu(r.platform), self._config(r), spec.critical)
                 if flag:
                     r.flags.append(flag)
+
+    def turns_note(self, recs: Sequence[RunRecord], dr: Drawn) -> str:
+        """A legend's note for a slowdown of runs timed under -icount beside VMs
+        the baseline does not run: QEMU's turns, not interference (runs without
+        -icount, e.g. the timing mode's, are not labelled)."""
+        base = next((self._config(r) for r in self.records if r.plan.label == self.spec.baseline and r.config), {})
+        if not any(r.icount is not None and validity.cross_vm(self._config(r), base, self.spec.critical)
+                   for r in recs):
+            return ""
+        fact = (f"Series marked '{validity.QEMU_TURNS}' ran beside VMs the baseline does not run, under -icount: "
+                "QEMU runs every vCPU in turn on one thread, so their slowdown is the others' turns, not interference.")
+        if fact not in dr.facts:
+            dr.facts.append(fact)
+        return f" ({validity.QEMU_TURNS}, not interference)"
 
     def _config(self, rec: RunRecord) -> dict[str, Any]:
         path = Path(rec.config)
@@ -166,90 +172,7 @@ class Analysis:
         return list(points.values())
 
 
-# --- axis texts, legends and captions ---------------------------------------
-
-# A swept key's last component: (what it is, unit); {vm} is the VM the key is under.
-SWEEP_AXES: dict[str, tuple[str, str]] = {
-    "budget_events": ("bandwidth budget of VM {vm}", "events per period"),
-    "write_budget_events": ("write-bandwidth budget of VM {vm}", "events per period"),
-    "budget_mbps": ("bandwidth budget of VM {vm}", "MB/s"),
-    "write_budget_mbps": ("write-bandwidth budget of VM {vm}", "MB/s"),
-    "period_us": ("regulation period of VM {vm}", "µs"),
-    "size": ("buffer size of VM {vm}", "bytes"),
-    "footprint": ("memory footprint of VM {vm}", "bytes"),
-}
-
-# What a metric column measures; {vm} is the VM under test.
-METRIC_TEXT: dict[str, str] = {
-    "mbps": "bandwidth of VM {vm}",
-    "mbps_per_cpu": "bandwidth per vCPU of VM {vm}",
-    "ns_per_line": "time per cache line of VM {vm}",
-    "ns_per_access": "time per dependent access of VM {vm}",
-    "min_mbps": "lowest bandwidth over the stride sweep of VM {vm}",
-    "max_mbps": "highest bandwidth over the stride sweep of VM {vm}",
-    "slowest_step": "slowest stride of VM {vm}",
-    "min_ns": "minimum interrupt latency in VM {vm}",
-    "mean_ns": "mean interrupt latency in VM {vm}",
-    "p50_ns": "median interrupt latency in VM {vm}",
-    "p99_ns": "99th-percentile interrupt latency in VM {vm}",
-    "max_ns": "maximum interrupt latency in VM {vm}",
-    "cpus": "vCPUs of VM {vm}",
-    "interf_mbps": "total bandwidth of the interfering VMs",
-    "interf_cpus": "vCPUs of the interfering VMs",
-    "fps": "frames per second exchanged by VM {vm}",
-    "rtt_min_us": "shortest round trip of VM {vm}",
-    "rtt_mean_us": "mean round trip of VM {vm}",
-    "rtt_max_us": "longest round trip of VM {vm}",
-    "bench_ns": "duration of the benchmark in VM {vm}",
-}
-
-
-def _with_unit(text: str, unit: str) -> str:
-    return f"{text} ({unit})" if unit else text
-
-
-def x_label(spec: ExperimentSpec, plot: PlotSpec) -> str:
-    """The swept value, in words and with its unit."""
-    key = next((sw.key for sc in spec.scenarios if sc.name in plot.scenarios
-                for sw in sc.sweeps if sw.label == plot.x), plot.x)
-    parts = key.split(".")
-    vm = parts[1] if len(parts) > 2 and parts[0] == "vms" else ""
-    known = SWEEP_AXES.get(parts[-1])
-    if known is None or (not vm and "{vm}" in known[0]):
-        return f"{plot.x} (swept: {key})" if key != plot.x else plot.x
-    return _with_unit(known[0].format(vm=vm), known[1])
-
-
-def y_label(spec: ExperimentSpec, plot: PlotSpec) -> str:
-    if plot.kind != "consumed":
-        return f"slowdown of VM {spec.critical} relative to '{spec.baseline}' (ratio)"
-    column = "mbps_per_cpu" if plot.per_cpu and plot.y == "mbps" else plot.y
-    text = METRIC_TEXT.get(column, column).format(vm=spec.critical)
-    if plot.relative_to:
-        return f"{text}, relative to scenario '{plot.relative_to}' (ratio)"
-    return _with_unit(text, METRIC_COLUMNS[plot.y].unit)
-
-
-def _line_label(spec: ExperimentSpec, plot: PlotSpec, bench: str, cpu: str | None = None) -> str:
-    """Legend entry: whose value the line is."""
-    if plot.y.startswith("interf_"):
-        return f"interfering VMs, beside VM {spec.critical} running {bench}"
-    if cpu is not None:
-        return f"VM {spec.critical} vCPU {cpu}, {bench}"
-    return f"VM {spec.critical}, {bench}"
-
-
-def event_meaning(platform: Platform | None, name: str) -> str:
-    """What one bandwidth-regulation event is on the platform."""
-    bw = platform.bandwidth if platform is not None else None
-    if bw is None:
-        return f"{name} declares no memory-bandwidth regulation (no events)."
-    if bw.counter == "cycles":
-        return (f"On {name} one regulation event is one CPU cycle of guest execution (the cycle counter: "
-                "QEMU models no memory events), so MB/s budgets there are notional (1 byte per event).")
-    evs = "; ".join(f"{ev.name}: PMU event 0x{ev.number:02x}, {ev.bytes_per_event} bytes per event "
-                    f"({ev.model} model)" for ev in bw.events)
-    return f"On {name} one regulation event is a counted PMU event ({evs})."
+# --- captions ------------------------------------------------------------------
 
 
 def caption(an: Analysis, plot: PlotSpec, number_: int, platform: Platform | None, platform_name: str,
@@ -261,17 +184,17 @@ def caption(an: Analysis, plot: PlotSpec, number_: int, platform: Platform | Non
     if plot.kind == "slowdown":
         what = (f"Bars: per benchmark run by VM {spec.critical}, each scenario's primary metric divided by its "
                 f"value in scenario '{spec.baseline}' (times: value / baseline; rates: baseline / value); "
-                "1 = no slowdown; mean over the successful repetitions, error bars min to max.")
+                f"1 = no slowdown; mean over the successful unflagged repetitions ({_n(an)}), {CI_BARS}.")
     elif plot.kind == "consumed":
         what = f"{y_label(spec, plot)[0].upper()}{y_label(spec, plot)[1:]} against the {x_label(spec, plot)}"
-        what += "; mean over the successful repetitions."
+        what += f"; mean over the successful unflagged repetitions ({_n(an)})."
         if plot.assigned is not None:
             what += (f" Dashed: the budget, y = {plot.assigned:g} x" +
                      (f"^{plot.assigned_power:g}" if plot.assigned_power != 1 else "") + ".")
     else:
         what = (f"Slowdown of VM {spec.critical} relative to scenario '{spec.baseline}' against the "
-                f"{x_label(spec, plot)}; 1 = no overhead; mean over the successful repetitions, error bars "
-                "min to max.")
+                f"{x_label(spec, plot)}; 1 = no overhead; mean over the successful unflagged repetitions "
+                f"({_n(an)}), {CI_BARS}.")
     if plot.lines:
         what += " Horizontal lines: " + "; ".join(f"{ln.label} ({ln.y:g})" for ln in plot.lines) + "."
     timebase = (f"virtual time (-icount shift={spec.icount})" if spec.icount is not None
@@ -287,9 +210,18 @@ def caption(an: Analysis, plot: PlotSpec, number_: int, platform: Platform | Non
     if plot.comparable:
         text += f" Comparable: {plot.comparable.rstrip('.')}."
     if plot.published:
-        text += " Published values (drawn as open black-edged markers): " + "; ".join(
+        text += " Published values (open black-edged markers, never joined: points, not curves): " + "; ".join(
             f"{pub.label} ({pub.source})" for pub in plot.published) + "."
-    return text
+        if drawn is not None:
+            text += " " + overlay.comparison(drawn)
+    return text.rstrip()
+
+
+CI_BARS = "error bars the 95% confidence interval (Student's t; none where N = 1)"
+
+
+def _n(an: Analysis) -> str:
+    return stats.sizes([an.ok(lab, b) for lab in an.labels for b in an.benchmarks])
 
 
 def _platform(an: Analysis) -> tuple[Platform | None, str]:
@@ -313,6 +245,7 @@ HATCHES = ("", "//", "\\\\", "xx", "..", "oo", "++", "--", "||", "**")
 REF_COLORS = ("0.15", "0.45", "#8b0000", "#00008b")
 REF_STYLES = ("--", ":", "-.", (0, (5, 1)))
 LOG_SPAN = 50.0  # values spanning this ratio or more get a logarithmic axis
+VIOLATION = "#e41a1c"  # runs above their budget: shown, never as a result
 
 
 class Drawn:
@@ -396,7 +329,7 @@ def drawn_problems(doc: dict[str, Any], flagged: set[int]) -> list[str]:
             for line in doc["lines"]:
                 if any(not lo <= v <= hi for v in line["y"]):
                     problems.append(f"line {line['label']} outside the y axis")
-    drawn_runs = {run for s in doc["series"] for run in s["runs"]}
+    drawn_runs = {run for s in doc["series"] if s["role"] != "violation" for run in s["runs"]}
     if drawn_runs & flagged:
         problems.append(f"flagged runs drawn as results: {sorted(drawn_runs & flagged)}")
     if drawn_runs & {d["run"] for d in doc["left_out"]}:
@@ -470,31 +403,25 @@ def chart_slowdown(an: Analysis, plot: PlotSpec, ax: Any, dr: Drawn) -> None:
                 continue
             xs.append(x)
             ys.append(s.mean)
-            lo.append(max(s.mean - s.lo, 0.0))
-            hi.append(max(s.hi - s.mean, 0.0))
+            lo.append(stats.bars(s)[0])
+            hi.append(stats.bars(s)[1])
             runs += [r.plan.index for r in recs]
         if xs:
             color, _, hatch = dr.style()
-            ax.bar(xs, ys, width=width, label=f"scenario {lab}", yerr=[lo, hi], capsize=2, color=color,
+            name = f"scenario {lab}" + an.turns_note([r for r in an.records if r.plan.index in runs], dr)
+            ax.bar(xs, ys, width=width, label=name, yerr=[lo, hi], capsize=2, color=color,
                    hatch=hatch, edgecolor="0.2", linewidth=0.5)
-            dr.add("measured", f"scenario {lab}", color, hatch or "solid", xs, ys, runs)
-            dr.add("error", f"scenario {lab} max", color, hatch or "solid", xs,
+            dr.add("measured", name, color, hatch or "solid", xs, ys, runs)
+            dr.series[-1]["qemu_scheduling"] = validity.QEMU_TURNS in name
+            dr.add("error", f"scenario {lab} 95% CI top", color, hatch or "solid", xs,
                    [y + h for y, h in zip(ys, hi, strict=True)], [])
             dr.facts.append(f"{lab}: {_range(ys)}.")
     for pub in plot.published:
-        color, marker, _ = dr.style()
-        pxs, pys = [], []
-        for scen, value in pub.points:
-            for b in benches if not pub.benchmark else [pub.benchmark]:
-                at = pos.get((str(scen), b))
-                if at is not None:
-                    pxs.append(at)
-                    pys.append(value)
-        if pxs:
-            ax.scatter(pxs, pys, marker=marker, s=60, facecolors="none", edgecolors="black", linewidths=1.2,
-                       zorder=5, label=f"published: {pub.label}")
-            ax.scatter(pxs, pys, marker=marker, s=14, color=color, zorder=6)
-            dr.add("published", f"published: {pub.label}", color, marker, pxs, pys)
+        named = [(f"{scen} ({b})", value, pos.get((str(scen), b))) for scen, value in pub.points
+                 for b in (benches if not pub.benchmark else [pub.benchmark])]
+        pts = [(at, value, text) for text, value, at in named if at is not None]
+        overlay.draw_points(ax, dr, pub.label, [p[0] for p in pts], [p[1] for p in pts], [p[2] for p in pts],
+                            unplaced=[(text, value) for text, value, at in named if at is None])
     ax.axhline(1.0, color="0.3", linewidth=0.8, linestyle="--")
     dr.add_line("no slowdown", [], [1.0])
     ax.set_xticks(range(len(benches)))
@@ -540,12 +467,39 @@ def _config_of(an: Analysis, rec: RunRecord) -> dict[str, Any]:
     return validity._config(path) if rec.config and path.is_file() else {}
 
 
+def _violated(r: RunRecord) -> bool:
+    return r.status == OK and bool(r.flags) and all(validity.code(f) == validity.ABOVE_BUDGET for f in r.flags)
+
+
+def _draw_violations(an: Analysis, plot: PlotSpec, ax: Any, dr: Drawn, xs: Sequence[float],
+                     points: Sequence[tuple[Any, list[RunRecord]]]) -> None:
+    """Runs above the budget are shown, not removed: red crosses, no line."""
+    vx, vy, runs = [], [], []
+    for x, (_, recs) in zip(xs, points, strict=True):
+        for r in filter(_violated, recs):
+            base = _relative_base(an, plot, r.plan.benchmark) if plot.relative_to else 1.0
+            values = _vcpu_values(an, plot, r) if plot.per_cpu else [r.metrics[plot.y]] if plot.y in r.metrics else []
+            for v in values:
+                if base:
+                    vx.append(x)
+                    vy.append(v / base)
+                    runs.append(r.plan.index)
+    if vx:
+        label = "budget violated (flagged above-budget: not a result)"
+        ax.scatter(vx, vy, marker="X", s=70, color=VIOLATION, zorder=6, label=label)
+        dr.add("violation", label, VIOLATION, "X", vx, vy, runs)
+        dr.facts.append(f"Red crosses: {len(set(runs))} run(s) above the budget ({_range(vy)}), drawn as violations "
+                        "and listed in 'Artefacts'.")
+
+
 def chart_consumed(an: Analysis, plot: PlotSpec, ax: Any, dr: Drawn) -> None:
     scen = plot.scenarios[0]
     points = an.sweep_points(scen, plot.x)
     xs, ticks = _xs([p[0] for p in points])
     for _, recs in points:
-        _leave_out_flagged(an, dr, recs)
+        _leave_out_flagged(an, dr, [r for r in recs if not _violated(r)])
+    if ticks is None:
+        _draw_violations(an, plot, ax, dr, xs, points)
     for b in an.spec.scenario(scen).benchmarks:
         base = _relative_base(an, plot, b) if plot.relative_to else 1.0
         if not base:
@@ -573,6 +527,7 @@ def chart_consumed(an: Analysis, plot: PlotSpec, ax: Any, dr: Drawn) -> None:
                 label = _line_label(an.spec, plot, b, cpu)
                 ax.plot(px, py, marker=marker, color=color, label=label)
                 dr.add("measured", label, color, marker, px, py, [p[2] for p in pts])
+                dr.series[-1]["benchmark"] = b
         else:
             px, py, runs = [], [], []
             for x, (_, recs) in zip(xs, points, strict=True):
@@ -588,6 +543,7 @@ def chart_consumed(an: Analysis, plot: PlotSpec, ax: Any, dr: Drawn) -> None:
                 label = _line_label(an.spec, plot, b)
                 ax.plot(px, py, marker=marker, color=color, label=label)
                 dr.add("measured", label, color, marker, px, py, runs)
+                dr.series[-1]["benchmark"] = b
                 dr.facts.append(f"Measured ({b}): {_range(py)}.")
     if plot.assigned is not None and ticks is None and xs:
         lo, hi = min(xs), max(xs)
@@ -648,15 +604,10 @@ def flag_above_budget(an: Analysis, plot: PlotSpec) -> None:
 
 def _published_xy(plot: PlotSpec, ax: Any, dr: Drawn) -> None:
     for pub in plot.published:
-        pts = [(number(str(x)), v) for x, v in pub.points]
-        pts = [(x, v) for x, v in pts if x is not None]
-        if not pts:
-            continue
-        color, marker, _ = dr.style()
-        px, py = [float(p[0]) for p in pts if p[0] is not None], [p[1] for p in pts]
-        ax.plot(px, py, linestyle=":", color=color, marker=marker, markerfacecolor="none",
-                markeredgecolor="black", markersize=8, label=f"published: {pub.label}")
-        dr.add("published", f"published: {pub.label}", color, marker, px, py)
+        pts = [(float(n), v, _num(x)) for x, v in pub.points if (n := number(str(x))) is not None]
+        if pts:
+            overlay.draw_points(ax, dr, pub.label, [p[0] for p in pts], [p[1] for p in pts], [p[2] for p in pts],
+                                pub.benchmark or "")
 
 
 def chart_overhead(an: Analysis, plot: PlotSpec, ax: Any, dr: Drawn) -> None:
@@ -665,6 +616,7 @@ def chart_overhead(an: Analysis, plot: PlotSpec, ax: Any, dr: Drawn) -> None:
     xs, ticks = _xs([p[0] for p in points])
     for _, recs in points:
         _leave_out_flagged(an, dr, recs)
+    recs_all = [r for _, recs in points for r in recs]
     for b in an.spec.scenario(scen).benchmarks:
         px, py, lo, hi, runs = [], [], [], [], []
         for x, (_, recs) in zip(xs, points, strict=True):
@@ -673,16 +625,18 @@ def chart_overhead(an: Analysis, plot: PlotSpec, ax: Any, dr: Drawn) -> None:
             if s is not None:
                 px.append(x)
                 py.append(s.mean)
-                lo.append(max(s.mean - s.lo, 0.0))
-                hi.append(max(s.hi - s.mean, 0.0))
+                lo.append(stats.bars(s)[0])
+                hi.append(stats.bars(s)[1])
                 runs += [r.plan.index for r in good]
         if px:
             color, marker, _ = dr.style()
             label = _line_label(an.spec, plot, b)
+            label += an.turns_note([r for r in recs_all if r.plan.benchmark == b and r.plan.index in runs], dr)
             ax.errorbar(px, py, yerr=[lo, hi], marker=marker, color=color, capsize=3, label=label)
             dr.add("measured", label, color, marker, px, py, runs)
-            dr.add("error", label + " max", color, marker, px, [y + h for y, h in zip(py, hi, strict=True)])
-            dr.add("error", label + " min", color, marker, px, [y - h for y, h in zip(py, lo, strict=True)])
+            dr.series[-1].update(benchmark=b, qemu_scheduling=validity.QEMU_TURNS in label)
+            dr.add("error", label + " 95% CI top", color, marker, px, [y + h for y, h in zip(py, hi, strict=True)])
+            dr.add("error", label + " 95% CI bottom", color, marker, px, [y - h for y, h in zip(py, lo, strict=True)])
             dr.facts.append(f"Measured ({b}): slowdown {py[0]:.3g} at {_num(points[xs.index(px[0])][0])} "
                             f"to {py[-1]:.3g} at {_num(points[xs.index(px[-1])][0])}"
                             f" (range {_range(py)}).")
@@ -871,13 +825,11 @@ def _modelled_slowdowns(an: Analysis) -> dict[tuple[str, str], Stat]:
     out: dict[tuple[str, str], Stat] = {}
     for lab in an.labels:
         for b in an.benchmarks:
-            ok = [modelled.canonical(r.metrics) for r in an.records
-                  if r.status == OK and r.plan.label == lab and r.plan.benchmark == b]
+            ok = [modelled.canonical(r.metrics) for r in an.ok(lab, b)]  # flagged runs are no result
             direct = _stat([m[modelled.SLOWDOWN] for m in ok if modelled.SLOWDOWN in m])
             if direct is None:
-                base = _stat([m[modelled.TIME] for m in (modelled.canonical(r.metrics) for r in an.records
-                              if r.status == OK and r.plan.label == an.spec.baseline and r.plan.benchmark == b)
-                              if modelled.TIME in m])
+                base = _stat([m[modelled.TIME] for m in (modelled.canonical(r.metrics)
+                              for r in an.ok(an.spec.baseline, b)) if modelled.TIME in m])
                 if base and base.mean:
                     direct = _stat([m[modelled.TIME] / base.mean for m in ok if modelled.TIME in m])
             if direct is not None:
@@ -895,8 +847,7 @@ def _modelled_section(an: Analysis, plots_dir: Path) -> tuple[list[str], list[Pa
     rows = []
     for lab in an.labels:
         for b in an.benchmarks:
-            ok = [canon[id(r)] for r in an.records if r.status == OK and r.plan.label == lab
-                  and r.plan.benchmark == b]
+            ok = [canon[id(r)] for r in an.ok(lab, b)]
             if not ok:
                 continue
             cells = [_stat([m[k] for m in ok if k in m]) for k in cols]
@@ -909,6 +860,7 @@ def _modelled_section(an: Analysis, plots_dir: Path) -> tuple[list[str], list[Pa
         plots_dir.mkdir(parents=True, exist_ok=True)
         fig, ax = plt.subplots(figsize=(7.5, 4.2))
         dr = Drawn("modelled-slowdown")
+        _leave_out_flagged(an, dr, an.records)
         labels = [lab for lab in an.labels if any((lab, b) in sd for b in an.benchmarks)]
         width = 0.8 / max(len(labels), 1)
         for i, lab in enumerate(labels):
@@ -917,7 +869,8 @@ def _modelled_section(an: Analysis, plots_dir: Path) -> tuple[list[str], list[Pa
             color, _, hatch = dr.style()
             ax.bar(xs, ys, width=width, color=color, hatch=hatch, edgecolor="0.2", linewidth=0.5,
                    label=f"scenario {lab} (modelled)")
-            dr.add("modelled", f"scenario {lab} (modelled)", color, hatch or "solid", xs, ys)
+            dr.add("modelled", f"scenario {lab} (modelled)", color, hatch or "solid", xs, ys,
+                   [r.plan.index for b in an.benchmarks if (lab, b) in sd for r in an.ok(lab, b)])
         ax.axhline(1.0, color="0.3", linewidth=0.8, linestyle="--")
         dr.add_line("no slowdown", [], [1.0])
         ax.set_xticks(range(len(an.benchmarks)))
@@ -1088,7 +1041,9 @@ def render(spec: ExperimentSpec, out: Path, records: Sequence[RunRecord], env: E
         ("time base", f"virtual time, `-icount shift={spec.icount}`" if spec.icount is not None
          else "host time (no `-icount`): not reproducible"),
         ("baseline", f"`{spec.baseline}`"),
-        ("tools", f"bulkhead {env.bulkhead_version} ({env.git_rev}), QEMU {env.qemu_version}"),
+        ("tools", f"bulkhead {env.bulkhead_version}, commit {env.git_rev.removesuffix('-dirty')} ("
+                  + ("**dirty**: files differ from the commit" if env.git_rev.endswith("-dirty") else "clean")
+                  + f"), QEMU {env.qemu_version}; hashes in `bundle.json`"),
         ("host", env.host),
         *([("labgrid places", ", ".join(f"`{p}` ({n} runs)" for p, n in sorted(places.items())))]
           if places else []),
@@ -1096,8 +1051,9 @@ def render(spec: ExperimentSpec, out: Path, records: Sequence[RunRecord], env: E
     ]))
 
     md.append("## Results\n")
-    md.append("Mean over the successful repetitions (min–max in brackets); slowdown relative to "
-              f"`{spec.baseline}` for the benchmark's primary metric.\n")
+    md.append("Mean ± the 95% confidence interval (Student's t) over the N successful unflagged repetitions "
+              f"(min–max in brackets); slowdown relative to `{spec.baseline}` for the benchmark's primary "
+              "metric, likewise. Per row in `summary.csv`.\n")
     rows = []
     for lab in an.labels:
         for b in an.benchmarks:
@@ -1115,12 +1071,13 @@ def render(spec: ExperimentSpec, out: Path, records: Sequence[RunRecord], env: E
                 statuses += f" ({n_flagged} flagged: not a result)"
             rows.append((
                 lab, b, f"{metric.column} ({metric.unit})",
-                f"{_fmt(st.mean)} [{_fmt(st.lo)}–{_fmt(st.hi)}]" if st else "–",
-                f"{sd.mean:.3f}" if sd else "–",
+                f"{_fmt(st.mean)}{_pm(st)} [{_fmt(st.lo)}–{_fmt(st.hi)}]" if st else "–", str(st.n if st else 0),
+                f"{sd.mean:.3f}" + (f" ± {sd.ci:.3f}" if sd.ci is not None else "") if sd else "–",
                 _fmt(interf.mean) if interf else "–",
                 statuses,
             ))
-    md.append(_table(("scenario", "benchmark", "metric", "value", "slowdown", "interferer MB/s", "runs"), rows))
+    md.append(_table(("scenario", "benchmark", "metric", "value", "N", "slowdown", "interferer MB/s", "runs"),
+                     rows))
 
     model_md, model_files = _model_section(an, records, out / "plots")
     md += model_md
@@ -1177,8 +1134,9 @@ def render(spec: ExperimentSpec, out: Path, records: Sequence[RunRecord], env: E
                       "version of the toolchain (e.g. a mitigation that has not landed yet).\n")
 
     md.append("## Files\n")
-    md.append("- `results.csv`: one row per run; `results-lines.csv`: every result line (per vCPU);\n"
-              "- `configs/`: the generated system configs; `logs/`: the console of every run;\n"
+    md.append("- `results.csv`: one row per run (units: `results-units.csv`); `results-lines.csv`: every result "
+              "line (per vCPU); `summary.csv`: means, 95% intervals, N;\n- `bundle.json`, `bundle/`, `configs/`: the "
+              "spec, platforms, generated configs and hashes (`--reproduce`); `logs/`: the console of every run;\n"
               "- `plots/`: the charts as PNG and SVG.\n")
     report = out / "report.md"
     report.write_text("\n".join(md))

@@ -53,6 +53,7 @@ _MERGE_KEYS = ("name", "vm")
 TOP_KEYS = (
     "name", "description", "base", "system", "platform", "critical", "benchmarks", "scenarios",
     "baseline", "repetitions", "icount", "timeout", "sync", "plots", "network", "metrics", "max_slowdown",
+    "tolerance",
 )
 NETWORKS = ("none", "peer")
 BETTER = ("lower", "higher")
@@ -166,6 +167,7 @@ class ExperimentSpec:
     plots: tuple[PlotSpec, ...]
     network: str = "none"  # "peer": every run gets a frame peer on its shared I/O device (docs/io.md)
     max_slowdown: float = 1000.0  # slowdowns above it (or below its inverse) are flagged as artefacts
+    tolerance: float = 0.01  # --reproduce: how far (relative) a value may lie from the bundle's
 
     def scenario(self, name: str) -> Scenario:
         return next(s for s in self.scenarios if s.name == name)
@@ -410,6 +412,12 @@ class _Parser:
             if max_slowdown <= 1:
                 raise self.fail(top["max_slowdown"], "max_slowdown", "max_slowdown must be above 1")
 
+        tolerance = 0.01
+        if "tolerance" in top:
+            tolerance = self.number(top["tolerance"], "tolerance", "a relative tolerance (0 to 1)")
+            if not 0 <= tolerance <= 1:
+                raise self.fail(top["tolerance"], "tolerance", "the tolerance must lie between 0 and 1")
+
         plots: tuple[PlotSpec, ...] = ()
         if "plots" in top:
             plots = r.each(top["plots"], "plots", lambda n, p: self.plot(n, p, scenarios),
@@ -422,7 +430,7 @@ class _Parser:
             base=base, base_display=base_display, platform=platform, critical=critical,
             benchmarks=benchmarks, scenarios=tuple(scenarios), baseline=baseline,
             repetitions=repetitions, icount=icount, timeout=timeout, sync=sync, plots=plots,
-            network=network, max_slowdown=max_slowdown,
+            network=network, max_slowdown=max_slowdown, tolerance=tolerance,
         )
 
     def metrics(self, node: YNode, path: str) -> None:
@@ -507,6 +515,7 @@ class _Parser:
             for key_node, value in pn.items:
                 key = key_node.raw
                 kp = join(join(path, "params"), key)
+                r.plain_boolean(value, kp)
                 if not (isinstance(value, YScalar) and isinstance(value.value, (str, int, bool))):
                     raise self.fail(value, kp, "expected a parameter value (string, integer or boolean), "
                                                f"got {describe(value)}")
@@ -770,16 +779,32 @@ def default_plots(scenarios: Sequence[Scenario]) -> tuple[PlotSpec, ...]:
 # --- the matrix and the generated configs -------------------------------------
 
 
+def selected(spec: ExperimentSpec, benchmarks: Sequence[str] | None = None,
+             workloads: Sequence[str] | None = None) -> set[str]:
+    """The names of the benchmarks a filter keeps: ``benchmarks`` names a
+    benchmark or its bare-metal guest, ``workloads`` a Linux workload's tool
+    (cyclictest, ...); both empty: every benchmark."""
+    if not benchmarks and not workloads:
+        return {b.name for b in spec.benchmarks}
+    return {b.name for b in spec.benchmarks
+            if (benchmarks and (b.name in benchmarks or (not b.command and b.guest in benchmarks)))
+            or (workloads and b.command and (b.guest in workloads or b.name in workloads))}
+
+
 def expand(spec: ExperimentSpec, repetitions: int | None = None,
-           only: Sequence[str] | None = None) -> list[RunPlan]:
-    """Every run: scenarios x sweep values x benchmarks x repetitions."""
+           only: Sequence[str] | None = None, benchmarks: Sequence[str] | None = None,
+           workloads: Sequence[str] | None = None) -> list[RunPlan]:
+    """Every run: scenarios x sweep values x benchmarks x repetitions;
+    ``only`` keeps some scenarios, ``benchmarks``/``workloads`` some
+    benchmarks (:func:`selected`)."""
     reps = repetitions or spec.repetitions
+    keep = selected(spec, benchmarks, workloads)
     plans: list[RunPlan] = []
     for scen in spec.scenarios:
         if only and scen.name not in only:
             continue
         for variant in scen.variants():
-            for bench in scen.benchmarks:
+            for bench in (b for b in scen.benchmarks if b in keep):
                 for rep in range(1, reps + 1):
                     plans.append(RunPlan(len(plans) + 1, scen.name, variant, bench, rep, scen.optional))
     return plans

@@ -8,7 +8,9 @@ makes physically possible. Such runs keep their rows in ``results.csv``
 (column ``flags``) and are listed in the report, but no chart draws them as a
 result (docs/experiments.md "Artefacts").
 
-- :func:`run_flags` looks at one run and its generated config;
+- :func:`run_flags` looks at one run and its generated config: also whether
+  every interferer ran over the whole measured phase (the start/end markers
+  of the result lines) and whether a regulated interferer was ever throttled;
 - :func:`slowdown_flag` and :func:`above_bound_flag` judge a value against
   the physical range (used by the report, which knows the baselines and
   bounds).
@@ -32,9 +34,14 @@ IMPLAUSIBLE = "implausible-slowdown"
 # other vCPUs run (no I/O, no interrupt waits).
 CPU_BOUND = ("bandwidth", "latency", "stride")
 ABOVE_BUDGET = "above-budget"
+NOT_COVERED = "interferer-not-running"
+REGULATOR_IDLE = "regulator-idle"
+# Not a flag: the label of a slowdown beside other VMs under -icount, where
+# QEMU runs the vCPUs in turn on one thread (docs/experiments.md).
+QEMU_TURNS = "QEMU -icount scheduling"
 # Guests that load memory beside the VM under test, and print "bytes=" in their result lines.
 INTERFERERS = ("interferer", "dmaint")
-CODES = (SHORT, IDLE_INTERFERER, HOST_TIME, IMPLAUSIBLE, ABOVE_BUDGET)
+CODES = (SHORT, IDLE_INTERFERER, HOST_TIME, IMPLAUSIBLE, ABOVE_BUDGET, NOT_COVERED, REGULATOR_IDLE)
 
 
 def code(flag: str) -> str:
@@ -83,7 +90,103 @@ def run_flags(spec: ExperimentSpec, rec: RunRecord, config_path: Path | str) -> 
         if not lines or moved <= 0:
             flags.append(f"{IDLE_INTERFERER}: VM {name} " + ("printed no result" if not lines else "moved no bytes")
                          + ": its interference never started")
+    flags += coverage_flags(spec.critical, rec.guest, rec.lines)
+    flags += regulator_flags(spec.critical, config, rec.lines)
     return flags
+
+
+# A window: (time base, start, end) in ns; end None: still running when the run stopped.
+Window = tuple[str, float, float | None]
+
+
+def window(fields: dict[str, str]) -> Window | None:
+    """A result line's measured window: ``start_ns``/``end_ns`` of the bare-metal
+    guests (the virtual counter, the same in every VM), or ``begin_s``/``end_s``
+    of a Linux workload's ``bulkhead-run`` block (the VM's uptime)."""
+    try:
+        if "start_ns" in fields and "end_ns" in fields:
+            return "counter", float(fields["start_ns"]), float(fields["end_ns"])
+        if "begin_s" in fields:
+            end = fields.get("end_s")
+            return "uptime", float(fields["begin_s"]) * 1e9, float(end) * 1e9 if end else None
+    except ValueError:
+        return None
+    return None
+
+
+def _span(windows: list[Window]) -> Window:
+    ends = [w[2] for w in windows]
+    return windows[0][0], min(w[1] for w in windows), None if None in ends else max(e for e in ends if e is not None)
+
+
+def _secs(ns: float | None) -> str:
+    return "the end of the run" if ns is None else f"{ns / 1e9:.6f} s"
+
+
+def coverage_flags(critical: str, guest: str, lines: list[tuple[str, dict[str, str]]]) -> list[str]:
+    """An interferer whose window does not cover the measured phase of the VM
+    under test (its first start to its last end) did not interfere with all of
+    it: e.g. stress-ng starting after cyclictest finished. Each interfering
+    result line group (VM, tool, vCPU or block) is judged on its own; windows
+    on different time bases are not compared."""
+    own = [(f, w) for vm, f in lines if vm == critical and (w := window(f)) is not None
+           and f.get("bench") != "regulator"]
+    mine = [w for f, w in own if f.get("bench") == guest] or [w for _, w in own]
+    if not mine:
+        return []
+    groups: dict[tuple[str, str, str], list[Window]] = {}
+    for vm, f in lines:
+        w = window(f)
+        if vm != critical and w is not None and f.get("bench") != "regulator":
+            key = f.get("cpu", "") if "start_ns" in f else f.get("block", "")
+            groups.setdefault((vm, f.get("bench", "?"), key), []).append(w)
+    flags = []
+    for base in sorted({w[0] for w in mine}):
+        _, v0, v1 = _span([w for w in mine if w[0] == base])
+        for (vm, bench, key), ws in groups.items():
+            same = [w for w in ws if w[0] == base]
+            if not same:
+                continue
+            _, i0, i1 = _span(same)
+            late = i0 > v0
+            early = i1 is not None and (v1 is None or i1 < v1)  # None: ran until the run stopped
+            if late or early:
+                who = f"VM {vm} ({bench}" + (f" {'vCPU' if base == 'counter' else 'block'} {key}" if key else "") + ")"
+                when = "after it ended" if v1 is not None and i0 >= v1 else "after it began" if late else \
+                    "before it ended"
+                flags.append(f"{NOT_COVERED}: {who} ran from {_secs(i0)} to {_secs(i1)} ({base} time), not over the "
+                             f"measured phase of VM {critical}, {_secs(v0)} to {_secs(v1)}: it "
+                             + ("started " if late else "stopped ") + f"{when}, so part of the measurement had no "
+                             "interference")
+    return flags
+
+
+def regulator_flags(critical: str, config: dict[str, Any], lines: list[tuple[str, dict[str, str]]]) -> list[str]:
+    """A regulated VM other than the VM under test whose regulator never
+    throttled it (its ``result bench=regulator`` line: ``throttles=0``) was
+    not regulated in this run: a "regulated" scenario that measured no
+    regulation. The VM under test's own regulation (overhead scenarios, a
+    budget it is meant never to exhaust) is not judged."""
+    flags = []
+    for vm, period in regulated_periods(config).items():
+        if vm == critical:
+            continue
+        reports = [f for name, f in lines if name == vm and f.get("bench") == "regulator"]
+        if not reports:
+            continue
+        throttles = sum(float(f.get("throttles", "0") or 0) for f in reports)
+        if throttles == 0:
+            flags.append(f"{REGULATOR_IDLE}: VM {vm} is regulated ({period} us period) but its regulator never "
+                         "throttled it (0 throttles, BH_HC_BW_STATS): the run measured no regulation")
+    return flags
+
+
+def cross_vm(config: dict[str, Any], baseline: dict[str, Any], critical: str) -> list[str]:
+    """The VMs of ``config`` beside the VM under test that its baseline does
+    not have: the source of a cross-VM slowdown."""
+    have = {str(vm.get("name")) for vm in baseline.get("vms") or [] if isinstance(vm, dict)}
+    return [str(vm.get("name")) for vm in config.get("vms") or [] if isinstance(vm, dict)
+            and vm.get("name") != critical and str(vm.get("name")) not in have]
 
 
 def slowdown_flag(slowdown: float, limit: float) -> str | None:

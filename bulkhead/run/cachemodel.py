@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bulkhead.base.errors import BuildError, ConfigError, Diagnostic
+from bulkhead.base.errors import BuildError, ConfigError, Diagnostic, RunError
 from bulkhead.config import bandwidth as bw_plan
 from bulkhead.config.color import Colors
 from bulkhead.config.model import PAGE, CacheModelSpec, Platform
@@ -55,7 +55,30 @@ MODELLED = "modelled"  # the label of every figure of the timing model (CSV, plo
 CPU_H = ROOT / "hypervisor" / "arch" / "aarch64" / "cpu.h"
 NM = "aarch64-linux-gnu-nm"
 MAX_OWNERS = 31  # CM_MAX_OWNERS - 1 (tools/cachemodel/model.h; owner 0 is "nobody")
+# Timing mode (docs/model.md "Timing mode"): the vCPUs run side by side
+# (MTTCG) and one more than this much modelled time ahead of the slowest
+# running vCPU waits (run --timing --quantum).
+DEFAULT_QUANTUM_NS = 1000
+TIMING_ACCEL = ["-accel", "tcg,thread=multi"]
+# What a regulator counts in timing mode (docs/model.md "Timing mode"): printed
+# by `run --timing` when a VM is regulated.
+TIMING_REGULATOR_WARNING = (
+    "timing mode with a bandwidth regulator: the regulator counts cycles of QEMU's virtual clock, which "
+    "under MTTCG is host time (QEMU 10.0 lets no plugin move it), not modelled time and not DRAM lines; "
+    "its periods and budgets are host-time figures (docs/model.md \"Timing mode\")")
 MARKER_IMM = 0x5B  # hint #0x5b, x0 = phase id (0: end), x1 = virtual time in ns (guests/lib/include/bench.h)
+
+
+def timing_quantum(timing: bool, quantum_ns: int | None) -> int | None:
+    """The timing mode's quantum in ns from ``--timing [--quantum NS]`` (None:
+    not timing mode); RunError for a quantum without --timing or not > 0."""
+    if quantum_ns is not None and not timing:
+        raise RunError("--quantum is the timing mode's: give --timing too")
+    if not timing:
+        return None
+    if quantum_ns is not None and quantum_ns <= 0:
+        raise RunError(f"the timing mode's quantum must be > 0 ns, not {quantum_ns}")
+    return quantum_ns if quantum_ns is not None else DEFAULT_QUANTUM_NS
 
 
 def plugin_path() -> Path:
@@ -198,9 +221,10 @@ def timing_lines(system: System, elf: Path | None) -> list[str]:
     return out
 
 
-def map_text(system: System, elf: Path | None = None) -> str:
+def map_text(system: System, elf: Path | None = None, quantum_ns: int | None = None) -> str:
     """The plugin's input file (tools/cachemodel/mapfile.h); ``elf``: the
-    hypervisor image, for the per-CPU data address."""
+    hypervisor image, for the per-CPU data address; ``quantum_ns``: timing
+    mode with that lock-step quantum (the platform needs ``model.timing``)."""
     spec = spec_of(system)
     p = system.platform
     col = p.coloring
@@ -216,6 +240,13 @@ def map_text(system: System, elf: Path | None = None) -> str:
     if percpu is not None:
         lines.append(f"percpu 0x{percpu[0]:x} 0x{percpu[1]:x}")
     lines += timing_lines(system, elf)
+    if quantum_ns is not None:
+        if spec.timing is None:
+            raise ConfigError([p.locs.diag(spec.path, "timing mode (--timing) needs the timing model: give "
+                                                      "model.timing (docs/model.md)")])
+        if quantum_ns <= 0:
+            raise ConfigError([Diagnostic("", f"the timing mode's quantum must be > 0 ns, not {quantum_ns}")])
+        lines.append(f"lockstep {quantum_ns * 1000}")
     table = owners(system)
     if len(table) > MAX_OWNERS:
         raise BuildError(f"the cache model tells at most {MAX_OWNERS} owners apart (the hypervisor, VMs and "
@@ -234,16 +265,19 @@ def map_text(system: System, elf: Path | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def qemu_args(system: System, out: Path, elf: Path | None = None) -> tuple[list[str], Path]:
+def qemu_args(system: System, out: Path, elf: Path | None = None,
+              quantum_ns: int | None = None) -> tuple[list[str], Path]:
     """QEMU arguments loading the plugin for ``system`` (input written into
-    ``out``; ``elf``: the hypervisor image), and where its report will be."""
+    ``out``; ``elf``: the hypervisor image), and where its report will be.
+    ``quantum_ns``: timing mode (MTTCG, the plugin's lock-step at that quantum)."""
     plugin = plugin_path()
     out.mkdir(parents=True, exist_ok=True)
     mapfile = out / MAP_NAME
-    mapfile.write_text(map_text(system, elf))
+    mapfile.write_text(map_text(system, elf, quantum_ns))
     report = out / REPORT_NAME
     report.unlink(missing_ok=True)
-    return ["-plugin", f"{plugin},map={mapfile},out={report}"], report
+    accel = TIMING_ACCEL if quantum_ns is not None else []
+    return [*accel, "-plugin", f"{plugin},map={mapfile},out={report}"], report
 
 
 # --- the report ------------------------------------------------------------
@@ -407,6 +441,21 @@ def bounding_unit(system: System, vm: str) -> str | None:
     return "PMU events " + ", ".join(f"0x{e:x}" for e in sorted(events))
 
 
+IDLE_SHARE = 0.01  # a period moving less than this share of the busiest period's bytes is idle
+
+
+def active_periods(series: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The periods of ``series`` in which the VM was active: the leading and
+    trailing periods moving less than :data:`IDLE_SHARE` of the busiest
+    period's bytes (before the interferer started, after it stopped) are
+    left out, so that a mean describes its traffic while it ran."""
+    if not series:
+        return []
+    floor = max(b for _, b in series) * IDLE_SHARE
+    busy = [i for i, (_, b) in enumerate(series) if b > floor]
+    return series[busy[0]:busy[-1] + 1] if busy else series
+
+
 def regulation(report: Report, system: System, vm: str) -> dict[str, Any] | None:
     """Regulated VM ``vm``'s budget beside its modelled DRAM traffic per
     regulation period (docs/model.md "Regulated bandwidth"): None if it is
@@ -416,14 +465,15 @@ def regulation(report: Report, system: System, vm: str) -> dict[str, Any] | None
     series = vm_period_bytes(report, system, vm)
     if plan is None or not series:
         return None
-    values = [b for _, b in series]
+    active = active_periods(series)
+    values = [b for _, b in active]
     mean = sum(values) / len(values)
     budget = sum(ch.budget for ch in plan.channels)
     unit = bounding_unit(system, vm) or "-"
     return {
         "vm": vm, "period_us": plan.period_us, "unit": unit, "budget_per_period": budget,
         "budget_mbps_notional": plan.mbps, "budget_bytes_per_period_notional": plan.mbps * plan.period_us,
-        "periods": len(values),
+        "periods": len(values), "idle_periods_left_out": len(series) - len(active),
         "dram_bytes_per_period_mean": mean, "dram_bytes_per_period_max": max(values),
         "dram_mbps_mean": mean / plan.period_us,  # B/us = MB/s
         "series": series, "label": MODELLED,

@@ -75,7 +75,8 @@ class RunResult:
     def dma_faults(self) -> dict[str, dict[str, Any]]:
         """Per VM that owns DMA streams: its DMA fault counts, from the line
         the hypervisor prints when the VM powers off or stops
-        (``vm X: N DMA fault(s): dev: n, ...``; docs/dma.md)."""
+        (``vm X: N DMA fault(s) from M device(s)`` and a line per device;
+        docs/dma.md)."""
         return dma_faults(self.hyp_lines())
 
 
@@ -86,29 +87,29 @@ class RunResult:
         return sgi_dropped(self.hyp_lines())
 
 
-_DMA_LINE = re.compile(r"\[bulkhead\] vm (\S+): (\d+) DMA fault\(s\): (.*)")
+_DMA_LINE = re.compile(r"\[bulkhead\] vm (\S+): (\d+) DMA fault\(s\) from (\d+) device\(s\)")
+_DMA_DEVICE_LINE = re.compile(r"\[bulkhead\] vm (\S+): DMA fault\(s\) of (\S+): (\d+)")
 _DMA_LOST_LINE = re.compile(r"\[bulkhead\] vm (\S+): DMA fault records lost (\d+) time\(s\).*")
 
 
 def dma_faults(hyp_lines: list[str]) -> dict[str, dict[str, Any]]:
     """``{vm: {"total": n, "devices": {device: n}, "lost": k}}`` from the
-    hypervisor's DMA fault lines (the last line of a VM wins: a reset VM
-    reports again); ``lost``: how many times an SMMU of the VM's streams lost
-    fault records (event queue overflow), so ``total`` is a lower bound."""
+    hypervisor's DMA fault lines: ``vm X: N DMA fault(s) from M device(s)``,
+    then one ``vm X: DMA fault(s) of D: n`` per device (a VM's summary line
+    starts its report anew: a reset VM reports again); ``lost``: how many
+    times an SMMU of the VM's streams lost fault records (event queue
+    overflow), so ``total`` is a lower bound."""
     out: dict[str, dict[str, Any]] = {}
     for line in hyp_lines:
         lost = _DMA_LOST_LINE.fullmatch(line)
         if lost and lost.group(1) in out:
             out[lost.group(1)]["lost"] = int(lost.group(2))
+        dev = _DMA_DEVICE_LINE.fullmatch(line)
+        if dev and dev.group(1) in out:
+            out[dev.group(1)]["devices"][dev.group(2)] = int(dev.group(3))
         m = _DMA_LINE.fullmatch(line)
-        if not m:
-            continue
-        devices: dict[str, int] = {}
-        for item in m.group(3).split(", "):
-            name, sep, count = item.rpartition(": ")
-            if sep and count.isdigit():
-                devices[name] = int(count)
-        out[m.group(1)] = {"total": int(m.group(2)), "devices": devices, "lost": 0}
+        if m:
+            out[m.group(1)] = {"total": int(m.group(2)), "devices": {}, "lost": 0}
     return out
 
 
@@ -358,6 +359,7 @@ def prepare(
     model: bool = False,
     platforms_dir: Path = PLATFORMS_DIR,
     fit_in_ram: bool = False,
+    timing: int | None = None,
 ) -> Prepared:
     """Build ``config_path`` (incrementally) and compose its QEMU command
     line; the arguments are :func:`run`'s."""
@@ -373,9 +375,17 @@ def prepare(
                            "'bash scripts/setup.sh tfa' (docs/firmware.md)")
     elif boot != "image":
         raise RunError(f"unknown boot mode '{boot}' (image, uboot, tfa)")
+    if timing is not None and icount is not None:
+        raise RunError("timing mode runs the vCPUs side by side without -icount (the model owns time): "
+                       "drop --icount or --timing (docs/model.md \"Timing mode\")")
+    if timing is not None and timing <= 0:
+        raise RunError(f"the timing mode's quantum must be > 0 ns, not {timing}")
     result = build_mod.build(config_path, out, log=build_log, platforms_dir=platforms_dir)
     model_report = None
-    if model:
+    if timing is not None:
+        plugin_args, model_report = cachemodel.qemu_args(result.system, result.out, result.elf, timing)
+        extra_qemu_args = [*plugin_args, *extra_qemu_args]
+    elif model:
         plugin_args, model_report = cachemodel.qemu_args(result.system, result.out, result.elf)
         extra_qemu_args = [*plugin_args, *extra_qemu_args]
         icount = 0 if icount is None else icount
@@ -418,6 +428,7 @@ def run(
     model: bool = False,
     platforms_dir: Path = PLATFORMS_DIR,
     fit_in_ram: bool = False,
+    timing: int | None = None,
 ) -> RunResult:
     """Build ``config_path`` (incrementally) and boot it under QEMU.
 
@@ -437,10 +448,15 @@ def run(
     ``fit_in_ram`` (``boot`` uboot or tfa): QEMU loads the FIT into RAM and
     U-Boot boots it from there, not over TFTP, whose user-mode network
     answers in host time: an ``icount`` run then repeats exactly (docs/firmware.md).
+    ``timing``: timing mode with this quantum in ns (docs/model.md "Timing
+    mode"): the cache model with its timing model, the vCPUs side by side
+    (MTTCG, no -icount) in lock-step on their modelled clocks; implies
+    ``model`` and refuses ``icount``.
     """
     p = prepare(config_path, icount=icount, out=out, extra_qemu_args=extra_qemu_args, gdb=gdb,
                 gdb_port=gdb_port, interactive=interactive, build_log=build_log, boot=boot, until=until,
-                netdev=netdev, model=model, platforms_dir=platforms_dir, fit_in_ram=fit_in_ram)
+                netdev=netdev, model=model, platforms_dir=platforms_dir, fit_in_ram=fit_in_ram,
+                timing=timing)
     # the host side of the Linux VMs' workloads (an iperf3 server for iperf3 -c 10.0.2.2)
     with hostpeer.for_bootargs(vm.bootargs for vm in p.build.system.spec.vms if vm.type == "linux"):
         returncode, timed_out, output = supervise(p.argv, timeout=timeout, stream=stream,

@@ -18,7 +18,8 @@
  * Lines: "bandwidth: <n> vCPUs, mode <m>, <k> KiB per vCPU, <it> iterations",
  *        "bandwidth: sync: <p> of <q> interfering VMs ready" (with sync),
  *        "result bench=bandwidth cpu=<i> mode=<m> size=<bytes> iterations=<it>
- *         lines=<l> bytes=<b> ns=<t> mbps=<x.xxx> ns_per_line=<x.xxx>" per vCPU,
+ *         lines=<l> bytes=<b> ns=<t> mbps=<x.xxx> ns_per_line=<x.xxx>
+ *         start_ns=<t0> end_ns=<t1>" per vCPU (its measured loop, bench_stamp_ns),
  *        "bandwidth: vcpu <i>: <x.xxx> MB/s, <x.xxx> ns per line" per vCPU,
  *        "bandwidth: PASS (<n> vCPUs, <b> bytes counted)" or
  *        "bandwidth: FAIL (<reason>)".
@@ -49,7 +50,7 @@ static void fail(u32 cpu, const char *what, u64 got, u64 want)
 static void bench(u32 cpu)
 {
 	volatile u64 *buf = (volatile u64 *)(base + cpu * bench_stride(size));
-	u64 lines = size / BENCH_LINE, touched = 0, sum = 0, start, ticks, ns, i, it;
+	u64 lines = size / BENCH_LINE, touched = 0, sum = 0, start, end, ticks, ns, i, it;
 	char mbps[BENCH_FIXED_LEN], nspl[BENCH_FIXED_LEN];
 
 	memwalk_write_seq(buf, lines, WORDS_PER_LINE, 0);
@@ -71,7 +72,8 @@ static void bench(u32 cpu)
 		}
 		touched += lines;
 	}
-	ticks = timer_now() - start;
+	end = timer_now();
+	ticks = end - start;
 	bench_phase(BENCH_PHASE_END);
 	ns = timer_ticks_to_ns(ticks);
 	if (!ns)
@@ -95,9 +97,9 @@ static void bench(u32 cpu)
 	bench_mbps(mbps, touched * BENCH_LINE, ns);
 	bench_fixed(nspl, ns, touched);
 	printf("result bench=bandwidth cpu=%u mode=%s size=%lu iterations=%lu lines=%lu bytes=%lu "
-	       "ns=%lu mbps=%s ns_per_line=%s\n",
+	       "ns=%lu mbps=%s ns_per_line=%s start_ns=%lu end_ns=%lu\n",
 	       cpu, mode_names[mode], size, iterations, touched, touched * BENCH_LINE, ns, mbps,
-	       nspl);
+	       nspl, bench_stamp_ns(start), bench_stamp_ns(end));
 	printf("bandwidth: vcpu %u: %s MB/s, %s ns per line\n", cpu, mbps, nspl);
 	bench_barrier(ncpus);
 }

@@ -31,13 +31,16 @@
  *         as BH_HC_QOS_GET reports them) or "dmaint: no QoS-400 regulator
  *         programmed",
  *        "result bench=dmaint period=<k> mode=<m> channels=<c> size=<s>
- *         transfers=<t> bytes=<b> ns=<t> mbps=<x.xxx>" per period of virtual
- *         time, then "dmaint: PASS (<t> transfers, <b> bytes, <v> verified)"
- *         or "dmaint: FAIL (<reason>)".
+ *         transfers=<t> bytes=<b> ns=<t> mbps=<x.xxx> start_ns=<t0> end_ns=<t1>"
+ *         per period of virtual time (bench_stamp_ns), "result bench=regulator ..."
+ *         if the VM is regulated (bench_report_regulator), then
+ *         "dmaint: PASS (<t> transfers, <b> bytes, <v> verified)" or
+ *         "dmaint: FAIL (<reason>)".
  *
  * QEMU's ZDMA model copies at once inside the register write that starts a
  * transfer and models no bus: the figures are functional, not bandwidth.
  */
+#include "bench.h"
 #include "runtime.h"
 
 #define CH_ISR        0x100u
@@ -286,7 +289,7 @@ int main(const char *params)
 	}
 	for (u64 p = 0; p < periods && !fail; p++) {
 		u64 t0 = timer_now(), end = t0 + timer_ns_to_ticks(period_us * 1000), pb = 0, ns,
-		    kbps;
+		    kbps, t1;
 
 		for (u32 i = 0; i < nch; i++)
 			arm_verify(&chans[i], (p + 1) << 32 | i);
@@ -303,7 +306,8 @@ int main(const char *params)
 		for (u32 i = 0; i < nch && !fail; i++) /* let the last transfers finish */
 			while (chans[i].busy && !poll(&chans[i], &verified))
 				cpu_relax();
-		ns = timer_ticks_to_ns(timer_now() - t0);
+		t1 = timer_now();
+		ns = timer_ticks_to_ns(t1 - t0);
 		for (u32 i = 0; i < nch; i++) {
 			pb += chans[i].counted;
 			chans[i].total += chans[i].counted;
@@ -313,8 +317,9 @@ int main(const char *params)
 		bytes += pb;
 		kbps = ns ? pb * 1000000 / ns : 0;
 		printf("result bench=dmaint period=%lu mode=%s channels=%u size=%lu transfers=%lu "
-		       "bytes=%lu ns=%lu mbps=%lu.%03lu\n",
-		       p, mode, nch, size, pb / size, pb, ns, kbps / 1000, kbps % 1000);
+		       "bytes=%lu ns=%lu mbps=%lu.%03lu start_ns=%lu end_ns=%lu\n",
+		       p, mode, nch, size, pb / size, pb, ns, kbps / 1000, kbps % 1000,
+		       bench_stamp_ns(t0), bench_stamp_ns(t1));
 	}
 	for (u32 i = 0; i < nch && !fail; i++)
 		if (mmio_read32(chans[i].regs + CH_TOTAL_BYTE) != (u32)chans[i].total)
@@ -325,6 +330,7 @@ int main(const char *params)
 		printf("dmaint: FAIL (%s)\n", fail);
 		return 1;
 	}
+	bench_report_regulator(1);
 	printf("dmaint: PASS (%lu transfers, %lu bytes, %lu verified)\n", transfers, bytes,
 	       verified);
 	return 0;

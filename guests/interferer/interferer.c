@@ -25,7 +25,10 @@
  *        "interferer: mode <m>, footprint <f>, llc <k> KiB, sync <on|off>",
  *        "interferer: vcpu <i>: <mb> MB/s" (every second),
  *        "result bench=interferer cpu=<i> mode=<m> size=<bytes> lines=<l>
- *         bytes=<b> ns=<t> mbps=<x.xxx>" per vCPU,
+ *         bytes=<b> ns=<t> mbps=<x.xxx> start_ns=<t0> end_ns=<t1>" per vCPU
+ *         (its load, bench_stamp_ns),
+ *        "result bench=regulator ..." if the VM is regulated
+ *         (bench_report_regulator: whether the regulator ever throttled it),
  *        "interferer: vcpu <i> done (<mb> MB written)" ("read" in read mode),
  *        "interferer: PASS (<n> vCPUs, <s> s)" (timed) or
  *        "interferer: PASS (<n> vCPUs, until done, <ms> ms)" (sync).
@@ -100,9 +103,10 @@ static void interfere(u32 cpu)
 	ns = timer_ticks_to_ns(now - start);
 	checksum[cpu] = sum;
 	printf("result bench=interferer cpu=%u mode=%s size=%lu lines=%lu bytes=%lu ns=%lu "
-	       "mbps=%s\n",
+	       "mbps=%s start_ns=%lu end_ns=%lu\n",
 	       cpu, reading ? "read" : "write", buf_size, done_lines, done_lines * BENCH_LINE, ns,
-	       bench_mbps(mbps, done_lines * BENCH_LINE, ns ? ns : 1));
+	       bench_mbps(mbps, done_lines * BENCH_LINE, ns ? ns : 1), bench_stamp_ns(start),
+	       bench_stamp_ns(now));
 	printf("interferer: vcpu %u done (%lu MB %s)\n", cpu, total / 1000000,
 	       reading ? "read" : "written");
 	atomic_add32(&finished, 1);
@@ -170,6 +174,7 @@ int main(const char *params)
 		printf("interferer: FAIL (%u of %u vCPUs finished)\n", atomic_load32(&finished), n);
 		return 1;
 	}
+	bench_report_regulator(n);
 	if (synced)
 		printf("interferer: PASS (%u vCPUs, until done, %lu ms)\n", n,
 		       timer_ticks_to_ns(timer_now() - begin) / NSEC_PER_MSEC);

@@ -17,7 +17,8 @@
  *         sync_timeout_ms (as in bandwidth).
  * Lines: "irqlat: <n> samples every <p> us, wait <w>, timer <f> Hz",
  *        "result bench=irqlat cpu=0 samples=<n> period_us=<p> wait=<w>
- *         min_ns=<a> mean_ns=<x.xxx> p50_ns=<b> p99_ns=<c> max_ns=<d>",
+ *         min_ns=<a> mean_ns=<x.xxx> p50_ns=<b> p99_ns=<c> max_ns=<d>
+ *         start_ns=<t0> end_ns=<t1>" (the sampling, bench_stamp_ns),
  *        "irqlat: min <a> ns, mean <x.xxx> ns, p99 <c> ns, max <d> ns",
  *        "irqlat: PASS (<n> samples)" or "irqlat: FAIL (<reason>)".
  */
@@ -96,9 +97,9 @@ static int run(void)
 {
 	u64 samples = param_u64("samples", 1000), period_us = param_u64("period_us", 100);
 	const char *wait = param_str_default("wait", "wfi");
-	u64 bytes, sum = 0, i, p50, p99;
+	u64 bytes, sum = 0, i, p50, p99, first, last;
 	char mean[BENCH_FIXED_LEN];
-	bool busy;
+	bool busy, ok;
 
 	warmup = param_u64("warmup", 10);
 	if (!strcmp(wait, "busy")) {
@@ -132,9 +133,12 @@ static int run(void)
 	gic_init();
 	irq_register(TIMER_VIRT_INTID, timer_irq);
 	gic_irq_enable(TIMER_VIRT_INTID);
-	deadline = timer_now() + period;
+	first = timer_now();
+	deadline = first + period;
 	timer_set_deadline(deadline);
-	if (!wait_samples(busy)) {
+	ok = wait_samples(busy);
+	last = timer_now();
+	if (!ok) {
 		timer_stop();
 		printf("irqlat: FAIL (timer stopped after %lu of %lu interrupts)\n", taken, wanted);
 		return 1;
@@ -156,9 +160,10 @@ static int run(void)
 	p99 = lat[(samples * 99 + 99) / 100 - 1]; /* ceil(0.99 n)-th smallest */
 	bench_fixed(mean, timer_ticks_to_ns(sum), samples);
 	printf("result bench=irqlat cpu=0 samples=%lu period_us=%lu wait=%s min_ns=%lu "
-	       "mean_ns=%s p50_ns=%lu p99_ns=%lu max_ns=%lu\n",
+	       "mean_ns=%s p50_ns=%lu p99_ns=%lu max_ns=%lu start_ns=%lu end_ns=%lu\n",
 	       samples, period_us, wait, timer_ticks_to_ns(lat[0]), mean, timer_ticks_to_ns(p50),
-	       timer_ticks_to_ns(p99), timer_ticks_to_ns(lat[samples - 1]));
+	       timer_ticks_to_ns(p99), timer_ticks_to_ns(lat[samples - 1]), bench_stamp_ns(first),
+	       bench_stamp_ns(last));
 	printf("irqlat: min %lu ns, mean %s ns, p99 %lu ns, max %lu ns\n",
 	       timer_ticks_to_ns(lat[0]), mean, timer_ticks_to_ns(p99),
 	       timer_ticks_to_ns(lat[samples - 1]));

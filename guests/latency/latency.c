@@ -16,7 +16,8 @@
  * Lines: "latency: <k> KiB, <l> lines, <it> iterations",
  *        "latency: permutation is a single cycle over <l> lines",
  *        "result bench=latency cpu=0 size=<bytes> lines=<l> accesses=<a>
- *         ns=<t> ns_per_access=<x.xxx>",
+ *         ns=<t> ns_per_access=<x.xxx> start_ns=<t0> end_ns=<t1>" (t0, t1: the
+ *         measured walk, virtual counter in ns: bench_stamp_ns),
  *        "latency: <x.xxx> ns per access",
  *        "latency: PASS (<a> accesses)" or "latency: FAIL (<reason>)".
  */
@@ -91,7 +92,7 @@ static uptr chase(uptr p, u64 accesses)
 static int run(void)
 {
 	u64 size = param_u64("size", MiB(4)), iterations = param_u64("iterations", 2);
-	u64 lines, steps, accesses, start, ns;
+	u64 lines, steps, accesses, start, stop, ns;
 	char nspa[BENCH_FIXED_LEN];
 	uptr base, end;
 
@@ -122,7 +123,8 @@ static int run(void)
 	bench_phase(BENCH_PHASE_LATENCY);
 	start = timer_now();
 	end = chase(base, accesses);
-	ns = timer_ticks_to_ns(timer_now() - start);
+	stop = timer_now();
+	ns = timer_ticks_to_ns(stop - start);
 	bench_phase(BENCH_PHASE_END);
 	if (!ns)
 		ns = 1;
@@ -133,8 +135,8 @@ static int run(void)
 	}
 	bench_fixed(nspa, ns, accesses);
 	printf("result bench=latency cpu=0 size=%lu lines=%lu accesses=%lu ns=%lu "
-	       "ns_per_access=%s\n",
-	       size, lines, accesses, ns, nspa);
+	       "ns_per_access=%s start_ns=%lu end_ns=%lu\n",
+	       size, lines, accesses, ns, nspa, bench_stamp_ns(start), bench_stamp_ns(stop));
 	printf("latency: %s ns per access\n", nspa);
 	printf("latency: PASS (%lu accesses)\n", accesses);
 	return 0;

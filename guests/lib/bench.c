@@ -131,6 +131,30 @@ const char *bench_mbps(char *buf, u64 bytes, u64 ns)
 	return bench_fixed(buf, bytes * 1000, ns);
 }
 
+/* ---- time stamps and the regulator ----------------------------------------- */
+
+u64 bench_stamp_ns(u64 ticks)
+{
+	return timer_ticks_to_ns(ticks);
+}
+
+void bench_report_regulator(u32 n)
+{
+	struct bh_bw_stats st;
+	u64 throttles = 0, stalled = 0, max = 0;
+
+	for (u32 i = 0; i < n; i++) {
+		if (bh_bw_stats(i, &st) != BH_OK)
+			return; /* not regulated (or no such vCPU): nothing to report */
+		throttles += st.throttles;
+		stalled += st.stalled_ns;
+		if (st.max > max)
+			max = st.max;
+	}
+	printf("result bench=regulator vcpus=%u throttles=%lu stalled_ns=%lu max=%lu\n", n,
+	       throttles, stalled, max);
+}
+
 /* ---- start/stop handshake -------------------------------------------------- */
 
 static struct bench_sync *sync_page;

@@ -21,7 +21,8 @@
  *         bytes=<b> ns=<t> mbps=<x.xxx> ns_per_line=<x.xxx>" per step,
  *        "stride: step <s> B: <x.xxx> MB/s" per step,
  *        "result bench=stride kind=summary cpu=0 mode=<m> steps=<n>
- *         slowest_step=<s> min_mbps=<x.xxx> fastest_step=<s> max_mbps=<x.xxx>",
+ *         slowest_step=<s> min_mbps=<x.xxx> fastest_step=<s> max_mbps=<x.xxx>
+ *         start_ns=<t0> end_ns=<t1>" (first step's start to last step's end),
  *        "stride: sustainable <x.xxx> MB/s at step <s> B",
  *        "stride: PASS (<n> steps)" or "stride: FAIL (<reason>)".
  */
@@ -65,7 +66,7 @@ static int run(void)
 	const char *m = param_str_default("mode", "read");
 	u64 size = param_u64("size", MiB(4)), passes = param_u64("passes", 1);
 	u64 min_step = param_u64("min_step", BENCH_LINE), max_step, step, lines, touched;
-	u64 sum, want_sum, start, ns, bytes, p;
+	u64 sum, want_sum, start, ns, bytes, p, first = 0, last = 0;
 	u64 min_mbps_milli = ~0ul, max_mbps_milli = 0, slowest = 0, fastest = 0;
 	char mbps[BENCH_FIXED_LEN], nspl[BENCH_FIXED_LEN], lo[BENCH_FIXED_LEN], hi[BENCH_FIXED_LEN];
 	u32 nsteps = 0, expected_steps = 0, failures = 0;
@@ -115,9 +116,12 @@ static int run(void)
 		sum = 0;
 		bench_phase(BENCH_PHASE_STRIDE);
 		start = timer_now();
+		if (!nsteps)
+			first = start;
 		for (p = 0; p < passes; p++)
 			touched += pass((volatile u64 *)base, size, step, write, &sum);
-		ns = timer_ticks_to_ns(timer_now() - start);
+		last = timer_now();
+		ns = timer_ticks_to_ns(last - start);
 		bench_phase(BENCH_PHASE_END);
 		if (!ns)
 			ns = 1;
@@ -172,8 +176,8 @@ static int run(void)
 	bench_fixed(lo, min_mbps_milli, 1000);
 	bench_fixed(hi, max_mbps_milli, 1000);
 	printf("result bench=stride kind=summary cpu=0 mode=%s steps=%u slowest_step=%lu "
-	       "min_mbps=%s fastest_step=%lu max_mbps=%s\n",
-	       m, nsteps, slowest, lo, fastest, hi);
+	       "min_mbps=%s fastest_step=%lu max_mbps=%s start_ns=%lu end_ns=%lu\n",
+	       m, nsteps, slowest, lo, fastest, hi, bench_stamp_ns(first), bench_stamp_ns(last));
 	printf("stride: sustainable %s MB/s at step %lu B\n", lo, slowest);
 	if (failures) {
 		printf("stride: FAIL (%u errors)\n", failures);

@@ -109,7 +109,10 @@ static void dma_fault(const struct iommu_fault *f)
 			log_info("vm %s: device %s: %lu DMA fault(s) not shown since the last line",
 			         vm->cfg->name, st->device, since);
 	}
-	if ((st->flags & IOMMU_STREAM_STOP_VM) && vm->state == VM_RUNNING)
+	/* whatever the VM is doing: a VM that resets before its fault is
+	 * handled is stopped all the same, never reloaded (vm_shutdown
+	 * ignores a VM already off or stopped) */
+	if (st->flags & IOMMU_STREAM_STOP_VM)
 		vm_shutdown(vm, VM_STOPPED, "DMA fault, on_fault: stop-vm");
 }
 

@@ -72,13 +72,35 @@ static void pci_claim(const struct cfg_pci *c, u32 vm, const struct cfg_pci_func
 	f->owner = (u8)vm;
 }
 
+/* Functions of two VMs behind one conventional bridge: their DMA reaches the
+ * SMMU with one requester ID, so one VM's stage 2 would translate both (the
+ * toolchain refuses such a config; this is the boot's own check). */
+static void pci_check_aliases(void)
+{
+	const struct pcienum_func *a, *b, *by;
+
+	if (pcienum_alias_shared(&pci_bus, &a, &b, &by))
+		panic("pci: vm %s's function %02x:%02x.%x and vm %s's %02x:%02x.%x are behind the "
+		      "conventional bridge %02x:%02x.%x: their DMA carries one requester ID",
+		      cfg_system.vms[a->owner].name, PCI_BDF_BUS(a->bdf), PCI_BDF_DEV(a->bdf),
+		      PCI_BDF_FN(a->bdf), cfg_system.vms[b->owner].name, PCI_BDF_BUS(b->bdf),
+		      PCI_BDF_DEV(b->bdf), PCI_BDF_FN(b->bdf), PCI_BDF_BUS(by->bdf),
+		      PCI_BDF_DEV(by->bdf), PCI_BDF_FN(by->bdf));
+}
+
 static void pci_log_func(const struct pcienum_func *f)
 {
 	const char *owner = f->owner == PCIENUM_NO_OWNER ? "-" : cfg_system.vms[f->owner].name;
+	const struct pcienum_func *by;
+	u32 rid = pcienum_requester_id(&pci_bus, f, &by);
 
 	log_info("pci: %02x:%02x.%x %04x:%04x %s%s", PCI_BDF_BUS(f->bdf), PCI_BDF_DEV(f->bdf),
 	         PCI_BDF_FN(f->bdf), f->vendor, f->device, f->header == 1 ? "bridge, vm " : "vm ",
 	         owner);
+	if (by && f->owner != PCIENUM_NO_OWNER)
+		log_info("pci: %02x:%02x.%x DMA as %04x (alias of bridge %02x:%02x.%x)",
+		         PCI_BDF_BUS(f->bdf), PCI_BDF_DEV(f->bdf), PCI_BDF_FN(f->bdf), rid,
+		         PCI_BDF_BUS(by->bdf), PCI_BDF_DEV(by->bdf), PCI_BDF_FN(by->bdf));
 	for (u32 i = 0; i < 6; i++)
 		if (f->bar[i].addr)
 			log_info("pci: %02x:%02x.%x BAR%u %lx-%lx", PCI_BDF_BUS(f->bdf),
@@ -109,6 +131,7 @@ void pci_init(void)
 	for (u32 vm = 0; vm < cfg_system.nvms; vm++)
 		for (u32 k = 0; k < cfg_system.vms[vm].npci; k++)
 			pci_claim(c, vm, &cfg_system.vms[vm].pci[k]);
+	pci_check_aliases();
 	for (u32 vm = 0; vm < cfg_system.nvms; vm++) {
 		const struct cfg_vm *v = &cfg_system.vms[vm];
 

@@ -141,9 +141,10 @@ static void vcpu_park(struct vcpu *v)
 		vcpu_poll(v);
 		if (vm->state == VM_RESETTING && v->idx == 0 && vcpu_others_parked(v) &&
 		    !vm->pause) {
-			if (!vm_load(vm, false)) /* corrupted images: stopped */
+			/* false: its PCI functions are held off (poll again,
+			 * no WFI: nothing would wake it), or it was stopped */
+			if (!vm_reload(vm))
 				continue;
-			vm->state = VM_RUNNING;
 			vcpu_boot(v, vm->cfg->entry, vm->cfg->boot_arg);
 			break;
 		}

@@ -37,25 +37,24 @@ bool vm_load(struct vm *vm, bool first)
 	return true;
 }
 
-/* "vm X: N DMA fault(s): device D: n, ..." and, if an SMMU of its streams
- * lost records, "vm X: DMA fault records lost N time(s) ..." (bulkhead run
- * --json reads both). */
+/* "vm X: N DMA fault(s) from M device(s)", then one "vm X: DMA fault(s) of
+ * D: n" line per device (a line each: no count is cut off, however many
+ * devices), and, if an SMMU of its streams lost records, "vm X: DMA fault
+ * records lost N time(s) ..." (bulkhead run --json reads them all). */
 static void vm_dma_report(const struct vm *vm)
 {
 	const struct iommu_config *c = iommu_config();
-	char line[160];
-	u32 len = 0;
+	u32 ndev = 0;
 
 	if (!c || !iommu_vm_has_streams(vm->id))
 		return;
-	for (u32 i = 0; i < c->nstreams && len < sizeof(line) - 40; i++) {
-		if (c->streams[i].vm != vm->id)
-			continue;
-		len +=
-		    (u32)fmt_snprintf(line + len, sizeof(line) - len, "%s%s: %lu", len ? ", " : "",
-		                      c->streams[i].device, iommu_stream_faults(i));
-	}
-	log_info("vm %s: %lu DMA fault(s): %s", vm->cfg->name, vm->dma_faults, line);
+	for (u32 i = 0; i < c->nstreams; i++)
+		ndev += c->streams[i].vm == vm->id;
+	log_info("vm %s: %lu DMA fault(s) from %u device(s)", vm->cfg->name, vm->dma_faults, ndev);
+	for (u32 i = 0; i < c->nstreams; i++)
+		if (c->streams[i].vm == vm->id)
+			log_info("vm %s: DMA fault(s) of %s: %lu", vm->cfg->name,
+			         c->streams[i].device, iommu_stream_faults(i));
 	if (vm->dma_lost)
 		log_info("vm %s: DMA fault records lost %lu time(s) (SMMU event queue overflow): "
 		         "more faults than counted",
@@ -149,7 +148,7 @@ void vm_shutdown(struct vm *vm, enum vm_state how, const char *reason)
 
 	iommu_vm_stop(vm->id); /* its devices' DMA aborts from now on */
 	vuart_stop(vm);
-	vpci_vm_quiesce(vm);
+	vpci_vm_reset(vm);
 	console_vm_flush(vm);
 	log_info("vm %s: %s (%s)", vm->cfg->name, vm_state_name(how), reason);
 	console_vm_report(vm);
@@ -191,8 +190,25 @@ void vm_reset(struct vm *vm)
 		vm->vcpus[i]->power = VCPU_OFF;
 	spin_unlock(&vm->lock);
 	iommu_vm_block(vm->id); /* no DMA into the VM while it is reloaded */
+	vpci_vm_reset(vm);      /* and none the old incarnation started after */
 	console_vm_flush(vm);
 	log_info("vm %s: reset", vm->cfg->name);
 	for (u32 i = 0; i < vm->nvcpus; i++)
 		vcpu_kick(vm->vcpus[i]);
+}
+
+bool vm_reload(struct vm *vm)
+{
+	bool running;
+
+	if (!vpci_vm_quiet(vm) || !vm_load(vm, false))
+		return false;
+	/* a stop decided meanwhile (a DMA fault under stop-vm handled on
+	 * another CPU) holds: the VM does not run again */
+	spin_lock(&vm->lock);
+	running = vm->state == VM_RESETTING;
+	if (running)
+		vm->state = VM_RUNNING;
+	spin_unlock(&vm->lock);
+	return running;
 }

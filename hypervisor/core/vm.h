@@ -86,5 +86,10 @@ bool vm_load(struct vm *vm, bool first);
 void vm_shutdown(struct vm *vm, enum vm_state how, const char *reason);
 /* SYSTEM_RESET from one of the VM's vCPUs. */
 void vm_reset(struct vm *vm);
+/* vCPU 0 of a resetting VM, its siblings parked: reloads the VM once its
+ * PCI functions' hold is over (vpci_vm_reset) and makes it run again;
+ * false while the hold lasts (call again), when an image is corrupted
+ * (stopped) or when the VM was stopped meanwhile. */
+bool vm_reload(struct vm *vm);
 
 #endif

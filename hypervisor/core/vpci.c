@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "core/vpci.h"
 
+#include "arch/aarch64/timer.h"
 #include "core/config.h"
 #include "core/mem.h"
 #include "core/mmio.h"
@@ -13,14 +14,23 @@
 
 #define VPCI_MAX_FUNCS    8
 #define VPCI_LOG_REFUSALS 8 /* per function: a guest cannot flood the console */
+/* After a reset, how long a VM's functions stay off (bus mastering and
+ * decoding off, the streams aborting) before the VM is reloaded: the 100 ms
+ * a function may take to complete a Function Level Reset (PCIe Base 6.6.2),
+ * and time for a function without FLR to end what it had started (QEMU's
+ * edu completes a DMA 100 ms after it is started), doubled. */
+#define VPCI_HOLD_MS 200
 
 struct vpci_dev {
 	const struct cfg_pci_func *cfg;
 	struct vpci_cfg st;
+	u32 flr;       /* its PCI Express capability if it has FLR, else 0 */
+	bool flr_done; /* reset by FLR: its BARs are to be written again */
 };
 
 static struct vpci_dev vpci_devs[CFG_MAX_CPUS][VPCI_MAX_FUNCS];
 static spinlock_t vpci_lock[CFG_MAX_CPUS];
+static u64 vpci_quiet_at[CFG_MAX_CPUS]; /* timer_now() at which the hold ends */
 
 static u32 vpci_hw_read(void *ctx, u32 off)
 {
@@ -108,10 +118,29 @@ void vpci_vm_init(struct vm *vm)
 			mem_map(vm, b->addr, b->addr, ALIGN_UP(b->size, SZ_4K), MEM_DEVICE, NULL);
 		}
 		vpci_cfg_init_caps(&d->st, vpci_hw_read, d);
+		d->flr = vpci_cfg_flr_cap(vpci_hw_read, d);
+		log_info("vm %s: pci %s: reset %s", c->name, c->pci[k].name,
+		         d->flr ? "by FLR" : "by holding it off (no FLR)");
 	}
 	mmio_register(vm, p->vm_ecam_ipa, (u64)(p->bus_last - p->bus_first + 1) << 20, vpci_access,
 	              (void *)p);
 	log_info("vm %s: %u PCI function(s), ECAM at IPA %lx", c->name, c->npci, p->vm_ecam_ipa);
+}
+
+/* Writes the BARs the hypervisor assigned back (an FLR cleared them). */
+static void vpci_restore_bars(const struct vpci_dev *d)
+{
+	const struct pcienum_func *f = pci_func(d->cfg->bdf);
+
+	for (u32 i = 0; f && i < 6; i++) {
+		const struct pcienum_bar *b = &f->bar[i];
+
+		if (!b->addr || (b->flags & (PCI_BAR_IO | PCI_BAR_UPPER)))
+			continue;
+		pci_cfg_write(f->bdf, PCI_BAR0 + 4 * i, 4, (u32)b->addr);
+		if ((b->flags & PCI_BAR_MEM64) && i < 5)
+			pci_cfg_write(f->bdf, PCI_BAR0 + 4 * (i + 1), 4, (u32)(b->addr >> 32));
+	}
 }
 
 void vpci_vm_quiesce(struct vm *vm)
@@ -122,8 +151,43 @@ void vpci_vm_quiesce(struct vm *vm)
 		return;
 	spin_lock(&vpci_lock[vm->id]);
 	for (u32 k = 0; k < c->npci && k < VPCI_MAX_FUNCS; k++) {
+		struct vpci_dev *d = &vpci_devs[vm->id][k];
+
+		if (d->flr_done)
+			vpci_restore_bars(d);
+		d->flr_done = false;
 		pci_cfg_write(c->pci[k].bdf, PCI_COMMAND, 2, 0);
-		vpci_devs[vm->id][k].st.probing = 0;
+		d->st.probing = 0;
 	}
 	spin_unlock(&vpci_lock[vm->id]);
+}
+
+void vpci_vm_reset(struct vm *vm)
+{
+	const struct cfg_vm *c = vm->cfg;
+
+	if (!cfg_system.platform->pci || !c->npci)
+		return;
+	spin_lock(&vpci_lock[vm->id]);
+	for (u32 k = 0; k < c->npci && k < VPCI_MAX_FUNCS; k++) {
+		struct vpci_dev *d = &vpci_devs[vm->id][k];
+		u32 bdf = c->pci[k].bdf;
+
+		/* no new request from now on, then forget the old ones */
+		pci_cfg_write(bdf, PCI_COMMAND, 2, 0);
+		d->st.probing = 0;
+		if (d->flr) {
+			u32 ctl = pci_cfg_read32(bdf, d->flr + PCI_EXP_DEVCTL) & 0xffff;
+
+			pci_cfg_write(bdf, d->flr + PCI_EXP_DEVCTL, 2, ctl | PCI_EXP_DEVCTL_FLR);
+			d->flr_done = true;
+		}
+	}
+	vpci_quiet_at[vm->id] = timer_now() + timer_freq() / 1000 * VPCI_HOLD_MS;
+	spin_unlock(&vpci_lock[vm->id]);
+}
+
+bool vpci_vm_quiet(const struct vm *vm)
+{
+	return timer_now() >= vpci_quiet_at[vm->id];
 }

@@ -15,9 +15,18 @@ struct vm;
 #if !defined(BULKHEAD_PCI) || BULKHEAD_PCI
 /* At VM build, after pci_init and mem_vm_init. */
 void vpci_vm_init(struct vm *vm);
-/* At VM start, reset and stop: the VM's functions stop decoding and
- * mastering (no DMA of a stopped or restarted VM goes on). */
+/* At every load of the VM (boot, and reload after the hold): the VM's
+ * functions stop decoding and mastering, and those reset by FLR get their
+ * BARs back. */
 void vpci_vm_quiesce(struct vm *vm);
+/* At reset and stop: the VM's functions stop decoding and mastering, those
+ * with Function Level Reset are reset (what they had queued is dropped),
+ * and the hold starts: vpci_vm_quiet is false for VPCI_HOLD_MS, so that a
+ * function without FLR ends, with bus mastering off, what the old
+ * incarnation had started before the VM is reloaded (docs/pci.md). */
+void vpci_vm_reset(struct vm *vm);
+/* Whether the hold of the last vpci_vm_reset is over. */
+bool vpci_vm_quiet(const struct vm *vm);
 #else
 static inline void vpci_vm_init(struct vm *vm)
 {
@@ -27,6 +36,17 @@ static inline void vpci_vm_init(struct vm *vm)
 static inline void vpci_vm_quiesce(struct vm *vm)
 {
 	(void)vm;
+}
+
+static inline void vpci_vm_reset(struct vm *vm)
+{
+	(void)vm;
+}
+
+static inline bool vpci_vm_quiet(const struct vm *vm)
+{
+	(void)vm;
+	return true;
 }
 #endif
 

@@ -30,6 +30,23 @@ void vpci_cfg_init_caps(struct vpci_cfg *c, u32 (*read)(void *ctx, u32 off), voi
 	}
 }
 
+u32 vpci_cfg_flr_cap(u32 (*read)(void *ctx, u32 off), void *ctx)
+{
+	u32 at;
+
+	if (!((read(ctx, PCI_COMMAND) >> 16) & PCI_STATUS_CAP_LIST))
+		return 0;
+	at = read(ctx, PCI_CAP_PTR) & 0xfc;
+	for (u32 n = 0; at >= 0x40 && n < 48; n++) {
+		u32 hdr = read(ctx, at);
+
+		if ((hdr & 0xff) == PCI_CAP_EXP)
+			return (read(ctx, at + PCI_EXP_DEVCAP) & PCI_EXP_DEVCAP_FLR) ? at : 0;
+		at = (hdr >> 8) & 0xfc;
+	}
+	return 0;
+}
+
 bool vpci_cfg_valid(u32 off, u32 size)
 {
 	return (size == 1 || size == 2 || size == 4) && !(off & (size - 1)) && off < VPCI_CFG_SIZE;

@@ -28,7 +28,12 @@
 #define VPCI_CFG_MAX_CAPS 16
 #define VPCI_CFG_SIZE     0x1000u
 
-#define VPCI_CMD_ALLOWED (BIT(1) | BIT(2) | BIT(10)) /* memory, bus master, INTx disable */
+/* PCI Express capability: Device Capabilities and Device Control */
+#define PCI_EXP_DEVCAP     4
+#define PCI_EXP_DEVCAP_FLR BIT(28)
+#define PCI_EXP_DEVCTL     8
+#define PCI_EXP_DEVCTL_FLR BIT(15)                     /* Initiate Function Level Reset */
+#define VPCI_CMD_ALLOWED   (BIT(1) | BIT(2) | BIT(10)) /* memory, bus master, INTx disable */
 
 struct vpci_cfg {
 	u64 bar_addr[6];
@@ -58,6 +63,11 @@ struct vpci_cfg_write {
  * dword of the function) and keeps the allowed capabilities. */
 void vpci_cfg_init_caps(struct vpci_cfg *c, u32 (*read)(void *ctx, u32 off), void *ctx);
 
+/* The offset of the function's PCI Express capability if its Device
+ * Capabilities register says Function Level Reset is supported (bit 28),
+ * else 0; read as for vpci_cfg_init_caps (hardware values: a list that
+ * loops or leaves 0x40-0xff ends the walk). */
+u32 vpci_cfg_flr_cap(u32 (*read)(void *ctx, u32 off), void *ctx);
 /* Whether an access of size bytes at off is one the filter serves: 1, 2 or
  * 4 bytes, naturally aligned, inside the 4 KiB of the function. Reads of
  * any other read as all ones, writes are dropped. */

@@ -186,24 +186,28 @@ void iommu_vm_attach(u32 vm, const struct iommu_s2 *s2)
 	/* the new tables first, then the stale translations of the VMID go */
 	iommu_vm_tlbi(vm, s2->vmid);
 	for (u32 i = 0; i < iommu_cfg->nstreams; i++) {
-		bool on;
+		bool on, ok = true;
 
 		if (iommu_cfg->streams[i].vm != vm)
 			continue;
+		/* the state and the STE change together: a block decided on
+		 * another CPU meanwhile is never undone by this attach */
 		spin_lock(&iommu_lock);
 		on = iommu_state[i] != IOMMU_ST_BLOCKED;
-		if (on)
+		if (on) {
 			iommu_state[i] = IOMMU_ST_ON;
+			ok = iommu_stream_program(i, s2);
+		}
 		spin_unlock(&iommu_lock);
 		if (on)
-			iommu_report_program(i, iommu_stream_program(i, s2));
+			iommu_report_program(i, ok);
 	}
 }
 
 static void iommu_vm_abort(u32 vm, enum iommu_state to)
 {
 	u16 vmid = 0;
-	bool any = false;
+	bool any = false, ok;
 
 	if (!iommu_active())
 		return;
@@ -213,8 +217,9 @@ static void iommu_vm_abort(u32 vm, enum iommu_state to)
 		spin_lock(&iommu_lock);
 		if (iommu_state[i] != IOMMU_ST_BLOCKED)
 			iommu_state[i] = (u8)to;
+		ok = iommu_stream_program(i, NULL);
 		spin_unlock(&iommu_lock);
-		iommu_report_program(i, iommu_stream_program(i, NULL));
+		iommu_report_program(i, ok);
 		any = true;
 	}
 	vmid = (u16)(vm + 1); /* core/mem.c: a VM's VMID is its index + 1 */
@@ -234,12 +239,15 @@ void iommu_vm_stop(u32 vm)
 
 void iommu_stream_block(u32 stream)
 {
+	bool ok;
+
 	if (!iommu_active() || stream >= iommu_cfg->nstreams)
 		return;
 	spin_lock(&iommu_lock);
 	iommu_state[stream] = IOMMU_ST_BLOCKED;
+	ok = iommu_stream_program(stream, NULL);
 	spin_unlock(&iommu_lock);
-	iommu_report_program(stream, iommu_stream_program(stream, NULL));
+	iommu_report_program(stream, ok);
 }
 
 #if defined(IOMMU_HAVE_SMMUV3) || defined(IOMMU_HAVE_SMMU500)
@@ -266,15 +274,23 @@ static void iommu_report(u32 unit, u32 sid, u64 addr, bool write, bool addr_vali
 		const struct iommu_stream *st = &iommu_cfg->streams[f.stream];
 		bool block;
 
+		bool ok = true;
+
 		iommu_faults[f.stream]++;
+		/* Blocked for good whatever the stream's state: a fault handled
+		 * while its VM resets or is recolored (the stream aborting for
+		 * the moment) must not be turned back on by the next attach.
+		 * Under stop-vm too, until the VM stop blocks all its streams. */
 		spin_lock(&iommu_lock);
-		block = !(st->flags & IOMMU_STREAM_STOP_VM) && iommu_state[f.stream] == IOMMU_ST_ON;
-		if (block)
+		block = iommu_state[f.stream] != IOMMU_ST_BLOCKED;
+		if (block) {
 			iommu_state[f.stream] = IOMMU_ST_BLOCKED;
+			ok = iommu_stream_program(f.stream, NULL);
+		}
 		spin_unlock(&iommu_lock);
 		if (block) {
-			iommu_report_program(f.stream, iommu_stream_program(f.stream, NULL));
-			f.blocked = true;
+			iommu_report_program(f.stream, ok);
+			f.blocked = !(st->flags & IOMMU_STREAM_STOP_VM);
 		}
 	}
 	if (iommu_fault)

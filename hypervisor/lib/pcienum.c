@@ -56,6 +56,26 @@ static u32 pcienum_size_bar(struct pcienum *e, struct pcienum_func *f, u32 i, u3
 
 static void pcienum_scan_bus(struct pcienum *e, u32 bus);
 
+/* A bridge's PCIENUM_ALIAS_*, from its PCIe capability (bounded walk). */
+static u8 pcienum_bridge_alias(struct pcienum *e, u32 bdf)
+{
+	u32 ptr;
+
+	if (!((rd(e, bdf, PCI_COMMAND) >> 16) & PCI_STATUS_CAP_LIST))
+		return PCIENUM_ALIAS_BRIDGE;
+	ptr = rd(e, bdf, PCI_CAP_PTR) & 0xfc;
+	for (u32 n = 0; n < 48 && ptr >= 0x40; n++) {
+		u32 cap = rd(e, bdf, ptr);
+
+		if ((cap & 0xff) == PCI_CAP_ID_EXP)
+			return ((cap >> 20) & 0xf) == PCI_EXP_TYPE_PCI_BRIDGE
+			           ? PCIENUM_ALIAS_SECONDARY
+			           : PCIENUM_ALIAS_NONE;
+		ptr = (cap >> 8) & 0xfc;
+	}
+	return PCIENUM_ALIAS_BRIDGE; /* no PCIe capability: conventional PCI */
+}
+
 static void pcienum_add(struct pcienum *e, u32 bdf, u32 id, u32 hdr)
 {
 	struct pcienum_func *f;
@@ -72,6 +92,8 @@ static void pcienum_add(struct pcienum *e, u32 bdf, u32 id, u32 hdr)
 		                    .header = (u8)(hdr & 0x7f),
 		                    .owner = PCIENUM_NO_OWNER,
 		                    .win_limit = 0 };
+	if (f->header == 1)
+		f->alias = pcienum_bridge_alias(e, bdf);
 	/* nothing decodes or masters until a VM's function is set up */
 	wr(e, bdf, PCI_COMMAND, 0);
 	f->pin = (u8)(rd(e, bdf, PCI_INTERRUPT) >> 8);
@@ -162,6 +184,52 @@ int pcienum_root_pin(const struct pcienum *e, const struct pcienum_func *f)
 			return -1;
 	}
 	return -1;
+}
+
+u32 pcienum_requester_id(const struct pcienum *e, const struct pcienum_func *f,
+                         const struct pcienum_func **by)
+{
+	u32 rid = f->bdf;
+
+	*by = NULL;
+	for (u32 depth = 0; depth < 256 && PCI_BDF_BUS(f->bdf) != e->bus_first; depth++) {
+		const struct pcienum_func *br = pcienum_bridge_to(e, PCI_BDF_BUS(f->bdf));
+
+		if (!br)
+			break;
+		if (br->alias == PCIENUM_ALIAS_BRIDGE)
+			rid = br->bdf;
+		else if (br->alias == PCIENUM_ALIAS_SECONDARY)
+			rid = PCI_BDF(br->sec_bus, 0, 0);
+		if (br->alias != PCIENUM_ALIAS_NONE)
+			*by = br;
+		f = br;
+	}
+	return rid;
+}
+
+bool pcienum_alias_shared(const struct pcienum *e, const struct pcienum_func **a,
+                          const struct pcienum_func **b, const struct pcienum_func **by)
+{
+	for (u32 i = 0; i < e->nfuncs; i++) {
+		const struct pcienum_func *fi = &e->funcs[i], *bi;
+		u32 ri = pcienum_requester_id(e, fi, &bi);
+
+		if (fi->owner == PCIENUM_NO_OWNER || !bi)
+			continue;
+		for (u32 j = i + 1; j < e->nfuncs; j++) {
+			const struct pcienum_func *fj = &e->funcs[j], *bj;
+
+			if (fj->owner == PCIENUM_NO_OWNER || fj->owner == fi->owner ||
+			    pcienum_requester_id(e, fj, &bj) != ri)
+				continue;
+			*a = fi;
+			*b = fj;
+			*by = bi;
+			return true;
+		}
+	}
+	return false;
 }
 
 static void pcienum_write_bar(struct pcienum *e, const struct pcienum_func *f, u32 i)

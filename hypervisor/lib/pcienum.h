@@ -44,6 +44,20 @@
 #define PCI_BAR_PREFETCH BIT(2)
 #define PCI_BAR_UPPER    BIT(3) /* the upper half of the BAR before */
 
+/* How a bridge passes on the DMA of the functions below it (the requester
+ * ID they reach the root complex with; a conventional PCI bus carries none):
+ * each its own (a PCIe secondary bus), the bridge's own ID (a conventional
+ * PCI-to-PCI bridge: no PCIe capability), or (secondary bus, devfn 0) (a
+ * PCIe-to-PCI bridge, PCIe capability type 7; PCIe-to-PCI/PCI-X Bridge
+ * spec 2.3). QEMU gives its SMMU the same (hw/pci/pci.c,
+ * pci_device_get_iommu_bus_devfn). */
+#define PCIENUM_ALIAS_NONE      0u
+#define PCIENUM_ALIAS_BRIDGE    1u
+#define PCIENUM_ALIAS_SECONDARY 2u
+
+#define PCI_CAP_ID_EXP          0x10
+#define PCI_EXP_TYPE_PCI_BRIDGE 0x7
+
 #define PCIENUM_MAX_FUNCS 32
 #define PCIENUM_NO_OWNER  0xffu
 
@@ -68,6 +82,7 @@ struct pcienum_func {
 	u8 owner;   /* VM index, PCIENUM_NO_OWNER */
 	u8 sec_bus; /* bridges: secondary and subordinate bus */
 	u8 sub_bus;
+	u8 alias; /* bridges: PCIENUM_ALIAS_* */
 	struct pcienum_bar bar[6];
 	u64 win_base, win_limit; /* bridges: memory window assigned (limit < base: off) */
 };
@@ -92,6 +107,18 @@ struct pcienum_func *pcienum_find(struct pcienum *e, u32 bdf);
  * standard swizzle, (pin - 1 + device) % 4 at each bridge up to the root
  * bus; 0-3 for INTA-INTD, or -1 when the function has no pin. */
 int pcienum_root_pin(const struct pcienum *e, const struct pcienum_func *f);
+
+/* The requester ID a function's DMA reaches the root complex (and the SMMU)
+ * with: its own, or the alias of the last aliasing bridge on the way up
+ * (*by = that bridge, NULL for its own). */
+u32 pcienum_requester_id(const struct pcienum *e, const struct pcienum_func *f,
+                         const struct pcienum_func **by);
+
+/* Whether two functions of different owners reach the root complex with one
+ * alias (behind one conventional bridge, *by): then *a and *b are two of
+ * them. Functions without an owner do not count. */
+bool pcienum_alias_shared(const struct pcienum *e, const struct pcienum_func **a,
+                          const struct pcienum_func **b, const struct pcienum_func **by);
 
 /* Assigns the memory BARs of every function with owner vm inside
  * [base, base + size): largest first, naturally aligned, at least 4 KiB

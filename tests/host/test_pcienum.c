@@ -129,6 +129,15 @@ int main(void)
 	for (u32 i = 0; i < nmodel; i++) /* nothing decodes or masters after the scan */
 		CHECK((model[i].cfg[1] & 0xffff) == 0 || model[i].cfg[0] == 0);
 
+	/* the model bridge has no PCIe capability: conventional PCI, its own ID */
+	{
+		const struct pcienum_func *by;
+
+		CHECK(bridge->alias == PCIENUM_ALIAS_BRIDGE);
+		CHECK(pcienum_requester_id(&e, child, &by) == PCI_BDF(0, 4, 0) && by == bridge);
+		CHECK(pcienum_requester_id(&e, edu, &by) == PCI_BDF(0, 2, 0) && !by);
+	}
+
 	/* swizzle: slot + pin at the root; behind the bridge via its slot */
 	CHECK(pcienum_root_pin(&e, edu) == 2);   /* (0 + 2) % 4 */
 	CHECK(pcienum_root_pin(&e, vnet) == 0);  /* (1 + 3) % 4 */
@@ -157,6 +166,63 @@ int main(void)
 	/* a window that would cover another function's BAR is refused */
 	child->bar[0].addr = 0x10000000;
 	CHECK(!pcienum_bridge_windows(&e, &bad) && bad == bridge);
+	/* two owners behind one conventional bridge share its alias */
+	{
+		const struct pcienum_func *a = NULL, *b = NULL, *by = NULL;
+
+		CHECK(!pcienum_alias_shared(&e, &a, &b, &by)); /* one function below it */
+		bridge->owner = 0;                             /* a bridge's owner does not count */
+		CHECK(!pcienum_alias_shared(&e, &a, &b, &by));
+		bridge->owner = PCIENUM_NO_OWNER;
+		e.funcs[e.nfuncs] = *child;
+		e.funcs[e.nfuncs].bdf = PCI_BDF(1, 2, 0);
+		e.nfuncs++;
+		CHECK(!pcienum_alias_shared(&e, &a, &b, &by)); /* both VM 1's */
+		e.funcs[e.nfuncs - 1].owner = 0;
+		CHECK(pcienum_alias_shared(&e, &a, &b, &by) && by == bridge &&
+		      ((a == child && b == &e.funcs[e.nfuncs - 1]) ||
+		       (b == child && a == &e.funcs[e.nfuncs - 1])));
+		/* behind a PCIe bridge (a root port) each keeps its own ID */
+		bridge->alias = PCIENUM_ALIAS_NONE;
+		CHECK(!pcienum_alias_shared(&e, &a, &b, &by));
+		CHECK(pcienum_requester_id(&e, child, &by) == PCI_BDF(1, 1, 0) && !by);
+		/* behind a PCIe-to-PCI bridge: (secondary bus, devfn 0) */
+		bridge->alias = PCIENUM_ALIAS_SECONDARY;
+		CHECK(pcienum_requester_id(&e, child, &by) == PCI_BDF(1, 0, 0) && by == bridge);
+		CHECK(pcienum_alias_shared(&e, &a, &b, &by) && by == bridge);
+		e.nfuncs--;
+		bridge->alias = PCIENUM_ALIAS_BRIDGE;
+	}
+	/* a bridge's PCIe capability decides its alias: type 7 PCIe-to-PCI,
+	 * another type (4: a root port) none */
+	{
+		struct pcienum e3 = { .ops = { mread, mwrite, NULL },
+			              .bus_first = 0,
+			              .bus_last = 15 };
+		struct mfunc *m = &model[4];
+		const struct pcienum_func *by;
+
+		m->cfg[1] |= PCI_STATUS_CAP_LIST << 16;
+		m->cfg[PCI_CAP_PTR / 4] = 0x40;
+		m->cfg[0x40 / 4] = 0x48u << 8 | 0x01u; /* power management, next 0x48 */
+		m->cfg[0x48 / 4] = (u32)(PCI_EXP_TYPE_PCI_BRIDGE << 4 | 2) << 16 | PCI_CAP_ID_EXP;
+		bridge_sec = 0;
+		CHECK(pcienum_scan(&e3) == 6);
+		CHECK(pcienum_find(&e3, PCI_BDF(0, 4, 0))->alias == PCIENUM_ALIAS_SECONDARY);
+		CHECK(pcienum_requester_id(&e3, pcienum_find(&e3, PCI_BDF(1, 1, 0)), &by) ==
+		      PCI_BDF(1, 0, 0));
+		m->cfg[1] |= PCI_STATUS_CAP_LIST << 16;
+		m->cfg[0x48 / 4] = (u32)(4 << 4 | 2) << 16 | PCI_CAP_ID_EXP;
+		bridge_sec = 0;
+		CHECK(pcienum_scan(&e3) == 6);
+		CHECK(pcienum_find(&e3, PCI_BDF(0, 4, 0))->alias == PCIENUM_ALIAS_NONE);
+		m->cfg[1] |= PCI_STATUS_CAP_LIST << 16;
+		m->cfg[0x48 / 4] = 0x40u << 8 | 0x05u; /* MSI pointing back: a loop, no PCIe */
+		bridge_sec = 0;
+		CHECK(pcienum_scan(&e3) == 6);
+		CHECK(pcienum_find(&e3, PCI_BDF(0, 4, 0))->alias == PCIENUM_ALIAS_BRIDGE);
+		m->cfg[1] &= 0xffffu;
+	}
 	/* an empty range and a bridge without a bus number left */
 	{
 		struct pcienum e2 = { .ops = { mread, mwrite, NULL },

@@ -58,6 +58,18 @@ int main(void)
 	vpci_cfg_init_caps(&c, hw_read, NULL);
 	CHECK(c.ncaps == 2 && c.caps[0] == 0x50 && c.caps[1] == 0x70);
 
+	/* Function Level Reset: the PCIe capability's DevCap bit 28 */
+	CHECK(vpci_cfg_flr_cap(hw_read, NULL) == 0);
+	hwcfg[(0x50 + PCI_EXP_DEVCAP) / 4] = PCI_EXP_DEVCAP_FLR;
+	CHECK(vpci_cfg_flr_cap(hw_read, NULL) == 0x50);
+	hwcfg[1] &= ~((u32)PCI_STATUS_CAP_LIST << 16); /* no capability list */
+	CHECK(vpci_cfg_flr_cap(hw_read, NULL) == 0);
+	hwcfg[1] |= (u32)PCI_STATUS_CAP_LIST << 16;
+	hwcfg[0x40 / 4] = 0x00004005; /* a list that loops before the PCIe one */
+	CHECK(vpci_cfg_flr_cap(hw_read, NULL) == 0);
+	hwcfg[0x40 / 4] = 0x00005005;
+	hwcfg[(0x50 + PCI_EXP_DEVCAP) / 4] = 0;
+
 	/* identity and header */
 	CHECK(rd(&c, 0, 4) == 0x11e81234 && rd(&c, 0, 2) == 0x1234 && rd(&c, 2, 2) == 0x11e8);
 	CHECK(rd(&c, 0x0e, 1) == 0x80);

@@ -13,7 +13,10 @@
  * Phase markers: `hint #CM_MARKER_IMM` with x0 = phase id (0 ends the phase)
  * and x1 = the guest's virtual time in ns; counters are kept for the whole run and,
  * per owner, for the time its vCPUs are inside a marked phase.
- * Needs -icount (single-threaded TCG): the model takes no locks.
+ * Under -icount (single-threaded TCG) the model takes no locks. Timing mode
+ * (map file `lockstep`, docs/model.md "Timing mode") runs under MTTCG, one
+ * host thread per vCPU: one lock serialises the model, and a vCPU more than
+ * a quantum of modelled time ahead of the slowest running vCPU waits.
  */
 #include <glib.h>
 #include <inttypes.h>
@@ -109,9 +112,47 @@ static struct qemu_plugin_register *reg_x[31]; /* x0..x30: DC by set/way operand
  * here so that reports are identical from run to run.
  */
 static bool frozen;
-static bool cur_el2; /* the running block executes at EL2 (cpsr) */
-static GByteArray *regbuf;
-static unsigned int cur_cpu; /* the running CPU (TPIDR_EL2), see struct cpu_stats */
+static bool psci_off; /* frozen by that call (not at exit) */
+/* Per QEMU vCPU index (the one callbacks pass: under -icount the
+ * translating vCPU's, the same in a block's block and memory callbacks;
+ * under MTTCG the running vCPU's): */
+static bool cur_el2_of[CM_MAX_CPUS];         /* the running block executes at EL2 (cpsr) */
+static unsigned int cur_cpu_of[CM_MAX_CPUS]; /* the running CPU (TPIDR_EL2), see struct cpu_stats */
+static __thread GByteArray *regbuf;
+
+/*
+ * Timing mode (cfg.lockstep_ps): every vCPU thread runs the model under
+ * model_lock; a vCPU whose modelled clock is more than the quantum ahead
+ * of the slowest running vCPU's waits on lockstep_cond (woken when the
+ * slowest advances or stops running: WFI, idle). A wait is bounded in host
+ * time (LOCKSTEP_WAIT_US): a vCPU blocked in a callback cannot leave its
+ * execution loop, so QEMU work that needs every vCPU out of it (exclusive
+ * sections, e.g. a TLB flush on all CPUs) would otherwise deadlock; such
+ * time-outs are counted.
+ */
+#define LOCKSTEP_WAIT_US 2000
+static GMutex model_lock;
+static GCond lockstep_cond;
+static unsigned int lockstep_waiters;
+static uint64_t lockstep_waits, lockstep_timeouts;
+static uint64_t held_by[CM_MAX_CPUS]; /* time-outs while this CPU was the slowest */
+
+static void model_enter(void)
+{
+	if (cfg.lockstep_ps)
+		g_mutex_lock(&model_lock);
+}
+
+static void model_leave(void)
+{
+	if (cfg.lockstep_ps)
+		g_mutex_unlock(&model_lock);
+}
+
+static unsigned int vslot(unsigned int vcpu)
+{
+	return vcpu < CM_MAX_CPUS ? vcpu : 0;
+}
 
 static uint8_t owner_of(uint64_t pa)
 {
@@ -217,12 +258,14 @@ static void access(unsigned int vcpu, uint64_t pa, bool store)
 	struct cpu_stats *cs;
 	unsigned int s;
 
+	bool el2 = cur_el2_of[vslot(vcpu)];
+
 	if (reg_tpidr)
-		vcpu = cur_cpu;
+		vcpu = cur_cpu_of[vslot(vcpu)];
 	cs = &cpus[vcpu < CM_MAX_CPUS ? vcpu : 0];
 
 	cs->accesses++;
-	if (cur_el2) {
+	if (el2) {
 		cs->el2_accesses++;
 		for (s = 0; s < nscopes(owner); s++)
 			cnt[s][owner].el2_accesses++;
@@ -292,13 +335,16 @@ static void mem_cb(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 	h = qemu_plugin_get_hwaddr(info, vaddr);
 	if (!h)
 		return;
+	model_enter();
 	if (qemu_plugin_hwaddr_is_io(h)) {
 		io_accesses++;
-		return;
+	} else {
+		access(vcpu, qemu_plugin_hwaddr_phys_addr(h), qemu_plugin_mem_is_store(info));
+		if (vaddr >= watch_lo && vaddr <= watch_hi && cur_el2_of[vslot(vcpu)] &&
+		    qemu_plugin_mem_is_store(info))
+			period_store(vaddr, qemu_plugin_mem_get_value(info));
 	}
-	access(vcpu, qemu_plugin_hwaddr_phys_addr(h), qemu_plugin_mem_is_store(info));
-	if (vaddr >= watch_lo && vaddr <= watch_hi && cur_el2 && qemu_plugin_mem_is_store(info))
-		period_store(vaddr, qemu_plugin_mem_get_value(info));
+	model_leave();
 }
 
 static uint64_t read_x(struct qemu_plugin_register *reg)
@@ -306,6 +352,8 @@ static uint64_t read_x(struct qemu_plugin_register *reg)
 	uint64_t v = 0;
 	int n;
 
+	if (!regbuf)
+		regbuf = g_byte_array_new();
 	g_byte_array_set_size(regbuf, 0);
 	n = reg ? qemu_plugin_read_register(reg, regbuf) : -1;
 	if (n > 0)
@@ -316,25 +364,86 @@ static uint64_t read_x(struct qemu_plugin_register *reg)
 /* At the start of every block: which CPU runs it (TPIDR_EL2; 0 before the
  * hypervisor set it: CPU 0 boots alone), and at which exception level (a
  * block never spans a change of EL: QEMU translates for one EL). */
+/* Timing mode: cpu waits while it is more than the quantum ahead of the
+ * slowest running CPU (model_lock held). */
+static void lockstep(unsigned int cpu)
+{
+	bool waited = false;
+
+	if (cpu >= ncpus)
+		return;
+	while (!frozen && tm.cpu[cpu].busy &&
+	       tm.cpu[cpu].clock > cm_time_slowest(&tm) + cfg.lockstep_ps) {
+		gint64 until = g_get_monotonic_time() + LOCKSTEP_WAIT_US;
+
+		if (!waited)
+			lockstep_waits++;
+		waited = true;
+		lockstep_waiters++;
+		if (!g_cond_wait_until(&lockstep_cond, &model_lock, until)) {
+			uint64_t lo = cm_time_slowest(&tm);
+			unsigned int i;
+
+			lockstep_waiters--;
+			lockstep_timeouts++;
+			for (i = 0; i < ncpus; i++)
+				held_by[i] += tm.cpu[i].busy && tm.cpu[i].clock == lo;
+			return;
+		}
+		lockstep_waiters--;
+	}
+}
+
+/* Timing mode: wakes the waiting CPUs to look again (the slowest running
+ * CPU advanced or stopped running). */
+static void lockstep_wake(void)
+{
+	if (cfg.lockstep_ps && lockstep_waiters)
+		g_cond_broadcast(&lockstep_cond);
+}
+
 static void tb_cb(unsigned int vcpu, void *ud)
 {
-	(void)vcpu;
+	unsigned int slot = vslot(vcpu);
+
 	if (reg_tpidr) {
 		uint64_t v = read_x(reg_tpidr);
 
 		if (v >= cfg.percpu && (v - cfg.percpu) % cfg.percpu_stride == 0 &&
 		    (v - cfg.percpu) / cfg.percpu_stride < ncpus)
-			cur_cpu = (unsigned int)((v - cfg.percpu) / cfg.percpu_stride);
+			cur_cpu_of[slot] = (unsigned int)((v - cfg.percpu) / cfg.percpu_stride);
 	}
 	if (reg_cpsr)
-		cur_el2 = ((read_x(reg_cpsr) >> 2) & 3) == 2;
+		cur_el2_of[slot] = ((read_x(reg_cpsr) >> 2) & 3) == 2;
 	if (cfg.timing && !frozen) {
-		unsigned int cpu = reg_tpidr ? cur_cpu : vcpu;
+		unsigned int cpu = reg_tpidr ? cur_cpu_of[slot] : vcpu;
+		uint64_t slowest;
 
+		model_enter();
+		slowest = cfg.lockstep_ps ? cm_time_slowest(&tm) : 0;
 		cm_time_run(&tm, cpu, (uintptr_t)ud);
 		if (cpu < CM_MAX_CPUS)
 			periods[cpu].insns += (uintptr_t)ud;
+		if (cfg.lockstep_ps) {
+			if (cm_time_slowest(&tm) != slowest)
+				lockstep_wake();
+			lockstep(cpu);
+		}
+		model_leave();
 	}
+}
+
+/* Timing mode: QEMU halts a vCPU (WFI with nothing pending, powered off):
+ * it stops holding the others back until it runs a block again. */
+static void idle_cb(qemu_plugin_id_t id, unsigned int vcpu)
+{
+	(void)id;
+	model_enter();
+	if (!frozen && vcpu < ncpus) {
+		cm_time_wait(&tm, vcpu);
+		lockstep_wake();
+	}
+	model_leave();
 }
 
 /* WFI: the CPU waits until it next runs a block (model.h: its clock then
@@ -342,23 +451,37 @@ static void tb_cb(unsigned int vcpu, void *ud)
 static void wfi_cb(unsigned int vcpu, void *ud)
 {
 	(void)ud;
-	if (!frozen)
-		cm_time_wait(&tm, reg_tpidr ? cur_cpu : vcpu);
+	model_enter();
+	if (!frozen) {
+		cm_time_wait(&tm, reg_tpidr ? cur_cpu_of[vslot(vcpu)] : vcpu);
+		lockstep_wake();
+	}
+	model_leave();
 }
+
+static void marker(unsigned int vcpu, uint64_t id, uint64_t ns);
 
 static void marker_cb(unsigned int vcpu, void *ud)
 {
 	uint64_t id = read_x(reg_x0);
 	uint64_t ns = read_x(reg_x1);
-	uint8_t owner;
-	struct cpu_stats *cs;
 
 	(void)ud;
 	/* Even QEMU's (translating) vCPU index names the right VM: a VM's code
 	 * is translated by its own vCPUs only. Each of the VM's vCPUs brackets
 	 * its measured work; the VM is in its phase while any of them is. */
 	if (reg_tpidr)
-		vcpu = cur_cpu;
+		vcpu = cur_cpu_of[vslot(vcpu)];
+	model_enter();
+	marker(vcpu, id, ns);
+	model_leave();
+}
+
+static void marker(unsigned int vcpu, uint64_t id, uint64_t ns)
+{
+	uint8_t owner;
+	struct cpu_stats *cs;
+
 	if (frozen || vcpu >= CM_MAX_CPUS || !cfg.cpu_owner[vcpu])
 		return;
 	owner = (uint8_t)cfg.cpu_owner[vcpu];
@@ -416,6 +539,7 @@ static void setway_cb(unsigned int vcpu, void *ud)
 
 	if (frozen || ((op >> 1) & 7) != CM_LLC_SETWAY_LEVEL)
 		return;
+	model_enter();
 	r = cm_cache_setway(&llc, set, way, invalidate);
 	setway_ops++;
 	if (r.writeback) {
@@ -423,6 +547,7 @@ static void setway_cb(unsigned int vcpu, void *ud)
 			cnt[s][r.victim_owner].writebacks++;
 		dram_access(r.victim_addr, r.victim_owner, NULL);
 	}
+	model_leave();
 }
 
 /* An HVC or SMC: the end of the machine if EL2 calls PSCI SYSTEM_OFF/RESET. */
@@ -433,8 +558,12 @@ static void call_cb(unsigned int vcpu, void *ud)
 	(void)vcpu;
 	(void)ud;
 	if ((fn == PSCI_SYSTEM_OFF || fn == PSCI_SYSTEM_RESET) &&
-	    ((read_x(reg_cpsr) >> 2) & 3) == 2)
-		frozen = true;
+	    ((read_x(reg_cpsr) >> 2) & 3) == 2) {
+		model_enter();
+		frozen = psci_off = true;
+		lockstep_wake(); /* nobody waits for anybody any more */
+		model_leave();
+	}
 }
 
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
@@ -479,8 +608,11 @@ static void vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
 
 	(void)id;
 	(void)vcpu;
-	if (reg_x0 && reg_x1)
+	model_enter(); /* under MTTCG each vCPU thread starts here */
+	if (reg_x0 && reg_x1) {
+		model_leave();
 		return; /* the same handles on every vCPU */
+	}
 	regs = qemu_plugin_get_registers();
 	for (i = 0; regs && i < regs->len; i++) {
 		qemu_plugin_reg_descriptor *d = &g_array_index(regs, qemu_plugin_reg_descriptor, i);
@@ -502,6 +634,7 @@ static void vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
 	}
 	if (regs)
 		g_array_free(regs, TRUE);
+	model_leave();
 }
 
 /* ---- the JSON report ------------------------------------------------------- */
@@ -554,10 +687,13 @@ static void write_timing(FILE *f)
 	        ", \"line_ps\": %" PRIu64 ", \"window_ps\": %" PRIu64
 	        ", \"capacity_lines\": %" PRIu64 ", \"timing_l1d\": %s, \"windows\": %" PRIu64
 	        ", \"busiest_window_lines\": %" PRIu64 ", \"late_lines\": %" PRIu64
-	        ", \"forced_windows\": %" PRIu64 ",\n  \"cpus\": [\n",
+	        ", \"forced_windows\": %" PRIu64 ", \"lockstep_ps\": %" PRIu64
+	        ", \"lockstep_waits\": %" PRIu64 ", \"lockstep_timeouts\": %" PRIu64
+	        ",\n  \"cpus\": [\n",
 	        p->cpi_ps, p->llc_hit_ps, p->row_ps[CM_ROW_EMPTY], p->row_ps[CM_ROW_HIT],
 	        p->row_ps[CM_ROW_CONFLICT], p->line_ps, p->window_ps, tm.capacity,
-	        cfg.tl1_size ? "true" : "false", tm.windows, tm.busiest, tm.late, tm.forced);
+	        cfg.tl1_size ? "true" : "false", tm.windows, tm.busiest, tm.late, tm.forced,
+	        cfg.lockstep_ps, lockstep_waits, lockstep_timeouts);
 	for (i = 0; i < ncpus; i++) {
 		const struct cm_time_cpu *c = &tm.cpu[i];
 
@@ -567,10 +703,11 @@ static void write_timing(FILE *f)
 		        ", \"waited_ps\": %" PRIu64 ", \"dram_lines\": %" PRIu64
 		        ", \"phase_ps\": %" PRIu64 ", \"phase_insns\": %" PRIu64
 		        ", \"phase_stall_ps\": %" PRIu64 ", \"phase_queue_ps\": %" PRIu64
-		        ", \"phase_dram_lines\": %" PRIu64 "}%s\n",
-		        i, c->insns, c->clock + c->queue, c->stall, c->queue, c->waited, c->lines,
-		        c->phase_ps, c->phase_insns, c->phase_stall, c->phase_queue, c->phase_lines,
-		        i + 1 < ncpus ? "," : "");
+		        ", \"phase_dram_lines\": %" PRIu64 ", \"held_back_timeouts\": %" PRIu64
+		        "}%s\n",
+		        i, c->insns, c->clock + c->queue, c->stall, c->queue + c->online, c->waited,
+		        c->lines, c->phase_ps, c->phase_insns, c->phase_stall, c->phase_queue,
+		        c->phase_lines, held_by[i], i + 1 < ncpus ? "," : "");
 	}
 	fprintf(f, "  ]},\n \"periods\": [");
 	for (i = 0; i < ncpus; i++) {
@@ -599,7 +736,7 @@ static void write_report(FILE *f)
 	fprintf(f,
 	        "{\"version\": 1, \"marker\": \"hint #0x%x\", \"io_accesses\": %" PRIu64
 	        ", \"setway_ops\": %" PRIu64 ", \"ended_by_psci\": %s,\n",
-	        CM_MARKER_IMM, io_accesses, setway_ops, frozen ? "true" : "false");
+	        CM_MARKER_IMM, io_accesses, setway_ops, psci_off ? "true" : "false");
 	fprintf(f, " \"owners\": [\n");
 	for (i = 0; i < cfg.nowners; i++) {
 		fprintf(f, "  {\"name\": \"%s\", \"kind\": \"%s\", \"run\": ", cfg.owner_name[i],
@@ -646,6 +783,10 @@ static void at_exit(qemu_plugin_id_t id, void *ud)
 
 	(void)id;
 	(void)ud;
+	model_enter();
+	frozen = true; /* vCPU threads still in a callback count no more */
+	lockstep_wake();
+	model_leave();
 	snprintf(tmp, sizeof(tmp), "%s.tmp", out_path);
 	f = fopen(tmp, "w");
 	if (!f) {
@@ -706,6 +847,11 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		fprintf(stderr, "cachemodel: bad timing description\n");
 		return -1;
 	}
+	if (cfg.lockstep_ps && !cfg.timing) {
+		fprintf(stderr, "cachemodel: lockstep (timing mode) needs the timing model\n");
+		return -1;
+	}
+	tm.online = cfg.lockstep_ps != 0;
 	for (i = 0; cfg.timing && !cfg.l1_size && cfg.tl1_size && i < ncpus; i++) {
 		if (cm_cache_init(&tl1[i], cfg.tl1_size, cfg.tl1_ways, cfg.tl1_line, CM_LRU, 1)) {
 			fprintf(stderr, "cachemodel: bad timing_l1d geometry\n");
@@ -727,8 +873,9 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		if (cfg.reg_addr[i] > watch_hi)
 			watch_hi = cfg.reg_addr[i];
 	}
-	regbuf = g_byte_array_new();
 	qemu_plugin_register_vcpu_init_cb(id, vcpu_init);
+	if (cfg.lockstep_ps)
+		qemu_plugin_register_vcpu_idle_cb(id, idle_cb);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
 	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
 	return 0;

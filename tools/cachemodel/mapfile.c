@@ -115,6 +115,10 @@ static int parse_line(struct cm_config *cfg, char *line, char *err, int errlen)
 		cfg->tl1_size = x;
 		cfg->tl1_ways = (uint32_t)y;
 		cfg->tl1_line = (uint32_t)z;
+	} else if (!strcmp(kw, "lockstep")) {
+		if (sscanf(line, "lockstep %lli", &x) != 1 || !x)
+			return fail(err, errlen, "lockstep: want <quantum ps> (> 0)");
+		cfg->lockstep_ps = x;
 	} else if (!strcmp(kw, "regulator")) {
 		if (sscanf(line, "regulator %lli %lli %lli", &x, &y, &z) != 3 || x >= CM_MAX_CPUS ||
 		    !y || !z)

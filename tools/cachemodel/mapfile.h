@@ -22,6 +22,10 @@
  *   timing_l1d <size> <ways> <line>             (optional: a private L1D per CPU for
  *                                                timing only, when there is no l1d line:
  *                                                its hits cost no stall)
+ *   lockstep <quantum ps>                       (optional, with timing: timing mode, the
+ *                                                vCPUs run side by side (MTTCG) and one
+ *                                                more than a quantum of modelled time
+ *                                                ahead of the slowest running one waits)
  *   regulator <cpu> <address> <period ns>       (optional: the hypervisor's regulation
  *                                                period index of that CPU is stored at
  *                                                that (EL2 virtual) address: a store there
@@ -55,6 +59,7 @@ struct cm_config {
 	uint32_t tl1_ways, tl1_line;
 	uint64_t reg_addr[CM_MAX_CPUS]; /* 0: the CPU's periods are not watched */
 	uint64_t reg_period_ns[CM_MAX_CPUS];
+	uint64_t lockstep_ps; /* 0: no timing mode */
 };
 
 /* Parses path into cfg; on error returns -1 with a message in err. */

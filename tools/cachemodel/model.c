@@ -294,7 +294,8 @@ static void settle(struct cm_timing *t, uint64_t w)
 			struct cm_time_cpu *c = &t->cpu[i];
 			uint64_t wait =
 			    cm_time_fill_wait_ps(t, total, ln[i], active - (ln[i] != 0));
-			uint64_t q = fl[i] * wait, pq = pf[i] * wait;
+			uint64_t q = t->online ? 0 : fl[i] * wait;
+			uint64_t pq = t->online ? 0 : pf[i] * wait;
 
 			/* not on the clock (windows are keyed to the clock without
 			 * waits: host order cannot move a line to another window);
@@ -322,6 +323,11 @@ static void settle_passed(struct cm_timing *t)
 	}
 	if (horizon == UINT64_MAX)
 		return; /* nobody runs: settled when someone does, or at the end */
+	if (t->online) {
+		if (!horizon)
+			return;
+		horizon--; /* the previous window is still read (online_wait) */
+	}
 	while (t->next < horizon) {
 		if (!t->pending) {
 			t->next = horizon;
@@ -377,6 +383,53 @@ void cm_time_stall(struct cm_timing *t, uint32_t cpu, uint64_t ps)
 	charge(&t->cpu[cpu], ps);
 }
 
+/* Lines in window w (0 if it is settled or not yet open): all CPUs', and cpu's. */
+static uint64_t window_lines(const struct cm_timing *t, uint64_t w, uint32_t cpu, uint64_t *mine,
+                             uint32_t *others)
+{
+	size_t base = (size_t)(w % CM_TIME_RING) * t->ncpus;
+	uint64_t total = 0;
+	uint32_t i;
+
+	*mine = 0;
+	if (w < t->next || w >= t->next + CM_TIME_RING)
+		return 0;
+	for (i = 0; i < t->ncpus; i++) {
+		total += t->lines[base + i];
+		if (i == cpu)
+			*mine = t->lines[base + i];
+		else if (t->lines[base + i])
+			(*others)++;
+	}
+	return total;
+}
+
+/* Timing mode: the queueing wait of a fill of cpu at modelled time `at`,
+ * from the lines of the window_ps before it (this window's so far and the
+ * previous window's share of the span). */
+static uint64_t online_wait(const struct cm_timing *t, uint32_t cpu, uint64_t at)
+{
+	uint64_t w = at / t->p.window_ps, into = at % t->p.window_ps;
+	uint64_t mine, prev_mine = 0, lines, prev = 0;
+	uint32_t others = 0, prev_others = 0;
+
+	lines = window_lines(t, w, cpu, &mine, &others);
+	if (w) {
+		uint64_t keep = t->p.window_ps - into;
+
+		prev =
+		    window_lines(t, w - 1, cpu, &prev_mine, &prev_others) * keep / t->p.window_ps;
+		prev_mine = prev_mine * keep / t->p.window_ps;
+	}
+	lines += prev;
+	mine += prev_mine;
+	if (prev_others > others)
+		others = prev_others;
+	if (!lines || mine > lines)
+		return 0;
+	return cm_time_fill_wait_ps(t, lines, mine, others);
+}
+
 void cm_time_dram(struct cm_timing *t, uint32_t cpu, enum cm_row row, bool fill)
 {
 	struct cm_time_cpu *c;
@@ -410,6 +463,14 @@ void cm_time_dram(struct cm_timing *t, uint32_t cpu, enum cm_row row, bool fill)
 		c->phase_lines++;
 	if (fill)
 		cm_time_stall(t, cpu, t->p.row_ps[row]);
+	if (fill && t->online) {
+		uint64_t q = online_wait(t, cpu, c->clock);
+
+		c->online += q;
+		if (c->in_phase)
+			c->phase_queue += q;
+		charge(c, q);
+	}
 	settle_passed(t);
 }
 
@@ -417,6 +478,18 @@ void cm_time_wait(struct cm_timing *t, uint32_t cpu)
 {
 	if (cpu < t->ncpus)
 		t->cpu[cpu].busy = false;
+}
+
+uint64_t cm_time_slowest(const struct cm_timing *t)
+{
+	uint64_t lo = UINT64_MAX;
+	uint32_t i;
+
+	for (i = 0; i < t->ncpus; i++) {
+		if (t->cpu[i].busy && t->cpu[i].clock < lo)
+			lo = t->cpu[i].clock;
+	}
+	return lo;
 }
 
 void cm_time_phase(struct cm_timing *t, uint32_t cpu, bool in)

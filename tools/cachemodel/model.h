@@ -124,6 +124,7 @@ struct cm_time_cpu {
 	uint64_t stall; /* LLC and DRAM latency stalls, ps */
 	uint64_t queue; /* queueing waits, ps: modelled time = clock + queue */
 	uint64_t waited; /* catch-ups after waiting (WFI), ps */
+	uint64_t online; /* queueing waits charged at once (timing mode), ps; in clock */
 	uint64_t lines;  /* DRAM line transfers */
 	bool started, busy, in_phase;
 	/* the same, counted while in a marked phase */
@@ -142,6 +143,15 @@ struct cm_timing {
 	uint32_t *pfills; /* ... of those, made in a marked phase */
 	uint64_t windows, busiest, late, forced; /* settled windows with traffic, most lines in one,
 	                                            lines placed late, windows settled early */
+	/*
+	 * Timing mode (the CPUs run side by side in lock-step, docs/model.md
+	 * "Timing mode"): a fill's queueing wait is charged at once, from the
+	 * lines every CPU placed in the last window_ps of modelled time before
+	 * it (a sliding window over the current and the previous window), so
+	 * that it delays the CPU's later accesses (a closed loop); windows are
+	 * then only counted, never charged when settled.
+	 */
+	bool online;
 };
 
 int cm_timing_init(struct cm_timing *t, const struct cm_timing_params *p, uint32_t ncpus);
@@ -155,6 +165,8 @@ void cm_time_stall(struct cm_timing *t, uint32_t cpu, uint64_t ps);
 void cm_time_dram(struct cm_timing *t, uint32_t cpu, enum cm_row row, bool fill);
 /* cpu waits (WFI) until it next runs. */
 void cm_time_wait(struct cm_timing *t, uint32_t cpu);
+/* The slowest running CPU's modelled clock (UINT64_MAX: none runs). */
+uint64_t cm_time_slowest(const struct cm_timing *t);
 void cm_time_phase(struct cm_timing *t, uint32_t cpu, bool in);
 /* Settles every open window (at the end of the run). */
 void cm_time_settle_all(struct cm_timing *t);

@@ -264,6 +264,48 @@ static int load(const char *text, struct cm_config *cfg, char *err)
 	return ret;
 }
 
+/* Timing mode (online queueing): two CPUs interleaved fill by fill in
+ * lock-step; each fill's queueing wait goes on its CPU's clock at once (a
+ * closed loop: it pushes the CPU's later lines into later windows), and
+ * settling windows charges nothing more. */
+static void test_timing_online(void)
+{
+	static struct cm_timing t, solo;
+	uint32_t i, c;
+
+	CHECK(cm_timing_init(&t, &TP, 2) == 0);
+	CHECK(cm_timing_init(&solo, &TP, 1) == 0);
+	t.online = solo.online = true;
+	cm_time_run(&t, 0, 0);
+	cm_time_run(&t, 1, 0);
+	cm_time_run(&solo, 0, 0);
+	for (i = 0; i < 40; i++) {
+		for (c = 0; c < 2; c++) {
+			cm_time_run(&t, c, 20);
+			cm_time_dram(&t, c, CM_ROW_HIT, true);
+		}
+		cm_time_run(&solo, 0, 20);
+		cm_time_dram(&solo, 0, CM_ROW_HIT, true);
+	}
+	/* alone: no wait; side by side: both wait, on their clocks */
+	CHECK(solo.cpu[0].online == 0 && solo.cpu[0].clock == 40 * (20000 + 50000));
+	for (c = 0; c < 2; c++) {
+		CHECK(t.cpu[c].online > 0);
+		CHECK(t.cpu[c].clock == solo.cpu[0].clock + t.cpu[c].online);
+	}
+	cm_time_settle_all(&t);
+	CHECK(t.cpu[0].queue == 0 && t.cpu[1].queue == 0); /* nothing charged twice */
+	/* the slowest running CPU; none once both wait */
+	CHECK(cm_time_slowest(&t) ==
+	      (t.cpu[0].clock < t.cpu[1].clock ? t.cpu[0].clock : t.cpu[1].clock));
+	cm_time_wait(&t, 0);
+	CHECK(cm_time_slowest(&t) == t.cpu[1].clock);
+	cm_time_wait(&t, 1);
+	CHECK(cm_time_slowest(&t) == UINT64_MAX);
+	cm_timing_free(&t);
+	cm_timing_free(&solo);
+}
+
 static void test_mapfile(void)
 {
 	struct cm_config cfg;
@@ -316,6 +358,7 @@ int main(void)
 	test_timing_alone();
 	test_timing_order();
 	test_timing_wait_phase();
+	test_timing_online();
 	if (failures)
 		return 1;
 	printf("test_model: ok\n");

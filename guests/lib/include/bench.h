@@ -64,6 +64,24 @@ const char *bench_fixed(char *buf, u64 num, u64 den);
 /* MB/s (10^6 bytes per second) of bytes in ns, as bench_fixed(). */
 const char *bench_mbps(char *buf, u64 bytes, u64 ns);
 
+/* ---- time stamps and the regulator ----------------------------------------- */
+
+/*
+ * Virtual counter ticks as ns since the counter's zero. Every VM reads the
+ * same counter (the hypervisor leaves CNTVOFF at 0), so a benchmark's
+ * start_ns/end_ns fields and its interferers' can be compared: the
+ * experiment runner flags a run whose interferer did not run over the whole
+ * measured phase (docs/experiments.md "Artefacts").
+ */
+u64 bench_stamp_ns(u64 ticks);
+/*
+ * If this VM is regulated (BH_HC_BW_STATS answers): print
+ *   result bench=regulator vcpus=<n> throttles=<t> stalled_ns=<s> max=<m>
+ * with the throttles and stalled time summed over vCPUs 0..n-1 and the most
+ * events of one vCPU's period: whether the regulator ever acted.
+ */
+void bench_report_regulator(u32 n);
+
 /* ---- phase markers (docs/model.md) ----------------------------------------- */
 
 /*

@@ -7,6 +7,7 @@
  * include. So no offset or size is copied by hand.
  */
 #include "arch/aarch64/cpu.h"
+#include "arch/aarch64/mmu.h"
 #include "arch/aarch64/pmu.h"
 
 #define ASM_OFFSET(sym, val) \
@@ -20,6 +21,9 @@ _Static_assert(__builtin_offsetof(struct frame, spsr) == __builtin_offsetof(stru
                "vectors.S: ELR and SPSR are one stp pair");
 _Static_assert(sizeof(struct frame) % 16 == 0, "the frame keeps SP 16-byte aligned");
 _Static_assert(sizeof(((struct cpu *)0)->pmu_el2) == 2 * sizeof(u64), "vectors.S: two filters");
+_Static_assert(__builtin_offsetof(struct mmu_boot_regs, tcr) ==
+                   __builtin_offsetof(struct mmu_boot_regs, mair) + 8,
+               "boot.S: MAIR and TCR are one ldp pair");
 
 void asm_offsets(void);
 
@@ -33,4 +37,7 @@ void asm_offsets(void)
 	ASM_OFFSET(CPU_SDEI_PENDING, __builtin_offsetof(struct cpu, sdei_pending));
 	ASM_OFFSET(ARCH_STACK_SIZE, ARCH_STACK_SIZE);
 	ASM_OFFSET(ARCH_MAX_CPUS, ARCH_MAX_CPUS);
+	ASM_OFFSET(MMU_BOOT_MAIR, __builtin_offsetof(struct mmu_boot_regs, mair));
+	ASM_OFFSET(MMU_BOOT_TTBR, __builtin_offsetof(struct mmu_boot_regs, ttbr));
+	ASM_OFFSET(MMU_BOOT_SCTLR, __builtin_offsetof(struct mmu_boot_regs, sctlr));
 }

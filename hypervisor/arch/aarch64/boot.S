@@ -8,7 +8,7 @@
  * their stack, and call into C. The guest frame sits at the top of each
  * stack; C runs below it.
  */
-#include "generated/asm_offsets.h" /* FRAME_SIZE, ARCH_STACK_SIZE, ARCH_MAX_CPUS */
+#include "generated/asm_offsets.h" /* FRAME_SIZE, ARCH_STACK_SIZE, ARCH_MAX_CPUS, MMU_BOOT_* */
 
 	.section .text.boot, "ax"
 	.global _start
@@ -106,10 +106,10 @@ secondary_entry:
 	 * (C turns the MMU on). Keeps x0. */
 	adrp	x9, mmu_boot
 	add	x9, x9, :lo12:mmu_boot
-	ldr	x10, [x9, #24]
+	ldr	x10, [x9, #MMU_BOOT_SCTLR]
 	cbz	x10, 9f
-	ldp	x11, x12, [x9]
-	ldr	x13, [x9, #16]
+	ldp	x11, x12, [x9, #MMU_BOOT_MAIR]	/* MAIR, TCR */
+	ldr	x13, [x9, #MMU_BOOT_TTBR]
 	msr	mair_el2, x11
 	msr	tcr_el2, x12
 	msr	ttbr0_el2, x13

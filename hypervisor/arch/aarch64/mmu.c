@@ -75,11 +75,7 @@ bool mmu_enabled(void)
 
 #define MMU_MAX_IMAGE_PAGES 2048
 
-/* Read by boot.S on secondary CPUs with the MMU off (written before the
- * image is copied, so the original frames hold it): sctlr 0 = not colored. */
-struct mmu_boot_regs {
-	u64 mair, tcr, ttbr, sctlr;
-} mmu_boot;
+struct mmu_boot_regs mmu_boot;
 
 static u64 mmu_frames[MMU_MAX_IMAGE_PAGES];
 static u64 mmu_image_base;

@@ -30,6 +30,14 @@ void mmu_enable(void);
  */
 u32 mmu_map_image_colored(u64 base, u64 size, u64 (*frame)(u32 i));
 void mmu_enable_colored(void);
+
+/* Read by boot.S on secondary CPUs with the MMU off (written before the
+ * image is copied, so the original frames hold it): sctlr 0 = not colored.
+ * boot.S reads it at the offsets asm_offsets.c derives (MMU_BOOT_*). */
+struct mmu_boot_regs {
+	u64 mair, tcr, ttbr, sctlr;
+};
+extern struct mmu_boot_regs mmu_boot;
 /* Whether the calling CPU's EL2 MMU is on. */
 bool mmu_enabled(void);
 
