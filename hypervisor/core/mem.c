@@ -92,6 +92,13 @@ static u64 mem_vttbr(const struct vm *vm)
 	return ((u64)mem_vmid(vm) << 48) | (u64)(uintptr_t)vm->s2.root;
 }
 
+/* Whether vm's DMA walks a view (mem_iommu_attach): constant false in a
+ * build with no SMMU driver, so the view's code is not linked there. */
+static inline bool mem_has_view(const struct vm *vm)
+{
+	return IOMMU_BUILT && vm->s2_dma.root;
+}
+
 /* What the SMMU's view keeps: normal memory (RAM, shared memory), no
  * device mapping. */
 static bool mem_dma_keep(u64 leaf)
@@ -136,7 +143,7 @@ void mem_iommu_attach(struct vm *vm)
 {
 	struct iommu_s2 s2 = { .vtcr = VTCR_EL2_VALUE, .vmid = mem_vmid(vm) };
 
-	if (!iommu_vm_has_streams(vm->id))
+	if (!IOMMU_BUILT || !iommu_vm_has_streams(vm->id))
 		return;
 	/* first attach (boot, every mapping made): the view from the pool */
 	if (!vm->s2_dma.root) {
@@ -175,7 +182,7 @@ void mem_map(struct vm *vm, u64 ipa, u64 pa, u64 size, enum mem_kind kind,
 	u64 attrs = kind == MEM_RAM ? S2_RAM : S2_DEVICE;
 	int ret = 0;
 
-	if (vm->s2_dma.root) /* it may share the tables this would change */
+	if (mem_has_view(vm)) /* it may share the tables this would change */
 		panic("vm %s: stage-2 map of ipa %lx after its DMA view was built", vm->cfg->name,
 		      ipa);
 	if (!place || !place->next_pa) {
@@ -229,8 +236,8 @@ void mem_vm_activate(struct vm *vm)
 u32 mem_s2_move_pages(const struct vm *vm, bool split)
 {
 	return pt_clone_pages(&vm->s2, split) +
-	       (vm->s2_dma.root ? pt_view_pages(&vm->s2, mem_dma_keep) : 0) +
-	       (vm->s2_dma_s1 ? MEM_S1_TABLE_PAGES : 0);
+	       (mem_has_view(vm) ? pt_view_pages(&vm->s2, mem_dma_keep) : 0) +
+	       (mem_has_view(vm) && vm->s2_dma_s1 ? MEM_S1_TABLE_PAGES : 0);
 }
 
 bool mem_s2_move(struct vm *vm, bool split, u64 *(*alloc)(void *ctx), void *ctx)
@@ -240,15 +247,15 @@ bool mem_s2_move(struct vm *vm, bool split, u64 *(*alloc)(void *ctx), void *ctx)
 	if (pt_clone(&copy, &vm->s2, split) != PT_OK)
 		return false;
 	/* the SMMU's view, rebuilt on the copy (its streams abort meanwhile) */
-	if (vm->s2_dma.root && !mem_dma_view(&view, &copy))
+	if (mem_has_view(vm) && !mem_dma_view(&view, &copy))
 		return false;
-	if (vm->s2_dma_s1 && !mem_dma_s1(&view, alloc, ctx))
+	if (mem_has_view(vm) && vm->s2_dma_s1 && !mem_dma_s1(&view, alloc, ctx))
 		return false;
 	dsb(ish); /* the copies are visible to table walks */
 	copy.alloc = mem_pt_none;
 	vm->s2 = copy;
 	vm->s2_next = copy.pages_used;
-	if (vm->s2_dma.root) {
+	if (mem_has_view(vm)) {
 		vm->s2_dma = view;
 		vm->s2_next += view.pages_used;
 	}
@@ -265,7 +272,7 @@ bool mem_remap_page(struct vm *vm, u64 ipa, u64 pa)
 		return false;
 	/* and in the SMMU's view: once more where it shares the table */
 	return pt_remap_page(&vm->s2, ipa, pa) &&
-	       (!vm->s2_dma.root || pt_remap_page(&vm->s2_dma, ipa, pa));
+	       (!mem_has_view(vm) || pt_remap_page(&vm->s2_dma, ipa, pa));
 }
 
 void mem_vm_tlb_flush(struct vm *vm)
