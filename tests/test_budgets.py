@@ -62,7 +62,11 @@ def test_text_within_budget(dual: tuple[Path, int, list[tuple[str, int]]],
                              f"of {budget} bytes (bench/budgets.toml; largest: {objs[:3]})")
     # the check itself: passes at the budget, fails (exit 1, both figures named) just below the measurement
     assert size.main(["--out", str(out), "--check"]) == 0
-    capsys.readouterr()
+    # bench/size.py's smoke test (tests/qemu/test_bench_smoke.py): its table, the total and the 10 largest objects
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == (f"hypervisor .text for {config.name}: {total} bytes ({total / 1024:.1f} KiB); "
+                        f"budget {budget} bytes"), lines
+    assert [line.split() for line in lines[1:]] == [[str(n), name] for name, n in objs[:10]], lines
     assert size.main(["--out", str(out), "--check", "--budget", str(total - 1)]) == 1
     err = capsys.readouterr().err
     assert f".text is {total} bytes, above the budget of {total - 1} bytes" in err

@@ -102,6 +102,8 @@ def test_shipped_specs_parse_and_generate_valid_core_configs(tmp_path: Path) -> 
     (BASE.replace("guest: latency", "guest: nosuchguest") + "scenarios: [{name: solo}]\n",
      "no guest 'nosuchguest'"),
     (BASE + "scenarios: [{name: solo}]\nicount: 11\n", "icount: expected an icount shift (0-10)"),
+    (BASE.replace("mode: read", "mode: off") + "scenarios: [{name: solo}]\n",
+     "spec.yaml:8:49: benchmarks[0].params.mode: off is a boolean (false) in YAML 1.1, not the text 'off'"),
     ("name: t\ncritical: a\nbenchmarks: []\nscenarios: []\n",
      "give exactly one of 'base' (a system config file) and 'system'"),
     (BASE.replace("system:\n  platform: qemu-virt", "base: missing.yaml\nx-unused:\n  platform: qemu-virt")

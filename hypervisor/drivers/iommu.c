@@ -109,9 +109,11 @@ static bool iommu_stream_program(u32 i, const struct iommu_s2 *s2)
 	switch (u->type) {
 #ifdef IOMMU_HAVE_SMMUV3
 	case IOMMU_SMMUV3: {
-		u64 ste[SMMUV3_STE_DWORDS];
+		u64 ste[SMMUV3_STE_DWORDS], s1[2];
 
-		if (s2)
+		if (s2 && s2->s1 && smmuv3_s1(st->unit, s1))
+			smmuv3_ste_nested(ste, s2->root, s2->vtcr, s2->vmid, IOMMU_S1_IPA);
+		else if (s2)
 			smmuv3_ste_s2(ste, s2->root, s2->vtcr, s2->vmid);
 		return smmuv3_ste_set(st->unit, st->sid, s2 ? ste : NULL);
 	}
@@ -345,6 +347,17 @@ void iommu_handle_irq(u32 intid)
 			break;
 		}
 	}
+}
+
+bool iommu_s1_pages(u64 pa[2])
+{
+#ifdef IOMMU_HAVE_SMMUV3
+	for (u32 unit = 0; iommu_cfg && unit < iommu_cfg->nunits; unit++)
+		if (iommu_cfg->units[unit].type == IOMMU_SMMUV3 && smmuv3_s1(unit, pa))
+			return true;
+#endif
+	(void)pa;
+	return false;
 }
 
 u32 iommu_irqs(struct iommu_irq *irqs, u32 max)

@@ -39,10 +39,13 @@ def client_stats(r: RunResult, vm: str) -> dict[str, int]:
 
 
 def device_stats(r: RunResult) -> dict[str, int]:
+    """The I/O VM's device counters (its two ``iovm: device <key>=`` lines)."""
+    stats: dict[str, int] = {}
     for line in r.lines("iovm"):
-        if line.startswith("iovm: device tx="):
-            return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", line)}
-    raise AssertionError(f"no device line in {r.lines('iovm')}")
+        if re.match(r"iovm: device \w+=", line):
+            stats.update({k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", line)})
+    assert "tx" in stats and "stall_us" in stats, f"no device lines in {r.lines('iovm')}"
+    return stats
 
 
 def test_two_clients_echo_through_outside_peer() -> None:
