@@ -158,7 +158,7 @@ def test_check_missing_file(sandbox: Path, capsys: pytest.CaptureFixture[str]) -
         (["run", "x.yaml", "--gdb-port", "ab"], "bulkhead: error: argument --gdb-port: not an integer: 'ab'"),
         (["dt", "x.yaml"], "bulkhead: error: the following arguments are required: VM"),
         (["build", "x.yaml", "--frob"], "bulkhead: error: unrecognized arguments: --frob"),
-        (["experiment"], "bulkhead: error: the following arguments are required: SPEC"),
+        (["experiment"], "bulkhead: error: experiment: give a SPEC (or --reproduce BUNDLE)"),
         (["experiment", "x.yaml", "--dry-run", "--report-only"],
          "bulkhead: error: argument --report-only: not allowed with argument --dry-run"),
     ],
