@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -46,9 +47,19 @@ def make(*args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True)
 
 
-def built(config: str, out: Path) -> build.BuildResult:
-    with open("/dev/null", "w") as null:
-        return build.build(ROOT / config, out, log=null)
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], tuple[build.BuildResult, Path]]:
+    """config -> (its `bulkhead build`, the output directory), built once."""
+    done: dict[str, tuple[build.BuildResult, Path]] = {}
+
+    def built(config: str) -> tuple[build.BuildResult, Path]:
+        if config not in done:
+            out = tmp_path_factory.mktemp("features") / Path(config).stem
+            with open("/dev/null", "w") as null:
+                done[config] = build.build(ROOT / config, out, log=null), out
+        return done[config]
+
+    return built
 
 
 @pytest.mark.parametrize(("config", "on"), [
@@ -72,13 +83,13 @@ def test_header_and_fragment_say_the_same(config: str, on: set[str]) -> None:
 ])
 @needs_cross
 def test_a_build_without_a_needed_mechanism_fails_naming_the_vm(config: str, switch: str, message: str,
+                                                                 builds: Callable[[str], tuple[build.BuildResult, Path]],
                                                                  tmp_path: Path) -> None:
     """config.c of a configuration that needs ``switch``, built by hand with
     it off: make fails compiling config.c, naming the VM, and links nothing
     (it used to link, and the boot stopped, or ran the VM without it)."""
-    res = built(config, tmp_path / "b")
-    args = [a for a in build.hypervisor_make_args(res.system, tmp_path / "b")
-            if not a.startswith(("O=", "FEATURES_MK="))]
+    res, out = builds(config)
+    args = [a for a in build.hypervisor_make_args(res.system, out) if not a.startswith(("O=", "FEATURES_MK="))]
     off = tmp_path / "off"
     made = make(f"O={off}", f"{switch}=0", *args)
     assert made.returncode != 0 and message in made.stderr, made.stderr[-3000:]
@@ -87,30 +98,34 @@ def test_a_build_without_a_needed_mechanism_fails_naming_the_vm(config: str, swi
 
 
 @needs_cross
-def test_another_builds_features_are_refused(tmp_path: Path) -> None:
+def test_another_builds_features_are_refused(builds: Callable[[str], tuple[build.BuildResult, Path]],
+                                            tmp_path: Path) -> None:
     """bw-basic.yaml's config.c against dual.yaml's features.mk (no
     regulator): refused at build time naming the regulated VM."""
-    bw = built("tests/configs/bw-basic.yaml", tmp_path / "bw")
-    built("configs/dual.yaml", tmp_path / "dual")
-    args = [a if not a.startswith("FEATURES_MK=") else f"FEATURES_MK={tmp_path / 'dual' / 'features.mk'}"
-            for a in build.hypervisor_make_args(bw.system, tmp_path / "bw") if not a.startswith("O=")]
+    bw, bw_out = builds("tests/configs/bw-basic.yaml")
+    _, dual_out = builds("configs/dual.yaml")
+    args = [a if not a.startswith("FEATURES_MK=") else f"FEATURES_MK={dual_out / 'features.mk'}"
+            for a in build.hypervisor_make_args(bw.system, bw_out) if not a.startswith("O=")]
     made = make(f"O={tmp_path / 'mixed'}", *args)
     assert made.returncode != 0 and "vm bw is regulated (bandwidth)" in made.stderr, made.stderr[-3000:]
 
 
 @needs_cross
-def test_features_mk_cannot_be_overridden(tmp_path: Path) -> None:
+def test_features_mk_cannot_be_overridden(builds: Callable[[str], tuple[build.BuildResult, Path]],
+                                          tmp_path: Path) -> None:
     """Beside FEATURES_MK a switch on the command line would make the files
     built and the header disagree: refused before anything is built."""
-    res = built("configs/dual.yaml", tmp_path / "b")
-    args = [a for a in build.hypervisor_make_args(res.system, tmp_path / "b") if not a.startswith("O=")]
+    res, out = builds("configs/dual.yaml")
+    args = [a for a in build.hypervisor_make_args(res.system, out) if not a.startswith("O=")]
     for extra in ("BW=1", "SMMU=smmu500"):
         made = make(f"O={tmp_path / 'x'}", extra, *args)
         assert made.returncode != 0, made.stderr
         assert (f"{extra} on the command line: the features of this build come from "
-                f"{tmp_path / 'b' / 'features.mk'}") in made.stderr
+                f"{out / 'features.mk'}") in made.stderr
         assert not (tmp_path / "x").exists()
-    assert make(f"O={tmp_path / 'y'}", f"FEATURES_MK={tmp_path / 'none.mk'}", *args[1:]).returncode != 0
+    made = make(f"O={tmp_path / 'y'}", f"FEATURES_MK={tmp_path / 'none.mk'}",
+                *(a for a in args if not a.startswith("FEATURES_MK=")))
+    assert made.returncode != 0 and f"FEATURES_MK={tmp_path / 'none.mk'}: no such file" in made.stderr, made.stderr
 
 
 @needs_cross
