@@ -154,3 +154,21 @@ def test_manifest_records_the_features(tmp_path: Path) -> None:
     feats = doc["features"]
     assert isinstance(feats, dict)
     assert {k for k, v in feats.items() if v} == {"BW", "SMMUV3"}
+
+
+OLD_IDIOMS = re.compile(r"\bIOMMU_HAVE_\w+|\bBULKHEAD_(?!FEATURE_|FEATURES\b|FEATURES_H\b)(BW|RECOLOR|IDA|PCI|DSU|DIRECT|QOS)\b")
+
+
+def old_idioms(text: str) -> list[str]:
+    return [m[0] for m in OLD_IDIOMS.finditer(text)]
+
+
+def test_one_idiom_asks_what_a_build_contains() -> None:
+    """IS_ENABLED(X) only: a switch spelt the old way (-DBULKHEAD_X,
+    IOMMU_HAVE_*) is never defined any more, so code behind it would
+    silently drop out of every build."""
+    found = [f"{p.relative_to(ROOT)}: {name}" for p in sorted((ROOT / "hypervisor").rglob("*.[chS]"))
+             for name in old_idioms(p.read_text())]
+    assert not found, found
+    assert old_idioms("#if defined(IOMMU_HAVE_SMMUV3)\n#if BULKHEAD_DIRECT") == ["IOMMU_HAVE_SMMUV3", "BULKHEAD_DIRECT"]
+    assert old_idioms("#if IS_ENABLED(DIRECT) /* BULKHEAD_FEATURE_DIRECT */") == []

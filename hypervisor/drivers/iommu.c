@@ -352,7 +352,7 @@ void iommu_handle_irq(u32 intid)
 
 bool iommu_s1_pages(u64 pa[2])
 {
-#ifdef IOMMU_HAVE_SMMUV3
+#if IS_ENABLED(SMMUV3)
 	for (u32 unit = 0; iommu_cfg && unit < iommu_cfg->nunits; unit++)
 		if (iommu_cfg->units[unit].type == IOMMU_SMMUV3 && smmuv3_s1(unit, pa))
 			return true;
