@@ -25,6 +25,7 @@
 #include "isolation/color.h"
 #include "isolation/dsu.h"
 #include "isolation/qos400.h"
+#include "lib/features.h"
 #include "lib/log.h"
 #include "platform/board.h"
 
@@ -133,8 +134,10 @@ static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 	}
 	cpu_init(0, hyp_mpidr());
 	pmu_init_cpu(); /* after cpu_init: the PMU state is per CPU (cpu_index) */
-	log_info("Bulkhead %s on %s (board %s), config %016lx, %u VM(s)", BULKHEAD_VERSION, p->name,
-	         board_name, cfg_system.config_hash, cfg_system.nvms);
+	/* BULKHEAD_FEATURES: what this build contains (features.h, lib/features.h) */
+	log_info("Bulkhead %s on %s (board %s), config %016lx, %u VM(s), features: %s",
+	         BULKHEAD_VERSION, p->name, board_name, cfg_system.config_hash, cfg_system.nvms,
+	         BULKHEAD_FEATURES);
 	if (cfg_system.hyp_color)
 		log_info(
 		    "coloring: hypervisor image %lu pages (text, data, stacks, per-CPU state): %u "
@@ -182,7 +185,7 @@ static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 		/* on the input VM's CPU, unless its guest owns the CPU interface
 		 * there (interrupts: direct): then the boot CPU's, which no direct
 		 * VM has (docs/interrupts.md) */
-		irq_set_console(p->uart_irq, BULKHEAD_DIRECT && (in->cfg->flags & CFG_VM_DIRECT)
+		irq_set_console(p->uart_irq, IS_ENABLED(DIRECT) && (in->cfg->flags & CFG_VM_DIRECT)
 		                                 ? p->mpidr[0]
 		                                 : in->vcpus[0]->pcpu_mpidr);
 		console_set_input(cfg_system.console_input_vm);

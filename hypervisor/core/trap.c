@@ -18,6 +18,7 @@
 #include "core/sysreg.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
+#include "lib/features.h"
 #include "lib/log.h"
 
 bool trap_guest_sync_fast(u64 esr);
@@ -180,7 +181,7 @@ void trap_guest_serror(struct frame *f)
 	vcpu_exit_path(v);
 }
 
-#if BULKHEAD_DIRECT /* hypervisor/Makefile DIRECT: a VM has interrupts: direct */
+#if IS_ENABLED(DIRECT) /* hypervisor/Makefile DIRECT: a VM has interrupts: direct */
 /*
  * A direct vCPU's traps (el2_vectors_direct, docs/interrupts.md): the full
  * frame always, no list registers to sync or flush; the exit path handles
@@ -233,4 +234,4 @@ void trap_direct_sdei(struct frame *f)
 		cpu->reg_exits++;
 	vcpu_exit_path_direct(cpu->vcpu);
 }
-#endif /* BULKHEAD_DIRECT */
+#endif /* IS_ENABLED(DIRECT) */

@@ -10,6 +10,7 @@
 #include "core/mem.h"
 #include "core/vm.h"
 #include "core/vpmu.h"
+#include "lib/features.h"
 #include "lib/log.h"
 #include "lib/string.h"
 
@@ -33,7 +34,7 @@ static void (*vcpu_start_hook)(struct vcpu *v);
  * the SDEI events taken meanwhile. */
 static void vcpu_poll(struct vcpu *v)
 {
-	if (BULKHEAD_DIRECT && v->direct)
+	if (IS_ENABLED(DIRECT) && v->direct)
 		irq_direct_poll();
 	else
 		irq_handle_pending();
@@ -44,7 +45,7 @@ static void vcpu_poll(struct vcpu *v)
  * every wait at once and the wait would spin. */
 static void vcpu_wfi(const struct vcpu *v)
 {
-	if (BULKHEAD_DIRECT && v->direct)
+	if (IS_ENABLED(DIRECT) && v->direct)
 		irq_direct_wfi();
 	else
 		wfi();
@@ -82,7 +83,7 @@ static void vcpu_boot(struct vcpu *v, u64 entry, u64 x0)
 	sysreg_write(cntp_cval_el0, 0);
 	sysreg_write(vmpidr_el2, vcpu_vmpidr(v));
 	sysreg_write(vpidr_el2, sysreg_read(midr_el1));
-	sysreg_write(hcr_el2, BULKHEAD_DIRECT && v->direct ? HCR_DIRECT : HCR_GUEST);
+	sysreg_write(hcr_el2, IS_ENABLED(DIRECT) && v->direct ? HCR_DIRECT : HCR_GUEST);
 	if (!v->s2_flushed) {
 		mem_vm_activate(v->vm);
 		v->s2_flushed = true;
@@ -90,7 +91,7 @@ static void vcpu_boot(struct vcpu *v, u64 entry, u64 x0)
 	gic_clear_active_local(IRQ_PPI_VTIMER);
 	gic_clear_active_local(IRQ_PPI_PTIMER);
 	vgic_vcpu_init(v);
-	if (BULKHEAD_DIRECT && v->direct)
+	if (IS_ENABLED(DIRECT) && v->direct)
 		irq_direct_vcpu_reset(v);
 	vpmu_reset(v);
 	if (v->idx == 0 && entry == v->vm->cfg->entry && vcpu_start_hook)
@@ -223,7 +224,7 @@ static void __attribute__((noinline)) vcpu_exit_wait(struct vcpu *v)
 			break;
 		vcpu_stall(v);
 	}
-	if (!(BULKHEAD_DIRECT && v->direct))
+	if (!(IS_ENABLED(DIRECT) && v->direct))
 		vgic_flush(v);
 }
 
@@ -329,7 +330,7 @@ void vcpu_run(void)
 		         timer_ticks_to_ns(timer_now()) / 1000);
 		vcpu_boot(v, v->vm->cfg->entry, v->vm->cfg->boot_arg);
 	}
-	if (BULKHEAD_DIRECT && v->direct) {
+	if (IS_ENABLED(DIRECT) && v->direct) {
 		vcpu_exit_path_direct(v);
 		guest_enter_direct(v->frame);
 	}

@@ -9,6 +9,7 @@
 #include "core/vgic.h"
 #include "core/vm.h"
 #include "drivers/gic/gic.h"
+#include "lib/features.h"
 
 #define IRQ_SGI_KICK 0 /* vcpu_kick: "leave the guest and look at your state" */
 
@@ -53,7 +54,7 @@ static inline struct vcpu *vcpu_current(void)
  * CPU's affinity (as the GIC routes them). */
 static inline u64 vcpu_vmpidr(const struct vcpu *v)
 {
-	return 0x80000000ull | (BULKHEAD_DIRECT && v->direct ? v->pcpu_mpidr : v->idx);
+	return 0x80000000ull | (IS_ENABLED(DIRECT) && v->direct ? v->pcpu_mpidr : v->idx);
 }
 
 /*
@@ -76,7 +77,7 @@ static inline void vcpu_kick(struct vcpu *v)
 {
 	if (v->pcpu == cpu_index())
 		return;
-	if (BULKHEAD_DIRECT && __builtin_expect(v->direct, 0))
+	if (IS_ENABLED(DIRECT) && __builtin_expect(v->direct, 0))
 		sdei_signal(v->pcpu_mpidr); /* the guest owns that CPU's Group 1 */
 	else
 		gic_send_sgi(IRQ_SGI_KICK, v->pcpu_mpidr);

@@ -8,6 +8,7 @@
 #include "core/vcpu.h"
 #include "core/vgic_regs.h" /* GICD_ISPENDR, GICD_ICPENDR, GICD_ICACTIVER */
 #include "core/vm.h"
+#include "lib/features.h"
 #include "lib/log.h"
 #include "lib/string.h"
 
@@ -161,7 +162,7 @@ bool vgic_hw_line_locked(struct vm *vm, struct vcpu *v, u32 intid, struct virq *
  */
 static bool vgic_direct_vm(const struct vm *vm)
 {
-	return BULKHEAD_DIRECT && (vm->cfg->flags & CFG_VM_DIRECT);
+	return IS_ENABLED(DIRECT) && (vm->cfg->flags & CFG_VM_DIRECT);
 }
 
 bool vgic_direct_soft(const struct vm *vm, u32 intid)

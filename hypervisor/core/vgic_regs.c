@@ -5,6 +5,7 @@
 #include "core/vcpu.h"
 #include "core/vgic.h"
 #include "core/vm.h"
+#include "lib/features.h"
 
 enum vgic_bank { BANK_ENABLE, BANK_PENDING, BANK_ACTIVE };
 
@@ -21,7 +22,7 @@ enum vgic_bank { BANK_ENABLE, BANK_PENDING, BANK_ACTIVE };
  */
 static bool vgic_direct_phys(struct vm *vm, const struct virq *q, u32 intid)
 {
-	return BULKHEAD_DIRECT && (vm->cfg->flags & CFG_VM_DIRECT) &&
+	return IS_ENABLED(DIRECT) && (vm->cfg->flags & CFG_VM_DIRECT) &&
 	       (intid < GIC_SGI_MAX || (q->flags & VIRQ_HW));
 }
 

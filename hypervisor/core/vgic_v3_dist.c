@@ -10,6 +10,7 @@
 #include "core/vgic.h"
 #include "core/vgic_regs.h"
 #include "core/vm.h"
+#include "lib/features.h"
 
 #define GICD_CTLR        0x0000
 #define GICD_TYPER       0x0004
@@ -59,7 +60,7 @@ static bool vgic_dist_irouter(struct vm *vm, struct mmio_access *a)
 			u64 aff0 = a->val & 0xff;
 			/* other affinity levels and IRM are not supported: vCPU 0 */
 			q->target = (u8)(aff0 < vm->nvcpus && !(a->val & 0xffff00) ? aff0 : 0);
-			if (BULKHEAD_DIRECT &&
+			if (IS_ENABLED(DIRECT) &&
 			    (vm->cfg->flags & CFG_VM_DIRECT)) /* its vCPUs see physical MPIDRs */
 				q->target = vgic_v3_direct_target(vm, a->val);
 			if ((q->flags & VIRQ_HW) && (q->flags & VIRQ_ENABLED))
@@ -67,7 +68,7 @@ static bool vgic_dist_irouter(struct vm *vm, struct mmio_access *a)
 		}
 	} else {
 		a->val = high ? 0
-		         : (BULKHEAD_DIRECT && (vm->cfg->flags & CFG_VM_DIRECT))
+		         : (IS_ENABLED(DIRECT) && (vm->cfg->flags & CFG_VM_DIRECT))
 		             ? vcpu_vmpidr(vm->vcpus[q->target]) & 0xffffff
 		             : q->target;
 	}

@@ -11,6 +11,7 @@
 #include "core/vgic.h"
 #include "core/vpci.h"
 #include "drivers/iommu.h"
+#include "lib/features.h"
 #include "lib/format.h"
 #include "lib/log.h"
 
@@ -153,7 +154,7 @@ void vm_shutdown(struct vm *vm, enum vm_state how, const char *reason)
 	log_info("vm %s: %s (%s)", vm->cfg->name, vm_state_name(how), reason);
 	console_vm_report(vm);
 	vm_dma_report(vm);
-	if (BULKHEAD_DIRECT && (vm->cfg->flags & CFG_VM_DIRECT)) /* run --json reads it */
+	if (IS_ENABLED(DIRECT) && (vm->cfg->flags & CFG_VM_DIRECT)) /* run --json reads it */
 		log_info("vm %s: %lu SGI write(s) dropped or filtered (interrupts: direct)",
 		         vm->cfg->name, irq_direct_sgi_dropped(vm));
 	if (vm->setway_ops)

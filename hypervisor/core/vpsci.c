@@ -4,6 +4,7 @@
 #include "arch/aarch64/psci_fw.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
+#include "lib/features.h"
 
 #define PSCI_VERSION_1_1          0x10001u
 #define PSCI_MIGRATE_NOT_REQUIRED 2
@@ -13,7 +14,7 @@ static struct vcpu *vpsci_find(struct vm *vm, u64 mpidr)
 {
 	u64 aff = mpidr & 0xff00ffffffull;
 
-	if (BULKHEAD_DIRECT && vm->nvcpus &&
+	if (IS_ENABLED(DIRECT) && vm->nvcpus &&
 	    vm->vcpus[0]->direct) { /* its vCPUs see physical MPIDRs */
 		for (u32 i = 0; i < vm->nvcpus; i++)
 			if ((vm->vcpus[i]->pcpu_mpidr & 0xff00ffffffull) == aff)

@@ -16,6 +16,7 @@
 #include "core/irq_direct.h"
 #include "core/vm.h"
 #include "isolation/bw_engine.h"
+#include "lib/features.h"
 #include "lib/log.h"
 
 #define BW_ALL_VCPUS 0xffffu /* BH_HC_BW_STATS: the VM's totals */
@@ -171,7 +172,7 @@ static __cold void bw_dump(void)
 	if (!any)
 		log_info("bw: no VM is regulated");
 	for (u32 i = 0; i < vm_count; i++) /* direct VMs' filtered SGIs (run --stats) */
-		if (BULKHEAD_DIRECT && (vms[i].cfg->flags & CFG_VM_DIRECT))
+		if (IS_ENABLED(DIRECT) && (vms[i].cfg->flags & CFG_VM_DIRECT))
 			log_info("sgi vm=%s dropped=%lu", vms[i].cfg->name,
 			         irq_direct_sgi_dropped(&vms[i]));
 }
