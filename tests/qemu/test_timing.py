@@ -210,7 +210,9 @@ def test_all_idle_reaches_next_timer(tmp_path: Path, lock: None) -> None:
 # The bomb's regulation: budgets in cycles of the (modelled) 1 GHz cycle
 # counter, as shares of its 3 vCPUs' cycles per period.
 PERIOD_US = 20
-SHARES = (90, 50, 5)
+# 90 % gave 7.26 against 7.74 unregulated (6 % apart: within run-to-run
+# noise of regulated runs); 50 % and 5 % stand well apart (1.08, 1.0006)
+SHARES = (50, 5)
 
 
 def test_budget_lowers_slowdown_monotonically(tmp_path: Path, lock: None) -> None:
@@ -219,7 +221,8 @@ def test_budget_lowers_slowdown_monotonically(tmp_path: Path, lock: None) -> Non
     cycle counter run on the modelled clock (on stock QEMU they ran on host
     time, and budgets of 50, 20 and 5 % gave 1.27, 1.22 and 2.76 against
     7.43: not monotonic). 20 us periods: with 100 us ones (16-20 periods
-    per victim phase) 90 % gave 2.60 in one run and 1.37 in another."""
+    per victim phase) 90 % gave 2.60 in one run and 1.37 in another; at
+    20 us it stays within 6 % of unregulated, so the sweep is 50 and 5 %."""
     free, _ = slowdown(tmp_path, "bomb", BOMB)
     values, clocks = [free], set()
     for share in SHARES:
