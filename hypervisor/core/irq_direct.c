@@ -157,6 +157,8 @@ static void irq_direct_raise(const struct vcpu *t, u32 intid, bool pend)
 	gic_cpu_bank_write(t ? t->pcpu : 0, pend ? GICD_ISPENDR : GICD_ICPENDR, intid);
 }
 
+/* Resets this CPU's physical CPU interface to what a guest finds at reset
+ * (vcpu_boot of a direct vCPU): everything masked and inactive. */
 static void irq_direct_vcpu_reset(struct vcpu *v)
 {
 	(void)v;
@@ -180,6 +182,11 @@ static void irq_direct_vcpu_reset(struct vcpu *v)
 	isb();
 }
 
+/* WFI at EL2 with the guest's Group 1 interrupts masked (ICC_PMR_EL1),
+ * restored after: a pending one would otherwise end the wait at once (the
+ * CPU interface signals it whatever the routing) and the EL2 wait loops
+ * (stall, pause, park) would spin. The firmware's Group 0 (SDEI events:
+ * period timer, overflow, kicks) still ends it. */
 static void irq_direct_wfi(void)
 {
 	/* the non-secure view: a write of 0 is 0x80, below every non-secure

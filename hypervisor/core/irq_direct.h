@@ -29,18 +29,11 @@ void irq_direct_cpu_init(void);
  * many of them ran a handler. EL2 code on a direct CPU calls it where an
  * ordinary CPU would call irq_handle_pending. */
 u32 irq_direct_poll(void);
-/* The exit path of a direct vCPU (irq_direct_delivery.exit_path), which
- * the entries of the direct vector table (core/trap.c) call directly:
- * handles the SDEI events taken meanwhile, then parks, pauses or stalls
- * the vCPU as needed (vcpu_exit_wait); no list registers to flush. The
- * delivery's other functions, in irq_direct.c: its reset puts this
- * CPU's physical CPU interface in the state a guest finds at reset
- * (everything masked and inactive); its wait is a WFI with the guest's
- * Group 1 interrupts masked (ICC_PMR_EL1), restored after, as a pending
- * one would otherwise end the wait at once (the CPU interface signals it
- * whatever the routing) and the EL2 wait loops (stall, pause, park)
- * would spin; the firmware's Group 0 (SDEI events: period timer,
- * overflow, kicks) still ends it. */
+/* The exit path of a direct vCPU (irq_direct_delivery.exit_path, the
+ * delivery's other operations are irq_direct.c's), which the entries of
+ * the direct vector table (core/trap.c) call directly: handles the SDEI
+ * events taken meanwhile, then parks, pauses or stalls the vCPU as needed
+ * (vcpu_exit_wait); no list registers to flush. */
 void irq_direct_exit_path(struct vcpu *v);
 /* A direct guest's trapped system register access (ESR class 0x18, its
  * ISS) of the GIC CPU interface registers ICH_HCR_EL2.TC traps: SGI
@@ -52,10 +45,6 @@ bool irq_direct_sysreg(struct vcpu *v, u64 iss);
 #else /* no VM has direct mode: nothing to do */
 static inline void irq_direct_cpu_init(void)
 {
-}
-static inline u32 irq_direct_poll(void)
-{
-	return 0;
 }
 #endif
 
