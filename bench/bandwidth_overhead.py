@@ -51,6 +51,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bulkhead.base.errors import RunError  # noqa: E402
+from bulkhead.run.backend import RunOptions  # noqa: E402
 from bulkhead.run.runner import RunResult, run  # noqa: E402
 
 PERIODS_US = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
@@ -89,7 +90,7 @@ def boot(tmp: Path, out: Path, shift: int, params: str, bandwidth: str = "") -> 
     cfg = tmp / "bench.yaml"
     cfg.write_text(CONFIG.format(params=params, bandwidth=bandwidth))
     log = io.StringIO()  # make's output, and the warning that 2 x P oversubscribes the platform
-    res = run(cfg, timeout=600, icount=shift, out=out, build_log=log)
+    res = run(cfg, RunOptions(timeout=600, icount=shift, out=out, build_log=log))
     if not res.clean:
         raise SystemExit(f"run failed: {res.reason}\n{res.output}")
     return res
@@ -113,7 +114,7 @@ def floor_of(tmp: Path, out: Path, shift: int, counter: str, budget: int, period
     cfg.write_text(CONFIG.format(params=f"{{mode: measure, segs: 32, gap_ns: {150 << shift}, window_ms: 5}}",
                                  bandwidth=bw))
     try:
-        res = run(cfg, timeout=120, icount=shift, out=out, build_log=io.StringIO())
+        res = run(cfg, RunOptions(timeout=120, icount=shift, out=out, build_log=io.StringIO()))
     except RunError as exc:
         return f"| {counter} | {budget} | refused: {exc} | | |"
     if res.timed_out:  # 5 ms of virtual time take seconds: the guest never finished its runs

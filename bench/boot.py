@@ -62,6 +62,7 @@ from bulkhead.generate.fit import UBOOT_BIOS  # noqa: E402
 from bulkhead.layout.load import load_platform  # noqa: E402
 from bulkhead.layout.placement import System  # noqa: E402
 from bulkhead.run import runner  # noqa: E402
+from bulkhead.run.backend import RunOptions  # noqa: E402
 
 CONFIG = ROOT / "configs" / "dual.yaml"
 OUT = ROOT / "build" / "bench" / "boot"
@@ -233,8 +234,9 @@ def main(argv: list[str] | None = None) -> int:
     for chain in chains:
         for fit_in_ram in (False, True):
             key = f"{chain} ram" if fit_in_ram else chain
-            res = runner.run(CONFIG, timeout=600, icount=0, out=OUT, boot=chain, until=pattern,
-                             build_log=sys.stderr, fit_in_ram=fit_in_ram)
+            res = runner.run(CONFIG, RunOptions(timeout=600, icount=0, out=OUT, boot=chain,
+                                                until=re.compile(pattern), build_log=sys.stderr,
+                                                fit_in_ram=fit_in_ram))
             chain_lines[key] = res.all_lines()
             chain_first[key] = firsts(chain_lines[key])
             if not chain_first[key]:

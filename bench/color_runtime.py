@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bulkhead.run import runner  # noqa: E402
+from bulkhead.run.backend import RunOptions  # noqa: E402
 
 CONFIGS = ROOT / "tests" / "configs"
 OUT = ROOT / "build" / "bench" / "color-runtime"
@@ -43,7 +44,7 @@ IDA_RE = re.compile(r"\[(\w+)\] ida: full: (\d+) lines \((\d+) KiB\) in (\d+) se
 
 
 def boot(config: str) -> str:
-    res = runner.run(CONFIGS / config, timeout=900, icount=0, out=OUT / Path(config).stem, build_log=sys.stderr)
+    res = runner.run(CONFIGS / config, RunOptions(timeout=900, icount=0, out=OUT / Path(config).stem, build_log=sys.stderr))
     if not res.clean:
         sys.stderr.write(f"color_runtime: {config} failed: {res.reason}\n{res.output}")
         raise SystemExit(1)

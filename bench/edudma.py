@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from bulkhead.layout.load import load_platform  # noqa: E402
 from bulkhead.run import runner  # noqa: E402
+from bulkhead.run.backend import RunOptions  # noqa: E402
 
 OUT = ROOT / "build" / "bench" / "edudma"
 CONFIG = """platform: qemu-virt
@@ -58,7 +59,7 @@ def one(mode: str, count: int) -> dict[str, int]:
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / f"edudma-{mode}.yaml"
         config.write_text(CONFIG.format(isolation=isolation, dma=dma, count=count))
-        res = runner.run(config, timeout=900, icount=0, out=OUT / mode, build_log=open("/dev/null", "w"))
+        res = runner.run(config, RunOptions(timeout=900, icount=0, out=OUT / mode, build_log=open("/dev/null", "w")))
     if not res.clean:
         raise SystemExit(f"bench/edudma.py: the {mode} run was not clean: {res.reason}")
     for line in res.lines("b"):

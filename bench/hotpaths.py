@@ -70,6 +70,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bulkhead.run import runner  # noqa: E402
+from bulkhead.run.backend import RunOptions  # noqa: E402
 
 OUT = ROOT / "build" / "bench" / "hotpaths"
 NO_HYP_IRQ_NS = 48  # irqlat at EL1 on QEMU without a hypervisor (issue #12)
@@ -125,8 +126,8 @@ def results(guest: str, params: str, extra: str = "", tag: str = "", cpus: str =
         config = Path(tmp) / f"{guest}.yaml"
         config.write_text(text)
         with open("/dev/null", "w") as null:
-            res = runner.run(config, timeout=600, icount=0, out=OUT / f"{guest}{tag}", build_log=null,
-                             boot="tfa" if firmware else "image", fit_in_ram=firmware)
+            res = runner.run(config, RunOptions(timeout=600, icount=0, out=OUT / f"{guest}{tag}", build_log=null,
+                             boot="tfa" if firmware else "image", fit_in_ram=firmware))
     if not res.clean:
         raise SystemExit(f"bench/hotpaths.py: the {guest} run was not clean: {res.reason}")
     rows = []

@@ -37,7 +37,7 @@ The CLARE study's traffic conditions C1-C5 and its regulation sweep run on
 the same machinery (the I/O VM, guests/ioclient, the frame peer) as an
 experiment spec: bench/experiments/clare.yaml (docs/experiments.md).
 
-    .venv/bin/python bench/shared_io.py [--frames N] [--capacity C] [--no-linux]
+    .venv/bin/python bench/shared_io.py [--frames N] [--capacity C] [--no-linux] [--quick]
     .venv/bin/python bench/shared_io.py --calibrate
 
 ``--calibrate`` measures the device's capacity for ``io.capacity``: one
@@ -66,10 +66,14 @@ sys.path.insert(0, str(ROOT))
 from bulkhead.config import shared_io  # noqa: E402
 from bulkhead.layout.load import load_spec  # noqa: E402
 from bulkhead.run import runner  # noqa: E402
+from bulkhead.run.backend import RunOptions  # noqa: E402
 from bulkhead.run.netpeer import Peer  # noqa: E402
 
 OUT = ROOT / "build" / "bench" / "io"
 KV = re.compile(r"(\w+)=(\d+)")
+DEVICE = re.compile(r"iovm: device \w+=")
+DEVICE_KEYS = ("tx", "rx", "rx_unknown", "rx_bad", "tx_full", "overruns", "slot_ns", "capacity_fps", "notify_skipped",
+               "rx_notify_skipped", "stall_us", "stall_max_us")
 MACS = ["02:00:00:00:00:0a", "02:00:00:00:00:0b", "02:00:00:00:00:0c", "02:00:00:00:00:0d"]
 NAMES = ["alice", "bob", "carol", "dave"]
 PLATFORM = ROOT / "platforms" / "qemu-virt.yaml"
@@ -97,8 +101,15 @@ def vm_yaml(name: str, cpu: int, guest: str, params: str, devices: str = "") -> 
             f"    guest: {guest}\n    params: {{{params}}}\n{devices}")
 
 
+def iovm_yaml(params: str) -> str:
+    """The I/O VM (or, mode=direct, the NIC's own driver): it gives the
+    device its buffers' physical addresses (BH_HC_IPA_INFO), which needs
+    introspection (docs/config.md)."""
+    return vm_yaml("iovm", 0, "iovm", params, "    devices: [virtio31]\n    introspection: true\n")
+
+
 def shared_config(n: int, flood: bool, frames: int, capacity: int, calibrate: bool = False) -> str:
-    vms = [vm_yaml("iovm", 0, "iovm", "max_ms: 120000, poll: 1", "    devices: [virtio31]\n")]
+    vms = [iovm_yaml("max_ms: 120000, poll: 1")]
     clients = []
     for i in range(n):
         if (flood and i == n - 1) or calibrate:
@@ -113,12 +124,23 @@ def shared_config(n: int, flood: bool, frames: int, capacity: int, calibrate: bo
 
 def direct_config(frames: int) -> str:
     return ("platform: qemu-virt\ndma_isolation: none\nvms:\n"
-            + vm_yaml("iovm", 0, "iovm", f"mode: direct, io_base: 0x0a003e00, frames: {frames}, window: 16",
-                      "    devices: [virtio31]\n"))
+            + iovm_yaml(f"mode: direct, io_base: 0x0a003e00, frames: {frames}, window: 16"))
 
 
 def kv(line: str) -> dict[str, int]:
     return {k: int(v) for k, v in KV.findall(line)}
+
+
+def device(res: runner.RunResult) -> dict[str, int]:
+    """The I/O VM's device counters (its two ``iovm: device <key>=`` lines)."""
+    stats: dict[str, int] = {}
+    for line in res.lines("iovm"):
+        if DEVICE.match(line):
+            stats.update(kv(line))
+    missing = [k for k in DEVICE_KEYS if k not in stats]
+    if missing:  # e.g. a line cut at the hypervisor console's 160 characters
+        raise SystemExit(f"bench/shared_io.py: the I/O VM reported no {', '.join(missing)}:\n{res.output[-2000:]}")
+    return stats
 
 
 def run(name: str, text: str, direct: bool = False, ncpus: int = 4) -> tuple[runner.RunResult, Path]:
@@ -131,14 +153,18 @@ def run(name: str, text: str, direct: bool = False, ncpus: int = 4) -> tuple[run
         if direct:  # no io: section: attach the NIC by hand
             extra = [*NIC, "-netdev", f"{netdev},id=bhio", "-device",
                      "virtio-net-device,netdev=bhio,bus=virtio-mmio-bus.31"]
-        res = runner.run(cfg, timeout=1800, icount=0, out=OUT / name, netdev=netdev,
-                         extra_qemu_args=extra, build_log=log, platforms_dir=platforms_for(ncpus))
+        res = runner.run(cfg, RunOptions(timeout=1800, icount=0, out=OUT / name, netdev=netdev,
+                         extra_qemu_args=tuple(extra), build_log=log, platforms_dir=platforms_for(ncpus)))
     if not res.clean:
         raise SystemExit(f"bench/shared_io.py: {name}: {res.reason}\n{res.output[-2000:]}")
     return res, cfg
 
 
-def bare_metal_rows(frames: int, capacity: int) -> None:
+SCENARIOS = ((1, False), (2, False), (3, False), (4, False), (2, True), (3, True), (4, True))
+QUICK = ((2, False), (2, True))  # --quick: one row of each kind
+
+
+def bare_metal_rows(frames: int, capacity: int, scenarios: tuple[tuple[int, bool], ...] = SCENARIOS) -> None:
     print("| scenario | VM | frames/s (ratio) | RTT mean / max (us) (ratio) | alpha meas. / guaranteed (f/s) | "
           "share served | delta meas. / supply / bound (us) | overruns | device stall (us) |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -146,13 +172,13 @@ def bare_metal_rows(frames: int, capacity: int) -> None:
     base = next(kv(x) for x in res.lines("iovm") if x.startswith("iovm: result "))
     print(f"| direct passthrough | iovm | {base['fps']} | {base['rtt_mean_us']} / {base['rtt_max_us']} | "
           "- | - | - | - | - |")
-    for n, flood in ((1, False), (2, False), (3, False), (4, False), (2, True), (3, True), (4, True)):
+    for n, flood in scenarios:
         name = f"shared{n}{'-flood' if flood else ''}"
         res, cfg = run(name, shared_config(n, flood, frames, capacity), ncpus=n + 1)
         spec = load_spec(cfg, platforms_dir=platforms_for(n + 1))
         assert spec.io is not None
         g = {x.vm: x for x in shared_io.guarantees(spec.io)}
-        dev = next(kv(x) for x in res.lines("iovm") if x.startswith("iovm: device tx="))
+        dev = device(res)
         for i in range(n):
             vm = NAMES[i]
             stats: dict[str, int] = {}
@@ -171,7 +197,7 @@ def bare_metal_rows(frames: int, capacity: int) -> None:
 
 def calibrate(frames: int) -> int:
     res, _ = run("calibrate", shared_config(1, False, frames, 1000, calibrate=True), ncpus=2)
-    dev = next(kv(x) for x in res.lines("iovm") if x.startswith("iovm: device tx="))
+    dev = device(res)
     print(f"capacity_fps={dev['capacity_fps']} (one client flooding {frames * 8} frames of 1000 bytes; "
           f"device stall {dev['stall_us']} us); io.capacity at or below it")
     return 0
@@ -242,7 +268,7 @@ def linux_config(mode: str) -> str:
         # Linux's RAM must be identity-mapped (IPA = PA) for its virtio-net
         return head + LINUX_VM.format(cpu=0, linux=LINUX, ipa="0x60000000", pa=", pa: 0x60000000",
                                       devices="    devices: [virtio31]\n")
-    vms = [vm_yaml("iovm", 0, "iovm", "max_ms: 600000", "    devices: [virtio31]\n"),
+    vms = [iovm_yaml("max_ms: 600000"),
            LINUX_VM.format(cpu=1, linux=LINUX, ipa="0x40000000", pa="", devices="")]
     clients = ['    - {vm: linux, mac: "02:00:00:00:00:0e", queue: 64}\n']
     if mode == "flood":
@@ -299,12 +325,15 @@ def linux_run(mode: str, seconds: int) -> dict[str, float]:
     return {"ping_ms": float(ping[1]), "tcp": float(tcp[1]), "udp": float(udp[1]), "udp_loss": float(loss[1])}
 
 
-def linux_rows(seconds: int) -> None:
+LINUX_MODES = ("direct", "io", "flood")
+
+
+def linux_rows(seconds: int, modes: tuple[str, ...] = LINUX_MODES) -> None:
     print()
     print("| Linux client | ping avg (ms) (ratio) | iperf3 TCP Mbit/s (ratio) | iperf3 UDP Mbit/s (ratio), loss |")
     print("|---|---|---|---|")
     rows: dict[str, dict[str, float] | str] = {}
-    for mode in ("direct", "io", "flood"):
+    for mode in modes:
         try:
             rows[mode] = linux_run(mode, seconds)
         except (TimeoutError, StopIteration, ValueError, AssertionError) as e:
@@ -323,19 +352,22 @@ def linux_rows(seconds: int) -> None:
               f"{r['udp']:.2f}{ratio(r, 'udp')}, {r['udp_loss']:.1f}% |")
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--frames", type=int, default=1000, help="echo requests per client (default 1000)")
     ap.add_argument("--capacity", type=int, default=5000, help="io.capacity of the shared rows (default 5000)")
     ap.add_argument("--seconds", type=int, default=5, help="iperf3 run length (default 5)")
     ap.add_argument("--no-linux", action="store_true", help="the bare-metal rows only")
     ap.add_argument("--calibrate", action="store_true", help="measure the device's capacity and stop")
-    args = ap.parse_args()
+    ap.add_argument("--quick", action="store_true",
+                    help="smallest run (the smoke test's): passthrough, 2 clients, 2 clients of which one floods; "
+                         "Linux with the NIC passed through and through the I/O VM (no flooder)")
+    args = ap.parse_args(argv)
     if args.calibrate:
         return calibrate(args.frames)
-    bare_metal_rows(args.frames, args.capacity)
+    bare_metal_rows(args.frames, args.capacity, QUICK if args.quick else SCENARIOS)
     if not args.no_linux:
-        linux_rows(args.seconds)
+        linux_rows(args.seconds, LINUX_MODES[:2] if args.quick else LINUX_MODES)
     return 0
 
 

@@ -9,7 +9,7 @@ above the budget recorded in bench/budgets.toml.
 What is built is chosen at compile time (hypervisor/Makefile): the
 platform's drivers (GIC version and its virtual front end, UART, the SMMUs
 the configuration drives, QoS-400 with regulators) and the mechanisms the
-configuration uses (bulkhead/generate/gen_c.py features(): the regulator,
+configuration uses (bulkhead/generate/features.py features(): the regulator,
 recoloring, IDA, PCIe passthrough, DSU partitions). ``--all-features``
 builds the same config with every switch on, as the hypervisor was before
 the selection. Cold files are built with -Os (COLD in the Makefile); the
@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bulkhead.base.tree import HYPERVISOR_DIR  # noqa: E402
-from bulkhead.generate import build  # noqa: E402
+from bulkhead.generate import build, features  # noqa: E402
 
 BUDGETS = ROOT / "bench" / "budgets.toml"
 SIZE = "aarch64-linux-gnu-size"
@@ -88,9 +88,10 @@ def measure(config: Path, out: Path, all_features: bool = False) -> tuple[int, l
     if all_features:
         hyp = out / "hyp-all"
         smmus = sorted({u.type.replace("-", "") for u in res.system.platform.smmus})
-        args = [a for a in build.hypervisor_make_args(res.system, out)
-                if not a.startswith(("O=", "SMMU=", *(f"{f}=" for f in ALL_FEATURES)))]
-        args += [f"O={hyp}", f"SMMU={' '.join(smmus)}", *(f"{f}=1" for f in ALL_FEATURES)]
+        # a plain make (no FEATURES_MK): the switches from here, direct mode as configured
+        args = [a for a in build.hypervisor_make_args(res.system, out) if not a.startswith(("O=", "FEATURES_MK="))]
+        args += [f"O={hyp}", f"SMMU={' '.join(smmus)}", *(f"{f}=1" for f in ALL_FEATURES),
+                 f"DIRECT={int(features.features(res.system)['DIRECT'])}"]
         subprocess.run(["make", "-s", "--no-print-directory", "-C", str(HYPERVISOR_DIR), *args],
                        check=True, stdout=subprocess.DEVNULL)
         elf = hyp / build.ELF_NAME

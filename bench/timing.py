@@ -42,6 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bulkhead.run import cachemodel, runner  # noqa: E402
+from bulkhead.run.backend import RunOptions  # noqa: E402
 
 MODES = ("timing", "icount", "tcg")
 RESULT_NS = re.compile(r"^result bench=bandwidth cpu=\d+ .* ns=(\d+) ")
@@ -68,8 +69,8 @@ def one(out: Path, mode: str, ncpus: int, size: str, iterations: int, reps: int)
     build_out = out / f"{mode}-{ncpus}"
     timing = cachemodel.DEFAULT_QUANTUM_NS if mode == "timing" else None
     extra = cachemodel.TIMING_ACCEL if mode == "tcg" else []
-    p = runner.prepare(config, icount=0 if mode == "icount" else None, out=build_out, timing=timing,
-                       extra_qemu_args=extra, build_log=sys.stderr)
+    p = runner.prepare(config, RunOptions(timeout=None, icount=0 if mode == "icount" else None, out=build_out, timing=timing,
+                       extra_qemu_args=tuple(extra), build_log=sys.stderr))
     walls: list[float] = []
     sims: list[float] = []
     for _ in range(reps):

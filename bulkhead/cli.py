@@ -29,6 +29,7 @@ from bulkhead.generate import build, fit, gen_dts, qemu
 from bulkhead.layout import summary
 from bulkhead.layout.load import load_system
 from bulkhead.run import cachemodel, runner
+from bulkhead.run.backend import RunOptions
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -302,12 +303,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if timing is not None and bandwidth.regulated(load_system(args.config)):
         sys.stderr.write(f"bulkhead: warning: {cachemodel.TIMING_REGULATOR_WARNING}\n")
     try:
-        result = runner.run(
-            args.config, timeout=args.timeout, icount=args.icount, out=args.out, gdb=gdb, gdb_port=port,
-            interactive=interactive, stream=stream, poke=poke,
-            boot=args.boot, until=args.until, netdev=args.netdev, model=args.model, fit_in_ram=args.fit_in_ram,
-            timing=timing,
-        )
+        result = runner.run(args.config, RunOptions(
+            timeout=args.timeout, icount=args.icount, out=args.out, gdb_port=port if gdb else None,
+            interactive=interactive, stream=stream, poke=poke, boot=args.boot, until=args.until,
+            netdev=args.netdev, model=args.model, fit_in_ram=args.fit_in_ram, timing=timing,
+        ))
     finally:
         if view is not None:
             view.close()  # also stops the live table on a terminal
@@ -355,9 +355,9 @@ def _run_labgrid(args: argparse.Namespace) -> int:
         sys.stderr.write(f"bulkhead: {'acquired' if acquired else 'using the already acquired'} place {place} "
                          f"({env.kind}) from {coordinator.address}\n")
         try:
-            result = farm.run_on_place(env, coordinator, place, args.config, timeout=args.timeout,
-                                       icount=args.icount, out=args.out, stream=stream,
-                                       until=args.until.pattern if args.until else None, model=args.model)
+            result = farm.run_on_place(env, coordinator, place, args.config, RunOptions(
+                timeout=args.timeout, icount=args.icount, out=args.out, stream=stream, until=args.until,
+                model=args.model))
         except farm.PlaceLost as exc:
             return _error(str(exc))
         finally:

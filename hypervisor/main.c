@@ -25,6 +25,7 @@
 #include "isolation/color.h"
 #include "isolation/dsu.h"
 #include "isolation/qos400.h"
+#include "lib/features.h"
 #include "lib/log.h"
 #include "platform/board.h"
 
@@ -133,8 +134,10 @@ static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 	}
 	cpu_init(0, hyp_mpidr());
 	pmu_init_cpu(); /* after cpu_init: the PMU state is per CPU (cpu_index) */
-	log_info("Bulkhead %s on %s (board %s), config %016lx, %u VM(s)", BULKHEAD_VERSION, p->name,
-	         board_name, cfg_system.config_hash, cfg_system.nvms);
+	/* BULKHEAD_FEATURES: what this build contains (features.h, lib/features.h) */
+	log_info("Bulkhead %s on %s (board %s), config %016lx, %u VM(s), features: %s",
+	         BULKHEAD_VERSION, p->name, board_name, cfg_system.config_hash, cfg_system.nvms,
+	         BULKHEAD_FEATURES);
 	if (cfg_system.hyp_color)
 		log_info(
 		    "coloring: hypervisor image %lu pages (text, data, stacks, per-CPU state): %u "

@@ -4,9 +4,10 @@
 compared with the budget recorded in bench/budgets.toml, through
 bench/size.py --check; the check is shown to fail below the measurement.
 What is built follows the platform and the configuration
-(bulkhead/generate/gen_c.py features(), hypervisor/Makefile): dual.yaml's
+(bulkhead/generate/features.py, hypervisor/Makefile): dual.yaml's
 image holds none of the mechanisms it does not use, and a hypervisor built
-without one stops the boot of a configuration that needs it."""
+without one stops the boot of a configuration that needs it (when config.c's
+build-time refusal, tests/test_features.py, is taken out)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from types import ModuleType
 
 import pytest
 
-from bulkhead.generate import build, gen_c
+from bulkhead.generate import build, features
 from bulkhead.layout import placement
 from bulkhead.layout.load import load_spec
 
@@ -62,7 +63,11 @@ def test_text_within_budget(dual: tuple[Path, int, list[tuple[str, int]]],
                              f"of {budget} bytes (bench/budgets.toml; largest: {objs[:3]})")
     # the check itself: passes at the budget, fails (exit 1, both figures named) just below the measurement
     assert size.main(["--out", str(out), "--check"]) == 0
-    capsys.readouterr()
+    # bench/size.py's smoke test (tests/qemu/test_bench_smoke.py): its table, the total and the 10 largest objects
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == (f"hypervisor .text for {config.name}: {total} bytes ({total / 1024:.1f} KiB); "
+                        f"budget {budget} bytes"), lines
+    assert [line.split() for line in lines[1:]] == [[str(n), name] for name, n in objs[:10]], lines
     assert size.main(["--out", str(out), "--check", "--budget", str(total - 1)]) == 1
     err = capsys.readouterr().err
     assert f".text is {total} bytes, above the budget of {total - 1} bytes" in err
@@ -103,7 +108,7 @@ def test_platform_selection_leaves_out_what_virt_does_not_use(dual: tuple[Path, 
 def test_features_follow_the_config(config: str, on: set[str]) -> None:
     """Each switch is on exactly when the configuration uses its mechanism."""
     system = placement.resolve(load_spec(ROOT / config, guest_sources=None))
-    feats = gen_c.features(system)
+    feats = features.features(system)
     assert set(feats) == {"BW", "RECOLOR", "IDA", "PCI", "DSU", "DIRECT", "QOS"}
     assert {k for k, v in feats.items() if v} == on
 
@@ -112,14 +117,19 @@ def test_features_follow_the_config(config: str, on: set[str]) -> None:
 @pytest.mark.skipif(shutil.which("qemu-system-aarch64") is None, reason="needs QEMU")
 def test_hypervisor_without_the_regulator_refuses_a_regulated_config(tmp_path: Path) -> None:
     """bw-basic.yaml regulates a VM; its hypervisor rebuilt with BW=0 (what
-    `bulkhead build` passes for a config without regulation) stops the boot
-    naming the VM, before any VM runs, instead of running it unregulated."""
+    `bulkhead build` passes for a config without regulation), from a config.c
+    without its build-time refusal, stops the boot naming the VM, before any
+    VM runs, instead of running it unregulated."""
     with open("/dev/null", "w") as null:
         res = build.build(ROOT / "tests" / "configs" / "bw-basic.yaml", tmp_path / "bw", log=null)
-    args = [a for a in build.hypervisor_make_args(res.system, tmp_path / "bw") if not a.startswith(("O=", "BW="))]
+    config_c = tmp_path / "bw" / "unchecked-config.c"
+    config_c.write_text((tmp_path / "bw" / "config.c").read_text().replace(
+        '#error "vm bw is regulated (bandwidth)', '// "vm bw is regulated (bandwidth)'))
+    args = [a for a in build.hypervisor_make_args(res.system, tmp_path / "bw")
+            if not a.startswith(("O=", "FEATURES_MK=", "CONFIG_C="))]
     off = tmp_path / "bw" / "hyp-off"
-    subprocess.run(["make", "-s", "--no-print-directory", "-C", str(ROOT / "hypervisor"), f"O={off}", "BW=0", *args],
-                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["make", "-s", "--no-print-directory", "-C", str(ROOT / "hypervisor"), f"O={off}", "BW=0",
+                    f"CONFIG_C={config_c}", *args], check=True, stdout=subprocess.DEVNULL)
     assert not {n for n in _names(off / "bulkhead.elf", code=True) if n.startswith("bw_")}
     # booted self-contained (it moves and checks its payload), in place of the placed ELF
     argv = [str(off / "bulkhead.elf") if a in (str(res.elf), str(res.placed_elf)) else a for a in res.qemu_argv]

@@ -20,6 +20,7 @@ from bulkhead import cli
 from bulkhead.base.errors import BuildError, ConfigError, RunError
 from bulkhead.layout.load import load_platform, load_system
 from bulkhead.run import cachemodel, runner
+from bulkhead.run.backend import RunOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOL = ROOT / "tools" / "cachemodel"
@@ -183,7 +184,8 @@ def test_experiment_model_columns(tmp_path: Path) -> None:
     """experiment --model: the runs get model=True, their reports become the
     model_* columns of results.csv (for the VM under test, read back by
     --report-only) and a report section with the caveat."""
-    from bulkhead.experiment.execute import records_from_csv, run_experiment
+    from bulkhead.experiment.execute import run_experiment
+    from bulkhead.experiment.journal import records_from_csv
     from bulkhead.experiment.spec import load
     from bulkhead.run.runner import RunResult
 
@@ -194,8 +196,8 @@ def test_experiment_model_columns(tmp_path: Path) -> None:
         "critical: v\nbenchmarks: [{name: lat, guest: latency}]\nscenarios: [{name: solo}]\n")
     seen: list[object] = []
 
-    def fake(config: Path, **kw: object) -> RunResult:
-        seen.append(kw.get("model"))
+    def fake(config: Path, options: RunOptions) -> RunResult:
+        seen.append(options.model)
         doc = json.loads(json.dumps(REPORT))
         for o in doc["owners"]:
             o["run"] = counters()
@@ -208,16 +210,16 @@ def test_experiment_model_columns(tmp_path: Path) -> None:
         return RunResult(0, False, out, True, 1, "", (), path)
 
     spec = load(spec_path)
-    result = run_experiment(spec, tmp_path / "out", run_fn=fake, model=True)
+    result = run_experiment(spec, tmp_path / "out", backend=fake, model=True)
     assert seen == [True] and not result.failed()
     timed: list[tuple[object, object, object]] = []
 
-    def fake_timed(config: Path, **kw: object) -> RunResult:
-        timed.append((kw.get("model"), kw.get("timing"), kw.get("icount")))
-        return fake(config, **kw)
+    def fake_timed(config: Path, options: RunOptions) -> RunResult:
+        timed.append((options.model, options.timing, options.icount))
+        return fake(config, options)
 
     # experiment --timing: every run in timing mode, without -icount
-    assert not run_experiment(spec, tmp_path / "out-timed", run_fn=fake_timed, timing=500, report=False).failed()
+    assert not run_experiment(spec, tmp_path / "out-timed", backend=fake_timed, timing=500, report=False).failed()
     assert timed == [(True, 500, None)]
     with open(result.csv, newline="") as f:
         row = next(csv.DictReader(f))
@@ -312,13 +314,13 @@ def test_experiment_model_slowdown(tmp_path: Path) -> None:
         "scenarios: [{name: solo}, {name: again}]\nbaseline: solo\n")
     times = iter((200_000_000, 300_000_000))
 
-    def fake(config: Path, **kw: object) -> RunResult:
+    def fake(config: Path, options: RunOptions) -> RunResult:
         timed_report(tmp_path, f"r{config.stem}", next(times), [])  # writes r<stem>.json
         out = ("[victim] result bench=latency cpu=0 accesses=5 ns=5 ns_per_access=1.000\n"
                "[victim] latency: PASS (5)\n[bulkhead] all VMs off: clean=1 stopped=0\n")
         return RunResult(0, False, out, True, 1, "", (), tmp_path / f"r{config.stem}.json")
 
-    result = run_experiment(load(spec_path), tmp_path / "out", run_fn=fake, model=True, report=False)
+    result = run_experiment(load(spec_path), tmp_path / "out", backend=fake, model=True, report=False)
     with open(result.csv, newline="") as f:
         rows = {r["scenario"]: r for r in csv.DictReader(f)}
     assert float(rows["solo"]["model_slowdown"]) == pytest.approx(1.0)
@@ -377,7 +379,7 @@ def test_timing_mode_refuses_icount_and_stray_quantum(capsys: pytest.CaptureFixt
     """--timing runs without -icount (refused before building); --quantum
     belongs to --timing."""
     with pytest.raises(RunError, match="without -icount"):
-        runner.prepare(CONFIGS / "one-hello.yaml", icount=0, timing=1000)
+        runner.prepare(CONFIGS / "one-hello.yaml", RunOptions(timeout=None, icount=0, timing=1000))
     assert cli.main(["run", str(CONFIGS / "one-hello.yaml"), "--quantum", "500"]) != 0
     assert "--quantum is the timing mode's" in capsys.readouterr().err
     assert cli.main(["run", str(CONFIGS / "one-hello.yaml"), "--timing", "--quantum", "0"]) != 0

@@ -16,7 +16,6 @@ import subprocess
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -652,15 +651,17 @@ def test_run_stats_time_base(icount: int | None, monkeypatch: pytest.MonkeyPatch
     """`run --stats` names the time base of its figures; without --icount it
     warns once on stderr, before QEMU runs, that they are host-time artefacts."""
     from bulkhead.run import runner
+    from bulkhead.run.backend import RunOptions
 
     seen: list[str] = []
 
-    def fake_run(config: Path, **kwargs: Any) -> runner.RunResult:
+    def fake_run(config: Path, options: RunOptions) -> runner.RunResult:
         seen.append(capsys.readouterr().err)  # what was printed before the run
-        assert kwargs["poke"] == (bandwidth.STATS_POKE, 0.25)  # regulated: Ctrl-T b every 0.25 s
-        kwargs["stream"].write("[bulkhead] bw vm=bw vcpu=0 last=16005345 max=16005345 mean=1 throttled=0 "
-                               "stalled_us=0\n")
-        kwargs["stream"].flush()
+        assert options.poke == (bandwidth.STATS_POKE, 0.25)  # regulated: Ctrl-T b every 0.25 s
+        assert options.stream is not None
+        options.stream.write("[bulkhead] bw vm=bw vcpu=0 last=16005345 max=16005345 mean=1 throttled=0 "
+                             "stalled_us=0\n")
+        options.stream.flush()
         return runner.RunResult(0, False, "", True, 1, "", ())
 
     monkeypatch.setattr(runner, "run", fake_run)

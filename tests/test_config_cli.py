@@ -105,6 +105,43 @@ def test_check_error(write_config: WriteConfig, capsys: pytest.CaptureFixture[st
                    "'qemu-virt' (CPUs 0-3)\n")
 
 
+PARAMS = """
+platform: qemu-virt
+vms:
+  - name: bm
+    cpus: [0]
+    memory: [{ipa: 0x40000000, size: 4M}]
+    image: img.bin
+    params: {rounds: 3, mode: %s}
+"""
+
+
+@pytest.mark.parametrize(("spelled", "as_bool"), [("off", "false"), ("On", "true"), ("YES", "true"), ("no", "false"),
+                                                  ("y", "true"), ("N", "false")])
+def test_check_refuses_yaml11_boolean_params(write_config: WriteConfig, capsys: pytest.CaptureFixture[str],
+                                             spelled: str, as_bool: str) -> None:
+    """A params value YAML 1.1 reads as a boolean though spelled as a word
+    (y/yes/on/n/no/off as YAML 1.1 writes them: lower, capitalised, upper
+    case) would reach the guest as true/false (y and n: as text here, as
+    booleans in other YAML 1.1 tools): the check refuses it, at its
+    file:line:col, and says how to write it."""
+    code, out, err = run_cli(capsys, "check", write_config(PARAMS % spelled))
+    assert (code, out) == (1, "")
+    assert err == (f"bulkhead: error: c.yaml:7:31: vms[0].params.mode: {spelled} is a boolean ({as_bool}) in "
+                   f"YAML 1.1, not the text '{spelled}': write \"{spelled}\" (quoted) for the text, or {as_bool} "
+                   "for the boolean\n")
+
+
+@pytest.mark.parametrize(("spelled", "passed"), [('"off"', "off"), ("'yes'", "yes"), ("true", "true"),
+                                                 ("False", "false"), ("offline", "offline"), ("oN", "oN")])
+def test_check_keeps_quoted_words_and_true_false_params(write_config: WriteConfig,
+                                                        capsys: pytest.CaptureFixture[str],
+                                                        spelled: str, passed: str) -> None:
+    code, out, err = run_cli(capsys, "check", write_config(PARAMS % spelled), "--json")
+    assert (code, err) == (0, "")
+    assert json.loads(out)["vms"][0]["params"] == f"vm=bm\nrounds=3\nmode={passed}\n"
+
+
 def test_check_missing_file(sandbox: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run_cli(capsys, "check", "nope.yaml") == (1, "", "bulkhead: error: nope.yaml: file not found\n")
 
@@ -121,7 +158,7 @@ def test_check_missing_file(sandbox: Path, capsys: pytest.CaptureFixture[str]) -
         (["run", "x.yaml", "--gdb-port", "ab"], "bulkhead: error: argument --gdb-port: not an integer: 'ab'"),
         (["dt", "x.yaml"], "bulkhead: error: the following arguments are required: VM"),
         (["build", "x.yaml", "--frob"], "bulkhead: error: unrecognized arguments: --frob"),
-        (["experiment"], "bulkhead: error: the following arguments are required: SPEC"),
+        (["experiment"], "bulkhead: error: experiment: give a SPEC (or --reproduce BUNDLE)"),
         (["experiment", "x.yaml", "--dry-run", "--report-only"],
          "bulkhead: error: argument --report-only: not allowed with argument --dry-run"),
     ],

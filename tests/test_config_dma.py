@@ -17,8 +17,9 @@ import pytest
 from bulkhead import cli
 from bulkhead.base.errors import ConfigError
 from bulkhead.config import dma
-from bulkhead.config.model import SystemSpec
+from bulkhead.config.model import Range, SystemSpec
 from bulkhead.generate import gen_c
+from bulkhead.layout import placement
 from bulkhead.layout.load import PLATFORMS_DIR, load_platform, load_system
 
 WriteConfig = Callable[..., str]
@@ -330,3 +331,23 @@ def test_smmu_count_name_and_smr_limits(tmp_path: Path, write_config: WriteConfi
     source += [dma.DmaStream("smmu", 0x100 + i, "io", f"f{i}", "abort-device", "vms[0]") for i in range(46)]
     err = error_of(write_config(ZCU, "z.yaml"))
     assert "vms: SMMU 'smmu' has 48 stream match registers" in err, err
+
+
+def test_table_pool_holds_the_smmus_view(write_config: WriteConfig) -> None:
+    """Issue #36 item 5: a VM that owns DMA streams gets table pages for the
+    SMMU's view of its memory (core/mem.c: a root, and a copy of each table
+    that maps both RAM and a device); one without streams gets none."""
+    # the root and the identity stage 1's two table pages
+    assert placement.dma_view_pages([Range(0x40000000, 16 << 20)], [Range(0x10000000, 256 << 20)]) == 3
+    # a device in the same GiB and the same 2 MiB slot as RAM: both tables copied
+    assert placement.dma_view_pages([Range(0x40000000, 16 << 20)], [Range(0x40800000, 0x1000)]) == 5
+    assert placement.dma_view_pages([Range(0x40000000, 16 << 20)], [Range(0x60000000, 0x1000)]) == 4
+    on = {vm.name: vm.pt_pages for vm in load_system(write_config(ZCU), guest_sources=None).vms}
+    off = {vm.name: vm.pt_pages for vm in load_system(write_config(
+        "dma_isolation: none\n" + ZCU.replace("{name: zdma0, on_fault: stop-vm}", "zdma0")),
+        guest_sources=None).vms}
+    # io's RAM and its devices (at IPA = PA, 0xff0b0000...) are GiBs apart: 3
+    assert on["io"] == off["io"] + 3 and on["other"] == off["other"] + 3, (on, off)
+    plain = {vm.name: vm.pt_pages for vm in load_system(write_config(VIRT), guest_sources=None).vms}
+    assert plain == {vm.name: vm.pt_pages for vm in load_system(write_config(
+        "dma_isolation: none\n" + VIRT), guest_sources=None).vms}  # no streams, no view

@@ -13,6 +13,7 @@ import io
 import json
 import re
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ from bulkhead.config.model import GIC_VERSIONS, UART_DRIVERS
 from bulkhead.generate import build as build_mod
 from bulkhead.layout.load import PLATFORMS_DIR, load_spec, load_system
 from bulkhead.run import runner
+from bulkhead.run.backend import RunOptions
 
 ROOT = Path(__file__).resolve().parents[1]
 DRIVERS = ROOT / "hypervisor" / "drivers"
@@ -118,11 +120,11 @@ def test_run_refuses_a_board_without_qemu(board_without_qemu: Path, tmp_path: Pa
     """Refused before anything is built; the CLI exits 2 (usage) with the reason."""
     out = tmp_path / "out"
     with pytest.raises(NoQemuModelError, match=r"platform 'board' \(.*board\.yaml\) has no QEMU model"):
-        runner.run("c.yaml", timeout=5, out=out, platforms_dir=board_without_qemu)
+        runner.run("c.yaml", RunOptions(timeout=5, out=out, platforms_dir=board_without_qemu))
     assert not out.exists()
 
     real = runner.run
-    monkeypatch.setattr(runner, "run", lambda *a, **k: real(*a, **k, platforms_dir=board_without_qemu))
+    monkeypatch.setattr(runner, "run", lambda c, o: real(c, replace(o, platforms_dir=board_without_qemu)))
     code = cli.main(["run", "c.yaml", "--out", str(out), "--timeout", "5"])
     err = capsys.readouterr().err
     assert code == 2 and "bulkhead: error: platform 'board'" in err and "has no QEMU model" in err, err

@@ -17,6 +17,7 @@ from bulkhead.generate import qemu
 from bulkhead.generate.fit import UBOOT_BIOS
 from bulkhead.layout.load import load_platform
 from bulkhead.layout.placement import StagedImage
+from bulkhead.run.backend import RunOptions
 from bulkhead.run.runner import RunResult, judge, supervise
 
 ALL_OFF_2 = "[bulkhead] all VMs off: clean=2 stopped=0"
@@ -150,7 +151,7 @@ def test_uboot_boot_needs_qemu_virt(tmp_path: Path) -> None:
     config = Path(__file__).resolve().parent / "configs" / "zcu102-one-hello.yaml"
     with pytest.raises(RunError, match="--boot uboot runs Debian's U-Boot for QEMU virt; this platform's "
                                        "machine is 'xlnx-zcu102,virtualization=on'"):
-        run(config, timeout=10, out=tmp_path / "out", boot="uboot")
+        run(config, RunOptions(timeout=10, out=tmp_path / "out", boot="uboot"))
     assert not (tmp_path / "out").exists()
 
 
@@ -218,8 +219,8 @@ def test_run_fit_in_ram_reaches_the_runner(monkeypatch: pytest.MonkeyPatch, caps
 
     seen: list[tuple[str, bool]] = []
 
-    def fake_run(config: Path, **kw: object) -> runner.RunResult:
-        seen.append((str(kw["boot"]), bool(kw["fit_in_ram"])))
+    def fake_run(config: Path, options: RunOptions) -> runner.RunResult:
+        seen.append((options.boot, options.fit_in_ram))
         return runner.RunResult(0, False, "", True, 1, "", (), None)
 
     monkeypatch.setattr(runner, "run", fake_run)

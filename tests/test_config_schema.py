@@ -218,10 +218,10 @@ def test_params_rendering(write_config: WriteConfig) -> None:
     path = write_config(f"""
         platform: qemu-virt
         vms:
-          - {VM[:-1]}, params: {{rounds: 0x10, role: ping, verbose: yes, ratio: "1.5"}}}}
+          - {VM[:-1]}, params: {{rounds: 0x10, role: ping, verbose: true, quiet: "no", ratio: "1.5"}}}}
     """)
     system = load_system(path, guest_sources=None)
-    assert system.vms[0].params_text == "vm=a\nrounds=16\nrole=ping\nverbose=true\nratio=1.5\n"
+    assert system.vms[0].params_text == "vm=a\nrounds=16\nrole=ping\nverbose=true\nquiet=no\nratio=1.5\n"
 
 
 # --- platform files -------------------------------------------------------

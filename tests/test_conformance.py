@@ -16,6 +16,7 @@ from bulkhead import cli
 from bulkhead.base.errors import ConfigError
 from bulkhead.experiment import conformance as c
 from bulkhead.layout.load import load_platform, load_spec
+from bulkhead.run.backend import RunOptions
 
 # written in the suite's format for these tests (not the suite's own file)
 CFG = """
@@ -249,14 +250,14 @@ def test_fit_in_ram_needs_a_boot_loader(tmp_path: Path, capsys: pytest.CaptureFi
 
 
 def test_the_boot_mode_reaches_the_runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    seen: dict[str, object] = {}
+    seen: list[RunOptions] = []
 
-    def fake_run(config: Path, **kw: object) -> None:
-        seen.update(kw)
+    def fake_run(config: Path, options: RunOptions) -> None:
+        seen.append(options)
         raise ConfigError.single(str(config), "stop here")
     monkeypatch.setattr(c.runner, "run", fake_run)
     c.run_bulkhead(tmp_path / "config.yaml", tmp_path, 10.0, 0, "tfa", True)
-    assert (seen["boot"], seen["fit_in_ram"], seen["icount"]) == ("tfa", True, 0)
+    assert (seen[0].boot, seen[0].fit_in_ram, seen[0].icount) == ("tfa", True, 0)
 
 
 def test_a_board_without_a_qemu_model_is_refused_as_run_refuses_it(tmp_path: Path,

@@ -18,6 +18,7 @@ import pytest
 
 from bulkhead import cli
 from bulkhead.base.errors import ConfigError
+from bulkhead.generate import features
 from bulkhead.layout.load import load_system
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -80,7 +81,8 @@ def test_tutorial_config_checks_as_shown(tmp_path: Path, monkeypatch: pytest.Mon
     assert cli.main(["check", "first.yaml"]) == 0
     headline = capsys.readouterr().out.splitlines()[0]
     assert f"$ .venv/bin/bulkhead check first.yaml\n{headline}\n" in tutorial, headline
-    assert f"config {system.config_hash:016x}, 2 VM(s)" in tutorial
+    built = features.banner(features.contents(system))
+    assert f"config {system.config_hash:016x}, 2 VM(s), features: {built}" in tutorial
     # the mistake the tutorial makes, with the message it shows
     config.write_text(_tutorial_config().replace("cpus: [1]", "cpus: [0]"))
     with pytest.raises(ConfigError) as err:

@@ -16,10 +16,13 @@ import yaml
 
 from bulkhead import cli
 from bulkhead.base.errors import BuildError, ConfigError
+from bulkhead.experiment.analysis import Analysis
+from bulkhead.experiment.charts import drawn_problems, figure, pyplot
 from bulkhead.experiment.execute import run_experiment
-from bulkhead.experiment.report import DISCLAIMER, Analysis, _pyplot, drawn_problems, figure
+from bulkhead.experiment.report import DISCLAIMER
 from bulkhead.experiment.results import parse_result_line, reduce_metrics
 from bulkhead.experiment.spec import PathError, deep_merge, expand, generate, load, set_path
+from bulkhead.run.backend import RunOptions
 from bulkhead.run.runner import RunResult
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -99,6 +102,8 @@ def test_shipped_specs_parse_and_generate_valid_core_configs(tmp_path: Path) -> 
     (BASE.replace("guest: latency", "guest: nosuchguest") + "scenarios: [{name: solo}]\n",
      "no guest 'nosuchguest'"),
     (BASE + "scenarios: [{name: solo}]\nicount: 11\n", "icount: expected an icount shift (0-10)"),
+    (BASE.replace("mode: read", "mode: off") + "scenarios: [{name: solo}]\n",
+     "spec.yaml:8:49: benchmarks[0].params.mode: off is a boolean (false) in YAML 1.1, not the text 'off'"),
     ("name: t\ncritical: a\nbenchmarks: []\nscenarios: []\n",
      "give exactly one of 'base' (a system config file) and 'system'"),
     (BASE.replace("system:\n  platform: qemu-virt", "base: missing.yaml\nx-unused:\n  platform: qemu-virt")
@@ -226,7 +231,7 @@ def test_result_lines_and_metrics() -> None:
 # --- the runner, with a fake QEMU ----------------------------------------------
 
 
-def fake_run(config: Path, **kwargs: Any) -> RunResult:
+def fake_run(config: Path, options: RunOptions) -> RunResult:
     """Pretends to boot: the VM under test is slower the larger the
     interferer's budget; some benchmarks fail in specific ways."""
     doc = yaml.safe_load(Path(config).read_text())
@@ -261,8 +266,8 @@ def fake_run(config: Path, **kwargs: Any) -> RunResult:
 def modelled_fake(solo: dict[str, float], interfered: dict[str, float]) -> Any:
     """fake_run whose result carries the VM under test's modelled figures
     (``interfered`` beside an interferer, ``solo`` otherwise)."""
-    def run(config: Path, **kwargs: Any) -> RunResult:
-        res = fake_run(config, **kwargs)
+    def run(config: Path, options: RunOptions) -> RunResult:
+        res = fake_run(config, options)
         res.modelled = {"bench": interfered if "guest: interferer" in Path(config).read_text() else solo}  # type: ignore[attr-defined]
         return res
     return run
@@ -301,7 +306,7 @@ def test_runner_statuses_csv_plots_report(tmp_path: Path) -> None:
         icount: 0
         """)))
     out = tmp_path / "out"
-    result = run_experiment(spec, out, run_fn=fake_run, jobs=2)
+    result = run_experiment(spec, out, backend=fake_run, jobs=2)
     with open(out / "results.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == len(expand(spec)) == 2 * (4 + 4 + 3 + 1 + 1 + 1)
@@ -370,8 +375,8 @@ def test_plots_for_a_paper(tmp_path: Path) -> None:
         icount: 0
         """)))
     out = tmp_path / "out"
-    an = Analysis(spec, run_experiment(spec, out, run_fn=fake_run, jobs=1).records)
-    plt = _pyplot()
+    an = Analysis(spec, run_experiment(spec, out, backend=fake_run, jobs=1).records)
+    plt = pyplot()
     budget = "bandwidth budget of VM interf (events per period)"
     slowdown = "slowdown of VM bench relative to 'solo' (ratio)"
     turns = " (QEMU -icount scheduling, not interference)"  # beside a VM solo lacks, under -icount
@@ -459,11 +464,11 @@ def test_deterministic_timeouts_are_not_repeated(tmp_path: Path) -> None:
                            "scenarios: [{name: solo, benchmarks: [hang, bw]}]\nrepetitions: 3\nicount: 3\n"))
     calls: list[Path] = []
 
-    def counting(config: Path, **kwargs: Any) -> RunResult:
+    def counting(config: Path, options: RunOptions) -> RunResult:
         calls.append(Path(config))
-        return fake_run(config, **kwargs)
+        return fake_run(config, options)
 
-    result = run_experiment(spec, tmp_path / "out", run_fn=counting, report=False)
+    result = run_experiment(spec, tmp_path / "out", backend=counting, report=False)
     assert [(r.plan.benchmark, r.status) for r in result.records] == [("hang", "timeout")] * 3 + [("bw", "ok")] * 3
     assert len(calls) == 1 + 3
     assert "earlier repetition of this config timed out" in result.records[1].error
@@ -533,7 +538,7 @@ def test_planted_artefacts_are_flagged_and_not_drawn(tmp_path: Path) -> None:
              published: [{label: "a study", source: "Fig. 1", points: [[2000, 1000], [8000, 3000]]}]}
         """)))
     out = tmp_path / "out"
-    result = run_experiment(spec, out, run_fn=fake_run)
+    result = run_experiment(spec, out, backend=fake_run)
     assert not result.failed()
     with open(out / "results.csv", newline="") as f:
         rows = list(csv.DictReader(f))
@@ -583,7 +588,7 @@ def test_log_axis_when_values_span_decades(tmp_path: Path) -> None:
           - {kind: consumed, scenario: mbr, y: interf_mbps}
         """)))
     out = tmp_path / "out"
-    run_experiment(spec, out, run_fn=fake_run)
+    run_experiment(spec, out, backend=fake_run)
     doc = json.loads(next((out / "plots").glob("consumed*.json")).read_text())
     assert (doc["xscale"], doc["yscale"]) == ("log", "log")
 
@@ -603,7 +608,7 @@ def test_modelled_figures_are_labelled(tmp_path: Path) -> None:
         """)))
 
     out = tmp_path / "out"
-    run_experiment(spec, out, run_fn=modelled_fake({"time_ns": 1_000_000, "dram_bpp": 640},
+    run_experiment(spec, out, backend=modelled_fake({"time_ns": 1_000_000, "dram_bpp": 640},
                                                    {"time_ns": 2_000_000, "dram_bpp": 640}))
     with open(out / "results.csv", newline="") as f:
         rows = list(csv.DictReader(f))
@@ -672,7 +677,7 @@ def test_per_vcpu_values_above_their_budget_are_flagged(tmp_path: Path) -> None:
           - {kind: consumed, name: per-vcpu, scenario: mbr, y: mbps, per_cpu: true, assigned: 0.2}
         """)))
     out = tmp_path / "out"
-    run_experiment(spec, out, run_fn=fake_run)
+    run_experiment(spec, out, backend=fake_run)
     # the VM under test moves 1000 / (1.6 ... 3.1) MB/s: above 0.2 x 2000 = 400 at 2000 only
     doc = json.loads((out / "plots" / "per-vcpu.json").read_text())
     assert doc["left_out"] == []  # shown as a violation, not removed
@@ -698,7 +703,7 @@ def test_regulated_interferer_drawn_against_its_budget(tmp_path: Path) -> None:
         icount: 0
         """))
     out = tmp_path / "out"
-    run_experiment(load(path), out, run_fn=fake_run)
+    run_experiment(load(path), out, backend=fake_run)
     # what experiment --model keeps beside each log: the interferer's CPUs' per-period series
     series = [[i, 50_000 + 1000 * i, 20_000, 0] for i in range(6)]
     raw = {"owners": [], "cpus": [], "periods": [

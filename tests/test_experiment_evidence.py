@@ -16,7 +16,6 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
@@ -25,9 +24,10 @@ from test_experiment import BASE, INTERF, TINY, fake_run, modelled_fake, write_s
 from bulkhead import cli
 from bulkhead.base import version
 from bulkhead.experiment import bundle, stats
+from bulkhead.experiment.charts import drawn_problems
 from bulkhead.experiment.execute import reproduce, run_experiment
-from bulkhead.experiment.report import drawn_problems
 from bulkhead.experiment.spec import expand, load
+from bulkhead.run.backend import RunOptions
 from bulkhead.run.runner import RunResult
 
 SPEC = BASE + INTERF + textwrap.dedent("""\
@@ -41,12 +41,12 @@ SPEC = BASE + INTERF + textwrap.dedent("""\
     """)
 
 
-def built_run(config: Path, **kwargs: Any) -> RunResult:
+def built_run(config: Path, options: RunOptions) -> RunResult:
     """fake_run, plus what a real run leaves for the bundle: a build
     directory with a hypervisor image and manifest.json, and an argv whose
     QEMU is a real executable."""
-    result = fake_run(config, **kwargs)
-    out = Path(kwargs["out"])
+    result = fake_run(config, options)
+    out = Path(str(options.out))
     out.mkdir(parents=True, exist_ok=True)
     hyp = out / "bulkhead.elf"
     hyp.write_text(bundle_text(Path(config)))  # differs per config, as the real image does
@@ -123,14 +123,14 @@ def test_summary_and_report_state_n_and_intervals(tmp_path: Path) -> None:
     spec = load(write_spec(tmp_path, SPEC))
     jitter = iter(range(100))
 
-    def noisy(config: Path, **kwargs: Any) -> RunResult:  # repetitions differ, as in host time
-        r = fake_run(config, **kwargs)
+    def noisy(config: Path, options: RunOptions) -> RunResult:  # repetitions differ, as in host time
+        r = fake_run(config, options)
         k = 1 + 0.01 * (next(jitter) % 3)
         r.output = re.sub(r"ns_per_line=([0-9.]+)", lambda m: f"ns_per_line={float(m[1]) * k:.3f}", r.output)
         return r
 
     out = tmp_path / "out"
-    run_experiment(spec, out, run_fn=noisy)
+    run_experiment(spec, out, backend=noisy)
     with open(out / "summary.csv", newline="") as f:
         rows = {(r["scenario"], r["benchmark"]): r for r in csv.DictReader(f)}
     with open(out / "results.csv", newline="") as f:
@@ -157,7 +157,7 @@ def test_summary_and_report_state_n_and_intervals(tmp_path: Path) -> None:
 def test_bundle_is_self_contained_and_hashed(tmp_path: Path) -> None:
     spec = load(write_spec(tmp_path, SPEC))
     out = tmp_path / "out"
-    run_experiment(spec, out, run_fn=built_run, repetitions=1)
+    run_experiment(spec, out, backend=built_run, repetitions=1)
     doc = bundle.load(out)
     rev = version.revision()
     assert doc["toolchain"]["commit"] == rev.commit and doc["toolchain"]["dirty"] == rev.dirty
@@ -190,8 +190,8 @@ def test_bundle_is_self_contained_and_hashed(tmp_path: Path) -> None:
 def test_reproduce_round_trip_reports_differences(tmp_path: Path) -> None:
     spec = load(write_spec(tmp_path, SPEC))
     first = tmp_path / "first"
-    run_experiment(spec, first, run_fn=built_run, repetitions=2, only=["interf"])
-    assert reproduce(first, run_fn=built_run) == 0
+    run_experiment(spec, first, backend=built_run, repetitions=2, only=["interf"])
+    assert reproduce(first, backend=built_run) == 0
     text = (first / "reproduce" / "reproduce.md").read_text()
     assert "## Results that differ (0)" in text and "## Inputs that differ (0)" in text
     with open(first / "reproduce" / "results.csv", newline="") as f:
@@ -210,7 +210,7 @@ def test_reproduce_round_trip_reports_differences(tmp_path: Path) -> None:
     doc = json.loads((first / "bundle.json").read_text())
     doc["qemu"]["sha256"] = "0" * 64
     (first / "bundle.json").write_text(json.dumps(doc))
-    assert reproduce(first, tmp_path / "second", run_fn=built_run) == 1
+    assert reproduce(first, tmp_path / "second", backend=built_run) == 1
     text = (tmp_path / "second" / "reproduce.md").read_text()
     assert "## Results that differ (1)" in text
     assert f"- interf bw #{rows[0]['repetition']}: ns_per_line " in text and "tolerance 2.00%" in text
@@ -308,7 +308,7 @@ def test_modelled_slowdown_chart_leaves_flagged_runs_out(tmp_path: Path) -> None
         """)))
 
     out = tmp_path / "out"
-    run_experiment(spec, out, run_fn=modelled_fake({"time_ns": 1_000_000}, {"time_ns": 3_000_000}))
+    run_experiment(spec, out, backend=modelled_fake({"time_ns": 1_000_000}, {"time_ns": 3_000_000}))
     with open(out / "results.csv", newline="") as f:
         rows = {r["scenario"]: r for r in csv.DictReader(f)}
     assert rows["idle"]["flags"].startswith("interferer-idle") and rows["idle"]["modelled_time_ns"] == "3000000"

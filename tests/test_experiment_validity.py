@@ -10,18 +10,19 @@ import csv
 import json
 import textwrap
 from pathlib import Path
-from typing import Any
 
 import yaml
 from test_experiment import BASE, INTERF, SOLO_MBR, fake_run, write_spec
 
 from bulkhead.experiment import validity, workloads
+from bulkhead.experiment.analysis import Analysis
 from bulkhead.experiment.axes import event_meaning
+from bulkhead.experiment.charts import drawn_problems, figure, pyplot
 from bulkhead.experiment.execute import run_experiment
-from bulkhead.experiment.report import Analysis, _pyplot, drawn_problems, figure
 from bulkhead.experiment.spec import load
 from bulkhead.layout.load import load_platform
 from bulkhead.run import cachemodel
+from bulkhead.run.backend import RunOptions
 from bulkhead.run.runner import RunResult
 
 # The issue's false row: cyclictest in the VM under test finished at 3.26 s,
@@ -58,12 +59,12 @@ def test_linux_interferer_that_started_after_the_victim_finished_is_flagged() ->
     assert validity.coverage_flags("rt", "cyclictest", running) == []
 
 
-def stamped_run(config: Path, **kwargs: Any) -> RunResult:
+def stamped_run(config: Path, options: RunOptions) -> RunResult:
     """fake_run with the bare-metal guests' virtual start/end stamps and the
     interferer's regulator report; ``late: 1`` starts the interferer's load
     after the benchmark's measured loop, ``throttles: N`` is what its
     regulator reports."""
-    res = fake_run(config, **kwargs)
+    res = fake_run(config, options)
     doc = Path(config).read_text()
     params = next((vm.get("params") or {} for vm in yaml.safe_load(doc)["vms"]
                    if vm["name"] == "interf"), {})
@@ -111,7 +112,7 @@ CHECKS = BASE + INTERF + textwrap.dedent("""\
 def test_late_interferer_and_idle_regulator_are_flagged_listed_and_not_drawn(tmp_path: Path) -> None:
     spec = load(write_spec(tmp_path, CHECKS))
     out = tmp_path / "out"
-    run_experiment(spec, out, run_fn=stamped_run)
+    run_experiment(spec, out, backend=stamped_run)
     with open(out / "results.csv", newline="") as f:
         flags = {r["scenario"]: r["flags"] for r in csv.DictReader(f)}
     assert flags["solo"] == flags["interf"] == flags["mbr"] == flags["self"] == ""
@@ -136,8 +137,8 @@ def test_icount_cross_vm_slowdown_is_labelled_as_qemu_scheduling(tmp_path: Path)
     -icount (the timing mode) are not labelled."""
     spec = load(write_spec(tmp_path, CHECKS))
     out = tmp_path / "out"
-    records = run_experiment(spec, out, run_fn=stamped_run).records
-    plt = _pyplot()
+    records = run_experiment(spec, out, backend=stamped_run).records
+    plt = pyplot()
     fig, text, dr = figure(Analysis(spec, records, out), spec.plots[0], 1)
     plt.close(fig)
     marked = {s["label"]: s["qemu_scheduling"] for s in dr.series if s["role"] == "measured"}
@@ -165,8 +166,8 @@ def test_published_points_open_unjoined_and_compared_in_numbers(tmp_path: Path) 
                                           points: [[mbr, 9.9]]}]}
         """)))
     out = tmp_path / "out"
-    records = run_experiment(spec, out, run_fn=fake_run).records
-    plt = _pyplot()
+    records = run_experiment(spec, out, backend=fake_run).records
+    plt = pyplot()
     fig, text, dr = figure(Analysis(spec, records, out), spec.plots[0], 1)
     ax = fig.axes[0]
     assert not [ln for ln in ax.get_lines() if "published" in str(ln.get_label())]  # never joined

@@ -34,7 +34,8 @@ from bulkhead.base.errors import RunError
 from bulkhead.experiment import execute
 from bulkhead.experiment.execute import Slot, run_experiment
 from bulkhead.experiment.spec import expand, load
-from bulkhead.run import farm
+from bulkhead.run import farm, farm_session
+from bulkhead.run.backend import RunOptions
 from bulkhead.run.farm import PlaceLost
 from bulkhead.run.runner import RunResult
 
@@ -417,10 +418,45 @@ def test_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert "--places and --all-places need --labgrid" in capsys.readouterr().err
 
 
+class Untouchable:
+    """A coordinator (or environment) that must not be used."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"used: {name}")
+
+
+@pytest.mark.parametrize("options,refused", [
+    (RunOptions(timeout=1, timing=500), "timing mode (--timing)"),
+    (RunOptions(timeout=1, netdev="user"), "--netdev"),
+    (RunOptions(timeout=1, boot="tfa"), "--boot tfa"),
+    (RunOptions(timeout=1, gdb_port=1234), "a debugger (--gdb)"),
+    (RunOptions(timeout=1, extra_qemu_args=("-d", "int")), "extra QEMU arguments"),
+])
+def test_a_place_refuses_local_only_options_before_acquiring(options: RunOptions, refused: str) -> None:
+    """The labgrid backend takes the same RunOptions as local QEMU and
+    refuses, with a RunError naming it, what only a local run can do:
+    before the place is acquired or anything built."""
+    backend = farm.PlaceBackend(Untouchable(), Untouchable(), "p1")  # type: ignore[arg-type]
+    with pytest.raises(RunError, match=re.escape(f"{refused} is for local runs, not on labgrid place p1")):
+        backend(TINY, options)
+    assert farm.refused(RunOptions(timeout=1, model=True, icount=0, until=re.compile("x"))) == []
+
+
+def test_a_timing_experiment_on_places_is_refused(tmp_path: Path) -> None:
+    """``experiment --timing`` on labgrid places: each run is recorded with
+    the reason (a place has no timing mode), not a crash of the experiment
+    on a run function called with an argument it does not take."""
+    slot = Slot("p1", farm.PlaceBackend(Untouchable(), Untouchable(), "p1"), "p1")  # type: ignore[arg-type]
+    result = run_experiment(load(TINY), tmp_path / "o", repetitions=1, only=["solo"], slots=[slot], timing=500,
+                            report=False)
+    assert [(r.status, r.error.split(" (see ")[0]) for r in result.records] == [
+        ("build-error", "timing mode (--timing) is for local runs, not on labgrid place p1")]
+
+
 # --- the scheduler and --resume, with a fake QEMU -----------------------------------------
 
 
-def fake(config: Path, **kwargs: Any) -> RunResult:
+def fake(config: Path, options: RunOptions) -> RunResult:
     doc = yaml.safe_load(Path(config).read_text())
     out = "".join(f"[bench] result bench=bandwidth cpu=0 mode=read bytes=64 ns=1 mbps=100.000 ns_per_line=2.000\n"
                   f"[bench] {vm['guest']}: PASS\n" for vm in doc["vms"][:1])
@@ -434,14 +470,14 @@ def test_lost_slot_requeues_its_run_exactly_once(tmp_path: Path) -> None:
     lock = threading.Lock()
 
     def on(name: str, lose_at: int | None) -> Any:
-        def run(config: Path, **kwargs: Any) -> RunResult:
+        def run(config: Path, options: RunOptions) -> RunResult:
             with lock:
                 calls.append((name, len(calls)))
                 n = sum(1 for c in calls if c[0] == name)
             if n == lose_at:
                 raise PlaceLost(name, "exporter stopped")
             time.sleep(0.05)
-            return fake(config, **kwargs)
+            return fake(config, options)
         return run
 
     slots = [Slot("a", on("a", 2), "a"), Slot("b", on("b", None), "b")]
@@ -462,32 +498,32 @@ def test_resume_runs_only_what_is_missing(tmp_path: Path) -> None:
     spec = load(TINY)
     calls: list[str] = []
 
-    def interrupted(config: Path, **kwargs: Any) -> RunResult:
+    def interrupted(config: Path, options: RunOptions) -> RunResult:
         if len(calls) == 3:
             raise KeyboardInterrupt
         calls.append(Path(config).stem)
-        return fake(config, **kwargs)
+        return fake(config, options)
 
     out = tmp_path / "o"
     with pytest.raises(KeyboardInterrupt):
-        run_experiment(spec, out, repetitions=3, run_fn=interrupted, report=False)
+        run_experiment(spec, out, repetitions=3, backend=interrupted, report=False)
     assert [r["run"] for r in rows(out)] == ["1", "2", "3"]  # the journal: what was done
 
     calls.clear()
-    result = run_experiment(spec, out, repetitions=3, run_fn=lambda c, **k: (calls.append(Path(c).stem),
-                                                                                fake(c, **k))[1],
+    result = run_experiment(spec, out, repetitions=3, backend=lambda c, o: (calls.append(Path(c).stem),
+                                                                                fake(c, o))[1],
                             report=False, resume=True)
     assert calls == ["interf-bw-read"] * 3  # runs 4-6; 7-9 (broken) run nothing: invalid config
     assert [r["run"] for r in rows(out)] == [str(i) for i in range(1, 10)]
     assert [r.status for r in result.records] == ["ok"] * 6 + ["unsupported"] * 3
 
     calls.clear()  # nothing missing: nothing runs
-    run_experiment(spec, out, repetitions=3, run_fn=lambda c, **k: (calls.append(Path(c).stem), fake(c, **k))[1],
+    run_experiment(spec, out, repetitions=3, backend=lambda c, o: (calls.append(Path(c).stem), fake(c, o))[1],
                    report=False, resume=True)
     assert calls == [] and len(rows(out)) == 9
 
     with pytest.raises(execute.BuildError, match="run 2 .* is not in this matrix"):  # another matrix
-        run_experiment(spec, out, repetitions=1, run_fn=fake, report=False, resume=True)
+        run_experiment(spec, out, repetitions=1, backend=fake, report=False, resume=True)
     assert len(expand(spec, 3)) == 9
 
 
@@ -726,7 +762,7 @@ def test_resources_of_a_gone_exporter_leave_labgrids_manager() -> None:
     manager.resources.extend([gone, alive, place])
     manager.unmanaged_resources.append(gone)
     try:
-        with farm._labgrid_calls():
+        with farm_session.labgrid_calls():
             assert gone not in manager.resources and gone not in manager.unmanaged_resources
             assert alive in manager.resources and place in manager.resources
     finally:
@@ -739,7 +775,7 @@ def test_an_unsuitable_place_hands_its_run_on(tmp_path: Path) -> None:
     (PlaceUnsuitable) gives its run to another place and takes no more."""
     spec = load(TINY)
 
-    def unsuitable(config: Path, **kwargs: Any) -> RunResult:
+    def unsuitable(config: Path, options: RunOptions) -> RunResult:
         raise farm.PlaceUnsuitable("z1", "place z1 offers QEMU machine 'xlnx-zcu102'; ... needs 'virt'")
 
     progress = Progress()

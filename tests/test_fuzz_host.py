@@ -21,6 +21,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from test_host_c import features_flags  # the host builds' features.h
 
 ROOT = Path(__file__).resolve().parent.parent
 HOST = ROOT / "tests" / "host"
@@ -50,7 +51,6 @@ CFLAGS = [
     "-std=c11", "-g", "-O1", "-fsanitize=fuzzer,address,undefined",
     "-fno-sanitize-recover=all", "-Wall", "-Wextra", "-Werror", f"-I{HYP}",
     "-DBULKHEAD_HOST_TEST",  # arch/aarch64/sysregs.h: registers from the test, no inline asm
-    "-DBULKHEAD_DIRECT=0",  # the ordinary path (direct mode's SDEI client is EL2-only)
 ]
 
 DTS = """/dts-v1/;
@@ -156,7 +156,7 @@ def test_fuzz(name: str, tmp_path: Path) -> None:
     assert clang, "clang with libFuzzer is required (scripts/setup.sh packages)"
     exe = tmp_path / name
     srcs = [str(HOST / f"{name}.c")] + [str(HYP / s) for s in TARGETS[name]]
-    incs = [f"-I{d}" for d in INCLUDES.get(name, [])]
+    incs = [f"-I{d}" for d in INCLUDES.get(name, [])] + features_flags(tmp_path)  # no SMMU driver
     build = subprocess.run([clang, *CFLAGS, *incs, *srcs, "-o", str(exe)], capture_output=True, text=True)
     assert build.returncode == 0, build.stderr
     corpus = tmp_path / "corpus"

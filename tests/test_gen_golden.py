@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bulkhead.generate import gen_c, gen_dts
+from bulkhead.generate import features, gen_c, gen_dts
 from bulkhead.layout import placement as layout
 from bulkhead.layout.load import load_system
 
@@ -41,19 +41,21 @@ def config_path(name: str, tmp: Path) -> Path:
 
 
 def generate(name: str, tmp: Path) -> dict[str, str]:
-    """Golden file name -> generated text."""
+    """Golden file name -> generated text; the build's features.h under
+    "features.h" (not golden: tests/test_features.py)."""
     system = load_system(config_path(name, tmp), guest_sources=None)
     staged = layout.stage(system, tmp / "out", FIXTURES / "guests")
     files = {f"{name}.config.c": gen_c.generate(system, staged, f"{name}.yaml")}
     for vm in system.vms:
         if vm.linux is not None:
             files[f"{name}.{vm.name}.dts"] = gen_dts.generate(system, vm)
-    return files
+    return files | {"features.h": features.header(system, f"{name}.yaml")}
 
 
 @pytest.mark.parametrize("name", ["hello", "dual", "rich", "zynqmp"])
 def test_golden(name: str, tmp_path: Path, update_golden: bool) -> None:
     files = generate(name, tmp_path)
+    del files["features.h"]
     if update_golden:
         for file, text in files.items():
             (GOLDEN / file).write_text(text)
@@ -160,7 +162,9 @@ def c_compiler() -> str | None:
 def test_config_c_compiles(name: str, tmp_path: Path) -> None:
     """config.c compiles warning-free against the hypervisor's config.h."""
     src = tmp_path / "config.c"
-    src.write_text(generate(name, tmp_path)[f"{name}.config.c"])
+    files = generate(name, tmp_path)
+    src.write_text(files[f"{name}.config.c"])
+    (tmp_path / "features.h").write_text(files["features.h"])
     stub = tmp_path / "stub" / "lib"
     stub.mkdir(parents=True)  # used only when hypervisor/lib/types.h does not exist (yet)
     (stub / "types.h").write_text(
@@ -176,7 +180,8 @@ def compile_config_c(src: Path) -> subprocess.CompletedProcess[str]:
     assert cc is not None
     return subprocess.run(
         [cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-ffreestanding", "-c", "-o", str(src.with_suffix(".o")),
-         "-I", str(REPO / "hypervisor"), "-I", str(src.parent / "stub"), str(src)],
+         "-I", str(REPO / "hypervisor"), "-I", str(src.parent / "stub"), "-include", str(src.parent / "features.h"),
+         str(src)],
         capture_output=True, text=True, check=False,
     )
 
@@ -187,7 +192,9 @@ def test_shared_constants_are_asserted(tmp_path: Path, monkeypatch: pytest.Monke
     (gen_c.SHARED): a toolchain value that drifts from the C header fails the
     build of config.c, naming both."""
     src = tmp_path / "config.c"
-    src.write_text(generate("hello", tmp_path)["hello.config.c"])
+    files = generate("hello", tmp_path)
+    src.write_text(files["hello.config.c"])
+    (tmp_path / "features.h").write_text(files["features.h"])
     assert compile_config_c(src).returncode == 0
     names = {macro for macro, _, _, _ in gen_c.SHARED}
     assert {"CFG_MAX_CPUS", "CFG_MAX_RAM", "QOS400_MAX", "BW_MAX_BUDGET"} <= names

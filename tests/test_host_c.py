@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
+
+from bulkhead.base import tree
+from bulkhead.generate import features
 
 ROOT = Path(__file__).resolve().parent.parent
 HOST = ROOT / "tests" / "host"
@@ -48,10 +52,10 @@ SOURCES: dict[str, list[str]] = {
     "test_dma_fault": ["core/dma.c", "drivers/iommu.c", "drivers/smmu/smmuv3_enc.c",
                        "lib/log.c", "lib/format.c"],
 }
-# extra preprocessor definitions (the drivers drivers/iommu.c dispatches to)
+# the SMMU drivers built in (drivers/iommu.c dispatches to them; lib/features.h)
+SMMUS: dict[str, set[str]] = {"test_smmuv3": {"SMMUV3"}, "test_smmu500": {"SMMU500"}, "test_dma_fault": {"SMMUV3"}}
+# extra preprocessor definitions
 DEFINES: dict[str, list[str]] = {
-    "test_smmuv3": ["-DIOMMU_HAVE_SMMUV3"], "test_smmu500": ["-DIOMMU_HAVE_SMMU500"],
-    "test_dma_fault": ["-DIOMMU_HAVE_SMMUV3"],
     # the hypervisor's own string functions, renamed beside the host's
     "test_string": [f"-D{f}=hyp_{f}" for f in ("memcpy", "memmove", "memset", "memcmp", "strlen", "strcmp")],
 }
@@ -64,8 +68,18 @@ CFLAGS = [
     "-fno-sanitize-recover=all", "-fno-omit-frame-pointer",
     "-Wall", "-Wextra", "-Werror", "-Wno-format", f"-I{HYP}",
     "-DBULKHEAD_HOST_TEST",  # arch/aarch64/sysregs.h: the test provides host_sysreg_read/write
-    "-DBULKHEAD_DIRECT=0",  # the ordinary path (direct mode's SDEI client is EL2-only)
 ]
+
+
+def features_flags(out: Path, smmus: Iterable[str] = ()) -> list[str]:
+    """The compiler flags of a host build's features.h, written into ``out``:
+    every mechanism but direct mode (its SDEI client is EL2-only), and the
+    SMMU drivers ``smmus`` (lib/features.h)."""
+    on = {**{m: m != "DIRECT" for m in features.MECHANISMS},
+          **{d.upper(): d.upper() in set(smmus) for d in tree.smmu_drivers()}}
+    header = out / "features.h"
+    header.write_text(features.render_header(on, "a host test"))
+    return ["-include", str(header)]
 
 
 def test_every_host_test_is_listed() -> None:
@@ -79,7 +93,7 @@ def test_host_c(name: str, tmp_path: Path) -> None:
     assert cc, "a native C compiler is required"
     exe = tmp_path / name
     srcs = [str(HOST / f"{name}.c")] + [str(HYP / s) for s in SOURCES[name]]
-    incs = [f"-I{d}" for d in INCLUDES.get(name, [])] + DEFINES.get(name, [])
+    incs = [f"-I{d}" for d in INCLUDES.get(name, [])] + DEFINES.get(name, []) + features_flags(tmp_path, SMMUS.get(name, ()))
     build = subprocess.run([cc, *CFLAGS, *incs, *srcs, "-o", str(exe)],
                            capture_output=True, text=True)
     assert build.returncode == 0, build.stderr

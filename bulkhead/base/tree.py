@@ -32,3 +32,9 @@ def gic_versions(drivers_dir: Path = DRIVERS_DIR) -> tuple[int, ...]:
     """``gic.version`` values: ``drivers/gic/gicv<version>.c``."""
     return tuple(sorted(int(d[4:]) for d in drivers("gic", drivers_dir)
                         if d.startswith("gicv") and d[4:].isdigit()))
+
+
+def smmu_drivers(drivers_dir: Path = DRIVERS_DIR) -> tuple[str, ...]:
+    """The SMMU drivers: ``drivers/smmu/<driver>.c`` (beside each its
+    ``<driver>_enc.c`` encoders), the names ``smmus[].type`` maps to."""
+    return tuple(d for d in drivers("smmu", drivers_dir) if not d.endswith("_enc"))

@@ -21,6 +21,9 @@ NAME_RE = re.compile(r"[a-z][a-z0-9_-]{0,15}\Z")
 SIZE_RE = re.compile(r"\s*(0[xX][0-9a-fA-F]+|[0-9]+)\s*([KMGkmg])?\s*\Z")
 SIZE_UNITS = {"": 0, "k": 10, "m": 20, "g": 30}
 U64_MAX = (1 << 64) - 1
+# YAML 1.1's booleans other than true/false, as it spells them
+YAML11_WORD_BOOLEANS = {w: v for words, v in (("y yes on", True), ("n no off", False))
+                        for word in words.split() for w in (word, word.capitalize(), word.upper())}
 
 T = TypeVar("T")
 
@@ -150,6 +153,18 @@ class Reader:
         if not (isinstance(node, YScalar) and isinstance(node.value, bool)):
             raise self.fail(node, path, f"expected true or false, got {describe(node)}")
         return node.value
+
+    def plain_boolean(self, node: YNode, path: str) -> None:
+        """Refuse a plain scalar that YAML 1.1 reads as a boolean but is not
+        spelled true or false (y, yes, on, n, no, off in their YAML 1.1
+        cases) where a value is passed on as text (a guest's ``params``):
+        ``mode: off`` would reach the guest as false (y and n, which this
+        loader keeps as text, read as booleans in other YAML 1.1 tools)."""
+        if isinstance(node, YScalar) and node.plain and node.raw in YAML11_WORD_BOOLEANS:
+            as_bool = "true" if YAML11_WORD_BOOLEANS[node.raw] else "false"
+            raise self.fail(node, path, f"{node.raw} is a boolean ({as_bool}) in YAML 1.1, not the text "
+                                        f"'{node.raw}': write \"{node.raw}\" (quoted) for the text, or {as_bool} "
+                                        "for the boolean")
 
     def choice(self, node: YNode, path: str, choices: Sequence[str]) -> str:
         value = self.string(node, path, "one of " + ", ".join(choices))

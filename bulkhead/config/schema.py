@@ -604,6 +604,7 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
 def _param_value(r: Reader, node: YNode, path: str) -> str:
     what = "a parameter value (string, integer or boolean)"
     if isinstance(node, YScalar):
+        r.plain_boolean(node, path)
         if isinstance(node.value, bool):
             return "true" if node.value else "false"
         if isinstance(node.value, int):

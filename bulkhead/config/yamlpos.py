@@ -28,6 +28,7 @@ class YScalar:
     value: ScalarValue
     raw: str  # the scalar's source text (without quotes)
     mark: Mark
+    plain: bool = False  # written without quotes (or block style), so YAML resolved its type
 
 
 @dataclass(frozen=True)
@@ -189,4 +190,4 @@ class _Converter:
                 raise self.fail(node, f"unsupported YAML tag '{tag}'")
         except (ValueError, ArithmeticError):
             value = raw
-        return YScalar(value, raw, self.mark(node))
+        return YScalar(value, raw, self.mark(node), node.style is None)

@@ -42,6 +42,7 @@ from bulkhead.config.model import Platform
 from bulkhead.generate import qemu
 from bulkhead.layout.load import PLATFORMS_DIR, load_platform
 from bulkhead.run import runner
+from bulkhead.run.backend import RunOptions
 
 PASS, SKIP, FAIL, NONE = "pass", "skip", "fail", "no result"
 DEFAULT_MEM_MIB = 256  # kvm-unit-tests' default guest memory
@@ -300,8 +301,8 @@ def run_bulkhead(config: Path, out: Path, timeout: float, icount: int | None, bo
     cannot be built or run has no verdict (the reason is its summary)."""
     try:
         with open(out / "build.log", "w") as log:
-            r = runner.run(config, timeout=timeout, icount=icount, out=out, build_log=log, boot=boot,
-                           fit_in_ram=fit_in_ram)
+            r = runner.run(config, RunOptions(timeout=timeout, icount=icount, out=out, build_log=log, boot=boot,
+                                              fit_in_ram=fit_in_ram))
     except (ConfigError, BuildError) as exc:
         return Outcome(NONE, None, f"not run: {str(exc).splitlines()[0]}", [])
     (out / "console.log").write_text(r.output)

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import csv
-import os
 import platform as host_platform
 import shutil
 import subprocess
@@ -35,12 +33,19 @@ from typing import Any, TextIO
 
 import yaml
 
-from bulkhead import __version__
 from bulkhead.base import term
 from bulkhead.base import version as version_mod
 from bulkhead.base.errors import BuildError, ConfigError
 from bulkhead.base.tree import REPO_ROOT
 from bulkhead.experiment import bundle, modelled, stats, validity, workloads
+from bulkhead.experiment.journal import (
+    csv_columns,
+    has_model,
+    recorded_runs,
+    records_from_csv,
+    write_lines,
+    write_results,
+)
 from bulkhead.experiment.record import (
     BUILD_ERROR,
     FAIL,
@@ -53,7 +58,6 @@ from bulkhead.experiment.record import (
     RunRecord,
 )
 from bulkhead.experiment.results import (
-    METRIC_COLUMNS,
     guest_failures,
     guest_passed,
     parse_results,
@@ -63,16 +67,8 @@ from bulkhead.experiment.spec import ExperimentSpec, PathError, RunPlan, expand,
 from bulkhead.layout.load import display_path, load_system
 from bulkhead.run import cachemodel
 from bulkhead.run import runner as runner_mod
+from bulkhead.run.backend import Backend, RunOptions
 from bulkhead.run.farm import PlaceLost
-
-FIXED_HEAD = ("run", "scenario", "variant")
-FIXED_MID = ("benchmark", "guest", "repetition", "status", "metric", "value", "unit")
-FIXED_TAIL = ("flags", "wall_s", "config", "config_hash", "platform", "icount", "bulkhead_version", "git_rev",
-              "qemu_version", "host", "error")
-PLACE_COLUMN = "place"  # after "host", in an experiment run on labgrid places (docs/farm.md)
-LINE_HEAD = ("run", "scenario", "variant", "benchmark", "repetition", "vm", "bench", "cpu")
-
-RunFn = Callable[..., runner_mod.RunResult]
 
 
 @dataclass
@@ -233,7 +229,7 @@ def prepare_config(spec: ExperimentSpec, plan: RunPlan, configs_dir: Path, platf
 
 
 def execute(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, build_dir: Path, logs_dir: Path,
-            run_fn: RunFn = runner_mod.run, model: bool = False, timing: int | None = None) -> RunRecord:
+            backend: Backend = runner_mod.run, model: bool = False, timing: int | None = None) -> RunRecord:
     """Boot one run and judge it (``timing``: in timing mode, that quantum in ns)."""
     bench = spec.benchmark(plan.benchmark)
     rec = RunRecord(plan, bench.guest, bench.metric.column, bench.metric.unit, OK,
@@ -247,13 +243,9 @@ def execute(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, build_dir: Path, 
     start = time.monotonic()
     try:
         with open(build_log, "a") as blog, workloads.host_peer(bench.command), _network(spec) as netdev:
-            kwargs: dict[str, Any] = {"model": True} if model else {}
-            if timing is not None:
-                kwargs["timing"] = timing
-            if netdev:
-                kwargs["netdev"] = netdev
-            result = run_fn(cfg.path, timeout=spec.timeout, icount=spec.icount, out=build_dir,
-                            build_log=blog, **kwargs)
+            result = backend(cfg.path, RunOptions(timeout=spec.timeout, icount=spec.icount, out=build_dir,
+                                                  build_log=blog, model=model, timing=timing,
+                                                  netdev=netdev or None))
     except ConfigError as exc:
         rec.status = UNSUPPORTED if plan.optional else INVALID
         rec.error = _first_lines(str(exc))
@@ -333,95 +325,6 @@ def _vm_names(output: str) -> list[str]:
     return names
 
 
-# --- CSV --------------------------------------------------------------------
-
-
-def _fmt(value: float | None) -> str:
-    if value is None:
-        return ""
-    if float(value).is_integer() and abs(value) < 1e15:
-        return str(int(value))
-    return f"{value:.6g}"
-
-
-def csv_columns(spec: ExperimentSpec, model: bool = False, place: bool = False,
-                modelled_keys: Sequence[str] = ()) -> list[str]:
-    extra = (list(cachemodel.MODEL_COLUMNS) if model else []) + list(modelled_keys)
-    tail = list(FIXED_TAIL)
-    if place:
-        tail.insert(tail.index("host") + 1, PLACE_COLUMN)
-    return [*FIXED_HEAD, *spec.sweep_labels(), *FIXED_MID, *METRIC_COLUMNS, *extra, *tail]
-
-
-def _has_model(records: Sequence[RunRecord]) -> bool:
-    return any(k in cachemodel.MODEL_COLUMNS for r in records for k in r.metrics)
-
-
-def write_results(path: Path, spec: ExperimentSpec, records: Sequence[RunRecord], env: Environment,
-                  place: bool = False) -> None:
-    """Rewrites ``path`` (atomically) with one row per record; ``place``:
-    with the ``place`` column."""
-    model = _has_model(records)
-    keys = modelled.columns(records)
-    columns = csv_columns(spec, model, place, keys)
-    tmp = path.with_suffix(".csv.tmp")
-    with open(tmp, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=columns)
-        w.writeheader()
-        for rec in sorted(records, key=lambda r: r.plan.index):
-            row: dict[str, Any] = {
-                "run": rec.plan.index, "scenario": rec.plan.scenario, "variant": rec.plan.variant_text,
-                "benchmark": rec.plan.benchmark, "guest": rec.guest, "repetition": rec.plan.repetition,
-                "status": rec.status, "metric": rec.metric, "value": _fmt(rec.value), "unit": rec.unit,
-                "wall_s": f"{rec.wall_s:.2f}" if rec.wall_s else "", "config": _rel(rec.config, path.parent),
-                "config_hash": rec.config_hash, "platform": rec.platform,
-                "icount": "" if spec.icount is None else spec.icount,
-                "bulkhead_version": env.bulkhead_version, "git_rev": env.git_rev,
-                "qemu_version": env.qemu_version, "host": env.host,
-                "error": " | ".join(rec.error.splitlines()),
-                "flags": " | ".join(rec.flags),
-            }
-            if place:
-                row[PLACE_COLUMN] = rec.place
-            for label, value in rec.plan.variant:
-                row[label] = value
-            for key in [*METRIC_COLUMNS, *(cachemodel.MODEL_COLUMNS if model else ()), *keys]:
-                row[key] = _fmt(rec.metrics.get(key))
-            w.writerow(row)
-    os.replace(tmp, path)
-
-
-def write_lines(path: Path, records: Sequence[RunRecord]) -> None:
-    keys: list[str] = []
-    for rec in records:
-        for _, fields in rec.lines:
-            for k in fields:
-                if k not in keys and k not in LINE_HEAD:
-                    keys.append(k)
-    columns = [*LINE_HEAD, *keys]
-    tmp = path.with_suffix(".csv.tmp")
-    with open(tmp, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=columns)
-        w.writeheader()
-        for rec in sorted(records, key=lambda r: r.plan.index):
-            for vm, fields in rec.lines:
-                row: dict[str, Any] = dict(fields)
-                row.update({"run": rec.plan.index, "scenario": rec.plan.scenario,
-                            "variant": rec.plan.variant_text, "benchmark": rec.plan.benchmark,
-                            "repetition": rec.plan.repetition, "vm": vm})
-                w.writerow(row)
-    os.replace(tmp, path)
-
-
-def _rel(path: str, base: Path) -> str:
-    if not path:
-        return ""
-    try:
-        return os.path.relpath(path, base)
-    except ValueError:
-        return path
-
-
 # --- the whole matrix -------------------------------------------------------
 
 
@@ -432,11 +335,11 @@ def default_out(spec_path: Path | str) -> Path:
 @dataclass(frozen=True)
 class Slot:
     """Where runs execute, one at a time: a local QEMU (``w0``, ``w1``, ...
-    for ``--jobs``) or a labgrid place (its name; ``run_fn`` acquires it,
+    for ``--jobs``) or a labgrid place (its name; ``backend`` acquires it,
     boots there and releases it, raising PlaceLost if the place fails)."""
 
     name: str
-    run_fn: RunFn
+    backend: Backend
     place: str = ""
 
 
@@ -449,7 +352,7 @@ def run_experiment(
     platform: str | None = None,
     only: Sequence[str] | None = None,
     progress: TextIO | None = None,
-    run_fn: RunFn = runner_mod.run,
+    backend: Backend = runner_mod.run,
     report: bool = True,
     model: bool = False,
     slots: Sequence[Slot] | None = None,
@@ -462,7 +365,7 @@ def run_experiment(
     ``model``: under the cache model plugin (docs/model.md), -icount 0 if the
     spec sets no shift (the plugin needs -icount).
     ``slots``: where runs execute, in parallel (default: ``jobs`` local
-    QEMUs running ``run_fn``); a run whose slot is lost under it
+    QEMUs running ``backend``); a run whose slot is lost under it
     (:class:`bulkhead.run.farm.PlaceLost`) is re-queued on another slot and
     recorded once. Labgrid slots add the ``place`` column.
     ``resume``: keep the runs ``out/results.csv`` already records (the
@@ -483,19 +386,15 @@ def run_experiment(
         d.mkdir(parents=True, exist_ok=True)
     plans = expand(spec, repetitions, only, benchmarks, workloads)
     if slots is None:
-        slots = [Slot(f"w{i}", run_fn) for i in range(max(1, jobs))]
+        slots = [Slot(f"w{i}", backend) for i in range(max(1, jobs))]
     with_place = any(slot.place for slot in slots)
 
     configs: dict[str, _Config] = {}
     for plan in plans:
         if plan.config_stem not in configs:
             configs[plan.config_stem] = prepare_config(spec, plan, configs_dir, platform)
-    binaries = [c.qemu_binary for c in configs.values() if c.qemu_binary]
     rev = version_mod.revision()
-    env = environment(binaries[0] if binaries else "qemu-system-aarch64", rev)
-    qemu_path = bundle.binary(binaries[0] if binaries else "qemu-system-aarch64")
-    qemu = {"binary": binaries[0] if binaries else "qemu-system-aarch64", "path": qemu_path or "not found",
-            "version": env.qemu_version, "sha256": bundle.sha256(qemu_path) if qemu_path else ""}
+    env, qemu = _qemu_of(configs, rev)
     command = {"repetitions": repetitions or spec.repetitions, "only": list(only or []),
                "benchmarks": list(benchmarks or []), "workloads": list(workloads or []), "platform": platform,
                "model": model, "timing_quantum_ns": timing}
@@ -507,7 +406,7 @@ def run_experiment(
                 booted.setdefault(rec.plan.config_stem, rec.artefacts)
         names = sorted({c.platform for c in configs.values() if c.platform} | {platform or spec.platform or ""})
         bundle.write(spec, out, rev, command, qemu, names, booted,
-                     csv_columns(spec, _has_model(result.records), with_place, modelled.columns(result.records)))
+                     csv_columns(spec, has_model(result.records), with_place, modelled.columns(result.records)))
 
     result = ExperimentResult(spec, out, [], env, out / "results.csv", out / "results-lines.csv")
     kept = recorded_runs(spec, out, plans) if resume else []
@@ -531,14 +430,10 @@ def run_experiment(
 
     def one(plan: RunPlan, slot: Slot) -> None:
         if plan.config_stem in timed_out:
-            bench = spec.benchmark(plan.benchmark)
-            cfg = configs[plan.config_stem]
-            rec = RunRecord(plan, bench.guest, bench.metric.column, bench.metric.unit, TIMEOUT,
-                            "not run: an earlier repetition of this config timed out, and runs under "
-                            "-icount are deterministic", config=str(cfg.path), config_hash=cfg.config_hash,
-                            platform=cfg.platform)
+            rec = _not_run(spec, plan, configs[plan.config_stem], TIMEOUT, "not run: an earlier repetition of "
+                           "this config timed out, and runs under -icount are deterministic")
         else:
-            rec = execute(spec, plan, configs[plan.config_stem], build_root / slot.name, logs_dir, slot.run_fn,
+            rec = execute(spec, plan, configs[plan.config_stem], build_root / slot.name, logs_dir, slot.backend,
                           model, timing)
             rec.place = slot.place
         record(rec)
@@ -546,11 +441,7 @@ def run_experiment(
     try:
         left = _dispatch(todo, slots, one, bar)
         for plan in left:  # every slot was lost
-            bench = spec.benchmark(plan.benchmark)
-            cfg = configs[plan.config_stem]
-            record(RunRecord(plan, bench.guest, bench.metric.column, bench.metric.unit, FAIL,
-                             "not run: every place was lost", config=str(cfg.path),
-                             config_hash=cfg.config_hash, platform=cfg.platform))
+            record(_not_run(spec, plan, configs[plan.config_stem], FAIL, "not run: every place was lost"))
     finally:
         bar.end()
         result.records.sort(key=lambda r: r.plan.index)
@@ -570,6 +461,23 @@ def run_experiment(
         if progress is not None:
             progress.write(f"bulkhead: report {result.report}\n")
     return result
+
+
+def _not_run(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, status: str, why: str) -> RunRecord:
+    """The record of a run that was not booted (``status``, ``why``)."""
+    bench = spec.benchmark(plan.benchmark)
+    return RunRecord(plan, bench.guest, bench.metric.column, bench.metric.unit, status, why, config=str(cfg.path),
+                     config_hash=cfg.config_hash, platform=cfg.platform)
+
+
+def _qemu_of(configs: dict[str, _Config], rev: version_mod.Revision) -> tuple[Environment, dict[str, str]]:
+    """The tools' versions, and the QEMU the configs run on as the bundle records it."""
+    binaries = [c.qemu_binary for c in configs.values() if c.qemu_binary]
+    env = environment(binaries[0] if binaries else "qemu-system-aarch64", rev)
+    qemu_path = bundle.binary(binaries[0] if binaries else "qemu-system-aarch64")
+    qemu = {"binary": binaries[0] if binaries else "qemu-system-aarch64", "path": qemu_path or "not found",
+            "version": env.qemu_version, "sha256": bundle.sha256(qemu_path) if qemu_path else ""}
+    return env, qemu
 
 
 def _booted(out: Path) -> dict[str, Any]:
@@ -663,76 +571,6 @@ def _dispatch(plans: Sequence[RunPlan], slots: Sequence[Slot], one: Callable[[Ru
     return list(pending)
 
 
-def recorded_runs(spec: ExperimentSpec, out: Path, plans: Sequence[RunPlan]) -> list[RunRecord]:
-    """The runs ``out/results.csv`` records (``--resume``), checked against
-    the matrix: each recorded run must be the same scenario, sweep values,
-    benchmark and repetition as the plan with its index."""
-    results = out / "results.csv"
-    if not results.is_file():
-        return []
-    by_index = {p.index: p for p in plans}
-    with open(results, newline="") as f:
-        rows = list(csv.DictReader(f))
-    for row in rows:
-        plan = by_index.get(int(row["run"]))
-        got = (row["scenario"], row["variant"], row["benchmark"], row["repetition"])
-        if plan is None or got != (plan.scenario, plan.variant_text, plan.benchmark, str(plan.repetition)):
-            raise BuildError(f"{results}: run {row['run']} ({', '.join(got)}) is not in this matrix; "
-                             "--resume continues the same spec with the same --reps/--only "
-                             "(or start again with another --out)")
-    records, _ = records_from_csv(spec, out)
-    for rec in records:
-        rec.plan = by_index[rec.plan.index]
-    return records
-
-
-def records_from_csv(spec: ExperimentSpec, out: Path) -> tuple[list[RunRecord], Environment]:
-    """Rebuild the records of an earlier run from its CSV files (``--report-only``)."""
-    results, lines_csv = out / "results.csv", out / "results-lines.csv"
-    if not results.is_file():
-        raise BuildError(f"{results}: no results to report on (run the experiment first)")
-    records: list[RunRecord] = []
-    env = Environment(__version__, "unknown", "unknown", "unknown")
-    labels = spec.sweep_labels()
-    by_run: dict[int, RunRecord] = {}
-    with open(results, newline="") as f:
-        for row in csv.DictReader(f):
-            variant = tuple((lab, _parse_scalar(row[lab])) for lab in labels if row.get(lab, "") != "")
-            plan = RunPlan(int(row["run"]), row["scenario"], variant, row["benchmark"], int(row["repetition"]),
-                           False)
-            metrics = {k: float(row[k]) for k in [*METRIC_COLUMNS, *cachemodel.MODEL_COLUMNS,
-                                                  *(c for c in row if modelled.is_modelled(c))]
-                       if row.get(k, "") != ""}
-            rec = RunRecord(plan, row["guest"], row["metric"], row.get("unit", ""), row["status"],
-                            row.get("error", ""), metrics, [], row.get("config", ""),
-                            row.get("config_hash", ""), row.get("platform", ""),
-                            float(row["wall_s"]) if row.get("wall_s") else 0.0, row.get(PLACE_COLUMN) or "",
-                            [f.strip() for f in (row.get("flags") or "").split(" | ") if f.strip()],
-                            icount=int(row["icount"]) if (row.get("icount") or "").isdigit() else None)
-            env = Environment(row.get("bulkhead_version", ""), row.get("git_rev", ""),
-                              row.get("qemu_version", ""), row.get("host", ""))
-            records.append(rec)
-            by_run[plan.index] = rec
-    if lines_csv.is_file():
-        with open(lines_csv, newline="") as f:
-            for row in csv.DictReader(f):
-                found = by_run.get(int(row["run"]))
-                if found is not None:
-                    fields = {k: v for k, v in row.items() if k not in LINE_HEAD[:6] and v not in ("", None)}
-                    found.lines.append((row["vm"], fields))
-    return records, env
-
-
-def _parse_scalar(text: str) -> Any:
-    try:
-        return int(text)
-    except ValueError:
-        try:
-            return float(text)
-        except ValueError:
-            return text
-
-
 # --- command line -----------------------------------------------------------
 
 
@@ -819,7 +657,7 @@ def farm_slots(env_path: Path, places: Sequence[str] | None, all_places: bool,
     except BaseException:
         coordinator.close()
         raise
-    return [Slot(name, farm.place_runner(env, coordinator, name), name) for name in names], coordinator
+    return [Slot(name, farm.PlaceBackend(env, coordinator, name), name) for name in names], coordinator
 
 
 def command(args: argparse.Namespace) -> int:
@@ -891,7 +729,7 @@ def command(args: argparse.Namespace) -> int:
 
 
 def reproduce(bundle_dir: Path, out: Path | None = None, *, jobs: int = 1, progress: TextIO | None = None,
-              run_fn: RunFn = runner_mod.run) -> int:
+              backend: Backend = runner_mod.run) -> int:
     """``--reproduce``: run the bundle in ``bundle_dir`` again (its
     self-contained spec, with the options it was run with) into ``out``
     (default ``bundle_dir/reproduce``), then write ``out/reproduce.md``:
@@ -908,7 +746,7 @@ def reproduce(bundle_dir: Path, out: Path | None = None, *, jobs: int = 1, progr
         raise BuildError(f"{out}: --reproduce writes into another directory than the bundle's (--out)")
     cmd = old.get("command") or {}
     result = run_experiment(spec, out, jobs=jobs, repetitions=cmd.get("repetitions"), platform=cmd.get("platform"),
-                            only=cmd.get("only") or None, progress=progress, run_fn=run_fn,
+                            only=cmd.get("only") or None, progress=progress, backend=backend,
                             model=bool(cmd.get("model")), benchmarks=cmd.get("benchmarks") or None,
                             workloads=cmd.get("workloads") or None, timing=cmd.get("timing_quantum_ns"))
     diffs = bundle.compare(bundle_dir, out, spec.tolerance)

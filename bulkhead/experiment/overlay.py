@@ -10,7 +10,7 @@ one, and whether that is within :data:`AGREE` (docs/experiments.md
 "Published values").
 
 :func:`draw_points` draws a plot's published points at given positions and
-records them in the chart's :class:`~bulkhead.experiment.report.Drawn`
+records them in the chart's :class:`~bulkhead.experiment.charts.Drawn`
 (role ``published``, with each point's x as the paper gives it);
 :func:`comparison` writes the caption's sentence from what the chart drew.
 """
@@ -26,7 +26,7 @@ EDGE = "black"
 
 
 class Chart(Protocol):
-    """What :func:`draw_points` needs of a chart's record (report.Drawn)."""
+    """What :func:`draw_points` needs of a chart's record (charts.Drawn)."""
 
     series: list[dict[str, Any]]
 

@@ -515,6 +515,7 @@ class _Parser:
             for key_node, value in pn.items:
                 key = key_node.raw
                 kp = join(join(path, "params"), key)
+                r.plain_boolean(value, kp)
                 if not (isinstance(value, YScalar) and isinstance(value.value, (str, int, bool))):
                     raise self.fail(value, kp, "expected a parameter value (string, integer or boolean), "
                                                f"got {describe(value)}")

@@ -28,7 +28,7 @@ from bulkhead.base.errors import BuildError
 from bulkhead.base.tree import HYPERVISOR_DIR, REPO_ROOT
 from bulkhead.config import pci, shared_io
 from bulkhead.config.model import DTB_MAX
-from bulkhead.generate import fit, gen_c, gen_dts, image, qemu
+from bulkhead.generate import features, fit, gen_c, gen_dts, image, qemu
 from bulkhead.layout import elf as elf_mod
 from bulkhead.layout import placement as layout
 from bulkhead.layout.load import GUESTS_DIR, PLATFORMS_DIR, load_spec
@@ -140,15 +140,14 @@ def sha256(path: Path) -> str:
 def hypervisor_make_args(system: System, out: Path) -> list[str]:
     """The variables of hypervisor/Makefile for ``system`` built into ``out``
     (its config.c and payload.bin there): the platform's drivers and the
-    mechanisms the configuration uses (gen_c.features)."""
+    mechanisms the configuration uses (features.mk beside config.c)."""
     p = system.platform
     return [
         f"O={out / 'hyp'}", f"CONFIG_C={out / 'config.c'}",
         f"HYP_BASE=0x{p.hypervisor.base:x}", f"HYP_SIZE=0x{p.hypervisor.size:x}",
         f"RAM_BASE=0x{p.ram.base:x}", f"PAYLOAD={out / 'payload.bin'}",
         f"PLATFORM={p.board}", f"GIC={p.gic.version}", f"UART={p.uart.driver}",
-        f"SMMU={' '.join(gen_c.smmu_drivers(system))}",
-        *(f"{name}={int(on)}" for name, on in gen_c.features(system).items()),
+        f"FEATURES_MK={out / 'features.mk'}",
     ]
 
 
@@ -178,6 +177,8 @@ def build(
         staged = layout.stage(system, out, guests_out)
 
         write_if_changed(out / "config.c", gen_c.generate(system, staged, config.name).encode())
+        write_if_changed(out / "features.h", features.header(system, config.name).encode())
+        write_if_changed(out / "features.mk", features.make_fragment(system, config.name).encode())
         for vm in system.vms:
             if vm.linux is not None:
                 dts = out / f"{vm.name}.dts"
@@ -272,6 +273,7 @@ def manifest_doc(
         "config": str(config.absolute()),
         "platform": p.name,
         "config_hash": f"0x{system.config_hash:016x}",
+        "features": features.contents(system),
         "hypervisor": {"file": str(elf), "base": p.hypervisor.base, "size": p.hypervisor.size},
         "staging": {"base": p.staging.base, "size": p.staging.size},
         "payload": str(elf.parent.parent / "payload.bin"),

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from bulkhead.config import bandwidth, coloring, dma, dsu, interrupts, qos
 from bulkhead.config.color import Colors
 from bulkhead.config.model import MAX_CPUS, MAX_RAM_BANKS
-from bulkhead.generate import image
+from bulkhead.generate import features, image
 from bulkhead.layout.placement import StagedImage, System, Vm, placed_pa
 
 # Constants the toolchain shares with the hypervisor: (C macro, the header
@@ -73,6 +73,11 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
     w.line("/* the limits the toolchain checked this config against are the hypervisor's */")
     for macro, _, limit, where in SHARED:
         w.line(f'_Static_assert({macro} == {limit}, "{macro}: {where} is {limit}");')
+    w.line()
+    w.line("/* what this config needs of the build (features.h): a build without it stops here */")
+    w.line('#include "lib/features.h"')
+    for line in features.checks(system):
+        w.line(line)
     w.line()
     w.line("#ifndef NULL")
     w.line("#define NULL ((void *)0)")
@@ -204,29 +209,6 @@ def generate(system: System, staged: Sequence[StagedImage], source_name: str) ->
         w.line(f"\t.pool_span_end = {_hex(system.pool.end)},")
     w.line("};")
     return w.text()
-
-
-def features(system: System) -> dict[str, bool]:
-    """The hypervisor's compile-time switches (hypervisor/Makefile BW,
-    RECOLOR, IDA, PCI, DSU, DIRECT, QOS): a mechanism is built when the
-    configuration uses it (QoS-400 when the platform has regulators; the
-    guests may set them at run time). docs/performance.md "Size budget"."""
-    spec = system.spec
-    return {
-        "BW": bandwidth.regulated(system),
-        "RECOLOR": system.pool is not None,
-        "IDA": any(vm.spec.ida for vm in system.vms),
-        "PCI": any(vm.pci for vm in system.vms),
-        "DSU": dsu.plan(spec) is not None and system.platform.dsu is not None,
-        "DIRECT": any(vm.spec.interrupts == "direct" for vm in system.vms),
-        "QOS": bool(system.platform.qos_regulators),
-    }
-
-
-def smmu_drivers(system: System) -> list[str]:
-    """The SMMU drivers to build (hypervisor/Makefile SMMU): those of the
-    SMMUs the hypervisor drives for this configuration (dma.driven)."""
-    return sorted({u.type.replace("-", "") for u in dma.driven(system.spec)})
 
 
 def _iommu_tables(w: _Writer, system: System) -> str:

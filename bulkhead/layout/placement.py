@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bulkhead.base.errors import BuildError, ConfigError, Diagnostic
-from bulkhead.config import coloring, interrupts, pci, qos
+from bulkhead.config import coloring, dma, interrupts, pci, qos
 from bulkhead.config.color import Colors
 from bulkhead.config.coloring import Span
 from bulkhead.config.interrupts import CONSOLE_PARAM
@@ -232,8 +232,7 @@ def resolve(s: SystemSpec) -> System:
 
     # Host-physical allocation: explicit PAs first, then contiguous memory in
     # config order, then colored memory in what is left (see coloring.place).
-    reqs = coloring.requests(s, {vm.index: pt_pages(_ipa_ranges(s, vm)) + pci.pt_extra(len(pci.plan(s).of(vm.name)))
-                                 for vm in s.vms})
+    reqs = coloring.requests(s, {vm.index: _table_pages(s, vm) for vm in s.vms})
     colored = {r.key for r in reqs}
     explicit = [Range(m.pa, m.size) for vm in s.vms for j, m in enumerate(vm.memory)
                 if m.pa is not None and ("mem", vm.index, j) not in colored]
@@ -373,30 +372,53 @@ def _resolve_vm(
         boot_arg = params_ipa
 
     mmio_maps = merge_mmio(mmio)
-    ranges = _ipa_ranges(s, vm)
     funcs = pci.plan(s).of(vm.name)
     irqs.update(f.spi for f in funcs if f.spi)
     window = pci.plan(s).windows.get(vm.name)
     return Vm(
         index=vm.index, name=vm.name, type=vm.type, cpus=vm.cpus, entry=entry, boot_arg=boot_arg,
         on_fault=vm.on_fault, memory=memory, mmio=tuple(mmio), mmio_maps=mmio_maps, irqs=tuple(sorted(irqs)),
-        images=tuple(images), shmem=maps, console=vm.console, pt_pages=pt_pages(ranges) + pci.pt_extra(len(funcs)),
+        images=tuple(images), shmem=maps, console=vm.console, pt_pages=_table_pages(s, vm),
         linux=linux, params_text=params_text, spec=vm, pci=funcs, pci_window=window,
     )
 
 
-def _ipa_ranges(s: SystemSpec, vm: VmSpec) -> list[Range]:
-    """Everything stage 2 maps for ``vm`` (what sizes its table pool)."""
+def _ram_ranges(s: SystemSpec, vm: VmSpec) -> list[Range]:
+    """What stage 2 maps as normal memory for ``vm``: its RAM and shared memory."""
+    ranges = [Range(m.ipa, m.size) for m in vm.memory]
+    ranges += [Range(mp.ipa, sh.size) for sh in s.shmem for mp in sh.maps if mp.vm == vm.name]
+    return ranges
+
+
+def _device_ranges(s: SystemSpec, vm: VmSpec) -> list[Range]:
+    """What stage 2 maps as device memory for ``vm`` (its PCI BARs aside)."""
     p = s.platform
     devices = [dev for name in dict.fromkeys(vm.devices) if (dev := p.device(name)) is not None]
-    ranges = [Range(m.ipa, m.size) for m in vm.memory]
-    ranges += [Range(d.ipa, d.size) for d in merge_mmio(
+    ranges = [Range(d.ipa, d.size) for d in merge_mmio(
         Passthrough(d.name, d.base, d.base, d.size, d.irqs, d.compatible, d.amba) for d in devices)]
-    ranges += [Range(mp.ipa, sh.size) for sh in s.shmem for mp in sh.maps if mp.vm == vm.name]
     ranges += [r for _, r in p.gic.vm_frames(len(vm.cpus))]
     if vm.console is not None:
         ranges.append(Range(vm.console.ipa, PAGE))
     return ranges
+
+
+def _ipa_ranges(s: SystemSpec, vm: VmSpec) -> list[Range]:
+    """Everything stage 2 maps for ``vm`` but its PCI BARs (what sizes its table pool)."""
+    return _ram_ranges(s, vm) + _device_ranges(s, vm)
+
+
+def _table_pages(s: SystemSpec, vm: VmSpec) -> int:
+    """The VM's stage-2 table pool: its tables, its BARs', and the SMMU's
+    view of its memory when it owns DMA streams (docs/dma.md)."""
+    nfuncs = len(pci.plan(s).of(vm.name))
+    n = pt_pages(_ipa_ranges(s, vm)) + pci.pt_extra(nfuncs)
+    if any(st.vm == vm.name for st in dma.streams(s)):
+        devices = _device_ranges(s, vm)
+        window = pci.plan(s).windows.get(vm.name)
+        if window is not None:
+            devices.append(window)
+        n += dma_view_pages(_ram_ranges(s, vm), devices)
+    return n
 
 
 def merge_mmio(devices: Iterable[Passthrough]) -> tuple[MmioMap, ...]:
@@ -565,6 +587,20 @@ def pt_pages(ranges: Iterable[Range]) -> int:
         l2.update(range(r.base >> 30, ((r.end - 1) >> 30) + 1))
         l3.update(range(r.base >> 21, ((r.end - 1) >> 21) + 1))
     return 1 + len(l2) + len(l3)
+
+
+def dma_view_pages(ram: Iterable[Range], devices: Iterable[Range]) -> int:
+    """Upper bound of the table pages of a VM's DMA view (core/mem.c, the
+    SMMU's stage 2 without the VM's device mappings): its root, and a copy
+    of each table that maps both RAM and a device (the others are shared
+    with the VM's own tables or left out), one per 1 GiB (level 2) and
+    2 MiB (level 3) slot that both touch, and two for the identity stage 1."""
+    def slots(ranges: Iterable[Range], shift: int) -> set[int]:
+        return {i for r in ranges if r.size > 0 for i in range(r.base >> shift, ((r.end - 1) >> shift) + 1)}
+    ram, devices = list(ram), list(devices)
+    # + the level-2 and level-3 tables that map the identity stage 1's two
+    # pages at the top of the IPA space (SMMUv3 with stage 1, drivers/iommu.h)
+    return 1 + 2 + sum(len(slots(ram, shift) & slots(devices, shift)) for shift in (30, 21))
 
 
 def image_files(system: System, out: Path, guest_bins: Path) -> dict[tuple[int, str], Path]:

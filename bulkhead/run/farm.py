@@ -1,15 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """labgrid as the execution backend beyond one local QEMU (docs/farm.md).
 
-The only module that talks to labgrid (untyped; this is its typed adapter):
+With :mod:`bulkhead.run.farm_session` (coordinator, environment files,
+places; re-exported here) the only modules that talk to labgrid (untyped;
+they are its typed adapter):
 
-- :class:`Coordinator`: a client session with labgrid's coordinator (gRPC),
-  its event loop in a thread of its own; lists places, acquires and releases
-  them, and tells whether an acquired place is still whole (every resource
-  it holds still exported and available);
-- :class:`FarmEnv`: a labgrid environment file (``labgrid.Environment``,
-  labgrid's own loader) whose ``main`` target names a ``RemotePlace``; one
-  target is made per place (the place's name patched in);
+- :class:`PlaceBackend`: the :class:`bulkhead.run.backend.Backend` of a
+  place, refusing what only a local run can do (:func:`refused`);
 - :func:`run_on_place`: builds a config like ``bulkhead run`` does, boots it
   on an acquired place and judges it with :func:`bulkhead.run.runner.judge`,
   so the result, the console lines and the exit codes are a local run's.
@@ -22,308 +19,35 @@ The only module that talks to labgrid (untyped; this is its typed adapter):
 
 from __future__ import annotations
 
-import asyncio
 import codecs
 import contextlib
 import copy
-import os
 import shlex
 import signal
 import threading
 import time
-from collections.abc import Callable, Coroutine, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
-from typing import Any, Self, TextIO, TypeVar
+from typing import Any, TextIO
 
 from bulkhead.base.errors import RunError
 from bulkhead.generate import fit, qemu
-from bulkhead.layout.load import load_system
+from bulkhead.layout.load import PLATFORMS_DIR, load_system
 from bulkhead.run import runner
+from bulkhead.run.backend import RunOptions
+from bulkhead.run.farm_session import ROLE as ROLE
+from bulkhead.run.farm_session import Coordinator as Coordinator
+from bulkhead.run.farm_session import FarmEnv as FarmEnv
+from bulkhead.run.farm_session import PlaceInfo, acquire_waiting, labgrid_calls
+from bulkhead.run.farm_session import PlaceLost as PlaceLost
+from bulkhead.run.farm_session import PlaceUnsuitable as PlaceUnsuitable
+from bulkhead.run.farm_session import choose_places as choose_places
+from bulkhead.run.result import ALL_OFF_RE, PANIC_RE, RunResult, judge
 
-DEFAULT_COORDINATOR = "127.0.0.1:20408"
-ROLE = "main"
 START_TIMEOUT = 30.0  # QEMU connecting to the QEMUDriver's serial socket, a board's U-Boot prompt
 HEALTH_INTERVAL = 0.5  # seconds between checks that the place is still whole
 SD_PARTITION = 1  # the FAT partition the FIT is copied to (U-Boot: load mmc <dev>:1)
-
-T = TypeVar("T")
-
-
-class PlaceLost(RunError):
-    """The place went away during a run (its exporter stopped, a resource
-    vanished, QEMU was killed by someone else): the run says nothing about
-    the config and belongs on another place."""
-
-    def __init__(self, place: str, reason: str) -> None:
-        super().__init__(f"place {place} lost: {reason}")
-        self.place = place
-        self.reason = reason
-
-
-class PlaceUnsuitable(PlaceLost):
-    """The place cannot run the config (a QEMU place of another machine
-    type): like a lost place, an experiment gives the run to another place
-    and uses this one no more."""
-
-    def __init__(self, place: str, reason: str) -> None:
-        RunError.__init__(self, reason)
-        self.place = place
-        self.reason = reason
-
-
-def _need_labgrid() -> None:
-    try:
-        import labgrid  # noqa: F401
-    except ImportError:
-        raise RunError("labgrid is not installed: pip install -e '.[farm]' (scripts/setup.sh venv does)") \
-            from None
-    from bulkhead.run import farm_resources  # noqa: F401  # registers QEMUMachine
-
-
-# --- the coordinator ----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PlaceInfo:
-    name: str
-    tags: dict[str, str]
-    acquired: str  # "host/user" or ""
-    resources: list[tuple[str, dict[str, Any], bool]]  # acquired resources: (cls, params, avail)
-
-
-class Coordinator:
-    """A session with labgrid's coordinator at ``address`` (HOST:PORT).
-    Thread-safe: every call runs on the session's own event loop."""
-
-    def __init__(self, address: str, timeout: float = 10.0) -> None:
-        _need_labgrid()
-        from labgrid.remote.client import ClientSession
-
-        self.address = address
-        self.timeout = timeout
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._serve, name="labgrid-coordinator", daemon=True)
-        self._thread.start()
-        self.session: Any = None
-
-        async def start() -> Any:
-            session = ClientSession(address, self.loop)
-            await session.start()
-            return session
-
-        try:
-            self.session = self._call(start(), timeout)
-        except Exception as exc:  # noqa: BLE001  # grpc's errors, a refused connection: all mean unreachable
-            self.close()
-            raise RunError(f"cannot reach the labgrid coordinator at {address}: {exc or type(exc).__name__}") \
-                from None
-        self.user = f"{self.session.gethostname()}/{self.session.getuser()}"
-
-    def _serve(self) -> None:
-        asyncio.set_event_loop(self.loop)
-        self.loop.run_forever()
-
-    def _call(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout or self.timeout)
-
-    def _sync(self, fn: Callable[[], T]) -> T:
-        async def call() -> T:
-            return fn()
-        return self._call(call())
-
-    def place_names(self) -> list[str]:
-        return self._sync(lambda: sorted(self.session.places))
-
-    def place(self, name: str) -> PlaceInfo:
-        def read() -> PlaceInfo:
-            place = self.session.places.get(name)
-            if place is None:
-                known = ", ".join(sorted(self.session.places)) or "none"
-                raise RunError(f"the coordinator at {self.address} has no place '{name}' (places: {known})")
-            resources = []
-            for exporter, group, cls, res in place.acquired_resources:
-                entry = self.session.resources.get(exporter, {}).get(group, {}).get(res)
-                data = entry.data if entry is not None else {}
-                resources.append((str(data.get("cls", cls)), dict(data.get("params", {})),
-                                  bool(data.get("avail", False))))
-            return PlaceInfo(place.name, dict(place.tags), place.acquired or "", resources)
-        return self._sync(read)
-
-    def health(self, name: str) -> str:
-        """"" while the place is acquired by us and every resource it holds
-        is exported and available; otherwise why not."""
-        try:
-            info = self.place(name)
-        except RunError as exc:
-            return str(exc)
-        if info.acquired != self.user:
-            return f"no longer acquired by {self.user} ({info.acquired or 'released'})"
-        if not info.resources:
-            return "it holds no resources (its exporter is gone?)"
-        gone = [cls for cls, _, avail in info.resources if not avail]
-        if gone:
-            return f"resource(s) no longer available: {', '.join(gone)} (exporter stopped?)"
-        return ""
-
-    def acquire(self, name: str) -> bool:
-        """Acquires place ``name``; False if it was acquired by this user on
-        this host already (``labgrid-client acquire``): then it is used as it
-        is and the caller does not release it."""
-        from labgrid.remote.generated import labgrid_coordinator_pb2 as pb2
-
-        async def acquire() -> None:
-            await self.session.stub.AcquirePlace(pb2.AcquirePlaceRequest(placename=name))
-            await self.session.sync_with_coordinator()
-
-        info = self.place(name)
-        if info.acquired == self.user:
-            return False
-        if info.acquired:
-            raise RunError(f"place {name} is already acquired by {info.acquired}")
-        try:
-            self._call(acquire())
-        except Exception as exc:  # noqa: BLE001  # grpc's AioRpcError: the coordinator refused
-            raise RunError(f"cannot acquire place {name}: {_details(exc)}") from None
-        return True
-
-    def release(self, name: str) -> None:
-        from labgrid.remote.generated import labgrid_coordinator_pb2 as pb2
-
-        async def release() -> None:
-            await self.session.stub.ReleasePlace(pb2.ReleasePlaceRequest(placename=name))
-            await self.session.sync_with_coordinator()
-
-        try:
-            self._call(release())
-        except Exception as exc:  # noqa: BLE001  # grpc's AioRpcError: the coordinator refused
-            raise RunError(f"cannot release place {name}: {_details(exc)}") from None
-
-    def close(self) -> None:
-        if self.session is not None:
-            try:
-                self._call(self.session.stop(), 5)
-                self._call(self.session.close(), 5)
-            except Exception:  # noqa: BLE001, S110  # the coordinator may be gone already
-                pass
-            self.session = None
-        if self.loop.is_running():
-            self.loop.call_soon_threadsafe(self.loop.stop)
-            self._thread.join(5)
-        if not self.loop.is_running() and not self.loop.is_closed():
-            self.loop.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-def _details(exc: Exception) -> str:
-    details = getattr(exc, "details", None)
-    return str(details()) if callable(details) else (str(exc) or type(exc).__name__)
-
-
-# --- the environment -------------------------------------------------------------
-
-
-# labgrid keeps one stack of "steps" (its decorated driver calls) per process,
-# not per thread: calls into labgrid's drivers from the threads of several
-# places are serialised by this lock. Console reads bypass it (the drivers'
-# undecorated _read), so places stream in parallel.
-_labgrid_lock = threading.RLock()
-
-
-@contextlib.contextmanager
-def _labgrid_calls() -> Iterator[None]:
-    """Holds ``_labgrid_lock``; first takes off labgrid's process-wide
-    RemotePlaceManager the resources the coordinator has deleted (their
-    exporter went away): the manager polls every resource of every target on
-    each activation and fails on a deleted one, so one lost place would
-    break the runs starting on the others. (The run on the lost place finds
-    out through :meth:`Coordinator.health`.)"""
-    from labgrid.resource.remote import RemotePlaceManager
-
-    with _labgrid_lock:
-        manager = RemotePlaceManager.get()
-        for kept in (manager.resources, manager.unmanaged_resources):
-            kept[:] = [r for r in kept if "params" in getattr(getattr(r, "_remote_entry", None), "data",
-                                                             {"params": None})]
-        yield
-
-
-class FarmEnv:
-    """A labgrid environment file: target ``main`` with a ``RemotePlace``
-    and either a ``QEMUDriver`` (a QEMU place) or the drivers of a board
-    (a console, a power driver, ``UBootDriver``, and ``TFTPProviderDriver``
-    or ``USBSDMuxDriver`` + ``USBStorageDriver``)."""
-
-    def __init__(self, path: Path | str, coordinator: str | None = None) -> None:
-        _need_labgrid()
-        from labgrid import Environment
-        from labgrid.exceptions import InvalidConfigError, NoConfigFoundError
-
-        self.path = Path(path)
-        try:
-            self.env: Any = Environment(config_file=str(self.path))
-        except (InvalidConfigError, NoConfigFoundError) as exc:
-            raise RunError(f"{self.path}: {exc}") from None
-        targets = self.env.config.get_targets()
-        if ROLE not in targets:
-            raise RunError(f"{self.path}: no target '{ROLE}' (targets: {', '.join(targets) or 'none'})")
-        self.resources, self.drivers = self._normalized(targets[ROLE])
-        self.kind = "qemu" if "QEMUDriver" in self.drivers else "board"
-        self.coordinator = (coordinator or self.env.config.get_option("coordinator_address", "")
-                            or os.environ.get("LG_COORDINATOR") or DEFAULT_COORDINATOR)
-
-    @staticmethod
-    def _normalized(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        from labgrid import target_factory
-
-        resources, drivers = target_factory.normalize_config(config)
-        return dict(resources), dict(drivers)
-
-    def place_names(self) -> list[str]:
-        """The RemotePlace names the file gives (``!template $LG_PLACE`` resolved)."""
-        return sorted(self.resources.get("RemotePlace", {}))
-
-    def target(self, place: str, coordinator: Coordinator) -> Any:
-        """A labgrid Target for ``place`` (acquired), its resources those
-        the coordinator hands over for it."""
-        from labgrid import target_factory
-        from labgrid.resource.remote import RemotePlaceManager
-
-        config = copy.deepcopy(self.env.config.get_targets()[ROLE])
-        config["resources"] = _with_place(config.get("resources", {}), place)
-        with _labgrid_calls():  # one manager per process, shared by every place's thread
-            manager = RemotePlaceManager.get()
-            manager.session = coordinator.session
-            manager.loop = coordinator.loop
-            try:
-                return target_factory.make_target(f"{ROLE}@{place}", config, env=self.env)
-            except Exception as exc:  # noqa: BLE001  # labgrid's config, binding and coordinator errors
-                raise RunError(f"{self.path}: place {place}: {type(exc).__name__}: {exc}") from None
-
-
-def _with_place(resources: Any, place: str) -> Any:
-    """The target's resource list with its RemotePlace's name set to ``place``."""
-    if isinstance(resources, dict):
-        out = dict(resources)
-        if "RemotePlace" in out:
-            out["RemotePlace"] = {**(out["RemotePlace"] or {}), "name": place}
-        else:
-            out["RemotePlace"] = {"name": place}
-        return out
-    items = [dict(item) for item in resources]
-    for item in items:
-        if "RemotePlace" in item:
-            item["RemotePlace"] = {**(item["RemotePlace"] or {}), "name": place}
-            return items
-        if item.get("cls") == "RemotePlace":
-            item["name"] = place
-            return items
-    return [*items, {"RemotePlace": {"name": place}}]
 
 
 # --- one run on a place ---------------------------------------------------------
@@ -422,26 +146,37 @@ def _place_machine(info: PlaceInfo) -> str | None:
     return None
 
 
-def run_on_place(
-    env: FarmEnv,
-    coordinator: Coordinator,
-    place: str,
-    config_path: Path | str,
-    *,
-    timeout: float | None,
-    icount: int | None = None,
-    out: Path | None = None,
-    stream: TextIO | None = None,
-    build_log: TextIO | None = None,
-    until: str | None = None,
-    model: bool = False,
-) -> runner.RunResult:
+def refused(options: RunOptions) -> list[str]:
+    """What of ``options`` a labgrid place cannot do (they are for local
+    QEMU): the debugger, firmware chains, a -netdev, the timing mode, extra
+    QEMU arguments, another platforms directory, a terminal or console pokes."""
+    asked = (("a debugger (--gdb)", options.gdb_port is not None),
+             (f"--boot {options.boot}", options.boot != "image"),
+             ("--netdev", options.netdev is not None),
+             ("timing mode (--timing)", options.timing is not None),
+             ("extra QEMU arguments", bool(options.extra_qemu_args)),
+             ("another platforms directory", options.platforms_dir != PLATFORMS_DIR),
+             ("an interactive console", options.interactive),
+             ("console pokes (--stats)", options.poke is not None))
+    return [what for what, given in asked if given]
+
+
+def _refuse(place: str, options: RunOptions) -> None:
+    not_here = refused(options)
+    if not_here:
+        raise RunError(f"{not_here[0]} is for local runs, not on labgrid place {place}")
+
+
+def run_on_place(env: FarmEnv, coordinator: Coordinator, place: str, config_path: Path | str,
+                 options: RunOptions) -> RunResult:
     """Build ``config_path`` and boot it on ``place`` (acquired by
-    ``coordinator``'s session); judged like a local run. Raises PlaceLost
-    when the place fails under the run."""
+    ``coordinator``'s session); judged like a local run. Raises RunError for
+    options a place cannot honour (:func:`refused`), PlaceLost when the
+    place fails under the run."""
     from labgrid.driver import QEMUDriver  # noqa: F401  # registered with the factory
 
-    if env.kind == "board" and model:
+    _refuse(place, options)
+    if env.kind == "board" and options.model:
         raise RunError("--model needs QEMU (the cache model is a QEMU plugin); this place is a board")
     try:
         info = coordinator.place(place)
@@ -453,8 +188,7 @@ def run_on_place(
         if offered is not None and offered != wanted:
             raise PlaceUnsuitable(place, f"place {place} offers QEMU machine '{offered}'; {config_path} needs "
                                   f"'{wanted}' (platform {platform.name})")
-    prepared = runner.prepare(config_path, icount=icount, out=out, build_log=build_log, until=until,
-                              model=model)
+    prepared = runner.prepare(config_path, options)
     health = coordinator.health(place)
     if health:
         raise PlaceLost(place, health)
@@ -467,15 +201,15 @@ def run_on_place(
         raise
     try:
         if env.kind == "qemu":
-            returncode, timed_out, output = _run_qemu(target, prepared, timeout, stream,
+            returncode, timed_out, output = _run_qemu(target, prepared, options.timeout, options.stream,
                                                       lambda: coordinator.health(place), place)
         else:
-            returncode, timed_out, output = _run_board(target, prepared, timeout, stream,
+            returncode, timed_out, output = _run_board(target, prepared, options.timeout, options.stream,
                                                        lambda: coordinator.health(place), place)
     finally:
         _cleanup(target)
-    clean, reason = runner.judge(returncode, timed_out, output, prepared.nvms, timeout, prepared.until)
-    return runner.RunResult(returncode, timed_out, output, clean, prepared.nvms, reason, tuple(prepared.argv),
+    clean, reason = judge(returncode, timed_out, output, prepared.nvms, options.timeout, prepared.until)
+    return RunResult(returncode, timed_out, output, clean, prepared.nvms, reason, tuple(prepared.argv),
                             prepared.model_report)
 
 
@@ -485,7 +219,7 @@ def _cleanup(target: Any) -> None:
     later activation (and fail on those of a place that has gone)."""
     from labgrid.resource.remote import RemotePlaceManager
 
-    with _labgrid_calls():
+    with labgrid_calls():
         try:
             target.cleanup()
         except Exception:  # noqa: BLE001, S110  # a driver of a vanished place may fail to deactivate
@@ -532,7 +266,7 @@ def _finished(tail: str) -> bool:
     """Whether the hypervisor printed its last line (all VMs off, or a panic)."""
     lines = tail.replace("\r", "").split("\n")
     complete = lines[:-1]  # the last one may still be arriving
-    return any(runner.ALL_OFF_RE.match(line) or runner.PANIC_RE.match(line) for line in complete[-8:])
+    return any(ALL_OFF_RE.match(line) or PANIC_RE.match(line) for line in complete[-8:])
 
 
 def _run_qemu(target: Any, prepared: runner.Prepared, timeout: float | None, stream: TextIO | None,
@@ -547,7 +281,7 @@ def _run_qemu(target: Any, prepared: runner.Prepared, timeout: float | None, str
         setattr(driver, key, value)
     driver.kernel = driver.disk = driver.rootfs = driver.dtb = driver.flash = driver.bios = None
     driver.nic = driver.boot_args = None
-    with _labgrid_calls():
+    with labgrid_calls():
         target.activate(driver)
     driver._socket.settimeout(START_TIMEOUT)
     con = _Console(stream)
@@ -559,7 +293,7 @@ def _run_qemu(target: Any, prepared: runner.Prepared, timeout: float | None, str
     try:
         starting = _Starting(driver)
         try:
-            with _labgrid_calls():
+            with labgrid_calls():
                 driver.on()
         except Exception as exc:  # noqa: BLE001  # OSError, socket timeout, labgrid's QMPError
             starting.done()
@@ -712,14 +446,14 @@ def _run_board(target: Any, prepared: runner.Prepared, timeout: float | None, st
     line; powered off at the end."""
     con = _Console(stream)
     deadline = None if timeout is None else time.monotonic() + timeout
-    with _labgrid_calls():
+    with labgrid_calls():
         power = target.get_driver("PowerProtocol")
         power.off()
         delivered, sd = _deliver(target, prepared.build.itb)
         console = target.get_driver("ConsoleProtocol")
         uboot = target.get_driver("UBootDriver", activate=False)
     try:
-        with _labgrid_calls():
+        with labgrid_calls():
             power.on()
             try:
                 target.activate(uboot)  # waits for the prompt, interrupting autoboot
@@ -739,7 +473,7 @@ def _run_board(target: Any, prepared: runner.Prepared, timeout: float | None, st
         timed_out, _ = _watch(console, con, deadline=deadline, until=prepared.until, health=health,
                               place=place, ended=lambda: False, finish=True)
     finally:
-        with _labgrid_calls():
+        with labgrid_calls():
             try:
                 power.off()
             except Exception:  # noqa: BLE001, S110  # the run's outcome stands; the place's own errors show next time
@@ -760,7 +494,6 @@ def offline_target(env_path: Path, exporter_path: Path, place: str | None = None
     TFTPProvider a RemoteTFTPProvider, ...), and labgrid's factory builds the
     target, binding every driver of the environment to them. Raises RunError
     for what labgrid rejects (unknown class, bad argument, unbound driver)."""
-    import contextlib
     import io
     import warnings
 
@@ -813,75 +546,29 @@ def offline_target(env_path: Path, exporter_path: Path, place: str | None = None
 # --- places for a run or an experiment -----------------------------------------------
 
 
-def choose_places(env: FarmEnv, coordinator: Coordinator, places: Sequence[str] | None,
-                  all_places: bool) -> list[str]:
-    """The places to use: those named, every place of the coordinator whose
-    machine fits (``all_places``), or the environment's RemotePlace."""
-    known = coordinator.place_names()
-    if places:
-        unknown = [p for p in places if p not in known]
-        if unknown:
-            raise RunError(f"the coordinator at {coordinator.address} has no place '{unknown[0]}' "
-                           f"(places: {', '.join(known) or 'none'})")
-        return list(places)
-    if all_places:
-        if not known:
-            raise RunError(f"the coordinator at {coordinator.address} has no places")
-        return known
-    from_env = place_from_environment()
-    if from_env:
-        return [from_env] if from_env in known else choose_places(env, coordinator, [from_env], False)
-    named = env.place_names()
-    if not named:
-        raise RunError(f"{env.path}: target '{ROLE}' names no RemotePlace; give --place")
-    return named[:1]
-
-
-def place_runner(env: FarmEnv, coordinator: Coordinator, place: str,
-                 wait: float = 3600.0) -> Callable[..., runner.RunResult]:
-    """A run function for ``place`` with :func:`bulkhead.run.runner.run`'s
-    signature (what ``bulkhead experiment`` calls): acquires the place
-    (waiting up to ``wait`` seconds while someone else holds it), boots the
-    config there, releases the place. A place that is gone or fails raises
+@dataclass(frozen=True)
+class PlaceBackend:
+    """The labgrid backend (:class:`bulkhead.run.backend.Backend`) of one
+    place, what ``bulkhead experiment`` runs on: acquires the place (waiting
+    up to ``wait`` seconds while someone else holds it), boots the config
+    there, releases the place. A place that is gone or fails raises
     PlaceLost."""
 
-    def run(config_path: Path | str, *, timeout: float | None, icount: int | None = None,
-            out: Path | None = None, build_log: TextIO | None = None, model: bool = False) -> runner.RunResult:
-        acquired = acquire_waiting(coordinator, place, wait)
+    env: FarmEnv
+    coordinator: Coordinator
+    place: str
+    wait: float = 3600.0
+
+    def __call__(self, config_path: Path | str, options: RunOptions, /) -> RunResult:
+        _refuse(self.place, options)  # before the place is acquired
+        acquired = acquire_waiting(self.coordinator, self.place, self.wait)
         try:
-            return run_on_place(env, coordinator, place, config_path, timeout=timeout, icount=icount, out=out,
-                                build_log=build_log, model=model)
+            return run_on_place(self.env, self.coordinator, self.place, config_path, options)
         finally:
             if acquired:
                 try:
-                    coordinator.release(place)
+                    self.coordinator.release(self.place)
                 except RunError:
                     pass  # a lost place may be released already (or its coordinator gone)
 
-    return run
 
-
-def acquire_waiting(coordinator: Coordinator, place: str, wait: float) -> bool:
-    """Acquires ``place``, waiting while another user holds it; PlaceLost if
-    it cannot be had (its resources are gone, or ``wait`` passed). False if
-    it was this user's already (see :meth:`Coordinator.acquire`)."""
-    end = time.monotonic() + wait
-    while True:
-        try:
-            info = coordinator.place(place)
-        except RunError as exc:
-            raise PlaceLost(place, str(exc)) from None
-        if info.acquired and info.acquired != coordinator.user and time.monotonic() < end:
-            time.sleep(1.0)
-            continue
-        try:
-            return coordinator.acquire(place)
-        except RunError as exc:
-            if "already acquired" in str(exc) and time.monotonic() < end:
-                continue
-            raise PlaceLost(place, str(exc)) from None
-
-
-def place_from_environment() -> str | None:
-    """``LG_PLACE``, labgrid's variable naming the place to use."""
-    return os.environ.get("LG_PLACE") or None

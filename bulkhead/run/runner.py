@@ -1,9 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""``bulkhead run``: build, boot under QEMU, judge the outcome.
+"""``bulkhead run``: build, boot under QEMU, judge the outcome (the
+local QEMU backend; :mod:`bulkhead.run.backend`).
 
-A run is *clean* when QEMU exited 0 and the hypervisor printed
-``[bulkhead] all VMs off: clean=<n> stopped=0`` with n = the number of VMs
-and no VM reported a non-zero exit status (``BH_HC_EXIT``).
 QEMU runs in its own process group, which is killed on timeout, on any
 error and when the runner is stopped (SIGTERM, SIGINT, SIGHUP: forwarded,
 waited for; bulkhead.base.procs), and it is tied to the runner's life
@@ -22,7 +20,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -32,132 +30,16 @@ from bulkhead.config import bandwidth as bw_mod
 from bulkhead.config import pci, shared_io
 from bulkhead.generate import build as build_mod
 from bulkhead.generate import fit, qemu
-from bulkhead.layout.load import PLATFORMS_DIR, load_spec
+from bulkhead.layout.load import load_spec
 from bulkhead.run import cachemodel, hostpeer
+from bulkhead.run.backend import RunOptions
+from bulkhead.run.result import HYP_PREFIX as HYP_PREFIX
+from bulkhead.run.result import RunResult as RunResult
+from bulkhead.run.result import dma_faults as dma_faults
+from bulkhead.run.result import judge as judge
+from bulkhead.run.result import sgi_dropped as sgi_dropped
 
-HYP_PREFIX = "[bulkhead] "
-ALL_OFF_RE = re.compile(r"\[bulkhead\] all VMs off: clean=(\d+) stopped=(\d+)\s*$")
-PANIC_RE = re.compile(r"\[bulkhead\] PANIC: (.*)$")
-STOPPED_RE = re.compile(r"\[bulkhead\] vm (\S+): stopped \((.*)\)\s*$")
-EXIT_RE = re.compile(r"\[bulkhead\] vm (\S+): off \(exit status (\d+)\)\s*$")
 KILL_GRACE = 3.0
-
-
-@dataclass
-class RunResult:
-    returncode: int  # QEMU's exit status (negative: killed by that signal)
-    timed_out: bool
-    output: str  # all console text, line ends normalised to "\n"
-    clean: bool
-    nvms: int = 0
-    reason: str = ""  # why the run is not clean ("" when clean)
-    argv: tuple[str, ...] = field(default=())
-    model_report: Path | None = None  # --model: the cache model's JSON report (bulkhead.cachemodel)
-
-    def all_lines(self) -> list[str]:
-        return self.output.splitlines()
-
-    def lines(self, vm: str) -> list[str]:
-        """Text of the lines VM ``vm`` printed (its ``[vm] `` prefix removed)."""
-        prefix = f"[{vm}] "
-        result = []
-        for line in self.all_lines():
-            if line.startswith(prefix):
-                result.append(line[len(prefix):])
-            elif line == prefix.rstrip():
-                result.append("")
-        return result
-
-    def hyp_lines(self) -> list[str]:
-        """Lines the hypervisor itself printed, ``[bulkhead] `` prefix kept."""
-        return [line for line in self.all_lines() if line.startswith(HYP_PREFIX)]
-
-    def dma_faults(self) -> dict[str, dict[str, Any]]:
-        """Per VM that owns DMA streams: its DMA fault counts, from the line
-        the hypervisor prints when the VM powers off or stops
-        (``vm X: N DMA fault(s) from M device(s)`` and a line per device;
-        docs/dma.md)."""
-        return dma_faults(self.hyp_lines())
-
-
-    def sgi_dropped(self) -> dict[str, int]:
-        """Per VM with ``interrupts: direct``: its vCPUs' SGI writes the
-        hypervisor dropped or filtered (docs/interrupts.md), from the line it
-        prints when the VM powers off or stops."""
-        return sgi_dropped(self.hyp_lines())
-
-
-_DMA_LINE = re.compile(r"\[bulkhead\] vm (\S+): (\d+) DMA fault\(s\) from (\d+) device\(s\)")
-_DMA_DEVICE_LINE = re.compile(r"\[bulkhead\] vm (\S+): DMA fault\(s\) of (\S+): (\d+)")
-_DMA_LOST_LINE = re.compile(r"\[bulkhead\] vm (\S+): DMA fault records lost (\d+) time\(s\).*")
-
-
-def dma_faults(hyp_lines: list[str]) -> dict[str, dict[str, Any]]:
-    """``{vm: {"total": n, "devices": {device: n}, "lost": k}}`` from the
-    hypervisor's DMA fault lines: ``vm X: N DMA fault(s) from M device(s)``,
-    then one ``vm X: DMA fault(s) of D: n`` per device (a VM's summary line
-    starts its report anew: a reset VM reports again); ``lost``: how many
-    times an SMMU of the VM's streams lost fault records (event queue
-    overflow), so ``total`` is a lower bound."""
-    out: dict[str, dict[str, Any]] = {}
-    for line in hyp_lines:
-        lost = _DMA_LOST_LINE.fullmatch(line)
-        if lost and lost.group(1) in out:
-            out[lost.group(1)]["lost"] = int(lost.group(2))
-        dev = _DMA_DEVICE_LINE.fullmatch(line)
-        if dev and dev.group(1) in out:
-            out[dev.group(1)]["devices"][dev.group(2)] = int(dev.group(3))
-        m = _DMA_LINE.fullmatch(line)
-        if m:
-            out[m.group(1)] = {"total": int(m.group(2)), "devices": {}, "lost": 0}
-    return out
-
-
-_SGI_LINE = re.compile(r"\[bulkhead\] vm (\S+): (\d+) SGI write\(s\) dropped or filtered \(interrupts: direct\)")
-
-
-def sgi_dropped(hyp_lines: list[str]) -> dict[str, int]:
-    """``{vm: n}`` from the hypervisor's dropped-SGI lines of direct VMs (a
-    count since boot: the last line of a VM wins)."""
-    return {m.group(1): int(m.group(2)) for m in map(_SGI_LINE.fullmatch, hyp_lines) if m}
-
-
-def judge(returncode: int, timed_out: bool, output: str, nvms: int,
-          timeout: float | None = None, until: re.Pattern[str] | None = None) -> tuple[bool, str]:
-    """(clean, reason) for a finished QEMU run. A run ended by ``until``
-    matching is clean unless the hypervisor panicked, a VM was stopped or
-    reported failure before."""
-    lines = output.splitlines()
-    all_off = None
-    for line in lines:
-        m = ALL_OFF_RE.match(line)
-        if m:
-            all_off = (int(m.group(1)), int(m.group(2)))
-    if timed_out:
-        after = f" after {timeout:g} s" if timeout is not None else ""
-        return False, f"timed out{after} (QEMU killed)"
-    for line in lines:
-        m = PANIC_RE.match(line)
-        if m:
-            return False, f"hypervisor panic: {m.group(1).strip()}"
-    for line in lines:
-        m = STOPPED_RE.match(line)
-        if m:
-            return False, f"VM '{m.group(1)}' was stopped ({m.group(2)})"
-    for line in lines:
-        m = EXIT_RE.match(line)
-        if m:
-            return False, f"VM '{m.group(1)}' reported failure (exit status {m.group(2)})"
-    if until is not None and until.search(output):
-        return True, ""
-    if all_off is None:
-        return False, f"QEMU exited with status {returncode} without the hypervisor's 'all VMs off' line"
-    if all_off != (nvms, 0):
-        return False, (f"all VMs off: clean={all_off[0]} stopped={all_off[1]} "
-                       f"(expected clean={nvms} stopped=0)")
-    if returncode != 0:
-        return False, f"QEMU exited with status {returncode}"
-    return True, ""
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -343,49 +225,28 @@ class Prepared:
     model_report: Path | None
 
 
-def prepare(
-    config_path: Path | str,
-    *,
-    icount: int | None = None,
-    out: Path | None = None,
-    extra_qemu_args: Sequence[str] = (),
-    gdb: bool = False,
-    gdb_port: int = qemu.GDB_PORT,
-    interactive: bool = False,
-    build_log: TextIO | None = None,
-    boot: str = "image",
-    until: re.Pattern[str] | str | None = None,
-    netdev: str | None = None,
-    model: bool = False,
-    platforms_dir: Path = PLATFORMS_DIR,
-    fit_in_ram: bool = False,
-    timing: int | None = None,
-) -> Prepared:
+def prepare(config_path: Path | str, options: RunOptions) -> Prepared:
     """Build ``config_path`` (incrementally) and compose its QEMU command
-    line; the arguments are :func:`run`'s."""
-    platform = load_spec(config_path, platforms_dir=platforms_dir).platform
+    line for ``options``."""
+    o = options
+    platform = load_spec(config_path, platforms_dir=o.platforms_dir).platform
     machine = qemu.model(platform).machine  # refuses a board without a QEMU model before building it
-    if boot in ("uboot", "tfa"):
+    if o.boot in ("uboot", "tfa"):
         if not machine.startswith("virt"):
-            raise RunError(f"--boot {boot} runs Debian's U-Boot for QEMU virt; this platform's machine is "
+            raise RunError(f"--boot {o.boot} runs Debian's U-Boot for QEMU virt; this platform's machine is "
                            f"'{machine}' (on a board, U-Boot comes with the vendor's boot chain: "
                            "docs/boards/zynqmp.md)")
-        if boot == "tfa" and not qemu.TFA_FLASH.is_file():
+        if o.boot == "tfa" and not qemu.TFA_FLASH.is_file():
             raise RunError(f"--boot tfa needs the TF-A flash image {qemu.TFA_FLASH}: build it with "
                            "'bash scripts/setup.sh tfa' (docs/firmware.md)")
-    elif boot != "image":
-        raise RunError(f"unknown boot mode '{boot}' (image, uboot, tfa)")
-    if timing is not None and icount is not None:
-        raise RunError("timing mode runs the vCPUs side by side without -icount (the model owns time): "
-                       "drop --icount or --timing (docs/model.md \"Timing mode\")")
-    if timing is not None and timing <= 0:
-        raise RunError(f"the timing mode's quantum must be > 0 ns, not {timing}")
-    result = build_mod.build(config_path, out, log=build_log, platforms_dir=platforms_dir)
+    result = build_mod.build(config_path, o.out, log=o.build_log, platforms_dir=o.platforms_dir)
     model_report = None
-    if timing is not None:
-        plugin_args, model_report = cachemodel.qemu_args(result.system, result.out, result.elf, timing)
+    extra_qemu_args: Sequence[str] = o.extra_qemu_args
+    icount = o.icount
+    if o.timing is not None:
+        plugin_args, model_report = cachemodel.qemu_args(result.system, result.out, result.elf, o.timing)
         extra_qemu_args = [*plugin_args, *extra_qemu_args]
-    elif model:
+    elif o.model:
         plugin_args, model_report = cachemodel.qemu_args(result.system, result.out, result.elf)
         extra_qemu_args = [*plugin_args, *extra_qemu_args]
         icount = 0 if icount is None else icount
@@ -393,73 +254,35 @@ def prepare(
     if starved:
         raise RunError("; ".join(starved))
     argv = qemu.command(
-        result.system.platform, result.placed_elf, (), icount=icount, gdb=gdb, gdb_port=gdb_port,
-        interactive=interactive, extra=(*shared_io.qemu_args(result.system, netdev),
-                                        *pci.qemu_args(result.system, str(result.out.absolute())), *extra_qemu_args),
+        result.system.platform, result.placed_elf, (), icount=icount, gdb=o.gdb_port is not None,
+        gdb_port=qemu.GDB_PORT if o.gdb_port is None else o.gdb_port, interactive=o.interactive,
+        extra=(*shared_io.qemu_args(result.system, o.netdev),
+               *pci.qemu_args(result.system, str(result.out.absolute())), *extra_qemu_args),
     )
     fit_at = None
-    if fit_in_ram:
+    if o.fit_in_ram:
         image_size = result.elf.with_suffix(".bin").stat().st_size
         fit_at = (result.itb, fit.scratch_address(result.system.platform, image_size))
-    if boot == "uboot":
-        argv = qemu.uboot_command(argv, build_mod.uboot_tftp(result, build_log or sys.stderr), fit_at)
-    elif boot == "tfa":
-        argv = qemu.tfa_command(argv, build_mod.uboot_tftp(result, build_log or sys.stderr), fit_at=fit_at)
-    pattern = re.compile(until) if isinstance(until, str) else until
-    return Prepared(result, argv, len(result.system.vms), pattern, model_report)
+    if o.boot == "uboot":
+        argv = qemu.uboot_command(argv, build_mod.uboot_tftp(result, o.build_log or sys.stderr), fit_at)
+    elif o.boot == "tfa":
+        argv = qemu.tfa_command(argv, build_mod.uboot_tftp(result, o.build_log or sys.stderr), fit_at=fit_at)
+    return Prepared(result, argv, len(result.system.vms), o.until, model_report)
 
 
-def run(
-    config_path: Path | str,
-    *,
-    timeout: float | None,
-    icount: int | None = None,
-    out: Path | None = None,
-    extra_qemu_args: Sequence[str] = (),
-    gdb: bool = False,
-    gdb_port: int = qemu.GDB_PORT,
-    interactive: bool = False,
-    stream: TextIO | None = None,
-    build_log: TextIO | None = None,
-    poke: tuple[bytes, float] | None = None,
-    boot: str = "image",
-    until: re.Pattern[str] | str | None = None,
-    netdev: str | None = None,
-    model: bool = False,
-    platforms_dir: Path = PLATFORMS_DIR,
-    fit_in_ram: bool = False,
-    timing: int | None = None,
-) -> RunResult:
-    """Build ``config_path`` (incrementally) and boot it under QEMU.
-
-    ``timeout`` bounds the QEMU run (not the build); ``stream`` receives the
-    console output live (None: captured only); ``build_log`` receives make's
-    and dtc's output (default: stderr). Raises ConfigError / BuildError when
-    the system cannot be built. ``netdev``: the -netdev backend of a config's
-    shared I/O device (default user-mode; docs/io.md). Safe to call concurrently for different
-    configs or out dirs; builds of one out dir are serialised by a lock.
-    ``until``: end the run (QEMU killed) as soon as the console output
-    matches this regular expression; such a run is clean unless something
-    went wrong before (see judge).
-    ``model``: load the cache model plugin (docs/model.md; -icount 0 unless
-    ``icount`` says otherwise); its report is ``RunResult.model_report``.
-    ``platforms_dir``: where the config's platform file is looked up (a
-    benchmark's variant of a platform, e.g. more CPUs).
-    ``fit_in_ram`` (``boot`` uboot or tfa): QEMU loads the FIT into RAM and
-    U-Boot boots it from there, not over TFTP, whose user-mode network
-    answers in host time: an ``icount`` run then repeats exactly (docs/firmware.md).
-    ``timing``: timing mode with this quantum in ns (docs/model.md "Timing
-    mode"): the cache model with its timing model, the vCPUs side by side
-    (MTTCG, no -icount) in lock-step on their modelled clocks; implies
-    ``model`` and refuses ``icount``.
-    """
-    p = prepare(config_path, icount=icount, out=out, extra_qemu_args=extra_qemu_args, gdb=gdb,
-                gdb_port=gdb_port, interactive=interactive, build_log=build_log, boot=boot, until=until,
-                netdev=netdev, model=model, platforms_dir=platforms_dir, fit_in_ram=fit_in_ram,
-                timing=timing)
+def run(config_path: Path | str, options: RunOptions) -> RunResult:
+    """The local QEMU backend (:class:`bulkhead.run.backend.Backend`): build
+    ``config_path`` (incrementally) and boot it under QEMU as ``options``
+    say. Raises ConfigError / BuildError when the system cannot be built.
+    Safe to call concurrently for different configs or out dirs; builds of
+    one out dir are serialised by a lock. Under ``options.model`` or
+    ``options.timing`` the cache model's report is
+    ``RunResult.model_report``."""
+    p = prepare(config_path, options)
     # the host side of the Linux VMs' workloads (an iperf3 server for iperf3 -c 10.0.2.2)
     with hostpeer.for_bootargs(vm.bootargs for vm in p.build.system.spec.vms if vm.type == "linux"):
-        returncode, timed_out, output = supervise(p.argv, timeout=timeout, stream=stream,
-                                                  interactive=interactive, poke=poke, until=p.until)
-    clean, reason = judge(returncode, timed_out, output, p.nvms, timeout, p.until)
+        returncode, timed_out, output = supervise(p.argv, timeout=options.timeout, stream=options.stream,
+                                                  interactive=options.interactive, poke=options.poke,
+                                                  until=p.until)
+    clean, reason = judge(returncode, timed_out, output, p.nvms, options.timeout, p.until)
     return RunResult(returncode, timed_out, output, clean, p.nvms, reason, tuple(p.argv), p.model_report)

@@ -4,7 +4,7 @@
  * ECAM (docs/dma.md "PCI").
  *
  * Parameters:
- *   mode     attack (default) | bar | bench | each | flood | recolor
+ *   mode     attack (default) | bar | bench | each | flood | recolor | p2p | high
  *   ecam     the VM's ECAM IPA (0x3f000000)
  *   dma      ipa (the device translates through the VM's stage 2: SMMU) or
  *            pa (no SMMU: buffers are given by physical address, from
@@ -28,6 +28,16 @@
  * flood: for `ms` milliseconds of virtual time, keeps every edu busy with
  *   4 KiB writes to `unmapped` (a new one as soon as one ends): behind an
  *   SMMU, a continuous stream of translation faults.
+ * p2p: DMA at device registers (issue #36 item 5): the first edu writes
+ *   256 bytes of `fill` (0xff) over its own BAR0 (its command and DMA
+ *   registers included), then the second (the first again with only one)
+ *   writes them over the first's BAR0 (peer to peer); then checks that every
+ *   edu still answers at its BAR and, with `after` set, that a legitimate
+ *   transfer of the first edu into RAM now does not arrive (its stream was
+ *   blocked by the fault policy).
+ * high: DMA writes of 256 bytes to each of `addr0`..`addr3` (input
+ *   addresses, e.g. beyond the stage-2 input size or the SMMU's IAS), one
+ *   edu each (the last one when there are fewer), then the same checks.
  * bench: `count` transfers of `bytes` (RAM -> edu -> RAM, alternating),
  *   timed in virtual time, with the hypervisor's exit counters of its CPU
  *   before and after.
@@ -240,6 +250,87 @@ static int flood(void)
 	return 0;
 }
 
+/* Every edu still answers at its BAR: liveness is the complement. */
+static bool edus_alive(void)
+{
+	bool ok = true;
+
+	for (u32 k = 0; k < nedu; k++) {
+		mmio_write32(bars[k] + EDU_ALIVE, 0x5a5a1234u + k);
+		ok &= mmio_read32(bars[k] + EDU_ALIVE) == ~(0x5a5a1234u + k) &&
+		      mmio_read32(bars[k] + EDU_ID) == 0x010000edu;
+	}
+	return ok;
+}
+
+/* After a fault that blocked the first edu: a transfer of its buffer (all
+ * `fill`) into RAM completes on the device side but no byte arrives. */
+static bool first_blocked(void)
+{
+	memset(buf_c, 0, sizeof(buf_c));
+	dsb_sy();
+	bar = bars[0];
+	bool done = edu_dma(EDU_BUF, dma_addr(buf_c), 256, EDU_TO_RAM);
+	dsb_sy();
+	u32 arrived = 0;
+	for (u32 i = 0; i < 256; i++)
+		arrived += buf_c[i] != 0;
+	printf("edudma: after the fault: transfer done=%d bytes_arrived=%u\n", done, arrived);
+	return done && !arrived;
+}
+
+static int p2p(void)
+{
+	u64 own = bars[0];
+	u32 peer = nedu > 1 ? 1 : 0;
+
+	/* all ones: a command register written so starts a transfer; every
+	 * edu's buffer loaded at once (each transfer takes 100 ms) */
+	memset(buf_a, (int)param_u64("fill", 0xff), sizeof(buf_a));
+	dsb_sy();
+	for (u32 k = 0; k < nedu; k++) {
+		mmio_write64(bars[k] + EDU_SRC, dma_addr(buf_a));
+		mmio_write64(bars[k] + EDU_DST, EDU_BUF);
+		mmio_write64(bars[k] + EDU_CNT, 256);
+		mmio_write64(bars[k] + EDU_CMD, EDU_RUN);
+	}
+	for (u32 k = 0; k < nedu; k++)
+		while (mmio_read64(bars[k] + EDU_CMD) & EDU_RUN)
+			;
+	for (u32 k = 0; k < 2; k++) {
+		bar = bars[k ? peer : 0];
+		printf("edudma: p2p %s write dst=%lx done=%d\n", k ? "peer-bar" : "own-bar", own,
+		       edu_dma(EDU_BUF, own, 256, EDU_TO_RAM));
+	}
+	/* a transfer the writes started would end during this one */
+	if (param_u64("after", 0) && !first_blocked())
+		return fail("the faulting edu's DMA still arrives");
+	if (!edus_alive())
+		return fail("an edu stopped answering at its BAR");
+	printf("edudma: p2p alive=%u\n", nedu);
+	return 0;
+}
+
+static int high(void)
+{
+	static const char *const keys[] = { "addr0", "addr1", "addr2", "addr3" };
+	u32 k = 0;
+
+	for (; k < 4 && param_str(keys[k]); k++) {
+		u64 a = param_u64(keys[k], 0);
+
+		bar = bars[k < nedu ? k : nedu - 1];
+		printf("edudma: high write dst=%lx done=%d\n", a,
+		       edu_dma(EDU_BUF, a, 256, EDU_TO_RAM));
+	}
+	if (!k)
+		return fail("no addr0");
+	if (!edus_alive())
+		return fail("an edu stopped answering at its BAR");
+	printf("edudma: high addresses=%u\n", k);
+	return 0;
+}
+
 static int each(void)
 {
 	u64 target = param_u64("unmapped", 0x100000000ull);
@@ -330,6 +421,10 @@ int main(const char *params)
 		return bar_mode(bdf) ? 1 : (printf("edudma: PASS (bar)\n"), 0);
 	if (!strcmp(mode, "flood"))
 		return flood() ? 1 : (printf("edudma: PASS (flood)\n"), 0);
+	if (!strcmp(mode, "p2p"))
+		return p2p() ? 1 : (printf("edudma: PASS (p2p)\n"), 0);
+	if (!strcmp(mode, "high"))
+		return high() ? 1 : (printf("edudma: PASS (high)\n"), 0);
 	if (!strcmp(mode, "each"))
 		return each() ? 1 : (printf("edudma: PASS (each)\n"), 0);
 	if (!strcmp(mode, "bench"))

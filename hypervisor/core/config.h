@@ -112,10 +112,6 @@ struct cfg_shmem {
  * (HCR_EL2.IMO/FMO clear), the hypervisor's events come through SDEI
  * (docs/interrupts.md, core/irq_direct.c) */
 #define CFG_VM_DIRECT (1u << 6)
-/* 0: no VM has it, the build leaves direct mode out (hypervisor/Makefile DIRECT) */
-#ifndef BULKHEAD_DIRECT
-#define BULKHEAD_DIRECT 1
-#endif
 
 /*
  * Memory bandwidth reservation of one VM (hypervisor/isolation/bw.c): each

@@ -22,6 +22,7 @@
 #include "core/config.h"
 #include "core/irq_emul.h"
 #include "drivers/gic/gic.h"
+#include "lib/features.h"
 #include "lib/types.h"
 
 #define IRQ_SGI_KICK 0 /* vcpu_kick: "leave the guest and look at your state" */
@@ -75,7 +76,7 @@ struct vcpu_delivery {
 };
 
 extern const struct vcpu_delivery irq_emul_delivery;
-#if BULKHEAD_DIRECT
+#if IS_ENABLED(DIRECT)
 extern const struct vcpu_delivery irq_direct_delivery;
 #endif
 
@@ -84,7 +85,7 @@ extern const struct vcpu_delivery irq_direct_delivery;
  * emulated one only. */
 static inline const struct vcpu_delivery *delivery_select(u32 cfg_flags)
 {
-#if BULKHEAD_DIRECT
+#if IS_ENABLED(DIRECT)
 	if (cfg_flags & CFG_VM_DIRECT)
 		return &irq_direct_delivery;
 #endif
@@ -96,7 +97,7 @@ static inline const struct vcpu_delivery *delivery_select(u32 cfg_flags)
  * that what only a physical delivery needs is not built). */
 static inline bool delivery_physical(const struct vcpu_delivery *d)
 {
-	return BULKHEAD_DIRECT && d->physical;
+	return IS_ENABLED(DIRECT) && d->physical;
 }
 
 /*
@@ -107,17 +108,17 @@ static inline bool delivery_physical(const struct vcpu_delivery *d)
  */
 static inline u64 delivery_hcr_clear(const struct vcpu_delivery *d)
 {
-	return BULKHEAD_DIRECT ? d->hcr_clear : 0;
+	return IS_ENABLED(DIRECT) ? d->hcr_clear : 0;
 }
 
 static inline u32 delivery_poll(const struct vcpu_delivery *d)
 {
-	return BULKHEAD_DIRECT ? d->poll() : irq_emul_poll();
+	return IS_ENABLED(DIRECT) ? d->poll() : irq_emul_poll();
 }
 
 static inline void delivery_wait(const struct vcpu_delivery *d)
 {
-	if (BULKHEAD_DIRECT)
+	if (IS_ENABLED(DIRECT))
 		d->wait();
 	else
 		irq_emul_wait();
@@ -125,7 +126,7 @@ static inline void delivery_wait(const struct vcpu_delivery *d)
 
 static inline void delivery_exit_path(const struct vcpu_delivery *d, struct vcpu *v)
 {
-	if (BULKHEAD_DIRECT)
+	if (IS_ENABLED(DIRECT))
 		d->exit_path(v);
 	else
 		irq_emul_exit_path(v);
@@ -133,14 +134,14 @@ static inline void delivery_exit_path(const struct vcpu_delivery *d, struct vcpu
 
 static inline __noreturn void delivery_enter(const struct vcpu_delivery *d, struct frame *f)
 {
-	if (BULKHEAD_DIRECT)
+	if (IS_ENABLED(DIRECT))
 		d->enter(f);
 	guest_enter(f);
 }
 
 static inline void delivery_reset(const struct vcpu_delivery *d, struct vcpu *v)
 {
-	if (BULKHEAD_DIRECT)
+	if (IS_ENABLED(DIRECT))
 		d->reset(v);
 	else
 		irq_emul_reset(v);

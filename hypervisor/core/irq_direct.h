@@ -12,6 +12,7 @@
 #define CORE_IRQ_DIRECT_H
 
 #include "core/config.h"
+#include "lib/features.h"
 #include "lib/types.h"
 
 struct vcpu;
@@ -22,7 +23,7 @@ struct vm;
  * the events, unmasks the CPU for them, takes the kick SGI and the
  * maintenance PPI away from Group 1 use and switches to the direct vector
  * table. Nothing on other CPUs. */
-#if BULKHEAD_DIRECT
+#if IS_ENABLED(DIRECT)
 void irq_direct_cpu_init(void);
 /* Handles the SDEI events taken on this CPU and not yet handled (the
  * registered hypervisor handlers of the bound interrupts); returns how

@@ -16,6 +16,10 @@
 
 #define S2_RAM    (PTE_AF | PTE_SH_INNER | S2_MEMATTR_NORMAL_WB | S2_AP_RW)
 #define S2_DEVICE (PTE_AF | S2_MEMATTR_DEVICE_nGnRE | S2_AP_RW | PTE_XN)
+/* read-only normal memory: the identity stage 1's pages in the SMMU's view */
+#define S2_RO (PTE_AF | PTE_SH_INNER | S2_MEMATTR_NORMAL_WB | (1ull << 6) | PTE_XN)
+/* the table pages mapping those two pages take (a level-2 and a level-3) */
+#define MEM_S1_TABLE_PAGES 2
 
 static mem_color_next_fn mem_color_next;
 
@@ -71,6 +75,12 @@ static u64 *mem_pt_alloc(void *ctx)
 	return (u64 *)(uintptr_t)pa;
 }
 
+static u64 *mem_pt_none(void *ctx)
+{
+	(void)ctx;
+	return NULL;
+}
+
 /* A VM's VMID: its index + 1 (0 is no VM's; drivers/iommu.c relies on it). */
 static u16 mem_vmid(const struct vm *vm)
 {
@@ -82,14 +92,79 @@ static u64 mem_vttbr(const struct vm *vm)
 	return ((u64)mem_vmid(vm) << 48) | (u64)(uintptr_t)vm->s2.root;
 }
 
+/* Whether vm's DMA walks a view (mem_iommu_attach): constant false in a
+ * build with no SMMU driver, so the view's code is not linked there. */
+static inline bool mem_has_view(const struct vm *vm)
+{
+	return IOMMU_BUILT && vm->s2_dma.root;
+}
+
+/* What the SMMU's view keeps: normal memory (RAM, shared memory), no
+ * device mapping. */
+static bool mem_dma_keep(u64 leaf)
+{
+	return (leaf & (0xfull << 2)) == S2_MEMATTR_NORMAL_WB;
+}
+
+/* The SMMU's view of the VM's stage 2 src, from the table pages of
+ * view->alloc: a device's DMA reaches the VM's RAM and shared memory, never
+ * a device (its own BARs or another's registers: peer-to-peer is refused,
+ * docs/dma.md). Tables that map only RAM are shared with the VM's own, so
+ * the view follows their pages; the root and the tables that map both
+ * are its own. */
+static bool mem_dma_view(struct pt *view, const struct pt *src)
+{
+	if (pt_view(view, src, mem_dma_keep) != PT_OK)
+		return false;
+	view->alloc = mem_pt_none;
+	return true;
+}
+
+/* Maps the identity stage 1's pages (drivers/iommu.h) read-only into the
+ * view, in its last GiB, which must be the view's alone: its level-1 entry
+ * unused (the VM maps no RAM there), so no table of the VM's is touched.
+ * False: not mapped (no unit uses them, or the GiB is taken). */
+static bool mem_dma_s1(struct pt *view, u64 *(*alloc)(void *ctx), void *ctx)
+{
+	u64 pa[2];
+	bool ok;
+
+	if (!iommu_s1_pages(pa) || (view->root[IOMMU_S1_IPA >> 30] & PTE_VALID))
+		return false;
+	view->alloc = alloc;
+	view->ctx = ctx;
+	ok = pt_map_pages(view, IOMMU_S1_IPA, pa[0], SZ_4K, S2_RO) == PT_OK &&
+	     pt_map_pages(view, IOMMU_S1_IPA + SZ_4K, pa[1], SZ_4K, S2_RO) == PT_OK;
+	view->alloc = mem_pt_none;
+	return ok;
+}
+
 void mem_iommu_attach(struct vm *vm)
 {
-	struct iommu_s2 s2 = { .root = (u64)(uintptr_t)vm->s2.root,
-		               .vtcr = VTCR_EL2_VALUE,
-		               .vmid = mem_vmid(vm) };
+	struct iommu_s2 s2 = { .vtcr = VTCR_EL2_VALUE, .vmid = mem_vmid(vm) };
 
-	if (iommu_vm_has_streams(vm->id))
-		iommu_vm_attach(vm->id, &s2);
+	if (!IOMMU_BUILT || !iommu_vm_has_streams(vm->id))
+		return;
+	/* first attach (boot, every mapping made): the view from the pool */
+	if (!vm->s2_dma.root) {
+		struct pt view = { .alloc = mem_pt_alloc, .ctx = vm };
+
+		if (!mem_dma_view(&view, &vm->s2))
+			panic(
+			    "vm %s: no table pages left for the SMMU's view of its memory (%u/%u)",
+			    vm->cfg->name, vm->s2_next, vm->cfg->pt_pages);
+		vm->s2_dma_s1 = mem_dma_s1(&view, mem_pt_alloc, vm);
+		dsb(ish); /* the view is visible to the SMMU's walks */
+		vm->s2_dma = view;
+		log_info("vm %s: the SMMU's view of its memory: RAM and shared memory, no "
+		         "device (%u table page(s) of its own); addresses beyond its IPA space %s",
+		         vm->cfg->name, view.pages_used,
+		         vm->s2_dma_s1 ? "fault in the identity stage 1 (recorded)"
+		                       : "are not translated (stage 1 bypassed: not recorded)");
+	}
+	s2.root = (u64)(uintptr_t)vm->s2_dma.root;
+	s2.s1 = vm->s2_dma_s1;
+	iommu_vm_attach(vm->id, &s2);
 }
 
 /* Maps RAM, page by page in the region's colors when it has them. */
@@ -107,6 +182,9 @@ void mem_map(struct vm *vm, u64 ipa, u64 pa, u64 size, enum mem_kind kind,
 	u64 attrs = kind == MEM_RAM ? S2_RAM : S2_DEVICE;
 	int ret = 0;
 
+	if (mem_has_view(vm)) /* it may share the tables this would change */
+		panic("vm %s: stage-2 map of ipa %lx after its DMA view was built", vm->cfg->name,
+		      ipa);
 	if (!place || !place->next_pa) {
 		ret = pt_map(&vm->s2, ipa, pa, size, attrs);
 	} else {
@@ -155,27 +233,32 @@ void mem_vm_activate(struct vm *vm)
 	isb();
 }
 
-static u64 *mem_pt_none(void *ctx)
-{
-	(void)ctx;
-	return NULL;
-}
-
 u32 mem_s2_move_pages(const struct vm *vm, bool split)
 {
-	return pt_clone_pages(&vm->s2, split);
+	return pt_clone_pages(&vm->s2, split) +
+	       (mem_has_view(vm) ? pt_view_pages(&vm->s2, mem_dma_keep) : 0) +
+	       (mem_has_view(vm) && vm->s2_dma_s1 ? MEM_S1_TABLE_PAGES : 0);
 }
 
 bool mem_s2_move(struct vm *vm, bool split, u64 *(*alloc)(void *ctx), void *ctx)
 {
-	struct pt copy = { .alloc = alloc, .ctx = ctx };
+	struct pt copy = { .alloc = alloc, .ctx = ctx }, view = { .alloc = alloc, .ctx = ctx };
 
 	if (pt_clone(&copy, &vm->s2, split) != PT_OK)
 		return false;
-	dsb(ish); /* the copy is visible to table walks */
+	/* the SMMU's view, rebuilt on the copy (its streams abort meanwhile) */
+	if (mem_has_view(vm) && !mem_dma_view(&view, &copy))
+		return false;
+	if (mem_has_view(vm) && vm->s2_dma_s1 && !mem_dma_s1(&view, alloc, ctx))
+		return false;
+	dsb(ish); /* the copies are visible to table walks */
 	copy.alloc = mem_pt_none;
 	vm->s2 = copy;
 	vm->s2_next = copy.pages_used;
+	if (mem_has_view(vm)) {
+		vm->s2_dma = view;
+		vm->s2_next += view.pages_used;
+	}
 	vm->vttbr = mem_vttbr(vm);
 	return true;
 }
@@ -187,7 +270,9 @@ bool mem_remap_page(struct vm *vm, u64 ipa, u64 pa)
 	if (!pt_lookup(&vm->s2, ipa, &old, &attrs, &size) || size != SZ_4K ||
 	    (attrs & (0xfull << 2)) != S2_MEMATTR_NORMAL_WB)
 		return false;
-	return pt_remap_page(&vm->s2, ipa, pa);
+	/* and in the SMMU's view: once more where it shares the table */
+	return pt_remap_page(&vm->s2, ipa, pa) &&
+	       (!mem_has_view(vm) || pt_remap_page(&vm->s2_dma, ipa, pa));
 }
 
 void mem_vm_tlb_flush(struct vm *vm)

@@ -46,18 +46,21 @@ void mem_map(struct vm *vm, u64 ipa, u64 pa, u64 size, enum mem_kind kind,
              const struct mem_placement *place);
 
 /* Moves the VM's stage-2 tables into table pages from alloc(ctx) (a copy of
- * the tree; with split, its blocks become 4 KiB pages) and points its VTTBR
- * at the copy. The VM must be paused; its vCPUs load the new VTTBR with
- * vcpu_reload_s2, after which the old table pages are unused. False
- * (nothing changed) when alloc runs out. Later stage-2 mappings are
- * refused (none is made after boot). mem_s2_move_pages: how many table
- * pages it takes. */
+ * the tree; with split, its blocks become 4 KiB pages; and the SMMU's view
+ * of it, rebuilt on the copy) and points its VTTBR at the copy. The VM must
+ * be paused; its vCPUs load the new VTTBR with vcpu_reload_s2, after which
+ * the old table pages are unused. False (nothing changed) when alloc runs
+ * out. Later stage-2 mappings are refused (none is made after boot).
+ * mem_s2_move_pages: how many table pages it takes. */
 u32 mem_s2_move_pages(const struct vm *vm, bool split);
 bool mem_s2_move(struct vm *vm, bool split, u64 *(*alloc)(void *ctx), void *ctx);
 
-/* Points the VM's DMA streams at its stage-2 tables as they are now
- * (drivers/iommu.h; nothing without an SMMU): at boot, after a reset's
- * reload and after recoloring moved its tables. */
+/* Points the VM's DMA streams at the SMMU's view of its stage 2 as it is
+ * now (drivers/iommu.h; nothing without an SMMU): at boot, after a reset's
+ * reload and after recoloring moved its tables. The view maps the VM's RAM
+ * and shared memory, not its devices (no DMA into a BAR or another
+ * device's registers); the first call builds it from the VM's table pool,
+ * after which no stage-2 mapping may be added. */
 void mem_iommu_attach(struct vm *vm);
 
 /* Translates an IPA of the VM's RAM (not devices) to a PA. */
@@ -72,8 +75,8 @@ bool mem_copy_to_vm(struct vm *vm, u64 ipa, const void *src, u64 len);
  * with skip_placed, the images the boot loader put in place (cfg_image.placed). */
 void mem_load_images(struct vm *vm, bool skip_placed);
 
-/* Points the stage-2 page of ipa (a 4 KiB mapping of RAM) at pa; false if
- * ipa is not mapped so. The VM must not run until mem_vm_tlb_flush. */
+/* Points the stage-2 page of ipa (a 4 KiB mapping of RAM) at pa, in the
+ * SMMU's view too; false if ipa is not mapped so. The VM must not run until mem_vm_tlb_flush. */
 bool mem_remap_page(struct vm *vm, u64 ipa, u64 pa);
 
 /* Invalidates every stage-1&2 TLB entry of the VM's VMID on all CPUs

@@ -10,10 +10,11 @@
 #define CORE_PCI_H
 
 #include "core/config.h"
+#include "lib/features.h"
 #include "lib/log.h"
 #include "lib/pcienum.h"
 
-#if !defined(BULKHEAD_PCI) || BULKHEAD_PCI
+#if IS_ENABLED(PCI)
 /* Boot CPU, before the VMs are built: maps the ECAM, enumerates, checks
  * every configured function (present, vendor:device, INTx SPI, not given
  * twice) and assigns the resources; a mismatch stops the boot. */

@@ -20,6 +20,7 @@
 #include "core/sysreg.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
+#include "lib/features.h"
 #include "lib/log.h"
 
 bool trap_guest_sync_fast(u64 esr);
@@ -182,7 +183,7 @@ void trap_guest_serror(struct frame *f)
 	irq_emul_exit_path(v);
 }
 
-#if BULKHEAD_DIRECT /* hypervisor/Makefile DIRECT: a VM has interrupts: direct */
+#if IS_ENABLED(DIRECT) /* hypervisor/Makefile DIRECT: a VM has interrupts: direct */
 /*
  * A direct vCPU's traps (el2_vectors_direct, docs/interrupts.md): the full
  * frame always, no list registers to sync or flush; the exit path handles
@@ -235,4 +236,4 @@ void trap_direct_sdei(struct frame *f)
 		cpu->reg_exits++;
 	irq_direct_exit_path(cpu->vcpu);
 }
-#endif /* BULKHEAD_DIRECT */
+#endif /* IS_ENABLED(DIRECT) */

@@ -9,6 +9,7 @@
 #include "core/mem.h"
 #include "core/vm.h"
 #include "core/vpmu.h"
+#include "lib/features.h"
 #include "lib/log.h"
 #include "lib/string.h"
 

@@ -9,6 +9,7 @@
 #include "core/vgic.h"
 #include "core/vm.h"
 #include "drivers/gic/gic.h"
+#include "lib/features.h"
 
 enum vcpu_power {
 	VCPU_OFF,

@@ -8,6 +8,7 @@
 #include "core/vcpu.h"
 #include "core/vgic_regs.h" /* GICD_ISPENDR, GICD_ICPENDR, GICD_ICACTIVER */
 #include "core/vm.h"
+#include "lib/features.h"
 #include "lib/log.h"
 #include "lib/string.h"
 

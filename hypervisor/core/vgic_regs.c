@@ -5,6 +5,7 @@
 #include "core/vcpu.h"
 #include "core/vgic.h"
 #include "core/vm.h"
+#include "lib/features.h"
 
 enum vgic_bank { BANK_ENABLE, BANK_PENDING, BANK_ACTIVE };
 

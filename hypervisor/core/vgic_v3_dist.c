@@ -10,6 +10,7 @@
 #include "core/vgic.h"
 #include "core/vgic_regs.h"
 #include "core/vm.h"
+#include "lib/features.h"
 
 #define GICD_CTLR        0x0000
 #define GICD_TYPER       0x0004

@@ -10,6 +10,7 @@
 #include "core/vgic.h"
 #include "core/vpci.h"
 #include "drivers/iommu.h"
+#include "lib/features.h"
 #include "lib/format.h"
 #include "lib/log.h"
 

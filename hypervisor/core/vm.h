@@ -44,8 +44,12 @@ struct vm {
 	u64 vttbr;
 	u64 ram_bytes;
 	struct pt s2;
-	u32 s2_next;  /* stage-2 table pages taken from the VM's pool */
-	u64 s2_pt_pa; /* colored pool: the last page taken */
+	/* the SMMU's view of s2 (core/mem.c): its RAM and shared memory, none
+	 * of its device mappings; root NULL until its streams are attached */
+	struct pt s2_dma;
+	bool s2_dma_s1; /* it maps the identity stage 1 (drivers/iommu.h) */
+	u32 s2_next;    /* stage-2 table pages taken from the VM's pool */
+	u64 s2_pt_pa;   /* colored pool: the last page taken */
 	struct vcpu *vcpus[CFG_MAX_CPUS];
 	u32 nvcpus;
 	struct vgic_dist vgic;

@@ -8,11 +8,12 @@
 #ifndef CORE_VPCI_H
 #define CORE_VPCI_H
 
+#include "lib/features.h"
 #include "lib/types.h"
 
 struct vm;
 
-#if !defined(BULKHEAD_PCI) || BULKHEAD_PCI
+#if IS_ENABLED(PCI)
 /* At VM build, after pci_init and mem_vm_init. */
 void vpci_vm_init(struct vm *vm);
 /* At every load of the VM (boot, and reload after the hold): the VM's

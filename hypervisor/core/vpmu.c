@@ -43,6 +43,7 @@
 #include "core/vgic.h"
 #include "core/vgic_regs.h" /* GICD_ICPENDR */
 #include "core/vm.h"
+#include "lib/features.h"
 #include "lib/log.h"
 
 #define VPMU_PMCR_RW (PMCR_E | PMCR_D | PMCR_DP | PMCR_LC)

@@ -4,6 +4,7 @@
 #include "arch/aarch64/psci_fw.h"
 #include "core/vcpu.h"
 #include "core/vm.h"
+#include "lib/features.h"
 
 #define PSCI_VERSION_1_1          0x10001u
 #define PSCI_MIGRATE_NOT_REQUIRED 2

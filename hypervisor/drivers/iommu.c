@@ -3,17 +3,18 @@
  * The IOMMU-neutral layer (drivers/iommu.h): the generated stream table,
  * each stream's state, and the dispatch to the SMMU driver of each unit
  * (drivers/smmu/smmuv3.c, smmu500.c; the Makefile builds those the
- * platform names and defines IOMMU_HAVE_SMMUV3 / IOMMU_HAVE_SMMU500).
+ * configuration drives: IS_ENABLED(SMMUV3), IS_ENABLED(SMMU500), lib/features.h).
  */
 #include "drivers/iommu.h"
 
+#include "lib/features.h"
 #include "lib/log.h"
 #include "lib/spinlock.h"
 
-#ifdef IOMMU_HAVE_SMMUV3
+#if IS_ENABLED(SMMUV3)
 #include "drivers/smmu/smmuv3.h"
 #endif
-#ifdef IOMMU_HAVE_SMMU500
+#if IS_ENABLED(SMMU500)
 #include "drivers/smmu/smmu500.h"
 #endif
 
@@ -64,7 +65,7 @@ u64 iommu_stream_faults(u32 stream)
 	return stream < IOMMU_MAX_STREAMS ? iommu_faults[stream] : 0;
 }
 
-#ifdef IOMMU_HAVE_SMMU500
+#if IS_ENABLED(SMMU500)
 /* SMMU-500: stream i of a unit uses stream match register slot(i) (its rank
  * among the unit's streams) and its VM the context bank of the VM's rank
  * among the unit's VMs. */
@@ -107,16 +108,18 @@ static bool iommu_stream_program(u32 i, const struct iommu_s2 *s2)
 	const struct iommu_unit *u = &iommu_cfg->units[st->unit];
 
 	switch (u->type) {
-#ifdef IOMMU_HAVE_SMMUV3
+#if IS_ENABLED(SMMUV3)
 	case IOMMU_SMMUV3: {
-		u64 ste[SMMUV3_STE_DWORDS];
+		u64 ste[SMMUV3_STE_DWORDS], s1[2];
 
-		if (s2)
+		if (s2 && s2->s1 && smmuv3_s1(st->unit, s1))
+			smmuv3_ste_nested(ste, s2->root, s2->vtcr, s2->vmid, IOMMU_S1_IPA);
+		else if (s2)
 			smmuv3_ste_s2(ste, s2->root, s2->vtcr, s2->vmid);
 		return smmuv3_ste_set(st->unit, st->sid, s2 ? ste : NULL);
 	}
 #endif
-#ifdef IOMMU_HAVE_SMMU500
+#if IS_ENABLED(SMMU500)
 	case IOMMU_SMMU500:
 		return smmu500_stream_set(st->unit, iommu_smr_of(i), st->sid,
 		                          s2 ? iommu_cb_of(st->unit, st->vm) : IOMMU_NONE);
@@ -130,11 +133,11 @@ static bool iommu_stream_program(u32 i, const struct iommu_s2 *s2)
 static bool iommu_unit_tlbi(u32 unit, u16 vmid)
 {
 	switch (iommu_cfg->units[unit].type) {
-#ifdef IOMMU_HAVE_SMMUV3
+#if IS_ENABLED(SMMUV3)
 	case IOMMU_SMMUV3:
 		return smmuv3_tlbi_vmid(unit, vmid);
 #endif
-#ifdef IOMMU_HAVE_SMMU500
+#if IS_ENABLED(SMMU500)
 	case IOMMU_SMMU500:
 		return smmu500_tlbi_vmid(unit, vmid);
 #endif
@@ -171,7 +174,7 @@ void iommu_vm_attach(u32 vm, const struct iommu_s2 *s2)
 {
 	if (!iommu_active())
 		return;
-#ifdef IOMMU_HAVE_SMMU500
+#if IS_ENABLED(SMMU500)
 	for (u32 unit = 0; unit < iommu_cfg->nunits; unit++) {
 		u32 cb = iommu_cfg->units[unit].type == IOMMU_SMMU500 ? iommu_cb_of(unit, vm)
 		                                                      : IOMMU_NONE;
@@ -248,7 +251,7 @@ void iommu_stream_block(u32 stream)
 	iommu_report_program(stream, ok);
 }
 
-#if defined(IOMMU_HAVE_SMMUV3) || defined(IOMMU_HAVE_SMMU500)
+#if IS_ENABLED(SMMUV3) || IS_ENABLED(SMMU500)
 static u32 iommu_find(u32 unit, u32 sid)
 {
 	for (u32 i = 0; i < iommu_cfg->nstreams; i++)
@@ -297,7 +300,7 @@ static void iommu_report(u32 unit, u32 sid, u64 addr, bool write, bool addr_vali
 
 #endif
 
-#ifdef IOMMU_HAVE_SMMUV3
+#if IS_ENABLED(SMMUV3)
 static void iommu_v3_event(u32 unit, const struct smmuv3_event *e)
 {
 	iommu_report(unit, e->sid, e->addr, e->write, e->addr_valid, smmuv3_event_name(e->type));
@@ -313,7 +316,7 @@ static void iommu_v3_lost(u32 unit, const char *why)
 }
 #endif
 
-#ifdef IOMMU_HAVE_SMMU500
+#if IS_ENABLED(SMMU500)
 static void iommu_500_fault(u32 unit, const struct smmu500_fault *f)
 {
 	iommu_report(unit, f->sid, f->addr, f->write, f->addr_valid, f->what);
@@ -328,7 +331,7 @@ void iommu_handle_irq(u32 intid)
 		if (intid != u->event_irq && intid != u->gerror_irq)
 			continue;
 		switch (u->type) {
-#ifdef IOMMU_HAVE_SMMUV3
+#if IS_ENABLED(SMMUV3)
 		case IOMMU_SMMUV3:
 			if (intid == u->gerror_irq)
 				smmuv3_gerror(unit, iommu_v3_lost);
@@ -336,7 +339,7 @@ void iommu_handle_irq(u32 intid)
 				smmuv3_drain_events(unit, iommu_v3_event, iommu_v3_lost);
 			break;
 #endif
-#ifdef IOMMU_HAVE_SMMU500
+#if IS_ENABLED(SMMU500)
 		case IOMMU_SMMU500:
 			smmu500_handle_irq(unit, iommu_500_fault);
 			break;
@@ -345,6 +348,17 @@ void iommu_handle_irq(u32 intid)
 			break;
 		}
 	}
+}
+
+bool iommu_s1_pages(u64 pa[2])
+{
+#if IS_ENABLED(SMMUV3)
+	for (u32 unit = 0; iommu_cfg && unit < iommu_cfg->nunits; unit++)
+		if (iommu_cfg->units[unit].type == IOMMU_SMMUV3 && smmuv3_s1(unit, pa))
+			return true;
+#endif
+	(void)pa;
+	return false;
 }
 
 u32 iommu_irqs(struct iommu_irq *irqs, u32 max)
@@ -394,12 +408,12 @@ void iommu_init(const struct iommu_config *cfg, iommu_fault_fn fault)
 			n++;
 		}
 		switch (u->type) {
-#ifdef IOMMU_HAVE_SMMUV3
+#if IS_ENABLED(SMMUV3)
 		case IOMMU_SMMUV3:
 			smmuv3_init(unit, u, max_sid);
 			break;
 #endif
-#ifdef IOMMU_HAVE_SMMU500
+#if IS_ENABLED(SMMU500)
 		case IOMMU_SMMU500:
 			smmu500_init(unit, u, n, iommu_cb_of(unit, IOMMU_NONE));
 			break;

@@ -14,6 +14,7 @@
 #ifndef DRIVERS_IOMMU_H
 #define DRIVERS_IOMMU_H
 
+#include "lib/features.h"
 #include "lib/types.h"
 
 #define IOMMU_SMMUV3  1 /* Arm SMMUv3 (IHI 0070) */
@@ -77,7 +78,26 @@ struct iommu_s2 {
 	u64 root; /* PA of the first-level table (VTTBR_EL2.BADDR) */
 	u64 vtcr; /* the VM's VTCR_EL2 */
 	u16 vmid;
+	/* the tables map iommu_s1_pages read-only at IOMMU_S1_IPA: an SMMUv3
+	 * with stage 1 puts the identity stage 1 in front */
+	bool s1;
 };
+
+/*
+ * The identity stage 1 (SMMUv3 with stage 1; docs/dma.md, "Addresses
+ * beyond the IPA space"): with stage 1 bypassed, a DMA input address
+ * beyond the SMMU's input size is a stage-1 address size fault that no
+ * context descriptor asks to record, so it is blocked unreported (QEMU 10).
+ * In front of each VM's stage 2 the SMMU then translates stage 1 through
+ * one context descriptor and a table that map every 39-bit address to the
+ * same IPA, with faults recorded: any wider address is a recorded
+ * translation fault. The SMMU fetches both by IPA: the VM's tables must
+ * map the two pages iommu_s1_pages gives, read-only, at IOMMU_S1_IPA (the
+ * last 8 KiB of the 39-bit IPA space) and IOMMU_S1_IPA + 4 KiB; false: no
+ * unit uses them.
+ */
+#define IOMMU_S1_IPA ((1ull << 39) - 2 * SZ_4K)
+bool iommu_s1_pages(u64 pa[2]);
 
 /* A fault the SMMU recorded, decoded. */
 struct iommu_fault {
@@ -109,6 +129,9 @@ void iommu_init(const struct iommu_config *cfg, iommu_fault_fn fault);
 bool iommu_active(void);
 /* Whether VM vm owns a stream. */
 bool iommu_vm_has_streams(u32 vm);
+/* Whether this build has an SMMU driver (features.h): a constant, so
+ * callers' DMA-only code drops out of builds without one. */
+#define IOMMU_BUILT (IS_ENABLED(SMMUV3) || IS_ENABLED(SMMU500))
 /* Points every stream of VM vm at s2 (at boot, and after its stage 2
  * changed: recoloring, reset) and invalidates the unit's TLB entries of the
  * VMID; returns once the SMMU uses the new tables. Streams blocked by a

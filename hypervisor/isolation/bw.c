@@ -31,6 +31,7 @@
 #include "core/vm.h"
 #include "core/vpmu.h"
 #include "isolation/color_ida.h"
+#include "lib/features.h"
 
 struct bw_vm bw_vms[CFG_MAX_CPUS];
 struct bw_cpu bw_cpus[CFG_MAX_CPUS];
@@ -210,7 +211,7 @@ void bw_open_period(struct bw_cpu *c)
 	u32 id = bw_period_id(c);
 
 	c->parked_grant = reclaim && idle;
-#if !defined(BULKHEAD_IDA) || BULKHEAD_IDA
+#if IS_ENABLED(IDA)
 	if (v->vm->cfg->flags & CFG_VM_IDA_PERIOD) {
 		struct color_ida_result ida;
 

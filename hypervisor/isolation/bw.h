@@ -16,10 +16,11 @@
 
 #include "core/config.h"
 #include "isolation/bw_budget.h" /* BW_MAX_PERIOD_US, BW_MAX_BUDGET */
+#include "lib/features.h"
 #include "lib/log.h"
 #include "lib/types.h"
 
-#if !defined(BULKHEAD_BW) || BULKHEAD_BW
+#if IS_ENABLED(BW)
 /* Boot CPU, after vm_init_all() and irq_init(): regulator state from the
  * configuration, interrupt handlers, the stall hook, the BH_HC_BW_*
  * hypercalls and the console command (Ctrl-T b). */

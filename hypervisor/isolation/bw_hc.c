@@ -16,6 +16,7 @@
 #include "core/vcpu.h"
 #include "core/vm.h"
 #include "isolation/bw_engine.h"
+#include "lib/features.h"
 #include "lib/log.h"
 
 #define BW_ALL_VCPUS 0xffffu /* BH_HC_BW_STATS: the VM's totals */

@@ -9,6 +9,7 @@
 #define ISOLATION_COLOR_IDA_H
 
 #include "core/config.h"
+#include "lib/features.h"
 #include "lib/log.h"
 #include "lib/types.h"
 
@@ -20,7 +21,7 @@ struct color_ida_result {
 	u64 colors; /* bitmap of the colors of those sets */
 };
 
-#if !defined(BULKHEAD_IDA) || BULKHEAD_IDA
+#if IS_ENABLED(IDA)
 /* On the calling CPU (one of the VM's): DC CISW on every way of the VM's
  * LLC sets, at most `lines` operations (0: all of them), sets in
  * ascending order. BH_E_INVALID for an uncolored VM or a platform without

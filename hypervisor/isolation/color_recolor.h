@@ -4,6 +4,7 @@
 #define ISOLATION_COLOR_RECOLOR_H
 
 #include "core/config.h"
+#include "lib/features.h"
 #include "lib/log.h"
 #include "lib/types.h"
 
@@ -15,7 +16,7 @@ struct color_recolor_result {
 	u64 pause_end;   /* counter just before they were let go */
 };
 
-#if !defined(BULKHEAD_RECOLOR) || BULKHEAD_RECOLOR
+#if IS_ENABLED(RECOLOR)
 /* Gives the target VM the LLC and bank colors of the bitmaps (0: every
  * color of the kind): checks, pauses, moves, resumes. Returns BH_OK or a
  * BH_E_* code with nothing changed (the reason is logged, naming `by`). */

@@ -12,10 +12,11 @@
 #define ISOLATION_DSU_H
 
 #include "core/config.h"
+#include "lib/features.h"
 #include "lib/log.h"
 #include "lib/types.h"
 
-#if !defined(BULKHEAD_DSU) || BULKHEAD_DSU
+#if IS_ENABLED(DSU)
 /* Boot CPU, after the VMs are set up and before any of them runs. */
 void dsu_init(void);
 /* Every CPU, before it enters its VM. */

@@ -9,6 +9,7 @@
 #ifndef ISOLATION_QOS400_H
 #define ISOLATION_QOS400_H
 
+#include "lib/features.h"
 #include "lib/types.h"
 
 /* Regulators programmed at most (the generated config.c asserts the
@@ -23,7 +24,7 @@ struct qos400_fw {
 	s64 (*read)(u64 pa, u32 *value);
 };
 
-#if !defined(BULKHEAD_QOS) || BULKHEAD_QOS
+#if IS_ENABLED(QOS)
 /* board_init: the firmware path of this board (none: CFG_QOS_SMC
  * regulators are a boot error). */
 void qos400_set_fw(const struct qos400_fw *fw);

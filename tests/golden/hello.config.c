@@ -20,6 +20,12 @@ _Static_assert(PAYLOAD_NAME_LEN == 32, "PAYLOAD_NAME_LEN: bulkhead.generate.imag
 _Static_assert(IOMMU_MAX_STREAMS == 64, "IOMMU_MAX_STREAMS: bulkhead.config.dma.MAX_STREAMS is 64");
 _Static_assert(IOMMU_MAX_UNITS == 4, "IOMMU_MAX_UNITS: bulkhead.config.dma.MAX_SMMUS is 4");
 
+/* what this config needs of the build (features.h): a build without it stops here */
+#include "lib/features.h"
+#if !IS_ENABLED(SMMUV3)
+#error "the platform drives SMMU smmu0 (smmuv3, enable: always), and this build leaves it out (SMMUV3=0 in features.h)"
+#endif
+
 #ifndef NULL
 #define NULL ((void *)0)
 #endif

@@ -82,6 +82,14 @@ bool smmuv3_ste_set(u32 idx, u32 sid, const u64 *s)
 	return true;
 }
 
+/* no identity stage 1: the streams translate by stage 2 alone */
+bool smmuv3_s1(u32 idx, u64 pa[2])
+{
+	(void)idx;
+	(void)pa;
+	return false;
+}
+
 bool smmuv3_tlbi_vmid(u32 idx, u16 vmid)
 {
 	(void)idx;

@@ -3,7 +3,8 @@
  * Host unit test of the translation-table builder (hypervisor/arch/aarch64/pt.c):
  * random mappings checked page by page against a brute-force reference,
  * block use where alignment allows, overlap and pool-exhaustion errors, and
- * cloning a tree into other table pages (pt_clone, pt_table_page).
+ * cloning a tree into other table pages (pt_clone, pt_table_page), and a
+ * view of a tree without its device mappings (pt_view: an SMMU's).
  * Built with AddressSanitizer and UBSan by tests/test_host_c.py.
  */
 #include <stdio.h>
@@ -277,6 +278,69 @@ static void test_clone_split(void)
 	pool_free(&a);
 }
 
+static bool keep_normal(u64 leaf)
+{
+	return (leaf & (0xfull << 2)) == S2_MEMATTR_NORMAL_WB;
+}
+
+/* The view maps exactly the normal-memory leaves, shares the tables that
+ * hold nothing else, copies only the mixed ones, and follows a remap. */
+static void test_view(void)
+{
+	struct pool a, b;
+	struct pt src = pt_new(&a, 64), dst = { .alloc = pool_alloc, .ctx = &b };
+	const u64 ram = PTE_AF | S2_MEMATTR_NORMAL_WB | S2_AP_RW;
+	const u64 dev = PTE_AF | S2_MEMATTR_DEVICE_nGnRE | S2_AP_RW | PTE_XN;
+	u64 pa, pa2, attrs, attrs2, size, size2;
+	u32 need;
+
+	/* GiB 0: devices only (a 2 MiB block and pages); GiB 1: RAM pages with
+	 * a device page in one 2 MiB slot and a device block beside; GiB 2: a
+	 * RAM block; GiB 3: RAM pages only */
+	CHECK(pt_map(&src, 0x08000000, 0x08000000, 0x200000, dev) == PT_OK, "dev block");
+	CHECK(pt_map_pages(&src, 0x10000000, 0x10000000, 0x4000, dev) == PT_OK, "dev pages");
+	CHECK(pt_map_pages(&src, 0x40000000, 0x90000000, 0x400000, ram) == PT_OK, "ram pages");
+	CHECK(pt_map_pages(&src, 0x40400000, 0x3000000, 0x1000, dev) == PT_OK, "dev page");
+	CHECK(pt_map_pages(&src, 0x40401000, 0x91000000, 0x1000, ram) == PT_OK, "ram page");
+	CHECK(pt_map(&src, 0x40600000, 0x40600000, 0x200000, dev) == PT_OK, "dev 2M");
+	CHECK(pt_map(&src, 2ull << 30, 0x80000000, 1ull << 30, ram) == PT_OK, "ram 1G");
+	CHECK(pt_map_pages(&src, 3ull << 30, 0xa0000000, 0x3000, ram) == PT_OK, "ram 3G");
+	need = pt_view_pages(&src, keep_normal);
+	/* the root, GiB 1's level-2 table, the level-3 table of 0x40400000 */
+	CHECK(need == 3, "view needs %u", need);
+	CHECK(pt_view_pages(&src, keep_normal) == need, "stable count");
+	b.used = 0;
+	b.limit = 64;
+	CHECK(pt_view(&dst, &src, keep_normal) == PT_OK && b.used == need && dst.pages_used == need,
+	      "view took %u pages", b.used);
+	for (u64 va = 0; va < (4ull << 30); va += (va < 0x41000000 ? 0x1000 : 0x1ff000)) {
+		bool l1 = pt_lookup(&src, va, &pa, &attrs, &size);
+		bool l2 = pt_lookup(&dst, va, &pa2, &attrs2, &size2);
+		bool want = l1 && keep_normal(attrs);
+
+		CHECK(l2 == want && (!l2 || (pa == pa2 && attrs == attrs2 && size == size2)),
+		      "va %llx: mapped %d in the tree, %d in the view", (unsigned long long)va, l1,
+		      l2);
+	}
+	/* a page of a shared table and one of a copied table: remapped in both
+	 * trees (mem_remap_page does it so), the view follows */
+	CHECK(pt_remap_page(&src, 3ull << 30, 0xb000) &&
+	          pt_lookup(&dst, 3ull << 30, &pa2, NULL, NULL) && pa2 == 0xb000,
+	      "shared table: one remap");
+	CHECK(pt_remap_page(&src, 0x40401000, 0xc000) && pt_remap_page(&dst, 0x40401000, 0xc000) &&
+	          pt_lookup(&dst, 0x40401000, &pa2, NULL, NULL) && pa2 == 0xc000,
+	      "copied table: remapped in the view too");
+	CHECK(!pt_remap_page(&dst, 0x40400000, 0xd000), "no device page in the view");
+	pool_free(&b);
+	/* too few pages: reported */
+	dst = (struct pt){ .alloc = pool_alloc, .ctx = &b };
+	b.used = 0;
+	b.limit = need - 1;
+	CHECK(pt_view(&dst, &src, keep_normal) == PT_ENOMEM, "view exhaustion");
+	pool_free(&b);
+	pool_free(&a);
+}
+
 int main(void)
 {
 	srand(1234);
@@ -284,6 +348,7 @@ int main(void)
 	test_random_mappings();
 	test_clone();
 	test_clone_split();
+	test_view();
 	if (failures) {
 		printf("test_pt: %d check(s) failed\n", failures);
 		fflush(stdout);

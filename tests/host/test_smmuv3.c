@@ -339,6 +339,26 @@ static void test_encoders(void)
 	CHECK(!(ste[2] & (BIT(52) | BIT(57)))); /* S2ENDI, S2S */
 	CHECK(ste[3] == 0x12345000);
 	CHECK(((ste[1] >> 44) & 3) == 1); /* SHCFG incoming */
+	{
+		u64 s2[8], cd[8], tt[512];
+
+		memcpy(s2, ste, sizeof(s2));
+		smmuv3_ste_nested(ste, 0x12345000, VTCR, 3, 0x7fffffe000);
+		CHECK(ste[0] == (SMMUV3_STE_V | 7u << 1 | 0x7fffffe000)); /* S1Fmt 0, CDMax 0 */
+		CHECK(ste[1] == (s2[1] | 1u << 2 | 1u << 4 | 3u << 6));   /* S1CIR/COR/CSH */
+		CHECK(ste[2] == s2[2] && ste[3] == s2[3]);
+		smmuv3_cd_identity(cd, 0x7ffffff000);
+		CHECK((cd[0] & 0x3f) == 25 && ((cd[0] >> 6) & 3) == 0); /* T0SZ, TG0 4 KiB */
+		CHECK(!(cd[0] & BIT(14)) && (cd[0] & BIT(30)));         /* EPD0 clear, EPD1 set */
+		CHECK((cd[0] & BIT(31)) && (cd[0] & BIT(41)));          /* V, AA64 */
+		CHECK((cd[0] & BIT(45)) && (cd[0] & BIT(46)));          /* R, A */
+		CHECK(!(cd[0] & (BIT(42) | BIT(43) | BIT(44) | BIT(15)))); /* HD HA S ENDI */
+		CHECK(((cd[0] >> 32) & 7) == 2 && (cd[0] >> 48) == 0);     /* IPS 40, ASID 0 */
+		CHECK(cd[1] == 0x7ffffff000 && cd[2] == 0 && (cd[3] & 0xff) == 0xff);
+		smmuv3_s1_identity(tt);
+		for (u64 i = 0; i < 512; i++)
+			CHECK(tt[i] == ((i << 30) | 1 | 1u << 6 | 3u << 8 | 1u << 10));
+	}
 	smmuv3_ste_abort(ste);
 	CHECK(ste[0] == 1 && ste[1] == 0 && ste[3] == 0);
 	CHECK(smmuv3_l1_desc(0x80001000, 6) == (0x80001000 | 7));

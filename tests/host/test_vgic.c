@@ -154,7 +154,7 @@ void gic_route_spi(u32 intid, u64 mpidr)
 	(void)mpidr;
 }
 
-/* direct mode's physical banks (built out here: BULKHEAD_DIRECT=0) */
+/* direct mode's physical banks (built out here: IS_ENABLED(DIRECT) is 0) */
 void gic_cpu_bank_write(u32 cpu, u32 bank, u32 intid)
 {
 	(void)cpu;

@@ -98,6 +98,7 @@ def boot(farm_place: tuple[Any, Any, str] | None, request: pytest.FixtureRequest
     tests can run in parallel (pytest-xdist) without sharing build output.
     On a labgrid target (--lg-env) the config boots on the session's place.
     """
+    from bulkhead.run.backend import RunOptions
     from bulkhead.run.runner import run
 
     def _boot(config: str, timeout: float = RUN_TIMEOUT) -> object:
@@ -105,13 +106,13 @@ def boot(farm_place: tuple[Any, Any, str] | None, request: pytest.FixtureRequest
         out = OUT_ROOT / path.stem
         if farm_place is None:
             if BOOT != "image" and _on_virt(path):
-                return run(path, timeout=timeout + FIRMWARE_TIMEOUT, out=out, boot=BOOT)
-            return run(path, timeout=timeout, out=out)
+                return run(path, RunOptions(timeout=timeout + FIRMWARE_TIMEOUT, out=out, boot=BOOT))
+            return run(path, RunOptions(timeout=timeout, out=out))
         from bulkhead.run import farm
 
         env, coordinator, place = farm_place
         sys.stderr.write(f"bulkhead: {request.node.name}: {config} on labgrid place {place}\n")
-        return farm.run_on_place(env, coordinator, place, path, timeout=timeout, out=out)
+        return farm.run_on_place(env, coordinator, place, path, RunOptions(timeout=timeout, out=out))
 
     return _boot
 

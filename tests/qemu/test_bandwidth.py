@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from bulkhead.run.backend import RunOptions
 from bulkhead.run.runner import RunResult, run
 
 pytestmark = pytest.mark.qemu
@@ -62,7 +63,7 @@ STATS_RE = re.compile(r"bwprobe: stats (\S+) last=(\d+) max=(\d+) mean=(\d+) thr
 def boot(config: str | Path, name: str | None = None, **kw: Any) -> RunResult:
     path = Path(config) if Path(config).is_absolute() else CONFIGS / config
     out = ROOT / "build" / "qemu-tests" / (name or path.stem)
-    return run(path, timeout=TIMEOUT, icount=0, out=out, **kw)
+    return run(path, RunOptions(timeout=TIMEOUT, icount=0, out=out, **kw))
 
 
 def describe(res: RunResult) -> str:
@@ -425,8 +426,8 @@ def test_forward_progress(tmp_path: Path) -> None:
     out = ROOT / "build" / "qemu-tests" / "bw-progress"
     with pytest.raises(RunError, match=r"share of 600 cycles per period is less than the regulator's own cost "
                                        r"at -icount shift=2 \(200 x 2\^2 = 800 cycles\)"):
-        run(config(600), timeout=TIMEOUT, icount=2, out=out)
-    res = run(config(800), timeout=TIMEOUT, icount=2, out=out)
+        run(config(600), RunOptions(timeout=TIMEOUT, icount=2, out=out))
+    res = run(config(800), RunOptions(timeout=TIMEOUT, icount=2, out=out))
     check_clean(res)
     segs = segments(res)
     assert len(segs) == 16, describe(res)

@@ -7,6 +7,7 @@ phases account for all of it."""
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 import tomllib
 from pathlib import Path
@@ -15,6 +16,7 @@ from types import ModuleType
 import pytest
 
 from bulkhead.layout.load import load_system
+from bulkhead.run.backend import RunOptions
 from bulkhead.run.runner import run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,7 +38,8 @@ def test_dual_first_guest_instruction_within_budget() -> None:
     budget = tomllib.loads((ROOT / "bench" / "budgets.toml").read_text())["boot"]
     config = ROOT / budget["config"]
     out = ROOT / "build" / "qemu-tests" / "boot-budget"
-    res = run(config, timeout=300, icount=0, out=out, until=boot.until_last(load_system(config)))
+    res = run(config, RunOptions(timeout=300, icount=0, out=out, 
+                                     until=re.compile(boot.until_last(load_system(config)))))
     assert "PANIC" not in res.output, res.output[-2000:]
     lines = res.all_lines()
     # the images were placed by QEMU's loader: nothing moved, checked or copied at boot

@@ -22,6 +22,7 @@ import pytest
 from bulkhead import cli
 from bulkhead.config import bandwidth
 from bulkhead.generate import qemu
+from bulkhead.run.backend import RunOptions
 from bulkhead.run.runner import RunResult, run
 
 pytestmark = pytest.mark.qemu
@@ -51,8 +52,8 @@ STATS_RE = re.compile(r"bwprobe: stats (\S+) last=(\d+) max=(\d+) mean=(\d+) thr
 def boot(config: str | Path, name: str, **kw: object) -> RunResult:
     assert qemu.TFA_FLASH.is_file(), "run 'bash scripts/setup.sh tfa' first (the TF-A flash image)"
     path = Path(config) if Path(config).is_absolute() else CONFIGS / config
-    res = run(path, timeout=TIMEOUT, icount=0, out=OUT / name, boot="tfa", fit_in_ram=True,
-              **kw)  # type: ignore[arg-type]
+    res = run(path, RunOptions(timeout=TIMEOUT, icount=0, out=OUT / name, boot="tfa", fit_in_ram=True,
+              **kw))  # type: ignore[arg-type]
     assert not res.timed_out, res.output[-4000:]
     return res
 

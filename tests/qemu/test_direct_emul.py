@@ -19,6 +19,7 @@ import test_pmu as tp
 from qconsole import Console
 
 from bulkhead.generate import qemu
+from bulkhead.run.backend import RunOptions
 from bulkhead.run.runner import prepare
 
 pytestmark = pytest.mark.qemu
@@ -32,7 +33,7 @@ def test_direct_vm_uart_rx_and_doorbell_beside_ordinary_vm() -> None:
     list-register doorbell. Its guest PMU's PMINTENSET_EL1 keeps a set bit
     (the overflow interrupt is offered: test_direct_vm_guest_pmu_overflow)."""
     assert qemu.TFA_FLASH.is_file(), "run 'bash scripts/setup.sh tfa' first (the TF-A flash image)"
-    p = prepare(td.CONFIGS / "direct-emul.yaml", icount=0, out=td.OUT / "direct-emul", boot="tfa")
+    p = prepare(td.CONFIGS / "direct-emul.yaml", RunOptions(timeout=None, icount=0, out=td.OUT / "direct-emul", boot="tfa"))
     con = Console(p.argv)
     try:
         ready = con.wait_for_match(r"\[direct\] direct: emul console_irq=\d+ doorbell_irq=\d+", td.TIMEOUT)

@@ -17,6 +17,7 @@ import pytest
 from bulkhead import cli
 from bulkhead.generate.build import build
 from bulkhead.layout.load import load_system
+from bulkhead.run.backend import RunOptions
 from bulkhead.run.runner import run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,7 +57,7 @@ def test_example_checks_and_boots(config: Path, capsys: pytest.CaptureFixture[st
         # a board QEMU does not model (e.g. rk3588-opi5p): built for the board, not booted
         assert build(config, out, log=io.StringIO()).elf.is_file()
         pytest.skip(f"{config.name}: platform without a QEMU model: checked and built, not booted")
-    res = run(config, timeout=240, icount=None, out=out)
+    res = run(config, RunOptions(timeout=240, icount=None, out=out))
     assert res.clean, f"{config.name}: {res.reason}\n{res.output[-3000:]}"
     assert "PANIC" not in res.output
     for pattern, least in EXPECT.get(config.stem, ()):

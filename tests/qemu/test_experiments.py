@@ -20,7 +20,7 @@ import yaml
 
 from bulkhead import cli
 from bulkhead.base.errors import BuildError
-from bulkhead.experiment.report import drawn_problems
+from bulkhead.experiment.charts import drawn_problems
 from bulkhead.run import cachemodel
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -144,7 +144,8 @@ def test_bao_thesis_model_properties(tmp_path: Path) -> None:
     interferer's modelled DRAM bytes per period (series labelled modelled)
     with its budget as a line. The bare `interf` (no regulator) runs in
     QEMU's long -icount slices and models a slowdown only just above 1
-    (docs/model.md "Experiments")."""
+    (docs/model.md "Experiments"). The largest budget never throttles: that
+    run is flagged regulator-idle and gets no regulation chart (issue #39)."""
     try:
         cachemodel.plugin_path()
     except BuildError as exc:
@@ -168,8 +169,17 @@ def test_bao_thesis_model_properties(tmp_path: Path) -> None:
     assert by[("interf-col", "")] < 1.05, by
     ys = [s for _, s in budgets]
     assert all(a > b for a, b in zip(ys, ys[1:], strict=False)), by
+    flags = {r["variant"]: r["flags"] for r in rows if r["scenario"] == "interf-mbr-budget"}
+    # the largest budget is above the interferer's demand: the regulator never
+    # acts, so that run is flagged (issue #39) and gets no regulation chart
+    assert "regulator-idle" in flags["budget_events=6000000"], flags
+    report = (out / "report.md").read_text()
+    assert "## Artefacts: runs not drawn as results" in report
     for budget, _ in budgets:
         side = out / "plots" / f"regulation-interf-mbr-budget-budget_events-{budget}.json"
+        if "regulator-idle" in flags[f"budget_events={budget}"]:
+            assert not side.exists(), side
+            continue
         doc = json.loads(side.read_text())
         assert side.with_suffix(".png").is_file() and side.with_suffix(".svg").is_file()
         assert drawn_problems(doc, set()) == []

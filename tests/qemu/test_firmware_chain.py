@@ -17,6 +17,7 @@ from pathlib import Path
 
 from bulkhead.generate import qemu
 from bulkhead.layout.load import load_platform
+from bulkhead.run.backend import RunOptions
 from bulkhead.run.runner import RunResult, run, supervise
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -28,7 +29,7 @@ FWPROBE_BASE = 0x48000000  # in QEMU virt's RAM, clear of U-Boot and where it lo
 
 def _through_tfa(config: str, timeout: float) -> RunResult:
     assert qemu.TFA_FLASH.is_file(), "run 'bash scripts/setup.sh tfa' first (the TF-A flash image)"
-    res = run(REPO_ROOT / "configs" / f"{config}.yaml", timeout=timeout, out=OUT / config, boot="tfa")
+    res = run(REPO_ROOT / "configs" / f"{config}.yaml", RunOptions(timeout=timeout, out=OUT / config, boot="tfa"))
     assert not res.timed_out, res.output
     machine = res.argv[res.argv.index("-M") + 1]
     assert "secure=on" in machine.split(",") and "virtualization=on" in machine.split(","), res.argv
@@ -121,7 +122,7 @@ def test_regulation_through_tfa(tmp_path: Path) -> None:
     config.write_text(text.replace("period_us: 1000", "period_us: 100")
                       .replace("budget_events: 300000", "budget_events: 30000")
                       .replace("segs: 16", "segs: 16, gap_ns: 1500"))
-    res = run(config, timeout=240, icount=0, out=OUT / "bw-basic-tfa", boot="tfa")
+    res = run(config, RunOptions(timeout=240, icount=0, out=OUT / "bw-basic-tfa", boot="tfa"))
     assert not res.timed_out and res.clean, res.output
     assert "BL31: v2.12" in res.output and "secure=on" in res.argv[res.argv.index("-M") + 1]
     segs = [(int(m[1]), int(m[2])) for m in map(SEG_RE.fullmatch, res.lines("bw")) if m]

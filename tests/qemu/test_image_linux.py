@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bulkhead.run.backend import RunOptions
 from bulkhead.run.runner import run
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -17,8 +18,8 @@ ROOT_FS = "VFS: Unable to mount root fs"
 
 def test_linux_image_as_image_vm() -> None:
     assert (ARTEFACTS / "Image").is_file(), "run scripts/setup.sh first (Linux artefacts)"
-    res = run(REPO_ROOT / "tests" / "configs" / "image-linux.yaml", timeout=120,
-              out=REPO_ROOT / "build" / "qemu-tests" / "image-linux", until=ROOT_FS)
+    res = run(REPO_ROOT / "tests" / "configs" / "image-linux.yaml", RunOptions(timeout=120,
+              out=REPO_ROOT / "build" / "qemu-tests" / "image-linux", until=ROOT_FS))
     assert not res.timed_out, res.output
     assert res.clean, res.reason
     text = "\n".join(res.lines("lnx"))

@@ -13,6 +13,7 @@ import pytest
 
 from bulkhead.config import shared_io
 from bulkhead.layout.load import PLATFORMS_DIR, load_spec
+from bulkhead.run.backend import RunOptions
 from bulkhead.run.netpeer import Peer
 from bulkhead.run.runner import RunResult, run
 
@@ -23,8 +24,8 @@ TIMEOUT = 240.0
 
 def boot(config: str, peer: Peer, icount: int | None = None) -> RunResult:
     path = CONFIGS / config
-    return run(path, timeout=TIMEOUT, icount=icount, out=ROOT / "build" / "qemu-tests" / path.stem,
-               netdev=peer.netdev())
+    return run(path, RunOptions(timeout=TIMEOUT, icount=icount, out=ROOT / "build" / "qemu-tests" / path.stem,
+               netdev=peer.netdev()))
 
 
 def client_stats(r: RunResult, vm: str) -> dict[str, int]:
@@ -38,10 +39,13 @@ def client_stats(r: RunResult, vm: str) -> dict[str, int]:
 
 
 def device_stats(r: RunResult) -> dict[str, int]:
+    """The I/O VM's device counters (its two ``iovm: device <key>=`` lines)."""
+    stats: dict[str, int] = {}
     for line in r.lines("iovm"):
-        if line.startswith("iovm: device tx="):
-            return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", line)}
-    raise AssertionError(f"no device line in {r.lines('iovm')}")
+        if re.match(r"iovm: device \w+=", line):
+            stats.update({k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", line)})
+    assert "tx" in stats and "stall_us" in stats, f"no device lines in {r.lines('iovm')}"
+    return stats
 
 
 def test_two_clients_echo_through_outside_peer() -> None:
@@ -118,8 +122,8 @@ def assert_flood(config: str, flood: int, *, path: Path | None = None, platforms
     *echo, flooder = [c.vm for c in spec.io.clients]
     fmac = shared_io.mac_text(spec.io.clients[-1].mac)
     with Peer(max_frames=20_000, max_seconds=TIMEOUT) as peer:
-        r = run(path, timeout=TIMEOUT, icount=0, out=ROOT / "build" / "qemu-tests" / path.stem,
-                netdev=peer.netdev(), platforms_dir=platforms)
+        r = run(path, RunOptions(timeout=TIMEOUT, icount=0, out=ROOT / "build" / "qemu-tests" / path.stem,
+                netdev=peer.netdev(), platforms_dir=platforms))
     assert r.clean, r.reason + "\n" + r.output[-3000:]
     assert f"ioclient: PASS ({flood} frames sent, 0 replies verified both ways)" in r.lines(flooder)
     for vm in echo:
@@ -200,7 +204,7 @@ def hostile_run(doorbells: int) -> tuple[RunResult, dict[str, int]]:
     cfg = out / "io-hostile.yaml"
     cfg.write_text(text)
     with Peer(max_frames=20_000, max_seconds=TIMEOUT) as peer:
-        r = run(cfg, timeout=TIMEOUT, icount=0, out=out, netdev=peer.netdev())
+        r = run(cfg, RunOptions(timeout=TIMEOUT, icount=0, out=out, netdev=peer.netdev()))
     assert r.clean, r.reason + "\n" + r.output[-3000:]
     PEER_MACS[id(r)] = list(peer.stats.by_mac)
     cpu = next({k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", x)} for x in r.lines("iovm")
@@ -281,8 +285,8 @@ def test_one_client_near_passthrough() -> None:
     shared: list[dict[str, int]] = []
     for _ in range(3):  # at most three runs of each: stop once the bounds hold
         with Peer(max_frames=10_000, max_seconds=TIMEOUT) as peer:
-            r = run(CONFIGS / "io-direct.yaml", timeout=TIMEOUT, icount=0,
-                    out=ROOT / "build" / "qemu-tests" / "io-direct", extra_qemu_args=direct_nic_args(peer.netdev()))
+            r = run(CONFIGS / "io-direct.yaml", RunOptions(timeout=TIMEOUT, icount=0,
+                    out=ROOT / "build" / "qemu-tests" / "io-direct", extra_qemu_args=direct_nic_args(peer.netdev())))
         assert r.clean and "iovm: PASS (direct, 1000 frames)" in r.lines("iovm"), r.output[-3000:]
         direct.append(echo_result(r, "iovm"))
         with Peer(max_frames=10_000, max_seconds=TIMEOUT) as peer:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from bulkhead.run.backend import RunOptions
 from bulkhead.run.runner import run
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -20,8 +21,8 @@ def test_linux_beside_baremetal(boot: str) -> None:
     """From the single image (QEMU -kernel), and through the real chain:
     Debian's U-Boot fetching the FIT over TFTP (docs/boot.md)."""
     assert (ARTEFACTS / "Image").is_file(), "run scripts/setup.sh first (Linux artefacts)"
-    res = run(REPO_ROOT / "configs" / "dual.yaml", timeout=240,
-              out=REPO_ROOT / "build" / "qemu-tests" / "dual", boot=boot)
+    res = run(REPO_ROOT / "configs" / "dual.yaml", RunOptions(timeout=240,
+              out=REPO_ROOT / "build" / "qemu-tests" / "dual", boot=boot))
     assert not res.timed_out, res.output
     linux = res.lines("linux")
     text = "\n".join(linux)

@@ -29,6 +29,7 @@ from bulkhead.generate import build, qemu
 from bulkhead.layout.load import load_system
 from bulkhead.layout.placement import System
 from bulkhead.run import cachemodel
+from bulkhead.run.backend import RunOptions
 from bulkhead.run.cachemodel import HYPERVISOR, Report
 from bulkhead.run.runner import judge, run, supervise
 
@@ -74,7 +75,7 @@ def model_run(tmp_path: Path, name: str, subs: dict[str, str], fresh: bool = Fal
         return _reports[text]
     config = tmp_path / f"{name}.yaml"
     config.write_text(text)
-    res = run(config, timeout=TIMEOUT, out=OUT, model=True)
+    res = run(config, RunOptions(timeout=TIMEOUT, out=OUT, model=True))
     assert res.clean, f"{name}: {res.reason}\n" + "\n".join(res.all_lines()[-20:])
     assert any(line.startswith("latency: PASS") for line in res.lines("victim")), res.output[-2000:]
     assert any(line.startswith("interferer: PASS") for line in res.lines("interf")), res.output[-2000:]
@@ -362,7 +363,7 @@ def solo_report(tmp_path: Path) -> Report:
     if key not in _reports:
         config = tmp_path / "solo.yaml"
         config.write_text(SOLO_VM)
-        res = run(config, timeout=TIMEOUT, out=OUT, model=True)
+        res = run(config, RunOptions(timeout=TIMEOUT, out=OUT, model=True))
         assert res.clean, f"solo: {res.reason}\n" + "\n".join(res.all_lines()[-20:])
         assert res.model_report is not None
         _reports[key] = cachemodel.load_report(res.model_report), res.model_report.read_bytes()

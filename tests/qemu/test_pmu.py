@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from bulkhead.run.backend import RunOptions
 from bulkhead.run.runner import RunResult, run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,7 +40,7 @@ def boot(tmp_path: Path, name: str, counter: int, bandwidth: str = "", platform:
         text = text.replace("    # bandwidth", bandwidth)
     config = tmp_path / "pmu.yaml"
     config.write_text(text)
-    return run(config, timeout=TIMEOUT, icount=0, out=ROOT / "build" / "qemu-tests" / name)
+    return run(config, RunOptions(timeout=TIMEOUT, icount=0, out=ROOT / "build" / "qemu-tests" / name))
 
 
 def values(res: RunResult, prefix: str) -> dict[str, int]:

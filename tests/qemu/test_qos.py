@@ -242,12 +242,13 @@ def test_dma_interference_guest_moves_data_beside_a_victim(boot: Any, mode: str)
 def test_dma_interference_guest_detects_a_copy_that_did_not_happen(tmp_path: Path) -> None:
     """The check can fail: copies sent to a spare buffer leave the
     destination cleared, and dmaint says so."""
+    from bulkhead.run.backend import RunOptions
     from bulkhead.run.runner import run
 
     text = (REPO_ROOT / "tests" / "configs" / "zcu102-dmaint-simple.yaml").read_text()
     config = tmp_path / "misdirect.yaml"
     config.write_text(text.replace("params: {mode: simple,", "params: {mode: simple, misdirect: 1,"))
-    res = run(config, timeout=180, out=REPO_ROOT / "build" / "qemu-tests" / "zcu102-dmaint-misdirect")
+    res = run(config, RunOptions(timeout=180, out=REPO_ROOT / "build" / "qemu-tests" / "zcu102-dmaint-misdirect"))
     assert "dmaint: FAIL (destination checksum differs from the source's: the DMA did not copy)" \
         in res.lines("dma"), describe(res)
     assert "bandwidth: PASS (1 vCPUs, 4194304 bytes counted)" in res.lines("victim"), describe(res)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import test_bandwidth as tb
 
+from bulkhead.run.backend import RunOptions
 from bulkhead.run.runner import RunResult, run
 
 pytestmark = pytest.mark.qemu
@@ -22,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def boot(config: str, timeout: float = 60.0) -> RunResult:
-    return run(tb.CONFIGS / config, timeout=timeout, icount=0, out=ROOT / "build" / "qemu-tests" / config[:-5])
+    return run(tb.CONFIGS / config, RunOptions(timeout=timeout, icount=0, out=ROOT / "build" / "qemu-tests" / config[:-5]))
 
 
 def test_hello_on_an_a76() -> None:

@@ -32,6 +32,7 @@ import pytest
 
 from bulkhead.base.errors import BuildError
 from bulkhead.run import cachemodel
+from bulkhead.run.backend import RunOptions
 from bulkhead.run.cachemodel import Report
 from bulkhead.run.runner import run
 
@@ -84,7 +85,7 @@ def timing_run(tmp_path: Path, name: str, text: str, fresh: bool = False) -> Rep
         return _reports[text]
     config = tmp_path / f"{name}.yaml"
     config.write_text(text)
-    res = run(config, timeout=TIMEOUT, out=OUT, timing=QUANTUM_NS)
+    res = run(config, RunOptions(timeout=TIMEOUT, out=OUT, timing=QUANTUM_NS))
     assert res.clean, f"{name}: {res.reason}\n" + "\n".join(res.all_lines()[-20:])
     assert any(line.startswith("bandwidth: PASS") for line in res.lines("victim")), res.output[-2000:]
     assert "-icount" not in res.argv and "tcg,thread=multi" in res.argv, res.argv

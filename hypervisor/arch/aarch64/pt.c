@@ -138,6 +138,16 @@ static bool pt_is_table(u64 e, int level)
 
 static int pt_clone_table(struct pt *dst, const u64 *src, u64 *out, int level, bool split);
 
+/* A table page from dst's allocator, counted (NULL: none left). */
+static u64 *pt_new_table(struct pt *dst)
+{
+	u64 *page = dst->alloc(dst->ctx);
+
+	if (page)
+		dst->pages_used++;
+	return page;
+}
+
 /* Fills out (a table of the given level) with the pages or blocks that
  * map the same range as block, split down to pages. */
 static int pt_split_block(struct pt *dst, u64 block, u64 *out, int level)
@@ -160,12 +170,11 @@ static int pt_clone_table(struct pt *dst, const u64 *src, u64 *out, int level, b
 		bool block = split && level < 3 && (e & (PTE_VALID | PTE_TABLE)) == PTE_VALID;
 
 		if (pt_is_table(e, level) || block) {
-			u64 *child = dst->alloc(dst->ctx);
+			u64 *child = pt_new_table(dst);
 			int ret;
 
 			if (!child)
 				return PT_ENOMEM;
-			dst->pages_used++;
 			ret = block
 			          ? pt_split_block(dst, e, child, level + 1)
 			          : pt_clone_table(dst, pt_next_table(e), child, level + 1, split);
@@ -179,14 +188,17 @@ static int pt_clone_table(struct pt *dst, const u64 *src, u64 *out, int level, b
 	return PT_OK;
 }
 
-int pt_clone(struct pt *dst, const struct pt *src, bool split)
+/* A new, empty tree in dst (false: no page for its root). */
+static bool pt_new_root(struct pt *dst)
 {
 	dst->pages_used = 0;
-	dst->root = dst->alloc(dst->ctx);
-	if (!dst->root)
-		return PT_ENOMEM;
-	dst->pages_used = 1;
-	return pt_clone_table(dst, src->root, dst->root, 1, split);
+	dst->root = pt_new_table(dst);
+	return dst->root != NULL;
+}
+
+int pt_clone(struct pt *dst, const struct pt *src, bool split)
+{
+	return pt_new_root(dst) ? pt_clone_table(dst, src->root, dst->root, 1, split) : PT_ENOMEM;
 }
 
 static u32 pt_count_table(const u64 *table, int level, bool split)
@@ -207,6 +219,75 @@ static u32 pt_count_table(const u64 *table, int level, bool split)
 u32 pt_clone_pages(const struct pt *src, bool split)
 {
 	return pt_count_table(src->root, 1, split);
+}
+
+#define PT_KEPT    1u
+#define PT_DROPPED 2u
+
+/* Which kinds of valid leaves the table of the given level holds. */
+static u32 pt_kinds(const u64 *table, int level, pt_keep_fn keep)
+{
+	u32 kinds = 0;
+
+	for (unsigned i = 0; i < PT_ENTRIES && kinds != (PT_KEPT | PT_DROPPED); i++) {
+		u64 e = table[i];
+
+		if (pt_is_table(e, level))
+			kinds |= pt_kinds(pt_next_table(e), level + 1, keep);
+		else if (e & PTE_VALID)
+			kinds |= keep(e) ? PT_KEPT : PT_DROPPED;
+	}
+	return kinds;
+}
+
+/* Fills out (a table of the given level) with the view of src. */
+static int pt_view_table(struct pt *dst, const u64 *src, u64 *out, int level, pt_keep_fn keep)
+{
+	for (unsigned i = 0; i < PT_ENTRIES; i++) {
+		u64 e = src[i];
+
+		if (pt_is_table(e, level)) {
+			u32 kinds = pt_kinds(pt_next_table(e), level + 1, keep);
+
+			if (kinds == (PT_KEPT | PT_DROPPED)) {
+				u64 *child = pt_new_table(dst);
+				int ret = child ? pt_view_table(dst, pt_next_table(e), child,
+				                                level + 1, keep)
+				                : PT_ENOMEM;
+
+				if (ret)
+					return ret;
+				e = (e & ~PT_ADDR_MASK) | ((u64)(uintptr_t)child & PT_ADDR_MASK);
+			} else if (kinds != PT_KEPT) {
+				e = 0;
+			}
+		} else if ((e & PTE_VALID) && !keep(e)) {
+			e = 0;
+		}
+		out[i] = e;
+	}
+	return PT_OK;
+}
+
+int pt_view(struct pt *dst, const struct pt *src, pt_keep_fn keep)
+{
+	return pt_new_root(dst) ? pt_view_table(dst, src->root, dst->root, 1, keep) : PT_ENOMEM;
+}
+
+static u32 pt_view_count(const u64 *table, int level, pt_keep_fn keep)
+{
+	u32 n = 1;
+
+	for (unsigned i = 0; level < 3 && i < PT_ENTRIES; i++)
+		if (pt_is_table(table[i], level) &&
+		    pt_kinds(pt_next_table(table[i]), level + 1, keep) == (PT_KEPT | PT_DROPPED))
+			n += pt_view_count(pt_next_table(table[i]), level + 1, keep);
+	return n;
+}
+
+u32 pt_view_pages(const struct pt *src, pt_keep_fn keep)
+{
+	return pt_view_count(src->root, 1, keep);
 }
 
 /* Depth first: the table itself, then its children in entry order. */

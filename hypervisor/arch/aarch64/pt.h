@@ -74,6 +74,20 @@ int pt_clone(struct pt *dst, const struct pt *src, bool split);
 /* The table pages pt_clone(..., split) takes. */
 u32 pt_clone_pages(const struct pt *src, bool split);
 
+/*
+ * A view of src for another walker (an SMMU): dst gets a new root and maps
+ * only src's leaves (pages and blocks) for which keep(leaf) is true. A
+ * subtree whose valid leaves are all kept is shared with src (the view
+ * points at src's table, so remapping a page in it changes both); one with
+ * none kept is left out; only tables with both are copied, from
+ * dst->alloc. The root is always a new page. PT_ENOMEM when alloc runs
+ * out. pt_view_pages: how many pages it takes (with split or not alike:
+ * splitting a block makes no table hold both kinds).
+ */
+typedef bool (*pt_keep_fn)(u64 leaf);
+int pt_view(struct pt *dst, const struct pt *src, pt_keep_fn keep);
+u32 pt_view_pages(const struct pt *src, pt_keep_fn keep);
+
 /* The address of the index-th table page of the tree, depth first from the
  * root (index 0); false past the last one. */
 bool pt_table_page(const struct pt *pt, u32 index, u64 *pa);

@@ -24,6 +24,7 @@
  * trap_el2_fault(), which panics.
  */
 #include "generated/asm_offsets.h" /* FRAME_SIZE, F_ELR, F_SPSR, CPU_PMU_EL2, PMU_FILTER_NSH */
+#include "lib/features.h"
 
 .macro save_x0_x17
 	stp	x0, x1, [sp, #16 * 0]
@@ -292,7 +293,7 @@ guest_restore:
 	dsb	nsh
 	isb
 
-#if BULKHEAD_DIRECT /* hypervisor/Makefile DIRECT: a VM has interrupts: direct */
+#if IS_ENABLED(DIRECT) /* hypervisor/Makefile DIRECT: a VM has interrupts: direct */
 /*
  * Direct interrupt mode (docs/interrupts.md). A CPU whose guest owns the
  * physical GIC CPU interface (HCR_EL2.IMO/FMO clear) runs on a third table,
@@ -430,4 +431,4 @@ sdei_guest_exit:
 	save_frame
 	bl	trap_direct_sdei
 	b	guest_restore_direct
-#endif /* BULKHEAD_DIRECT */
+#endif /* IS_ENABLED(DIRECT) */

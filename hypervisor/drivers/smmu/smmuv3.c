@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Arm SMMUv3 driver (IHI 0070), stage 2 only: each stream a VM owns gets a
- * stage-2 STE on the VM's own tables; every other stream ID aborts.
+ * Arm SMMUv3 driver (IHI 0070): each stream a VM owns gets a stage-2 STE
+ * on the SMMU's view of the VM's tables, behind the identity stage 1 when
+ * the unit has stage 1 (drivers/iommu.h); every other stream ID aborts.
  *
  * Bring-up (smmuv3_init), in the order the architecture requires:
  *  1. probe IDR0/1/5: stage 2, AArch64 tables, 4 KiB granule, output size,
@@ -36,10 +37,17 @@ struct smmuv3 {
 	u32 cmdq_log2, evtq_log2;
 	u32 prod; /* our copy of CMDQ_PROD */
 	bool coherent;
+	bool s1; /* stage 1 (IDR0.S1P): the identity stage 1 in front of stage 2 */
 	bool up;
 };
 
 static struct smmuv3 v3[IOMMU_MAX_UNITS];
+
+/* The identity stage 1 every unit with stage 1 puts in front of a VM's
+ * stage 2 (smmuv3_cd_identity): its context descriptor, then its level-1
+ * table, one page each; each VM's DMA view maps them read-only at
+ * IOMMU_S1_IPA (core/mem.c), since the SMMU fetches them by IPA. */
+static u64 v3_s1[2][SMMUV3_S1_ENTRIES] IOMMU_DMA_MEM __attribute__((aligned(4096)));
 
 static u32 v3_rd(const struct smmuv3 *s, u32 off)
 {
@@ -183,6 +191,7 @@ static void v3_probe(struct smmuv3 *s, u32 max_sid)
 	if (s->cmdq_log2 < 1 || s->evtq_log2 < 1)
 		v3_fail(u, "queues of fewer than 2 entries (IDR1)", SMMUV3_IDR1, idr1);
 	s->coherent = (idr0 & SMMUV3_IDR0_COHACC) != 0;
+	s->s1 = (idr0 & SMMUV3_IDR0_S1P) != 0;
 	log_info("smmu %s: SMMUv3 at %lx: IDR0 %x (S2P %u S1P %u COHACC %u VMID16 %u ST_LEVEL %u), "
 	         "IDR1 %x (SIDSIZE %u), OAS %u bits",
 	         u->name, u->base, idr0, idr0 & 1, (idr0 >> 1) & 1, s->coherent ? 1 : 0,
@@ -259,6 +268,13 @@ void smmuv3_init(u32 idx, const struct iommu_unit *u, u32 max_sid)
 
 	*s = (struct smmuv3){ .u = u, .lock = SPINLOCK_INIT };
 	v3_probe(s, max_sid);
+	if (s->s1) {
+		smmuv3_cd_identity(v3_s1[0], IOMMU_S1_IPA + SZ_4K);
+		for (u32 i = SMMUV3_CD_DWORDS; i < SMMUV3_S1_ENTRIES; i++)
+			v3_s1[0][i] = 0;
+		smmuv3_s1_identity(v3_s1[1]);
+		smmu_io_clean(v3_s1, sizeof(v3_s1));
+	}
 	v3_global_abort(s);
 	if (!v3_write_ack(s, SMMUV3_CR0, SMMUV3_CR0ACK, 0) ||
 	    !v3_write_ack(s, SMMUV3_IRQ_CTRL, SMMUV3_IRQ_CTRLACK, 0))
@@ -336,6 +352,15 @@ bool smmuv3_ste_set(u32 idx, u32 sid, const u64 *ste)
 	}
 	spin_unlock(&s->lock);
 	return ok;
+}
+
+bool smmuv3_s1(u32 idx, u64 pa[2])
+{
+	if (!v3[idx].up || !v3[idx].s1)
+		return false;
+	pa[0] = (u64)(uintptr_t)v3_s1[0];
+	pa[1] = (u64)(uintptr_t)v3_s1[1];
+	return true;
 }
 
 bool smmuv3_tlbi_vmid(u32 idx, u16 vmid)

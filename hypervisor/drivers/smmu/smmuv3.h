@@ -15,6 +15,9 @@ void smmuv3_init(u32 idx, const struct iommu_unit *u, u32 max_sid);
  * SMMU never reads a torn one. Returns false (reported) when the commands
  * did not complete. */
 bool smmuv3_ste_set(u32 idx, u32 sid, const u64 *ste);
+/* Whether unit idx puts the identity stage 1 in front of stage 2 (it has
+ * stage 1); pa: the physical pages of its context descriptor and table. */
+bool smmuv3_s1(u32 idx, u64 pa[2]);
 /* TLBI_S12_VMALL of vmid + CMD_SYNC. */
 bool smmuv3_tlbi_vmid(u32 idx, u16 vmid);
 /* Event queue interrupt: decodes at most a queue's worth of records, calls

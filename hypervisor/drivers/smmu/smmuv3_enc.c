@@ -43,6 +43,52 @@ void smmuv3_ste_s2(u64 ste[SMMUV3_STE_DWORDS], u64 root, u64 vtcr, u16 vmid)
 	ste[3] = root & STE3_S2TTB_MASK;
 }
 
+/* STE doubleword 0: S1ContextPtr [51:6]; doubleword 1: S1CIR [3:2],
+ * S1COR [5:4] (0b01: write-back), S1CSH [7:6] (0b11: inner shareable) */
+#define STE0_S1CTXPTR_MASK GENMASK(51, 6)
+#define STE1_S1_CD_WB_ISH  ((1ull << 2) | (1ull << 4) | (3ull << 6))
+
+void smmuv3_ste_nested(u64 ste[SMMUV3_STE_DWORDS], u64 root, u64 vtcr, u16 vmid, u64 cd_ipa)
+{
+	smmuv3_ste_s2(ste, root, vtcr, vmid);
+	ste[0] = SMMUV3_STE_V | SMMUV3_STE_CFG_NESTED | (cd_ipa & STE0_S1CTXPTR_MASK);
+	ste[1] |= STE1_S1_CD_WB_ISH;
+}
+
+/* CD doubleword 0 */
+#define CD0_T0SZ(x)  ((u64)(x))
+#define CD0_IR0_WB   (1ull << 8)
+#define CD0_OR0_WB   (1ull << 10)
+#define CD0_SH0_ISH  (3ull << 12)
+#define CD0_EPD1     BIT(30)
+#define CD0_V        BIT(31)
+#define CD0_IPS(x)   ((u64)(x) << 32)
+#define CD0_AA64     BIT(41)
+#define CD0_R        BIT(45)
+#define CD0_A        BIT(46)
+#define CD1_TTB_MASK GENMASK(51, 4)
+#define CD3_MAIR_WB  0xffull /* attribute 0: normal, write-back read/write-allocate */
+/* stage-1 level-1 block: AttrIndx [4:2] 0, AP [7:6] 0b01 (read/write), SH
+ * [9:8] inner shareable, AF [10] */
+#define S1_BLOCK_RW_WB (1ull | (1ull << 6) | (3ull << 8) | BIT(10))
+
+void smmuv3_cd_identity(u64 cd[SMMUV3_CD_DWORDS], u64 tt_ipa)
+{
+	for (u32 i = 0; i < SMMUV3_CD_DWORDS; i++)
+		cd[i] = 0;
+	/* TG0 0b00: 4 KiB; IPS 0b010: 40 bits (the IPA space is 39) */
+	cd[0] = CD0_T0SZ(25) | CD0_IR0_WB | CD0_OR0_WB | CD0_SH0_ISH | CD0_EPD1 | CD0_V |
+	        CD0_IPS(2) | CD0_AA64 | CD0_R | CD0_A;
+	cd[1] = tt_ipa & CD1_TTB_MASK;
+	cd[3] = CD3_MAIR_WB;
+}
+
+void smmuv3_s1_identity(u64 table[SMMUV3_S1_ENTRIES])
+{
+	for (u64 i = 0; i < SMMUV3_S1_ENTRIES; i++)
+		table[i] = (i << 30) | S1_BLOCK_RW_WB;
+}
+
 void smmuv3_ste_abort(u64 ste[SMMUV3_STE_DWORDS])
 {
 	for (u32 i = 0; i < SMMUV3_STE_DWORDS; i++)

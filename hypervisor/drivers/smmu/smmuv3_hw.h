@@ -65,11 +65,16 @@
 #define SMMUV3_STRTAB_FMT_2L   (1u << 16)
 
 /* Stream table entry: 8 doublewords */
-#define SMMUV3_STE_DWORDS    8
-#define SMMUV3_STE_V         BIT(0)
-#define SMMUV3_STE_CFG_ABORT (0ull << 1)
-#define SMMUV3_STE_CFG_S2    (6ull << 1) /* stage 1 bypass, stage 2 translate */
-#define SMMUV3_STE_CFG(d0)   (((d0) >> 1) & 7)
+#define SMMUV3_STE_DWORDS     8
+#define SMMUV3_STE_V          BIT(0)
+#define SMMUV3_STE_CFG_ABORT  (0ull << 1)
+#define SMMUV3_STE_CFG_S2     (6ull << 1) /* stage 1 bypass, stage 2 translate */
+#define SMMUV3_STE_CFG_NESTED (7ull << 1) /* stage 1 and stage 2 translate */
+
+/* Context descriptor: 8 doublewords; stage-1 tables of 512 descriptors */
+#define SMMUV3_CD_DWORDS   8
+#define SMMUV3_S1_ENTRIES  512
+#define SMMUV3_STE_CFG(d0) (((d0) >> 1) & 7)
 
 /* Commands: 2 doublewords */
 #define SMMUV3_CMD_CFGI_STE       0x03
@@ -96,6 +101,20 @@
  * with the VMID and the VTCR_EL2 fields (T0SZ, SL0, IRGN0, ORGN0, SH0, TG0,
  * PS), AArch64 tables, faults recorded (S2R), incoming shareability. */
 void smmuv3_ste_s2(u64 ste[SMMUV3_STE_DWORDS], u64 root, u64 vtcr, u16 vmid);
+/* The same with stage 1 in front (Config 0b111): the single context
+ * descriptor at IPA cd_ipa (S1Fmt linear, S1CDMax 0; it and its tables are
+ * fetched through stage 2), fetched write-back, inner shareable. */
+void smmuv3_ste_nested(u64 ste[SMMUV3_STE_DWORDS], u64 root, u64 vtcr, u16 vmid, u64 cd_ipa);
+/* The identity stage 1 (docs/dma.md, "Addresses beyond the IPA space"):
+ * a context descriptor whose TTB0 (IPA tt_ipa) covers the 39-bit input
+ * range (T0SZ 25, 4 KiB granule, walks write-back inner shareable, TTB1
+ * disabled, 40-bit IPS, ASID 0, MAIR attribute 0 normal write-back), with
+ * faults recorded (R) and terminated (A); and its level-1 table: 512 1 GiB
+ * blocks, each mapping its input addresses to the same IPAs, read/write,
+ * normal write-back, inner shareable, accessed. An input address beyond
+ * 39 bits is then a stage-1 translation fault, which the SMMU records. */
+void smmuv3_cd_identity(u64 cd[SMMUV3_CD_DWORDS], u64 tt_ipa);
+void smmuv3_s1_identity(u64 table[SMMUV3_S1_ENTRIES]);
 /* A valid STE that aborts every transaction (records nothing). */
 void smmuv3_ste_abort(u64 ste[SMMUV3_STE_DWORDS]);
 /* Level-1 descriptor of a two-level stream table: 2^split STEs at l2. */

@@ -1,0 +1,274 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Every script in bench/ runs, in its smallest settings, and prints its
+whole table or JSON (issue #36 item 2): each row and column it documents,
+every figure a number in its sane range. The figures themselves are not
+asserted (the benchmarks report them; tests/qemu/test_hotpaths_check.py and
+tests/test_budgets.py hold the budgets). A script without a smoke test here
+(or one named in ELSEWHERE) fails test_every_bench_script_has_a_smoke_test,
+so no benchmark can break unnoticed."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "bench"
+# generous: builds (a hypervisor and its guests each) and boots on a loaded 2-core machine
+TIMEOUT = 1200
+
+# bench scripts whose smoke test lives in another file (path, test), and
+# the parts of a script that its own smoke test runs
+ELSEWHERE = {
+    "size.py": ("tests/test_budgets.py", "test_text_within_budget"),
+    "timing.py": ("tests/qemu/test_timing.py", "test_bench_timing_smoke"),
+    "color_setup.py": ("tests/qemu/test_bench_smoke.py", "test_coloring_sh"),
+    "color_runtime.py": ("tests/qemu/test_bench_smoke.py", "test_coloring_sh"),
+}
+NUM = r"-?[0-9]+(?:\.[0-9]+)?"
+
+
+def bench(script: str, *args: str) -> str:
+    """Run bench/<script> as documented (python, or bash for .sh); its stdout."""
+    cmd = ["bash"] if script.endswith(".sh") else [sys.executable]
+    proc = subprocess.run([*cmd, str(BENCH / script), *args], capture_output=True, text=True, timeout=TIMEOUT,
+                          cwd=ROOT, check=False)
+    assert proc.returncode == 0, f"bench/{script} {' '.join(args)}: exit {proc.returncode}\n{proc.stderr[-3000:]}"
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    return proc.stdout
+
+
+def table(text: str, header: str) -> list[list[str]]:
+    """The Markdown table whose header row starts with ``header``: its
+    header's cells, then each row's, until the first line that is not a
+    row (the separator row dropped)."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith(header)), None)
+    assert start is not None, f"no table {header!r} in:\n{text}"
+    rows = []
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not all(re.fullmatch(r"-*:?-+:?", c) for c in cells):
+            rows.append(cells)
+    width = len(rows[0])
+    assert all(len(r) == width for r in rows), rows
+    return rows
+
+
+def nums(cell: str) -> list[float]:
+    """The numbers of a cell (a figure, ``a / b``, ``a (ratio)``...)."""
+    return [float(x) for x in re.findall(NUM, cell)]
+
+
+def test_every_bench_script_has_a_smoke_test() -> None:
+    here = Path(__file__).read_text()
+    scripts = sorted(p.name for p in BENCH.iterdir() if p.is_file() and p.suffix in (".py", ".sh"))
+    assert "shared_io.py" in scripts and "coloring.sh" in scripts, scripts
+    missing = []
+    for script in scripts:
+        path, test = ELSEWHERE.get(script, ("tests/qemu/test_bench_smoke.py", f"test_{Path(script).stem}"
+                                            + ("_sh" if script.endswith(".sh") else "")))
+        text = here if path.endswith("test_bench_smoke.py") else (ROOT / path).read_text()
+        if not re.search(rf"^def {test}\(", text, re.MULTILINE):
+            missing.append(f"bench/{script}: no {path}::{test}")
+    assert not missing, "bench scripts without a smoke test:\n" + "\n".join(missing)
+    assert not set(ELSEWHERE) - set(scripts), set(ELSEWHERE) - set(scripts)
+
+
+def test_shared_io() -> None:
+    """--quick: passthrough, two echo clients, two of which one floods (the
+    rows whose device figures it once could not read: its I/O VM lacked
+    introspection, then its device line was split by the console); Linux's
+    ping and iperf3 with the NIC passed through and through the I/O VM."""
+    out = bench("shared_io.py", "--quick", "--frames", "20", "--seconds", "1")
+    rows = table(out, "| scenario | VM |")
+    assert rows[0] == ["scenario", "VM", "frames/s (ratio)", "RTT mean / max (us) (ratio)",
+                       "alpha meas. / guaranteed (f/s)", "share served", "delta meas. / supply / bound (us)",
+                       "overruns", "device stall (us)"]
+    body = {(r[0], r[1]): r[2:] for r in rows[1:]}
+    assert list(body) == [("direct passthrough", "iovm"), ("2 clients", "alice"), ("2 clients", "bob"),
+                          ("2 clients, last floods", "alice"), ("2 clients, last floods", "bob")], rows
+    direct = body["direct passthrough", "iovm"]
+    assert nums(direct[0])[0] > 0 and all(x > 0 for x in nums(direct[1])) and direct[2:] == ["-"] * 5, direct
+    for (scenario, vm), cells in list(body.items())[1:]:
+        flooder = scenario.endswith("floods") and vm == "bob"
+        if flooder:
+            assert cells[:2] == ["flood", "-"], cells
+        else:
+            fps, ratio = nums(cells[0])
+            rtt_mean, rtt_max, rtt_ratio = nums(cells[1])
+            assert fps > 0 and ratio > 0 and 0 < rtt_mean <= rtt_max and rtt_ratio > 0, cells
+        alpha, guaranteed = nums(cells[2])
+        assert alpha > 0 and guaranteed == 2500, cells  # --capacity 5000, two equal weights
+        assert re.fullmatch(rf"{NUM}%", cells[3]) and 0 < nums(cells[3])[0] <= 100, cells
+        delta, supply, bound = nums(cells[4])
+        assert delta >= 0 and supply >= 0 and bound > 0, cells
+        assert re.fullmatch(r"[0-9]+", cells[5]) and re.fullmatch(r"[0-9]+", cells[6]), cells
+    rows = table(out, "| Linux client |")
+    assert rows[0] == ["Linux client", "ping avg (ms) (ratio)", "iperf3 TCP Mbit/s (ratio)",
+                       "iperf3 UDP Mbit/s (ratio), loss"], rows
+    assert [r[0] for r in rows[1:]] == ["NIC passed through", "through the I/O VM"], rows
+    for row in rows[1:]:
+        assert not row[1].startswith("failed"), row
+        (ping, ping_ratio), (tcp, tcp_ratio), (udp, udp_ratio, loss) = (nums(c) for c in row[1:])
+        assert min(ping, ping_ratio, tcp, tcp_ratio, udp, udp_ratio) > 0 and 0 <= loss <= 100, row
+        assert row[3].endswith("%"), row
+
+
+def test_edudma() -> None:
+    doc = json.loads(bench("edudma.py", "--count", "1", "--json"))
+    modes = doc["modes"]
+    assert "bypass" in modes and set(modes) <= {"bypass", "smmu"}, doc
+    for mode, row in modes.items():
+        assert (row["transfers"], row["bytes"]) == (1, 4096), (mode, row)
+        assert row["virtual_ns"] > 0 and row["bytes_per_s"] > 0, (mode, row)
+        assert row["exits"] >= 0 and row["exits_per_dma"] == row["exits"], (mode, row)
+    ratio = doc["smmu_over_bypass"]
+    assert (ratio is None) == ("smmu" not in modes) and (ratio is None or ratio > 0), doc
+
+
+def test_hyptrace() -> None:
+    """The default (guests/bwprobe, regulated, 1 ms): per-exit rows whose
+    stages add up to the mean, the period's among them."""
+    doc = json.loads(bench("hyptrace.py", "--json"))
+    assert "period" in doc, list(doc)
+    for kind, row in doc.items():
+        assert row["exits"] > 0 and 0 < row["min"] <= row["median"] <= row["max"], (kind, row)
+        assert row["min"] <= row["mean"] <= row["max"], (kind, row)
+        assert list(row["stages"]) == ["entry", "acknowledge", "regulator", "vgic", "exit"], (kind, row)
+        assert all(v >= 0 for v in row["stages"].values()), (kind, row)
+        assert abs(sum(row["stages"].values()) - row["mean"]) < 0.01 * row["mean"], (kind, row)
+        assert row["functions"] and all(n > 0 for n in row["functions"].values()), (kind, row)
+
+
+def test_bandwidth_overhead() -> None:
+    out = bench("bandwidth_overhead.py", "--periods", "100", "--window-ms", "2")
+    assert re.search(rf"^counter: cycles; icount shift=0 .*unregulated guest: {NUM} ns per work step$", out,
+                     re.MULTILINE), out
+    rows = table(out, "| period |")
+    assert rows[0] == ["period", "hypervisor instructions per period (gaps / work)", "extra virtual time per period",
+                       "overhead (work lost)", "H-MBR, ZCU104", "budget P/2: charged mean / max (events)",
+                       "guest runs mean (min-max) vs budget"], rows
+    assert [r[0] for r in rows[1:]] == ["100 us"], rows
+    _, insns, extra, lost, _, charged, runs = rows[1]
+    gaps, work = nums(insns)
+    assert gaps > 0 and work > 0 and re.fullmatch(rf"{NUM} ns", extra) and nums(extra)[0] > 0, rows[1]
+    assert re.fullmatch(rf"{NUM}%", lost) and 0 <= nums(lost)[0] < 100, rows[1]
+    mean, most = nums(charged)  # per budget: the regulator charges the budget, never much beyond
+    assert 0.5 < mean <= most < 2, rows[1]
+    mean, low, high = nums(runs.replace("-", " "))
+    assert 0 < low <= mean <= high < 2, rows[1]
+
+
+def test_hotpaths() -> None:
+    """`python3 bench/hotpaths.py` (the documented command) prints its whole
+    table: every path, a mean for each, "-" where a row has no figure (the
+    doorbell and vSGI rows have no reference columns). A small sample count
+    keeps it short; the figures themselves are not asserted."""
+    lines = bench("hotpaths.py", "--samples", "20").splitlines()
+    assert lines[0].startswith("Hot paths, virtual time") and lines[1].split()[0] == "path"
+    rows = {" ".join(line.split()[:-7]): line.split()[-7:] for line in lines[2:]}  # path, then 7 columns
+    expected = ["irqlat wfi", "irqlat busy", "irqlat wfi +regulator", "irqlat busy +regulator",
+                "doorbell wfi", "doorbell wfi rtt", "doorbell busy", "vSGI wfi", "vSGI busy",
+                "hcall vendor", "hcall psci", "irqlat direct wfi", "irqlat direct busy",
+                "irqlat direct wfi +regulator", "irqlat direct busy +regulator", "SGI send direct dropped",
+                "SGI send direct own", "doorbell tfa direct", "doorbell tfa emulated", "regulator period",
+                "regulator period direct"]
+    assert sorted(rows) == sorted(expected), lines
+    for path, cols in rows.items():
+        assert len(cols) == 7, (path, cols)
+        assert float(cols[1]) > 0, (path, cols)  # the mean
+    for path in ("doorbell wfi", "vSGI busy"):
+        assert rows[path][3:] == ["-", "-", "-", "-"], rows[path]  # no hyp insns, before, prev, Bao
+    assert rows["hcall vendor"][5] == "160" and rows["hcall vendor"][6] == "147"  # prev and Bao columns
+
+
+def test_coloring_sh() -> None:
+    """bench/coloring.sh: its three parts, color_lookup.c (six scenarios),
+    color_setup.py (a 1 GiB VM colored and uncolored, on the bench-only
+    4 GiB platform) and color_runtime.py (four recolorings of a colored VM,
+    of an uncolored one, and IDA)."""
+    out = bench("coloring.sh")
+    lookups = re.findall(rf"^color_lookup: .+ next +({NUM}) ns +linear scan +({NUM}) ns +ratio +({NUM})x$", out,
+                         re.MULTILINE)
+    assert len(lookups) == 6 and all(float(x) > 0 for row in lookups for x in row), out
+    setup = dict(re.findall(rf"^color_setup: 1 GiB (uncolored|colored) +VM: memory set up in +([0-9]+) us "
+                            rf"\(262144 pages\): stage 2 +[0-9]+ us \({NUM} ns/page\), images +[0-9]+ us$", out,
+                            re.MULTILINE))
+    assert set(setup) == {"uncolored", "colored"} and int(setup["colored"]) > 0, out
+    assert re.search(rf"^color_setup: ratio colored/uncolored {NUM}x ", out, re.MULTILINE), out
+    assert re.search(r"^color_setup: toolchain layout of the config \(check\): [0-9]+ ms$", out, re.MULTILINE), out
+    recolor = re.findall(r"^color_runtime: recolor (4 MiB VM|4 MiB uncolored VM) to LLC \S+ *: ([0-9]+)/([0-9]+) "
+                         rf"pages \({NUM} MiB; +[0-9]+ up, +[0-9]+ down\) \+ [0-9]+ table pages, pause +([0-9]+) us = "
+                         r" *[0-9]+ us/MiB; manager's call +([0-9]+) us$", out, re.MULTILINE)
+    assert [r[0] for r in recolor] == ["4 MiB VM"] * 4 + ["4 MiB uncolored VM"] * len(recolor[4:]), out
+    assert len(recolor) > 4 and all(0 < int(moved) <= int(total) for _, moved, total, _, _ in recolor), out
+    assert all(0 < int(pause) <= int(call) for *_, pause, call in recolor), out
+    ida = re.findall(r"^color_runtime: IDA vm \S+ +colors \S+ *: [0-9]+ lines \(([0-9]+) KiB\) in [0-9]+ sets: "
+                     r"([0-9]+) ns per KiB", out, re.MULTILINE)
+    assert ida and all(int(kib) > 0 and int(ns) > 0 for kib, ns in ida), out
+    assert out.rstrip().endswith("color_runtime: virtual time, -icount shift=0 (1 instruction = 1 ns); "
+                                 "QEMU models no caches or DRAM"), out
+
+
+def test_boot() -> None:
+    """bench/boot.py (U-Boot chain, over TFTP and with the FIT in RAM): the
+    sizes, the phases of each boot adding up to its first guest instruction,
+    each boot's first instructions, the ratios and the split."""
+    out = bench("boot.py")
+    lines = out.splitlines()
+    assert lines[0] == "config configs/dual.yaml" and re.fullmatch(rf"build \(fresh, host time\): {NUM} s", lines[1])
+    sizes = re.findall(r"^size (.+): ([0-9]+) bytes", out, re.MULTILINE)
+    assert [name for name, _ in sizes] == ["payload.bin", "bulkhead.elf (self-contained)", "bulkhead-placed.elf",
+                                           "bulkhead.bin (flat, self-contained)", "bulkhead.itb"], out
+    assert all(int(n) > 0 for _, n in sizes), out
+    blocks = re.findall(r"^boot phases, (.+):\n((?:  .+: -?[0-9]+\n)+)", out, re.MULTILINE)
+    assert [b[0].split(" (")[0] for b in blocks] == ["placed", "self-contained", "uboot with the FIT in RAM"], out
+    for what, block in blocks:
+        phases = dict(line.strip().rsplit(": ", 1) for line in block.splitlines())
+        first = int(phases.pop("first guest instruction"))
+        top = [int(v) for k, v in phases.items() if not k.startswith("vm ")]
+        assert len(top) == 7 and all(v >= 0 for v in top) and sum(top) == first > 0, (what, phases)
+        assert {k for k in phases if k.startswith("vm ")} == {f"vm {vm} {x}" for vm in ("linux", "rt")
+                                                               for x in ("memory and images", "started")}, phases
+    firsts = re.findall(r"^  (.+): rt ([0-9]+), linux ([0-9]+); last ([0-9]+)$", out, re.MULTILINE)
+    assert [f[0].split(" (")[0] for f in firsts] == ["placed ELF", "self-contained ELF / flat image", "U-Boot chain",
+                                                     "U-Boot chain, FIT in RAM"], out
+    assert all(0 < max(int(rt), int(linux)) == int(last) for _, rt, linux, last in firsts), out
+    ratios = re.findall(rf"^  ratio (.+): ({NUM})$", out, re.MULTILINE)
+    assert [r[0] for r in ratios] == ["self-contained / placed", "uboot / self-contained",
+                                      "uboot ram / self-contained"] and all(float(r[1]) > 0 for r in ratios), out
+    split = re.search(r"^  uboot: U-Boot \(reset to the hypervisor's entry\) ([0-9]+), hypervisor \(entry to the "
+                      r"last VM's first instruction\) ([0-9]+), total ([0-9]+)$", out, re.MULTILINE)
+    assert split and int(split[1]) > 0 and int(split[2]) > 0 and int(split[1]) + int(split[2]) == int(split[3]), out
+
+
+def test_cachemodel() -> None:
+    """bench/cachemodel.py, one repetition of two passes: the plugin's cost
+    and the table of the four setups, every model column."""
+    out = bench("cachemodel.py", "--reps", "1", "--iterations", "2")
+    m = re.search(rf"^without plugin: ({NUM}) s; with plugin: ({NUM}) s; overhead ratio: ({NUM})x$", out,
+                  re.MULTILINE)
+    assert m and all(float(x) > 0 for x in m.groups()), out
+    assert re.search(rf"^modelled accesses: [0-9,]+ \({NUM} M per host second with the plugin\)$", out,
+                     re.MULTILINE), out
+    rows = table(out, "| setup |")
+    assert rows[0] == ["setup", "victim ns/access", "model_llc_misses", "model_evicted_by_vms", "model_evicted_by_hyp",
+                       "model_row_conflicts_by_vms", "model_dram_bpp", "model_interf_dram_bpp", "model_time_ns",
+                       "model_slowdown", "model_interf_dram_bytes_per_period", "model_interf_budget_per_period"]
+    body = {r[0]: r[1:] for r in rows[1:]}
+    assert list(body) == ["solo", "interf", "interf-col", "interf-mbr"], rows
+    for setup, cells in body.items():
+        no_interferer = setup == "solo"
+        for col, cell in zip(rows[0][1:], cells, strict=True):
+            if no_interferer and col.startswith("model_interf"):
+                assert cell == "-", (setup, col, cell)
+                continue
+            assert re.fullmatch(r"[0-9][0-9,]*(\.[0-9]+)?", cell), (setup, col, cell)
+        assert float(cells[0]) > 0 and float(cells[8]) > 0, (setup, cells)  # ns/access, model time
+    assert body["solo"][8] == "1.000", body["solo"]  # the baseline's slowdown
