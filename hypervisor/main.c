@@ -185,7 +185,7 @@ static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 		/* on the input VM's CPU, unless its guest owns the CPU interface
 		 * there (interrupts: direct): then the boot CPU's, which no direct
 		 * VM has (docs/interrupts.md) */
-		irq_set_console(p->uart_irq, IS_ENABLED(DIRECT) && (in->cfg->flags & CFG_VM_DIRECT)
+		irq_set_console(p->uart_irq, delivery_physical(vcpu_vm_delivery(in))
 		                                 ? p->mpidr[0]
 		                                 : in->vcpus[0]->pcpu_mpidr);
 		console_set_input(cfg_system.console_input_vm);

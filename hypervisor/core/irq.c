@@ -195,7 +195,7 @@ static __attribute__((noinline)) u32 irq_fast_locked(struct cpu *cpu, struct vcp
  * frame: what the general path does for it, in its order. trap_guest_irq
  * runs vgic_sync, then irq_handle_acked → irq_dispatch only drops and
  * deactivates the kick (other pending physical interrupts are taken right
- * after the ERET, as for the hot path below), then vcpu_exit_path runs
+ * after the ERET, as for the hot path below), then irq_emul_exit_path runs
  * vcpu_exit_wait in its rare cases (VM not running, vCPU off, throttled,
  * VM paused, which also covers a moved stage 2: those decline here, before
  * anything is done) or else vgic_flush. vgic_sync and vgic_flush read and

@@ -7,7 +7,7 @@
 #include "drivers/gic/gic_hot.h"
 #include "lib/types.h"
 
-/* IRQ_SGI_KICK (vcpu_kick) is in core/vcpu.h */
+/* IRQ_SGI_KICK (vcpu_kick) is in core/delivery.h */
 /* The GIC maintenance PPI (list-register underflow/EOI) is the platform's
  * (cfg_platform.gic_maint_irq). */
 #define IRQ_PPI_HYPTIMER 26 /* EL2 physical timer */

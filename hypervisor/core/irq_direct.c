@@ -9,6 +9,7 @@
 #include "core/sgi_filter.h"
 #include "core/sysreg.h"
 #include "core/vcpu.h"
+#include "core/vgic_regs.h" /* GICD_ISPENDR, GICD_ICPENDR */
 #include "core/vm.h"
 #include "core/vpmu.h"
 #include "drivers/gic/gic.h"
@@ -72,7 +73,7 @@ void irq_direct_cpu_init(void)
 	const struct cfg_platform *p = cfg_system.platform;
 	s64 ver, ret;
 
-	if (!v || !v->direct)
+	if (!v || v->irq != &irq_direct_delivery)
 		return;
 	ver = sdei_version();
 	if (ver < 0 || (ver >> 48) != 1)
@@ -133,7 +134,32 @@ u32 irq_direct_poll(void)
 	return ran;
 }
 
-void irq_direct_vcpu_reset(struct vcpu *v)
+/* Handles the SDEI events taken meanwhile, then parks, pauses or stalls
+ * the vCPU as needed: no list registers to flush. */
+void irq_direct_exit_path(struct vcpu *v)
+{
+	irq_direct_poll();
+	if (vcpu_must_wait(v, true))
+		vcpu_exit_wait(v);
+}
+
+/* A kick is the firmware's software event 0 (SDEI_EVENT_SIGNAL): the
+ * guest owns that CPU's Group 1 interrupts. */
+static void irq_direct_kick(u64 mpidr)
+{
+	sdei_signal(mpidr);
+}
+
+/* The VM's own physical interrupt, pending or not at the GIC: the
+ * redistributor of t's CPU for a private one. */
+static void irq_direct_raise(const struct vcpu *t, u32 intid, bool pend)
+{
+	gic_cpu_bank_write(t ? t->pcpu : 0, pend ? GICD_ISPENDR : GICD_ICPENDR, intid);
+}
+
+/* Resets this CPU's physical CPU interface to what a guest finds at reset
+ * (vcpu_boot of a direct vCPU): everything masked and inactive. */
+static void irq_direct_vcpu_reset(struct vcpu *v)
 {
 	(void)v;
 	sysreg_write(S3_0_C12_C12_7, 0); /* ICC_IGRPEN1_EL1 */
@@ -156,7 +182,12 @@ void irq_direct_vcpu_reset(struct vcpu *v)
 	isb();
 }
 
-void irq_direct_wfi(void)
+/* WFI at EL2 with the guest's Group 1 interrupts masked (ICC_PMR_EL1),
+ * restored after: a pending one would otherwise end the wait at once (the
+ * CPU interface signals it whatever the routing) and the EL2 wait loops
+ * (stall, pause, park) would spin. The firmware's Group 0 (SDEI events:
+ * period timer, overflow, kicks) still ends it. */
+static void irq_direct_wfi(void)
 {
 	/* the non-secure view: a write of 0 is 0x80, below every non-secure
 	 * priority and above the firmware's (docs/interrupts.md); the value
@@ -191,7 +222,9 @@ static void irq_direct_drop(const struct vcpu *v, u32 what, u64 val)
 	         v->vm->cfg->name, v->idx, irq_direct_drop_what[what], val);
 }
 
-u64 irq_direct_sgi_dropped(const struct vm *vm)
+/* irq_direct_delivery.sgi_dropped: an SGI 0, a CPU outside the VM named,
+ * ICC_SGI0R_EL1 or ICC_ASGI1R_EL1, one per trapped write */
+static u64 irq_direct_sgi_dropped(const struct vm *vm)
 {
 	u64 n = 0;
 
@@ -199,6 +232,19 @@ u64 irq_direct_sgi_dropped(const struct vm *vm)
 		n += __atomic_load_n(&irq_direct_dropped[vm->vcpus[i]->pcpu], __ATOMIC_RELAXED);
 	return n;
 }
+
+const struct vcpu_delivery irq_direct_delivery = {
+	.hcr_clear = HCR_IMO | HCR_FMO,
+	.physical = true,
+	.poll = irq_direct_poll,
+	.wait = irq_direct_wfi,
+	.exit_path = irq_direct_exit_path,
+	.enter = guest_enter_direct,
+	.reset = irq_direct_vcpu_reset,
+	.kick = irq_direct_kick,
+	.raise = irq_direct_raise,
+	.sgi_dropped = irq_direct_sgi_dropped,
+};
 
 /* A write of ICC_SGI1R_EL1: the SGI issued from EL2 at the CPUs of the
  * VM it names, nowhere else. */

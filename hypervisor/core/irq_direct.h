@@ -30,9 +30,12 @@ void irq_direct_cpu_init(void);
  * many of them ran a handler. EL2 code on a direct CPU calls it where an
  * ordinary CPU would call irq_handle_pending. */
 u32 irq_direct_poll(void);
-/* Resets this CPU's physical CPU interface to what a guest finds at
- * reset (vcpu_boot of a direct vCPU): everything masked and inactive. */
-void irq_direct_vcpu_reset(struct vcpu *v);
+/* The exit path of a direct vCPU (irq_direct_delivery.exit_path, the
+ * delivery's other operations are irq_direct.c's), which the entries of
+ * the direct vector table (core/trap.c) call directly: handles the SDEI
+ * events taken meanwhile, then parks, pauses or stalls the vCPU as needed
+ * (vcpu_exit_wait); no list registers to flush. */
+void irq_direct_exit_path(struct vcpu *v);
 /* A direct guest's trapped system register access (ESR class 0x18, its
  * ISS) of the GIC CPU interface registers ICH_HCR_EL2.TC traps: SGI
  * sends filtered to the VM's own CPUs (ICC_SGI1R_EL1; SGI 0, the
@@ -40,35 +43,9 @@ void irq_direct_vcpu_reset(struct vcpu *v);
  * RPR and DIR passed to the physical CPU interface. False: not one of
  * them, or a read of a write-only one (core/sysreg.c decides). */
 bool irq_direct_sysreg(struct vcpu *v, u64 iss);
-/* WFI at EL2 with the guest's Group 1 interrupts masked (ICC_PMR_EL1),
- * restored after: a pending one would otherwise end the wait at once
- * (the CPU interface signals it whatever the routing) and the EL2 wait
- * loops (stall, pause, park) would spin. The firmware's Group 0 (SDEI
- * events: period timer, overflow, kicks) still ends it. */
-void irq_direct_wfi(void);
-/* SGI writes of the VM's vCPUs dropped or filtered since boot (an SGI
- * 0, a CPU outside the VM named, ICC_SGI0R_EL1 or ICC_ASGI1R_EL1; one
- * per trapped write), for its statistics at stop. */
-u64 irq_direct_sgi_dropped(const struct vm *vm);
 #else /* no VM has direct mode: nothing to do */
 static inline void irq_direct_cpu_init(void)
 {
-}
-static inline u32 irq_direct_poll(void)
-{
-	return 0;
-}
-static inline void irq_direct_vcpu_reset(struct vcpu *v)
-{
-	(void)v;
-}
-static inline void irq_direct_wfi(void)
-{
-}
-static inline u64 irq_direct_sgi_dropped(const struct vm *vm)
-{
-	(void)vm;
-	return 0;
 }
 #endif
 

@@ -3,7 +3,8 @@
  * Entry points from vectors.S for everything a guest causes: synchronous
  * traps (hypercalls, PSCI, system registers, stage-2 aborts), physical
  * interrupts and SErrors. Each runs on the vCPU's own CPU, then leaves
- * through vcpu_exit_path().
+ * through its delivery's exit path (core/delivery.h): irq_emul_exit_path,
+ * or irq_direct_exit_path for the entries of the direct vector table.
  */
 #include "arch/aarch64/cpu.h"
 #include "drivers/gic/gic.h"
@@ -14,6 +15,7 @@
 #include "core/hypercall.h"
 #include "core/irq.h"
 #include "core/irq_direct.h"
+#include "core/irq_emul.h"
 #include "core/mmio.h"
 #include "core/sysreg.h"
 #include "core/vcpu.h"
@@ -77,10 +79,10 @@ static void trap_data_abort(struct vcpu *v, u64 esr)
  * vector completes the frame and calls trap_guest_sync(esr),
  * which counts and advances nothing again.
  *
- * Skipping vgic_sync() and vcpu_exit_path() is safe because what they look
+ * Skipping vgic_sync() and irq_emul_exit_path() is safe because what they look
  * at cannot have changed since the previous guest entry, which ran both:
  * - a query changes nothing (no vCPU, vGIC, VM or device state);
- * - on this CPU every other handler leaves through vcpu_exit_path();
+ * - on this CPU every other handler leaves through irq_emul_exit_path();
  * - another CPU that changes this vCPU's state (pends a virtual interrupt,
  *   pauses, stops or resets the VM) kicks this CPU with an SGI, and the
  *   regulator throttles from this CPU's own interrupts: such a physical
@@ -137,7 +139,7 @@ void trap_guest_sync(u64 esr)
 		cpu_this()->exits++;
 	vgic_sync(v);
 	trap_sync_handle(v, esr, ec);
-	vcpu_exit_path(v);
+	irq_emul_exit_path(v);
 }
 
 /* ~0: delivered (vectors.S restores the caller-saved registers and
@@ -159,7 +161,7 @@ void trap_guest_irq(struct frame *f, u32 intid)
 	vgic_sync(v);
 	if (irq_handle_acked(intid))
 		cpu_this()->reg_exits++;
-	vcpu_exit_path(v);
+	irq_emul_exit_path(v);
 }
 
 /* An SError: asynchronous and uncontainable, the VM is stopped, whatever
@@ -178,14 +180,14 @@ void trap_guest_serror(struct frame *f)
 
 	vgic_sync(v);
 	trap_serror_stop(v, f);
-	vcpu_exit_path(v);
+	irq_emul_exit_path(v);
 }
 
 #if IS_ENABLED(DIRECT) /* hypervisor/Makefile DIRECT: a VM has interrupts: direct */
 /*
  * A direct vCPU's traps (el2_vectors_direct, docs/interrupts.md): the full
  * frame always, no list registers to sync or flush; the exit path handles
- * the SDEI events taken meanwhile (vcpu_exit_path_direct) and vectors.S
+ * the SDEI events taken meanwhile (irq_direct_exit_path) and vectors.S
  * guest_restore_direct makes sure none is left behind.
  */
 void trap_direct_sync(struct frame *f)
@@ -202,7 +204,7 @@ void trap_direct_sync(struct frame *f)
 		f->elr += 4; /* ICH_HCR_EL2.TC: the GIC CPU interface (irq_direct.c) */
 	else if ((ec != EC_HVC64 && ec != EC_SMC64) || !hypercall_query(v, f))
 		trap_sync_handle(v, esr, ec);
-	vcpu_exit_path_direct(v);
+	irq_direct_exit_path(v);
 }
 
 /* Physical interrupts stay at EL1 on a direct CPU (HCR_EL2.IMO/FMO clear):
@@ -218,7 +220,7 @@ void trap_direct_serror(struct frame *f)
 	struct vcpu *v = vcpu_current();
 
 	trap_serror_stop(v, f);
-	vcpu_exit_path_direct(v);
+	irq_direct_exit_path(v);
 }
 
 /* An SDEI event interrupted the direct guest (or the way back to it):
@@ -232,6 +234,6 @@ void trap_direct_sdei(struct frame *f)
 	cpu->irq_exits++;
 	if (irq_direct_poll())
 		cpu->reg_exits++;
-	vcpu_exit_path_direct(cpu->vcpu);
+	irq_direct_exit_path(cpu->vcpu);
 }
 #endif /* IS_ENABLED(DIRECT) */

@@ -6,7 +6,6 @@
 #include "arch/aarch64/timer.h"
 #include "arch/aarch64/sysregs.h"
 #include "core/irq.h"
-#include "core/irq_direct.h"
 #include "core/mem.h"
 #include "core/vm.h"
 #include "core/vpmu.h"
@@ -23,33 +22,7 @@ struct vcpu vcpus[CFG_MAX_CPUS];
 	(HCR_VM | HCR_SWIO | HCR_FMO | HCR_IMO | HCR_AMO | HCR_FB | HCR_BSU_IS | HCR_TSC | \
 	 HCR_TIDCP | HCR_TSW | HCR_RW)
 
-/* A direct vCPU (interrupts: direct, docs/interrupts.md): physical IRQs
- * and FIQs stay at EL1, the guest's; the rest as above. */
-#define HCR_DIRECT (HCR_GUEST & ~(HCR_IMO | HCR_FMO))
-
 static void (*vcpu_start_hook)(struct vcpu *v);
-
-/* What EL2 code waiting on this CPU does with interrupts: acknowledges and
- * handles them, or, on a direct CPU, where they are the guest's, handles
- * the SDEI events taken meanwhile. */
-static void vcpu_poll(struct vcpu *v)
-{
-	if (IS_ENABLED(DIRECT) && v->direct)
-		irq_direct_poll();
-	else
-		irq_handle_pending();
-}
-
-/* Waits for an interrupt at EL2. On a direct CPU the guest's pending
- * interrupts are masked meanwhile (irq_direct_wfi), or they would end
- * every wait at once and the wait would spin. */
-static void vcpu_wfi(const struct vcpu *v)
-{
-	if (IS_ENABLED(DIRECT) && v->direct)
-		irq_direct_wfi();
-	else
-		wfi();
-}
 
 void vcpu_set_start_hook(void (*fn)(struct vcpu *v))
 {
@@ -83,7 +56,8 @@ static void vcpu_boot(struct vcpu *v, u64 entry, u64 x0)
 	sysreg_write(cntp_cval_el0, 0);
 	sysreg_write(vmpidr_el2, vcpu_vmpidr(v));
 	sysreg_write(vpidr_el2, sysreg_read(midr_el1));
-	sysreg_write(hcr_el2, IS_ENABLED(DIRECT) && v->direct ? HCR_DIRECT : HCR_GUEST);
+	/* a direct vCPU's IRQs and FIQs stay at EL1 (hcr_clear IMO, FMO) */
+	sysreg_write(hcr_el2, HCR_GUEST & ~delivery_hcr_clear(v->irq));
 	if (!v->s2_flushed) {
 		mem_vm_activate(v->vm);
 		v->s2_flushed = true;
@@ -91,8 +65,7 @@ static void vcpu_boot(struct vcpu *v, u64 entry, u64 x0)
 	gic_clear_active_local(IRQ_PPI_VTIMER);
 	gic_clear_active_local(IRQ_PPI_PTIMER);
 	vgic_vcpu_init(v);
-	if (IS_ENABLED(DIRECT) && v->direct)
-		irq_direct_vcpu_reset(v);
+	delivery_reset(v->irq, v);
 	vpmu_reset(v);
 	if (v->idx == 0 && entry == v->vm->cfg->entry && vcpu_start_hook)
 		vcpu_start_hook(v);
@@ -128,6 +101,7 @@ void vcpu_set_unpark_hook(void (*fn)(struct vcpu *v))
 static void vcpu_park(struct vcpu *v)
 {
 	struct vm *vm = v->vm;
+	const struct vcpu_delivery *d = v->irq;
 
 	sysreg_write(cntv_ctl_el0, 0);
 	sysreg_write(cntp_ctl_el0, 0);
@@ -139,7 +113,7 @@ static void vcpu_park(struct vcpu *v)
 	if (vm->state == VM_RESETTING && v->idx != 0)
 		vcpu_kick(vm->vcpus[0]);
 	for (;;) {
-		vcpu_poll(v);
+		delivery_poll(d);
 		if (vm->state == VM_RESETTING && v->idx == 0 && vcpu_others_parked(v) &&
 		    !vm->pause) {
 			/* false: its PCI functions are held off (poll again,
@@ -153,7 +127,7 @@ static void vcpu_park(struct vcpu *v)
 			vcpu_boot(v, v->boot_entry, v->boot_ctx);
 			break;
 		}
-		vcpu_wfi(v);
+		delivery_wait(d);
 	}
 	v->parked = false;
 	if (vcpu_unpark_hook)
@@ -175,13 +149,15 @@ void vcpu_set_stall_hook(void (*fn)(struct vcpu *v))
  * for the guest stay pending in the vGIC until it runs again. */
 static void vcpu_stall(struct vcpu *v)
 {
+	const struct vcpu_delivery *d = v->irq;
+
 	while (v->throttled && v->vm->state == VM_RUNNING && !v->vm->pause) {
-		vcpu_poll(v);
+		delivery_poll(d);
 		if (vcpu_stall_hook)
 			vcpu_stall_hook(v);
 		if (!v->throttled)
 			break;
-		vcpu_wfi(v);
+		delivery_wait(d);
 	}
 }
 
@@ -189,13 +165,15 @@ static void vcpu_stall(struct vcpu *v)
  * interrupts: those for the guest stay pending in the vGIC. */
 static void vcpu_pause_wait(struct vcpu *v)
 {
+	const struct vcpu_delivery *d = v->irq;
+
 	v->paused = true;
 	dsb(ish);
 	while (v->vm->pause) {
-		vcpu_poll(v);
+		delivery_poll(d);
 		if (!v->vm->pause)
 			break;
-		vcpu_wfi(v);
+		delivery_wait(d);
 	}
 	v->paused = false;
 	dsb(ish);
@@ -205,10 +183,7 @@ static void vcpu_pause_wait(struct vcpu *v)
 	}
 }
 
-/* Until the vCPU may run guest code again: parked while its VM or itself
- * is off, paused while another CPU works on its VM's memory, stalled while
- * its regulator throttles it. Then its vGIC state, as on every entry. */
-static void __attribute__((noinline)) vcpu_exit_wait(struct vcpu *v)
+void __attribute__((noinline)) vcpu_exit_wait(struct vcpu *v)
 {
 	for (;;) {
 		if (v->vm->state != VM_RUNNING || v->power != VCPU_ON) {
@@ -224,24 +199,6 @@ static void __attribute__((noinline)) vcpu_exit_wait(struct vcpu *v)
 			break;
 		vcpu_stall(v);
 	}
-	if (!(IS_ENABLED(DIRECT) && v->direct))
-		vgic_flush(v);
-}
-
-/* Both calls are tail calls: no stack frame on the common path. */
-void vcpu_exit_path(struct vcpu *v)
-{
-	if (vcpu_must_wait(v, true))
-		vcpu_exit_wait(v); /* the rare case: kept out of the hot path */
-	else
-		vgic_flush(v);
-}
-
-void vcpu_exit_path_direct(struct vcpu *v)
-{
-	irq_direct_poll();
-	if (vcpu_must_wait(v, true))
-		vcpu_exit_wait(v);
 }
 
 static bool vcpu_stopped(const struct vcpu *v)
@@ -330,10 +287,6 @@ void vcpu_run(void)
 		         timer_ticks_to_ns(timer_now()) / 1000);
 		vcpu_boot(v, v->vm->cfg->entry, v->vm->cfg->boot_arg);
 	}
-	if (IS_ENABLED(DIRECT) && v->direct) {
-		vcpu_exit_path_direct(v);
-		guest_enter_direct(v->frame);
-	}
-	vcpu_exit_path(v);
-	guest_enter(v->frame);
+	delivery_exit_path(v->irq, v);
+	delivery_enter(v->irq, v->frame);
 }

@@ -4,14 +4,12 @@
 #define CORE_VCPU_H
 
 #include "arch/aarch64/cpu.h"
-#include "arch/aarch64/sdei.h"
 #include "core/config.h"
+#include "core/delivery.h"
 #include "core/vgic.h"
 #include "core/vm.h"
 #include "drivers/gic/gic.h"
 #include "lib/features.h"
-
-#define IRQ_SGI_KICK 0 /* vcpu_kick: "leave the guest and look at your state" */
 
 enum vcpu_power {
 	VCPU_OFF,
@@ -33,12 +31,11 @@ struct vcpu {
 	bool s2_flushed;
 	struct vgic_cpu vgic;
 	/* Set by the bandwidth regulator (isolation/bw.c) on its own CPU: the
-	 * vCPU runs no guest code until it is cleared (see vcpu_exit_path). */
+	 * vCPU runs no guest code until it is cleared (see vcpu_exit_wait). */
 	volatile bool throttled;
-	/* Its VM has interrupts: direct (CFG_VM_DIRECT, docs/interrupts.md): the
-	 * guest owns the physical CPU interface, kicks are SDEI events, the
-	 * vCPU sees its physical MPIDR. */
-	bool direct;
+	/* How its interrupts reach it (core/delivery.h): its VM's, chosen at
+	 * vm_init (interrupts: emulated or direct, docs/interrupts.md). */
+	const struct vcpu_delivery *irq;
 };
 
 /* vcpus[i] is the vCPU pinned to physical CPU i (vm == NULL: unused CPU). */
@@ -49,19 +46,26 @@ static inline struct vcpu *vcpu_current(void)
 	return (struct vcpu *)cpu_this()->vcpu;
 }
 
-/* The MPIDR the guest reads: Aff0 = the vCPU index, or, in direct mode,
- * where the guest's SGIs go straight to the physical GIC, the physical
- * CPU's affinity (as the GIC routes them). */
+/* The MPIDR the guest reads: Aff0 = the vCPU index, or, when it takes its
+ * interrupts at the physical CPU interface (direct), where its SGIs go
+ * straight to the physical GIC, the physical CPU's affinity (as the GIC
+ * routes them). */
 static inline u64 vcpu_vmpidr(const struct vcpu *v)
 {
-	return 0x80000000ull | (IS_ENABLED(DIRECT) && v->direct ? v->pcpu_mpidr : v->idx);
+	return 0x80000000ull | (delivery_physical(v->irq) ? v->pcpu_mpidr : v->idx);
+}
+
+/* The delivery of a VM's vCPUs (the same for all of them). */
+static inline const struct vcpu_delivery *vcpu_vm_delivery(const struct vm *vm)
+{
+	return vm->vcpus[0]->irq;
 }
 
 /*
  * May this vCPU not run guest code now? Its VM does not run, it is off, the
  * regulator throttled it, or (mind_pause) its VM is paused: its exit path
  * then parks, throttles or pauses it (vcpu_exit_wait). The one definition
- * of "may this vCPU run" for vcpu_exit_path and the interrupt fast paths
+ * of "may this vCPU run" for the exit paths and the interrupt fast paths
  * (core/irq.c); the fields are read in this order, each at most once.
  */
 static inline bool vcpu_must_wait(struct vcpu *v, bool mind_pause)
@@ -77,19 +81,17 @@ static inline void vcpu_kick(struct vcpu *v)
 {
 	if (v->pcpu == cpu_index())
 		return;
-	if (IS_ENABLED(DIRECT) && __builtin_expect(v->direct, 0))
-		sdei_signal(v->pcpu_mpidr); /* the guest owns that CPU's Group 1 */
-	else
-		gic_send_sgi(IRQ_SGI_KICK, v->pcpu_mpidr);
+	delivery_kick(v->irq, v->pcpu_mpidr);
 }
 
 /* Runs this physical CPU's vCPU forever (parks while it is off). */
 __noreturn void vcpu_run(void);
-/* End of every trap: parks an off vCPU, then presents pending interrupts. */
-void vcpu_exit_path(struct vcpu *v);
-/* The same for a direct vCPU (no list registers): handles the SDEI events
- * taken meanwhile, then parks, pauses or stalls it as needed. */
-void vcpu_exit_path_direct(struct vcpu *v);
+/* The rare part of every exit path (v->irq->exit_path), when
+ * vcpu_must_wait(v, true): until the vCPU may run guest code again, parks
+ * it while its VM or itself is off, pauses it while another CPU works on
+ * its VM's memory, stalls it while its regulator throttles it. The caller
+ * then presents its pending interrupts. */
+void vcpu_exit_wait(struct vcpu *v);
 /* Stops every vCPU of the VM at EL2 for work on its memory: each waits at
  * the end of its current trap (a kick makes a running one trap) and the
  * call returns true once every vCPU is paused, parked (off) or runs on

@@ -162,7 +162,7 @@ bool vgic_hw_line_locked(struct vm *vm, struct vcpu *v, u32 intid, struct virq *
  */
 static bool vgic_direct_vm(const struct vm *vm)
 {
-	return IS_ENABLED(DIRECT) && (vm->cfg->flags & CFG_VM_DIRECT);
+	return delivery_physical(vcpu_vm_delivery(vm));
 }
 
 bool vgic_direct_soft(const struct vm *vm, u32 intid)
@@ -179,11 +179,12 @@ bool vgic_direct_soft(const struct vm *vm, u32 intid)
 	return false;
 }
 
-/* Makes a direct VM's own interrupt intid pending on the physical GIC (the
- * redistributor of t's CPU for a private one). */
-static void vgic_direct_pend(struct vcpu *t, u32 intid, bool pend)
+/* Makes a direct VM's own interrupt intid pending on the physical GIC or
+ * not (its delivery's raise: the redistributor of t's CPU for a private
+ * one). */
+static void vgic_direct_pend(struct vm *vm, struct vcpu *t, u32 intid, bool pend)
 {
-	gic_cpu_bank_write(t ? t->pcpu : 0, pend ? GICD_ISPENDR : GICD_ICPENDR, intid);
+	vcpu_vm_delivery(vm)->raise(t, intid, pend);
 }
 
 /* The spare SPI of a direct VM's emulated source: the VM's (edge), off,
@@ -596,7 +597,7 @@ void vgic_inject(struct vm *vm, struct vcpu *target, u32 intid)
 	if (vgic_direct_vm(vm)) {
 		/* its own physical interrupt: pending at the GIC, no kick */
 		if (q && (q->flags & (VIRQ_OWNED | VIRQ_HW)) == (VIRQ_OWNED | VIRQ_HW))
-			vgic_direct_pend(t, intid, true);
+			vgic_direct_pend(vm, t, intid, true);
 		spin_unlock(&vm->vgic.lock);
 		return;
 	}
@@ -629,7 +630,7 @@ void vgic_set_level(struct vm *vm, u32 intid, bool level)
 		else
 			q->flags &= (u8)~VIRQ_LEVEL;
 		if (level != was && (q->flags & VIRQ_HW))
-			vgic_direct_pend(vgic_target(vm, NULL, intid), intid, level);
+			vgic_direct_pend(vm, vgic_target(vm, NULL, intid), intid, level);
 	} else if (q) {
 		bool was = q->flags & VIRQ_LEVEL;
 
@@ -659,7 +660,7 @@ void vgic_level_fresh(struct vm *vm, u32 intid)
 	spin_lock(&vm->vgic.lock);
 	q = vgic_virq(vm, NULL, intid);
 	if (q && (q->flags & (VIRQ_LEVEL | VIRQ_HW)) == (VIRQ_LEVEL | VIRQ_HW))
-		vgic_direct_pend(vgic_target(vm, NULL, intid), intid, true);
+		vgic_direct_pend(vm, vgic_target(vm, NULL, intid), intid, true);
 	spin_unlock(&vm->vgic.lock);
 }
 

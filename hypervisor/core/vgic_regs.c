@@ -22,7 +22,7 @@ enum vgic_bank { BANK_ENABLE, BANK_PENDING, BANK_ACTIVE };
  */
 static bool vgic_direct_phys(struct vm *vm, const struct virq *q, u32 intid)
 {
-	return IS_ENABLED(DIRECT) && (vm->cfg->flags & CFG_VM_DIRECT) &&
+	return delivery_physical(vcpu_vm_delivery(vm)) &&
 	       (intid < GIC_SGI_MAX || (q->flags & VIRQ_HW));
 }
 

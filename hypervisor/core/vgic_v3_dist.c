@@ -33,14 +33,14 @@ static u32 vgic_dist_typer(const struct vm *vm)
 	return lines | (9u << 19) | BIT(25);
 }
 
-/* The vCPU of a direct VM whose (physical) MPIDR an IROUTER value names; 0
- * when none does. */
-static u8 vgic_v3_direct_target(struct vm *vm, u64 val)
+/* The vCPU whose MPIDR (as it reads it, vcpu_vmpidr: physical ones in
+ * direct mode) an IROUTER value names; 0 when none does (affinity 3 and
+ * IRM are not supported). */
+static u8 vgic_v3_irouter_target(struct vm *vm, u64 val)
 {
-	for (u32 i = 0; i < vm->nvcpus; i++)
-		if ((vm->vcpus[i]->pcpu_mpidr & 0xffffff) == (val & 0xffffff))
-			return (u8)i;
-	return 0;
+	struct vcpu *t = vm_vcpu_by_mpidr(vm, val, 0xffffff);
+
+	return t ? (u8)t->idx : 0;
 }
 
 static bool vgic_dist_irouter(struct vm *vm, struct mmio_access *a)
@@ -57,20 +57,12 @@ static bool vgic_dist_irouter(struct vm *vm, struct mmio_access *a)
 	spin_lock(&vm->vgic.lock);
 	if (a->write) {
 		if (!high) {
-			u64 aff0 = a->val & 0xff;
-			/* other affinity levels and IRM are not supported: vCPU 0 */
-			q->target = (u8)(aff0 < vm->nvcpus && !(a->val & 0xffff00) ? aff0 : 0);
-			if (IS_ENABLED(DIRECT) &&
-			    (vm->cfg->flags & CFG_VM_DIRECT)) /* its vCPUs see physical MPIDRs */
-				q->target = vgic_v3_direct_target(vm, a->val);
+			q->target = vgic_v3_irouter_target(vm, a->val);
 			if ((q->flags & VIRQ_HW) && (q->flags & VIRQ_ENABLED))
 				vgic_hw_enable(vm, intid, true);
 		}
 	} else {
-		a->val = high ? 0
-		         : (IS_ENABLED(DIRECT) && (vm->cfg->flags & CFG_VM_DIRECT))
-		             ? vcpu_vmpidr(vm->vcpus[q->target]) & 0xffffff
-		             : q->target;
+		a->val = high ? 0 : vcpu_vmpidr(vm->vcpus[q->target]) & 0xffffff;
 	}
 	spin_unlock(&vm->vgic.lock);
 	return true;

@@ -5,7 +5,6 @@
 #include "arch/aarch64/sysregs.h"
 #include "arch/aarch64/timer.h"
 #include "core/bootimg.h"
-#include "core/irq_direct.h"
 #include "core/mem.h"
 #include "core/vcpu.h"
 #include "core/vgic.h"
@@ -98,7 +97,7 @@ void vm_init_all(void)
 			v->idx = k;
 			v->pcpu = pcpu;
 			v->pcpu_mpidr = p->mpidr[pcpu];
-			v->direct = (c->flags & CFG_VM_DIRECT) != 0;
+			v->irq = delivery_select(c->flags);
 			v->frame = cpu_frame(pcpu);
 			v->power = VCPU_OFF;
 			cpu_data[pcpu].vcpu = v;
@@ -124,6 +123,14 @@ void vm_init_all(void)
 	for (u32 i = 0; i < s->nvms; i++)
 		if (bootimg_vm_error(i))
 			vm_shutdown(&vms[i], VM_STOPPED, bootimg_vm_error(i));
+}
+
+struct vcpu *vm_vcpu_by_mpidr(const struct vm *vm, u64 mpidr, u64 mask)
+{
+	for (u32 i = 0; i < vm->nvcpus; i++)
+		if (!((vcpu_vmpidr(vm->vcpus[i]) ^ mpidr) & mask))
+			return vm->vcpus[i];
+	return NULL;
 }
 
 static const char *vm_state_name(enum vm_state how)
@@ -154,9 +161,9 @@ void vm_shutdown(struct vm *vm, enum vm_state how, const char *reason)
 	log_info("vm %s: %s (%s)", vm->cfg->name, vm_state_name(how), reason);
 	console_vm_report(vm);
 	vm_dma_report(vm);
-	if (IS_ENABLED(DIRECT) && (vm->cfg->flags & CFG_VM_DIRECT)) /* run --json reads it */
+	if (delivery_physical(vcpu_vm_delivery(vm))) /* run --json reads it */
 		log_info("vm %s: %lu SGI write(s) dropped or filtered (interrupts: direct)",
-		         vm->cfg->name, irq_direct_sgi_dropped(vm));
+		         vm->cfg->name, vcpu_vm_delivery(vm)->sgi_dropped(vm));
 	if (vm->setway_ops)
 		log_info("vm %s: %lu set/way cache operations trapped, %lu performed",
 		         vm->cfg->name, vm->setway_ops, vm->setway_done);

@@ -75,6 +75,9 @@ extern struct vm vms[CFG_MAX_CPUS];
 extern u32 vm_count;
 
 /* Boot CPU: builds every VM from cfg_system and binds vCPUs to CPUs. */
+/* The vCPU of vm whose MPIDR (as it reads it, vcpu_vmpidr: physical ones
+ * in direct mode) equals mpidr in the bits of mask; NULL when none does. */
+struct vcpu *vm_vcpu_by_mpidr(const struct vm *vm, u64 mpidr, u64 mask);
 void vm_init_all(void);
 /* Copies the VM's images into its memory and resets its device state; at
  * boot (first) the images the boot loader placed are left as they are.

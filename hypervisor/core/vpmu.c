@@ -73,7 +73,7 @@ static bool vpmu_direct_told; /* the direct-mode PMINTENSET message was logged *
  * none. */
 static u32 vpmu_vm_irq(const struct vcpu *v)
 {
-	if (IS_ENABLED(DIRECT) && v->direct)
+	if (delivery_physical(v->irq))
 		return vpmu_ppi ? v->vm->cfg->pmu_irq : 0;
 	return vpmu_ppi;
 }
@@ -188,11 +188,11 @@ void vpmu_reset(struct vcpu *v)
 		q = vgic_virq(v->vm, v, intid);
 		if (q)
 			q->flags = VIRQ_OWNED | VIRQ_EDGE;
-		if (q && IS_ENABLED(DIRECT) && v->direct) {
+		if (q && delivery_physical(v->irq)) {
 			/* its own physical (spare) PPI on this CPU, edge, reset */
 			q->flags |= VIRQ_HW;
 			gic_disable(intid);
-			gic_cpu_bank_write(v->pcpu, GICD_ICPENDR, intid);
+			v->irq->raise(v, intid, false);
 			gic_clear_active_local(intid);
 		}
 		spin_unlock(&v->vm->vgic.lock);
@@ -318,7 +318,7 @@ bool vpmu_access(struct vcpu *v, u32 op1, u32 crn, u32 crm, u32 op2, bool read, 
 		return true;
 	}
 	if (op1 == 0 && crn == 9 && crm == 14) { /* PMINTENSET/CLR_EL1, PMMIR_EL1 */
-		if (op2 == 1 && !read && IS_ENABLED(DIRECT) && v->direct && !vpmu_vm_irq(v)) {
+		if (op2 == 1 && !read && delivery_physical(v->irq) && !vpmu_vm_irq(v)) {
 			/* a direct VM without a spare PPI (the toolchain gives one
 			 * where the platform has any): no list register for the
 			 * virtual PPI, and the physical one is the firmware's (SDEI,

@@ -12,18 +12,8 @@
 
 static struct vcpu *vpsci_find(struct vm *vm, u64 mpidr)
 {
-	u64 aff = mpidr & 0xff00ffffffull;
-
-	if (IS_ENABLED(DIRECT) && vm->nvcpus &&
-	    vm->vcpus[0]->direct) { /* its vCPUs see physical MPIDRs */
-		for (u32 i = 0; i < vm->nvcpus; i++)
-			if ((vm->vcpus[i]->pcpu_mpidr & 0xff00ffffffull) == aff)
-				return vm->vcpus[i];
-		return NULL;
-	}
-	if (aff >= vm->nvcpus)
-		return NULL;
-	return vm->vcpus[aff];
+	/* the MPIDRs its vCPUs read (physical ones in direct mode): affinity */
+	return vm_vcpu_by_mpidr(vm, mpidr, 0xff00ffffffull);
 }
 
 static s64 vpsci_features(u32 fid)

@@ -478,7 +478,7 @@ static void bw_throttle(struct bw_cpu *c)
 /*
  * The PMU overflow path: the vCPU on this CPU spent what it was granted.
  * Reclaim first (intra-VM pool), else throttle: from here until its next
- * period the vCPU runs no guest code (vcpu_exit_path stalls it).
+ * period the vCPU runs no guest code (vcpu_exit_wait stalls it).
  */
 void bw_overflow(u32 intid)
 {

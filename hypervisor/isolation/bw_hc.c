@@ -13,7 +13,7 @@
 #include "arch/aarch64/timer.h"
 #include "core/console.h"
 #include "core/hypercall.h"
-#include "core/irq_direct.h"
+#include "core/vcpu.h"
 #include "core/vm.h"
 #include "isolation/bw_engine.h"
 #include "lib/features.h"
@@ -172,9 +172,9 @@ static __cold void bw_dump(void)
 	if (!any)
 		log_info("bw: no VM is regulated");
 	for (u32 i = 0; i < vm_count; i++) /* direct VMs' filtered SGIs (run --stats) */
-		if (IS_ENABLED(DIRECT) && (vms[i].cfg->flags & CFG_VM_DIRECT))
+		if (delivery_physical(vcpu_vm_delivery(&vms[i])))
 			log_info("sgi vm=%s dropped=%lu", vms[i].cfg->name,
-			         irq_direct_sgi_dropped(&vms[i]));
+			         vcpu_vm_delivery(&vms[i])->sgi_dropped(&vms[i]));
 }
 
 __cold void bw_hc_init(void)
