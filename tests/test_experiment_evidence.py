@@ -23,7 +23,7 @@ from test_experiment import BASE, INTERF, TINY, fake_run, modelled_fake, write_s
 
 from bulkhead import cli
 from bulkhead.base import version
-from bulkhead.experiment import bundle, stats
+from bulkhead.experiment import bundle, execute, stats
 from bulkhead.experiment.charts import drawn_problems
 from bulkhead.experiment.execute import reproduce, run_experiment
 from bulkhead.experiment.spec import expand, load
@@ -318,3 +318,18 @@ def test_modelled_slowdown_chart_leaves_flagged_runs_out(tmp_path: Path) -> None
     assert [s["label"] for s in doc["series"]] == ["scenario solo (modelled)", "scenario interf (modelled)"]
     assert [d["label"] for d in doc["left_out"]] == ["idle"]
     assert {r for s in doc["series"] for r in s["runs"]} == {int(rows["solo"]["run"]), int(rows["interf"]["run"])}
+
+
+def test_a_timing_bundle_records_the_timing_qemu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--timing runs the patched QEMU of timing mode: the bundle hashes that
+    binary, not the stock one (before: the stock qemu-system-aarch64)."""
+    fake = tmp_path / "qemu-system-aarch64"
+    fake.write_text("#!/bin/sh\necho 'QEMU emulator version 10.0.2'\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("BULKHEAD_TIMING_QEMU", str(fake))
+    cfg = execute._Config(tmp_path / "c.yaml", "0", "qemu-virt", "qemu-system-aarch64", "")
+    rev = version.revision()
+    _, stock = execute._qemu_of({"c": cfg}, rev)
+    _, timing = execute._qemu_of({"c": cfg}, rev, timing=True)
+    assert timing["path"] == str(fake) and timing["sha256"] == bundle.sha256(str(fake))
+    assert stock["path"] != str(fake)

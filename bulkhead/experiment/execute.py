@@ -35,7 +35,7 @@ import yaml
 
 from bulkhead.base import term
 from bulkhead.base import version as version_mod
-from bulkhead.base.errors import BuildError, ConfigError
+from bulkhead.base.errors import BuildError, ConfigError, RunError
 from bulkhead.base.tree import REPO_ROOT
 from bulkhead.experiment import bundle, modelled, stats, validity, workloads
 from bulkhead.experiment.journal import (
@@ -394,7 +394,7 @@ def run_experiment(
         if plan.config_stem not in configs:
             configs[plan.config_stem] = prepare_config(spec, plan, configs_dir, platform)
     rev = version_mod.revision()
-    env, qemu = _qemu_of(configs, rev)
+    env, qemu = _qemu_of(configs, rev, timing is not None)
     command = {"repetitions": repetitions or spec.repetitions, "only": list(only or []),
                "benchmarks": list(benchmarks or []), "workloads": list(workloads or []), "platform": platform,
                "model": model, "timing_quantum_ns": timing}
@@ -470,9 +470,14 @@ def _not_run(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, status: str, why
                      config_hash=cfg.config_hash, platform=cfg.platform)
 
 
-def _qemu_of(configs: dict[str, _Config], rev: version_mod.Revision) -> tuple[Environment, dict[str, str]]:
-    """The tools' versions, and the QEMU the configs run on as the bundle records it."""
+def _qemu_of(configs: dict[str, _Config], rev: version_mod.Revision,
+             timing: bool = False) -> tuple[Environment, dict[str, str]]:
+    """The tools' versions, and the QEMU the configs run on as the bundle records it
+    (``timing``: the patched QEMU of timing mode, docs/model.md)."""
     binaries = [c.qemu_binary for c in configs.values() if c.qemu_binary]
+    if timing and binaries:
+        with contextlib.suppress(RunError):  # the runs report it missing
+            binaries = [cachemodel.timing_qemu(binaries[0])]
     env = environment(binaries[0] if binaries else "qemu-system-aarch64", rev)
     qemu_path = bundle.binary(binaries[0] if binaries else "qemu-system-aarch64")
     qemu = {"binary": binaries[0] if binaries else "qemu-system-aarch64", "path": qemu_path or "not found",
