@@ -6,6 +6,7 @@
 #include "arch/aarch64/sysregs.h"
 #include "core/vm.h"
 #include "drivers/iommu.h"
+#include "lib/features.h"
 #include "lib/log.h"
 #include "lib/string.h"
 
@@ -92,11 +93,15 @@ static u64 mem_vttbr(const struct vm *vm)
 	return ((u64)mem_vmid(vm) << 48) | (u64)(uintptr_t)vm->s2.root;
 }
 
+/* Whether this build has an SMMU driver (features.h): a constant, so the
+ * DMA view's code drops out of builds without one. */
+#define MEM_IOMMU_BUILT (IS_ENABLED(SMMUV3) || IS_ENABLED(SMMU500))
+
 /* Whether vm's DMA walks a view (mem_iommu_attach): constant false in a
  * build with no SMMU driver, so the view's code is not linked there. */
 static inline bool mem_has_view(const struct vm *vm)
 {
-	return IOMMU_BUILT && vm->s2_dma.root;
+	return MEM_IOMMU_BUILT && vm->s2_dma.root;
 }
 
 /* What the SMMU's view keeps: normal memory (RAM, shared memory), no
@@ -143,7 +148,7 @@ void mem_iommu_attach(struct vm *vm)
 {
 	struct iommu_s2 s2 = { .vtcr = VTCR_EL2_VALUE, .vmid = mem_vmid(vm) };
 
-	if (!IOMMU_BUILT || !iommu_vm_has_streams(vm->id))
+	if (!MEM_IOMMU_BUILT || !iommu_vm_has_streams(vm->id))
 		return;
 	/* first attach (boot, every mapping made): the view from the pool */
 	if (!vm->s2_dma.root) {

@@ -14,7 +14,6 @@
 #ifndef DRIVERS_IOMMU_H
 #define DRIVERS_IOMMU_H
 
-#include "lib/features.h"
 #include "lib/types.h"
 
 #define IOMMU_SMMUV3  1 /* Arm SMMUv3 (IHI 0070) */
@@ -129,9 +128,6 @@ void iommu_init(const struct iommu_config *cfg, iommu_fault_fn fault);
 bool iommu_active(void);
 /* Whether VM vm owns a stream. */
 bool iommu_vm_has_streams(u32 vm);
-/* Whether this build has an SMMU driver (features.h): a constant, so
- * callers' DMA-only code drops out of builds without one. */
-#define IOMMU_BUILT (IS_ENABLED(SMMUV3) || IS_ENABLED(SMMU500))
 /* Points every stream of VM vm at s2 (at boot, and after its stage 2
  * changed: recoloring, reset) and invalidates the unit's TLB entries of the
  * VMID; returns once the SMMU uses the new tables. Streams blocked by a
