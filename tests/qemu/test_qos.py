@@ -208,7 +208,7 @@ def test_read_back_mismatch_stops_the_boot(tmp_path: Path) -> None:
 # --- the DMA interference guest ------------------------------------------------------
 
 RESULT_RE = re.compile(r"^result bench=dmaint period=(\d+) mode=(\w+) channels=(\d+) size=(\d+) "
-                       r"transfers=(\d+) bytes=(\d+) ns=(\d+) mbps=\d+\.\d{3}$")
+                       r"transfers=(\d+) bytes=(\d+) ns=(\d+) mbps=\d+\.\d{3} start_ns=\d+ end_ns=\d+$")
 
 
 @pytest.mark.parametrize("mode", ["simple", "linked"])
