@@ -19,7 +19,7 @@ from bulkhead.base.errors import ConfigError
 from bulkhead.config import coloring
 from bulkhead.config.color import PAGE, Colors, extract, format_list, parse_list
 from bulkhead.config.model import ColoringSpec, ColorSpec
-from bulkhead.generate import gen_c
+from bulkhead.generate import features, gen_c
 from bulkhead.layout import placement as layout
 from bulkhead.layout.load import load_system
 
@@ -453,8 +453,10 @@ def test_generated_c(write_config: WriteConfig, tmp_path: Path) -> None:
         pytest.skip("no C compiler")
     src = tmp_path / "config.c"
     src.write_text(text)
+    (tmp_path / "features.h").write_text(features.header(system, "c.yaml"))  # what the build includes
     result = subprocess.run([cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-ffreestanding", "-c", "-o",
-                             str(tmp_path / "c.o"), "-I", str(ROOT / "hypervisor"), str(src)],
+                             str(tmp_path / "c.o"), "-I", str(ROOT / "hypervisor"),
+                             "-include", str(tmp_path / "features.h"), str(src)],
                             capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
 
