@@ -107,17 +107,7 @@ s64 vcpu_power_on(struct vcpu *t, u64 entry, u64 ctx)
 	power_ons++;
 	return 0;
 }
-/* The emulated delivery's affinity match (core/vm.c: a vCPU's MPIDR is its
- * index; vcpu_vmpidr): the harness links no vm.c. */
-struct vcpu *vm_vcpu_by_mpidr(const struct vm *m, u64 mpidr, u64 mask)
-{
-	for (u32 i = 0; i < m->nvcpus; i++)
-		if (!(((0x80000000ull | m->vcpus[i]->idx) ^ mpidr) & mask))
-			return m->vcpus[i];
-	return NULL;
-}
-/* the vCPUs' delivery: emulated (not physical), no operations called */
-static const struct vcpu_delivery fuzz_delivery;
+#include "fuzz_delivery.h"
 void vm_shutdown(struct vm *m, enum vm_state how, const char *reason)
 {
 	(void)how;

@@ -50,17 +50,7 @@ const struct cfg_system cfg_system = { .platform = &plat, .nvms = 1, .vms = &cvm
 struct cpu cpu_data[ARCH_MAX_CPUS];
 static struct vm vm;
 static struct vcpu vcpu[NVCPU];
-/* The emulated delivery's affinity match (core/vm.c: a vCPU's MPIDR is its
- * index; vcpu_vmpidr): the harness links no vm.c. */
-struct vcpu *vm_vcpu_by_mpidr(const struct vm *m, u64 mpidr, u64 mask)
-{
-	for (u32 i = 0; i < m->nvcpus; i++)
-		if (!(((0x80000000ull | m->vcpus[i]->idx) ^ mpidr) & mask))
-			return m->vcpus[i];
-	return NULL;
-}
-/* the vCPUs' delivery: emulated (not physical), no operations called */
-static const struct vcpu_delivery fuzz_delivery;
+#include "fuzz_delivery.h"
 static struct gic_lr lrs[NVCPU][4];
 static u32 cur, version = 3;
 
