@@ -278,12 +278,18 @@ static void console_vm_queue(struct vm *vm, bool open)
 	console_drain(vm);
 }
 
-/* Appends one printable character to the VM's line. */
+/* Appends one printable character to the VM's line. A full buffer is
+ * queued as an open line and emptied: the line goes on (on the UART as one
+ * line, or under a fresh prefix if another's line came between), never cut
+ * with nothing to show that it continues. */
 static void console_vm_add(struct vm *vm, char c)
 {
 	vm->con.buf[vm->con.len++] = c;
-	if (vm->con.len >= CONSOLE_LINE_MAX - 1)
-		console_vm_queue(vm, false);
+	if (vm->con.len >= CONSOLE_LINE_MAX - 1) {
+		console_vm_queue(vm, true);
+		vm->con.len = 0;
+		vm->con.shown = 0;
+	}
 }
 
 /* Whether b belongs to an ANSI control sequence (ESC '[' parameters final)

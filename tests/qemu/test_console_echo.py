@@ -68,6 +68,26 @@ def test_linux_shell_echo_before_enter() -> None:
     assert not [line for line in con.lines if "?[" in line], con.lines
 
 
+def test_line_longer_than_the_assembly_buffer_stays_one_line() -> None:
+    """A guest line longer than the console's assembly buffer (160 bytes)
+    comes out as one prefixed line, not cut in two with nothing to say the
+    second part continues the first."""
+    text = "".join(chr(ord("a") + i % 26) for i in range(220))
+    con = Console(build("console-echo.yaml"))
+    try:
+        con.wait_for("[echo] echo: ready")
+        for at in range(0, len(text), 20):
+            con.type(text[at : at + 20])
+            con.wait_for_partial(text[max(0, at - 100) : at + 20], timeout=30)
+        con.type("\r")
+        con.wait_for(f"[echo] echo: got '{text}'")
+        status = con.finish()
+    finally:
+        con.finish()
+    assert status == 0, con.lines
+    assert con.lines.count(f"[echo] {text}") == 1, con.lines
+
+
 def test_noisy_neighbour_lines_stay_whole() -> None:
     """Typed one character every 50 ms while the ticker prints every 10 ms:
     the echoed line is cut by tick lines and continued under a fresh

@@ -20,7 +20,7 @@ ARTEFACTS = REPO_ROOT / "artefacts" / "linux"
 def _paste_lines() -> list[str]:
     """41 lines, 4,200 bytes with their newlines, 1 to 200 printable
     characters each; the last one short enough to come back as one console
-    line (the console splits lines at 159 characters)."""
+    line."""
     rng = random.Random(19)
     lengths = [200] + [(i * 37) % 200 + 1 for i in range(1, 40)] + [60]
     printable = [chr(c) for c in range(0x21, 0x7F)]
@@ -77,7 +77,7 @@ def test_paste_into_linux_shell() -> None:
     assert status == 0, con.lines
     assert f"[linux] {len(text)}" in con.lines, con.lines[-20:]
     # every line came back through the tty echo, nothing lost on the way out
-    # either (the console splits lines of more than 159 characters)
+    # either
     echoed = "".join(line.removeprefix("[linux] ") for line in con.lines if line.startswith("[linux] "))
     assert "".join(lines) in echoed
 
