@@ -36,10 +36,8 @@ uint64_t mb_fold_bytes(uint64_t h, const void *p, size_t n)
 }
 
 const struct mb_kernel *const mb_kernels[] = {
-	&mb_susan,
-	&mb_qsort,
-	&mb_bitcount,
-	&mb_basicmath,
+	&mb_susan, &mb_qsort,   &mb_bitcount, &mb_basicmath,  &mb_binarysearch,
+	&mb_fir,   &mb_matmult, &mb_crc,      &mb_insertsort, &mb_countnegative,
 };
 const size_t mb_nkernels = sizeof(mb_kernels) / sizeof(mb_kernels[0]);
 

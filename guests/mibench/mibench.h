@@ -49,5 +49,7 @@ uint64_t mb_fold_bytes(uint64_t h, const void *p, size_t n);
 
 /* The kernels (one file each). */
 extern const struct mb_kernel mb_susan, mb_qsort, mb_bitcount, mb_basicmath;
+extern const struct mb_kernel mb_binarysearch, mb_fir, mb_matmult, mb_crc, mb_insertsort,
+    mb_countnegative;
 
 #endif
