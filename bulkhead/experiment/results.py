@@ -64,8 +64,6 @@ METRIC_COLUMNS: dict[str, Metric] = {
     "rtt_min_us": Metric("rtt_min_us", True, "us"),
     "rtt_mean_us": Metric("rtt_mean_us", True, "us"),
     "rtt_max_us": Metric("rtt_max_us", True, "us"),
-    # guests/mibench (and its Linux program): ns / iterations, the mean over the kernels run
-    "ns_per_iter": Metric("ns_per_iter", True, "ns/iter"),
     # the benchmark's own duration (the VM under test's longest vCPU), for the validity checks
     "bench_ns": Metric("bench_ns", True, "ns"),
 }
