@@ -22,9 +22,12 @@ uint64_t mb_fold(uint64_t h, uint64_t v)
 	return h * 0x100000001b3ull;
 }
 
+/* The outputs are bytes or 32-bit words: read them as 64-bit words legally. */
+typedef uint64_t __attribute__((may_alias)) mb_word;
+
 uint64_t mb_fold_bytes(uint64_t h, const void *p, size_t n)
 {
-	const uint64_t *w = p;
+	const mb_word *w = p;
 	const uint8_t *b = p;
 	size_t i;
 

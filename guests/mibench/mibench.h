@@ -5,7 +5,7 @@
  * bare-metal guests are built without floating point) over inputs made by a
  * seeded generator, so the same sources give the same checksum in the
  * bare-metal guest (guests/mibench), in the Linux user program
- * (guests/mibench/linux) and on the build host (tests/host/test_mibench.c).
+ * (guests/mibench/linux) and on the build host (tests/host/mibench_check.c).
  *
  * A kernel works in one block of memory of bytes(n) bytes (8-byte aligned):
  * init() writes the inputs there (not measured), run() is the measured work:
