@@ -141,7 +141,7 @@ def test_sgilat(guests: Path, tmp_path: Path) -> None:
 
 
 def test_mibench_params(guests: Path, tmp_path: Path) -> None:
-    # Bad parameters: a clear FAIL, nothing run (the checksums: tests/qemu/test_mibench.py).
+    # Bad parameters: a clear FAIL, nothing run (the checksums: tests/qemu/test_mibench_run.py).
     assert boot(guests, tmp_path, "mibench", {"kernels": "crc,nosuch"}) == [
         "mibench: FAIL (unknown kernel in 'crc,nosuch')"]
     assert boot(guests, tmp_path, "mibench", {"size": "huge"}) == [
