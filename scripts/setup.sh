@@ -295,6 +295,7 @@ ensure_linux_tools() {
 # artefacts/linux/rt/Image, and rt-tests (cyclictest) and stress-ng with
 # every shared library they load (the ELF NEEDED closure, resolved in the
 # unpacked packages below; nothing is installed) in artefacts/linux/workloads/root,
+# and this project's mibench kernels (built here, artefacts/linux/mibench/root),
 # packed with busybox, the modules and iperf3 of the linux step (and the
 # PCI modules of pcimods.cpio.gz) into
 # artefacts/linux/initrd-workloads.cpio.gz (a separate initramfs: the other
@@ -371,11 +372,14 @@ ensure_linux_workloads() {
         rm -rf "$dir/workloads/deb"
         touch "$dir/workloads/.bulkhead-ok"
     fi
+    # the mibench kernels as a static user program (guests/mibench/linux), rebuilt when its sources change
+    make -s -C guests/mibench/linux O="$PWD/$dir/mibench/root/bin" linux
     local out="$dir/initrd-workloads.cpio.gz"
     if [ ! -f "$out" ] || [ scripts/mkinitrd.sh -nt "$out" ] || [ "$dir/initrd.cpio.gz" -nt "$out" ] ||
-        [ "$dir/pcimods.cpio.gz" -nt "$out" ]; then
+        [ "$dir/pcimods.cpio.gz" -nt "$out" ] || [ "$dir/mibench/root/bin/mibench" -nt "$out" ]; then
         log "building the workload initramfs ($out)"
-        bash scripts/mkinitrd.sh "$dir/busybox" "$out.tmp" "$dir/shmem/root" "$dir/tools/root" "$root"
+        bash scripts/mkinitrd.sh "$dir/busybox" "$out.tmp" "$dir/shmem/root" "$dir/tools/root" "$root" \
+            "$dir/mibench/root"
         # with the PCI modules (a second archive: one initramfs), for a
         # passed-through virtio-net-pci (bulkhead.net=virtio:, docs/workloads.md)
         cat "$dir/pcimods.cpio.gz" >>"$out.tmp"

@@ -147,7 +147,7 @@ def test_with_run_sets_the_kernel_argument() -> None:
         w.with_run(base, "echo 'unbalanced")
     assert w.command("cyclictest", "-q") == "cyclictest -q"
     with pytest.raises(ValueError, match="unknown workload"):
-        w.command("mibench", "")
+        w.command("coremark", "")
 
 
 def test_columns_name_each_primary_metric() -> None:
@@ -220,7 +220,7 @@ def test_spec_names_workloads_and_generates_bootargs(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("bench", "message"), [
-    ("{workload: mibench}", "benchmarks[0].workload: expected one of cyclictest, stress-ng, iperf3, ping"),
+    ("{workload: coremark}", "benchmarks[0].workload: expected one of cyclictest, stress-ng, iperf3, ping, mibench"),
     ('{workload: cyclictest, args: "-q", command: "cyclictest -q"}', "give 'args' or 'command', not both"),
     ('{workload: cyclictest, guest: hello}', "a workload benchmark has no 'guest'"),
     ('{guest: hello, args: "-q"}', "'args' belongs to a Linux workload"),

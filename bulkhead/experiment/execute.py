@@ -263,8 +263,9 @@ def execute(spec: ExperimentSpec, plan: RunPlan, cfg: _Config, build_dir: Path, 
     own = result.lines(spec.critical)
     for vm in _vm_names(result.output):
         for fields in parse_results(result.lines(vm)):
-            rec.lines.append((vm, fields))
-        if bench.command:  # Linux workloads print no result lines: parse their tools' output
+            if not (bench.command and fields.get("bench") in workloads.WORKLOADS):  # below, with their block
+                rec.lines.append((vm, fields))
+        if bench.command:  # Linux workloads: parse their tools' output (mibench prints result lines)
             rec.lines.extend((vm, fields) for fields in workloads.result_fields(result.lines(vm), strict=False))
     own_results = [f for vm, f in rec.lines if vm == spec.critical]
     other_results = [f for vm, f in rec.lines if vm != spec.critical]

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from bulkhead.experiment.workloads import WORKLOAD_COLUMNS
+from bulkhead.experiment.workloads import WORKLOAD_COLUMNS, ns_per_iter
 
 RESULT_PREFIX = "result "
 _TOKEN_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(\S*)")
@@ -39,6 +39,7 @@ GUEST_METRICS: dict[str, Metric] = {
     "irqlat": Metric("p99_ns", True, "ns"),
     "interferer": Metric("mbps", False, "MB/s"),
     "ioclient": Metric("rtt_mean_us", True, "us"),
+    "mibench": Metric("ns_per_iter", True, "ns/iter"),
 }
 
 # Metric columns of results.csv, in order, with their direction and unit.
@@ -160,6 +161,9 @@ def reduce_metrics(
         put("max_ns", max(_values(mine, "max_ns"), default=None))
         if mine:
             put("cpus", float(len({r.get("cpu", str(i)) for i, r in enumerate(mine)})))
+    if guest == "mibench":  # one vCPU; each line one kernel's ns over its iterations
+        put("ns_per_iter", ns_per_iter(mine))
+        put("cpus", 1.0 if mine else None)
     for key in sorted(EXTRA_COLUMNS):
         put(key, _mean(_values(mine, key)))
     interf = [r for r in others if r.get("bench") == "interferer"]

@@ -19,7 +19,9 @@ This module finds those blocks in a VM's console lines (the hypervisor's
   (``info:`` instead of ``metrc:`` in releases before 0.15);
 - ``iperf3 --json``: the JSON document (the sender's and the receiver's
   totals, UDP loss and jitter);
-- ``ping`` (busybox or iputils): the packet and round-trip summary lines.
+- ``ping`` (busybox or iputils): the packet and round-trip summary lines;
+- ``mibench`` (this project's kernels, guests/mibench/linux): its
+  ``result bench=mibench kernel=...`` lines, as the bare-metal guest's.
 
 :func:`result_fields` turns them into ``result``-line fields (one dict per
 cyclictest thread, stress-ng stressor, iperf3 run or ping run, keyed
@@ -45,7 +47,7 @@ from bulkhead.run.hostpeer import host_peer as host_peer
 from bulkhead.run.hostpeer import iperf3_server_port as iperf3_server_port
 
 # The tools a spec can name (``workload:``), with their metric column.
-WORKLOADS = ("cyclictest", "stress-ng", "iperf3", "ping")
+WORKLOADS = ("cyclictest", "stress-ng", "iperf3", "ping", "mibench")
 
 BEGIN_RE = re.compile(r"bulkhead-run: begin at ([\d.]+) s: (.*)\Z")
 END_RE = re.compile(r"bulkhead-run: end at ([\d.]+) s: status=(\d+)\Z")
@@ -65,6 +67,7 @@ WORKLOAD_COLUMNS: dict[str, tuple[bool, str]] = {
     "rtt_avg_ms": (True, "ms"),
     "rtt_max_ms": (True, "ms"),
     "interf_bogo_ops_s": (False, "bogo ops/s"),  # stress-ng of the other VMs, summed
+    "ns_per_iter": (True, "ns/iter"),  # mibench (also the bare-metal guest's): ns / iterations, mean of the kernels
 }
 
 # Each tool's primary metric column (what slowdowns are computed from).
@@ -73,6 +76,7 @@ PRIMARY: dict[str, str] = {
     "stress-ng": "bogo_ops_s",
     "iperf3": "net_mbit_s",
     "ping": "rtt_avg_ms",
+    "mibench": "ns_per_iter",
 }
 
 
@@ -332,6 +336,37 @@ def parse_ping(lines: Iterable[str]) -> list[PingResult]:
     return out
 
 
+# --- mibench ------------------------------------------------------------------------
+
+_MIBENCH_RE = re.compile(r"result (bench=mibench (?:\S+=\S+ ?)*)\Z")
+
+
+def parse_mibench(lines: Iterable[str]) -> list[dict[str, str]]:
+    """The fields of each ``result bench=mibench kernel=...`` line (one per kernel)."""
+    out = []
+    for line in lines:
+        m = _MIBENCH_RE.search(line.strip())
+        if m:
+            out.append(dict(kv.split("=", 1) for kv in m[1].split()))
+    return out
+
+
+def ns_per_iter(rows: Sequence[Mapping[str, str]]) -> float | None:
+    """The mean over mibench's kernels of ``ns`` / ``iterations``, or None."""
+    vals = [float(r["ns"]) / float(r["iterations"]) for r in rows
+            if r.get("bench") == "mibench" and _is_num(r.get("ns")) and _is_num(r.get("iterations"))
+            and float(r["iterations"]) > 0]
+    return sum(vals) / len(vals) if vals else None
+
+
+def _is_num(text: str | None) -> bool:
+    try:
+        float(text or "")
+    except ValueError:
+        return False
+    return True
+
+
 # --- rows ------------------------------------------------------------------------------
 
 
@@ -381,6 +416,7 @@ def result_fields(lines: Iterable[str], strict: bool = True) -> list[dict[str, s
                 row.update(rtt_min_ms=_fmt(p.rtt_min_ms), rtt_avg_ms=_fmt(p.rtt_avg_ms),
                            rtt_max_ms=_fmt(p.rtt_max_ms))
             rows.append(row)
+        rows.extend({**fields, **head} for fields in parse_mibench(blk.lines))
     return rows
 
 
@@ -424,6 +460,8 @@ def reduce_workload(own: Sequence[Mapping[str, str]], others: Sequence[Mapping[s
                 out[key] = min(vals) if key == "rtt_min_ms" else max(vals) if key == "rtt_max_ms" else \
                     sum(vals) / len(vals)
         out.setdefault("net_loss_pct", max(_values(pings, "loss_pct")))
+    if (mb := ns_per_iter(own)) is not None:
+        out["ns_per_iter"] = mb
     interf = _values([r for r in others if r.get("bench") == "stress-ng"], "bogo_ops_s")
     if interf:
         out["interf_bogo_ops_s"] = sum(interf)

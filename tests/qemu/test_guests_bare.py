@@ -138,3 +138,17 @@ def test_sgilat(guests: Path, tmp_path: Path) -> None:
                      lines[-2])
     assert m, lines
     assert 0 < int(m[1]) <= float(m[2]) <= int(m[3]), lines
+
+
+def test_mibench_params(guests: Path, tmp_path: Path) -> None:
+    # Bad parameters: a clear FAIL, nothing run (the checksums: tests/qemu/test_mibench_run.py).
+    assert boot(guests, tmp_path, "mibench", {"kernels": "crc,nosuch"}) == [
+        "mibench: FAIL (unknown kernel in 'crc,nosuch')"]
+    assert boot(guests, tmp_path, "mibench", {"size": "huge"}) == [
+        "mibench: FAIL (unknown size 'huge'; expected small or large)"]
+    lines = boot(guests, tmp_path, "mibench", {"kernels": "crc,insertsort", "size": "large", "iterations": 2})
+    assert no_fail(lines), lines
+    assert lines[0] == "mibench: 2 kernels, size large, 2 iterations, seed 1"
+    assert [x.split()[2] for x in lines if x.startswith("result ")] == ["kernel=crc", "kernel=insertsort"]
+    assert "mibench: crc: n=4194304, 4096 KiB, " in "\n".join(lines)
+    assert lines[-1] == "mibench: PASS (2 kernels)"

@@ -97,8 +97,9 @@ enum bench_phase_id {
 	BENCH_PHASE_LATENCY = 1,
 	BENCH_PHASE_BANDWIDTH = 2,
 	BENCH_PHASE_INTERFERER = 3,
-	BENCH_PHASE_STRIDE = 4, /* each step's timed passes */
-	BENCH_PHASE_IDA = 5,    /* guests/ida fill=: the prepared partition's passes */
+	BENCH_PHASE_STRIDE = 4,  /* each step's timed passes */
+	BENCH_PHASE_IDA = 5,     /* guests/ida fill=: the prepared partition's passes */
+	BENCH_PHASE_MIBENCH = 6, /* guests/mibench: each kernel's timed iterations */
 };
 void bench_phase(u64 id);
 
