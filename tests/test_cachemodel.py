@@ -356,7 +356,7 @@ def test_map_text_timing() -> None:
     timing-only L1D (the model has none)."""
     system = load_system(CONFIGS / "model-interf.yaml", guest_sources=None)
     lines = cachemodel.map_text(system).splitlines()
-    assert "timing 833 14000 80000 66000 94000 16000 1000000" in lines
+    assert "timing 833 24000 80000 66000 94000 16000 1000000" in lines
     assert "timing_l1d 0x8000 4 64" in lines
     assert not any(line.startswith("regulator ") for line in lines)  # no ELF: no period addresses
 

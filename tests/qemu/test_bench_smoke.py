@@ -272,3 +272,22 @@ def test_cachemodel() -> None:
             assert re.fullmatch(r"[0-9][0-9,]*(\.[0-9]+)?", cell), (setup, col, cell)
         assert float(cells[0]) > 0 and float(cells[8]) > 0, (setup, cells)  # ns/access, model time
     assert body["solo"][8] == "1.000", body["solo"]  # the baseline's slowdown
+
+
+def test_validate() -> None:
+    """bench/validate.py, one cheap row (RTAS'19 Table II's sequential
+    iterator, 4 passes over 64 KiB beside the 2-vCPU bomb, against it alone):
+    the parameter line and the row with its published value, a positive
+    modelled one and its miss against the published one."""
+    out = bench("validate.py", "--rows", "rtas19-seq", "--scale", "16", "--out", str(ROOT / "build" / "smoke-validate"))
+    assert re.search(rf"^parameters: dram base {NUM} ns \(row hit / empty / conflict {NUM} / {NUM} / {NUM} ns\), "
+                     rf"llc hit {NUM} ns$", out, re.MULTILINE), out
+    rows = table(out, "| row |")
+    assert rows[0] == ["row", "kind", "published", "modelled", "miss", "within +-25 %",
+                       "victim LLC misses (vs baseline)"], rows
+    assert [r[:2] for r in rows[1:]] == [["rtas19-seq", "validate"]], rows
+    published, modelled, miss = (nums(c)[0] for c in rows[1][2:5])
+    assert published == 1.25 and modelled > 0, rows
+    assert abs(miss - 100 * (modelled / (114.209 / 91.393) - 1)) < 0.2, rows
+    assert rows[1][5] == ("yes" if abs(miss) <= 25 else "no"), rows
+    assert re.fullmatch(r"[0-9,]+ / [0-9,]+", rows[1][6]), rows

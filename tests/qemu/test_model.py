@@ -396,9 +396,11 @@ def test_timing_slowdown_colors(tmp_path: Path, lock: None) -> None:
     assert shared > 1.2, shared
     assert colored < 1.05, colored
     assert report.raw["timing"]["late_lines"] == 0  # no line fell behind the settled windows
-    # the calibration (docs/model.md "Calibration") holds: RTAS'19's 4.4x for
-    # the chase, CLARE's > 2 GB/s for the 2-vCPU write interferer
-    assert 4.4 * 0.95 < shared < 4.4 * 1.05, shared
+    # the DRAM base latency's -icount fit (docs/model.md "Calibration") holds:
+    # CLARE's > 2 GB/s for the 2-vCPU write interferer. The LLC hit latency
+    # is fitted in timing mode now (RTAS'19's 4.4x: tests/test_calibration.py);
+    # under -icount this chase models 2.9x with it (4.3x with the 14 ns that
+    # -icount's interleaving fitted)
     mbps = interferer_mbps(report)
     print(f"interferer: {mbps:.0f} MB/s modelled")
     assert 2000 <= mbps < 2000 * 1.1, mbps
