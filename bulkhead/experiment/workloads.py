@@ -13,7 +13,8 @@ This module finds those blocks in a VM's console lines (the hypervisor's
 ``[vm]`` prefix removed) and parses what Debian's tools print into them:
 
 - ``cyclictest`` (rt-tests): the per-thread summary line
-  ``T: 0 ( 96) P:90 I:1000 C: 500 Min: 14 Act: 15 Avg: 36 Max: 734`` (µs);
+  ``T: 0 ( 96) P:90 I:1000 C: 500 Min: 14 Act: 15 Avg: 36 Max: 734`` (µs),
+  and with ``-h N`` the latency histogram (:mod:`bulkhead.experiment.cyclichist`);
 - ``stress-ng --metrics-brief``: ``stress-ng: metrc: [pid] <stressor>
   <bogo ops> <real s> <usr s> <sys s> <bogo ops/s real> <bogo ops/s usr+sys>``
   (``info:`` instead of ``metrc:`` in releases before 0.15);
@@ -39,6 +40,7 @@ from typing import Any
 
 import yaml
 
+from bulkhead.experiment import cyclichist
 from bulkhead.run.hostpeer import IPERF3_PORT as IPERF3_PORT
 from bulkhead.run.hostpeer import USER_NET_HOST as USER_NET_HOST
 from bulkhead.run.hostpeer import host_peer as host_peer
@@ -57,6 +59,10 @@ WORKLOAD_COLUMNS: dict[str, tuple[bool, str]] = {
     "lat_min_us": (True, "us"),  # cyclictest: smallest Min of the threads
     "lat_avg_us": (True, "us"),  # cyclictest: mean of the threads' Avg
     "lat_max_us": (True, "us"),  # cyclictest: largest Max of the threads
+    "lat_p50_us": (True, "us"),  # cyclictest -h: percentiles over all threads' samples (cyclichist.py)
+    "lat_p99_us": (True, "us"),
+    "lat_p999_us": (True, "us"),
+    "lat_overflows": (True, "samples"),  # cyclictest -h: samples beyond the histogram
     "bogo_ops_s": (False, "bogo ops/s"),  # stress-ng: the stressors' bogo ops/s (real time), summed
     "net_mbit_s": (False, "Mbit/s"),  # iperf3: sender's bytes over the sender's (guest) time
     "net_rx_mbit_s": (False, "Mbit/s"),  # iperf3: receiver's bytes over the receiver's time
@@ -352,14 +358,12 @@ def result_fields(lines: Iterable[str], strict: bool = True) -> list[dict[str, s
         try:
             iperf = parse_iperf3(blk.lines)
             stress = parse_stress_ng(blk.lines)
-        except ParseError:
+            hists = cyclichist.parse(blk.lines)
+        except (ParseError, cyclichist.HistogramError) as exc:
             if strict:
-                raise
-            iperf, stress = [], []
-        for t in parse_cyclictest(blk.lines):
-            rows.append({"bench": "cyclictest", **head, "cpu": str(t.thread), "priority": str(t.priority),
-                         "interval_us": str(t.interval_us), "cycles": str(t.cycles), "min_us": str(t.min_us),
-                         "avg_us": str(t.avg_us), "max_us": str(t.max_us)})
+                raise ParseError(str(exc)) from None
+            iperf, stress, hists = [], [], []
+        rows += _cyclictest_rows(head, blk.lines, hists)
         for s in stress:
             rows.append({"bench": "stress-ng", **head, "stressor": s.stressor, "bogo_ops": str(s.bogo_ops),
                          "real_s": _fmt(s.real_s), "bogo_ops_s": _fmt(s.ops_per_s_real),
@@ -384,6 +388,20 @@ def result_fields(lines: Iterable[str], strict: bool = True) -> list[dict[str, s
     return rows
 
 
+def _cyclictest_rows(head: dict[str, str], lines: Sequence[str],
+                     hists: Sequence[cyclichist.Histogram]) -> list[dict[str, str]]:
+    """One row per thread: from the ``T:`` lines, completed (or, with ``-h``
+    and ``-q``, replaced) by the thread's histogram."""
+    by_thread: dict[int, dict[str, str]] = {}
+    for t in parse_cyclictest(lines):
+        by_thread[t.thread] = {"bench": "cyclictest", **head, "cpu": str(t.thread), "priority": str(t.priority),
+                               "interval_us": str(t.interval_us), "cycles": str(t.cycles),
+                               "min_us": str(t.min_us), "avg_us": str(t.avg_us), "max_us": str(t.max_us)}
+    for h in hists:
+        by_thread.setdefault(h.thread, {"bench": "cyclictest", **head}).update(cyclichist.fields(h))
+    return [by_thread[k] for k in sorted(by_thread)]
+
+
 def _values(rows: Sequence[Mapping[str, str]], key: str) -> list[float]:
     out: list[float] = []
     for r in rows:
@@ -406,6 +424,7 @@ def reduce_workload(own: Sequence[Mapping[str, str]], others: Sequence[Mapping[s
         out["lat_avg_us"] = sum(avg) / len(avg)
         out["lat_max_us"] = max(_values(cyc, "max_us"))
         out["cpus"] = float(len({r.get("cpu") for r in cyc}))
+        out.update(cyclichist.reduce(cyc))
     stress = _values([r for r in own if r.get("bench") == "stress-ng"], "bogo_ops_s")
     if stress:
         out["bogo_ops_s"] = sum(stress)
