@@ -108,26 +108,6 @@ def test_a_broken_histogram_fails_the_run(cut: bool, why: str) -> None:
     assert w.result_fields(broken, strict=False) == []
 
 
-SPEC = """\
-name: hist
-critical: rt
-system:
-  platform: qemu-virt
-  vms:
-    - {name: rt, type: linux, cpus: [0], memory: [{ipa: 0x40000000, size: 256M}], kernel: Image,
-       initrd: initrd.cpio.gz, bootargs: "console=ttyAMA0 rdinit=/init"}
-benchmarks:
-  - {name: lat, workload: cyclictest, args: "-m -p 90 -i 1000 -l 1000 -q -h 100"}
-scenarios:
-  - name: solo
-  - name: stress
-    overlay:
-      vms:
-        - {name: bm, cpus: [1], memory: [{ipa: 0x40000000, size: 16M}], guest: hello}
-icount: 0
-"""
-
-
 def test_report_draws_the_histograms_of_unflagged_runs(tmp_path: Path) -> None:
     import json
 
@@ -135,8 +115,8 @@ def test_report_draws_the_histograms_of_unflagged_runs(tmp_path: Path) -> None:
     from bulkhead.experiment.report import render
     from bulkhead.experiment.spec import expand, load
 
-    (tmp_path / "spec.yaml").write_text(SPEC)
-    spec = load(tmp_path / "spec.yaml")
+    # cyclictest alone and beside stress-ng (the recorded runs used -h)
+    spec = load(Path(__file__).resolve().parent / "configs" / "bench-workloads-rt.yaml")
     solo, stress = expand(spec)
     records = []
     for plan, name, flags in ((solo, "rt-cyclictest-hist.txt", []),
@@ -149,14 +129,14 @@ def test_report_draws_the_histograms_of_unflagged_runs(tmp_path: Path) -> None:
     report, files = render(spec, tmp_path, records, Environment("0", "abc", "10.0", "host"), 1)
     text = report.read_text()
     assert "## Latency histograms" in text
-    assert "| solo | lat | 1 | 1000 | 14 | 15 | 16 | 17 | 0 |" in text
-    assert "| stress | lat | 1 | 1000 | 19 | > 199 | > 199 | 504 | 193 |" in text  # the flagged run left out
-    assert tmp_path / "plots" / "latency-hist-lat.png" in files
-    doc = json.loads((tmp_path / "plots" / "latency-hist-lat.json").read_text())
+    assert "| solo | cyclictest | 1 | 1000 | 14 | 15 | 16 | 17 | 0 |" in text
+    assert "| stress-ng | cyclictest | 1 | 1000 | 19 | > 199 | > 199 | 504 | 193 |" in text  # flagged run left out
+    assert tmp_path / "plots" / "latency-hist-cyclictest.png" in files
+    doc = json.loads((tmp_path / "plots" / "latency-hist-cyclictest.json").read_text())
     assert [s["runs"] for s in doc["series"]] == [[1], [2]]
     assert [d["run"] for d in doc["left_out"]] == [3]
     solo_counts = bucket_rows(fixture("rt-cyclictest-hist.txt"))
     assert doc["series"][0]["x"] == [float(us) for us, c in enumerate(solo_counts) if c]
     assert sum(doc["series"][0]["y"]) == pytest.approx(100.0)
     assert sum(doc["series"][1]["y"]) == pytest.approx(80.7)  # 193 of 1000 beyond 200 µs
-    assert "stress: p50 19 µs, p99 > 199 µs" in doc["caption"] and "1 run(s) flagged" in doc["caption"]
+    assert "stress-ng: p50 19 µs, p99 > 199 µs" in doc["caption"] and "1 run(s) flagged" in doc["caption"]
