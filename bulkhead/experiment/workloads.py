@@ -355,6 +355,8 @@ def result_fields(lines: Iterable[str], strict: bool = True) -> list[dict[str, s
         head = {"block": str(i), "begin_s": _fmt(blk.begin_s)}
         if blk.end_s is not None:
             head["end_s"] = _fmt(blk.end_s)
+        if held(blk.lines):
+            head["barrier"] = "held"
         try:
             iperf = parse_iperf3(blk.lines)
             stress = parse_stress_ng(blk.lines)
@@ -386,6 +388,15 @@ def result_fields(lines: Iterable[str], strict: bool = True) -> list[dict[str, s
                            rtt_max_ms=_fmt(p.rtt_max_ms))
             rows.append(row)
     return rows
+
+
+def held(lines: Sequence[str]) -> bool:
+    """Whether a start-barrier peer's block shows that its command ran from
+    before the lead's measurement to after it: it acknowledged the lead's
+    token while running and was still running when the lead was done
+    (scripts/mkinitrd.sh's /init, docs/workloads.md)."""
+    acked = next((i for i, x in enumerate(lines) if x.startswith("bulkhead-sync: running, acknowledged")), None)
+    return acked is not None and any(x.startswith("bulkhead-sync: lead done") for x in lines[acked:])
 
 
 def _cyclictest_rows(head: dict[str, str], lines: Sequence[str],
@@ -452,6 +463,8 @@ def reduce_workload(own: Sequence[Mapping[str, str]], others: Sequence[Mapping[s
 def failure(lines: Sequence[str], tool: str) -> str | None:
     """Why the workload run in these console lines failed, or None: no block,
     no end marker, a non-zero exit status, no output of ``tool`` that parses."""
+    if barrier_failed := next((x.strip() for x in lines if x.startswith("bulkhead-sync: FAIL")), None):
+        return barrier_failed  # the start barrier (docs/workloads.md): the command did not run
     found = blocks(lines)
     if not found:
         return "no 'bulkhead-run: begin' line (is bulkhead.run= on the kernel command line, " \
