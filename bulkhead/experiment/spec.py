@@ -542,7 +542,7 @@ class _Parser:
                     raise ValueError(f"the command does not run {tool}")
             else:
                 args = r.text(m["args"], join(path, "args"), "the tool's arguments") if "args" in m else ""
-                command = workloads.command(tool, args)
+                command = workloads.command(tool, workloads.machine_readable(tool, args))
             workloads.with_run("", command)
         except ValueError as exc:
             key = "command" if "command" in m else "args" if "args" in m else "workload"

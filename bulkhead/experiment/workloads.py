@@ -492,6 +492,25 @@ def command(workload: str, args: str) -> str:
     return f"{workload} {args}".strip()
 
 
+STRESS_NG_YAML = "/tmp/stress-ng.yaml"
+
+
+def machine_readable(workload: str, args: str) -> str:
+    """The arguments of a benchmark's ``args:`` with the tool's
+    machine-readable output asked for when they do not ask themselves:
+    ``--json`` for iperf3; for stress-ng ``--metrics-brief`` (the YAML has
+    no metrics without it) and ``--yaml`` to a file that ``cat`` prints after
+    a successful run (:func:`parse_stress_ng` prefers it: more digits)."""
+    words = args.split()
+    if workload == "iperf3" and not {"--json", "-J"} & set(words):
+        return f"{args} --json".strip()
+    if workload == "stress-ng" and not any(w in ("--yaml", "-Y") or w.startswith("--yaml=") for w in words):
+        if not {"--metrics", "--metrics-brief", "-M"} & set(words):
+            args = f"{args} --metrics-brief".strip()
+        return f"{args} --yaml {STRESS_NG_YAML} && cat {STRESS_NG_YAML}"
+    return args
+
+
 _RUN_ARG_RE = re.compile(r'(?:^|\s)bulkhead\.run="[^"]*"')
 
 
