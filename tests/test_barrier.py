@@ -169,3 +169,11 @@ def test_a_peer_held_by_the_barrier_covers_the_measurement() -> None:
 
 def fixture(name: str) -> list[str]:
     return (ROOT / "tests" / "fixtures" / "workloads" / name).read_text().splitlines()
+
+
+def test_dmaint_takes_part_when_named(tmp_path: Path) -> None:
+    text = SPEC.replace("guest: interferer}", "guest: dmaint}")
+    assert "shmem" not in configs(tmp_path, text)["both"]  # not a peer unless named
+    both = configs(tmp_path, text + "sync: {peers: [bomb]}\n")["both"]
+    assert vm(both, "bomb")["params"] == {"sync": 0}
+    assert vm(both, "rt")["bootargs"].endswith("bulkhead.sync=lead:0xf0000000:2:60")

@@ -11,7 +11,8 @@ of guests/lib/include/bench.h: a 32-bit ``token`` the lead publishes, ``done``
 
 - bare-metal guests take part through their ``sync`` parameter (the region's
   index among the VM's shared regions): the benchmarks of
-  :data:`LEAD_GUESTS` lead, the guests of :data:`PEER_GUESTS` are peers;
+  :data:`LEAD_GUESTS` lead, the guests of :data:`PEER_GUESTS` are peers, and
+  those of :data:`NAMED_PEER_GUESTS` when ``sync.peers`` names their VM;
 - Linux VMs booting the workload initramfs through the kernel argument
   ``bulkhead.sync=lead:<ipa>:<peer ids>:<timeout s>`` or
   ``bulkhead.sync=peer:<ipa>:<own id>`` that its ``/init`` reads
@@ -40,7 +41,8 @@ DEFAULT_TIMEOUT_S = 60
 MAX_VMS = 8  # BENCH_MAX_VMS: acknowledgement slots, one per VM id
 ARG = "bulkhead.sync"
 LEAD_GUESTS = ("bandwidth", "latency", "stride", "irqlat")
-PEER_GUESTS = ("interferer",)
+PEER_GUESTS = ("interferer",)  # peers without being named
+NAMED_PEER_GUESTS = ("interferer", "dmaint")  # bare-metal guests sync.peers may name
 _ARG_RE = re.compile(r"(?:^|\s)bulkhead\.sync=\S*")
 
 
@@ -95,7 +97,7 @@ def _role_error(vm: Mapping[str, Any], lead: bool) -> str | None:
             return (f"VM '{name}' is a Linux VM without bulkhead.run=\"...\" in its bootargs: it runs no workload "
                     "that could take part in the start barrier")
         return None
-    guests = LEAD_GUESTS if lead else PEER_GUESTS
+    guests = LEAD_GUESTS if lead else NAMED_PEER_GUESTS
     if vm.get("guest") not in guests:
         return (f"VM '{name}' runs guest '{vm.get('guest')}', which cannot "
                 + ("lead the start barrier (" if lead else "take part in the start barrier as an interferer (")

@@ -5,7 +5,8 @@ measures only while every interfering VM runs, even one that starts late.
 - bare metal (tests/configs/bench-sync-late.yaml): ``bandwidth`` leads,
   ``interferer`` with ``delay_ms: 1500`` starts 1.5 s late; the same pair
   without the barrier is the control, whose measurement is over before its
-  interferer starts;
+  interferer starts; and ``dmaint`` as the peer on zcu102
+  (tests/configs/zcu102-dmaint-sync.yaml);
 - Linux: cyclictest on the PREEMPT_RT kernel leads a stock-kernel VM whose
   stress-ng starts 1 s after its /init (``sleep 1; stress-ng ...``), through
   ``bulkhead experiment`` with ``sync: {peers: [stress]}``, with the workload
@@ -53,6 +54,20 @@ def test_barrier_waits_for_a_late_interferer(boot: Callable[..., Any]) -> None:
     # the control: no barrier, so bench2 measured before its interferer started
     ((c0, c1),), ((j0, _),) = windows(r.lines("bench2"), "bandwidth"), windows(r.lines("interf2"), "interferer")
     assert c1 < j0, (c0, c1, j0)
+
+
+def test_barrier_holds_a_dma_interferer(boot: Callable[..., Any]) -> None:
+    """dmaint (ZDMA, zcu102) as the peer: it acknowledges once its transfers
+    run and ends its periods when the benchmark is done."""
+    r = boot("zcu102-dmaint-sync.yaml")
+    assert r.clean, r.reason + "\n" + r.output
+    victim, dma = r.lines("victim"), r.lines("dma")
+    assert "bandwidth: sync: 1 of 1 interfering VMs ready" in victim, victim
+    ((b0, b1),) = windows(victim, "bandwidth")
+    periods = windows(dma, "dmaint")
+    assert periods[0][0] < b0 and b1 < periods[-1][1], (periods[0], (b0, b1), periods[-1])
+    m = re.fullmatch(r"dmaint: PASS \((\d+) transfers, \d+ bytes, (\d+) verified\)", dma[-1])
+    assert m and int(m[2]) == len(periods) and int(m[1]) > 0, dma
 
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
