@@ -364,3 +364,28 @@ def test_host_peer_for_the_bootargs_iperf3_commands() -> None:
     assert servers[0].poll() is not None  # stopped with the run
     with hostpeer.for_bootargs(['bulkhead.run="iperf3 -c 192.168.1.1"', "console=ttyAMA0"]) as none:
         assert none == []
+
+
+@pytest.mark.parametrize(("bench", "command"), [
+    ('{name: s, workload: stress-ng, args: "--matrix 1 --qsort 1 --timeout 2s"}',
+     "stress-ng --matrix 1 --qsort 1 --timeout 2s --metrics-brief --yaml /tmp/stress-ng.yaml "
+     "&& cat /tmp/stress-ng.yaml"),
+    ('{name: s, workload: stress-ng, args: "--vm 1 -t 2s --metrics"}',
+     "stress-ng --vm 1 -t 2s --metrics --yaml /tmp/stress-ng.yaml && cat /tmp/stress-ng.yaml"),
+    ('{name: s, workload: stress-ng, args: "--vm 1 -t 2s -M -Y /tmp/x.yaml"}', "stress-ng --vm 1 -t 2s -M -Y /tmp/x.yaml"),
+    ('{workload: iperf3, args: "-c 10.0.2.2 -t 1"}', "iperf3 -c 10.0.2.2 -t 1 --json"),
+    ('{workload: iperf3, args: "-c 10.0.2.2 -J"}', "iperf3 -c 10.0.2.2 -J"),
+    ('{name: s, workload: stress-ng, command: "stress-ng --vm 1 -t 2s"}', "stress-ng --vm 1 -t 2s"),  # as given
+])
+def test_args_ask_for_machine_readable_output(tmp_path: Path, bench: str, command: str) -> None:
+    """A benchmark's ``args`` get stress-ng's YAML and iperf3's JSON, the
+    outputs the parsers read first (recorded: stress-ng-matrix-qsort-yaml.txt,
+    the iperf3 fixtures); a whole ``command`` is left as written."""
+    from bulkhead.experiment.spec import load
+
+    text = SPEC.replace('  - {name: lat, workload: cyclictest, args: "-m -p 90 -i 1000 -l 100 -q"}\n', f"  - {bench}\n")
+    spec = load(_spec(tmp_path, text))
+    assert spec.benchmarks[0].command == command
+    lines = fixture("stress-ng-matrix-qsort-yaml.txt")
+    assert lines[8].endswith("--yaml /tmp/m.yaml && cat /tmp/m.yaml")  # the recorded run's form
+    assert {m.stressor: m.bogo_ops for m in w.parse_stress_ng(lines)} == {"matrix": 488, "qsort": 2}

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bulkhead.base.errors import BuildError, ConfigError
-from bulkhead.experiment import modelled
+from bulkhead.experiment import latency_hist, modelled
 from bulkhead.experiment.analysis import Analysis
 from bulkhead.experiment.charts import Drawn, draw, leave_out_flagged, legend, limits, pyplot, save_figure
 from bulkhead.experiment.record import OK, STATUSES, Environment, RunRecord
@@ -379,6 +379,9 @@ def render(spec: ExperimentSpec, out: Path, records: Sequence[RunRecord], env: E
     regulation_md, regulation_files = _regulation_section(an, out / "plots")
     md += regulation_md
     files += regulation_files
+    hist_md, hist_files = latency_hist.section(an, out / "plots")
+    md += hist_md
+    files += hist_files
 
     md.append("## Figures\n")
     for number_, (plot, stem, _, text) in enumerate(charts, 1):

@@ -36,15 +36,16 @@ from bulkhead.config.model import Locs
 from bulkhead.config.reader import Reader, join
 from bulkhead.config.schema import PLATFORM_NAME_RE
 from bulkhead.config.yamlpos import YList, YMap, YNode, YScalar, describe
-from bulkhead.experiment import workloads
+from bulkhead.experiment import barrier, workloads
+from bulkhead.experiment.barrier import SyncSpec
 from bulkhead.experiment.results import GUEST_METRICS, METRIC_COLUMNS, Metric, register_metric
 from bulkhead.layout.load import GUESTS_DIR, display_path
 
 SCENARIO_RE = re.compile(r"[a-z0-9][a-z0-9_.+-]{0,47}\Z")
 LABEL_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,31}\Z")
-SYNC_NAME = "bench-sync"
-SYNC_DEFAULT_IPA = 0xF000_0000
-SYNC_SIZE = 0x1000
+SYNC_NAME = barrier.NAME
+SYNC_DEFAULT_IPA = barrier.DEFAULT_IPA
+SYNC_SIZE = barrier.SIZE
 PLOT_KINDS = ("slowdown", "consumed", "overhead")
 # Keys of a VM whose relative file paths are made absolute in generated configs.
 _FILE_KEYS = ("kernel", "initrd", "image")
@@ -139,12 +140,6 @@ class PlotSpec:
     name: str = ""  # the figure's file stem (default: from kind, scenario and x)
     assigned_label: str = ""  # consumed: the budget line's legend (default: its equation)
     tolerance: float = 0.0  # consumed: how far (fraction) above the budget a value may lie beyond one period
-
-
-@dataclass(frozen=True)
-class SyncSpec:
-    ipa: int
-    size: int
 
 
 @dataclass(frozen=True)
@@ -397,13 +392,9 @@ class _Parser:
 
         sync: SyncSpec | None = SyncSpec(SYNC_DEFAULT_IPA, SYNC_SIZE)
         if "sync" in top:
-            sn = top["sync"]
-            if isinstance(sn, YScalar) and sn.value is False:
-                sync = None
-            else:
-                sm = r.mapping(sn, "sync", ("ipa",), (), "a mapping {ipa} or false")
-                if "ipa" in sm:
-                    sync = SyncSpec(r.address(sm["ipa"], "sync.ipa"), SYNC_SIZE)
+            names = {vm.get("name") for ov in [base, *(o for s in scenarios for o in s.overlays)]
+                     for vm in (ov.get("vms") or []) if isinstance(vm, dict)}
+            sync = barrier.read(r, top["sync"], {str(n) for n in names if n}, critical)
 
         network = r.choice(top["network"], "network", NETWORKS) if "network" in top else "none"
         max_slowdown = 1000.0
@@ -551,7 +542,7 @@ class _Parser:
                     raise ValueError(f"the command does not run {tool}")
             else:
                 args = r.text(m["args"], join(path, "args"), "the tool's arguments") if "args" in m else ""
-                command = workloads.command(tool, args)
+                command = workloads.command(tool, workloads.machine_readable(tool, args))
             workloads.with_run("", command)
         except ValueError as exc:
             key = "command" if "command" in m else "args" if "args" in m else "workload"
@@ -837,41 +828,19 @@ def generate(spec: ExperimentSpec, plan: RunPlan, platform: str | None = None) -
         target["bootargs"] = workloads.with_run(str(target.get("bootargs") or ""), bench.command)
         if why := workloads.net_error(config, target):
             raise PathError(why)
-        return config
-    target.pop("image", None)
-    target["guest"] = bench.guest
-    params = dict(target.get("params") or {})
-    params.update(bench.params)
-    target["params"] = params
+    else:
+        target.pop("image", None)
+        target["guest"] = bench.guest
+        params = dict(target.get("params") or {})
+        params.update(bench.params)
+        target["params"] = params
 
     if spec.sync is not None:
-        _add_sync(config, spec.critical, spec.sync)
+        try:
+            barrier.add(config, spec.critical, spec.sync)
+        except ValueError as exc:
+            raise PathError(f"start barrier (spec 'sync'): {exc}") from None
     return config
-
-
-def _add_sync(config: dict[str, Any], critical: str, sync: SyncSpec) -> None:
-    vms = [vm for vm in config["vms"] if isinstance(vm, dict)]
-    peers = [vm for vm in vms if vm.get("name") != critical and vm.get("guest") == "interferer"]
-    if not peers:
-        return
-    shmem = config.get("shmem")
-    if not isinstance(shmem, list):
-        shmem = []
-    members = [vm for vm in vms if vm.get("name") == critical] + peers
-    for vm in members:
-        index = sum(
-            1 for region in shmem if isinstance(region, dict) and isinstance(region.get("vms"), list)
-            and any(isinstance(m, dict) and m.get("vm") == vm["name"] for m in region["vms"])
-        )
-        params = dict(vm.get("params") or {})
-        params["sync"] = index
-        vm["params"] = params
-    shmem.append({
-        "name": SYNC_NAME,
-        "size": sync.size,
-        "vms": [{"vm": vm["name"], "ipa": sync.ipa} for vm in members],
-    })
-    config["shmem"] = shmem
 
 
 def describe_matrix(spec: ExperimentSpec, plans: Sequence[RunPlan]) -> str:

@@ -13,7 +13,8 @@ This module finds those blocks in a VM's console lines (the hypervisor's
 ``[vm]`` prefix removed) and parses what Debian's tools print into them:
 
 - ``cyclictest`` (rt-tests): the per-thread summary line
-  ``T: 0 ( 96) P:90 I:1000 C: 500 Min: 14 Act: 15 Avg: 36 Max: 734`` (µs);
+  ``T: 0 ( 96) P:90 I:1000 C: 500 Min: 14 Act: 15 Avg: 36 Max: 734`` (µs),
+  and with ``-h N`` the latency histogram (:mod:`bulkhead.experiment.cyclichist`);
 - ``stress-ng --metrics-brief``: ``stress-ng: metrc: [pid] <stressor>
   <bogo ops> <real s> <usr s> <sys s> <bogo ops/s real> <bogo ops/s usr+sys>``
   (``info:`` instead of ``metrc:`` in releases before 0.15);
@@ -41,6 +42,7 @@ from typing import Any
 
 import yaml
 
+from bulkhead.experiment import cyclichist
 from bulkhead.run.hostpeer import IPERF3_PORT as IPERF3_PORT
 from bulkhead.run.hostpeer import USER_NET_HOST as USER_NET_HOST
 from bulkhead.run.hostpeer import host_peer as host_peer
@@ -59,6 +61,10 @@ WORKLOAD_COLUMNS: dict[str, tuple[bool, str]] = {
     "lat_min_us": (True, "us"),  # cyclictest: smallest Min of the threads
     "lat_avg_us": (True, "us"),  # cyclictest: mean of the threads' Avg
     "lat_max_us": (True, "us"),  # cyclictest: largest Max of the threads
+    "lat_p50_us": (True, "us"),  # cyclictest -h: percentiles over all threads' samples (cyclichist.py)
+    "lat_p99_us": (True, "us"),
+    "lat_p999_us": (True, "us"),
+    "lat_overflows": (True, "samples"),  # cyclictest -h: samples beyond the histogram
     "bogo_ops_s": (False, "bogo ops/s"),  # stress-ng: the stressors' bogo ops/s (real time), summed
     "net_mbit_s": (False, "Mbit/s"),  # iperf3: sender's bytes over the sender's (guest) time
     "net_rx_mbit_s": (False, "Mbit/s"),  # iperf3: receiver's bytes over the receiver's time
@@ -384,17 +390,17 @@ def result_fields(lines: Iterable[str], strict: bool = True) -> list[dict[str, s
         head = {"block": str(i), "begin_s": _fmt(blk.begin_s)}
         if blk.end_s is not None:
             head["end_s"] = _fmt(blk.end_s)
+        if held(blk.lines):
+            head["barrier"] = "held"
         try:
             iperf = parse_iperf3(blk.lines)
             stress = parse_stress_ng(blk.lines)
-        except ParseError:
+            hists = cyclichist.parse(blk.lines)
+        except (ParseError, cyclichist.HistogramError) as exc:
             if strict:
-                raise
-            iperf, stress = [], []
-        for t in parse_cyclictest(blk.lines):
-            rows.append({"bench": "cyclictest", **head, "cpu": str(t.thread), "priority": str(t.priority),
-                         "interval_us": str(t.interval_us), "cycles": str(t.cycles), "min_us": str(t.min_us),
-                         "avg_us": str(t.avg_us), "max_us": str(t.max_us)})
+                raise ParseError(str(exc)) from None
+            iperf, stress, hists = [], [], []
+        rows += _cyclictest_rows(head, blk.lines, hists)
         for s in stress:
             rows.append({"bench": "stress-ng", **head, "stressor": s.stressor, "bogo_ops": str(s.bogo_ops),
                          "real_s": _fmt(s.real_s), "bogo_ops_s": _fmt(s.ops_per_s_real),
@@ -420,6 +426,29 @@ def result_fields(lines: Iterable[str], strict: bool = True) -> list[dict[str, s
     return rows
 
 
+def held(lines: Sequence[str]) -> bool:
+    """Whether a start-barrier peer's block shows that its command ran from
+    before the lead's measurement to after it: it acknowledged the lead's
+    token while running and was still running when the lead was done
+    (scripts/mkinitrd.sh's /init, docs/workloads.md)."""
+    acked = next((i for i, x in enumerate(lines) if x.startswith("bulkhead-sync: running, acknowledged")), None)
+    return acked is not None and any(x.startswith("bulkhead-sync: lead done") for x in lines[acked:])
+
+
+def _cyclictest_rows(head: dict[str, str], lines: Sequence[str],
+                     hists: Sequence[cyclichist.Histogram]) -> list[dict[str, str]]:
+    """One row per thread: from the ``T:`` lines, completed (or, with ``-h``
+    and ``-q``, replaced) by the thread's histogram."""
+    by_thread: dict[int, dict[str, str]] = {}
+    for t in parse_cyclictest(lines):
+        by_thread[t.thread] = {"bench": "cyclictest", **head, "cpu": str(t.thread), "priority": str(t.priority),
+                               "interval_us": str(t.interval_us), "cycles": str(t.cycles),
+                               "min_us": str(t.min_us), "avg_us": str(t.avg_us), "max_us": str(t.max_us)}
+    for h in hists:
+        by_thread.setdefault(h.thread, {"bench": "cyclictest", **head}).update(cyclichist.fields(h))
+    return [by_thread[k] for k in sorted(by_thread)]
+
+
 def _values(rows: Sequence[Mapping[str, str]], key: str) -> list[float]:
     out: list[float] = []
     for r in rows:
@@ -442,6 +471,7 @@ def reduce_workload(own: Sequence[Mapping[str, str]], others: Sequence[Mapping[s
         out["lat_avg_us"] = sum(avg) / len(avg)
         out["lat_max_us"] = max(_values(cyc, "max_us"))
         out["cpus"] = float(len({r.get("cpu") for r in cyc}))
+        out.update(cyclichist.reduce(cyc))
     stress = _values([r for r in own if r.get("bench") == "stress-ng"], "bogo_ops_s")
     if stress:
         out["bogo_ops_s"] = sum(stress)
@@ -471,6 +501,8 @@ def reduce_workload(own: Sequence[Mapping[str, str]], others: Sequence[Mapping[s
 def failure(lines: Sequence[str], tool: str) -> str | None:
     """Why the workload run in these console lines failed, or None: no block,
     no end marker, a non-zero exit status, no output of ``tool`` that parses."""
+    if barrier_failed := next((x.strip() for x in lines if x.startswith("bulkhead-sync: FAIL")), None):
+        return barrier_failed  # the start barrier (docs/workloads.md): the command did not run
     found = blocks(lines)
     if not found:
         return "no 'bulkhead-run: begin' line (is bulkhead.run= on the kernel command line, " \
@@ -496,6 +528,25 @@ def command(workload: str, args: str) -> str:
     if workload not in WORKLOADS:
         raise ValueError(f"unknown workload '{workload}' (one of {', '.join(WORKLOADS)})")
     return f"{workload} {args}".strip()
+
+
+STRESS_NG_YAML = "/tmp/stress-ng.yaml"
+
+
+def machine_readable(workload: str, args: str) -> str:
+    """The arguments of a benchmark's ``args:`` with the tool's
+    machine-readable output asked for when they do not ask themselves:
+    ``--json`` for iperf3; for stress-ng ``--metrics-brief`` (the YAML has
+    no metrics without it) and ``--yaml`` to a file that ``cat`` prints after
+    a successful run (:func:`parse_stress_ng` prefers it: more digits)."""
+    words = args.split()
+    if workload == "iperf3" and not {"--json", "-J"} & set(words):
+        return f"{args} --json".strip()
+    if workload == "stress-ng" and not any(w in ("--yaml", "-Y") or w.startswith("--yaml=") for w in words):
+        if not {"--metrics", "--metrics-brief", "-M"} & set(words):
+            args = f"{args} --metrics-brief".strip()
+        return f"{args} --yaml {STRESS_NG_YAML} && cat {STRESS_NG_YAML}"
+    return args
 
 
 _RUN_ARG_RE = re.compile(r'(?:^|\s)bulkhead\.run="[^"]*"')

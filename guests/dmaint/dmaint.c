@@ -24,7 +24,10 @@
  * Params: channels (1-8, default 1), size (bytes per transfer, multiple of
  *         64, default 64K), mode (simple|linked, default simple), descs
  *         (linked: descriptors per list, 1-64, default 8), period_us (default
- *         10000), periods (default 5), base (default 0xFD500000);
+ *         10000), periods (default 5; with sync 0: until the benchmark is
+ *         done), base (default 0xFD500000), sync (shared-memory index of the
+ *         start barrier, lib/include/bench.h: acknowledged once transfers
+ *         run, the last period ends when the benchmark is done);
  *         misdirect (simple mode, for the tests: 1 sends every copy to a
  *         spare buffer instead of the destination, so the check must fail).
  * Lines: "dmaint: qos regulator 0 of <n>: read=<x> write=<x> cntl=<x>" (packed
@@ -224,8 +227,10 @@ int main(const char *params)
 {
 	const char *mode = param_str_default("mode", "simple");
 	uptr base = param_u64("base", 0xFD500000u);
-	u64 period_us = param_u64("period_us", 10000), periods = param_u64("periods", 5);
-	u64 transfers = 0, bytes = 0, verified = 0;
+	bool synced = bench_sync_open();
+	u64 period_us = param_u64("period_us", 10000),
+	    periods = param_u64("periods", synced ? 0 : 5);
+	u64 transfers = 0, bytes = 0, verified = 0, p;
 	uptr mem;
 
 	(void)params;
@@ -241,7 +246,8 @@ int main(const char *params)
 		ndescs = 1;
 	chunk = size / ndescs;
 	if (!nch || nch > MAX_CHANNELS || !size || size % LINE || size >> 30 || !ndescs ||
-	    ndescs > MAX_DESCS || size % ndescs || chunk % LINE || !period_us || !periods) {
+	    ndescs > MAX_DESCS || size % ndescs || chunk % LINE || !period_us ||
+	    (!periods && !synced)) {
 		printf("dmaint: FAIL (bad parameters)\n");
 		return 1;
 	}
@@ -287,7 +293,7 @@ int main(const char *params)
 		else
 			printf("dmaint: no QoS-400 regulator programmed\n");
 	}
-	for (u64 p = 0; p < periods && !fail; p++) {
+	for (p = 0; (!periods || p < periods) && !fail; p++) {
 		u64 t0 = timer_now(), end = t0 + timer_ns_to_ticks(period_us * 1000), pb = 0, ns,
 		    kbps, t1;
 
@@ -302,6 +308,8 @@ int main(const char *params)
 				if (!fail)
 					start(c);
 			}
+			if (synced)
+				bench_sync_ack(); /* transfers run */
 		} while (!fail && timer_now() < end);
 		for (u32 i = 0; i < nch && !fail; i++) /* let the last transfers finish */
 			while (chans[i].busy && !poll(&chans[i], &verified))
@@ -320,11 +328,15 @@ int main(const char *params)
 		       "bytes=%lu ns=%lu mbps=%lu.%03lu start_ns=%lu end_ns=%lu\n",
 		       p, mode, nch, size, pb / size, pb, ns, kbps / 1000, kbps % 1000,
 		       bench_stamp_ns(t0), bench_stamp_ns(t1));
+		if (synced && bench_sync_stop()) {
+			p++;
+			break;
+		}
 	}
 	for (u32 i = 0; i < nch && !fail; i++)
 		if (mmio_read32(chans[i].regs + CH_TOTAL_BYTE) != (u32)chans[i].total)
 			fail = "ZDMA_CH_TOTAL_BYTE disagrees with the bytes counted";
-	if (!fail && verified != nch * periods)
+	if (!fail && verified != nch * p)
 		fail = "not every period verified a transfer";
 	if (fail) {
 		printf("dmaint: FAIL (%s)\n", fail);

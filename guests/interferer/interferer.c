@@ -20,8 +20,10 @@
  *         footprint (fit|exceed; overrides the default size), llc_size,
  *         mode (write|read, default write), seconds (default 2 without sync,
  *         0 = no limit), cpus (vCPUs taking part, default all; the count when
- *         BH_HC_VM_INFO is unavailable, default 1), sync.
- * Lines: "interferer: <n> vCPUs, <size> KiB per vCPU, <s> s",
+ *         BH_HC_VM_INFO is unavailable, default 1), sync, delay_ms (wait that
+ *         long first, as a VM that boots late would; default 0).
+ * Lines: "interferer: starting after <ms> ms" (with delay_ms),
+ *        "interferer: <n> vCPUs, <size> KiB per vCPU, <s> s",
  *        "interferer: mode <m>, footprint <f>, llc <k> KiB, sync <on|off>",
  *        "interferer: vcpu <i>: <mb> MB/s" (every second),
  *        "result bench=interferer cpu=<i> mode=<m> size=<bytes> lines=<l>
@@ -122,10 +124,14 @@ int main(const char *params)
 {
 	const char *footprint = param_str_default("footprint", "size");
 	const char *mode = param_str_default("mode", "write");
-	u64 llc, deadline, begin, wanted;
+	u64 llc, deadline, begin, wanted, delay = param_u64("delay_ms", 0);
 	u32 n;
 
 	(void)params;
+	if (delay) {
+		timer_delay_ms(delay);
+		printf("interferer: starting after %lu ms\n", delay);
+	}
 	ncpus = bench_ncpus(1);
 	synced = bench_sync_open();
 	seconds = param_u64("seconds", synced ? 0 : 2);
