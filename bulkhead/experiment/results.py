@@ -98,23 +98,9 @@ def parse_result_line(line: str) -> dict[str, str] | None:
     return fields if "bench" in fields else None
 
 
-# The hypervisor's console splits a guest's line after this many characters
-# (hypervisor/core/console.h: CONSOLE_LINE_MAX - 1): a result line of exactly
-# this length goes on in the next line (e.g. bandwidth's, with its end_ns).
-CONSOLE_SPLIT = 159
-
-
 def parse_results(lines: Iterable[str]) -> list[dict[str, str]]:
-    """Every result line among ``lines``, in order (split ones joined again)."""
-    joined: list[str] = []
-    split = False
-    for line in lines:
-        if split:
-            joined[-1] += line
-        else:
-            joined.append(line)
-        split = len(line) == CONSOLE_SPLIT and parse_result_line(joined[-1]) is not None
-    found = (parse_result_line(line) for line in joined)
+    """Every result line among ``lines``, in order."""
+    found = (parse_result_line(line) for line in lines)
     return [r for r in found if r is not None]
 
 
