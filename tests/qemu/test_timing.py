@@ -149,6 +149,21 @@ def test_memory_bomb_slows_victim(tmp_path: Path, lock: None) -> None:
     assert phase.evicted_by.get("neigh", 0) > 1000
 
 
+def test_lockstep_rarely_times_out_beside_bomb(tmp_path: Path, lock: None) -> None:
+    """Beside the memory bomb the vCPUs' clocks move mostly in memory
+    callbacks (DRAM stalls, queueing), not at block starts: the lock-step
+    must still wake the waiting vCPUs when the slowest one's clock moves
+    there, so that waits end because the slowest caught up, not by the
+    2 ms host-time bound (before the fix, 68 % of about 40,000 waits timed
+    out, with every vCPU thread waiting; since, about 0.5 %: host
+    preemption on the loaded host)."""
+    _, report = slowdown(tmp_path, "bomb", BOMB)
+    timing = report.raw["timing"]
+    assert timing["lockstep_waits"] > 1000, timing
+    assert timing["lockstep_timeouts"] <= 0.05 * timing["lockstep_waits"], (
+        timing["lockstep_waits"], timing["lockstep_timeouts"])
+
+
 def test_colors_remove_shared_cache_part(tmp_path: Path, lock: None) -> None:
     """(c) With disjoint LLC colors the bomb evicts none of the victim's lines
     and the victim's slowdown falls to under 2 % (its reads stay in its

@@ -135,6 +135,7 @@ static GMutex model_lock;
 static GCond lockstep_cond;
 static unsigned int lockstep_waiters;
 static uint64_t lockstep_waits, lockstep_timeouts;
+static uint64_t lockstep_seen; /* the slowest running CPU's clock when last woken */
 static uint64_t held_by[CM_MAX_CPUS]; /* time-outs while this CPU was the slowest */
 
 /*
@@ -417,6 +418,22 @@ static void lockstep_wake(void)
 		g_cond_broadcast(&lockstep_cond);
 }
 
+/*
+ * Timing mode: wakes the waiting CPUs when the slowest running CPU's clock
+ * moved since they were last woken. Its clock also moves in memory
+ * callbacks (stalls, queueing), which do not wake anybody: the CPU that
+ * moved it wakes the others at its next block, before it may wait itself.
+ */
+static void lockstep_moved(void)
+{
+	uint64_t slowest = cm_time_slowest(&tm);
+
+	if (slowest != lockstep_seen) {
+		lockstep_seen = slowest;
+		lockstep_wake();
+	}
+}
+
 /* Timing mode on the timing QEMU: its virtual clock follows the lock-step
  * time (model_lock held). */
 static void publish_time(void)
@@ -444,18 +461,15 @@ static void tb_cb(unsigned int vcpu, void *ud)
 		cur_el2_of[slot] = ((read_x(reg_cpsr) >> 2) & 3) == 2;
 	if (cfg.timing && !frozen) {
 		unsigned int cpu = reg_tpidr ? cur_cpu_of[slot] : vcpu;
-		uint64_t slowest;
 
 		model_enter();
-		slowest = cfg.lockstep_ps ? cm_time_slowest(&tm) : 0;
 		if (time_handle && cpu < ncpus && !tm.cpu[cpu].busy)
 			cm_time_floor(&tm, (uint64_t)qemu_plugin_virtual_clock_ns() * 1000);
 		cm_time_run(&tm, cpu, (uintptr_t)ud);
 		if (cpu < CM_MAX_CPUS)
 			periods[cpu].insns += (uintptr_t)ud;
 		if (cfg.lockstep_ps) {
-			if (cm_time_slowest(&tm) != slowest)
-				lockstep_wake();
+			lockstep_moved();
 			lockstep(cpu);
 			publish_time();
 		}
