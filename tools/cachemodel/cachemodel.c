@@ -135,7 +135,11 @@ static GMutex model_lock;
 static GCond lockstep_cond;
 static unsigned int lockstep_waiters;
 static uint64_t lockstep_waits, lockstep_timeouts;
+static uint64_t lockstep_seen;        /* the slowest running CPU's clock when last woken */
 static uint64_t held_by[CM_MAX_CPUS]; /* time-outs while this CPU was the slowest */
+static uint64_t deadline_waits, deadline_timeouts; /* deadline_hold() */
+static int64_t deadline_gave_up = -1;              /* the deadline a hold timed out at, ns */
+static int64_t timer_due = -1; /* the next virtual timer's deadline, ns, as last seen ahead */
 
 /*
  * The guests' clock in timing mode. The timing QEMU (tools/qemu-timing)
@@ -417,6 +421,74 @@ static void lockstep_wake(void)
 		g_cond_broadcast(&lockstep_cond);
 }
 
+/*
+ * Timing mode: wakes the waiting CPUs when the slowest running CPU's clock
+ * moved since they were last woken. Its clock also moves in memory
+ * callbacks (stalls, queueing), which do not wake anybody: the CPU that
+ * moved it wakes the others at its next block, before it may wait itself.
+ */
+static void lockstep_moved(void)
+{
+	uint64_t slowest = cm_time_slowest(&tm);
+
+	if (slowest != lockstep_seen) {
+		lockstep_seen = slowest;
+		lockstep_wake();
+	}
+}
+
+/*
+ * Timing mode on the timing QEMU: cpu waits while it is more than the
+ * quantum past the deadline of a virtual timer that has expired but that
+ * QEMU has not run yet (model_lock held). The lock-step time reaching a
+ * deadline makes QEMU's main loop run the timer (which raises the
+ * interrupt) a little host time later; meanwhile the vCPUs would run on.
+ * QEMU reports an expired timer's deadline as "now" and does not say when
+ * it ran it, so the plugin remembers the deadline it last saw ahead
+ * (timer_due) and looks again every DEADLINE_POLL_US, up to
+ * DEADLINE_WAIT_US in all (then that deadline is given up: counted, and
+ * not waited for again). The bound is longer than the lock-step's: the
+ * main loop is one more host thread to schedule on a loaded host.
+ */
+#define DEADLINE_POLL_US 50
+#define DEADLINE_WAIT_US 20000
+static bool timer_expired(void)
+{
+	int64_t dl = qemu_plugin_virtual_deadline_ns();
+
+	if (dl < 0 || dl > qemu_plugin_virtual_clock_ns()) {
+		timer_due = dl; /* none pending, or one ahead: nothing to hold */
+		return false;
+	}
+	if (timer_due < 0 || timer_due > dl)
+		timer_due = dl; /* armed already expired: due now */
+	return true;
+}
+
+static void deadline_hold(unsigned int cpu)
+{
+	gint64 until = 0;
+
+	if (!time_handle || !qemu_plugin_virtual_deadline_ns || cpu >= ncpus)
+		return;
+	while (!frozen && timer_expired() && timer_due != deadline_gave_up &&
+	       tm.cpu[cpu].clock > (uint64_t)timer_due * 1000 + cfg.lockstep_ps) {
+		gint64 now = g_get_monotonic_time();
+
+		if (!until) {
+			until = now + DEADLINE_WAIT_US;
+			deadline_waits++;
+		} else if (now >= until) {
+			deadline_timeouts++;
+			deadline_gave_up = timer_due;
+			return;
+		}
+		lockstep_waiters++;
+		g_cond_wait_until(&lockstep_cond, &model_lock, now + DEADLINE_POLL_US);
+		lockstep_waiters--;
+	}
+}
+
 /* Timing mode on the timing QEMU: its virtual clock follows the lock-step
  * time (model_lock held). */
 static void publish_time(void)
@@ -444,20 +516,18 @@ static void tb_cb(unsigned int vcpu, void *ud)
 		cur_el2_of[slot] = ((read_x(reg_cpsr) >> 2) & 3) == 2;
 	if (cfg.timing && !frozen) {
 		unsigned int cpu = reg_tpidr ? cur_cpu_of[slot] : vcpu;
-		uint64_t slowest;
 
 		model_enter();
-		slowest = cfg.lockstep_ps ? cm_time_slowest(&tm) : 0;
 		if (time_handle && cpu < ncpus && !tm.cpu[cpu].busy)
 			cm_time_floor(&tm, (uint64_t)qemu_plugin_virtual_clock_ns() * 1000);
 		cm_time_run(&tm, cpu, (uintptr_t)ud);
 		if (cpu < CM_MAX_CPUS)
 			periods[cpu].insns += (uintptr_t)ud;
 		if (cfg.lockstep_ps) {
-			if (cm_time_slowest(&tm) != slowest)
-				lockstep_wake();
+			lockstep_moved();
 			lockstep(cpu);
 			publish_time();
+			deadline_hold(cpu);
 		}
 		model_leave();
 	}
@@ -725,6 +795,8 @@ static void write_timing(FILE *f)
 	        p->row_ps[CM_ROW_CONFLICT], p->line_ps, p->window_ps, tm.capacity,
 	        cfg.tl1_size ? "true" : "false", tm.windows, tm.busiest, tm.late, tm.forced,
 	        cfg.lockstep_ps, lockstep_waits, lockstep_timeouts);
+	fprintf(f, ", \"deadline_waits\": %" PRIu64 ", \"deadline_timeouts\": %" PRIu64,
+	        deadline_waits, deadline_timeouts);
 	fprintf(f, ", \"guest_clock\": \"%s\", \"virtual_ns\": %" PRId64 ",\n  \"cpus\": [\n",
 	        time_handle ? "modelled" : "qemu",
 	        qemu_plugin_virtual_clock_ns ? qemu_plugin_virtual_clock_ns() : (int64_t)-1);
