@@ -26,20 +26,17 @@ from typing import Any, TextIO
 from bulkhead.base import term
 from bulkhead.base.errors import Diagnostic
 from bulkhead.config import shared_io
-from bulkhead.config.model import (
+from bulkhead.config.bwspec import (
     BW_EVENT_NAMES,
     BwCounter,
     BwEventSpec,
     BwFallback,
     BwModel,
     CoreTypeBw,
-    Platform,
     PlatformBandwidth,
-    Resolved,
-    SystemSpec,
     VmBandwidthSpec,
-    VmSpec,
 )
+from bulkhead.config.model import Platform, Resolved, SystemSpec, VmSpec
 from bulkhead.config.reader import Reader
 from bulkhead.config.yamlpos import YList, YMap, YNode, describe
 
