@@ -20,7 +20,7 @@ MAX_FUNCTION_LINES = 120
 # Not split yet (#38 item 5 in progress); each entry must still be too long
 # (the list only shrinks). gen_c.py's generate waits for the features-header
 # change that edits it.
-PENDING_FILES = {"bulkhead/experiment/spec.py"}
+PENDING_FILES: set[str] = set()
 PENDING_FUNCTIONS = {"bulkhead/config/coloring.py check", "bulkhead/config/pci.py plan",
                      "bulkhead/config/validate.py check_system", "bulkhead/generate/gen_c.py generate",
                      "bulkhead/generate/gen_dts.py generate"}
