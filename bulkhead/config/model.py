@@ -378,7 +378,7 @@ class PciEntrySpec:
     device: int | None
     qemu: str | None  # a QEMU model the run adds
     path: str
-    on_fault: str | None = None  # DMA fault policy (docs/dma.md): abort-device (default) | stop-vm
+    on_dma_fault: str | None = None  # DMA fault policy (docs/dma.md): abort-device (default) | stop-vm
 
 
 @dataclass(frozen=True)

@@ -268,11 +268,11 @@ def parse_vm(r: Reader, node: YNode, path: str) -> tuple[PciEntrySpec, ...]:
         if not isinstance(n, YMap):
             raise r.fail(n, q, f'expected a PCI address "BB:DD.F", an ID "VVVV:DDDD" or {{qemu: MODEL}}, '
                                f"got {describe(n)}")
-        m = r.mapping(n, q, ("qemu", "addr", "on_fault"), ("qemu",))
+        on_dma_fault = dma.parse_fault_policy(r, n, q)
+        m = r.mapping(n, q, ("qemu", "addr", dma.FAULT_KEY), ("qemu",))
         model = r.choice(m["qemu"], join(q, "qemu"), tuple(MODELS))
         bdf = _bdf(r, m["addr"], join(q, "addr")) if "addr" in m else None
-        on_fault = r.choice(m["on_fault"], join(q, "on_fault"), dma.FAULT_POLICIES) if "on_fault" in m else None
-        return PciEntrySpec(bdf, None, None, model, q, on_fault)
+        return PciEntrySpec(bdf, None, None, model, q, on_dma_fault)
 
     return r.each(node, path, entry, "a list of PCI functions")
 
@@ -567,10 +567,10 @@ def streams(s: SystemSpec) -> list[dma.DmaStream]:
 
 
 def _on_fault(s: SystemSpec, f: Function) -> str:
-    """The function's ``on_fault`` (its ``pci:`` entry's), else the default."""
+    """The function's ``on_dma_fault`` (its ``pci:`` entry's), else the default."""
     vm = s.vm(f.vm)
     entry = next((e for e in vm.pci if e.path == f.path), None) if vm is not None else None
-    return entry.on_fault if entry is not None and entry.on_fault else dma.policy_of(s, f.vm, device_name(f))
+    return entry.on_dma_fault if entry is not None and entry.on_dma_fault else dma.policy_of(s, f.vm, device_name(f))
 
 
 dma.register_stream_source(streams)
