@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from bulkhead.base.errors import ConfigError, Diagnostic
 from bulkhead.config import bandwidth, coloring, dma, dsu, interrupts, pci, qos, shared_io
@@ -24,6 +25,20 @@ from bulkhead.config.model import (
     VmSpec,
 )
 from bulkhead.config.reader import join
+
+
+class Mechanism(Protocol):
+    """What a mechanism module of the config stage offers (docs/ARCHITECTURE.md
+    "Toolchain layers"): its system check, (errors, warnings)."""
+
+    def check(self, s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]: ...
+
+
+# Every mechanism, its checks' warnings in this order (errors are sorted by
+# position): page coloring, shared I/O, memory bandwidth, QoS-400, PCI, DMA
+# isolation, interrupt delivery, DSU L3 ways. tests/test_py_shape.py fails
+# on a config module with a system check that is not listed.
+MECHANISMS: tuple[Mechanism, ...] = (coloring, shared_io, bandwidth, qos, pci, dma, interrupts, dsu)
 
 
 class Checker:
@@ -185,14 +200,10 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
     for vm in s.vms:
         _check_boot(c, vm, guest_sources)
 
-    # page coloring
-    color_errors, color_warnings = coloring.check(s)
-    c.diags += color_errors
-    s.warnings.extend(color_warnings)
-
-    # shared I/O
-    c.diags += shared_io.check(s)
-    s.warnings.extend(shared_io.warnings(s))
+    for mechanism in MECHANISMS:
+        errors, warnings = mechanism.check(s)
+        c.diags += errors
+        s.warnings.extend(warnings)
 
     # invalidation-driven allocation: only a colored VM has sets of its own
     for vm in s.vms:
@@ -202,16 +213,6 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
         if "period" in vm.ida and vm.bandwidth is None:
             c.error(join(vm.path, "ida"), f"VM '{vm.name}': 'ida: [period]' needs a 'bandwidth' "
                     "reservation (its periods)")
-
-    # the mechanisms' own checks, each (errors, warnings): memory bandwidth
-    # reservation, device QoS (QoS-400), PCI functions (docs/pci.md), DMA
-    # isolation (SMMUs, docs/dma.md), interrupt delivery modes (docs/interrupts.md)
-    for check in (bandwidth.check, qos.check, pci.check, dma.check, interrupts.check):
-        errors, warnings = check(s)
-        c.diags += errors
-        s.warnings.extend(warnings)
-    # DSU L3 way partitions (errors only)
-    c.diags += dsu.check(s)
 
     c.raise_if_any()
 
