@@ -91,8 +91,12 @@ def _wanted(vm: VmSpec) -> bool:
     return vm.l3_ways is not None or vm.l3_groups is not None
 
 
-def check(s: SystemSpec) -> list[Diagnostic]:
-    """Errors in the VMs' L3 partitions."""
+def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
+    """(errors, warnings) about the VMs' L3 partitions (no warnings)."""
+    return _errors(s), []
+
+
+def _errors(s: SystemSpec) -> list[Diagnostic]:
     p = s.platform
     at = s.locs.diag
     wanting = [vm for vm in s.vms if _wanted(vm)]

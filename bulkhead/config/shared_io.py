@@ -197,7 +197,12 @@ def warnings(s: SystemSpec) -> list[Diagnostic]:
     return [s.locs.diag(_join(s.io.path, "frame_rate"), LEGACY_FRAME_RATE)]
 
 
-def check(s: SystemSpec) -> list[Diagnostic]:
+def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
+    """(errors, warnings) about ``io:`` (:func:`warnings`)."""
+    return _errors(s), warnings(s)
+
+
+def _errors(s: SystemSpec) -> list[Diagnostic]:
     """Semantic rules of ``io:`` (the generated regions are checked as shmem)."""
     io = s.io
     if io is None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from bulkhead.base.errors import ConfigError, Diagnostic
 from bulkhead.config import bandwidth, coloring, dma, dsu, interrupts, pci, qos, shared_io
@@ -24,6 +25,20 @@ from bulkhead.config.model import (
     VmSpec,
 )
 from bulkhead.config.reader import join
+
+
+class Mechanism(Protocol):
+    """What a mechanism module of the config stage offers (docs/ARCHITECTURE.md
+    "Toolchain layers"): its system check, (errors, warnings)."""
+
+    def check(self, s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]: ...
+
+
+# Every mechanism, its checks' warnings in this order (errors are sorted by
+# position): page coloring, shared I/O, memory bandwidth, QoS-400, PCI, DMA
+# isolation, interrupt delivery, DSU L3 ways. tests/test_py_shape.py fails
+# on a config module with a system check that is not listed.
+MECHANISMS: tuple[Mechanism, ...] = (coloring, shared_io, bandwidth, qos, pci, dma, interrupts, dsu)
 
 
 class Checker:
@@ -163,10 +178,48 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
     ``guest:`` names an existing guest (skipped when None).
     """
     c = Checker(s.locs)
-    p = s.platform
-    spis = p.gic.spi_range
-    spi_text = f"{spis.start}-{spis.stop - 1}"
+    _check_vms(c, s)
+    _check_physical_memory(c, s)
+    _check_devices(c, s)
+    _check_virtual_irqs(c, s)
+    _check_shmem_maps(c, s)
 
+    # IPA space of each VM
+    for vm in s.vms:
+        _check_ipa_map(c, s, vm)
+
+    # console input
+    if s.console_input is not None and s.console_input != "none":
+        target = s.vm(s.console_input)
+        if target is None:
+            c.error("console_input", f"unknown VM '{s.console_input}'")
+        elif target.console is None:
+            c.error("console_input", f"VM '{target.name}' has no console")
+
+    # images and boot
+    for vm in s.vms:
+        _check_boot(c, vm, guest_sources)
+
+    for mechanism in MECHANISMS:
+        errors, warnings = mechanism.check(s)
+        c.diags += errors
+        s.warnings.extend(warnings)
+
+    # invalidation-driven allocation: only a colored VM has sets of its own
+    for vm in s.vms:
+        if vm.ida and (vm.colors is None or s.platform.coloring is None):
+            c.error(join(vm.path, "ida"), f"VM '{vm.name}': 'ida' needs the VM to be colored "
+                    "(an uncolored VM shares every cache set)")
+        if "period" in vm.ida and vm.bandwidth is None:
+            c.error(join(vm.path, "ida"), f"VM '{vm.name}': 'ida: [period]' needs a 'bandwidth' "
+                    "reservation (its periods)")
+
+    c.raise_if_any()
+
+
+def _check_vms(c: Checker, s: SystemSpec) -> None:
+    """VM count and names, and each VM's CPUs."""
+    p = s.platform
     if len(s.vms) > p.ncpus:
         c.error("vms", f"{len(s.vms)} VMs but platform '{p.name}' has only {p.ncpus} CPUs")
 
@@ -195,7 +248,10 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
             c.error(join(vm.path, "cpus"), f"the VM's CPUs are of different core types ({mix}); "
                                            "say so with mixed_core_types: true")
 
-    # physical memory: explicit PAs
+
+def _check_physical_memory(c: Checker, s: SystemSpec) -> None:
+    """Explicit PAs: in RAM, clear of the hypervisor, staging and reserved areas, and of each other."""
+    p = s.platform
     pa_items: list[tuple[str, Range, str]] = []
     for vm in s.vms:
         if not vm.memory:
@@ -230,7 +286,10 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
                     c.error(path, f"PA range {r} overlaps {other_what} (PA {other})")
                     break
 
-    # devices and interrupts
+
+def _check_devices(c: Checker, s: SystemSpec) -> None:
+    """Passthrough devices: known, one VM's each, no page or IRQ shared with another VM."""
+    p = s.platform
     dev_owner: dict[str, tuple[str, str]] = {}
     irq_owner: dict[int, tuple[str, str]] = {}
     for vm in s.vms:
@@ -261,7 +320,12 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
                                       f"'{owner_vm}' (device '{owner_dev}')")
                     irq_owner.setdefault(irq, (vm.name, dev_name))
 
-    # per-VM virtual interrupts: console and doorbells vs passthrough IRQs
+
+def _check_virtual_irqs(c: Checker, s: SystemSpec) -> None:
+    """Per VM, the console and doorbell IRQs: SPIs, clear of its passthrough IRQs."""
+    p = s.platform
+    spis = p.gic.spi_range
+    spi_text = f"{spis.start}-{spis.stop - 1}"
     for vm in s.vms:
         used: dict[int, str] = {}
         for dev_name in dict.fromkeys(vm.devices):
@@ -291,7 +355,9 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
                     c.error(path, f"doorbell IRQ {irq} collides with {used[irq]} of VM '{vm.name}'")
                 used.setdefault(irq, f"the doorbell IRQ of shared memory '{sh.name}'")
 
-    # shared memory: names and VM references
+
+def _check_shmem_maps(c: Checker, s: SystemSpec) -> None:
+    """Shared memory: unique names, known VMs, each VM once."""
     sh_names: dict[str, str] = {}
     for sh in s.shmem:
         if sh.name in sh_names:
@@ -305,52 +371,6 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
                 c.error(join(mp.path, "vm"), f"VM '{mp.vm}' is listed twice (also {seen_vms[mp.vm]})")
             seen_vms.setdefault(mp.vm, join(mp.path, "vm"))
             c.aligned(join(mp.path, "ipa"), mp.ipa, "IPA")
-
-    # IPA space of each VM
-    for vm in s.vms:
-        _check_ipa_map(c, s, vm)
-
-    # console input
-    if s.console_input is not None and s.console_input != "none":
-        target = s.vm(s.console_input)
-        if target is None:
-            c.error("console_input", f"unknown VM '{s.console_input}'")
-        elif target.console is None:
-            c.error("console_input", f"VM '{target.name}' has no console")
-
-    # images and boot
-    for vm in s.vms:
-        _check_boot(c, vm, guest_sources)
-
-    # page coloring
-    color_errors, color_warnings = coloring.check(s)
-    c.diags += color_errors
-    s.warnings.extend(color_warnings)
-
-    # shared I/O
-    c.diags += shared_io.check(s)
-    s.warnings.extend(shared_io.warnings(s))
-
-    # invalidation-driven allocation: only a colored VM has sets of its own
-    for vm in s.vms:
-        if vm.ida and (vm.colors is None or s.platform.coloring is None):
-            c.error(join(vm.path, "ida"), f"VM '{vm.name}': 'ida' needs the VM to be colored "
-                    "(an uncolored VM shares every cache set)")
-        if "period" in vm.ida and vm.bandwidth is None:
-            c.error(join(vm.path, "ida"), f"VM '{vm.name}': 'ida: [period]' needs a 'bandwidth' "
-                    "reservation (its periods)")
-
-    # the mechanisms' own checks, each (errors, warnings): memory bandwidth
-    # reservation, device QoS (QoS-400), PCI functions (docs/pci.md), DMA
-    # isolation (SMMUs, docs/dma.md), interrupt delivery modes (docs/interrupts.md)
-    for check in (bandwidth.check, qos.check, pci.check, dma.check, interrupts.check):
-        errors, warnings = check(s)
-        c.diags += errors
-        s.warnings.extend(warnings)
-    # DSU L3 way partitions (errors only)
-    c.diags += dsu.check(s)
-
-    c.raise_if_any()
 
 
 def _check_ipa_map(c: Checker, s: SystemSpec, vm: VmSpec) -> None:

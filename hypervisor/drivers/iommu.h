@@ -54,7 +54,7 @@ struct iommu_unit {
 	u32 evtq_log2;
 };
 
-#define IOMMU_STREAM_STOP_VM (1u << 0) /* on_fault: stop-vm (default abort-device) */
+#define IOMMU_STREAM_STOP_VM (1u << 0) /* on_dma_fault: stop-vm (default abort-device) */
 
 /* One DMA stream: a stream ID of one unit, owned by one VM. */
 struct iommu_stream {
