@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 
 from bulkhead.base.errors import ConfigError
-from bulkhead.experiment.spec import PathError, expand, generate, load
+from bulkhead.experiment.matrix import expand, generate
+from bulkhead.experiment.plain import PathError
+from bulkhead.experiment.spec import load
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -113,7 +113,8 @@ def test_report_draws_the_histograms_of_unflagged_runs(tmp_path: Path) -> None:
 
     from bulkhead.experiment.record import OK, Environment, RunRecord
     from bulkhead.experiment.report import render
-    from bulkhead.experiment.spec import expand, load
+    from bulkhead.experiment.matrix import expand
+    from bulkhead.experiment.spec import load
 
     # cyclictest alone and beside stress-ng (the recorded runs used -h)
     spec = load(Path(__file__).resolve().parent / "configs" / "bench-workloads-rt.yaml")
