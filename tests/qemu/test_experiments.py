@@ -21,6 +21,7 @@ import yaml
 from bulkhead import cli
 from bulkhead.base.errors import BuildError
 from bulkhead.experiment.charts import drawn_problems
+from bulkhead.experiment.reduced import reduce_spec
 from bulkhead.run import cachemodel
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -31,31 +32,8 @@ def reduced(name: str, tmp_path: Path, bench: str, params: dict[str, Any], scena
             sweep_values: int = 2, extra: list[dict[str, Any]] | None = None) -> Path:
     """A copy of a shipped spec with one benchmark (its params overridden),
     the given scenarios and the first values of each sweep."""
-    doc = yaml.safe_load((SPECS / f"{name}.yaml").read_text())
-    doc = {k: v for k, v in doc.items() if not k.startswith("x-")}
-    doc["benchmarks"] = [dict(b, params={**b.get("params", {}), **params}) for b in doc["benchmarks"]
-                         if b.get("name", b["guest"]) == bench]
-    keep = []
-    for scen in doc["scenarios"] + (extra or []):
-        scen = dict(scen)
-        scen.pop("benchmarks", None)
-        sweep = scen.get("sweep")
-        if isinstance(sweep, dict):
-            scen["sweep"] = {k: v[:sweep_values] for k, v in sweep.items()}
-        elif isinstance(sweep, list):
-            scen["sweep"] = [dict(s, values=s["values"][:sweep_values]) for s in sweep]
-        keep.append(scen)
-    doc["scenarios"] = keep
-    names = {s["name"] for s in keep}
-    plots = []
-    for plot in doc.get("plots", []):
-        plot = dict(plot)
-        if "scenarios" in plot:
-            plot["scenarios"] = [s for s in plot["scenarios"] if s in scenarios]
-        if plot.get("scenario", scenarios[0]) in scenarios and plot.get("relative_to", scenarios[0]) in scenarios:
-            plots.append(plot)
-    doc["plots"] = plots
-    assert set(scenarios) <= names
+    doc = reduce_spec(yaml.safe_load((SPECS / f"{name}.yaml").read_text()), bench, params, scenarios,
+                      sweep_values, extra or ())
     path = tmp_path / f"{name}.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     return path
