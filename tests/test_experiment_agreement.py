@@ -18,7 +18,7 @@ from test_experiment import BASE, INTERF, fake_run, write_spec
 from bulkhead import cli
 from bulkhead.experiment import agreement
 from bulkhead.experiment.analysis import Analysis
-from bulkhead.experiment.charts import figure, pyplot
+from bulkhead.experiment.charts import figure, flag_above_budget, pyplot
 from bulkhead.experiment.execute import run_experiment
 from bulkhead.experiment.spec import ExperimentSpec, load
 
@@ -123,6 +123,27 @@ def test_timing_runs_are_not_host_time_nor_turns(tmp_path: Path) -> None:
     icount = run_experiment(spec, tmp_path / "icount", backend=fake_run).records
     big = next(r for r in icount if r.plan.label == "mbr[budget_events=100000000]")
     assert big.flags and big.flags[0].startswith("implausible-slowdown")
+
+
+def test_timing_relative_traffic_above_cycle_share_is_not_an_overrun(tmp_path: Path) -> None:
+    """A budget in cycles bounds a regulated VM's traffic relative to the
+    unregulated one's only under -icount (a cycle is an instruction there);
+    in timing mode a throttled VM queues less and moves more per modelled
+    cycle, so its run stays a result (it is flagged above-budget under
+    -icount). The fake's interferer moves 20x its unregulated traffic."""
+    text = SPEC.replace("plots:\n", "plots:\n  - {kind: consumed, scenario: mbr, x: budget_events, y: interf_mbps, "
+                        "relative_to: interf, assigned: 0.0001}\n")
+    spec = load(write_spec(tmp_path, text))
+    timing = run_experiment(spec, tmp_path / "timing", backend=fake_run, timing=1000, report=False).records
+    icount = run_experiment(spec, tmp_path / "icount", backend=fake_run, report=False).records
+    for records, flagged, mode in ((timing, False, replace(spec, icount=None, timing_ns=1000)),
+                                   (icount, True, spec)):
+        an = Analysis(mode, records, tmp_path)
+        assert mode.plots[0].kind == "consumed"
+        flag_above_budget(an, mode.plots[0])
+        mbr = [r for r in records if r.plan.scenario == "mbr"]
+        assert all(bool(r.flags) == flagged for r in mbr), [r.flags for r in mbr]
+        assert not flagged or mbr[0].flags[0].startswith("above-budget")
 
 
 def test_host_time_peer_is_labelled(tmp_path: Path) -> None:

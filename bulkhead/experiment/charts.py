@@ -431,8 +431,14 @@ def _vcpu_values(an: Analysis, plot: PlotSpec, rec: RunRecord) -> list[float]:
 def flag_above_budget(an: Analysis, plot: PlotSpec) -> None:
     """Before any chart is drawn: a consumed chart's runs whose value (each
     vCPU's, for per_cpu) lies above the plot's budget by more than one period's
-    slack and its tolerance are flagged, so that no chart draws them."""
+    slack and its tolerance are flagged, so that no chart draws them. Not
+    in timing mode for traffic relative to the unregulated VM's: the budget
+    is a share of modelled cycles, and a throttled VM that queues less for
+    DRAM moves more per cycle than the unregulated one did (a real effect
+    of the model, not an overrun; docs/model.md "Timing mode")."""
     if plot.kind != "consumed" or (plot.assigned is None and not any(ln.kind == "budget" for ln in plot.lines)):
+        return
+    if plot.relative_to and an.spec.timing_ns is not None:
         return
     points = an.sweep_points(plot.scenarios[0], plot.x)
     xs, ticks = _xs([p[0] for p in points])
