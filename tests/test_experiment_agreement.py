@@ -91,6 +91,13 @@ def test_table_says_matched_and_not_matched_correctly(tmp_path: Path) -> None:
     assert "| Figure 2: sweep | a figure | 4000 | bw | 1.5 | 2.1 | +40.0% | ±25% | **not matched** |" in report
     assert "time base | modelled time (timing mode" in report
     assert "a figure at 4000 (bw): published 1.5, Bulkhead 2.1 (+40.0%): not matched within ±25%" in report
+    assert "Figures without a published value" not in report
+    bare = load(write_spec(tmp_path, SPEC.split("plots:")[0] + "plots:\n  - {kind: slowdown, name: bars}\n",
+                           "bare.yaml"))
+    run_experiment(bare, tmp_path / "bare", backend=fake_run, timing=1000)
+    assert ("## Published against Bulkhead\n\nFigures without a published value (nothing to match: see each "
+            "caption's 'Comparable'): Figure 1 (`bars`).") in (tmp_path / "bare" / "report.md").read_text()
+    assert not (tmp_path / "bare" / "agreement.csv").exists()
 
 
 def test_icount_turns_are_not_comparable(tmp_path: Path) -> None:

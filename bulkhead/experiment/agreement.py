@@ -179,10 +179,14 @@ def all_rows(an: Analysis, plots: Sequence[tuple[PlotSpec, int]]) -> list[Row]:
 
 
 def section(an: Analysis, plots: Sequence[tuple[PlotSpec, int]]) -> list[str]:
-    """The report's per-figure table, with a count of each verdict."""
+    """The report's per-figure table, with a count of each verdict, and the
+    figures that carry no published value."""
     table = all_rows(an, plots)
+    bare = [f"Figure {n} (`{plot.name or plot.title}`)" for plot, n in plots if not plot.published]
+    none = ("Figures without a published value (nothing to match: see each caption's 'Comparable'): "
+            + ", ".join(bare) + ".\n") if bare else ""
     if not table:
-        return []
+        return ["## Published against Bulkhead\n", none] if none else []
     counts = {v: sum(r.verdict == v for r in table) for v in (MATCHED, NOT_MATCHED, NOT_COMPARABLE)}
     md = ["## Published against Bulkhead\n",
           f"Every published value the spec's figures carry, beside Bulkhead's at the same point, in "
@@ -199,7 +203,7 @@ def section(an: Analysis, plots: Sequence[tuple[PlotSpec, int]]) -> list[str]:
                  f"±{r.tolerance:.0%}", verdict)
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     md.append("\n".join(lines) + "\n")
-    return md
+    return md + ([none] if none else [])
 
 
 def write_csv(path: Path, an: Analysis, plots: Sequence[tuple[PlotSpec, int]]) -> None:

@@ -385,10 +385,10 @@ def render(spec: ExperimentSpec, out: Path, records: Sequence[RunRecord], env: E
         md.append(f"![{plot.title}](plots/{stem}.png)\n")
         md.append(f"*{text}* [SVG](plots/{stem}.svg)\n")
 
-    published = [(plot, n) for n, (plot, _, _, _) in enumerate(charts, 1) if plot.published]
-    md += agreement.section(an, published)
-    if published:
-        agreement.write_csv(out / "agreement.csv", an, published)
+    figures = [(plot, n) for n, (plot, _, _, _) in enumerate(charts, 1)]
+    md += agreement.section(an, figures)
+    if any(plot.published for plot, _ in figures):
+        agreement.write_csv(out / "agreement.csv", an, figures)
 
     md.append("## What these numbers mean on QEMU\n")
     md.append(
