@@ -48,8 +48,10 @@ class Analysis:
             if base and v:
                 lower = self.spec.benchmark(r.plan.benchmark).metric.lower_is_better
                 slowdown = v / base if lower else base / v
+                # timing mode: the vCPUs run side by side on modelled time, no -icount turns to blame
+                turns = spec.timing_ns is None and self._qemu(r.platform)
                 flag = validity.slowdown_flag(slowdown, spec.max_slowdown) or validity.turns_flag(
-                    slowdown, r.guest, self._qemu(r.platform), self._config(r), spec.critical)
+                    slowdown, r.guest, turns, self._config(r), spec.critical)
                 if flag:
                     r.flags.append(flag)
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bulkhead.config.model import Platform
-from bulkhead.experiment import overlay, stats, validity
+from bulkhead.experiment import agreement, overlay, stats, validity
 from bulkhead.experiment.analysis import Analysis, platform_of, run_sizes
 from bulkhead.experiment.axes import METRIC_TEXT, event_meaning, x_label, y_label
 from bulkhead.experiment.axes import line_label as _line_label
@@ -61,14 +61,19 @@ def caption(an: Analysis, plot: PlotSpec, number_: int, platform: Platform | Non
                 f"({run_sizes(an)}), {CI_BARS}.")
     if plot.lines:
         what += " Horizontal lines: " + "; ".join(f"{ln.label} ({ln.y:g})" for ln in plot.lines) + "."
-    timebase = (f"virtual time (-icount shift={spec.icount})" if spec.icount is not None
-                else "host time (no -icount: not reproducible)")
     text = f"Figure {number_}: {plot.title}. {what}"
     if drawn is not None:
         text += " " + drawn.summary()
-    text += (f" {event_meaning(platform, platform_name)} "
-             f"Measured on QEMU (TCG) in {timebase}; QEMU models no caches, DRAM or memory bus, so "
-             "interference and bandwidth figures are not physical: read relative, virtual-time trends only.")
+    text += f" {event_meaning(platform, platform_name)} "
+    if spec.timing_ns is None:
+        text += (f"Measured on QEMU (TCG) in {validity.time_base(spec)}; QEMU models no caches, DRAM or memory "
+                 "bus, so interference and bandwidth figures are not physical: read relative, virtual-time "
+                 "trends only.")
+    else:
+        text += (f"Measured on QEMU (TCG) in {validity.time_base(spec)}: the cache/DRAM model's estimate, "
+                 "calibrated on few published figures, not a measurement of hardware.")
+    if spec.network == "peer" and spec.timing_ns is not None:
+        text += " " + agreement.HOST_PACED
     if plot.reproduces:
         text += f" Mirrors: {plot.reproduces.rstrip('.')}."
     if plot.comparable:
@@ -77,7 +82,7 @@ def caption(an: Analysis, plot: PlotSpec, number_: int, platform: Platform | Non
         text += " Published values (open black-edged markers, never joined: points, not curves): " + "; ".join(
             f"{pub.label} ({pub.source})" for pub in plot.published) + "."
         if drawn is not None:
-            text += " " + overlay.comparison(drawn)
+            text += " " + agreement.caption(an, plot)
     return text.rstrip()
 
 
@@ -426,8 +431,14 @@ def _vcpu_values(an: Analysis, plot: PlotSpec, rec: RunRecord) -> list[float]:
 def flag_above_budget(an: Analysis, plot: PlotSpec) -> None:
     """Before any chart is drawn: a consumed chart's runs whose value (each
     vCPU's, for per_cpu) lies above the plot's budget by more than one period's
-    slack and its tolerance are flagged, so that no chart draws them."""
+    slack and its tolerance are flagged, so that no chart draws them. Not
+    in timing mode for traffic relative to the unregulated VM's: the budget
+    is a share of modelled cycles, and a throttled VM that queues less for
+    DRAM moves more per cycle than the unregulated one did (a real effect
+    of the model, not an overrun; docs/model.md "Timing mode")."""
     if plot.kind != "consumed" or (plot.assigned is None and not any(ln.kind == "budget" for ln in plot.lines)):
+        return
+    if plot.relative_to and an.spec.timing_ns is not None:
         return
     points = an.sweep_points(plot.scenarios[0], plot.x)
     xs, ticks = _xs([p[0] for p in points])

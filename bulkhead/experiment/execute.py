@@ -380,7 +380,7 @@ def run_experiment(
     the report, summary.csv (means and 95% intervals)."""
     if timing is not None:
         model = True
-        spec = replace(spec, icount=None)
+        spec = replace(spec, icount=None, timing_ns=timing)
     elif model and spec.icount is None:
         spec = replace(spec, icount=0)
     out = out.absolute()
@@ -709,6 +709,7 @@ def command(args: argparse.Namespace) -> int:
         from bulkhead.experiment import report as experiment_report
 
         records, env = records_from_csv(spec, out)
+        spec = recorded_mode(spec, out)
         report, _ = experiment_report.render(spec, out, records, env, args.reps or spec.repetitions)
         write_results(out / "results.csv", spec, records, env, any(r.place for r in records))
         stats.write_summary(out / "summary.csv", spec, records)
@@ -734,6 +735,15 @@ def command(args: argparse.Namespace) -> int:
             coordinator.close()
     sys.stdout.write(f"{result.report or result.csv}\n")
     return 1 if result.failed() else 0
+
+
+def recorded_mode(spec: ExperimentSpec, out: Path) -> ExperimentSpec:
+    """``spec`` as the runs recorded in ``out`` ran it: in timing mode (its
+    quantum, no -icount) if ``bundle.json`` says so."""
+    if not (out / bundle.BUNDLE_JSON).is_file():
+        return spec
+    quantum = (bundle.load(out).get("command") or {}).get("timing_quantum_ns")
+    return replace(spec, icount=None, timing_ns=int(quantum)) if quantum else spec
 
 
 def reproduce(bundle_dir: Path, out: Path | None = None, *, jobs: int = 1, progress: TextIO | None = None,

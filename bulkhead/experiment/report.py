@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bulkhead.base.errors import BuildError, ConfigError
-from bulkhead.experiment import latency_hist, modelled
+from bulkhead.experiment import agreement, latency_hist, modelled, validity
 from bulkhead.experiment.analysis import Analysis
 from bulkhead.experiment.charts import Drawn, draw, leave_out_flagged, legend, limits, pyplot, save_figure
 from bulkhead.experiment.record import OK, STATUSES, Environment, RunRecord
@@ -352,8 +352,7 @@ def render(spec: ExperimentSpec, out: Path, records: Sequence[RunRecord], env: E
         ("platform", ", ".join(platforms)),
         ("runs", f"{len(records)} ({len(spec.scenarios)} scenarios, {len(spec.benchmarks)} benchmarks, "
                  f"{repetitions} repetition(s))"),
-        ("time base", f"virtual time, `-icount shift={spec.icount}`" if spec.icount is not None
-         else "host time (no `-icount`): not reproducible"),
+        ("time base", validity.time_base(spec)),
         ("baseline", f"`{spec.baseline}`"),
         ("tools", f"bulkhead {env.bulkhead_version}, commit {env.git_rev.removesuffix('-dirty')} ("
                   + ("**dirty**: files differ from the commit" if env.git_rev.endswith("-dirty") else "clean")
@@ -388,6 +387,11 @@ def render(spec: ExperimentSpec, out: Path, records: Sequence[RunRecord], env: E
         md.append(f"### Figure {number_}: {plot.title}\n")
         md.append(f"![{plot.title}](plots/{stem}.png)\n")
         md.append(f"*{text}* [SVG](plots/{stem}.svg)\n")
+
+    figures = [(plot, n) for n, (plot, _, _, _) in enumerate(charts, 1)]
+    md += agreement.section(an, figures)
+    if any(plot.published for plot, _ in figures):
+        agreement.write_csv(out / "agreement.csv", an, figures)
 
     md.append("## What these numbers mean on QEMU\n")
     md.append(

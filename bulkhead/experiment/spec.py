@@ -115,6 +115,7 @@ class Published:
     source: str
     points: tuple[tuple[Any, float], ...]
     benchmark: str = ""
+    tolerance: float | None = None  # |ours / published - 1| that still matches (agreement.py; None: its default)
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,7 @@ class ExperimentSpec:
     network: str = "none"  # "peer": every run gets a frame peer on its shared I/O device (docs/io.md)
     max_slowdown: float = 1000.0  # slowdowns above it (or below its inverse) are flagged as artefacts
     tolerance: float = 0.01  # --reproduce: how far (relative) a value may lie from the bundle's
+    timing_ns: int | None = None  # set by the run, not the file: timing mode with this quantum (docs/model.md)
 
     def scenario(self, name: str) -> Scenario:
         return next(s for s in self.scenarios if s.name == name)
@@ -229,6 +231,12 @@ class _Parser:
             assert isinstance(node.value, (int, float))
             return float(node.value)
         raise self.fail(node, path, f"expected {what}, got {describe(node)}")
+
+    def fraction(self, node: YNode, path: str) -> float:
+        value = self.number(node, path, "a relative tolerance (0 to 1)")
+        if not 0 <= value <= 1:
+            raise self.fail(node, path, "the tolerance must lie between 0 and 1")
+        return value
 
     def parse(self, node: YNode) -> ExperimentSpec:
         r = self.r
@@ -630,8 +638,8 @@ class _Parser:
 
     def published(self, node: YNode, path: str) -> Published:
         r = self.r
-        m = r.mapping(node, path, ("label", "source", "points", "benchmark"), ("label", "source", "points"),
-                      "published values {label, source, points, benchmark}")
+        m = r.mapping(node, path, ("label", "source", "points", "benchmark", "tolerance"),
+                      ("label", "source", "points"), "published values {label, source, points, benchmark, tolerance}")
         points = []
         for i, pn in enumerate(r.seq(m["points"], join(path, "points"), "a list of [x, value] pairs")):
             pp = f"{join(path, 'points')}[{i}]"
@@ -641,7 +649,8 @@ class _Parser:
             points.append((pair[0].value, self.number(pair[1], pp, "a published value")))
         return Published(r.text(m["label"], join(path, "label")), " ".join(r.text(m["source"],
                          join(path, "source")).split()), tuple(points),
-                         r.string(m["benchmark"], join(path, "benchmark")) if "benchmark" in m else "")
+                         r.string(m["benchmark"], join(path, "benchmark")) if "benchmark" in m else "",
+                         self.fraction(m["tolerance"], join(path, "tolerance")) if "tolerance" in m else None)
 
 
 # Columns of results.csv that a sweep label may not take.

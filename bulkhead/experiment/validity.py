@@ -44,6 +44,16 @@ INTERFERERS = ("interferer", "dmaint")
 CODES = (SHORT, IDLE_INTERFERER, HOST_TIME, IMPLAUSIBLE, ABOVE_BUDGET, NOT_COVERED, REGULATOR_IDLE)
 
 
+def time_base(spec: ExperimentSpec) -> str:
+    """What the runs' times are: virtual (-icount), modelled (timing mode) or host time."""
+    if spec.icount is not None:
+        return f"virtual time (-icount shift={spec.icount})"
+    if spec.timing_ns is not None:
+        return (f"modelled time (timing mode: the cache/DRAM model's lock-step clock, quantum {spec.timing_ns:,} "
+                "ns, which the guests' counters read; docs/model.md)")
+    return "host time (no -icount: not reproducible)"
+
+
 def code(flag: str) -> str:
     """The flag's code (its text up to the first colon)."""
     return flag.split(":", 1)[0]
@@ -72,7 +82,7 @@ def run_flags(spec: ExperimentSpec, rec: RunRecord, config_path: Path | str) -> 
     """Why ``rec`` (a run that ended clean) is not a result; empty if it is one."""
     flags: list[str] = []
     config = _config(Path(config_path)) if config_path else {}
-    if spec.icount is None:
+    if spec.icount is None and spec.timing_ns is None:  # timing mode: modelled time, not host time
         flags.append(f"{HOST_TIME}: timed without -icount (host time: noise of the host's load, not "
                      "reproducible)")
     span = rec.metrics.get("bench_ns")

@@ -19,8 +19,9 @@ import pytest
 import yaml
 
 from bulkhead import cli
-from bulkhead.base.errors import BuildError
+from bulkhead.base.errors import BuildError, RunError
 from bulkhead.experiment.charts import drawn_problems
+from bulkhead.experiment.reduced import reduce_spec
 from bulkhead.run import cachemodel
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -31,31 +32,8 @@ def reduced(name: str, tmp_path: Path, bench: str, params: dict[str, Any], scena
             sweep_values: int = 2, extra: list[dict[str, Any]] | None = None) -> Path:
     """A copy of a shipped spec with one benchmark (its params overridden),
     the given scenarios and the first values of each sweep."""
-    doc = yaml.safe_load((SPECS / f"{name}.yaml").read_text())
-    doc = {k: v for k, v in doc.items() if not k.startswith("x-")}
-    doc["benchmarks"] = [dict(b, params={**b.get("params", {}), **params}) for b in doc["benchmarks"]
-                         if b.get("name", b["guest"]) == bench]
-    keep = []
-    for scen in doc["scenarios"] + (extra or []):
-        scen = dict(scen)
-        scen.pop("benchmarks", None)
-        sweep = scen.get("sweep")
-        if isinstance(sweep, dict):
-            scen["sweep"] = {k: v[:sweep_values] for k, v in sweep.items()}
-        elif isinstance(sweep, list):
-            scen["sweep"] = [dict(s, values=s["values"][:sweep_values]) for s in sweep]
-        keep.append(scen)
-    doc["scenarios"] = keep
-    names = {s["name"] for s in keep}
-    plots = []
-    for plot in doc.get("plots", []):
-        plot = dict(plot)
-        if "scenarios" in plot:
-            plot["scenarios"] = [s for s in plot["scenarios"] if s in scenarios]
-        if plot.get("scenario", scenarios[0]) in scenarios and plot.get("relative_to", scenarios[0]) in scenarios:
-            plots.append(plot)
-    doc["plots"] = plots
-    assert set(scenarios) <= names
+    doc = reduce_spec(yaml.safe_load((SPECS / f"{name}.yaml").read_text()), bench, params, scenarios,
+                      sweep_values, extra or ())
     path = tmp_path / f"{name}.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     return path
@@ -189,3 +167,36 @@ def test_bao_thesis_model_properties(tmp_path: Path) -> None:
         assert "CPU cycles" in doc["caption"]
     assert not list((out / "plots").glob("regulation-interf.*"))  # unregulated: no chart
     assert "## Regulated interferers: modelled DRAM traffic against the budget" in (out / "report.md").read_text()
+
+
+def test_rtas19_reduced_in_timing_mode(tmp_path: Path) -> None:
+    """Issue #37, item 6: a study spec, reduced, runs end to end with --timing:
+    no run is flagged host-time (modelled time, no -icount), and the report's
+    'Published against Bulkhead' table (and agreement.csv) has a row per
+    published value: the baseline's point not comparable, the interfered one
+    compared (matched or not), the other benchmark's not run."""
+    try:
+        cachemodel.plugin_path()
+        cachemodel.timing_qemu("qemu-system-aarch64")
+    except (BuildError, RunError) as exc:
+        pytest.fail(f"{exc}\nrun 'scripts/setup.sh cachemodel' / 'scripts/setup.sh qemu-timing'")
+    scen = ["base", "interf"]
+    path = reduced("rtas19", tmp_path, "rand-iter", {"iterations": 32}, scen)
+    doc = yaml.safe_load(path.read_text())
+    # one interfering vCPU: 4 vCPU threads in lock-step on a 2-core host cost ~40x the wall time of 2
+    next(s for s in doc["scenarios"] if s["name"] == "interf")["overlay"]["vms"][0]["cpus"] = [1]
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    out = tmp_path / "out"
+    assert cli.main(["experiment", str(path), "--out", str(out), "--reps", "1", "--timing",
+                     *(a for s in scen for a in ("--only", s))]) == 0
+    with open(out / "results.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["status"], r["icount"], r["flags"]) for r in rows] == [("ok", "", "")] * 2
+    with open(out / "agreement.csv", newline="") as f:
+        verdicts = {(r["benchmark"], r["at"]): r["verdict"] for r in csv.DictReader(f)}
+    assert len(verdicts) == 10
+    assert verdicts[("rand-iter", "base")] == "not comparable"
+    assert verdicts[("rand-iter", "interf")] in ("matched", "not matched")
+    assert verdicts[("seq-iter", "interf")] == "not comparable"
+    report = (out / "report.md").read_text()
+    assert "## Published against Bulkhead" in report and "modelled time (timing mode" in report
