@@ -128,7 +128,8 @@ def test_includes_go_down_and_have_no_cycle() -> None:
 
 def test_calls_go_down_and_have_no_cycle(objects: list[dict[str, Path]]) -> None:
     edges = call_graph(objects)
-    assert "core/vcpu.c" in edges["main.c"] and "lib/log.c" in edges["core/vm.c"]  # the graph was read
+    # the graph was read
+    assert "core/vcpu/vcpu.c" in edges["main.c"] and "lib/log.c" in edges["core/lifecycle/vm_lifecycle.c"]
     assert upward(edges) == []
     assert cycles(edges) == []
 
@@ -144,13 +145,14 @@ def test_a_planted_cycle_and_upward_call_fail(objects: list[dict[str, Path]], tm
     core files and a call from lib into core."""
     src = tmp_path / "hypervisor"
     shutil.copytree(HYP, src)
-    plant(src, "core/fault.c", "\nvoid planted_b(void);\nvoid planted_a(void)\n{\n\tplanted_b();\n}\n")
-    plant(src, "core/dabt.c", "\nvoid planted_a(void);\nvoid planted_b(void)\n{\n\tplanted_a();\n}\n")
-    plant(src, "lib/string.c", '\n#include "core/vm.h"\nvoid planted_up(void)\n{\n\tvm_init_all();\n}\n')
-    changed = ["core/fault.c", "core/dabt.c", "lib/string.c"]
+    plant(src, "core/trap/fault.c", "\nvoid planted_b(void);\nvoid planted_a(void)\n{\n\tplanted_b();\n}\n")
+    plant(src, "core/trap/dabt.c", "\nvoid planted_a(void);\nvoid planted_b(void)\n{\n\tplanted_a();\n}\n")
+    plant(src, "lib/string.c", '\n#include "core/lifecycle/vm_lifecycle.h"\nvoid planted_up(void)\n{\n\tvm_init_all();\n}\n')
+    changed = ["core/trap/fault.c", "core/trap/dabt.c", "lib/string.c"]
     planted = [{**objs, **build_objects(src, tmp_path / f"gic{gic}", changed, gic)}
                for gic, objs in zip(sorted(CONFIGS), objects, strict=True)]
     edges = call_graph(planted)
-    assert ["core/dabt.c", "core/fault.c"] in cycles(edges)
-    assert "lib/string.c -> core/vm.c" in upward(edges)
-    assert "lib/string.c -> core/vm.h" in upward(include_graph(src))
+    assert ["core/trap/dabt.c", "core/trap/fault.c"] in cycles(edges)
+    assert "lib/string.c -> core/lifecycle/vm_lifecycle.c" in upward(edges)
+    assert "lib/string.c -> core/lifecycle/vm_lifecycle.h" in upward(include_graph(src))
+

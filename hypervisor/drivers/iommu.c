@@ -223,7 +223,7 @@ static void iommu_vm_abort(u32 vm, enum iommu_state to)
 		iommu_report_program(i, ok);
 		any = true;
 	}
-	vmid = (u16)(vm + 1); /* core/mem.c: a VM's VMID is its index + 1 */
+	vmid = (u16)(vm + 1); /* core/mem/mem.c: a VM's VMID is its index + 1 */
 	if (any)
 		iommu_vm_tlbi(vm, vmid);
 }

@@ -9,11 +9,11 @@
  * is read back and compared.
  */
 #include "isolation/qos400.h"
-#include "core/config.h"
-#include "core/console.h"
-#include "core/hypercall.h"
-#include "core/vcpu.h"
-#include "core/vm.h"
+#include "core/config/config.h"
+#include "core/console/console.h"
+#include "core/trap/hypercall.h"
+#include "core/vm/vcpu.h"
+#include "core/vm/vm.h"
 #include "isolation/qos400_regs.h"
 #include "lib/log.h"
 #include "lib/spinlock.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * core/console.c on the host: typed characters reach the input VM through
+ * core/console/console.c on the host: typed characters reach the input VM through
  * the registered input sink (the console calls nothing of the virtual UART),
  * a full sink holds input in the UART, and every registration refuses a
  * second claim (a taken key, a full table, a second sink) with a panic.
@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "core/console.h"
-#include "core/vm.h"
+#include "core/console/console.h"
+#include "core/vm/vm.h"
 #include "lib/log.h"
 
 struct vm vms[CFG_MAX_CPUS];

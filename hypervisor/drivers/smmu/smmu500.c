@@ -133,7 +133,7 @@ void smmu500_init(u32 idx, const struct iommu_unit *u, u32 nsmr, u32 ncb)
 	for (u32 i = 0; i < 512; i++)
 		s5_empty[idx][i] = 0;
 	smmu_io_clean(s5_empty[idx], sizeof(s5_empty[idx]));
-	/* the blocking context: VMID 0 is no VM's (core/mem.c: index + 1);
+	/* the blocking context: VMID 0 is no VM's (core/mem/mem.c: index + 1);
 	 * faults abort (CFRE) without an interrupt */
 	s5_cb_program(s, s->abort, (u64)(uintptr_t)s5_empty[idx], vtcr_empty, 0,
 	              SMMU500_SCTLR_M | SMMU500_SCTLR_CFRE);

@@ -46,7 +46,7 @@ static struct smmuv3 v3[IOMMU_MAX_UNITS];
 /* The identity stage 1 every unit with stage 1 puts in front of a VM's
  * stage 2 (smmuv3_cd_identity): its context descriptor, then its level-1
  * table, one page each; each VM's DMA view maps them read-only at
- * IOMMU_S1_IPA (core/mem.c), since the SMMU fetches them by IPA. */
+ * IOMMU_S1_IPA (core/mem/mem.c), since the SMMU fetches them by IPA. */
 static u64 v3_s1[2][SMMUV3_S1_ENTRIES] IOMMU_DMA_MEM __attribute__((aligned(4096)));
 
 static u32 v3_rd(const struct smmuv3 *s, u32 off)
