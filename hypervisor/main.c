@@ -135,6 +135,8 @@ static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 		mmu_enable();
 	}
 	cpu_init(0, hyp_mpidr());
+	/* the lock-rank check's CPU index (DEBUG=1, lib/spinlock.h) */
+	spin_check_set_cpu(cpu_index);
 	pmu_init_cpu(); /* after cpu_init: the PMU state is per CPU (cpu_index) */
 	/* BULKHEAD_FEATURES: what this build contains (features.h, lib/features.h) */
 	log_info("Bulkhead %s on %s (board %s), config %016lx, %u VM(s), features: %s",

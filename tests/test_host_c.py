@@ -35,6 +35,7 @@ SOURCES: dict[str, list[str]] = {
     "test_fdt": ["lib/fdt.c"],
     "test_payload": ["core/boot/payload.c", "lib/crc32.c"],
     "test_string": ["lib/string.c"],
+    "test_lockrank": ["lib/spinlock.c"],
     "test_linering": ["lib/linering.c"],
     "test_ioring": ["../guests/lib/ioring.c"],  # the guest runtime's ring library
     "test_iosched": ["../guests/iovm/iosched.c"],  # the I/O VM's scheduler
@@ -58,6 +59,8 @@ SMMUS: dict[str, set[str]] = {"test_smmuv3": {"SMMUV3"}, "test_smmu500": {"SMMU5
 DEFINES: dict[str, list[str]] = {
     # the hypervisor's own string functions, renamed beside the host's
     "test_string": [f"-D{f}=hyp_{f}" for f in ("memcpy", "memmove", "memset", "memcmp", "strlen", "strcmp")],
+    # the lock-rank check (lib/spinlock.c), compiled out of release builds
+    "test_lockrank": ["-DBULKHEAD_LOCK_CHECK"],
 }
 # extra include directories (the hypervisor's is always there)
 INCLUDES: dict[str, list[Path]] = {"test_ioring": [GUEST_INCLUDE],

@@ -26,7 +26,7 @@ enum iommu_state {
 
 static const struct iommu_config *iommu_cfg;
 static iommu_fault_fn iommu_fault;
-static spinlock_t iommu_lock = SPINLOCK_INIT; /* stream states */
+static spinlock_t iommu_lock = SPINLOCK_INIT_RANK(LOCK_RANK_IOMMU); /* stream states */
 static u8 iommu_state[IOMMU_MAX_STREAMS];
 static u64 iommu_faults[IOMMU_MAX_STREAMS];
 

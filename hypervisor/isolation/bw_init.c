@@ -47,6 +47,7 @@ __cold void bw_init(void)
 
 		if (!cfg)
 			continue;
+		spin_set_rank(&b->lock, LOCK_RANK_LEAF);
 		b->cfg = cfg;
 		b->vm = vm;
 		b->seq = 2;

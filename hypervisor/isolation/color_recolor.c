@@ -70,7 +70,7 @@ static struct recolor_vm recolor_vms[CFG_MAX_CPUS];
 /* The end of each VM's configured table span (pt_pages pages of pt_color
  * from pt_pa; 0: uncolored tables), spare memory once the tables move. */
 static u64 recolor_pt_end[CFG_MAX_CPUS];
-static spinlock_t recolor_lock = SPINLOCK_INIT;
+static spinlock_t recolor_lock = SPINLOCK_INIT_RANK(LOCK_RANK_RECOLOR);
 
 /* The request being served (under recolor_lock). */
 static struct {

@@ -263,6 +263,7 @@ void qos400_init(void)
 		const struct cfg_qos *q = &cfg_system.qos[i];
 		struct qos400 *s = &qos400s[i];
 
+		spin_set_rank(&s->lock, LOCK_RANK_LEAF);
 		s->cfg = q;
 		s->cur = (struct qos400_regs){ q->cntl, q->ar_r, q->ar_b, q->ar_p,
 			                       q->aw_r, q->aw_b, q->aw_p };

@@ -14,6 +14,7 @@
 #include "core/console/console.h"
 #include "core/vm/vm.h"
 #include "lib/log.h"
+#include "panic_jmp.h"
 
 struct vm vms[CFG_MAX_CPUS];
 u32 vm_count;
@@ -74,24 +75,12 @@ void host_sysreg_write(const char *reg, u64 val)
 	(void)val;
 }
 
-static jmp_buf on_panic;
-static char panicked[160];
-void panic(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(panicked, sizeof(panicked), fmt, ap);
-	va_end(ap);
-	longjmp(on_panic, 1);
-}
-
 /* Whether fn() panicked, with a message containing want. */
 static bool panics(void (*fn)(void), const char *want)
 {
-	panicked[0] = 0;
-	if (setjmp(on_panic))
-		return strstr(panicked, want) != NULL;
+	panic_msg[0] = 0;
+	if (setjmp(panic_jmp))
+		return strstr(panic_msg, want) != NULL;
 	fn();
 	return false;
 }

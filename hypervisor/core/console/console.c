@@ -11,7 +11,7 @@
 /* The physical UART. VM writers only ever try it (console_drain); the
  * hypervisor's own lines wait for it with a bounded spin, so that a panic
  * while it is held still reaches the console. */
-static spinlock_t console_lock = SPINLOCK_INIT;
+static spinlock_t console_lock = SPINLOCK_INIT_RANK(LOCK_RANK_CONSOLE);
 static u32 console_next; /* round-robin: whose line goes next (under console_lock) */
 static volatile s32 console_input = -1;
 static bool console_escape;

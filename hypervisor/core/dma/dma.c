@@ -31,7 +31,7 @@
 #define DMA_SLOT_LOST(u) (IOMMU_MAX_STREAMS + 1 + (u))
 #define DMA_SLOTS        (IOMMU_MAX_STREAMS + 1 + IOMMU_MAX_UNITS)
 
-static spinlock_t dma_lock = SPINLOCK_INIT;
+static spinlock_t dma_lock = SPINLOCK_INIT_RANK(LOCK_RANK_LEAF);
 static u64 dma_last[DMA_SLOTS];
 static u64 dma_quiet[DMA_SLOTS]; /* faults not printed since */
 static bool dma_seen[DMA_SLOTS];

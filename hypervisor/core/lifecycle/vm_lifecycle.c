@@ -20,7 +20,7 @@ struct vm vms[CFG_MAX_CPUS];
 u32 vm_count;
 
 static u32 vm_clean, vm_stopped;
-static spinlock_t vm_power_lock = SPINLOCK_INIT;
+static spinlock_t vm_power_lock = SPINLOCK_INIT_RANK(LOCK_RANK_LEAF);
 
 bool vm_load(struct vm *vm, bool first)
 {
@@ -84,6 +84,9 @@ void vm_init_all(void)
 
 		vm->id = i;
 		vm->cfg = c;
+		spin_set_rank(&vm->lock, LOCK_RANK_LEAF);
+		spin_set_rank(&vm->con.lock, LOCK_RANK_VM_CON);
+		spin_set_rank(&vm->vgic.lock, LOCK_RANK_VGIC);
 		vm->state = VM_RUNNING;
 		vm->nvcpus = c->ncpus;
 		vm->llc_colors = c->llc_colors;

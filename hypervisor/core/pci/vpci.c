@@ -95,6 +95,7 @@ void vpci_vm_init(struct vm *vm)
 	const struct cfg_pci *p = cfg_system.platform->pci;
 	const struct cfg_vm *c = vm->cfg;
 
+	spin_set_rank(&vpci_lock[vm->id], LOCK_RANK_LEAF);
 	if (!c->npci || !p)
 		return;
 	if (c->npci > VPCI_MAX_FUNCS)

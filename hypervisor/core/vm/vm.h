@@ -9,21 +9,8 @@
 /*
  * A virtual machine: its configuration, stage-2 tables, devices and state.
  *
- * Lock order (docs/ARCHITECTURE.md "Lock order"): a lock is taken only while
- * holding locks listed before it, never the other way.
- *   1. recolor_lock (isolation/color_recolor.c; try-taken): held across a
- *      recoloring, which pauses the VM (vcpu_pause_vm) and logs.
- *   2. vm->con.lock (struct console_line: the VM's console writers, and its
- *      virtual UART's registers, core/console/vuart.c).
- *   3. vm->vgic.lock (struct vgic_dist): under vm->con.lock when the
- *      virtual UART sets its interrupt level (vuart_update_irq ->
- *      vgic_set_level).
- *   4. console_lock (core/console/console.c): only try-taken (a bounded spin of
- *      trylocks, console_lock_acquire; one try in console_drain, under
- *      vm->con.lock), so it can never wait on a holder of 1-3.
- * Leaves, under which nothing is taken: vm->lock (power state of the VM's
- * vCPUs), vm_power_lock (core/lifecycle/vm_lifecycle.c), the regulator's per-VM settings lock
- * (isolation/bw.c) and each QoS-400 regulator's lock (isolation/qos400.c).
+ * Its locks' ranks (vm->con.lock, vm->vgic.lock, vm->lock) are given by
+ * vm_init_all; the order is lib/lock_rank.h.
  */
 #ifndef CORE_VM_H
 #define CORE_VM_H
@@ -47,7 +34,7 @@ struct vm {
 	u32 id;
 	const struct cfg_vm *cfg;
 	volatile u32 state;
-	spinlock_t lock; /* vCPU power state (a leaf: see the lock order above) */
+	spinlock_t lock; /* vCPU power state (LOCK_RANK_LEAF) */
 	u64 vttbr;
 	u64 ram_bytes;
 	struct pt s2;

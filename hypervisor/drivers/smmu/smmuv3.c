@@ -266,7 +266,7 @@ void smmuv3_init(u32 idx, const struct iommu_unit *u, u32 max_sid)
 	u64 cmd[2];
 	u32 cr0 = 0;
 
-	*s = (struct smmuv3){ .u = u, .lock = SPINLOCK_INIT };
+	*s = (struct smmuv3){ .u = u, .lock = SPINLOCK_INIT_RANK(LOCK_RANK_SMMU) };
 	v3_probe(s, max_sid);
 	if (s->s1) {
 		smmuv3_cd_identity(v3_s1[0], IOMMU_S1_IPA + SZ_4K);
