@@ -15,11 +15,11 @@
 #include <string.h>
 
 #include "arch/aarch64/cpu.h"
+#include "arch/aarch64/sysregs.h" /* SYSREG() */
 #include "core/mem/mem.h"
-#include "core/vm/mmio.h"
-#include "core/trap/sysreg.h"
-#include "core/vm/vcpu.h"
 #include "core/vgic/vgic.h"
+#include "core/vm/mmio.h"
+#include "core/vm/vcpu.h"
 #include "core/vm/vm.h"
 
 #define NVCPU 2

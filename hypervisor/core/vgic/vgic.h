@@ -36,7 +36,7 @@ struct vgic_ops {
 	/* Registers the VM's distributor (and what else the version has). */
 	void (*vm_init)(struct vm *vm);
 	/* A trapped MSR/MRS of a GIC system register (encoding as
-	 * core/trap/sysreg.h SYSREG()); false: not handled (undefined). */
+	 * arch/aarch64/sysregs.h SYSREG()); false: not handled (undefined). */
 	bool (*sysreg)(struct vcpu *v, u64 reg, bool read, u64 val);
 };
 
