@@ -27,7 +27,7 @@ their PC (the ELF's symbols) and the functions to five stages:
   (gic_*, irq_*, trap_*; hypercall_*, vpsci_* for a hypercall);
 - regulator: isolation/bw*.c, the PMU and EL2 timer accessors, and the
   compiler's division helpers they call;
-- vgic: core/vgic*.c;
+- vgic: core/vgic/*.c;
 - exit: vcpu_exit_path and everything else.
 
 Segments are classified by what ran: "period" (bw_period or the period

@@ -5,22 +5,24 @@
  * This is the only file that knows every layer.
  */
 #include "arch/aarch64/cpu.h"
-#include "drivers/gic/gic.h"
 #include "arch/aarch64/mmu.h"
 #include "arch/aarch64/pmu.h"
 #include "arch/aarch64/psci_fw.h"
 #include "arch/aarch64/timer.h"
-#include "core/bootimg.h"
-#include "core/bootmem.h"
-#include "core/config.h"
-#include "core/console.h"
-#include "core/dma.h"
-#include "core/irq.h"
-#include "core/irq_direct.h"
-#include "core/pci.h"
-#include "core/vcpu.h"
-#include "core/vm.h"
-#include "core/vpmu.h"
+#include "core/boot/bootimg.h"
+#include "core/boot/bootmem.h"
+#include "core/config/config.h"
+#include "core/console/console.h"
+#include "core/dma/dma.h"
+#include "core/irq/irq.h"
+#include "core/lifecycle/vm_lifecycle.h"
+#include "core/pci/pci.h"
+#include "core/vcpu/irq_direct.h"
+#include "core/vcpu/vcpu.h"
+#include "core/vm/vcpu.h"
+#include "core/vm/vm.h"
+#include "core/vpmu/vpmu.h"
+#include "drivers/gic/gic.h"
 #include "isolation/bw.h"
 #include "isolation/color.h"
 #include "isolation/dsu.h"
@@ -133,6 +135,8 @@ static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 		mmu_enable();
 	}
 	cpu_init(0, hyp_mpidr());
+	/* the lock-rank check's CPU index (DEBUG=1, lib/spinlock.h) */
+	spin_check_set_cpu(cpu_index);
 	pmu_init_cpu(); /* after cpu_init: the PMU state is per CPU (cpu_index) */
 	/* BULKHEAD_FEATURES: what this build contains (features.h, lib/features.h) */
 	log_info("Bulkhead %s on %s (board %s), config %016lx, %u VM(s), features: %s",

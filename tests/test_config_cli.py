@@ -194,7 +194,7 @@ def test_help_lists_every_command_and_the_exit_codes(capsys: pytest.CaptureFixtu
 
 def test_run_json_dma_faults() -> None:
     """``run --json``'s dma_faults come from the lines the hypervisor prints
-    when a VM with DMA streams powers off or stops (core/vm.c, docs/dma.md):
+    when a VM with DMA streams powers off or stops (core/lifecycle/vm_lifecycle.c, docs/dma.md):
     a summary, then one line per device, so no device is cut off."""
     from bulkhead.run.runner import dma_faults
 
@@ -231,7 +231,7 @@ def test_run_json_dma_faults() -> None:
 
 def test_run_json_sgi_dropped() -> None:
     """``run --json``'s sgi_dropped: the count the hypervisor prints when a
-    VM with interrupts: direct powers off or stops (core/vm.c,
+    VM with interrupts: direct powers off or stops (core/lifecycle/vm_lifecycle.c,
     docs/interrupts.md); VMs without the line are not listed."""
     from bulkhead.run.runner import sgi_dropped
 

@@ -3,7 +3,7 @@
 must place every colored page identically: the toolchain only computes span
 starts and ends, the hypervisor walks the pages at boot.
 
-tests/host/color_xcheck.c walks pages exactly as core/mem.c does, compiled
+tests/host/color_xcheck.c walks pages exactly as core/mem/mem.c does, compiled
 natively against the hypervisor's color.c; these tests compare its answers
 with Python's for random selections, for Python's minimised pattern sets
 against the unminimised ones, and for every colored region of the colored

@@ -351,7 +351,7 @@ def test_smmu_count_name_and_smr_limits(tmp_path: Path, write_config: WriteConfi
 
 def test_table_pool_holds_the_smmus_view(write_config: WriteConfig) -> None:
     """Issue #36 item 5: a VM that owns DMA streams gets table pages for the
-    SMMU's view of its memory (core/mem.c: a root, and a copy of each table
+    SMMU's view of its memory (core/mem/mem.c: a root, and a copy of each table
     that maps both RAM and a device); one without streams gets none."""
     # the root and the identity stage 1's two table pages
     assert placement.dma_view_pages([Range(0x40000000, 16 << 20)], [Range(0x10000000, 256 << 20)]) == 3

@@ -228,7 +228,7 @@ def test_platform_spare_ppis_checked(spare: str, expected: str, write_config: Wr
 
 def test_direct_image_vm_device_tree_names_physical_cpus(write_config: WriteConfig) -> None:
     """A `type: image` VM in direct mode reads its CPUs' physical MPIDRs
-    (hypervisor/core/vcpu.h vcpu_vmpidr), so its device tree's CPU nodes
+    (hypervisor/core/vm/vcpu.h vcpu_vmpidr), so its device tree's CPU nodes
     carry them (kvm-unit-tests and Linux find themselves there), and its PMU
     node names the spare PPI its overflow arrives on; an emulated VM's keep
     the vCPU indices and the platform's PMU PPI."""

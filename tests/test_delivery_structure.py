@@ -1,15 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
 """Interrupt delivery is one interface per vCPU (#38 item 2,
-hypervisor/core/delivery.h, docs/interrupts.md): the run loop, the guest
+hypervisor/core/vm/delivery.h, docs/interrupts.md): the run loop, the guest
 PMU and the vGIC call through ``vcpu.irq`` and do not ask which mode a vCPU
 or VM has.
 
 A mode check is a use of ``BULKHEAD_DIRECT`` (or the features refactor's
 ``IS_ENABLED(DIRECT)``), ``CFG_VM_DIRECT`` or a ``direct`` field in C code.
-It may appear only in the delivery itself (``core/delivery.h`` selects the
+It may appear only in the delivery itself (``core/vm/delivery.h`` selects the
 implementation, ``core/irq_direct.*`` and ``core/irq_emul.*`` are the
-implementations) and in ``core/config.h`` (the definitions). The direct
-vector table (``arch/aarch64/vectors.S``) and its C entries (``core/trap.c``)
+implementations) and in ``core/config/config.h`` (the definitions). The direct
+vector table (``arch/aarch64/vectors.S``) and its C entries (``core/trap/trap.c``)
 are built only with direct mode: there a preprocessor line (``#if``,
 ``#endif``) is allowed, an expression is not. Comments do not count.
 Planted checks in a copy of the text prove the scan can fail.
@@ -24,9 +24,9 @@ ROOT = Path(__file__).resolve().parents[1]
 HYP = ROOT / "hypervisor"
 
 MODE = re.compile(r"BULKHEAD_DIRECT|IS_ENABLED\(\s*(?:BULKHEAD_)?DIRECT\s*\)|CFG_VM_DIRECT|(?:->|\.)direct\b")
-DELIVERY = {"core/delivery.h", "core/irq_direct.c", "core/irq_direct.h", "core/irq_emul.c", "core/irq_emul.h",
-            "core/config.h"}
-BUILD_ONLY = {"core/trap.c", "arch/aarch64/vectors.S"}  # `#if BULKHEAD_DIRECT` around the direct entries
+DELIVERY = {"core/vm/delivery.h", "core/vcpu/delivery_ops.h", "core/vcpu/irq_direct.c", "core/vcpu/irq_direct.h",
+            "core/vcpu/irq_emul.c", "core/vcpu/irq_emul.h", "core/config/config.h"}
+BUILD_ONLY = {"core/trap/trap.c", "arch/aarch64/vectors.S"}  # `#if BULKHEAD_DIRECT` around the direct entries
 COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 
 
@@ -60,9 +60,9 @@ def test_no_mode_check_outside_the_delivery() -> None:
 
 
 def test_the_run_loop_calls_no_implementation_directly() -> None:
-    """core/vcpu.c waits, enters, resets and exits through its vCPU's
-    delivery only (core/delivery.h's ``delivery_<op>(v->irq or d, ...)``)."""
-    code = strip_comments((HYP / "core" / "vcpu.c").read_text())
+    """core/vcpu/vcpu.c waits, enters, resets and exits through its vCPU's
+    delivery only (core/vm/delivery.h's ``delivery_<op>(v->irq or d, ...)``)."""
+    code = strip_comments((HYP / "core" / "vcpu" / "vcpu.c").read_text())
     named = sorted(set(re.findall(r"\b(irq_direct_\w+|irq_emul_\w+|guest_enter\w*|vgic_flush"
                                   r"|sdei_\w+|gic_send_sgi)\b", code)))
     assert named == []
@@ -71,17 +71,17 @@ def test_the_run_loop_calls_no_implementation_directly() -> None:
 
 
 def test_planted_checks_are_found() -> None:
-    vcpu = (HYP / "core" / "vcpu.c").read_text()
+    vcpu = (HYP / "core" / "vcpu" / "vcpu.c").read_text()
     planted = vcpu + "\nstatic int x(struct vcpu *v) { return BULKHEAD_DIRECT && v->direct; }\n"
-    assert [o.split(": ", 1)[1] for o in offences("core/vcpu.c", planted)] == [
+    assert [o.split(": ", 1)[1] for o in offences("core/vcpu/vcpu.c", planted)] == [
         "static int x(struct vcpu *v) { return BULKHEAD_DIRECT && v->direct; }"]
     vgic = "bool f(struct vm *vm)\n{\n\treturn IS_ENABLED(DIRECT) && (vm->cfg->flags & CFG_VM_DIRECT);\n}\n"
-    assert offences("core/vgic.c", vgic) == [
-        "core/vgic.c:3: return IS_ENABLED(DIRECT) && (vm->cfg->flags & CFG_VM_DIRECT);"]
+    assert offences("core/vgic/vgic.c", vgic) == [
+        "core/vgic/vgic.c:3: return IS_ENABLED(DIRECT) && (vm->cfg->flags & CFG_VM_DIRECT);"]
     # a preprocessor switch is a mode check outside the direct entries' files
-    assert offences("core/vpmu.c", "#if BULKHEAD_DIRECT\n#endif\n") != []
-    assert offences("core/trap.c", "#if BULKHEAD_DIRECT\n#endif /* BULKHEAD_DIRECT */\n") == []
-    assert offences("core/trap.c", "if (BULKHEAD_DIRECT && x)\n") != []
+    assert offences("core/vpmu/vpmu.c", "#if BULKHEAD_DIRECT\n#endif\n") != []
+    assert offences("core/trap/trap.c", "#if BULKHEAD_DIRECT\n#endif /* BULKHEAD_DIRECT */\n") == []
+    assert offences("core/trap/trap.c", "if (BULKHEAD_DIRECT && x)\n") != []
     # comments do not count, the delivery's own files may
-    assert offences("core/vcpu.c", "/* was: BULKHEAD_DIRECT && v->direct */\n") == []
-    assert offences("core/irq_direct.c", "if (v->direct)\n") == []
+    assert offences("core/vcpu/vcpu.c", "/* was: BULKHEAD_DIRECT && v->direct */\n") == []
+    assert offences("core/vcpu/irq_direct.c", "if (v->direct)\n") == []

@@ -98,7 +98,7 @@ TOP_DIRS = ("hypervisor/", "guests/", "tests/", "bulkhead/", "scripts/", "config
 @pytest.mark.parametrize("page", READMES + PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_named_repository_files_exist(page: Path) -> None:
     """A file named in backticks from the repository root (`tests/qemu/x.py`,
-    `hypervisor/core/console.c:42`) exists: renamed files leave no stale
+    `hypervisor/core/console/console.c:42`) exists: renamed files leave no stale
     names behind."""
     stale = [name for name in re.findall(r"`([A-Za-z0-9_./-]+)(?::\d+)?`", page.read_text())
              if name.startswith(TOP_DIRS) and not (ROOT / name).exists()]

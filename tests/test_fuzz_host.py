@@ -30,17 +30,17 @@ SECONDS = int(os.environ.get("FUZZ_SECONDS", "10"))
 
 # fuzz target -> hypervisor sources it links with
 TARGETS: dict[str, list[str]] = {
-    "fuzz_dabt": ["core/dabt.c"],
+    "fuzz_dabt": ["core/trap/dabt.c"],
     "fuzz_linering": ["lib/linering.c"],
     # what a client controls in shared I/O: its ring slots, and the I/O VM's scheduler
     "fuzz_ioring": ["../guests/lib/ioring.c", "../guests/iovm/iosched.c"],
     "fuzz_fdt": ["lib/fdt.c"],
     "fuzz_bw_split": ["isolation/bw_budget.c", "lib/div128.c"],
-    "fuzz_hypercall": ["core/hypercall.c", "core/vpsci.c", "lib/format.c"],
+    "fuzz_hypercall": ["core/trap/hypercall.c", "core/trap/vpsci.c", "lib/format.c"],
     # the common vGIC and every front end, against models of the physical GIC
-    "fuzz_vgic": sorted(str(p.relative_to(HYP)) for p in (HYP / "core").glob("vgic*.c")),
-    "fuzz_vpci_cfg": ["core/vpci_cfg.c"],
-    "fuzz_sgi_filter": ["core/sgi_filter.c"],
+    "fuzz_vgic": sorted(str(p.relative_to(HYP)) for p in (HYP / "core" / "vgic").glob("vgic*.c")),
+    "fuzz_vpci_cfg": ["core/pci/vpci_cfg.c"],
+    "fuzz_sgi_filter": ["core/vcpu/sgi_filter.c"],
     # SMMU event records and fault registers (docs/dma.md)
     "fuzz_smmu_event": ["drivers/smmu/smmuv3_enc.c", "drivers/smmu/smmu500_enc.c"],
 }

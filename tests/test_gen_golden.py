@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Golden tests of the generated config.c and device trees, a dtc round
-trip, and a compile of config.c against hypervisor/core/config.h.
+trip, and a compile of config.c against hypervisor/core/config/config.h.
 
 ``pytest --update-golden`` rewrites tests/golden/ from the current output.
 """

@@ -26,30 +26,31 @@ SOURCES: dict[str, list[str]] = {
     "test_pt": ["arch/aarch64/pt.c"],
     "test_format": ["lib/format.c"],
     "test_color": ["isolation/color.c"],
-    "test_cachesets": ["core/cachesets.c"],
+    "test_cachesets": ["core/mem/cachesets.c"],
     "test_bw_budget": ["isolation/bw_budget.c", "lib/div128.c"],
     "test_div128": ["lib/div128.c"],
     "test_qos400": ["isolation/qos400_regs.c"],
     "test_dsu_part": ["isolation/dsu_part.c"],
     "test_dw8250": ["drivers/uart/dw8250.c", "drivers/uart/uart.c"],
     "test_fdt": ["lib/fdt.c"],
-    "test_payload": ["core/payload.c", "lib/crc32.c"],
+    "test_payload": ["core/boot/payload.c", "lib/crc32.c"],
     "test_string": ["lib/string.c"],
+    "test_lockrank": ["lib/spinlock.c"],
     "test_linering": ["lib/linering.c"],
     "test_ioring": ["../guests/lib/ioring.c"],  # the guest runtime's ring library
     "test_iosched": ["../guests/iovm/iosched.c"],  # the I/O VM's scheduler
-    "test_vgic": ["core/vgic.c", "core/vgic_sgi.c", "core/vgic_v2.c", "core/vgic_regs.c"],
+    "test_vgic": ["core/vgic/vgic.c", "core/vgic/vgic_sgi.c", "core/vgic/vgic_v2.c", "core/vgic/vgic_regs.c"],
     "test_pcienum": ["lib/pcienum.c"],
-    "test_vpci_cfg": ["core/vpci_cfg.c"],
-    "test_sgi_filter": ["core/sgi_filter.c"],
+    "test_vpci_cfg": ["core/pci/vpci_cfg.c"],
+    "test_sgi_filter": ["core/vcpu/sgi_filter.c"],
     # the SMMU drivers against register-level models (docs/dma.md)
     "test_smmuv3": ["drivers/iommu.c", "drivers/smmu/smmuv3.c", "drivers/smmu/smmuv3_enc.c",
                     "arch/aarch64/pt.c", "lib/log.c", "lib/format.c"],
     "test_smmu500": ["drivers/iommu.c", "drivers/smmu/smmu500.c", "drivers/smmu/smmu500_enc.c",
                      "arch/aarch64/pt.c", "lib/log.c", "lib/format.c"],
-    "test_console": ["core/console.c", "lib/linering.c", "lib/format.c"],
+    "test_console": ["core/console/console.c", "lib/linering.c", "lib/format.c"],
     # a DMA fault's policy against a VM reset, in every order, over a stub SMMUv3
-    "test_dma_fault": ["core/dma.c", "drivers/iommu.c", "drivers/smmu/smmuv3_enc.c",
+    "test_dma_fault": ["core/dma/dma.c", "drivers/iommu.c", "drivers/smmu/smmuv3_enc.c",
                        "lib/log.c", "lib/format.c"],
 }
 # the SMMU drivers built in (drivers/iommu.c dispatches to them; lib/features.h)
@@ -58,6 +59,8 @@ SMMUS: dict[str, set[str]] = {"test_smmuv3": {"SMMUV3"}, "test_smmu500": {"SMMU5
 DEFINES: dict[str, list[str]] = {
     # the hypervisor's own string functions, renamed beside the host's
     "test_string": [f"-D{f}=hyp_{f}" for f in ("memcpy", "memmove", "memset", "memcmp", "strlen", "strcmp")],
+    # the lock-rank check (lib/spinlock.c), compiled out of release builds
+    "test_lockrank": ["-DBULKHEAD_LOCK_CHECK"],
 }
 # extra include directories (the hypervisor's is always there)
 INCLUDES: dict[str, list[Path]] = {"test_ioring": [GUEST_INCLUDE],

@@ -22,8 +22,8 @@ MiB = 1 << 20
 GiB = 1 << 30
 PAGE = 4 * KiB
 IPA_BITS = 39
-MAX_CPUS = 8  # CFG_MAX_CPUS in hypervisor/core/config.h (config.c asserts it: gen_c.SHARED)
-MAX_RAM_BANKS = 4  # CFG_MAX_RAM in hypervisor/core/config.h (likewise)
+MAX_CPUS = 8  # CFG_MAX_CPUS in hypervisor/core/config/config.h (config.c asserts it: gen_c.SHARED)
+MAX_RAM_BANKS = 4  # CFG_MAX_RAM in hypervisor/core/config/config.h (likewise)
 PARAMS_MAX = PAGE
 DTB_MAX = 64 * KiB
 

@@ -41,7 +41,7 @@ from bulkhead.config.yamlpos import YMap, YNode, YScalar, describe
 
 BDF_RE = re.compile(r"([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])\Z")
 ID_RE = re.compile(r"([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\Z")
-MAX_FUNCS_PER_VM = 8  # VPCI_MAX_FUNCS in hypervisor/core/vpci.c
+MAX_FUNCS_PER_VM = 8  # VPCI_MAX_FUNCS in hypervisor/core/pci/vpci.c
 MAX_FUNCS = 32  # PCIENUM_MAX_FUNCS in hypervisor/lib/pcienum.h
 MAX_WINDOW = 256 * MiB
 

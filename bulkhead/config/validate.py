@@ -108,7 +108,7 @@ def check_platform(p: Platform) -> None:
                       ("timer.phys_irq", p.timer.phys_irq), ("timer.secure_irq", p.timer.secure_irq)):
         if not 16 <= irq < 32:
             c.error(path, f"IRQ {irq} is not a PPI (16-31)")
-    # the hypervisor hands these two PPIs to the VM of the CPU (core/irq.h)
+    # the hypervisor hands these two PPIs to the VM of the CPU (core/irq/irq.h)
     for path, irq, fixed_irq in (("timer.virt_irq", p.timer.virt_irq, 27), ("timer.phys_irq", p.timer.phys_irq, 30)):
         if 16 <= irq < 32 and irq != fixed_irq:
             c.error(path, f"IRQ {irq}: Bulkhead routes the EL1 {path[6:10]} timer as PPI {fixed_irq} (the Arm SBSA number)")

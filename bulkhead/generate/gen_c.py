@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Generates ``config.c``: the static tables of hypervisor/core/config.h."""
+"""Generates ``config.c``: the static tables of hypervisor/core/config/config.h."""
 
 from __future__ import annotations
 
@@ -15,15 +15,15 @@ from bulkhead.layout.placement import StagedImage, System, Vm, placed_pa
 # defining it, the toolchain's value, where that value lives). config.c
 # asserts each, so that a drift between the two fails the build.
 SHARED: tuple[tuple[str, str, int, str], ...] = (
-    ("CFG_MAX_CPUS", "core/config.h", MAX_CPUS, "bulkhead.config.model.MAX_CPUS"),
-    ("CFG_MAX_RAM", "core/config.h", MAX_RAM_BANKS, "bulkhead.config.model.MAX_RAM_BANKS"),
+    ("CFG_MAX_CPUS", "core/config/config.h", MAX_CPUS, "bulkhead.config.model.MAX_CPUS"),
+    ("CFG_MAX_RAM", "core/config/config.h", MAX_RAM_BANKS, "bulkhead.config.model.MAX_RAM_BANKS"),
     ("QOS400_MAX", "isolation/qos400.h", qos.MAX_PROGRAMMED, "bulkhead.config.qos.MAX_PROGRAMMED"),
     ("BW_MAX_PERIOD_US", "isolation/bw_budget.h", bandwidth.MAX_PERIOD_US,
      "bulkhead.config.bandwidth.MAX_PERIOD_US"),
     ("BW_MAX_BUDGET", "isolation/bw_budget.h", bandwidth.MAX_BUDGET_EVENTS,
      "bulkhead.config.bandwidth.MAX_BUDGET_EVENTS"),
-    ("PAYLOAD_VERSION", "core/payload.h", image.VERSION, "bulkhead.generate.image.VERSION"),
-    ("PAYLOAD_NAME_LEN", "core/payload.h", image.NAME_LEN, "bulkhead.generate.image.NAME_LEN"),
+    ("PAYLOAD_VERSION", "core/boot/payload.h", image.VERSION, "bulkhead.generate.image.VERSION"),
+    ("PAYLOAD_NAME_LEN", "core/boot/payload.h", image.NAME_LEN, "bulkhead.generate.image.NAME_LEN"),
     ("IOMMU_MAX_STREAMS", "drivers/iommu.h", dma.MAX_STREAMS, "bulkhead.config.dma.MAX_STREAMS"),
     ("IOMMU_MAX_UNITS", "drivers/iommu.h", dma.MAX_SMMUS, "bulkhead.config.dma.MAX_SMMUS"),
 )

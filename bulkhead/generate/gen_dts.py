@@ -191,7 +191,7 @@ def _cpus(d: _Dts, p: Platform, vm: Vm) -> None:
     d.prop("#size-cells", "<0>")
     for i, cpu in enumerate(vm.cpus):
         # the MPIDR affinity the vCPU reads: its index, or, in direct mode
-        # (docs/interrupts.md), its CPU's (hypervisor/core/vcpu.h vcpu_vmpidr)
+        # (docs/interrupts.md), its CPU's (hypervisor/core/vm/vcpu.h vcpu_vmpidr)
         aff = p.mpidr[cpu] & 0xFF00FFFFFF if vm.spec.interrupts == "direct" else i
         d.blank()
         d.open(f"cpu@{aff:x}")
@@ -218,7 +218,7 @@ def _timer_pmu(d: _Dts, p: Platform, vm: Vm) -> None:
     pmu = interrupts.pmu_irq(p, vm.spec) if vm.spec.interrupts == "direct" else p.pmu_irq
     if pmu:
         # the counters the hypervisor leaves to the VM (PMCR_EL0.N), its
-        # overflow PPI (hypervisor/core/vpmu.c)
+        # overflow PPI (hypervisor/core/vpmu/vpmu.c)
         d.blank()
         d.open("pmu")
         d.prop("compatible", _str("arm,armv8-pmuv3"))

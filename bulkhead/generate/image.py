@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The boot-image payload linked into the hypervisor (hypervisor/core/payload.h).
+"""The boot-image payload linked into the hypervisor (hypervisor/core/boot/payload.h).
 
 Header (48 bytes) and one 64-byte entry per image, then, from a 4 KiB
 aligned ``data_offset``, the images at the offsets they have in the staging
@@ -28,7 +28,7 @@ MAGIC = b"BHPAYLD1"
 VERSION = 1
 NAME_LEN = 32
 PAGE = 4096
-PLACED = 0x1  # header flags: the boot loader placed the data (hypervisor/core/payload.h)
+PLACED = 0x1  # header flags: the boot loader placed the data (hypervisor/core/boot/payload.h)
 HEADER = struct.Struct("<8sIIQQQII")
 ENTRY = struct.Struct(f"<{NAME_LEN}sIIQQQ")
 

@@ -590,7 +590,7 @@ def pt_pages(ranges: Iterable[Range]) -> int:
 
 
 def dma_view_pages(ram: Iterable[Range], devices: Iterable[Range]) -> int:
-    """Upper bound of the table pages of a VM's DMA view (core/mem.c, the
+    """Upper bound of the table pages of a VM's DMA view (core/mem/mem.c, the
     SMMU's stage 2 without the VM's device mappings): its root, and a copy
     of each table that maps both RAM and a device (the others are shared
     with the VM's own tables or left out), one per 1 GiB (level 2) and

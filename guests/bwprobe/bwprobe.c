@@ -71,7 +71,7 @@ static inline u64 now_ticks(void)
 static void pmu_pokes(void)
 {
 	/* every one of these traps to the hypervisor, which applies it to the
-	 * guest's counters only (hypervisor/core/vpmu.c): the reserved one (the
+	 * guest's counters only (hypervisor/core/vpmu/vpmu.c): the reserved one (the
 	 * cycle counter, or the last event counter) is out of reach */
 	write_sysreg(0x7f, pmcr_el0);              /* E, P, C, D, X, DP, LC */
 	write_sysreg(0x7e, pmcr_el0);              /* E = 0 */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * pmu: a guest that uses its own PMU (hypervisor/core/vpmu.c).
+ * pmu: a guest that uses its own PMU (hypervisor/core/vpmu/vpmu.c).
  *
  *   1. reads PMCR_EL0 and reports N (the counters it was given) and whether
  *      the cycle counter is its own (it counts);

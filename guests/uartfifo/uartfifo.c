@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * uartfifo: checks the virtual PL011's receive FIFO register by register
- * (core/vuart.c), with its interrupt masked, on input the test types:
+ * (core/console/vuart.c), with its interrupt masked, on input the test types:
  *
  *  1. FIFO on (LCR_H.FEN), receive level 1/2 (IFLS: 16 of 32), 40
  *     characters typed: the FIFO fills (FR.RXFF) and RIS shows RX, not RT;

@@ -26,7 +26,7 @@ enum iommu_state {
 
 static const struct iommu_config *iommu_cfg;
 static iommu_fault_fn iommu_fault;
-static spinlock_t iommu_lock = SPINLOCK_INIT; /* stream states */
+static spinlock_t iommu_lock = SPINLOCK_INIT_RANK(LOCK_RANK_IOMMU); /* stream states */
 static u8 iommu_state[IOMMU_MAX_STREAMS];
 static u64 iommu_faults[IOMMU_MAX_STREAMS];
 
@@ -223,7 +223,7 @@ static void iommu_vm_abort(u32 vm, enum iommu_state to)
 		iommu_report_program(i, ok);
 		any = true;
 	}
-	vmid = (u16)(vm + 1); /* core/mem.c: a VM's VMID is its index + 1 */
+	vmid = (u16)(vm + 1); /* core/mem/mem.c: a VM's VMID is its index + 1 */
 	if (any)
 		iommu_vm_tlbi(vm, vmid);
 }

@@ -5,7 +5,7 @@
  *   period start (bw_period, EL2 timer)   counter := 2^32 - grant
  *   budget spent (bw_overflow, PMU irq)   reclaim from siblings, else
  *                                         v->throttled: the CPU waits in
- *                                         WFI at EL2 (core/vcpu.c)
+ *                                         WFI at EL2 (core/vcpu/vcpu.c)
  *   next period start                     throttled cleared, counter reloaded
  *
  * The counter counts at EL0, EL1 and EL2: what the hypervisor does on the
@@ -27,9 +27,9 @@
 
 #include "arch/aarch64/pmu.h"
 #include "arch/aarch64/timer.h"
+#include "core/vm/vm.h"
+#include "core/vpmu/vpmu.h"
 #include "drivers/gic/gic.h"
-#include "core/vm.h"
-#include "core/vpmu.h"
 #include "isolation/color_ida.h"
 #include "lib/features.h"
 
@@ -337,7 +337,7 @@ static __attribute__((noinline)) u32 bw_look(struct cpu *cpu, u32 intid, struct 
 }
 
 /*
- * The period timer's hot path (core/irq.c, irq_register_hyp_hot): it
+ * The period timer's hot path (core/irq/irq.c, irq_register_hyp_hot): it
  * interrupted the regulated vCPU's guest code (so the vCPU is on, neither
  * parked nor throttled), only the caller-saved registers are saved, and the
  * vGIC is neither synced nor flushed (nothing of the vCPU's interrupt state
@@ -529,7 +529,7 @@ void bw_overflow(u32 intid)
 		bw_throttle(c);
 }
 
-/* Called by the stall loop of a throttled vCPU (core/vcpu.c). */
+/* Called by the stall loop of a throttled vCPU (core/vcpu/vcpu.c). */
 void bw_stall_hook(struct vcpu *v)
 {
 	struct bw_cpu *c = bw_this();

@@ -14,7 +14,7 @@
 #ifndef ISOLATION_BW_H
 #define ISOLATION_BW_H
 
-#include "core/config.h"
+#include "core/config/config.h"
 #include "isolation/bw_budget.h" /* BW_MAX_PERIOD_US, BW_MAX_BUDGET */
 #include "lib/features.h"
 #include "lib/log.h"

@@ -11,9 +11,9 @@
 #define ISOLATION_BW_ENGINE_H
 
 #include "arch/aarch64/cpu.h"
-#include "core/config.h"
-#include "core/irq.h"
-#include "core/vcpu.h"
+#include "core/config/config.h"
+#include "core/irq/irq.h"
+#include "core/vm/vcpu.h"
 #include "isolation/bw_budget.h"
 #include "lib/spinlock.h"
 #include "lib/types.h"
@@ -122,7 +122,7 @@ void bw_arm(struct bw_cpu *c, u64 now);
 void bw_overflow(u32 intid);
 /* EL2 timer interrupt: the period of the vCPU on this CPU ended. */
 void bw_period(u32 intid);
-/* core/vcpu.c's stall loop of a throttled vCPU (spare sharing). */
+/* core/vcpu/vcpu.c's stall loop of a throttled vCPU (spare sharing). */
 void bw_stall_hook(struct vcpu *v);
 /* A vCPU leaves its park in a period that began while it was off. */
 void bw_unpark_hook(struct vcpu *v);

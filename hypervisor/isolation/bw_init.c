@@ -10,8 +10,9 @@
 
 #include "arch/aarch64/pmu.h"
 #include "arch/aarch64/timer.h"
-#include "core/vm.h"
-#include "core/vpmu.h"
+#include "core/vcpu/vcpu.h"
+#include "core/vm/vm.h"
+#include "core/vpmu/vpmu.h"
 #include "drivers/gic/gic.h"
 #include "isolation/bw_engine.h"
 #include "isolation/bw_hc.h"
@@ -46,6 +47,7 @@ __cold void bw_init(void)
 
 		if (!cfg)
 			continue;
+		spin_set_rank(&b->lock, LOCK_RANK_LEAF);
 		b->cfg = cfg;
 		b->vm = vm;
 		b->seq = 2;

@@ -17,7 +17,7 @@
 #ifndef ISOLATION_COLOR_H
 #define ISOLATION_COLOR_H
 
-#include "core/config.h"
+#include "core/config/config.h"
 #include "lib/types.h"
 
 /* "No compliant address exists" (in the direction searched). */

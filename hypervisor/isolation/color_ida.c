@@ -7,20 +7,21 @@
  * Only the last level is prepared (the shared cache the colors partition;
  * L1 is private to the CPU and the VM). Each operation is a clean and
  * invalidate: a dirty line is written back, never dropped, and the sets
- * are those of the VM's colors only (core/cachesets.h, shared with the
+ * are those of the VM's colors only (core/mem/cachesets.h, shared with the
  * set/way emulation), so no other VM's lines are touched. The cache
- * geometry is the CPU's own (core/setway.c reads it once per CPU).
+ * geometry is the CPU's own (core/mem/setway.c reads it once per CPU).
  */
 #include "isolation/color_ida.h"
 
 #include "arch/aarch64/cacheinfo.h"
 #include "arch/aarch64/sysregs.h"
 #include "arch/aarch64/timer.h"
-#include "core/cachesets.h"
-#include "core/hypercall.h"
-#include "core/setway.h"
-#include "core/vcpu.h"
-#include "core/vm.h"
+#include "core/mem/cachesets.h"
+#include "core/mem/setway.h"
+#include "core/trap/hypercall.h"
+#include "core/vcpu/vcpu.h"
+#include "core/vm/vcpu.h"
+#include "core/vm/vm.h"
 #include "lib/log.h"
 
 /* Preparations done per VM (start, periods, calls): BH_HC_IDA_PREPARE's x4. */

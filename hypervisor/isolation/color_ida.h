@@ -8,7 +8,7 @@
 #ifndef ISOLATION_COLOR_IDA_H
 #define ISOLATION_COLOR_IDA_H
 
-#include "core/config.h"
+#include "core/config/config.h"
 #include "lib/features.h"
 #include "lib/log.h"
 #include "lib/types.h"

@@ -33,11 +33,12 @@
 
 #include "arch/aarch64/cache.h"
 #include "arch/aarch64/timer.h"
-#include "core/console.h"
-#include "core/hypercall.h"
-#include "core/mem.h"
-#include "core/vcpu.h"
-#include "core/vm.h"
+#include "core/console/console.h"
+#include "core/mem/mem.h"
+#include "core/trap/hypercall.h"
+#include "core/vcpu/vcpu.h"
+#include "core/vm/vcpu.h"
+#include "core/vm/vm.h"
 #include "drivers/iommu.h"
 #include "isolation/color.h"
 #include "lib/format.h"
@@ -69,7 +70,7 @@ static struct recolor_vm recolor_vms[CFG_MAX_CPUS];
 /* The end of each VM's configured table span (pt_pages pages of pt_color
  * from pt_pa; 0: uncolored tables), spare memory once the tables move. */
 static u64 recolor_pt_end[CFG_MAX_CPUS];
-static spinlock_t recolor_lock = SPINLOCK_INIT;
+static spinlock_t recolor_lock = SPINLOCK_INIT_RANK(LOCK_RANK_RECOLOR);
 
 /* The request being served (under recolor_lock). */
 static struct {

@@ -3,7 +3,7 @@
 #ifndef ISOLATION_COLOR_RECOLOR_H
 #define ISOLATION_COLOR_RECOLOR_H
 
-#include "core/config.h"
+#include "core/config/config.h"
 #include "lib/features.h"
 #include "lib/log.h"
 #include "lib/types.h"

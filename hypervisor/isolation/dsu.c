@@ -3,7 +3,7 @@
 
 #include "arch/aarch64/cpu.h"
 #include "arch/aarch64/sysregs.h"
-#include "core/config.h"
+#include "core/config/config.h"
 #include "isolation/dsu_part.h"
 #include "lib/log.h"
 

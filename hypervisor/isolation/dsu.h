@@ -11,7 +11,7 @@
 #ifndef ISOLATION_DSU_H
 #define ISOLATION_DSU_H
 
-#include "core/config.h"
+#include "core/config/config.h"
 #include "lib/features.h"
 #include "lib/log.h"
 #include "lib/types.h"

@@ -9,11 +9,11 @@
  * is read back and compared.
  */
 #include "isolation/qos400.h"
-#include "core/config.h"
-#include "core/console.h"
-#include "core/hypercall.h"
-#include "core/vcpu.h"
-#include "core/vm.h"
+#include "core/config/config.h"
+#include "core/console/console.h"
+#include "core/trap/hypercall.h"
+#include "core/vm/vcpu.h"
+#include "core/vm/vm.h"
 #include "isolation/qos400_regs.h"
 #include "lib/log.h"
 #include "lib/spinlock.h"
@@ -263,6 +263,7 @@ void qos400_init(void)
 		const struct cfg_qos *q = &cfg_system.qos[i];
 		struct qos400 *s = &qos400s[i];
 
+		spin_set_rank(&s->lock, LOCK_RANK_LEAF);
 		s->cfg = q;
 		s->cur = (struct qos400_regs){ q->cntl, q->ar_r, q->ar_b, q->ar_p,
 			                       q->aw_r, q->aw_b, q->aw_p };

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320): the checksum of the
- * boot-image payload (core/payload.c); same values as zlib's crc32. */
+ * boot-image payload (core/boot/payload.c); same values as zlib's crc32. */
 #ifndef LIB_CRC32_H
 #define LIB_CRC32_H
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* A minimal flattened-device-tree reader: the RAM ranges declared by the
- * /memory nodes of the DTB a boot loader passes in x0 (core/bootmem.c). */
+ * /memory nodes of the DTB a boot loader passes in x0 (core/boot/bootmem.c). */
 #ifndef LIB_FDT_H
 #define LIB_FDT_H
 

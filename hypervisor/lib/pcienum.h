@@ -4,7 +4,7 @@
  * functions of a bounded bus range (bridges get bus numbers depth-first),
  * their BAR sizes, and BAR and bridge-window addresses for the functions
  * that belong to a VM, each VM's BARs inside its own window. Pure logic
- * over a config-space accessor (core/pci.c gives it the ECAM; the host test
+ * over a config-space accessor (core/pci/pci.c gives it the ECAM; the host test
  * a model of one): host-tested (tests/host/test_pcienum.c).
  */
 #ifndef LIB_PCIENUM_H

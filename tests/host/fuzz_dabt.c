@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* libFuzzer target: the MMIO data-abort decode (core/dabt.c) against an
+/* libFuzzer target: the MMIO data-abort decode (core/trap/dabt.c) against an
  * independent reading of the Arm ARM's ISS fields, for any syndrome and
  * register value a guest can produce. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/dabt.h"
+#include "core/trap/dabt.h"
 
 static uint64_t ref_load(uint64_t iss, uint64_t val)
 {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer target: the hypercall and PSCI argument checks
- * (core/hypercall.c, core/vpsci.c: hypercall_query, the synchronous fast
- * path's pure queries, then hypercall_dispatch, as core/trap.c calls
+ * (core/trap/hypercall.c, core/trap/vpsci.c: hypercall_query, the synchronous fast
+ * path's pure queries, then hypercall_dispatch, as core/trap/trap.c calls
  * them) for any function ID and arguments a
  * guest can pass, against a model of the rest of the hypervisor (a VM of
  * two vCPUs with 16 MiB of RAM at IPA 0x40000000, one shared-memory
@@ -22,12 +22,12 @@
 #include <string.h>
 
 #include "arch/aarch64/cpu.h"
-#include "core/console.h"
-#include "core/hypercall.h"
-#include "core/ipc.h"
-#include "core/mem.h"
-#include "core/vcpu.h"
-#include "core/vm.h"
+#include "core/console/console.h"
+#include "core/trap/hypercall.h"
+#include "core/trap/ipc.h"
+#include "core/mem/mem.h"
+#include "core/vm/vcpu.h"
+#include "core/vm/vm.h"
 
 #define RAM_IPA  0x40000000ull
 #define RAM_SIZE (16ull << 20)
@@ -175,7 +175,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		f->x[0] = fid;
 		for (u32 r = 0; r < 5; r++)
 			f->x[1 + r] = args[r];
-		/* as core/trap.c: the fast path's queries, then the rest */
+		/* as core/trap/trap.c: the fast path's queries, then the rest */
 		query = hypercall_query(v, f);
 		if (!query)
 			hypercall_dispatch(v);

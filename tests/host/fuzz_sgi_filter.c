@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* libFuzzer target: the direct mode's SGI filter (core/sgi_filter.c) for
+/* libFuzzer target: the direct mode's SGI filter (core/vcpu/sgi_filter.c) for
  * any ICC_SGI1R_EL1 value a guest writes and any set of up to 8 CPUs: it
  * names only members of the set, never the sender through IRM, and a
  * value it calls not foreign names exactly what an independent decode of
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/sgi_filter.h"
+#include "core/vcpu/sgi_filter.h"
 
 /* MPIDR's Aff3.Aff2.Aff1.Aff0 as the 32-bit affinity SGI1R encodes */
 static uint32_t aff(uint64_t m)

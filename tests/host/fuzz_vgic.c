@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * libFuzzer target: the virtual GIC (core/vgic*.c: the common code and the
+ * libFuzzer target: the virtual GIC (core/vgic/: the common code and the
  * GICv3 or, chosen by the input's first byte, the GICv2 front end) as a
  * guest drives it: MMIO accesses of any offset, size and value to the
  * distributor and (v3) both vCPUs' redistributors, ICC_SGI1R_EL1 writes,
@@ -15,12 +15,12 @@
 #include <string.h>
 
 #include "arch/aarch64/cpu.h"
-#include "core/mem.h"
-#include "core/mmio.h"
-#include "core/sysreg.h"
-#include "core/vcpu.h"
-#include "core/vgic.h"
-#include "core/vm.h"
+#include "arch/aarch64/sysregs.h" /* SYSREG() */
+#include "core/mem/mem.h"
+#include "core/vgic/vgic.h"
+#include "core/vm/mmio.h"
+#include "core/vm/vcpu.h"
+#include "core/vm/vm.h"
 
 #define NVCPU 2
 

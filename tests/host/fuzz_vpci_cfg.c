@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target: a guest's accesses to its PCI function's filtered
- * configuration space (core/vpci_cfg.c). Any sequence of reads and writes
+ * configuration space (core/pci/vpci_cfg.c). Any sequence of reads and writes
  * of any size, offset and value: the assigned BARs never move, a BAR reads
  * as its address or its size mask, the only hardware write is the command
  * register with nothing but memory, bus master and INTx disable changed,
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/vpci_cfg.h"
+#include "core/pci/vpci_cfg.h"
 #include "lib/pcienum.h"
 
 static u32 hwcfg[1024];

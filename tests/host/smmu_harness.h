@@ -15,7 +15,7 @@
 #include "check.h"
 #include "lib/log.h"
 
-/* VTCR_EL2 as core/mem.c writes it */
+/* VTCR_EL2 as core/mem/mem.c writes it */
 #define VTCR (25u | 1u << 6 | 1u << 8 | 1u << 10 | 3u << 12 | 2u << 16 | 1u << 31)
 
 static char logbuf[16384];

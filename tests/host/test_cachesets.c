@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Host unit test of core/cachesets.c: the sets of a cache level that hold
+ * Host unit test of core/mem/cachesets.c: the sets of a cache level that hold
  * lines of a color set, for several geometries (the ZCU102's 1 MiB 16-way
  * L2 with 64-byte lines; a 2 MiB 16-way; a 512 KiB 8-way with 128-byte
  * lines; a cache whose way fits in a page) against the definition: a set
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/cachesets.h"
+#include "core/mem/cachesets.h"
 
 #include "check.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * core/console.c on the host: typed characters reach the input VM through
+ * core/console/console.c on the host: typed characters reach the input VM through
  * the registered input sink (the console calls nothing of the virtual UART),
  * a full sink holds input in the UART, and every registration refuses a
  * second claim (a taken key, a full table, a second sink) with a panic.
@@ -11,9 +11,10 @@
 #include <string.h>
 
 #include "check.h"
-#include "core/console.h"
-#include "core/vm.h"
+#include "core/console/console.h"
+#include "core/vm/vm.h"
 #include "lib/log.h"
+#include "panic_jmp.h"
 
 struct vm vms[CFG_MAX_CPUS];
 u32 vm_count;
@@ -74,24 +75,12 @@ void host_sysreg_write(const char *reg, u64 val)
 	(void)val;
 }
 
-static jmp_buf on_panic;
-static char panicked[160];
-void panic(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(panicked, sizeof(panicked), fmt, ap);
-	va_end(ap);
-	longjmp(on_panic, 1);
-}
-
 /* Whether fn() panicked, with a message containing want. */
 static bool panics(void (*fn)(void), const char *want)
 {
-	panicked[0] = 0;
-	if (setjmp(on_panic))
-		return strstr(panicked, want) != NULL;
+	panic_msg[0] = 0;
+	if (setjmp(panic_jmp))
+		return strstr(panic_msg, want) != NULL;
 	fn();
 	return false;
 }

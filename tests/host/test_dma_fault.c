@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A DMA fault's policy against a VM reset, in every order (docs/dma.md
- * "Fault policy"): core/dma.c and drivers/iommu.c as built, over a stub
+ * "Fault policy"): core/dma/dma.c and drivers/iommu.c as built, over a stub
  * SMMUv3 driver that records each stream's STE and hands the test's event
- * records to the event interrupt handler core/dma.c registers. core/vm.c
+ * records to the event interrupt handler core/dma/dma.c registers. core/lifecycle/vm_lifecycle.c
  * is not linked: reset() and reload() below make the calls it makes, in
  * its order (vm_reset: state VM_RESETTING, then iommu_vm_block; vm_reload:
  * vm_load's mem_iommu_attach, then VM_RUNNING again unless a stop came
@@ -18,9 +18,9 @@
 #include <string.h>
 
 #include "check.h"
-#include "core/config.h"
-#include "core/dma.h"
-#include "core/vm.h"
+#include "core/config/config.h"
+#include "core/dma/dma.h"
+#include "core/vm/vm.h"
 #include "drivers/gic/gic.h"
 #include "drivers/iommu.h"
 #include "drivers/smmu/smmuv3.h"
@@ -114,7 +114,7 @@ void smmuv3_gerror(u32 idx, smmuv3_lost_fn lost)
 	(void)lost;
 }
 
-/* --- what core/dma.c calls in the rest of the hypervisor --- */
+/* --- what core/dma/dma.c calls in the rest of the hypervisor --- */
 static void (*irq_handler)(u32 intid);
 static u32 stops[2];              /* vm_shutdown(VM_STOPPED) requests per VM */
 static struct vm *attach_in_stop; /* a VM whose streams vm_shutdown re-attaches first */
@@ -188,7 +188,7 @@ void mem_iommu_attach(struct vm *vm)
 	iommu_vm_attach(vm->id, &s2);
 }
 
-/* core/vm.c's vm_shutdown, as far as the SMMU goes */
+/* core/lifecycle/vm_lifecycle.c's vm_shutdown, as far as the SMMU goes */
 void vm_shutdown(struct vm *vm, enum vm_state how, const char *reason)
 {
 	if (attach_in_stop) { /* the reload's attach, on another CPU, first */
@@ -233,7 +233,7 @@ static void boot(void)
 	CHECK(event_irq.mpidr == unit.irq_mpidr);
 }
 
-/* core/vm.c vm_reset: the VM leaves VM_RUNNING, then its streams abort. */
+/* core/lifecycle/vm_lifecycle.c vm_reset: the VM leaves VM_RUNNING, then its streams abort. */
 static void reset(u32 vm)
 {
 	CHECK(vms[vm].state == VM_RUNNING);
@@ -241,7 +241,7 @@ static void reset(u32 vm)
 	iommu_vm_block(vm);
 }
 
-/* core/vm.c vm_reload: vm_load re-attaches the streams, then the VM runs
+/* core/lifecycle/vm_lifecycle.c vm_reload: vm_load re-attaches the streams, then the VM runs
  * again unless it was stopped meanwhile; whether it runs. */
 static bool reload(u32 vm)
 {

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Host unit test of the boot-image payload checks (core/payload.c) and of
+/* Host unit test of the boot-image payload checks (core/boot/payload.c) and of
  * CRC-32 (lib/crc32.c) against known values. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/payload.h"
+#include "core/boot/payload.h"
 #include "lib/crc32.h"
 
 #include "check.h"

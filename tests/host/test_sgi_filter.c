@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Host unit test of core/sgi_filter.c: which of a direct VM's CPUs an
+/* Host unit test of core/vcpu/sgi_filter.c: which of a direct VM's CPUs an
  * ICC_SGI1R_EL1 value names (docs/interrupts.md "SGIs"), for a VM on CPUs
  * 2-3 of a 4-CPU cluster, one spread over clusters and range selectors,
  * and one of a single CPU. */
 #include "check.h"
-#include "core/sgi_filter.h"
+#include "core/vcpu/sgi_filter.h"
 
 #define IRM (1ull << 40)
 

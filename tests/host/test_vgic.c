@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Host unit test of the version-neutral vGIC (hypervisor/core/vgic.c and
+ * Host unit test of the version-neutral vGIC (hypervisor/core/vgic/vgic.c and
  * vgic_sgi.c): list-register filling in priority order, underflow when
  * more is pending than fits, eviction of a lower-priority pending entry,
  * HW and EOI-maintenance records (a HW level interrupt whose line fell
@@ -8,9 +8,9 @@
  * (GICv3), pending-while-active, and SGIs confined to the sender's VM.
  * The arch layer is faked: one bank of list registers per physical CPU,
  * as struct gic_lr records (what the GICv2/GICv3 drivers encode). Then the
- * GICv2 front end's distributor (core/vgic_v2.c) through its MMIO handler:
+ * GICv2 front end's distributor (core/vgic/vgic_v2.c) through its MMIO handler:
  * GICD_SGIR, GICD_ITARGETSR, GICD_S/CPENDSGIR, TYPER/PIDR2, GICV mapping.
- * And the interrupt hot path's vGIC part (core/vgic_fast.h).
+ * And the interrupt hot path's vGIC part (core/vgic/vgic_fast.h).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,12 +18,12 @@
 #include <string.h>
 
 #include "check.h"
-#include "core/mem.h"
-#include "core/mmio.h"
-#include "core/vcpu.h"
-#include "core/vgic.h"
-#include "core/vgic_fast.h"
-#include "core/vm.h"
+#include "core/mem/mem.h"
+#include "core/vm/mmio.h"
+#include "core/vm/vcpu.h"
+#include "core/vgic/vgic.h"
+#include "core/vgic/vgic_fast.h"
+#include "core/vm/vm.h"
 
 #define NLR 4
 
@@ -162,7 +162,7 @@ void gic_cpu_bank_write(u32 cpu, u32 bank, u32 intid)
 	(void)intid;
 }
 
-/* vcpu_kick (core/vcpu.h) sends the kick SGI to another CPU's MPIDR
+/* vcpu_kick (core/vm/vcpu.h) sends the kick SGI to another CPU's MPIDR
  * (here: its index) */
 void gic_send_sgi(u32 intid, u64 mpidr)
 {
@@ -565,7 +565,7 @@ static void test_inject_kicks_only_deliverable(void)
 	CHECK(kicks[1] == 2);
 }
 
-/* The interrupt hot path's vGIC part (core/vgic_fast.h): what it declines,
+/* The interrupt hot path's vGIC part (core/vgic/vgic_fast.h): what it declines,
  * the lock-free reuse of the previous list register, a new one, a stale
  * active flag, full list registers, and a retargeted SPI whose register
  * number names another vCPU's register. */
@@ -629,7 +629,7 @@ static void test_fast_path(void)
 	spi = vgic_virq(&vm, NULL, SPI_HW);
 	spi->flags |= VIRQ_ENABLED;
 	spi->target = 0;
-	/* not the VM's passthrough interrupt (core/irq.c irq_fast_virq leaves
+	/* not the VM's passthrough interrupt (core/irq/irq.c irq_fast_virq leaves
 	 * VIRQ_HW to this check): declined, nothing changed */
 	spi->flags &= (u8)~VIRQ_HW;
 	CHECK(vgic_inject_fast(&vcpu[0], SPI_HW, spi) == VGIC_FAST_NO && !vcpu[0].vgic.lr_used);

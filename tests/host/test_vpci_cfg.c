@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Host test of core/vpci_cfg.c: the filtered configuration space a VM sees
+/* Host test of core/pci/vpci_cfg.c: the filtered configuration space a VM sees
  * of its PCI function (BAR probing and refused moves, command bits,
  * capability list without MSI/MSI-X, dropped writes). */
 #include <stdio.h>
 #include <string.h>
 
 #include "check.h"
-#include "core/vpci_cfg.h"
+#include "core/pci/vpci_cfg.h"
 #include "lib/pcienum.h"
 
 static u32 hwcfg[1024];

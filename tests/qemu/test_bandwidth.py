@@ -54,7 +54,7 @@ OUTPUT_EVENTS = 2400
 ENTRY_NS = 3000  # a run's shortfall: period-start work and QEMU's round robin (measured: 0.2-0.7 us)
 STALL_NS = 3000
 QEMU_A53_COUNTERS = 6  # PMCR_EL0.N of QEMU's cortex-a53
-TRAP_EVENTS = 1000  # a trapped PMU access emulated by core/vpmu.c (~350-700 instructions)
+TRAP_EVENTS = 1000  # a trapped PMU access emulated by core/vpmu/vpmu.c (~350-700 instructions)
 
 SEG_RE = re.compile(r"bwprobe: vcpu (\d+) seg (\d+) run_ns=(\d+) stall_ns=(\d+) work=(\d+)")
 STATS_RE = re.compile(r"bwprobe: stats (\S+) last=(\d+) max=(\d+) mean=(\d+) throttles=(\d+) stalled_ns=(\d+)")
@@ -150,7 +150,7 @@ def test_tamper(load: str, tmp_path: Path) -> None:
     """A guest that spins, masks its interrupts, or reprograms the PMU (all of
     its registers, the cycle counter and the reserved counter included) gets
     no more than its budget. It sees the counters the regulator leaves it
-    (hypervisor/core/vpmu.c): on qemu-virt the regulator counts on PMCCNTR,
+    (hypervisor/core/vpmu/vpmu.c): on qemu-virt the regulator counts on PMCCNTR,
     so all of QEMU's 6 event counters and no cycle counter."""
     # a step of the pmu load traps 20 times (7-12 us): stalls are longer than that
     gap = ", gap_ns: 20000" if load == "pmu" else ""

@@ -33,7 +33,7 @@ def test_linux_beside_baremetal(boot: str) -> None:
     assert "bulkhead-linux: cpus online 0-1" in linux, text
     assert "bulkhead-linux: cpus 2" in linux, text
     assert "bulkhead-linux: powering off" in linux, text
-    # the guest PMU (hypervisor/core/vpmu.c): QEMU's 6 event counters + the cycle counter
+    # the guest PMU (hypervisor/core/vpmu/vpmu.c): QEMU's 6 event counters + the cycle counter
     assert any("hw perfevents: enabled with armv8_pmuv3 PMU driver, 7 counters available" in line
                for line in linux), text
     # the bare-metal VM ran on its own CPU and console meanwhile

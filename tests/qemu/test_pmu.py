@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The guest PMU (hypervisor/core/vpmu.c, docs/bandwidth.md "Guest PMU").
+"""The guest PMU (hypervisor/core/vpmu/vpmu.c, docs/bandwidth.md "Guest PMU").
 
 guests/pmu counts its own INST_RETIRED and CPU_CYCLES over a loop of known
 length, takes overflow interrupts of one of its counters, and checks that a

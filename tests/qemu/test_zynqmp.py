@@ -251,7 +251,7 @@ def test_bandwidth_unregulated_neighbour_unaffected() -> None:
 
 @pytest.mark.parametrize("regulated", [False, True], ids=["unregulated", "regulated"])
 def test_guest_pmu_overflow_interrupts(regulated: bool, tmp_path: Path) -> None:
-    """The guest's virtual PMU interrupt (core/vpmu.c) on ZynqMP: VMs see the
+    """The guest's virtual PMU interrupt (core/vpmu/vpmu.c) on ZynqMP: VMs see the
     guest platform's PPI 23 while the physical interrupts are the per-CPU
     SPIs. QEMU does not wire them, so each overflow reaches the guest when
     its wait loop's trapped PMOVSSET read finds the flag (every ~2,300

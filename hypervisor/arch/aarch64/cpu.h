@@ -32,7 +32,7 @@ struct cpu {
 	u64 pmu_el2[2];
 	/* Direct interrupt mode (docs/interrupts.md): the SDEI events taken and
 	 * not yet handled, one bit each (arch/aarch64/sdei.h SDEI_BIT_*): set by
-	 * vectors.S sdei_entry, taken by core/irq_direct.c. */
+	 * vectors.S sdei_entry, taken by core/vcpu/irq_direct.c. */
 	u64 sdei_pending;
 };
 

@@ -35,7 +35,7 @@ void pmu_init_cpu(void)
 {
 	/* every counter the guest's (HPMN = N), all stopped, zeroed, without
 	 * interrupts; PMCR.E = 1 for good: guests' enables are virtual
-	 * (core/vpmu.c), each counter is started by its PMCNTENSET bit */
+	 * (core/vpmu/vpmu.c), each counter is started by its PMCNTENSET bit */
 	sysreg_write(pmcntenclr_el0, 0xffffffffull);
 	sysreg_write(pmintenclr_el1, 0xffffffffull);
 	sysreg_write(pmovsclr_el0, 0xffffffffull);
@@ -115,7 +115,7 @@ u32 pmu_hyp_reserve(u32 n, bool cycles)
 		reserved |= (u32)BIT(i);
 	/* PMCR_EL0.E enables the cycle counter (and, on some models, the
 	 * overflow interrupt); LC = 0: the cycle counter overflows at 32 bits.
-	 * Guests never write PMCR (TPMCR): core/vpmu.c keeps E and, while
+	 * Guests never write PMCR (TPMCR): core/vpmu/vpmu.c keeps E and, while
 	 * the cycle counter is the hypervisor's, LC. */
 	sysreg_write(pmcr_el0, (sysreg_read(pmcr_el0) & ~(PMCR_LC | PMCR_D | PMCR_DP)) | PMCR_E);
 	pmu_partition(hpmn, reserved);

@@ -25,7 +25,7 @@ u32 pmu_counters(void);
 
 /* Per CPU: every counter is the guest's (MDCR_EL2.HPMN = N), stopped and
  * zeroed, PMCR_EL0.E set for good; every guest PMU access traps (TPM,
- * TPMCR) to core/vpmu.c, which emulates the guest's share. */
+ * TPMCR) to core/vpmu/vpmu.c, which emulates the guest's share. */
 void pmu_init_cpu(void);
 
 /* This CPU's partition: the counters the hypervisor reserved (bit i: event

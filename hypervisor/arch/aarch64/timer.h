@@ -11,6 +11,11 @@
 #include "arch/aarch64/sysregs.h"
 #include "lib/types.h"
 
+/* The generic timers' PPIs */
+#define IRQ_PPI_HYPTIMER 26 /* EL2 physical timer */
+#define IRQ_PPI_VTIMER   27 /* virtual timer: always the running guest's */
+#define IRQ_PPI_PTIMER   30 /* EL1 physical timer: also the running guest's */
+
 #define CNTHP_CTL_ENABLE BIT(0)
 #define CNTHP_CTL_IMASK  BIT(1)
 

@@ -2,7 +2,7 @@
 /*
  * EL2 exception vectors. A guest IRQ first takes the hot path: only the
  * registers a C call may clobber are saved (x0-x18, x30), trap_guest_irq_fast()
- * (core/trap.c) acknowledges the interrupt and returns ~0 when it delivered
+ * (core/trap/trap.c) acknowledges the interrupt and returns ~0 when it delivered
  * it; then those registers come back and the guest resumes. Otherwise the
  * rest of the frame is saved and trap_guest_irq(frame, intid) takes the
  * interrupt it acknowledged the general way.
@@ -12,7 +12,7 @@
  *
  * A synchronous exception from the guest also saves x0-x18 and x30 (and
  * x19, which then holds ESR_EL2 across the call); an HVC or SMC tries
- * trap_guest_sync_fast(esr) (core/trap.c): true when it completed the
+ * trap_guest_sync_fast(esr) (core/trap/trap.c): true when it completed the
  * exception (a pure query hypercall), and the guest resumes at once. Else,
  * and for every other exception class, the rest of the frame is saved and
  * trap_guest_sync(esr) handles it.
@@ -297,7 +297,7 @@ guest_restore:
 /*
  * Direct interrupt mode (docs/interrupts.md). A CPU whose guest owns the
  * physical GIC CPU interface (HCR_EL2.IMO/FMO clear) runs on a third table,
- * el2_vectors_direct (core/irq_direct.c sets VBAR_EL2): every trap takes the
+ * el2_vectors_direct (core/vcpu/irq_direct.c sets VBAR_EL2): every trap takes the
  * full frame and returns through guest_restore_direct; physical interrupts
  * never come here (they are the guest's, at EL1). The hypervisor's own
  * events arrive from the secure firmware through SDEI, at sdei_entry.
@@ -385,7 +385,7 @@ sdei_entry:
 	mov	x5, #1
 	lsl	x5, x5, x1
 	/* A bound interrupt is level-sensitive: its source is masked here, or
-	 * the firmware would take it again at once; core/irq_direct.c unmasks
+	 * the firmware would take it again at once; core/vcpu/irq_direct.c unmasks
 	 * it once its handler ran. The EL2 timer: CNTHP_CTL_EL2.IMASK. */
 	cmp	x1, #1			/* SDEI_BIT_TIMER */
 	b.ne	5f

@@ -8,7 +8,7 @@
  *
  * The virtual CPU interface is driven through a version-neutral list
  * register record (struct gic_lr): the drivers encode and decode it, so the
- * core's list-register engine (core/vgic.c) knows no register layout.
+ * core's list-register engine (core/vgic/vgic.c) knows no register layout.
  */
 #ifndef DRIVERS_GIC_H
 #define DRIVERS_GIC_H

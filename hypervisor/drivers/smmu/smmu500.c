@@ -94,7 +94,7 @@ void smmu500_init(u32 idx, const struct iommu_unit *u, u32 nsmr, u32 ncb)
 	/* a VTCR for the empty table: 39-bit input, level-1 start, 4 KiB, 40-bit output */
 	const u64 vtcr_empty = 25u | 1u << 6 | 1u << 8 | 1u << 10 | 3u << 12 | 2u << 16;
 
-	*s = (struct smmu500){ .u = u, .lock = SPINLOCK_INIT };
+	*s = (struct smmu500){ .u = u, .lock = SPINLOCK_INIT_RANK(LOCK_RANK_SMMU) };
 	sidr0 = s5_rd(s, SMMU500_SIDR0);
 	s->sidr1 = s5_rd(s, SMMU500_SIDR1);
 	sidr2 = s5_rd(s, SMMU500_SIDR2);
@@ -133,7 +133,7 @@ void smmu500_init(u32 idx, const struct iommu_unit *u, u32 nsmr, u32 ncb)
 	for (u32 i = 0; i < 512; i++)
 		s5_empty[idx][i] = 0;
 	smmu_io_clean(s5_empty[idx], sizeof(s5_empty[idx]));
-	/* the blocking context: VMID 0 is no VM's (core/mem.c: index + 1);
+	/* the blocking context: VMID 0 is no VM's (core/mem/mem.c: index + 1);
 	 * faults abort (CFRE) without an interrupt */
 	s5_cb_program(s, s->abort, (u64)(uintptr_t)s5_empty[idx], vtcr_empty, 0,
 	              SMMU500_SCTLR_M | SMMU500_SCTLR_CFRE);

@@ -46,7 +46,7 @@ static struct smmuv3 v3[IOMMU_MAX_UNITS];
 /* The identity stage 1 every unit with stage 1 puts in front of a VM's
  * stage 2 (smmuv3_cd_identity): its context descriptor, then its level-1
  * table, one page each; each VM's DMA view maps them read-only at
- * IOMMU_S1_IPA (core/mem.c), since the SMMU fetches them by IPA. */
+ * IOMMU_S1_IPA (core/mem/mem.c), since the SMMU fetches them by IPA. */
 static u64 v3_s1[2][SMMUV3_S1_ENTRIES] IOMMU_DMA_MEM __attribute__((aligned(4096)));
 
 static u32 v3_rd(const struct smmuv3 *s, u32 off)
@@ -266,7 +266,7 @@ void smmuv3_init(u32 idx, const struct iommu_unit *u, u32 max_sid)
 	u64 cmd[2];
 	u32 cr0 = 0;
 
-	*s = (struct smmuv3){ .u = u, .lock = SPINLOCK_INIT };
+	*s = (struct smmuv3){ .u = u, .lock = SPINLOCK_INIT_RANK(LOCK_RANK_SMMU) };
 	v3_probe(s, max_sid);
 	if (s->s1) {
 		smmuv3_cd_identity(v3_s1[0], IOMMU_S1_IPA + SZ_4K);
