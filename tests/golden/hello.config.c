@@ -118,6 +118,6 @@ const struct cfg_system cfg_system = {
 	.nshmem = 0,
 	.shmems = NULL,
 	.console_input_vm = 0,
-	.config_hash = 0x3beec54223759fc1ULL,
+	.config_hash = 0x6a889dbba31ad84fULL,
 	.iommu = { .nunits = 1, .units = iommu_units, .nstreams = 0, .streams = NULL },
 };

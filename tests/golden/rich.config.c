@@ -205,5 +205,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 2,
 	.shmems = shmems,
 	.console_input_vm = 0,
-	.config_hash = 0xb118762713d974a6ULL,
+	.config_hash = 0x94706a4ea0069db9ULL,
 };

@@ -153,5 +153,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 0,
 	.shmems = NULL,
 	.console_input_vm = 0,
-	.config_hash = 0xb116dc613401924eULL,
+	.config_hash = 0xc4398ef1838f657eULL,
 };
