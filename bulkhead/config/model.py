@@ -15,6 +15,7 @@ from typing import Literal, Protocol
 
 from bulkhead.base import tree
 from bulkhead.base.errors import Diagnostic, Mark
+from bulkhead.drivers import iommu
 
 KiB = 1 << 10
 MiB = 1 << 20
@@ -489,8 +490,7 @@ class PciBridgeSpec:
     path: str
 
 
-SmmuType = Literal["smmuv3", "smmu-500"]
-SMMU_TYPES: tuple[SmmuType, ...] = ("smmuv3", "smmu-500")
+SmmuType = str  # a driver's compatible value (bulkhead/drivers/iommu/<driver>.py)
 
 
 @dataclass(frozen=True)
@@ -519,8 +519,8 @@ class SmmuSpec:
 
     @property
     def sid_bits(self) -> int:
-        """Stream ID width the hardware takes (SMMU-500: 15-bit SMR ID field)."""
-        return 15 if self.type == "smmu-500" else 32
+        """Stream ID width the hardware takes (its driver's; SMMU-500: 15-bit SMR ID field)."""
+        return iommu.of_type(self.type).sid_bits
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,6 @@ from bulkhead.config import shared_io
 from bulkhead.config.model import (
     GIC_FRAME,
     GIC_VERSIONS,
-    SMMU_TYPES,
     UART_DRIVERS,
     CacheModelSpec,
     ColoringSpec,
@@ -49,6 +48,7 @@ from bulkhead.config.model import (
 )
 from bulkhead.config.reader import Reader, join, node_text
 from bulkhead.config.yamlpos import YList, YMap, YNode, YScalar, describe
+from bulkhead.drivers import iommu
 
 PLATFORM_NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}\Z")
 PARAM_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}\Z")
@@ -183,7 +183,7 @@ def _parse_smmu(r: Reader, node: YNode, path: str) -> SmmuSpec:
         raise r.fail(m["sources"], join(path, "sources"), "cite at least one source of these values")
     return SmmuSpec(
         name=r.name(m["name"], join(path, "name"), "an SMMU name"),
-        type="smmu-500" if r.choice(m["type"], join(path, "type"), SMMU_TYPES) == "smmu-500" else "smmuv3",
+        type=r.choice(m["type"], join(path, "type"), iommu.types()),
         base=r.address(m["base"], join(path, "base")),
         size=r.size(m["size"], join(path, "size")),
         event_irq=event,
