@@ -18,6 +18,7 @@ from bulkhead import cli
 from bulkhead.base.errors import ConfigError
 from bulkhead.config import dma
 from bulkhead.config.model import Range, SystemSpec
+from bulkhead.drivers.iommu.smmuv3 import V3Table, v3_table
 from bulkhead.generate import gen_c
 from bulkhead.layout import placement
 from bulkhead.layout.load import PLATFORMS_DIR, load_platform, load_system
@@ -279,9 +280,9 @@ def test_stream_source_hook(write_config: WriteConfig, source: list[dma.DmaStrea
 
 
 def test_two_level_stream_table(write_config: WriteConfig, source: list[dma.DmaStream]) -> None:
-    assert dma.v3_table([]) == dma.V3Table(1, 0, ())
-    assert dma.v3_table([0xFF]) == dma.V3Table(8, 0, ())
-    assert dma.v3_table([0x100, 0x874, 0x875]) == dma.V3Table(12, 6, (4, 33))
+    assert v3_table([]) == V3Table(1, 0, ())
+    assert v3_table([0xFF]) == V3Table(8, 0, ())
+    assert v3_table([0x100, 0x874, 0x875]) == V3Table(12, 6, (4, 33))
     source.append(dma.DmaStream("smmu0", 0x874, "a", "f", "abort-device", "vms[0]"))
     c = gen_c.generate(load_system(write_config(VIRT), guest_sources=None), [], "c.yaml")
     assert "static u64 iommu0_strtab[64] __attribute__((aligned(512))) IOMMU_DMA_MEM;" in c

@@ -32,17 +32,7 @@ FAULT_POLICIES = ("abort-device", "stop-vm")
 DEFAULT_POLICY = "abort-device"
 MAX_STREAMS = 64  # IOMMU_MAX_STREAMS in hypervisor/drivers/iommu.h
 MAX_SMMUS = 4  # IOMMU_MAX_UNITS
-# an SMMU-500 gives each VM a stage-2 context bank: the ZynqMP's 16 are more
-# than the VMs a platform can have (MAX_CPUS)
-# SMMUv3 stream tables up to this many STEs are linear (64 B each: 16 KiB);
-# larger ones are two-level with L2 tables of 2^V3_SPLIT STEs
-V3_LINEAR_MAX_LOG2 = 8
-V3_SPLIT = 6
-# SMMUv3 event queue: 256 records of 32 bytes (one queue's worth is the most
-# an interrupt drains). QEMU records a fault per few bytes of a DMA transfer
-# (a 4 KiB edu transfer overflowed 1024 entries as well as 256), so a
-# larger queue only costs memory: lost events are reported (GERROR)
-V3_EVTQ_LOG2 = 8
+# the tables each SMMU needs are its driver's (bulkhead/drivers/iommu/)
 
 
 @dataclass(frozen=True)
@@ -149,34 +139,6 @@ def driven(s: SystemSpec) -> list[SmmuSpec]:
         return []
     used = {st.smmu for st in streams(s)}
     return [u for u in s.platform.smmus if u.enable == "always" or u.name in used]
-
-
-# --- SMMUv3 stream-table layout ------------------------------------------------
-
-
-@dataclass(frozen=True)
-class V3Table:
-    """How the hypervisor lays out one SMMUv3's stream table."""
-
-    log2size: int  # STRTAB_BASE_CFG.LOG2SIZE: stream IDs 0 .. 2^log2size - 1
-    split: int  # 0: linear; else STRTAB_BASE_CFG.SPLIT (two-level)
-    l2_spans: tuple[int, ...]  # two-level: the L1 indices that get an L2 table
-
-    @property
-    def entries(self) -> int:
-        """STEs (linear) or level-1 descriptors (two-level)."""
-        return 1 << (self.log2size - self.split) if self.split else 1 << self.log2size
-
-
-def v3_table(sids: Iterable[int]) -> V3Table:
-    """Sized from the largest stream ID: linear while small, two-level above."""
-    ids = sorted(set(sids))
-    top = ids[-1] if ids else 0
-    log2size = max(1, top.bit_length())
-    if log2size <= V3_LINEAR_MAX_LOG2:
-        return V3Table(log2size, 0, ())
-    log2size = max(log2size, V3_SPLIT + 1)
-    return V3Table(log2size, V3_SPLIT, tuple(sorted({sid >> V3_SPLIT for sid in ids})))
 
 
 # --- checks -------------------------------------------------------------------------

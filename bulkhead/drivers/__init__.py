@@ -4,8 +4,8 @@
 Every driver of the hypervisor is one C file, ``hypervisor/drivers/<dir>/<name>.c``,
 and one descriptor here, ``bulkhead/drivers/<kind>/<name>.py``, whose ``DRIVER``
 says what the toolchain needs to know: the platform-file values that select
-it, its C file, the feature the build names it by and the C symbol of its
-operations table. :func:`of_kind` finds the descriptors by import (pkgutil):
+it and the device-tree compatibles it drives, its C file, the feature the
+build names it by and the C symbol of its operations table. :func:`of_kind` finds the descriptors by import (pkgutil):
 there is no central list, so adding a driver is adding its two files.
 """
 
@@ -30,6 +30,7 @@ class Driver:
     summary: str  # one line: what hardware it drives
     feature: str | None = None  # features.h name when a build may leave it out (SMMUV3)
     ops: str | None = None  # the C symbol of its operations table, which config.c names
+    dt_compatible: tuple[str, ...] = ()  # device-tree compatibles it drives (platform import)
 
     @property
     def source_dir(self) -> str:

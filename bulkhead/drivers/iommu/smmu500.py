@@ -26,7 +26,6 @@ class Smmu500(IommuDriver):
         return [[("slot", str(i)), ("ctx", str(c))] for i, c in enumerate(ctx)]
 
 
-DRIVER = Smmu500(kind="iommu", name="smmu500", compatible=("smmu-500",),
-                 summary="Arm CoreLink MMU-500 (SMMUv2), stage 2",
-                 feature="SMMU500", ops="smmu500_ops",
+DRIVER = Smmu500(kind="iommu", name="smmu500", compatible=("smmu-500",), dt_compatible=("arm,mmu-500",),
+                 summary="Arm CoreLink MMU-500 (SMMUv2), stage 2", feature="SMMU500", ops="smmu500_ops",
                  window=0x10000, sid_bits=15, max_streams=SMRS)
