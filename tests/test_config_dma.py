@@ -192,7 +192,7 @@ def test_recolor_pool_warns_about_unconfined_dma(write_config: WriteConfig) -> N
     ("irqs: {event: 106", "irqs: {event: 1006", "smmus[0].irqs.event: IRQ 1006 is outside the SPI range 32-287"),
     ("irqs: {event: 106", "irqs: {event: 48", "smmus[0].irqs.event: IRQ 48 is also device 'virtio0''s"),
     ("name: smmu0, type: smmuv3", "name: smmu0, type: smmu-500",
-     "smmus[0].pcie: an smmu-500 is not modelled with the PCIe root complex behind it (smmuv3 is)"),
+     "smmus[0].pcie: type smmu-500 is not modelled with the PCIe root complex behind it (smmuv3 is)"),
     ("name: smmu0, type: smmuv3", "name: smmu0, type: smmu-400",
      "smmus[0].type: expected one of smmu-500, smmuv3, got 'smmu-400'"),
     ('sources: ["QEMU hw/arm/virt.c base_memmap[VIRT_SMMU], a15irqmap[VIRT_SMMU], create_smmu()",\n'

@@ -178,7 +178,7 @@ def check_platform(p: Platform) -> list[Diagnostic]:
                 if irq in dev.irqs:
                     errors.append(at(f"{u.path}.irqs.{key}", f"IRQ {irq} is also device '{dev.name}''s"))
         if u.pcie and not iommu.of_type(u.type).pcie:
-            errors.append(at(f"{u.path}.pcie", f"an {u.type} is not modelled with the PCIe root complex behind it "
+            errors.append(at(f"{u.path}.pcie", f"type {u.type} is not modelled with the PCIe root complex behind it "
                                                f"({', '.join(d.name for d in iommu.all_drivers() if d.pcie)} is)"))
     owner: dict[tuple[str, int], str] = {}
     for dev in p.devices:

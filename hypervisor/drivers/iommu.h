@@ -59,6 +59,8 @@ struct iommu_unit {
 	 * context banks used (each stream's slot and ctx below) */
 	u32 nslots;
 	u32 nctx;
+	/* a table of the driver's own, if its descriptor emits one */
+	const void *data;
 };
 
 #define IOMMU_STREAM_STOP_VM (1u << 0) /* on_fault: stop-vm (default abort-device) */
