@@ -28,7 +28,7 @@ from bulkhead.experiment import execute as experiment
 from bulkhead.generate import build, fit, gen_dts, qemu
 from bulkhead.layout import summary
 from bulkhead.layout.load import load_system
-from bulkhead.run import cachemodel, runner
+from bulkhead.run import cachemodel, runner, stats
 from bulkhead.run.backend import RunOptions
 
 EXIT_OK = 0
@@ -294,10 +294,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         # regulated" every time); stdin is then the pipe that sends it, and what is typed
         # goes into the same pipe (runner.supervise)
         if bandwidth.regulated(load_system(args.config)):
-            poke = (bandwidth.STATS_POKE, 0.25)
+            poke = (stats.STATS_POKE, 0.25)
         if args.icount is None:
-            sys.stderr.write(f"bulkhead: warning: {bandwidth.stats_host_time_warning()}\n")
-        view = bandwidth.StatsView(stream, sys.stderr, bandwidth.stats_timebase(args.icount))
+            sys.stderr.write(f"bulkhead: warning: {stats.stats_host_time_warning()}\n")
+        view = stats.StatsView(stream, sys.stderr, stats.stats_timebase(args.icount))
         stream = cast(TextIO, view)
     timing = cachemodel.timing_quantum(args.timing, args.quantum)
     if timing is not None and bandwidth.regulated(load_system(args.config)):

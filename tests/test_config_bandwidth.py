@@ -24,6 +24,7 @@ from bulkhead.base.errors import ConfigError
 from bulkhead.config import bandwidth
 from bulkhead.generate.gen_c import generate
 from bulkhead.layout.load import PLATFORMS_DIR, load_system
+from bulkhead.run import stats
 
 WriteConfig = Callable[..., str]
 ROOT = Path(__file__).resolve().parent.parent
@@ -611,7 +612,7 @@ def test_share_below_the_regulator_cost_warns(write_config: WriteConfig) -> None
 
 def test_stats_view() -> None:
     out, err = io.StringIO(), io.StringIO()
-    view = bandwidth.StatsView(out, err, bandwidth.stats_timebase(0))
+    view = stats.StatsView(out, err, stats.stats_timebase(0))
     view.write("[bw] hello\n[bulkhead] bw vm=bw vcpu=0 last=300421 max=300476 mean=300209 thr")
     view.write("ottled=19 stalled_us=13284\n[bulkhead] bw vm=bw vcpu=1 last=5 max=6 mean=5 throttled=0 "
                "stalled_us=0\n[bw] partial")
@@ -622,14 +623,14 @@ def test_stats_view() -> None:
     assert table[0] == "bandwidth (events per period; virtual time, --icount 0), update 1:"
     assert re.split(r"\s+", table[2].strip()) == ["bw", "0", "300421", "300476", "300209", "19", "13284"]
     assert re.split(r"\s+", table[3].strip()) == ["bw", "1", "5", "6", "5", "0", "0"]
-    assert bandwidth.parse_stats("[bulkhead] bw: vm bw: 1 cycles per 1 us over 1 vCPU(s)") is None
+    assert stats.parse_stats("[bulkhead] bw: vm bw: 1 cycles per 1 us over 1 vCPU(s)") is None
 
 
 def test_stats_view_sgi_dropped() -> None:
     """Ctrl-T b's ``sgi vm=`` lines (a direct VM's dropped SGI writes) are
     kept out of the console and shown as a table of their own."""
     out, err = io.StringIO(), io.StringIO()
-    view = bandwidth.StatsView(out, err, bandwidth.stats_timebase(0))
+    view = stats.StatsView(out, err, stats.stats_timebase(0))
     view.write("[bulkhead] bw vm=d vcpu=1 last=5 max=6 mean=5 throttled=0 stalled_us=0\n"
                "[bulkhead] sgi vm=d dropped=1789\n[bulkhead] sgi vm=calm dropped=0\n[d] text\n")
     view.flush()
@@ -641,8 +642,8 @@ def test_stats_view_sgi_dropped() -> None:
     at = text.index("direct VMs' SGI writes dropped or filtered, update 2:")
     assert [re.split(r"\s+", ln.strip()) for ln in text[at + 1:at + 4]] == [
         ["VM", "SGI_WRITES_DROPPED"], ["calm", "0"], ["d", "1800"]]
-    assert bandwidth.parse_sgi_stats("[bulkhead] sgi vm=d dropped=12") == ("d", 12)
-    assert bandwidth.parse_sgi_stats("[bulkhead] sgi vm=d dropped=x") is None
+    assert stats.parse_sgi_stats("[bulkhead] sgi vm=d dropped=12") == ("d", 12)
+    assert stats.parse_sgi_stats("[bulkhead] sgi vm=d dropped=x") is None
 
 
 @pytest.mark.parametrize("icount", [None, 0, 3])
@@ -657,7 +658,7 @@ def test_run_stats_time_base(icount: int | None, monkeypatch: pytest.MonkeyPatch
 
     def fake_run(config: Path, options: RunOptions) -> runner.RunResult:
         seen.append(capsys.readouterr().err)  # what was printed before the run
-        assert options.poke == (bandwidth.STATS_POKE, 0.25)  # regulated: Ctrl-T b every 0.25 s
+        assert options.poke == (stats.STATS_POKE, 0.25)  # regulated: Ctrl-T b every 0.25 s
         assert options.stream is not None
         options.stream.write("[bulkhead] bw vm=bw vcpu=0 last=16005345 max=16005345 mean=1 throttled=0 "
                              "stalled_us=0\n")

@@ -32,7 +32,7 @@ vms:
     cpus: [0]
     memory: [{ipa: 0x40000000, size: 16M}]
     image: img.bin
-    devices: [gem0, {name: zdma0, on_fault: stop-vm}]
+    devices: [gem0, {name: zdma0, on_dma_fault: stop-vm}]
   - name: other
     cpus: [1]
     memory: [{ipa: 0x40000000, size: 16M}]
@@ -125,12 +125,12 @@ def test_behind_an_smmu_needs_no_dma_isolation(write_config: WriteConfig, capsys
     assert doc["smmus"] == [{"name": "smmu", "type": "smmu-500", "base": 0xFD800000, "size": 0x20000,
                              "event_irq": 187, "gerror_irq": 187, "pcie": False}]
     assert doc["streams"][1] == {"smmu": "smmu", "sid": 0x14E8, "vm": "io", "device": "zdma0",
-                                 "on_fault": "stop-vm"}
+                                 "on_dma_fault": "stop-vm"}
 
 
 def test_dma_isolation_none_leaves_the_smmu_off(write_config: WriteConfig,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    path = write_config("dma_isolation: none\n" + ZCU.replace(", {name: zdma0, on_fault: stop-vm}", ""))
+    path = write_config("dma_isolation: none\n" + ZCU.replace(", {name: zdma0, on_dma_fault: stop-vm}", ""))
     s = load_system(path, guest_sources=None)
     assert [str(w) for w in s.warnings] == [
         "c.yaml:1:16: dma_isolation: 'dma_isolation: none': the SMMU(s) of platform 'zcu102' (smmu) are left off",
@@ -147,20 +147,20 @@ def test_dma_isolation_none_leaves_the_smmu_off(write_config: WriteConfig,
 
 
 def test_config_errors(write_config: WriteConfig) -> None:
-    # on_fault of a device no SMMU is in front of
+    # on_dma_fault of a device no SMMU is in front of
     virt = write_config(VIRT.replace("image: img.bin\n  - name: b",
-                                     "image: img.bin\n    devices: [{name: rtc, on_fault: stop-vm}]\n  - name: b"),
+                                     "image: img.bin\n    devices: [{name: rtc, on_dma_fault: stop-vm}]\n  - name: b"),
                         "v.yaml")
     assert error_of(virt) == (
-        "v.yaml:7:37: vms[0].devices[0].on_fault: device 'rtc': 'on_fault' applies to DMA through an SMMU, "
+        "v.yaml:7:41: vms[0].devices[0].on_dma_fault: device 'rtc': 'on_dma_fault' applies to DMA through an SMMU, "
         "and it is not behind an SMMU of platform 'qemu-virt'")
-    # on_fault with the SMMUs off
+    # on_dma_fault with the SMMUs off
     off = write_config("dma_isolation: none\n" + ZCU, "o.yaml")
-    assert "o.yaml:8:45: vms[0].devices[1].on_fault: device 'zdma0': 'on_fault' applies to DMA through an " \
+    assert "o.yaml:8:49: vms[0].devices[1].on_dma_fault: device 'zdma0': 'on_dma_fault' applies to DMA through an " \
            "SMMU, and the SMMUs are off ('dma_isolation: none')" in error_of(off)
     # an unknown policy
-    bad = write_config(ZCU.replace("on_fault: stop-vm", "on_fault: ignore"), "b.yaml")
-    assert error_of(bad) == ("b.yaml:7:45: vms[0].devices[1].on_fault: expected one of abort-device, stop-vm, "
+    bad = write_config(ZCU.replace("on_dma_fault: stop-vm", "on_dma_fault: ignore"), "b.yaml")
+    assert error_of(bad) == ("b.yaml:7:49: vms[0].devices[1].on_dma_fault: expected one of abort-device, stop-vm, "
                              "got 'ignore'")
 
 
@@ -304,28 +304,44 @@ def test_generated_tables(write_config: WriteConfig) -> None:
     assert ('{ .unit = 0, .sid = 0x871, .vm = 1, .device = "sd1", .flags = IOMMU_STREAM_CTX_FIRST, '
             '.slot = 2, .ctx = 1 }') in c
     # without streams the ZynqMP's SMMU is not driven (enable: with-streams); QEMU virt's is
-    hello = write_config(ZCU.replace("devices: [gem0, {name: zdma0, on_fault: stop-vm}]", "devices: [uart1]")
+    hello = write_config(ZCU.replace("devices: [gem0, {name: zdma0, on_dma_fault: stop-vm}]", "devices: [uart1]")
                          .replace("devices: [sd1]", "devices: []"), "h.yaml")
     assert ".iommu" not in gen_c.generate(load_system(hello, guest_sources=None), [], "h.yaml")
     virt = gen_c.generate(load_system(write_config(VIRT, "v.yaml"), guest_sources=None), [], "v.yaml")
     assert ".iommu = { .nunits = 1, .units = iommu_units, .nstreams = 0, .streams = NULL }," in virt
     # a VM with a DMA device no SMMU confines is marked (recoloring refused)
-    off = write_config("dma_isolation: none\n" + ZCU.replace(", {name: zdma0, on_fault: stop-vm}", ""), "o.yaml")
+    off = write_config("dma_isolation: none\n" + ZCU.replace(", {name: zdma0, on_dma_fault: stop-vm}", ""), "o.yaml")
     assert c.count("CFG_VM_DMA_UNCONFINED") == 0
     assert gen_c.generate(load_system(off, guest_sources=None), [], "o.yaml").count(
         "CFG_VM_DMA_UNCONFINED") == 2
 
 
-def test_pci_on_fault(write_config: WriteConfig) -> None:
-    """A PCI function's `on_fault` reaches its stream; with the SMMU off it is an error."""
+def test_pci_on_dma_fault(write_config: WriteConfig) -> None:
+    """A PCI function's `on_dma_fault` reaches its stream; with the SMMU off it is an error."""
     pci_vm = VIRT.replace("image: img.bin\n  - name: b",
-                          "image: img.bin\n    pci: [{qemu: edu, on_fault: stop-vm}, {qemu: edu}]\n  - name: b")
+                          "image: img.bin\n    pci: [{qemu: edu, on_dma_fault: stop-vm}, {qemu: edu}]\n  - name: b")
     s = load_system(write_config(pci_vm), guest_sources=None)
     assert [(st.device.split("@")[0], st.on_fault, st.path) for st in dma.streams(s.spec)] == [
         ("edu", "stop-vm", "vms[0].pci[0]"), ("edu", "abort-device", "vms[0].pci[1]")]
     off = write_config("dma_isolation: none\n" + pci_vm, "o.yaml")
-    assert ("o.yaml:8:33: vms[0].pci[0].on_fault: 'on_fault' applies to DMA through an SMMU, and the SMMUs are "
+    assert ("o.yaml:8:37: vms[0].pci[0].on_dma_fault: 'on_dma_fault' applies to DMA through an SMMU, and the SMMUs are "
             "off ('dma_isolation: none')") in error_of(off)
+
+
+def test_on_fault_means_only_the_vms_stage2_policy(write_config: WriteConfig) -> None:
+    """`on_fault` is a VM's stage-2 fault policy (inject | stop); a device's or
+    a PCI function's DMA fault policy is `on_dma_fault`, and the old spelling
+    there is refused with an error naming the new key (#38 item 5)."""
+    hint = ("'on_fault' is a VM's stage-2 fault policy (inject | stop); a device's DMA fault policy is "
+            "'on_dma_fault' (abort-device | stop-vm)")
+    dev = write_config(ZCU.replace("on_dma_fault: stop-vm", "on_fault: stop-vm"), "d.yaml")
+    assert error_of(dev) == f"d.yaml:7:35: vms[0].devices[1].on_fault: {hint}"
+    pci = write_config(VIRT.replace("image: img.bin\n  - name: b",
+                                    "image: img.bin\n    pci: [{qemu: edu, on_fault: stop-vm}]\n  - name: b"), "p.yaml")
+    assert error_of(pci) == f"p.yaml:7:23: vms[0].pci[0].on_fault: {hint}"
+    vm = write_config(ZCU.replace("    image: img.bin\n    devices: [gem0", "    image: img.bin\n    on_fault: stop-vm\n"
+                                  "    devices: [gem0"), "v.yaml")
+    assert error_of(vm) == "v.yaml:7:15: vms[0].on_fault: expected one of inject, stop, got 'stop-vm'"
 
 
 def test_smmu_count_name_and_smr_limits(tmp_path: Path, write_config: WriteConfig,
@@ -353,7 +369,7 @@ def test_table_pool_holds_the_smmus_view(write_config: WriteConfig) -> None:
     assert placement.dma_view_pages([Range(0x40000000, 16 << 20)], [Range(0x60000000, 0x1000)]) == 4
     on = {vm.name: vm.pt_pages for vm in load_system(write_config(ZCU), guest_sources=None).vms}
     off = {vm.name: vm.pt_pages for vm in load_system(write_config(
-        "dma_isolation: none\n" + ZCU.replace("{name: zdma0, on_fault: stop-vm}", "zdma0")),
+        "dma_isolation: none\n" + ZCU.replace("{name: zdma0, on_dma_fault: stop-vm}", "zdma0")),
         guest_sources=None).vms}
     # io's RAM and its devices (at IPA = PA, 0xff0b0000...) are GiBs apart: 3
     assert on["io"] == off["io"] + 3 and on["other"] == off["other"] + 3, (on, off)

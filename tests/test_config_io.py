@@ -294,10 +294,10 @@ def test_stats_view_shows_the_io_vms_counters() -> None:
     table (latest values), not console output; bandwidth lines keep theirs."""
     import io
 
-    from bulkhead.config import bandwidth
+    from bulkhead.run import stats
 
     out, err = io.StringIO(), io.StringIO()
-    view = bandwidth.StatsView(out, err, bandwidth.stats_timebase(0))
+    view = stats.StatsView(out, err, stats.stats_timebase(0))
     line = ("[iovm] iovm: stats client=alice tx={} tx_bytes=11500 rx=50 rx_bytes=11500 rx_drops=0 malformed=5 "
             "runt=1 spoofed=1 alpha_fps=2499 delta_us=211 overruns=0\n")
     view.write("[iovm] iovm: ready\n" + line.format(10))

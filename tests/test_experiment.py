@@ -19,9 +19,11 @@ from bulkhead.base.errors import BuildError, ConfigError
 from bulkhead.experiment.analysis import Analysis
 from bulkhead.experiment.charts import drawn_problems, figure, pyplot
 from bulkhead.experiment.execute import run_experiment
+from bulkhead.experiment.matrix import expand, generate
+from bulkhead.experiment.plain import PathError, deep_merge, set_path
 from bulkhead.experiment.report import DISCLAIMER
 from bulkhead.experiment.results import parse_result_line, reduce_metrics
-from bulkhead.experiment.spec import PathError, deep_merge, expand, generate, load, set_path
+from bulkhead.experiment.spec import load
 from bulkhead.run.backend import RunOptions
 from bulkhead.run.runner import RunResult
 

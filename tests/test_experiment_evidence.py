@@ -26,7 +26,8 @@ from bulkhead.base import version
 from bulkhead.experiment import bundle, execute, stats
 from bulkhead.experiment.charts import drawn_problems
 from bulkhead.experiment.execute import reproduce, run_experiment
-from bulkhead.experiment.spec import expand, load
+from bulkhead.experiment.matrix import expand
+from bulkhead.experiment.spec import load
 from bulkhead.run.backend import RunOptions
 from bulkhead.run.runner import RunResult
 

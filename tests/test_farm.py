@@ -33,7 +33,8 @@ from bulkhead import cli
 from bulkhead.base.errors import RunError
 from bulkhead.experiment import execute
 from bulkhead.experiment.execute import Slot, run_experiment
-from bulkhead.experiment.spec import expand, load
+from bulkhead.experiment.matrix import expand
+from bulkhead.experiment.spec import load
 from bulkhead.run import farm, farm_session
 from bulkhead.run.backend import RunOptions
 from bulkhead.run.farm import PlaceLost

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from bulkhead import cli
-from bulkhead.config import bandwidth
 from bulkhead.experiment.execute import Progress
 from bulkhead.experiment.record import RunRecord
 from bulkhead.experiment.spec import RunPlan
+from bulkhead.run import stats
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BW_BASIC = REPO_ROOT / "tests" / "configs" / "bw-basic.yaml"
@@ -98,7 +98,7 @@ def test_progress_lines_in_a_pipe() -> None:
 
 def test_stats_live_table_on_a_terminal() -> None:
     out, err = Tty(), Tty()
-    view = bandwidth.StatsView(out, err, bandwidth.stats_timebase(0))
+    view = stats.StatsView(out, err, stats.stats_timebase(0))
     view.write("[bw] hello\n[bulkhead] bw vm=bw vcpu=0 last=300421 max=300476 mean=300209 throttled=19 "
                "stalled_us=13284\n")
     view.flush()
@@ -117,7 +117,7 @@ def test_stats_live_tables_with_shared_io() -> None:
     """On a terminal, `run --stats` draws the bandwidth table and the I/O VM's
     per-client table together, updated in place."""
     out, err = Tty(), Tty()
-    view = bandwidth.StatsView(out, err, bandwidth.stats_timebase(0))
+    view = stats.StatsView(out, err, stats.stats_timebase(0))
     view.write("[bulkhead] bw vm=bw vcpu=0 last=1 max=2 mean=1 throttled=0 stalled_us=0\n"
                "[iovm] iovm: stats client=alice tx=50 tx_bytes=11500 rx=49 rx_bytes=11270 rx_drops=0 malformed=0 "
                "runt=0 spoofed=0 alpha_fps=2499 delta_us=211 overruns=0\n")

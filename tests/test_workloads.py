@@ -196,8 +196,9 @@ def _spec(tmp_path: Path, text: str) -> Path:
 
 
 def test_spec_names_workloads_and_generates_bootargs(tmp_path: Path) -> None:
+    from bulkhead.experiment.matrix import expand, generate
     from bulkhead.experiment.results import METRIC_COLUMNS
-    from bulkhead.experiment.spec import expand, generate, load
+    from bulkhead.experiment.spec import load
 
     spec = load(_spec(tmp_path, SPEC))
     lat, stress, net = spec.benchmarks
@@ -239,7 +240,9 @@ def test_spec_rejects_bad_workloads(tmp_path: Path, bench: str, message: str) ->
 
 
 def test_workload_on_a_bare_metal_vm_is_an_error(tmp_path: Path) -> None:
-    from bulkhead.experiment.spec import PathError, expand, generate, load
+    from bulkhead.experiment.matrix import expand, generate
+    from bulkhead.experiment.plain import PathError
+    from bulkhead.experiment.spec import load
 
     spec = load(_spec(tmp_path, SPEC.replace("critical: rt", "critical: bm")))
     with pytest.raises(PathError, match="is not 'type: linux'"):
@@ -284,7 +287,8 @@ def test_net_spec_gives_each_path_its_nic_and_backend(tmp_path: Path) -> None:
     import yaml
 
     from bulkhead.config import pci, shared_io
-    from bulkhead.experiment.spec import expand, generate, load
+    from bulkhead.experiment.matrix import expand, generate
+    from bulkhead.experiment.spec import load
     from bulkhead.layout.load import load_system
 
     spec = load(NET_SPEC)
@@ -319,7 +323,9 @@ def test_network_workload_without_its_nic_is_an_error(tmp_path: Path, net: str, 
                                                       message: str | None) -> None:
     """bulkhead.net= on a VM with no such NIC: a clear error before any
     build, not a 10 s wait for a link and a failed iperf3."""
-    from bulkhead.experiment.spec import PathError, expand, generate, load
+    from bulkhead.experiment.matrix import expand, generate
+    from bulkhead.experiment.plain import PathError
+    from bulkhead.experiment.spec import load
 
     text = SPEC.replace('rdinit=/init"', f'rdinit=/init bulkhead.net={net}"{vm_extra}', 1)
     text = text.replace("\ncritical: rt", f"{top}\ncritical: rt", 1)  # top: under system:

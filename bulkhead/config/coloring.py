@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from bulkhead.base.errors import Diagnostic
 from bulkhead.config.color import PAGE, Colors, bitmap, deposit, format_list
-from bulkhead.config.model import ColoringSpec, ColorSpec, MemSpec, Range, ShmemSpec, SystemSpec, VmSpec
+from bulkhead.config.model import ColoringSpec, ColorSpec, MemSpec, Platform, Range, ShmemSpec, SystemSpec, VmSpec
 from bulkhead.config.reader import join
 from bulkhead.config.schema import PA_BITS
 
@@ -205,6 +205,21 @@ def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
     if not specs:
         return errors, warnings
 
+    _check_bank_bits(p, model, warnings)
+    good = {spec.path: _check_selection(s, model, spec, errors) for spec in specs}
+    _check_l1(s, model, specs, good, warnings)
+    items = {vm.name: _vm_items(model, vm, good) for vm in s.vms}
+    _check_vms_disjoint(s, model, items, errors, warnings)
+    hyp_spec = s.hypervisor_colors
+    hyp = selection(model, hyp_spec) if hyp_spec is not None and good.get(hyp_spec.path, False) else None
+    _check_hypervisor_colors(s, model, items, hyp, errors)
+    _check_pool(s, model, good, hyp, errors)
+    _check_shmem(s, model, items, good, errors, warnings)
+    return errors, warnings
+
+
+def _check_bank_bits(p: Platform, model: ColoringSpec, warnings: list[Diagnostic]) -> None:
+    """Bank bits that are also LLC color bits make the two kinds dependent."""
     overlap = model.llc_mask & model.bank_mask
     if overlap:
         bits = [b for b in model.bank_bits if overlap >> b & 1]
@@ -213,7 +228,10 @@ def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
         warnings.append(p.locs.diag(join(model.path, "bank_bits"),
                                     f"bank {what}: LLC and bank colors are not independent"))
 
-    good = {spec.path: _check_selection(s, model, spec, errors) for spec in specs}
+
+def _check_l1(s: SystemSpec, model: ColoringSpec, specs: list[ColorSpec], good: dict[str, bool],
+              warnings: list[Diagnostic]) -> None:
+    """A selection that fixes L1 index bits partitions the L1 too."""
     for spec in specs:
         if not good[spec.path]:
             continue
@@ -227,8 +245,11 @@ def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
                 f"{'them' if plural else 'it'}; choose colors that come in pairs differing only in "
                 f"{'those bits' if plural else 'that bit'} (e.g. 0-7 rather than 0,2,4,6)")))
 
-    # colors of different VMs must not intersect
-    items = {vm.name: _vm_items(model, vm, good) for vm in s.vms}
+
+def _check_vms_disjoint(s: SystemSpec, model: ColoringSpec, items: dict[str, list[_Item]],
+                        errors: list[Diagnostic], warnings: list[Diagnostic]) -> None:
+    """The colors of different VMs do not intersect; an uncolored VM beside
+    colored ones shares their cache (a warning)."""
     for i, b in enumerate(s.vms):
         for a in s.vms[:i]:
             found = _first_common(items[a.name], items[b.name])
@@ -249,33 +270,38 @@ def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
                 f"VM '{vm.name}' has no colors: its memory spans every cache color, so it shares the "
                 f"cache with colored VM{'s' if len(others) > 1 else ''} {', '.join(others)}")))
 
-    # self-coloring: nothing else may use the hypervisor's colors
-    hyp_spec = s.hypervisor_colors
-    hyp = selection(model, hyp_spec) if hyp_spec is not None and good.get(hyp_spec.path, False) else None
-    if hyp is not None:
-        for vm in s.vms:
-            for it in items[vm.name]:
-                if it.colors is None:
-                    errors.append(s.locs.diag(vm.path, (
-                        f"VM '{vm.name}' has no colors: its memory spans every color, the hypervisor's "
-                        "('hypervisor_colors') too; give it colors")))
-                    break
-                in_hyp = it.colors.intersect(hyp)
-                if in_hyp is not None:
-                    errors.append(s.locs.diag(it.path, (
-                        f"the colors of VM '{vm.name}' overlap the hypervisor's ('hypervisor_colors'): "
-                        f"{describe(model, in_hyp)} in common")))
-                    break
-        for sh in s.shmem:
-            sh_colors = shmem_colors(s, sh)[0]
-            sh_hyp = sh_colors.intersect(hyp) if sh_colors is not None else None
-            if sh_colors is None or sh_hyp is not None:
-                what = "is not colored" if sh_colors is None else \
-                    f"has colors of the hypervisor's ('hypervisor_colors'): {describe(model, sh_hyp)}"
-                errors.append(s.locs.diag(sh.colors.path if sh.colors is not None else sh.path,
-                                          f"shared memory '{sh.name}' {what}"))
 
-    # spare memory for recoloring: any colors but the hypervisor's
+def _check_hypervisor_colors(s: SystemSpec, model: ColoringSpec, items: dict[str, list[_Item]],
+                             hyp: Colors | None, errors: list[Diagnostic]) -> None:
+    """Self-coloring: nothing else uses the hypervisor's colors."""
+    if hyp is None:
+        return
+    for vm in s.vms:
+        for it in items[vm.name]:
+            if it.colors is None:
+                errors.append(s.locs.diag(vm.path, (
+                    f"VM '{vm.name}' has no colors: its memory spans every color, the hypervisor's "
+                    "('hypervisor_colors') too; give it colors")))
+                break
+            in_hyp = it.colors.intersect(hyp)
+            if in_hyp is not None:
+                errors.append(s.locs.diag(it.path, (
+                    f"the colors of VM '{vm.name}' overlap the hypervisor's ('hypervisor_colors'): "
+                    f"{describe(model, in_hyp)} in common")))
+                break
+    for sh in s.shmem:
+        sh_colors = shmem_colors(s, sh)[0]
+        sh_hyp = sh_colors.intersect(hyp) if sh_colors is not None else None
+        if sh_colors is None or sh_hyp is not None:
+            what = "is not colored" if sh_colors is None else \
+                f"has colors of the hypervisor's ('hypervisor_colors'): {describe(model, sh_hyp)}"
+            errors.append(s.locs.diag(sh.colors.path if sh.colors is not None else sh.path,
+                                      f"shared memory '{sh.name}' {what}"))
+
+
+def _check_pool(s: SystemSpec, model: ColoringSpec, good: dict[str, bool], hyp: Colors | None,
+                errors: list[Diagnostic]) -> None:
+    """Spare memory for recoloring: whole pages, any colors but the hypervisor's."""
     pool = s.recolor_pool
     if pool is not None:
         if pool.size == 0 or pool.size % PAGE:
@@ -288,7 +314,11 @@ def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
                 "the recolor pool's colors overlap the hypervisor's ('hypervisor_colors'): "
                 f"{describe(model, in_hyp)} in common")))
 
-    # shared memory
+
+def _check_shmem(s: SystemSpec, model: ColoringSpec, items: dict[str, list[_Item]], good: dict[str, bool],
+                 errors: list[Diagnostic], warnings: list[Diagnostic]) -> None:
+    """Shared memory: colored (its own colors or its users' common ones) and
+    not in the colors of a VM that does not map it."""
     for sh in s.shmem:
         if sh.colors is not None and not good.get(sh.colors.path, False):
             continue
@@ -313,7 +343,6 @@ def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
                         f"the colors of shared memory '{sh.name}' overlap those of VM '{vm.name}', which does "
                         f"not map it: {describe(model, shared)} in common{hint}")))
                     break
-    return errors, warnings
 
 
 def _first_common(xs: Sequence[_Item], ys: Sequence[_Item]) -> tuple[_Item, _Item, Colors] | None:

@@ -5,7 +5,8 @@
   {event, gerror}, pcie, sources}]``, and on each DMA-capable device its
   ``stream_ids`` (from the Linux device tree's ``iommus`` / ``iommu-map``)
   and, when the platform has several SMMUs, ``smmu: <name>``.
-- VM: a passthrough device entry ``{name, on_fault: abort-device | stop-vm}``.
+- VM: a passthrough device entry ``{name, on_dma_fault: abort-device | stop-vm}``
+  and a ``pci:`` entry's ``on_dma_fault`` (:func:`parse_fault_policy`).
 - System: ``dma_isolation: none`` leaves the SMMUs off (devices then reach all
   of physical memory, as without an SMMU).
 
@@ -26,10 +27,14 @@ from typing import Any
 
 from bulkhead.base.errors import Diagnostic
 from bulkhead.config.model import PAGE, Platform, Range, SmmuSpec, SystemSpec
+from bulkhead.config.reader import Reader, join
+from bulkhead.config.yamlpos import YMap
 from bulkhead.drivers import iommu
 
 FAULT_POLICIES = ("abort-device", "stop-vm")
 DEFAULT_POLICY = "abort-device"
+FAULT_KEY = "on_dma_fault"  # a device's or PCI function's DMA fault policy
+STAGE2_FAULT_KEY = "on_fault"  # a VM's stage-2 fault policy (inject | stop): not this one
 MAX_STREAMS = 64  # IOMMU_MAX_STREAMS in hypervisor/drivers/iommu.h
 MAX_SMMUS = 4  # IOMMU_MAX_UNITS
 # the tables each SMMU needs are its driver's (bulkhead/drivers/iommu/)
@@ -68,6 +73,21 @@ def register_stream_source(source: StreamSource) -> None:
     """
     if source not in _SOURCES:
         _SOURCES.append(source)
+
+
+def parse_fault_policy(r: Reader, node: YMap, path: str) -> str | None:
+    """The DMA fault policy of a device entry or ``pci:`` entry ``node``
+    (``on_dma_fault``; docs/dma.md "Faults"), None when not given. The VM's
+    ``on_fault`` key there (once this key's spelling) is refused by name."""
+    for key, _ in node.items:
+        if key.raw == STAGE2_FAULT_KEY:
+            raise r.fail(key, join(path, key.raw), (
+                f"'{STAGE2_FAULT_KEY}' is a VM's stage-2 fault policy (inject | stop); a device's DMA fault "
+                f"policy is '{FAULT_KEY}' ({' | '.join(FAULT_POLICIES)})"))
+    for key, value in node.items:
+        if key.raw == FAULT_KEY:
+            return r.choice(value, join(path, FAULT_KEY), FAULT_POLICIES)
+    return None
 
 
 def enabled(s: SystemSpec) -> bool:
@@ -231,10 +251,10 @@ def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
             if dev is not None and not (on and p.smmu_of(dev) is not None):
                 why = "the SMMUs are off ('dma_isolation: none')" if p.smmu_of(dev) is not None else \
                     f"it is not behind an SMMU of platform '{p.name}'"
-                errors.append(at(q, f"device '{dev_name}': 'on_fault' applies to DMA through an SMMU, and {why}"))
+                errors.append(at(q, f"device '{dev_name}': '{FAULT_KEY}' applies to DMA through an SMMU, and {why}"))
         for e in vm.pci:
-            if e.on_fault is not None and not (on and pcie_smmu(p) is not None):
-                errors.append(at(f"{e.path}.on_fault", "'on_fault' applies to DMA through an SMMU, and the "
+            if e.on_dma_fault is not None and not (on and pcie_smmu(p) is not None):
+                errors.append(at(join(e.path, FAULT_KEY), f"'{FAULT_KEY}' applies to DMA through an SMMU, and the "
                                                       + ("SMMUs are off ('dma_isolation: none')" if p.smmus else
                                                          f"platform '{p.name}' has none")))
         if not dma:
@@ -292,7 +312,7 @@ def document(s: SystemSpec) -> dict[str, Any] | None:
         "enabled": enabled(s),
         "smmus": [{"name": u.name, "type": u.type, "base": u.base, "size": u.size, "event_irq": u.event_irq,
                    "gerror_irq": u.gerror_irq, "pcie": u.pcie} for u in p.smmus],
-        "streams": [{"smmu": st.smmu, "sid": st.sid, "vm": st.vm, "device": st.device, "on_fault": st.on_fault}
+        "streams": [{"smmu": st.smmu, "sid": st.sid, "vm": st.vm, "device": st.device, FAULT_KEY: st.on_fault}
                     for st in streams(s)],
     }
 
@@ -311,7 +331,7 @@ def report(s: SystemSpec) -> str:
     if not table:
         lines.append("no VM owns a DMA stream")
     else:
-        rows = [("VM", "DEVICE", "SMMU", "STREAMS", "ON_FAULT")]
+        rows = [("VM", "DEVICE", "SMMU", "STREAMS", "ON_DMA_FAULT")]
         grouped: dict[tuple[str, str, str, str], list[int]] = {}
         for st in table:
             grouped.setdefault((st.vm, st.device, st.smmu, st.on_fault), []).append(st.sid)

@@ -268,11 +268,11 @@ def parse_vm(r: Reader, node: YNode, path: str) -> tuple[PciEntrySpec, ...]:
         if not isinstance(n, YMap):
             raise r.fail(n, q, f'expected a PCI address "BB:DD.F", an ID "VVVV:DDDD" or {{qemu: MODEL}}, '
                                f"got {describe(n)}")
-        m = r.mapping(n, q, ("qemu", "addr", "on_fault"), ("qemu",))
+        on_dma_fault = dma.parse_fault_policy(r, n, q)
+        m = r.mapping(n, q, ("qemu", "addr", dma.FAULT_KEY), ("qemu",))
         model = r.choice(m["qemu"], join(q, "qemu"), tuple(MODELS))
         bdf = _bdf(r, m["addr"], join(q, "addr")) if "addr" in m else None
-        on_fault = r.choice(m["on_fault"], join(q, "on_fault"), dma.FAULT_POLICIES) if "on_fault" in m else None
-        return PciEntrySpec(bdf, None, None, model, q, on_fault)
+        return PciEntrySpec(bdf, None, None, model, q, on_dma_fault)
 
     return r.each(node, path, entry, "a list of PCI functions")
 
@@ -356,6 +356,9 @@ def _spi(pci: PlatformPci, topo: Topology, bdf: int, pin: int) -> int:
     return 0 if line is None else pci.intx[line]
 
 
+Entries = list[tuple[VmSpec, PciEntrySpec]]
+
+
 def plan(s: SystemSpec) -> Plan:
     """Every VM's functions and windows, and the errors found on the way
     (:func:`check` reports them)."""
@@ -378,6 +381,17 @@ def plan(s: SystemSpec) -> Plan:
             errors.append(at(join(br.path, "addr"), f"{br.addr} is already taken by {known[br.bdf].where}"))
             continue
         known[br.bdf] = _Known(br.bdf, br.model.vendor, br.model.device, 0, br.qemu, True, f"{br.path} ({br.qemu})")
+    placed = _place_qemu_devices(s, pci, topo, entries, known, errors)
+    functions = _assign(s, pci, topo, entries, known, placed, errors)
+    _check_shared_lines(s, functions, errors)
+    return Plan(tuple(functions), _windows(s, pci, functions), tuple(errors), tuple(topo.by_sec.values()))
+
+
+def _place_qemu_devices(s: SystemSpec, pci: PlatformPci, topo: Topology, entries: Entries,
+                        known: dict[int, _Known], errors: list[Diagnostic]) -> dict[int, _Known]:
+    """Give the QEMU devices of ``entries`` their addresses (added to
+    ``known``); the devices, by the entry's ``id``."""
+    at = s.locs.diag
     placed: dict[int, _Known] = {}  # the QEMU devices, by the entry's path index
     owner_spi: dict[int, str] = {}  # SPI -> VM
     created: list[tuple[VmSpec, PciEntrySpec, QemuModel]] = []
@@ -416,6 +430,13 @@ def plan(s: SystemSpec) -> Plan:
         placed[id(e)] = known[bdf]
         owner_spi.setdefault(_spi(pci, topo, bdf, model.pin), vm.name)
 
+    return placed
+
+
+def _assign(s: SystemSpec, pci: PlatformPci, topo: Topology, entries: Entries, known: dict[int, _Known],
+            placed: dict[int, _Known], errors: list[Diagnostic]) -> list[Function]:
+    """The function each entry names, given to its VM."""
+    at = s.locs.diag
     listing = ", ".join(f"{bdf_text(k.bdf)} {k.vendor:04x}:{k.device:04x}" for k in known.values()
                         if not k.reserved) or "none"
     taken: dict[int, str] = {}
@@ -455,6 +476,12 @@ def plan(s: SystemSpec) -> Plan:
         functions.append(Function(vm.name, vm.index, k.bdf, k.vendor, k.device, k.pin,
                                   _spi(pci, topo, k.bdf, k.pin), k.qemu, e.path, sid, alias_of))
 
+    return functions
+
+
+def _check_shared_lines(s: SystemSpec, functions: list[Function], errors: list[Diagnostic]) -> None:
+    """No INTx line or requester-ID alias shared by two VMs; the function limits."""
+    at = s.locs.diag
     spi_vm: dict[int, Function] = {}
     for f in functions:
         if not f.spi:
@@ -485,7 +512,9 @@ def plan(s: SystemSpec) -> Plan:
         if n > MAX_FUNCS_PER_VM:
             errors.append(at(join(vm.path, "pci"), f"{n} PCI functions; a VM takes at most {MAX_FUNCS_PER_VM}"))
 
-    # each VM with functions: an equal, naturally aligned slice of the 32-bit window
+
+def _windows(s: SystemSpec, pci: PlatformPci, functions: list[Function]) -> dict[str, Range]:
+    """Each VM with functions: an equal, naturally aligned slice of the 32-bit window."""
     users = [vm.name for vm in s.vms if any(f.vm == vm.name for f in functions)]
     windows: dict[str, Range] = {}
     if users:
@@ -495,7 +524,7 @@ def plan(s: SystemSpec) -> Plan:
         base = _align_up(pci.mmio32.base, slice_)
         for i, name in enumerate(users):
             windows[name] = Range(base + i * slice_, slice_)
-    return Plan(tuple(functions), windows, tuple(errors), tuple(topo.by_sec.values()))
+    return windows
 
 
 def _align_up(value: int, align: int) -> int:
@@ -538,10 +567,10 @@ def streams(s: SystemSpec) -> list[dma.DmaStream]:
 
 
 def _on_fault(s: SystemSpec, f: Function) -> str:
-    """The function's ``on_fault`` (its ``pci:`` entry's), else the default."""
+    """The function's ``on_dma_fault`` (its ``pci:`` entry's), else the default."""
     vm = s.vm(f.vm)
     entry = next((e for e in vm.pci if e.path == f.path), None) if vm is not None else None
-    return entry.on_fault if entry is not None and entry.on_fault else dma.policy_of(s, f.vm, device_name(f))
+    return entry.on_dma_fault if entry is not None and entry.on_dma_fault else dma.policy_of(s, f.vm, device_name(f))
 
 
 dma.register_stream_source(streams)

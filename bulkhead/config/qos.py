@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bulkhead.base.errors import Diagnostic
+from bulkhead.config import dma
 from bulkhead.config.model import (
     DeviceQosSpec,
     Platform,
@@ -252,29 +253,28 @@ def parse_direction(r: Reader, node: YNode, path: str) -> QosDirectionSpec:
 
 @dataclass(frozen=True)
 class DeviceEntry:
-    """A VM's ``devices[j]`` as written: its name, ``qos:`` and ``on_fault:``."""
+    """A VM's ``devices[j]`` as written: its name, ``qos:`` and ``on_dma_fault:``."""
 
     name: str
     qos: DeviceQosSpec | None
-    on_fault: str | None  # DMA fault policy (docs/dma.md): abort-device | stop-vm
-    on_fault_path: str
-
-
-DMA_FAULT_POLICIES = ("abort-device", "stop-vm")
+    on_dma_fault: str | None  # DMA fault policy (docs/dma.md): abort-device | stop-vm
+    on_dma_fault_path: str
 
 
 def parse_device(r: Reader, node: YNode, path: str) -> DeviceEntry:
-    """A VM's device entry: a name, or ``{name, qos, on_fault}``."""
+    """A VM's device entry: a name, or ``{name, qos, on_dma_fault}`` (the DMA
+    key is :mod:`bulkhead.config.dma`'s to read)."""
+    what = f"a mapping {{name, qos, {dma.FAULT_KEY}}}"
     if isinstance(node, YScalar):
-        return DeviceEntry(r.string(node, path, "a device name or a mapping {name, qos, on_fault}"), None, None, path)
+        return DeviceEntry(r.string(node, path, f"a device name or {what}"), None, None, path)
     if not isinstance(node, YMap):
-        raise r.fail(node, path, f"expected a device name or a mapping {{name, qos, on_fault}}, got {describe(node)}")
-    m = r.mapping(node, path, ("name", "qos", "on_fault"), ("name",), "a mapping {name, qos, on_fault}")
+        raise r.fail(node, path, f"expected a device name or {what}, got {describe(node)}")
+    on_dma_fault = dma.parse_fault_policy(r, node, path)
+    m = r.mapping(node, path, ("name", "qos", dma.FAULT_KEY), ("name",), what)
     name = r.string(m["name"], _join(path, "name"), "a device name")
-    of_path = _join(path, "on_fault")
-    on_fault = r.choice(m["on_fault"], of_path, DMA_FAULT_POLICIES) if "on_fault" in m else None
+    of_path = _join(path, dma.FAULT_KEY)
     if "qos" not in m:
-        return DeviceEntry(name, None, on_fault, of_path)
+        return DeviceEntry(name, None, on_dma_fault, of_path)
     q = _join(path, "qos")
     qm = r.mapping(m["qos"], q, ("read", "write"), (), "a mapping {read, write}")
     if not qm:
@@ -284,7 +284,7 @@ def parse_device(r: Reader, node: YNode, path: str) -> DeviceEntry:
         read=parse_direction(r, qm["read"], _join(q, "read")) if "read" in qm else None,
         write=parse_direction(r, qm["write"], _join(q, "write")) if "write" in qm else None,
         path=q,
-    ), on_fault, of_path)
+    ), on_dma_fault, of_path)
 
 
 def parse_dma_isolation(r: Reader, node: YNode) -> str:

@@ -606,7 +606,8 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
                                     "a list of 'start', 'period', 'call'")))) if "ida" in m else (),
         pci=pci_mod.parse_vm(r, m["pci"], p("pci")) if "pci" in m else (),
         qos=tuple(d.qos for d in dev_entries if d.qos is not None),
-        dma_on_fault=tuple((d.name, d.on_fault, d.on_fault_path) for d in dev_entries if d.on_fault is not None),
+        dma_on_fault=tuple((d.name, d.on_dma_fault, d.on_dma_fault_path) for d in dev_entries
+                          if d.on_dma_fault is not None),
         interrupts=r.choice(m["interrupts"], p("interrupts"), ("emulated", "direct")) if "interrupts" in m
         else "emulated",
     )

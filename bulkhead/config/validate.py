@@ -163,148 +163,11 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
     ``guest:`` names an existing guest (skipped when None).
     """
     c = Checker(s.locs)
-    p = s.platform
-    spis = p.gic.spi_range
-    spi_text = f"{spis.start}-{spis.stop - 1}"
-
-    if len(s.vms) > p.ncpus:
-        c.error("vms", f"{len(s.vms)} VMs but platform '{p.name}' has only {p.ncpus} CPUs")
-
-    names: dict[str, str] = {}
-    for vm in s.vms:
-        if vm.name in names:
-            c.error(join(vm.path, "name"), f"duplicate VM name '{vm.name}' (also {names[vm.name]})")
-        names.setdefault(vm.name, join(vm.path, "name"))
-
-    # CPUs
-    cpu_owner: dict[int, str] = {}
-    for vm in s.vms:
-        if not vm.cpus:
-            c.error(join(vm.path, "cpus"), "a VM needs at least one CPU")
-        for i, cpu in enumerate(vm.cpus):
-            path = f"{vm.path}.cpus[{i}]"
-            if cpu >= p.ncpus:
-                c.error(path, f"CPU {cpu} does not exist on platform '{p.name}' (CPUs 0-{p.ncpus - 1})")
-            elif cpu in cpu_owner:
-                c.error(path, f"CPU {cpu} is given twice (also {cpu_owner[cpu]})")
-            else:
-                cpu_owner[cpu] = path
-        types = [p.cpu_type(cpu) for cpu in vm.cpus if cpu < p.ncpus]
-        if len(set(types)) > 1 and not vm.mixed_core_types:
-            mix = ", ".join(f"CPU {cpu} {p.cpu_type(cpu)}" for cpu in vm.cpus if cpu < p.ncpus)
-            c.error(join(vm.path, "cpus"), f"the VM's CPUs are of different core types ({mix}); "
-                                           "say so with mixed_core_types: true")
-
-    # physical memory: explicit PAs
-    pa_items: list[tuple[str, Range, str]] = []
-    for vm in s.vms:
-        if not vm.memory:
-            c.error(join(vm.path, "memory"), "a VM needs at least one memory region")
-        for j, mem in enumerate(vm.memory):
-            ok = c.aligned(join(mem.path, "ipa"), mem.ipa, "IPA")
-            ok = c.aligned(join(mem.path, "size"), mem.size, "size") and ok
-            if mem.ipa + mem.size > 1 << IPA_BITS:
-                c.error(mem.path, f"IPA range {Range(mem.ipa, mem.size)} exceeds the {IPA_BITS}-bit IPA space")
-            # colored regions: pa is a span start (checked when placed)
-            colored = p.coloring is not None and coloring.region_spec(vm, mem) is not None
-            if mem.pa is not None and c.aligned(join(mem.path, "pa"), mem.pa, "PA") and ok and not colored:
-                pa_items.append((f"{vm.path}.memory[{j}]", Range(mem.pa, mem.size), join(mem.path, "pa")))
-    for sh in s.shmem:
-        ok = c.aligned(join(sh.path, "size"), sh.size, "size")
-        colored = coloring.shmem_colors(s, sh)[0] is not None if sh.colors is None else p.coloring is not None
-        if sh.pa is not None and c.aligned(join(sh.path, "pa"), sh.pa, "PA") and ok and not colored:
-            pa_items.append((f"shared memory '{sh.name}'", Range(sh.pa, sh.size), join(sh.path, "pa")))
-    for i, (_what, r, path) in enumerate(pa_items):
-        if not p.in_ram(r):
-            c.error(path, f"PA range {r} is outside platform RAM ({p.ram_text()})")
-        elif r.overlaps(p.hypervisor):
-            c.error(path, f"PA range {r} overlaps the hypervisor area ({p.hypervisor})")
-        elif r.overlaps(p.staging):
-            c.error(path, f"PA range {r} overlaps the staging area ({p.staging})")
-        elif any(r.overlaps(res.pages()) for res in p.reserved):
-            res = next(res for res in p.reserved if r.overlaps(res.pages()))
-            c.error(path, f"PA range {r} overlaps reserved memory {res} (the platform's reserved: firmware's)")
-        else:
-            for other_what, other, _ in pa_items[:i]:
-                if r.overlaps(other):
-                    c.error(path, f"PA range {r} overlaps {other_what} (PA {other})")
-                    break
-
-    # devices and interrupts
-    dev_owner: dict[str, tuple[str, str]] = {}
-    irq_owner: dict[int, tuple[str, str]] = {}
-    for vm in s.vms:
-        own: dict[str, str] = {}
-        for i, dev_name in enumerate(vm.devices):
-            path = f"{vm.path}.devices[{i}]"
-            dev = p.device(dev_name)
-            if dev is None:
-                known = ", ".join(d.name for d in p.devices) or "none"
-                c.error(path, f"unknown device '{dev_name}'; platform '{p.name}' has: {known}")
-            elif dev_name in own:
-                c.error(path, f"device '{dev_name}' is listed twice (also {own[dev_name]})")
-            elif dev_name in dev_owner:
-                owner_vm, owner_path = dev_owner[dev_name]
-                c.error(path, f"device '{dev_name}' is already passed through to VM '{owner_vm}' ({owner_path})")
-            else:
-                own[dev_name] = path
-                for other_name, (owner_vm, owner_path) in dev_owner.items():
-                    other_dev = p.device(other_name)
-                    if owner_vm != vm.name and other_dev is not None and dev.pages.overlaps(other_dev.pages):
-                        c.error(path, f"device '{dev_name}' shares a 4 KiB page with device '{other_name}' "
-                                      f"of VM '{owner_vm}' ({owner_path})")
-                dev_owner[dev_name] = (vm.name, path)
-                for irq in dev.irqs:
-                    if irq in irq_owner and irq_owner[irq][0] != vm.name:
-                        owner_vm, owner_dev = irq_owner[irq]
-                        c.error(path, f"IRQ {irq} of device '{dev_name}' is already owned by VM "
-                                      f"'{owner_vm}' (device '{owner_dev}')")
-                    irq_owner.setdefault(irq, (vm.name, dev_name))
-
-    # per-VM virtual interrupts: console and doorbells vs passthrough IRQs
-    for vm in s.vms:
-        used: dict[int, str] = {}
-        for dev_name in dict.fromkeys(vm.devices):
-            dev = p.device(dev_name)
-            for irq in dev.irqs if dev else ():
-                used.setdefault(irq, f"device '{dev_name}'")
-        if vm.console is not None:
-            path = join(vm.path, "console.irq")
-            irq = vm.console.irq
-            if irq == interrupts.PICK:
-                pass  # a direct VM's, none left to pick: interrupts.check says so
-            elif irq not in spis:
-                c.error(path, f"IRQ {irq} is outside the SPI range {spi_text}")
-            elif irq in used:
-                c.error(path, f"console IRQ {irq} collides with {used[irq]} of VM '{vm.name}'")
-            used.setdefault(irq, "the console IRQ")
-            c.aligned(join(vm.path, "console.ipa"), vm.console.ipa, "IPA")
-        for sh in s.shmem:
-            for mp in sh.maps:
-                if mp.vm != vm.name or mp.doorbell_irq is None:
-                    continue
-                path = join(mp.path, "doorbell_irq")
-                irq = mp.doorbell_irq
-                if irq not in spis:
-                    c.error(path, f"IRQ {irq} is outside the SPI range {spi_text}")
-                elif irq in used:
-                    c.error(path, f"doorbell IRQ {irq} collides with {used[irq]} of VM '{vm.name}'")
-                used.setdefault(irq, f"the doorbell IRQ of shared memory '{sh.name}'")
-
-    # shared memory: names and VM references
-    sh_names: dict[str, str] = {}
-    for sh in s.shmem:
-        if sh.name in sh_names:
-            c.error(join(sh.path, "name"), f"duplicate shared-memory name '{sh.name}' (also {sh_names[sh.name]})")
-        sh_names.setdefault(sh.name, join(sh.path, "name"))
-        seen_vms: dict[str, str] = {}
-        for mp in sh.maps:
-            if s.vm(mp.vm) is None:
-                c.error(join(mp.path, "vm"), f"unknown VM '{mp.vm}'")
-            elif mp.vm in seen_vms:
-                c.error(join(mp.path, "vm"), f"VM '{mp.vm}' is listed twice (also {seen_vms[mp.vm]})")
-            seen_vms.setdefault(mp.vm, join(mp.path, "vm"))
-            c.aligned(join(mp.path, "ipa"), mp.ipa, "IPA")
+    _check_vms(c, s)
+    _check_physical_memory(c, s)
+    _check_devices(c, s)
+    _check_virtual_irqs(c, s)
+    _check_shmem_maps(c, s)
 
     # IPA space of each VM
     for vm in s.vms:
@@ -351,6 +214,162 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
     c.diags += dsu.check(s)
 
     c.raise_if_any()
+
+
+def _check_vms(c: Checker, s: SystemSpec) -> None:
+    """VM count and names, and each VM's CPUs."""
+    p = s.platform
+    if len(s.vms) > p.ncpus:
+        c.error("vms", f"{len(s.vms)} VMs but platform '{p.name}' has only {p.ncpus} CPUs")
+
+    names: dict[str, str] = {}
+    for vm in s.vms:
+        if vm.name in names:
+            c.error(join(vm.path, "name"), f"duplicate VM name '{vm.name}' (also {names[vm.name]})")
+        names.setdefault(vm.name, join(vm.path, "name"))
+
+    # CPUs
+    cpu_owner: dict[int, str] = {}
+    for vm in s.vms:
+        if not vm.cpus:
+            c.error(join(vm.path, "cpus"), "a VM needs at least one CPU")
+        for i, cpu in enumerate(vm.cpus):
+            path = f"{vm.path}.cpus[{i}]"
+            if cpu >= p.ncpus:
+                c.error(path, f"CPU {cpu} does not exist on platform '{p.name}' (CPUs 0-{p.ncpus - 1})")
+            elif cpu in cpu_owner:
+                c.error(path, f"CPU {cpu} is given twice (also {cpu_owner[cpu]})")
+            else:
+                cpu_owner[cpu] = path
+        types = [p.cpu_type(cpu) for cpu in vm.cpus if cpu < p.ncpus]
+        if len(set(types)) > 1 and not vm.mixed_core_types:
+            mix = ", ".join(f"CPU {cpu} {p.cpu_type(cpu)}" for cpu in vm.cpus if cpu < p.ncpus)
+            c.error(join(vm.path, "cpus"), f"the VM's CPUs are of different core types ({mix}); "
+                                           "say so with mixed_core_types: true")
+
+
+def _check_physical_memory(c: Checker, s: SystemSpec) -> None:
+    """Explicit PAs: in RAM, clear of the hypervisor, staging and reserved areas, and of each other."""
+    p = s.platform
+    pa_items: list[tuple[str, Range, str]] = []
+    for vm in s.vms:
+        if not vm.memory:
+            c.error(join(vm.path, "memory"), "a VM needs at least one memory region")
+        for j, mem in enumerate(vm.memory):
+            ok = c.aligned(join(mem.path, "ipa"), mem.ipa, "IPA")
+            ok = c.aligned(join(mem.path, "size"), mem.size, "size") and ok
+            if mem.ipa + mem.size > 1 << IPA_BITS:
+                c.error(mem.path, f"IPA range {Range(mem.ipa, mem.size)} exceeds the {IPA_BITS}-bit IPA space")
+            # colored regions: pa is a span start (checked when placed)
+            colored = p.coloring is not None and coloring.region_spec(vm, mem) is not None
+            if mem.pa is not None and c.aligned(join(mem.path, "pa"), mem.pa, "PA") and ok and not colored:
+                pa_items.append((f"{vm.path}.memory[{j}]", Range(mem.pa, mem.size), join(mem.path, "pa")))
+    for sh in s.shmem:
+        ok = c.aligned(join(sh.path, "size"), sh.size, "size")
+        colored = coloring.shmem_colors(s, sh)[0] is not None if sh.colors is None else p.coloring is not None
+        if sh.pa is not None and c.aligned(join(sh.path, "pa"), sh.pa, "PA") and ok and not colored:
+            pa_items.append((f"shared memory '{sh.name}'", Range(sh.pa, sh.size), join(sh.path, "pa")))
+    for i, (_what, r, path) in enumerate(pa_items):
+        if not p.in_ram(r):
+            c.error(path, f"PA range {r} is outside platform RAM ({p.ram_text()})")
+        elif r.overlaps(p.hypervisor):
+            c.error(path, f"PA range {r} overlaps the hypervisor area ({p.hypervisor})")
+        elif r.overlaps(p.staging):
+            c.error(path, f"PA range {r} overlaps the staging area ({p.staging})")
+        elif any(r.overlaps(res.pages()) for res in p.reserved):
+            res = next(res for res in p.reserved if r.overlaps(res.pages()))
+            c.error(path, f"PA range {r} overlaps reserved memory {res} (the platform's reserved: firmware's)")
+        else:
+            for other_what, other, _ in pa_items[:i]:
+                if r.overlaps(other):
+                    c.error(path, f"PA range {r} overlaps {other_what} (PA {other})")
+                    break
+
+
+def _check_devices(c: Checker, s: SystemSpec) -> None:
+    """Passthrough devices: known, one VM's each, no page or IRQ shared with another VM."""
+    p = s.platform
+    dev_owner: dict[str, tuple[str, str]] = {}
+    irq_owner: dict[int, tuple[str, str]] = {}
+    for vm in s.vms:
+        own: dict[str, str] = {}
+        for i, dev_name in enumerate(vm.devices):
+            path = f"{vm.path}.devices[{i}]"
+            dev = p.device(dev_name)
+            if dev is None:
+                known = ", ".join(d.name for d in p.devices) or "none"
+                c.error(path, f"unknown device '{dev_name}'; platform '{p.name}' has: {known}")
+            elif dev_name in own:
+                c.error(path, f"device '{dev_name}' is listed twice (also {own[dev_name]})")
+            elif dev_name in dev_owner:
+                owner_vm, owner_path = dev_owner[dev_name]
+                c.error(path, f"device '{dev_name}' is already passed through to VM '{owner_vm}' ({owner_path})")
+            else:
+                own[dev_name] = path
+                for other_name, (owner_vm, owner_path) in dev_owner.items():
+                    other_dev = p.device(other_name)
+                    if owner_vm != vm.name and other_dev is not None and dev.pages.overlaps(other_dev.pages):
+                        c.error(path, f"device '{dev_name}' shares a 4 KiB page with device '{other_name}' "
+                                      f"of VM '{owner_vm}' ({owner_path})")
+                dev_owner[dev_name] = (vm.name, path)
+                for irq in dev.irqs:
+                    if irq in irq_owner and irq_owner[irq][0] != vm.name:
+                        owner_vm, owner_dev = irq_owner[irq]
+                        c.error(path, f"IRQ {irq} of device '{dev_name}' is already owned by VM "
+                                      f"'{owner_vm}' (device '{owner_dev}')")
+                    irq_owner.setdefault(irq, (vm.name, dev_name))
+
+
+def _check_virtual_irqs(c: Checker, s: SystemSpec) -> None:
+    """Per VM, the console and doorbell IRQs: SPIs, clear of its passthrough IRQs."""
+    p = s.platform
+    spis = p.gic.spi_range
+    spi_text = f"{spis.start}-{spis.stop - 1}"
+    for vm in s.vms:
+        used: dict[int, str] = {}
+        for dev_name in dict.fromkeys(vm.devices):
+            dev = p.device(dev_name)
+            for irq in dev.irqs if dev else ():
+                used.setdefault(irq, f"device '{dev_name}'")
+        if vm.console is not None:
+            path = join(vm.path, "console.irq")
+            irq = vm.console.irq
+            if irq == interrupts.PICK:
+                pass  # a direct VM's, none left to pick: interrupts.check says so
+            elif irq not in spis:
+                c.error(path, f"IRQ {irq} is outside the SPI range {spi_text}")
+            elif irq in used:
+                c.error(path, f"console IRQ {irq} collides with {used[irq]} of VM '{vm.name}'")
+            used.setdefault(irq, "the console IRQ")
+            c.aligned(join(vm.path, "console.ipa"), vm.console.ipa, "IPA")
+        for sh in s.shmem:
+            for mp in sh.maps:
+                if mp.vm != vm.name or mp.doorbell_irq is None:
+                    continue
+                path = join(mp.path, "doorbell_irq")
+                irq = mp.doorbell_irq
+                if irq not in spis:
+                    c.error(path, f"IRQ {irq} is outside the SPI range {spi_text}")
+                elif irq in used:
+                    c.error(path, f"doorbell IRQ {irq} collides with {used[irq]} of VM '{vm.name}'")
+                used.setdefault(irq, f"the doorbell IRQ of shared memory '{sh.name}'")
+
+
+def _check_shmem_maps(c: Checker, s: SystemSpec) -> None:
+    """Shared memory: unique names, known VMs, each VM once."""
+    sh_names: dict[str, str] = {}
+    for sh in s.shmem:
+        if sh.name in sh_names:
+            c.error(join(sh.path, "name"), f"duplicate shared-memory name '{sh.name}' (also {sh_names[sh.name]})")
+        sh_names.setdefault(sh.name, join(sh.path, "name"))
+        seen_vms: dict[str, str] = {}
+        for mp in sh.maps:
+            if s.vm(mp.vm) is None:
+                c.error(join(mp.path, "vm"), f"unknown VM '{mp.vm}'")
+            elif mp.vm in seen_vms:
+                c.error(join(mp.path, "vm"), f"VM '{mp.vm}' is listed twice (also {seen_vms[mp.vm]})")
+            seen_vms.setdefault(mp.vm, join(mp.path, "vm"))
+            c.aligned(join(mp.path, "ipa"), mp.ipa, "IPA")
 
 
 def _check_ipa_map(c: Checker, s: SystemSpec, vm: VmSpec) -> None:

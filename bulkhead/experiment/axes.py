@@ -7,7 +7,8 @@ event's name, and what QEMU counts instead)."""
 from __future__ import annotations
 
 from bulkhead.config.bandwidth import event_name
-from bulkhead.config.model import BwEventSpec, Platform
+from bulkhead.config.bwspec import BwEventSpec
+from bulkhead.config.model import Platform
 from bulkhead.experiment.results import METRIC_COLUMNS
 from bulkhead.experiment.spec import ExperimentSpec, PlotSpec
 

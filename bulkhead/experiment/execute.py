@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """``bulkhead experiment``: run a spec's scenario matrix, collect, report.
 
-For every run of the matrix (:func:`bulkhead.experiment.spec.expand`) the
+For every run of the matrix (:func:`bulkhead.experiment.matrix.expand`) the
 runner writes the generated system config to ``<out>/configs/``, checks it
 (an invalid config is recorded with status ``invalid``, or ``unsupported``
 for an optional scenario, and the matrix goes on), boots it with
@@ -46,6 +46,8 @@ from bulkhead.experiment.journal import (
     write_lines,
     write_results,
 )
+from bulkhead.experiment.matrix import describe_matrix, expand, generate, selected
+from bulkhead.experiment.plain import PathError
 from bulkhead.experiment.record import (
     BUILD_ERROR,
     FAIL,
@@ -63,7 +65,7 @@ from bulkhead.experiment.results import (
     parse_results,
     reduce_metrics,
 )
-from bulkhead.experiment.spec import ExperimentSpec, PathError, RunPlan, expand, generate
+from bulkhead.experiment.spec import ExperimentSpec, RunPlan
 from bulkhead.layout.load import display_path, load_system
 from bulkhead.run import cachemodel
 from bulkhead.run import runner as runner_mod
@@ -370,7 +372,7 @@ def run_experiment(
     recorded once. Labgrid slots add the ``place`` column.
     ``resume``: keep the runs ``out/results.csv`` already records (the
     journal, rewritten after every run) and run only the missing ones.
-    ``benchmarks``/``workloads``: run only these benchmarks (spec.selected).
+    ``benchmarks``/``workloads``: run only these benchmarks (matrix.selected).
     ``timing``: every run in timing mode with that quantum in ns (docs/model.md
     "Timing mode"; implies ``model``, without -icount whatever the spec says).
     Writes the bundle (bundle.json, bundle/: docs/experiments.md) and, with
@@ -679,13 +681,13 @@ def command(args: argparse.Namespace) -> int:
         unknown = [s for s in args.only if s not in {sc.name for sc in spec.scenarios}]
         if unknown:
             raise ConfigError.single(spec.display, f"--only: no scenario named '{unknown[0]}'")
-    if (args.benchmarks or args.workloads) and not experiment_spec.selected(spec, args.benchmarks, args.workloads):
+    if (args.benchmarks or args.workloads) and not selected(spec, args.benchmarks, args.workloads):
         raise ConfigError.single(spec.display, "--benchmark/--workload: no benchmark of the spec matches "
                                  + ", ".join([*(args.benchmarks or []), *(args.workloads or [])]) + "; it has: "
                                  + ", ".join(f"{b.name} ({b.guest})" for b in spec.benchmarks))
     if args.dry_run:
         plans = expand(spec, args.reps, args.only, args.benchmarks, args.workloads)
-        sys.stdout.write(experiment_spec.describe_matrix(spec, plans))
+        sys.stdout.write(describe_matrix(spec, plans))
         configs_dir = out / "configs"
         configs_dir.mkdir(parents=True, exist_ok=True)
         seen: set[str] = set()

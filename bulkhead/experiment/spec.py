@@ -3,8 +3,9 @@
 
 A spec (``bench/experiments/*.yaml``, reference in docs/experiments.md) is
 checked like a system config: unknown keys, types and references are errors
-naming ``file:line:col`` and the key path. :func:`expand` turns a spec into
-the run matrix, and :func:`generate` makes the system config of one run:
+naming ``file:line:col`` and the key path. :func:`bulkhead.experiment.matrix.expand`
+turns a spec into the run matrix, and :func:`bulkhead.experiment.matrix.generate`
+makes the system config of one run:
 
 1. the base system config (``base:`` file or inline ``system:``),
 2. the scenario's overlays, deep-merged (``extends`` first),
@@ -13,16 +14,13 @@ the run matrix, and :func:`generate` makes the system config of one run:
 5. the start/stop handshake: a shared page between the VM under test and
    every VM running the ``interferer`` guest.
 
-Deep merge: mappings merge key by key (a ``null`` value deletes the key);
-lists whose items are mappings with a ``name`` (or ``vm``) key merge item by
-item by that key, new items appended; anything else is replaced. The runner
+Deep merge: see :mod:`bulkhead.experiment.plain`. The runner
 knows no config keys beyond those of the core format: coloring or bandwidth
 settings are just overlay content.
 """
 
 from __future__ import annotations
 
-import copy
 import itertools
 import re
 from collections.abc import Iterable, Sequence
@@ -37,18 +35,16 @@ from bulkhead.config.reader import Reader, join
 from bulkhead.config.schema import PLATFORM_NAME_RE
 from bulkhead.config.yamlpos import YList, YMap, YNode, YScalar, describe
 from bulkhead.experiment import workloads
+from bulkhead.experiment.plain import absolute_files, to_plain
 from bulkhead.experiment.results import GUEST_METRICS, METRIC_COLUMNS, Metric, register_metric
 from bulkhead.layout.load import GUESTS_DIR, display_path
 
 SCENARIO_RE = re.compile(r"[a-z0-9][a-z0-9_.+-]{0,47}\Z")
 LABEL_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,31}\Z")
-SYNC_NAME = "bench-sync"
 SYNC_DEFAULT_IPA = 0xF000_0000
 SYNC_SIZE = 0x1000
 PLOT_KINDS = ("slowdown", "consumed", "overhead")
 # Keys of a VM whose relative file paths are made absolute in generated configs.
-_FILE_KEYS = ("kernel", "initrd", "image")
-_MERGE_KEYS = ("name", "vm")
 
 TOP_KEYS = (
     "name", "description", "base", "system", "platform", "critical", "benchmarks", "scenarios",
@@ -209,107 +205,6 @@ class RunPlan:
     def label(self) -> str:
         """Scenario and sweep values, e.g. ``interf-mbr[period_us=100]``."""
         return f"{self.scenario}[{self.variant_text}]" if self.variant else self.scenario
-
-
-# --- plain data ------------------------------------------------------------
-
-
-def to_plain(node: YNode) -> Any:
-    """A YAML tree as dicts, lists and scalars."""
-    if isinstance(node, YMap):
-        return {k.raw: to_plain(v) for k, v in node.items}
-    if isinstance(node, YList):
-        return [to_plain(v) for v in node.items]
-    return node.value
-
-
-def _merge_key(item: Any) -> tuple[str, Any] | None:
-    if isinstance(item, dict):
-        for key in _MERGE_KEYS:
-            if key in item:
-                return key, item[key]
-    return None
-
-
-def deep_merge(base: Any, overlay: Any) -> Any:
-    """``overlay`` merged into a copy of ``base`` (see the module docstring)."""
-    if isinstance(base, dict) and isinstance(overlay, dict):
-        out = {k: copy.deepcopy(v) for k, v in base.items()}
-        for key, value in overlay.items():
-            if value is None:
-                out.pop(key, None)
-            elif key in out:
-                out[key] = deep_merge(out[key], value)
-            else:
-                out[key] = copy.deepcopy(value)
-        return out
-    if isinstance(base, list) and isinstance(overlay, list):
-        keyed = [_merge_key(x) for x in base]
-        if base and all(keyed) and all(_merge_key(x) for x in overlay):
-            out_list = [copy.deepcopy(x) for x in base]
-            for item in overlay:
-                mk = _merge_key(item)
-                for i, existing in enumerate(out_list):
-                    if _merge_key(existing) == mk:
-                        out_list[i] = deep_merge(existing, item)
-                        break
-                else:
-                    out_list.append(copy.deepcopy(item))
-            return out_list
-    return copy.deepcopy(overlay)
-
-
-class PathError(Exception):
-    """A sweep key does not lead anywhere in the config."""
-
-
-def set_path(config: dict[str, Any], key: str, value: Any) -> None:
-    """Set dotted ``key`` (list items by index, ``name`` or ``vm``) to ``value``."""
-    parts = key.split(".")
-    node: Any = config
-    for i, part in enumerate(parts):
-        last = i == len(parts) - 1
-        where = ".".join(parts[:i]) or "the config"
-        if isinstance(node, dict):
-            if last:
-                node[part] = copy.deepcopy(value)
-                return
-            if node.get(part) is None:
-                node[part] = {}
-            node = node[part]
-        elif isinstance(node, list):
-            idx = _list_index(node, part)
-            if idx is None:
-                raise PathError(f"'{key}': {where} has no item '{part}'")
-            if last:
-                node[idx] = copy.deepcopy(value)
-                return
-            node = node[idx]
-        else:
-            raise PathError(f"'{key}': {where} is not a mapping or list")
-
-
-def _list_index(items: list[Any], part: str) -> int | None:
-    if part.isdigit():
-        return int(part) if int(part) < len(items) else None
-    for i, item in enumerate(items):
-        mk = _merge_key(item)
-        if mk is not None and str(mk[1]) == part:
-            return i
-    return None
-
-
-def _absolute_files(vms: Any, base_dir: Path) -> None:
-    """Make the file paths of VM entries absolute (relative to base_dir)."""
-    if not isinstance(vms, list):
-        return
-    for vm in vms:
-        if not isinstance(vm, dict):
-            continue
-        for key in _FILE_KEYS:
-            value = vm.get(key)
-            if isinstance(value, str) and value.strip() and not Path(value).expanduser().is_absolute():
-                vm[key] = str((base_dir / Path(value).expanduser()).resolve())
 
 
 # --- parsing ---------------------------------------------------------------
@@ -482,7 +377,7 @@ class _Parser:
             assert where is not None
             raise self.fail(where, "base" if "base" in top else "system",
                             "the base system config has no 'vms' list")
-        _absolute_files(base["vms"], base_dir)
+        absolute_files(base["vms"], base_dir)
         return base, shown
 
     def unique(self, names: Sequence[str], node: YNode, path: str, what: str) -> None:
@@ -590,7 +485,7 @@ class _Parser:
                                                            f"got {describe(ov)}")
             plain = to_plain(ov)
             if "vms" in plain:
-                _absolute_files(plain["vms"], self.file.parent)
+                absolute_files(plain["vms"], self.file.parent)
             overlays.append(plain)
         if "sweep" in m:
             sweeps = list(self.sweeps(m["sweep"], join(path, "sweep")))
@@ -774,114 +669,3 @@ def default_plots(scenarios: Sequence[Scenario]) -> tuple[PlotSpec, ...]:
             plots.append(PlotSpec("overhead", f"{s.name}: slowdown versus {x}", (s.name,), x, "", None,
                                   False, False))
     return tuple(plots)
-
-
-# --- the matrix and the generated configs -------------------------------------
-
-
-def selected(spec: ExperimentSpec, benchmarks: Sequence[str] | None = None,
-             workloads: Sequence[str] | None = None) -> set[str]:
-    """The names of the benchmarks a filter keeps: ``benchmarks`` names a
-    benchmark or its bare-metal guest, ``workloads`` a Linux workload's tool
-    (cyclictest, ...); both empty: every benchmark."""
-    if not benchmarks and not workloads:
-        return {b.name for b in spec.benchmarks}
-    return {b.name for b in spec.benchmarks
-            if (benchmarks and (b.name in benchmarks or (not b.command and b.guest in benchmarks)))
-            or (workloads and b.command and (b.guest in workloads or b.name in workloads))}
-
-
-def expand(spec: ExperimentSpec, repetitions: int | None = None,
-           only: Sequence[str] | None = None, benchmarks: Sequence[str] | None = None,
-           workloads: Sequence[str] | None = None) -> list[RunPlan]:
-    """Every run: scenarios x sweep values x benchmarks x repetitions;
-    ``only`` keeps some scenarios, ``benchmarks``/``workloads`` some
-    benchmarks (:func:`selected`)."""
-    reps = repetitions or spec.repetitions
-    keep = selected(spec, benchmarks, workloads)
-    plans: list[RunPlan] = []
-    for scen in spec.scenarios:
-        if only and scen.name not in only:
-            continue
-        for variant in scen.variants():
-            for bench in (b for b in scen.benchmarks if b in keep):
-                for rep in range(1, reps + 1):
-                    plans.append(RunPlan(len(plans) + 1, scen.name, variant, bench, rep, scen.optional))
-    return plans
-
-
-def generate(spec: ExperimentSpec, plan: RunPlan, platform: str | None = None) -> dict[str, Any]:
-    """The system config of one run (a plain mapping, ready for YAML)."""
-    config: dict[str, Any] = copy.deepcopy(spec.base)
-    scen = spec.scenario(plan.scenario)
-    for overlay in scen.overlays:
-        config = deep_merge(config, overlay)
-    for sweep in scen.sweeps:
-        value = dict(plan.variant)[sweep.label]
-        set_path(config, sweep.key, value)
-    chosen = platform or spec.platform
-    if chosen:
-        config["platform"] = chosen
-
-    bench = spec.benchmark(plan.benchmark)
-    vms = config.get("vms")
-    if not isinstance(vms, list):
-        raise PathError("the config has no 'vms' list")
-    target = next((vm for vm in vms if isinstance(vm, dict) and vm.get("name") == spec.critical), None)
-    if target is None:
-        raise PathError(f"the scenario removed the VM under test '{spec.critical}'")
-    if bench.command:  # a Linux workload: the VM under test runs it at boot (docs/workloads.md)
-        if target.get("type") != "linux":
-            raise PathError(f"benchmark '{bench.name}' is a Linux workload; the VM under test "
-                            f"'{spec.critical}' is not 'type: linux'")
-        target["bootargs"] = workloads.with_run(str(target.get("bootargs") or ""), bench.command)
-        if why := workloads.net_error(config, target):
-            raise PathError(why)
-        return config
-    target.pop("image", None)
-    target["guest"] = bench.guest
-    params = dict(target.get("params") or {})
-    params.update(bench.params)
-    target["params"] = params
-
-    if spec.sync is not None:
-        _add_sync(config, spec.critical, spec.sync)
-    return config
-
-
-def _add_sync(config: dict[str, Any], critical: str, sync: SyncSpec) -> None:
-    vms = [vm for vm in config["vms"] if isinstance(vm, dict)]
-    peers = [vm for vm in vms if vm.get("name") != critical and vm.get("guest") == "interferer"]
-    if not peers:
-        return
-    shmem = config.get("shmem")
-    if not isinstance(shmem, list):
-        shmem = []
-    members = [vm for vm in vms if vm.get("name") == critical] + peers
-    for vm in members:
-        index = sum(
-            1 for region in shmem if isinstance(region, dict) and isinstance(region.get("vms"), list)
-            and any(isinstance(m, dict) and m.get("vm") == vm["name"] for m in region["vms"])
-        )
-        params = dict(vm.get("params") or {})
-        params["sync"] = index
-        vm["params"] = params
-    shmem.append({
-        "name": SYNC_NAME,
-        "size": sync.size,
-        "vms": [{"vm": vm["name"], "ipa": sync.ipa} for vm in members],
-    })
-    config["shmem"] = shmem
-
-
-def describe_matrix(spec: ExperimentSpec, plans: Sequence[RunPlan]) -> str:
-    """A human-readable summary of the matrix (``--dry-run``)."""
-    lines = [f"experiment {spec.name}: {len(plans)} run(s), base {spec.base_display}, "
-             f"VM under test '{spec.critical}'"]
-    seen: dict[tuple[str, str], int] = {}
-    for p in plans:
-        seen[(p.label, p.benchmark)] = seen.get((p.label, p.benchmark), 0) + 1
-    width = max((len(label) for label, _ in seen), default=8)
-    for (label, bench), reps in seen.items():
-        lines.append(f"  {label:<{width}}  {bench:<16} x{reps}")
-    return "\n".join(lines) + "\n"

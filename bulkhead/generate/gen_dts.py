@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from bulkhead.config import interrupts, shared_io
-from bulkhead.config.model import GIC_FRAME, PAGE, PlatformPci, Range
+from bulkhead.config.model import GIC_FRAME, PAGE, Platform, PlatformPci, Range
 from bulkhead.config.pci import Function
 from bulkhead.layout.placement import System, Vm
 
@@ -128,6 +128,37 @@ def generate(system: System, vm: Vm) -> str:
     d.prop("compatible", _str("bulkhead,vm"))
     d.prop("model", _str(f"Bulkhead VM {vm.name}"))
 
+    _chosen(d, vm)
+    _memory(d, vm)
+    _cpus(d, p, vm)
+    d.blank()
+    d.open("psci")
+    d.prop("compatible", _strlist(["arm,psci-1.0", "arm,psci-0.2"]))
+    d.prop("method", _str("hvc"))
+    d.close()
+
+    d.blank()
+    _gic(d, system, vm)
+
+    _timer_pmu(d, p, vm)
+    _devices(d, vm)
+    if vm.pci and vm.pci_window is not None and p.pci is not None:
+        d.blank()
+        _pci_host(d, p.pci, vm.pci, vm.pci_window, p.gic.version)
+
+    _shmem(d, system, vm)
+
+    d.blank()
+    d.open("hypervisor")
+    d.prop("compatible", _str("bulkhead,hypervisor"))
+    d.close()
+    d.close()
+    return d.text()
+
+
+def _chosen(d: _Dts, vm: Vm) -> None:
+    """/chosen: boot arguments, console, initrd."""
+    assert vm.linux is not None
     d.blank()
     d.open("chosen")
     if vm.linux.bootargs is not None:
@@ -141,6 +172,9 @@ def generate(system: System, vm: Vm) -> str:
         d.prop("linux,pci-probe-only", "<1>")  # keep the BARs the hypervisor assigned
     d.close()
 
+
+def _memory(d: _Dts, vm: Vm) -> None:
+    """The VM's memory regions."""
     for region in vm.memory:
         d.blank()
         d.open(f"memory@{region.ipa:x}")
@@ -148,6 +182,9 @@ def generate(system: System, vm: Vm) -> str:
         d.prop("reg", _reg(region.ipa, region.size))
         d.close()
 
+
+def _cpus(d: _Dts, p: Platform, vm: Vm) -> None:
+    """/cpus: one node per vCPU, started by PSCI."""
     d.blank()
     d.open("cpus")
     d.prop("#address-cells", "<1>")
@@ -165,15 +202,9 @@ def generate(system: System, vm: Vm) -> str:
         d.close()
     d.close()
 
-    d.blank()
-    d.open("psci")
-    d.prop("compatible", _strlist(["arm,psci-1.0", "arm,psci-0.2"]))
-    d.prop("method", _str("hvc"))
-    d.close()
 
-    d.blank()
-    _gic(d, system, vm)
-
+def _timer_pmu(d: _Dts, p: Platform, vm: Vm) -> None:
+    """The generic timer's PPIs and the guest PMU."""
     d.blank()
     d.open("timer")
     d.prop("compatible", _str("arm,armv8-timer"))
@@ -194,6 +225,9 @@ def generate(system: System, vm: Vm) -> str:
         d.prop("interrupts", f"<1 {pmu - 16} {IRQ_LEVEL_HIGH}>")
         d.close()
 
+
+def _devices(d: _Dts, vm: Vm) -> None:
+    """The APB clock, the virtual console and the passthrough MMIO devices."""
     d.blank()
     d.open("apb-pclk", "apb_pclk")
     d.prop("compatible", _str("fixed-clock"))
@@ -224,10 +258,9 @@ def generate(system: System, vm: Vm) -> str:
             d.prop("clock-names", _str("apb_pclk"))
         d.close()
 
-    if vm.pci and vm.pci_window is not None and p.pci is not None:
-        d.blank()
-        _pci_host(d, p.pci, vm.pci, vm.pci_window, p.gic.version)
 
+def _shmem(d: _Dts, system: System, vm: Vm) -> None:
+    """Shared memory: reserved regions and their shmem or shared I/O nodes."""
     if vm.shmem:
         d.blank()
         d.open("reserved-memory")
@@ -258,10 +291,3 @@ def generate(system: System, vm: Vm) -> str:
             if m.doorbell_irq:
                 d.prop("interrupts", _spi(m.doorbell_irq, IRQ_EDGE_RISING))
             d.close()
-
-    d.blank()
-    d.open("hypervisor")
-    d.prop("compatible", _str("bulkhead,hypervisor"))
-    d.close()
-    d.close()
-    return d.text()

@@ -99,12 +99,12 @@ static void dma_fault(const struct iommu_fault *f)
 			log_info("vm %s: device %s: DMA fault at IPA 0x%lx (%s): %s%s%s",
 			         vm->cfg->name, st->device, f->addr, f->write ? "write" : "read",
 			         f->what,
-			         f->blocked ? "; device blocked (on_fault: abort-device)" : "",
+			         f->blocked ? "; device blocked (on_dma_fault: abort-device)" : "",
 			         since ? "; more faults since the last report" : "");
 		else
 			log_info("vm %s: device %s: DMA fault (stream 0x%x): %s%s", vm->cfg->name,
 			         st->device, f->sid, f->what,
-			         f->blocked ? "; device blocked (on_fault: abort-device)" : "");
+			         f->blocked ? "; device blocked (on_dma_fault: abort-device)" : "");
 		if (since)
 			log_info("vm %s: device %s: %lu DMA fault(s) not shown since the last line",
 			         vm->cfg->name, st->device, since);
@@ -113,7 +113,7 @@ static void dma_fault(const struct iommu_fault *f)
 	 * handled is stopped all the same, never reloaded (vm_shutdown
 	 * ignores a VM already off or stopped) */
 	if (st->flags & IOMMU_STREAM_STOP_VM)
-		vm_shutdown(vm, VM_STOPPED, "DMA fault, on_fault: stop-vm");
+		vm_shutdown(vm, VM_STOPPED, "DMA fault, on_dma_fault: stop-vm");
 }
 
 static void dma_irq(u32 intid)
@@ -132,10 +132,11 @@ static void dma_dump(void)
 	for (u32 i = 0; c && i < c->nstreams; i++) {
 		const struct iommu_stream *st = &c->streams[i];
 
-		log_info("dma: vm %s: device %s: smmu %s stream 0x%x (on_fault %s): %lu fault(s)",
-		         vms[st->vm].cfg->name, st->device, c->units[st->unit].name, st->sid,
-		         st->flags & IOMMU_STREAM_STOP_VM ? "stop-vm" : "abort-device",
-		         iommu_stream_faults(i));
+		log_info(
+		    "dma: vm %s: device %s: smmu %s stream 0x%x (on_dma_fault %s): %lu fault(s)",
+		    vms[st->vm].cfg->name, st->device, c->units[st->unit].name, st->sid,
+		    st->flags & IOMMU_STREAM_STOP_VM ? "stop-vm" : "abort-device",
+		    iommu_stream_faults(i));
 	}
 	log_info("dma: %lu fault(s) of stream IDs no VM owns", dma_unknown);
 }

@@ -3,7 +3,7 @@
  * DMA isolation in the core (docs/dma.md): brings the SMMUs up
  * (drivers/iommu.h) with every VM's streams on its stage 2, takes their
  * interrupts, and reports, counts and acts on DMA faults per the device's
- * policy (on_fault: abort-device, stop-vm).
+ * policy (on_dma_fault: abort-device, stop-vm).
  */
 #ifndef CORE_DMA_H
 #define CORE_DMA_H

@@ -63,7 +63,7 @@ struct iommu_unit {
 	const void *data;
 };
 
-#define IOMMU_STREAM_STOP_VM (1u << 0) /* on_fault: stop-vm (default abort-device) */
+#define IOMMU_STREAM_STOP_VM (1u << 0) /* on_dma_fault: stop-vm (default abort-device) */
 /* the first stream of its VM on its unit: attaching the VM programs the
  * stream's ctx through it (iommu_ops.ctx_set), once per unit */
 #define IOMMU_STREAM_CTX_FIRST (1u << 1)

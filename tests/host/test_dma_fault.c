@@ -306,7 +306,7 @@ static void test_abort_device_running(void)
 	fault(DMA0);
 	CHECK(aborts(DMA0) && on(QUIET0));
 	CHECK(strstr(last, "vm victim: device dma0: DMA fault at IPA 0x7f000000 (write)"));
-	CHECK(strstr(last, "device blocked (on_fault: abort-device)"));
+	CHECK(strstr(last, "device blocked (on_dma_fault: abort-device)"));
 	CHECK(vms[0].dma_faults == 1 && iommu_stream_faults(DMA0) == 1);
 	reset(0);
 	CHECK(reload(0));

@@ -436,7 +436,7 @@ def test_dma_into_own_and_peer_bar_is_blocked(quiet: dict[str, int]) -> None:
     the first with garbage addresses and QEMU stopped, taking every VM with
     it. The SMMU's view of the VM holds its RAM only: both are
     translation faults, reported like any DMA fault, the first device is
-    blocked (on_fault: abort-device, its next transfer into RAM delivers
+    blocked (on_dma_fault: abort-device, its next transfer into RAM delivers
     nothing), every edu still answers on its BAR, and QEMU, the victim and
     the hypervisor run on."""
     res = boot_pair("dmap2p", attacker=DMA_P2P)
@@ -448,7 +448,7 @@ def test_dma_into_own_and_peer_bar_is_blocked(quiet: dict[str, int]) -> None:
     hyp = [ln.removeprefix("[bulkhead] ") for ln in res.hyp_lines()]
     faults = [ln for ln in hyp if re.fullmatch(
         rf"vm attack: device edu@00:0\d\.0: DMA fault at IPA {bar0:#x} \(write\): F_TRANSLATION; "
-        r"device blocked \(on_fault: abort-device\)", ln)]
+        r"device blocked \(on_dma_fault: abort-device\)", ln)]
     assert len(faults) == 2 and len({ln.split(": ")[1] for ln in faults}) == 2, res.output[-3000:]  # two devices
     assert any(re.fullmatch(r"vm attack: [1-9]\d* DMA fault\(s\) from 2 device\(s\)", ln) for ln in hyp), \
         res.output[-3000:]
@@ -483,7 +483,7 @@ def test_dma_beyond_the_ipa_space_is_reported(quiet: dict[str, int]) -> None:
     for addr in (0x8000000000, 0x100000000000, 0x1000000000000, 0x8000000000000000):
         said = [ln for ln in hyp if re.fullmatch(
             rf"vm attack: device edu@00:0\d\.0: DMA fault at IPA {addr:#x} \(write\): F_TRANSLATION; "
-            r"device blocked \(on_fault: abort-device\)", ln)]
+            r"device blocked \(on_dma_fault: abort-device\)", ln)]
         assert len(said) == 1, (hex(addr), res.output[-3000:])
     assert any(re.fullmatch(r"vm attack: the SMMU's view of its memory: .*; addresses beyond its IPA space "
                             r"fault in the identity stage 1 \(recorded\)", ln) for ln in hyp), res.output[-3000:]

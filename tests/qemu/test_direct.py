@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from bulkhead import cli
-from bulkhead.config import bandwidth
 from bulkhead.generate import qemu
+from bulkhead.run import stats
 from bulkhead.run.backend import RunOptions
 from bulkhead.run.runner import RunResult, run
 
@@ -227,8 +227,8 @@ def test_stats_command_shows_dropped_sgis() -> None:
     (OUT / name).mkdir(parents=True, exist_ok=True)
     cfg = OUT / name / f"{name}.yaml"
     cfg.write_text(HOSTILE.format(quiet=0))
-    res = boot(cfg, f"{name}/build", poke=(bandwidth.STATS_POKE, 0.05))
-    seen = [p[1] for p in map(bandwidth.parse_sgi_stats, res.hyp_lines()) if p and p[0] == "direct"]
+    res = boot(cfg, f"{name}/build", poke=(stats.STATS_POKE, 0.05))
+    seen = [p[1] for p in map(stats.parse_sgi_stats, res.hyp_lines()) if p and p[0] == "direct"]
     print(f"Ctrl-T b: direct's dropped SGI writes in {len(seen)} answers, last {seen[-1:]}; "
           f"at its stop {res.sgi_dropped()}")
     assert seen and seen == sorted(seen) and seen[-1] > 0, res.hyp_lines()

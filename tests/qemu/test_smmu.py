@@ -113,14 +113,14 @@ def test_recoloring_moves_the_devices_view_with_the_vm(console_script: Any) -> N
                for line in hyp), text
     assert "dma: vm dev: device edu@00:01.0: smmu smmu0 stream 0x8 on its stage 2 (VMID 1)" in hyp, text
     assert "smmu smmu0: SMMUv3 at 9050000" in hyp, text  # Ctrl-T d
-    assert "dma: vm dev: device edu@00:01.0: smmu smmu0 stream 0x8 (on_fault abort-device): 0 fault(s)" in hyp, text
+    assert "dma: vm dev: device edu@00:01.0: smmu smmu0 stream 0x8 (on_dma_fault abort-device): 0 fault(s)" in hyp, text
     assert "dma: 0 fault(s) of stream IDs no VM owns" in hyp, text
     assert not [line for line in hyp if "DMA fault at" in line or "PANIC" in line], text
     assert "vm dev: 0 DMA fault(s) from 1 device(s)" in hyp and "vm dev: DMA fault(s) of edu@00:01.0: 0" in hyp, text
 
 
 def test_stop_vm_policy(boot: Any) -> None:
-    """A DMA fault of a device with `on_fault: stop-vm` is reported and stops
+    """A DMA fault of a device with `on_dma_fault: stop-vm` is reported and stops
     its VM through the ordinary stop path (its streams abort for good); the
     neighbour is unaffected."""
     res = boot("dma-stop-vm.yaml", timeout=120)
@@ -129,8 +129,8 @@ def test_stop_vm_policy(boot: Any) -> None:
     fault = [line for line in hyp if re.fullmatch(
         r"vm attacker: device edu@00:0\d\.0: DMA fault at IPA 0x100000000 \(write\): F_TRANSLATION", line)]
     assert len(fault) == 1, describe(res)
-    assert "vm attacker: stopped (DMA fault, on_fault: stop-vm)" in hyp, describe(res)
-    assert hyp.index(fault[0]) < hyp.index("vm attacker: stopped (DMA fault, on_fault: stop-vm)"), describe(res)
+    assert "vm attacker: stopped (DMA fault, on_dma_fault: stop-vm)" in hyp, describe(res)
+    assert hyp.index(fault[0]) < hyp.index("vm attacker: stopped (DMA fault, on_dma_fault: stop-vm)"), describe(res)
     assert any(re.fullmatch(r"vm attacker: [1-9]\d* DMA fault\(s\) from 1 device\(s\)", line) for line in hyp), \
         describe(res)
     assert any(re.fullmatch(r"vm attacker: DMA fault\(s\) of edu@00:0\d\.0: [1-9]\d*", line) for line in hyp), \
