@@ -6,6 +6,8 @@ the stages before it (``tests/test_imports.py`` checks this and that no
 import cycle exists; docs/ARCHITECTURE.md has the table):
 
 - ``base``: errors and terminal output, used by every stage;
+- ``drivers``: one descriptor per hypervisor driver, found by import (what
+  the platform file names it by, the tables it needs);
 - ``config``: YAML files -> checked, typed specs (``yamlpos``, ``model``,
   ``reader``, ``schema``, ``validate`` and the section modules ``color``,
   ``coloring``, ``bandwidth``, ``shared_io``, ``qos``);
@@ -26,4 +28,4 @@ __all__ = ["STAGES", "BuildError", "ConfigError", "Diagnostic", "__version__"]
 __version__ = "0.1.0"  # the latest release; bulkhead.base.version: the version from git tags
 
 # The pipeline's stages (subpackages), earliest first.
-STAGES = ("base", "config", "layout", "generate", "run", "experiment")
+STAGES = ("base", "drivers", "config", "layout", "generate", "run", "experiment")

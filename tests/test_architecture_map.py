@@ -20,12 +20,15 @@ LOCK = re.compile(r"\bspinlock_t\s+(\w+)(\s*\[[^\]]*\])?\s*(=[^;]*)?;")
 
 
 def modules() -> list[str]:
-    """Every toolchain module, as `package/module` (subpackages' __init__ excluded)."""
+    """Every toolchain module, as `package/module` (subpackages' __init__ and
+    the drivers' descriptors excluded: adding a driver adds files only)."""
     out = []
     for p in sorted((ROOT / "bulkhead").rglob("*.py")):
         rel = p.relative_to(ROOT / "bulkhead")
         if p.name in ("__init__.py", "__main__.py"):
             continue
+        if rel.parts[0] == "drivers" and len(rel.parts) == 3:
+            continue  # a driver's descriptor: its kind's package is named (docs/boards/porting.md)
         out.append(str(rel.with_suffix("")))
     return out
 

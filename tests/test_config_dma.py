@@ -18,6 +18,7 @@ from bulkhead import cli
 from bulkhead.base.errors import ConfigError
 from bulkhead.config import dma
 from bulkhead.config.model import Range, SystemSpec
+from bulkhead.drivers.iommu.smmuv3 import V3Table, v3_table
 from bulkhead.generate import gen_c
 from bulkhead.layout import placement
 from bulkhead.layout.load import PLATFORMS_DIR, load_platform, load_system
@@ -191,9 +192,9 @@ def test_recolor_pool_warns_about_unconfined_dma(write_config: WriteConfig) -> N
     ("irqs: {event: 106", "irqs: {event: 1006", "smmus[0].irqs.event: IRQ 1006 is outside the SPI range 32-287"),
     ("irqs: {event: 106", "irqs: {event: 48", "smmus[0].irqs.event: IRQ 48 is also device 'virtio0''s"),
     ("name: smmu0, type: smmuv3", "name: smmu0, type: smmu-500",
-     "smmus[0].pcie: only an SMMUv3 is modelled with the PCIe root complex behind it"),
+     "smmus[0].pcie: type smmu-500 is not modelled with the PCIe root complex behind it (smmuv3 is)"),
     ("name: smmu0, type: smmuv3", "name: smmu0, type: smmu-400",
-     "smmus[0].type: expected one of smmuv3, smmu-500, got 'smmu-400'"),
+     "smmus[0].type: expected one of smmu-500, smmuv3, got 'smmu-400'"),
     ('sources: ["QEMU hw/arm/virt.c base_memmap[VIRT_SMMU], a15irqmap[VIRT_SMMU], create_smmu()",\n'
      '               "QEMU hw/arm/smmuv3.c (stage property, GBPA, STE decoding)"]', "sources: []",
      "smmus[0].sources: cite at least one source of these values"),
@@ -256,8 +257,10 @@ def test_stream_source_hook(write_config: WriteConfig, source: list[dma.DmaStrea
     assert [(st.sid, st.vm) for st in dma.streams(s.spec)] == [(0x10, "a"), (0x18, "b")]
     c = gen_c.generate(s, [], "c.yaml")
     assert "static u64 iommu0_strtab[256] __attribute__((aligned(2048))) IOMMU_DMA_MEM;" in c
-    assert ('{ .unit = 0, .sid = 0x10, .vm = 0, .device = "edu@00:02.0", .flags = 0 }') in c
-    assert ('{ .unit = 0, .sid = 0x18, .vm = 1, .device = "nvme@00:03.0", .flags = IOMMU_STREAM_STOP_VM }') in c
+    assert ('{ .unit = 0, .sid = 0x10, .vm = 0, .device = "edu@00:02.0", .flags = IOMMU_STREAM_CTX_FIRST }') in c
+    assert ('{ .unit = 0, .sid = 0x18, .vm = 1, .device = "nvme@00:03.0", '
+            '.flags = IOMMU_STREAM_STOP_VM | IOMMU_STREAM_CTX_FIRST }') in c
+    assert "extern const struct iommu_ops smmuv3_ops;" in c and ".ops = &smmuv3_ops" in c
     assert ".iommu = { .nunits = 1, .units = iommu_units, .nstreams = 2, .streams = iommu_streams }," in c
     assert (".irq_mpidr = 0x0, .cmdq = iommu0_cmdq, .evtq = iommu0_evtq, .evtq_log2 = 8, .log2size = 5, "
             ".strtab = iommu0_strtab") in c
@@ -277,9 +280,9 @@ def test_stream_source_hook(write_config: WriteConfig, source: list[dma.DmaStrea
 
 
 def test_two_level_stream_table(write_config: WriteConfig, source: list[dma.DmaStream]) -> None:
-    assert dma.v3_table([]) == dma.V3Table(1, 0, ())
-    assert dma.v3_table([0xFF]) == dma.V3Table(8, 0, ())
-    assert dma.v3_table([0x100, 0x874, 0x875]) == dma.V3Table(12, 6, (4, 33))
+    assert v3_table([]) == V3Table(1, 0, ())
+    assert v3_table([0xFF]) == V3Table(8, 0, ())
+    assert v3_table([0x100, 0x874, 0x875]) == V3Table(12, 6, (4, 33))
     source.append(dma.DmaStream("smmu0", 0x874, "a", "f", "abort-device", "vms[0]"))
     c = gen_c.generate(load_system(write_config(VIRT), guest_sources=None), [], "c.yaml")
     assert "static u64 iommu0_strtab[64] __attribute__((aligned(512))) IOMMU_DMA_MEM;" in c
@@ -290,10 +293,16 @@ def test_two_level_stream_table(write_config: WriteConfig, source: list[dma.DmaS
 
 def test_generated_tables(write_config: WriteConfig) -> None:
     c = gen_c.generate(load_system(write_config(ZCU), guest_sources=None), [], "c.yaml")
-    assert ('{ .name = "smmu", .type = IOMMU_SMMU500, .base = 0xfd800000, .size = 0x20000, .event_irq = 187, '
-            '.gerror_irq = 187, .irq_mpidr = 0x0 }') in c
-    assert '{ .unit = 0, .sid = 0x14e8, .vm = 0, .device = "zdma0", .flags = IOMMU_STREAM_STOP_VM }' in c
-    assert '{ .unit = 0, .sid = 0x871, .vm = 1, .device = "sd1", .flags = 0 }' in c
+    assert ('{ .name = "smmu", .ops = &smmu500_ops, .base = 0xfd800000, .size = 0x20000, .event_irq = 187, '
+            '.gerror_irq = 187, .irq_mpidr = 0x0, .nslots = 3, .nctx = 2 }') in c
+    # the SMMU-500's slots are the toolchain's: SMRs in stream order, a
+    # context bank per VM (its rank), programmed through its first stream
+    assert ('{ .unit = 0, .sid = 0x874, .vm = 0, .device = "gem0", .flags = IOMMU_STREAM_CTX_FIRST, '
+            '.slot = 0, .ctx = 0 }') in c
+    assert ('{ .unit = 0, .sid = 0x14e8, .vm = 0, .device = "zdma0", .flags = IOMMU_STREAM_STOP_VM, '
+            '.slot = 1, .ctx = 0 }') in c
+    assert ('{ .unit = 0, .sid = 0x871, .vm = 1, .device = "sd1", .flags = IOMMU_STREAM_CTX_FIRST, '
+            '.slot = 2, .ctx = 1 }') in c
     # without streams the ZynqMP's SMMU is not driven (enable: with-streams); QEMU virt's is
     hello = write_config(ZCU.replace("devices: [gem0, {name: zdma0, on_dma_fault: stop-vm}]", "devices: [uart1]")
                          .replace("devices: [sd1]", "devices: []"), "h.yaml")
@@ -346,7 +355,7 @@ def test_smmu_count_name_and_smr_limits(tmp_path: Path, write_config: WriteConfi
     # the ZynqMP's SMMU-500 has 48 stream match registers
     source += [dma.DmaStream("smmu", 0x100 + i, "io", f"f{i}", "abort-device", "vms[0]") for i in range(46)]
     err = error_of(write_config(ZCU, "z.yaml"))
-    assert "vms: SMMU 'smmu' has 48 stream match registers" in err, err
+    assert "vms: SMMU 'smmu' (smmu-500) matches at most 48 streams" in err, err
 
 
 def test_table_pool_holds_the_smmus_view(write_config: WriteConfig) -> None:

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """A board names its drivers; drivers live in hypervisor/drivers/ (#27 item 4).
 
-The toolchain's list of valid ``uart.driver`` and ``gic.version`` values is
-read from ``hypervisor/drivers/<kind>/`` (bulkhead/base/tree.py), the same
-directories the hypervisor's Makefile selects from; ``qemu:`` is optional in a
+The toolchain's valid ``uart.driver`` and ``gic.version`` values are those
+of the drivers' descriptors (bulkhead/drivers/<kind>/, one per file of
+``hypervisor/drivers/<kind>/``: tests/test_drivers.py); ``qemu:`` is optional in a
 platform file: such a board checks and builds, and ``run`` refuses it (exit 2).
 """
 
@@ -65,7 +65,9 @@ def test_make_names_the_drivers_it_has(tmp_path: Path) -> None:
     """The Makefile's error for an unknown driver lists the ones in the tree."""
     for var, value, message in (
         ("UART", "ns16550", f"UART=ns16550: no UART driver drivers/uart/ns16550.c (drivers: {' '.join(UART_DRIVERS)})"),
-        ("GIC", "4", f"GIC=4: no GIC driver drivers/gic/gicv4.c (drivers: {' '.join(map(str, GIC_VERSIONS))})"),
+        ("GIC", "4", "GIC=4: the GIC architecture is 2 or 3"),
+        ("GIC_DRIVER", "gic600", f"GIC_DRIVER=gic600: no GIC driver drivers/gic/gic600.c (drivers: "
+                                 f"{' '.join(f'gicv{v}' for v in GIC_VERSIONS)})"),
     ):
         res = subprocess.run(["make", "-s", "-C", str(ROOT / "hypervisor"), f"O={tmp_path}", "CONFIG_C=x.c",
                               f"{var}={value}"], capture_output=True, text=True)

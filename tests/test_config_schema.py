@@ -283,8 +283,11 @@ def test_repo_platform_is_valid() -> None:
         ("gic: {version: 3,", "gic: {version: 4,",
          "qemu-virt.yaml:10:16: gic.version: expected a GIC version (2 or 3), got 4"),
         ("gic: {version: 3,", "gic: {version: 2,",
-         "qemu-virt.yaml:10:37: gic.gicr: unknown key 'gicr'; expected one of: version, gicd, gicc, gich, gicv, "
-         "page_stride, vgicd, vgicc, spis, maintenance_irq, spare_spis"),
+         "qemu-virt.yaml:10:37: gic.gicr: unknown key 'gicr'; expected one of: version, driver, gicd, gicc, gich, "
+         "gicv, page_stride, vgicd, vgicc, spis, maintenance_irq, spare_spis"),
+        # the driver must drive the architecture (bulkhead/drivers/gic/)
+        ("gic: {version: 3,", "gic: {version: 3, driver: gicv2,",
+         "qemu-virt.yaml:10:27: gic.driver: expected one of gicv3, got 'gicv2'"),
         ("uart: {base: 0x09000000, irq: 33}", "uart: {base: 0x09000000, irq: 33, driver: 8250}",
          "qemu-virt.yaml:12:43: uart.driver: expected one of cadence, dw8250, pl011, got 8250"),
         # RAM as a list of DRAM banks (platforms/zcu102.yaml)

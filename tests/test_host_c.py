@@ -49,7 +49,7 @@ SOURCES: dict[str, list[str]] = {
     "test_smmu500": ["drivers/iommu.c", "drivers/smmu/smmu500.c", "drivers/smmu/smmu500_enc.c",
                      "arch/aarch64/pt.c", "lib/log.c", "lib/format.c"],
     "test_console": ["core/console/console.c", "lib/linering.c", "lib/format.c"],
-    # a DMA fault's policy against a VM reset, in every order, over a stub SMMUv3
+    # a DMA fault's policy against a VM reset, in every order, over a stub SMMUv3 driver (its own iommu_ops)
     "test_dma_fault": ["core/dma/dma.c", "drivers/iommu.c", "drivers/smmu/smmuv3_enc.c",
                        "lib/log.c", "lib/format.c"],
 }

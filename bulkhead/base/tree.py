@@ -35,6 +35,7 @@ def gic_versions(drivers_dir: Path = DRIVERS_DIR) -> tuple[int, ...]:
 
 
 def smmu_drivers(drivers_dir: Path = DRIVERS_DIR) -> tuple[str, ...]:
-    """The SMMU drivers: ``drivers/smmu/<driver>.c`` (beside each its
-    ``<driver>_enc.c`` encoders), the names ``smmus[].type`` maps to."""
-    return tuple(d for d in drivers("smmu", drivers_dir) if not d.endswith("_enc"))
+    """The SMMU drivers: ``drivers/smmu/<driver>.c`` (beside each its own
+    ``<driver>_<part>.c``, e.g. the encoders), described by
+    bulkhead/drivers/iommu/<driver>.py."""
+    return tuple(d for d in drivers("smmu", drivers_dir) if "_" not in d)

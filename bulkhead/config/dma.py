@@ -29,6 +29,7 @@ from bulkhead.base.errors import Diagnostic
 from bulkhead.config.model import PAGE, Platform, Range, SmmuSpec, SystemSpec
 from bulkhead.config.reader import Reader, join
 from bulkhead.config.yamlpos import YMap
+from bulkhead.drivers import iommu
 
 FAULT_POLICIES = ("abort-device", "stop-vm")
 DEFAULT_POLICY = "abort-device"
@@ -36,18 +37,7 @@ FAULT_KEY = "on_dma_fault"  # a device's or PCI function's DMA fault policy
 STAGE2_FAULT_KEY = "on_fault"  # a VM's stage-2 fault policy (inject | stop): not this one
 MAX_STREAMS = 64  # IOMMU_MAX_STREAMS in hypervisor/drivers/iommu.h
 MAX_SMMUS = 4  # IOMMU_MAX_UNITS
-# an SMMU-500 gives each VM a stage-2 context bank: the ZynqMP's 16 are more
-# than the VMs a platform can have (MAX_CPUS)
-SMMU500_SMRS = 48  # stream match registers of the ZynqMP's SMMU-500 (SMMU_IDR0.NUMSMRG)
-# SMMUv3 stream tables up to this many STEs are linear (64 B each: 16 KiB);
-# larger ones are two-level with L2 tables of 2^V3_SPLIT STEs
-V3_LINEAR_MAX_LOG2 = 8
-V3_SPLIT = 6
-# SMMUv3 event queue: 256 records of 32 bytes (one queue's worth is the most
-# an interrupt drains). QEMU records a fault per few bytes of a DMA transfer
-# (a 4 KiB edu transfer overflowed 1024 entries as well as 256), so a
-# larger queue only costs memory: lost events are reported (GERROR)
-V3_EVTQ_LOG2 = 8
+# the tables each SMMU needs are its driver's (bulkhead/drivers/iommu/)
 
 
 @dataclass(frozen=True)
@@ -171,34 +161,6 @@ def driven(s: SystemSpec) -> list[SmmuSpec]:
     return [u for u in s.platform.smmus if u.enable == "always" or u.name in used]
 
 
-# --- SMMUv3 stream-table layout ------------------------------------------------
-
-
-@dataclass(frozen=True)
-class V3Table:
-    """How the hypervisor lays out one SMMUv3's stream table."""
-
-    log2size: int  # STRTAB_BASE_CFG.LOG2SIZE: stream IDs 0 .. 2^log2size - 1
-    split: int  # 0: linear; else STRTAB_BASE_CFG.SPLIT (two-level)
-    l2_spans: tuple[int, ...]  # two-level: the L1 indices that get an L2 table
-
-    @property
-    def entries(self) -> int:
-        """STEs (linear) or level-1 descriptors (two-level)."""
-        return 1 << (self.log2size - self.split) if self.split else 1 << self.log2size
-
-
-def v3_table(sids: Iterable[int]) -> V3Table:
-    """Sized from the largest stream ID: linear while small, two-level above."""
-    ids = sorted(set(sids))
-    top = ids[-1] if ids else 0
-    log2size = max(1, top.bit_length())
-    if log2size <= V3_LINEAR_MAX_LOG2:
-        return V3Table(log2size, 0, ())
-    log2size = max(log2size, V3_SPLIT + 1)
-    return V3Table(log2size, V3_SPLIT, tuple(sorted({sid >> V3_SPLIT for sid in ids})))
-
-
 # --- checks -------------------------------------------------------------------------
 
 
@@ -218,7 +180,7 @@ def check_platform(p: Platform) -> list[Diagnostic]:
             errors.append(at(f"{u.path}.base", f"base 0x{u.base:x} is not 4 KiB aligned"))
         if not p.mmio.contains(u.range):
             errors.append(at(u.path, f"SMMU '{u.name}' ({u.range}) is not inside the MMIO window ({p.mmio})"))
-        need = 0x20000 if u.type == "smmuv3" else 0x10000
+        need = iommu.of_type(u.type).window
         if u.size < need:
             errors.append(at(f"{u.path}.size", f"an {u.type} has at least 0x{need:x} bytes of registers, "
                                                f"got 0x{u.size:x}"))
@@ -235,8 +197,9 @@ def check_platform(p: Platform) -> list[Diagnostic]:
             for dev in p.devices:
                 if irq in dev.irqs:
                     errors.append(at(f"{u.path}.irqs.{key}", f"IRQ {irq} is also device '{dev.name}''s"))
-        if u.pcie and u.type != "smmuv3":
-            errors.append(at(f"{u.path}.pcie", "only an SMMUv3 is modelled with the PCIe root complex behind it"))
+        if u.pcie and not iommu.of_type(u.type).pcie:
+            errors.append(at(f"{u.path}.pcie", f"type {u.type} is not modelled with the PCIe root complex behind it "
+                                               f"({', '.join(d.name for d in iommu.all_drivers() if d.pcie)} is)"))
     owner: dict[tuple[str, int], str] = {}
     for dev in p.devices:
         if dev.smmu is not None and p.smmu_named(dev.smmu) is None:
@@ -330,11 +293,10 @@ def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
         seen.setdefault((st.smmu, st.sid), st)
     if len(table) > MAX_STREAMS:
         errors.append(at("vms", f"{len(table)} DMA streams: the hypervisor takes at most {MAX_STREAMS}"))
-    for u in p.smmus:
-        if u.type != "smmu-500" or not on:
-            continue
-        if sum(1 for st in table if st.smmu == u.name) > SMMU500_SMRS:
-            errors.append(at("vms", f"SMMU '{u.name}' has {SMMU500_SMRS} stream match registers"))
+    for u in p.smmus if on else ():
+        most = iommu.of_type(u.type).max_streams
+        if most is not None and sum(1 for st in table if st.smmu == u.name) > most:
+            errors.append(at("vms", f"SMMU '{u.name}' ({u.type}) matches at most {most} streams"))
     return errors, warnings
 
 

@@ -23,12 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bulkhead import drivers
 from bulkhead.config.dtb import DeviceTree, DtError, DtNode, Irq
+from bulkhead.drivers import gic as gic_drivers
 
-GIC_V2 = ("arm,gic-400", "arm,cortex-a15-gic", "arm,cortex-a9-gic", "arm,cortex-a7-gic")
-GIC_V3 = ("arm,gic-v3",)
-UART_DRIVER = {"arm,pl011": "pl011", "cdns,uart-r1p12": "cadence", "xlnx,xuartps": "cadence",
-               "snps,dw-apb-uart": "dw8250", "ns16550a": "dw8250"}
+# the compatibles the drivers say they drive (bulkhead/drivers/<kind>/)
+GIC_V2 = tuple(c for d in gic_drivers.all_drivers() if d.arch == 2 for c in d.dt_compatible)
+GIC_V3 = tuple(c for d in gic_drivers.all_drivers() if d.arch == 3 for c in d.dt_compatible)
+UART_DRIVER = {c: d.name for d in drivers.of_kind("uart") for c in d.dt_compatible}
 # Node names (devicetree spec "generic names") of classes that master the bus.
 BUS_MASTERS = ("ethernet", "mmc", "dma-controller", "usb", "sata", "pcie", "gpu", "video-codec", "npu",
                "nvme", "spi-nand", "dma", "vop", "isp", "rga", "jpeg-decoder", "video-decoder", "video-encoder")

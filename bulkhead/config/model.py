@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
-from bulkhead.base import tree
+from bulkhead import drivers
 from bulkhead.base.errors import Diagnostic, Mark
 from bulkhead.config.bwspec import GUEST_PMU_PPI, PlatformBandwidth, VmBandwidthSpec
+from bulkhead.drivers import gic as gic_drivers
+from bulkhead.drivers import iommu
 
 KiB = 1 << 10
 MiB = 1 << 20
@@ -150,6 +152,7 @@ class GicSpec:
     page_stride: int = GIC_FRAME
     vgicd: int = 0
     vgicc: int = 0
+    driver: str = ""  # ``gic.driver`` (bulkhead/drivers/gic/); "": gicv<version>
     # SPIs no device drives (``spare_spis``): the hypervisor sets them pending
     # to deliver a direct VM's emulated interrupts (docs/interrupts.md)
     spare_spis: tuple[int, ...] = ()
@@ -180,6 +183,11 @@ class GicSpec:
         return [("the virtual GIC distributor", Range(self.vgicd, GICD_SPAN)),
                 ("the virtual GIC CPU interface", Range(self.vgicc, 2 * GIC_FRAME))]
 
+    @property
+    def driver_name(self) -> str:
+        """Its driver: hypervisor/drivers/gic/<driver_name>.c."""
+        return self.driver or f"gicv{self.version}"
+
 
 @dataclass(frozen=True)
 class TimerSpec:
@@ -189,8 +197,8 @@ class TimerSpec:
     secure_irq: int
 
 
-UART_DRIVERS = tree.uart_drivers()  # hypervisor/drivers/uart/<driver>.c
-GIC_VERSIONS = tree.gic_versions()  # hypervisor/drivers/gic/gicv<version>.c
+UART_DRIVERS = drivers.values("uart")  # bulkhead/drivers/uart/<driver>.py
+GIC_VERSIONS = gic_drivers.versions()  # the architectures of bulkhead/drivers/gic/<driver>.py
 
 
 @dataclass(frozen=True)
@@ -390,8 +398,7 @@ class PciBridgeSpec:
     path: str
 
 
-SmmuType = Literal["smmuv3", "smmu-500"]
-SMMU_TYPES: tuple[SmmuType, ...] = ("smmuv3", "smmu-500")
+SmmuType = str  # a driver's compatible value (bulkhead/drivers/iommu/<driver>.py)
 
 
 @dataclass(frozen=True)
@@ -420,8 +427,8 @@ class SmmuSpec:
 
     @property
     def sid_bits(self) -> int:
-        """Stream ID width the hardware takes (SMMU-500: 15-bit SMR ID field)."""
-        return 15 if self.type == "smmu-500" else 32
+        """Stream ID width the hardware takes (its driver's; SMMU-500: 15-bit SMR ID field)."""
+        return iommu.of_type(self.type).sid_bits
 
 
 @dataclass(frozen=True)

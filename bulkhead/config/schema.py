@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
+from bulkhead import drivers
 from bulkhead.config import bandwidth as bw_mod
 from bulkhead.config import color as color_mod
 from bulkhead.config import dsu as dsu_mod
@@ -23,7 +24,6 @@ from bulkhead.config import shared_io
 from bulkhead.config.model import (
     GIC_FRAME,
     GIC_VERSIONS,
-    SMMU_TYPES,
     UART_DRIVERS,
     CacheModelSpec,
     ColoringSpec,
@@ -49,6 +49,8 @@ from bulkhead.config.model import (
 )
 from bulkhead.config.reader import Reader, join, node_text
 from bulkhead.config.yamlpos import YList, YMap, YNode, YScalar, describe
+from bulkhead.drivers import gic as gic_drivers
+from bulkhead.drivers import iommu
 
 PLATFORM_NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}\Z")
 PARAM_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}\Z")
@@ -102,8 +104,10 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
     t = r.mapping(top["timer"], "timer", timer_keys, timer_keys)
     timer = TimerSpec(*(r.irq(t[k], f"timer.{k}") for k in timer_keys))
     u = r.mapping(top["uart"], "uart", ("base", "irq", "driver"), ("base", "irq"))
+    uart_driver = drivers.compatible("uart", r.choice(u["driver"], "uart.driver", UART_DRIVERS)) \
+        if "driver" in u else None
     uart = UartSpec(r.address(u["base"], "uart.base"), r.irq(u["irq"], "uart.irq"),
-                    r.choice(u["driver"], "uart.driver", UART_DRIVERS) if "driver" in u else "pl011")
+                    uart_driver.name if uart_driver is not None else "pl011")
     c = r.mapping(top["console"], "console", ("ipa", "irq"), ("ipa", "irq"))
     console = ConsoleSpec(r.address(c["ipa"], "console.ipa"), r.irq(c["irq"], "console.irq"))
 
@@ -183,7 +187,7 @@ def _parse_smmu(r: Reader, node: YNode, path: str) -> SmmuSpec:
         raise r.fail(m["sources"], join(path, "sources"), "cite at least one source of these values")
     return SmmuSpec(
         name=r.name(m["name"], join(path, "name"), "an SMMU name"),
-        type="smmu-500" if r.choice(m["type"], join(path, "type"), SMMU_TYPES) == "smmu-500" else "smmuv3",
+        type=r.choice(m["type"], join(path, "type"), iommu.types()),
         base=r.address(m["base"], join(path, "base")),
         size=r.size(m["size"], join(path, "size")),
         event_irq=event,
@@ -210,9 +214,9 @@ def _parse_qemu(r: Reader, node: YNode) -> QemuSpec:
 
 
 GIC_KEYS = {
-    3: ("version", "gicd", "gicr", "gicr_stride", "spis", "maintenance_irq", "spare_spis", "spare_ppis"),
-    2: ("version", "gicd", "gicc", "gich", "gicv", "page_stride", "vgicd", "vgicc", "spis", "maintenance_irq",
-        "spare_spis"),
+    3: ("version", "driver", "gicd", "gicr", "gicr_stride", "spis", "maintenance_irq", "spare_spis", "spare_ppis"),
+    2: ("version", "driver", "gicd", "gicc", "gich", "gicv", "page_stride", "vgicd", "vgicc", "spis",
+        "maintenance_irq", "spare_spis"),
 }
 
 
@@ -244,9 +248,16 @@ def _parse_gic(r: Reader, node: YNode) -> GicSpec:
     if version not in versions:
         raise r.fail(v["version"], "gic.version", f"expected a GIC version with a driver ({names}), got {version}")
     keys = GIC_KEYS[version]
-    g = r.mapping(node, "gic", keys, [k for k in keys if k not in ("page_stride", "spare_spis", "spare_ppis")])
-    common: dict[str, int] = {
+    g = r.mapping(node, "gic", keys,
+                  [k for k in keys if k not in ("driver", "page_stride", "spare_spis", "spare_ppis")])
+    driver = f"gicv{version}"
+    if "driver" in g:  # a driver of this architecture (bulkhead/drivers/gic/)
+        fit = tuple(v for d in gic_drivers.all_drivers() if d.arch == version for v in d.compatible)
+        found = drivers.compatible("gic", r.choice(g["driver"], "gic.driver", fit))
+        driver = found.name if found is not None else driver
+    common: dict[str, Any] = {
         "version": version,
+        "driver": driver,
         "gicd": r.address(g["gicd"], "gic.gicd"),
         "spis": r.integer(g["spis"], "gic.spis", "a number of SPIs (32-988)", 32, 988),
         "maintenance_irq": r.irq(g["maintenance_irq"], "gic.maintenance_irq"),

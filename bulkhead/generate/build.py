@@ -146,7 +146,8 @@ def hypervisor_make_args(system: System, out: Path) -> list[str]:
         f"O={out / 'hyp'}", f"CONFIG_C={out / 'config.c'}",
         f"HYP_BASE=0x{p.hypervisor.base:x}", f"HYP_SIZE=0x{p.hypervisor.size:x}",
         f"RAM_BASE=0x{p.ram.base:x}", f"PAYLOAD={out / 'payload.bin'}",
-        f"PLATFORM={p.board}", f"GIC={p.gic.version}", f"UART={p.uart.driver}",
+        f"PLATFORM={p.board}", f"GIC={p.gic.version}", f"GIC_DRIVER={p.gic.driver_name}",
+        f"UART={p.uart.driver}",
         f"FEATURES_MK={out / 'features.mk'}",
     ]
 

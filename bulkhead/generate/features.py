@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from bulkhead.base import tree
 from bulkhead.config import bandwidth, dma, dsu
+from bulkhead.drivers import iommu
 from bulkhead.layout.placement import System
 
 MECHANISMS = ("BW", "RECOLOR", "IDA", "PCI", "DSU", "DIRECT", "QOS")  # hypervisor/Makefile FEATURE_NAMES
@@ -64,8 +65,8 @@ def needs(system: System) -> list[Need]:
 
 
 def driver(smmu_type: str) -> str:
-    """The feature of an SMMU type's driver: smmu-500 -> SMMU500."""
-    return smmu_type.replace("-", "").upper()
+    """The feature of an SMMU type's driver (its descriptor's): smmu-500 -> SMMU500."""
+    return iommu.of_type(smmu_type).feature or iommu.of_type(smmu_type).name.upper()
 
 
 def features(system: System) -> dict[str, bool]:
@@ -80,7 +81,7 @@ def features(system: System) -> dict[str, bool]:
 def smmu_drivers(system: System) -> list[str]:
     """The SMMU drivers to build (hypervisor/Makefile SMMU): those of the
     SMMUs the hypervisor drives for this configuration (dma.driven)."""
-    return sorted({driver(u.type).lower() for u in dma.driven(system.spec)})
+    return sorted({iommu.of_type(u.type).name for u in dma.driven(system.spec)})
 
 
 def contents(system: System) -> dict[str, bool]:

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from bulkhead.config import bandwidth, coloring, dma, dsu, interrupts, qos
 from bulkhead.config.color import Colors
 from bulkhead.config.model import MAX_CPUS, MAX_RAM_BANKS, Platform
+from bulkhead.drivers import iommu
 from bulkhead.generate import features, image
 from bulkhead.layout.placement import StagedImage, System, Vm, placed_pa
 
@@ -241,47 +242,30 @@ def _iommu_tables(w: _Writer, system: System) -> str:
     w.line()
     w.line("/* DMA isolation: the SMMUs and the streams each VM owns (docs/dma.md) */")
     rows = []
+    drivers = {u.name: iommu.of_type(u.type) for u in units}
+    extra: dict[int, iommu.Fields] = {}  # id(stream): its driver's fields
+    for ops in sorted({d.ops for d in drivers.values() if d.ops}):
+        w.line(f"extern const struct iommu_ops {ops};")
     for k, u in enumerate(units):
-        sids = [st.sid for st in table if st.smmu == u.name]
-        owner = next((vm_index[st.vm] for st in table if st.smmu == u.name), None)
-        cpu = system.vms[owner].cpus[0] if owner is not None else 0
-        fields = [("name", _cstr(u.name)),
-                  ("type", "IOMMU_SMMUV3" if u.type == "smmuv3" else "IOMMU_SMMU500"),
+        mine = [st for st in table if st.smmu == u.name]
+        streams = [iommu.Stream(st.sid, vm_index[st.vm]) for st in mine]
+        cpu = system.vms[streams[0].vm].cpus[0] if streams else 0
+        fields = [("name", _cstr(u.name)), ("ops", f"&{drivers[u.name].ops}"),
                   ("base", _hex(u.base)), ("size", _hex(u.size)),
                   ("event_irq", str(u.event_irq)), ("gerror_irq", str(u.gerror_irq)),
                   ("irq_mpidr", _hex(system.platform.mpidr[cpu]))]
-        if u.type == "smmuv3":
-            # the queues: 64 commands, dma.V3_EVTQ_LOG2 events
-            evtq_log2 = dma.V3_EVTQ_LOG2
-            w.line(f"static u64 iommu{k}_cmdq[128] __attribute__((aligned(1024))) IOMMU_DMA_MEM;")
-            w.line(f"static u64 iommu{k}_evtq[{4 << evtq_log2}] "
-                   f"__attribute__((aligned({32 << evtq_log2}))) IOMMU_DMA_MEM;")
-            fields += [("cmdq", f"iommu{k}_cmdq"), ("evtq", f"iommu{k}_evtq"), ("evtq_log2", str(evtq_log2))]
-            lay = dma.v3_table(sids)
-            if not lay.split:
-                size = 64 << lay.log2size
-                w.line(f"static u64 iommu{k}_strtab[{size // 8}] "
-                       f"__attribute__((aligned({max(64, size)}))) IOMMU_DMA_MEM;")
-                fields += [("log2size", str(lay.log2size)), ("strtab", f"iommu{k}_strtab")]
-            else:
-                n = lay.entries
-                w.line(f"static u64 iommu{k}_strtab[{n}] "
-                       f"__attribute__((aligned({max(64, n * 8)}))) IOMMU_DMA_MEM;")
-                l2_bytes = 64 << lay.split
-                for span in lay.l2_spans:
-                    w.line(f"static u64 iommu{k}_l2_{span}[{l2_bytes // 8}] "
-                           f"__attribute__((aligned({l2_bytes}))) IOMMU_DMA_MEM;")
-                w.line(f"static u64 *const iommu{k}_l2[{n}] = {{ "
-                       + ", ".join(f"[{span}] = iommu{k}_l2_{span}" for span in lay.l2_spans) + " };")
-                fields += [("log2size", str(lay.log2size)), ("split", str(lay.split)),
-                           ("strtab", f"iommu{k}_strtab"), ("l2", f"iommu{k}_l2")]
-        rows.append(fields)
+        rows.append(fields + drivers[u.name].unit_fields(k, streams, w.line))
+        extra |= {id(st): f for st, f in zip(mine, drivers[u.name].stream_fields(streams), strict=True)}
     w.array("static const struct iommu_unit iommu_units", _struct_rows(rows))
+    # each VM's first stream on a unit programs the VM's context there
+    first = {id(st) for st in {(st.smmu, st.vm): st for st in reversed(table)}.values()}
     if table:
         w.array("static const struct iommu_stream iommu_streams", _struct_rows(
             [("unit", str(index[st.smmu])), ("sid", _hex(st.sid)), ("vm", str(vm_index[st.vm])),
              ("device", _cstr(st.device)),
-             ("flags", "IOMMU_STREAM_STOP_VM" if st.on_fault == "stop-vm" else "0")]
+             ("flags", " | ".join(f for f, on in (("IOMMU_STREAM_STOP_VM", st.on_fault == "stop-vm"),
+                                                  ("IOMMU_STREAM_CTX_FIRST", id(st) in first)) if on) or "0")]
+            + extra[id(st)]
             for st in table))
     return (f".nunits = {len(units)}, .units = iommu_units, .nstreams = {len(table)}, "
             f".streams = {'iommu_streams' if table else 'NULL'}")

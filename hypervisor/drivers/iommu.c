@@ -1,22 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The IOMMU-neutral layer (drivers/iommu.h): the generated stream table,
- * each stream's state, and the dispatch to the SMMU driver of each unit
- * (drivers/smmu/smmuv3.c, smmu500.c; the Makefile builds those the
- * configuration drives: IS_ENABLED(SMMUV3), IS_ENABLED(SMMU500), lib/features.h).
+ * each stream's state, and the dispatch to the driver of each unit through
+ * the struct iommu_ops the generated config names (drivers/smmu/<driver>.c;
+ * the Makefile builds those the configuration drives).
  */
 #include "drivers/iommu.h"
 
-#include "lib/features.h"
 #include "lib/log.h"
 #include "lib/spinlock.h"
-
-#if IS_ENABLED(SMMUV3)
-#include "drivers/smmu/smmuv3.h"
-#endif
-#if IS_ENABLED(SMMU500)
-#include "drivers/smmu/smmu500.h"
-#endif
 
 enum iommu_state {
 	IOMMU_ST_ABORT,   /* not attached yet, or blocked for a stage-2 change */
@@ -65,86 +57,12 @@ u64 iommu_stream_faults(u32 stream)
 	return stream < IOMMU_MAX_STREAMS ? iommu_faults[stream] : 0;
 }
 
-#if IS_ENABLED(SMMU500)
-/* SMMU-500: stream i of a unit uses stream match register slot(i) (its rank
- * among the unit's streams) and its VM the context bank of the VM's rank
- * among the unit's VMs. */
-static u32 iommu_smr_of(u32 stream)
-{
-	const struct iommu_stream *st = &iommu_cfg->streams[stream];
-	u32 n = 0;
-
-	for (u32 i = 0; i < stream; i++)
-		n += iommu_cfg->streams[i].unit == st->unit;
-	return n;
-}
-
-/* (vm IOMMU_NONE: the number of VMs on the unit) */
-static u32 iommu_cb_of(u32 unit, u32 vm)
-{
-	u32 n = 0;
-
-	for (u32 i = 0; i < iommu_cfg->nstreams; i++) {
-		const struct iommu_stream *st = &iommu_cfg->streams[i];
-		bool first = st->unit == unit;
-
-		for (u32 k = 0; first && k < i; k++)
-			first = !(iommu_cfg->streams[k].unit == unit &&
-			          iommu_cfg->streams[k].vm == st->vm);
-		if (!first)
-			continue;
-		if (st->vm == vm)
-			return n;
-		n++;
-	}
-	return vm == IOMMU_NONE ? n : IOMMU_NONE;
-}
-#endif
-
 /* Points stream i at s2 (NULL: abort). */
 static bool iommu_stream_program(u32 i, const struct iommu_s2 *s2)
 {
 	const struct iommu_stream *st = &iommu_cfg->streams[i];
-	const struct iommu_unit *u = &iommu_cfg->units[st->unit];
 
-	switch (u->type) {
-#if IS_ENABLED(SMMUV3)
-	case IOMMU_SMMUV3: {
-		u64 ste[SMMUV3_STE_DWORDS], s1[2];
-
-		if (s2 && s2->s1 && smmuv3_s1(st->unit, s1))
-			smmuv3_ste_nested(ste, s2->root, s2->vtcr, s2->vmid, IOMMU_S1_IPA);
-		else if (s2)
-			smmuv3_ste_s2(ste, s2->root, s2->vtcr, s2->vmid);
-		return smmuv3_ste_set(st->unit, st->sid, s2 ? ste : NULL);
-	}
-#endif
-#if IS_ENABLED(SMMU500)
-	case IOMMU_SMMU500:
-		return smmu500_stream_set(st->unit, iommu_smr_of(i), st->sid,
-		                          s2 ? iommu_cb_of(st->unit, st->vm) : IOMMU_NONE);
-#endif
-	default:
-		(void)s2;
-		return false;
-	}
-}
-
-static bool iommu_unit_tlbi(u32 unit, u16 vmid)
-{
-	switch (iommu_cfg->units[unit].type) {
-#if IS_ENABLED(SMMUV3)
-	case IOMMU_SMMUV3:
-		return smmuv3_tlbi_vmid(unit, vmid);
-#endif
-#if IS_ENABLED(SMMU500)
-	case IOMMU_SMMU500:
-		return smmu500_tlbi_vmid(unit, vmid);
-#endif
-	default:
-		(void)vmid;
-		return false;
-	}
+	return iommu_cfg->units[st->unit].ops->stream_set(st->unit, st, s2);
 }
 
 /* Invalidates vmid on every unit one of the VM's streams is on. */
@@ -156,7 +74,7 @@ static void iommu_vm_tlbi(u32 vm, u16 vmid)
 		for (u32 i = 0; i < iommu_cfg->nstreams; i++)
 			used |=
 			    iommu_cfg->streams[i].unit == unit && iommu_cfg->streams[i].vm == vm;
-		if (used && !iommu_unit_tlbi(unit, vmid))
+		if (used && !iommu_cfg->units[unit].ops->tlbi_vmid(unit, vmid))
 			log_info("iommu %s: TLB invalidation of VMID %u did not complete",
 			         iommu_cfg->units[unit].name, vmid);
 	}
@@ -174,16 +92,13 @@ void iommu_vm_attach(u32 vm, const struct iommu_s2 *s2)
 {
 	if (!iommu_active())
 		return;
-#if IS_ENABLED(SMMU500)
-	for (u32 unit = 0; unit < iommu_cfg->nunits; unit++) {
-		u32 cb = iommu_cfg->units[unit].type == IOMMU_SMMU500 ? iommu_cb_of(unit, vm)
-		                                                      : IOMMU_NONE;
+	for (u32 i = 0; i < iommu_cfg->nstreams; i++) {
+		const struct iommu_stream *st = &iommu_cfg->streams[i];
+		const struct iommu_unit *u = &iommu_cfg->units[st->unit];
 
-		if (cb != IOMMU_NONE && !smmu500_cb_set(unit, cb, s2))
-			log_info("iommu %s: context bank %u not programmed",
-			         iommu_cfg->units[unit].name, cb);
+		if (st->vm == vm && (st->flags & IOMMU_STREAM_CTX_FIRST) && u->ops->ctx_set)
+			u->ops->ctx_set(st->unit, st->ctx, s2);
 	}
-#endif
 	/* the new tables first, then the stale translations of the VMID go */
 	iommu_vm_tlbi(vm, s2->vmid);
 	for (u32 i = 0; i < iommu_cfg->nstreams; i++) {
@@ -251,7 +166,6 @@ void iommu_stream_block(u32 stream)
 	iommu_report_program(stream, ok);
 }
 
-#if IS_ENABLED(SMMUV3) || IS_ENABLED(SMMU500)
 static u32 iommu_find(u32 unit, u32 sid)
 {
 	for (u32 i = 0; i < iommu_cfg->nstreams; i++)
@@ -260,16 +174,22 @@ static u32 iommu_find(u32 unit, u32 sid)
 	return IOMMU_NONE;
 }
 
-/* One recorded fault: counted, the stream blocked under abort-device, passed up. */
-static void iommu_report(u32 unit, u32 sid, u64 addr, bool write, bool addr_valid, const char *what)
+/*
+ * What a unit recorded (iommu_event_fn): a fault is counted, its stream
+ * blocked under abort-device, and passed up; lost records (the unit
+ * discarded some: which streams faulted is unknown) are passed up once per
+ * overflow.
+ */
+static void iommu_report(u32 unit, const struct iommu_fault *rec)
 {
 	struct iommu_fault f = { .unit = unit,
-		                 .sid = sid,
-		                 .stream = iommu_find(unit, sid),
-		                 .addr = addr,
-		                 .write = write,
-		                 .addr_valid = addr_valid,
-		                 .what = what };
+		                 .sid = rec->sid,
+		                 .stream = rec->lost ? IOMMU_NONE : iommu_find(unit, rec->sid),
+		                 .addr = rec->addr,
+		                 .write = rec->write,
+		                 .addr_valid = rec->addr_valid,
+		                 .what = rec->what,
+		                 .lost = rec->lost };
 
 	if (f.stream != IOMMU_NONE) {
 		const struct iommu_stream *st = &iommu_cfg->streams[f.stream];
@@ -298,66 +218,26 @@ static void iommu_report(u32 unit, u32 sid, u64 addr, bool write, bool addr_vali
 		iommu_fault(&f);
 }
 
-#endif
-
-#if IS_ENABLED(SMMUV3)
-static void iommu_v3_event(u32 unit, const struct smmuv3_event *e)
-{
-	iommu_report(unit, e->sid, e->addr, e->write, e->addr_valid, smmuv3_event_name(e->type));
-}
-
-/* The unit discarded fault records: passed up, once per overflow. */
-static void iommu_v3_lost(u32 unit, const char *why)
-{
-	struct iommu_fault f = { .unit = unit, .stream = IOMMU_NONE, .what = why, .lost = true };
-
-	if (iommu_fault)
-		iommu_fault(&f);
-}
-#endif
-
-#if IS_ENABLED(SMMU500)
-static void iommu_500_fault(u32 unit, const struct smmu500_fault *f)
-{
-	iommu_report(unit, f->sid, f->addr, f->write, f->addr_valid, f->what);
-}
-#endif
-
 void iommu_handle_irq(u32 intid)
 {
 	for (u32 unit = 0; iommu_cfg && unit < iommu_cfg->nunits; unit++) {
 		const struct iommu_unit *u = &iommu_cfg->units[unit];
 
-		if (intid != u->event_irq && intid != u->gerror_irq)
-			continue;
-		switch (u->type) {
-#if IS_ENABLED(SMMUV3)
-		case IOMMU_SMMUV3:
-			if (intid == u->gerror_irq)
-				smmuv3_gerror(unit, iommu_v3_lost);
-			if (intid == u->event_irq)
-				smmuv3_drain_events(unit, iommu_v3_event, iommu_v3_lost);
-			break;
-#endif
-#if IS_ENABLED(SMMU500)
-		case IOMMU_SMMU500:
-			smmu500_handle_irq(unit, iommu_500_fault);
-			break;
-#endif
-		default:
-			break;
-		}
+		if (intid == u->gerror_irq && u->ops->gerror)
+			u->ops->gerror(unit, iommu_report);
+		if (intid == u->event_irq || (intid == u->gerror_irq && !u->ops->gerror))
+			u->ops->event(unit, iommu_report);
 	}
 }
 
 bool iommu_s1_pages(u64 pa[2])
 {
-#if IS_ENABLED(SMMUV3)
-	for (u32 unit = 0; iommu_cfg && unit < iommu_cfg->nunits; unit++)
-		if (iommu_cfg->units[unit].type == IOMMU_SMMUV3 && smmuv3_s1(unit, pa))
+	for (u32 unit = 0; iommu_cfg && unit < iommu_cfg->nunits; unit++) {
+		const struct iommu_unit *u = &iommu_cfg->units[unit];
+
+		if (u->ops->s1_pages && u->ops->s1_pages(unit, pa))
 			return true;
-#endif
-	(void)pa;
+	}
 	return false;
 }
 
@@ -377,7 +257,7 @@ u32 iommu_irqs(struct iommu_irq *irqs, u32 max)
 			if (!seen && n < max)
 				irqs[n++] = (struct iommu_irq){ .intid = want[k],
 					                        .mpidr = u->irq_mpidr,
-					                        .edge = u->type == IOMMU_SMMUV3 };
+					                        .edge = u->ops->edge };
 		}
 	}
 	return n;
@@ -397,31 +277,6 @@ void iommu_init(const struct iommu_config *cfg, iommu_fault_fn fault)
 			panic("iommu: stream %u names unit %u of %u", i, cfg->streams[i].unit,
 			      cfg->nunits);
 	}
-	for (u32 unit = 0; unit < cfg->nunits; unit++) {
-		const struct iommu_unit *u = &cfg->units[unit];
-		u32 max_sid = 0, n = 0;
-
-		for (u32 i = 0; i < cfg->nstreams; i++) {
-			if (cfg->streams[i].unit != unit)
-				continue;
-			max_sid = MAX(max_sid, cfg->streams[i].sid);
-			n++;
-		}
-		switch (u->type) {
-#if IS_ENABLED(SMMUV3)
-		case IOMMU_SMMUV3:
-			smmuv3_init(unit, u, max_sid);
-			break;
-#endif
-#if IS_ENABLED(SMMU500)
-		case IOMMU_SMMU500:
-			smmu500_init(unit, u, n, iommu_cb_of(unit, IOMMU_NONE));
-			break;
-#endif
-		default:
-			(void)max_sid;
-			(void)n;
-			panic("iommu %s: no driver for type %u in this build", u->name, u->type);
-		}
-	}
+	for (u32 unit = 0; unit < cfg->nunits; unit++)
+		cfg->units[unit].ops->init(unit, &cfg->units[unit], cfg);
 }

@@ -10,14 +10,15 @@
  * Layering: a driver. The core and isolation layers call it whenever a
  * VM's stage 2 changes (recoloring, reset) and when a VM stops; faults go up
  * through the handler registered at init (no upward calls).
+ *
+ * Drivers are registered units: each (drivers/smmu/<driver>.c) exports one
+ * struct iommu_ops, and the generated config names it in each unit it
+ * drives (bulkhead/drivers/iommu/<driver>.py), so this layer names none.
  */
 #ifndef DRIVERS_IOMMU_H
 #define DRIVERS_IOMMU_H
 
 #include "lib/types.h"
-
-#define IOMMU_SMMUV3  1 /* Arm SMMUv3 (IHI 0070) */
-#define IOMMU_SMMU500 2 /* Arm CoreLink MMU-500 (SMMUv2 architecture, IHI 0062) */
 
 /* Memory an SMMU reads by physical address (stream tables, queues): in
  * its own section, which keeps VA = PA when the hypervisor colors itself
@@ -29,10 +30,12 @@
 #define IOMMU_MAX_STREAMS 64 /* bulkhead/config/dma.py MAX_STREAMS */
 #define IOMMU_NONE        (~0u)
 
+struct iommu_ops;
+
 /* One SMMU the hypervisor drives (platform file smmus[]). */
 struct iommu_unit {
 	const char *name;
-	u32 type; /* IOMMU_SMMUV3, IOMMU_SMMU500 */
+	const struct iommu_ops *ops; /* its driver */
 	u64 base;
 	u64 size;
 	u32 event_irq;  /* SMMUv3: event queue; SMMU-500: context faults */
@@ -52,9 +55,18 @@ struct iommu_unit {
 	u64 *cmdq;
 	u64 *evtq;
 	u32 evtq_log2;
+	/* SMMU-500, the toolchain's counts: stream match registers and VM
+	 * context banks used (each stream's slot and ctx below) */
+	u32 nslots;
+	u32 nctx;
+	/* a table of the driver's own, if its descriptor emits one */
+	const void *data;
 };
 
 #define IOMMU_STREAM_STOP_VM (1u << 0) /* on_dma_fault: stop-vm (default abort-device) */
+/* the first stream of its VM on its unit: attaching the VM programs the
+ * stream's ctx through it (iommu_ops.ctx_set), once per unit */
+#define IOMMU_STREAM_CTX_FIRST (1u << 1)
 
 /* One DMA stream: a stream ID of one unit, owned by one VM. */
 struct iommu_stream {
@@ -63,6 +75,11 @@ struct iommu_stream {
 	u32 vm; /* index of the owning VM */
 	const char *device;
 	u32 flags;
+	/* the driver's slot for the stream and the context of its VM on the
+	 * unit, both the toolchain's (SMMU-500: stream match register,
+	 * context bank; SMMUv3: unused) */
+	u32 slot;
+	u32 ctx;
 };
 
 struct iommu_config {
@@ -115,6 +132,35 @@ struct iommu_fault {
 };
 
 typedef void (*iommu_fault_fn)(const struct iommu_fault *f);
+/* How a driver passes up what its unit recorded: sid, addr, write,
+ * addr_valid, what and lost of f (this layer fills in the rest). */
+typedef void (*iommu_event_fn)(u32 unit, const struct iommu_fault *f);
+
+/*
+ * A driver's operations; unit is the unit's index, for the driver's own
+ * per-unit state. Called with iommu_lock held: stream_set (and nothing of
+ * this layer's from the driver).
+ */
+struct iommu_ops {
+	const char *name; /* the hardware, for the console: "SMMUv3" */
+	/* Boot CPU: probes and enables the unit for the streams of cfg on it;
+	 * stops the boot when it cannot confine them. */
+	void (*init)(u32 unit, const struct iommu_unit *u, const struct iommu_config *cfg);
+	/* Points context ctx (a stream's ctx) at s2, reporting a failure;
+	 * NULL: no per-VM contexts. */
+	void (*ctx_set)(u32 unit, u32 ctx, const struct iommu_s2 *s2);
+	/* Points one stream at s2 (NULL: abort); returns once the unit uses it. */
+	bool (*stream_set)(u32 unit, const struct iommu_stream *st, const struct iommu_s2 *s2);
+	bool (*tlbi_vmid)(u32 unit, u16 vmid);
+	/* The unit's event_irq came: drains what it recorded (bounded)
+	 * through up. */
+	void (*event)(u32 unit, iommu_event_fn up);
+	/* Its gerror_irq came (global errors); NULL: event takes both. */
+	void (*gerror)(u32 unit, iommu_event_fn up);
+	/* The identity stage-1 pages (iommu_s1_pages); NULL: none. */
+	bool (*s1_pages)(u32 unit, u64 pa[2]);
+	bool edge; /* its interrupts are pulses (else levels) */
+};
 
 /*
  * Boot CPU, before any VM runs: probes every unit, makes unknown streams
@@ -145,7 +191,7 @@ void iommu_stream_block(u32 stream);
 struct iommu_irq {
 	u32 intid;
 	u64 mpidr; /* the CPU it goes to */
-	bool edge; /* SMMUv3's wired interrupts are pulses; the SMMU-500's are levels */
+	bool edge; /* iommu_ops.edge */
 };
 /* The interrupts to route to the hypervisor: fills at most max, returns how
  * many (event and global error interrupts of each unit, each once). */

@@ -140,11 +140,12 @@ static const struct cfg_vm vms[] = {
 };
 
 /* DMA isolation: the SMMUs and the streams each VM owns (docs/dma.md) */
+extern const struct iommu_ops smmuv3_ops;
 static u64 iommu0_cmdq[128] __attribute__((aligned(1024))) IOMMU_DMA_MEM;
 static u64 iommu0_evtq[1024] __attribute__((aligned(8192))) IOMMU_DMA_MEM;
 static u64 iommu0_strtab[16] __attribute__((aligned(128))) IOMMU_DMA_MEM;
 static const struct iommu_unit iommu_units[] = {
-	{ .name = "smmu0", .type = IOMMU_SMMUV3, .base = 0x9050000, .size = 0x20000, .event_irq = 106, .gerror_irq = 109, .irq_mpidr = 0x0, .cmdq = iommu0_cmdq, .evtq = iommu0_evtq, .evtq_log2 = 8, .log2size = 1, .strtab = iommu0_strtab },
+	{ .name = "smmu0", .ops = &smmuv3_ops, .base = 0x9050000, .size = 0x20000, .event_irq = 106, .gerror_irq = 109, .irq_mpidr = 0x0, .cmdq = iommu0_cmdq, .evtq = iommu0_evtq, .evtq_log2 = 8, .log2size = 1, .strtab = iommu0_strtab },
 };
 
 const struct cfg_system cfg_system = {

@@ -34,8 +34,9 @@
 enum { DMA0, QUIET0, DMA1, QUIET1, NSTREAMS };
 static const u32 sid_of[NSTREAMS] = { 0x8, 0x10, 0x18, 0x20 };
 
+static const struct iommu_ops stub_ops;
 static const struct iommu_unit unit = { .name = "smmu0",
-	                                .type = IOMMU_SMMUV3,
+	                                .ops = &stub_ops,
 	                                .event_irq = EVENT_IRQ,
 	                                .gerror_irq = EVENT_IRQ + 1,
 	                                .irq_mpidr = 0x100 };
@@ -56,7 +57,7 @@ struct vm vms[CFG_MAX_CPUS];
 u32 vm_count;
 static u64 roots[2] = { 0x80000000, 0x90000000 }; /* each VM's stage-2 root */
 
-/* --- the stub SMMUv3: the last STE written per stream ID, queued events --- */
+/* --- the stub SMMUv3 driver: the last STE written per stream ID, queued events --- */
 static struct {
 	bool set, on;
 	u64 ste[SMMUV3_STE_DWORDS];
@@ -64,55 +65,52 @@ static struct {
 static struct smmuv3_event queue[8];
 static u32 queued;
 
-void smmuv3_init(u32 idx, const struct iommu_unit *u, u32 max_sid)
+static void stub_init(u32 idx, const struct iommu_unit *u, const struct iommu_config *cfg)
 {
 	(void)idx;
 	(void)u;
-	CHECK(max_sid < 0x40);
+	for (u32 i = 0; i < cfg->nstreams; i++)
+		CHECK(cfg->streams[i].sid < 0x40);
 	memset(ste, 0, sizeof(ste));
 }
 
-bool smmuv3_ste_set(u32 idx, u32 sid, const u64 *s)
+/* no identity stage 1: the streams translate by stage 2 alone */
+static bool stub_stream_set(u32 idx, const struct iommu_stream *st, const struct iommu_s2 *s2)
 {
 	(void)idx;
-	ste[sid].set = true;
-	ste[sid].on = s != NULL;
-	if (s)
-		memcpy(ste[sid].ste, s, sizeof(ste[sid].ste));
+	ste[st->sid].set = true;
+	ste[st->sid].on = s2 != NULL;
+	if (s2)
+		smmuv3_ste_s2(ste[st->sid].ste, s2->root, s2->vtcr, s2->vmid);
 	return true;
 }
 
-/* no identity stage 1: the streams translate by stage 2 alone */
-bool smmuv3_s1(u32 idx, u64 pa[2])
-{
-	(void)idx;
-	(void)pa;
-	return false;
-}
-
-bool smmuv3_tlbi_vmid(u32 idx, u16 vmid)
+static bool stub_tlbi_vmid(u32 idx, u16 vmid)
 {
 	(void)idx;
 	(void)vmid;
 	return true;
 }
 
-u32 smmuv3_drain_events(u32 idx, smmuv3_report_fn report, smmuv3_lost_fn lost)
+static void stub_event(u32 idx, iommu_event_fn up)
 {
 	u32 n = queued;
 
-	(void)lost;
 	for (u32 i = 0; i < n; i++)
-		report(idx, &queue[i]);
+		up(idx, &(struct iommu_fault){ .sid = queue[i].sid,
+		                               .addr = queue[i].addr,
+		                               .write = queue[i].write,
+		                               .addr_valid = queue[i].addr_valid,
+		                               .what = smmuv3_event_name(queue[i].type) });
 	queued = 0;
-	return n;
 }
 
-void smmuv3_gerror(u32 idx, smmuv3_lost_fn lost)
-{
-	(void)idx;
-	(void)lost;
-}
+static const struct iommu_ops stub_ops = { .name = "SMMUv3",
+	                                   .init = stub_init,
+	                                   .stream_set = stub_stream_set,
+	                                   .tlbi_vmid = stub_tlbi_vmid,
+	                                   .event = stub_event,
+	                                   .edge = true };
 
 /* --- what core/dma/dma.c calls in the rest of the hypervisor --- */
 static void (*irq_handler)(u32 intid);

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "drivers/iommu.h"
-#include "drivers/smmu/smmu500_hw.h"
+#include "drivers/smmu/smmu500.h"
 #include "lib/log.h"
 #include "smmu_harness.h"
 
@@ -222,16 +222,33 @@ static void on_fault(const struct iommu_fault *f)
 		faults[nfaults++] = *f;
 }
 
+/* the slots and context banks as the toolchain computes them
+ * (bulkhead/drivers/iommu/smmu500.py; tests/test_drivers.py checks the same
+ * streams give these): SMRs 0-2 in stream order, banks by VM rank */
 static const struct iommu_unit unit = { .name = "smmu",
-	                                .type = IOMMU_SMMU500,
+	                                .ops = &smmu500_ops,
+	                                .nslots = 3,
+	                                .nctx = 2,
 	                                .base = BASE,
 	                                .size = 0x20000,
 	                                .event_irq = 187,
 	                                .gerror_irq = 187 };
 static const struct iommu_stream streams[] = {
-	{ .unit = 0, .sid = 0x874, .vm = 0, .device = "gem0" },
-	{ .unit = 0, .sid = 0x14e8, .vm = 1, .device = "zdma0" },
-	{ .unit = 0, .sid = 0x870, .vm = 1, .device = "sd0" },
+	{ .unit = 0,
+	  .sid = 0x874,
+	  .vm = 0,
+	  .device = "gem0",
+	  .flags = IOMMU_STREAM_CTX_FIRST,
+	  .slot = 0,
+	  .ctx = 0 },
+	{ .unit = 0,
+	  .sid = 0x14e8,
+	  .vm = 1,
+	  .device = "zdma0",
+	  .flags = IOMMU_STREAM_CTX_FIRST,
+	  .slot = 1,
+	  .ctx = 1 },
+	{ .unit = 0, .sid = 0x870, .vm = 1, .device = "sd0", .slot = 2, .ctx = 1 },
 };
 static const struct iommu_config cfg = { 1, &unit, 3, streams };
 

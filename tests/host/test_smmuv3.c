@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "drivers/iommu.h"
-#include "drivers/smmu/smmuv3_hw.h"
+#include "drivers/smmu/smmuv3.h"
 #include "lib/log.h"
 #include "smmu_harness.h"
 
@@ -303,7 +303,7 @@ static u64 l2_33[64 * 8] __attribute__((aligned(4096)));
 static u64 *const l2[64] = { [33] = l2_33 };
 
 static const struct iommu_unit unit_linear = { .name = "smmu0",
-	                                       .type = IOMMU_SMMUV3,
+	                                       .ops = &smmuv3_ops,
 	                                       .base = BASE,
 	                                       .size = 0x20000,
 	                                       .event_irq = 106,
@@ -626,7 +626,7 @@ static void test_event_overflow(void)
 static void test_two_level(void)
 {
 	static const struct iommu_unit u = { .name = "smmu0",
-		                             .type = IOMMU_SMMUV3,
+		                             .ops = &smmuv3_ops,
 		                             .base = BASE,
 		                             .size = 0x20000,
 		                             .event_irq = 106,

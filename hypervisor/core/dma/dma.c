@@ -128,8 +128,7 @@ static void dma_dump(void)
 	const struct iommu_config *c = iommu_config();
 
 	for (u32 i = 0; c && i < c->nunits; i++)
-		log_info("smmu %s: %s at %lx", c->units[i].name,
-		         c->units[i].type == IOMMU_SMMUV3 ? "SMMUv3" : "SMMU-500",
+		log_info("smmu %s: %s at %lx", c->units[i].name, c->units[i].ops->name,
 		         c->units[i].base);
 	for (u32 i = 0; c && i < c->nstreams; i++) {
 		const struct iommu_stream *st = &c->streams[i];

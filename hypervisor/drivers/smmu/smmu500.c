@@ -201,7 +201,16 @@ bool smmu500_tlbi_vmid(u32 idx, u16 vmid)
 	return ok;
 }
 
-void smmu500_handle_irq(u32 idx, smmu500_report_fn report)
+static void smmu500_up(u32 idx, const struct smmu500_fault *f, iommu_event_fn up)
+{
+	up(idx, &(struct iommu_fault){ .sid = f->sid,
+	                               .addr = f->addr,
+	                               .write = f->write,
+	                               .addr_valid = f->addr_valid,
+	                               .what = f->what });
+}
+
+void smmu500_handle_irq(u32 idx, iommu_event_fn up)
 {
 	struct smmu500 *s = &s5[idx];
 	struct smmu500_fault f;
@@ -216,14 +225,43 @@ void smmu500_handle_irq(u32 idx, smmu500_report_fn report)
 		if (smmu500_cb_fault_decode(fsr, smmu_io_read32(b + SMMU500_CB_FSYNR0),
 		                            smmu_io_read64(b + SMMU500_CB_FAR),
 		                            s5_rd(s, s5_page(s) + SMMU500_CBFRSYNRA(cb)), &f)) {
-			report(idx, &f);
+			smmu500_up(idx, &f, up);
 			smmu_io_write32(b + SMMU500_CB_FSR, fsr);
 		}
 	}
 	sgfsr = s5_rd(s, SMMU500_SGFSR);
 	if (smmu500_global_fault_decode(sgfsr, s5_rd(s, SMMU500_SGFSYNR1),
 	                                smmu_io_read64(s->u->base + SMMU500_SGFAR), &f)) {
-		report(idx, &f);
+		smmu500_up(idx, &f, up);
 		s5_wr(s, SMMU500_SGFSR, sgfsr);
 	}
 }
+
+/* --- the driver's operations (drivers/iommu.h): the stream match
+ * registers and context banks are the toolchain's (iommu_unit.nslots and
+ * nctx, each stream's slot and ctx) --- */
+
+static void s5_op_init(u32 idx, const struct iommu_unit *u, const struct iommu_config *cfg)
+{
+	(void)cfg;
+	smmu500_init(idx, u, u->nslots, u->nctx);
+}
+
+static void s5_op_ctx_set(u32 idx, u32 cb, const struct iommu_s2 *s2)
+{
+	if (!smmu500_cb_set(idx, cb, s2))
+		log_info("iommu %s: context bank %u not programmed", s5[idx].u->name, cb);
+}
+
+static bool s5_op_stream_set(u32 idx, const struct iommu_stream *st, const struct iommu_s2 *s2)
+{
+	return smmu500_stream_set(idx, st->slot, st->sid, s2 ? st->ctx : IOMMU_NONE);
+}
+
+/* its interrupts are levels */
+const struct iommu_ops smmu500_ops = { .name = "SMMU-500",
+	                               .init = s5_op_init,
+	                               .ctx_set = s5_op_ctx_set,
+	                               .stream_set = s5_op_stream_set,
+	                               .tlbi_vmid = smmu500_tlbi_vmid,
+	                               .event = smmu500_handle_irq };

@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The SMMU-500 (SMMUv2) driver behind drivers/iommu.h (docs/dma.md). */
+/* The SMMU-500 (SMMUv2) driver behind drivers/iommu.h (docs/dma.md):
+ * smmu500_ops, which the generated config names with the stream match
+ * registers and context banks the toolchain assigned
+ * (bulkhead/drivers/iommu/smmu500.py). */
 #ifndef DRIVERS_SMMU_SMMU500_H
 #define DRIVERS_SMMU_SMMU500_H
 
 #include "drivers/iommu.h"
 #include "drivers/smmu/smmu500_hw.h"
+
+extern const struct iommu_ops smmu500_ops;
 
 /* Probes unit idx and brings it up: every stream match register invalid,
  * an unmatched stream faults (sCR0.USFCFG), no client bypasses
@@ -23,7 +28,6 @@ bool smmu500_stream_set(u32 idx, u32 smr, u32 sid, u32 cb);
 bool smmu500_tlbi_vmid(u32 idx, u16 vmid);
 /* The fault interrupt: every context bank in use, then the global fault
  * registers; each fault is reported and cleared (bounded: one record each). */
-typedef void (*smmu500_report_fn)(u32 idx, const struct smmu500_fault *f);
-void smmu500_handle_irq(u32 idx, smmu500_report_fn report);
+void smmu500_handle_irq(u32 idx, iommu_event_fn up);
 
 #endif

@@ -378,14 +378,14 @@ bool smmuv3_tlbi_vmid(u32 idx, u16 vmid)
 	return ok;
 }
 
-u32 smmuv3_drain_events(u32 idx, smmuv3_report_fn report, smmuv3_lost_fn lost)
+void smmuv3_drain_events(u32 idx, iommu_event_fn up)
 {
 	struct smmuv3 *s = &v3[idx];
 	u32 prod, cons, n = 0, log2 = s->evtq_log2;
 	bool overflowed;
 
 	if (!s->up)
-		return 0;
+		return;
 	prod = v3_rd(s, SMMUV3_EVENTQ_PROD);
 	cons = v3_rd(s, SMMUV3_EVENTQ_CONS);
 	/* at most one queue's worth: what is there when the interrupt came */
@@ -396,19 +396,23 @@ u32 smmuv3_drain_events(u32 idx, smmuv3_report_fn report, smmuv3_lost_fn lost)
 		if (!s->coherent)
 			smmu_io_inval(rec, SMMUV3_EVT_DWORDS * 8);
 		smmuv3_event_decode(rec, &e);
-		report(idx, &e);
+		up(idx, &(struct iommu_fault){ .sid = e.sid,
+		                               .addr = e.addr,
+		                               .write = e.write,
+		                               .addr_valid = e.addr_valid,
+		                               .what = smmuv3_event_name(e.type) });
 		cons = (cons & SMMUV3_Q_OVF) | smmuv3_q_inc(cons, log2);
 		n++;
 	}
 	/* the records are consumed and the overflow acknowledged in one write */
 	overflowed = smmuv3_evtq_overflowed(prod, cons);
 	v3_wr(s, SMMUV3_EVENTQ_CONS, smmuv3_evtq_ack(prod, cons));
-	if (overflowed && lost)
-		lost(idx, "event queue overflow (EVENTQ_PROD.OVFLG)");
-	return n;
+	if (overflowed)
+		up(idx, &(struct iommu_fault){ .what = "event queue overflow (EVENTQ_PROD.OVFLG)",
+		                               .lost = true });
 }
 
-void smmuv3_gerror(u32 idx, smmuv3_lost_fn lost)
+void smmuv3_gerror(u32 idx, iommu_event_fn up)
 {
 	struct smmuv3 *s = &v3[idx];
 	u32 active;
@@ -425,6 +429,43 @@ void smmuv3_gerror(u32 idx, smmuv3_lost_fn lost)
 	if (active & ~SMMUV3_GERROR_CMDQ)
 		v3_wr(s, SMMUV3_GERRORN, v3_rd(s, SMMUV3_GERRORN) ^ (active & ~SMMUV3_GERROR_CMDQ));
 	spin_unlock(&s->lock);
-	if ((active & SMMUV3_GERROR_EVTQ_ABT) && lost)
-		lost(idx, "event queue write aborted (GERROR.EVENTQ_ABT_ERR)");
+	if (active & SMMUV3_GERROR_EVTQ_ABT)
+		up(idx,
+		   &(struct iommu_fault){
+		       .what = "event queue write aborted (GERROR.EVENTQ_ABT_ERR)", .lost = true });
 }
+
+/* --- the driver's operations (drivers/iommu.h) --- */
+
+static void v3_op_init(u32 idx, const struct iommu_unit *u, const struct iommu_config *cfg)
+{
+	u32 max_sid = 0;
+
+	for (u32 i = 0; i < cfg->nstreams; i++)
+		if (cfg->streams[i].unit == idx)
+			max_sid = MAX(max_sid, cfg->streams[i].sid);
+	smmuv3_init(idx, u, max_sid);
+}
+
+/* A stage-2 STE on the VM's tables, behind the identity stage 1 when the
+ * unit has stage 1 and the VM maps its pages (iommu_s2.s1). */
+static bool v3_op_stream_set(u32 idx, const struct iommu_stream *st, const struct iommu_s2 *s2)
+{
+	u64 ste[SMMUV3_STE_DWORDS], s1[2];
+
+	if (s2 && s2->s1 && smmuv3_s1(idx, s1))
+		smmuv3_ste_nested(ste, s2->root, s2->vtcr, s2->vmid, IOMMU_S1_IPA);
+	else if (s2)
+		smmuv3_ste_s2(ste, s2->root, s2->vtcr, s2->vmid);
+	return smmuv3_ste_set(idx, st->sid, s2 ? ste : NULL);
+}
+
+/* wired interrupts are pulses */
+const struct iommu_ops smmuv3_ops = { .name = "SMMUv3",
+	                              .init = v3_op_init,
+	                              .stream_set = v3_op_stream_set,
+	                              .tlbi_vmid = smmuv3_tlbi_vmid,
+	                              .event = smmuv3_drain_events,
+	                              .gerror = smmuv3_gerror,
+	                              .s1_pages = smmuv3_s1,
+	                              .edge = true };

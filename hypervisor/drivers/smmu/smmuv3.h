@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The SMMUv3 driver behind drivers/iommu.h (docs/dma.md). */
+/* The SMMUv3 driver behind drivers/iommu.h (docs/dma.md): smmuv3_ops, which
+ * the generated config names (bulkhead/drivers/iommu/smmuv3.py). */
 #ifndef DRIVERS_SMMU_SMMUV3_H
 #define DRIVERS_SMMU_SMMUV3_H
 
 #include "drivers/iommu.h"
 #include "drivers/smmu/smmuv3_hw.h"
+
+extern const struct iommu_ops smmuv3_ops;
 
 /* Probes unit idx and brings it up with every stream aborting; the stream
  * table is the toolchain's (u->strtab, sized for max_sid). Stops the boot
@@ -21,15 +24,13 @@ bool smmuv3_s1(u32 idx, u64 pa[2]);
 /* TLBI_S12_VMALL of vmid + CMD_SYNC. */
 bool smmuv3_tlbi_vmid(u32 idx, u16 vmid);
 /* Event queue interrupt: decodes at most a queue's worth of records, calls
- * report for each, then consumes them; an overflow (EVENTQ_PROD.OVFLG
+ * up for each, then consumes them; an overflow (EVENTQ_PROD.OVFLG
  * toggled: records were discarded) is acknowledged (EVENTQ_CONS.OVACKFLG)
- * and passed to lost, once per overflow. Returns how many records. */
-typedef void (*smmuv3_report_fn)(u32 idx, const struct smmuv3_event *e);
-typedef void (*smmuv3_lost_fn)(u32 idx, const char *why);
-u32 smmuv3_drain_events(u32 idx, smmuv3_report_fn report, smmuv3_lost_fn lost);
+ * and passed up as lost, once per overflow. */
+void smmuv3_drain_events(u32 idx, iommu_event_fn up);
 /* GERROR interrupt: acknowledges every active global error and reports it;
  * EVENTQ_ABT_ERR (a record could not be written: QEMU raises it when the
- * queue is full) goes to lost instead of the console. */
-void smmuv3_gerror(u32 idx, smmuv3_lost_fn lost);
+ * queue is full) goes up as lost instead of to the console. */
+void smmuv3_gerror(u32 idx, iommu_event_fn up);
 
 #endif

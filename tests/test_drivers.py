@@ -1,0 +1,236 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Drivers are registered units (#38 item 1, docs/boards/porting.md "Drivers").
+
+Every driver is its C file plus one descriptor in bulkhead/drivers/<kind>/,
+found by import; the toolchain computes the tables the hardware needs (the
+SMMU-500's stream-match slots and context banks). The last test copies the
+tree, adds a UART, a GIC and an IOMMU driver and a board using them, builds
+a configuration for that board, and checks that nothing tracked changed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bulkhead import drivers
+from bulkhead.base import tree
+from bulkhead.drivers import gic, iommu
+from bulkhead.drivers.iommu import smmu500
+
+ROOT = Path(__file__).resolve().parents[1]
+CROSS_GCC = "aarch64-linux-gnu-gcc"
+
+
+@pytest.mark.parametrize("kind", drivers.KINDS)
+def test_every_driver_file_has_a_descriptor(kind: str) -> None:
+    c_files = set(tree.smmu_drivers() if kind == "iommu" else tree.drivers(kind))
+    described = {d.name for d in drivers.of_kind(kind)}
+    assert described == c_files
+    for d in drivers.of_kind(kind):
+        assert (tree.HYPERVISOR_DIR / d.source).is_file(), d
+        assert d.compatible and all(drivers.compatible(kind, v) == d for v in d.compatible)
+
+
+def test_iommu_descriptors_name_their_operations() -> None:
+    for d in iommu.all_drivers():
+        assert f"const struct iommu_ops {d.ops} = " in (tree.HYPERVISOR_DIR / d.source).read_text(), d
+    assert iommu.of_type("smmu-500") is smmu500.DRIVER
+    assert iommu.types() == ("smmu-500", "smmuv3")
+    assert gic.versions() == (2, 3)
+
+
+def test_smmu500_slots_are_computed() -> None:
+    # tests/host/test_smmu500.c runs the driver on this table
+    streams = [iommu.Stream(0x874, 0), iommu.Stream(0x14E8, 1), iommu.Stream(0x870, 1)]
+    d = smmu500.DRIVER
+    assert d.unit_fields(0, streams, lambda line: None) == [("nslots", "3"), ("nctx", "2")]
+    assert d.stream_fields(streams) == [[("slot", "0"), ("ctx", "0")], [("slot", "1"), ("ctx", "1")],
+                                        [("slot", "2"), ("ctx", "1")]]
+    # banks follow the VMs' first appearance, not their indices
+    assert d.stream_fields([iommu.Stream(1, 3), iommu.Stream(2, 0), iommu.Stream(3, 3)]) == \
+        [[("slot", "0"), ("ctx", "0")], [("slot", "1"), ("ctx", "1")], [("slot", "2"), ("ctx", "0")]]
+
+
+def test_a_descriptor_of_the_wrong_kind_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pkg = tmp_path / "bulkhead_stub_kind"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "bad.py").write_text("from bulkhead.drivers import Driver\n"
+                                "DRIVER = Driver(kind='gic', name='bad', compatible=('bad',), summary='x')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(drivers, "_package", lambda kind: __import__("bulkhead_stub_kind"))
+    drivers.of_kind.cache_clear()
+    try:
+        with pytest.raises(TypeError, match="bad.py: DRIVER must be the uart driver 'bad'"):
+            drivers.of_kind("uart")
+    finally:
+        drivers.of_kind.cache_clear()
+
+
+# --- a driver of each kind and a board: only new files -----------------------
+
+STUB_IOMMU_C = """\
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A stub IOMMU driver (tests/test_drivers.py): it takes every change. */
+#include "drivers/iommu.h"
+
+static void stub_init(u32 unit, const struct iommu_unit *u, const struct iommu_config *cfg)
+{
+	const u32 *sids = u->data;
+
+	(void)unit;
+	(void)cfg;
+	(void)sids;
+}
+
+static bool stub_stream_set(u32 unit, const struct iommu_stream *st, const struct iommu_s2 *s2)
+{
+	(void)unit;
+	(void)st;
+	(void)s2;
+	return true;
+}
+
+static bool stub_tlbi_vmid(u32 unit, u16 vmid)
+{
+	(void)unit;
+	(void)vmid;
+	return true;
+}
+
+static void stub_event(u32 unit, iommu_event_fn up)
+{
+	(void)unit;
+	(void)up;
+}
+
+const struct iommu_ops stubmmu_ops = { .name = "stub MMU", .init = stub_init,
+	.stream_set = stub_stream_set, .tlbi_vmid = stub_tlbi_vmid, .event = stub_event };
+"""
+
+STUB_IOMMU_PY = """\
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bulkhead.drivers.iommu import Declare, Fields, IommuDriver, Stream
+
+
+@dataclass(frozen=True)
+class StubMmu(IommuDriver):
+    def unit_fields(self, k: int, streams: Sequence[Stream], declare: Declare) -> Fields:
+        declare(f"static const u32 iommu{k}_sids[] = {{ {len(streams)}, "
+                + "".join(f"{st.sid}, " for st in streams) + "};")
+        return [("data", f"iommu{k}_sids")]
+
+
+DRIVER = StubMmu(kind="iommu", name="stubmmu", compatible=("stub-mmu",), summary="a stub",
+                 feature="STUBMMU", ops="stubmmu_ops", window=0x1000, pcie=True)
+"""
+
+STUB_UART_PY = """\
+from bulkhead.drivers import Driver
+
+DRIVER = Driver(kind="uart", name="stubuart", compatible=("stub-uart",), summary="a stub")
+"""
+
+STUB_GIC_PY = """\
+from bulkhead.drivers.gic import GicDriver
+
+DRIVER = GicDriver(kind="gic", name="stubgic", compatible=("stub-gic",), summary="a stub", arch=3)
+"""
+
+STUB_BOARD_C = """\
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "platform/board.h"
+
+const char *const board_name = "stubboard";
+
+void board_init(void)
+{
+}
+"""
+
+STUB_CONFIG = """\
+platform: stubboard
+vms:
+  - name: one
+    cpus: [0]
+    memory:
+      - {ipa: 0x40000000, size: 16M}
+    image: guest.bin
+"""
+
+
+def _stub_platform(virt: str) -> str:
+    """platforms/qemu-virt.yaml as board stubboard, on the stub drivers."""
+    out = virt.replace("name: qemu-virt", "name: stubboard", 1)
+    out = out.replace("gic: {version: 3,", "gic: {version: 3, driver: stub-gic,", 1)
+    out = out.replace("uart: {base: 0x09000000, irq: 33}", "uart: {base: 0x09000000, irq: 33, driver: stub-uart}", 1)
+    out = out.replace("type: smmuv3,", "type: stub-mmu,", 1)
+    assert out.count("stub") == 4, "platforms/qemu-virt.yaml changed: update the stub board"
+    return out
+
+
+def _copy_tree(dest: Path) -> None:
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    for rel in filter(None, files.decode().split("\0")):
+        src = ROOT / rel
+        if src.is_file():  # a file deleted from the work tree is not copied
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", "init", "-q"], cwd=dest, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=dest, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "copy"], cwd=dest, check=True)
+
+
+def _add_stubs(dest: Path) -> None:
+    hyp = dest / "hypervisor"
+    (hyp / "drivers/smmu/stubmmu.c").write_text(STUB_IOMMU_C)
+    shutil.copy(hyp / "drivers/uart/pl011.c", hyp / "drivers/uart/stubuart.c")
+    shutil.copy(hyp / "drivers/gic/gicv3.c", hyp / "drivers/gic/stubgic.c")
+    (hyp / "platform/stubboard").mkdir()
+    (hyp / "platform/stubboard/board.c").write_text(STUB_BOARD_C)
+    for kind, text in (("iommu", STUB_IOMMU_PY), ("uart", STUB_UART_PY), ("gic", STUB_GIC_PY)):
+        name = {"iommu": "stubmmu", "uart": "stubuart", "gic": "stubgic"}[kind]
+        (dest / "bulkhead/drivers" / kind).mkdir(parents=True, exist_ok=True)
+        (dest / "bulkhead/drivers" / kind / f"{name}.py").write_text(text)
+    (dest / "platforms/stubboard.yaml").write_text(_stub_platform((dest / "platforms/qemu-virt.yaml").read_text()))
+
+
+@pytest.mark.skipif(shutil.which(CROSS_GCC) is None, reason=f"{CROSS_GCC} is needed")
+def test_a_driver_of_each_kind_and_a_board_are_only_new_files(tmp_path: Path) -> None:
+    copy = tmp_path / "tree"
+    _copy_tree(copy)
+    _add_stubs(copy)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "guest.bin").write_bytes(bytes(4096))
+    (work / "stub.yaml").write_text(STUB_CONFIG)
+    env = {**os.environ, "PYTHONPATH": str(copy)}
+    run = subprocess.run([sys.executable, "-m", "bulkhead", "build", str(work / "stub.yaml"), "--out",
+                          str(work / "out")], cwd=work, env=env, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stdout + run.stderr
+    config_c = (work / "out/config.c").read_text()
+    assert "extern const struct iommu_ops stubmmu_ops;" in config_c
+    assert '.ops = &stubmmu_ops' in config_c and "static const u32 iommu0_sids[] = { 0, };" in config_c
+    assert "#define BULKHEAD_FEATURE_STUBMMU 1" in (work / "out/features.h").read_text()
+    objs = {p.relative_to(work / "out/hyp/obj").as_posix() for p in (work / "out/hyp/obj").rglob("*.o")}
+    assert {"drivers/smmu/stubmmu.c.o", "drivers/uart/stubuart.c.o", "drivers/gic/stubgic.c.o",
+            "platform/stubboard/board.c.o"} <= objs
+    assert not {"drivers/uart/pl011.c.o", "drivers/gic/gicv3.c.o", "drivers/smmu/smmuv3.c.o"} & objs
+    assert (work / "out/hyp/bulkhead.elf").is_file()
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=copy,
+                            capture_output=True, text=True, check=True).stdout.splitlines()
+    changed = [line for line in status if not line.startswith("?? ")]
+    assert not changed, f"adding drivers and a board needed edits: {changed}"
+    assert sorted(line[3:] for line in status if "__pycache__" not in line) == [
+        "bulkhead/drivers/gic/stubgic.py", "bulkhead/drivers/iommu/stubmmu.py", "bulkhead/drivers/uart/stubuart.py",
+        "hypervisor/drivers/gic/stubgic.c", "hypervisor/drivers/smmu/stubmmu.c", "hypervisor/drivers/uart/stubuart.c",
+        "hypervisor/platform/stubboard/board.c", "platforms/stubboard.yaml"]
