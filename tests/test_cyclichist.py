@@ -111,9 +111,9 @@ def test_a_broken_histogram_fails_the_run(cut: bool, why: str) -> None:
 def test_report_draws_the_histograms_of_unflagged_runs(tmp_path: Path) -> None:
     import json
 
+    from bulkhead.experiment.matrix import expand
     from bulkhead.experiment.record import OK, Environment, RunRecord
     from bulkhead.experiment.report import render
-    from bulkhead.experiment.matrix import expand
     from bulkhead.experiment.spec import load
 
     # cyclictest alone and beside stress-ng (the recorded runs used -h)
