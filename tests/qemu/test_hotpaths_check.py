@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""bench/hotpaths.py --check (issue #26 item 4): the hot paths' recorded
+"""bench/hotpaths.py --check (issue #26 item 4, #38 item 2): the hot paths' recorded
 ceilings (bench/budgets.toml [hotpaths]) hold on a short sample, and the
 check exits non-zero, naming the row, when a ceiling is below the
 measurement. Virtual time under -icount shift=0: deterministic."""
@@ -48,3 +48,18 @@ def test_check_logic_on_rows() -> None:
              {"path": "unlisted", "mean_ns": 1e9}]
     assert hp.check(table, {"irqlat wfi": 165.0, "hcall vendor": 70.0}) == []
     assert hp.check(table, {"irqlat wfi": 159.0}) == ["irqlat wfi: mean 160.0 ns is above its ceiling of 159 ns"]
+
+
+def test_doorbell_ceiling_holds(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue #38 item 2: the doorbell's hot path (sender hypercall, kick SGI,
+    receiver's list register) does not creep past its ceiling: a short
+    sample's mean (virtual time, deterministic) is below it."""
+    hp = _hotpaths()
+    limit = hp.ceilings()["doorbell wfi"]
+    status = hp.main(["--check", "--only", "doorbell", "--samples", "30", "--json"])
+    out, err = capsys.readouterr()
+    import json
+    rows = {r["path"]: r for r in json.loads(out)}
+    mean = rows["doorbell wfi"]["mean_ns"]
+    assert 0 < mean <= limit, err
+    assert status == 0, err

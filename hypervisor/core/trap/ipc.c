@@ -5,20 +5,23 @@
 #include "core/vm/vm.h"
 
 /* Counts the other VMs' mappings of the VM's shared region idx (valid),
- * raising each running peer's doorbell interrupt when ring is set. */
-static u32 ipc_walk(const struct vm *vm, u64 idx, bool ring)
+ * raising each running peer's doorbell interrupt when ring is set. Inlined
+ * into both callers, so that ring is a constant: the doorbell hypercall's
+ * walk (a hot path, docs/performance.md) keeps each peer's map in
+ * registers and tests nothing it does not need. */
+static inline __attribute__((always_inline)) u32 ipc_walk(const struct vm *vm, u64 idx, bool ring)
 {
 	u32 shm = vm->cfg->shmem[idx].shmem;
 	u32 n = 0;
+	struct vm *end = &vms[vm_count];
 
-	for (u32 i = 0; i < vm_count; i++) {
-		struct vm *peer = &vms[i];
+	for (struct vm *peer = vms; peer != end; peer++) {
+		const struct cfg_vm *c = peer->cfg;
+		const struct cfg_shmem_map *m = c->shmem, *mend = m + c->nshmem;
 
 		if (peer == vm)
 			continue;
-		for (u32 k = 0; k < peer->cfg->nshmem; k++) {
-			const struct cfg_shmem_map *m = &peer->cfg->shmem[k];
-
+		for (; m != mend; m++) {
 			if (m->shmem != shm)
 				continue;
 			n++;

@@ -28,12 +28,10 @@ struct vcpu *vgic_target(struct vm *vm, struct vcpu *v, u32 intid)
 	return vm->vcpus[vm->vgic.spi[intid - 32].target];
 }
 
-void vgic_set_pending_locked(struct vm *vm, struct vcpu *v, u32 intid)
+/* vgic_set_pending_locked with q, intid's state (owned), looked up already */
+static inline __attribute__((always_inline)) void vgic_pend_locked(struct vm *vm, struct vcpu *v,
+                                                                   u32 intid, struct virq *q)
 {
-	struct virq *q = vgic_virq(vm, v, intid);
-
-	if (!q || !(q->flags & VIRQ_OWNED))
-		return;
 	q->flags |= VIRQ_PENDING;
 	if (intid < GIC_SGI_MAX && !v->vgic.sgi_src[intid])
 		v->vgic.sgi_src[intid] = 1; /* from vCPU 0 unless said otherwise */
@@ -45,6 +43,14 @@ void vgic_set_pending_locked(struct vm *vm, struct vcpu *v, u32 intid)
 		vm->vgic.pend_spi[w] |= 1u << (intid % 32);
 		vm->vgic.pend_spi_words |= 1u << w;
 	}
+}
+
+void vgic_set_pending_locked(struct vm *vm, struct vcpu *v, u32 intid)
+{
+	struct virq *q = vgic_virq(vm, v, intid);
+
+	if (q && (q->flags & VIRQ_OWNED))
+		vgic_pend_locked(vm, v, intid, q);
 }
 
 void vgic_set_sgi_pending_locked(struct vm *vm, struct vcpu *v, u32 intid, u32 source)
@@ -602,12 +608,17 @@ void vgic_inject(struct vm *vm, struct vcpu *target, u32 intid)
 		return;
 	}
 	if (q) {
-		kick = (q->flags & (VIRQ_OWNED | VIRQ_ENABLED | VIRQ_PENDING)) ==
+		u8 flags = q->flags;
+
+		kick = (flags & (VIRQ_OWNED | VIRQ_ENABLED | VIRQ_PENDING)) ==
 		       (VIRQ_OWNED | VIRQ_ENABLED);
-		vgic_set_pending_locked(vm, t, intid);
+		if (flags & VIRQ_OWNED)
+			vgic_pend_locked(vm, t, intid, q);
+		/* a PPI acknowledged just now: its line is high (a private q is
+		 * t's, t not NULL) */
+		if (intid < 32 && (flags & VIRQ_HW))
+			t->vgic.fresh_hw |= 1u << intid;
 	}
-	if (t && intid < 32 && (t->vgic.priv[intid].flags & VIRQ_HW))
-		t->vgic.fresh_hw |= 1u << intid; /* acknowledged just now: its line is high */
 	spin_unlock(&vm->vgic.lock);
 	if (t && kick)
 		vcpu_kick(t);
