@@ -25,6 +25,7 @@ TIMEOUT = 1200
 ELSEWHERE = {
     "size.py": ("tests/test_budgets.py", "test_text_within_budget"),
     "timing.py": ("tests/qemu/test_timing.py", "test_bench_timing_smoke"),
+    "studies_timing.py": ("tests/qemu/test_experiments.py", "test_rtas19_reduced_in_timing_mode"),
     "color_setup.py": ("tests/qemu/test_bench_smoke.py", "test_coloring_sh"),
     "color_runtime.py": ("tests/qemu/test_bench_smoke.py", "test_coloring_sh"),
 }

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import csv
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -186,7 +188,7 @@ def test_rtas19_reduced_in_timing_mode(tmp_path: Path) -> None:
     # one interfering vCPU: 4 vCPU threads in lock-step on a 2-core host cost ~40x the wall time of 2
     next(s for s in doc["scenarios"] if s["name"] == "interf")["overlay"]["vms"][0]["cpus"] = [1]
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    out = tmp_path / "out"
+    out = tmp_path / "studies" / "rtas19"  # as bench/studies_timing.py lays its runs out
     assert cli.main(["experiment", str(path), "--out", str(out), "--reps", "1", "--timing",
                      *(a for s in scen for a in ("--only", s))]) == 0
     with open(out / "results.csv", newline="") as f:
@@ -200,3 +202,11 @@ def test_rtas19_reduced_in_timing_mode(tmp_path: Path) -> None:
     assert verdicts[("seq-iter", "interf")] == "not comparable"
     report = (out / "report.md").read_text()
     assert "## Published against Bulkhead" in report and "modelled time (timing mode" in report
+    # bench/studies_timing.py's summary of these runs (its smoke test: the runs are this test's)
+    script = Path(__file__).resolve().parents[2] / "bench" / "studies_timing.py"
+    done = subprocess.run([sys.executable, str(script), "--summary-only", "--study", "rtas19",
+                           "--out", str(tmp_path / "studies")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    summary = (tmp_path / "studies" / "summary.md").read_text()
+    assert "## rtas19" in summary and "runs: 2 ok" in summary, summary
+    assert summary.count("| rand-iter |") == 5 and "| not comparable" in summary, summary
