@@ -38,9 +38,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bulkhead.experiment.results import parse_results  # noqa: E402
 from bulkhead.layout.load import PLATFORMS_DIR  # noqa: E402
 from bulkhead.run import cachemodel  # noqa: E402
 from bulkhead.run.backend import RunOptions  # noqa: E402
+from bulkhead.run.result import RunResult  # noqa: E402
 from bulkhead.run.runner import run  # noqa: E402
 
 TARGET = 0.25  # the +-25 % of issue #37 item 5
@@ -49,7 +51,6 @@ PLATFORM = "qemu-virt"
 # (CL; tRCD + CL; tRP + tRCD + CL); the fitted base (controller and
 # interconnect) is added to each.
 JEDEC_NS = {"row_hit": 14, "row_empty": 28, "row_conflict": 42}
-RESULT = re.compile(r"^result bench=(\w+) cpu=(\d+) .*?mbps=([0-9.]+)")
 TIMEOUT = 1800.0
 
 
@@ -126,7 +127,7 @@ class Runner:
 
     out: Path
     params: Params
-    done: dict[tuple[str, Params], tuple[cachemodel.Report, str]] = field(default_factory=dict)
+    done: dict[tuple[str, Params], tuple[cachemodel.Report, RunResult]] = field(default_factory=dict)
     used: list[cachemodel.Report] = field(default_factory=list)  # the reports asked for, in order
 
     def platforms(self, params: Params) -> Path:
@@ -137,7 +138,7 @@ class Runner:
             (pdir / src.name).write_text(params.platform_text(text) if src.stem == PLATFORM else text)
         return pdir
 
-    def run(self, scenario: Scenario, params: Params | None = None) -> tuple[cachemodel.Report, str]:
+    def run(self, scenario: Scenario, params: Params | None = None) -> tuple[cachemodel.Report, RunResult]:
         params = params or self.params
         text = scenario.config()
         key = (text, params)
@@ -153,7 +154,7 @@ class Runner:
                                          build_log=sys.stderr))
             if not res.clean or res.model_report is None:
                 raise SystemExit(f"validate: {config}: {res.reason}\n" + "\n".join(res.all_lines()[-20:]))
-            self.done[key] = (cachemodel.load_report(res.model_report), res.output)
+            self.done[key] = (cachemodel.load_report(res.model_report), res)
         self.used.append(self.done[key][0])
         return self.done[key]
 
@@ -165,11 +166,16 @@ class Runner:
         return value
 
 
-def total_mbps(output: str, bench: str) -> float:
-    """The sum of the ``result bench=<bench>`` lines' MB/s (the guest's own
-    counter: modelled time in timing mode)."""
-    rates = [float(m.group(3)) for line in output.splitlines()
-             if (m := RESULT.match(line.partition("] ")[2])) and m.group(1) == bench]
+def victim_results(res: RunResult, bench: str) -> list[dict[str, str]]:
+    """The victim's ``result bench=<bench>`` lines (experiment/results.py's
+    parser: a line the console split is joined again)."""
+    return [r for r in parse_results(res.lines("victim")) if r.get("bench") == bench]
+
+
+def total_mbps(res: RunResult, bench: str) -> float:
+    """The sum of the victim's ``result bench=<bench>`` lines' MB/s (the
+    guest's own counter: modelled time in timing mode)."""
+    rates = [float(r["mbps"]) for r in victim_results(res, bench) if "cpu" in r and "mbps" in r]
     if not rates:
         raise SystemExit(f"validate: no 'result bench={bench}' line")
     return sum(rates)
@@ -222,7 +228,6 @@ BOMB = Vm("interferer", "footprint: exceed", cpus="[1, 2]", memory="8M")
 WRITER = Vm("interferer", "size: 1M", cpus="[1, 2]", memory="8M")
 # MiBench automotive-style kernels (guests/mibench, small inputs), one VM.
 KERNELS = ("susan", "qsort", "bitcount", "basicmath")
-KERNEL_NS = re.compile(r"^result bench=mibench kernel=(\w+) .*? ns=(\d+) ")
 
 
 def chase(size: str, iterations: int, colors: str | None = None) -> Vm:
@@ -241,11 +246,10 @@ def colored(vm: Vm, colors: str) -> Vm:
     return Vm(vm.guest, vm.params, vm.cpus, vm.memory, colors, vm.bandwidth)
 
 
-def kernel_ns(output: str) -> dict[str, int]:
+def kernel_ns(res: RunResult) -> dict[str, int]:
     """Each mibench kernel's time (its result line, the guest's counter:
     modelled time in timing mode)."""
-    found = {m.group(1): int(m.group(2)) for line in output.splitlines()
-             if (m := KERNEL_NS.match(line.partition("] ")[2]))}
+    found = {r["kernel"]: int(r["ns"]) for r in victim_results(res, "mibench") if "kernel" in r and "ns" in r}
     if set(found) != set(KERNELS):
         raise SystemExit(f"validate: mibench kernels {sorted(found)}, expected {sorted(KERNELS)}")
     return found
