@@ -59,9 +59,10 @@ def text_size(elf: Path) -> int:
 _INPUT = re.compile(r"^ (\.text\S*)?\s+0x[0-9a-f]+\s+0x([0-9a-f]+)\s+(\S+\.o\)?)$")
 
 
-def linked_objects(map_file: Path, obj_dir: Path) -> list[tuple[str, int]]:
+def linked_objects(map_file: Path, *obj_dirs: Path) -> list[tuple[str, int]]:
     """[(object, bytes of .text it contributes)], largest first, from the
-    linker map of the output section .text (alignment padding excluded)."""
+    linker map of the output section .text (alignment padding excluded);
+    objects are named relative to the first of ``obj_dirs`` they are in."""
     sizes: dict[str, int] = {}
     inside = False
     for line in map_file.read_text().splitlines():
@@ -73,8 +74,8 @@ def linked_objects(map_file: Path, obj_dir: Path) -> list[tuple[str, int]]:
         m = _INPUT.match(line) if inside else None
         if m and (line.startswith(" .text") or m.group(1) is None):
             name = m.group(3)
-            prefix = f"{obj_dir}/"
-            name = name[len(prefix):] if name.startswith(prefix) else Path(name).name
+            prefix = next((f"{d}/" for d in obj_dirs if name.startswith(f"{d}/")), None)
+            name = name[len(prefix):] if prefix else Path(name).name
             sizes[name] = sizes.get(name, 0) + int(m.group(2), 16)
     return sorted(((k, v) for k, v in sizes.items() if v), key=lambda t: (-t[1], t[0]))
 
@@ -95,7 +96,8 @@ def measure(config: Path, out: Path, all_features: bool = False) -> tuple[int, l
         subprocess.run(["make", "-s", "--no-print-directory", "-C", str(HYPERVISOR_DIR), *args],
                        check=True, stdout=subprocess.DEVNULL)
         elf = hyp / build.ELF_NAME
-    return text_size(elf), linked_objects(hyp / "bulkhead.map", hyp / "obj")
+    return text_size(elf), linked_objects(hyp / "bulkhead.map", res.objects if hyp == out / "hyp" else hyp / "obj",
+                                          hyp / "obj")
 
 
 def main(argv: list[str] | None = None) -> int:

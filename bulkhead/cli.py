@@ -250,7 +250,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     if args.json:
         doc = {"config": str(args.config), "out": str(result.out), "image": str(result.elf),
                "manifest": str(result.manifest), "fit": str(result.itb), "qemu": list(result.qemu_argv),
-               "uboot": list(uboot)}
+               "uboot": list(uboot), "objects": str(result.objects)}
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return EXIT_OK
     sys.stdout.write(f"built {result.elf}\nmanifest {result.manifest}\nfit {result.itb}\n"

@@ -311,6 +311,7 @@ def fake_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (guests / "Makefile").write_text(FAKE_GUESTS_MAKEFILE)
     monkeypatch.setattr(build_mod, "HYPERVISOR_DIR", hyp)
     monkeypatch.setattr(build_mod, "GUESTS_DIR", guests)
+    monkeypatch.setattr(build_mod, "CACHE_DIR", tmp_path / "cache")
     return tmp_path
 
 

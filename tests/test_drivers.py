@@ -10,6 +10,7 @@ a configuration for that board, and checks that nothing tracked changed.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -214,14 +215,15 @@ def test_a_driver_of_each_kind_and_a_board_are_only_new_files(tmp_path: Path) ->
     (work / "guest.bin").write_bytes(bytes(4096))
     (work / "stub.yaml").write_text(STUB_CONFIG)
     env = {**os.environ, "PYTHONPATH": str(copy)}
-    run = subprocess.run([sys.executable, "-m", "bulkhead", "build", str(work / "stub.yaml"), "--out",
+    run = subprocess.run([sys.executable, "-m", "bulkhead", "build", "--json", str(work / "stub.yaml"), "--out",
                           str(work / "out")], cwd=work, env=env, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stdout + run.stderr
     config_c = (work / "out/config.c").read_text()
     assert "extern const struct iommu_ops stubmmu_ops;" in config_c
     assert '.ops = &stubmmu_ops' in config_c and "static const u32 iommu0_sids[] = { 0, };" in config_c
     assert "#define BULKHEAD_FEATURE_STUBMMU 1" in (work / "out/features.h").read_text()
-    objs = {p.relative_to(work / "out/hyp/obj").as_posix() for p in (work / "out/hyp/obj").rglob("*.o")}
+    shared = json.loads(run.stdout)["objects"]  # the shared object directory (bulkhead build --json)
+    objs = {p.relative_to(shared).as_posix() for p in Path(shared).rglob("*.o")}
     assert {"drivers/smmu/stubmmu.c.o", "drivers/uart/stubuart.c.o", "drivers/gic/stubgic.c.o",
             "platform/stubboard/board.c.o"} <= objs
     assert not {"drivers/uart/pl011.c.o", "drivers/gic/gicv3.c.o", "drivers/smmu/smmuv3.c.o"} & objs

@@ -4,6 +4,13 @@
 Generated files are only rewritten when their content changes, so the
 hypervisor's make stays incremental. A lock file in the output directory
 serialises concurrent builds of the same config.
+
+What does not depend on the configuration is built once and shared, under
+``build/cache/`` of the repository (:data:`CACHE_DIR`), each directory
+under its own lock: the bare-metal guests (copied into ``<out>/guests``),
+and the hypervisor's objects of each platform-and-features combination
+(:func:`object_dir`: every object but config.c's and the payload's). A
+configuration's own build is then config.c, the payload and the link.
 """
 
 from __future__ import annotations
@@ -50,6 +57,10 @@ class BuildResult:
     itb: Path  # the U-Boot FIT image of the flat hypervisor image
     manifest: Path
     qemu_argv: tuple[str, ...]
+    objects: Path  # the hypervisor's objects but config.c's and the payload's (object_dir)
+
+
+CACHE_DIR = REPO_ROOT / "build" / "cache"
 
 
 def default_out(config: Path | str) -> Path:
@@ -152,6 +163,44 @@ def hypervisor_make_args(system: System, out: Path) -> list[str]:
     ]
 
 
+# hypervisor/Makefile's variables that only config.c, the payload and the
+# link see (every other one is part of object_dir's key)
+_PER_CONFIG = ("O=", "CONFIG_C=", "PAYLOAD=", "FEATURES_MK=", "HYP_BASE=", "HYP_SIZE=", "RAM_BASE=")
+
+
+def object_dir(system: System) -> Path:
+    """Where the hypervisor's objects of ``system`` are built: one directory
+    per combination of what they are compiled from (the platform's board,
+    GIC and UART drivers, and features.h's switches), shared by every
+    configuration with the same combination."""
+    compiled_from = [a for a in hypervisor_make_args(system, Path("/")) if not a.startswith(_PER_CONFIG)]
+    key = "\n".join([*compiled_from, features.render_header(features.contents(system), "")])
+    return CACHE_DIR / f"hyp-{system.platform.board}-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
+
+
+def _shared_objects(system: System) -> tuple[Path, list[str]]:
+    """The shared object directory of ``system``, its features.h written,
+    and the make variables that point the hypervisor's make there."""
+    objects = object_dir(system)
+    header = objects / "include" / "generated" / "features.h"
+    write_if_changed(header, features.render_header(features.contents(system),
+                                                    "the configurations sharing these objects").encode())
+    return objects, [f"OBJ={objects}", f"OBJ_FEATURES_H={header}"]
+
+
+def _guests(out: Path, log: TextIO) -> Path:
+    """The bare-metal guests, built once in the cache and copied into
+    ``<out>/guests`` (what the payload and a debugger read) when changed."""
+    shared = CACHE_DIR / "guests"
+    mine = out / "guests"
+    with locked(shared):
+        _make(GUESTS_DIR, [f"O={shared}"], log, "the bare-metal guests")
+        mine.mkdir(parents=True, exist_ok=True)
+        for f in [*shared.glob("*.elf"), *shared.glob("*.bin")]:
+            write_if_changed(mine / f.name, f.read_bytes())
+    return mine
+
+
 def build(
     config: Path | str,
     out: Path | None = None,
@@ -174,7 +223,7 @@ def build(
     with locked(out):
         guests_out = out / "guests"
         if any(vm.spec.guest is not None for vm in system.vms):
-            _make(GUESTS_DIR, [f"O={guests_out}"], log, "the bare-metal guests")
+            _guests(out, log)
         staged = layout.stage(system, out, guests_out)
 
         write_if_changed(out / "config.c", gen_c.generate(system, staged, config.name).encode())
@@ -199,7 +248,9 @@ def build(
         payload = out / "payload.bin"
         write_if_changed(payload, image.pack(staged, p.staging.base, [s.file.read_bytes() for s in staged]))
 
-        _make(HYPERVISOR_DIR, hypervisor_make_args(system, out), log, "the hypervisor")
+        objects, shared = _shared_objects(system)
+        with locked(objects):
+            _make(HYPERVISOR_DIR, [*hypervisor_make_args(system, out), *shared], log, "the hypervisor")
         elf = out / "hyp" / ELF_NAME
         if not elf.is_file():
             raise BuildError(f"make -C {HYPERVISOR_DIR} succeeded but did not produce {elf}")
@@ -227,7 +278,7 @@ def build(
         manifest = out / "manifest.json"
         write_if_changed(manifest, (json.dumps(manifest_doc(system, config, elf, staged, argv), indent=2)
                                     + "\n").encode())
-    return BuildResult(system, out, elf, placed_elf, staged, payload, itb, manifest, tuple(argv))
+    return BuildResult(system, out, elf, placed_elf, staged, payload, itb, manifest, tuple(argv), objects)
 
 
 def build_fit(system: System, config: Path, flat: Path, out: Path, log: TextIO) -> Path:
