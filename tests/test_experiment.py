@@ -727,14 +727,21 @@ def test_regulated_interferer_drawn_against_its_budget(tmp_path: Path) -> None:
 
 
 def test_a_result_line_the_console_split_is_joined() -> None:
-    """The hypervisor's console splits a line after 159 characters: bandwidth's
-    result line lost its end_ns (recorded from tests/configs/bench-sync-late.yaml)."""
+    """The hypervisor's console cuts a line another VM's line comes between
+    and writes its rest under "[vm]+ ": bandwidth's result line lost its
+    end_ns (recorded from tests/configs/bench-sync-late.yaml) until the rest
+    was joined again."""
     from bulkhead.experiment.results import parse_results
+    from bulkhead.run.result import RunResult
 
     first = ("result bench=bandwidth cpu=0 mode=read size=262144 iterations=8 lines=32768 bytes=2097152 "
              "ns=281920 mbps=7438.820 ns_per_line=8.604 start_ns=1702211616 end_ns=")
-    assert len(first) == 159
-    (row,) = parse_results([first, "1702493536", "bandwidth: vcpu 0: 7438.820 MB/s, 4.862 ns per line"])
+    output = "\n".join([f"[bw] {first}", "[other] line between", "[bw]+ 1702493536",
+                        "[bw] bandwidth: vcpu 0: 7438.820 MB/s, 4.862 ns per line", "[bw]+ tail"])
+    res = RunResult(returncode=0, timed_out=False, output=output, clean=True)
+    assert res.lines("bw") == [first + "1702493536", "bandwidth: vcpu 0: 7438.820 MB/s, 4.862 ns per linetail"]
+    assert res.lines("other") == ["line between"]
+    (row,) = parse_results(res.lines("bw"))
     assert (row["start_ns"], row["end_ns"]) == ("1702211616", "1702493536")
     (short,) = parse_results(["result bench=x a=1", "b=2"])
     assert short == {"bench": "x", "a": "1"}

@@ -98,24 +98,10 @@ def parse_result_line(line: str) -> dict[str, str] | None:
     return fields if "bench" in fields else None
 
 
-# The hypervisor's console assembles a guest's line in CONSOLE_LINE_MAX - 1
-# characters (hypervisor/core/console): a longer line goes on as one line,
-# unless another VM's line comes between its parts; then it goes on under a
-# fresh prefix after exactly this many characters (e.g. bandwidth's result
-# line, with its end_ns).
-CONSOLE_SPLIT = 159
-
-
 def parse_results(lines: Iterable[str]) -> list[dict[str, str]]:
-    """Every result line among ``lines``, in order (split ones joined again)."""
-    joined: list[str] = []
-    split = False
-    for line in lines:
-        if split:
-            joined[-1] += line
-        else:
-            joined.append(line)
-        split = len(line) == CONSOLE_SPLIT and parse_result_line(joined[-1]) is not None
+    """Every result line among ``lines``, in order (``lines``: a VM's whole
+    lines, as :meth:`bulkhead.run.result.RunResult.lines` gives them)."""
+    joined = list(lines)
     found = (parse_result_line(line) for line in joined)
     return [r for r in found if r is not None]
 

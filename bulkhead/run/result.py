@@ -38,14 +38,20 @@ class RunResult:
         return self.output.splitlines()
 
     def lines(self, vm: str) -> list[str]:
-        """Text of the lines VM ``vm`` printed (its ``[vm] `` prefix removed)."""
-        prefix = f"[{vm}] "
-        result = []
+        """Text of the lines VM ``vm`` printed (its ``[vm] `` prefix removed),
+        a line another's cut joined again: the console writes its rest
+        under ``[vm]+ `` (hypervisor/core/console/console.h)."""
+        prefix, cont = f"[{vm}] ", f"[{vm}]+ "
+        result: list[str] = []
         for line in self.all_lines():
             if line.startswith(prefix):
                 result.append(line[len(prefix):])
             elif line == prefix.rstrip():
                 result.append("")
+            elif line.startswith(cont) and result:
+                result[-1] += line[len(cont):]
+            elif line.startswith(cont):  # its start is not in this output
+                result.append(line[len(cont):])
         return result
 
     def hyp_lines(self) -> list[str]:

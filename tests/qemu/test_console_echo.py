@@ -91,7 +91,8 @@ def test_line_longer_than_the_assembly_buffer_stays_one_line() -> None:
 def test_noisy_neighbour_lines_stay_whole() -> None:
     """Typed one character every 50 ms while the ticker prints every 10 ms:
     the echoed line is cut by tick lines and continued under a fresh
-    prefix; nothing is lost, duplicated or interleaved mid-line."""
+    prefix that marks it a continuation ("[echo]+ "); nothing is lost,
+    duplicated or interleaved mid-line."""
     text = "the quick brown fox jumps"
     con = Console(build("console-noisy.yaml"))
     try:
@@ -109,6 +110,7 @@ def test_noisy_neighbour_lines_stay_whole() -> None:
     assert status == 0, con.lines
     tick = re.compile(r"tick (\d+)/400|ticker: 400 ticks every 10 ms|ticker: PASS \(400 ticks\)")
     echo_parts: list[str] = []
+    marks: list[str] = []
     ticks: list[int] = []
     got_at = con.lines.index(f"[echo] echo: got '{text}'")
     for n, line in enumerate(con.lines):
@@ -117,11 +119,12 @@ def test_noisy_neighbour_lines_stay_whole() -> None:
             assert m, f"malformed neighbour line {line!r}"
             if m.group(1):
                 ticks.append(int(m.group(1)))
-        elif line.startswith("[echo] "):
-            body = line.removeprefix("[echo] ")
+        elif line.startswith(("[echo] ", "[echo]+ ")):
+            mark, body = line.split(" ", 1)
             assert "[" not in body, f"two prefixes on one line: {line!r}"
             if n < got_at and not body.startswith("echo: "):
                 echo_parts.append(body)
+                marks.append(mark)
         else:
             assert line.startswith("[bulkhead] "), f"line without a prefix: {line!r}"
     assert ticks == list(range(1, 401)), "tick lines lost, duplicated or reordered"
@@ -129,6 +132,7 @@ def test_noisy_neighbour_lines_stay_whole() -> None:
     # the neighbour did write while the line was half typed (else this test
     # would not test the cut): the echo came out in more than one piece
     assert len(echo_parts) > 1, con.lines
+    assert marks == ["[echo]"] + ["[echo]+"] * (len(marks) - 1), con.lines
 
 
 def test_bulkhead_run_on_a_terminal_shows_echo_as_typed() -> None:

@@ -135,8 +135,10 @@ static void console_close_open(void)
 static void console_write_line(u32 i, const char *text, u32 len, bool open)
 {
 	char prefix[24];
-	size_t plen = fmt_snprintf(prefix, sizeof(prefix), "[%s] ", vms[i].cfg->name);
 	bool cont = vms[i].con.was_open;
+	/* a piece that goes on from the VM's line another's cut: "[vm]+ " */
+	size_t plen =
+	    fmt_snprintf(prefix, sizeof(prefix), cont ? "[%s]+ " : "[%s] ", vms[i].cfg->name);
 
 	vms[i].con.was_open = open;
 	if (console_open == (s32)i) { /* continues the open line */

@@ -15,10 +15,11 @@
  * produced once something was typed into it (its echo), and when its driver
  * has nothing more to send (a prompt): queued as open pieces, written
  * after one prefix; a line of another VM or of the hypervisor first ends
- * the open line with a newline, and the next piece starts a fresh prefixed
- * line. Hypervisor messages are "[bulkhead] " lines, written after every VM
- * line queued before them. Input goes to one VM's virtual UART, switchable
- * with Ctrl-T followed by the VM's number.
+ * the open line with a newline, and the next piece starts a fresh line
+ * prefixed "[<vm name>]+ " (the rest of the cut one). Hypervisor messages
+ * are "[bulkhead] " lines, written after every VM line queued before
+ * them. Input goes to one VM's virtual UART, switchable with Ctrl-T
+ * followed by the VM's number.
  * A VM's control and non-ASCII bytes are printed as '?', so that no VM can
  * forge a line of another or of the hypervisor.
  */
