@@ -22,9 +22,10 @@ ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "tests" / "configs" / "imx8mp-qemu.yaml"
 BUDGET = 3000000  # events per period (tests/configs/imx8mp-qemu.yaml)
 LOOK_SLACK = 15000  # the 5 us look (5000 events) and the skid of taking the timer interrupt
-# a period in which a poked Ctrl-T c dumps the VMs' frames at EL2 on the
-# regulated vCPU's CPU may overrun by more (its looks come late): measured
-# up to 2.4% with 16 MiB VMs and a poke every 0.1 s
+# a period in which a poked Ctrl-T c or b is served at EL2 on the regulated
+# vCPU's CPU may overrun by more: measured up to 2.3% (max 3069461, means
+# 3004081-3008809 over 21-23 periods); unregulated, the VM would run the
+# whole 10 ms period (about 10000000)
 POKED_SLACK = BUDGET // 20
 FALLBACK = ("[bulkhead] bw: vm bw: this CPU does not count event 0x19 (PMCEID); counting the platform's "
             "fallback event 0x11 instead, looking every 5 us")
@@ -68,7 +69,7 @@ def test_regulation_on_the_fallback_event(res: RunResult) -> None:
     m = re.search(r" max=(\d+) mean=(\d+) throttles=(\d+) ", stats[0])
     assert m, stats[0]
     assert BUDGET <= int(m[1]) <= BUDGET + POKED_SLACK, stats[0]
-    assert BUDGET - LOOK_SLACK <= int(m[2]) <= min(int(m[1]), BUDGET + LOOK_SLACK), stats[0]
+    assert BUDGET - LOOK_SLACK <= int(m[2]) <= int(m[1]), stats[0]
     assert int(m[3]) >= 10, stats[0]
 
 
