@@ -143,6 +143,17 @@ def test_qemu_command_zcu102() -> None:
     assert argv[-4:] == ["-kernel", "/o/hyp/bulkhead.elf", "-audio", "none"]
 
 
+def test_qemu_command_puts_stdio_on_the_uarts_serial_port() -> None:
+    """qemu.serial: imx8mp-evk's UART2 is QEMU's second serial port, so the
+    first is left unconnected; other machines keep one -serial."""
+    argv = qemu.command(load_platform("imx8mp-evk-qemu"), Path("/o/hyp/bulkhead.elf"), ())
+    serials = [argv[i + 1] for i, a in enumerate(argv) if a == "-serial"]
+    assert serials == ["null", "stdio"], argv
+    assert argv[-2:] == ["-global", "cortex-a53-arm-cpu.has_el3=off"]
+    argv = qemu.command(load_platform("zcu102"), Path("/o/hyp/bulkhead.elf"), ())
+    assert [argv[i + 1] for i, a in enumerate(argv) if a == "-serial"] == ["stdio"]
+
+
 def test_uboot_boot_needs_qemu_virt(tmp_path: Path) -> None:
     """--boot uboot on zcu102 is refused before anything is built."""
     from bulkhead.base.errors import RunError

@@ -111,7 +111,7 @@ def error_of(path: str, **kwargs: object) -> str:
         ),
         (
             "platform: nosuch\nvms: []\n",
-            "c.yaml:1:11: platform: unknown platform 'nosuch'; available: qemu-virt, rk3588-orangepi-5-plus, rk3588-qemu, rk3588-rock-5b, zcu102, zcu102-qemu-qos, zcu104",
+            "c.yaml:1:11: platform: unknown platform 'nosuch'; available: imx8mp-evk, imx8mp-evk-qemu, qemu-virt, rk3588-orangepi-5-plus, rk3588-qemu, rk3588-rock-5b, zcu102, zcu102-qemu-qos, zcu104",
         ),
         (
             "platform: ../x\nvms: []\n",
@@ -252,7 +252,8 @@ def test_repo_platform_is_valid() -> None:
     ("old", "new", "expected"),
     [
         ("cpu: cortex-a53, memory: 2G}", "cpu: cortex-a53, memory: 2G, smp: 4}",
-         "qemu-virt.yaml:4:128: qemu.smp: unknown key 'smp'; expected one of: binary, machine, cpu, memory, args"),
+         "qemu-virt.yaml:4:128: qemu.smp: unknown key 'smp'; expected one of: binary, machine, cpu, memory, args, "
+         "serial"),
         ("staging: {base: 0xA0000000, size: 512M}", "staging: {base: 0xB0000000, size: 512M}",
          "qemu-virt.yaml:8:10: staging: staging area 0xb0000000-0xcfffffff is not inside RAM "
          "(0x40000000-0xbfffffff)"),
@@ -289,7 +290,7 @@ def test_repo_platform_is_valid() -> None:
         ("gic: {version: 3,", "gic: {version: 3, driver: gicv2,",
          "qemu-virt.yaml:10:27: gic.driver: expected one of gicv3, got 'gicv2'"),
         ("uart: {base: 0x09000000, irq: 33}", "uart: {base: 0x09000000, irq: 33, driver: 8250}",
-         "qemu-virt.yaml:12:43: uart.driver: expected one of cadence, dw8250, pl011, got 8250"),
+         "qemu-virt.yaml:12:43: uart.driver: expected one of cadence, dw8250, imx, pl011, got 8250"),
         # RAM as a list of DRAM banks (platforms/zcu102.yaml)
         (RAM, "ram: [{base: 0x40000000, size: 1G}, {base: 0x60000000, size: 1G}]",
          "qemu-virt.yaml:6:37: ram[1]: RAM bank 0x60000000-0x9fffffff overlaps ram[0] (0x40000000-0x7fffffff)\n"
@@ -376,3 +377,21 @@ def test_config_uses_given_platform_dir(write_config: WriteConfig, tmp_path: Pat
     system = load_system(path, guest_sources=None, platforms_dir=pdir)
     assert system.platform.name == "qemu-virt"  # the file's own name: key
     assert system.platform.file == pdir / "other.yaml"
+
+
+def test_gicv3_vms_see_their_gic_where_the_platform_says() -> None:
+    """GICv3 ``vgicd``/``vgicr``: the i.MX 8M Plus's GIC is at 0x38800000,
+    its VMs see theirs where the bare-metal guests look (QEMU virt's
+    addresses); without the keys (qemu-virt) VMs see the physical frames'
+    addresses. config.c and the VMs' device trees follow."""
+    virt = load_platform("qemu-virt").gic
+    assert (virt.vgicd, virt.vgicr) == (virt.gicd, virt.gicr) == (0x08000000, 0x080A0000)
+    g = load_platform("imx8mp-evk").gic
+    assert (g.gicd, g.gicr, g.vgicd, g.vgicr) == (0x38800000, 0x38880000, 0x08000000, 0x080A0000)
+    assert [(what, r.base, r.size) for what, r in g.vm_frames(2)] == [
+        ("the virtual GIC distributor", 0x08000000, 0x10000),
+        ("the virtual GIC redistributors", 0x080A0000, 0x40000)]
+    system = load_system(Path(__file__).parent / "configs" / "imx8mp-qemu.yaml", guest_sources=None)
+    text = generate(system, (), "c.yaml")
+    assert ".gicd_base = 0x38800000" in text and ".vgicd_ipa = 0x8000000" in text, text
+    assert ".vgicr_ipa = 0x80a0000" in text, text

@@ -123,6 +123,7 @@ class QemuSpec:
     cpu: str
     memory: int
     args: tuple[str, ...] = ()  # further arguments for this machine
+    serial: int = 0  # which of the machine's serial ports (-serial order) is the UART's
 
 
 GIC_FRAME = 0x1000  # a GICv2 register page
@@ -134,7 +135,7 @@ class GicSpec:
     """The physical GIC; VMs get a virtual GIC of the same version.
 
     GICv3: ``gicd``, ``gicr``/``gicr_stride``; VMs see their GICD and GICRs
-    at the same addresses. GICv2 (GIC-400): ``gicd``, ``gicc``, ``gich``,
+    at ``vgicd``/``vgicr`` (by default the same addresses). GICv2 (GIC-400): ``gicd``, ``gicc``, ``gich``,
     ``gicv``, ``page_stride`` (where the second 4 KiB page of GICC/GICV
     lies: 0x1000, or 0x10000 where each page is aliased over 64 KiB); VMs see
     their distributor at ``vgicd`` and their CPU interface (the GICV frame)
@@ -152,6 +153,7 @@ class GicSpec:
     page_stride: int = GIC_FRAME
     vgicd: int = 0
     vgicc: int = 0
+    vgicr: int = 0  # GICv3: where VMs see their redistributors (``vgicd`` their distributor)
     driver: str = ""  # ``gic.driver`` (bulkhead/drivers/gic/); "": gicv<version>
     # SPIs no device drives (``spare_spis``): the hypervisor sets them pending
     # to deliver a direct VM's emulated interrupts (docs/interrupts.md)
@@ -178,8 +180,8 @@ class GicSpec:
     def vm_frames(self, ncpus: int) -> list[tuple[str, Range]]:
         """What a VM with ``ncpus`` vCPUs sees of its virtual GIC (IPAs)."""
         if self.version == 3:
-            return [("the virtual GIC distributor", Range(self.gicd, GICD_SPAN)),
-                    ("the virtual GIC redistributors", Range(self.gicr, max(ncpus, 1) * self.gicr_stride))]
+            return [("the virtual GIC distributor", Range(self.vgicd, GICD_SPAN)),
+                    ("the virtual GIC redistributors", Range(self.vgicr, max(ncpus, 1) * self.gicr_stride))]
         return [("the virtual GIC distributor", Range(self.vgicd, GICD_SPAN)),
                 ("the virtual GIC CPU interface", Range(self.vgicc, 2 * GIC_FRAME))]
 

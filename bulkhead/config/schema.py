@@ -202,7 +202,7 @@ def _parse_smmu(r: Reader, node: YNode, path: str) -> SmmuSpec:
 def _parse_qemu(r: Reader, node: YNode) -> QemuSpec:
     """``qemu:``: the QEMU model of the board (optional: without it the board
     builds but ``bulkhead run`` refuses it)."""
-    q = r.mapping(node, "qemu", ("binary", "machine", "cpu", "memory", "args"),
+    q = r.mapping(node, "qemu", ("binary", "machine", "cpu", "memory", "args", "serial"),
                   ("binary", "machine", "cpu", "memory"))
     return QemuSpec(
         binary=r.text(q["binary"], "qemu.binary"),
@@ -210,11 +210,13 @@ def _parse_qemu(r: Reader, node: YNode) -> QemuSpec:
         cpu=r.name(q["cpu"], "qemu.cpu", "a CPU model name", PLATFORM_NAME_RE),
         memory=r.size(q["memory"], "qemu.memory"),
         args=r.each(q["args"], "qemu.args", lambda n, p: r.text(n, p)) if "args" in q else (),
+        serial=r.integer(q["serial"], "qemu.serial", "a serial port index 0-3", 0, 3) if "serial" in q else 0,
     )
 
 
 GIC_KEYS = {
-    3: ("version", "driver", "gicd", "gicr", "gicr_stride", "spis", "maintenance_irq", "spare_spis", "spare_ppis"),
+    3: ("version", "driver", "gicd", "gicr", "gicr_stride", "vgicd", "vgicr", "spis", "maintenance_irq",
+        "spare_spis", "spare_ppis"),
     2: ("version", "driver", "gicd", "gicc", "gich", "gicv", "page_stride", "vgicd", "vgicc", "spis",
         "maintenance_irq", "spare_spis"),
 }
@@ -249,7 +251,8 @@ def _parse_gic(r: Reader, node: YNode) -> GicSpec:
         raise r.fail(v["version"], "gic.version", f"expected a GIC version with a driver ({names}), got {version}")
     keys = GIC_KEYS[version]
     g = r.mapping(node, "gic", keys,
-                  [k for k in keys if k not in ("driver", "page_stride", "spare_spis", "spare_ppis")])
+                  [k for k in keys if k not in ("driver", "page_stride", "spare_spis", "spare_ppis")
+                   and not (version == 3 and k in ("vgicd", "vgicr"))])
     driver = f"gicv{version}"
     if "driver" in g:  # a driver of this architecture (bulkhead/drivers/gic/)
         fit = tuple(v for d in gic_drivers.all_drivers() if d.arch == version for v in d.compatible)
@@ -266,8 +269,12 @@ def _parse_gic(r: Reader, node: YNode) -> GicSpec:
     if version == 3:
         ppis = r.each(g["spare_ppis"], "gic.spare_ppis", lambda n, q: r.irq(n, q), "a list of PPIs") \
             if "spare_ppis" in g else ()
-        return GicSpec(**common, spare_spis=spare, spare_ppis=ppis, gicr=r.address(g["gicr"], "gic.gicr"),
-                       gicr_stride=r.size(g["gicr_stride"], "gic.gicr_stride"))
+        gicr = r.address(g["gicr"], "gic.gicr")
+        # where VMs see their GICD and GICRs (default: the physical frames' addresses)
+        vgicd = r.address(g["vgicd"], "gic.vgicd") if "vgicd" in g else common["gicd"]
+        vgicr = r.address(g["vgicr"], "gic.vgicr") if "vgicr" in g else gicr
+        return GicSpec(**common, spare_spis=spare, spare_ppis=ppis, gicr=gicr,
+                       gicr_stride=r.size(g["gicr_stride"], "gic.gicr_stride"), vgicd=vgicd, vgicr=vgicr)
     return GicSpec(**common, spare_spis=spare, spare_ppis=(), gicc=r.address(g["gicc"], "gic.gicc"),
                    gich=r.address(g["gich"], "gic.gich"),
                    gicv=r.address(g["gicv"], "gic.gicv"),

@@ -159,14 +159,16 @@ def _platform_table(w: _Writer, p: Platform) -> None:
         ("gicd_base", _hex(p.gic.gicd)),
         ("gicr_base", _hex(p.gic.gicr)),
         ("gicr_stride", _hex(p.gic.gicr_stride)),
+        ("vgicd_ipa", _hex(p.gic.vgicd)),
     ]
+    if p.gic.version == 3:
+        fields.append(("vgicr_ipa", _hex(p.gic.vgicr)))
     if p.gic.version == 2:
         fields += [
             ("gicc_base", _hex(p.gic.gicc)),
             ("gich_base", _hex(p.gic.gich)),
             ("gicv_base", _hex(p.gic.gicv)),
             ("gic_page_stride", _hex(p.gic.page_stride)),
-            ("vgicd_ipa", _hex(p.gic.vgicd)),
             ("vgicc_ipa", _hex(p.gic.vgicc)),
         ]
     fields += [

@@ -72,7 +72,7 @@ def _gic(d: _Dts, system: System, vm: Vm) -> None:
         d.prop("reg", f"{_reg(g.vgicd, GIC_FRAME)}, {_reg(g.vgicc, 2 * GIC_FRAME)}")
         d.close()
         return
-    d.open(f"intc@{g.gicd:x}", "gic")
+    d.open(f"intc@{g.vgicd:x}", "gic")
     d.prop("compatible", _str("arm,gic-v3"))
     d.prop("#interrupt-cells", "<3>")
     d.prop("#address-cells", "<2>")
@@ -81,7 +81,7 @@ def _gic(d: _Dts, system: System, vm: Vm) -> None:
     d.prop("interrupt-controller")
     d.prop("#redistributor-regions", "<1>")
     gicr_size = len(vm.cpus) * g.gicr_stride
-    d.prop("reg", f"{_reg(g.gicd, GICD_SIZE)}, {_reg(g.gicr, gicr_size)}")
+    d.prop("reg", f"{_reg(g.vgicd, GICD_SIZE)}, {_reg(g.vgicr, gicr_size)}")
     d.close()
 
 

@@ -229,7 +229,8 @@ struct cfg_platform {
 	u64 gich_base;       /* GICv2: virtual interface control */
 	u64 gicv_base;       /* GICv2: virtual CPU interface */
 	u64 gic_page_stride; /* GICv2: distance of the 2nd 4 KiB page of GICC/GICV */
-	u64 vgicd_ipa;       /* GICv2: where VMs see their distributor */
+	u64 vgicd_ipa;       /* where VMs see their distributor */
+	u64 vgicr_ipa;       /* GICv3: where VMs see their redistributors */
 	u64 vgicc_ipa;       /* GICv2: where VMs see their CPU interface (GICV mapped) */
 	u32 gic_maint_irq;   /* PPI */
 	u32 timer_hyp_irq;   /* EL2 physical timer PPI */
