@@ -294,16 +294,27 @@ def test_supervise_poke_keeps_a_terminals_input() -> None:
              "print(repr(got))\n")
     driver = ("import sys\n"
               "from bulkhead.run.runner import supervise\n"
-              f"rc, _, out = supervise([sys.executable, '-c', {child!r}], timeout=20, interactive=True, "
+              f"rc, _, out = supervise([sys.executable, '-c', {child!r}], timeout=120, interactive=True, "
               "poke=(b'P', 60.0))\n"
               "sys.stderr.write('OUT:' + out)\n")
     master, slave = pty.openpty()
     proc = subprocess.Popen([sys.executable, "-c", driver], stdin=slave, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, cwd=Path(__file__).resolve().parent.parent)
     os.close(slave)
-    time.sleep(1.0)
-    os.write(master, b"typed")
-    _, err = proc.communicate(timeout=30)
+    # typed until the child has it: on a loaded machine the driver may not
+    # have put the terminal in raw mode yet, and a cooked terminal holds an
+    # unfinished line back (or the switch discards it)
+    err = b""
+    for _ in range(120):
+        os.write(master, b"typed")
+        try:
+            _, err = proc.communicate(timeout=1.0)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    else:
+        proc.kill()
+        _, err = proc.communicate()
     os.close(master)
     assert proc.returncode == 0, err
     out = err.decode().split("OUT:", 1)[1]
