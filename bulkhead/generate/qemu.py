@@ -14,6 +14,7 @@ from bulkhead.generate import fit
 from bulkhead.layout.placement import StagedImage
 
 GDB_PORT = 1234
+FLAT_NAME = "bulkhead.bin"  # the flat image beside the ELF (hypervisor/Makefile), for `qemu.kernel: image`
 
 
 def model(platform: Platform) -> QemuSpec:
@@ -45,6 +46,9 @@ def command(
     halted with a gdb server on localhost:``gdb_port``.
     """
     q = model(platform)
+    # `kernel: image`: the flat arm64 Image, which QEMU boots as a boot loader
+    # would (CPU 0 at its entry, the others parked in QEMU's spin table)
+    kernel = elf if q.kernel == "elf" else elf.with_name(FLAT_NAME)
     argv = [
         q.binary,
         "-M", q.machine,
@@ -54,9 +58,15 @@ def command(
         "-display", "none",
         "-monitor", "none",
         "-serial", "mon:stdio" if interactive else "stdio",
-        "-kernel", str(elf.absolute()),
+        "-kernel", str(kernel.absolute()),
         *q.args,
     ]
+    if q.dtb is not None:
+        dtb = REPO_ROOT / q.dtb
+        if not dtb.is_file():
+            raise BuildError(f"{dtb} not found (qemu.dtb of platform '{platform.name}'): "
+                             "unpack the board DTBs with 'bash scripts/setup.sh dtbs'")
+        argv += ["-dtb", str(dtb)]
     for img in staged:
         argv += ["-device", f"loader,file={img.file.absolute()},addr=0x{img.src_pa:x},force-raw=on"]
     if icount is not None:
