@@ -9,8 +9,9 @@ import re
 from pathlib import Path
 
 import pytest
+from test_config_schema import platform_error
 
-from bulkhead.base.errors import BuildError, ConfigError
+from bulkhead.base.errors import BuildError
 from bulkhead.generate import qemu
 from bulkhead.generate.gen_c import generate
 from bulkhead.layout.load import PLATFORMS_DIR, load_platform, load_system
@@ -18,15 +19,6 @@ from bulkhead.layout.load import PLATFORMS_DIR, load_platform, load_system
 ROOT = Path(__file__).resolve().parents[1]
 SPIN = "cpu_enable: {method: spin-table, release: [0xd8, 0xe0, 0xe8, 0xf0]}"
 PM = "power_off: {method: bcm2835-pm, base: 0xFE100000}"
-
-
-def rpi4_error(tmp_path: Path, old: str, new: str) -> str:
-    text = (PLATFORMS_DIR / "rpi4b.yaml").read_text()
-    assert old in text
-    (tmp_path / "rpi4b.yaml").write_text(text.replace(old, new, 1))
-    with pytest.raises(ConfigError) as info:
-        load_platform("rpi4b", tmp_path)
-    return str(info.value).replace(str(tmp_path) + "/", "")
 
 
 def test_rpi4_firmware_methods_reach_the_generated_config(tmp_path: Path) -> None:
@@ -78,7 +70,7 @@ def test_firmware_errors(tmp_path: Path, old: str, new: str, expected: str) -> N
     """Each mistake is reported at the key's line, nothing else is."""
     text = (PLATFORMS_DIR / "rpi4b.yaml").read_text()
     line = text[:text.index(old)].count("\n") + 1
-    message = rpi4_error(tmp_path, old, new)
+    message = platform_error(tmp_path, old, new, "rpi4b")
     assert re.fullmatch(rf"rpi4b\.yaml:{line}:\d+: (.*)", message, re.DOTALL) is not None, message
     assert message.split(": ", 1)[1] == expected
 

@@ -230,12 +230,12 @@ def test_params_rendering(write_config: WriteConfig) -> None:
 RAM = "ram: {base: 0x40000000, size: 2G}"
 
 
-def platform_error(tmp_path: Path, old: str, new: str) -> str:
-    text = (PLATFORMS_DIR / "qemu-virt.yaml").read_text()
+def platform_error(tmp_path: Path, old: str, new: str, name: str = "qemu-virt") -> str:
+    text = (PLATFORMS_DIR / f"{name}.yaml").read_text()
     assert old in text
-    (tmp_path / "qemu-virt.yaml").write_text(text.replace(old, new, 1))
+    (tmp_path / f"{name}.yaml").write_text(text.replace(old, new, 1))
     with pytest.raises(ConfigError) as info:
-        load_platform("qemu-virt", tmp_path)
+        load_platform(name, tmp_path)
     return str(info.value).replace(str(tmp_path) + "/", "")
 
 
