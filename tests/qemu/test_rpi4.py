@@ -12,6 +12,7 @@ from bulkhead.layout.load import PLATFORMS_DIR
 from bulkhead.run.backend import RunOptions
 from bulkhead.run.runner import run
 
+ROOT = Path(__file__).resolve().parents[2]
 SPIN = "release: [0xd8, 0xe0, 0xe8, 0xf0]"
 
 
@@ -28,7 +29,8 @@ def test_a_cpu_left_in_the_spin_table_stops_the_boot(tmp_path: Path) -> None:
     config.write_text("platform: rpi4b\nvms:\n"
                       "  - {name: a, cpus: [1], memory: [{ipa: 0x40000000, size: 16M}], guest: hello}\n"
                       "  - {name: b, cpus: [2], memory: [{ipa: 0x40000000, size: 16M}], guest: hello}\n")
-    res = run(config, RunOptions(timeout=180, icount=None, out=tmp_path / "out", platforms_dir=platforms))
+    res = run(config, RunOptions(timeout=180, icount=None, out=ROOT / "build" / "qemu-tests" / "rpi4-spin-table",
+                                 platforms_dir=platforms))
     assert not res.timed_out and res.returncode == 0, res.output[-2000:]
     assert "[bulkhead] PANIC: CPU 2 did not leave the spin table (release address 100) in 2 s" in res.output, \
         res.output[-2000:]
