@@ -11,10 +11,12 @@ from pathlib import Path
 import pytest
 from test_config_schema import platform_error
 
-from bulkhead.base.errors import BuildError
+from bulkhead.base.errors import RunError
 from bulkhead.generate import qemu
 from bulkhead.generate.gen_c import generate
 from bulkhead.layout.load import PLATFORMS_DIR, load_platform, load_system
+from bulkhead.run.backend import RunOptions
+from bulkhead.run.runner import prepare
 
 ROOT = Path(__file__).resolve().parents[1]
 SPIN = "cpu_enable: {method: spin-table, release: [0xd8, 0xe0, 0xe8, 0xf0]}"
@@ -85,5 +87,12 @@ def test_qemu_boots_the_flat_image_with_the_boards_dtb(tmp_path: Path) -> None:
     assert virt[virt.index("-kernel") + 1] == str(elf) and "-dtb" not in virt
     text = (PLATFORMS_DIR / "rpi4b.yaml").read_text()
     (tmp_path / "rpi4b.yaml").write_text(text.replace("dtb: artefacts/", "dtb: nowhere/", 1))
-    with pytest.raises(BuildError, match="nowhere/dtbs/broadcom/bcm2711-rpi-4-b.dtb not found"):
-        qemu.command(load_platform("rpi4b", tmp_path), elf, ())
+    missing = load_platform("rpi4b", tmp_path)
+    assert qemu.command(missing, elf, ())[-1] == str(ROOT / "nowhere" / "dtbs" / "broadcom" / "bcm2711-rpi-4-b.dtb")
+    # the run refuses it before building anything; a build for the board does not need it
+    config = tmp_path / "c.yaml"
+    config.write_text("platform: rpi4b\nvms:\n  - {name: a, cpus: [0], memory: [{ipa: 0x40000000, size: 16M}], "
+                      "guest: hello}\n")
+    with pytest.raises(RunError, match="nowhere/dtbs/broadcom/bcm2711-rpi-4-b.dtb not found"):
+        prepare(config, RunOptions(timeout=1, out=tmp_path / "out", platforms_dir=tmp_path))
+    assert not (tmp_path / "out").exists()

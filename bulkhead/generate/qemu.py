@@ -28,6 +28,14 @@ def model(platform: Platform) -> QemuSpec:
     return platform.qemu
 
 
+def dtb_path(platform: Platform) -> Path | None:
+    """The device tree QEMU passes the image (``qemu.dtb``, under the
+    repository), or None. The run checks that it exists; a build for the
+    board does not need it."""
+    q = model(platform)
+    return None if q.dtb is None else REPO_ROOT / q.dtb
+
+
 def command(
     platform: Platform,
     elf: Path,
@@ -61,11 +69,8 @@ def command(
         "-kernel", str(kernel.absolute()),
         *q.args,
     ]
-    if q.dtb is not None:
-        dtb = REPO_ROOT / q.dtb
-        if not dtb.is_file():
-            raise BuildError(f"{dtb} not found (qemu.dtb of platform '{platform.name}'): "
-                             "unpack the board DTBs with 'bash scripts/setup.sh dtbs'")
+    dtb = dtb_path(platform)
+    if dtb is not None:
         argv += ["-dtb", str(dtb)]
     for img in staged:
         argv += ["-device", f"loader,file={img.file.absolute()},addr=0x{img.src_pa:x},force-raw=on"]
