@@ -11,6 +11,7 @@
 #include "arch/aarch64/timer.h"
 #include "core/boot/bootimg.h"
 #include "core/boot/bootmem.h"
+#include "core/boot/power.h"
 #include "core/config/config.h"
 #include "core/console/console.h"
 #include "core/dma/dma.h"
@@ -43,7 +44,7 @@ static u64 hyp_mpidr(void)
 
 static void hyp_halt(void)
 {
-	psci_fw_system_off();
+	power_system_off();
 }
 
 static void hyp_halt_el1(void)
@@ -203,12 +204,8 @@ static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 	         t[HYP_T_C], t[HYP_T_CONSOLE], t[HYP_T_GIC], t[HYP_T_IMAGES], t[HYP_T_VMS],
 	         t[HYP_T_DEVICES]);
 	for (u32 i = 1; i < p->ncpus && i < ARCH_MAX_CPUS; i++) {
-		s64 ret;
-		if (!vcpus[i].vm)
-			continue;
-		ret = psci_fw_cpu_on(p->mpidr[i], (u64)(uintptr_t)secondary_entry, i);
-		if (ret)
-			panic("PSCI CPU_ON of CPU %u failed (%ld)", i, ret);
+		if (vcpus[i].vm)
+			power_cpu_on(i);
 	}
 }
 

@@ -14,6 +14,9 @@ from bulkhead.base.errors import ConfigError
 from bulkhead.generate.gen_c import generate
 from bulkhead.layout.load import PLATFORMS_DIR, load_platform, load_system
 
+# every platform file of the repository, as `unknown platform` lists them
+PLATFORM_NAMES = sorted(p.stem for p in PLATFORMS_DIR.glob("*.yaml"))
+
 WriteConfig = Callable[..., str]
 
 VM = "{name: a, cpus: [0], memory: [{ipa: 0x40000000, size: 16M}], image: img.bin}"
@@ -111,7 +114,7 @@ def error_of(path: str, **kwargs: object) -> str:
         ),
         (
             "platform: nosuch\nvms: []\n",
-            "c.yaml:1:11: platform: unknown platform 'nosuch'; available: imx8mp-evk, imx8mp-evk-qemu, qemu-virt, rk3588-orangepi-5-plus, rk3588-qemu, rk3588-rock-5b, zcu102, zcu102-qemu-qos, zcu104",
+            "c.yaml:1:11: platform: unknown platform 'nosuch'; available: " + ", ".join(PLATFORM_NAMES),
         ),
         (
             "platform: ../x\nvms: []\n",
@@ -230,12 +233,12 @@ def test_params_rendering(write_config: WriteConfig) -> None:
 RAM = "ram: {base: 0x40000000, size: 2G}"
 
 
-def platform_error(tmp_path: Path, old: str, new: str) -> str:
-    text = (PLATFORMS_DIR / "qemu-virt.yaml").read_text()
+def platform_error(tmp_path: Path, old: str, new: str, name: str = "qemu-virt") -> str:
+    text = (PLATFORMS_DIR / f"{name}.yaml").read_text()
     assert old in text
-    (tmp_path / "qemu-virt.yaml").write_text(text.replace(old, new, 1))
+    (tmp_path / f"{name}.yaml").write_text(text.replace(old, new, 1))
     with pytest.raises(ConfigError) as info:
-        load_platform("qemu-virt", tmp_path)
+        load_platform(name, tmp_path)
     return str(info.value).replace(str(tmp_path) + "/", "")
 
 
@@ -253,7 +256,7 @@ def test_repo_platform_is_valid() -> None:
     [
         ("cpu: cortex-a53, memory: 2G}", "cpu: cortex-a53, memory: 2G, smp: 4}",
          "qemu-virt.yaml:4:128: qemu.smp: unknown key 'smp'; expected one of: binary, machine, cpu, memory, args, "
-         "serial"),
+         "serial, kernel, dtb"),
         ("staging: {base: 0xA0000000, size: 512M}", "staging: {base: 0xB0000000, size: 512M}",
          "qemu-virt.yaml:8:10: staging: staging area 0xb0000000-0xcfffffff is not inside RAM "
          "(0x40000000-0xbfffffff)"),

@@ -124,6 +124,12 @@ class QemuSpec:
     memory: int
     args: tuple[str, ...] = ()  # further arguments for this machine
     serial: int = 0  # which of the machine's serial ports (-serial order) is the UART's
+    # what -kernel gets: the ELF, or the flat arm64 Image (as a boot loader loads
+    # it: QEMU then starts only CPU 0 and parks the others as for Linux)
+    kernel: str = "elf"
+    # a device tree QEMU passes in x0 (-dtb, a path under the repository), as
+    # the board's firmware does; None: none
+    dtb: str | None = None
 
 
 GIC_FRAME = 0x1000  # a GICv2 register page
@@ -434,6 +440,18 @@ class SmmuSpec:
 
 
 @dataclass(frozen=True)
+class FirmwareSpec:
+    """How the hypervisor starts the other CPUs and powers off (``cpu_enable:``,
+    ``power_off:``; docs/boards/porting.md): PSCI over SMC unless the board
+    has no PSCI firmware (the Raspberry Pi 4's spin table and PM watchdog)."""
+
+    cpu_enable: str = "psci"  # psci | spin-table
+    release: tuple[int, ...] = ()  # spin-table: each CPU's release address
+    power_off: str = "psci"  # psci | bcm2835-pm
+    power_off_base: int = 0  # bcm2835-pm: the PM block
+
+
+@dataclass(frozen=True)
 class Platform:
     name: str
     board: str  # hypervisor/platform/<board>: its board code
@@ -464,6 +482,7 @@ class Platform:
     # () when the platform's CPUs are not typed (one core type)
     cpu_types: tuple[str, ...] = ()
     dsu: DsuSpec | None = None  # DSU L3 way partitioning; None: none
+    firmware: FirmwareSpec = field(default_factory=FirmwareSpec)
 
     def cpu_type(self, cpu: int) -> str:
         """The core type of CPU ``cpu`` ('' when the platform does not type its CPUs)."""

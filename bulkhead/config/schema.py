@@ -30,6 +30,7 @@ from bulkhead.config.model import (
     ColorSpec,
     ConsoleSpec,
     FaultPolicy,
+    FirmwareSpec,
     GicSpec,
     Locs,
     MemSpec,
@@ -37,6 +38,7 @@ from bulkhead.config.model import (
     PlatformDevice,
     PoolSpec,
     QemuSpec,
+    Range,
     ShmemMapSpec,
     ShmemSpec,
     SmmuSpec,
@@ -67,10 +69,10 @@ VM_KEYS = (
 PLATFORM_KEYS = (
     "name", "board", "qemu", "cpus", "ram", "hypervisor", "staging", "mmio", "gic", "timer",
     "uart", "console", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu", "smmus", "pci",
-    "reserved", "dsu",
+    "reserved", "dsu", "cpu_enable", "power_off",
 )
 OPTIONAL_PLATFORM_KEYS = ("board", "qemu", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu",
-                          "smmus", "pci", "reserved", "dsu")
+                          "smmus", "pci", "reserved", "dsu", "cpu_enable", "power_off")
 CORE_TYPE_RE = re.compile(r"[a-z][a-z0-9_-]{0,31}\Z")
 
 
@@ -143,6 +145,8 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
              if isinstance(top["ram"], YList) else (r.range(top["ram"], "ram"),))
     if not banks:
         raise r.fail(top["ram"], "ram", "expected at least one RAM bank {base, size}")
+    mmio = r.range(top["mmio"], "mmio")
+    firmware = _parse_firmware(r, top, len(mpidr), banks, mmio)
     return Platform(
         name=name,
         board=r.name(top["board"], "board", "a board name", PLATFORM_NAME_RE) if "board" in top else name,
@@ -155,7 +159,7 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
         ram_banks=banks,
         hypervisor=r.range(top["hypervisor"], "hypervisor"),
         staging=r.range(top["staging"], "staging"),
-        mmio=r.range(top["mmio"], "mmio"),
+        mmio=mmio,
         gic=gic,
         timer=timer,
         uart=uart,
@@ -173,7 +177,41 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
         pci=pci_mod.parse_platform(r, top["pci"]) if "pci" in top else None,
         smmus=r.each(top["smmus"], "smmus", lambda n, q: _parse_smmu(r, n, q), "a list of SMMUs")
         if "smmus" in top else (),
+        firmware=firmware,
     )
+
+
+def _parse_firmware(r: Reader, top: dict[str, YNode], ncpus: int, banks: tuple[Range, ...],
+                    mmio: Range) -> FirmwareSpec:
+    """``cpu_enable: {method, release}`` and ``power_off: {method, base}``
+    (default: PSCI over SMC for both; docs/config.md "Platform file")."""
+    method = "psci"
+    release: tuple[int, ...] = ()
+    if "cpu_enable" in top:
+        c = r.mapping(top["cpu_enable"], "cpu_enable", ("method", "release"), ("method",))
+        method = r.choice(c["method"], "cpu_enable.method", ("psci", "spin-table"))
+        if (method == "spin-table") != ("release" in c):
+            raise r.fail(top["cpu_enable"], "cpu_enable",
+                         "'release' (each CPU's release address) goes with method spin-table, and only there")
+        if "release" in c:
+            release = r.each(c["release"], "cpu_enable.release", r.address, "a list of release addresses")
+            if len(release) != ncpus:
+                raise r.fail(c["release"], "cpu_enable.release", f"one release address per CPU: {ncpus} expected")
+            for i, a in enumerate(release):
+                if a % 8 or not any(b.base <= a and a + 8 <= b.end for b in banks):
+                    raise r.fail(c["release"], f"cpu_enable.release[{i}]",
+                                 f"0x{a:x} is not an 8-byte aligned address in RAM")
+    off, base = "psci", 0
+    if "power_off" in top:
+        o = r.mapping(top["power_off"], "power_off", ("method", "base"), ("method",))
+        off = r.choice(o["method"], "power_off.method", ("psci", "bcm2835-pm"))
+        if (off == "bcm2835-pm") != ("base" in o):
+            raise r.fail(top["power_off"], "power_off", "'base' (the PM block) goes with method bcm2835-pm, and only there")
+        if "base" in o:
+            base = r.address(o["base"], "power_off.base")
+            if not (mmio.base <= base and base + 0x1000 <= mmio.end):
+                raise r.fail(o["base"], "power_off.base", f"0x{base:x} is outside 'mmio' (the EL2 device window)")
+    return FirmwareSpec(method, release, off, base)
 
 
 def _parse_smmu(r: Reader, node: YNode, path: str) -> SmmuSpec:
@@ -202,7 +240,7 @@ def _parse_smmu(r: Reader, node: YNode, path: str) -> SmmuSpec:
 def _parse_qemu(r: Reader, node: YNode) -> QemuSpec:
     """``qemu:``: the QEMU model of the board (optional: without it the board
     builds but ``bulkhead run`` refuses it)."""
-    q = r.mapping(node, "qemu", ("binary", "machine", "cpu", "memory", "args", "serial"),
+    q = r.mapping(node, "qemu", ("binary", "machine", "cpu", "memory", "args", "serial", "kernel", "dtb"),
                   ("binary", "machine", "cpu", "memory"))
     return QemuSpec(
         binary=r.text(q["binary"], "qemu.binary"),
@@ -211,6 +249,8 @@ def _parse_qemu(r: Reader, node: YNode) -> QemuSpec:
         memory=r.size(q["memory"], "qemu.memory"),
         args=r.each(q["args"], "qemu.args", lambda n, p: r.text(n, p)) if "args" in q else (),
         serial=r.integer(q["serial"], "qemu.serial", "a serial port index 0-3", 0, 3) if "serial" in q else 0,
+        kernel=r.choice(q["kernel"], "qemu.kernel", ("elf", "image")) if "kernel" in q else "elf",
+        dtb=r.text(q["dtb"], "qemu.dtb") if "dtb" in q else None,
     )
 
 

@@ -181,6 +181,12 @@ def _platform_table(w: _Writer, p: Platform) -> None:
         ("mmio_base", _hex(p.mmio.base)),
         ("mmio_size", _hex(p.mmio.size)),
     ]
+    fw = p.firmware
+    if fw.cpu_enable == "spin-table":
+        fields += [("cpu_enable", "CFG_CPU_ENABLE_SPIN_TABLE"),
+                   ("cpu_release", "{ " + ", ".join(_hex(a) for a in fw.release) + " }")]
+    if fw.power_off == "bcm2835-pm":
+        fields += [("power_off", "CFG_POWER_OFF_BCM2835_PM"), ("power_off_base", _hex(fw.power_off_base))]
     if p.coloring is not None:
         fields += [
             ("llc_color_mask", _hex(p.coloring.llc_mask)),

@@ -14,6 +14,7 @@ from bulkhead.generate import fit
 from bulkhead.layout.placement import StagedImage
 
 GDB_PORT = 1234
+FLAT_NAME = "bulkhead.bin"  # the flat image beside the ELF (hypervisor/Makefile), for `qemu.kernel: image`
 
 
 def model(platform: Platform) -> QemuSpec:
@@ -25,6 +26,14 @@ def model(platform: Platform) -> QemuSpec:
             "`bulkhead build` makes its images for the board (docs/boards/), but `bulkhead run` needs a "
             "platform with 'qemu:'")
     return platform.qemu
+
+
+def dtb_path(platform: Platform) -> Path | None:
+    """The device tree QEMU passes the image (``qemu.dtb``, under the
+    repository), or None. The run checks that it exists; a build for the
+    board does not need it."""
+    q = model(platform)
+    return None if q.dtb is None else REPO_ROOT / q.dtb
 
 
 def command(
@@ -45,6 +54,9 @@ def command(
     halted with a gdb server on localhost:``gdb_port``.
     """
     q = model(platform)
+    # `kernel: image`: the flat arm64 Image, which QEMU boots as a boot loader
+    # would (CPU 0 at its entry, the others parked in QEMU's spin table)
+    kernel = elf if q.kernel == "elf" else elf.with_name(FLAT_NAME)
     argv = [
         q.binary,
         "-M", q.machine,
@@ -56,9 +68,12 @@ def command(
         # the serial ports before the UART's (qemu.serial) are left unconnected
         *["-serial", "null"] * q.serial,
         "-serial", "mon:stdio" if interactive else "stdio",
-        "-kernel", str(elf.absolute()),
+        "-kernel", str(kernel.absolute()),
         *q.args,
     ]
+    dtb = dtb_path(platform)
+    if dtb is not None:
+        argv += ["-dtb", str(dtb)]
     for img in staged:
         argv += ["-device", f"loader,file={img.file.absolute()},addr=0x{img.src_pa:x},force-raw=on"]
     if icount is not None:

@@ -239,6 +239,10 @@ def prepare(config_path: Path | str, options: RunOptions) -> Prepared:
         if o.boot == "tfa" and not qemu.TFA_FLASH.is_file():
             raise RunError(f"--boot tfa needs the TF-A flash image {qemu.TFA_FLASH}: build it with "
                            "'bash scripts/setup.sh tfa' (docs/firmware.md)")
+    dtb = qemu.dtb_path(platform)
+    if dtb is not None and not dtb.is_file():
+        raise RunError(f"{dtb} not found (qemu.dtb of platform '{platform.name}'): unpack the board DTBs "
+                       "with 'bash scripts/setup.sh dtbs'")
     result = build_mod.build(config_path, o.out, log=o.build_log, platforms_dir=o.platforms_dir)
     model_report = None
     extra_qemu_args: Sequence[str] = o.extra_qemu_args

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "core/lifecycle/vm_lifecycle.h"
 
-#include "arch/aarch64/psci_fw.h"
 #include "arch/aarch64/sysregs.h"
 #include "arch/aarch64/timer.h"
 #include "core/boot/bootimg.h"
+#include "core/boot/power.h"
 #include "core/console/console.h"
 #include "core/console/vuart.h"
 #include "core/mem/mem.h"
@@ -178,7 +178,7 @@ void vm_shutdown(struct vm *vm, enum vm_state how, const char *reason)
 	spin_unlock(&vm_power_lock);
 	if (all_off) {
 		log_info("all VMs off: clean=%u stopped=%u", vm_clean, vm_stopped);
-		psci_fw_system_off();
+		power_system_off();
 	}
 }
 
