@@ -123,6 +123,7 @@ class QemuSpec:
     cpu: str
     memory: int
     args: tuple[str, ...] = ()  # further arguments for this machine
+    serial: int = 0  # the machine's serial port (-serial order) that is the hypervisor's UART
 
 
 GIC_FRAME = 0x1000  # a GICv2 register page

@@ -53,6 +53,8 @@ def command(
         "-m", f"{q.memory >> 20}M",
         "-display", "none",
         "-monitor", "none",
+        # the machine's ports before the hypervisor's UART (qemu.serial) are left unconnected
+        *["-serial", "null"] * q.serial,
         "-serial", "mon:stdio" if interactive else "stdio",
         "-kernel", str(elf.absolute()),
         *q.args,
