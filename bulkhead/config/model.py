@@ -124,6 +124,7 @@ class QemuSpec:
     memory: int
     args: tuple[str, ...] = ()  # further arguments for this machine
     serial: int = 0  # the machine's serial port (-serial order) that is the hypervisor's UART
+    kernel: str = "elf"  # -kernel: the placed ELF, or the flat image QEMU boots as a Linux Image ("image")
 
 
 GIC_FRAME = 0x1000  # a GICv2 register page

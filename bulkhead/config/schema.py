@@ -202,7 +202,7 @@ def _parse_smmu(r: Reader, node: YNode, path: str) -> SmmuSpec:
 def _parse_qemu(r: Reader, node: YNode) -> QemuSpec:
     """``qemu:``: the QEMU model of the board (optional: without it the board
     builds but ``bulkhead run`` refuses it)."""
-    q = r.mapping(node, "qemu", ("binary", "machine", "cpu", "memory", "args", "serial"),
+    q = r.mapping(node, "qemu", ("binary", "machine", "cpu", "memory", "args", "serial", "kernel"),
                   ("binary", "machine", "cpu", "memory"))
     return QemuSpec(
         binary=r.text(q["binary"], "qemu.binary"),
@@ -211,6 +211,7 @@ def _parse_qemu(r: Reader, node: YNode) -> QemuSpec:
         memory=r.size(q["memory"], "qemu.memory"),
         args=r.each(q["args"], "qemu.args", lambda n, p: r.text(n, p)) if "args" in q else (),
         serial=r.integer(q["serial"], "qemu.serial", "a serial port index (0-3)", 0, 3) if "serial" in q else 0,
+        kernel=r.choice(q["kernel"], "qemu.kernel", ("elf", "image")) if "kernel" in q else "elf",
     )
 
 

@@ -48,10 +48,21 @@ EXPECT: dict[str, tuple[tuple[str, int], ...]] = {
         (r"^\[colorwalk\] colorwalk: PASS \((\d+) pages\)$", 1024),
         (r"^\[interferer\] result bench=regulator vcpus=1 throttles=(\d+) ", 1),
     ),
+    # Versal: QEMU boots the flat image as a Linux Image (EL2, its DTB in x0: the RAM it declares);
+    # the second A72 started through PSCI; console input through the PL011 (POKE)
+    "versal": (
+        (r"^\[bulkhead\] Bulkhead \S+ on versal \(board versal\)", 0),
+        (r"^\[bulkhead\] DTB at [0-9a-f]+: RAM 800000000-87fffffff$", 0),
+        (r"^\[linux\] bulkhead-linux: userspace reached$", 0),
+        (r"^\[bulkhead\] colors: vm linux: colored, LLC 0-11,", 0),
+        (r"^\[bulkhead\] colors: vm interferer: colored, LLC 12-15,", 0),
+        (r"^\[interferer\] result bench=regulator vcpus=1 throttles=(\d+) ", 1),
+    ),
 }
 # keys typed on the console of an example, at once and every second (console input at work)
 POKE: dict[str, bytes] = {
     "kv260": b"\x14c",  # Ctrl-T c: the hypervisor prints every VM's colors
+    "versal": b"\x14c",
 }
 
 
@@ -59,7 +70,7 @@ def test_there_are_examples_for_each_platform() -> None:
     text = {p.stem: p.read_text() for p in EXAMPLES}
     platforms = {line.split(":", 1)[1].strip() for t in text.values() for line in t.splitlines()
                  if line.startswith("platform:")}
-    assert {"qemu-virt", "zcu102", "zcu104", "kv260"} <= platforms
+    assert {"qemu-virt", "zcu102", "zcu104", "kv260", "versal"} <= platforms
 
 
 @pytest.mark.parametrize("config", EXAMPLES, ids=lambda p: p.stem)
