@@ -18,6 +18,7 @@ from bulkhead.base.errors import ConfigError
 from bulkhead.config.dtb import DeviceTree
 from bulkhead.config.dtimport import import_dtb
 from bulkhead.config.model import Platform
+from bulkhead.generate import qemu
 from bulkhead.layout.load import load_platform
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -88,3 +89,14 @@ def test_qemu_kernel_takes_elf_or_image(tmp_path: Path) -> None:
     (tmp_path / "versal.yaml").write_text(text.replace("kernel: image,", ""))
     q = load_platform("versal", tmp_path).qemu
     assert q is not None and q.kernel == "elf"
+
+
+def test_versal_boots_the_flat_image_on_four_qemu_cpus() -> None:
+    """xlnx-versal-virt enters an ELF at EL3: -kernel gets the flat image
+    beside it (QEMU's Linux boot: EL2, DTB in x0, PSCI); the machine needs
+    -smp 4 (its two R5Fs), which follows the platform's -smp 2."""
+    argv = qemu.command(load_platform("versal"), Path("/o/hyp/bulkhead-placed.elf"), ())
+    assert argv[argv.index("-kernel") + 1] == "/o/hyp/bulkhead.bin"
+    assert [argv[i + 1] for i, a in enumerate(argv) if a == "-smp"] == ["2", "4"]
+    argv = qemu.command(load_platform("kv260"), Path("/o/hyp/bulkhead-placed.elf"), ())
+    assert argv[argv.index("-kernel") + 1] == "/o/hyp/bulkhead-placed.elf"

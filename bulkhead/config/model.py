@@ -123,8 +123,9 @@ class QemuSpec:
     cpu: str
     memory: int
     args: tuple[str, ...] = ()  # further arguments for this machine
-    serial: int = 0  # the machine's serial port (-serial order) that is the hypervisor's UART
-    kernel: str = "elf"  # -kernel: the placed ELF, or the flat image QEMU boots as a Linux Image ("image")
+    serial: int = 0  # which of the machine's serial ports (-serial order) is the UART's
+    # what -kernel gets: the ELF, or the flat arm64 Image (as a boot loader loads it)
+    kernel: str = "elf"
 
 
 GIC_FRAME = 0x1000  # a GICv2 register page

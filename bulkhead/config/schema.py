@@ -210,7 +210,7 @@ def _parse_qemu(r: Reader, node: YNode) -> QemuSpec:
         cpu=r.name(q["cpu"], "qemu.cpu", "a CPU model name", PLATFORM_NAME_RE),
         memory=r.size(q["memory"], "qemu.memory"),
         args=r.each(q["args"], "qemu.args", lambda n, p: r.text(n, p)) if "args" in q else (),
-        serial=r.integer(q["serial"], "qemu.serial", "a serial port index (0-3)", 0, 3) if "serial" in q else 0,
+        serial=r.integer(q["serial"], "qemu.serial", "a serial port index 0-3", 0, 3) if "serial" in q else 0,
         kernel=r.choice(q["kernel"], "qemu.kernel", ("elf", "image")) if "kernel" in q else "elf",
     )
 

@@ -44,8 +44,7 @@ class BuildResult:
     system: System
     out: Path
     elf: Path  # the single image: hypervisor + payload of every guest image
-    placed_elf: Path  # the same, its images placed where the hypervisor uses them (QEMU's -kernel; the
-    # flat image instead for a platform with qemu.kernel: image)
+    placed_elf: Path  # the same, its images placed where the hypervisor uses them (QEMU's -kernel)
     staged: tuple[StagedImage, ...]
     payload: Path
     itb: Path  # the U-Boot FIT image of the flat hypervisor image
@@ -213,9 +212,6 @@ def build(
             placed = [(pa, s.file.read_bytes()) for s in staged
                       if (pa := layout.placed_pa(system.vms[s.vm_index], s)) is not None]
             write_if_changed(placed_elf, image.boot_elf(hyp, placed))
-        if p.qemu is not None and p.qemu.kernel == "image":
-            # QEMU boots the flat image (its arm64 header, its payload) as a Linux Image: EL2, DTB in x0
-            placed_elf = elf.with_suffix(".bin")
         itb = build_fit(system, config, elf.with_suffix(".bin"), out, log)
         # the images are inside the ELF; a shared I/O device gets its NIC (user-mode netdev),
         # the VMs' QEMU PCI devices theirs (an nvme gets a blank drive image here)

@@ -14,6 +14,7 @@ from bulkhead.generate import fit
 from bulkhead.layout.placement import StagedImage
 
 GDB_PORT = 1234
+FLAT_NAME = "bulkhead.bin"  # the flat image beside the ELF (hypervisor/Makefile), for `qemu.kernel: image`
 
 
 def model(platform: Platform) -> QemuSpec:
@@ -45,6 +46,9 @@ def command(
     halted with a gdb server on localhost:``gdb_port``.
     """
     q = model(platform)
+    # `kernel: image`: the flat arm64 Image, which QEMU boots as a boot loader
+    # would (xlnx-versal-virt: at EL2 with its DTB in x0 and PSCI, not at EL3)
+    kernel = elf if q.kernel == "elf" else elf.with_name(FLAT_NAME)
     argv = [
         q.binary,
         "-M", q.machine,
@@ -53,10 +57,10 @@ def command(
         "-m", f"{q.memory >> 20}M",
         "-display", "none",
         "-monitor", "none",
-        # the machine's ports before the hypervisor's UART (qemu.serial) are left unconnected
+        # the serial ports before the UART's (qemu.serial) are left unconnected
         *["-serial", "null"] * q.serial,
         "-serial", "mon:stdio" if interactive else "stdio",
-        "-kernel", str(elf.absolute()),
+        "-kernel", str(kernel.absolute()),
         *q.args,
     ]
     for img in staged:
