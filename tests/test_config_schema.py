@@ -111,7 +111,7 @@ def error_of(path: str, **kwargs: object) -> str:
         ),
         (
             "platform: nosuch\nvms: []\n",
-            "c.yaml:1:11: platform: unknown platform 'nosuch'; available: qemu-virt, rk3588-orangepi-5-plus, rk3588-qemu, rk3588-rock-5b, zcu102, zcu102-qemu-qos, zcu104",
+            "c.yaml:1:11: platform: unknown platform 'nosuch'; available: kv260, qemu-virt, rk3588-orangepi-5-plus, rk3588-qemu, rk3588-rock-5b, versal, zcu102, zcu102-qemu-qos, zcu104",
         ),
         (
             "platform: ../x\nvms: []\n",
@@ -252,7 +252,7 @@ def test_repo_platform_is_valid() -> None:
     ("old", "new", "expected"),
     [
         ("cpu: cortex-a53, memory: 2G}", "cpu: cortex-a53, memory: 2G, smp: 4}",
-         "qemu-virt.yaml:4:128: qemu.smp: unknown key 'smp'; expected one of: binary, machine, cpu, memory, args"),
+         "qemu-virt.yaml:4:128: qemu.smp: unknown key 'smp'; expected one of: binary, machine, cpu, memory, args, serial, kernel"),
         ("staging: {base: 0xA0000000, size: 512M}", "staging: {base: 0xB0000000, size: 512M}",
          "qemu-virt.yaml:8:10: staging: staging area 0xb0000000-0xcfffffff is not inside RAM "
          "(0x40000000-0xbfffffff)"),
