@@ -154,6 +154,24 @@ def test_qemu_command_puts_stdio_on_the_uarts_serial_port() -> None:
     assert [argv[i + 1] for i, a in enumerate(argv) if a == "-serial"] == ["stdio"]
 
 
+def test_qemu_command_console_on_a_later_serial_port(tmp_path: Path) -> None:
+    """qemu.serial: the KV260's console is xlnx-zcu102's second UART, so the
+    first serial port is left unconnected and the second is stdio (mon:stdio
+    on a terminal); a port the machines do not have is refused."""
+    kv260 = load_platform("kv260")
+    for interactive, console in ((False, "stdio"), (True, "mon:stdio")):
+        argv = qemu.command(kv260, Path("/e"), (), interactive=interactive)
+        assert [argv[i + 1] for i, a in enumerate(argv) if a == "-serial"] == ["null", console]
+    platforms = Path(__file__).resolve().parents[1] / "platforms"
+    bad = (platforms / "kv260.yaml").read_text().replace("serial: 1,", "serial: 4,")
+    (tmp_path / "kv260.yaml").write_text(bad)
+    (tmp_path / "zcu102.yaml").write_text((platforms / "zcu102.yaml").read_text())
+    from bulkhead.base.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"qemu\.serial.*serial port index 0-3, got 4"):
+        load_platform("kv260", tmp_path)
+
+
 def test_uboot_boot_needs_qemu_virt(tmp_path: Path) -> None:
     """--boot uboot on zcu102 is refused before anything is built."""
     from bulkhead.base.errors import RunError

@@ -566,6 +566,16 @@ def test_qemu_driver_gets_the_runners_command_line() -> None:
                       "shift=3,align=off,sleep=off"}
 
 
+def test_qemu_driver_socket_is_the_console_port() -> None:
+    """KV260 (qemu.serial: 1): the unconnected UART0 stays, so the
+    QEMUDriver's serial socket, added after the extra arguments, is UART1."""
+    from bulkhead.generate import qemu
+    from bulkhead.layout.load import load_platform
+
+    args = farm.qemu_driver_args(qemu.command(load_platform("kv260"), Path("/b/x.elf"), ()))
+    assert args["extra_args"] == "-smp 4 -display none -monitor none -serial null -kernel /b/x.elf -audio none"
+
+
 # --- the integration suite on a labgrid target ------------------------------------------
 
 

@@ -55,7 +55,8 @@ def command(
     """
     q = model(platform)
     # `kernel: image`: the flat arm64 Image, which QEMU boots as a boot loader
-    # would (CPU 0 at its entry, the others parked in QEMU's spin table)
+    # would (raspi4b: CPU 0 at its entry, the others parked in QEMU's spin
+    # table; xlnx-versal-virt: at EL2 with its DTB in x0 and PSCI, not at EL3)
     kernel = elf if q.kernel == "elf" else elf.with_name(FLAT_NAME)
     argv = [
         q.binary,

@@ -101,7 +101,9 @@ def _machine_type(machine: str) -> str:
 def _split_argv(argv: Sequence[str]) -> tuple[str, str, str, str, list[str]]:
     """(binary, machine, cpu, memory, the rest) of a QEMU command line, its
     console options (-serial, -nographic) dropped: the QEMUDriver puts the
-    first serial port on its own socket and adds -machine/-cpu/-m itself."""
+    next serial port on its own socket (after the rest: the unconnected ports
+    before the console's, ``-serial null``, are kept) and adds -machine/-cpu/-m
+    itself."""
     binary, rest = argv[0], list(argv[1:])
     machine = cpu = memory = ""
     out: list[str] = []
@@ -116,7 +118,8 @@ def _split_argv(argv: Sequence[str]) -> tuple[str, str, str, str, list[str]]:
         elif arg == "-m":
             memory = value
         elif arg == "-serial":
-            pass
+            if value == "null":  # a port before the console's (qemu.serial)
+                out += [arg, value]
         elif arg == "-nographic":
             i += 1
             continue
