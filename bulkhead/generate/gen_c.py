@@ -133,6 +133,13 @@ def _preamble(w: _Writer, system: System, source_name: str) -> None:
     w.line('#include "lib/features.h"')
     for line in features.checks(system):
         w.line(line)
+    fw = system.platform.firmware
+    for macro, method, key in (("POWER_SPIN_TABLE", fw.cpu_enable, "cpu_enable"),
+                               ("POWER_BCM2835_PM", fw.power_off, "power_off")):
+        if method != "psci":  # hypervisor/Makefile CPU_ENABLE, POWER_OFF
+            w.line(f"#if !{macro}")
+            w.line(f'#error "the platform\'s {key} is {method}, and this build leaves it out"')
+            w.line("#endif")
     w.line()
     w.line("#ifndef NULL")
     w.line("#define NULL ((void *)0)")

@@ -97,6 +97,7 @@ wrong_el:
 	/* Spin-table release entries (arch/aarch64/spintable.h): the firmware
 	 * jumps to a released CPU's entry with x0 = 0, so each CPU index has its
 	 * own entry that sets x0 = index first. */
+#if POWER_SPIN_TABLE
 	.global spintable_entries
 spintable_entries:
 	.set	spin_index, 0
@@ -105,6 +106,7 @@ spintable_entries:
 	b	secondary_entry
 	.set	spin_index, spin_index + 1
 	.endr
+#endif
 
 	.global secondary_entry
 secondary_entry:

@@ -33,7 +33,9 @@ void power_cpu_on(u32 index)
 	const struct cfg_platform *p = cfg_system.platform;
 	s64 ret;
 
-	if (p->cpu_enable == CFG_CPU_ENABLE_SPIN_TABLE) {
+	/* POWER_*: only the platform's methods are built (hypervisor/Makefile
+	 * CPU_ENABLE, POWER_OFF); config.c refuses a build without its own */
+	if (POWER_SPIN_TABLE && p->cpu_enable == CFG_CPU_ENABLE_SPIN_TABLE) {
 		spintable_release(p->cpu_release[index], index);
 		power_spin_wait(index, p->cpu_release[index]);
 		return;
@@ -47,7 +49,7 @@ void power_system_off(void)
 {
 	const struct cfg_platform *p = cfg_system.platform;
 
-	if (p->power_off == CFG_POWER_OFF_BCM2835_PM)
+	if (POWER_BCM2835_PM && p->power_off == CFG_POWER_OFF_BCM2835_PM)
 		bcm2835_pm_halt(p->power_off_base);
 	psci_fw_system_off();
 }
