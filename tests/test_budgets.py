@@ -89,7 +89,7 @@ def test_platform_selection_leaves_out_what_virt_does_not_use(dual: tuple[Path, 
     assert not {n for n in names if n.startswith("qos400_")}
     assert "__udivti3" not in names  # 128-bit divisions go through lib/div128.c
     left_out = ("bw_", "color_recolor", "recolor_", "color_ida", "pci_", "vpci_", "pcienum_", "dsu_", "sdei_",
-                "irq_direct", "sgi_filter")
+                "irq_direct", "sgi_filter", "spintable_", "bcm2835_pm_")  # PSCI starts CPUs and powers off
     assert not {n for n in _names(dual[0] / "hyp" / "bulkhead.elf", code=True) if n.startswith(left_out)}
     assert "el2_vectors_pmu" not in names  # the regulator's vector table goes with it
     assert {"color_init", "color_set_next", "smmuv3_init", "dma_init", "el2_vectors"} <= names

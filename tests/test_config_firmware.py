@@ -34,11 +34,17 @@ def test_rpi4_firmware_methods_reach_the_generated_config(tmp_path: Path) -> Non
         (tmp_path / "img.bin").write_bytes(b"\0" * 16)
         c = generate(load_system(config, guest_sources=None), (), "c.yaml")
         lines = [line for line in c.splitlines() if ".cpu_" in line or ".power_off" in line]
+        # a build without the platform's methods (make CPU_ENABLE, POWER_OFF) stops at config.c
+        refusals = [line for line in c.splitlines() if line.startswith(("#if !POWER_", "#error \"the platform's"))]
         if platform == "rpi4b":
             assert lines == ["\t.cpu_enable = CFG_CPU_ENABLE_SPIN_TABLE,", "\t.cpu_release = { 0xd8, 0xe0, 0xe8, 0xf0 },",
                              "\t.power_off = CFG_POWER_OFF_BCM2835_PM,", "\t.power_off_base = 0xfe100000,"]
+            assert refusals == ["#if !POWER_SPIN_TABLE",
+                                "#error \"the platform's cpu_enable is spin-table, and this build leaves it out\"",
+                                "#if !POWER_BCM2835_PM",
+                                "#error \"the platform's power_off is bcm2835-pm, and this build leaves it out\""]
         else:  # PSCI for both: the fields' zero values
-            assert lines == []
+            assert lines == [] and refusals == []
 
 
 @pytest.mark.parametrize(
