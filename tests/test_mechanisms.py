@@ -128,8 +128,9 @@ vms:
 
 def test_a_new_mechanism_is_a_module_and_a_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A toy mechanism, registered and nothing else: its VM key is read, its
-    check's warning reported, its tables and members written to config.c and
-    its feature asked for, with no edit to the schema, the checks or gen_c."""
+    check's warning reported, its parameter given to the guest, its tables,
+    flag and members written to config.c and its feature asked for, with no
+    edit to the schema, the checks, the layout or gen_c."""
     path = tmp_path / "c.yaml"
     path.write_text(CONFIG)
     with pytest.raises(ConfigError, match="unknown key 'toy'"):
@@ -147,8 +148,11 @@ def test_a_new_mechanism_is_a_module_and_a_line(tmp_path: Path, monkeypatch: pyt
     def emit_tables(out: CSource, system: SystemView) -> None:
         out.line("static const u32 toy_table[] = { 7 };")
 
-    def emit_vm(out: CSource, system: SystemView, vm: VmView) -> list[Field]:
+    def guest_params(p: Platform, vm: VmSpec) -> list[tuple[str, str]]:
         return [("toy", str(seen[vm.name]))] if vm.name in seen else []
+
+    def emit_vm(out: CSource, system: SystemView, vm: VmView) -> list[Field]:
+        return [("flags", "CFG_VM_TOY"), ("toy", str(seen[vm.name]))] if vm.name in seen else []
 
     def emit_system(out: CSource, system: SystemView) -> list[Field]:
         return [("toy_table", "toy_table")]
@@ -158,15 +162,19 @@ def test_a_new_mechanism_is_a_module_and_a_line(tmp_path: Path, monkeypatch: pyt
 
     toy = Mechanism(name="toy", docs="docs/ARCHITECTURE.md", features=("TOY",), platform_keys=(), system_keys=(),
                     vm_keys=("toy",), parse_platform=None, parse_system=None, parse_vm=parse_vm,
-                    check_platform=None, check=check, emit_tables=emit_tables, emit_vm=emit_vm,
+                    check_platform=None, check=check, reserved_ram=None, guest_params=guest_params,
+                    emit_tables=emit_tables, emit_vm=emit_vm,
                     emit_system=emit_system, needs=needs)
     monkeypatch.setattr(mechanisms, "MECHANISMS", (*mechanisms.MECHANISMS, toy))
     system = load.load_system(path, guest_sources=None)
     assert seen == {"a": 3}
+    vm = system.vm("a")
+    assert vm is not None and vm.params_text == "vm=a\ntoy=3\n"
     assert [str(w).split(": ", 2)[-1] for w in system.warnings] == ["a toy"]
     text = gen_c.generate(system, (), "c.yaml")
     assert "static const u32 toy_table[] = { 7 };" in text
     vms = text[text.index("struct cfg_vm vms[]"):]
-    assert "\t\t.toy = 3,\n" in vms and "\t.toy_table = toy_table,\n};" in vms
+    assert "\t\t.flags = CFG_VM_TOY,\n" in vms and "\t\t.toy = 3,\n" in vms
+    assert "\t.toy_table = toy_table,\n};" in vms
     assert [n.error() for n in features.needs(system) if n.feature == "TOY"] == [
         "vm a plays, and this build leaves it out (TOY=0 in features.h)"]

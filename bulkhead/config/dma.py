@@ -28,7 +28,7 @@ from typing import Any
 
 from bulkhead.base.csource import CSource, Field, cstr, hexa, struct_rows
 from bulkhead.base.errors import Diagnostic
-from bulkhead.config.mechanism import Keys, Mechanism, Need, SystemView
+from bulkhead.config.mechanism import Keys, Mechanism, Need, SystemView, VmView
 from bulkhead.config.model import PAGE, Platform, Range, SmmuSpec, SystemSpec
 from bulkhead.config.reader import Reader, join
 from bulkhead.config.yamlpos import YMap, YNode
@@ -432,6 +432,11 @@ def emit_system(out: CSource, system: SystemView) -> list[Field]:
                       f".streams = {'iommu_streams' if table else 'NULL'} }}")]
 
 
+def emit_vm(out: CSource, system: SystemView, vm: VmView) -> list[Field]:
+    """The flag of a VM whose DMA no SMMU confines (dma_isolation: none)."""
+    return [("flags", "CFG_VM_DMA_UNCONFINED")] if vm.name in unconfined_vms(system.spec) else []
+
+
 def driver_feature(smmu_type: str) -> str:
     """The feature of an SMMU type's driver (its descriptor's): smmu-500 -> SMMU500."""
     return iommu.of_type(smmu_type).feature or iommu.of_type(smmu_type).name.upper()
@@ -455,6 +460,6 @@ MECHANISM = Mechanism(
     name="dma", docs="docs/dma.md", features=(),
     platform_keys=("smmu", "smmus"), system_keys=("dma_isolation",), vm_keys=(),
     parse_platform=parse_platform, parse_system=parse_system, parse_vm=None,
-    check_platform=check_platform, check=check,
-    emit_tables=None, emit_vm=None, emit_system=emit_system, needs=needs,
+    check_platform=check_platform, check=check, reserved_ram=None, guest_params=None,
+    emit_tables=None, emit_vm=emit_vm, emit_system=emit_system, needs=needs,
 )

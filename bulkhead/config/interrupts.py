@@ -196,10 +196,18 @@ def parse_vm(r: Reader, m: Keys, vm: VmSpec, p: Platform) -> VmSpec:
     return dataclasses.replace(vm, interrupts=mode, console=console)
 
 
+def guest_params(p: Platform, vm: VmSpec) -> list[tuple[str, str]]:
+    """A direct bare-metal guest's virtual UART INTID (a spare SPI, docs/interrupts.md
+    "Emulated sources") and guest PMU PPI."""
+    own = [(CONSOLE_PARAM, str(vm.console.irq))] if vm.interrupts == "direct" and vm.console else []
+    return own + ([(PMU_PARAM, str(pmu_irq(p, vm)))] if pmu_irq(p, vm) else [])
+
+
 def emit_vm(out: CSource, system: SystemView, vm: VmView) -> list[Field]:
-    """A direct VM's guest PMU PPI (struct cfg_vm pmu_irq)."""
+    """A direct VM's flag and guest PMU PPI (struct cfg_vm)."""
     pmu = pmu_irq(system.platform, vm.spec)
-    return [("pmu_irq", str(pmu))] if pmu else []
+    return ([("flags", "CFG_VM_DIRECT")] if vm.spec.interrupts == "direct" else []) + \
+        ([("pmu_irq", str(pmu))] if pmu else [])
 
 
 def needs(system: SystemView) -> list[Need]:
@@ -211,6 +219,6 @@ MECHANISM = Mechanism(
     name="interrupts", docs="docs/interrupts.md", features=("DIRECT",),
     platform_keys=(), system_keys=("sdei",), vm_keys=("interrupts",),
     parse_platform=None, parse_system=parse_system, parse_vm=parse_vm,
-    check_platform=None, check=check,
+    check_platform=None, check=check, reserved_ram=None, guest_params=guest_params,
     emit_tables=None, emit_vm=emit_vm, emit_system=None, needs=needs,
 )

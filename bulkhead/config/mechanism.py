@@ -7,8 +7,10 @@ isolation, interrupt delivery, DSU L3 ways) is one module of
 ``MECHANISM``, listed once in :mod:`bulkhead.config.mechanisms`. Each stage
 of the pipeline runs every mechanism's hook of that stage in the registry's
 order and names none: the schema (``parse_*``, ``*_keys``), the semantic
-checks (``check_platform``, ``check``), ``config.c`` (``emit_*``) and the
-build's features (``needs``). A mechanism without a hook says so with
+checks (``check_platform``, ``check``), the layout (``reserved_ram``,
+``guest_params``; a mechanism's own plan is its module's, e.g.
+``bandwidth.plan``, which its other hooks call), ``config.c`` (``emit_*``)
+and the build's features (``needs``). A mechanism without a hook says so with
 ``None``; tests/test_mechanisms.py checks that every hook is stated and
 that the docs section exists.
 
@@ -148,9 +150,14 @@ class Mechanism:
     # check: the platform's diagnostics; the system's (errors, warnings)
     check_platform: Callable[[Platform], list[Diagnostic]] | None
     check: Callable[[SystemSpec], tuple[list[Diagnostic], list[Diagnostic]]] | None
+    # plan (layout): RAM nothing may be placed in; a bare-metal VM's
+    # parameters (the parameter block, after vm=)
+    reserved_ram: Callable[[Platform], list[Range]] | None
+    guest_params: Callable[[Platform, VmSpec], list[tuple[str, str]]] | None
     # emit C (config.c, hypervisor/core/config/config.h): tables other tables
     # name (before the VMs'); a VM's tables and its struct cfg_vm members;
-    # the system's tables and its struct cfg_system members
+    # the system's tables and its struct cfg_system members (a VM's
+    # ("flags", "CFG_VM_X") is or-ed into its flags)
     emit_tables: Callable[[CSource, SystemView], None] | None
     emit_vm: Callable[[CSource, SystemView, VmView], list[Field]] | None
     emit_system: Callable[[CSource, SystemView], list[Field]] | None
@@ -158,5 +165,5 @@ class Mechanism:
     needs: Callable[[SystemView], list[Need]] | None
 
 
-HOOKS = ("parse_platform", "parse_system", "parse_vm", "check_platform", "check", "emit_tables", "emit_vm",
-         "emit_system", "needs")
+HOOKS = ("parse_platform", "parse_system", "parse_vm", "check_platform", "check", "reserved_ram", "guest_params",
+         "emit_tables", "emit_vm", "emit_system", "needs")

@@ -34,9 +34,11 @@ _cstr = cstr
 _struct_rows = struct_rows
 _Writer = CSource
 
-# The order config.c initializes struct cfg_system's mechanism members in
-# (kept, so that generated files stay the same); members of a mechanism
+# The order config.c writes struct cfg_system's mechanism members and a VM's
+# flags in (kept, so that generated files stay the same); a mechanism's
 # not listed follow in registry order.
+VM_FLAGS = ("CFG_VM_FAULT_STOP", "CFG_VM_MANAGER", "CFG_VM_INTROSPECTION", "CFG_VM_DIRECT", "CFG_VM_IDA_START",
+            "CFG_VM_IDA_PERIOD", "CFG_VM_DMA_UNCONFINED")
 SYSTEM_MEMBERS = ("bw", "hyp_color", "hyp_llc_colors", "hyp_bank_colors", "hyp_color_pa", "dsu_groups", "dsu_ways",
                   "nqos", "qos", "iommu", "pool_color", "pool_pa", "pool_size", "pool_span_end")
 
@@ -167,14 +169,17 @@ def _platform_table(w: _Writer, p: Platform) -> None:
 
 def _vm_table(w: _Writer, system: System, staged: Sequence[StagedImage]) -> None:
     """``vms[]`` (struct cfg_vm) and each VM's own tables, then each
-    mechanism's."""
+    mechanism's (their flags or-ed into the VM's, in VM_FLAGS order)."""
     vm_fields: list[list[tuple[str, str]]] = []
-    unconfined = set(dma.unconfined_vms(system.spec))
+    rank = {f: i for i, f in enumerate(VM_FLAGS)}
     for vm in system.vms:
         w.line()
-        fields = _vm_tables(w, vm, [s for s in staged if s.vm_index == vm.index], unconfined)
-        vm_fields.append(fields + [f for m in mechanisms.MECHANISMS if m.emit_vm is not None
-                                   for f in m.emit_vm(w, system, vm)])
+        fields = _vm_tables(w, vm, [s for s in staged if s.vm_index == vm.index])
+        own = [f for m in mechanisms.MECHANISMS if m.emit_vm is not None for f in m.emit_vm(w, system, vm)]
+        flags = [f for k, v in fields + own if k == "flags" for f in v.split(" | ") if f != "0"]
+        fields = [(k, " | ".join(sorted(flags, key=lambda f: rank.get(f, len(rank)))) or "0") if k == "flags"
+                  else (k, v) for k, v in fields]
+        vm_fields.append(fields + [(k, v) for k, v in own if k != "flags"])
 
     w.line()
     w.line("static const struct cfg_vm vms[] = {")
@@ -186,7 +191,7 @@ def _vm_table(w: _Writer, system: System, staged: Sequence[StagedImage]) -> None
     w.line("};")
 
 
-def _vm_tables(w: _Writer, vm: Vm, staged: Sequence[StagedImage], dma_unconfined: set[str]) -> list[tuple[str, str]]:
+def _vm_tables(w: _Writer, vm: Vm, staged: Sequence[StagedImage]) -> list[tuple[str, str]]:
     """Emits one VM's arrays; returns its cfg_vm initializer fields."""
     pre = f"vm{vm.index}"
     w.line(f"/* VM {vm.index}: {vm.name} ({vm.type}) */")
@@ -237,11 +242,7 @@ def _vm_tables(w: _Writer, vm: Vm, staged: Sequence[StagedImage], dma_unconfined
         ("boot_arg", _hex(vm.boot_arg)),
         ("flags", " | ".join([f for f, on in (("CFG_VM_FAULT_STOP", vm.on_fault == "stop"),
                                                 ("CFG_VM_MANAGER", vm.spec.manager),
-                                                ("CFG_VM_INTROSPECTION", vm.spec.introspection),
-                                                ("CFG_VM_DIRECT", vm.spec.interrupts == "direct"),
-                                                ("CFG_VM_IDA_START", "start" in vm.spec.ida),
-                                                ("CFG_VM_IDA_PERIOD", "period" in vm.spec.ida),
-                                                ("CFG_VM_DMA_UNCONFINED", vm.name in dma_unconfined)) if on])
+                                                ("CFG_VM_INTROSPECTION", vm.spec.introspection)) if on])
          or "0"),
         *mem, *mmio, *irqs, *images, *shmem,
         ("console_ipa", _hex(console.ipa) if console else "0"),

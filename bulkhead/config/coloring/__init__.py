@@ -16,7 +16,7 @@
 
 from __future__ import annotations
 
-from bulkhead.config.coloring.emit import emit_system, emit_tables, needs
+from bulkhead.config.coloring.emit import emit_system, emit_tables, emit_vm, needs
 from bulkhead.config.coloring.parse import MAX_COLOR_BITS, parse_colors, parse_platform, parse_system, parse_vm
 from bulkhead.config.coloring.place import (
     Report,
@@ -51,6 +51,6 @@ MECHANISM = Mechanism(
     name="coloring", docs="docs/coloring.md", features=("RECOLOR", "IDA"),
     platform_keys=("coloring",), system_keys=("hypervisor_colors", "recolor_pool"), vm_keys=("colors", "ida"),
     parse_platform=parse_platform, parse_system=parse_system, parse_vm=parse_vm,
-    check_platform=None, check=check,
-    emit_tables=emit_tables, emit_vm=None, emit_system=emit_system, needs=needs,
+    check_platform=None, check=check, reserved_ram=None, guest_params=None,
+    emit_tables=emit_tables, emit_vm=emit_vm, emit_system=emit_system, needs=needs,
 )

@@ -8,7 +8,7 @@ from bulkhead.base.csource import CSource, Field, hexa, struct_rows
 from bulkhead.config.color import PAGE, Colors
 from bulkhead.config.coloring.place import bitmaps
 from bulkhead.config.coloring.select import hypervisor_selection
-from bulkhead.config.mechanism import Need, SystemView
+from bulkhead.config.mechanism import Need, SystemView, VmView
 
 
 def emit_tables(out: CSource, system: SystemView) -> None:
@@ -58,3 +58,9 @@ def needs(system: SystemView) -> list[Need]:
     """Recoloring for a pool, IDA for each VM that asks for it."""
     out = [Need("RECOLOR", "the configuration", "has a recolor_pool")] if system.pool is not None else []
     return out + [Need("IDA", f"vm {vm.name}", "asks for IDA (ida)") for vm in system.vms if vm.spec.ida]
+
+
+def emit_vm(out: CSource, system: SystemView, vm: VmView) -> list[Field]:
+    """A VM's IDA flags (its colors are in its memory's and table pool's members)."""
+    return [("flags", f) for f, on in (("CFG_VM_IDA_START", "start" in vm.spec.ida),
+                                       ("CFG_VM_IDA_PERIOD", "period" in vm.spec.ida)) if on]
