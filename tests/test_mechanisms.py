@@ -22,7 +22,7 @@ from bulkhead.base.csource import CSource, Field
 from bulkhead.base.errors import ConfigError, Diagnostic
 from bulkhead.config import mechanisms, schema
 from bulkhead.config.mechanism import HOOKS, Keys, Mechanism, Need, SystemView, VmView
-from bulkhead.config.model import Platform, SystemSpec, VmSpec
+from bulkhead.config.model import PAGE, Platform, Range, SystemSpec, VmSpec
 from bulkhead.config.reader import Reader
 from bulkhead.generate import features, gen_c
 from bulkhead.layout import load
@@ -162,7 +162,8 @@ def test_a_new_mechanism_is_a_module_and_a_line(tmp_path: Path, monkeypatch: pyt
 
     toy = Mechanism(name="toy", docs="docs/ARCHITECTURE.md", features=("TOY",), platform_keys=(), system_keys=(),
                     vm_keys=("toy",), parse_platform=None, parse_system=None, parse_vm=parse_vm,
-                    check_platform=None, check=check, reserved_ram=None, guest_params=guest_params,
+                    check_platform=None, check=check, ipa_items=None, reserved_ram=None,
+                    guest_params=guest_params,
                     emit_tables=emit_tables, emit_vm=emit_vm,
                     emit_system=emit_system, needs=needs)
     monkeypatch.setattr(mechanisms, "MECHANISMS", (*mechanisms.MECHANISMS, toy))
@@ -178,3 +179,8 @@ def test_a_new_mechanism_is_a_module_and_a_line(tmp_path: Path, monkeypatch: pyt
     assert "\t.toy_table = toy_table,\n};" in vms
     assert [n.error() for n in features.needs(system) if n.feature == "TOY"] == [
         "vm a plays, and this build leaves it out (TOY=0 in features.h)"]
+    # its IPA ranges are checked with the VM's own
+    clash = dataclasses.replace(toy, ipa_items=lambda s, vm: [("the toy window", Range(0x40000000, PAGE), vm.path)])
+    monkeypatch.setattr(mechanisms, "MECHANISMS", (*mechanisms.MECHANISMS[:-1], clash))
+    with pytest.raises(ConfigError, match=r"the toy window at IPA .* collides with memory\[0\]"):
+        load.load_system(path, guest_sources=None)

@@ -793,6 +793,6 @@ MECHANISM = Mechanism(
     name="bandwidth", docs="docs/bandwidth.md", features=("BW",),
     platform_keys=("bandwidth",), system_keys=("bandwidth",), vm_keys=("bandwidth",),
     parse_platform=parse_platform, parse_system=parse_system, parse_vm=parse_vm,
-    check_platform=check_platform, check=check, reserved_ram=None, guest_params=None,
+    check_platform=check_platform, check=check, ipa_items=None, reserved_ram=None, guest_params=None,
     emit_tables=None, emit_vm=emit_vm, emit_system=emit_system, needs=needs,
 )

@@ -460,6 +460,6 @@ MECHANISM = Mechanism(
     name="dma", docs="docs/dma.md", features=(),
     platform_keys=("smmu", "smmus"), system_keys=("dma_isolation",), vm_keys=(),
     parse_platform=parse_platform, parse_system=parse_system, parse_vm=None,
-    check_platform=check_platform, check=check, reserved_ram=None, guest_params=None,
+    check_platform=check_platform, check=check, ipa_items=None, reserved_ram=None, guest_params=None,
     emit_tables=None, emit_vm=emit_vm, emit_system=emit_system, needs=needs,
 )

@@ -250,6 +250,6 @@ MECHANISM = Mechanism(
     name="dsu", docs="docs/coloring.md#dsu-l3-way-partitioning", features=("DSU",),
     platform_keys=("dsu",), system_keys=(), vm_keys=("l3_ways", "l3_groups"),
     parse_platform=parse_platform, parse_system=None, parse_vm=parse_vm,
-    check_platform=check_platform, check=check, reserved_ram=None, guest_params=None,
+    check_platform=check_platform, check=check, ipa_items=None, reserved_ram=None, guest_params=None,
     emit_tables=None, emit_vm=emit_vm, emit_system=emit_system, needs=needs,
 )

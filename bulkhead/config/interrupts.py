@@ -219,6 +219,6 @@ MECHANISM = Mechanism(
     name="interrupts", docs="docs/interrupts.md", features=("DIRECT",),
     platform_keys=(), system_keys=("sdei",), vm_keys=("interrupts",),
     parse_platform=None, parse_system=parse_system, parse_vm=parse_vm,
-    check_platform=None, check=check, reserved_ram=None, guest_params=guest_params,
+    check_platform=None, check=check, ipa_items=None, reserved_ram=None, guest_params=guest_params,
     emit_tables=None, emit_vm=emit_vm, emit_system=None, needs=needs,
 )

@@ -7,7 +7,7 @@ isolation, interrupt delivery, DSU L3 ways) is one module of
 ``MECHANISM``, listed once in :mod:`bulkhead.config.mechanisms`. Each stage
 of the pipeline runs every mechanism's hook of that stage in the registry's
 order and names none: the schema (``parse_*``, ``*_keys``), the semantic
-checks (``check_platform``, ``check``), the layout (``reserved_ram``,
+checks (``check_platform``, ``check``, ``ipa_items``), the layout (``reserved_ram``,
 ``guest_params``; a mechanism's own plan is its module's, e.g.
 ``bandwidth.plan``, which its other hooks call), ``config.c`` (``emit_*``)
 and the build's features (``needs``). A mechanism without a hook says so with
@@ -150,6 +150,9 @@ class Mechanism:
     # check: the platform's diagnostics; the system's (errors, warnings)
     check_platform: Callable[[Platform], list[Diagnostic]] | None
     check: Callable[[SystemSpec], tuple[list[Diagnostic], list[Diagnostic]]] | None
+    # what it maps in a VM's IPA space, (what, range, key path), checked
+    # against the rest of the VM's map
+    ipa_items: Callable[[SystemSpec, VmSpec], list[tuple[str, Range, str]]] | None
     # plan (layout): RAM nothing may be placed in; a bare-metal VM's
     # parameters (the parameter block, after vm=)
     reserved_ram: Callable[[Platform], list[Range]] | None
@@ -165,5 +168,5 @@ class Mechanism:
     needs: Callable[[SystemView], list[Need]] | None
 
 
-HOOKS = ("parse_platform", "parse_system", "parse_vm", "check_platform", "check", "reserved_ram", "guest_params",
-         "emit_tables", "emit_vm", "emit_system", "needs")
+HOOKS = ("parse_platform", "parse_system", "parse_vm", "check_platform", "check", "ipa_items", "reserved_ram",
+         "guest_params", "emit_tables", "emit_vm", "emit_system", "needs")

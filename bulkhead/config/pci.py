@@ -758,6 +758,6 @@ MECHANISM = Mechanism(
     name="pci", docs="docs/pci.md", features=("PCI",),
     platform_keys=("pci",), system_keys=("pci_bridges",), vm_keys=("pci",),
     parse_platform=parse_platform, parse_system=parse_system, parse_vm=parse_vm,
-    check_platform=None, check=check, reserved_ram=None, guest_params=None,
+    check_platform=None, check=check, ipa_items=ipa_items, reserved_ram=None, guest_params=None,
     emit_tables=None, emit_vm=emit_vm, emit_system=None, needs=needs,
 )

@@ -511,6 +511,6 @@ MECHANISM = Mechanism(
     name="qos", docs="docs/qos.md", features=("QOS",),
     platform_keys=("qos_regulators",), system_keys=(), vm_keys=(),
     parse_platform=parse_platform, parse_system=None, parse_vm=None,
-    check_platform=check_platform, check=check, reserved_ram=ram_windows, guest_params=None,
+    check_platform=check_platform, check=check, ipa_items=None, reserved_ram=ram_windows, guest_params=None,
     emit_tables=None, emit_vm=None, emit_system=emit_system, needs=needs,
 )

@@ -411,6 +411,6 @@ MECHANISM = Mechanism(
     name="shared_io", docs="docs/io.md", features=(),
     platform_keys=(), system_keys=("io",), vm_keys=(),
     parse_platform=None, parse_system=parse_system, parse_vm=None,
-    check_platform=None, check=check, reserved_ram=None, guest_params=None,
+    check_platform=None, check=check, ipa_items=None, reserved_ram=None, guest_params=None,
     emit_tables=None, emit_vm=None, emit_system=None, needs=None,
 )

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bulkhead.base.errors import ConfigError, Diagnostic
-from bulkhead.config import coloring, interrupts, mechanisms, pci
+from bulkhead.config import coloring, interrupts, mechanisms
 from bulkhead.config.model import (
     IPA_BITS,
     MAX_CPUS,
@@ -365,7 +365,8 @@ def _check_ipa_map(c: Checker, s: SystemSpec, vm: VmSpec) -> None:
         for mp in sh.maps:
             if mp.vm == vm.name:
                 items.append(_IpaItem(f"shared memory '{sh.name}'", Range(mp.ipa, sh.size), join(mp.path, "ipa")))
-    items += [_IpaItem(what, r, path) for what, r, path in pci.ipa_items(s, vm)]
+    items += [_IpaItem(what, r, path) for m in mechanisms.MECHANISMS if m.ipa_items is not None
+              for what, r, path in m.ipa_items(s, vm)]
     for i, b in enumerate(items):
         if b.range.end > 1 << IPA_BITS and not b.what.startswith("memory"):
             c.error(b.path, f"IPA range {b.range} exceeds the {IPA_BITS}-bit IPA space")

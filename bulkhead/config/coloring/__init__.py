@@ -51,6 +51,6 @@ MECHANISM = Mechanism(
     name="coloring", docs="docs/coloring.md", features=("RECOLOR", "IDA"),
     platform_keys=("coloring",), system_keys=("hypervisor_colors", "recolor_pool"), vm_keys=("colors", "ida"),
     parse_platform=parse_platform, parse_system=parse_system, parse_vm=parse_vm,
-    check_platform=None, check=check, reserved_ram=None, guest_params=None,
+    check_platform=None, check=check, ipa_items=None, reserved_ram=None, guest_params=None,
     emit_tables=emit_tables, emit_vm=emit_vm, emit_system=emit_system, needs=needs,
 )
