@@ -34,13 +34,13 @@ def error_of(path: str, **kwargs: object) -> str:
         (
             "platform: qemu-virt\nvms:\n  - {name: a, cpu: [0]}\n",
             "c.yaml:3:15: vms[0].cpu: unknown key 'cpu'; expected one of: name, type, cpus, memory, kernel, "
-            "initrd, bootargs, guest, image, entry, params, console, devices, on_fault, colors, bandwidth, "
-            "manager, introspection, ida, mixed_core_types, l3_ways, l3_groups, pci, interrupts",
+            "initrd, bootargs, guest, image, entry, params, console, devices, on_fault, manager, introspection, "
+            "mixed_core_types, colors, ida, pci, bandwidth, interrupts, l3_ways, l3_groups",
         ),
         (
             "platform: qemu-virt\nvm: []\n",
-            "c.yaml:2:1: vm: unknown key 'vm'; expected one of: platform, console_input, vms, shmem, bandwidth, io, "
-            "hypervisor_colors, dma_isolation, recolor_pool, sdei, pci_bridges",
+            "c.yaml:2:1: vm: unknown key 'vm'; expected one of: platform, console_input, vms, shmem, "
+            "hypervisor_colors, recolor_pool, io, pci_bridges, bandwidth, dma_isolation, sdei",
         ),
         (
             "platform: qemu-virt\nvms:\n  - name: a\n    cpus: [0, a]\n    memory: [{ipa: 0x40000000, size: 16M}]\n",

@@ -18,11 +18,13 @@ weights in percent (rounded down). See docs/bandwidth.md.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Any, TextIO
 
 from bulkhead.base import term
+from bulkhead.base.csource import CSource, Field, hexa
 from bulkhead.base.errors import Diagnostic
 from bulkhead.config.bwspec import (
     BW_EVENT_NAMES,
@@ -34,6 +36,7 @@ from bulkhead.config.bwspec import (
     PlatformBandwidth,
     VmBandwidthSpec,
 )
+from bulkhead.config.mechanism import Keys, Mechanism, Need, SystemView, VmView
 from bulkhead.config.model import Platform, Resolved, SystemSpec, VmSpec
 from bulkhead.config.reader import Reader
 from bulkhead.config.yamlpos import YList, YMap, YNode, describe
@@ -155,7 +158,7 @@ def _parse_core_types(r: Reader, node: YNode, path: str) -> tuple[CoreTypeBw, ..
     return tuple(out)
 
 
-def parse_platform(r: Reader, node: YNode, path: str = "bandwidth") -> PlatformBandwidth:
+def _parse_platform_section(r: Reader, node: YNode, path: str = "bandwidth") -> PlatformBandwidth:
     m = r.mapping(node, path, PLATFORM_KEYS, ("counter", "sustainable_mbps", "pmu_irq"),
                   "a mapping {counter, events, core_types, sustainable_mbps, pmu_irq, counter_hz, "
                   "regulator_events, overflow_poll_us, fallback}")
@@ -213,7 +216,7 @@ def _parse_fallback(r: Reader, node: YNode, path: str) -> BwFallback:
     )
 
 
-def parse_vm(r: Reader, node: YNode, path: str) -> VmBandwidthSpec:
+def _parse_vm_section(r: Reader, node: YNode, path: str) -> VmBandwidthSpec:
     m = r.mapping(node, path, VM_KEYS, ("period_us",), "a mapping {period_us, budget_mbps, ...}")
 
     def opt(key: str, what: str, hi: int) -> int | None:
@@ -264,7 +267,7 @@ def parse_vm(r: Reader, node: YNode, path: str) -> VmBandwidthSpec:
     return spec
 
 
-def parse_system(r: Reader, node: YNode, path: str = "bandwidth") -> bool:
+def _parse_system_section(r: Reader, node: YNode, path: str = "bandwidth") -> bool:
     """The system-level section; returns spare_sharing."""
     m = r.mapping(node, path, SYSTEM_KEYS, (), "a mapping {spare_sharing}")
     return r.boolean(m["spare_sharing"], _join(path, "spare_sharing")) if "spare_sharing" in m else False
@@ -712,3 +715,84 @@ def document(system: Resolved, vm_name: str) -> dict[str, Any] | None:
             for ch in pl.channels
         ],
     }
+
+
+# --- parse, config.c, features -------------------------------------------
+
+
+def parse_platform(r: Reader, top: Keys, p: Platform) -> Platform:
+    return dataclasses.replace(p, bandwidth=_parse_platform_section(r, top["bandwidth"])) if "bandwidth" in top else p
+
+
+def parse_system(r: Reader, top: Keys, s: SystemSpec) -> SystemSpec:
+    return dataclasses.replace(s, spare_sharing=_parse_system_section(r, top["bandwidth"])) if "bandwidth" in top \
+        else s
+
+
+def parse_vm(r: Reader, m: Keys, vm: VmSpec, p: Platform) -> VmSpec:
+    if "bandwidth" not in m:
+        return vm
+    return dataclasses.replace(vm, bandwidth=_parse_vm_section(r, m["bandwidth"], f"{vm.path}.bandwidth"))
+
+
+def emit_vm(out: CSource, system: SystemView, vm: VmView) -> list[Field]:
+    """A regulated VM's struct cfg_bw; its cfg_vm member ``bw``."""
+    pl = plan(system.platform, vm.spec)
+    if pl is None:
+        return []
+    pre = f"vm{vm.index}_bw"
+    out.array(f"static const u32 {pre}_budget", [f"\t{', '.join(str(s) for ch in pl.channels for s in ch.shares)},\n"])
+    if pl.weights is not None:
+        out.array(f"static const u32 {pre}_weights", [f"\t{', '.join(str(x) for x in pl.weights)},\n"])
+    typed = any(ch.vcpu_events for ch in pl.channels)
+    if typed:
+        numbers = [hexa(ch.number_of(i)) for ch in pl.channels for i in range(len(ch.shares))]
+        out.array(f"static const u32 {pre}_event", [f"\t{', '.join(numbers)},\n"])
+    flags = [f for f, on in (("CFG_BW_CYCLES", pl.cycles), ("CFG_BW_RECLAIM", pl.reclaim)) if on]
+    out.line(f"static const struct cfg_bw {pre} = {{")
+    for key, value in (
+        ("period_us", str(pl.period_us)), ("period_ticks", str(pl.period_ticks)), ("flags", " | ".join(flags) or "0"),
+        ("nevents", str(len(pl.channels))),
+        ("event", "{ " + ", ".join(hexa(ch.event.number) for ch in pl.channels) + " }"),
+        ("budget", "{ " + ", ".join(str(ch.budget) for ch in pl.channels) + " }"),
+        ("vcpu_budget", f"{pre}_budget"), ("weights", f"{pre}_weights" if pl.weights is not None else "NULL"),
+        *([("vcpu_event", f"{pre}_event")] if typed else []),
+    ):
+        out.line(f"\t.{key} = {value},")
+    out.line("};")
+    return [("bw", f"&{pre}")]
+
+
+def emit_system(out: CSource, system: SystemView) -> list[Field]:
+    """struct cfg_bw_system when any VM is regulated; cfg_system's ``bw``."""
+    pb = system.platform.bandwidth
+    if pb is None or not any(vm.spec.bandwidth is not None for vm in system.vms):
+        return []
+    out.line()
+    out.line("static const struct cfg_bw_system bw_system = {")
+    out.line(f"\t.flags = {'CFG_BW_SPARE_SHARING' if system.spec.spare_sharing else '0'},")
+    if pb.overflow_poll_us:
+        out.line(f"\t.overflow_poll_us = {pb.overflow_poll_us},")
+    if pb.fallback is not None:
+        out.line(f"\t.fallback_event = {hexa(pb.fallback.event)},")
+        out.line(f"\t.fallback_poll_us = {pb.fallback.overflow_poll_us},")
+    out.line(f"\t.counter_hz = {pb.counter_hz},")
+    if pb.regulator_events:
+        out.line(f"\t.regulator_events = {pb.regulator_events},")
+    out.line("};")
+    return [("bw", "&bw_system")]
+
+
+def needs(system: SystemView) -> list[Need]:
+    p = system.platform
+    return [Need("BW", f"vm {vm.name}", "is regulated (bandwidth)")
+            for vm in system.spec.vms if p.bandwidth is not None and plan(p, vm) is not None]
+
+
+MECHANISM = Mechanism(
+    name="bandwidth", docs="docs/bandwidth.md", features=("BW",),
+    platform_keys=("bandwidth",), system_keys=("bandwidth",), vm_keys=("bandwidth",),
+    parse_platform=parse_platform, parse_system=parse_system, parse_vm=parse_vm,
+    check_platform=check_platform, check=check, ipa_items=None, reserved_ram=None, guest_params=None,
+    emit_tables=None, emit_vm=emit_vm, emit_system=emit_system, needs=needs,
+)

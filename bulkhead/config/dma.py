@@ -21,14 +21,17 @@ passthrough adds its functions (StreamID = requester ID = bus << 8 | devfn).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from bulkhead.base.csource import CSource, Field, cstr, hexa, struct_rows
 from bulkhead.base.errors import Diagnostic
+from bulkhead.config.mechanism import Keys, Mechanism, Need, SystemView, VmView
 from bulkhead.config.model import PAGE, Platform, Range, SmmuSpec, SystemSpec
 from bulkhead.config.reader import Reader, join
-from bulkhead.config.yamlpos import YMap
+from bulkhead.config.yamlpos import YMap, YNode
 from bulkhead.drivers import iommu
 
 FAULT_POLICIES = ("abort-device", "stop-vm")
@@ -340,3 +343,123 @@ def report(s: SystemSpec) -> str:
         widths = [max(len(r[i]) for r in rows) for i in range(5)]
         lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     return "\n".join(lines) + "\n"
+
+
+# --- parse, config.c, features -------------------------------------------
+
+
+def parse_platform(r: Reader, top: Keys, p: Platform) -> Platform:
+    """``smmus:`` (``smmu:``, the key once reserved for them, is refused)."""
+    if "smmu" in top:  # the key once reserved for it (docs/qos.md "DMA isolation")
+        raise r.fail(top["smmu"], "smmu", "SMMUs are listed under 'smmus:' (a list of {name, type, base, size, "
+                                          "irqs, sources}; docs/dma.md)")
+    if "smmus" not in top:
+        return p
+    return dataclasses.replace(p, smmus=r.each(top["smmus"], "smmus", lambda n, q: _parse_smmu(r, n, q),
+                                               "a list of SMMUs"))
+
+
+def _parse_smmu(r: Reader, node: YNode, path: str) -> SmmuSpec:
+    """``smmus[i]``: {name, type, base, size, irqs: {event, gerror}, pcie, enable, sources} (docs/dma.md)."""
+    m = r.mapping(node, path, ("name", "type", "base", "size", "irqs", "pcie", "sources", "enable"),
+                  ("name", "type", "base", "size", "irqs", "sources"), "an SMMU (mapping)")
+    irqs = r.mapping(m["irqs"], join(path, "irqs"), ("event", "gerror"), ("event",), "a mapping {event, gerror}")
+    event = r.irq(irqs["event"], join(path, "irqs.event"))
+    sources = r.each(m["sources"], join(path, "sources"), lambda n, q: r.text(n, q), "a list of cited sources")
+    if not sources:
+        raise r.fail(m["sources"], join(path, "sources"), "cite at least one source of these values")
+    return SmmuSpec(
+        name=r.name(m["name"], join(path, "name"), "an SMMU name"),
+        type=r.choice(m["type"], join(path, "type"), iommu.types()),
+        base=r.address(m["base"], join(path, "base")),
+        size=r.size(m["size"], join(path, "size")),
+        event_irq=event,
+        gerror_irq=r.irq(irqs["gerror"], join(path, "irqs.gerror")) if "gerror" in irqs else event,
+        pcie=r.boolean(m["pcie"], join(path, "pcie")) if "pcie" in m else False,
+        sources=sources,
+        path=path,
+        enable=r.choice(m["enable"], join(path, "enable"), ("always", "with-streams")) if "enable" in m else "always",
+    )
+
+
+def parse_system(r: Reader, top: Keys, s: SystemSpec) -> SystemSpec:
+    """``dma_isolation: none``."""
+    if "dma_isolation" not in top:
+        return s
+    return dataclasses.replace(s, dma_isolation=r.choice(top["dma_isolation"], "dma_isolation", ("none",)))
+
+
+def emit_system(out: CSource, system: SystemView) -> list[Field]:
+    """The SMMUs to drive, their stream tables and the DMA streams
+    (hypervisor/drivers/iommu.h): struct cfg_system's ``iommu`` (none when no
+    SMMU is driven)."""
+    spec = system.spec
+    units = driven(spec)
+    if not units:
+        return []
+    index = {u.name: k for k, u in enumerate(units)}
+    vm_index = {vm.name: vm.index for vm in system.vms}
+    table = [st for st in streams(spec) if st.smmu in index]
+    out.line()
+    out.line("/* DMA isolation: the SMMUs and the streams each VM owns (docs/dma.md) */")
+    rows = []
+    drivers = {u.name: iommu.of_type(u.type) for u in units}
+    extra: dict[int, iommu.Fields] = {}  # id(stream): its driver's fields
+    for ops in sorted({d.ops for d in drivers.values() if d.ops}):
+        out.line(f"extern const struct iommu_ops {ops};")
+    for k, u in enumerate(units):
+        mine = [st for st in table if st.smmu == u.name]
+        unit_streams = [iommu.Stream(st.sid, vm_index[st.vm]) for st in mine]
+        cpu = system.vms[unit_streams[0].vm].cpus[0] if unit_streams else 0
+        fields = [("name", cstr(u.name)), ("ops", f"&{drivers[u.name].ops}"),
+                  ("base", hexa(u.base)), ("size", hexa(u.size)),
+                  ("event_irq", str(u.event_irq)), ("gerror_irq", str(u.gerror_irq)),
+                  ("irq_mpidr", hexa(system.platform.mpidr[cpu]))]
+        rows.append(fields + drivers[u.name].unit_fields(k, unit_streams, out.line))
+        extra |= {id(st): f for st, f in zip(mine, drivers[u.name].stream_fields(unit_streams), strict=True)}
+    out.array("static const struct iommu_unit iommu_units", struct_rows(rows))
+    # each VM's first stream on a unit programs the VM's context there
+    first = {id(st) for st in {(st.smmu, st.vm): st for st in reversed(table)}.values()}
+    if table:
+        out.array("static const struct iommu_stream iommu_streams", struct_rows(
+            [("unit", str(index[st.smmu])), ("sid", hexa(st.sid)), ("vm", str(vm_index[st.vm])),
+             ("device", cstr(st.device)),
+             ("flags", " | ".join(f for f, on in (("IOMMU_STREAM_STOP_VM", st.on_fault == "stop-vm"),
+                                                  ("IOMMU_STREAM_CTX_FIRST", id(st) in first)) if on) or "0")]
+            + extra[id(st)]
+            for st in table))
+    return [("iommu", f"{{ .nunits = {len(units)}, .units = iommu_units, .nstreams = {len(table)}, "
+                      f".streams = {'iommu_streams' if table else 'NULL'} }}")]
+
+
+def emit_vm(out: CSource, system: SystemView, vm: VmView) -> list[Field]:
+    """The flag of a VM whose DMA no SMMU confines (dma_isolation: none)."""
+    return [("flags", "CFG_VM_DMA_UNCONFINED")] if vm.name in unconfined_vms(system.spec) else []
+
+
+def driver_feature(smmu_type: str) -> str:
+    """The feature of an SMMU type's driver (its descriptor's): smmu-500 -> SMMU500."""
+    return iommu.of_type(smmu_type).feature or iommu.of_type(smmu_type).name.upper()
+
+
+def needs(system: SystemView) -> list[Need]:
+    """The driver of each SMMU driven, for the VMs with streams on it."""
+    out: list[Need] = []
+    table = streams(system.spec)
+    for u in driven(system.spec):
+        name = driver_feature(u.type)
+        owners = sorted({st.vm for st in table if st.smmu == u.name})
+        out += [Need(name, f"vm {vm}", f"has DMA streams on SMMU {u.name} ({u.type})") for vm in owners]
+        if not owners:
+            out.append(Need(name, "the platform", f"drives SMMU {u.name} ({u.type}, enable: always)"))
+    return out
+
+
+# its features are its SMMU drivers' (bulkhead/drivers/iommu), each built when needed
+MECHANISM = Mechanism(
+    name="dma", docs="docs/dma.md", features=(),
+    platform_keys=("smmu", "smmus"), system_keys=("dma_isolation",), vm_keys=(),
+    parse_platform=parse_platform, parse_system=parse_system, parse_vm=None,
+    check_platform=check_platform, check=check, ipa_items=None, reserved_ram=None, guest_params=None,
+    emit_tables=None, emit_vm=emit_vm, emit_system=emit_system, needs=needs,
+)

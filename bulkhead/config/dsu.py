@@ -14,12 +14,15 @@ ways split each set). docs/coloring.md "DSU L3 way partitioning".
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from bulkhead.base.csource import CSource, Field, hexa
 from bulkhead.base.errors import Diagnostic
+from bulkhead.config.mechanism import Keys, Mechanism, Need, SystemView, VmView
 from bulkhead.config.model import DsuSpec, Platform, SystemSpec, VmSpec
-from bulkhead.config.reader import Reader
+from bulkhead.config.reader import Reader, join
 from bulkhead.config.yamlpos import YNode
 
 MAX_GROUPS = 4  # CLUSTERPARTCR_EL1: four bits per scheme ID
@@ -27,7 +30,7 @@ SCHEMES = 8  # scheme IDs 0-7; 0 is the unpartitioned CPUs'
 PLATFORM_KEYS = ("l3_ways", "groups")
 
 
-def parse_platform(r: Reader, node: YNode, path: str = "dsu") -> DsuSpec:
+def _parse_section(r: Reader, node: YNode, path: str = "dsu") -> DsuSpec:
     m = r.mapping(node, path, PLATFORM_KEYS, PLATFORM_KEYS, "a mapping {l3_ways, groups}")
     return DsuSpec(
         l3_ways=r.integer(m["l3_ways"], f"{path}.l3_ways", "a number of L3 ways (integer 1-64)", 1, 64),
@@ -208,3 +211,45 @@ def document(s: SystemSpec, vm: str) -> dict[str, Any] | None:
     if pl is None or pt is None:
         return None
     return {"scheme": pt.scheme, "groups": pt.groups, "ways": list(pt.ways), "partcr": pl.partcr}
+
+
+# --- parse, config.c, features -------------------------------------------
+
+
+def parse_platform(r: Reader, top: Keys, p: Platform) -> Platform:
+    return dataclasses.replace(p, dsu=_parse_section(r, top["dsu"])) if "dsu" in top else p
+
+
+def parse_vm(r: Reader, m: Keys, vm: VmSpec, p: Platform) -> VmSpec:
+    """``l3_ways`` or ``l3_groups``."""
+    return dataclasses.replace(
+        vm, l3_ways=r.integer(m["l3_ways"], join(vm.path, "l3_ways"), "a number of L3 ways (integer 1-64)", 1, 64)
+        if "l3_ways" in m else None,
+        l3_groups=parse_groups(r, m["l3_groups"], join(vm.path, "l3_groups")) if "l3_groups" in m else None)
+
+
+def emit_vm(out: CSource, system: SystemView, vm: VmView) -> list[Field]:
+    """A partitioned VM's scheme ID and way groups (struct cfg_vm)."""
+    l3 = plan(system.spec)
+    part = l3.of(vm.name) if l3 is not None else None
+    return [("l3_scheme", str(part.scheme)), ("l3_groups", hexa(part.groups))] if part else []
+
+
+def emit_system(out: CSource, system: SystemView) -> list[Field]:
+    d = system.platform.dsu
+    return [("dsu_groups", str(d.groups)), ("dsu_ways", str(d.l3_ways))] \
+        if d is not None and plan(system.spec) is not None else []
+
+
+def needs(system: SystemView) -> list[Need]:
+    l3 = plan(system.spec) if system.platform.dsu is not None else None
+    return [Need("DSU", f"vm {pt.vm}", "has DSU L3 ways (l3_groups)") for pt in l3.partitions] if l3 else []
+
+
+MECHANISM = Mechanism(
+    name="dsu", docs="docs/coloring.md#dsu-l3-way-partitioning", features=("DSU",),
+    platform_keys=("dsu",), system_keys=(), vm_keys=("l3_ways", "l3_groups"),
+    parse_platform=parse_platform, parse_system=None, parse_vm=parse_vm,
+    check_platform=check_platform, check=check, ipa_items=None, reserved_ram=None, guest_params=None,
+    emit_tables=None, emit_vm=emit_vm, emit_system=emit_system, needs=needs,
+)

@@ -18,8 +18,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Sequence
 
+from bulkhead.base.csource import CSource, Field
 from bulkhead.base.errors import Diagnostic
+from bulkhead.config.mechanism import Keys, Mechanism, Need, SystemView, VmView
 from bulkhead.config.model import ConsoleSpec, Platform, ShmemSpec, SystemSpec, VmSpec
+from bulkhead.config.reader import Reader, join
+from bulkhead.config.yamlpos import YMap
 
 # A direct VM's console whose ``irq`` the config leaves out: the toolchain
 # picks a spare SPI (pick_spares); 0 until then, or when none is left.
@@ -168,3 +172,53 @@ def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
         else:
             _check_spares(s, vm, errors)
     return errors, warnings
+
+
+def parse_system(r: Reader, top: Keys, s: SystemSpec) -> SystemSpec:
+    """``sdei: true``; then the spare SPIs of the direct VMs' consoles (after
+    shared I/O added its doorbells: :func:`pick_spares`)."""
+    s = dataclasses.replace(s, sdei=r.boolean(top["sdei"], "sdei")) if "sdei" in top else s
+    return dataclasses.replace(s, vms=pick_spares(s.platform, s.vms, s.shmem))
+
+
+def parse_vm(r: Reader, m: Keys, vm: VmSpec, p: Platform) -> VmSpec:
+    """``interrupts: emulated | direct``. A direct VM's virtual UART
+    interrupt is a spare SPI the toolchain picks (PICK) unless its
+    ``console`` gives an ``irq``."""
+    if "interrupts" not in m:
+        return vm
+    mode = r.choice(m["interrupts"], join(vm.path, "interrupts"), ("emulated", "direct"))
+    console = vm.console
+    given = isinstance(m.get("console"), YMap) and "irq" in r.mapping(m["console"], join(vm.path, "console"),
+                                                                      ("ipa", "irq"))
+    if mode == "direct" and console is not None and not given:
+        console = ConsoleSpec(console.ipa, PICK)
+    return dataclasses.replace(vm, interrupts=mode, console=console)
+
+
+def guest_params(p: Platform, vm: VmSpec) -> list[tuple[str, str]]:
+    """A direct bare-metal guest's virtual UART INTID (a spare SPI, docs/interrupts.md
+    "Emulated sources") and guest PMU PPI."""
+    own = [(CONSOLE_PARAM, str(vm.console.irq))] if vm.interrupts == "direct" and vm.console else []
+    return own + ([(PMU_PARAM, str(pmu_irq(p, vm)))] if pmu_irq(p, vm) else [])
+
+
+def emit_vm(out: CSource, system: SystemView, vm: VmView) -> list[Field]:
+    """A direct VM's flag and guest PMU PPI (struct cfg_vm)."""
+    pmu = pmu_irq(system.platform, vm.spec)
+    return ([("flags", "CFG_VM_DIRECT")] if vm.spec.interrupts == "direct" else []) + \
+        ([("pmu_irq", str(pmu))] if pmu else [])
+
+
+def needs(system: SystemView) -> list[Need]:
+    return [Need("DIRECT", f"vm {vm.name}", "has interrupts: direct")
+            for vm in system.vms if vm.spec.interrupts == "direct"]
+
+
+MECHANISM = Mechanism(
+    name="interrupts", docs="docs/interrupts.md", features=("DIRECT",),
+    platform_keys=(), system_keys=("sdei",), vm_keys=("interrupts",),
+    parse_platform=None, parse_system=parse_system, parse_vm=parse_vm,
+    check_platform=None, check=check, ipa_items=None, reserved_ram=None, guest_params=guest_params,
+    emit_tables=None, emit_vm=emit_vm, emit_system=None, needs=needs,
+)

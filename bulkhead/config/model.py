@@ -24,6 +24,7 @@ MiB = 1 << 20
 GiB = 1 << 30
 PAGE = 4 * KiB
 IPA_BITS = 39
+PA_BITS = 48  # physical addresses (coloring bits, the cache model's row bits)
 MAX_CPUS = 8  # CFG_MAX_CPUS in hypervisor/core/config/config.h (config.c asserts it: gen_c.SHARED)
 MAX_RAM_BANKS = 4  # CFG_MAX_RAM in hypervisor/core/config/config.h (likewise)
 PARAMS_MAX = PAGE

@@ -17,18 +17,22 @@ hypervisor sizes and assigns them, ``hypervisor/lib/pcienum.c``).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from bulkhead.base.csource import CSource, Field, cstr, hexa, struct_rows
 from bulkhead.base.errors import Diagnostic
 from bulkhead.config import dma
+from bulkhead.config.mechanism import Keys, Mechanism, Need, SystemView, VmView
 from bulkhead.config.model import (
     ECAM_BUS,
     PAGE,
     MiB,
     PciBridgeSpec,
     PciEntrySpec,
+    Platform,
     PlatformFunction,
     PlatformPci,
     Range,
@@ -215,7 +219,7 @@ def _id(r: Reader, node: YNode, path: str) -> tuple[int, int]:
     return int(m[1], 16), int(m[2], 16)
 
 
-def parse_platform(r: Reader, node: YNode) -> PlatformPci:
+def _parse_host(r: Reader, node: YNode) -> PlatformPci:
     path = "pci"
     keys = ("ecam", "buses", "mmio32", "mmio64", "intx", "vm_ecam", "qemu_bus", "functions")
     m = r.mapping(node, path, keys, ("ecam", "buses", "mmio32", "intx", "vm_ecam"))
@@ -254,7 +258,7 @@ def parse_platform(r: Reader, node: YNode) -> PlatformPci:
     )
 
 
-def parse_vm(r: Reader, node: YNode, path: str) -> tuple[PciEntrySpec, ...]:
+def _parse_entries(r: Reader, node: YNode, path: str) -> tuple[PciEntrySpec, ...]:
     def entry(n: YNode, q: str) -> PciEntrySpec:
         if isinstance(n, YScalar) and isinstance(n.value, str):
             r.visit(n, q)
@@ -717,3 +721,43 @@ def qemu_args(system: Resolved, out_dir: str | None) -> list[str]:
 def nvme_image(f: Function) -> str:
     """The drive image of an nvme function, in the build directory."""
     return f"nvme-{f.vm}-{f.bdf:04x}.img"
+
+
+# --- parse, config.c, features -------------------------------------------
+
+
+def parse_platform(r: Reader, top: Keys, p: Platform) -> Platform:
+    return dataclasses.replace(p, pci=_parse_host(r, top["pci"])) if "pci" in top else p
+
+
+def parse_system(r: Reader, top: Keys, s: SystemSpec) -> SystemSpec:
+    return dataclasses.replace(s, pci_bridges=parse_bridges(r, top["pci_bridges"])) if "pci_bridges" in top else s
+
+
+def parse_vm(r: Reader, m: Keys, vm: VmSpec, p: Platform) -> VmSpec:
+    return dataclasses.replace(vm, pci=_parse_entries(r, m["pci"], join(vm.path, "pci"))) if "pci" in m else vm
+
+
+def emit_vm(out: CSource, system: SystemView, vm: VmView) -> list[Field]:
+    """A VM's functions (struct cfg_pci_func) and BAR window (struct cfg_vm)."""
+    if not vm.pci or vm.pci_window is None:
+        return []
+    out.array(f"static const struct cfg_pci_func vm{vm.index}_pci", struct_rows(
+        [("name", cstr(f.label)), ("bdf", hexa(f.bdf)), ("vendor", hexa(f.vendor)),
+         ("device", hexa(f.device)), ("intx", str(f.spi))] for f in vm.pci))
+    return [("npci", str(len(vm.pci))), ("pci", f"vm{vm.index}_pci"),
+            ("pci_win_base", hexa(vm.pci_window.base)), ("pci_win_size", hexa(vm.pci_window.size))]
+
+
+def needs(system: SystemView) -> list[Need]:
+    return [Need("PCI", f"vm {vm.name}", "owns PCI functions (pci)") for vm in system.vms if vm.pci]
+
+
+# the host bridge's table (struct cfg_pci) is the platform table's (bulkhead.generate.gen_c)
+MECHANISM = Mechanism(
+    name="pci", docs="docs/pci.md", features=("PCI",),
+    platform_keys=("pci",), system_keys=("pci_bridges",), vm_keys=("pci",),
+    parse_platform=parse_platform, parse_system=parse_system, parse_vm=parse_vm,
+    check_platform=None, check=check, ipa_items=ipa_items, reserved_ram=None, guest_params=None,
+    emit_tables=None, emit_vm=emit_vm, emit_system=None, needs=needs,
+)

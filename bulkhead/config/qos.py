@@ -25,11 +25,14 @@ module computes.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from bulkhead.base.csource import CSource, Field, cstr, hexa, struct_rows
 from bulkhead.base.errors import Diagnostic
 from bulkhead.config import dma
+from bulkhead.config.mechanism import Keys, Mechanism, Need, SystemView
 from bulkhead.config.model import (
     DeviceQosSpec,
     Platform,
@@ -210,7 +213,7 @@ class Programmed:
 # --- parsing (called by bulkhead.schema) ----------------------------------------
 
 
-def parse_platform(r: Reader, node: YNode, path: str = "qos_regulators") -> tuple[QosRegulatorSpec, ...]:
+def _parse_regulators(r: Reader, node: YNode, path: str = "qos_regulators") -> tuple[QosRegulatorSpec, ...]:
     def one(n: YNode, q: str) -> QosRegulatorSpec:
         m = r.mapping(n, q, PLATFORM_KEYS, PLATFORM_KEYS,
                       "a regulator {name, base, clock_hz, transaction_bytes, devices, access}")
@@ -285,10 +288,6 @@ def parse_device(r: Reader, node: YNode, path: str) -> DeviceEntry:
         write=parse_direction(r, qm["write"], _join(q, "write")) if "write" in qm else None,
         path=q,
     ), on_dma_fault, of_path)
-
-
-def parse_dma_isolation(r: Reader, node: YNode) -> str:
-    return r.choice(node, "dma_isolation", ("none",))
 
 
 def ram_windows(p: Platform) -> list[Range]:
@@ -471,3 +470,47 @@ def document(system: Resolved) -> list[dict[str, Any]]:
                     "devices": [{"device": d, "vm": vm} for d, vm in pr.devices],
                     "registers": pr.registers(), **dirs})
     return out
+
+
+# --- parse, config.c, features -------------------------------------------
+
+
+def parse_platform(r: Reader, top: Keys, p: Platform) -> Platform:
+    if "qos_regulators" not in top:
+        return p
+    return dataclasses.replace(p, qos_regulators=_parse_regulators(r, top["qos_regulators"]))
+
+
+def emit_system(out: CSource, system: SystemView) -> list[Field]:
+    """The struct cfg_qos array of the regulators to program; struct
+    cfg_system's ``nqos`` and ``qos``."""
+    programmed = plan(system.spec)
+    if not programmed:
+        return []
+    rows = []
+    for pr in programmed:
+        regs = pr.registers()
+        rows.append([("name", cstr(pr.spec.name)),
+                     ("devices", cstr(",".join(f"{d}@{vm}" for d, vm in pr.devices))),
+                     ("base", hexa(pr.spec.base)),
+                     ("flags", "CFG_QOS_SMC" if pr.spec.access == "smc" else "0"),
+                     ("cntl", hexa(regs["qos_cntl"]))]
+                    + [(k, hexa(regs[k])) for k in ("ar_r", "ar_b", "ar_p", "aw_r", "aw_b", "aw_p")])
+    out.line()
+    out.array("static const struct cfg_qos qos_regulators", struct_rows(rows))
+    return [("nqos", str(len(programmed))), ("qos", "qos_regulators")]
+
+
+def needs(system: SystemView) -> list[Need]:
+    """QoS-400 when the platform has regulators (the guests may set them at run time)."""
+    return [Need("QOS", "the platform", "has qos_regulators (QoS-400)")] if system.platform.qos_regulators else []
+
+
+# a VM's devices' qos settings are read with its devices (parse_device, bulkhead.config.schema)
+MECHANISM = Mechanism(
+    name="qos", docs="docs/qos.md", features=("QOS",),
+    platform_keys=("qos_regulators",), system_keys=(), vm_keys=(),
+    parse_platform=parse_platform, parse_system=None, parse_vm=None,
+    check_platform=check_platform, check=check, ipa_items=None, reserved_ram=ram_windows, guest_params=None,
+    emit_tables=None, emit_vm=None, emit_system=emit_system, needs=needs,
+)

@@ -182,6 +182,25 @@ class Reader:
         m = self.mapping(node, path, (base_key, "size"), (base_key, "size"))
         return Range(self.address(m[base_key], join(path, base_key)), self.size(m["size"], join(path, "size")))
 
+    def cache_geometry(self, node: YNode, q: str, what: str) -> tuple[int, int, int]:
+        """``{size, ways, line}`` of a cache: a power-of-two line, at least one
+        set and a power-of-two number of them."""
+        g = self.mapping(node, q, ("size", "ways", "line"), ("size", "ways", "line"), "a mapping {size, ways, line}")
+        size = self.size(g["size"], join(q, "size"))
+        ways = self.integer(g["ways"], join(q, "ways"), "a number of ways (integer 1-1024)", 1, 1024)
+        line = self.integer(g["line"], join(q, "line"), "a line size in bytes (integer 16-1024)", 16, 1024)
+        if line & (line - 1):
+            raise self.fail(g["line"], join(q, "line"), f"the line size must be a power of two, got {node_text(g['line'])}")
+        if size < ways * line or size % (ways * line):
+            raise self.fail(g["size"], join(q, "size"), f"an {what} of {node_text(g['size'])} cannot have "
+                                                        f"{ways} ways of {line}-byte lines")
+        # the ways need not be a power of two (the RK3588's 3 MiB L3 has 12), the sets must
+        sets = size // (ways * line)
+        if sets & (sets - 1):
+            raise self.fail(g["size"], join(q, "size"), f"the {what} size must be a power-of-two number of sets "
+                                                        f"({ways} ways of {line}-byte lines), got {node_text(g['size'])}")
+        return size, ways, line
+
 
 def node_text(node: YNode) -> str:
     if isinstance(node, YScalar):

@@ -14,20 +14,14 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from bulkhead import drivers
-from bulkhead.config import bandwidth as bw_mod
-from bulkhead.config import color as color_mod
-from bulkhead.config import dsu as dsu_mod
-from bulkhead.config import interrupts as interrupts_mod
-from bulkhead.config import pci as pci_mod
+from bulkhead.config import coloring, mechanisms
 from bulkhead.config import qos as qos_mod
-from bulkhead.config import shared_io
 from bulkhead.config.model import (
     GIC_FRAME,
     GIC_VERSIONS,
+    PA_BITS,
     UART_DRIVERS,
     CacheModelSpec,
-    ColoringSpec,
-    ColorSpec,
     ConsoleSpec,
     FaultPolicy,
     FirmwareSpec,
@@ -36,12 +30,10 @@ from bulkhead.config.model import (
     MemSpec,
     Platform,
     PlatformDevice,
-    PoolSpec,
     QemuSpec,
     Range,
     ShmemMapSpec,
     ShmemSpec,
-    SmmuSpec,
     SystemSpec,
     TimerSpec,
     TimingSpec,
@@ -49,40 +41,38 @@ from bulkhead.config.model import (
     VmSpec,
     VmType,
 )
-from bulkhead.config.reader import Reader, join, node_text
+from bulkhead.config.reader import Reader, join
 from bulkhead.config.yamlpos import YList, YMap, YNode, YScalar, describe
 from bulkhead.drivers import gic as gic_drivers
-from bulkhead.drivers import iommu
 
 PLATFORM_NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}\Z")
 PARAM_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}\Z")
 
-VM_KEYS = (
-    "name", "type", "cpus", "memory", "kernel", "initrd", "bootargs", "guest",
-    "image", "entry", "params", "console", "devices", "on_fault", "colors", "bandwidth", "manager",
-    "introspection", "ida", "mixed_core_types", "l3_ways", "l3_groups", "pci", "interrupts",
-)
+# the keys of each file's parts: the schema's own, then each registered
+# mechanism's (bulkhead.config.mechanisms; its parse_* hooks read them)
+CORE_VM_KEYS = ("name", "type", "cpus", "memory", "kernel", "initrd", "bootargs", "guest", "image", "entry", "params",
+                "console", "devices", "on_fault", "manager", "introspection", "mixed_core_types")
+CORE_SYSTEM_KEYS = ("platform", "console_input", "vms", "shmem")
+CORE_PLATFORM_KEYS = ("name", "board", "qemu", "cpus", "ram", "hypervisor", "staging", "mmio", "gic", "timer",
+                      "uart", "console", "devices", "model", "reserved", "cpu_enable", "power_off")
+REQUIRED_PLATFORM_KEYS = ("name", "cpus", "ram", "hypervisor", "staging", "mmio", "gic", "timer", "uart", "console")
 
 
-# --- platform file -------------------------------------------------------
+def keys(part: Literal["platform", "system", "vm"]) -> tuple[str, ...]:
+    """Every key ``part`` may have: the schema's, then the mechanisms'."""
+    core = {"platform": CORE_PLATFORM_KEYS, "system": CORE_SYSTEM_KEYS, "vm": CORE_VM_KEYS}[part]
+    own = (m.platform_keys if part == "platform" else m.system_keys if part == "system" else m.vm_keys
+           for m in mechanisms.MECHANISMS)
+    return tuple(dict.fromkeys([*core, *(k for ks in own for k in ks)]))
 
-PLATFORM_KEYS = (
-    "name", "board", "qemu", "cpus", "ram", "hypervisor", "staging", "mmio", "gic", "timer",
-    "uart", "console", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu", "smmus", "pci",
-    "reserved", "dsu", "cpu_enable", "power_off",
-)
-OPTIONAL_PLATFORM_KEYS = ("board", "qemu", "devices", "coloring", "bandwidth", "model", "qos_regulators", "smmu",
-                          "smmus", "pci", "reserved", "dsu", "cpu_enable", "power_off")
+
 CORE_TYPE_RE = re.compile(r"[a-z][a-z0-9_-]{0,31}\Z")
 
 
 def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platform:
     locs = Locs(display)
     r = Reader(locs)
-    top = r.mapping(node, "", PLATFORM_KEYS, [k for k in PLATFORM_KEYS if k not in OPTIONAL_PLATFORM_KEYS])
-    if "smmu" in top:  # the key once reserved for it (docs/qos.md "DMA isolation")
-        raise r.fail(top["smmu"], "smmu", "SMMUs are listed under 'smmus:' (a list of {name, type, base, size, "
-                                          "irqs, sources}; docs/dma.md)")
+    top = r.mapping(node, "", keys("platform"), REQUIRED_PLATFORM_KEYS)
 
     qemu = _parse_qemu(r, top["qemu"]) if "qemu" in top else None
 
@@ -147,7 +137,7 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
         raise r.fail(top["ram"], "ram", "expected at least one RAM bank {base, size}")
     mmio = r.range(top["mmio"], "mmio")
     firmware = _parse_firmware(r, top, len(mpidr), banks, mmio)
-    return Platform(
+    platform = Platform(
         name=name,
         board=r.name(top["board"], "board", "a board name", PLATFORM_NAME_RE) if "board" in top else name,
         file=file,
@@ -166,19 +156,15 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
         console=console,
         devices=devices,
         locs=locs,
-        coloring=_parse_coloring(r, top["coloring"]) if "coloring" in top else None,
-        bandwidth=bw_mod.parse_platform(r, top["bandwidth"]) if "bandwidth" in top else None,
         cachemodel=_parse_cachemodel(r, top["model"]) if "model" in top else None,
-        qos_regulators=qos_mod.parse_platform(r, top["qos_regulators"]) if "qos_regulators" in top else (),
         reserved=r.each(top["reserved"], "reserved", r.range, "a list of reserved RAM ranges {base, size}")
         if "reserved" in top else (),
         cpu_types=tuple(t for _, t in cpus) if typed else (),
-        dsu=dsu_mod.parse_platform(r, top["dsu"]) if "dsu" in top else None,
-        pci=pci_mod.parse_platform(r, top["pci"]) if "pci" in top else None,
-        smmus=r.each(top["smmus"], "smmus", lambda n, q: _parse_smmu(r, n, q), "a list of SMMUs")
-        if "smmus" in top else (),
         firmware=firmware,
     )
+    for m in mechanisms.MECHANISMS:
+        platform = m.parse_platform(r, top, platform) if m.parse_platform is not None else platform
+    return platform
 
 
 def _parse_firmware(r: Reader, top: dict[str, YNode], ncpus: int, banks: tuple[Range, ...],
@@ -212,29 +198,6 @@ def _parse_firmware(r: Reader, top: dict[str, YNode], ncpus: int, banks: tuple[R
             if not (mmio.base <= base and base + 0x1000 <= mmio.end):
                 raise r.fail(o["base"], "power_off.base", f"0x{base:x} is outside 'mmio' (the EL2 device window)")
     return FirmwareSpec(method, release, off, base)
-
-
-def _parse_smmu(r: Reader, node: YNode, path: str) -> SmmuSpec:
-    """``smmus[i]``: {name, type, base, size, irqs: {event, gerror}, pcie, enable, sources} (docs/dma.md)."""
-    m = r.mapping(node, path, ("name", "type", "base", "size", "irqs", "pcie", "sources", "enable"),
-                  ("name", "type", "base", "size", "irqs", "sources"), "an SMMU (mapping)")
-    irqs = r.mapping(m["irqs"], join(path, "irqs"), ("event", "gerror"), ("event",), "a mapping {event, gerror}")
-    event = r.irq(irqs["event"], join(path, "irqs.event"))
-    sources = r.each(m["sources"], join(path, "sources"), lambda n, q: r.text(n, q), "a list of cited sources")
-    if not sources:
-        raise r.fail(m["sources"], join(path, "sources"), "cite at least one source of these values")
-    return SmmuSpec(
-        name=r.name(m["name"], join(path, "name"), "an SMMU name"),
-        type=r.choice(m["type"], join(path, "type"), iommu.types()),
-        base=r.address(m["base"], join(path, "base")),
-        size=r.size(m["size"], join(path, "size")),
-        event_irq=event,
-        gerror_irq=r.irq(irqs["gerror"], join(path, "irqs.gerror")) if "gerror" in irqs else event,
-        pcie=r.boolean(m["pcie"], join(path, "pcie")) if "pcie" in m else False,
-        sources=sources,
-        path=path,
-        enable=r.choice(m["enable"], join(path, "enable"), ("always", "with-streams")) if "enable" in m else "always",
-    )
 
 
 def _parse_qemu(r: Reader, node: YNode) -> QemuSpec:
@@ -322,72 +285,6 @@ def _parse_gic(r: Reader, node: YNode) -> GicSpec:
                    vgicd=r.address(g["vgicd"], "gic.vgicd"), vgicc=r.address(g["vgicc"], "gic.vgicc"))
 
 
-MAX_COLOR_BITS = 6  # 64 colors per kind: the hypervisor reports them as 64-bit bitmaps
-PA_BITS = 48
-
-
-def _log2_exact(r: Reader, node: YNode, path: str, value: int, what: str) -> int:
-    if value & (value - 1):
-        raise r.fail(node, path, f"{what} must be a power of two, got {node_text(node)}")
-    return value.bit_length() - 1
-
-
-def _cache_geometry(r: Reader, node: YNode, q: str, what: str) -> tuple[int, int, int]:
-    """``{size, ways, line}`` of a cache: powers of two, at least one set."""
-    g = r.mapping(node, q, ("size", "ways", "line"), ("size", "ways", "line"), "a mapping {size, ways, line}")
-    size = r.size(g["size"], join(q, "size"))
-    ways = r.integer(g["ways"], join(q, "ways"), "a number of ways (integer 1-1024)", 1, 1024)
-    line = r.integer(g["line"], join(q, "line"), "a line size in bytes (integer 16-1024)", 16, 1024)
-    _log2_exact(r, g["line"], join(q, "line"), line, "the line size")
-    if size < ways * line or size % (ways * line):
-        raise r.fail(g["size"], join(q, "size"), f"an {what} of {node_text(g['size'])} cannot have "
-                                                 f"{ways} ways of {line}-byte lines")
-    # the ways need not be a power of two (the RK3588's 3 MiB L3 has 12), the sets must
-    sets = size // (ways * line)
-    if sets & (sets - 1):
-        raise r.fail(g["size"], join(q, "size"), f"the {what} size must be a power-of-two number of sets "
-                                                 f"({ways} ways of {line}-byte lines), got {node_text(g['size'])}")
-    return size, ways, line
-
-
-def _parse_coloring(r: Reader, node: YNode) -> ColoringSpec:
-    path = "coloring"
-    m = r.mapping(node, path, ("llc", "llc_bits", "bank_bits", "l1_bits"), (),
-                  "a mapping {llc, llc_bits, bank_bits, l1_bits}")
-
-    def bits(key: str) -> tuple[int, ...]:
-        q = join(path, key)
-        items = r.seq(m[key], q, "a list of PA bit numbers")
-        out: list[int] = []
-        for i, item in enumerate(items):
-            b = r.integer(item, f"{q}[{i}]", f"a PA bit number (12-{PA_BITS - 1})", 12, PA_BITS - 1)
-            if b in out:
-                raise r.fail(item, f"{q}[{i}]", f"bit {b} is listed twice")
-            out.append(b)
-        if len(out) > MAX_COLOR_BITS:
-            raise r.fail(m[key], q, f"at most {MAX_COLOR_BITS} color bits ({1 << MAX_COLOR_BITS} colors), "
-                                    f"got {len(out)}")
-        return tuple(sorted(out))
-
-    size = ways = line = None
-    llc_bits: tuple[int, ...] = ()
-    if "llc" in m:
-        q = join(path, "llc")
-        size, ways, line = _cache_geometry(r, m["llc"], q, "LLC")
-        way_bits = (size // ways).bit_length() - 1  # index + offset bits of one way
-        llc_bits = tuple(range(12, way_bits))
-        if len(llc_bits) > MAX_COLOR_BITS:
-            raise r.fail(m["llc"], q, f"this LLC has {1 << len(llc_bits)} page colors; at most "
-                                      f"{1 << MAX_COLOR_BITS} are supported (list llc_bits instead)")
-    if "llc_bits" in m:
-        llc_bits = bits("llc_bits")
-    bank_bits = bits("bank_bits") if "bank_bits" in m else ()
-    l1_bits = bits("l1_bits") if "l1_bits" in m else ()
-    if not llc_bits and not bank_bits:
-        raise r.fail(node, path, "no color bits: give llc (geometry), llc_bits or bank_bits")
-    return ColoringSpec(llc_bits, bank_bits, l1_bits, size, ways, line, path)
-
-
 def _parse_cachemodel(r: Reader, node: YNode) -> CacheModelSpec:
     """``model:`` (docs/model.md): the QEMU plugin's cache and DRAM model. Its
     LLC geometry and bank bits are ``coloring:``'s; that it has them is
@@ -403,7 +300,7 @@ def _parse_cachemodel(r: Reader, node: YNode) -> CacheModelSpec:
             if replacement != "random":
                 raise r.fail(g["seed"], join(q, "seed"), "a seed is only used by random replacement")
             seed = r.integer(g["seed"], join(q, "seed"), "a seed (integer 1-2^63)", 1, (1 << 63) - 1)
-    l1d = _cache_geometry(r, m["l1d"], join(path, "l1d"), "L1D") if "l1d" in m else None
+    l1d = r.cache_geometry(m["l1d"], join(path, "l1d"), "L1D") if "l1d" in m else None
     row_shift = None
     if "dram" in m:
         q = join(path, "dram")
@@ -438,54 +335,8 @@ def _parse_timing(r: Reader, node: YNode, path: str) -> TimingSpec:
     window = _positive(r, m["window_ns"], join(path, "window_ns"), "the queueing window in ns")
     if window * mbps * 1e6 / 1e9 < 64:
         raise r.fail(m["window_ns"], join(path, "window_ns"), "the window must hold at least one 64 B line at dram_mbps")
-    l1d = _cache_geometry(r, m["l1d"], join(path, "l1d"), "L1D") if "l1d" in m else None
+    l1d = r.cache_geometry(m["l1d"], join(path, "l1d"), "L1D") if "l1d" in m else None
     return TimingSpec(cpi, mhz, llc, hit, empty, conflict, mbps, window, l1d)
-
-
-def _color_list(r: Reader, node: YNode, path: str) -> tuple[int, ...]:
-    """A color list: "0-3,8" (string), a single integer, or a list of integers."""
-    r.visit(node, path)
-    what = "a color list like \"0-3,8\" (string), an integer or a list of integers"
-    if isinstance(node, YScalar) and type(node.value) is int:
-        if node.value < 0:
-            raise r.fail(node, path, f"a color number must not be negative, got {node.raw}")
-        return (node.value,)
-    if isinstance(node, YScalar) and isinstance(node.value, str):
-        try:
-            return tuple(color_mod.parse_list(node.value))
-        except ValueError as exc:
-            raise r.fail(node, path, f"bad color list '{node.value}': {exc} (use e.g. \"0-3,8\")") from None
-    if isinstance(node, YList):
-        items = r.each(node, path, lambda n, q: r.integer(n, q, "a color number (integer >= 0)", 0))
-        if not items:
-            raise r.fail(node, path, "an empty color list")
-        return tuple(sorted(set(items)))
-    raise r.fail(node, path, f"expected {what}, got {describe(node)}")
-
-
-def parse_colors(r: Reader, node: YNode, path: str) -> ColorSpec:
-    """``colors: {llc, bank}`` or ``colors: {mask, value}`` (checked against
-    the platform in :mod:`bulkhead.config.coloring`)."""
-    m = r.mapping(node, path, ("llc", "bank", "mask", "value"), (),
-                  "a color selection (mapping {llc, bank} or {mask, value})")
-    raw = [k for k in ("mask", "value") if k in m]
-    lists = [k for k in ("llc", "bank") if k in m]
-    if raw and lists:
-        raise r.fail(m[raw[0]], join(path, raw[0]),
-                     "give LLC/bank colors (llc, bank) or a raw pattern (mask, value), not both")
-    if raw:
-        for key in ("mask", "value"):
-            if key not in m:
-                raise r.fail(node, path, f"missing required key '{key}' (a raw pattern needs mask and value)")
-        return ColorSpec(None, None, r.address(m["mask"], join(path, "mask")),
-                         r.address(m["value"], join(path, "value")), path)
-    if not lists:
-        raise r.fail(node, path, "an empty color selection: give llc and/or bank colors, or mask and value")
-    return ColorSpec(
-        llc=_color_list(r, m["llc"], join(path, "llc")) if "llc" in m else None,
-        bank=_color_list(r, m["bank"], join(path, "bank")) if "bank" in m else None,
-        mask=None, value=None, path=path,
-    )
 
 
 # --- system config -------------------------------------------------------
@@ -499,8 +350,7 @@ def parse_system(
     """Parse a system config; ``load_platform(name)`` returns the platform."""
     locs = Locs(display)
     r = Reader(locs)
-    top = r.mapping(node, "", ("platform", "console_input", "vms", "shmem", "bandwidth", "io", "hypervisor_colors",
-                               "dma_isolation", "recolor_pool", "sdei", "pci_bridges"), ("platform", "vms"))
+    top = r.mapping(node, "", keys("system"), ("platform", "vms"))
     platform_name = r.name(top["platform"], "platform", "a platform name", PLATFORM_NAME_RE)
     try:
         platform = load_platform(platform_name)
@@ -522,27 +372,10 @@ def parse_system(
     shmem = tuple(
         ShmemSpec(i, s.name, s.size, s.pa, s.maps, s.path, s.colors) for i, s in enumerate(shmem)
     )
-    spare_sharing = bw_mod.parse_system(r, top["bandwidth"]) if "bandwidth" in top else False
-    io = shared_io.parse(r, top["io"]) if "io" in top else None
-    if io is not None:  # one shmem region per client, parameters for the I/O VM and the clients
-        vms, shmem = shared_io.expand(io, platform, vms, shmem)
-    vms = interrupts_mod.pick_spares(platform, vms, shmem)
-    hyp_colors = parse_colors(r, top["hypervisor_colors"], "hypervisor_colors") if "hypervisor_colors" in top \
-        else None
-    pool = _parse_pool(r, top["recolor_pool"]) if "recolor_pool" in top else None
-    return SystemSpec(file, display, data, platform, console_input, vms, shmem, locs,
-                      spare_sharing=spare_sharing, io=io, hypervisor_colors=hyp_colors, recolor_pool=pool,
-                      dma_isolation=qos_mod.parse_dma_isolation(r, top["dma_isolation"])
-                      if "dma_isolation" in top else None,
-                      sdei=r.boolean(top["sdei"], "sdei") if "sdei" in top else False,
-                      pci_bridges=pci_mod.parse_bridges(r, top["pci_bridges"]) if "pci_bridges" in top else ())
-
-
-def _parse_pool(r: Reader, node: YNode) -> PoolSpec:
-    m = r.mapping(node, "recolor_pool", ("size", "colors"), ("size", "colors"),
-                  "spare memory for recoloring {size, colors}")
-    return PoolSpec(r.size(m["size"], "recolor_pool.size"),
-                    parse_colors(r, m["colors"], "recolor_pool.colors"), "recolor_pool")
+    spec = SystemSpec(file, display, data, platform, console_input, vms, shmem, locs)
+    for m in mechanisms.MECHANISMS:
+        spec = m.parse_system(r, top, spec) if m.parse_system is not None else spec
+    return spec
 
 
 class _UnknownPlatform(Exception):
@@ -556,7 +389,7 @@ def unknown_platform(name: str, available: Sequence[str]) -> Exception:
 
 
 def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platform: Platform) -> VmSpec:
-    m = r.mapping(node, path, VM_KEYS, ("name", "cpus", "memory"), "a VM (mapping)")
+    m = r.mapping(node, path, keys("vm"), ("name", "cpus", "memory"), "a VM (mapping)")
 
     def p(key: str) -> str:
         return join(path, key)
@@ -577,7 +410,7 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
             size=r.size(mm["size"], join(q, "size")),
             pa=r.address(mm["pa"], join(q, "pa")) if "pa" in mm else None,
             path=q,
-            colors=parse_colors(r, mm["colors"], join(q, "colors")) if "colors" in mm else None,
+            colors=coloring.parse_colors(r, mm["colors"], join(q, "colors")) if "colors" in mm else None,
         )
 
     memory = r.each(m["memory"], p("memory"), mem, "a list of memory regions")
@@ -600,11 +433,7 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
                 raise r.fail(key, kpath, "the parameter 'vm' is reserved (always set to the VM name)")
             params.append((key.raw, _param_value(r, value, kpath)))
 
-    direct = "interrupts" in m and isinstance(m["interrupts"], YScalar) and m["interrupts"].value == "direct"
-    # a direct VM's virtual UART interrupt is a spare SPI the toolchain picks
-    # unless given (config/interrupts.py pick_spares)
-    console: ConsoleSpec | None = ConsoleSpec(platform.console.ipa, interrupts_mod.PICK) if direct \
-        else platform.console
+    console: ConsoleSpec | None = platform.console
     if "console" in m:
         cn = m["console"]
         if isinstance(cn, YScalar) and cn.value == "none":
@@ -613,8 +442,7 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
             cm = r.mapping(cn, p("console"), ("ipa", "irq"), (), "a mapping {ipa, irq} or none")
             console = ConsoleSpec(
                 ipa=r.address(cm["ipa"], p("console.ipa")) if "ipa" in cm else platform.console.ipa,
-                irq=r.irq(cm["irq"], p("console.irq")) if "irq" in cm
-                else interrupts_mod.PICK if direct else platform.console.irq,
+                irq=r.irq(cm["irq"], p("console.irq")) if "irq" in cm else platform.console.irq,
             )
 
     dev_entries = r.each(m["devices"], p("devices"), lambda n, q: qos_mod.parse_device(r, n, q),
@@ -623,7 +451,7 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
     if "on_fault" in m:
         on_fault = "stop" if r.choice(m["on_fault"], p("on_fault"), ("inject", "stop")) == "stop" else "inject"
 
-    return VmSpec(
+    vm = VmSpec(
         index=index,
         name=name,
         type=vm_type,
@@ -640,24 +468,17 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
         devices=tuple(d.name for d in dev_entries),
         on_fault=on_fault,
         path=path,
-        colors=parse_colors(r, m["colors"], p("colors")) if "colors" in m else None,
-        bandwidth=bw_mod.parse_vm(r, m["bandwidth"], p("bandwidth")) if "bandwidth" in m else None,
         manager=r.boolean(m["manager"], p("manager")) if "manager" in m else False,
         introspection=r.boolean(m["introspection"], p("introspection")) if "introspection" in m else False,
         mixed_core_types=r.boolean(m["mixed_core_types"], p("mixed_core_types"))
         if "mixed_core_types" in m else False,
-        l3_ways=r.integer(m["l3_ways"], p("l3_ways"), "a number of L3 ways (integer 1-64)", 1, 64)
-        if "l3_ways" in m else None,
-        l3_groups=dsu_mod.parse_groups(r, m["l3_groups"], p("l3_groups")) if "l3_groups" in m else None,
-        ida=tuple(sorted(set(r.each(m["ida"], p("ida"), lambda n, q: r.choice(n, q, ("start", "period", "call")),
-                                    "a list of 'start', 'period', 'call'")))) if "ida" in m else (),
-        pci=pci_mod.parse_vm(r, m["pci"], p("pci")) if "pci" in m else (),
         qos=tuple(d.qos for d in dev_entries if d.qos is not None),
         dma_on_fault=tuple((d.name, d.on_dma_fault, d.on_dma_fault_path) for d in dev_entries
                           if d.on_dma_fault is not None),
-        interrupts=r.choice(m["interrupts"], p("interrupts"), ("emulated", "direct")) if "interrupts" in m
-        else "emulated",
     )
+    for mech in mechanisms.MECHANISMS:
+        vm = mech.parse_vm(r, m, vm, platform) if mech.parse_vm is not None else vm
+    return vm
 
 
 def _param_value(r: Reader, node: YNode, path: str) -> str:
@@ -696,5 +517,5 @@ def _parse_shmem(r: Reader, node: YNode, path: str) -> ShmemSpec:
         pa=r.address(m["pa"], join(path, "pa")) if "pa" in m else None,
         maps=maps,
         path=path,
-        colors=parse_colors(r, m["colors"], join(path, "colors")) if "colors" in m else None,
+        colors=coloring.parse_colors(r, m["colors"], join(path, "colors")) if "colors" in m else None,
     )

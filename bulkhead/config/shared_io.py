@@ -20,6 +20,7 @@ from fractions import Fraction
 from typing import Any
 
 from bulkhead.base.errors import Diagnostic
+from bulkhead.config.mechanism import Keys, Mechanism
 from bulkhead.config.model import (
     PAGE,
     IoClientSpec,
@@ -393,3 +394,23 @@ def qemu_args(system: Resolved, netdev: str | None) -> list[str]:
     return ["-global", "virtio-mmio.force-legacy=false",
             "-netdev", f"{netdev or 'user'},id=bhio",
             "-device", f"virtio-net-device,netdev=bhio,mac={mac_text(io.mac)},bus=virtio-mmio-bus.{bus}"]
+
+
+def parse_system(r: Reader, top: Keys, s: SystemSpec) -> SystemSpec:
+    """``io:``, expanded into one shmem region per client and parameters
+    for the I/O VM and the clients (so later stages need nothing new)."""
+    if "io" not in top:
+        return s
+    io = parse(r, top["io"])
+    vms, shmem = expand(io, s.platform, s.vms, s.shmem)
+    return replace(s, io=io, vms=vms, shmem=shmem)
+
+
+# no C and no feature of its own: it becomes shared memory, doorbells and parameters
+MECHANISM = Mechanism(
+    name="shared_io", docs="docs/io.md", features=(),
+    platform_keys=(), system_keys=("io",), vm_keys=(),
+    parse_platform=None, parse_system=parse_system, parse_vm=None,
+    check_platform=None, check=check, ipa_items=None, reserved_ram=None, guest_params=None,
+    emit_tables=None, emit_vm=None, emit_system=None, needs=None,
+)

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from bulkhead.base.errors import ConfigError, Diagnostic
-from bulkhead.config import bandwidth, coloring, dma, dsu, interrupts, pci, qos, shared_io
+from bulkhead.config import coloring, interrupts, mechanisms
 from bulkhead.config.model import (
     IPA_BITS,
     MAX_CPUS,
@@ -25,20 +24,6 @@ from bulkhead.config.model import (
     VmSpec,
 )
 from bulkhead.config.reader import join
-
-
-class Mechanism(Protocol):
-    """What a mechanism module of the config stage offers (docs/ARCHITECTURE.md
-    "Toolchain layers"): its system check, (errors, warnings)."""
-
-    def check(self, s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]: ...
-
-
-# Every mechanism, its checks' warnings in this order (errors are sorted by
-# position): page coloring, shared I/O, memory bandwidth, QoS-400, PCI, DMA
-# isolation, interrupt delivery, DSU L3 ways. tests/test_py_shape.py fails
-# on a config module with a system check that is not listed.
-MECHANISMS: tuple[Mechanism, ...] = (coloring, shared_io, bandwidth, qos, pci, dma, interrupts, dsu)
 
 
 class Checker:
@@ -156,10 +141,8 @@ def check_platform(p: Platform) -> None:
         for b in p.devices[i + 1:]:
             if a.range.overlaps(b.range):
                 c.error(b.path, f"device '{b.name}' ({b.range}) overlaps device '{a.name}' ({a.range})")
-    c.diags += bandwidth.check_platform(p)
-    c.diags += qos.check_platform(p)
-    c.diags += dsu.check_platform(p)
-    c.diags += dma.check_platform(p)
+    for m in mechanisms.MECHANISMS:
+        c.diags += m.check_platform(p) if m.check_platform is not None else []
     c.raise_if_any()
 
 
@@ -200,19 +183,10 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
     for vm in s.vms:
         _check_boot(c, vm, guest_sources)
 
-    for mechanism in MECHANISMS:
-        errors, warnings = mechanism.check(s)
+    for m in mechanisms.MECHANISMS:
+        errors, warnings = m.check(s) if m.check is not None else ([], [])
         c.diags += errors
         s.warnings.extend(warnings)
-
-    # invalidation-driven allocation: only a colored VM has sets of its own
-    for vm in s.vms:
-        if vm.ida and (vm.colors is None or s.platform.coloring is None):
-            c.error(join(vm.path, "ida"), f"VM '{vm.name}': 'ida' needs the VM to be colored "
-                    "(an uncolored VM shares every cache set)")
-        if "period" in vm.ida and vm.bandwidth is None:
-            c.error(join(vm.path, "ida"), f"VM '{vm.name}': 'ida: [period]' needs a 'bandwidth' "
-                    "reservation (its periods)")
 
     c.raise_if_any()
 
@@ -391,7 +365,8 @@ def _check_ipa_map(c: Checker, s: SystemSpec, vm: VmSpec) -> None:
         for mp in sh.maps:
             if mp.vm == vm.name:
                 items.append(_IpaItem(f"shared memory '{sh.name}'", Range(mp.ipa, sh.size), join(mp.path, "ipa")))
-    items += [_IpaItem(what, r, path) for what, r, path in pci.ipa_items(s, vm)]
+    items += [_IpaItem(what, r, path) for m in mechanisms.MECHANISMS if m.ipa_items is not None
+              for what, r, path in m.ipa_items(s, vm)]
     for i, b in enumerate(items):
         if b.range.end > 1 << IPA_BITS and not b.what.startswith("memory"):
             c.error(b.path, f"IPA range {b.range} exceeds the {IPA_BITS}-bit IPA space")

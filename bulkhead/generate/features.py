@@ -13,60 +13,23 @@ needs fails to compile naming the VM, instead of stopping at boot.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from bulkhead.base import tree
-from bulkhead.config import bandwidth, dma, dsu
+from bulkhead.config import dma, mechanisms
+from bulkhead.config.mechanism import Need
 from bulkhead.drivers import iommu
 from bulkhead.layout.placement import System
 
-MECHANISMS = ("BW", "RECOLOR", "IDA", "PCI", "DSU", "DIRECT", "QOS")  # hypervisor/Makefile FEATURE_NAMES
-
-
-@dataclass(frozen=True)
-class Need:
-    """One reason ``feature`` must be built: ``who`` ("vm rt", "the
-    configuration") ``why`` ("is regulated (bandwidth)")."""
-
-    feature: str
-    who: str
-    why: str
-
-    def error(self) -> str:
-        return f"{self.who} {self.why}, and this build leaves it out ({self.feature}=0 in features.h)"
+# the mechanisms' features, in the order of hypervisor/Makefile FEATURE_NAMES
+# (each mechanism's descriptor names its own: tests/test_mechanisms.py)
+MECHANISMS = ("BW", "RECOLOR", "IDA", "PCI", "DSU", "DIRECT", "QOS")
 
 
 def needs(system: System) -> list[Need]:
     """Every mechanism and SMMU driver the configuration needs, with who needs
-    it (the VM where there is one), in MECHANISMS order then by SMMU."""
-    p = system.platform
-    spec = system.spec
-    out = [Need("BW", f"vm {vm.name}", "is regulated (bandwidth)")
-           for vm in spec.vms if p.bandwidth is not None and bandwidth.plan(p, vm) is not None]
-    if system.pool is not None:
-        out.append(Need("RECOLOR", "the configuration", "has a recolor_pool"))
-    out += [Need("IDA", f"vm {vm.name}", "asks for IDA (ida)") for vm in system.vms if vm.spec.ida]
-    out += [Need("PCI", f"vm {vm.name}", "owns PCI functions (pci)") for vm in system.vms if vm.pci]
-    plan = dsu.plan(spec) if p.dsu is not None else None
-    if plan is not None:
-        out += [Need("DSU", f"vm {pt.vm}", "has DSU L3 ways (l3_groups)") for pt in plan.partitions]
-    out += [Need("DIRECT", f"vm {vm.name}", "has interrupts: direct")
-            for vm in system.vms if vm.spec.interrupts == "direct"]
-    if p.qos_regulators:
-        out.append(Need("QOS", "the platform", "has qos_regulators (QoS-400)"))
-    streams = dma.streams(spec)
-    for u in dma.driven(spec):
-        name = driver(u.type)
-        owners = sorted({st.vm for st in streams if st.smmu == u.name})
-        out += [Need(name, f"vm {vm}", f"has DMA streams on SMMU {u.name} ({u.type})") for vm in owners]
-        if not owners:
-            out.append(Need(name, "the platform", f"drives SMMU {u.name} ({u.type}, enable: always)"))
-    return out
-
-
-def driver(smmu_type: str) -> str:
-    """The feature of an SMMU type's driver (its descriptor's): smmu-500 -> SMMU500."""
-    return iommu.of_type(smmu_type).feature or iommu.of_type(smmu_type).name.upper()
+    it (the VM where there is one), in MECHANISMS order then the SMMU drivers'."""
+    found = [n for m in mechanisms.MECHANISMS if m.needs is not None for n in m.needs(system)]
+    rank = {f: i for i, f in enumerate(MECHANISMS)}
+    return sorted(found, key=lambda n: rank.get(n.feature, len(rank)))
 
 
 def features(system: System) -> dict[str, bool]:

@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bulkhead.base.errors import BuildError, ConfigError, Diagnostic
-from bulkhead.config import coloring, dma, interrupts, pci, qos
+from bulkhead.config import coloring, dma, mechanisms, pci
 from bulkhead.config.color import Colors
 from bulkhead.config.coloring import Span
-from bulkhead.config.interrupts import CONSOLE_PARAM
 from bulkhead.config.model import (
     DTB_MAX,
     PAGE,
@@ -238,7 +237,8 @@ def resolve(s: SystemSpec) -> System:
                 if m.pa is not None and ("mem", vm.index, j) not in colored]
     explicit += [Range(sh.pa, sh.size) for sh in s.shmem if sh.pa is not None and ("shmem", sh.index, 0) not in colored]
     # contiguous memory stays out of the spans of colored regions with an explicit pa
-    alloc = _Allocator(p.banks, [p.hypervisor, p.staging, *(r.pages() for r in p.reserved), *qos.ram_windows(p),
+    reserved = [r for m in mechanisms.MECHANISMS if m.reserved_ram is not None for r in m.reserved_ram(p)]
+    alloc = _Allocator(p.banks, [p.hypervisor, p.staging, *(r.pages() for r in p.reserved), *reserved,
                                  *explicit,
                                  *coloring.fixed_spans(reqs)])
     contiguous: list[Range] = []
@@ -266,7 +266,7 @@ def resolve(s: SystemSpec) -> System:
     }
     # colored memory: whatever RAM contiguous memory left (explicit spans included)
     colorable = _Allocator(p.banks, [p.hypervisor, p.staging, *(r.pages() for r in p.reserved),
-                                     *qos.ram_windows(p), *explicit, *contiguous]).free
+                                     *reserved, *explicit, *contiguous]).free
     spans, color_diags = coloring.place(s, colorable, reqs)
     diags += color_diags
     if diags:
@@ -346,11 +346,7 @@ def _resolve_vm(
     else:
         entry = vm.entry if vm.entry is not None else first.ipa
         params_ipa = first.ipa + first.size - PAGE
-        # a direct VM's virtual UART INTID is a spare SPI (docs/interrupts.md "Emulated sources")
-        own: tuple[tuple[str, str], ...] = ((CONSOLE_PARAM, str(vm.console.irq)),) \
-            if vm.interrupts == "direct" and vm.console else ()
-        if interrupts.pmu_irq(s.platform, vm):
-            own += ((interrupts.PMU_PARAM, str(interrupts.pmu_irq(s.platform, vm))),)
+        own = [kv for m in mechanisms.MECHANISMS if m.guest_params is not None for kv in m.guest_params(s.platform, vm)]
         params_text = "".join(f"{k}={v}\n" for k, v in (("vm", vm.name), *own, *vm.params))
         params_size = len(params_text.encode()) + 1
         if params_size > PARAMS_MAX:
