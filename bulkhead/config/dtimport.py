@@ -343,7 +343,7 @@ def _pmu_irqs(tree: DeviceTree, out: Imported, gic: DtNode | None, pmus: list[Dt
                 out.pmu_notes.append(f"{n.path} ({n.compatible[0]}): PPI {x - 16} = INTID {x} on {who}")
             continue
         aff = n.cells("interrupt-affinity") if n.has("interrupt-affinity") else ()
-        if len(nums) > 1 and len(aff) != len(nums):
+        if aff and len(aff) != len(nums):
             raise DtError(f"{n.path}:interrupt-affinity", f"{len(nums)} SPIs need as many CPU phandles, "
                                                           f"got {len(aff)}")
         for k, x in enumerate(nums):
@@ -351,8 +351,8 @@ def _pmu_irqs(tree: DeviceTree, out: Imported, gic: DtNode | None, pmus: list[Dt
             cpu = tree.phandle(n, aff[k], "interrupt-affinity").path if aff else out.cpus[k][2]
             if cpu in cpu_index:
                 per_cpu[cpu_index[cpu]] = x
-        out.pmu_notes.append(f"{n.path} ({n.compatible[0]}): one SPI per CPU, interrupts + "
-                             "interrupt-affinity")
+        out.pmu_notes.append(f"{n.path} ({n.compatible[0]}): one SPI per CPU, interrupts + " + (
+            "interrupt-affinity" if aff else "no interrupt-affinity: taken in CPU order, as Linux guesses"))
     if ppis and per_cpu:
         raise DtError(pmus[0].path, "PMU interrupts mix PPIs and SPIs")
     if ppis:
