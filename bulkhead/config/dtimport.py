@@ -3,18 +3,24 @@
 
 What a device tree says is read and written with a comment naming the node
 (and property) it came from: the CPUs (MPIDR from ``reg``, core type from
-``compatible``), the memory banks and the ``/reserved-memory`` regions marked
-``no-map`` (kept out of every VM: ``reserved:``), the GIC (version, frames,
-maintenance interrupt), the timer PPIs, the PMU interrupts and their
-affinity, the console UART (``stdout-path``) and the memory-mapped devices
-with their interrupts, whether they master the bus (``iommus``, or a
-bus-master class of node name) and their IOMMU, the SMMUs, and the last-level
-cache geometry when the cache nodes give it. What a device tree cannot say
-(the hypervisor's and the staging area's place, the DRAM bank bits, the PMU
-event models, QoS regulators, a QEMU model) is left as ``TODO`` comments
-saying where to find it. The result is a starting point, not a checked
-platform: ``bulkhead check`` on a config using it names what is missing.
-:mod:`bulkhead.config.dtrender` writes the platform file.
+``compatible``), the memory banks, ``/memreserve/`` and the
+``/reserved-memory`` regions marked ``no-map`` (``reserved:``), the GIC
+(version, frames, maintenance interrupt), the timer PPIs, the PMU interrupts
+and their affinity, the console UART (``stdout-path``) and its driver, the
+SMMUs a Bulkhead driver drives (``smmus:``), the memory-mapped devices (every
+register window) with their interrupts, whether they master the bus
+(``iommus``, or a bus-master class of node name) and their stream IDs, and
+the last-level cache geometry (with one per cluster, the one with the most
+colors). Devices that cannot share one MMIO window outside RAM without
+overlapping are left out with the reason. What a device tree cannot say (the
+hypervisor's and the staging area's place, the DRAM bank bits, the PMU event
+models, QoS regulators, a QEMU model), or says in a way Bulkhead cannot use
+yet (a console without a driver, no GIC, other timer PPIs, a PMU interrupt
+that is not the GIC's), is a ``TODO <key>`` comment: Linux carries on
+without them and so does the import. Filling the TODO keys, and nothing
+else, gives a platform ``bulkhead check`` accepts
+(tests/test_platform_import_all.py). :mod:`bulkhead.config.dtrender` writes
+the file.
 """
 
 from __future__ import annotations
