@@ -244,8 +244,7 @@ def _gic(tree: DeviceTree, out: Imported) -> DtNode | None:
     gics = [n for n in tree.root.walk() if n.has("interrupt-controller")
             and any(c in GIC_V2 + GIC_V3 for c in n.compatible)]
     if not gics:
-        ctrl = next((n for n in tree.root.walk() if n.has("interrupt-controller") and n.compatible
-                     and n.parent is not None and not n.parent.has("interrupt-controller")), None)
+        ctrl = tree.interrupt_parent(tree.root) if tree.root.has("interrupt-parent") else None
         what = f"{ctrl.path} ({', '.join(ctrl.compatible)})" if ctrl else "none"
         out.gic_notes = [f"TODO gic: no GIC in the device tree (its interrupt controller: {what}). Bulkhead "
                          "drives a GICv2 with the virtualization extensions or a GICv3 (a gic driver, "
@@ -291,7 +290,7 @@ def _gic(tree: DeviceTree, out: Imported) -> DtNode | None:
 
 
 def _timer(tree: DeviceTree, out: Imported, gic: DtNode | None) -> None:
-    t = next((n for n in tree.root.walk() if "arm,armv8-timer" in n.compatible), None)
+    t = next((n for n in tree.root.walk() if {"arm,armv8-timer", "arm,armv7-timer"} & set(n.compatible)), None)
     irqs = [_irq_number(i, gic) for i in tree.irqs(t)] if t is not None else []
     if t is None or len(irqs) < 4 or any(i is None or i >= 32 for i in irqs[:4]):
         out.timer_node = ("TODO timer: " + ("no arm,armv8-timer node" if t is None else
