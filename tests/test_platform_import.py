@@ -292,8 +292,9 @@ def test_a_lying_size_header_and_dts_text_are_clear_errors(tmp_path: Path) -> No
     blob[4:8] = (len(blob) + 0x1000).to_bytes(4, "big")
     with pytest.raises(DtError, match=r"its header says \d+ bytes, the file has \d+"):
         DeviceTree(bytes(blob), "lying.dtb")
-    with pytest.raises(DtError, match="device tree source text"):
-        DeviceTree((tmp_path / "t.dts").read_bytes(), "t.dts")
+    for text in ((tmp_path / "t.dts").read_bytes(), b'#include "soc.dtsi"\n/ { model = "x"; };\n'):
+        with pytest.raises(DtError, match="device tree source text"):
+            DeviceTree(text, "t.dts")
 
 
 def test_one_l2_per_cluster_takes_the_one_with_most_colors(tmp_path: Path) -> None:

@@ -122,7 +122,7 @@ HEADER = struct.Struct(">10I")  # magic, totalsize, off_struct, off_strings, off
 def check_header(blob: bytes) -> None:
     """A clear error for device tree source text and for a header whose sizes
     or offsets do not fit the blob (the parser would read past or accept it)."""
-    if blob.lstrip()[:8] == b"/dts-v1/" or blob.lstrip()[:1] == b"/" and b"{" in blob[:4096]:
+    if b"/dts-v1/" in blob[:4096] or blob.lstrip()[:1] in (b"/", b"#") and b"{" in blob[:4096]:
         raise DtError("/", "this is device tree source text (DTS), not a blob: compile it first "
                            "(dtc -I dts -O dtb -o board.dtb board.dts)")
     if len(blob) < HEADER.size or struct.unpack_from(">I", blob)[0] != FDT_MAGIC:
