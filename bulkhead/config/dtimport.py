@@ -267,9 +267,12 @@ def _gic(tree: DeviceTree, out: Imported) -> DtNode | None:
         if any("arm,gic-v3-its" in c.compatible for c in g.children):
             out.gic_notes.append("the ITS (msi-controller children) is not used by Bulkhead")
     else:
-        if len(regs) < 4:
-            raise DtError(f"{g.path}:reg", f"a GICv2 with {len(regs)} frame(s): Bulkhead needs the "
-                                           "virtualization extensions (GICH and GICV frames, reg[2] and reg[3])")
+        if len(regs) < 4:  # Linux needs them only for KVM: carry on
+            out.gic_notes = [f"TODO gic: {g.path} ({g.compatible[0]}) is a GICv2 with {len(regs)} frame(s) in the DT, "
+                             "no GICH and GICV (reg[2], reg[3]): Bulkhead needs the virtualization extensions; "
+                             "the SoC TRM says whether the GIC has them and where. The DT's frames: "
+                             + ", ".join(f"0x{b:x}+0x{sz:x}" for b, sz in regs)]
+            return g
         stride = 0x10000 if regs[1][1] >= 0x20000 else 0x1000
         out.gic = {"version": 2, "gicd": regs[0][0], "gicc": regs[1][0], "gich": regs[2][0],
                    "gicv": regs[3][0], "page_stride": stride, "vgicd": GUEST_VGICD, "vgicc": GUEST_VGICC}
