@@ -211,7 +211,7 @@ def test_every_dtb(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         print(f"\nplatform import ({kernel}): {passed} of {total} DTBs with a resolvable stdout-path pass "
               f"check after their TODO keys are filled ({100 * passed / max(total, 1):.1f}%); of these, "
               f"{blocked['none']} need no new code, {blocked['uart']} a console UART driver, {blocked['gic']} "
-              f"a GIC driver (no GIC), {blocked['timer']} other timer PPIs routed; {blocked['ns16550']} have an "
+              f"a GIC (none, or no GICH/GICV in the DT), {blocked['timer']} other timer PPIs routed; {blocked['ns16550']} have an "
               "ns16550 console" + (" (checked as dw8250 until its driver lands)" if NS16550_PENDING else ""))
         for line in failures:
             print(f"  FAIL {line}")
