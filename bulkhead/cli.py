@@ -21,7 +21,7 @@ from typing import Any, NoReturn, TextIO, cast
 from bulkhead.base import procs, term
 from bulkhead.base import version as version_mod
 from bulkhead.base.errors import BuildError, ConfigError, Diagnostic, NoQemuModelError
-from bulkhead.config import bandwidth, dma, dsu, dtimport, pci, qos, shared_io
+from bulkhead.config import bandwidth, dma, dsu, dtimport, dtrender, pci, qos, shared_io
 from bulkhead.config.dtb import DeviceTree, DtError
 from bulkhead.experiment import conformance
 from bulkhead.experiment import execute as experiment
@@ -403,7 +403,7 @@ def cmd_platform(args: argparse.Namespace) -> int:
     if args.json:
         text = json.dumps(imported.document(), indent=2) + "\n"
     else:
-        text = dtimport.render(imported)
+        text = dtrender.render(imported)
     if args.output is None:
         sys.stdout.write(text)
         return EXIT_OK

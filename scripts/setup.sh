@@ -387,36 +387,47 @@ ensure_linux_workloads() {
     fi
 }
 
-# --- board device trees (bulkhead platform import, tests/test_platform_import.py) --
-# The DTBs of the boards with a platform file, from Debian's arm64 kernel in
-# bookworm-backports (6.12: the first Debian kernel with the Orange Pi 5 Plus);
-# only these files are kept, in artefacts/dtbs/ (never committed).
-DTB_KERNEL=6.12.95+deb12-arm64
+# --- device trees (bulkhead platform import, tests/test_platform_import*.py) ---
+# Every arm64 DTB of Debian's newest 6.12 kernel package (bookworm-backports;
+# 6.12: the first Debian kernel with the Orange Pi 5 Plus), resolved from apt
+# at setup time (the generic flavour: not -rt, -cloud), kept in
+# artefacts/dtbs/<vendor>/ (never committed); artefacts/dtbs/version names
+# the kernel. The boards with a platform file must be among them.
+DTB_SERIES=6.12
 DTBS="xilinx/zynqmp-zcu102-rev1.0.dtb xilinx/zynqmp-zcu104-revC.dtb
+xilinx/zynqmp-smk-k26-revA-sck-kv-g-revB.dtb broadcom/bcm2711-rpi-4-b.dtb freescale/imx8mp-evk.dtb
 rockchip/rk3588-orangepi-5-plus.dtb rockchip/rk3588-rock-5b.dtb"
+
+# The newest linux-image-<DTB_SERIES>.*-arm64 apt knows (e.g. 6.12.117+deb12-arm64).
+dtb_kernel() {
+    apt-cache pkgnames "linux-image-$DTB_SERIES" 2>/dev/null |
+        grep -E "^linux-image-${DTB_SERIES//./\\.}\.[0-9][^ ]*-arm64\$" | grep -vE -- '-(rt|cloud)-arm64$' |
+        sed 's/^linux-image-//' | sort -V | tail -n1
+}
 
 ensure_dtbs() {
     local dir=artefacts/dtbs f missing=0
     for f in $DTBS; do [ -f "$dir/$f" ] || missing=1; done
-    [ "$missing" -eq 0 ] && [ "$(cat "$dir/version" 2>/dev/null)" = "$DTB_KERNEL" ] && return
+    # a complete set (not an older setup's four files) of the kernel named in version
+    [ "$missing" -eq 0 ] && [ -s "$dir/version" ] && [ "$(find "$dir" -name '*.dtb' | wc -l)" -gt 100 ] && return
     apt_update
+    local kernel
+    kernel=$(dtb_kernel)
+    [ -n "$kernel" ] || die "no linux-image-$DTB_SERIES.*-arm64 package in apt: enable bookworm-backports and the" \
+        "arm64 architecture (dpkg --add-architecture arm64; apt-get update)"
     local dl=build/dtbs-deb
-    rm -rf "$dl/x" && mkdir -p "$dl/x" "$dir"
-    if ! ls "$dl"/linux-image-"$DTB_KERNEL"_*.deb >/dev/null 2>&1; then
-        log "fetching linux-image-$DTB_KERNEL:arm64 (for its device trees)"
-        (cd "$dl" && apt-get download -q "linux-image-$DTB_KERNEL:arm64" >/dev/null 2>&1) ||
-            die "cannot download linux-image-$DTB_KERNEL:arm64 (bookworm-backports, arm64 in dpkg?)"
-    fi
-    local pats=()
-    for f in $DTBS; do pats+=("./usr/lib/linux-image-$DTB_KERNEL/$f"); done
-    dpkg-deb --fsys-tarfile "$dl"/linux-image-"$DTB_KERNEL"_*.deb | tar -x -C "$dl/x" "${pats[@]}"
-    for f in $DTBS; do
-        mkdir -p "$dir/$(dirname "$f")"
-        cp "$dl/x/usr/lib/linux-image-$DTB_KERNEL/$f" "$dir/$f"
-    done
-    echo "$DTB_KERNEL" >"$dir/version"
+    rm -rf "$dl" && mkdir -p "$dl/x"
+    log "fetching linux-image-$kernel:arm64 (the newest $DTB_SERIES, for its device trees)"
+    (cd "$dl" && apt-get download -q "linux-image-$kernel:arm64" >/dev/null 2>&1) ||
+        die "cannot download linux-image-$kernel:arm64"
+    dpkg-deb --fsys-tarfile "$dl"/linux-image-*.deb | tar -x -C "$dl/x" --wildcards "./usr/lib/linux-image-$kernel/*"
+    rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
+    cp -r "$dl/x/usr/lib/linux-image-$kernel/." "$dir.tmp/"
+    for f in $DTBS; do [ -f "$dir.tmp/$f" ] || die "linux-image-$kernel:arm64 has no $f"; done
+    echo "$kernel" >"$dir.tmp/version"
+    rm -rf "$dir" && mv "$dir.tmp" "$dir"
     rm -rf "$dl"
-    log "device trees of $DTB_KERNEL in $dir"
+    log "$(find "$dir" -name '*.dtb' | wc -l) device trees of $kernel in $dir"
 }
 
 # --- the cache/DRAM model plugin (docs/model.md) -------------------------------

@@ -83,7 +83,10 @@ class DtNode:
 
     @property
     def enabled(self) -> bool:
-        return self.string("status") in (None, "okay", "ok")
+        """``status`` okay (or absent) here and on every parent: a child of a
+        disabled node is disabled, as Linux treats it."""
+        own = self.string("status") in (None, "okay", "ok")
+        return own and (self.parent is None or self.parent.enabled)
 
     def child(self, name: str) -> DtNode | None:
         for c in self.children:
@@ -112,13 +115,40 @@ class Irq:
     cells: tuple[int, ...]
 
 
+FDT_MAGIC = 0xD00DFEED
+HEADER = struct.Struct(">10I")  # magic, totalsize, off_struct, off_strings, off_rsvmap, version, ..., sizes
+
+
+def check_header(blob: bytes) -> None:
+    """A clear error for device tree source text and for a header whose sizes
+    or offsets do not fit the blob (the parser would read past or accept it)."""
+    if b"/dts-v1/" in blob[:4096] or blob.lstrip()[:1] in (b"/", b"#") and b"{" in blob[:4096]:
+        raise DtError("/", "this is device tree source text (DTS), not a blob: compile it first "
+                           "(dtc -I dts -O dtb -o board.dtb board.dts)")
+    if len(blob) < HEADER.size or struct.unpack_from(">I", blob)[0] != FDT_MAGIC:
+        raise DtError("/", "not a device tree blob (no 0xd00dfeed magic)")
+    _, total, off_struct, off_strings, off_rsv, version, _, _, size_strings, size_struct = HEADER.unpack_from(blob)
+    if total > len(blob) or total < HEADER.size:
+        raise DtError("/", f"not a device tree blob: its header says {total} bytes, the file has {len(blob)}")
+    blocks = [("memory reservation block", off_rsv, 16)]
+    if version >= 17:
+        blocks += [("structure block", off_struct, size_struct), ("strings block", off_strings, size_strings)]
+    for what, off, size in blocks:
+        if off + size > total:
+            raise DtError("/", f"not a device tree blob: its {what} (0x{off:x}+0x{size:x}) ends past the "
+                               f"header's total size 0x{total:x}")
+
+
 class DeviceTree:
     def __init__(self, blob: bytes, name: str = "dtb") -> None:
+        check_header(blob)
         try:
             tree = fdt.parse_dtb(blob)
         except Exception as exc:  # the library raises bare exceptions on a bad blob
             raise DtError("/", f"not a device tree blob ({exc})") from None
         self.name = name
+        # /memreserve/ entries (the blob's memory reservation block)
+        self.memreserve = [(int(e["address"]), int(e["size"])) for e in tree.entries if e["size"]]
         self.root = self._convert(tree.root, None, "/")
         self.by_path = {n.path: n for n in self.root.walk()}
         self.by_phandle: dict[int, DtNode] = {}
@@ -224,12 +254,42 @@ class DeviceTree:
     # --- interrupts -------------------------------------------------------------------
 
     def interrupt_parent(self, n: DtNode) -> DtNode | None:
+        """As Linux finds it: ``interrupt-parent``, else the tree parent, until
+        a node with ``#interrupt-cells`` (a controller or an interrupt-map nexus)."""
         p: DtNode | None = n
         while p is not None:
-            if p.has("interrupt-parent"):
-                return self.phandle(p, p.u32("interrupt-parent"), "interrupt-parent")
-            p = p.parent
+            p = self.phandle(p, p.u32("interrupt-parent"), "interrupt-parent") if p.has("interrupt-parent") \
+                else p.parent
+            if p is not None and p.has("#interrupt-cells"):
+                return p
         return None
+
+    def _through_map(self, n: DtNode, nexus: DtNode, unit: tuple[int, ...], spec: tuple[int, ...]) -> Irq:
+        """Follow ``interrupt-map`` nexus nodes (child unit address + specifier,
+        masked by ``interrupt-map-mask``) to the interrupt controller."""
+        for _ in range(8):
+            if not nexus.has("interrupt-map") or nexus.has("interrupt-controller"):
+                return Irq(nexus, spec)
+            ac = nexus.u32("#address-cells", 0) if nexus.has("#address-cells") else 0
+            key = (unit + (0,) * ac)[:ac] + spec
+            mask = nexus.cells("interrupt-map-mask") if nexus.has("interrupt-map-mask") else ()
+            mask = (mask + (0xFFFFFFFF,) * len(key))[:len(key)]
+            want = tuple(k & m for k, m in zip(key, mask, strict=True))
+            table, i = nexus.cells("interrupt-map"), 0
+            while i + len(key) < len(table):
+                entry = tuple(k & m for k, m in zip(table[i:i + len(key)], mask, strict=True))
+                parent = self.phandle(nexus, table[i + len(key)], "interrupt-map")
+                pac = parent.u32("#address-cells", 0) if parent.has("#address-cells") else 0
+                pic = parent.u32("#interrupt-cells", 0)
+                start = i + len(key) + 1
+                if entry == want:
+                    unit, spec = table[start:start + pac], table[start + pac:start + pac + pic]
+                    nexus = parent
+                    break
+                i = start + pac + pic
+            else:
+                raise DtError(f"{n.path}:interrupts", f"no entry of {nexus.path}'s interrupt-map matches")
+        raise DtError(f"{n.path}:interrupts", "interrupt-map nesting deeper than 8")
 
     def irqs(self, n: DtNode) -> list[Irq]:
         """The node's interrupt specifiers (``interrupts`` or ``interrupts-extended``)."""
@@ -242,7 +302,7 @@ class DeviceTree:
                 k = ctrl.u32("#interrupt-cells", 0)
                 if not k or i + 1 + k > len(c):
                     raise DtError(f"{n.path}:interrupts-extended", f"{ctrl.path} has no usable #interrupt-cells")
-                out.append(Irq(ctrl, c[i + 1:i + 1 + k]))
+                out.append(self._through_map(n, ctrl, self._unit(n, ctrl), c[i + 1:i + 1 + k]))
                 i += 1 + k
             return out
         if not n.has("interrupts"):
@@ -254,4 +314,12 @@ class DeviceTree:
         c = n.cells("interrupts")
         if not k or len(c) % k:
             raise DtError(f"{n.path}:interrupts", f"{len(c)} cells for #interrupt-cells {k} of {parent.path}")
-        return [Irq(parent, c[i:i + k]) for i in range(0, len(c), k)]
+        unit = self._unit(n, parent)
+        return [self._through_map(n, parent, unit, c[i:i + k]) for i in range(0, len(c), k)]
+
+    @staticmethod
+    def _unit(n: DtNode, nexus: DtNode) -> tuple[int, ...]:
+        """The child unit address an interrupt-map matches: the first cells of ``reg``."""
+        if not nexus.has("interrupt-map") or not n.has("reg"):
+            return ()
+        return n.cells("reg")[:nexus.u32("#address-cells", 0) if nexus.has("#address-cells") else 0]

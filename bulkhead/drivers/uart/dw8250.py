@@ -4,4 +4,4 @@
 from bulkhead.drivers import Driver
 
 DRIVER = Driver(kind="uart", name="dw8250", compatible=("dw8250",),
-                dt_compatible=("snps,dw-apb-uart", "ns16550a"), summary="Synopsys DesignWare 8250 (RK3588)")
+                dt_compatible=("snps,dw-apb-uart",), summary="Synopsys DesignWare 8250 (RK3588)")
