@@ -3,6 +3,6 @@
 
 from bulkhead.drivers.gic import GicDriver
 
-DRIVER = GicDriver(kind="gic", name="gicv2", compatible=("gicv2",), arch=2,
+DRIVER = GicDriver(kind="gic", name="gicv2", compatible=("gicv2",), ops="gicv2_ops", arch=2,
                    dt_compatible=("arm,gic-400", "arm,cortex-a15-gic", "arm,cortex-a9-gic", "arm,cortex-a7-gic"),
                    summary="Arm GICv2 (GIC-400), with its virtual CPU interface")

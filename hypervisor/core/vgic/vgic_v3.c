@@ -53,8 +53,8 @@ static void vgic_v3_vm_init(struct vm *vm)
 {
 	const struct cfg_platform *p = cfg_system.platform;
 
-	vgic_v3_dist_init(vm, p->gicd_base);
-	vgic_v3_redist_init(vm, p->gicr_base, p->gicr_stride);
+	vgic_v3_dist_init(vm, p->gic.gicd);
+	vgic_v3_redist_init(vm, p->gic.gicr, p->gic.gicr_stride);
 }
 
 const struct vgic_ops vgic_v3_ops = {
