@@ -14,13 +14,14 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from bulkhead import drivers
 from bulkhead.base import tree
-from bulkhead.drivers import gic, iommu
+from bulkhead.drivers import gic, iommu, uart
 from bulkhead.drivers.iommu import smmu500
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -277,3 +278,14 @@ def test_a_driver_of_each_kind_and_a_board_are_only_new_files(tmp_path: Path) ->
         "bulkhead/drivers/gic/stubgic.py", "bulkhead/drivers/iommu/stubmmu.py", "bulkhead/drivers/uart/stubuart.py",
         "hypervisor/drivers/gic/stubgic.c", "hypervisor/drivers/smmu/stubmmu.c", "hypervisor/drivers/uart/stubuart.c",
         "hypervisor/platform/stubboard/board.c", "platforms/stubboard.yaml"]
+
+
+def test_a_uart_or_gic_descriptor_names_its_operations(monkeypatch: pytest.MonkeyPatch) -> None:
+    """config.c names the UART's and the GIC's ops: a descriptor without them is refused."""
+    bare = drivers.Driver(kind="uart", name="bare", compatible=("bare",), summary="x")
+    monkeypatch.setattr(drivers, "of_kind", lambda kind: (replace(bare, kind=kind),))
+    for of_name, kind in ((uart.of_name, "uart"), (gic.of_name, "gic")):
+        with pytest.raises(TypeError, match=f"drivers/{kind}/bare.py: DRIVER must be a"):
+            of_name("bare")
+        with pytest.raises(ValueError, match="no .* driver 'other'"):
+            of_name("other")
