@@ -4,8 +4,9 @@
 Every driver is its C file plus one descriptor in bulkhead/drivers/<kind>/,
 found by import; the toolchain computes the tables the hardware needs (the
 SMMU-500's stream-match slots and context banks). The last test copies the
-tree, adds a UART, a GIC and an IOMMU driver and a board using them, builds
-a configuration for that board, and checks that nothing tracked changed.
+tree, adds a UART, a GIC and an IOMMU driver, each defining its operations
+table, and a board using them, builds a configuration for that board, finds
+config.c naming the tables, and checks that nothing tracked changed.
 """
 
 from __future__ import annotations
