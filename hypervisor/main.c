@@ -66,7 +66,7 @@ static void hyp_stop_el3(void)
  */
 void hyp_wrong_el(u64 el)
 {
-	console_init(cfg_system.platform->uart_base);
+	console_init(&cfg_system.platform->uart);
 	log_set_halt(el == 1 ? hyp_halt_el1 : hyp_stop_el3);
 	panic("entered at EL%lu: Bulkhead must be started at EL2 (boot loader and firmware must "
 	      "leave EL2 to it)%s",
@@ -125,7 +125,7 @@ static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 	u64 t[HYP_T_N];
 
 	t[HYP_T_C] = timer_now();
-	console_init(p->uart_base);
+	console_init(&p->uart);
 	log_set_halt(hyp_halt);
 	mmu_map_identity(p->mmio_base, p->mmio_size, MMU_DEVICE);
 	if (cfg_system.hyp_color)
@@ -161,14 +161,7 @@ static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 		    "the PoC, both turned off before set-up",
 		    entry_mc);
 	t[HYP_T_CONSOLE] = timer_now();
-	gic_init(&(struct gic_frames){
-	    .gicd = p->gicd_base,
-	    .gicr = p->gicr_base,
-	    .gicr_stride = p->gicr_stride,
-	    .gicc = p->gicc_base,
-	    .gicc_page_stride = p->gic_page_stride,
-	    .gich = p->gich_base,
-	});
+	gic_init(&p->gic);
 	gic_cpu_init();
 	bootmem_check(dtb); /* before the payload moves: it may overwrite the DTB */
 	t[HYP_T_GIC] = timer_now();

@@ -23,6 +23,7 @@ from bulkhead.base import tree
 from bulkhead.base.errors import ConfigError, NoQemuModelError
 from bulkhead.config.model import GIC_VERSIONS, UART_DRIVERS
 from bulkhead.generate import build as build_mod
+from bulkhead.generate import gen_c
 from bulkhead.layout.load import PLATFORMS_DIR, load_spec, load_system
 from bulkhead.run import runner
 from bulkhead.run.backend import RunOptions
@@ -64,7 +65,7 @@ def test_a_new_driver_is_a_new_file(tmp_path: Path) -> None:
 def test_make_names_the_drivers_it_has(tmp_path: Path) -> None:
     """The Makefile's error for an unknown driver lists the ones in the tree."""
     for var, value, message in (
-        ("UART", "ns16550", f"UART=ns16550: no UART driver drivers/uart/ns16550.c (drivers: {' '.join(UART_DRIVERS)})"),
+        ("UART", "xr16c850", f"UART=xr16c850: no UART driver drivers/uart/xr16c850.c (drivers: {' '.join(UART_DRIVERS)})"),
         ("GIC", "4", "GIC=4: the GIC architecture is 2 or 3"),
         ("GIC_DRIVER", "gic600", f"GIC_DRIVER=gic600: no GIC driver drivers/gic/gic600.c (drivers: "
                                  f"{' '.join(f'gicv{v}' for v in GIC_VERSIONS)})"),
@@ -80,12 +81,12 @@ def test_unknown_uart_driver_lists_the_tree(tmp_path: Path, sandbox: Path) -> No
     plat.mkdir()
     (plat / "p.yaml").write_text(text.replace("name: qemu-virt", "name: p\nboard: qemu-virt")
                                  .replace("uart: {base: 0x09000000, irq: 33}",
-                                          "uart: {base: 0x09000000, irq: 33, driver: ns16550}"))
+                                          "uart: {base: 0x09000000, irq: 33, driver: xr16c850}"))
     (sandbox / "c.yaml").write_text(CONFIG.format(platform="p"))
     with pytest.raises(ConfigError) as exc:
         load_spec("c.yaml", platforms_dir=plat)
     assert re.search(r"p\.yaml:\d+:\d+: uart\.driver: expected one of " + ", ".join(UART_DRIVERS)
-                     + ", got 'ns16550'", str(exc.value)), str(exc.value)
+                     + ", got 'xr16c850'", str(exc.value)), str(exc.value)
 
 
 @pytest.fixture
@@ -131,3 +132,31 @@ def test_run_refuses_a_board_without_qemu(board_without_qemu: Path, tmp_path: Pa
     err = capsys.readouterr().err
     assert code == 2 and "bulkhead: error: platform 'board'" in err and "has no QEMU model" in err, err
     assert not out.exists()
+
+
+@pytest.mark.parametrize(("uart", "expected"), [
+    ("", ("pl011", 2, 4)),
+    (", driver: ns16550", ("ns16550", 0, 1)),  # a byte-spaced 16550 (the descriptor's defaults)
+    (", driver: ns16550, reg_shift: 1", ("ns16550", 1, 1)),
+    (", driver: ns16550, reg_shift: 2, reg_io_width: 4", ("ns16550", 2, 4)),
+    (", driver: dw8250", ("dw8250", 2, 4)),
+])
+def test_uart_spacing_reaches_config_c(tmp_path: Path, sandbox: Path, uart: str,
+                                       expected: tuple[str, int, int]) -> None:
+    """uart.reg_shift and uart.reg_io_width (bulkhead/drivers/uart/<driver>.py's
+    defaults unless given) go into config.c's struct uart_dev with the driver's ops."""
+    text = (PLATFORMS_DIR / "qemu-virt.yaml").read_text()
+    plat = tmp_path / "platforms"
+    plat.mkdir()
+    (plat / "p.yaml").write_text(text.replace("name: qemu-virt", "name: p\nboard: qemu-virt")
+                                 .replace("uart: {base: 0x09000000, irq: 33}",
+                                          f"uart: {{base: 0x09000000, irq: 33{uart}}}"))
+    (sandbox / "c.yaml").write_text(CONFIG.format(platform="p"))
+    (sandbox / "img.bin").write_bytes(bytes(64))
+    u = load_spec("c.yaml", platforms_dir=plat).platform.uart
+    assert (u.driver, u.reg_shift, u.reg_io_width) == expected
+    driver, shift, width = expected
+    config_c = gen_c.generate(load_system("c.yaml", platforms_dir=plat), [], "c.yaml")
+    assert f"extern const struct uart_ops {driver}_ops;" in config_c
+    assert f".uart = {{ .ops = &{driver}_ops, .base = 0x9000000, .reg_shift = {shift}, " \
+           f".reg_io_width = {width} }}," in config_c

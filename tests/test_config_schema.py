@@ -293,7 +293,19 @@ def test_repo_platform_is_valid() -> None:
         ("gic: {version: 3,", "gic: {version: 3, driver: gicv2,",
          "qemu-virt.yaml:10:27: gic.driver: expected one of gicv3, got 'gicv2'"),
         ("uart: {base: 0x09000000, irq: 33}", "uart: {base: 0x09000000, irq: 33, driver: 8250}",
-         "qemu-virt.yaml:12:43: uart.driver: expected one of cadence, dw8250, imx, pl011, got 8250"),
+         "qemu-virt.yaml:12:43: uart.driver: expected one of cadence, dw8250, imx, ns16550, pl011, got 8250"),
+        # the register spacing: one the driver honours (bulkhead/drivers/uart/<driver>.py)
+        ("uart: {base: 0x09000000, irq: 33}", "uart: {base: 0x09000000, irq: 33, reg_shift: 0}",
+         "qemu-virt.yaml:12:46: uart.reg_shift: the pl011 driver takes 2, got 0"),
+        ("uart: {base: 0x09000000, irq: 33}", "uart: {base: 0x09000000, irq: 33, driver: ns16550, reg_shift: 3}",
+         "qemu-virt.yaml:12:63: uart.reg_shift: the ns16550 driver takes 0, 1 or 2, got 3"),
+        ("uart: {base: 0x09000000, irq: 33}", "uart: {base: 0x09000000, irq: 33, driver: ns16550, reg_io_width: 2}",
+         "qemu-virt.yaml:12:66: uart.reg_io_width: the ns16550 driver takes 1 or 4, got 2"),
+        ("uart: {base: 0x09000000, irq: 33}", "uart: {base: 0x09000000, irq: 33, driver: ns16550, reg_io_width: 4}",
+         "qemu-virt.yaml:12:66: uart.reg_io_width: 4-byte registers every 1 bytes overlap (reg_shift 0): "
+         "give reg_shift 2"),
+        ("uart: {base: 0x09000000, irq: 33}", "uart: {base: 0x09000000, irq: 33, driver: ns16550, reg_shift: two}",
+         "qemu-virt.yaml:12:63: uart.reg_shift: expected an integer (0, 1 or 2), got 'two'"),
         # RAM as a list of DRAM banks (platforms/zcu102.yaml)
         (RAM, "ram: [{base: 0x40000000, size: 1G}, {base: 0x60000000, size: 1G}]",
          "qemu-virt.yaml:6:37: ram[1]: RAM bank 0x60000000-0x9fffffff overlaps ram[0] (0x40000000-0x7fffffff)\n"

@@ -4,8 +4,9 @@
 Every driver is its C file plus one descriptor in bulkhead/drivers/<kind>/,
 found by import; the toolchain computes the tables the hardware needs (the
 SMMU-500's stream-match slots and context banks). The last test copies the
-tree, adds a UART, a GIC and an IOMMU driver and a board using them, builds
-a configuration for that board, and checks that nothing tracked changed.
+tree, adds a UART, a GIC and an IOMMU driver, each defining its operations
+table, and a board using them, builds a configuration for that board, finds
+config.c naming the tables, and checks that nothing tracked changed.
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from bulkhead import drivers
 from bulkhead.base import tree
-from bulkhead.drivers import gic, iommu
+from bulkhead.drivers import gic, iommu, uart
 from bulkhead.drivers.iommu import smmu500
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,9 +40,10 @@ def test_every_driver_file_has_a_descriptor(kind: str) -> None:
         assert d.compatible and all(drivers.compatible(kind, v) == d for v in d.compatible)
 
 
-def test_iommu_descriptors_name_their_operations() -> None:
-    for d in iommu.all_drivers():
-        assert f"const struct iommu_ops {d.ops} = " in (tree.HYPERVISOR_DIR / d.source).read_text(), d
+def test_descriptors_name_their_operations() -> None:
+    for kind, struct in (("iommu", "iommu_ops"), ("uart", "uart_ops"), ("gic", "gic_ops")):
+        for d in drivers.of_kind(kind):
+            assert d.ops and f"const struct {struct} {d.ops} = " in (tree.HYPERVISOR_DIR / d.source).read_text(), d
     assert iommu.of_type("smmu-500") is smmu500.DRIVER
     assert iommu.types() == ("smmu-500", "smmuv3")
     assert gic.versions() == (2, 3)
@@ -134,16 +137,51 @@ DRIVER = StubMmu(kind="iommu", name="stubmmu", compatible=("stub-mmu",), summary
                  feature="STUBMMU", ops="stubmmu_ops", window=0x1000, pcie=True)
 """
 
-STUB_UART_PY = """\
-from bulkhead.drivers import Driver
+STUB_UART_C = """\
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A stub UART driver (tests/test_drivers.py): a PL011 at any spacing. */
+#include "drivers/uart/uart.h"
 
-DRIVER = Driver(kind="uart", name="stubuart", compatible=("stub-uart",), summary="a stub")
+static volatile u32 *stub_reg(const struct uart_dev *u, u32 index)
+{
+	return (volatile u32 *)(uintptr_t)(u->base + ((u64)index << u->reg_shift));
+}
+
+static void stub_init(const struct uart_dev *u)
+{
+	(void)u;
+}
+
+static void stub_putc(const struct uart_dev *u, char c)
+{
+	*stub_reg(u, 0) = (u8)c;
+}
+
+static int stub_getc(const struct uart_dev *u)
+{
+	return (*stub_reg(u, 6) & (1u << 4)) ? -1 : (int)(*stub_reg(u, 0) & 0xff);
+}
+
+static void stub_rx_irq(const struct uart_dev *u)
+{
+	(void)u;
+}
+
+const struct uart_ops stubuart_ops = { .init = stub_init, .putc = stub_putc, .getc = stub_getc,
+	.rx_irq_enable = stub_rx_irq, .rx_irq_disable = stub_rx_irq };
+"""
+
+STUB_UART_PY = """\
+from bulkhead.drivers.uart import UartDriver
+
+DRIVER = UartDriver(kind="uart", name="stubuart", compatible=("stub-uart",), summary="a stub", ops="stubuart_ops",
+                    reg_shift=2, reg_io_width=4, reg_shifts=(2, 3))
 """
 
 STUB_GIC_PY = """\
 from bulkhead.drivers.gic import GicDriver
 
-DRIVER = GicDriver(kind="gic", name="stubgic", compatible=("stub-gic",), summary="a stub", arch=3)
+DRIVER = GicDriver(kind="gic", name="stubgic", compatible=("stub-gic",), summary="a stub", arch=3, ops="stubgic_ops")
 """
 
 STUB_BOARD_C = """\
@@ -172,7 +210,8 @@ def _stub_platform(virt: str) -> str:
     """platforms/qemu-virt.yaml as board stubboard, on the stub drivers."""
     out = virt.replace("name: qemu-virt", "name: stubboard", 1)
     out = out.replace("gic: {version: 3,", "gic: {version: 3, driver: stub-gic,", 1)
-    out = out.replace("uart: {base: 0x09000000, irq: 33}", "uart: {base: 0x09000000, irq: 33, driver: stub-uart}", 1)
+    out = out.replace("uart: {base: 0x09000000, irq: 33}",
+                      "uart: {base: 0x09000000, irq: 33, driver: stub-uart, reg_shift: 3}", 1)
     out = out.replace("type: smmuv3,", "type: stub-mmu,", 1)
     assert out.count("stub") == 4, "platforms/qemu-virt.yaml changed: update the stub board"
     return out
@@ -194,8 +233,11 @@ def _copy_tree(dest: Path) -> None:
 def _add_stubs(dest: Path) -> None:
     hyp = dest / "hypervisor"
     (hyp / "drivers/smmu/stubmmu.c").write_text(STUB_IOMMU_C)
-    shutil.copy(hyp / "drivers/uart/pl011.c", hyp / "drivers/uart/stubuart.c")
-    shutil.copy(hyp / "drivers/gic/gicv3.c", hyp / "drivers/gic/stubgic.c")
+    (hyp / "drivers/uart/stubuart.c").write_text(STUB_UART_C)
+    # GICv3 under another name: its operations table is the stub's
+    gicv3 = (hyp / "drivers/gic/gicv3.c").read_text()
+    assert "const struct gic_ops gicv3_ops = {" in gicv3
+    (hyp / "drivers/gic/stubgic.c").write_text(gicv3.replace("gicv3_ops", "stubgic_ops"))
     (hyp / "platform/stubboard").mkdir()
     (hyp / "platform/stubboard/board.c").write_text(STUB_BOARD_C)
     for kind, text in (("iommu", STUB_IOMMU_PY), ("uart", STUB_UART_PY), ("gic", STUB_GIC_PY)):
@@ -222,6 +264,9 @@ def test_a_driver_of_each_kind_and_a_board_are_only_new_files(tmp_path: Path) ->
     assert "extern const struct iommu_ops stubmmu_ops;" in config_c
     assert '.ops = &stubmmu_ops' in config_c and "static const u32 iommu0_sids[] = { 0, };" in config_c
     assert "#define BULKHEAD_FEATURE_STUBMMU 1" in (work / "out/features.h").read_text()
+    # the stub UART and GIC through their operations tables, the UART at the spacing it honours
+    assert ".uart = { .ops = &stubuart_ops, .base = 0x9000000, .reg_shift = 3, .reg_io_width = 4 }," in config_c
+    assert ".gic = { .ops = &stubgic_ops, .gicd = 0x8000000," in config_c
     shared = json.loads(run.stdout)["objects"]  # the shared object directory (bulkhead build --json)
     objs = {p.relative_to(shared).as_posix() for p in Path(shared).rglob("*.o")}
     assert {"drivers/smmu/stubmmu.c.o", "drivers/uart/stubuart.c.o", "drivers/gic/stubgic.c.o",
@@ -236,3 +281,14 @@ def test_a_driver_of_each_kind_and_a_board_are_only_new_files(tmp_path: Path) ->
         "bulkhead/drivers/gic/stubgic.py", "bulkhead/drivers/iommu/stubmmu.py", "bulkhead/drivers/uart/stubuart.py",
         "hypervisor/drivers/gic/stubgic.c", "hypervisor/drivers/smmu/stubmmu.c", "hypervisor/drivers/uart/stubuart.c",
         "hypervisor/platform/stubboard/board.c", "platforms/stubboard.yaml"]
+
+
+def test_a_uart_or_gic_descriptor_names_its_operations(monkeypatch: pytest.MonkeyPatch) -> None:
+    """config.c names the UART's and the GIC's ops: a descriptor without them is refused."""
+    bare = drivers.Driver(kind="uart", name="bare", compatible=("bare",), summary="x")
+    monkeypatch.setattr(drivers, "of_kind", lambda kind: (replace(bare, kind=kind),))
+    for of_name, kind in ((uart.of_name, "uart"), (gic.of_name, "gic")):
+        with pytest.raises(TypeError, match=f"drivers/{kind}/bare.py: DRIVER must be a"):
+            of_name("bare")
+        with pytest.raises(ValueError, match="no .* driver 'other'"):
+            of_name("other")

@@ -33,6 +33,7 @@ SOURCES: dict[str, list[str]] = {
     "test_dsu_part": ["isolation/dsu_part.c"],
     "test_dw8250": ["drivers/uart/dw8250.c", "drivers/uart/uart.c"],
     "test_imx_uart": ["drivers/uart/imx.c", "drivers/uart/uart.c"],
+    "test_ns16550": ["drivers/uart/ns16550.c", "drivers/uart/uart.c"],
     "test_fdt": ["lib/fdt.c"],
     "test_payload": ["core/boot/payload.c", "lib/crc32.c"],
     "test_string": ["lib/string.c"],

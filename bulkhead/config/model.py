@@ -215,6 +215,8 @@ class UartSpec:
     base: int
     irq: int
     driver: str = "pl011"
+    reg_shift: int = 2  # register i at base + (i << reg_shift) (bulkhead/drivers/uart/<driver>.py)
+    reg_io_width: int = 4  # bytes per register access: 1 or 4
 
 
 @dataclass(frozen=True)

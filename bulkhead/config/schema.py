@@ -44,6 +44,7 @@ from bulkhead.config.model import (
 from bulkhead.config.reader import Reader, join
 from bulkhead.config.yamlpos import YList, YMap, YNode, YScalar, describe
 from bulkhead.drivers import gic as gic_drivers
+from bulkhead.drivers import uart as uart_drivers
 
 PLATFORM_NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}\Z")
 PARAM_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}\Z")
@@ -95,11 +96,7 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
     timer_keys = ("hyp_irq", "virt_irq", "phys_irq", "secure_irq")
     t = r.mapping(top["timer"], "timer", timer_keys, timer_keys)
     timer = TimerSpec(*(r.irq(t[k], f"timer.{k}") for k in timer_keys))
-    u = r.mapping(top["uart"], "uart", ("base", "irq", "driver"), ("base", "irq"))
-    uart_driver = drivers.compatible("uart", r.choice(u["driver"], "uart.driver", UART_DRIVERS)) \
-        if "driver" in u else None
-    uart = UartSpec(r.address(u["base"], "uart.base"), r.irq(u["irq"], "uart.irq"),
-                    uart_driver.name if uart_driver is not None else "pl011")
+    uart = _parse_uart(r, top["uart"])
     c = r.mapping(top["console"], "console", ("ipa", "irq"), ("ipa", "irq"))
     console = ConsoleSpec(r.address(c["ipa"], "console.ipa"), r.irq(c["irq"], "console.irq"))
 
@@ -241,6 +238,26 @@ def _parse_spare_spis(r: Reader, node: YNode) -> tuple[int, ...]:
             raise r.fail(item, q, f"range {first}-{last} is empty")
         out.extend(range(first, last + 1))
     return tuple(dict.fromkeys(out))
+
+
+def _parse_uart(r: Reader, node: YNode) -> UartSpec:
+    """``uart:``: the driver (bulkhead/drivers/uart/) and its register
+    spacing, the descriptor's defaults unless given and one it honours."""
+    u = r.mapping(node, "uart", ("base", "irq", "driver", "reg_shift", "reg_io_width"), ("base", "irq"))
+    found = drivers.compatible("uart", r.choice(u["driver"], "uart.driver", UART_DRIVERS)) if "driver" in u else None
+    d = uart_drivers.of_name(found.name if found is not None else "pl011")
+    spacing = {"reg_shift": d.reg_shift, "reg_io_width": d.reg_io_width}
+    for key, honoured in (("reg_shift", d.reg_shifts), ("reg_io_width", d.reg_io_widths)):
+        if key in u:
+            names = " or ".join(filter(None, (", ".join(str(v) for v in honoured[:-1]), str(honoured[-1]))))
+            spacing[key] = r.integer(u[key], f"uart.{key}", f"an integer ({names})")
+            if spacing[key] not in honoured:
+                raise r.fail(u[key], f"uart.{key}", f"the {d.name} driver takes {names}, got {spacing[key]}")
+    if 1 << spacing["reg_shift"] < spacing["reg_io_width"]:
+        raise r.fail(u["reg_io_width"] if "reg_io_width" in u else node, "uart.reg_io_width",
+                     f"{spacing['reg_io_width']}-byte registers every {1 << spacing['reg_shift']} bytes overlap "
+                     f"(reg_shift {spacing['reg_shift']}): give reg_shift 2")
+    return UartSpec(r.address(u["base"], "uart.base"), r.irq(u["irq"], "uart.irq"), d.name, **spacing)
 
 
 def _parse_gic(r: Reader, node: YNode) -> GicSpec:

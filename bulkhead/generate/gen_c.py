@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 from bulkhead.base.csource import CSource, cstr, hexa, struct_rows
 from bulkhead.config import bandwidth, dma, mechanisms, qos
-from bulkhead.config.model import MAX_CPUS, MAX_RAM_BANKS, Platform
+from bulkhead.config.model import MAX_CPUS, MAX_RAM_BANKS, GicSpec, Platform
+from bulkhead.drivers import gic, uart
 from bulkhead.generate import features, image
 from bulkhead.layout.placement import StagedImage, System, Vm, placed_pa
 
@@ -123,21 +124,17 @@ def _platform_table(w: _Writer, p: Platform) -> None:
           if len(p.banks) > 1 else []),
         ("hyp_base", _hex(p.hypervisor.base)),
         ("hyp_size", _hex(p.hypervisor.size)),
-        ("uart_base", _hex(p.uart.base)),
+        ("uart", f"{{ .ops = &{uart.of_name(p.uart.driver).ops}, .base = {_hex(p.uart.base)}, "
+                 f".reg_shift = {p.uart.reg_shift}, .reg_io_width = {p.uart.reg_io_width} }}"),
         ("uart_irq", str(p.uart.irq)),
-        ("gicd_base", _hex(p.gic.gicd)),
-        ("gicr_base", _hex(p.gic.gicr)),
-        ("gicr_stride", _hex(p.gic.gicr_stride)),
+        ("gic", "{ " + ", ".join(f".{k} = {v}" for k, v in _gic_dev(p.gic)) + " }"),
         ("vgicd_ipa", _hex(p.gic.vgicd)),
     ]
     if p.gic.version == 3:
         fields.append(("vgicr_ipa", _hex(p.gic.vgicr)))
     if p.gic.version == 2:
         fields += [
-            ("gicc_base", _hex(p.gic.gicc)),
-            ("gich_base", _hex(p.gic.gich)),
             ("gicv_base", _hex(p.gic.gicv)),
-            ("gic_page_stride", _hex(p.gic.page_stride)),
             ("vgicc_ipa", _hex(p.gic.vgicc)),
         ]
     fields += [
@@ -176,10 +173,19 @@ def _platform_table(w: _Writer, p: Platform) -> None:
             w.line(f"\t.{key} = {value},")
         w.line("};")
         w.line()
+    w.line(f"extern const struct uart_ops {uart.of_name(p.uart.driver).ops};")
+    w.line(f"extern const struct gic_ops {gic.of_name(p.gic.driver_name).ops};")
     w.line("static const struct cfg_platform platform = {")
     for key, value in fields:
         w.line(f"\t.{key} = {value},")
     w.line("};")
+
+
+def _gic_dev(g: GicSpec) -> list[tuple[str, str]]:
+    """The fields of the GIC's struct gic_dev (drivers/gic/gic.h)."""
+    frames = [("gicd", g.gicd), ("gicr", g.gicr), ("gicr_stride", g.gicr_stride)] if g.version == 3 else \
+        [("gicd", g.gicd), ("gicc", g.gicc), ("gicc_page_stride", g.page_stride), ("gich", g.gich)]
+    return [("ops", f"&{gic.of_name(g.driver_name).ops}"), *((k, _hex(v)) for k, v in frames)]
 
 
 def _vm_table(w: _Writer, system: System, staged: Sequence[StagedImage]) -> None:

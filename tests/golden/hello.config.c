@@ -38,6 +38,8 @@ static const struct cfg_pci pci_host = {
 	.intx = { 35, 36, 37, 38 },
 };
 
+extern const struct uart_ops pl011_ops;
+extern const struct gic_ops gicv3_ops;
 static const struct cfg_platform platform = {
 	.name = "qemu-virt",
 	.ncpus = 4,
@@ -46,11 +48,9 @@ static const struct cfg_platform platform = {
 	.ram_size = 0x80000000,
 	.hyp_base = 0x40200000,
 	.hyp_size = 0x1e00000,
-	.uart_base = 0x9000000,
+	.uart = { .ops = &pl011_ops, .base = 0x9000000, .reg_shift = 2, .reg_io_width = 4 },
 	.uart_irq = 33,
-	.gicd_base = 0x8000000,
-	.gicr_base = 0x80a0000,
-	.gicr_stride = 0x20000,
+	.gic = { .ops = &gicv3_ops, .gicd = 0x8000000, .gicr = 0x80a0000, .gicr_stride = 0x20000 },
 	.vgicd_ipa = 0x8000000,
 	.vgicr_ipa = 0x80a0000,
 	.gic_maint_irq = 25,

@@ -30,6 +30,8 @@ _Static_assert(IOMMU_MAX_UNITS == 4, "IOMMU_MAX_UNITS: bulkhead.config.dma.MAX_S
 #define NULL ((void *)0)
 #endif
 
+extern const struct uart_ops cadence_ops;
+extern const struct gic_ops gicv2_ops;
 static const struct cfg_platform platform = {
 	.name = "zcu102",
 	.ncpus = 4,
@@ -40,16 +42,11 @@ static const struct cfg_platform platform = {
 	.ram = { { 0x0, 0x80000000 }, { 0x800000000, 0x80000000 } },
 	.hyp_base = 0x10000000,
 	.hyp_size = 0x1e00000,
-	.uart_base = 0xff000000,
+	.uart = { .ops = &cadence_ops, .base = 0xff000000, .reg_shift = 2, .reg_io_width = 4 },
 	.uart_irq = 53,
-	.gicd_base = 0xf9010000,
-	.gicr_base = 0x0,
-	.gicr_stride = 0x0,
+	.gic = { .ops = &gicv2_ops, .gicd = 0xf9010000, .gicc = 0xf9020000, .gicc_page_stride = 0x10000, .gich = 0xf9040000 },
 	.vgicd_ipa = 0x8000000,
-	.gicc_base = 0xf9020000,
-	.gich_base = 0xf9040000,
 	.gicv_base = 0xf9060000,
-	.gic_page_stride = 0x10000,
 	.vgicc_ipa = 0x8010000,
 	.gic_maint_irq = 25,
 	.timer_hyp_irq = 26,

@@ -27,9 +27,7 @@
 static struct cfg_platform plat = {
 	.name = "fuzz",
 	.ncpus = NVCPU,
-	.gicd_base = 0x08000000,
-	.gicr_base = 0x080a0000,
-	.gicr_stride = 0x20000,
+	.gic = { .gicd = 0x08000000, .gicr = 0x080a0000, .gicr_stride = 0x20000 },
 	.vgicd_ipa = 0x08000000,
 	.vgicc_ipa = 0x08010000,
 	.gicv_base = 0x08040000,
@@ -250,8 +248,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		a.off &= ~(u64)(a.size - 1);
 		bool ok = r->fn(v, &a, r->dev);
 		/* a GICD enable/pending/active bank read: foreign SPIs read 0 */
-		if (ok && !a.write && r->base == plat.gicd_base && a.off >= 0x100 &&
-		    a.off < 0x400) {
+		if (ok && !a.write && r->base == plat.gic.gicd && a.off >= 0x100 && a.off < 0x400) {
 			u32 first = (u32)((a.off % 0x80) * 8);
 			for (u32 b = 0; b < a.size * 8; b++)
 				if ((a.val >> b) & 1 && !owned(first + b))

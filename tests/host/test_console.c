@@ -23,9 +23,9 @@ static struct cfg_vm cfg0 = { .name = "a", .console_ipa = 0x9000000 };
 /* the physical UART: what was typed, and the receive interrupt's mask */
 static const char *typed;
 static bool rx_irq;
-void uart_init(u64 base)
+void uart_init(const struct uart_dev *u)
 {
-	(void)base;
+	(void)u;
 }
 void uart_putc(char c)
 {

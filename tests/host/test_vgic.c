@@ -186,7 +186,7 @@ const struct vgic_ops vgic_v3_ops = { .version = 3 };
 /* What the GICv2 front end registers: its distributor and the GICV pages. */
 static const struct cfg_platform platform = {
 	.gicv_base = 0xf9060000,
-	.gic_page_stride = 0x10000,
+	.gic.gicc_page_stride = 0x10000,
 	.vgicd_ipa = 0x08000000,
 	.vgicc_ipa = 0x08010000,
 };

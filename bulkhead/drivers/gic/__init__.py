@@ -3,7 +3,8 @@
 ``<name>.py`` defining ``DRIVER``, a :class:`GicDriver`. ``compatible``
 holds the platform file's ``gic.driver`` value (default ``gicv<version>``);
 ``arch`` is the GIC architecture it drives, which picks the VMs' virtual
-GIC and the hot-path accessors (Makefile ``GIC=``, drivers/gic/gic_hot.h).
+GIC and the hot-path accessors (Makefile ``GIC=``, drivers/gic/gic_hot.h);
+``ops`` the C symbol of its cold operations' table, which config.c names.
 One driver is linked per build (Makefile ``GIC_DRIVER=``)."""
 
 from __future__ import annotations
@@ -21,6 +22,16 @@ class GicDriver(drivers.Driver):
 def all_drivers() -> tuple[GicDriver, ...]:
     """Every GIC driver of the tree."""
     return tuple(d for d in drivers.of_kind("gic") if isinstance(d, GicDriver))
+
+
+def of_name(name: str) -> GicDriver:
+    """The GIC driver ``name`` (hypervisor/drivers/gic/<name>.c)."""
+    found = next((d for d in drivers.of_kind("gic") if d.name == name), None)
+    if found is None:
+        raise ValueError(f"no GIC driver '{name}'")
+    if not isinstance(found, GicDriver) or not found.ops:
+        raise TypeError(f"bulkhead/drivers/gic/{name}.py: DRIVER must be a GicDriver naming its ops")
+    return found
 
 
 def versions() -> tuple[int, ...]:

@@ -3,7 +3,7 @@
 
 from bulkhead.drivers.gic import GicDriver
 
-DRIVER = GicDriver(kind="gic", name="gicv2", compatible=("gicv2",), arch=2,
+DRIVER = GicDriver(kind="gic", name="gicv2", compatible=("gicv2",), ops="gicv2_ops", arch=2,
                    # qcom,msm-qgic2: Qualcomm's GICv2, which Linux's GIC driver also takes
                    dt_compatible=("arm,gic-400", "arm,cortex-a15-gic", "arm,cortex-a9-gic", "arm,cortex-a7-gic",
                                   "qcom,msm-qgic2"),

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Arm PL011: hypervisor/drivers/uart/pl011.c."""
 
-from bulkhead.drivers import Driver
+from bulkhead.drivers.uart import UartDriver
 
-DRIVER = Driver(kind="uart", name="pl011", compatible=("pl011",), dt_compatible=("arm,pl011",),
-                summary="Arm PL011")
+DRIVER = UartDriver(kind="uart", name="pl011", compatible=("pl011",), ops="pl011_ops", dt_compatible=("arm,pl011",),
+                    summary="Arm PL011")

@@ -13,7 +13,9 @@
 #ifndef CORE_CONFIG_H
 #define CORE_CONFIG_H
 
+#include "drivers/gic/gic.h"
 #include "drivers/iommu.h"
+#include "drivers/uart/uart.h"
 #include "lib/types.h"
 
 #define CFG_MAX_CPUS   8
@@ -225,20 +227,15 @@ struct cfg_platform {
 	} ram[CFG_MAX_RAM];
 	u64 hyp_base; /* where the hypervisor image lives (also in ram) */
 	u64 hyp_size;
-	u64 uart_base; /* PL011 owned by the hypervisor */
+	struct uart_dev uart; /* the UART owned by the hypervisor: its driver, base, spacing */
 	u32 uart_irq;
-	u64 gicd_base;
-	u64 gicr_base; /* GICv3 */
-	u64 gicr_stride;
-	u64 gicc_base;       /* GICv2: CPU interface */
-	u64 gich_base;       /* GICv2: virtual interface control */
-	u64 gicv_base;       /* GICv2: virtual CPU interface */
-	u64 gic_page_stride; /* GICv2: distance of the 2nd 4 KiB page of GICC/GICV */
-	u64 vgicd_ipa;       /* where VMs see their distributor */
-	u64 vgicr_ipa;       /* GICv3: where VMs see their redistributors */
-	u64 vgicc_ipa;       /* GICv2: where VMs see their CPU interface (GICV mapped) */
-	u32 gic_maint_irq;   /* PPI */
-	u32 timer_hyp_irq;   /* EL2 physical timer PPI */
+	struct gic_dev gic; /* the GIC: its driver, its frames (drivers/gic/gic.h) */
+	u64 gicv_base;     /* GICv2: virtual CPU interface (its pages gic.gicc_page_stride apart) */
+	u64 vgicd_ipa;     /* where VMs see their distributor */
+	u64 vgicr_ipa;     /* GICv3: where VMs see their redistributors */
+	u64 vgicc_ipa;     /* GICv2: where VMs see their CPU interface (GICV mapped) */
+	u32 gic_maint_irq; /* PPI */
+	u32 timer_hyp_irq; /* EL2 physical timer PPI */
 	u32 timer_virt_irq;
 	u32 pmu_irq;               /* PMU overflow PPI (guests' and the regulator's); 0: none. With
 	                              pmu_spi[], the PPI the VMs see (the guest platform's) */

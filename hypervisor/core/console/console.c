@@ -251,9 +251,9 @@ static void console_hyp_line(const char *line, size_t len)
 		spin_unlock(&console_lock);
 }
 
-void console_init(u64 uart_base)
+void console_init(const struct uart_dev *uart)
 {
-	uart_init(uart_base);
+	uart_init(uart);
 	log_set_sink(console_hyp_line);
 }
 

@@ -27,6 +27,7 @@
 #define CORE_CONSOLE_H
 
 #include "core/vm/console_line.h"
+#include "drivers/uart/uart.h"
 #include "lib/types.h"
 
 #define CONSOLE_ESCAPE   0x14 /* Ctrl-T */
@@ -46,7 +47,7 @@ struct console_sink {
 	void (*put)(struct vm *vm, char c);
 };
 
-void console_init(u64 uart_base);
+void console_init(const struct uart_dev *uart);
 /* Registers the input sink, once, before input is enabled (panics on a
  * second one). */
 void console_set_input_sink(const struct console_sink *sink);

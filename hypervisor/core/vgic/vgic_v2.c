@@ -200,7 +200,7 @@ static bool vgic_v2_dist_mmio(struct vcpu *v, struct mmio_access *a, void *dev)
 static void vgic_v2_vm_init(struct vm *vm)
 {
 	const struct cfg_platform *p = cfg_system.platform;
-	u64 stride = p->gic_page_stride ? p->gic_page_stride : VGIC_V2_FRAME;
+	u64 stride = p->gic.gicc_page_stride ? p->gic.gicc_page_stride : VGIC_V2_FRAME;
 
 	vm->vgic.sgi_sources = true;
 	mmio_register(vm, p->vgicd_ipa, VGIC_V2_DIST_SIZE, vgic_v2_dist_mmio, vm);

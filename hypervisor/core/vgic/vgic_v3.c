@@ -54,7 +54,7 @@ static void vgic_v3_vm_init(struct vm *vm)
 	const struct cfg_platform *p = cfg_system.platform;
 
 	vgic_v3_dist_init(vm, p->vgicd_ipa);
-	vgic_v3_redist_init(vm, p->vgicr_ipa, p->gicr_stride);
+	vgic_v3_redist_init(vm, p->vgicr_ipa, p->gic.gicr_stride);
 }
 
 const struct vgic_ops vgic_v3_ops = {

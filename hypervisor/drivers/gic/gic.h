@@ -1,10 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The physical interrupt controller, one interface for every GIC version.
- * Exactly one driver implements it in a build: gicv3.c (distributor,
+ * Exactly one driver is linked in a build: gicv3.c (distributor,
  * redistributors, ICC_* system registers, ICH_* virtual CPU interface) or
- * gicv2.c (GIC-400: distributor, GICC and GICH frames). The build takes
- * the version from the platform file (Makefile GIC=<version>: gicv<version>.c).
+ * gicv2.c (GIC-400: distributor, GICC and GICH frames); the platform file
+ * names it (Makefile GIC_DRIVER=<driver>, GIC=<its architecture>).
+ *
+ * A driver offers two things. Its cold operations (set-up, configuring one
+ * interrupt) are a table, const struct gic_ops <driver>_ops, that config.c
+ * names (cfg_platform.gic, a struct gic_dev) and gic_init takes; gic.c, the front end,
+ * calls through it. What the run loop calls (acknowledge, EOI, kick SGIs,
+ * the list registers, the direct mode's banks) it defines by the names
+ * below, linked directly, and the hottest accessors inline in
+ * gic<version>_hot.h (gic_hot.h): those paths pay no indirect call.
  *
  * The virtual CPU interface is driven through a version-neutral list
  * register record (struct gic_lr): the drivers encode and decode it, so the
@@ -23,8 +31,12 @@
 #define GIC_PRIO_HYP   0x80 /* the hypervisor's own interrupts */
 #define GIC_PRIO_GUEST 0xa0 /* passthrough interrupts */
 
-/* Register frames from the platform description; unused ones are 0. */
-struct gic_frames {
+struct gic_ops;
+
+/* The GIC (config.c, from the platform file's gic:): its driver's
+ * operations and register frames; unused frames are 0. */
+struct gic_dev {
+	const struct gic_ops *ops;
 	u64 gicd;             /* distributor */
 	u64 gicr;             /* v3: first redistributor */
 	u64 gicr_stride;      /* v3: distance between redistributors */
@@ -33,39 +45,57 @@ struct gic_frames {
 	u64 gich;             /* v2: virtual interface control */
 };
 
-void gic_init(const struct gic_frames *f);
+/* A driver's cold operations; the front end's functions below say what
+ * each does. */
+struct gic_ops {
+	u32 version; /* the architecture: 2 or 3 */
+	void (*init)(const struct gic_dev *g);
+	void (*cpu_init)(void);
+	u32 (*nr_intids)(void);
+	void (*enable)(u32 intid);
+	void (*disable)(u32 intid);
+	void (*set_priority)(u32 intid, u8 prio);
+	void (*set_edge)(u32 intid, bool edge);
+	void (*route_spi)(u32 intid, u64 mpidr);
+	void (*cpu_set_priority)(u32 cpu, u32 intid, u8 prio);
+};
+
+/* The front end (gic.c), the driver's operations: first gic_init, on
+ * config.c's cfg_platform.gic. */
+void gic_init(const struct gic_dev *g);
 /* Per CPU: wakes/enables this CPU's interface with priority drop and
  * deactivation split (EOImode = 1) and resets the virtual interface. */
 void gic_cpu_init(void);
-u32 gic_version(void);   /* 2 or 3 */
-u32 gic_nr_intids(void); /* 32 + SPIs the distributor implements */
+u32 gic_version(void);       /* 2 or 3 */
+u32 gic_nr_intids(void);     /* 32 + SPIs the distributor implements */
+void gic_enable(u32 intid);  /* SGI/PPI: on the calling CPU */
+void gic_disable(u32 intid); /* SGI/PPI: on the calling CPU */
+void gic_set_priority(u32 intid, u8 prio);
+void gic_set_edge(u32 intid, bool edge); /* SPIs */
+void gic_route_spi(u32 intid, u64 mpidr);
+/* Direct interrupt mode: see gic_cpu_bank_write. */
+void gic_cpu_set_priority(u32 cpu, u32 intid, u8 prio);
 
+/* Defined by the driver itself (the run loop's calls; linked directly): */
 u32 gic_ack(void);              /* the hot path inlines it: drivers/gic/gic_hot.h */
 void gic_eoi(u32 intid);        /* priority drop */
 void gic_deactivate(u32 intid); /* deactivation */
 /* Both, for a hot path about to ERET (which synchronises the last write). */
 void gic_eoi_deactivate(u32 intid);
-
-void gic_enable(u32 intid);  /* SGI/PPI: on the calling CPU */
-void gic_disable(u32 intid); /* SGI/PPI: on the calling CPU */
 /* GICD/GICR_ISPENDR: for a level-sensitive interrupt the line's level
  * (also while the interrupt is active). SGI/PPI: of the calling CPU. */
 bool gic_is_pending(u32 intid);
-void gic_set_priority(u32 intid, u8 prio);
-void gic_set_edge(u32 intid, bool edge); /* SPIs */
-void gic_route_spi(u32 intid, u64 mpidr);
-void gic_clear_active_local(u32 intid); /* SGI/PPI of the calling CPU */
-void gic_send_sgi(u32 intid, u64 mpidr);
+void gic_clear_active_local(u32 intid);  /* SGI/PPI of the calling CPU */
+void gic_send_sgi(u32 intid, u64 mpidr); /* the vCPU kick: on the doorbell's path */
 
 /* Direct interrupt mode (GICv3 only; docs/interrupts.md): the interrupt
  * intid of CPU index cpu (its redistributor for an SGI/PPI, the distributor
  * for an SPI). bank is the register bank's offset, GICD_ISENABLER ...
  * GICD_ICACTIVER (drivers/gic/gic_dist.h): write sets intid's bit there,
  * read returns it. Panics on GICv2, whose private banks other CPUs cannot
- * reach. */
+ * reach (so does gic_cpu_set_priority). */
 void gic_cpu_bank_write(u32 cpu, u32 bank, u32 intid);
 bool gic_cpu_bank_read(u32 cpu, u32 bank, u32 intid);
-void gic_cpu_set_priority(u32 cpu, u32 intid, u8 prio);
 
 /* Virtual CPU interface */
 #define GIC_LR_PENDING 1u

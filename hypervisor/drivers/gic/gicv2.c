@@ -59,7 +59,7 @@ static inline void gicd_write(u64 off, u32 v)
 	*gic_reg32(gicd_base, off) = v;
 }
 
-void gic_init(const struct gic_frames *f)
+static void gicv2_init(const struct gic_dev *f)
 {
 	gicd_base = f->gicd;
 	gicv2_gicc_base = f->gicc;
@@ -72,17 +72,12 @@ void gic_init(const struct gic_frames *f)
 	gicd_write(GICD_CTLR, 1);
 }
 
-u32 gic_version(void)
-{
-	return 2;
-}
-
-u32 gic_nr_intids(void)
+static u32 gicv2_nr_intids(void)
 {
 	return gic_intids;
 }
 
-void gic_cpu_init(void)
+static void gicv2_cpu_init(void)
 {
 	u32 me = cpu_index();
 	u32 mask = gicd_read(GICD_ITARGETSR) & 0xff; /* banked: this CPU's interface */
@@ -131,12 +126,12 @@ void gic_eoi_deactivate(u32 intid)
 	gic_deactivate(intid);
 }
 
-void gic_enable(u32 intid)
+static void gicv2_enable(u32 intid)
 {
 	gicd_write(GICD_ISENABLER + (intid / 32) * 4, 1u << (intid % 32));
 }
 
-void gic_disable(u32 intid)
+static void gicv2_disable(u32 intid)
 {
 	gicd_write(GICD_ICENABLER + (intid / 32) * 4, 1u << (intid % 32));
 }
@@ -146,12 +141,12 @@ bool gic_is_pending(u32 intid)
 	return gicd_read(GICD_ISPENDR + (intid / 32) * 4) & (1u << (intid % 32));
 }
 
-void gic_set_priority(u32 intid, u8 prio)
+static void gicv2_set_priority(u32 intid, u8 prio)
 {
 	*(volatile u8 *)(uintptr_t)(gicd_base + GICD_IPRIORITYR + intid) = prio;
 }
 
-void gic_set_edge(u32 intid, bool edge)
+static void gicv2_set_edge(u32 intid, bool edge)
 {
 	gic_dist_set_edge(gicd_base, intid, edge);
 }
@@ -168,7 +163,7 @@ static u8 gic_mask_of(u64 mpidr)
 	return (u8)(1u << (mpidr & 7));
 }
 
-void gic_route_spi(u32 intid, u64 mpidr)
+static void gicv2_route_spi(u32 intid, u64 mpidr)
 {
 	if (intid < GIC_PRIV_MAX)
 		return;
@@ -251,7 +246,7 @@ bool gic_cpu_bank_read(u32 cpu, u32 bank, u32 intid)
 	panic("gicv2: no direct interrupt mode (cpu %u, bank %x, INTID %u)", cpu, bank, intid);
 }
 
-void gic_cpu_set_priority(u32 cpu, u32 intid, u8 prio)
+static void gicv2_cpu_set_priority(u32 cpu, u32 intid, u8 prio)
 {
 	panic("gicv2: no direct interrupt mode (cpu %u, INTID %u, priority %u)", cpu, intid, prio);
 }
@@ -260,3 +255,16 @@ void gic_vif_off(void)
 {
 	panic("gicv2: no direct interrupt mode");
 }
+
+const struct gic_ops gicv2_ops = {
+	.version = 2,
+	.init = gicv2_init,
+	.cpu_init = gicv2_cpu_init,
+	.nr_intids = gicv2_nr_intids,
+	.enable = gicv2_enable,
+	.disable = gicv2_disable,
+	.set_priority = gicv2_set_priority,
+	.set_edge = gicv2_set_edge,
+	.route_spi = gicv2_route_spi,
+	.cpu_set_priority = gicv2_cpu_set_priority,
+};

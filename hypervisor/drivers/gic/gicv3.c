@@ -54,7 +54,7 @@ static void gicd_wait_rwp(void)
 		;
 }
 
-void gic_init(const struct gic_frames *f)
+static void gicv3_init(const struct gic_dev *f)
 {
 	gicd_base = f->gicd;
 	gicr_base = f->gicr;
@@ -71,12 +71,7 @@ void gic_init(const struct gic_frames *f)
 	gicd_wait_rwp();
 }
 
-u32 gic_version(void)
-{
-	return 3;
-}
-
-u32 gic_nr_intids(void)
+static u32 gicv3_nr_intids(void)
 {
 	return gic_intids;
 }
@@ -102,7 +97,7 @@ static u64 gic_this_rd(void)
 	return gicr_this[cpu_index()];
 }
 
-void gic_cpu_init(void)
+static void gicv3_cpu_init(void)
 {
 	u64 rd = gic_rdist();
 	volatile u32 *waker = gic_reg32(rd, GICR_WAKER);
@@ -157,12 +152,12 @@ static u64 gic_bank(u32 intid)
 	return intid < GIC_PRIV_MAX ? gic_this_rd() + GICR_SGI : gicd_base;
 }
 
-void gic_enable(u32 intid)
+static void gicv3_enable(u32 intid)
 {
 	*gic_reg32(gic_bank(intid), GICD_ISENABLER + (intid / 32) * 4) = 1u << (intid % 32);
 }
 
-void gic_disable(u32 intid)
+static void gicv3_disable(u32 intid)
 {
 	*gic_reg32(gic_bank(intid), GICD_ICENABLER + (intid / 32) * 4) = 1u << (intid % 32);
 	if (intid >= GIC_PRIV_MAX)
@@ -174,17 +169,17 @@ bool gic_is_pending(u32 intid)
 	return *gic_reg32(gic_bank(intid), GICD_ISPENDR + (intid / 32) * 4) & (1u << (intid % 32));
 }
 
-void gic_set_priority(u32 intid, u8 prio)
+static void gicv3_set_priority(u32 intid, u8 prio)
 {
 	*(volatile u8 *)(uintptr_t)(gic_bank(intid) + GICD_IPRIORITYR + intid) = prio;
 }
 
-void gic_set_edge(u32 intid, bool edge)
+static void gicv3_set_edge(u32 intid, bool edge)
 {
 	gic_dist_set_edge(gicd_base, intid, edge);
 }
 
-void gic_route_spi(u32 intid, u64 mpidr)
+static void gicv3_route_spi(u32 intid, u64 mpidr)
 {
 	volatile u64 *r = (volatile u64 *)(uintptr_t)(gicd_base + GICD_IROUTER + 8ull * intid);
 
@@ -206,7 +201,7 @@ bool gic_cpu_bank_read(u32 cpu, u32 bank, u32 intid)
 	return *gic_reg32(gic_bank_cpu(cpu, intid), bank + (intid / 32) * 4) & (1u << (intid % 32));
 }
 
-void gic_cpu_set_priority(u32 cpu, u32 intid, u8 prio)
+static void gicv3_cpu_set_priority(u32 cpu, u32 intid, u8 prio)
 {
 	*(volatile u8 *)(uintptr_t)(gic_bank_cpu(cpu, intid) + GICD_IPRIORITYR + intid) = prio;
 }
@@ -321,3 +316,16 @@ void gic_vif_reset(void)
 	sysreg_write(S3_4_C12_C11_7, 0); /* ICH_VMCR_EL2 */
 	gic_hcr_write(ICH_HCR_EN);
 }
+
+const struct gic_ops gicv3_ops = {
+	.version = 3,
+	.init = gicv3_init,
+	.cpu_init = gicv3_cpu_init,
+	.nr_intids = gicv3_nr_intids,
+	.enable = gicv3_enable,
+	.disable = gicv3_disable,
+	.set_priority = gicv3_set_priority,
+	.set_edge = gicv3_set_edge,
+	.route_spi = gicv3_route_spi,
+	.cpu_set_priority = gicv3_cpu_set_priority,
+};

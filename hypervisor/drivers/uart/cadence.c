@@ -26,60 +26,62 @@
 #define IXR_RTRIG   (1u << 0)
 #define IXR_TIMEOUT (1u << 8)
 
-static volatile u32 *cdns_regs;
-
-static inline u32 cdns_read(u32 off)
+static inline u32 cdns_read(const struct uart_dev *u, u32 off)
 {
-	return cdns_regs[off / 4];
+	return *(volatile u32 *)(uintptr_t)(u->base + off);
 }
 
-static inline void cdns_write(u32 off, u32 v)
+static inline void cdns_write(const struct uart_dev *u, u32 off, u32 v)
 {
-	cdns_regs[off / 4] = v;
+	*(volatile u32 *)(uintptr_t)(u->base + off) = v;
 }
 
-void uart_init(u64 base)
+static void cdns_init(const struct uart_dev *u)
 {
-	cdns_regs = (volatile u32 *)(uintptr_t)base;
-	cdns_write(CDNS_CR, (cdns_read(CDNS_CR) & ~(CR_RX_DIS | CR_TX_DIS)) | CR_RX_EN | CR_TX_EN);
+	cdns_write(u, CDNS_CR,
+	           (cdns_read(u, CDNS_CR) & ~(CR_RX_DIS | CR_TX_DIS)) | CR_RX_EN | CR_TX_EN);
 }
 
-void uart_putc(char c)
+static void cdns_putc(const struct uart_dev *u, char c)
 {
-	if (!cdns_regs)
-		return;
-	while (cdns_read(CDNS_SR) & SR_TXFULL)
+	while (cdns_read(u, CDNS_SR) & SR_TXFULL)
 		;
-	cdns_write(CDNS_FIFO, (u8)c);
+	cdns_write(u, CDNS_FIFO, (u8)c);
 }
 
-int uart_getc(void)
+static int cdns_getc(const struct uart_dev *u)
 {
-	if (!cdns_regs)
-		return -1;
-	if (cdns_read(CDNS_SR) & SR_RXEMPTY) {
+	if (cdns_read(u, CDNS_SR) & SR_RXEMPTY) {
 		/* The status bits latch: clear them, then look again so that a
 		 * character that arrived in between is not left unsignalled. */
-		cdns_write(CDNS_ISR, IXR_RTRIG | IXR_TIMEOUT);
-		if (cdns_read(CDNS_SR) & SR_RXEMPTY)
+		cdns_write(u, CDNS_ISR, IXR_RTRIG | IXR_TIMEOUT);
+		if (cdns_read(u, CDNS_SR) & SR_RXEMPTY)
 			return -1;
 	}
-	return (int)(cdns_read(CDNS_FIFO) & 0xff);
+	return (int)(cdns_read(u, CDNS_FIFO) & 0xff);
 }
 
-void uart_enable_rx_irq(void)
+static void cdns_rx_irq_enable(const struct uart_dev *u)
 {
 	/* Input that arrived before still raises the interrupt: RTRIG is a
 	 * FIFO level, re-evaluated on enable. */
-	cdns_write(CDNS_RXWM, 1);
-	cdns_write(CDNS_RXTOUT, 10);
-	cdns_write(CDNS_CR, cdns_read(CDNS_CR) | CR_RSTTO);
-	cdns_write(CDNS_IER, IXR_RTRIG | IXR_TIMEOUT);
+	cdns_write(u, CDNS_RXWM, 1);
+	cdns_write(u, CDNS_RXTOUT, 10);
+	cdns_write(u, CDNS_CR, cdns_read(u, CDNS_CR) | CR_RSTTO);
+	cdns_write(u, CDNS_IER, IXR_RTRIG | IXR_TIMEOUT);
 }
 
-void uart_disable_rx_irq(void)
+static void cdns_rx_irq_disable(const struct uart_dev *u)
 {
 	/* The status bits stay latched while characters wait in the FIFO, so
-	 * uart_enable_rx_irq raises the interrupt again for them. */
-	cdns_write(CDNS_IDR, IXR_RTRIG | IXR_TIMEOUT);
+	 * enabling the interrupt again raises it for them. */
+	cdns_write(u, CDNS_IDR, IXR_RTRIG | IXR_TIMEOUT);
 }
+
+const struct uart_ops cadence_ops = {
+	.init = cdns_init,
+	.putc = cdns_putc,
+	.getc = cdns_getc,
+	.rx_irq_enable = cdns_rx_irq_enable,
+	.rx_irq_disable = cdns_rx_irq_disable,
+};

@@ -44,54 +44,47 @@
 #define UTS_TXFULL  (1u << 4)
 #define IMX_RX_FIFO 32
 
-static uintptr_t imx_base;
-
 #ifdef BULKHEAD_HOST_TEST
 /* tests/host/test_imx_uart.c: a register model of the UART */
 u32 host_mmio_read32(uintptr_t addr);
 void host_mmio_write32(uintptr_t addr, u32 val);
-#define imx_read(off)     host_mmio_read32(imx_base + (off))
-#define imx_write(off, v) host_mmio_write32(imx_base + (off), (v))
+#define imx_read(u, off)     host_mmio_read32((uintptr_t)(u)->base + (off))
+#define imx_write(u, off, v) host_mmio_write32((uintptr_t)(u)->base + (off), (v))
 #else
-static inline u32 imx_read(u32 off)
+static inline u32 imx_read(const struct uart_dev *u, u32 off)
 {
-	return *(volatile u32 *)(imx_base + off);
+	return *(volatile u32 *)(uintptr_t)(u->base + off);
 }
 
-static inline void imx_write(u32 off, u32 v)
+static inline void imx_write(const struct uart_dev *u, u32 off, u32 v)
 {
-	*(volatile u32 *)(imx_base + off) = v;
+	*(volatile u32 *)(uintptr_t)(u->base + off) = v;
 }
 #endif
 
-void uart_init(u64 base)
+static void imx_init(const struct uart_dev *u)
 {
-	imx_base = (uintptr_t)base;
-	imx_write(IMX_UCR4, imx_read(IMX_UCR4) & ~UCR4_IRQS);
-	imx_write(IMX_UCR1, (imx_read(IMX_UCR1) & ~UCR1_OFF) | UCR1_UARTEN);
-	imx_write(IMX_UCR2, imx_read(IMX_UCR2) | UCR2_SRST | UCR2_RXEN | UCR2_TXEN);
+	imx_write(u, IMX_UCR4, imx_read(u, IMX_UCR4) & ~UCR4_IRQS);
+	imx_write(u, IMX_UCR1, (imx_read(u, IMX_UCR1) & ~UCR1_OFF) | UCR1_UARTEN);
+	imx_write(u, IMX_UCR2, imx_read(u, IMX_UCR2) | UCR2_SRST | UCR2_RXEN | UCR2_TXEN);
 	/* The boot loader's stale input is dropped (at most a FIFO's worth). */
-	for (int i = 0; i < IMX_RX_FIFO && (imx_read(IMX_USR2) & USR2_RDR); i++)
-		(void)imx_read(IMX_URXD);
+	for (int i = 0; i < IMX_RX_FIFO && (imx_read(u, IMX_USR2) & USR2_RDR); i++)
+		(void)imx_read(u, IMX_URXD);
 }
 
-void uart_putc(char c)
+static void imx_putc(const struct uart_dev *u, char c)
 {
-	if (!imx_base)
-		return;
-	while (imx_read(IMX_UTS) & UTS_TXFULL)
+	while (imx_read(u, IMX_UTS) & UTS_TXFULL)
 		;
-	imx_write(IMX_UTXD, (u8)c);
+	imx_write(u, IMX_UTXD, (u8)c);
 }
 
-int uart_getc(void)
+static int imx_getc(const struct uart_dev *u)
 {
-	if (!imx_base)
-		return -1;
 	/* A break or a character with a framing or parity error is dropped;
 	 * the next one is looked at (bounded by the FIFO's depth). */
-	for (int i = 0; i < IMX_RX_FIFO && (imx_read(IMX_USR2) & USR2_RDR); i++) {
-		u32 v = imx_read(IMX_URXD);
+	for (int i = 0; i < IMX_RX_FIFO && (imx_read(u, IMX_USR2) & USR2_RDR); i++) {
+		u32 v = imx_read(u, IMX_URXD);
 
 		if ((v & URXD_CHARRDY) && !(v & (URXD_BRK | URXD_FRMERR | URXD_PRERR)))
 			return (int)(v & URXD_DATA);
@@ -99,14 +92,22 @@ int uart_getc(void)
 	return -1;
 }
 
-void uart_enable_rx_irq(void)
+static void imx_rx_irq_enable(const struct uart_dev *u)
 {
 	/* Level-sensitive (USR2.RDR): characters already waiting raise it. */
-	imx_write(IMX_UCR4, imx_read(IMX_UCR4) | UCR4_DREN);
+	imx_write(u, IMX_UCR4, imx_read(u, IMX_UCR4) | UCR4_DREN);
 }
 
-void uart_disable_rx_irq(void)
+static void imx_rx_irq_disable(const struct uart_dev *u)
 {
 	/* Characters wait in the RX FIFO; enabling again raises the interrupt. */
-	imx_write(IMX_UCR4, imx_read(IMX_UCR4) & ~UCR4_DREN);
+	imx_write(u, IMX_UCR4, imx_read(u, IMX_UCR4) & ~UCR4_DREN);
 }
+
+const struct uart_ops imx_ops = {
+	.init = imx_init,
+	.putc = imx_putc,
+	.getc = imx_getc,
+	.rx_irq_enable = imx_rx_irq_enable,
+	.rx_irq_disable = imx_rx_irq_disable,
+};

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The Arm PL011 driver of drivers/uart/uart.h. */
+/* The Arm PL011 driver of drivers/uart/uart.h (32-bit registers). */
 #include "drivers/uart/uart.h"
 
 #define UART_DR    0x000
@@ -16,61 +16,64 @@
 #define INT_RX     (1u << 4)
 #define INT_RT     (1u << 6)
 
-static volatile u32 *pl011_regs;
-
-static inline u32 pl011_read(u32 off)
+static inline u32 pl011_read(const struct uart_dev *u, u32 off)
 {
-	return pl011_regs[off / 4];
+	return *(volatile u32 *)(uintptr_t)(u->base + off);
 }
 
-static inline void pl011_write_reg(u32 off, u32 v)
+static inline void pl011_write_reg(const struct uart_dev *u, u32 off, u32 v)
 {
-	pl011_regs[off / 4] = v;
+	*(volatile u32 *)(uintptr_t)(u->base + off) = v;
 }
 
-void uart_init(u64 base)
+static void pl011_init(const struct uart_dev *u)
 {
 	/* QEMU's PL011 needs no clock setup; on boards the firmware or the
-	 * platform file's settings leave it configured. */
-	pl011_regs = (volatile u32 *)(uintptr_t)base;
-	/* Receive through the FIFO, not the one-character holding register
-	 * (firmware, or QEMU's reset, may leave it off). The PL011 must be
-	 * disabled and idle while LCR_H changes. */
-	if (!(pl011_read(UART_LCR_H) & LCR_FEN)) {
-		u32 cr = pl011_read(UART_CR);
+	 * platform file's settings leave it configured. Receive through the
+	 * FIFO, not the one-character holding register (firmware, or QEMU's
+	 * reset, may leave it off). The PL011 must be disabled and idle while
+	 * LCR_H changes. */
+	if (!(pl011_read(u, UART_LCR_H) & LCR_FEN)) {
+		u32 cr = pl011_read(u, UART_CR);
 
-		pl011_write_reg(UART_CR, cr & ~CR_UARTEN);
-		while (pl011_read(UART_FR) & FR_BUSY)
+		pl011_write_reg(u, UART_CR, cr & ~CR_UARTEN);
+		while (pl011_read(u, UART_FR) & FR_BUSY)
 			;
-		pl011_write_reg(UART_LCR_H, pl011_read(UART_LCR_H) | LCR_FEN);
-		pl011_write_reg(UART_CR, cr);
+		pl011_write_reg(u, UART_LCR_H, pl011_read(u, UART_LCR_H) | LCR_FEN);
+		pl011_write_reg(u, UART_CR, cr);
 	}
 }
 
-void uart_putc(char c)
+static void pl011_putc(const struct uart_dev *u, char c)
 {
-	if (!pl011_regs)
-		return;
-	while (pl011_read(UART_FR) & FR_TXFF)
+	while (pl011_read(u, UART_FR) & FR_TXFF)
 		;
-	pl011_write_reg(UART_DR, (u8)c);
+	pl011_write_reg(u, UART_DR, (u8)c);
 }
 
-int uart_getc(void)
+static int pl011_getc(const struct uart_dev *u)
 {
-	if (!pl011_regs || (pl011_read(UART_FR) & FR_RXFE))
+	if (pl011_read(u, UART_FR) & FR_RXFE)
 		return -1;
-	return (int)(pl011_read(UART_DR) & 0xff);
+	return (int)(pl011_read(u, UART_DR) & 0xff);
 }
 
-void uart_enable_rx_irq(void)
+static void pl011_rx_irq_enable(const struct uart_dev *u)
 {
 	/* No ICR write: input that arrived before (a full FIFO raises no new
 	 * receive interrupt) must still raise one now. */
-	pl011_write_reg(UART_IMSC, INT_RX | INT_RT);
+	pl011_write_reg(u, UART_IMSC, INT_RX | INT_RT);
 }
 
-void uart_disable_rx_irq(void)
+static void pl011_rx_irq_disable(const struct uart_dev *u)
 {
-	pl011_write_reg(UART_IMSC, 0);
+	pl011_write_reg(u, UART_IMSC, 0);
 }
+
+const struct uart_ops pl011_ops = {
+	.init = pl011_init,
+	.putc = pl011_putc,
+	.getc = pl011_getc,
+	.rx_irq_enable = pl011_rx_irq_enable,
+	.rx_irq_disable = pl011_rx_irq_disable,
+};
