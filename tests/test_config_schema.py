@@ -408,5 +408,5 @@ def test_gicv3_vms_see_their_gic_where_the_platform_says() -> None:
         ("the virtual GIC redistributors", 0x080A0000, 0x40000)]
     system = load_system(Path(__file__).parent / "configs" / "imx8mp-qemu.yaml", guest_sources=None)
     text = generate(system, (), "c.yaml")
-    assert ".gicd_base = 0x38800000" in text and ".vgicd_ipa = 0x8000000" in text, text
+    assert ".gicd = 0x38800000" in text and ".vgicd_ipa = 0x8000000" in text, text
     assert ".vgicr_ipa = 0x80a0000" in text, text

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from bulkhead.config.coloring.parse import MAX_COLOR_BITS
 from bulkhead.config.dtimport import GUEST_CONSOLE, Imported, flow, hex_value
 from bulkhead.config.model import PAGE
-from bulkhead.config.coloring.parse import MAX_COLOR_BITS
 
 
 def _size(v: int) -> str:

@@ -15,7 +15,9 @@
 #define BASE 0x30890000u
 
 extern const struct uart_ops imx_ops;
-static const struct uart_dev dev = { .ops = &imx_ops, .base = BASE, .reg_shift = 2, .reg_io_width = 4 };
+static const struct uart_dev dev = {
+	.ops = &imx_ops, .base = BASE, .reg_shift = 2, .reg_io_width = 4
+};
 
 static struct {
 	u32 rx[32];
