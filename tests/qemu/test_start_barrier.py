@@ -65,7 +65,9 @@ def test_barrier_holds_a_dma_interferer(boot: Callable[..., Any]) -> None:
     assert "bandwidth: sync: 1 of 1 interfering VMs ready" in victim, victim
     ((b0, b1),) = windows(victim, "bandwidth")
     periods = windows(dma, "dmaint")
-    assert periods[0][0] < b0 and b1 < periods[-1][1], (periods[0], (b0, b1), periods[-1])
+    # (seen once on a loaded host: the last period reported ended 1.5 ms before the
+    # benchmark, cause not known; the output is kept in the message for that case)
+    assert periods[0][0] < b0 and b1 < periods[-1][1], (periods[0], (b0, b1), periods[-1], r.output[-6000:])
     m = re.fullmatch(r"dmaint: PASS \((\d+) transfers, \d+ bytes, (\d+) verified\)", dma[-1])
     assert m and int(m[2]) == len(periods) and int(m[1]) > 0, dma
 
