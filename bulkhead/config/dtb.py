@@ -139,6 +139,22 @@ def check_header(blob: bytes) -> None:
                                f"header's total size 0x{total:x}")
 
 
+def memreserve(blob: bytes) -> list[tuple[int, int]]:
+    """The blob's memory reservation block: (address, size) pairs up to the
+    terminating (0, 0), read here because the fdt library keeps its entries in
+    a list its instances share (each parse adds to the last one's)."""
+    off = HEADER.unpack_from(blob)[4]
+    out: list[tuple[int, int]] = []
+    while off + 16 <= len(blob):
+        address, size = struct.unpack_from(">QQ", blob, off)
+        if not address and not size:
+            break
+        if size:
+            out.append((address, size))
+        off += 16
+    return out
+
+
 class DeviceTree:
     def __init__(self, blob: bytes, name: str = "dtb") -> None:
         check_header(blob)
@@ -148,7 +164,7 @@ class DeviceTree:
             raise DtError("/", f"not a device tree blob ({exc})") from None
         self.name = name
         # /memreserve/ entries (the blob's memory reservation block)
-        self.memreserve = [(int(e["address"]), int(e["size"])) for e in tree.entries if e["size"]]
+        self.memreserve = memreserve(blob)
         self.root = self._convert(tree.root, None, "/")
         self.by_path = {n.path: n for n in self.root.walk()}
         self.by_phandle: dict[int, DtNode] = {}
