@@ -16,6 +16,7 @@ import pkgutil
 from dataclasses import dataclass
 from functools import cache
 from types import ModuleType
+from typing import TypeVar
 
 KINDS = ("uart", "gic", "iommu")
 
@@ -62,6 +63,21 @@ def of_kind(kind: str) -> tuple[Driver, ...]:
                             f"driver '{info.name}'")
         found.append(driver)
     return tuple(sorted(found, key=lambda d: d.name))
+
+
+D = TypeVar("D", bound=Driver)
+
+
+def named(kind: str, name: str, cls: type[D], what: str) -> D:
+    """The driver ``name`` of ``kind``, a ``cls`` naming the operations table
+    config.c refers to (ValueError: no such driver; TypeError: a descriptor
+    of another class or without ``ops``). ``what`` names the kind in errors."""
+    found = next((d for d in of_kind(kind) if d.name == name), None)
+    if found is None:
+        raise ValueError(f"no {what} driver '{name}'")
+    if not isinstance(found, cls) or not found.ops:
+        raise TypeError(f"bulkhead/drivers/{kind}/{name}.py: DRIVER must be a {cls.__name__} naming its ops")
+    return found
 
 
 def compatible(kind: str, value: str) -> Driver | None:

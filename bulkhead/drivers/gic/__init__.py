@@ -26,12 +26,7 @@ def all_drivers() -> tuple[GicDriver, ...]:
 
 def of_name(name: str) -> GicDriver:
     """The GIC driver ``name`` (hypervisor/drivers/gic/<name>.c)."""
-    found = next((d for d in drivers.of_kind("gic") if d.name == name), None)
-    if found is None:
-        raise ValueError(f"no GIC driver '{name}'")
-    if not isinstance(found, GicDriver) or not found.ops:
-        raise TypeError(f"bulkhead/drivers/gic/{name}.py: DRIVER must be a GicDriver naming its ops")
-    return found
+    return drivers.named("gic", name, GicDriver, "GIC")
 
 
 def versions() -> tuple[int, ...]:

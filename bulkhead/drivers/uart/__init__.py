@@ -24,9 +24,4 @@ class UartDriver(drivers.Driver):
 
 def of_name(name: str) -> UartDriver:
     """The UART driver ``name`` (hypervisor/drivers/uart/<name>.c)."""
-    found = next((d for d in drivers.of_kind("uart") if d.name == name), None)
-    if found is None:
-        raise ValueError(f"no UART driver '{name}'")
-    if not isinstance(found, UartDriver) or not found.ops:
-        raise TypeError(f"bulkhead/drivers/uart/{name}.py: DRIVER must be a UartDriver naming its ops")
-    return found
+    return drivers.named("uart", name, UartDriver, "UART")
