@@ -6,13 +6,16 @@ Raspberry Pi 4 uses them (platforms/rpi4b.yaml, docs/boards/rpi4.md)."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from test_config_schema import platform_error
 
 from bulkhead.base.errors import RunError
+from bulkhead.config.model import FirmwareSpec, MethodSpec
 from bulkhead.generate import qemu
+from bulkhead.generate.build import hypervisor_make_args, object_dir
 from bulkhead.generate.gen_c import generate
 from bulkhead.layout.load import PLATFORMS_DIR, load_platform, load_system
 from bulkhead.run.backend import RunOptions
@@ -25,26 +28,35 @@ PM = "power_off: {method: bcm2835-pm, base: 0xFE100000}"
 
 def test_rpi4_firmware_methods_reach_the_generated_config(tmp_path: Path) -> None:
     fw = load_platform("rpi4b").firmware
-    assert (fw.cpu_enable, fw.release) == ("spin-table", (0xD8, 0xE0, 0xE8, 0xF0))
-    assert (fw.power_off, fw.power_off_base) == ("bcm2835-pm", 0xFE100000)
+    assert fw.cpu_enable == MethodSpec("spin-table", "spintable", (("release", (0xD8, 0xE0, 0xE8, 0xF0)),))
+    assert fw.power_off == MethodSpec("bcm2835-pm", "bcm2835_pm", (("base", 0xFE100000),))
+    assert load_platform("qemu-virt").firmware == FirmwareSpec(MethodSpec("psci", "psci"), MethodSpec("psci", "psci"))
     config = tmp_path / "c.yaml"
     for platform in ("rpi4b", "qemu-virt"):
         config.write_text(f"platform: {platform}\nvms:\n  - {{name: a, cpus: [0], "
                           "memory: [{ipa: 0x40000000, size: 16M}], image: img.bin}\n")
         (tmp_path / "img.bin").write_bytes(b"\0" * 16)
-        c = generate(load_system(config, guest_sources=None), (), "c.yaml")
-        lines = [line for line in c.splitlines() if ".cpu_" in line or ".power_off" in line]
-        # a build without the platform's methods (make CPU_ENABLE, POWER_OFF) stops at config.c
-        refusals = [line for line in c.splitlines() if line.startswith(("#if !POWER_", "#error \"the platform's"))]
+        system = load_system(config, guest_sources=None)
+        c = generate(system, (), "c.yaml")
+        lines = [line for line in c.splitlines() if "cpu_enable" in line or "power_off" in line]
+        # the drivers' operations tables and data (drivers/cpu_enable/, drivers/power_off/), built alone
+        make = [a for a in hypervisor_make_args(system, tmp_path) if a.startswith(("CPU_ENABLE=", "POWER_OFF="))]
         if platform == "rpi4b":
-            assert lines == ["\t.cpu_enable = CFG_CPU_ENABLE_SPIN_TABLE,", "\t.cpu_release = { 0xd8, 0xe0, 0xe8, 0xf0 },",
-                             "\t.power_off = CFG_POWER_OFF_BCM2835_PM,", "\t.power_off_base = 0xfe100000,"]
-            assert refusals == ["#if !POWER_SPIN_TABLE",
-                                "#error \"the platform's cpu_enable is spin-table, and this build leaves it out\"",
-                                "#if !POWER_BCM2835_PM",
-                                "#error \"the platform's power_off is bcm2835-pm, and this build leaves it out\""]
-        else:  # PSCI for both: the fields' zero values
-            assert lines == [] and refusals == []
+            assert lines == ["static const u64 cpu_enable_release[] = { 0xd8, 0xe0, 0xe8, 0xf0 };",
+                             "static const u64 power_off_base = 0xfe100000;",
+                             "extern const struct cpu_enable_ops spintable_cpu_enable_ops;",
+                             "extern const struct power_off_ops bcm2835_pm_power_off_ops;",
+                             "\t.cpu_enable = { .ops = &spintable_cpu_enable_ops, .data = cpu_enable_release },",
+                             "\t.power_off = { .ops = &bcm2835_pm_power_off_ops, .data = &power_off_base },"]
+            assert make == ["CPU_ENABLE=spintable", "POWER_OFF=bcm2835_pm"]
+        else:  # PSCI for both, without data
+            assert lines == ["extern const struct cpu_enable_ops psci_cpu_enable_ops;",
+                             "extern const struct power_off_ops psci_power_off_ops;",
+                             "\t.cpu_enable = { .ops = &psci_cpu_enable_ops },",
+                             "\t.power_off = { .ops = &psci_power_off_ops },"]
+            assert make == ["CPU_ENABLE=psci", "POWER_OFF=psci"]
+    assert object_dir(load_system(config, guest_sources=None)) != object_dir(
+        replace(system, platform=replace(system.platform, firmware=load_platform("rpi4b").firmware)))
 
 
 @pytest.mark.parametrize(
@@ -64,6 +76,10 @@ def test_rpi4_firmware_methods_reach_the_generated_config(tmp_path: Path) -> Non
          "and only there"),
         (SPIN, "cpu_enable: {method: mailbox}",
          "cpu_enable.method: expected one of psci, spin-table, got 'mailbox'"),
+        (PM, "power_off: {method: gpio}",
+         "power_off.method: expected one of bcm2835-pm, psci, got 'gpio'"),
+        (PM, "power_off: {method: bcm2835-pm, base: 0xFE100000, release: [0xd8]}",
+         "power_off.release: unknown key 'release'; expected one of: method, base"),
         (PM, "power_off: {method: bcm2835-pm, base: 0xFB000000}",
          "power_off.base: 0xfb000000 is outside 'mmio' (the EL2 device window)"),
         (PM, "power_off: {method: bcm2835-pm}",

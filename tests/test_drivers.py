@@ -4,9 +4,10 @@
 Every driver is its C file plus one descriptor in bulkhead/drivers/<kind>/,
 found by import; the toolchain computes the tables the hardware needs (the
 SMMU-500's stream-match slots and context banks). The last test copies the
-tree, adds a UART, a GIC and an IOMMU driver, each defining its operations
-table, and a board using them, builds a configuration for that board, finds
-config.c naming the tables, and checks that nothing tracked changed.
+tree, adds a UART, a GIC, an IOMMU, a CPU enable and a power-off driver, each
+defining its operations table, and a board using them, builds a configuration
+for that board, finds config.c naming the tables, and checks that nothing
+tracked changed.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ def test_every_driver_file_has_a_descriptor(kind: str) -> None:
 
 
 def test_descriptors_name_their_operations() -> None:
-    for kind, struct in (("iommu", "iommu_ops"), ("uart", "uart_ops"), ("gic", "gic_ops")):
+    for kind in drivers.KINDS:
+        struct = f"{kind}_ops"
         for d in drivers.of_kind(kind):
             assert d.ops and f"const struct {struct} {d.ops} = " in (tree.HYPERVISOR_DIR / d.source).read_text(), d
     assert iommu.of_type("smmu-500") is smmu500.DRIVER
@@ -184,6 +186,65 @@ from bulkhead.drivers.gic import GicDriver
 DRIVER = GicDriver(kind="gic", name="stubgic", compatible=("stub-gic",), summary="a stub", arch=3, ops="stubgic_ops")
 """
 
+STUB_CPU_ENABLE_C = """\
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A stub CPU enable method (tests/test_drivers.py): writes to its mailbox. */
+#include "drivers/cpu_enable/cpu_enable.h"
+
+static void stub_cpu_on(const struct cpu_enable_dev *d, u32 index, u64 mpidr)
+{
+	volatile u64 *mailbox = (volatile u64 *)(uintptr_t)*(const u64 *)d->data;
+
+	*mailbox = mpidr + index;
+}
+
+const struct cpu_enable_ops stubon_cpu_enable_ops = { .cpu_on = stub_cpu_on };
+"""
+
+STUB_CPU_ENABLE_PY = """\
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bulkhead.drivers import Board, Declare, MethodDriver, Param, Value
+
+
+@dataclass(frozen=True)
+class StubOn(MethodDriver):
+    def check(self, key: str, value: Value, board: Board) -> tuple[str, str] | None:
+        return None if isinstance(value, int) and board.mmio[0] <= value < board.mmio[1] else ("", "not in mmio")
+
+    def data(self, args: dict[str, Value], declare: Declare) -> str | None:
+        declare(f"static const u64 stub_mailbox = 0x{args['mailbox']:x};")
+        return "&stub_mailbox"
+
+
+DRIVER = StubOn(kind="cpu_enable", name="stubon", compatible=("stub-on",), summary="a stub",
+                ops="stubon_cpu_enable_ops", params=(Param("mailbox", "the mailbox"),))
+"""
+
+STUB_POWER_OFF_C = """\
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A stub power-off method (tests/test_drivers.py): waits. */
+#include "drivers/power_off/power_off.h"
+
+static __noreturn void stub_off(const struct power_off_dev *d)
+{
+	(void)d;
+	for (;;)
+		__asm__ volatile("wfi");
+}
+
+const struct power_off_ops stuboff_power_off_ops = { .off = stub_off };
+"""
+
+STUB_POWER_OFF_PY = """\
+from bulkhead.drivers import MethodDriver
+
+DRIVER = MethodDriver(kind="power_off", name="stuboff", compatible=("stub-off",), summary="a stub",
+                      ops="stuboff_power_off_ops")
+"""
+
 STUB_BOARD_C = """\
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "platform/board.h"
@@ -213,8 +274,8 @@ def _stub_platform(virt: str) -> str:
     out = out.replace("uart: {base: 0x09000000, irq: 33}",
                       "uart: {base: 0x09000000, irq: 33, driver: stub-uart, reg_shift: 3}", 1)
     out = out.replace("type: smmuv3,", "type: stub-mmu,", 1)
-    assert out.count("stub") == 4, "platforms/qemu-virt.yaml changed: update the stub board"
-    return out
+    assert out.count("stub") == 4 and "cpu_enable" not in out, "platforms/qemu-virt.yaml changed: update the stub"
+    return out + "cpu_enable: {method: stub-on, mailbox: 0x09001000}\npower_off: {method: stub-off}\n"
 
 
 def _copy_tree(dest: Path) -> None:
@@ -234,14 +295,17 @@ def _add_stubs(dest: Path) -> None:
     hyp = dest / "hypervisor"
     (hyp / "drivers/smmu/stubmmu.c").write_text(STUB_IOMMU_C)
     (hyp / "drivers/uart/stubuart.c").write_text(STUB_UART_C)
+    (hyp / "drivers/cpu_enable/stubon.c").write_text(STUB_CPU_ENABLE_C)
+    (hyp / "drivers/power_off/stuboff.c").write_text(STUB_POWER_OFF_C)
     # GICv3 under another name: its operations table is the stub's
     gicv3 = (hyp / "drivers/gic/gicv3.c").read_text()
     assert "const struct gic_ops gicv3_ops = {" in gicv3
     (hyp / "drivers/gic/stubgic.c").write_text(gicv3.replace("gicv3_ops", "stubgic_ops"))
     (hyp / "platform/stubboard").mkdir()
     (hyp / "platform/stubboard/board.c").write_text(STUB_BOARD_C)
-    for kind, text in (("iommu", STUB_IOMMU_PY), ("uart", STUB_UART_PY), ("gic", STUB_GIC_PY)):
-        name = {"iommu": "stubmmu", "uart": "stubuart", "gic": "stubgic"}[kind]
+    for kind, name, text in (("iommu", "stubmmu", STUB_IOMMU_PY), ("uart", "stubuart", STUB_UART_PY),
+                             ("gic", "stubgic", STUB_GIC_PY), ("cpu_enable", "stubon", STUB_CPU_ENABLE_PY),
+                             ("power_off", "stuboff", STUB_POWER_OFF_PY)):
         (dest / "bulkhead/drivers" / kind).mkdir(parents=True, exist_ok=True)
         (dest / "bulkhead/drivers" / kind / f"{name}.py").write_text(text)
     (dest / "platforms/stubboard.yaml").write_text(_stub_platform((dest / "platforms/qemu-virt.yaml").read_text()))
@@ -267,20 +331,27 @@ def test_a_driver_of_each_kind_and_a_board_are_only_new_files(tmp_path: Path) ->
     # the stub UART and GIC through their operations tables, the UART at the spacing it honours
     assert ".uart = { .ops = &stubuart_ops, .base = 0x9000000, .reg_shift = 3, .reg_io_width = 4 }," in config_c
     assert ".gic = { .ops = &stubgic_ops, .gicd = 0x8000000," in config_c
+    # the stub methods through theirs, the CPU enable method with the data its descriptor emits
+    assert "static const u64 stub_mailbox = 0x9001000;" in config_c
+    assert ".cpu_enable = { .ops = &stubon_cpu_enable_ops, .data = &stub_mailbox }," in config_c
+    assert ".power_off = { .ops = &stuboff_power_off_ops }," in config_c
     shared = json.loads(run.stdout)["objects"]  # the shared object directory (bulkhead build --json)
     objs = {p.relative_to(shared).as_posix() for p in Path(shared).rglob("*.o")}
     assert {"drivers/smmu/stubmmu.c.o", "drivers/uart/stubuart.c.o", "drivers/gic/stubgic.c.o",
-            "platform/stubboard/board.c.o"} <= objs
-    assert not {"drivers/uart/pl011.c.o", "drivers/gic/gicv3.c.o", "drivers/smmu/smmuv3.c.o"} & objs
+            "platform/stubboard/board.c.o", "drivers/cpu_enable/stubon.c.o", "drivers/power_off/stuboff.c.o"} <= objs
+    assert not {"drivers/uart/pl011.c.o", "drivers/gic/gicv3.c.o", "drivers/smmu/smmuv3.c.o",
+                "drivers/cpu_enable/psci.c.o", "drivers/power_off/psci.c.o"} & objs
     assert (work / "out/hyp/bulkhead.elf").is_file()
     status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=copy,
                             capture_output=True, text=True, check=True).stdout.splitlines()
     changed = [line for line in status if not line.startswith("?? ")]
     assert not changed, f"adding drivers and a board needed edits: {changed}"
     assert sorted(line[3:] for line in status if "__pycache__" not in line) == [
-        "bulkhead/drivers/gic/stubgic.py", "bulkhead/drivers/iommu/stubmmu.py", "bulkhead/drivers/uart/stubuart.py",
-        "hypervisor/drivers/gic/stubgic.c", "hypervisor/drivers/smmu/stubmmu.c", "hypervisor/drivers/uart/stubuart.c",
-        "hypervisor/platform/stubboard/board.c", "platforms/stubboard.yaml"]
+        "bulkhead/drivers/cpu_enable/stubon.py", "bulkhead/drivers/gic/stubgic.py", "bulkhead/drivers/iommu/stubmmu.py",
+        "bulkhead/drivers/power_off/stuboff.py", "bulkhead/drivers/uart/stubuart.py",
+        "hypervisor/drivers/cpu_enable/stubon.c", "hypervisor/drivers/gic/stubgic.c",
+        "hypervisor/drivers/power_off/stuboff.c", "hypervisor/drivers/smmu/stubmmu.c",
+        "hypervisor/drivers/uart/stubuart.c", "hypervisor/platform/stubboard/board.c", "platforms/stubboard.yaml"]
 
 
 def test_a_uart_or_gic_descriptor_names_its_operations(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -292,3 +363,6 @@ def test_a_uart_or_gic_descriptor_names_its_operations(monkeypatch: pytest.Monke
             of_name("bare")
         with pytest.raises(ValueError, match="no .* driver 'other'"):
             of_name("other")
+    # and a method's descriptor says its keys and emits its data: a plain Driver is refused
+    with pytest.raises(TypeError, match="drivers/cpu_enable/bare.py: DRIVER must be a MethodDriver"):
+        drivers.methods("cpu_enable")

@@ -443,15 +443,26 @@ class SmmuSpec:
 
 
 @dataclass(frozen=True)
+class MethodSpec:
+    """One boot-time method of the platform file: the ``method`` value, the
+    driver it selects (bulkhead/drivers/<kind>/<driver>.py) and its keys' values."""
+
+    method: str = "psci"
+    driver: str = "psci"
+    args: tuple[tuple[str, drivers.Value], ...] = ()
+
+    def arg(self, key: str) -> drivers.Value:
+        return dict(self.args)[key]
+
+
+@dataclass(frozen=True)
 class FirmwareSpec:
     """How the hypervisor starts the other CPUs and powers off (``cpu_enable:``,
     ``power_off:``; docs/boards/porting.md): PSCI over SMC unless the board
     has no PSCI firmware (the Raspberry Pi 4's spin table and PM watchdog)."""
 
-    cpu_enable: str = "psci"  # psci | spin-table
-    release: tuple[int, ...] = ()  # spin-table: each CPU's release address
-    power_off: str = "psci"  # psci | bcm2835-pm
-    power_off_base: int = 0  # bcm2835-pm: the PM block
+    cpu_enable: MethodSpec = MethodSpec()
+    power_off: MethodSpec = MethodSpec()
 
 
 @dataclass(frozen=True)

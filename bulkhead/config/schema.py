@@ -28,6 +28,7 @@ from bulkhead.config.model import (
     GicSpec,
     Locs,
     MemSpec,
+    MethodSpec,
     Platform,
     PlatformDevice,
     QemuSpec,
@@ -166,35 +167,35 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
 
 def _parse_firmware(r: Reader, top: dict[str, YNode], ncpus: int, banks: tuple[Range, ...],
                     mmio: Range) -> FirmwareSpec:
-    """``cpu_enable: {method, release}`` and ``power_off: {method, base}``
-    (default: PSCI over SMC for both; docs/config.md "Platform file")."""
-    method = "psci"
-    release: tuple[int, ...] = ()
-    if "cpu_enable" in top:
-        c = r.mapping(top["cpu_enable"], "cpu_enable", ("method", "release"), ("method",))
-        method = r.choice(c["method"], "cpu_enable.method", ("psci", "spin-table"))
-        if (method == "spin-table") != ("release" in c):
-            raise r.fail(top["cpu_enable"], "cpu_enable",
-                         "'release' (each CPU's release address) goes with method spin-table, and only there")
-        if "release" in c:
-            release = r.each(c["release"], "cpu_enable.release", r.address, "a list of release addresses")
-            if len(release) != ncpus:
-                raise r.fail(c["release"], "cpu_enable.release", f"one release address per CPU: {ncpus} expected")
-            for i, a in enumerate(release):
-                if a % 8 or not any(b.base <= a and a + 8 <= b.end for b in banks):
-                    raise r.fail(c["release"], f"cpu_enable.release[{i}]",
-                                 f"0x{a:x} is not an 8-byte aligned address in RAM")
-    off, base = "psci", 0
-    if "power_off" in top:
-        o = r.mapping(top["power_off"], "power_off", ("method", "base"), ("method",))
-        off = r.choice(o["method"], "power_off.method", ("psci", "bcm2835-pm"))
-        if (off == "bcm2835-pm") != ("base" in o):
-            raise r.fail(top["power_off"], "power_off", "'base' (the PM block) goes with method bcm2835-pm, and only there")
-        if "base" in o:
-            base = r.address(o["base"], "power_off.base")
-            if not (mmio.base <= base and base + 0x1000 <= mmio.end):
-                raise r.fail(o["base"], "power_off.base", f"0x{base:x} is outside 'mmio' (the EL2 device window)")
-    return FirmwareSpec(method, release, off, base)
+    """``cpu_enable: {method, ...}`` and ``power_off: {method, ...}`` (default:
+    PSCI over SMC for both; docs/config.md "Platform file"): each method is a
+    driver, whose descriptor names its other keys and checks their values."""
+    board = drivers.Board(ncpus, tuple((b.base, b.end) for b in banks), (mmio.base, mmio.end))
+    return FirmwareSpec(*(_parse_method(r, top, kind, board) for kind in ("cpu_enable", "power_off")))
+
+
+def _parse_method(r: Reader, top: dict[str, YNode], kind: str, board: drivers.Board) -> MethodSpec:
+    """``<kind>: {method, <the method's keys>}``: the driver the method names
+    (bulkhead/drivers/<kind>/), each of its keys there and no other's."""
+    if kind not in top:
+        return MethodSpec()
+    known = drivers.methods(kind)
+    params = {p.key: p for d in known for p in d.params}
+    m = r.mapping(top[kind], kind, ("method", *params), ("method",))
+    value = r.choice(m["method"], f"{kind}.method", drivers.values(kind))
+    driver = next(d for d in known if value in d.compatible)
+    for key, param in params.items():
+        if (key in m) != any(p.key == key for p in driver.params):
+            owners = " or ".join(d.compatible[0] for d in known if any(p.key == key for p in d.params))
+            raise r.fail(top[kind], kind, f"'{key}' ({param.what}) goes with method {owners}, and only there")
+    args: list[tuple[str, drivers.Value]] = []
+    for p in driver.params:
+        path = f"{kind}.{p.key}"
+        v: drivers.Value = r.each(m[p.key], path, r.address, p.list_of) if p.list_of else r.address(m[p.key], path)
+        if (mistake := driver.check(p.key, v, board)) is not None:
+            raise r.fail(m[p.key], path + mistake[0], mistake[1])
+        args.append((p.key, v))
+    return MethodSpec(value, driver.name, tuple(args))
 
 
 def _parse_qemu(r: Reader, node: YNode) -> QemuSpec:

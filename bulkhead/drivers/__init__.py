@@ -7,18 +7,23 @@ says what the toolchain needs to know: the platform-file values that select
 it and the device-tree compatibles it drives, its C file, the feature the
 build names it by and the C symbol of its operations table. :func:`of_kind` finds the descriptors by import (pkgutil):
 there is no central list, so adding a driver is adding its two files.
+The boot-time methods (``cpu_enable``, ``power_off``) are method drivers (:class:`MethodDriver`):
+they also say their platform-file keys, check their values and emit the
+data config.c gives them.
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from types import ModuleType
 from typing import TypeVar
 
-KINDS = ("uart", "gic", "iommu")
+KINDS = ("uart", "gic", "iommu", "cpu_enable", "power_off")
+Declare = Callable[[str], None]  # adds one line of C before the table that names the driver
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,55 @@ class Driver:
     def source(self) -> str:
         """Its C file, relative to hypervisor/."""
         return f"drivers/{self.source_dir}/{self.name}.c"
+
+
+Value = int | tuple[int, ...]  # a method key's value: an address, or a list of them
+
+
+@dataclass(frozen=True)
+class Param:
+    """A platform-file key of a method, beside ``method``: an address, or a list of them."""
+
+    key: str
+    what: str  # what it is, in messages: "each CPU's release address"
+    list_of: str | None = None  # a list: what the list is ("a list of release addresses")
+
+
+@dataclass(frozen=True)
+class Board:
+    """What a method's check sees of the platform."""
+
+    ncpus: int
+    ram: tuple[tuple[int, int], ...]  # each RAM bank's (base, end)
+    mmio: tuple[int, int]  # the EL2 device window's (base, end)
+
+
+@dataclass(frozen=True)
+class MethodDriver(Driver):
+    """A boot-time method (``cpu_enable:``, ``power_off:``): its operations
+    table is ``struct <kind>_ops``; config.c's ``struct <kind>_dev`` names it
+    and the driver's data (:meth:`data`)."""
+
+    params: tuple[Param, ...] = ()  # its keys, each required with this method
+
+    def check(self, key: str, value: Value, board: Board) -> tuple[str, str] | None:
+        """None, or the first mistake in ``key``'s value: (the path's suffix,
+        e.g. "[3]", and the message)."""
+        return None
+
+    def data(self, args: dict[str, Value], declare: Declare) -> str | None:
+        """The C expression of ``.data`` after ``declare``-ing what it points to
+        (None: no data)."""
+        return None
+
+
+def methods(kind: str) -> tuple[MethodDriver, ...]:
+    """The method drivers of ``kind`` (TypeError: a descriptor of another class)."""
+    found = of_kind(kind)
+    for d in found:
+        if not isinstance(d, MethodDriver) or not d.ops:
+            raise TypeError(f"bulkhead/drivers/{kind}/{d.name}.py: DRIVER must be a MethodDriver naming its ops")
+    return tuple(d for d in found if isinstance(d, MethodDriver))
 
 
 def _package(kind: str) -> ModuleType:

@@ -158,7 +158,7 @@ def hypervisor_make_args(system: System, out: Path) -> list[str]:
         f"HYP_BASE=0x{p.hypervisor.base:x}", f"HYP_SIZE=0x{p.hypervisor.size:x}",
         f"RAM_BASE=0x{p.ram.base:x}", f"PAYLOAD={out / 'payload.bin'}",
         f"PLATFORM={p.board}", f"GIC={p.gic.version}", f"GIC_DRIVER={p.gic.driver_name}",
-        f"CPU_ENABLE={p.firmware.cpu_enable}", f"POWER_OFF={p.firmware.power_off}",
+        f"CPU_ENABLE={p.firmware.cpu_enable.driver}", f"POWER_OFF={p.firmware.power_off.driver}",
         f"UART={p.uart.driver}",
         f"FEATURES_MK={out / 'features.mk'}",
     ]

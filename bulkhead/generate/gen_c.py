@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from bulkhead import drivers
 from bulkhead.base.csource import CSource, cstr, hexa, struct_rows
 from bulkhead.config import bandwidth, dma, mechanisms, qos
 from bulkhead.config.model import MAX_CPUS, MAX_RAM_BANKS, GicSpec, Platform
@@ -96,13 +97,6 @@ def _preamble(w: _Writer, system: System, source_name: str) -> None:
     w.line('#include "lib/features.h"')
     for line in features.checks(system):
         w.line(line)
-    fw = system.platform.firmware
-    for macro, method, key in (("POWER_SPIN_TABLE", fw.cpu_enable, "cpu_enable"),
-                               ("POWER_BCM2835_PM", fw.power_off, "power_off")):
-        if method != "psci":  # hypervisor/Makefile CPU_ENABLE, POWER_OFF
-            w.line(f"#if !{macro}")
-            w.line(f'#error "the platform\'s {key} is {method}, and this build leaves it out"')
-            w.line("#endif")
     w.line()
     w.line("#ifndef NULL")
     w.line("#define NULL ((void *)0)")
@@ -147,12 +141,11 @@ def _platform_table(w: _Writer, p: Platform) -> None:
         ("mmio_base", _hex(p.mmio.base)),
         ("mmio_size", _hex(p.mmio.size)),
     ]
-    fw = p.firmware
-    if fw.cpu_enable == "spin-table":
-        fields += [("cpu_enable", "CFG_CPU_ENABLE_SPIN_TABLE"),
-                   ("cpu_release", "{ " + ", ".join(_hex(a) for a in fw.release) + " }")]
-    if fw.power_off == "bcm2835-pm":
-        fields += [("power_off", "CFG_POWER_OFF_BCM2835_PM"), ("power_off_base", _hex(fw.power_off_base))]
+    methods = [(kind, spec, drivers.named(kind, spec.driver, drivers.MethodDriver, kind))
+               for kind, spec in (("cpu_enable", p.firmware.cpu_enable), ("power_off", p.firmware.power_off))]
+    for kind, spec, d in methods:  # the boot-time methods (drivers/<kind>/): their ops and data
+        data = d.data(dict(spec.args), w.line)
+        fields.append((kind, f"{{ .ops = &{d.ops}" + (f", .data = {data}" if data else "") + " }"))
     if p.coloring is not None:
         fields += [
             ("llc_color_mask", _hex(p.coloring.llc_mask)),
@@ -175,6 +168,8 @@ def _platform_table(w: _Writer, p: Platform) -> None:
         w.line()
     w.line(f"extern const struct uart_ops {uart.of_name(p.uart.driver).ops};")
     w.line(f"extern const struct gic_ops {gic.of_name(p.gic.driver_name).ops};")
+    for kind, _, d in methods:
+        w.line(f"extern const struct {kind}_ops {d.ops};")
     w.line("static const struct cfg_platform platform = {")
     for key, value in fields:
         w.line(f"\t.{key} = {value},")

@@ -40,6 +40,8 @@ static const struct cfg_pci pci_host = {
 
 extern const struct uart_ops pl011_ops;
 extern const struct gic_ops gicv3_ops;
+extern const struct cpu_enable_ops psci_cpu_enable_ops;
+extern const struct power_off_ops psci_power_off_ops;
 static const struct cfg_platform platform = {
 	.name = "qemu-virt",
 	.ncpus = 4,
@@ -59,6 +61,8 @@ static const struct cfg_platform platform = {
 	.pmu_irq = 23,
 	.mmio_base = 0x0,
 	.mmio_size = 0x40000000,
+	.cpu_enable = { .ops = &psci_cpu_enable_ops },
+	.power_off = { .ops = &psci_power_off_ops },
 	.llc_color_mask = 0xf000,
 	.bank_color_mask = 0x30000,
 	.llc_size = 0x100000,

@@ -32,6 +32,8 @@ _Static_assert(IOMMU_MAX_UNITS == 4, "IOMMU_MAX_UNITS: bulkhead.config.dma.MAX_S
 
 extern const struct uart_ops cadence_ops;
 extern const struct gic_ops gicv2_ops;
+extern const struct cpu_enable_ops psci_cpu_enable_ops;
+extern const struct power_off_ops psci_power_off_ops;
 static const struct cfg_platform platform = {
 	.name = "zcu102",
 	.ncpus = 4,
@@ -55,6 +57,8 @@ static const struct cfg_platform platform = {
 	.pmu_spi = { 175, 176, 177, 178 },
 	.mmio_base = 0x80000000,
 	.mmio_size = 0x80000000,
+	.cpu_enable = { .ops = &psci_cpu_enable_ops },
+	.power_off = { .ops = &psci_power_off_ops },
 	.llc_color_mask = 0xf000,
 	.bank_color_mask = 0x0,
 	.llc_size = 0x100000,

@@ -2,7 +2,7 @@
 /*
  * Entry at EL2, MMU and D-cache off or on (then turned off here). The boot
  * CPU comes from a boot loader or QEMU's -kernel; the others come from firmware PSCI CPU_ON with x0 = CPU
- * index, or from a spin table (spintable_entries). Entered at another exception level, the boot CPU
+ * index, or from a spin table (drivers/cpu_enable/spintable.c). Entered at another exception level, the boot CPU
  * reports it on the UART and powers off (hyp_wrong_el) instead of running EL2 code.
  * Both set VBAR_EL2 first (so that any fault reaches the panic path), take
  * their stack, and call into C. The guest frame sits at the top of each
@@ -93,20 +93,6 @@ wrong_el:
 	bl	hyp_wrong_el
 4:	wfi
 	b	4b
-
-	/* Spin-table release entries (arch/aarch64/spintable.h): the firmware
-	 * jumps to a released CPU's entry with x0 = 0, so each CPU index has its
-	 * own entry that sets x0 = index first. */
-#if POWER_SPIN_TABLE
-	.global spintable_entries
-spintable_entries:
-	.set	spin_index, 0
-	.rept	ARCH_MAX_CPUS
-	mov	x0, #spin_index
-	b	secondary_entry
-	.set	spin_index, spin_index + 1
-	.endr
-#endif
 
 	.global secondary_entry
 secondary_entry:

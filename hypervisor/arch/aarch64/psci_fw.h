@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Calls to the machine's PSCI firmware (SMC conduit; QEMU answers it). */
+/* The PSCI interface (DEN 0022): the machine's firmware answers it over SMC
+ * (drivers/cpu_enable/psci.c, drivers/power_off/psci.c), the hypervisor
+ * answers its VMs (core/trap/vpsci.c). */
 #ifndef ARCH_PSCI_FW_H
 #define ARCH_PSCI_FW_H
 
@@ -25,8 +27,8 @@
 #define PSCI_RET_ON_PENDING       (-5)
 #define PSCI_RET_INTERNAL_FAILURE (-6)
 
-s64 psci_fw_cpu_on(u64 mpidr, u64 entry, u64 context);
-__noreturn void psci_fw_system_off(void);
+/* The affinity fields of an MPIDR (CPU_ON's target_cpu) */
+#define PSCI_MPIDR_AFF 0xff00ffffffull
 
 /* SYSTEM_OFF over HVC: for an image wrongly entered at EL1, where the
  * firmware's PSCI (if any) is reached through the hypervisor call. */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Starting CPUs and powering off, by the methods the platform file names
- * (`cpu_enable:`, `power_off:`; docs/boards/porting.md): PSCI over SMC by
- * default, the spin table and the BCM2835 PM watchdog on the Raspberry Pi 4.
+ * (`cpu_enable:`, `power_off:`; docs/boards/porting.md), each a driver
+ * (drivers/cpu_enable/, drivers/power_off/): PSCI over SMC by default, the
+ * spin table and the BCM2835 PM watchdog on the Raspberry Pi 4.
  */
 #ifndef CORE_BOOT_POWER_H
 #define CORE_BOOT_POWER_H

@@ -13,8 +13,10 @@
 #ifndef CORE_CONFIG_H
 #define CORE_CONFIG_H
 
+#include "drivers/cpu_enable/cpu_enable.h"
 #include "drivers/gic/gic.h"
 #include "drivers/iommu.h"
+#include "drivers/power_off/power_off.h"
 #include "drivers/uart/uart.h"
 #include "lib/types.h"
 
@@ -208,11 +210,6 @@ struct cfg_vm {
 	u64 pci_win_size;
 };
 
-#define CFG_CPU_ENABLE_PSCI       0 /* PSCI CPU_ON over SMC (default) */
-#define CFG_CPU_ENABLE_SPIN_TABLE 1 /* arch/aarch64/spintable.c */
-#define CFG_POWER_OFF_PSCI        0 /* PSCI SYSTEM_OFF over SMC (default) */
-#define CFG_POWER_OFF_BCM2835_PM  1 /* drivers/power/bcm2835_pm.c */
-
 struct cfg_platform {
 	const char *name;
 	u32 ncpus;
@@ -242,10 +239,8 @@ struct cfg_platform {
 	u32 pmu_spi[CFG_MAX_CPUS]; /* the PMU overflow SPI of each CPU (ZynqMP); 0: the PPI */
 	u64 mmio_base;             /* the device window mapped at EL2 (device memory) */
 	u64 mmio_size;
-	u32 cpu_enable;                /* CFG_CPU_ENABLE_*: how the other CPUs start */
-	u64 cpu_release[CFG_MAX_CPUS]; /* spin table: each CPU's release address */
-	u32 power_off;                 /* CFG_POWER_OFF_*: how the machine powers off */
-	u64 power_off_base;            /* bcm2835-pm: the PM block */
+	struct cpu_enable_dev cpu_enable; /* how the other CPUs start (drivers/cpu_enable/) */
+	struct power_off_dev power_off;   /* how the machine powers off (drivers/power_off/) */
 
 	/* Page coloring (platform file `coloring:`); 0 when not declared. */
 	u64 llc_color_mask;  /* PA bits selecting the LLC color */

@@ -3,8 +3,8 @@
  * Raspberry Pi 4 Model B (BCM2711): everything comes from the platform
  * description (GIC-400, PL011 UART0). The spin table that starts the other
  * CPUs and the PM watchdog that powers off are the platform file's
- * `cpu_enable:` and `power_off:` (arch/aarch64/spintable.c,
- * drivers/power/bcm2835_pm.c).
+ * `cpu_enable:` and `power_off:` (drivers/cpu_enable/spintable.c,
+ * drivers/power_off/bcm2835_pm.c).
  */
 #include "platform/board.h"
 

@@ -1,11 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
+ * The BCM2835/BCM2711 power-management watchdog (PM block, "brcm,bcm2711-pm"):
+ * the Raspberry Pi's way to power off without PSCI. Its reset-status
+ * register's partition field set to 63 asks the boot firmware to halt after
+ * the watchdog reset instead of booting again; QEMU's bcm2835_powermgt
+ * model shuts the machine down on that reset. Its data (config.c,
+ * bulkhead/drivers/power_off/bcm2835_pm.py): the PM block's base, a u64
+ * (mapped as device memory).
+ *
  * Register facts: BCM2835 ARM Peripherals (PM_RSTC 0x1c, PM_RSTS 0x20,
  * PM_WDOG 0x24, every write carrying the password 0x5a in bits 31-24);
  * QEMU hw/misc/bcm2835_powermgt.c (shutdown when RSTC's full-reset bit is
  * written while RSTS's partition bits read 0x555, i.e. partition 63).
  */
-#include "drivers/power/bcm2835_pm.h"
+#include "drivers/power_off/power_off.h"
 
 #define PM_RSTC           0x1c
 #define PM_RSTS           0x20
@@ -27,8 +35,10 @@ static void bcm2835_pm_write(u64 base, u32 reg, u32 value)
 	*(volatile u32 *)(uintptr_t)(base + reg) = PM_PASSWORD | (value & ~0xff000000u);
 }
 
-void bcm2835_pm_halt(u64 base)
+/* Requests the halt and waits for it with interrupts as they are. */
+static __noreturn void bcm2835_pm_halt(const struct power_off_dev *d)
 {
+	u64 base = *(const u64 *)d->data;
 	u32 rsts = bcm2835_pm_read(base, PM_RSTS) & ~PM_RSTS_PARTITION;
 	u32 rstc = bcm2835_pm_read(base, PM_RSTC) & ~PM_RSTC_WRCFG;
 
@@ -39,3 +49,5 @@ void bcm2835_pm_halt(u64 base)
 	for (;;)
 		__asm__ volatile("wfi");
 }
+
+const struct power_off_ops bcm2835_pm_power_off_ops = { .off = bcm2835_pm_halt };
