@@ -538,7 +538,7 @@ def test_zynqmp_pmu_spis_and_fallback(write_config: WriteConfig, capsys: pytest.
     assert system.platform.pmu_irq == 23  # what VMs see
     assert pb.fallback is not None and (pb.fallback.event, pb.fallback.overflow_poll_us) == (0x11, 5)
     c = generate(system, (), "c.yaml")
-    assert "\t.pmu_irq = 23,\n\t.pmu_spi = { 175, 176, 177, 178 },\n" in c
+    assert "\t.pmu_irq = 23,\n" in c and "\t.pmu_spi = { 175, 176, 177, 178 },\n" in c  # bandwidth's member
     assert "\t.fallback_event = 0x11,\n\t.fallback_poll_us = 5,\n" in c
     assert "\t.event = { 0x19 },\n\t.budget = { 1000 },\n" in c  # 64 MB/s x 1 ms / 64 B
     assert cli.main(["check", path]) == 0

@@ -189,20 +189,22 @@ def compile_config_c(src: Path) -> subprocess.CompletedProcess[str]:
 @pytest.mark.skipif(c_compiler() is None, reason="no C compiler")
 def test_shared_constants_are_asserted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """config.c asserts every limit the toolchain shares with the hypervisor
-    (gen_c.SHARED): a toolchain value that drifts from the C header fails the
-    build of config.c, naming both."""
+    (gen_c.shared(): the core's and each mechanism's limits): a toolchain
+    value that drifts from the C header fails the build of config.c, naming
+    both."""
     src = tmp_path / "config.c"
     files = generate("hello", tmp_path)
     src.write_text(files["hello.config.c"])
     (tmp_path / "features.h").write_text(files["features.h"])
     assert compile_config_c(src).returncode == 0
-    names = {macro for macro, _, _, _ in gen_c.SHARED}
-    assert {"CFG_MAX_CPUS", "CFG_MAX_RAM", "QOS400_MAX", "BW_MAX_BUDGET"} <= names
-    for i, (macro, header, value, where) in enumerate(gen_c.SHARED):
+    limits = gen_c.shared()
+    names = {macro for macro, _, _, _ in limits}
+    assert {"CFG_MAX_CPUS", "CFG_MAX_RAM", "QOS400_MAX", "BW_MAX_BUDGET", "IOMMU_MAX_UNITS"} <= names
+    for i, (macro, header, value, where) in enumerate(limits):
         assert f"#define {macro} " in (REPO / "hypervisor" / header).read_text(), (macro, header)
-        drifted = list(gen_c.SHARED)
+        drifted = list(limits)
         drifted[i] = (macro, header, value + 1, where)
-        monkeypatch.setattr(gen_c, "SHARED", tuple(drifted))
+        monkeypatch.setattr(gen_c, "shared", lambda d=tuple(drifted): d)
         (tmp_path / str(i)).mkdir()
         src.write_text(generate("hello", tmp_path / str(i))["hello.config.c"])
         result = compile_config_c(src)

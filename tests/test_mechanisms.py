@@ -2,20 +2,23 @@
 """Every toolchain mechanism has the same shape (#38 item 5,
 docs/ARCHITECTURE.md "Mechanisms"): one module of ``bulkhead/config/`` whose
 ``MECHANISM`` descriptor states every hook (parse, check, emit C, feature;
-None when it has none) and its docs section, listed once in
+None when it has none) and its docs section, found by
 ``bulkhead.config.mechanisms``; and the pipeline's stages run whatever is
-registered, so that a new mechanism is a new module and one line. Each
-check is shown to fail on a toy mechanism that breaks it.
+registered, so that a new mechanism is a new module and nothing else (the
+last test adds one to a copy of the tree). Each check is shown to fail on a
+toy mechanism that breaks it.
 """
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from test_drivers import _copy_tree
 
 import bulkhead
 from bulkhead.base.csource import CSource, Field
@@ -55,46 +58,44 @@ def problems(m: object, root: Path = ROOT) -> list[str]:
     return out
 
 
-def declared(config: Path) -> list[str]:
-    """Modules (and packages) of the config package that define
-    ``MECHANISM`` at top level."""
-    out = []
-    for path in sorted([*config.glob("*.py"), *config.glob("*/__init__.py")]):
-        for node in ast.parse(path.read_text(), str(path)).body:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
-                if isinstance(node, ast.AnnAssign) else []
-            if any(isinstance(t, ast.Name) and t.id == "MECHANISM" for t in targets):
-                out.append(path.parent.name if path.name == "__init__.py" else path.stem)
-    return sorted(out)
-
-
 def test_every_mechanism_states_every_hook_and_its_docs_section() -> None:
     # a descriptor cannot leave a hook out: the dataclass has no defaults
     assert all(f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
                for f in dataclasses.fields(Mechanism))
     assert set(HOOKS) <= {f.name for f in dataclasses.fields(Mechanism)}
-    assert [p for m in mechanisms.MECHANISMS for p in problems(m)] == []
-    names = [m.name for m in mechanisms.MECHANISMS]
+    assert [p for m in mechanisms.registered() for p in problems(m)] == []
+    names = [m.name for m in mechanisms.registered()]
     assert len(names) == len(set(names)) >= 8
-    for m in mechanisms.MECHANISMS:  # each is its module's
+    assert names[:3] == ["coloring", "shared_io", "pci"] and names[-1] == "dsu"  # the rank order
+    for m in mechanisms.registered():  # each is its module's
         module = __import__(f"bulkhead.config.{m.name}", fromlist=["MECHANISM"])
         assert module.MECHANISM is m
 
 
-def test_the_registry_lists_every_mechanism_module(tmp_path: Path) -> None:
-    assert sorted(m.name for m in mechanisms.MECHANISMS) == declared(PKG / "config")
+def test_the_registry_finds_every_mechanism_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert sorted(m.name for m in mechanisms.registered()) == mechanisms.declared(PKG / "config")
+    ranks = [m.rank for m in mechanisms.registered()]
+    assert ranks == sorted(set(ranks))
+    monkeypatch.setattr(mechanisms, "declared", lambda: ["coloring", "schema"])  # schema assigns none
+    mechanisms.registered.cache_clear()
+    try:
+        with pytest.raises(TypeError, match="bulkhead/config/schema: MECHANISM must be the Mechanism 'schema'"):
+            mechanisms.registered()
+    finally:
+        monkeypatch.undo()
+        mechanisms.registered.cache_clear()
     (tmp_path / "good.py").write_text("MECHANISM = Mechanism(...)\n")
     (tmp_path / "typed.py").write_text("MECHANISM: Mechanism = Mechanism(...)\n")
     (tmp_path / "other.py").write_text("def f() -> None:\n    MECHANISM = 1\n")
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("MECHANISM = Mechanism(...)\n")
-    assert declared(tmp_path) == ["good", "pkg", "typed"]
+    assert mechanisms.declared(tmp_path) == ["good", "pkg", "typed"]
 
 
 def test_the_shape_checks_find_a_broken_mechanism(tmp_path: Path) -> None:
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "toy.md").write_text("# Toy\n\n## Way groups (DSU)\n")
-    good = dataclasses.replace(mechanisms.MECHANISMS[0], name="toy", docs="docs/toy.md#way-groups-dsu")
+    good = dataclasses.replace(mechanisms.registered()[0], name="toy", docs="docs/toy.md#way-groups-dsu")
     assert problems(good, tmp_path) == []
     assert problems(dataclasses.replace(good, docs="docs/toy.md#nowhere"), tmp_path) == \
         ["toy: docs/toy.md has no section #nowhere"]
@@ -113,7 +114,7 @@ def test_features_and_keys_are_each_one_mechanisms() -> None:
     assert names is not None and tuple(names[1].split()) == features.MECHANISMS
     for part, core in (("platform", schema.CORE_PLATFORM_KEYS), ("system", schema.CORE_SYSTEM_KEYS),
                        ("vm", schema.CORE_VM_KEYS)):
-        owned = [k for m in mechanisms.MECHANISMS
+        owned = [k for m in mechanisms.registered()
                  for k in (m.platform_keys if part == "platform" else m.system_keys if part == "system" else m.vm_keys)]
         assert len(owned) == len(set(owned)), part
         assert not set(owned) & set(core), part
@@ -126,7 +127,7 @@ vms:
 """
 
 
-def test_a_new_mechanism_is_a_module_and_a_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_mechanism_reaches_every_stage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A toy mechanism, registered and nothing else: its VM key is read, its
     check's warning reported, its parameter given to the guest, its tables,
     flag and members written to config.c and its feature asked for, with no
@@ -160,13 +161,14 @@ def test_a_new_mechanism_is_a_module_and_a_line(tmp_path: Path, monkeypatch: pyt
     def needs(system: SystemView) -> list[Need]:
         return [Need("TOY", f"vm {vm.name}", "plays") for vm in system.vms if vm.name in seen]
 
-    toy = Mechanism(name="toy", docs="docs/ARCHITECTURE.md", features=("TOY",), platform_keys=(), system_keys=(),
-                    vm_keys=("toy",), parse_platform=None, parse_system=None, parse_vm=parse_vm,
-                    check_platform=None, check=check, ipa_items=None, reserved_ram=None,
-                    guest_params=guest_params,
-                    emit_tables=emit_tables, emit_vm=emit_vm,
-                    emit_system=emit_system, needs=needs)
-    monkeypatch.setattr(mechanisms, "MECHANISMS", (*mechanisms.MECHANISMS, toy))
+    toy = Mechanism(name="toy", rank=90, docs="docs/ARCHITECTURE.md", features=("TOY",), platform_keys=(),
+                    system_keys=(), vm_keys=("toy",), region_keys=(), device_keys=(), parse_platform=None,
+                    parse_system=None, parse_vm=parse_vm, parse_region=None, check_device=None, parse_device=None,
+                    check_platform=None, check=check, ipa_items=None,
+                    reserved_ram=None, guest_params=guest_params, limits=(), emit_platform=None,
+                    emit_tables=emit_tables, emit_vm=emit_vm, emit_system=emit_system, needs=needs)
+    every = mechanisms.registered()
+    monkeypatch.setattr(mechanisms, "registered", lambda: (*every, toy))
     system = load.load_system(path, guest_sources=None)
     assert seen == {"a": 3}
     vm = system.vm("a")
@@ -181,6 +183,95 @@ def test_a_new_mechanism_is_a_module_and_a_line(tmp_path: Path, monkeypatch: pyt
         "vm a plays, and this build leaves it out (TOY=0 in features.h)"]
     # its IPA ranges are checked with the VM's own
     clash = dataclasses.replace(toy, ipa_items=lambda s, vm: [("the toy window", Range(0x40000000, PAGE), vm.path)])
-    monkeypatch.setattr(mechanisms, "MECHANISMS", (*mechanisms.MECHANISMS[:-1], clash))
+    monkeypatch.setattr(mechanisms, "registered", lambda: (*every, clash))
     with pytest.raises(ConfigError, match=r"the toy window at IPA .* collides with memory\[0\]"):
         load.load_system(path, guest_sources=None)
+
+
+TOY_MODULE = """\
+# SPDX-License-Identifier: Apache-2.0
+\"\"\"A toy mechanism (tests/test_mechanisms.py): a VM key, a region key and a platform member.\"\"\"
+
+from __future__ import annotations
+
+from bulkhead.base.csource import CSource, Field
+from bulkhead.config.mechanism import AddToVm, Keys, Mechanism, Region, SystemView, VmView
+from bulkhead.config.model import Platform, VmSpec
+from bulkhead.config.reader import Reader
+
+SEEN: dict[str, int] = {}
+TAGGED: list[str] = []
+BUSES: list[tuple[str, str, int]] = []
+
+
+def parse_vm(r: Reader, m: Keys, vm: VmSpec, p: Platform) -> VmSpec:
+    if "toy" in m:
+        SEEN[vm.name] = r.integer(m["toy"], f"{vm.path}.toy", "a toy number", 0, 9)
+    return vm
+
+
+def parse_region(r: Reader, m: Keys, region: Region) -> Region:
+    if "toy_tag" in m:
+        TAGGED.append(region.path)
+    return region
+
+
+def parse_device(r: Reader, m: Keys, name: str, path: str) -> AddToVm:
+    if "toy_bus" in m:
+        BUSES.append((name, path, r.integer(m["toy_bus"], f"{path}.toy_bus", "a bus", 0, 9)))
+    return lambda vm: vm
+
+
+def emit_platform(out: CSource, p: Platform) -> list[Field]:
+    out.line("static const u32 toy_platform[] = { 1 };")
+    return [("toy", "toy_platform")]
+
+
+def emit_vm(out: CSource, system: SystemView, vm: VmView) -> list[Field]:
+    return [("toy", str(SEEN[vm.name]))] if vm.name in SEEN else []
+
+
+MECHANISM = Mechanism(
+    name="toy", rank=45, docs="docs/ARCHITECTURE.md", features=(),
+    platform_keys=(), system_keys=(), vm_keys=("toy",), region_keys=("toy_tag",), device_keys=("toy_bus",),
+    parse_platform=None, parse_system=None, parse_vm=parse_vm, parse_region=parse_region,
+    check_device=None, parse_device=parse_device,
+    check_platform=None, check=None, ipa_items=None, reserved_ram=None, guest_params=None,
+    limits=(), emit_platform=emit_platform, emit_tables=None, emit_vm=emit_vm, emit_system=None, needs=None,
+)
+"""
+
+TOY_RUN = """\
+import sys
+from bulkhead.config import mechanisms
+from bulkhead.config import toy
+from bulkhead.generate import gen_c
+from bulkhead.layout import load
+print([m.name for m in mechanisms.registered()])
+print(gen_c.generate(load.load_system(sys.argv[1], guest_sources=None), (), "c.yaml"))
+print(toy.TAGGED, toy.BUSES)
+"""
+
+
+def test_a_new_mechanism_is_only_a_new_module(tmp_path: Path) -> None:
+    """A copy of the tree gains bulkhead/config/toy.py and nothing else: its
+    VM, region and device keys are read, its platform and VM members written,
+    in its rank's place, and no tracked file changed."""
+    copy = tmp_path / "tree"
+    _copy_tree(copy)
+    (copy / "bulkhead/config/toy.py").write_text(TOY_MODULE)
+    config = tmp_path / "c.yaml"
+    config.write_text("platform: qemu-virt\nvms:\n  - {name: a, cpus: [0], guest: hello, toy: 3, "
+                      "memory: [{ipa: 0x40000000, size: 16M, toy_tag: 1}], devices: [{name: rtc, toy_bus: 2}]}\n")
+    run = subprocess.run([sys.executable, "-c", TOY_RUN, str(config)], cwd=tmp_path, capture_output=True, text=True,
+                         env={"PYTHONPATH": str(copy), "PATH": "/usr/bin:/bin"}, timeout=300)
+    assert run.returncode == 0, run.stderr
+    names, text = run.stdout.split("\n", 1)
+    assert names == str([*(m.name for m in mechanisms.registered() if m.rank < 45), "toy",
+                         *(m.name for m in mechanisms.registered() if m.rank > 45)])
+    assert "static const u32 toy_platform[] = { 1 };" in text and "\t.toy = toy_platform,\n};" in text
+    assert "\t\t.toy = 3,\n" in text[text.index("struct cfg_vm vms[]"):]
+    assert text.rstrip().endswith("['vms[0].memory[0]'] [('rtc', 'vms[0].devices[0]', 2)]")
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=copy,
+                            capture_output=True, text=True, check=True).stdout.splitlines()
+    assert [line for line in status if "__pycache__" not in line] == ["?? bulkhead/config/toy.py"]

@@ -1,19 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
 """Memory bandwidth reservation: the ``bandwidth:`` sections, their checks,
-the budget arithmetic and the report of ``bulkhead check``.
+the budget arithmetic and the report of ``bulkhead check`` (docs/bandwidth.md).
 
 - Platform file: ``bandwidth: {counter, events, sustainable_mbps, pmu_irq,
   counter_hz}`` -- the event model (event numbers, bytes per event and how
   trustworthy that is) and the DRAM bandwidth the platform sustains.
 - VM: ``bandwidth: {period_us, budget_mbps | budget_events | read_*/write_*,
-  weights, reclaim}`` and ``manager: true``.
-- System: ``bandwidth: {spare_sharing}``.
+  weights, reclaim}`` and ``manager: true``; the system's: ``{spare_sharing}``.
 
-The arithmetic mirrors ``hypervisor/isolation/bw_budget.c`` (which the
-hypervisor uses at run time, e.g. for ``BH_HC_BW_SET``): events per period =
-floor(MB/s x period_us / bytes_per_event), at least 1; a VM budget is split
-evenly (the remainder going one event each to the first vCPUs) or by
-weights in percent (rounded down). See docs/bandwidth.md.
+The arithmetic mirrors ``hypervisor/isolation/bw_budget.c`` (which the hypervisor
+uses at run time, e.g. for ``BH_HC_BW_SET``): events per period = floor(MB/s x
+period_us / bytes_per_event), at least 1; a VM budget is split evenly (the remainder
+going one event each to the first vCPUs) or by weights in percent (rounded down).
 """
 
 from __future__ import annotations
@@ -43,8 +41,8 @@ from bulkhead.config.yamlpos import YList, YMap, YNode, describe
 
 CORE_TYPE_RE = re.compile(r"[a-z][a-z0-9_-]{0,31}\Z")
 
-# the same limits as BH_HC_BW_SET (isolation/bw_budget.h: BW_MAX_PERIOD_US, BW_MAX_BUDGET, which
-# config.c asserts, and bw_settings_ok; regulator_events reaches the hypervisor in cfg_bw_system)
+# the same limits as BH_HC_BW_SET (isolation/bw_budget.h: BW_MAX_PERIOD_US, BW_MAX_BUDGET, which config.c
+# asserts: MECHANISM.limits, and bw_settings_ok; regulator_events reaches the hypervisor in cfg_bw_system)
 MAX_PERIOD_US = 1_000_000  # 1 s: keeps a period's events within the 32-bit counters
 MAX_BUDGET_EVENTS = 0x7FFF_FFFF  # per period, VM or vCPU
 MAX_MBPS = 1_000_000_000
@@ -790,9 +788,13 @@ def needs(system: SystemView) -> list[Need]:
 
 
 MECHANISM = Mechanism(
-    name="bandwidth", docs="docs/bandwidth.md", features=("BW",),
-    platform_keys=("bandwidth",), system_keys=("bandwidth",), vm_keys=("bandwidth",),
-    parse_platform=parse_platform, parse_system=parse_system, parse_vm=parse_vm,
-    check_platform=check_platform, check=check, ipa_items=None, reserved_ram=None, guest_params=None,
-    emit_tables=None, emit_vm=emit_vm, emit_system=emit_system, needs=needs,
+    name="bandwidth", rank=40, docs="docs/bandwidth.md", features=("BW",),
+    platform_keys=("bandwidth",), system_keys=("bandwidth",), vm_keys=("bandwidth",), region_keys=(), device_keys=(),
+    parse_platform=parse_platform, parse_system=parse_system, parse_vm=parse_vm, parse_region=None,
+    check_device=None, parse_device=None, check_platform=check_platform, check=check, ipa_items=None,
+    limits=(("BW_MAX_PERIOD_US", "isolation/bw_budget.h", MAX_PERIOD_US, "bulkhead.config.bandwidth.MAX_PERIOD_US"),
+            ("BW_MAX_BUDGET", "isolation/bw_budget.h", MAX_BUDGET_EVENTS, "bulkhead.config.bandwidth.MAX_BUDGET_EVENTS")),
+    emit_platform=lambda out, p: [("pmu_spi", "{ " + ", ".join(map(str, p.bandwidth.pmu_spis)) + " }")]
+    if p.bandwidth is not None and p.bandwidth.pmu_spis else [],  # each CPU's PMU overflow SPI
+    reserved_ram=None, guest_params=None, emit_tables=None, emit_vm=emit_vm, emit_system=emit_system, needs=needs,
 )

@@ -28,7 +28,7 @@ from typing import Any
 
 from bulkhead.base.csource import CSource, Field, cstr, hexa, struct_rows
 from bulkhead.base.errors import Diagnostic
-from bulkhead.config.mechanism import Keys, Mechanism, Need, SystemView, VmView
+from bulkhead.config.mechanism import AddToVm, Keys, Mechanism, Need, SystemView, VmView
 from bulkhead.config.model import PAGE, Platform, Range, SmmuSpec, SystemSpec
 from bulkhead.config.reader import Reader, join
 from bulkhead.config.yamlpos import YMap, YNode
@@ -91,6 +91,20 @@ def parse_fault_policy(r: Reader, node: YMap, path: str) -> str | None:
         if key.raw == FAULT_KEY:
             return r.choice(value, join(path, FAULT_KEY), FAULT_POLICIES)
     return None
+
+
+def check_device(r: Reader, node: YMap, path: str) -> None:
+    """A VM's device entry ``node`` before its keys are checked: its
+    ``on_dma_fault`` value, and the VM's ``on_fault`` refused by name."""
+    parse_fault_policy(r, node, path)
+
+
+def parse_device(r: Reader, m: Keys, name: str, path: str) -> AddToVm:
+    """Device ``name``'s ``on_dma_fault``: the VM's DMA fault policy for it."""
+    if FAULT_KEY not in m:
+        return lambda vm: vm
+    entry = (name, r.choice(m[FAULT_KEY], join(path, FAULT_KEY), FAULT_POLICIES), join(path, FAULT_KEY))
+    return lambda vm: dataclasses.replace(vm, dma_on_fault=(*vm.dma_on_fault, entry))
 
 
 def enabled(s: SystemSpec) -> bool:
@@ -457,9 +471,13 @@ def needs(system: SystemView) -> list[Need]:
 
 # its features are its SMMU drivers' (bulkhead/drivers/iommu), each built when needed
 MECHANISM = Mechanism(
-    name="dma", docs="docs/dma.md", features=(),
-    platform_keys=("smmu", "smmus"), system_keys=("dma_isolation",), vm_keys=(),
-    parse_platform=parse_platform, parse_system=parse_system, parse_vm=None,
+    name="dma", rank=60, docs="docs/dma.md", features=(),
+    platform_keys=("smmu", "smmus"), system_keys=("dma_isolation",), vm_keys=(), region_keys=(),
+    device_keys=(FAULT_KEY,), parse_platform=parse_platform, parse_system=parse_system, parse_vm=None, parse_region=None,
+    check_device=check_device, parse_device=parse_device,
     check_platform=check_platform, check=check, ipa_items=None, reserved_ram=None, guest_params=None,
+    limits=(("IOMMU_MAX_STREAMS", "drivers/iommu.h", MAX_STREAMS, "bulkhead.config.dma.MAX_STREAMS"),
+            ("IOMMU_MAX_UNITS", "drivers/iommu.h", MAX_SMMUS, "bulkhead.config.dma.MAX_SMMUS")),
+    emit_platform=None,
     emit_tables=None, emit_vm=emit_vm, emit_system=emit_system, needs=needs,
 )

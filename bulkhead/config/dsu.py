@@ -247,9 +247,11 @@ def needs(system: SystemView) -> list[Need]:
 
 
 MECHANISM = Mechanism(
-    name="dsu", docs="docs/coloring.md#dsu-l3-way-partitioning", features=("DSU",),
-    platform_keys=("dsu",), system_keys=(), vm_keys=("l3_ways", "l3_groups"),
-    parse_platform=parse_platform, parse_system=None, parse_vm=parse_vm,
+    name="dsu", rank=80, docs="docs/coloring.md#dsu-l3-way-partitioning", features=("DSU",),
+    platform_keys=("dsu",), system_keys=(), vm_keys=("l3_ways", "l3_groups"), region_keys=(), device_keys=(),
+    parse_platform=parse_platform, parse_system=None, parse_vm=parse_vm, parse_region=None,
+    check_device=None, parse_device=None,
     check_platform=check_platform, check=check, ipa_items=None, reserved_ram=None, guest_params=None,
+    limits=(), emit_platform=None,
     emit_tables=None, emit_vm=emit_vm, emit_system=emit_system, needs=needs,
 )

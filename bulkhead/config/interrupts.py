@@ -216,9 +216,11 @@ def needs(system: SystemView) -> list[Need]:
 
 
 MECHANISM = Mechanism(
-    name="interrupts", docs="docs/interrupts.md", features=("DIRECT",),
-    platform_keys=(), system_keys=("sdei",), vm_keys=("interrupts",),
-    parse_platform=None, parse_system=parse_system, parse_vm=parse_vm,
+    name="interrupts", rank=70, docs="docs/interrupts.md", features=("DIRECT",),
+    platform_keys=(), system_keys=("sdei",), vm_keys=("interrupts",), region_keys=(), device_keys=(),
+    parse_platform=None, parse_system=parse_system, parse_vm=parse_vm, parse_region=None,
+    check_device=None, parse_device=None,
     check_platform=None, check=check, ipa_items=None, reserved_ram=None, guest_params=guest_params,
+    limits=(), emit_platform=None,
     emit_tables=None, emit_vm=emit_vm, emit_system=None, needs=needs,
 )

@@ -4,13 +4,14 @@
 A mechanism (page coloring, shared I/O, memory bandwidth, QoS-400, PCI, DMA
 isolation, interrupt delivery, DSU L3 ways) is one module of
 ``bulkhead/config/`` that exports a :class:`Mechanism` descriptor,
-``MECHANISM``, listed once in :mod:`bulkhead.config.mechanisms`. Each stage
-of the pipeline runs every mechanism's hook of that stage in the registry's
-order and names none: the schema (``parse_*``, ``*_keys``), the semantic
-checks (``check_platform``, ``check``, ``ipa_items``), the layout (``reserved_ram``,
-``guest_params``; a mechanism's own plan is its module's, e.g.
-``bandwidth.plan``, which its other hooks call), ``config.c`` (``emit_*``)
-and the build's features (``needs``). A mechanism without a hook says so with
+``MECHANISM``, which :mod:`bulkhead.config.mechanisms` finds: adding one is
+adding its module. Each stage of the pipeline runs every mechanism's hook of
+that stage in ``rank`` order and names none: the schema (``parse_*``,
+``*_keys``), the semantic checks (``check_platform``, ``check``,
+``ipa_items``), the layout (``reserved_ram``, ``guest_params``; a
+mechanism's own plan is its module's, e.g. ``bandwidth.plan``, which its
+other hooks call), ``config.c`` (``limits``, ``emit_*``) and the build's
+features (``needs``). A mechanism without a hook says so with
 ``None``; tests/test_mechanisms.py checks that every hook is stated and
 that the docs section exists.
 
@@ -30,9 +31,9 @@ from typing import Protocol
 from bulkhead.base.csource import CSource, Field
 from bulkhead.base.errors import Diagnostic
 from bulkhead.config.color import Colors
-from bulkhead.config.model import Platform, Range, SystemSpec, VmSpec
+from bulkhead.config.model import MemSpec, Platform, Range, ShmemSpec, SystemSpec, VmSpec
 from bulkhead.config.reader import Reader
-from bulkhead.config.yamlpos import YNode
+from bulkhead.config.yamlpos import YMap, YNode
 
 
 class MemView(Protocol):
@@ -129,6 +130,11 @@ class Need:
 
 
 Keys = Mapping[str, YNode]  # a section's keys as the schema read them (Reader.mapping)
+Region = MemSpec | ShmemSpec  # a VM's memory region or a shared region (parse_region returns its kind)
+AddToVm = Callable[[VmSpec], VmSpec]  # what a VM's device entry adds to the VM (parse_device)
+# a limit the hypervisor's C shares, which config.c asserts: (its macro, the
+# header defining it, the toolchain's value, where the toolchain has it)
+Limit = tuple[str, str, int, str]
 
 
 @dataclass(frozen=True)
@@ -137,6 +143,7 @@ class Mechanism:
     has none (its C, its feature...)."""
 
     name: str  # its module's: bulkhead/config/<name>.py
+    rank: int  # its place in every stage's order (errors, C tables, members): lower first
     docs: str  # its docs page, and section: "docs/coloring.md" or "docs/dma.md#pci"
     features: tuple[str, ...]  # the features.h names it decides (hypervisor/Makefile FEATURE_NAMES)
     # parse: the keys it owns in the platform file, the system file, a VM; the
@@ -144,9 +151,17 @@ class Mechanism:
     platform_keys: tuple[str, ...]
     system_keys: tuple[str, ...]
     vm_keys: tuple[str, ...]
+    region_keys: tuple[str, ...]  # of a VM's memory region and a shared region (shmem)
+    device_keys: tuple[str, ...]  # of a VM's device entry (devices[j]: {name, ...})
     parse_platform: Callable[[Reader, Keys, Platform], Platform] | None
     parse_system: Callable[[Reader, Keys, SystemSpec], SystemSpec] | None
     parse_vm: Callable[[Reader, Keys, VmSpec, Platform], VmSpec] | None
+    parse_region: Callable[[Reader, Keys, Region], Region] | None
+    # a device entry: check_device sees it before its keys are checked (a key
+    # it refuses by name); parse_device reads its keys (the device's name, the
+    # entry's path) where the entry is, and says what they add to the VM
+    check_device: Callable[[Reader, YMap, str], None] | None
+    parse_device: Callable[[Reader, Keys, str, str], AddToVm] | None
     # check: the platform's diagnostics; the system's (errors, warnings)
     check_platform: Callable[[Platform], list[Diagnostic]] | None
     check: Callable[[SystemSpec], tuple[list[Diagnostic], list[Diagnostic]]] | None
@@ -157,10 +172,13 @@ class Mechanism:
     # parameters (the parameter block, after vm=)
     reserved_ram: Callable[[Platform], list[Range]] | None
     guest_params: Callable[[Platform, VmSpec], list[tuple[str, str]]] | None
-    # emit C (config.c, hypervisor/core/config/config.h): tables other tables
+    # emit C (config.c, hypervisor/core/config/config.h): the limits it
+    # shares; its tables and struct cfg_platform members; tables other tables
     # name (before the VMs'); a VM's tables and its struct cfg_vm members;
     # the system's tables and its struct cfg_system members (a VM's
     # ("flags", "CFG_VM_X") is or-ed into its flags)
+    limits: tuple[Limit, ...]
+    emit_platform: Callable[[CSource, Platform], list[Field]] | None
     emit_tables: Callable[[CSource, SystemView], None] | None
     emit_vm: Callable[[CSource, SystemView, VmView], list[Field]] | None
     emit_system: Callable[[CSource, SystemView], list[Field]] | None
@@ -168,5 +186,6 @@ class Mechanism:
     needs: Callable[[SystemView], list[Need]] | None
 
 
-HOOKS = ("parse_platform", "parse_system", "parse_vm", "check_platform", "check", "ipa_items", "reserved_ram",
-         "guest_params", "emit_tables", "emit_vm", "emit_system", "needs")
+HOOKS = ("parse_platform", "parse_system", "parse_vm", "parse_region", "check_device", "parse_device",
+         "check_platform", "check", "ipa_items", "reserved_ram", "guest_params", "emit_platform", "emit_tables",
+         "emit_vm", "emit_system", "needs")

@@ -738,6 +738,20 @@ def parse_vm(r: Reader, m: Keys, vm: VmSpec, p: Platform) -> VmSpec:
     return dataclasses.replace(vm, pci=_parse_entries(r, m["pci"], join(vm.path, "pci"))) if "pci" in m else vm
 
 
+def emit_platform(out: CSource, p: Platform) -> list[Field]:
+    """The PCIe host bridge (struct cfg_pci) that struct cfg_platform points to."""
+    h = p.pci
+    if h is None:
+        return []
+    out.line("static const struct cfg_pci pci_host = {")
+    for key, value in (("ecam_base", hexa(h.ecam.base)), ("bus_first", str(h.bus_first)), ("bus_last", str(h.bus_last)),
+                       ("vm_ecam_ipa", hexa(h.vm_ecam)), ("intx", "{ " + ", ".join(str(i) for i in h.intx) + " }")):
+        out.line(f"\t.{key} = {value},")
+    out.line("};")
+    out.line()
+    return [("pci", "&pci_host")]
+
+
 def emit_vm(out: CSource, system: SystemView, vm: VmView) -> list[Field]:
     """A VM's functions (struct cfg_pci_func) and BAR window (struct cfg_vm)."""
     if not vm.pci or vm.pci_window is None:
@@ -755,9 +769,11 @@ def needs(system: SystemView) -> list[Need]:
 
 # the host bridge's table (struct cfg_pci) is the platform table's (bulkhead.generate.gen_c)
 MECHANISM = Mechanism(
-    name="pci", docs="docs/pci.md", features=("PCI",),
-    platform_keys=("pci",), system_keys=("pci_bridges",), vm_keys=("pci",),
-    parse_platform=parse_platform, parse_system=parse_system, parse_vm=parse_vm,
+    name="pci", rank=30, docs="docs/pci.md", features=("PCI",),
+    platform_keys=("pci",), system_keys=("pci_bridges",), vm_keys=("pci",), region_keys=(), device_keys=(),
+    parse_platform=parse_platform, parse_system=parse_system, parse_vm=parse_vm, parse_region=None,
+    check_device=None, parse_device=None,
     check_platform=None, check=check, ipa_items=ipa_items, reserved_ram=None, guest_params=None,
+    limits=(), emit_platform=emit_platform,
     emit_tables=None, emit_vm=emit_vm, emit_system=None, needs=needs,
 )

@@ -31,8 +31,7 @@ from typing import Any
 
 from bulkhead.base.csource import CSource, Field, cstr, hexa, struct_rows
 from bulkhead.base.errors import Diagnostic
-from bulkhead.config import dma
-from bulkhead.config.mechanism import Keys, Mechanism, Need, SystemView
+from bulkhead.config.mechanism import AddToVm, Keys, Mechanism, Need, SystemView
 from bulkhead.config.model import (
     DeviceQosSpec,
     Platform,
@@ -44,7 +43,7 @@ from bulkhead.config.model import (
     SystemSpec,
 )
 from bulkhead.config.reader import Reader
-from bulkhead.config.yamlpos import YMap, YNode, YScalar, describe
+from bulkhead.config.yamlpos import YNode
 
 # register offsets from the block's base (read_qos) [QoS-400 TRM; the ZynqMP
 # blocks at FPD_GPV/LPD_GPV + 0x..100, UG1087 FPD_GPV/LPD_GPV modules]
@@ -254,40 +253,21 @@ def parse_direction(r: Reader, node: YNode, path: str) -> QosDirectionSpec:
     )
 
 
-@dataclass(frozen=True)
-class DeviceEntry:
-    """A VM's ``devices[j]`` as written: its name, ``qos:`` and ``on_dma_fault:``."""
-
-    name: str
-    qos: DeviceQosSpec | None
-    on_dma_fault: str | None  # DMA fault policy (docs/dma.md): abort-device | stop-vm
-    on_dma_fault_path: str
-
-
-def parse_device(r: Reader, node: YNode, path: str) -> DeviceEntry:
-    """A VM's device entry: a name, or ``{name, qos, on_dma_fault}`` (the DMA
-    key is :mod:`bulkhead.config.dma`'s to read)."""
-    what = f"a mapping {{name, qos, {dma.FAULT_KEY}}}"
-    if isinstance(node, YScalar):
-        return DeviceEntry(r.string(node, path, f"a device name or {what}"), None, None, path)
-    if not isinstance(node, YMap):
-        raise r.fail(node, path, f"expected a device name or {what}, got {describe(node)}")
-    on_dma_fault = dma.parse_fault_policy(r, node, path)
-    m = r.mapping(node, path, ("name", "qos", dma.FAULT_KEY), ("name",), what)
-    name = r.string(m["name"], _join(path, "name"), "a device name")
-    of_path = _join(path, dma.FAULT_KEY)
+def parse_device(r: Reader, m: Keys, name: str, path: str) -> AddToVm:
+    """Device ``name``'s ``qos: {read, write}``: its QoS-400 settings."""
     if "qos" not in m:
-        return DeviceEntry(name, None, on_dma_fault, of_path)
+        return lambda vm: vm
     q = _join(path, "qos")
     qm = r.mapping(m["qos"], q, ("read", "write"), (), "a mapping {read, write}")
     if not qm:
         raise r.fail(m["qos"], q, "an empty qos block: give read and/or write")
-    return DeviceEntry(name, DeviceQosSpec(
+    dq = DeviceQosSpec(
         device=name,
         read=parse_direction(r, qm["read"], _join(q, "read")) if "read" in qm else None,
         write=parse_direction(r, qm["write"], _join(q, "write")) if "write" in qm else None,
         path=q,
-    ), on_dma_fault, of_path)
+    )
+    return lambda vm: dataclasses.replace(vm, qos=(*vm.qos, dq))
 
 
 def ram_windows(p: Platform) -> list[Range]:
@@ -506,11 +486,13 @@ def needs(system: SystemView) -> list[Need]:
     return [Need("QOS", "the platform", "has qos_regulators (QoS-400)")] if system.platform.qos_regulators else []
 
 
-# a VM's devices' qos settings are read with its devices (parse_device, bulkhead.config.schema)
 MECHANISM = Mechanism(
-    name="qos", docs="docs/qos.md", features=("QOS",),
-    platform_keys=("qos_regulators",), system_keys=(), vm_keys=(),
-    parse_platform=parse_platform, parse_system=None, parse_vm=None,
+    name="qos", rank=50, docs="docs/qos.md", features=("QOS",),
+    platform_keys=("qos_regulators",), system_keys=(), vm_keys=(), region_keys=(), device_keys=("qos",),
+    parse_platform=parse_platform, parse_system=None, parse_vm=None, parse_region=None,
+    check_device=None, parse_device=parse_device,
     check_platform=check_platform, check=check, ipa_items=None, reserved_ram=ram_windows, guest_params=None,
+    limits=(("QOS400_MAX", "isolation/qos400.h", MAX_PROGRAMMED, "bulkhead.config.qos.MAX_PROGRAMMED"),),
+    emit_platform=None,
     emit_tables=None, emit_vm=None, emit_system=emit_system, needs=needs,
 )

@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypeVar, cast
 
 from bulkhead import drivers
-from bulkhead.config import coloring, mechanisms
-from bulkhead.config import qos as qos_mod
+from bulkhead.config import mechanisms
+from bulkhead.config.mechanism import AddToVm
 from bulkhead.config.model import (
     GIC_FRAME,
     GIC_VERSIONS,
@@ -64,7 +64,7 @@ def keys(part: Literal["platform", "system", "vm"]) -> tuple[str, ...]:
     """Every key ``part`` may have: the schema's, then the mechanisms'."""
     core = {"platform": CORE_PLATFORM_KEYS, "system": CORE_SYSTEM_KEYS, "vm": CORE_VM_KEYS}[part]
     own = (m.platform_keys if part == "platform" else m.system_keys if part == "system" else m.vm_keys
-           for m in mechanisms.MECHANISMS)
+           for m in mechanisms.registered())
     return tuple(dict.fromkeys([*core, *(k for ks in own for k in ks)]))
 
 
@@ -160,7 +160,7 @@ def parse_platform(node: YNode, file: Path, display: str, data: bytes) -> Platfo
         cpu_types=tuple(t for _, t in cpus) if typed else (),
         firmware=firmware,
     )
-    for m in mechanisms.MECHANISMS:
+    for m in mechanisms.registered():
         platform = m.parse_platform(r, top, platform) if m.parse_platform is not None else platform
     return platform
 
@@ -391,7 +391,7 @@ def parse_system(
         ShmemSpec(i, s.name, s.size, s.pa, s.maps, s.path, s.colors) for i, s in enumerate(shmem)
     )
     spec = SystemSpec(file, display, data, platform, console_input, vms, shmem, locs)
-    for m in mechanisms.MECHANISMS:
+    for m in mechanisms.registered():
         spec = m.parse_system(r, top, spec) if m.parse_system is not None else spec
     return spec
 
@@ -422,14 +422,13 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
     cpus = r.each(m["cpus"], p("cpus"), lambda n, q: r.integer(n, q, "a CPU index (integer)", 0), "a list of CPU indices")
 
     def mem(n: YNode, q: str) -> MemSpec:
-        mm = r.mapping(n, q, ("ipa", "size", "pa", "colors"), ("ipa", "size"), "a memory region (mapping)")
-        return MemSpec(
+        mm = r.mapping(n, q, ("ipa", "size", "pa", *_region_keys()), ("ipa", "size"), "a memory region (mapping)")
+        return _region(r, mm, MemSpec(
             ipa=r.address(mm["ipa"], join(q, "ipa")),
             size=r.size(mm["size"], join(q, "size")),
             pa=r.address(mm["pa"], join(q, "pa")) if "pa" in mm else None,
             path=q,
-            colors=coloring.parse_colors(r, mm["colors"], join(q, "colors")) if "colors" in mm else None,
-        )
+        ))
 
     memory = r.each(m["memory"], p("memory"), mem, "a list of memory regions")
 
@@ -463,7 +462,7 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
                 irq=r.irq(cm["irq"], p("console.irq")) if "irq" in cm else platform.console.irq,
             )
 
-    dev_entries = r.each(m["devices"], p("devices"), lambda n, q: qos_mod.parse_device(r, n, q),
+    dev_entries = r.each(m["devices"], p("devices"), lambda n, q: _device(r, n, q),
                          "a list of devices") if "devices" in m else ()
     on_fault: FaultPolicy = "inject"
     if "on_fault" in m:
@@ -483,20 +482,38 @@ def _parse_vm(r: Reader, node: YNode, path: str, index: int, base: Path, platfor
         entry=r.address(m["entry"], p("entry")) if "entry" in m else None,
         params=tuple(params),
         console=console,
-        devices=tuple(d.name for d in dev_entries),
+        devices=tuple(name for name, _ in dev_entries),
         on_fault=on_fault,
         path=path,
         manager=r.boolean(m["manager"], p("manager")) if "manager" in m else False,
         introspection=r.boolean(m["introspection"], p("introspection")) if "introspection" in m else False,
         mixed_core_types=r.boolean(m["mixed_core_types"], p("mixed_core_types"))
         if "mixed_core_types" in m else False,
-        qos=tuple(d.qos for d in dev_entries if d.qos is not None),
-        dma_on_fault=tuple((d.name, d.on_dma_fault, d.on_dma_fault_path) for d in dev_entries
-                          if d.on_dma_fault is not None),
     )
-    for mech in mechanisms.MECHANISMS:
+    for _, adds in dev_entries:  # what the mechanisms read of each device entry
+        for add in adds:
+            vm = add(vm)
+    for mech in mechanisms.registered():
         vm = mech.parse_vm(r, m, vm, platform) if mech.parse_vm is not None else vm
     return vm
+
+
+def _device(r: Reader, node: YNode, path: str) -> tuple[str, list[AddToVm]]:
+    """A VM's ``devices[j]``: a name, or ``{name, <the mechanisms' device
+    keys>}`` (QoS-400's ``qos``, DMA isolation's ``on_dma_fault``)."""
+    keys = tuple(k for mech in mechanisms.registered() for k in mech.device_keys)
+    what = "a mapping {" + ", ".join(("name", *keys)) + "}"
+    if isinstance(node, YScalar):
+        return r.string(node, path, f"a device name or {what}"), []
+    if not isinstance(node, YMap):
+        raise r.fail(node, path, f"expected a device name or {what}, got {describe(node)}")
+    for mech in mechanisms.registered():
+        if mech.check_device is not None:
+            mech.check_device(r, node, path)
+    m = r.mapping(node, path, ("name", *keys), ("name",), what)
+    name = r.string(m["name"], join(path, "name"), "a device name")
+    return name, [mech.parse_device(r, m, name, path) for mech in mechanisms.registered()
+                  if mech.parse_device is not None]
 
 
 def _param_value(r: Reader, node: YNode, path: str) -> str:
@@ -513,7 +530,7 @@ def _param_value(r: Reader, node: YNode, path: str) -> str:
 
 
 def _parse_shmem(r: Reader, node: YNode, path: str) -> ShmemSpec:
-    m = r.mapping(node, path, ("name", "size", "pa", "vms", "colors"), ("name", "size", "vms"),
+    m = r.mapping(node, path, ("name", "size", "pa", "vms", *_region_keys()), ("name", "size", "vms"),
                   "a shared-memory region (mapping)")
 
     def mapping(n: YNode, q: str) -> ShmemMapSpec:
@@ -528,12 +545,29 @@ def _parse_shmem(r: Reader, node: YNode, path: str) -> ShmemSpec:
     maps = r.each(m["vms"], join(path, "vms"), mapping, "a list of {vm, ipa} mappings")
     if not maps:
         raise r.fail(m["vms"], join(path, "vms"), "at least one VM is required")
-    return ShmemSpec(
+    return _region(r, m, ShmemSpec(
         index=0,
         name=r.name(m["name"], join(path, "name"), "a shared-memory name"),
         size=r.size(m["size"], join(path, "size")),
         pa=r.address(m["pa"], join(path, "pa")) if "pa" in m else None,
         maps=maps,
         path=path,
-        colors=coloring.parse_colors(r, m["colors"], join(path, "colors")) if "colors" in m else None,
-    )
+    ))
+
+
+def _region_keys() -> tuple[str, ...]:
+    """The keys mechanisms own in a memory region and a shared region (``colors``)."""
+    return tuple(k for m in mechanisms.registered() for k in m.region_keys)
+
+
+RegionT = TypeVar("RegionT", MemSpec, ShmemSpec)
+
+
+def _region(r: Reader, m: dict[str, YNode], region: RegionT) -> RegionT:
+    """``region`` with what each mechanism reads of its keys ``m``."""
+    for mech in mechanisms.registered():
+        if mech.parse_region is not None:
+            out = mech.parse_region(r, m, region)
+            assert isinstance(out, type(region)), mech.name
+            region = out
+    return region

@@ -141,7 +141,7 @@ def check_platform(p: Platform) -> None:
         for b in p.devices[i + 1:]:
             if a.range.overlaps(b.range):
                 c.error(b.path, f"device '{b.name}' ({b.range}) overlaps device '{a.name}' ({a.range})")
-    for m in mechanisms.MECHANISMS:
+    for m in mechanisms.registered():
         c.diags += m.check_platform(p) if m.check_platform is not None else []
     c.raise_if_any()
 
@@ -183,7 +183,7 @@ def check_system(s: SystemSpec, guest_sources: Path | None = None) -> None:
     for vm in s.vms:
         _check_boot(c, vm, guest_sources)
 
-    for m in mechanisms.MECHANISMS:
+    for m in mechanisms.registered():
         errors, warnings = m.check(s) if m.check is not None else ([], [])
         c.diags += errors
         s.warnings.extend(warnings)
@@ -365,7 +365,7 @@ def _check_ipa_map(c: Checker, s: SystemSpec, vm: VmSpec) -> None:
         for mp in sh.maps:
             if mp.vm == vm.name:
                 items.append(_IpaItem(f"shared memory '{sh.name}'", Range(mp.ipa, sh.size), join(mp.path, "ipa")))
-    items += [_IpaItem(what, r, path) for m in mechanisms.MECHANISMS if m.ipa_items is not None
+    items += [_IpaItem(what, r, path) for m in mechanisms.registered() if m.ipa_items is not None
               for what, r, path in m.ipa_items(s, vm)]
     for i, b in enumerate(items):
         if b.range.end > 1 << IPA_BITS and not b.what.startswith("memory"):

@@ -27,7 +27,7 @@ MECHANISMS = ("BW", "RECOLOR", "IDA", "PCI", "DSU", "DIRECT", "QOS")
 def needs(system: System) -> list[Need]:
     """Every mechanism and SMMU driver the configuration needs, with who needs
     it (the VM where there is one), in MECHANISMS order then the SMMU drivers'."""
-    found = [n for m in mechanisms.MECHANISMS if m.needs is not None for n in m.needs(system)]
+    found = [n for m in mechanisms.registered() if m.needs is not None for n in m.needs(system)]
     rank = {f: i for i, f in enumerate(MECHANISMS)}
     return sorted(found, key=lambda n: rank.get(n.feature, len(rank)))
 

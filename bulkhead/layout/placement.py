@@ -237,7 +237,7 @@ def resolve(s: SystemSpec) -> System:
                 if m.pa is not None and ("mem", vm.index, j) not in colored]
     explicit += [Range(sh.pa, sh.size) for sh in s.shmem if sh.pa is not None and ("shmem", sh.index, 0) not in colored]
     # contiguous memory stays out of the spans of colored regions with an explicit pa
-    reserved = [r for m in mechanisms.MECHANISMS if m.reserved_ram is not None for r in m.reserved_ram(p)]
+    reserved = [r for m in mechanisms.registered() if m.reserved_ram is not None for r in m.reserved_ram(p)]
     alloc = _Allocator(p.banks, [p.hypervisor, p.staging, *(r.pages() for r in p.reserved), *reserved,
                                  *explicit,
                                  *coloring.fixed_spans(reqs)])
@@ -346,7 +346,7 @@ def _resolve_vm(
     else:
         entry = vm.entry if vm.entry is not None else first.ipa
         params_ipa = first.ipa + first.size - PAGE
-        own = [kv for m in mechanisms.MECHANISMS if m.guest_params is not None for kv in m.guest_params(s.platform, vm)]
+        own = [kv for m in mechanisms.registered() if m.guest_params is not None for kv in m.guest_params(s.platform, vm)]
         params_text = "".join(f"{k}={v}\n" for k, v in (("vm", vm.name), *own, *vm.params))
         params_size = len(params_text.encode()) + 1
         if params_size > PARAMS_MAX:

@@ -4,19 +4,19 @@
  * for platform zcu102. Do not edit: change the config and rebuild.
  */
 #include "core/config/config.h"
-#include "isolation/qos400.h"
-#include "isolation/bw_budget.h"
 #include "core/boot/payload.h"
+#include "isolation/bw_budget.h"
+#include "isolation/qos400.h"
 #include "drivers/iommu.h"
 
 /* the limits the toolchain checked this config against are the hypervisor's */
 _Static_assert(CFG_MAX_CPUS == 8, "CFG_MAX_CPUS: bulkhead.config.model.MAX_CPUS is 8");
 _Static_assert(CFG_MAX_RAM == 4, "CFG_MAX_RAM: bulkhead.config.model.MAX_RAM_BANKS is 4");
-_Static_assert(QOS400_MAX == 8, "QOS400_MAX: bulkhead.config.qos.MAX_PROGRAMMED is 8");
-_Static_assert(BW_MAX_PERIOD_US == 1000000, "BW_MAX_PERIOD_US: bulkhead.config.bandwidth.MAX_PERIOD_US is 1000000");
-_Static_assert(BW_MAX_BUDGET == 2147483647, "BW_MAX_BUDGET: bulkhead.config.bandwidth.MAX_BUDGET_EVENTS is 2147483647");
 _Static_assert(PAYLOAD_VERSION == 1, "PAYLOAD_VERSION: bulkhead.generate.image.VERSION is 1");
 _Static_assert(PAYLOAD_NAME_LEN == 32, "PAYLOAD_NAME_LEN: bulkhead.generate.image.NAME_LEN is 32");
+_Static_assert(BW_MAX_PERIOD_US == 1000000, "BW_MAX_PERIOD_US: bulkhead.config.bandwidth.MAX_PERIOD_US is 1000000");
+_Static_assert(BW_MAX_BUDGET == 2147483647, "BW_MAX_BUDGET: bulkhead.config.bandwidth.MAX_BUDGET_EVENTS is 2147483647");
+_Static_assert(QOS400_MAX == 8, "QOS400_MAX: bulkhead.config.qos.MAX_PROGRAMMED is 8");
 _Static_assert(IOMMU_MAX_STREAMS == 64, "IOMMU_MAX_STREAMS: bulkhead.config.dma.MAX_STREAMS is 64");
 _Static_assert(IOMMU_MAX_UNITS == 4, "IOMMU_MAX_UNITS: bulkhead.config.dma.MAX_SMMUS is 4");
 
@@ -54,7 +54,6 @@ static const struct cfg_platform platform = {
 	.timer_hyp_irq = 26,
 	.timer_virt_irq = 27,
 	.pmu_irq = 23,
-	.pmu_spi = { 175, 176, 177, 178 },
 	.mmio_base = 0x80000000,
 	.mmio_size = 0x80000000,
 	.cpu_enable = { .ops = &psci_cpu_enable_ops },
@@ -64,6 +63,7 @@ static const struct cfg_platform platform = {
 	.llc_size = 0x100000,
 	.llc_ways = 16,
 	.llc_line = 64,
+	.pmu_spi = { 175, 176, 177, 178 },
 };
 
 /* VM 0: linux (linux) */

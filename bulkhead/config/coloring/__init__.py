@@ -16,8 +16,15 @@
 
 from __future__ import annotations
 
-from bulkhead.config.coloring.emit import emit_system, emit_tables, emit_vm, needs
-from bulkhead.config.coloring.parse import MAX_COLOR_BITS, parse_colors, parse_platform, parse_system, parse_vm
+from bulkhead.config.coloring.emit import emit_platform, emit_system, emit_tables, emit_vm, needs
+from bulkhead.config.coloring.parse import (
+    MAX_COLOR_BITS,
+    parse_colors,
+    parse_platform,
+    parse_region,
+    parse_system,
+    parse_vm,
+)
 from bulkhead.config.coloring.place import (
     Report,
     Request,
@@ -48,9 +55,12 @@ __all__ = ["MAX_COLOR_BITS", "MECHANISM", "Report", "Request", "Span", "SpanKey"
            "region_spec", "report", "requests", "selection", "share_text", "shmem_colors", "size_text"]
 
 MECHANISM = Mechanism(
-    name="coloring", docs="docs/coloring.md", features=("RECOLOR", "IDA"),
+    name="coloring", rank=10, docs="docs/coloring.md", features=("RECOLOR", "IDA"),
     platform_keys=("coloring",), system_keys=("hypervisor_colors", "recolor_pool"), vm_keys=("colors", "ida"),
-    parse_platform=parse_platform, parse_system=parse_system, parse_vm=parse_vm,
+    region_keys=("colors",), device_keys=(),
+    parse_platform=parse_platform, parse_system=parse_system, parse_vm=parse_vm, parse_region=parse_region,
+    check_device=None, parse_device=None,
     check_platform=None, check=check, ipa_items=None, reserved_ram=None, guest_params=None,
+    limits=(), emit_platform=emit_platform,
     emit_tables=emit_tables, emit_vm=emit_vm, emit_system=emit_system, needs=needs,
 )

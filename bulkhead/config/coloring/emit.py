@@ -9,6 +9,16 @@ from bulkhead.config.color import PAGE, Colors
 from bulkhead.config.coloring.place import bitmaps
 from bulkhead.config.coloring.select import hypervisor_selection
 from bulkhead.config.mechanism import Need, SystemView, VmView
+from bulkhead.config.model import Platform
+
+
+def emit_platform(out: CSource, p: Platform) -> list[Field]:
+    """struct cfg_platform's color bits and LLC geometry (platform ``coloring:``)."""
+    c = p.coloring
+    if c is None:
+        return []
+    return [("llc_color_mask", hexa(c.llc_mask)), ("bank_color_mask", hexa(c.bank_mask)),
+            ("llc_size", hexa(c.llc_size or 0)), ("llc_ways", str(c.llc_ways or 0)), ("llc_line", str(c.llc_line or 0))]
 
 
 def emit_tables(out: CSource, system: SystemView) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 from bulkhead.config.color import parse_list
-from bulkhead.config.mechanism import Keys
+from bulkhead.config.mechanism import Keys, Region
 from bulkhead.config.model import (
     PA_BITS,
     ColoringSpec,
@@ -84,6 +84,13 @@ def _color_list(r: Reader, node: YNode, path: str) -> tuple[int, ...]:
             raise r.fail(node, path, "an empty color list")
         return tuple(sorted(set(items)))
     raise r.fail(node, path, f"expected {what}, got {describe_node(node)}")
+
+
+def parse_region(r: Reader, m: Keys, region: Region) -> Region:
+    """A memory or shared region's ``colors:`` (:func:`parse_colors`)."""
+    if "colors" not in m:
+        return region
+    return dataclasses.replace(region, colors=parse_colors(r, m["colors"], join(region.path, "colors")))
 
 
 def parse_colors(r: Reader, node: YNode, path: str) -> ColorSpec:

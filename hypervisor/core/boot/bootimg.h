@@ -3,8 +3,9 @@
  * Subsystem core/boot (docs/ARCHITECTURE.md "Core"): the VMs' boot images:
  * the payload linked into the image (payload.c, payload.S), its staging
  * window (bootmem.c) and the checked images (bootimg.c); starting CPUs and
- * powering off by the platform's methods (power.c). Calls: arch,
- * core/config, drivers, lib.
+ * powering off by the platform's methods (power.c: through the operations
+ * tables config.c names, drivers/cpu_enable/, drivers/power_off/). Calls:
+ * arch, core/config, lib.
  */
 /*
  * Boot images from the payload linked into the hypervisor image
