@@ -77,7 +77,7 @@ def test_rpi4_firmware_methods_reach_the_generated_config(tmp_path: Path) -> Non
         (SPIN, "cpu_enable: {method: mailbox}",
          "cpu_enable.method: expected one of psci, spin-table, got 'mailbox'"),
         (PM, "power_off: {method: gpio}",
-         "power_off.method: expected one of bcm2835-pm, psci, got 'gpio'"),
+         "power_off.method: expected one of psci, bcm2835-pm, got 'gpio'"),
         (PM, "power_off: {method: bcm2835-pm, base: 0xFE100000, release: [0xd8]}",
          "power_off.release: unknown key 'release'; expected one of: method, base"),
         (PM, "power_off: {method: bcm2835-pm, base: 0xFB000000}",

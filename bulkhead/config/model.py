@@ -449,10 +449,7 @@ class MethodSpec:
 
     method: str = "psci"
     driver: str = "psci"
-    args: tuple[tuple[str, drivers.Value], ...] = ()
-
-    def arg(self, key: str) -> drivers.Value:
-        return dict(self.args)[key]
+    args: tuple[tuple[str, drivers.Value], ...] = ()  # (key, value) in the driver's params order
 
 
 @dataclass(frozen=True)

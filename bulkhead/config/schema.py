@@ -182,7 +182,8 @@ def _parse_method(r: Reader, top: dict[str, YNode], kind: str, board: drivers.Bo
     known = drivers.methods(kind)
     params = {p.key: p for d in known for p in d.params}
     m = r.mapping(top[kind], kind, ("method", *params), ("method",))
-    value = r.choice(m["method"], f"{kind}.method", drivers.values(kind))
+    default = MethodSpec().method
+    value = r.choice(m["method"], f"{kind}.method", sorted(drivers.values(kind), key=lambda v: (v != default, v)))
     driver = next(d for d in known if value in d.compatible)
     for key, param in params.items():
         if (key in m) != any(p.key == key for p in driver.params):
