@@ -24,16 +24,18 @@
 /* One entry per CPU index i at spintable_entries + i * SPINTABLE_ENTRY_SIZE:
  * the firmware jumps to a released CPU's entry with x0 = 0, so each sets
  * x0 = i before the common secondary entry (arch/aarch64/boot.S). */
+/* clang-format off */
 __asm__(".pushsection .text.spintable_entries, \"ax\"\n"
-        ".balign 4\n"
-        "spintable_entries:\n"
-        ".set spintable_index, 0\n"
-        ".rept " SPINTABLE_XSTR(ARCH_MAX_CPUS) "\n"
-                                               "mov x0, #spintable_index\n"
-                                               "b secondary_entry\n"
-                                               ".set spintable_index, spintable_index + 1\n"
-                                               ".endr\n"
-                                               ".popsection");
+	".balign 4\n"
+	"spintable_entries:\n"
+	".set spintable_index, 0\n"
+	".rept " SPINTABLE_XSTR(ARCH_MAX_CPUS) "\n"
+	"mov x0, #spintable_index\n"
+	"b secondary_entry\n"
+	".set spintable_index, spintable_index + 1\n"
+	".endr\n"
+	".popsection");
+/* clang-format on */
 extern char spintable_entries[];
 
 /* Writes CPU `index`'s entry to its release address (identity-mapped RAM),
