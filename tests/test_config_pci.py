@@ -125,7 +125,33 @@ def test_check_shows_functions(write_config: WriteConfig, capsys: pytest.Capture
     doc = json.loads(capsys.readouterr().out)
     assert doc["pci"]["b"] == {"window": {"base": 0x20000000, "size": 0x10000000},
                                "functions": [{"addr": "00:02.0", "vendor": "1b36", "device": "0010",
-                                              "qemu": "nvme", "intx_spi": 37, "stream_id": 0x10}]}
+                                              "qemu": "nvme", "intx_spi": 37, "stream_id": 0x10,
+                                              "msi_doorbell": None}]}
+
+
+def test_msi_where_the_platform_has_an_its(write_config: WriteConfig, capsys: pytest.CaptureFixture[str],
+                                           tmp_path: Path) -> None:
+    """On a platform with an ITS (gic.its) a function's MSI and MSI-X go to
+    its VM's GITS_TRANSLATER (the ITS IPA + 0x10040), unless ``msi: false``;
+    on one without, they stay hidden and ``msi: true`` is an error at the
+    key."""
+    from bulkhead.generate import gen_c
+    from bulkhead.layout import placement
+
+    gicv4 = "[{qemu: edu}, {qemu: nvme, msi: false}]"
+    path = write_config(HEAD.replace("qemu-virt", "qemu-virt-gicv4").replace("PCI_A", gicv4).replace("PCI_B", "[]"))
+    s = load_system(path, guest_sources=None)
+    assert [(f.addr, f.doorbell) for f in pci.plan(s.spec).functions] == [("00:01.0", 0x08090040), ("00:02.0", 0)]
+    text = gen_c.generate(s, placement.stage(s, tmp_path / "out", ROOT / "tests" / "fixtures" / "guests"), "c.yaml")
+    assert ".intx = 36, .msi_doorbell = 0x8090040 }" in text and ".intx = 37, .msi_doorbell = 0x0 }" in text, text
+    assert cli.main(["check", path]) == 0
+    assert "    00:01.0  1234:11e8  edu             INTx SPI 36; MSI/MSI-X to 0x8090040" in capsys.readouterr().out
+    # no ITS: hidden by default, refused when asked for
+    plain = load_system(config(write_config, "[{qemu: edu}]"), guest_sources=None)
+    assert [f.doorbell for f in pci.plan(plain.spec).functions] == [0]
+    text = error_of(config(write_config, "[{qemu: edu, msi: true}]"))
+    assert "c.yaml:7:28: vms[0].pci[0].msi: " in text and ("MSI needs an ITS and platform 'qemu-virt' has none (gic.its): drop "
+                                                        "'msi: true' to use INTx") in text, text
 
 
 LINUX = """\

@@ -168,6 +168,9 @@ class GicSpec:
     # PPIs no device drives (GICv3 ``spare_ppis``): a direct VM's guest PMU
     # overflow interrupt (docs/interrupts.md)
     spare_ppis: tuple[int, ...] = ()
+    # GICv3 ``its``: the ITS's GITS base; every VM that owns a PCI function
+    # sees a virtual ITS at this IPA (docs/interrupts.md); 0: none
+    its: int = 0
 
     @property
     def spi_range(self) -> range:
@@ -398,6 +401,7 @@ class PciEntrySpec:
     qemu: str | None  # a QEMU model the run adds
     path: str
     on_dma_fault: str | None = None  # DMA fault policy (docs/dma.md): abort-device (default) | stop-vm
+    msi: bool | None = None  # MSI/MSI-X shown (docs/pci.md); None: where the platform has an ITS
 
 
 @dataclass(frozen=True)

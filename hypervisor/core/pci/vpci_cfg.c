@@ -10,15 +10,15 @@
 #define PCI_CAP_MSIX   0x11
 
 /* MSI Message Control (the upper half of the capability's first dword) */
-#define MSI_CTL_ENABLE   BIT(0)
+#define MSI_CTL_ENABLE   0x001u
 #define MSI_CTL_MMC      (7u << 1) /* Multiple Message Capable: log2 of the vectors */
 #define MSI_CTL_MME      (7u << 4) /* Multiple Message Enable */
-#define MSI_CTL_64       BIT(7)
-#define MSI_CTL_MASKING  BIT(8) /* per-vector masking: mask and pending bits follow */
-#define MSI_CTL_EXT_CAP  BIT(9) /* Extended Message Data Capable */
-#define MSI_CTL_EXT_DATA BIT(10)
+#define MSI_CTL_64       0x080u
+#define MSI_CTL_MASKING  0x100u /* per-vector masking: mask and pending bits follow */
+#define MSI_CTL_EXT_CAP  0x200u /* Extended Message Data Capable */
+#define MSI_CTL_EXT_DATA 0x400u
 /* MSI-X Message Control: the rest (table size) is read only */
-#define MSIX_CTL_WRITABLE (BIT(14) | BIT(15)) /* function mask, enable */
+#define MSIX_CTL_WRITABLE 0xc000u /* function mask, enable */
 
 static bool vpci_cfg_cap_allowed(const struct vpci_cfg *c, u32 id)
 {
