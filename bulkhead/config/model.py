@@ -135,6 +135,9 @@ class QemuSpec:
 
 GIC_FRAME = 0x1000  # a GICv2 register page
 GICD_SPAN = 0x10000  # what a VM's distributor traps
+# a VM's GICv3 redistributor: RD and SGI frames, whatever the physical
+# stride (a GICv4's has VLPI frames too): VGICR_STRIDE in core/vgic/vgic_v3.c
+VGICR_STRIDE = 0x20000
 
 
 @dataclass(frozen=True)
@@ -191,7 +194,7 @@ class GicSpec:
         """What a VM with ``ncpus`` vCPUs sees of its virtual GIC (IPAs)."""
         if self.version == 3:
             return [("the virtual GIC distributor", Range(self.vgicd, GICD_SPAN)),
-                    ("the virtual GIC redistributors", Range(self.vgicr, max(ncpus, 1) * self.gicr_stride))]
+                    ("the virtual GIC redistributors", Range(self.vgicr, max(ncpus, 1) * VGICR_STRIDE))]
         return [("the virtual GIC distributor", Range(self.vgicd, GICD_SPAN)),
                 ("the virtual GIC CPU interface", Range(self.vgicc, 2 * GIC_FRAME))]
 

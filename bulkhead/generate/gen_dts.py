@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from bulkhead.config import interrupts, shared_io
-from bulkhead.config.model import GIC_FRAME, PAGE, Platform, PlatformPci, Range
+from bulkhead.config.model import GIC_FRAME, PAGE, VGICR_STRIDE, Platform, PlatformPci, Range
 from bulkhead.config.pci import Function
 from bulkhead.layout.placement import System, Vm
 
@@ -80,7 +80,7 @@ def _gic(d: _Dts, system: System, vm: Vm) -> None:
     d.prop("ranges")
     d.prop("interrupt-controller")
     d.prop("#redistributor-regions", "<1>")
-    gicr_size = len(vm.cpus) * g.gicr_stride
+    gicr_size = len(vm.cpus) * VGICR_STRIDE
     d.prop("reg", f"{_reg(g.vgicd, GICD_SIZE)}, {_reg(g.vgicr, gicr_size)}")
     d.close()
 
