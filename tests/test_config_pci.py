@@ -186,6 +186,41 @@ def test_linux_device_tree_has_the_ecam_host_bridge(write_config: WriteConfig) -
             "<0x1000 0x0 0x0 0x1 &gic 0x0 0x0 0x0 5 4>;") in dts
 
 
+def test_linux_device_tree_has_the_its_and_msi_map(write_config: WriteConfig, tmp_path: Path) -> None:
+    """On a platform with an ITS a Linux VM with MSI gets its virtual ITS
+    under its GIC and an msi-map over its bus range (DeviceID = requester
+    ID); the DT compiles with dtc. Its redistributors are two frames each
+    (the GICv4's physical ones are four). Without an ITS or MSI: neither."""
+    from bulkhead.generate import gen_dts
+    from bulkhead.generate.build import DTC_FLAGS
+
+    cfg = LINUX.replace("qemu-virt", "qemu-virt-gicv4").replace("cpus: [0]", "cpus: [0, 1]")
+    s = load_system(write_config(cfg.replace("PCI", "[{qemu: nvme}, {qemu: edu, msi: false}]")), guest_sources=None)
+    vm = s.vm("lx")
+    assert vm is not None
+    dts = gen_dts.generate(s, vm)
+    assert "reg = <0x0 0x8000000 0x0 0x10000>, <0x0 0x80a0000 0x0 0x40000>;" in dts, dts
+    its = dts[dts.index("its: its@8080000 {"):]
+    its = its[:its.index("};")]
+    assert 'compatible = "arm,gic-v3-its";' in its and "msi-controller;" in its and "#msi-cells = <1>;" in its
+    assert "reg = <0x0 0x8080000 0x0 0x20000>;" in its
+    assert dts.index("its: its@8080000") < dts.index("pcie@3f000000")
+    assert "msi-map = <0x0 &its 0x0 0x1000>;" in dts
+    dtc = shutil.which("dtc")
+    if dtc is not None:
+        (tmp_path / "vm.dts").write_text(dts)
+        built = subprocess.run([dtc, *DTC_FLAGS, "-I", "dts", "-O", "dtb", "-o", str(tmp_path / "vm.dtb"),
+                                str(tmp_path / "vm.dts")], capture_output=True, text=True)
+        assert built.returncode == 0 and built.stderr == "", built.stderr
+    # every function msi: false, or no ITS: no ITS node, no msi-map
+    for text in (cfg.replace("PCI", "[{qemu: nvme, msi: false}]"), LINUX.replace("PCI", "[{qemu: nvme}]")):
+        s = load_system(write_config(text), guest_sources=None)
+        vm = s.vm("lx")
+        assert vm is not None
+        dts = gen_dts.generate(s, vm)
+        assert "its@" not in dts and "msi-map" not in dts and "pcie@3f000000" in dts
+
+
 ROOT = Path(__file__).resolve().parent.parent
 SWIZZLE_CASES = ROOT / "tests" / "host" / "pci_swizzle.txt"
 BRIDGES = """\
