@@ -35,3 +35,38 @@ def test_dual_example_boots_on_a_gicv4(tmp_path: Path) -> None:
     assert "[linux] bulkhead-linux: userspace reached" in res.output, res.output[-3000:]
     assert "smp: Brought up 1 node, 2 CPUs" in res.output, res.output[-3000:]
     assert "[rt] ticker: PASS (10 ticks)" in res.output, res.output[-3000:]
+
+
+def test_a_function_reaches_the_its_doorbell_and_nothing_else_of_the_its(tmp_path: Path) -> None:
+    """A VM's function shows MSI where the platform has an ITS, and the
+    SMMU's view of the VM maps the ITS doorbell page (GITS_TRANSLATER, IPA =
+    PA 0x08090000) for its MSI writes (docs/dma.md "MSI"): an edu's write
+    there translates; one at the ITS's control frame (0x08080000) is a DMA
+    fault, as before the doorbell was mapped was the first."""
+    out = ROOT / "build" / "qemu-tests" / "gicv4-doorbell"
+    out.mkdir(parents=True, exist_ok=True)
+    config = out / "doorbell.yaml"
+    config.write_text("""\
+platform: qemu-virt-gicv4
+vms:
+  - name: dev
+    cpus: [0]
+    memory:
+      - {ipa: 0x40000000, size: 2M}
+    guest: edudma
+    pci: [{qemu: edu}]
+    params: {mode: high, addr0: 0x08090000, addr1: 0x08080000}
+""")
+    res = run(config, RunOptions(timeout=120, icount=None, out=out / "build"))
+    text = res.output
+    assert not res.timed_out and "PANIC" not in text, text[-3000:]
+    hyp = [ln.removeprefix("[bulkhead] ") for ln in res.hyp_lines()]
+    assert "vm dev: pci 00:01.0 edu: reset by holding it off (no FLR); MSI/MSI-X shown" in hyp, text[-3000:]
+    assert any(ln.startswith("vm dev: the SMMU's view of its memory: RAM and shared memory, no device but the "
+                             "ITS doorbell") for ln in hyp), text[-3000:]
+    assert "edudma: high write dst=8090000 done=1" in res.lines("dev"), text[-3000:]
+    assert "edudma: high addresses=2" in res.lines("dev"), text[-3000:]
+    faults = [ln for ln in hyp if "DMA fault at" in ln]
+    assert faults and all(ln.startswith("vm dev: device edu@00:01.0: DMA fault at IPA 0x8080000 (write)")
+                          for ln in faults), text[-3000:]
+    assert res.clean, text[-3000:]
