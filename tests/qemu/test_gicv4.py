@@ -38,9 +38,12 @@ def test_dual_example_boots_on_a_gicv4(tmp_path: Path) -> None:
 
 
 def test_a_function_reaches_the_its_doorbell_and_nothing_else_of_the_its(tmp_path: Path) -> None:
-    """A VM's function shows MSI where the platform has an ITS, and the
-    SMMU's view of the VM maps the ITS doorbell page (GITS_TRANSLATER, IPA =
-    PA 0x08090000) for its MSI writes (docs/dma.md "MSI"): an edu's write
+    """A VM's function shows MSI where the platform has an ITS: the guest
+    finds the edu's MSI capability, a foreign message address is refused
+    and logged, the doorbell, the data and the enable reach the function,
+    Multiple Message Enable stays within the 1 vector it is capable of. The
+    SMMU's view of the VM maps the ITS doorbell page (GITS_TRANSLATER, IPA
+    = PA 0x08090000) for its MSI writes (docs/dma.md "MSI"): an edu's write
     there translates; one at the ITS's control frame (0x08080000) is a DMA
     fault, as before the doorbell was mapped was the first."""
     out = ROOT / "build" / "qemu-tests" / "gicv4-doorbell"
@@ -55,7 +58,7 @@ vms:
       - {ipa: 0x40000000, size: 2M}
     guest: edudma
     pci: [{qemu: edu}]
-    params: {mode: high, addr0: 0x08090000, addr1: 0x08080000}
+    params: {mode: high, addr0: 0x08090000, addr1: 0x08080000, msi: 0x08090040}
 """)
     res = run(config, RunOptions(timeout=120, icount=None, out=out / "build"))
     text = res.output
@@ -64,8 +67,16 @@ vms:
     assert "vm dev: pci 00:01.0 edu: reset by holding it off (no FLR); MSI/MSI-X shown" in hyp, text[-3000:]
     assert any(ln.startswith("vm dev: the SMMU's view of its memory: RAM and shared memory, no device but the "
                              "ITS doorbell") for ln in hyp), text[-3000:]
-    assert "edudma: high write dst=8090000 done=1" in res.lines("dev"), text[-3000:]
-    assert "edudma: high addresses=2" in res.lines("dev"), text[-3000:]
+    dev = res.lines("dev")
+    # QEMU's edu: a conventional PCI function whose one capability is a 64-bit MSI of 1 vector
+    assert "edudma: status 10" in dev and "edudma: cap 5 at 40" in dev, text[-3000:]
+    assert "edudma: msi address 0 after a foreign one" in dev, text[-3000:]
+    assert ("vm dev: pci 00:01.0 edu: MSI address write 40000000 at 44 refused: only 0 or the doorbell "
+            "8090040 (1 refused)") in hyp, text[-3000:]
+    assert "edudma: msi address 8090040 after the doorbell" in dev, text[-3000:]
+    assert "edudma: msi data 21 control 81" in dev, text[-3000:]
+    assert "edudma: high write dst=8090000 done=1" in dev, text[-3000:]
+    assert "edudma: high addresses=2" in dev and "edudma: PASS (high)" in dev, text[-3000:]
     faults = [ln for ln in hyp if "DMA fault at" in ln]
     assert faults and all(ln.startswith("vm dev: device edu@00:01.0: DMA fault at IPA 0x8080000 (write)")
                           for ln in faults), text[-3000:]
