@@ -125,7 +125,33 @@ def test_check_shows_functions(write_config: WriteConfig, capsys: pytest.Capture
     doc = json.loads(capsys.readouterr().out)
     assert doc["pci"]["b"] == {"window": {"base": 0x20000000, "size": 0x10000000},
                                "functions": [{"addr": "00:02.0", "vendor": "1b36", "device": "0010",
-                                              "qemu": "nvme", "intx_spi": 37, "stream_id": 0x10}]}
+                                              "qemu": "nvme", "intx_spi": 37, "stream_id": 0x10,
+                                              "msi_doorbell": None}]}
+
+
+def test_msi_where_the_platform_has_an_its(write_config: WriteConfig, capsys: pytest.CaptureFixture[str],
+                                           tmp_path: Path) -> None:
+    """On a platform with an ITS (gic.its) a function's MSI and MSI-X go to
+    its VM's GITS_TRANSLATER (the ITS IPA + 0x10040), unless ``msi: false``;
+    on one without, they stay hidden and ``msi: true`` is an error at the
+    key."""
+    from bulkhead.generate import gen_c
+    from bulkhead.layout import placement
+
+    gicv4 = "[{qemu: edu}, {qemu: nvme, msi: false}]"
+    path = write_config(HEAD.replace("qemu-virt", "qemu-virt-gicv4").replace("PCI_A", gicv4).replace("PCI_B", "[]"))
+    s = load_system(path, guest_sources=None)
+    assert [(f.addr, f.doorbell) for f in pci.plan(s.spec).functions] == [("00:01.0", 0x08090040), ("00:02.0", 0)]
+    text = gen_c.generate(s, placement.stage(s, tmp_path / "out", ROOT / "tests" / "fixtures" / "guests"), "c.yaml")
+    assert ".intx = 36, .msi_doorbell = 0x8090040 }" in text and ".intx = 37, .msi_doorbell = 0x0 }" in text, text
+    assert cli.main(["check", path]) == 0
+    assert "    00:01.0  1234:11e8  edu             INTx SPI 36; MSI/MSI-X to 0x8090040" in capsys.readouterr().out
+    # no ITS: hidden by default, refused when asked for
+    plain = load_system(config(write_config, "[{qemu: edu}]"), guest_sources=None)
+    assert [f.doorbell for f in pci.plan(plain.spec).functions] == [0]
+    text = error_of(config(write_config, "[{qemu: edu, msi: true}]"))
+    assert "c.yaml:7:28: vms[0].pci[0].msi: " in text and ("MSI needs an ITS and platform 'qemu-virt' has none (gic.its): drop "
+                                                        "'msi: true' to use INTx") in text, text
 
 
 LINUX = """\
@@ -158,6 +184,41 @@ def test_linux_device_tree_has_the_ecam_host_bridge(write_config: WriteConfig) -
     assert "interrupt-map-mask = <0xffff00 0x0 0x0 0x7>;" in dts
     assert ("interrupt-map = <0x800 0x0 0x0 0x1 &gic 0x0 0x0 0x0 4 4>, "
             "<0x1000 0x0 0x0 0x1 &gic 0x0 0x0 0x0 5 4>;") in dts
+
+
+def test_linux_device_tree_has_the_its_and_msi_map(write_config: WriteConfig, tmp_path: Path) -> None:
+    """On a platform with an ITS a Linux VM with MSI gets its virtual ITS
+    under its GIC and an msi-map over its bus range (DeviceID = requester
+    ID); the DT compiles with dtc. Its redistributors are two frames each
+    (the GICv4's physical ones are four). Without an ITS or MSI: neither."""
+    from bulkhead.generate import gen_dts
+    from bulkhead.generate.build import DTC_FLAGS
+
+    cfg = LINUX.replace("qemu-virt", "qemu-virt-gicv4").replace("cpus: [0]", "cpus: [0, 1]")
+    s = load_system(write_config(cfg.replace("PCI", "[{qemu: nvme}, {qemu: edu, msi: false}]")), guest_sources=None)
+    vm = s.vm("lx")
+    assert vm is not None
+    dts = gen_dts.generate(s, vm)
+    assert "reg = <0x0 0x8000000 0x0 0x10000>, <0x0 0x80a0000 0x0 0x40000>;" in dts, dts
+    its = dts[dts.index("its: its@8080000 {"):]
+    its = its[:its.index("};")]
+    assert 'compatible = "arm,gic-v3-its";' in its and "msi-controller;" in its and "#msi-cells = <1>;" in its
+    assert "reg = <0x0 0x8080000 0x0 0x20000>;" in its
+    assert dts.index("its: its@8080000") < dts.index("pcie@3f000000")
+    assert "msi-map = <0x0 &its 0x0 0x1000>;" in dts
+    dtc = shutil.which("dtc")
+    if dtc is not None:
+        (tmp_path / "vm.dts").write_text(dts)
+        built = subprocess.run([dtc, *DTC_FLAGS, "-I", "dts", "-O", "dtb", "-o", str(tmp_path / "vm.dtb"),
+                                str(tmp_path / "vm.dts")], capture_output=True, text=True)
+        assert built.returncode == 0 and built.stderr == "", built.stderr
+    # every function msi: false, or no ITS: no ITS node, no msi-map
+    for text in (cfg.replace("PCI", "[{qemu: nvme, msi: false}]"), LINUX.replace("PCI", "[{qemu: nvme}]")):
+        s = load_system(write_config(text), guest_sources=None)
+        vm = s.vm("lx")
+        assert vm is not None
+        dts = gen_dts.generate(s, vm)
+        assert "its@" not in dts and "msi-map" not in dts and "pcie@3f000000" in dts
 
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -122,6 +122,10 @@ def seeds(name: str, corpus: Path) -> None:
         out.append(bytes([0x06, 0x40, 0, 0]) + caps + acc(0x10, 2, True, 0xFFFFFFFF) + acc(0x10, 2, False, 0)
                    + acc(0x10, 2, True, 0x10000000) + acc(0x10, 2, True, 0x48000000) + acc(0x04, 1, True, 0xFFFF)
                    + acc(0x34, 0, False, 0) + acc(0x51, 0, False, 0))
+        # with a virtual ITS: MSI address (the doorbell, then another), control, data; MSI-X control, table
+        out.append(bytes([0x06, 0x40, 1, 0]) + caps + acc(0x44, 2, True, 0x08090040) + acc(0x44, 2, True, 0x40000000)
+                   + acc(0x42, 1, True, 0xFFFF) + acc(0x48, 2, True, 0x21) + acc(0x62, 1, True, 0xFFFF)
+                   + acc(0x64, 2, True, 0x1000) + acc(0x41, 0, False, 0))
     elif name == "fuzz_smmu_event":
         # F_TRANSLATION write of stream 0x874, C_BAD_STREAMID, F_PERMISSION read
         out.append(struct.pack("<4Q", 0x10 | 0x874 << 32, 1 << 39, 0x48000000, 0)

@@ -135,6 +135,9 @@ class QemuSpec:
 
 GIC_FRAME = 0x1000  # a GICv2 register page
 GICD_SPAN = 0x10000  # what a VM's distributor traps
+# a VM's GICv3 redistributor: RD and SGI frames, whatever the physical
+# stride (a GICv4's has VLPI frames too): VGICR_STRIDE in core/vgic/vgic_v3.c
+VGICR_STRIDE = 0x20000
 
 
 @dataclass(frozen=True)
@@ -168,6 +171,9 @@ class GicSpec:
     # PPIs no device drives (GICv3 ``spare_ppis``): a direct VM's guest PMU
     # overflow interrupt (docs/interrupts.md)
     spare_ppis: tuple[int, ...] = ()
+    # GICv3 ``its``: the ITS's GITS base; every VM that owns a PCI function
+    # sees a virtual ITS at this IPA (docs/interrupts.md); 0: none
+    its: int = 0
 
     @property
     def spi_range(self) -> range:
@@ -188,7 +194,7 @@ class GicSpec:
         """What a VM with ``ncpus`` vCPUs sees of its virtual GIC (IPAs)."""
         if self.version == 3:
             return [("the virtual GIC distributor", Range(self.vgicd, GICD_SPAN)),
-                    ("the virtual GIC redistributors", Range(self.vgicr, max(ncpus, 1) * self.gicr_stride))]
+                    ("the virtual GIC redistributors", Range(self.vgicr, max(ncpus, 1) * VGICR_STRIDE))]
         return [("the virtual GIC distributor", Range(self.vgicd, GICD_SPAN)),
                 ("the virtual GIC CPU interface", Range(self.vgicc, 2 * GIC_FRAME))]
 
@@ -398,6 +404,7 @@ class PciEntrySpec:
     qemu: str | None  # a QEMU model the run adds
     path: str
     on_dma_fault: str | None = None  # DMA fault policy (docs/dma.md): abort-device (default) | stop-vm
+    msi: bool | None = None  # MSI/MSI-X shown (docs/pci.md); None: where the platform has an ITS
 
 
 @dataclass(frozen=True)

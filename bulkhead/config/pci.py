@@ -48,6 +48,9 @@ ID_RE = re.compile(r"([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\Z")
 MAX_FUNCS_PER_VM = 8  # VPCI_MAX_FUNCS in hypervisor/core/pci/vpci.c
 MAX_FUNCS = 32  # PCIENUM_MAX_FUNCS in hypervisor/lib/pcienum.h
 MAX_WINDOW = 256 * MiB
+# GITS_TRANSLATER, the register a device's MSI write goes to: in the ITS's
+# second 64 KiB frame (GICv3 architecture, IHI 0069, "ITS register map")
+ITS_TRANSLATER = 0x10040
 
 
 @dataclass(frozen=True)
@@ -174,6 +177,7 @@ class Function:
     path: str
     sid: int = -1  # the requester ID its DMA carries (-1: its own, bdf)
     alias_of: Bridge | None = None  # the bridge whose alias sid is
+    doorbell: int = 0  # IPA of its VM's GITS_TRANSLATER: MSI and MSI-X shown (0: hidden, INTx only)
 
     @property
     def stream_id(self) -> int:
@@ -273,10 +277,11 @@ def _parse_entries(r: Reader, node: YNode, path: str) -> tuple[PciEntrySpec, ...
             raise r.fail(n, q, f'expected a PCI address "BB:DD.F", an ID "VVVV:DDDD" or {{qemu: MODEL}}, '
                                f"got {describe(n)}")
         on_dma_fault = dma.parse_fault_policy(r, n, q)
-        m = r.mapping(n, q, ("qemu", "addr", dma.FAULT_KEY), ("qemu",))
+        m = r.mapping(n, q, ("qemu", "addr", "msi", dma.FAULT_KEY), ("qemu",))
         model = r.choice(m["qemu"], join(q, "qemu"), tuple(MODELS))
         bdf = _bdf(r, m["addr"], join(q, "addr")) if "addr" in m else None
-        return PciEntrySpec(bdf, None, None, model, q, on_dma_fault)
+        msi = r.boolean(m["msi"], join(q, "msi")) if "msi" in m else None
+        return PciEntrySpec(bdf, None, None, model, q, on_dma_fault, msi)
 
     return r.each(node, path, entry, "a list of PCI functions")
 
@@ -478,9 +483,20 @@ def _assign(s: SystemSpec, pci: PlatformPci, topo: Topology, entries: Entries, k
         taken[k.bdf] = f"VM '{vm.name}' ({e.path})"
         sid, alias_of = topo.requester_id(k.bdf)
         functions.append(Function(vm.name, vm.index, k.bdf, k.vendor, k.device, k.pin,
-                                  _spi(pci, topo, k.bdf, k.pin), k.qemu, e.path, sid, alias_of))
+                                  _spi(pci, topo, k.bdf, k.pin), k.qemu, e.path, sid, alias_of,
+                                  _doorbell(s, e, errors)))
 
     return functions
+
+
+def _doorbell(s: SystemSpec, e: PciEntrySpec, errors: list[Diagnostic]) -> int:
+    """Where the function's MSI writes go (its VM's GITS_TRANSLATER), 0: MSI
+    and MSI-X hidden (``msi: false``, or no ITS on the platform)."""
+    its = s.platform.gic.its
+    if e.msi and not its:
+        errors.append(s.locs.diag(join(e.path, "msi"), f"MSI needs an ITS and platform '{s.platform.name}' has "
+                                                        "none (gic.its): drop 'msi: true' to use INTx"))
+    return its + ITS_TRANSLATER if its and e.msi is not False else 0
 
 
 def _check_shared_lines(s: SystemSpec, functions: list[Function], errors: list[Diagnostic]) -> None:
@@ -649,7 +665,8 @@ def report(system: Resolved) -> str:
             intx = f"INTx SPI {f.spi}" if f.spi else "no INTx"
             alias = f"; DMA as {f.stream_id:#06x} (alias of {f.alias_of.qemu} {f.alias_of.addr})" \
                 if f.alias_of is not None else ""
-            lines.append(f"    {f.addr}  {f.vendor:04x}:{f.device:04x}  {f.qemu or '-':<15} {intx}{alias}")
+            msi = f"; MSI/MSI-X to {f.doorbell:#x}" if f.doorbell else ""
+            lines.append(f"    {f.addr}  {f.vendor:04x}:{f.device:04x}  {f.qemu or '-':<15} {intx}{msi}{alias}")
     for br in pl.bridges:
         lines.append(f"  bridge {br.addr} {br.qemu}: bus {br.sec:02x}")
     return "\n".join(lines)
@@ -668,7 +685,8 @@ def document(system: Resolved) -> dict[str, Any]:
         out[vm.name] = {
             "window": {"base": w.base, "size": w.size},
             "functions": [{"addr": f.addr, "vendor": f"{f.vendor:04x}", "device": f"{f.device:04x}",
-                           "qemu": f.qemu, "intx_spi": f.spi or None, "stream_id": f.stream_id} for f in funcs],
+                           "qemu": f.qemu, "intx_spi": f.spi or None, "stream_id": f.stream_id,
+                           "msi_doorbell": f.doorbell or None} for f in funcs],
         }
     return out
 
@@ -758,7 +776,7 @@ def emit_vm(out: CSource, system: SystemView, vm: VmView) -> list[Field]:
         return []
     out.array(f"static const struct cfg_pci_func vm{vm.index}_pci", struct_rows(
         [("name", cstr(f.label)), ("bdf", hexa(f.bdf)), ("vendor", hexa(f.vendor)),
-         ("device", hexa(f.device)), ("intx", str(f.spi))] for f in vm.pci))
+         ("device", hexa(f.device)), ("intx", str(f.spi)), ("msi_doorbell", hexa(f.doorbell))] for f in vm.pci))
     return [("npci", str(len(vm.pci))), ("pci", f"vm{vm.index}_pci"),
             ("pci_win_base", hexa(vm.pci_window.base)), ("pci_win_size", hexa(vm.pci_window.size))]
 

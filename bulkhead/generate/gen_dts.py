@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from bulkhead.config import interrupts, shared_io
-from bulkhead.config.model import GIC_FRAME, PAGE, Platform, PlatformPci, Range
+from bulkhead.config.model import GIC_FRAME, PAGE, VGICR_STRIDE, Platform, PlatformPci, Range
 from bulkhead.config.pci import Function
 from bulkhead.layout.placement import System, Vm
 
@@ -12,6 +12,7 @@ APB_PCLK_HZ = 24_000_000
 IRQ_EDGE_RISING = 1
 IRQ_LEVEL_HIGH = 4
 GICD_SIZE = 0x10000
+ITS_SIZE = 0x20000  # the ITS's control and translation frames (GITS_TRANSLATER in the second)
 
 
 def _cells64(value: int) -> str:
@@ -80,15 +81,32 @@ def _gic(d: _Dts, system: System, vm: Vm) -> None:
     d.prop("ranges")
     d.prop("interrupt-controller")
     d.prop("#redistributor-regions", "<1>")
-    gicr_size = len(vm.cpus) * g.gicr_stride
+    gicr_size = len(vm.cpus) * VGICR_STRIDE
     d.prop("reg", f"{_reg(g.vgicd, GICD_SIZE)}, {_reg(g.vgicr, gicr_size)}")
+    if _msi(vm):
+        # its virtual ITS (docs/interrupts.md): where the platform's is
+        d.blank()
+        d.open(f"its@{g.its:x}", "its")
+        d.prop("compatible", _str("arm,gic-v3-its"))
+        d.prop("msi-controller")
+        d.prop("#msi-cells", "<1>")
+        d.prop("reg", _reg(g.its, ITS_SIZE))
+        d.close()
     d.close()
 
 
-def _pci_host(d: _Dts, h: PlatformPci, funcs: tuple[Function, ...], window: Range, gic_version: int) -> None:
+def _msi(vm: Vm) -> bool:
+    """Whether some PCI function of the VM shows MSI/MSI-X (docs/pci.md)."""
+    return any(f.doorbell for f in vm.pci)
+
+
+def _pci_host(d: _Dts, h: PlatformPci, funcs: tuple[Function, ...], window: Range, gic_version: int,
+              msi: bool) -> None:
     """The VM's filtered ECAM as a generic ECAM host bridge (Linux
     pci-host-generic): its bus range, one 32-bit memory window (the VM's BAR
-    window, IPA = PA) and an interrupt-map for its functions' INTx only."""
+    window, IPA = PA), an interrupt-map for its functions' INTx only and,
+    with ``msi``, an msi-map to its virtual ITS (ITS DeviceID = requester
+    ID over the bus range)."""
     ecam = h.vm_ecam_range
     d.open(f"pcie@{ecam.base:x}")
     d.prop("compatible", _str("pci-host-ecam-generic"))
@@ -107,6 +125,9 @@ def _pci_host(d: _Dts, h: PlatformPci, funcs: tuple[Function, ...], window: Rang
         d.prop("interrupt-map-mask", "<0xffff00 0x0 0x0 0x7>")
         d.prop("interrupt-map", ", ".join(
             f"<0x{f.bdf << 8:x} 0x0 0x0 0x{f.pin:x} &gic {parent}0x0 {f.spi - 32} {IRQ_LEVEL_HIGH}>" for f in with_pin))
+    if msi:
+        rid = h.bus_first << 8
+        d.prop("msi-map", f"<0x{rid:x} &its 0x{rid:x} 0x{(h.bus_last - h.bus_first + 1) << 8:x}>")
     d.close()
 
 
@@ -144,7 +165,7 @@ def generate(system: System, vm: Vm) -> str:
     _devices(d, vm)
     if vm.pci and vm.pci_window is not None and p.pci is not None:
         d.blank()
-        _pci_host(d, p.pci, vm.pci, vm.pci_window, p.gic.version)
+        _pci_host(d, p.pci, vm.pci, vm.pci_window, p.gic.version, _msi(vm))
 
     _shmem(d, system, vm)
 

@@ -414,6 +414,8 @@ def _table_pages(s: SystemSpec, vm: VmSpec) -> int:
         if window is not None:
             devices.append(window)
         n += dma_view_pages(_ram_ranges(s, vm), devices)
+        # + the level-2 and level-3 tables of the ITS doorbell page (MSI, core/mem/mem.c)
+        n += 2 if any(f.doorbell for f in pci.plan(s).of(vm.name)) else 0
     return n
 
 

@@ -10,6 +10,11 @@
  *            pa (no SMMU: buffers are given by physical address, from
  *            BH_HC_IPA_INFO)
  *   intx     the function's INTx SPI (0: the completion is polled)
+ *   msi      the VM's ITS doorbell (0: skip): before the mode runs, lists
+ *            the first edu's capabilities and, at its MSI capability,
+ *            writes a foreign message address, then the doorbell, the
+ *            data and the control register (enable, 8 vectors), reading
+ *            each back, then turns MSI off (docs/pci.md "MSI and MSI-X")
  * attack: a legitimate transfer (4 KiB of a pattern into the edu buffer and
  *   back into another buffer of its own RAM, verified, once polled and once
  *   with the INTx interrupt if `intx`), then transfers aimed at
@@ -393,6 +398,33 @@ static int recolor_mode(void)
 	return 0;
 }
 
+/* The msi parameter: what the filtered ECAM lets through to the MSI registers. */
+static void msi_probe(u32 bdf, u64 doorbell)
+{
+	u32 at = mmio_read32(cfg(bdf, 0x34)) & 0xfc;
+
+	printf("edudma: status %x\n", mmio_read32(cfg(bdf, 0x04)) >> 16);
+	for (u32 n = 0; at >= 0x40 && n < 48; n++) {
+		u32 hdr = mmio_read32(cfg(bdf, at)), data = (hdr >> 16) & 0x80 ? 0xc : 0x8;
+
+		printf("edudma: cap %x at %x\n", hdr & 0xff, at);
+		if ((hdr & 0xff) == 0x05) {
+			mmio_write32(cfg(bdf, at + 4), 0x40000000);
+			printf("edudma: msi address %x after a foreign one\n",
+			       mmio_read32(cfg(bdf, at + 4)));
+			mmio_write32(cfg(bdf, at + 4), (u32)doorbell);
+			printf("edudma: msi address %x after the doorbell\n",
+			       mmio_read32(cfg(bdf, at + 4)));
+			mmio_write32(cfg(bdf, at + data), 0x21);
+			mmio_write32(cfg(bdf, at), 0x00710000); /* enable, 8 vectors */
+			printf("edudma: msi data %x control %x\n", mmio_read32(cfg(bdf, at + data)),
+			       mmio_read32(cfg(bdf, at)) >> 16);
+			mmio_write32(cfg(bdf, at), 0);
+		}
+		at = (hdr >> 8) & 0xfc;
+	}
+}
+
 int main(const char *params)
 {
 	const char *mode = param_str_default("mode", "attack");
@@ -417,6 +449,8 @@ int main(const char *params)
 			return fail("edu identification register");
 	}
 	bar = bars[0];
+	if (param_u64("msi", 0))
+		msi_probe(bdf, param_u64("msi", 0));
 	if (!strcmp(mode, "bar"))
 		return bar_mode(bdf) ? 1 : (printf("edudma: PASS (bar)\n"), 0);
 	if (!strcmp(mode, "flood"))

@@ -331,6 +331,19 @@ static void test_view(void)
 	          pt_lookup(&dst, 0x40401000, &pa2, NULL, NULL) && pa2 == 0xc000,
 	      "copied table: remapped in the view too");
 	CHECK(!pt_remap_page(&dst, 0x40400000, 0xd000), "no device page in the view");
+	/* a page of the view's own (an ITS doorbell): where no table of src is
+	 * on the walk; mapping it leaves src alone */
+	CHECK(pt_view_private(&dst, &src, 0x0a090000), "GiB 0: left out of the view");
+	CHECK(pt_view_private(&dst, &src, 0x40402000), "copied tables down to the page");
+	CHECK(!pt_view_private(&dst, &src, 0x40401000), "a mapped page");
+	CHECK(!pt_view_private(&dst, &src, 0x40000000), "a shared level-3 table");
+	CHECK(!pt_view_private(&dst, &src, (3ull << 30) + 0x200000), "a shared level-2 table");
+	CHECK(!pt_view_private(&dst, &src, (2ull << 30) + 0x1000), "a block");
+	CHECK(pt_map_pages(&dst, 0x0a090000, 0x0a090000, 0x1000, dev) == PT_OK &&
+	          pt_lookup(&dst, 0x0a090000, &pa2, NULL, NULL) && pa2 == 0x0a090000,
+	      "doorbell mapped in the view");
+	CHECK(!pt_lookup(&src, 0x0a090000, &pa, NULL, NULL), "not in the tree");
+	CHECK(!pt_view_private(&dst, &src, 0x0a090000), "mapped now");
 	pool_free(&b);
 	/* too few pages: reported */
 	dst = (struct pt){ .alloc = pool_alloc, .ctx = &b };

@@ -274,6 +274,24 @@ int pt_view(struct pt *dst, const struct pt *src, pt_keep_fn keep)
 	return pt_new_root(dst) ? pt_view_table(dst, src->root, dst->root, 1, keep) : PT_ENOMEM;
 }
 
+bool pt_view_private(const struct pt *view, const struct pt *src, u64 va)
+{
+	const u64 *v = view->root, *s = src->root;
+
+	for (int level = 1; level < 3; level++) {
+		u64 ve = v[pt_index(va, level)], se = s ? s[pt_index(va, level)] : 0;
+		bool src_table = (se & PTE_VALID) && (se & PTE_TABLE);
+
+		if (!(ve & PTE_VALID))
+			return true; /* the tables below will be the view's own */
+		if (!(ve & PTE_TABLE) || (src_table && pt_next_table(se) == pt_next_table(ve)))
+			return false; /* a block, or src's table */
+		v = pt_next_table(ve);
+		s = src_table ? pt_next_table(se) : NULL;
+	}
+	return !(v[pt_index(va, 3)] & PTE_VALID);
+}
+
 static u32 pt_view_count(const u64 *table, int level, pt_keep_fn keep)
 {
 	u32 n = 1;

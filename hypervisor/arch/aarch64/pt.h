@@ -87,6 +87,10 @@ u32 pt_clone_pages(const struct pt *src, bool split);
 typedef bool (*pt_keep_fn)(u64 leaf);
 int pt_view(struct pt *dst, const struct pt *src, pt_keep_fn keep);
 u32 pt_view_pages(const struct pt *src, pt_keep_fn keep);
+/* Whether the page at va can be mapped into the view without changing src:
+ * no table on the view's walk to it is src's (shared), no block covers it
+ * and the page is not mapped yet. */
+bool pt_view_private(const struct pt *view, const struct pt *src, u64 va);
 
 /* The address of the index-th table page of the tree, depth first from the
  * root (index 0); false past the last one. */

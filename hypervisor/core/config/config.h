@@ -64,6 +64,9 @@ struct cfg_mmio {
  * at bdf by the boot-time enumeration, checked against vendor:device, its
  * BARs assigned inside the VM's window and mapped at IPA = PA; intx is the
  * SPI its pin reaches at the host bridge (also in the VM's irqs), 0: none.
+ * msi_doorbell is the IPA of the VM's virtual ITS's GITS_TRANSLATER: its MSI
+ * and MSI-X capabilities are shown and an MSI address may be only that (or
+ * 0); 0: they are hidden, INTx only (docs/pci.md "MSI and MSI-X").
  */
 struct cfg_pci_func {
 	const char *name; /* "00:02.0 edu", for messages */
@@ -71,6 +74,7 @@ struct cfg_pci_func {
 	u16 vendor;
 	u16 device;
 	u32 intx;
+	u64 msi_doorbell;
 };
 
 /* The ECAM host bridge the hypervisor owns (platform file `pci:`). */

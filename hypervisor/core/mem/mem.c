@@ -21,6 +21,8 @@
 #define S2_RO (PTE_AF | PTE_SH_INNER | S2_MEMATTR_NORMAL_WB | (1ull << 6) | PTE_XN)
 /* the table pages mapping those two pages take (a level-2 and a level-3) */
 #define MEM_S1_TABLE_PAGES 2
+/* ... and the ITS doorbell page (mem_dma_doorbell) */
+#define MEM_DOORBELL_TABLE_PAGES 2
 
 static mem_color_next_fn mem_color_next;
 
@@ -144,6 +146,38 @@ static bool mem_dma_s1(struct pt *view, u64 *(*alloc)(void *ctx), void *ctx)
 	return ok;
 }
 
+/* The page of the ITS doorbell (GITS_TRANSLATER) the VM's PCI functions'
+ * MSI writes go to (core/pci/vpci_cfg.c), 0: none. */
+static u64 mem_doorbell(const struct vm *vm)
+{
+	if (!IS_ENABLED(PCI)) /* a constant: the doorbell's code drops out of builds without PCI */
+		return 0;
+	for (u32 k = 0; k < vm->cfg->npci; k++)
+		if (vm->cfg->pci[k].msi_doorbell)
+			return vm->cfg->pci[k].msi_doorbell & ~(SZ_4K - 1);
+	return 0;
+}
+
+/* Maps the doorbell page into the view at IPA = PA (the VM's virtual ITS is
+ * where the physical one is), as Device memory: a function's MSI write
+ * there reaches the physical GITS_TRANSLATER, which takes the DeviceID from
+ * the requester ID, so the VM's functions signal only their own events
+ * (docs/dma.md "MSI"). Only in the view: the VM's CPUs trap on the page.
+ * False: not mapped (a table on the way is the VM's own, or no pages). */
+static bool mem_dma_doorbell(struct pt *view, const struct pt *src, u64 page,
+                             u64 *(*alloc)(void *ctx), void *ctx)
+{
+	bool ok;
+
+	if (!pt_view_private(view, src, page))
+		return false;
+	view->alloc = alloc;
+	view->ctx = ctx;
+	ok = pt_map_pages(view, page, page, SZ_4K, S2_DEVICE) == PT_OK;
+	view->alloc = mem_pt_none;
+	return ok;
+}
+
 void mem_iommu_attach(struct vm *vm)
 {
 	struct iommu_s2 s2 = { .vtcr = VTCR_EL2_VALUE, .vmid = mem_vmid(vm) };
@@ -159,13 +193,19 @@ void mem_iommu_attach(struct vm *vm)
 			    "vm %s: no table pages left for the SMMU's view of its memory (%u/%u)",
 			    vm->cfg->name, vm->s2_next, vm->cfg->pt_pages);
 		vm->s2_dma_s1 = mem_dma_s1(&view, mem_pt_alloc, vm);
+		if (mem_doorbell(vm) &&
+		    !mem_dma_doorbell(&view, &vm->s2, mem_doorbell(vm), mem_pt_alloc, vm))
+			panic("vm %s: cannot map the ITS doorbell %lx in the SMMU's view of its "
+			      "memory",
+			      vm->cfg->name, mem_doorbell(vm));
 		dsb(ish); /* the view is visible to the SMMU's walks */
 		vm->s2_dma = view;
-		log_info("vm %s: the SMMU's view of its memory: RAM and shared memory, no "
-		         "device (%u table page(s) of its own); addresses beyond its IPA space %s",
-		         vm->cfg->name, view.pages_used,
-		         vm->s2_dma_s1 ? "fault in the identity stage 1 (recorded)"
-		                       : "are not translated (stage 1 bypassed: not recorded)");
+		log_info(
+		    "vm %s: the SMMU's view of its memory: RAM and shared memory, no "
+		    "device%s (%u table page(s) of its own); addresses beyond its IPA space %s",
+		    vm->cfg->name, mem_doorbell(vm) ? " but the ITS doorbell" : "", view.pages_used,
+		    vm->s2_dma_s1 ? "fault in the identity stage 1 (recorded)"
+		                  : "are not translated (stage 1 bypassed: not recorded)");
 	}
 	s2.root = (u64)(uintptr_t)vm->s2_dma.root;
 	s2.s1 = vm->s2_dma_s1;
@@ -242,7 +282,8 @@ u32 mem_s2_move_pages(const struct vm *vm, bool split)
 {
 	return pt_clone_pages(&vm->s2, split) +
 	       (mem_has_view(vm) ? pt_view_pages(&vm->s2, mem_dma_keep) : 0) +
-	       (mem_has_view(vm) && vm->s2_dma_s1 ? MEM_S1_TABLE_PAGES : 0);
+	       (mem_has_view(vm) && vm->s2_dma_s1 ? MEM_S1_TABLE_PAGES : 0) +
+	       (mem_has_view(vm) && mem_doorbell(vm) ? MEM_DOORBELL_TABLE_PAGES : 0);
 }
 
 bool mem_s2_move(struct vm *vm, bool split, u64 *(*alloc)(void *ctx), void *ctx)
@@ -255,6 +296,9 @@ bool mem_s2_move(struct vm *vm, bool split, u64 *(*alloc)(void *ctx), void *ctx)
 	if (mem_has_view(vm) && !mem_dma_view(&view, &copy))
 		return false;
 	if (mem_has_view(vm) && vm->s2_dma_s1 && !mem_dma_s1(&view, alloc, ctx))
+		return false;
+	if (mem_has_view(vm) && mem_doorbell(vm) &&
+	    !mem_dma_doorbell(&view, &copy, mem_doorbell(vm), alloc, ctx))
 		return false;
 	dsb(ish); /* the copies are visible to table walks */
 	copy.alloc = mem_pt_none;

@@ -55,6 +55,15 @@ static void vpci_refused(struct vm *vm, struct vpci_dev *d, u32 off, u32 val)
 	         vm->cfg->name, d->cfg->name, i, val, d->st.bar_addr[lower], d->st.refused);
 }
 
+static void vpci_msi_refused(struct vm *vm, struct vpci_dev *d, u32 off, u32 val)
+{
+	if (d->st.refused > VPCI_LOG_REFUSALS)
+		return;
+	log_info("vm %s: pci %s: MSI address write %x at %x refused: only 0 or the doorbell %lx "
+	         "(%u refused)",
+	         vm->cfg->name, d->cfg->name, val, off, d->st.doorbell, d->st.refused);
+}
+
 static bool vpci_access(struct vcpu *v, struct mmio_access *a, void *dev)
 {
 	const struct cfg_pci *p = dev;
@@ -81,6 +90,9 @@ static bool vpci_access(struct vcpu *v, struct mmio_access *a, void *dev)
 			break;
 		case VPCI_CFG_REFUSED:
 			vpci_refused(vm, d, off, (u32)a->val);
+			break;
+		case VPCI_CFG_MSI_REFUSED:
+			vpci_msi_refused(vm, d, off, (u32)a->val);
 			break;
 		default:
 			break;
@@ -118,14 +130,27 @@ void vpci_vm_init(struct vm *vm)
 			/* IPA = PA; at least the 4 KiB page the hypervisor reserved */
 			mem_map(vm, b->addr, b->addr, ALIGN_UP(b->size, SZ_4K), MEM_DEVICE, NULL);
 		}
+		d->st.doorbell = c->pci[k].msi_doorbell;
 		vpci_cfg_init_caps(&d->st, vpci_hw_read, d);
 		d->flr = vpci_cfg_flr_cap(vpci_hw_read, d);
-		log_info("vm %s: pci %s: reset %s", c->name, c->pci[k].name,
-		         d->flr ? "by FLR" : "by holding it off (no FLR)");
+		log_info("vm %s: pci %s: reset %s; %s", c->name, c->pci[k].name,
+		         d->flr ? "by FLR" : "by holding it off (no FLR)",
+		         d->st.msi || d->st.msix ? "MSI/MSI-X shown" : "INTx only");
 	}
 	mmio_register(vm, p->vm_ecam_ipa, (u64)(p->bus_last - p->bus_first + 1) << 20, vpci_access,
 	              (void *)p);
 	log_info("vm %s: %u PCI function(s), ECAM at IPA %lx", c->name, c->npci, p->vm_ecam_ipa);
+}
+
+/* Turns the function's MSI and MSI-X off (a new incarnation enables its own). */
+static void vpci_msi_off(const struct vpci_dev *d)
+{
+	u32 bdf = d->cfg->bdf;
+
+	if (d->st.msi)
+		pci_cfg_write(bdf, d->st.msi + 2u, 2, d->st.msi_ctl & ~0x71u); /* enable, MME off */
+	if (d->st.msix)
+		pci_cfg_write(bdf, d->st.msix + 2u, 2, 0);
 }
 
 /* Writes the BARs the hypervisor assigned back (an FLR cleared them). */
@@ -158,6 +183,7 @@ void vpci_vm_quiesce(struct vm *vm)
 			vpci_restore_bars(d);
 		d->flr_done = false;
 		pci_cfg_write(c->pci[k].bdf, PCI_COMMAND, 2, 0);
+		vpci_msi_off(d);
 		d->st.probing = 0;
 	}
 	spin_unlock(&vpci_lock[vm->id]);

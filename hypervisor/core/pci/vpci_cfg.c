@@ -4,11 +4,26 @@
 #include "lib/pcienum.h"
 
 #define PCI_CAP_PM     0x01
+#define PCI_CAP_MSI    0x05
 #define PCI_CAP_VENDOR 0x09
 #define PCI_CAP_EXP    0x10
+#define PCI_CAP_MSIX   0x11
 
-static bool vpci_cfg_cap_allowed(u32 id)
+/* MSI Message Control (the upper half of the capability's first dword) */
+#define MSI_CTL_ENABLE   0x001u
+#define MSI_CTL_MMC      (7u << 1) /* Multiple Message Capable: log2 of the vectors */
+#define MSI_CTL_MME      (7u << 4) /* Multiple Message Enable */
+#define MSI_CTL_64       0x080u
+#define MSI_CTL_MASKING  0x100u /* per-vector masking: mask and pending bits follow */
+#define MSI_CTL_EXT_CAP  0x200u /* Extended Message Data Capable */
+#define MSI_CTL_EXT_DATA 0x400u
+/* MSI-X Message Control: the rest (table size) is read only */
+#define MSIX_CTL_WRITABLE 0xc000u /* function mask, enable */
+
+static bool vpci_cfg_cap_allowed(const struct vpci_cfg *c, u32 id)
 {
+	if (id == PCI_CAP_MSI || id == PCI_CAP_MSIX)
+		return c->doorbell != 0;
 	return id == PCI_CAP_PM || id == PCI_CAP_VENDOR || id == PCI_CAP_EXP;
 }
 
@@ -17,6 +32,8 @@ void vpci_cfg_init_caps(struct vpci_cfg *c, u32 (*read)(void *ctx, u32 off), voi
 	u32 at;
 
 	c->ncaps = 0;
+	c->msi = 0;
+	c->msix = 0;
 	if (!((read(ctx, PCI_COMMAND) >> 16) & PCI_STATUS_CAP_LIST))
 		return;
 	at = read(ctx, PCI_CAP_PTR) & 0xfc;
@@ -24,8 +41,15 @@ void vpci_cfg_init_caps(struct vpci_cfg *c, u32 (*read)(void *ctx, u32 off), voi
 	for (u32 n = 0; at >= 0x40 && n < 48; n++) {
 		u32 hdr = read(ctx, at);
 
-		if (vpci_cfg_cap_allowed(hdr & 0xff) && c->ncaps < VPCI_CFG_MAX_CAPS)
+		if (vpci_cfg_cap_allowed(c, hdr & 0xff) && c->ncaps < VPCI_CFG_MAX_CAPS) {
 			c->caps[c->ncaps++] = (u8)at;
+			if ((hdr & 0xff) == PCI_CAP_MSI && !c->msi) {
+				c->msi = (u8)at;
+				c->msi_ctl = (u16)(hdr >> 16);
+			}
+			if ((hdr & 0xff) == PCI_CAP_MSIX && !c->msix)
+				c->msix = (u8)at;
+		}
 		at = (hdr >> 8) & 0xfc;
 	}
 }
@@ -150,10 +174,82 @@ static enum vpci_cfg_act vpci_cfg_bar_write(struct vpci_cfg *c, u32 i, u32 val)
 	return VPCI_CFG_REFUSED;
 }
 
+/* The register dword at off & ~3 with the written bytes merged in. */
+static u32 vpci_cfg_merge(u32 off, u32 size, u32 val, u32 hw)
+{
+	u32 shift = (off & 3) * 8, mask = (size == 4 ? ~0u : (1u << (size * 8)) - 1) << shift;
+
+	return (hw & ~mask) | ((val << shift) & mask);
+}
+
+static enum vpci_cfg_act vpci_cfg_hw(struct vpci_cfg_write *out, u32 off, u32 size, u32 val)
+{
+	out->hw_off = off;
+	out->hw_size = size;
+	out->hw_val = val;
+	return VPCI_CFG_HW;
+}
+
+/* The bytes of the MSI capability (its layout from its read-only control bits). */
+static u32 vpci_cfg_msi_len(u32 ctl)
+{
+	return ((ctl & MSI_CTL_64) ? 0x10u : 0xcu) + ((ctl & MSI_CTL_MASKING) ? 8u : 0u);
+}
+
+/* A write of the register dword v (written bytes merged in) at rel in the
+ * MSI capability; hw is the hardware's dword. */
+static enum vpci_cfg_act vpci_cfg_msi_write(struct vpci_cfg *c, u32 rel, u32 v, u32 hw,
+                                            struct vpci_cfg_write *out)
+{
+	u32 ctl = c->msi_ctl, data = (ctl & MSI_CTL_64) ? 0xcu : 0x8u, db;
+
+	if (rel == 0) {
+		/* Message Control only (ID and next pointer are read only) */
+		u32 mme = MIN((v >> 20) & 7, (ctl & MSI_CTL_MMC) >> 1);
+		u32 w = MSI_CTL_ENABLE | ((ctl & MSI_CTL_EXT_CAP) ? MSI_CTL_EXT_DATA : 0);
+
+		v = ((hw >> 16) & ~(w | MSI_CTL_MME)) | ((v >> 16) & w) | mme << 4;
+		return vpci_cfg_hw(out, c->msi + 2u, 2, v & 0xffff);
+	}
+	if (rel == 4 || (rel == 8 && (ctl & MSI_CTL_64))) {
+		/* the message address: 0 (unused) or the VM's doorbell only */
+		db = rel == 4 ? (u32)c->doorbell : (u32)(c->doorbell >> 32);
+		if (v != 0 && v != db) {
+			c->refused++;
+			return VPCI_CFG_MSI_REFUSED;
+		}
+		return vpci_cfg_hw(out, c->msi + rel, 4, v);
+	}
+	/* the data (an event ID of the VM's ITS) and the mask bits */
+	if (rel == data || (rel == data + 4 && (ctl & MSI_CTL_MASKING)))
+		return vpci_cfg_hw(out, c->msi + rel, 4, v);
+	c->dropped++; /* the pending bits */
+	return VPCI_CFG_DROP;
+}
+
 enum vpci_cfg_act vpci_cfg_write(struct vpci_cfg *c, u32 off, u32 size, u32 val, u32 hw,
                                  struct vpci_cfg_write *out)
 {
 	u32 reg = off & ~3u;
+
+	if (c->msi && reg >= c->msi && reg < c->msi + vpci_cfg_msi_len(c->msi_ctl)) {
+		if (reg == c->msi && (off & 3) < 2 && size < 4) {
+			c->dropped++; /* ID and next pointer only */
+			return VPCI_CFG_DROP;
+		}
+		return vpci_cfg_msi_write(c, reg - c->msi, vpci_cfg_merge(off, size, val, hw), hw,
+		                          out);
+	}
+	if (c->msix && reg == c->msix) {
+		/* Message Control: enable and function mask; table size read only */
+		if ((off & 3) < 2 && size < 4) {
+			c->dropped++;
+			return VPCI_CFG_DROP;
+		}
+		val = vpci_cfg_merge(off, size, val, hw) >> 16;
+		return vpci_cfg_hw(out, c->msix + 2u, 2,
+		                   ((hw >> 16) & ~MSIX_CTL_WRITABLE) | (val & MSIX_CTL_WRITABLE));
+	}
 
 	if (reg == PCI_COMMAND && (off & 3) < 2) {
 		/* merge the written bytes of the command register into its value */

@@ -14,9 +14,19 @@
  *   the size mask); writing the assigned address back ends it; any other
  *   value would move the BAR and is refused: the BAR stays where it is.
  *   I/O BARs and unimplemented ones read 0;
- * - capability list: only power management, vendor-specific and PCI
- *   Express capabilities are linked (MSI and MSI-X are hidden: INTx is the
- *   interrupt); capability registers read as the hardware's, writes dropped;
+ * - capability list: power management, vendor-specific and PCI Express
+ *   capabilities are linked; MSI and MSI-X too when the VM has a virtual ITS
+ *   (doorbell set), else they are hidden and INTx is the interrupt.
+ *   Capability registers read as the hardware's; writes are dropped except:
+ * - MSI: Message Control's enable, Multiple Message Enable (at most what
+ *   the function is capable of) and Extended Message Data Enable, the
+ *   message data and the mask bits go to the hardware; the message address
+ *   only if it is 0 or the VM's doorbell (any other is refused: the
+ *   function's interrupt writes may target nothing else);
+ * - MSI-X: Message Control's enable and function mask go to the hardware;
+ *   the table and PBA (offset and BIR) are read only. The table itself is
+ *   in the function's BAR, mapped into the VM: its addresses are confined
+ *   by the SMMU and the ITS, not here (docs/pci.md "MSI and MSI-X");
  * - expansion ROM, CardBus CIS, interrupt line, extended space: read 0;
  * - every other write is dropped.
  */
@@ -42,15 +52,20 @@ struct vpci_cfg {
 	u8 probing;       /* bit i: BAR register i was written all ones */
 	u8 ncaps;
 	u8 caps[VPCI_CFG_MAX_CAPS]; /* offsets of the linked capabilities, in list order */
-	u32 refused;                /* BAR writes refused */
-	u32 dropped;                /* other writes dropped */
+	u64 doorbell; /* IPA of the VM's ITS doorbell (GITS_TRANSLATER); 0: MSI, MSI-X hidden */
+	u8 msi;       /* offset of the linked MSI capability, 0: none */
+	u8 msix;      /* offset of the linked MSI-X capability, 0: none */
+	u16 msi_ctl;  /* its Message Control at init: the read-only bits give its layout */
+	u32 refused;  /* BAR writes and MSI addresses refused */
+	u32 dropped;  /* other writes dropped */
 };
 
 enum vpci_cfg_act {
-	VPCI_CFG_DROP,    /* nothing to do */
-	VPCI_CFG_VIRT,    /* handled in the virtual state */
-	VPCI_CFG_HW,      /* write hw_val (hw_size bytes) to the hardware at hw_off */
-	VPCI_CFG_REFUSED, /* a BAR move, refused */
+	VPCI_CFG_DROP,        /* nothing to do */
+	VPCI_CFG_VIRT,        /* handled in the virtual state */
+	VPCI_CFG_HW,          /* write hw_val (hw_size bytes) to the hardware at hw_off */
+	VPCI_CFG_REFUSED,     /* a BAR move, refused */
+	VPCI_CFG_MSI_REFUSED, /* an MSI address other than 0 or the doorbell, refused */
 };
 
 struct vpci_cfg_write {
@@ -60,7 +75,8 @@ struct vpci_cfg_write {
 };
 
 /* Reads the hardware's capability list through read(ctx, off) (an aligned
- * dword of the function) and keeps the allowed capabilities. */
+ * dword of the function) and keeps the allowed capabilities (MSI and MSI-X
+ * when c->doorbell is set: set it first). */
 void vpci_cfg_init_caps(struct vpci_cfg *c, u32 (*read)(void *ctx, u32 off), void *ctx);
 
 /* The offset of the function's PCI Express capability if its Device
