@@ -44,6 +44,7 @@ SOURCES: dict[str, list[str]] = {
     "test_vgic": ["core/vgic/vgic.c", "core/vgic/vgic_sgi.c", "core/vgic/vgic_v2.c", "core/vgic/vgic_regs.c"],
     "test_pcienum": ["lib/pcienum.c"],
     "test_vpci_cfg": ["core/pci/vpci_cfg.c"],
+    "test_vits_cmd": ["core/vgic/vits_cmd.c"],  # the virtual ITS's commands (docs/interrupts.md)
     "test_sgi_filter": ["core/vcpu/sgi_filter.c"],
     # the SMMU drivers against register-level models (docs/dma.md)
     "test_smmuv3": ["drivers/iommu.c", "drivers/smmu/smmuv3.c", "drivers/smmu/smmuv3_enc.c",
