@@ -168,6 +168,10 @@ class GicSpec:
     # PPIs no device drives (GICv3 ``spare_ppis``): a direct VM's guest PMU
     # overflow interrupt (docs/interrupts.md)
     spare_ppis: tuple[int, ...] = ()
+    # GICv3 ``its``: the ITS's GITS_CTLR frame (its GITS_TRANSLATER page
+    # follows, 64 KiB on); 0: none. A VM owning PCI functions sees its
+    # virtual ITS at the same address (docs/interrupts.md)
+    its: int = 0
 
     @property
     def spi_range(self) -> range:

@@ -750,12 +750,17 @@ def emit_vm(out: CSource, system: SystemView, vm: VmView) -> list[Field]:
 
 
 def needs(system: SystemView) -> list[Need]:
-    return [Need("PCI", f"vm {vm.name}", "owns PCI functions (pci)") for vm in system.vms if vm.pci]
+    """PCI for a VM owning functions; ITS too where the platform has one
+    (its virtual ITS, docs/interrupts.md)."""
+    its = system.platform.gic.its != 0
+    return [n for vm in system.vms if vm.pci
+            for n in [Need("PCI", f"vm {vm.name}", "owns PCI functions (pci)")]
+            + ([Need("ITS", f"vm {vm.name}", "owns PCI functions on a platform with gic.its")] if its else [])]
 
 
 # the host bridge's table (struct cfg_pci) is the platform table's (bulkhead.generate.gen_c)
 MECHANISM = Mechanism(
-    name="pci", docs="docs/pci.md", features=("PCI",),
+    name="pci", docs="docs/pci.md", features=("PCI", "ITS"),
     platform_keys=("pci",), system_keys=("pci_bridges",), vm_keys=("pci",),
     parse_platform=parse_platform, parse_system=parse_system, parse_vm=parse_vm,
     check_platform=None, check=check, ipa_items=ipa_items, reserved_ram=None, guest_params=None,
