@@ -39,6 +39,7 @@ _Static_assert(VITS_LPI_BASE == VGIC_LPI_BASE && VITS_NR_LPIS == VGIC_NR_LPIS,
 #define GICR_PENDBASER 0x0078
 
 #define LPIS_PER_VM (VITS_MAX_DEVS * VITS_MAX_EVENTS)
+#define VITS_LOGGED 8 /* refusals logged per VM */
 
 struct vits {
 	spinlock_t lock;
@@ -212,7 +213,8 @@ static void vits_mirror(struct vits *s, const struct vits_result *r, u32 old_vlp
 static void vits_stall(struct vits *s, const char *why, u64 dw0)
 {
 	s->stalled = true;
-	s->refused++;
+	if (++s->refused > VITS_LOGGED)
+		return; /* a guest stalling it on purpose does not flood the log */
 	log_info("vm %s: its: command %lx at %lx refused (%s): the ITS stalls", s->vm->cfg->name,
 	         dw0 & 0xff, s->creadr, why);
 }

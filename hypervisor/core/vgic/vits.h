@@ -11,7 +11,7 @@
  * configuration table the hypervisor reads on MAPTI, INV and INVALL).
  *
  * A command queue outside the VM's RAM and a refused command stall the
- * virtual ITS (GITS_CREADR.Stalled; logged once) until the guest writes
+ * virtual ITS (GITS_CREADR.Stalled; the first 8 logged) until the guest writes
  * GITS_CBASER again; at most VITS_BUDGET commands run per trapped access
  * (GITS_CWRITER written, GITS_CREADR read): a flood costs the VM's own
  * vCPU only. A CPU write of an event ID to the VM's GITS_TRANSLATER is an
