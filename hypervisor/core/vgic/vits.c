@@ -15,6 +15,7 @@
 #include "lib/spinlock.h"
 #include "lib/string.h"
 
+#if IS_ENABLED(ITS) /* (a GICv2 build compiles this file empty: vits.h's stubs) */
 _Static_assert(VITS_LPI_BASE == VGIC_LPI_BASE && VITS_NR_LPIS == VGIC_NR_LPIS,
                "the virtual ITS's LPIs are the vGIC's");
 
@@ -473,3 +474,4 @@ void vits_cpu_init(void)
 	if (vits_up && cpu_index())
 		its_cpu_init();
 }
+#endif
