@@ -17,10 +17,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_pci import VICTIM  # the victim guest's VM
 
 from bulkhead.run.backend import RunOptions
 from bulkhead.run.runner import RunResult, run
-from test_pci import VICTIM  # the victim guest's VM
 
 pytestmark = pytest.mark.qemu
 
