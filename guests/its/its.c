@@ -17,12 +17,13 @@
  * and leave the mappings as they were (the queue is reset after each): a
  * foreign device ID, an event beyond the device's 4, an LPI beyond the VM's,
  * an ITT outside its RAM, a command queue outside its RAM, a GICv4 command
- * (VMAPP); then a flood of commands and one of MSI writes; after all of it
- * an INT still arrives.
+ * (VMAPP); 10 more foreign ones (the hypervisor logs the first 8 of a VM's
+ * refusals only); then a flood of commands and one of MSI writes; after all
+ * of it an INT still arrives.
  *
  * Lines: "its: typer lpis=<0|1> idbits=<n> gits_typer=<hex>",
  *        "its: lpi <intid> via <how> count=<n>",
- *        "its: refused <case> stalled=<0|1>",
+ *        "its: refused <case> stalled=<0|1>", "its: refused again n=10 stalled=<n>",
  *        "its: flood commands=<n> drained=<0|1>",
  *        "its: msi flood writes=<n> lpis=<n>",
  *        then "its: PASS" or "its: FAIL <why>".
@@ -210,6 +211,15 @@ int main(const char *params)
 	queue_at((uptr)cmdq);
 	if (!ok)
 		return fail("a hostile command was not refused");
+	{
+		u32 stalls = 0;
+
+		for (u32 i = 0; i < 10; i++)
+			stalls += refused("again", w0(0x08, devid + 8), 1, VALID | (uptr)itt);
+		printf("its: refused again n=10 stalled=%u\n", stalls);
+		if (stalls != 10)
+			return fail("a repeated hostile command was not refused");
+	}
 
 	for (u32 round = 0; round < floods && ok; round++) {
 		for (u32 i = 0; i < QBYTES / 32 - 1; i++)
