@@ -28,7 +28,7 @@
 
 #include "lib/types.h"
 
-#define VITS_MAX_DEVS        4u /* PCI functions of one VM with MSIs */
+#define VITS_MAX_DEVS        8u /* PCI functions of one VM (bulkhead MAX_FUNCS_PER_VM) */
 #define VITS_EVENT_BITS      5u /* event IDs per device: 2^5 */
 #define VITS_MAX_EVENTS      (1u << VITS_EVENT_BITS)
 #define VITS_MAX_COLLECTIONS 8u

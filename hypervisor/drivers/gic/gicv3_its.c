@@ -40,7 +40,7 @@
 #define CMD_QUEUE_SZ SZ_4K
 #define DEV_TABLE_SZ (16 * SZ_4K)
 #define ITT_BYTES    256u /* per device: up to 32 events of up to 8 bytes */
-#define MAX_DEVS     16u
+#define MAX_DEVS     64u  /* 8 VMs of 8 functions */
 #define WAIT_LOOPS   10000000u
 
 enum {
