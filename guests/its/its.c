@@ -6,7 +6,8 @@
  *
  * Parameters: `devid` (8: the function's requester ID, 00:01.0), `its`
  * (0x08080000, the ITS's address), `floods` (200 rounds of 127 SYNC
- * commands), `msis` (1000 writes to GITS_TRANSLATER).
+ * commands), `msis` (1000 writes to GITS_TRANSLATER), `reset` (0; 1: then
+ * SYSTEM_RESET, after which its ITS must be as at power-on and work).
  *
  * Set-up: LPI configuration and pending tables (GICR_PROPBASER, PENDBASER,
  * EnableLPIs), a command queue in its RAM, then MAPD (4 events), MAPC
@@ -26,7 +27,9 @@
  *        "its: refused <case> stalled=<0|1>", "its: refused again n=10 stalled=<n>",
  *        "its: flood commands=<n> drained=<0|1>",
  *        "its: msi flood writes=<n> lpis=<n>",
- *        then "its: PASS" or "its: FAIL <why>".
+ *        then "its: PASS" or "its: FAIL <why>"; with `reset`, "its: resetting",
+ *        "its: after reset ctlr=<hex> cbaser=<hex>", "its: refused stale
+ *        stalled=<0|1>", "its: PASS (reset)".
  */
 #include "runtime.h"
 
@@ -164,15 +167,44 @@ static int fail(const char *why)
 	return 1;
 }
 
+/* After a SYSTEM_RESET: the ITS as at power-on (disabled, no queue), and
+ * nothing of the first boot's mappings (an INT of its event 0 stalls). */
+static int after_reset(void)
+{
+	u32 ctlr = mmio_read32(its + GITS_CTLR);
+	u64 cbaser = mmio_read64(its + GITS_CBASER);
+	bool stale;
+
+	printf("its: after reset ctlr=%x cbaser=%lx\n", ctlr, cbaser);
+	queue_at((uptr)cmdq);
+	cmd(w0(0x03, devid), 0, 0, 0);
+	stale = kick();
+	printf("its: refused stale stalled=%lu\n", mmio_read64(its + GITS_CREADR) & STALLED);
+	queue_at((uptr)cmdq);
+	if ((ctlr & 1) || cbaser || stale)
+		return fail("the first boot's ITS survived the reset");
+	if (!setup())
+		return fail("set-up after the reset");
+	irq_local_enable();
+	cmd(w0(0x03, devid), 0, 0, 0);
+	if (!kick() || !wait_lpi(1, "command after the reset"))
+		return fail("no LPI after the reset");
+	printf("its: PASS (reset)\n");
+	return 0;
+}
+
 int main(const char *params)
 {
 	u32 floods = (u32)param_u64("floods", 200), msis = (u32)param_u64("msis", 1000);
 	u64 sent = 0;
 	bool ok = true;
+	struct bh_vm_info info;
 
 	(void)params;
 	its = (uptr)param_u64("its", 0x08080000);
 	devid = (u32)param_u64("devid", 8);
+	if (bh_vm_info(&info) == BH_OK && info.resets)
+		return after_reset();
 	if (!setup())
 		return fail("set-up");
 	irq_local_enable();
@@ -240,5 +272,9 @@ int main(const char *params)
 			return fail("the ITS no longer works");
 	}
 	printf("its: PASS\n");
+	if (param_u64("reset", 0)) {
+		printf("its: resetting\n");
+		psci_system_reset();
+	}
 	return 0;
 }

@@ -9,7 +9,8 @@ chose and come back as its virtual LPI 8197 in a list register. Then it
 plays hostile (a foreign device ID, an event and an LPI out of range, an ITT
 and a command queue outside its RAM, a GICv4 command, floods of commands and
 of MSI writes) beside the `victim` guest on the other CPU, which must keep
-its heartbeat and checks. Without -icount: nothing here is timed.
+its heartbeat and checks; then resets its VM, whose ITS must come back as
+at power-on. Without -icount: nothing here is timed.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ vms:
       - {ipa: 0x40000000, size: 16M}
     guest: its
     pci: [{qemu: edu}]
-    params: {devid: 8, floods: 200, msis: 1000}
+    params: {devid: 8, floods: 200, msis: 1000, reset: 1}
 """
 
 
@@ -57,12 +58,12 @@ def hyp(res: RunResult) -> list[str]:
 
 def test_the_physical_its_serves_the_pci_vm(res: RunResult) -> None:
     """The ITS is up for the VM that owns a function, with the LPIs the
-    hypervisor chose for it (VM 1: 8320 on), and the guest sees LPIs."""
+    hypervisor chose for it (VM 1: 8448 on), and the guest sees LPIs."""
     out = res.output
     assert not res.timed_out, out[-3000:]
     h = hyp(res)
-    assert "its: at 8080000, LPIs 8192-8447" in h, out[-3000:]
-    assert "vm msi: virtual ITS at 8080000, 1 device(s), LPIs 8320-8447" in h, out[-3000:]
+    assert "its: at 8080000, LPIs 8192-8703" in h, out[-3000:]
+    assert "vm msi: virtual ITS at 8080000, 1 device(s), LPIs 8448-8703" in h, out[-3000:]
     assert any(ln.startswith("its: typer lpis=1 idbits=14 ") for ln in res.lines("msi")), out[-3000:]
 
 
@@ -96,3 +97,15 @@ def test_hostile_commands_stall_the_vits_only(res: RunResult) -> None:
     assert "its: PASS" in m, out[-3000:]
     assert "victim: PASS" in res.lines("victim"), out[-3000:]
     assert "all VMs off: clean=2 stopped=0" in h, out[-3000:]
+
+
+def test_a_reset_vm_gets_a_fresh_its(res: RunResult) -> None:
+    """After SYSTEM_RESET the VM's ITS is disabled with no queue, the first
+    boot's mapping is gone (an INT of its event stalls), and set up again
+    it delivers."""
+    m = res.lines("msi")
+    out = res.output
+    assert "its: resetting" in m and "its: after reset ctlr=80000000 cbaser=0" in m, out[-3000:]
+    assert "its: refused stale stalled=1" in m, out[-3000:]
+    assert "its: lpi 8197 via command after the reset count=1" in m, out[-3000:]
+    assert "its: PASS (reset)" in m, out[-3000:]

@@ -422,6 +422,28 @@ void vits_lpi(u32 intid)
 		vgic_inject(&vms[owner - 1], NULL, vlpi);
 }
 
+void vits_vm_reset(struct vm *vm)
+{
+	struct vits *s = vits_of(vm);
+
+	if (!s)
+		return; /* (at boot: before vits_init) */
+	spin_lock(&s->lock);
+	for (u32 d = 0; d < s->cfg.ndevs; d++)
+		for (u32 e = 0; e < VITS_MAX_EVENTS; e++)
+			if (s->st.dev[d].ite[e].vlpi) /* (the vGIC's LPIs were reset already) */
+				vits_unmap(s, d, e, 0);
+	memset(&s->st, 0, sizeof(s->st));
+	s->ctlr = 0;
+	s->cbaser = s->cwriter = s->creadr = 0;
+	memset(s->baser, 0, sizeof(s->baser));
+	s->stalled = false;
+	s->propbaser = 0;
+	memset(s->pendbaser, 0, sizeof(s->pendbaser));
+	s->lpis_on = 0;
+	spin_unlock(&s->lock);
+}
+
 static void vits_vm_init(struct vm *vm, u64 ipa)
 {
 	struct vits *s = &vits_vms[vm->id];

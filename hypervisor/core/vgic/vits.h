@@ -40,6 +40,9 @@ void vits_init(void);
 void vits_cpu_init(void);
 /* A physical LPI (acknowledged): delivered to its VM's vCPU. */
 void vits_lpi(u32 intid);
+/* The VM is (re)loaded: its ITS as at power-on (disabled, nothing mapped),
+ * its events discarded on the physical ITS. */
+void vits_vm_reset(struct vm *vm);
 /* The VM's redistributor registers for LPIs (GICR_CTLR, PROPBASER,
  * PENDBASER) of vCPU t; false: not one of them. */
 bool vits_redist(struct vcpu *t, struct mmio_access *a, u64 off);
@@ -56,6 +59,10 @@ static inline void vits_cpu_init(void)
 static inline void vits_lpi(u32 intid)
 {
 	(void)intid;
+}
+static inline void vits_vm_reset(struct vm *vm)
+{
+	(void)vm;
 }
 static inline bool vits_redist(struct vcpu *t, struct mmio_access *a, u64 off)
 {
