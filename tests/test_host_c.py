@@ -79,9 +79,10 @@ CFLAGS = [
 
 def features_flags(out: Path, smmus: Iterable[str] = ()) -> list[str]:
     """The compiler flags of a host build's features.h, written into ``out``:
-    every mechanism but direct mode (its SDEI client is EL2-only), and the
-    SMMU drivers ``smmus`` (lib/features.h)."""
-    on = {**{m: m != "DIRECT" for m in features.MECHANISMS},
+    every mechanism but direct mode (its SDEI client is EL2-only) and the ITS
+    (its virtual ITS drives the physical one: core/vgic/vits_cmd.c is its
+    host-tested part), and the SMMU drivers ``smmus`` (lib/features.h)."""
+    on = {**{m: m not in ("DIRECT", "ITS") for m in features.MECHANISMS},
           **{d.upper(): d.upper() in set(smmus) for d in tree.smmu_drivers()}}
     header = out / "features.h"
     header.write_text(features.render_header(on, "a host test"))
