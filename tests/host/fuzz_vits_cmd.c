@@ -71,7 +71,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 			continue;
 		}
-		if (r.act != VITS_ACT_NONE && r.act != VITS_ACT_INV) {
+		if (r.act == VITS_ACT_MOVE_COLL &&
+		    (r.icid >= VITS_MAX_COLLECTIONS || r.vcpu >= cfg.ncpus ||
+		     st.coll[r.icid] != r.vcpu + 1))
+			abort();
+		if (r.act != VITS_ACT_NONE && r.act != VITS_ACT_INV &&
+		    r.act != VITS_ACT_MOVE_COLL) {
 			if (r.slot >= cfg.ndevs || cfg.devids[r.slot] != c.devid)
 				abort();
 			if (r.vcpu >= cfg.ncpus)

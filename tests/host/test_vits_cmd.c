@@ -99,6 +99,11 @@ int main(void)
 	CHECK(run(&st, VITS_OP_MAPC, 0, 1ull << 63 | 0 << 16 | 1, 0, &r) == VITS_OK);
 	CHECK(run(&st, w0(VITS_OP_MOVI, 0x18), 3, 1, 0, &r) == VITS_OK);
 	CHECK(r.act == VITS_ACT_MOVE && r.vcpu == 0 && st.dev[1].ite[3].icid == 1);
+	/* collection 1 remapped to vCPU 1: its events follow; mapped again the same: nothing */
+	CHECK(run(&st, VITS_OP_MAPC, 0, 1ull << 63 | 1ull << 16 | 1, 0, &r) == VITS_OK);
+	CHECK(r.act == VITS_ACT_MOVE_COLL && r.icid == 1 && r.vcpu == 1 && st.coll[1] == 2);
+	CHECK(run(&st, VITS_OP_MAPC, 0, 1ull << 63 | 1ull << 16 | 1, 0, &r) == VITS_OK &&
+	      r.act == VITS_ACT_NONE);
 
 	/* hostile: a device of another VM, for every device command */
 	refused(&st, w0(VITS_OP_MAPD, 0x20), 1, 1ull << 63 | 0x40100000, 0, VITS_E_DEVICE);

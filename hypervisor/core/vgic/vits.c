@@ -206,6 +206,17 @@ static void vits_mirror(struct vits *s, const struct vits_result *r, u32 old_vlp
 	case VITS_ACT_INV:
 		vits_inv(s, r->vlpi);
 		break;
+	case VITS_ACT_MOVE_COLL:
+		for (u32 d = 0; d < s->cfg.ndevs; d++)
+			for (u32 e = 0; e < VITS_MAX_EVENTS; e++) {
+				const struct vits_ite *ite = &s->st.dev[d].ite[e];
+
+				if (ite->vlpi && ite->icid == r->icid) {
+					vits_lpi_map(s, ite->vlpi, r->vcpu, true);
+					its_move_event(s->cfg.devids[d], e, pcpu);
+				}
+			}
+		break;
 	default:
 		break;
 	}

@@ -150,7 +150,7 @@ enum vits_err vits_apply(const struct vits_cfg *cfg, struct vits_state *st,
                          const struct vits_cmd *c, struct vits_result *r)
 {
 	r->act = VITS_ACT_NONE;
-	r->slot = r->event = r->vlpi = r->vcpu = r->ev_mask = 0;
+	r->slot = r->event = r->vlpi = r->vcpu = r->ev_mask = r->icid = 0;
 	switch (c->op) {
 	case VITS_OP_MAPD:
 		return mapd(cfg, st, c, r);
@@ -159,6 +159,11 @@ enum vits_err vits_apply(const struct vits_cfg *cfg, struct vits_state *st,
 			return VITS_E_COLLECTION;
 		if (c->valid && c->rd >= cfg->ncpus)
 			return VITS_E_TARGET;
+		if (c->valid && st->coll[c->icid] && st->coll[c->icid] != c->rd + 1) {
+			r->act = VITS_ACT_MOVE_COLL; /* remapped: its events follow */
+			r->icid = c->icid;
+			r->vcpu = (u32)c->rd;
+		}
 		st->coll[c->icid] = c->valid ? (u8)(c->rd + 1) : 0;
 		return VITS_OK;
 	case VITS_OP_MAPTI:

@@ -79,6 +79,7 @@ enum vits_act {
 	VITS_ACT_INT,       /* pend (slot, event)'s virtual LPI */
 	VITS_ACT_CLEAR,     /* clear (slot, event)'s virtual LPI */
 	VITS_ACT_INV,       /* re-read the LPI configuration (of vlpi, or all: vlpi 0) */
+	VITS_ACT_MOVE_COLL, /* collection icid now targets vcpu: move its mapped events */
 };
 
 struct vits_ite {
@@ -131,6 +132,7 @@ struct vits_result {
 	u32 vlpi;
 	u32 vcpu;    /* the collection's target vCPU (MAP, MOVE, INT) */
 	u32 ev_mask; /* UNMAP_DEV: the events that were mapped */
+	u32 icid;    /* MOVE_COLL */
 };
 
 /* Decodes the four little-endian doublewords of one command. */
