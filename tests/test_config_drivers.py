@@ -47,7 +47,7 @@ all:
 
 def test_the_driver_lists_are_the_driver_files() -> None:
     uarts = sorted(p.stem for p in (DRIVERS / "uart").glob("*.c") if p.stem != "uart")
-    gics = sorted(int(p.stem[4:]) for p in (DRIVERS / "gic").glob("gicv*.c"))
+    gics = sorted(int(p.stem[4:]) for p in (DRIVERS / "gic").glob("gicv*.c") if "_" not in p.stem)  # not gicv3_its.c
     assert list(UART_DRIVERS) == uarts and {"pl011", "cadence"} <= set(uarts)
     assert list(GIC_VERSIONS) == gics and {2, 3} <= set(gics)
     assert not list((ROOT / "hypervisor" / "arch").rglob("uart*")) + list((ROOT / "hypervisor" / "arch").rglob("gic*"))

@@ -19,6 +19,7 @@ import pytest
 from bulkhead import cli
 from bulkhead.base.errors import ConfigError
 from bulkhead.config import dma, pci
+from bulkhead.generate import features
 from bulkhead.layout.load import load_system
 
 WriteConfig = Callable[..., str]
@@ -351,3 +352,22 @@ def test_a_linux_vm_cannot_take_a_function_behind_a_bridge(write_config: WriteCo
     text = error_of(path)
     assert "c.yaml:9:11: vms[0].pci[0]: PCI function 01:00.0 is behind a bridge, which the ECAM of VM 'lx' " \
            "does not show: Linux would not find it; give a Linux VM functions on the root bus" in text, text
+
+
+def test_a_pci_vm_on_a_platform_with_an_its_needs_the_its(write_config: WriteConfig, tmp_path: Path) -> None:
+    """gic.its (GicSpec.its, emitted into cfg_platform.gic) builds the ITS
+    feature exactly where a VM owns a PCI function (docs/interrupts.md)."""
+    path = config(write_config, "[{qemu: edu}]")
+    s = load_system(path, guest_sources=None)
+    assert s.spec.platform.gic.its == 0x08080000
+    assert features.features(s)["ITS"] and features.features(s)["PCI"]
+    plain = load_system(config(write_config, "[]"), guest_sources=None)
+    assert not features.features(plain)["ITS"]
+    # the same PCI VM on the platform without its ITS: no ITS built
+    platforms = tmp_path / "platforms"
+    platforms.mkdir()
+    text = (Path(__file__).resolve().parents[1] / "platforms" / "qemu-virt.yaml").read_text()
+    assert ", its: 0x08080000}" in text
+    (platforms / "qemu-virt.yaml").write_text(text.replace(", its: 0x08080000}", "}"))
+    bare = load_system(path, guest_sources=None, platforms_dir=platforms)
+    assert bare.spec.platform.gic.its == 0 and not features.features(bare)["ITS"]

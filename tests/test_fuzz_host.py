@@ -40,6 +40,7 @@ TARGETS: dict[str, list[str]] = {
     # the common vGIC and every front end, against models of the physical GIC
     "fuzz_vgic": sorted(str(p.relative_to(HYP)) for p in (HYP / "core" / "vgic").glob("vgic*.c")),
     "fuzz_vpci_cfg": ["core/pci/vpci_cfg.c"],
+    "fuzz_vits_cmd": ["core/vgic/vits_cmd.c"],
     "fuzz_sgi_filter": ["core/vcpu/sgi_filter.c"],
     # SMMU event records and fault registers (docs/dma.md)
     "fuzz_smmu_event": ["drivers/smmu/smmuv3_enc.c", "drivers/smmu/smmu500_enc.c"],
@@ -126,6 +127,15 @@ def seeds(name: str, corpus: Path) -> None:
         out.append(bytes([0x06, 0x40, 1, 0]) + caps + acc(0x44, 2, True, 0x08090040) + acc(0x44, 2, True, 0x40000000)
                    + acc(0x42, 1, True, 0xFFFF) + acc(0x48, 2, True, 0x21) + acc(0x62, 1, True, 0xFFFF)
                    + acc(0x64, 2, True, 0x1000) + acc(0x41, 0, False, 0))
+    elif name == "fuzz_vits_cmd":
+        # 2 vCPUs; MAPC, MAPD of device 0x10 (4 events, ITT in RAM), MAPTI event 1 -> LPI 8200,
+        # INT, MOVI, DISCARD, then a foreign MAPD
+        def cmd(d0: int, d1: int = 0, d2: int = 0, d3: int = 0) -> bytes:
+            return struct.pack("<4Q", d0, d1, d2, d3)
+        out.append(b"\x01" + cmd(0x09, 0, 1 << 63 | 1 << 16) + cmd(0x08 | 0x10 << 32, 1, 1 << 63 | 0x40010000)
+                   + cmd(0x0A | 0x10 << 32, 1 | 8200 << 32) + cmd(0x03 | 0x10 << 32, 1)
+                   + cmd(0x01 | 0x10 << 32, 1, 0) + cmd(0x0F | 0x10 << 32, 1)
+                   + cmd(0x08 | 0x20 << 32, 1, 1 << 63 | 0x40010000))
     elif name == "fuzz_smmu_event":
         # F_TRANSLATION write of stream 0x874, C_BAD_STREAMID, F_PERMISSION read
         out.append(struct.pack("<4Q", 0x10 | 0x874 << 32, 1 << 39, 0x48000000, 0)

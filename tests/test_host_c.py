@@ -44,6 +44,7 @@ SOURCES: dict[str, list[str]] = {
     "test_vgic": ["core/vgic/vgic.c", "core/vgic/vgic_sgi.c", "core/vgic/vgic_v2.c", "core/vgic/vgic_regs.c"],
     "test_pcienum": ["lib/pcienum.c"],
     "test_vpci_cfg": ["core/pci/vpci_cfg.c"],
+    "test_vits_cmd": ["core/vgic/vits_cmd.c"],  # the virtual ITS's commands (docs/interrupts.md)
     "test_sgi_filter": ["core/vcpu/sgi_filter.c"],
     # the SMMU drivers against register-level models (docs/dma.md)
     "test_smmuv3": ["drivers/iommu.c", "drivers/smmu/smmuv3.c", "drivers/smmu/smmuv3_enc.c",
@@ -78,9 +79,10 @@ CFLAGS = [
 
 def features_flags(out: Path, smmus: Iterable[str] = ()) -> list[str]:
     """The compiler flags of a host build's features.h, written into ``out``:
-    every mechanism but direct mode (its SDEI client is EL2-only), and the
-    SMMU drivers ``smmus`` (lib/features.h)."""
-    on = {**{m: m != "DIRECT" for m in features.MECHANISMS},
+    every mechanism but direct mode (its SDEI client is EL2-only) and the ITS
+    (its virtual ITS drives the physical one: core/vgic/vits_cmd.c is its
+    host-tested part), and the SMMU drivers ``smmus`` (lib/features.h)."""
+    on = {**{m: m not in ("DIRECT", "ITS") for m in features.MECHANISMS},
           **{d.upper(): d.upper() in set(smmus) for d in tree.smmu_drivers()}}
     header = out / "features.h"
     header.write_text(features.render_header(on, "a host test"))

@@ -19,8 +19,9 @@ DRIVERS_DIR = HYPERVISOR_DIR / "drivers"
 
 def drivers(kind: str, drivers_dir: Path = DRIVERS_DIR) -> tuple[str, ...]:
     """The drivers of ``kind``: the ``.c`` files of ``drivers/<kind>/`` but
-    ``<kind>.c`` (the code they share), sorted by name."""
-    return tuple(sorted(p.stem for p in (drivers_dir / kind).glob("*.c") if p.stem != kind))
+    ``<kind>.c`` (the code they share) and a driver's own parts
+    (``<driver>_<part>.c``, e.g. gicv3_its.c, smmuv3_enc.c), sorted by name."""
+    return tuple(sorted(p.stem for p in (drivers_dir / kind).glob("*.c") if p.stem != kind and "_" not in p.stem))
 
 
 def uart_drivers(drivers_dir: Path = DRIVERS_DIR) -> tuple[str, ...]:
@@ -38,4 +39,4 @@ def smmu_drivers(drivers_dir: Path = DRIVERS_DIR) -> tuple[str, ...]:
     """The SMMU drivers: ``drivers/smmu/<driver>.c`` (beside each its own
     ``<driver>_<part>.c``, e.g. the encoders), described by
     bulkhead/drivers/iommu/<driver>.py."""
-    return tuple(d for d in drivers("smmu", drivers_dir) if "_" not in d)
+    return drivers("smmu", drivers_dir)

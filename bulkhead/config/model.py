@@ -171,8 +171,9 @@ class GicSpec:
     # PPIs no device drives (GICv3 ``spare_ppis``): a direct VM's guest PMU
     # overflow interrupt (docs/interrupts.md)
     spare_ppis: tuple[int, ...] = ()
-    # GICv3 ``its``: the ITS's GITS base; every VM that owns a PCI function
-    # sees a virtual ITS at this IPA (docs/interrupts.md); 0: none
+    # GICv3 ``its``: the ITS's GITS_CTLR frame (its GITS_TRANSLATER page
+    # follows, 64 KiB on); 0: none. A VM owning PCI functions sees its
+    # virtual ITS at the same address (docs/interrupts.md)
     its: int = 0
 
     @property

@@ -782,12 +782,17 @@ def emit_vm(out: CSource, system: SystemView, vm: VmView) -> list[Field]:
 
 
 def needs(system: SystemView) -> list[Need]:
-    return [Need("PCI", f"vm {vm.name}", "owns PCI functions (pci)") for vm in system.vms if vm.pci]
+    """PCI for a VM owning functions; ITS too where the platform has one
+    (its virtual ITS, docs/interrupts.md)."""
+    its = system.platform.gic.its != 0
+    return [n for vm in system.vms if vm.pci
+            for n in [Need("PCI", f"vm {vm.name}", "owns PCI functions (pci)")]
+            + ([Need("ITS", f"vm {vm.name}", "owns PCI functions on a platform with gic.its")] if its else [])]
 
 
 # the host bridge's table (struct cfg_pci) is the platform table's (bulkhead.generate.gen_c)
 MECHANISM = Mechanism(
-    name="pci", rank=30, docs="docs/pci.md", features=("PCI",),
+    name="pci", rank=30, docs="docs/pci.md", features=("PCI", "ITS"),
     platform_keys=("pci",), system_keys=("pci_bridges",), vm_keys=("pci",), region_keys=(), device_keys=(),
     parse_platform=parse_platform, parse_system=parse_system, parse_vm=parse_vm, parse_region=None,
     check_device=None, parse_device=None,

@@ -21,7 +21,7 @@ from bulkhead.layout.placement import System
 
 # the mechanisms' features, in the order of hypervisor/Makefile FEATURE_NAMES
 # (each mechanism's descriptor names its own: tests/test_mechanisms.py)
-MECHANISMS = ("BW", "RECOLOR", "IDA", "PCI", "DSU", "DIRECT", "QOS")
+MECHANISMS = ("BW", "RECOLOR", "IDA", "PCI", "DSU", "DIRECT", "QOS", "ITS")
 
 
 def needs(system: System) -> list[Need]:
@@ -34,8 +34,9 @@ def needs(system: System) -> list[Need]:
 
 def features(system: System) -> dict[str, bool]:
     """The mechanisms (hypervisor/Makefile BW RECOLOR IDA PCI DSU DIRECT
-    QOS): each built when the configuration uses it (QoS-400 when the platform
-    has regulators; the guests may set them at run time). docs/performance.md
+    QOS ITS): each built when the configuration uses it (QoS-400 when the platform
+    has regulators; the guests may set them at run time; the ITS when a VM
+    owns PCI functions on a platform with ``gic.its``). docs/performance.md
     "Size budget"."""
     used = {n.feature for n in needs(system)}
     return {f: f in used for f in MECHANISMS}

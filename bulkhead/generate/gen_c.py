@@ -160,7 +160,7 @@ def _platform_table(w: _Writer, p: Platform) -> None:
 
 def _gic_dev(g: GicSpec) -> list[tuple[str, str]]:
     """The fields of the GIC's struct gic_dev (drivers/gic/gic.h)."""
-    frames = [("gicd", g.gicd), ("gicr", g.gicr), ("gicr_stride", g.gicr_stride)] if g.version == 3 else \
+    frames = [("gicd", g.gicd), ("gicr", g.gicr), ("gicr_stride", g.gicr_stride), ("its", g.its)] if g.version == 3 else \
         [("gicd", g.gicd), ("gicc", g.gicc), ("gicc_page_stride", g.page_stride), ("gich", g.gich)]
     return [("ops", f"&{gic.of_name(g.driver_name).ops}"), *((k, _hex(v)) for k, v in frames)]
 

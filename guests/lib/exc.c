@@ -43,6 +43,14 @@ exc_sync_handler_t exc_set_sync_handler(exc_sync_handler_t fn)
 	return old;
 }
 
+static irq_handler_t lpi_handler;
+
+void irq_register_lpi(irq_handler_t fn)
+{
+	lpi_handler = fn;
+	dsb_ish();
+}
+
 void irq_register(u32 intid, irq_handler_t fn)
 {
 	if (intid < IRQ_MAX_INTID) {
@@ -103,6 +111,11 @@ static void irq_dispatch(void)
 
 	for (;;) {
 		intid = gic_ack();
+		if (intid >= IRQ_LPI_BASE && lpi_handler) {
+			lpi_handler(intid);
+			gic_eoi(intid);
+			continue;
+		}
 		if (intid >= 1020)
 			break;
 		if (irq_table[intid]) {

@@ -16,10 +16,11 @@ enum lock_rank {
 	LOCK_RANK_IOMMU,   /* iommu_lock (drivers/iommu.c): under recolor_lock */
 	LOCK_RANK_SMMU,    /* an SMMU's command lock (drivers/smmu): under iommu_lock */
 	LOCK_RANK_VM_CON,  /* vm->con.lock: a VM's console writers and virtual UART */
-	LOCK_RANK_VGIC,    /* vm->vgic.lock: under vm->con.lock (vuart -> vgic_set_level) */
+	LOCK_RANK_VITS,    /* a VM's virtual ITS (core/vgic/vits.c) */
+	LOCK_RANK_VGIC, /* vm->vgic.lock: under vm->con.lock (vuart -> vgic_set_level), a vITS's */
 	/* leaves, of which a CPU holds one at most: vm->lock, vm_power_lock,
 	 * dma_lock, vpci_lock[], the regulator's settings lock, a QoS-400
-	 * regulator's lock */
+	 * regulator's lock, its_lock (drivers/gic/gicv3_its.c) */
 	LOCK_RANK_LEAF,
 	LOCK_RANK_CONSOLE, /* console_lock: only try-taken, under any of the above (logging) */
 	LOCK_RANK_COUNT,

@@ -52,7 +52,7 @@ static const struct cfg_platform platform = {
 	.hyp_size = 0x1e00000,
 	.uart = { .ops = &pl011_ops, .base = 0x9000000, .reg_shift = 2, .reg_io_width = 4 },
 	.uart_irq = 33,
-	.gic = { .ops = &gicv3_ops, .gicd = 0x8000000, .gicr = 0x80a0000, .gicr_stride = 0x20000 },
+	.gic = { .ops = &gicv3_ops, .gicd = 0x8000000, .gicr = 0x80a0000, .gicr_stride = 0x20000, .its = 0x8080000 },
 	.vgicd_ipa = 0x8000000,
 	.vgicr_ipa = 0x80a0000,
 	.gic_maint_irq = 25,
@@ -161,6 +161,6 @@ const struct cfg_system cfg_system = {
 	.nshmem = 0,
 	.shmems = NULL,
 	.console_input_vm = 0,
-	.config_hash = 0x04f42a5db55488caULL,
+	.config_hash = 0x9bb20358f3dbb9a3ULL,
 	.iommu = { .nunits = 1, .units = iommu_units, .nstreams = 0, .streams = NULL },
 };

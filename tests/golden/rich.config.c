@@ -49,7 +49,7 @@ static const struct cfg_platform platform = {
 	.hyp_size = 0x1e00000,
 	.uart = { .ops = &pl011_ops, .base = 0x9000000, .reg_shift = 2, .reg_io_width = 4 },
 	.uart_irq = 33,
-	.gic = { .ops = &gicv3_ops, .gicd = 0x8000000, .gicr = 0x80a0000, .gicr_stride = 0x20000 },
+	.gic = { .ops = &gicv3_ops, .gicd = 0x8000000, .gicr = 0x80a0000, .gicr_stride = 0x20000, .its = 0x8080000 },
 	.vgicd_ipa = 0x8000000,
 	.vgicr_ipa = 0x80a0000,
 	.gic_maint_irq = 25,
@@ -211,5 +211,5 @@ const struct cfg_system cfg_system = {
 	.nshmem = 2,
 	.shmems = shmems,
 	.console_input_vm = 0,
-	.config_hash = 0x94706a4ea0069db9ULL,
+	.config_hash = 0x3c10d536609a4dfbULL,
 };

@@ -45,10 +45,11 @@ int main(void)
 	spinlock_t iommu = SPINLOCK_INIT_RANK(LOCK_RANK_IOMMU);
 	spinlock_t smmu = SPINLOCK_INIT_RANK(LOCK_RANK_SMMU);
 	spinlock_t con = SPINLOCK_INIT_RANK(LOCK_RANK_VM_CON);
+	spinlock_t vits = SPINLOCK_INIT_RANK(LOCK_RANK_VITS);
 	spinlock_t vgic, leaf = SPINLOCK_INIT_RANK(LOCK_RANK_LEAF),
 	                 leaf2 = SPINLOCK_INIT_RANK(LOCK_RANK_LEAF);
 	spinlock_t console = SPINLOCK_INIT_RANK(LOCK_RANK_CONSOLE), unranked;
-	spinlock_t *order[] = { &recolor, &iommu, &smmu, &con, &vgic, &leaf, &console };
+	spinlock_t *order[] = { &recolor, &iommu, &smmu, &con, &vits, &vgic, &leaf, &console };
 
 	memset(&vgic, 0, sizeof(vgic));
 	memset(&unranked, 0, sizeof(unranked));
@@ -70,7 +71,10 @@ int main(void)
 
 	/* out of order, equal rank, no rank, trylock */
 	CHECK(caught(&vgic, &con, false));
-	CHECK(strstr(panic_msg, "lock order: a lock of rank 4 taken holding ranks 0x20") != NULL);
+	CHECK(strstr(panic_msg, "lock order: a lock of rank 4 taken holding ranks 0x40") != NULL);
+	/* a VM's ITS, then its vGIC; never the other way */
+	CHECK(!caught(&vits, &vgic, false));
+	CHECK(caught(&vgic, &vits, false));
 	CHECK(caught(&leaf, &leaf2, false));
 	CHECK(caught(&smmu, &iommu, true));
 	CHECK(caught(&recolor, &unranked, false));

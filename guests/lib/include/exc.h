@@ -55,5 +55,10 @@ typedef void (*irq_handler_t)(u32 intid);
 void irq_register(u32 intid, irq_handler_t fn);
 
 #define IRQ_MAX_INTID 1020
+#define IRQ_LPI_BASE  8192
+
+/* The handler of every LPI (INTID 8192 on, from an ITS: guests/its); the
+ * dispatcher EOIs it. NULL: LPIs are not acknowledged as such. */
+void irq_register_lpi(irq_handler_t fn);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include "core/console/console.h"
 #include "core/vgic/vgic_fast.h"
+#include "core/vgic/vits.h"
 #include "core/vm/vcpu.h"
 #include "core/vm/vm.h"
 #include "drivers/gic/gic.h"
@@ -91,6 +92,10 @@ static void irq_dispatch(u32 intid)
 {
 	struct vcpu *v = vcpu_current();
 
+	if (IS_ENABLED(ITS) && intid >= VGIC_LPI_BASE) {
+		vits_lpi(intid); /* a VM's device's MSI */
+		return;
+	}
 	if (intid < GIC_MAX_INTID && irq_hyp[intid]) {
 		gic_eoi(intid);
 		irq_hyp[intid](intid);
@@ -135,7 +140,8 @@ u32 irq_handle_acked(u32 intid)
 {
 	u32 hyp = 0;
 
-	for (; intid < GIC_MAX_INTID; intid = gic_ack()) {
+	for (; intid < GIC_MAX_INTID || (IS_ENABLED(ITS) && intid >= VGIC_LPI_BASE);
+	     intid = gic_ack()) {
 		cpu_this()->irq_exits++;
 		if (intid < GIC_MAX_INTID && irq_hyp[intid])
 			hyp++;

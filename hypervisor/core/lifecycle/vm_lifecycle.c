@@ -10,6 +10,7 @@
 #include "core/mem/mem.h"
 #include "core/pci/vpci.h"
 #include "core/vgic/vgic.h"
+#include "core/vgic/vits.h"
 #include "core/vm/vcpu.h"
 #include "drivers/iommu.h"
 #include "lib/features.h"
@@ -32,6 +33,7 @@ bool vm_load(struct vm *vm, bool first)
 		return false;
 	}
 	vgic_vm_init(vm);
+	vits_vm_reset(vm); /* after the vGIC's: its LPIs are reset already */
 	vuart_init_state(vm);
 	vpci_vm_quiesce(vm);
 	mem_load_images(vm, placed);

@@ -16,6 +16,11 @@ struct virq *vgic_virq(struct vm *vm, struct vcpu *v, u32 intid)
 {
 	if (intid < 32)
 		return v ? &v->vgic.priv[intid] : NULL;
+#if IS_ENABLED(ITS)
+	if (intid >= VGIC_LPI_BASE)
+		return intid - VGIC_LPI_BASE < VGIC_NR_LPIS ? &vm->vgic.lpi[intid - VGIC_LPI_BASE]
+		                                            : NULL;
+#endif
 	if (intid >= vm->vgic.nr_intids)
 		return NULL;
 	return &vm->vgic.spi[intid - 32];
@@ -25,6 +30,13 @@ struct vcpu *vgic_target(struct vm *vm, struct vcpu *v, u32 intid)
 {
 	if (intid < 32)
 		return v;
+#if IS_ENABLED(ITS)
+	if (intid >= VGIC_LPI_BASE) {
+		struct virq *q = vgic_virq(vm, NULL, intid);
+
+		return q ? vm->vcpus[q->target] : NULL;
+	}
+#endif
 	return vm->vcpus[vm->vgic.spi[intid - 32].target];
 }
 
@@ -37,6 +49,13 @@ static inline __attribute__((always_inline)) void vgic_pend_locked(struct vm *vm
 		v->vgic.sgi_src[intid] = 1; /* from vCPU 0 unless said otherwise */
 	if (intid < 32) {
 		v->vgic.pend_priv |= 1u << intid;
+#if IS_ENABLED(ITS)
+	} else if (intid >= VGIC_LPI_BASE) {
+		u32 n = intid - VGIC_LPI_BASE;
+
+		vm->vgic.pend_lpi[n / 32] |= 1u << (n % 32);
+		vm->vgic.pend_spi_words |= 1u << VGIC_LPI_WORD;
+#endif
 	} else {
 		u32 w = (intid - 32) / 32;
 
@@ -83,6 +102,16 @@ void vgic_clear_pending_locked(struct vm *vm, struct vcpu *v, u32 intid)
 		v->vgic.sgi_src[intid] = 0;
 	if (intid < 32) {
 		v->vgic.pend_priv &= ~(1u << intid);
+#if IS_ENABLED(ITS)
+	} else if (intid >= VGIC_LPI_BASE) {
+		u32 n = intid - VGIC_LPI_BASE, any = 0;
+
+		vm->vgic.pend_lpi[n / 32] &= ~(1u << (n % 32));
+		for (u32 w = 0; w < VGIC_NR_LPIS / 32; w++)
+			any |= vm->vgic.pend_lpi[w];
+		if (!any)
+			vm->vgic.pend_spi_words &= ~(1u << VGIC_LPI_WORD);
+#endif
 	} else {
 		u32 w = (intid - 32) / 32;
 
@@ -216,6 +245,12 @@ void vgic_vm_init(struct vm *vm)
 	memset(d->spi, 0, sizeof(d->spi));
 	memset(d->pend_spi, 0, sizeof(d->pend_spi));
 	d->pend_spi_words = 0;
+#if IS_ENABLED(ITS)
+	memset(d->lpi, 0, sizeof(d->lpi)); /* not owned until the VM's ITS maps them */
+	memset(d->pend_lpi, 0, sizeof(d->pend_lpi));
+	for (u32 i = 0; i < VGIC_NR_LPIS; i++)
+		d->lpi[i].flags = VIRQ_EDGE;
+#endif
 	d->ctlr = 0;
 	d->nr_intids = gic_nr_intids();
 	for (u32 i = 0; i < VGIC_NR_SPIS; i++) {
@@ -381,6 +416,27 @@ static bool vgic_deliverable(const struct virq *q)
 	       (VIRQ_PENDING | VIRQ_ENABLED);
 }
 
+#if IS_ENABLED(ITS)
+/* vgic_best's look at the pending virtual LPIs targeting v: the best of
+ * them if more urgent than best (priority *best_prio). */
+static u32 vgic_best_lpi(struct vm *vm, struct vcpu *v, u32 best, u32 *best_prio, bool *found)
+{
+	for (u32 w = 0; w < VGIC_NR_LPIS / 32; w++) {
+		for (u32 bits = vm->vgic.pend_lpi[w]; bits; bits &= bits - 1) {
+			u32 n = w * 32 + (u32)__builtin_ctz(bits);
+			struct virq *q = &vm->vgic.lpi[n];
+
+			if (q->target == v->idx && vgic_deliverable(q) && q->prio < *best_prio) {
+				best = VGIC_LPI_BASE + n;
+				*best_prio = q->prio;
+				*found = true;
+			}
+		}
+	}
+	return best;
+}
+#endif
+
 /* Highest-priority deliverable interrupt for v, or 0 with *found = false. */
 static u32 vgic_best(struct vm *vm, struct vcpu *v, bool *found)
 {
@@ -403,6 +459,12 @@ static u32 vgic_best(struct vm *vm, struct vcpu *v, bool *found)
 	for (u32 words = vm->vgic.pend_spi_words; words; words &= words - 1) {
 		u32 w = (u32)__builtin_ctz(words);
 
+#if IS_ENABLED(ITS)
+		if (w == VGIC_LPI_WORD) {
+			best = vgic_best_lpi(vm, v, best, &best_prio, found);
+			continue;
+		}
+#endif
 		bits = vm->vgic.pend_spi[w];
 		while (bits) {
 			u32 i = (u32)__builtin_ctz(bits);

@@ -8,6 +8,7 @@
 
 #include "core/vgic/vgic.h"
 #include "core/vgic/vgic_regs.h"
+#include "core/vgic/vits.h"
 #include "core/vm/vcpu.h"
 #include "core/vm/vm.h"
 #include "lib/features.h"
@@ -30,7 +31,7 @@ static u32 vgic_dist_typer(const struct vm *vm)
 	u32 lines = vm->vgic.nr_intids / 32 - 1;
 
 	/* IDbits = 10 (value 9), no LPIs, no 1-of-N routing */
-	return lines | (9u << 19) | BIT(25);
+	return lines | (9u << 19) | BIT(25) | vits_dist_typer(vm);
 }
 
 /* The vCPU whose MPIDR (as it reads it, vcpu_vmpidr: physical ones in

@@ -2,12 +2,13 @@
 /*
  * The virtual redistributors (GICR) of a VM, one 128 KiB frame pair per
  * vCPU: RD_base (control, identification, wake-up) and SGI_base (the SGI
- * and PPI banks of that vCPU). No LPIs.
+ * and PPI banks of that vCPU). LPIs where the VM has a virtual ITS (vits.c).
  */
 #include "core/vgic/vgic_v3.h"
 
 #include "core/vgic/vgic.h"
 #include "core/vgic/vgic_regs.h"
+#include "core/vgic/vits.h"
 #include "core/vm/vcpu.h"
 #include "core/vm/vm.h"
 
@@ -28,6 +29,8 @@ static bool vgic_redist_rd(struct vcpu *t, struct mmio_access *a, u64 off)
 {
 	struct vm *vm = t->vm;
 
+	if (vits_redist(t, a, off)) /* LPIs: GICR_CTLR, PROPBASER, PENDBASER */
+		return true;
 	if (!a->write)
 		a->val = 0;
 	switch (off) {
@@ -36,7 +39,7 @@ static bool vgic_redist_rd(struct vcpu *t, struct mmio_access *a, u64 off)
 		/* Affinity (the MPIDR the vCPU reads, vcpu_vmpidr) and Processor_Number */
 		u64 m = vcpu_vmpidr(t);
 		u64 aff = (m & 0xffffff) | ((m >> 8) & 0xff000000);
-		u64 typer = (aff << 32) | ((u64)t->idx << 8);
+		u64 typer = (aff << 32) | ((u64)t->idx << 8) | vits_redist_typer(vm);
 		if (t->idx == vm->nvcpus - 1)
 			typer |= BIT(4); /* Last */
 		if (!a->write)

@@ -3,9 +3,10 @@
 #ifndef CORE_MMIO_H
 #define CORE_MMIO_H
 
+#include "lib/features.h"
 #include "lib/types.h"
 
-#define MMIO_MAX_REGIONS 6
+#define MMIO_MAX_REGIONS (6 + IS_ENABLED(ITS)) /* a virtual ITS */
 
 struct vcpu;
 

@@ -9,12 +9,17 @@
 #define CORE_VM_VGIC_STATE_H
 
 #include "drivers/gic/gic.h"
+#include "lib/features.h"
 #include "lib/spinlock.h"
 #include "lib/types.h"
 
 #define VGIC_NR_INTIDS 1024
 #define VGIC_NR_SPIS   (VGIC_NR_INTIDS - 32)
 #define VGIC_MAX_LRS   16
+/* virtual LPIs (a VM's virtual ITS, ITS=1: core/vgic/vits.h) */
+#define VGIC_LPI_BASE 8192u
+#define VGIC_NR_LPIS  256u
+#define VGIC_LPI_WORD 31u /* pend_spi_words' bit for pend_lpi (SPIs use 0-30) */
 
 #define VIRQ_ENABLED BIT(0)
 #define VIRQ_PENDING BIT(1) /* latched pending, not yet in a list register */
@@ -58,6 +63,10 @@ struct vgic_dist {
 	struct virq spi[VGIC_NR_SPIS];
 	u32 pend_spi[VGIC_NR_SPIS / 32]; /* bitmap of VIRQ_PENDING among spi */
 	u32 pend_spi_words;              /* bit w: pend_spi[w] != 0 */
+#if IS_ENABLED(ITS)
+	struct virq lpi[VGIC_NR_LPIS];   /* INTIDs VGIC_LPI_BASE on (target: a vCPU) */
+	u32 pend_lpi[VGIC_NR_LPIS / 32]; /* bitmap of VIRQ_PENDING among lpi */
+#endif
 };
 
 #endif

@@ -43,6 +43,7 @@ struct gic_dev {
 	u64 gicc;             /* v2: CPU interface */
 	u64 gicc_page_stride; /* v2: its second 4 KiB page (GICC_DIR) at gicc + this (0: 4 KiB) */
 	u64 gich;             /* v2: virtual interface control */
+	u64 its;              /* v3: the ITS (GITS_CTLR frame); 0: none */
 };
 
 /* A driver's cold operations; the front end's functions below say what

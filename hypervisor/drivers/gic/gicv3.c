@@ -36,7 +36,7 @@
 
 static u64 gicd_base, gicr_base, gicr_stride;
 static u32 gic_intids;
-static u64 gicr_this[ARCH_MAX_CPUS]; /* redistributor of each CPU, by CPU index */
+u64 gicv3_rd[ARCH_MAX_CPUS]; /* redistributor of each CPU, by CPU index (gicv3_its.c too) */
 
 static inline u32 gicd_read(u64 off)
 {
@@ -94,7 +94,7 @@ static u64 gic_rdist(void)
 
 static u64 gic_this_rd(void)
 {
-	return gicr_this[cpu_index()];
+	return gicv3_rd[cpu_index()];
 }
 
 static void gicv3_cpu_init(void)
@@ -102,7 +102,7 @@ static void gicv3_cpu_init(void)
 	u64 rd = gic_rdist();
 	volatile u32 *waker = gic_reg32(rd, GICR_WAKER);
 
-	gicr_this[cpu_index()] = rd;
+	gicv3_rd[cpu_index()] = rd;
 	*waker &= ~GICR_WAKER_SLEEP;
 	while (*waker & GICR_WAKER_ASLEEP)
 		;
@@ -188,7 +188,7 @@ static void gicv3_route_spi(u32 intid, u64 mpidr)
 
 static u64 gic_bank_cpu(u32 cpu, u32 intid)
 {
-	return intid < GIC_PRIV_MAX ? gicr_this[cpu] + GICR_SGI : gicd_base;
+	return intid < GIC_PRIV_MAX ? gicv3_rd[cpu] + GICR_SGI : gicd_base;
 }
 
 void gic_cpu_bank_write(u32 cpu, u32 bank, u32 intid)

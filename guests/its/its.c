@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * its: sets up its VM's virtual ITS (docs/interrupts.md "Message-signalled
+ * interrupts") for its PCI function and checks that its LPI arrives, then
+ * plays hostile with it. One vCPU, GICv3.
+ *
+ * Parameters: `devid` (8: the function's requester ID, 00:01.0), `its`
+ * (0x08080000, the ITS's address), `floods` (200 rounds of 127 SYNC
+ * commands), `msis` (1000 writes to GITS_TRANSLATER), `reset` (0; 1: then
+ * SYSTEM_RESET, after which its ITS must be as at power-on and work).
+ *
+ * Set-up: LPI configuration and pending tables (GICR_PROPBASER, PENDBASER,
+ * EnableLPIs), a command queue in its RAM, then MAPD (4 events), MAPC
+ * (collection 0 -> vCPU 0), MAPTI (event 0 -> LPI 8197), SYNC. Deliveries:
+ * an INT command; a CPU write of event 0 to GITS_TRANSLATER; a masked LPI
+ * (configuration byte disabled, INV) that stays pending until enabled again
+ * and INV'd. Hostile, each of which must stall the ITS (GITS_CREADR.Stalled)
+ * and leave the mappings as they were (the queue is reset after each): a
+ * foreign device ID, an event beyond the device's 4, an LPI beyond the VM's,
+ * an ITT outside its RAM, a command queue outside its RAM, a GICv4 command
+ * (VMAPP); 10 more foreign ones (the hypervisor logs the first 8 of a VM's
+ * refusals only); then a flood of commands and one of MSI writes; after all
+ * of it an INT still arrives.
+ *
+ * Lines: "its: typer lpis=<0|1> idbits=<n> gits_typer=<hex>",
+ *        "its: lpi <intid> via <how> count=<n>",
+ *        "its: refused <case> stalled=<0|1>", "its: refused again n=10 stalled=<n>",
+ *        "its: flood commands=<n> drained=<0|1>",
+ *        "its: msi flood writes=<n> lpis=<n>",
+ *        then "its: PASS" or "its: FAIL <why>"; with `reset`, "its: resetting",
+ *        "its: after reset ctlr=<hex> cbaser=<hex>", "its: refused stale
+ *        stalled=<0|1>", "its: PASS (reset)".
+ */
+#include "runtime.h"
+
+#define GITS_CTLR       0x0000
+#define GITS_TYPER      0x0008
+#define GITS_CBASER     0x0080
+#define GITS_CWRITER    0x0088
+#define GITS_CREADR     0x0090
+#define GITS_BASER0     0x0100
+#define GITS_TRANSLATER 0x10040
+#define GICR_CTLR       0x0000
+#define GICR_PROPBASER  0x0070
+#define GICR_PENDBASER  0x0078
+#define VALID           (1ul << 63)
+#define STALLED         1ul
+
+#define LPI     8197u /* the VM's LPIs are 8192-8447 */
+#define PRIO_ON (0xa0 | 1)
+#define QBYTES  4096u
+#define WAIT_NS (2 * NSEC_PER_SEC)
+
+static u8 prop[8192] __attribute__((aligned(4096))); /* LPIs 8192-16383 (14 ID bits) */
+static u8 pend[8192] __attribute__((aligned(65536)));
+static u8 devtab[4096] __attribute__((aligned(4096)));
+static u8 itt[256] __attribute__((aligned(256)));
+static u64 cmdq[QBYTES / 8] __attribute__((aligned(4096)));
+static u32 cw;
+static uptr its;
+static u32 devid;
+static volatile u32 lpis, last_lpi;
+
+static void lpi_irq(u32 intid)
+{
+	last_lpi = intid;
+	lpis++;
+}
+
+static void cmd(u64 d0, u64 d1, u64 d2, u64 d3)
+{
+	u64 *c = &cmdq[cw / 8];
+
+	c[0] = d0;
+	c[1] = d1;
+	c[2] = d2;
+	c[3] = d3;
+	cw = (cw + 32) % QBYTES;
+}
+
+static bool drained(void *arg)
+{
+	u64 r = mmio_read64(its + GITS_CREADR);
+
+	(void)arg;
+	return (r & STALLED) || r == cw;
+}
+
+/* CWRITER written; true when every command ran, false when the ITS stalled */
+static bool kick(void)
+{
+	dsb_ish();
+	mmio_write64(its + GITS_CWRITER, cw);
+	timer_wait_until(drained, NULL, WAIT_NS);
+	return mmio_read64(its + GITS_CREADR) == cw;
+}
+
+/* the ITS off, its queue at base (from the start), on again */
+static void queue_at(u64 base)
+{
+	mmio_write32(its + GITS_CTLR, 0);
+	mmio_write64(its + GITS_CBASER, VALID | base);
+	cw = 0;
+	mmio_write64(its + GITS_CWRITER, 0);
+	mmio_write32(its + GITS_CTLR, 1);
+}
+
+static bool got(void *arg)
+{
+	return lpis >= *(u32 *)arg;
+}
+
+static bool wait_lpi(u32 count, const char *how)
+{
+	timer_wait_until(got, &count, WAIT_NS);
+	printf("its: lpi %u via %s count=%u\n", last_lpi, how, lpis);
+	return lpis == count && last_lpi == LPI;
+}
+
+static u64 w0(u8 op, u32 dev)
+{
+	return op | (u64)dev << 32;
+}
+
+/* one hostile command: the ITS must stall; the queue is reset after */
+static bool refused(const char *what, u64 d0, u64 d1, u64 d2)
+{
+	bool ran;
+
+	cmd(d0, d1, d2, 0);
+	ran = kick();
+	printf("its: refused %s stalled=%lu\n", what, mmio_read64(its + GITS_CREADR) & STALLED);
+	queue_at((uptr)cmdq);
+	return !ran;
+}
+
+static bool setup(void)
+{
+	uptr rd = GICR_BASE + cpu_id() * GICR_STRIDE;
+	u32 typer;
+
+	gic_init(); /* the distributor's Group 1 enable gates LPIs too */
+	typer = gic_dist_read(GICD_TYPER);
+
+	printf("its: typer lpis=%u idbits=%u gits_typer=%lx\n", (typer >> 17) & 1,
+	       ((typer >> 19) & 0x1f) + 1, mmio_read64(its + GITS_TYPER));
+	if (!((typer >> 17) & 1))
+		return false;
+	prop[LPI - 8192] = PRIO_ON;
+	dsb_ish();
+	mmio_write64(rd + GICR_PROPBASER, (uptr)prop | 13);
+	mmio_write64(rd + GICR_PENDBASER, (uptr)pend);
+	mmio_write32(rd + GICR_CTLR, 1);
+	mmio_write64(its + GITS_BASER0, VALID | (uptr)devtab);
+	queue_at((uptr)cmdq);
+	irq_register_lpi(lpi_irq);
+	cmd(w0(0x08, devid), 1, VALID | (uptr)itt, 0);  /* MAPD: 2 event ID bits */
+	cmd(0x09, 0, VALID | 0 << 16 | 0, 0);           /* MAPC: collection 0 -> vCPU 0 */
+	cmd(w0(0x0a, devid), 0 | (u64)LPI << 32, 0, 0); /* MAPTI: event 0 -> LPI, collection 0 */
+	cmd(0x05, 0, 0, 0);                             /* SYNC */
+	return kick();
+}
+
+static int fail(const char *why)
+{
+	printf("its: FAIL %s\n", why);
+	return 1;
+}
+
+/* After a SYSTEM_RESET: the ITS as at power-on (disabled, no queue), and
+ * nothing of the first boot's mappings (an INT of its event 0 stalls). */
+static int after_reset(void)
+{
+	u32 ctlr = mmio_read32(its + GITS_CTLR);
+	u64 cbaser = mmio_read64(its + GITS_CBASER);
+	bool stale;
+
+	printf("its: after reset ctlr=%x cbaser=%lx\n", ctlr, cbaser);
+	queue_at((uptr)cmdq);
+	cmd(w0(0x03, devid), 0, 0, 0);
+	stale = kick();
+	printf("its: refused stale stalled=%lu\n", mmio_read64(its + GITS_CREADR) & STALLED);
+	queue_at((uptr)cmdq);
+	if ((ctlr & 1) || cbaser || stale)
+		return fail("the first boot's ITS survived the reset");
+	if (!setup())
+		return fail("set-up after the reset");
+	irq_local_enable();
+	cmd(w0(0x03, devid), 0, 0, 0);
+	if (!kick() || !wait_lpi(1, "command after the reset"))
+		return fail("no LPI after the reset");
+	printf("its: PASS (reset)\n");
+	return 0;
+}
+
+int main(const char *params)
+{
+	u32 floods = (u32)param_u64("floods", 200), msis = (u32)param_u64("msis", 1000);
+	u64 sent = 0;
+	bool ok = true;
+	struct bh_vm_info info;
+
+	(void)params;
+	its = (uptr)param_u64("its", 0x08080000);
+	devid = (u32)param_u64("devid", 8);
+	if (bh_vm_info(&info) == BH_OK && info.resets)
+		return after_reset();
+	if (!setup())
+		return fail("set-up");
+	irq_local_enable();
+	cmd(w0(0x03, devid), 0, 0, 0); /* INT event 0 */
+	if (!kick() || !wait_lpi(1, "command"))
+		return fail("no LPI from INT");
+	mmio_write32(its + GITS_TRANSLATER, 0);
+	if (!wait_lpi(2, "translater"))
+		return fail("no LPI from GITS_TRANSLATER");
+	/* masked: pending, not delivered, until enabled again */
+	prop[LPI - 8192] = 0xa0;
+	dsb_ish();
+	cmd(w0(0x0c, devid), 0, 0, 0); /* INV */
+	cmd(w0(0x03, devid), 0, 0, 0);
+	kick();
+	timer_delay_ms(20);
+	printf("its: masked lpi held count=%u\n", lpis);
+	if (lpis != 2)
+		return fail("a masked LPI was delivered");
+	prop[LPI - 8192] = PRIO_ON;
+	dsb_ish();
+	cmd(w0(0x0c, devid), 0, 0, 0);
+	kick();
+	if (!wait_lpi(3, "inv"))
+		return fail("the pending LPI was not delivered after INV");
+
+	ok &= refused("foreign", w0(0x08, devid + 8), 1, VALID | (uptr)itt);
+	ok &= refused("event", w0(0x0a, devid), 4 | (u64)(LPI + 1) << 32, 0);
+	ok &= refused("lpi", w0(0x0a, devid), 1 | (u64)9000 << 32, 0);
+	ok &= refused("itt", w0(0x08, devid), 1, VALID | 0x100000000ul);
+	ok &= refused("vmapp", 0x29, 0, 0);
+	queue_at(0x48000000); /* not its RAM: another VM's */
+	cmd(0x05, 0, 0, 0);
+	ok &= !kick();
+	printf("its: refused queue stalled=%lu\n", mmio_read64(its + GITS_CREADR) & STALLED);
+	queue_at((uptr)cmdq);
+	if (!ok)
+		return fail("a hostile command was not refused");
+	{
+		u32 stalls = 0;
+
+		for (u32 i = 0; i < 10; i++)
+			stalls += refused("again", w0(0x08, devid + 8), 1, VALID | (uptr)itt);
+		printf("its: refused again n=10 stalled=%u\n", stalls);
+		if (stalls != 10)
+			return fail("a repeated hostile command was not refused");
+	}
+
+	for (u32 round = 0; round < floods && ok; round++) {
+		for (u32 i = 0; i < QBYTES / 32 - 1; i++)
+			cmd(0x05, 0, 0, 0);
+		ok = kick();
+		sent += QBYTES / 32 - 1;
+	}
+	printf("its: flood commands=%lu drained=%u\n", sent, ok);
+	for (u32 i = 0; i < msis; i++)
+		mmio_write32(its + GITS_TRANSLATER, 0);
+	timer_delay_ms(20);
+	printf("its: msi flood writes=%u lpis=%u\n", msis, lpis - 3);
+	cmd(w0(0x03, devid), 0, 0, 0);
+	{
+		u32 want = lpis + 1;
+
+		if (!ok || !kick() || !wait_lpi(want, "command after the floods"))
+			return fail("the ITS no longer works");
+	}
+	printf("its: PASS\n");
+	if (param_u64("reset", 0)) {
+		printf("its: resetting\n");
+		psci_system_reset();
+	}
+	return 0;
+}

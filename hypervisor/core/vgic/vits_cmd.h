@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The virtual ITS's command decoder and checker (docs/interrupts.md
+ * "Message-signalled interrupts"): one 32-byte command a guest wrote into its
+ * command queue, decoded (GICv3 architecture, IHI 0069, "ITS commands"),
+ * checked against what the VM owns and applied to the VM's virtual ITS state.
+ * Pure decisions, host-tested and fuzzed (tests/host/test_vits_cmd.c,
+ * fuzz_vits_cmd.c): every command word comes from the guest.
+ *
+ * What a VM may name:
+ * - device IDs: only those of its own PCI functions (cfg: devids);
+ * - event IDs: below 2^(MAPD size + 1) and below VITS_MAX_EVENTS;
+ * - collections: ICIDs below VITS_MAX_COLLECTIONS, targeting one of its
+ *   vCPUs (GITS_TYPER.PTA = 0: the target is a vCPU number);
+ * - virtual LPIs: VITS_LPI_BASE .. VITS_LPI_BASE + VITS_NR_LPIS - 1;
+ * - tables (the ITT of MAPD, the command queue): inside its RAM (cfg's
+ *   in_ram).
+ * Anything else (a GICv4 command, an unknown one, a foreign device...) is
+ * refused with its reason and changes nothing: the virtual ITS stalls
+ * (GITS_CREADR.Stalled) and mirrors nothing onto the physical ITS.
+ *
+ * The physical LPI of (device slot s, event e) is fixed: the VM's first
+ * physical LPI + s * VITS_MAX_EVENTS + e (vits_plpi_index); the hypervisor
+ * allocates them at boot, a guest never chooses one.
+ */
+#ifndef CORE_VITS_CMD_H
+#define CORE_VITS_CMD_H
+
+#include "lib/types.h"
+
+#define VITS_MAX_DEVS        8u /* PCI functions of one VM (bulkhead MAX_FUNCS_PER_VM) */
+#define VITS_EVENT_BITS      5u /* event IDs per device: 2^5 */
+#define VITS_MAX_EVENTS      (1u << VITS_EVENT_BITS)
+#define VITS_MAX_COLLECTIONS 8u
+#define VITS_LPI_BASE        8192u
+#define VITS_NR_LPIS         256u /* the VM's virtual LPIs: 8192-8447 */
+#define VITS_ITE_SIZE        8u   /* GITS_TYPER.ITT_entry_size + 1 the guest sees */
+#define VITS_CMD_SIZE        32u
+
+/* command numbers (IHI 0069 "ITS command summary") */
+enum vits_op {
+	VITS_OP_MOVI = 0x01,
+	VITS_OP_INT = 0x03,
+	VITS_OP_CLEAR = 0x04,
+	VITS_OP_SYNC = 0x05,
+	VITS_OP_MAPD = 0x08,
+	VITS_OP_MAPC = 0x09,
+	VITS_OP_MAPTI = 0x0a,
+	VITS_OP_MAPI = 0x0b,
+	VITS_OP_INV = 0x0c,
+	VITS_OP_INVALL = 0x0d,
+	VITS_OP_MOVALL = 0x0e,
+	VITS_OP_DISCARD = 0x0f,
+};
+
+/* why a command is refused (0: applied) */
+enum vits_err {
+	VITS_OK = 0,
+	VITS_E_COMMAND,    /* unknown or GICv4 command */
+	VITS_E_DEVICE,     /* a device ID not of this VM */
+	VITS_E_UNMAPPED,   /* the device, event or collection is not mapped */
+	VITS_E_MAPPED,     /* the event is mapped already */
+	VITS_E_EVENT,      /* event ID out of range */
+	VITS_E_SIZE,       /* MAPD size beyond VITS_EVENT_BITS */
+	VITS_E_ADDR,       /* a table outside the VM's RAM */
+	VITS_E_COLLECTION, /* ICID out of range */
+	VITS_E_TARGET,     /* MAPC/MOVALL/SYNC target not a vCPU of the VM */
+	VITS_E_LPI,        /* virtual LPI out of the VM's range */
+	VITS_E_NR
+};
+
+/* what the physical ITS and the vGIC must do after an applied command */
+enum vits_act {
+	VITS_ACT_NONE,      /* virtual state only */
+	VITS_ACT_MAP,       /* map (slot, event)'s physical LPI to its collection's vCPU */
+	VITS_ACT_UNMAP,     /* discard (slot, event)'s physical LPI */
+	VITS_ACT_MOVE,      /* move (slot, event)'s physical LPI to its collection's vCPU */
+	VITS_ACT_UNMAP_DEV, /* discard every mapped event of slot (their list: ev_mask) */
+	VITS_ACT_INT,       /* pend (slot, event)'s virtual LPI */
+	VITS_ACT_CLEAR,     /* clear (slot, event)'s virtual LPI */
+	VITS_ACT_INV,       /* re-read the LPI configuration (of vlpi, or all: vlpi 0) */
+	VITS_ACT_MOVE_COLL, /* collection icid now targets vcpu: move its mapped events */
+};
+
+struct vits_ite {
+	u16 vlpi; /* 0: not mapped; else VITS_LPI_BASE + n */
+	u8 icid;
+};
+
+struct vits_dev {
+	bool mapped;
+	u8 size_bits; /* event ID bits (MAPD size + 1) */
+	u64 itt;      /* the guest's ITT address (checked, never used) */
+	struct vits_ite ite[VITS_MAX_EVENTS];
+};
+
+/* what the VM owns (fixed at boot) */
+struct vits_cfg {
+	u32 ndevs;
+	u32 devids[VITS_MAX_DEVS];
+	u32 ncpus; /* the VM's vCPUs: collection targets 0 .. ncpus - 1 */
+	/* true when [ipa, ipa + size) is the VM's RAM */
+	bool (*in_ram)(const void *ctx, u64 ipa, u64 size);
+	const void *ctx;
+};
+
+/* the virtual ITS's translation state */
+struct vits_state {
+	struct vits_dev dev[VITS_MAX_DEVS];
+	u8 coll[VITS_MAX_COLLECTIONS]; /* target vCPU + 1; 0: not mapped */
+};
+
+/* one decoded command */
+struct vits_cmd {
+	u8 op;
+	u32 devid;
+	u32 event;
+	u32 intid; /* MAPTI's LPI (MAPI: the event ID) */
+	u32 icid;
+	u64 rd; /* MAPC/SYNC/MOVALL target (a vCPU number); MOVALL's second: rd2 */
+	u64 rd2;
+	u64 itt;
+	u32 size; /* MAPD: event ID bits - 1 */
+	bool valid;
+};
+
+/* the outcome of one command */
+struct vits_result {
+	enum vits_act act;
+	u32 slot; /* the VM's device slot (cfg->devids index) */
+	u32 event;
+	u32 vlpi;
+	u32 vcpu;    /* the collection's target vCPU (MAP, MOVE, INT) */
+	u32 ev_mask; /* UNMAP_DEV: the events that were mapped */
+	u32 icid;    /* MOVE_COLL */
+};
+
+/* Decodes the four little-endian doublewords of one command. */
+void vits_decode(const u64 dw[4], struct vits_cmd *c);
+/* Checks c against cfg and st and, when VITS_OK, applies it to st and says
+ * in r what to mirror; otherwise st is unchanged. */
+enum vits_err vits_apply(const struct vits_cfg *cfg, struct vits_state *st,
+                         const struct vits_cmd *c, struct vits_result *r);
+/* A command queue (GITS_CBASER: address, size in bytes) the VM may use:
+ * 4 KiB-aligned, in its RAM. */
+bool vits_queue_ok(const struct vits_cfg *cfg, u64 addr, u64 size);
+/* The device slot of devid, or -1 when the VM does not own it. */
+int vits_slot(const struct vits_cfg *cfg, u32 devid);
+/* The index of (slot, event)'s physical LPI among the VM's. */
+static inline u32 vits_plpi_index(u32 slot, u32 event)
+{
+	return slot * VITS_MAX_EVENTS + event;
+}
+/* A short name of err, for the log. */
+const char *vits_err_name(enum vits_err err);
+
+#endif

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The physical GICv3 ITS (a part of the gicv3 driver, built with ITS=1;
+ * docs/interrupts.md "Message-signalled interrupts"): brought up at boot
+ * only when the platform has one (gic.its) and a VM needs it. The
+ * hypervisor owns it alone: its device and collection tables, the LPI
+ * configuration and pending tables and the command queue are the
+ * hypervisor's memory; one collection per physical CPU (ICID = CPU index);
+ * LPIs are those its_init was asked for, from 8192 on.
+ *
+ * Commands are written and waited for under its_lock (a leaf lock), each
+ * with a bounded wait: an ITS that stops consuming commands stops the boot
+ * or the command (panic: the hardware is broken, not a guest).
+ */
+#ifndef DRIVERS_GICV3_ITS_H
+#define DRIVERS_GICV3_ITS_H
+
+#include "lib/types.h"
+
+#define GIC_LPI_BASE       8192u
+#define ITS_TRANSLATER_OFF 0x10040u /* GITS_TRANSLATER, in the second 64 KiB frame */
+
+/* Boot CPU: sets up the ITS at base for nlpis LPIs (8192 on) and device IDs
+ * up to max_devid; false (logged) when it cannot (no LPIs, tables too small). */
+bool its_init(u64 base, u32 nlpis, u32 max_devid);
+/* Per CPU, after its_init: this CPU's redistributor takes LPIs and its
+ * collection is mapped. */
+void its_cpu_init(void);
+/* MAPD: device devid with 2^event_bits events (its own ITT). */
+void its_map_device(u32 devid, u32 event_bits);
+/* MAPTI (devid, event) -> lpi on CPU cpu, enabled at priority prio. */
+void its_map_event(u32 devid, u32 event, u32 lpi, u32 cpu, u8 prio);
+/* DISCARD (devid, event), its LPI disabled. */
+void its_unmap_event(u32 devid, u32 event, u32 lpi);
+/* MOVI (devid, event) to CPU cpu. */
+void its_move_event(u32 devid, u32 event, u32 cpu);
+/* INT: the event as if its device had written it. */
+void its_int(u32 devid, u32 event);
+
+#endif
