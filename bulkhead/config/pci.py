@@ -782,8 +782,7 @@ def emit_vm(out: CSource, system: SystemView, vm: VmView) -> list[Field]:
 
 
 def needs(system: SystemView) -> list[Need]:
-    """PCI for a VM owning functions; ITS too where the platform has one
-    (its virtual ITS, docs/interrupts.md)."""
+    """PCI for a VM owning functions; ITS too where the platform has one (docs/interrupts.md)."""
     its = system.platform.gic.its != 0
     return [n for vm in system.vms if vm.pci
             for n in [Need("PCI", f"vm {vm.name}", "owns PCI functions (pci)")]
@@ -794,9 +793,7 @@ def needs(system: SystemView) -> list[Need]:
 MECHANISM = Mechanism(
     name="pci", rank=30, docs="docs/pci.md", features=("PCI", "ITS"),
     platform_keys=("pci",), system_keys=("pci_bridges",), vm_keys=("pci",), region_keys=(), device_keys=(),
-    parse_platform=parse_platform, parse_system=parse_system, parse_vm=parse_vm, parse_region=None,
-    check_device=None, parse_device=None,
-    check_platform=None, check=check, ipa_items=ipa_items, reserved_ram=None, guest_params=None,
-    limits=(), emit_platform=emit_platform,
-    emit_tables=None, emit_vm=emit_vm, emit_system=None, needs=needs,
+    parse_platform=parse_platform, parse_system=parse_system, parse_vm=parse_vm, parse_region=None, check_device=None,
+    parse_device=None, check_platform=None, check=check, ipa_items=ipa_items, reserved_ram=None, guest_params=None,
+    limits=(), emit_platform=emit_platform, emit_tables=None, emit_vm=emit_vm, emit_system=None, needs=needs,
 )
