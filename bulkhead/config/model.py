@@ -168,6 +168,9 @@ class GicSpec:
     # PPIs no device drives (GICv3 ``spare_ppis``): a direct VM's guest PMU
     # overflow interrupt (docs/interrupts.md)
     spare_ppis: tuple[int, ...] = ()
+    # GICv3 ``virq``: "software" where the machine leaves the GIC's virtual IRQ
+    # line unconnected (a platform quirk, hypervisor/core/vgic/vgic_v3_virq.c)
+    virq: str = "wired"
 
     @property
     def spi_range(self) -> range:

@@ -33,6 +33,7 @@
 #include "core/vm/vcpu.h"
 #include "core/vm/vm.h"
 #include "drivers/gic/gic_hot.h"
+#include "lib/features.h"
 
 #define VGIC_FAST_FLAGS (VIRQ_ENABLED | VIRQ_PENDING | VIRQ_HW | VIRQ_IN_LR | VIRQ_ACTIVE)
 
@@ -88,6 +89,8 @@ static inline enum vgic_fast vgic_inject_fast(struct vcpu *v, u32 intid, struct 
 	u32 n = q->lr % VGIC_MAX_LRS; /* (always: from lr_used) */
 	u8 prio;
 
+	if (IS_ENABLED(SOFT_VIRQ))
+		return VGIC_FAST_NO; /* the quirk sets the IRQ line on the exit path */
 	if (!(READ_ONCE(vm->vgic.ctlr) & 3) || READ_ONCE(g->pend_priv) ||
 	    READ_ONCE(vm->vgic.pend_spi_words))
 		return VGIC_FAST_NO; /* disabled, or something else first */
