@@ -558,24 +558,30 @@ void vgic_sync(struct vcpu *v)
 /* Nothing to do when nothing of the VM is pending and no underflow
  * interrupt is asked for. The bitmaps are read without the lock: a CPU that
  * sets a bit afterwards kicks this one. */
+/* The platform quirk gic.virq: software (vgic_v3_virq.h): the interface's
+ * IRQ line, at the end of every entry; nothing in any other build. */
+static inline void vgic_flush_virq(struct vcpu *v)
+{
+	if (IS_ENABLED(SOFT_VIRQ))
+		vgic_v3_virq_line(v);
+}
+
 void vgic_flush(struct vcpu *v)
 {
 	if (READ_ONCE(v->vgic.pend_priv) || READ_ONCE(v->vm->vgic.pend_spi_words) ||
 	    v->vgic.underflow) {
 		vgic_flush_pending(v);
-	} else {
-		v->vgic.fresh_hw = 0;
-		/* Not needed architecturally (the interface is on, no underflow
-		 * asked for), but measured on QEMU: without this write (and its
-		 * ISB) on every entry the bandwidth regulator's overflow skid grew
-		 * from ~460 to ~1,150 events (tests/qemu/test_bandwidth.py); why
-		 * QEMU notices the overflow later is not established. Five
-		 * instructions. */
-		gic_vif_ctl(false);
+		vgic_flush_virq(v);
+		return;
 	}
-	/* the platform quirk gic.virq: software: the interface's IRQ line */
-	if (IS_ENABLED(SOFT_VIRQ))
-		vgic_v3_virq_line(v);
+	v->vgic.fresh_hw = 0;
+	/* Not needed architecturally (the interface is on, no underflow asked
+	 * for), but measured on QEMU: without this write (and its ISB) on every
+	 * entry the bandwidth regulator's overflow skid grew from ~460 to ~1,150
+	 * events (tests/qemu/test_bandwidth.py); why QEMU notices the overflow
+	 * later is not established. Five instructions. */
+	gic_vif_ctl(false);
+	vgic_flush_virq(v);
 }
 
 void vgic_maintenance(struct vcpu *v)
