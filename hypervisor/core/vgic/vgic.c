@@ -332,6 +332,15 @@ static void __attribute__((noinline)) vgic_sync_lrs(struct vcpu *v)
 	spin_unlock(&vm->vgic.lock);
 }
 
+/* The platform quirk gic.virq: software (vgic_v3_virq.h): the interface's
+ * IRQ line, at the end of every entry and hot-path
+ * delivery; nothing in any other build. */
+static inline void vgic_flush_virq(struct vcpu *v)
+{
+	if (IS_ENABLED(SOFT_VIRQ))
+		vgic_v3_virq_line(v);
+}
+
 bool vgic_inject_fast_locked(struct vcpu *v, u32 intid, struct virq *q)
 {
 	struct vm *vm = v->vm;
@@ -373,6 +382,8 @@ bool vgic_inject_fast_locked(struct vcpu *v, u32 intid, struct virq *q)
 	done = true;
 out:
 	spin_unlock(&vm->vgic.lock);
+	if (done)
+		vgic_flush_virq(v); /* (as vgic_fast_done) */
 	return done;
 }
 
@@ -558,14 +569,6 @@ void vgic_sync(struct vcpu *v)
 /* Nothing to do when nothing of the VM is pending and no underflow
  * interrupt is asked for. The bitmaps are read without the lock: a CPU that
  * sets a bit afterwards kicks this one. */
-/* The platform quirk gic.virq: software (vgic_v3_virq.h): the interface's
- * IRQ line, at the end of every entry; nothing in any other build. */
-static inline void vgic_flush_virq(struct vcpu *v)
-{
-	if (IS_ENABLED(SOFT_VIRQ))
-		vgic_v3_virq_line(v);
-}
-
 void vgic_flush(struct vcpu *v)
 {
 	if (READ_ONCE(v->vgic.pend_priv) || READ_ONCE(v->vm->vgic.pend_spi_words) ||

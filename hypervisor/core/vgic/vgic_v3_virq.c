@@ -16,7 +16,8 @@
  * HW interrupt's EOI; a trap reports both.
  *
  * How: at every entry to the guest (vgic_flush, after the list registers
- * are filled) HCR_EL2.VI is set exactly when the interface would signal
+ * are filled, and on the hot path after one is: vgic_fast.h) HCR_EL2.VI is
+ * set exactly when the interface would signal
  * (and cleared at every exit, vgic_sync, so that no WFI of the hypervisor's
  * sees a virtual interrupt pending: QEMU's would not sleep):
  * a pending list register (all are Group 1) with Group 1 enabled
@@ -199,11 +200,16 @@ void vgic_v3_virq_line(struct vcpu *v)
 	struct virq_ctx c;
 	struct gic_lr lr;
 
-	if (!(v->vgic.lr_used & ~gic_lr_empty()))
-		return; /* nothing held: VI is clear since the exit */
+	u64 hcr = sysreg_read(hcr_el2);
+
+	/* Clear since the exit (vgic_sync), or set at an earlier entry for a
+	 * list register the guest has not acknowledged since (that would have
+	 * trapped): only a rise is left to find. */
+	if ((hcr & HCR_VI) || !(v->vgic.lr_used & ~gic_lr_empty()))
+		return;
 	c = virq_ctx();
 	if (virq_best(v, &c, &lr) != SOFT_NONE && virq_signals(&c, &lr))
-		sysreg_write(hcr_el2, sysreg_read(hcr_el2) | HCR_VI);
+		sysreg_write(hcr_el2, hcr | HCR_VI);
 }
 
 /* ICV_IAR1_EL1: the interrupt the interface signals, made active (its
