@@ -16,15 +16,14 @@
  * HW interrupt's EOI; a trap reports both.
  *
  * How: at every entry to the guest (vgic_flush, after the list registers
- * are filled, and on the hot path after one is: vgic_fast.h) HCR_EL2.VI is
- * set exactly when the interface would signal
- * (and cleared at every exit, vgic_sync, so that no WFI of the hypervisor's
- * sees a virtual interrupt pending: QEMU's would not sleep):
- * a pending list register (all are Group 1) with Group 1 enabled
- * (ICH_VMCR_EL2.VENG1), its priority below the mask (VPMR) and its group
- * priority above the running priority (the active priorities,
- * ICH_AP0Rn/AP1Rn_EL2), as CanSignalVirtualInterrupt() and QEMU's
- * icv_hppi_can_preempt. Only the guest's Group 1 registers and ICC_DIR_EL1
+ * are filled; on the hot path, vgic_fast.h, after one is) HCR_EL2.VI is set
+ * exactly when the interface would signal: a pending list register (all
+ * are Group 1) with Group 1 enabled (ICH_VMCR_EL2.VENG1), its priority below
+ * the mask (VPMR) and its group priority above the running priority (the
+ * active priorities, ICH_AP0Rn/AP1Rn_EL2), as CanSignalVirtualInterrupt()
+ * and QEMU's icv_hppi_can_preempt. At every exit (vgic_sync) VI is cleared,
+ * so that no WFI of the hypervisor's sees a virtual interrupt pending
+ * (QEMU's would not sleep). Only the guest's Group 1 registers and ICC_DIR_EL1
  * change that while it runs; ICH_HCR_EL2.TALL1 and TDIR (drivers/gic/gicv3.c)
  * trap them and they are emulated below on the list registers, VMCR and the
  * active-priority registers, as the architecture's pseudocode does (QEMU:
@@ -197,10 +196,9 @@ void vgic_v3_virq_exit(void)
 
 void vgic_v3_virq_line(struct vcpu *v)
 {
+	u64 hcr = sysreg_read(hcr_el2);
 	struct virq_ctx c;
 	struct gic_lr lr;
-
-	u64 hcr = sysreg_read(hcr_el2);
 
 	/* Clear since the exit (vgic_sync), or set at an earlier entry for a
 	 * list register the guest has not acknowledged since (that would have
