@@ -69,9 +69,12 @@ def test_make_names_the_drivers_it_has(tmp_path: Path) -> None:
         ("GIC", "4", "GIC=4: the GIC architecture is 2 or 3"),
         ("GIC_DRIVER", "gic600", f"GIC_DRIVER=gic600: no GIC driver drivers/gic/gic600.c (drivers: "
                                  f"{' '.join(f'gicv{v}' for v in GIC_VERSIONS)})"),
+        # the platform quirk gic.virq (core/vgic/vgic_v3_virq.c): GICv3 only
+        ("GIC_VIRQ", "maybe", "GIC_VIRQ=maybe: wired or software"),
+        ("GIC_VIRQ", "software GIC=2", "GIC_VIRQ=software: a GICv3 quirk (GIC=2)"),
     ):
         res = subprocess.run(["make", "-s", "-C", str(ROOT / "hypervisor"), f"O={tmp_path}", "CONFIG_C=x.c",
-                              f"{var}={value}"], capture_output=True, text=True)
+                              *f"{var}={value}".split()], capture_output=True, text=True)
         assert res.returncode != 0 and message in res.stderr, res.stderr
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from bulkhead.base.errors import ConfigError
+from bulkhead.generate.build import hypervisor_make_args, object_dir
 from bulkhead.generate.gen_c import generate
 from bulkhead.layout.load import PLATFORMS_DIR, load_platform, load_system
 
@@ -410,3 +411,28 @@ def test_gicv3_vms_see_their_gic_where_the_platform_says() -> None:
     text = generate(system, (), "c.yaml")
     assert ".gicd = 0x38800000" in text and ".vgicd_ipa = 0x8000000" in text, text
     assert ".vgicr_ipa = 0x80a0000" in text, text
+
+
+def test_gic_virq_is_a_quirk_of_the_platform_that_names_it() -> None:
+    """``gic.virq: software`` (QEMU's imx8mp-evk, whose GIC's virtual IRQ line
+    is not connected) reaches the hypervisor's make as GIC_VIRQ, so only that
+    platform's objects contain core/vgic/vgic_v3_virq.c; the board itself and
+    every other platform keep the wired line (and their objects)."""
+    assert load_platform("imx8mp-evk-qemu").gic.virq == "software"
+    assert {load_platform(n).gic.virq for n in ("imx8mp-evk", "qemu-virt", "zcu102", "rpi4b")} == {"wired"}
+    quirk = load_system(Path(__file__).parent / "configs" / "imx8mp-qemu.yaml", guest_sources=None)
+    board = load_system(Path(__file__).parents[1] / "configs" / "imx8mp-evk.yaml", guest_sources=None)
+    assert "GIC_VIRQ=software" in hypervisor_make_args(quirk, Path("/o"))
+    assert "GIC_VIRQ=wired" in hypervisor_make_args(board, Path("/o"))
+    assert object_dir(quirk) != object_dir(board)
+
+
+@pytest.mark.parametrize(("name", "old", "new", "expected"), [
+    ("qemu-virt", "spare_ppis: [22]}", "spare_ppis: [22], virq: always}",
+     "qemu-virt.yaml:10:159: gic.virq: expected one of wired, software, got 'always'"),
+    ("rpi4b", "gic: {version: 2,", "gic: {version: 2, virq: software,",
+     "rpi4b.yaml:77:19: gic.virq: unknown key 'virq'; expected one of: version, driver, gicd, gicc, gich, gicv, "
+     "page_stride, vgicd, vgicc, spis, maintenance_irq, spare_spis"),
+])
+def test_gic_virq_errors(tmp_path: Path, name: str, old: str, new: str, expected: str) -> None:
+    assert platform_error(tmp_path, old, new, name) == expected

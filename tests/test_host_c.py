@@ -42,6 +42,7 @@ SOURCES: dict[str, list[str]] = {
     "test_ioring": ["../guests/lib/ioring.c"],  # the guest runtime's ring library
     "test_iosched": ["../guests/iovm/iosched.c"],  # the I/O VM's scheduler
     "test_vgic": ["core/vgic/vgic.c", "core/vgic/vgic_sgi.c", "core/vgic/vgic_v2.c", "core/vgic/vgic_regs.c"],
+    "test_vgic_v3_virq": ["core/vgic/vgic_v3_virq.c"],  # the quirk gic.virq: software
     "test_pcienum": ["lib/pcienum.c"],
     "test_vpci_cfg": ["core/pci/vpci_cfg.c"],
     "test_vits_cmd": ["core/vgic/vits_cmd.c"],  # the virtual ITS's commands (docs/interrupts.md)

@@ -175,6 +175,9 @@ class GicSpec:
     # follows, 64 KiB on); 0: none. A VM owning PCI functions sees its
     # virtual ITS at the same address (docs/interrupts.md)
     its: int = 0
+    # GICv3 ``virq``: "software" where the machine leaves the GIC's virtual IRQ
+    # line unconnected (a platform quirk, hypervisor/core/vgic/vgic_v3_virq.c)
+    virq: str = "wired"
 
     @property
     def spi_range(self) -> range:

@@ -160,6 +160,7 @@ def hypervisor_make_args(system: System, out: Path) -> list[str]:
         f"PLATFORM={p.board}", f"GIC={p.gic.version}", f"GIC_DRIVER={p.gic.driver_name}",
         f"CPU_ENABLE={p.firmware.cpu_enable.driver}", f"POWER_OFF={p.firmware.power_off.driver}",
         f"UART={p.uart.driver}",
+        f"GIC_VIRQ={p.gic.virq}",
         f"FEATURES_MK={out / 'features.mk'}",
     ]
 

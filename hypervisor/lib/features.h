@@ -21,4 +21,11 @@
 
 #define IS_ENABLED(x) (BULKHEAD_FEATURE_##x)
 
+/* A platform quirk, not a mechanism: the make defines it from the platform
+ * file (hypervisor/Makefile GIC_VIRQ; core/vgic/vgic_v3_virq.h), 0 elsewhere
+ * (a host test). */
+#ifndef BULKHEAD_FEATURE_SOFT_VIRQ
+#define BULKHEAD_FEATURE_SOFT_VIRQ 0
+#endif
+
 #endif

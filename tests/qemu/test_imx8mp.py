@@ -4,8 +4,10 @@ one boot (tests/configs/imx8mp-qemu.yaml): the hypervisor enters at EL2,
 writes through UART2 with the i.MX UART driver, starts CPU 3 through QEMU's
 PSCI (the isolation probes, through the virtual GIC), regulates a VM on the fallback event, takes console input through the
 UART's receive interrupt (Ctrl-T c and Ctrl-T b, poked on stdin) and powers
-the machine off. VMs get no interrupts there (QEMU leaves the GIC's virtual
-IRQ outputs unconnected), so the guests are ones that need none."""
+the machine off. Its guests need no interrupts; the example
+configs/imx8mp-evk-qemu.yaml (tests/qemu/test_examples.py) shows VMs taking
+theirs through the platform's quirk gic.virq: software (QEMU leaves the
+GIC's virtual IRQ outputs unconnected)."""
 
 from __future__ import annotations
 

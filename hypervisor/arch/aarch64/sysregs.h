@@ -57,6 +57,7 @@ void host_sysreg_write(const char *reg, u64 val);
 #define HCR_FMO    BIT(3)
 #define HCR_IMO    BIT(4)
 #define HCR_AMO    BIT(5)
+#define HCR_VI     BIT(7)
 #define HCR_VSE    BIT(8)
 #define HCR_FB     BIT(9)
 #define HCR_BSU_IS (1ull << 10)

@@ -13,8 +13,10 @@
 
 #include "core/mem/setway.h"
 #include "core/vgic/vgic.h"
+#include "core/vgic/vgic_v3_virq.h"
 #include "core/vm/vcpu.h"
 #include "core/vpmu/vpmu.h"
+#include "lib/features.h"
 
 bool sysreg_trap(struct vcpu *v, u64 iss)
 {
@@ -28,8 +30,15 @@ bool sysreg_trap(struct vcpu *v, u64 iss)
 
 	if (op0 == 1) /* system instructions: only set/way maintenance traps */
 		return setway_trap(v, op1, crn, crm, op2, val);
-	if (op0 == 3 && op1 == 0 && crn == 12) /* ICC_*: the GIC CPU interface */
+	if (op0 == 3 && op1 == 0 && crn == 12) { /* ICC_*: the GIC CPU interface */
+		/* the quirk gic.virq: software traps the Group 1 registers */
+		if (IS_ENABLED(SOFT_VIRQ) && vgic_v3_virq_icv(v, reg, read, &val)) {
+			if (read && rt != 31)
+				f->x[rt] = val;
+			return true;
+		}
 		return vgic_sysreg(v, reg, read, val);
+	}
 	if (op0 == 3 && vpmu_access(v, (u32)op1, (u32)crn, (u32)crm, (u32)op2, read, &val)) {
 		if (read && rt != 31)
 			f->x[rt] = val;

@@ -5,6 +5,7 @@
 
 #include "arch/aarch64/timer.h"  /* IRQ_PPI_VTIMER, IRQ_PPI_PTIMER */
 #include "core/vgic/vgic_regs.h" /* GICD_ISPENDR, GICD_ICPENDR, GICD_ICACTIVER */
+#include "core/vgic/vgic_v3_virq.h"
 #include "core/vm/vcpu.h"
 #include "core/vm/vm.h"
 #include "drivers/gic/gic.h"
@@ -366,6 +367,15 @@ static void __attribute__((noinline)) vgic_sync_lrs(struct vcpu *v)
 	spin_unlock(&vm->vgic.lock);
 }
 
+/* The platform quirk gic.virq: software (vgic_v3_virq.h): the interface's
+ * IRQ line, at the end of every entry and hot-path
+ * delivery; nothing in any other build. */
+static inline void vgic_flush_virq(struct vcpu *v)
+{
+	if (IS_ENABLED(SOFT_VIRQ))
+		vgic_v3_virq_line(v);
+}
+
 bool vgic_inject_fast_locked(struct vcpu *v, u32 intid, struct virq *q)
 {
 	struct vm *vm = v->vm;
@@ -407,6 +417,8 @@ bool vgic_inject_fast_locked(struct vcpu *v, u32 intid, struct virq *q)
 	done = true;
 out:
 	spin_unlock(&vm->vgic.lock);
+	if (done)
+		vgic_flush_virq(v); /* (as vgic_fast_done) */
 	return done;
 }
 
@@ -610,6 +622,8 @@ static void __attribute__((noinline)) vgic_flush_pending(struct vcpu *v)
 
 void vgic_sync(struct vcpu *v)
 {
+	if (IS_ENABLED(SOFT_VIRQ)) /* the quirk gic.virq: software: the line drops */
+		vgic_v3_virq_exit();
 	if (v->vgic.lr_used)
 		vgic_sync_lrs(v);
 }
@@ -622,6 +636,7 @@ void vgic_flush(struct vcpu *v)
 	if (READ_ONCE(v->vgic.pend_priv) || READ_ONCE(v->vm->vgic.pend_spi_words) ||
 	    v->vgic.underflow) {
 		vgic_flush_pending(v);
+		vgic_flush_virq(v);
 		return;
 	}
 	v->vgic.fresh_hw = 0;
@@ -631,6 +646,7 @@ void vgic_flush(struct vcpu *v)
 	 * events (tests/qemu/test_bandwidth.py); why QEMU notices the overflow
 	 * later is not established. Five instructions. */
 	gic_vif_ctl(false);
+	vgic_flush_virq(v);
 }
 
 void vgic_maintenance(struct vcpu *v)

@@ -30,9 +30,11 @@
 #define CORE_VGIC_FAST_H
 
 #include "core/vgic/vgic.h"
+#include "core/vgic/vgic_v3_virq.h"
 #include "core/vm/vcpu.h"
 #include "core/vm/vm.h"
 #include "drivers/gic/gic_hot.h"
+#include "lib/features.h"
 
 #define VGIC_FAST_FLAGS (VIRQ_ENABLED | VIRQ_PENDING | VIRQ_HW | VIRQ_IN_LR | VIRQ_ACTIVE)
 
@@ -41,6 +43,15 @@ enum vgic_fast {
 	VGIC_FAST_DONE,   /* in a list register of v, pending, with the HW bit */
 	VGIC_FAST_LOCKED, /* nothing done: try vgic_inject_fast_locked */
 };
+
+/* Loaded: with the platform quirk gic.virq: software, the interface's IRQ
+ * line for it (core/vgic/vgic_v3_virq.h); nothing in any other build. */
+static inline enum vgic_fast vgic_fast_done(struct vcpu *v)
+{
+	if (IS_ENABLED(SOFT_VIRQ))
+		vgic_v3_virq_line(v);
+	return VGIC_FAST_DONE;
+}
 
 /*
  * A free list register for q, under the VM's lock (q->flags changes).
@@ -76,7 +87,7 @@ static inline enum vgic_fast vgic_inject_fast_new(struct vcpu *v, u32 intid, str
 	};
 	gic_hot_lr_write_hw(n, intid, prio);
 	spin_unlock(lock);
-	return VGIC_FAST_DONE;
+	return vgic_fast_done(v);
 }
 
 static inline enum vgic_fast vgic_inject_fast(struct vcpu *v, u32 intid, struct virq *q)
@@ -103,7 +114,7 @@ static inline enum vgic_fast vgic_inject_fast(struct vcpu *v, u32 intid, struct 
 	WRITE_ONCE(g->lr[n].prio, prio);
 	WRITE_ONCE(g->lr[n].state, (u8)GIC_LR_PENDING);
 	gic_hot_lr_write_hw(n, intid, prio);
-	return VGIC_FAST_DONE;
+	return vgic_fast_done(v);
 }
 
 #endif

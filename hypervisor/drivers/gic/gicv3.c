@@ -11,6 +11,7 @@
 
 #include "arch/aarch64/cpu.h"
 #include "arch/aarch64/sysregs.h"
+#include "lib/features.h"
 #include "lib/log.h"
 
 #define GICD_IROUTER     0x6000
@@ -31,8 +32,14 @@
 #define ICC_SRE_ENABLE BIT(3)
 
 /* ICH_HCR_EL2 */
-#define ICH_HCR_EN  BIT(0)
-#define ICH_HCR_UIE BIT(1)
+#define ICH_HCR_EN    BIT(0)
+#define ICH_HCR_UIE   BIT(1)
+#define ICH_HCR_TALL1 BIT(12)
+#define ICH_HCR_TDIR  BIT(14)
+/* The virtual interface while a guest runs: enabled; with the platform quirk
+ * gic.virq: software, the guest's Group 1 registers and DIR trapped
+ * (core/vgic/vgic_v3_virq.c emulates them) */
+#define ICH_HCR_GUEST (ICH_HCR_EN | (IS_ENABLED(SOFT_VIRQ) ? ICH_HCR_TALL1 | ICH_HCR_TDIR : 0))
 
 static u64 gicd_base, gicr_base, gicr_stride;
 static u32 gic_intids;
@@ -301,7 +308,7 @@ static void gic_hcr_write(u64 v)
 
 void gic_vif_ctl(bool underflow)
 {
-	gic_hcr_write(ICH_HCR_EN | (underflow ? ICH_HCR_UIE : 0));
+	gic_hcr_write(ICH_HCR_GUEST | (underflow ? ICH_HCR_UIE : 0));
 }
 
 void gic_vif_off(void)
@@ -314,7 +321,7 @@ void gic_vif_reset(void)
 	for (u32 n = 0; n < gic_lr_count(); n++)
 		gic_lr_access(n, true, 0);
 	sysreg_write(S3_4_C12_C11_7, 0); /* ICH_VMCR_EL2 */
-	gic_hcr_write(ICH_HCR_EN);
+	gic_hcr_write(ICH_HCR_GUEST);
 }
 
 const struct gic_ops gicv3_ops = {
