@@ -29,7 +29,7 @@ PM = "power_off: {method: bcm2835-pm, base: 0xFE100000}"
 def test_rpi4_firmware_methods_reach_the_generated_config(tmp_path: Path) -> None:
     fw = load_platform("rpi4b").firmware
     assert fw.cpu_enable == MethodSpec("spin-table", "spintable", (("release", (0xD8, 0xE0, 0xE8, 0xF0)),))
-    assert fw.power_off == MethodSpec("bcm2835-pm", "bcm2835_pm", (("base", 0xFE100000),))
+    assert fw.power_off == MethodSpec("bcm2835-pm", "bcm2835", (("base", 0xFE100000),))
     assert load_platform("qemu-virt").firmware == FirmwareSpec(MethodSpec("psci", "psci"), MethodSpec("psci", "psci"))
     config = tmp_path / "c.yaml"
     for platform in ("rpi4b", "qemu-virt"):
@@ -48,7 +48,7 @@ def test_rpi4_firmware_methods_reach_the_generated_config(tmp_path: Path) -> Non
                              "extern const struct power_off_ops bcm2835_pm_power_off_ops;",
                              "\t.cpu_enable = { .ops = &spintable_cpu_enable_ops, .data = cpu_enable_release },",
                              "\t.power_off = { .ops = &bcm2835_pm_power_off_ops, .data = &power_off_base },"]
-            assert make == ["CPU_ENABLE=spintable", "POWER_OFF=bcm2835_pm"]
+            assert make == ["CPU_ENABLE=spintable", "POWER_OFF=bcm2835"]
         else:  # PSCI for both, without data
             assert lines == ["extern const struct cpu_enable_ops psci_cpu_enable_ops;",
                              "extern const struct power_off_ops psci_power_off_ops;",

@@ -210,7 +210,7 @@ def test_platform_spare_spis_checked(spare: str, expected: str, write_config: Wr
 def test_direct_no_spare_ppi(write_config: WriteConfig) -> None:
     """A platform with a PMU PPI but no spare PPI: a direct VM's guest PMU
     overflow interrupt has nowhere to go, a clear error naming the key."""
-    assert platform_error(write_config, ", spare_ppis: [22]}", "}") == (
+    assert platform_error(write_config, ", spare_ppis: [22],", ",") == (
         "c.yaml:5:41: vms[1].interrupts: VM 'd' has 'interrupts: direct': its guest PMU's overflow interrupt "
         "reaches it as a spare PPI the hypervisor sets pending, and platform 'bad' declares none (list a PPI "
         "no device drives in the platform file's gic.spare_ppis)")

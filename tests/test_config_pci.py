@@ -44,10 +44,20 @@ def config(write_config: WriteConfig, a: str, b: str = "[]", extra: str = "") ->
     return write_config(extra + HEAD.replace("PCI_A", a).replace("PCI_B", b))
 
 
-def error_of(path: str) -> str:
+def error_of(path: str, platforms_dir: Path | None = None) -> str:
     with pytest.raises(ConfigError) as info:
-        load_system(path, guest_sources=None)
+        load_system(path, guest_sources=None, **({"platforms_dir": platforms_dir} if platforms_dir else {}))
     return str(info.value)
+
+
+def without_its(tmp_path: Path) -> Path:
+    """A platforms directory whose qemu-virt has no ITS (no ``gic.its``)."""
+    out = tmp_path / "platforms-no-its"
+    shutil.copytree(ROOT / "platforms", out)
+    text = (out / "qemu-virt.yaml").read_text()
+    assert ", its: 0x08080000}" in text
+    (out / "qemu-virt.yaml").write_text(text.replace(", its: 0x08080000}", "}"))
+    return out
 
 
 def test_slots_avoid_shared_intx_and_windows_are_disjoint(write_config: WriteConfig) -> None:
@@ -120,14 +130,15 @@ def test_check_shows_functions(write_config: WriteConfig, capsys: pytest.Capture
     path = config(write_config, "[{qemu: edu}]", "[{qemu: nvme}]")
     assert cli.main(["check", path]) == 0
     out = capsys.readouterr().out
-    assert "  a: BAR window 0x10000000-0x1fffffff\n    00:01.0  1234:11e8  edu             INTx SPI 36" in out
-    assert "    00:02.0  1b36:0010  nvme            INTx SPI 37" in out
+    assert ("  a: BAR window 0x10000000-0x1fffffff\n    00:01.0  1234:11e8  edu             INTx SPI 36; "
+            "MSI/MSI-X to 0x8090040") in out
+    assert "    00:02.0  1b36:0010  nvme            INTx SPI 37; MSI/MSI-X to 0x8090040" in out
     assert cli.main(["check", "--json", path]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["pci"]["b"] == {"window": {"base": 0x20000000, "size": 0x10000000},
                                "functions": [{"addr": "00:02.0", "vendor": "1b36", "device": "0010",
                                               "qemu": "nvme", "intx_spi": 37, "stream_id": 0x10,
-                                              "msi_doorbell": None}]}
+                                              "msi_doorbell": 0x08090040}]}
 
 
 def test_msi_where_the_platform_has_an_its(write_config: WriteConfig, capsys: pytest.CaptureFixture[str],
@@ -148,9 +159,10 @@ def test_msi_where_the_platform_has_an_its(write_config: WriteConfig, capsys: py
     assert cli.main(["check", path]) == 0
     assert "    00:01.0  1234:11e8  edu             INTx SPI 36; MSI/MSI-X to 0x8090040" in capsys.readouterr().out
     # no ITS: hidden by default, refused when asked for
-    plain = load_system(config(write_config, "[{qemu: edu}]"), guest_sources=None)
+    plain = load_system(config(write_config, "[{qemu: edu}]"), guest_sources=None,
+                        platforms_dir=without_its(tmp_path))
     assert [f.doorbell for f in pci.plan(plain.spec).functions] == [0]
-    text = error_of(config(write_config, "[{qemu: edu, msi: true}]"))
+    text = error_of(config(write_config, "[{qemu: edu, msi: true}]"), tmp_path / "platforms-no-its")
     assert "c.yaml:7:28: vms[0].pci[0].msi: " in text and ("MSI needs an ITS and platform 'qemu-virt' has none (gic.its): drop "
                                                         "'msi: true' to use INTx") in text, text
 
@@ -214,8 +226,9 @@ def test_linux_device_tree_has_the_its_and_msi_map(write_config: WriteConfig, tm
                                 str(tmp_path / "vm.dts")], capture_output=True, text=True)
         assert built.returncode == 0 and built.stderr == "", built.stderr
     # every function msi: false, or no ITS: no ITS node, no msi-map
-    for text in (cfg.replace("PCI", "[{qemu: nvme, msi: false}]"), LINUX.replace("PCI", "[{qemu: nvme}]")):
-        s = load_system(write_config(text), guest_sources=None)
+    for text, platforms in ((cfg.replace("PCI", "[{qemu: nvme, msi: false}]"), ROOT / "platforms"),
+                            (LINUX.replace("PCI", "[{qemu: nvme}]"), without_its(tmp_path))):
+        s = load_system(write_config(text), guest_sources=None, platforms_dir=platforms)
         vm = s.vm("lx")
         assert vm is not None
         dts = gen_dts.generate(s, vm)

@@ -428,7 +428,7 @@ def test_gic_virq_is_a_quirk_of_the_platform_that_names_it() -> None:
 
 
 @pytest.mark.parametrize(("name", "old", "new", "expected"), [
-    ("qemu-virt", "spare_ppis: [22]}", "spare_ppis: [22], virq: always}",
+    ("qemu-virt", "spare_ppis: [22],", "spare_ppis: [22], virq: always,",
      "qemu-virt.yaml:10:159: gic.virq: expected one of wired, software, got 'always'"),
     ("rpi4b", "gic: {version: 2,", "gic: {version: 2, virq: software,",
      "rpi4b.yaml:77:19: gic.virq: unknown key 'virq'; expected one of: version, driver, gicd, gicc, gich, gicv, "

@@ -4,7 +4,7 @@
  * description (GIC-400, PL011 UART0). The spin table that starts the other
  * CPUs and the PM watchdog that powers off are the platform file's
  * `cpu_enable:` and `power_off:` (drivers/cpu_enable/spintable.c,
- * drivers/power_off/bcm2835_pm.c).
+ * drivers/power_off/bcm2835.c).
  */
 #include "platform/board.h"
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """The BCM2835/BCM2711 PM watchdog (the Raspberry Pi 4's):
-hypervisor/drivers/power_off/bcm2835_pm.c. ``base``: the PM block, a page
+hypervisor/drivers/power_off/bcm2835.c. ``base``: the PM block, a page
 inside ``mmio`` (the EL2 device window); config.c gives the driver it."""
 
 from __future__ import annotations
@@ -23,6 +23,6 @@ class Bcm2835Pm(MethodDriver):
         return "&power_off_base"
 
 
-DRIVER = Bcm2835Pm(kind="power_off", name="bcm2835_pm", compatible=("bcm2835-pm",), ops="bcm2835_pm_power_off_ops",
+DRIVER = Bcm2835Pm(kind="power_off", name="bcm2835", compatible=("bcm2835-pm",), ops="bcm2835_pm_power_off_ops",
                    summary="the BCM2835/BCM2711 PM watchdog's halt",
                    params=(Param("base", "the PM block"),))

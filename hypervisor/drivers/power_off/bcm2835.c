@@ -5,7 +5,7 @@
  * register's partition field set to 63 asks the boot firmware to halt after
  * the watchdog reset instead of booting again; QEMU's bcm2835_powermgt
  * model shuts the machine down on that reset. Its data (config.c,
- * bulkhead/drivers/power_off/bcm2835_pm.py): the PM block's base, a u64
+ * bulkhead/drivers/power_off/bcm2835.py): the PM block's base, a u64
  * (mapped as device memory).
  *
  * Register facts: BCM2835 ARM Peripherals (PM_RSTC 0x1c, PM_RSTS 0x20,
