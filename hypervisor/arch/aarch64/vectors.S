@@ -192,13 +192,16 @@
  * Two copies of the table: el2_vectors, and el2_vectors_pmu for a CPU whose
  * hypervisor counters stop at EL2 during its own work (arch/aarch64/pmu.c
  * switches VBAR_EL2): only that copy's paths toggle the counters' filters
- * (pmu_el2), the others pay nothing. The two tables are adjacent
- * (.text.vectors, then .text.vectors_pmu: linker.lds.in places them
- * 2 KiB-aligned after the boot code), the first table's paths
- * (vector_paths) in .text, the second's after it: no alignment padding
- * between. The second is left out of the link when nothing switches to it.
+ * (pmu_el2), the others pay nothing. el2_vectors is the image's first
+ * 2 KiB: its EL2t slots (SP_EL0 at EL2, never selected) are the boot code
+ * (boot.S defines the label), .text.vectors its other twelve slots
+ * (el2t = 0); .text.vectors_pmu, the second table (whole), follows at once
+ * (linker.lds.in): no alignment padding between. The first table's paths
+ * (vector_paths) are in .text, the second's after it. The second is left
+ * out of the link when nothing switches to it.
  */
-.macro vector_table name, s
+.macro vector_table name, s, el2t=1
+	.if \el2t
 	.balign 0x800
 	.global \name
 \name:
@@ -206,6 +209,7 @@
 	el2_vector 1
 	el2_vector 2
 	el2_vector 3
+	.endif
 	el2_vector 4 /* EL2h sync */
 	el2_vector 5 /* EL2h IRQ (never unmasked) */
 	el2_vector 6
@@ -271,7 +275,7 @@ guest_restore\s:
 .endm
 
 	.section .text.vectors, "ax"
-	vector_table el2_vectors,
+	vector_table el2_vectors, , 0
 	/* its own section, with its paths: linked only when pmu.c can switch
 	 * to it (the regulator is built, hypervisor/Makefile BW) */
 	.section .text.vectors_pmu, "ax"
@@ -309,7 +313,7 @@ guest_restore:
 	b	guest_restore_direct
 .endm
 
-	.section .text.vectors, "ax"
+	.section .text.vectors_direct, "ax"
 	.balign 0x800
 	.global el2_vectors_direct
 el2_vectors_direct:
