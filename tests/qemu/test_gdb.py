@@ -111,3 +111,45 @@ def test_gdb_batch_breakpoint_in_hypervisor_and_guest() -> None:
     assert f"QEMU will wait for a debugger on localhost:{port}" in stderr, stderr
     assert "Terminated via GDBstub" in stdout, stdout
     assert run.returncode == 1, (run.returncode, stdout, stderr)
+
+
+def test_an_exception_at_el2_reaches_the_panic_path() -> None:
+    """The EL2 vectors' slots (arch/aarch64/vectors.S el2_vector, el2_fault):
+    gdb sends the hypervisor's PC (stopped at vcpu_run, the MMU on) to
+    address 0, which it cannot fetch from: the exception at EL2 saves a
+    frame, trap_el2_fault() names the exception, the faulting address and
+    the frame's x30, and the panic powers the machine off (~8 s)."""
+    assert shutil.which(GDB), f"{GDB} not installed: run scripts/setup.sh packages"
+    out = REPO_ROOT / "build" / "qemu-tests" / "gdb-el2"
+    config = CONFIGS / "one-hello.yaml"
+    built = build_mod.build(config, out)
+    port = free_port()
+    run = subprocess.Popen(
+        [str(REPO_ROOT / ".venv" / "bin" / "bulkhead"), "run", str(config), "--out", str(out),
+         "--gdb-port", str(port), "--timeout", "90"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not listening(port):
+            assert run.poll() is None, run.communicate()
+            assert time.monotonic() < deadline, "QEMU's gdb server never listened"
+            time.sleep(0.2)
+        gdb = subprocess.run(
+            [GDB, "-batch", "-nx", str(built.elf),
+             "-ex", f"target remote localhost:{port}",
+             "-ex", "break *vcpu_run", "-ex", "continue", "-ex", "delete", "-ex", "p/x $lr",
+             "-ex", "set $pc = 0", "-ex", "continue"],
+            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+        stdout, stderr = run.communicate(timeout=30)
+    finally:
+        if run.poll() is None:
+            kill_tree(run.pid)
+            run.wait()
+    text = gdb.stdout + gdb.stderr
+    assert "hit Breakpoint 1, vcpu_run" in text, text
+    lr = re.search(r"^\$1 = 0x([0-9a-f]+)$", text, re.M)
+    assert lr, text
+    # the frame holds the registers of the moment: x30, vcpu_run's return address
+    assert re.search(rf"\[bulkhead\] PANIC: EL2 sync exception in the hypervisor: esr=[0-9a-f]+ elr=0 far=0 "
+                     rf"lr={lr[1]}$", stdout, re.M), stdout
