@@ -69,13 +69,11 @@ def symbol(elf: Path, name: str) -> int:
     return int(m[1], 16)
 
 
-def test_gdb_batch_breakpoint_in_hypervisor_and_guest() -> None:
-    assert shutil.which(GDB), f"{GDB} not installed: run scripts/setup.sh packages"
-    out = REPO_ROOT / "build" / "qemu-tests" / "gdb"
-    config = CONFIGS / "one-hello.yaml"
-    built = build_mod.build(config, out)  # so that `run` below starts QEMU at once
-    hyp_elf, guest_elf = built.elf, out / "guests" / "hello.elf"
-    hyp_main, guest_main = symbol(hyp_elf, "hyp_cpu_main"), symbol(guest_elf, "main")
+def gdb_run(out: Path, config: Path, elf: Path, *commands: str) -> tuple[str, str, str, int]:
+    """``bulkhead run CONFIG --gdb-port`` (``out`` holds its build already:
+    QEMU starts at once) and gdb-multiarch in batch mode on ``elf`` attached
+    to it, running ``commands``: (gdb's output, the run's stdout and stderr,
+    its exit status); the run is killed if still alive."""
     port = free_port()
     run = subprocess.Popen(
         [str(REPO_ROOT / ".venv" / "bin" / "bulkhead"), "run", str(config), "--out", str(out),
@@ -88,29 +86,36 @@ def test_gdb_batch_breakpoint_in_hypervisor_and_guest() -> None:
             assert run.poll() is None, run.communicate()
             assert time.monotonic() < deadline, "QEMU's gdb server never listened"
             time.sleep(0.2)
-        gdb = subprocess.run(
-            [GDB, "-batch", "-nx", str(hyp_elf),
-             "-ex", f"target remote localhost:{port}",
-             "-ex", "break *hyp_cpu_main", "-ex", "continue", "-ex", "p/x $pc",
-             "-ex", f"add-symbol-file {guest_elf}",
-             "-ex", "break *main", "-ex", "continue", "-ex", "p/x $pc", "-ex", "info symbol $pc",
-             "-ex", "kill"],
-            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+        args = [a for c in (f"target remote localhost:{port}", *commands) for a in ("-ex", c)]
+        gdb = subprocess.run([GDB, "-batch", "-nx", str(elf), *args],
+                             stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
         stdout, stderr = run.communicate(timeout=30)
     finally:
         if run.poll() is None:
             kill_tree(run.pid)  # QEMU first: it runs in its own process group
             run.wait()
-    text = gdb.stdout + gdb.stderr
+    assert f"QEMU will wait for a debugger on localhost:{port}" in stderr, stderr
+    return gdb.stdout + gdb.stderr, stdout, stderr, run.returncode
+
+
+def test_gdb_batch_breakpoint_in_hypervisor_and_guest() -> None:
+    assert shutil.which(GDB), f"{GDB} not installed: run scripts/setup.sh packages"
+    out = REPO_ROOT / "build" / "qemu-tests" / "gdb"
+    config = CONFIGS / "one-hello.yaml"
+    built = build_mod.build(config, out)
+    hyp_elf, guest_elf = built.elf, out / "guests" / "hello.elf"
+    hyp_main, guest_main = symbol(hyp_elf, "hyp_cpu_main"), symbol(guest_elf, "main")
+    text, stdout, stderr, status = gdb_run(
+        out, config, hyp_elf, "break *hyp_cpu_main", "continue", "p/x $pc", f"add-symbol-file {guest_elf}",
+        "break *main", "continue", "p/x $pc", "info symbol $pc", "kill")
     assert "hit Breakpoint 1, hyp_cpu_main" in text, text
     assert f"$1 = {hyp_main:#x}" in text, text
     assert "hit Breakpoint 2, main" in text, text
     assert f"$2 = {guest_main:#x}" in text, text
     assert re.search(r"main in section \.text of \S*hello\.elf", text), text
-    # `run` said where to attach; gdb's kill ended QEMU, so the run is not clean
-    assert f"QEMU will wait for a debugger on localhost:{port}" in stderr, stderr
+    # `run` said where to attach (gdb_run); gdb's kill ended QEMU, so the run is not clean
     assert "Terminated via GDBstub" in stdout, stdout
-    assert run.returncode == 1, (run.returncode, stdout, stderr)
+    assert status == 1, (status, stdout, stderr)
 
 
 def test_an_exception_at_el2_reaches_the_panic_path() -> None:
@@ -123,30 +128,8 @@ def test_an_exception_at_el2_reaches_the_panic_path() -> None:
     out = REPO_ROOT / "build" / "qemu-tests" / "gdb-el2"
     config = CONFIGS / "one-hello.yaml"
     built = build_mod.build(config, out)
-    port = free_port()
-    run = subprocess.Popen(
-        [str(REPO_ROOT / ".venv" / "bin" / "bulkhead"), "run", str(config), "--out", str(out),
-         "--gdb-port", str(port), "--timeout", "90"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True)
-    try:
-        deadline = time.monotonic() + 60
-        while not listening(port):
-            assert run.poll() is None, run.communicate()
-            assert time.monotonic() < deadline, "QEMU's gdb server never listened"
-            time.sleep(0.2)
-        gdb = subprocess.run(
-            [GDB, "-batch", "-nx", str(built.elf),
-             "-ex", f"target remote localhost:{port}",
-             "-ex", "break *vcpu_run", "-ex", "continue", "-ex", "delete", "-ex", "p/x $lr",
-             "-ex", "set $pc = 0", "-ex", "continue"],
-            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
-        stdout, stderr = run.communicate(timeout=30)
-    finally:
-        if run.poll() is None:
-            kill_tree(run.pid)
-            run.wait()
-    text = gdb.stdout + gdb.stderr
+    text, stdout, _, _ = gdb_run(out, config, built.elf, "break *vcpu_run", "continue", "delete", "p/x $lr",
+                                 "set $pc = 0", "continue")
     assert "hit Breakpoint 1, vcpu_run" in text, text
     lr = re.search(r"^\$1 = 0x([0-9a-f]+)$", text, re.M)
     assert lr, text
