@@ -26,8 +26,7 @@
 #include "generated/asm_offsets.h" /* FRAME_SIZE, F_ELR, F_SPSR, CPU_PMU_EL2, PMU_FILTER_NSH */
 #include "lib/features.h"
 
-.macro save_x0_x17
-	stp	x0, x1, [sp, #16 * 0]
+.macro save_x2_x17
 	stp	x2, x3, [sp, #16 * 1]
 	stp	x4, x5, [sp, #16 * 2]
 	stp	x6, x7, [sp, #16 * 3]
@@ -36,6 +35,11 @@
 	stp	x12, x13, [sp, #16 * 6]
 	stp	x14, x15, [sp, #16 * 7]
 	stp	x16, x17, [sp, #16 * 8]
+.endm
+
+.macro save_x0_x17
+	stp	x0, x1, [sp, #16 * 0]
+	save_x2_x17
 .endm
 
 .macro restore_x0_x17
@@ -115,6 +119,17 @@
 .Lpmu_el2_none\@:
 .endm
 
+/* An IRQ hot path's registers back (x0-x18, x30: ELR/SPSR and x19-x29 are
+ * untouched), and the ERET. */
+.macro restore_irq_eret
+	restore_x0_x17
+	ldr	x18, [sp, #16 * 9]
+	ldr	x30, [sp, #F_ELR - 8]
+	eret
+	dsb	nsh
+	isb
+.endm
+
 /* The whole frame at SP back into the registers, ELR_EL2 and SPSR_EL2. */
 .macro restore_frame
 	ldr	x1, [sp, #F_SPSR]
@@ -130,12 +145,18 @@
 	ldp	x28, x29, [sp, #16 * 14]
 .endm
 
-.macro save_frame
-	save_x0_x17
+/* The frame but x0 and x1 (saved first), x0 = SP */
+.macro save_frame_from_x2
+	save_x2_x17
 	stp	x18, x19, [sp, #16 * 9]
 	save_x20_spsr
 	str	x30, [sp, #F_ELR - 8]
 	mov	x0, sp
+.endm
+
+.macro save_frame
+	stp	x0, x1, [sp, #16 * 0]
+	save_frame_from_x2
 .endm
 
 .macro guest_vector handler, s
@@ -192,12 +213,7 @@
 	bl	trap_guest_irq_fast
 	cmn	w0, #1
 	b.ne	guest_irq_slow
-	restore_x0_x17
-	ldr	x18, [sp, #16 * 9]
-	ldr	x30, [sp, #F_ELR - 8]
-	eret
-	dsb	nsh
-	isb
+	restore_irq_eret
 .endm
 
 /* An exception at EL2 itself: x0 and x1 saved in a frame below SP, x1 =
@@ -276,18 +292,7 @@ guest_irq_slow\s:
 /* The rest of an EL2 exception's frame (el2_vector), then
  * trap_el2_fault(frame, kind), which panics. */
 el2_fault:
-	stp	x2, x3, [sp, #16 * 1]
-	stp	x4, x5, [sp, #16 * 2]
-	stp	x6, x7, [sp, #16 * 3]
-	stp	x8, x9, [sp, #16 * 4]
-	stp	x10, x11, [sp, #16 * 5]
-	stp	x12, x13, [sp, #16 * 6]
-	stp	x14, x15, [sp, #16 * 7]
-	stp	x16, x17, [sp, #16 * 8]
-	stp	x18, x19, [sp, #16 * 9]
-	save_x20_spsr
-	str	x30, [sp, #F_ELR - 8]
-	mov	x0, sp
+	save_frame_from_x2
 	bl	trap_el2_fault
 	b	.
 	.org	.Lslot4 + 0x80
@@ -347,12 +352,7 @@ guest_irq_pmu:
 /* The IRQ hot path delivered: ELR/SPSR and x19-x29 are untouched. */
 guest_restore_fast_pmu:
 	pmu_el2 1
-	restore_x0_x17
-	ldr	x18, [sp, #16 * 9]
-	ldr	x30, [sp, #F_ELR - 8]
-	eret
-	dsb	nsh
-	isb
+	restore_irq_eret
 
 guest_restore_pmu:
 	pmu_el2 1
