@@ -8,7 +8,7 @@
  * interrupt it acknowledged the general way.
  *
  * A CPU whose hypervisor PMU counters must not count its own work runs on
- * the second copy of the table, el2_vectors_pmu (see vector_table).
+ * the second copy of the table, el2_vectors_pmu (see guest_slots).
  *
  * A synchronous exception from the guest also saves x0-x18 and x30 (and
  * x19, which then holds ESR_EL2 across the call); an HVC or SMC tries
@@ -169,7 +169,7 @@
 /* x19 = ESR_EL2 from here on. Only HVC64 and SMC64 (EC 0x16, 0x17: bits
  * [31:27] = 0b01011) try the fast path; the whole of it fits in the
  * vector's 32 instructions (.org fails the build otherwise). Sync traps
- * leave the PMU filters as they are (vector_table): nothing to toggle. */
+ * leave the PMU filters as they are (guest_slots): nothing to toggle. */
 .macro guest_sync_vector s
 	.balign 0x80
 .Lguest_sync\@:
@@ -264,25 +264,23 @@ guest_irq_slow\s:
  * (linker.lds.in): no alignment padding between; it is left out of the
  * link when nothing switches to it.
  */
-.macro guest_slots s, whole
-	guest_sync_vector \s
+.macro guest_irq_slot s, whole
 	.if \whole
 	guest_irq_vector_whole
-	guest_irq_vector_whole /* FIQ: handled like IRQ */
 	.else
 	guest_irq_vector \s
-	guest_irq_vector \s
 	.endif
+.endm
+
+.macro guest_slots s, whole
+	guest_sync_vector \s
+	guest_irq_slot \s, \whole
+	guest_irq_slot \s, \whole /* FIQ: handled like IRQ */
 	guest_vector trap_guest_serror, \s
 	/* AArch32 EL0 under an AArch64 EL1: interrupts still reach EL2 */
 	guest_sync_vector \s
-	.if \whole
-	guest_irq_vector_whole
-	guest_irq_vector_whole
-	.else
-	guest_irq_vector \s
-	guest_irq_vector \s
-	.endif
+	guest_irq_slot \s, \whole
+	guest_irq_slot \s, \whole
 	guest_vector trap_guest_serror, \s
 .endm
 
