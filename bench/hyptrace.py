@@ -111,8 +111,8 @@ LOWER_VECTORS = (0x400, 0x480, 0x500, 0x580, 0x600, 0x680, 0x700, 0x780)
 
 
 def stage_of(fn: str) -> str:
-    if fn.removesuffix("_pmu") in ("el2_vectors", "guest_irq", "guest_irq_slow", "guest_restore_fast",
-                                   "guest_restore", "guest_enter", "guest_sync_slow"):
+    if fn.removesuffix("_pmu") in ("el2_vectors", "guest_vectors", "guest_irq", "guest_irq_slow",
+                                   "guest_restore_fast", "guest_restore", "guest_enter", "guest_sync_slow"):
         return "entry"
     if fn.startswith(("gic_", "gicv", "irq_", "trap_", "hypercall_", "vpsci_")):
         return "acknowledge"

@@ -95,6 +95,25 @@ def test_platform_selection_leaves_out_what_virt_does_not_use(dual: tuple[Path, 
     assert {"color_init", "color_set_next", "smmuv3_init", "dma_init", "el2_vectors"} <= names
 
 
+@needs_cross
+def test_text_has_no_alignment_padding_or_frame_pointers(dual: tuple[Path, int, list[tuple[str, int]]]) -> None:
+    """Issues #38/#43 (.text at most 57,700 bytes): the boot code fills the
+    first vector table's EL2t slots (the image's first 512 bytes; the other
+    slots follow at +0x200, no 2 KiB-alignment padding), and no function
+    sets up a frame pointer."""
+    out = dual[0] / "hyp"
+    syms = subprocess.run(["aarch64-linux-gnu-nm", str(out / "bulkhead.elf")], capture_output=True, text=True,
+                          check=True).stdout
+    addr = {line.split()[-1]: int(line.split()[0], 16) for line in syms.splitlines() if len(line.split()) == 3}
+    assert addr["el2_vectors"] == addr["_start"] and addr["el2_vectors"] % 0x800 == 0
+    assert addr["secondary_entry"] < addr["el2_vectors"] + 0x200
+    table = re.search(r"^ \.text\.vectors\s+0x([0-9a-f]+)\s", (out / "bulkhead.map").read_text(), re.M)
+    assert table and int(table.group(1), 16) == addr["el2_vectors"] + 0x200
+    code = subprocess.run(["aarch64-linux-gnu-objdump", "-d", "--no-show-raw-insn", str(out / "bulkhead.elf")],
+                          capture_output=True, text=True, check=True).stdout
+    assert re.search(r"\tmov\tx29, sp$", code, re.M) is None
+
+
 @pytest.mark.parametrize(("config", "on"), [
     ("configs/dual.yaml", set()),
     ("tests/configs/bw-basic.yaml", {"BW"}),

@@ -69,13 +69,11 @@ def symbol(elf: Path, name: str) -> int:
     return int(m[1], 16)
 
 
-def test_gdb_batch_breakpoint_in_hypervisor_and_guest() -> None:
-    assert shutil.which(GDB), f"{GDB} not installed: run scripts/setup.sh packages"
-    out = REPO_ROOT / "build" / "qemu-tests" / "gdb"
-    config = CONFIGS / "one-hello.yaml"
-    built = build_mod.build(config, out)  # so that `run` below starts QEMU at once
-    hyp_elf, guest_elf = built.elf, out / "guests" / "hello.elf"
-    hyp_main, guest_main = symbol(hyp_elf, "hyp_cpu_main"), symbol(guest_elf, "main")
+def gdb_run(out: Path, config: Path, elf: Path, *commands: str) -> tuple[str, str, str, int]:
+    """``bulkhead run CONFIG --gdb-port`` (``out`` holds its build already:
+    QEMU starts at once) and gdb-multiarch in batch mode on ``elf`` attached
+    to it, running ``commands``: (gdb's output, the run's stdout and stderr,
+    its exit status); the run is killed if still alive."""
     port = free_port()
     run = subprocess.Popen(
         [str(REPO_ROOT / ".venv" / "bin" / "bulkhead"), "run", str(config), "--out", str(out),
@@ -88,26 +86,53 @@ def test_gdb_batch_breakpoint_in_hypervisor_and_guest() -> None:
             assert run.poll() is None, run.communicate()
             assert time.monotonic() < deadline, "QEMU's gdb server never listened"
             time.sleep(0.2)
-        gdb = subprocess.run(
-            [GDB, "-batch", "-nx", str(hyp_elf),
-             "-ex", f"target remote localhost:{port}",
-             "-ex", "break *hyp_cpu_main", "-ex", "continue", "-ex", "p/x $pc",
-             "-ex", f"add-symbol-file {guest_elf}",
-             "-ex", "break *main", "-ex", "continue", "-ex", "p/x $pc", "-ex", "info symbol $pc",
-             "-ex", "kill"],
-            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+        args = [a for c in (f"target remote localhost:{port}", *commands) for a in ("-ex", c)]
+        gdb = subprocess.run([GDB, "-batch", "-nx", str(elf), *args],
+                             stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
         stdout, stderr = run.communicate(timeout=30)
     finally:
         if run.poll() is None:
             kill_tree(run.pid)  # QEMU first: it runs in its own process group
             run.wait()
-    text = gdb.stdout + gdb.stderr
+    assert f"QEMU will wait for a debugger on localhost:{port}" in stderr, stderr
+    return gdb.stdout + gdb.stderr, stdout, stderr, run.returncode
+
+
+def test_gdb_batch_breakpoint_in_hypervisor_and_guest() -> None:
+    assert shutil.which(GDB), f"{GDB} not installed: run scripts/setup.sh packages"
+    out = REPO_ROOT / "build" / "qemu-tests" / "gdb"
+    config = CONFIGS / "one-hello.yaml"
+    built = build_mod.build(config, out)
+    hyp_elf, guest_elf = built.elf, out / "guests" / "hello.elf"
+    hyp_main, guest_main = symbol(hyp_elf, "hyp_cpu_main"), symbol(guest_elf, "main")
+    text, stdout, stderr, status = gdb_run(
+        out, config, hyp_elf, "break *hyp_cpu_main", "continue", "p/x $pc", f"add-symbol-file {guest_elf}",
+        "break *main", "continue", "p/x $pc", "info symbol $pc", "kill")
     assert "hit Breakpoint 1, hyp_cpu_main" in text, text
     assert f"$1 = {hyp_main:#x}" in text, text
     assert "hit Breakpoint 2, main" in text, text
     assert f"$2 = {guest_main:#x}" in text, text
     assert re.search(r"main in section \.text of \S*hello\.elf", text), text
-    # `run` said where to attach; gdb's kill ended QEMU, so the run is not clean
-    assert f"QEMU will wait for a debugger on localhost:{port}" in stderr, stderr
+    # `run` said where to attach (gdb_run); gdb's kill ended QEMU, so the run is not clean
     assert "Terminated via GDBstub" in stdout, stdout
-    assert run.returncode == 1, (run.returncode, stdout, stderr)
+    assert status == 1, (status, stdout, stderr)
+
+
+def test_an_exception_at_el2_reaches_the_panic_path() -> None:
+    """The EL2 vectors' slots (arch/aarch64/vectors.S el2_vector, el2_fault):
+    gdb sends the hypervisor's PC (stopped at vcpu_run, the MMU on) to
+    address 0, which it cannot fetch from: the exception at EL2 saves a
+    frame, trap_el2_fault() names the exception, the faulting address and
+    the frame's x30, and the panic powers the machine off (~8 s)."""
+    assert shutil.which(GDB), f"{GDB} not installed: run scripts/setup.sh packages"
+    out = REPO_ROOT / "build" / "qemu-tests" / "gdb-el2"
+    config = CONFIGS / "one-hello.yaml"
+    built = build_mod.build(config, out)
+    text, stdout, _, _ = gdb_run(out, config, built.elf, "break *vcpu_run", "continue", "delete", "p/x $lr",
+                                 "set $pc = 0", "continue")
+    assert "hit Breakpoint 1, vcpu_run" in text, text
+    lr = re.search(r"^\$1 = 0x([0-9a-f]+)$", text, re.M)
+    assert lr, text
+    # the frame holds the registers of the moment: x30, vcpu_run's return address
+    assert re.search(rf"\[bulkhead\] PANIC: EL2 sync exception in the hypervisor: esr=[0-9a-f]+ elr=0 far=0 "
+                     rf"lr={lr[1]}$", stdout, re.M), stdout

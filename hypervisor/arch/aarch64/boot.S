@@ -10,9 +10,17 @@
  */
 #include "generated/asm_offsets.h" /* FRAME_SIZE, ARCH_STACK_SIZE, ARCH_MAX_CPUS, MMU_BOOT_* */
 
+/*
+ * The boot code is the first 512 bytes of the image and of el2_vectors
+ * (vectors.S): the table's EL2t slots, for exceptions taken at EL2 on
+ * SP_EL0, which never happen: each CPU selects SP_EL2 (SPSel) before it
+ * points VBAR_EL2 at the table (linker.lds.in places the rest).
+ */
 	.section .text.boot, "ax"
 	.global _start
+	.global el2_vectors
 _start:
+el2_vectors:
 	/* arm64 Linux image header (Documentation/arch/arm64/booting.rst), so
 	 * that boot loaders (U-Boot booti, QEMU -kernel) load the flat image at
 	 * RAM base + text_offset = HYP_BASE and pass a DTB in x0. */
@@ -31,6 +39,7 @@ entry:
 	lsr	x9, x9, #2
 	cmp	x9, #2
 	b.ne	wrong_el
+	msr	spsel, #1		/* SP_EL2: no exception takes an EL2t slot */
 	adr	x1, el2_vectors
 	msr	vbar_el2, x1
 	isb
@@ -97,6 +106,7 @@ wrong_el:
 	.global secondary_entry
 secondary_entry:
 	msr	daifset, #0xf
+	msr	spsel, #1
 	adr	x1, el2_vectors
 	msr	vbar_el2, x1
 	isb

@@ -61,7 +61,7 @@ u32 pmu_guest_counters(void)
  * hypervisor's own work: the regulator, interrupt delivery) and sets it
  * again just before the ERET (docs/bandwidth.md "Counter"). Written here
  * with NSH = 0: this runs in the hypervisor's own work. */
-extern char el2_vectors[], el2_vectors_pmu[]; /* vectors.S */
+extern char el2_vectors[], el2_vectors_pmu[]; /* boot.S and vectors.S */
 
 static void pmu_vectors(const char *table)
 {

@@ -8,7 +8,7 @@
  * interrupt it acknowledged the general way.
  *
  * A CPU whose hypervisor PMU counters must not count its own work runs on
- * the second copy of the table, el2_vectors_pmu (see vector_table).
+ * the second copy of the table, el2_vectors_pmu (see guest_slots).
  *
  * A synchronous exception from the guest also saves x0-x18 and x30 (and
  * x19, which then holds ESR_EL2 across the call); an HVC or SMC tries
@@ -26,8 +26,7 @@
 #include "generated/asm_offsets.h" /* FRAME_SIZE, F_ELR, F_SPSR, CPU_PMU_EL2, PMU_FILTER_NSH */
 #include "lib/features.h"
 
-.macro save_x0_x17
-	stp	x0, x1, [sp, #16 * 0]
+.macro save_x2_x17
 	stp	x2, x3, [sp, #16 * 1]
 	stp	x4, x5, [sp, #16 * 2]
 	stp	x6, x7, [sp, #16 * 3]
@@ -36,6 +35,11 @@
 	stp	x12, x13, [sp, #16 * 6]
 	stp	x14, x15, [sp, #16 * 7]
 	stp	x16, x17, [sp, #16 * 8]
+.endm
+
+.macro save_x0_x17
+	stp	x0, x1, [sp, #16 * 0]
+	save_x2_x17
 .endm
 
 .macro restore_x0_x17
@@ -115,6 +119,17 @@
 .Lpmu_el2_none\@:
 .endm
 
+/* An IRQ hot path's registers back (x0-x18, x30: ELR/SPSR and x19-x29 are
+ * untouched), and the ERET. */
+.macro restore_irq_eret
+	restore_x0_x17
+	ldr	x18, [sp, #16 * 9]
+	ldr	x30, [sp, #F_ELR - 8]
+	eret
+	dsb	nsh
+	isb
+.endm
+
 /* The whole frame at SP back into the registers, ELR_EL2 and SPSR_EL2. */
 .macro restore_frame
 	ldr	x1, [sp, #F_SPSR]
@@ -130,12 +145,18 @@
 	ldp	x28, x29, [sp, #16 * 14]
 .endm
 
-.macro save_frame
-	save_x0_x17
+/* The frame but x0 and x1 (saved first), x0 = SP */
+.macro save_frame_from_x2
+	save_x2_x17
 	stp	x18, x19, [sp, #16 * 9]
 	save_x20_spsr
 	str	x30, [sp, #F_ELR - 8]
 	mov	x0, sp
+.endm
+
+.macro save_frame
+	stp	x0, x1, [sp, #16 * 0]
+	save_frame_from_x2
 .endm
 
 .macro guest_vector handler, s
@@ -148,7 +169,7 @@
 /* x19 = ESR_EL2 from here on. Only HVC64 and SMC64 (EC 0x16, 0x17: bits
  * [31:27] = 0b01011) try the fast path; the whole of it fits in the
  * vector's 32 instructions (.org fails the build otherwise). Sync traps
- * leave the PMU filters as they are (vector_table): nothing to toggle. */
+ * leave the PMU filters as they are (guest_slots): nothing to toggle. */
 .macro guest_sync_vector s
 	.balign 0x80
 .Lguest_sync\@:
@@ -171,6 +192,7 @@
 	.org	.Lguest_sync\@ + 0x80
 .endm
 
+/* The regulator's table: the counters' toggles do not fit the slot. */
 .macro guest_irq_vector s
 	.balign 0x80
 	save_x0_x17
@@ -179,29 +201,130 @@
 	b	guest_irq\s
 .endm
 
+/* el2_vectors: the IRQ hot path whole in the slot (29 instructions): the
+ * registers a C call may clobber saved, trap_guest_irq_fast(), and unless
+ * it declined (w0 = the interrupt it acknowledged), those registers back
+ * and the ERET. */
+.macro guest_irq_vector_whole
+	.balign 0x80
+	save_x0_x17
+	str	x18, [sp, #16 * 9]
+	str	x30, [sp, #F_ELR - 8]
+	bl	trap_guest_irq_fast
+	cmn	w0, #1
+	b.ne	guest_irq_slow
+	restore_irq_eret
+.endm
+
+/* An exception at EL2 itself: x0 and x1 saved in a frame below SP, x1 =
+ * the kind, the rest of the frame at el2_fault. */
 .macro el2_vector kind
 	.balign 0x80
 	sub	sp, sp, #FRAME_SIZE
-	save_frame
+	stp	x0, x1, [sp]
 	mov	x1, #\kind
-	bl	trap_el2_fault
-	b	.
+	b	el2_fault
+.endm
+
+/* Not for the sync fast path, or declined by it: x0-x19 and x30 are saved,
+ * x19 = ESR_EL2, x20-x29 still hold the guest's values (callee-saved):
+ * complete the frame. */
+.macro guest_sync_slow_path s
+guest_sync_slow\s:
+	save_x20_spsr
+	mov	x0, x19
+	bl	trap_guest_sync
+	b	guest_restore\s
+.endm
+
+/* The IRQ hot path declined (w0 = the interrupt it acknowledged): x19-x29
+ * still hold the guest's values (callee-saved), complete the frame. */
+.macro guest_irq_slow_path s
+guest_irq_slow\s:
+	mov	w1, w0
+	stp	x18, x19, [sp, #16 * 9]
+	save_x20_spsr
+	mov	x0, sp
+	bl	trap_guest_irq
+	b	guest_restore\s
 .endm
 
 /*
  * Two copies of the table: el2_vectors, and el2_vectors_pmu for a CPU whose
  * hypervisor counters stop at EL2 during its own work (arch/aarch64/pmu.c
  * switches VBAR_EL2): only that copy's paths toggle the counters' filters
- * (pmu_el2), the others pay nothing. The two tables are adjacent
- * (.text.vectors, then .text.vectors_pmu: linker.lds.in places them
- * 2 KiB-aligned after the boot code), the first table's paths
- * (vector_paths) in .text, the second's after it: no alignment padding
- * between. The second is left out of the link when nothing switches to it.
+ * (pmu_el2), the others pay nothing.
+ *
+ * el2_vectors is the image's first 2 KiB: its EL2t slots (SP_EL0 at EL2,
+ * never selected) are the boot code (boot.S defines the label),
+ * .text.vectors its other twelve slots, with its paths in the room the EL2
+ * slots leave (each slot starts at its .org: the build fails when what
+ * precedes it outgrows its room) and its IRQ hot path whole in the IRQ
+ * slots. el2_vectors_pmu (whole, with its paths after it) follows at once
+ * (linker.lds.in): no alignment padding between; it is left out of the
+ * link when nothing switches to it.
  */
-.macro vector_table name, s
+.macro guest_irq_slot s, whole
+	.if \whole
+	guest_irq_vector_whole
+	.else
+	guest_irq_vector \s
+	.endif
+.endm
+
+.macro guest_slots s, whole
+	guest_sync_vector \s
+	guest_irq_slot \s, \whole
+	guest_irq_slot \s, \whole /* FIQ: handled like IRQ */
+	guest_vector trap_guest_serror, \s
+	/* AArch32 EL0 under an AArch64 EL1: interrupts still reach EL2 */
+	guest_sync_vector \s
+	guest_irq_slot \s, \whole
+	guest_irq_slot \s, \whole
+	guest_vector trap_guest_serror, \s
+.endm
+
+	.section .text.vectors, "ax"
+.Lslot4: /* el2_vectors + 0x200 */
+	el2_vector 4 /* EL2h sync */
+/* The rest of an EL2 exception's frame (el2_vector), then
+ * trap_el2_fault(frame, kind), which panics. */
+el2_fault:
+	save_frame_from_x2
+	bl	trap_el2_fault
+	b	.
+	.org	.Lslot4 + 0x80
+	el2_vector 5 /* EL2h IRQ (never unmasked) */
+	guest_sync_slow_path
+	guest_irq_slow_path
+	.org	.Lslot4 + 0x100
+	el2_vector 6
+/* void guest_enter(struct frame *frame): whichever table the CPU uses */
+	.global guest_enter
+guest_enter:
+	mov	sp, x0
+	pmu_el2 1, 1
+	b	guest_restore
+	.org	.Lslot4 + 0x180
+	el2_vector 7 /* EL2h SError */
+/* The whole frame at SP back, and the ERET (both tables' slow paths). */
+	.global guest_restore
+guest_restore:
+	restore_frame
+	eret
+	dsb	nsh
+	isb
+	.org	.Lslot4 + 0x200
+/* the guest's slots (a name for bench/hyptrace.py: not el2_vectors') */
+guest_vectors:
+	guest_slots , 1
+
+	/* its own section, with its paths: linked only when pmu.c can switch
+	 * to it (the regulator is built, hypervisor/Makefile BW) */
+	.section .text.vectors_pmu, "ax"
 	.balign 0x800
-	.global \name
-\name:
+	.global el2_vectors_pmu
+el2_vectors_pmu:
 	el2_vector 0 /* EL2t sync */
 	el2_vector 1
 	el2_vector 2
@@ -210,88 +333,28 @@
 	el2_vector 5 /* EL2h IRQ (never unmasked) */
 	el2_vector 6
 	el2_vector 7 /* EL2h SError */
-	guest_sync_vector \s
-	guest_irq_vector \s
-	guest_irq_vector \s /* FIQ: handled like IRQ */
-	guest_vector trap_guest_serror, \s
-	/* AArch32 EL0 under an AArch64 EL1: interrupts still reach EL2 */
-	guest_sync_vector \s
-	guest_irq_vector \s
-	guest_irq_vector \s
-	guest_vector trap_guest_serror, \s
-.endm
+	guest_slots _pmu, 0
 
-.macro vector_paths s, pmu
-/* Not for the sync fast path, or declined by it: x0-x19 and x30 are saved,
- * x19 = ESR_EL2, x20-x29 still hold the guest's values (callee-saved):
- * complete the frame. */
-guest_sync_slow\s:
-	save_x20_spsr
-	mov	x0, x19
-	bl	trap_guest_sync
-	b	guest_restore\s
+	guest_sync_slow_path _pmu
 
 /* A guest IRQ, x0-x18 and x30 saved: the hot path first. */
-guest_irq\s:
-	.if \pmu
+guest_irq_pmu:
 	pmu_el2 0
-	.endif
 	bl	trap_guest_irq_fast
 	cmn	w0, #1
-	b.eq	guest_restore_fast\s
-	b	guest_irq_slow\s
+	b.eq	guest_restore_fast_pmu
+	b	guest_irq_slow_pmu
 
-/* The IRQ hot path declined (w0 = the interrupt it acknowledged): x19-x29
- * still hold the guest's values (callee-saved), complete the frame. */
-guest_irq_slow\s:
-	mov	w1, w0
-	stp	x18, x19, [sp, #16 * 9]
-	save_x20_spsr
-	mov	x0, sp
-	bl	trap_guest_irq
-	b	guest_restore\s
+	guest_irq_slow_path _pmu
 
 /* The IRQ hot path delivered: ELR/SPSR and x19-x29 are untouched. */
-guest_restore_fast\s:
-	.if \pmu
+guest_restore_fast_pmu:
 	pmu_el2 1
-	.endif
-	restore_x0_x17
-	ldr	x18, [sp, #16 * 9]
-	ldr	x30, [sp, #F_ELR - 8]
-	eret
-	dsb	nsh
-	isb
+	restore_irq_eret
 
-	.if \pmu
-guest_restore\s:
+guest_restore_pmu:
 	pmu_el2 1
 	b	guest_restore
-	.endif
-.endm
-
-	.section .text.vectors, "ax"
-	vector_table el2_vectors,
-	/* its own section, with its paths: linked only when pmu.c can switch
-	 * to it (the regulator is built, hypervisor/Makefile BW) */
-	.section .text.vectors_pmu, "ax"
-	vector_table el2_vectors_pmu, _pmu
-	vector_paths _pmu, 1
-
-	.text
-	vector_paths , 0
-
-/* void guest_enter(struct frame *frame): whichever table the CPU uses */
-	.global guest_enter
-guest_enter:
-	mov	sp, x0
-	pmu_el2 1, 1
-	.global guest_restore
-guest_restore:
-	restore_frame
-	eret
-	dsb	nsh
-	isb
 
 #if IS_ENABLED(DIRECT) /* hypervisor/Makefile DIRECT: a VM has interrupts: direct */
 /*
@@ -309,7 +372,7 @@ guest_restore:
 	b	guest_restore_direct
 .endm
 
-	.section .text.vectors, "ax"
+	.section .text.vectors_direct, "ax"
 	.balign 0x800
 	.global el2_vectors_direct
 el2_vectors_direct:

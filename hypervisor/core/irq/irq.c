@@ -20,7 +20,7 @@ static struct {
 	irq_hot_fn_t fn;
 } irq_hot = { GIC_SPURIOUS, NULL };
 
-void irq_register_hyp(u32 intid, void (*fn)(u32 intid))
+__cold void irq_register_hyp(u32 intid, void (*fn)(u32 intid))
 {
 	if (intid >= GIC_MAX_INTID)
 		panic("irq_register_hyp: INTID %u out of range", intid);
@@ -29,7 +29,7 @@ void irq_register_hyp(u32 intid, void (*fn)(u32 intid))
 	irq_hyp[intid] = fn;
 }
 
-void irq_register_hyp_hot(u32 intid, irq_hot_fn_t fn)
+__cold void irq_register_hyp_hot(u32 intid, irq_hot_fn_t fn)
 {
 	if (intid >= GIC_PRIV_MAX)
 		panic("irq_register_hyp_hot: INTID %u is not a PPI or SGI", intid);
@@ -49,7 +49,7 @@ u32 irq_call_hyp(u32 intid)
 	return 1;
 }
 
-void irq_init(void)
+__cold void irq_init(void)
 {
 	irq_maint = cfg_system.platform->gic_maint_irq;
 	for (u32 i = 0; i < vm_count; i++) {
@@ -60,7 +60,7 @@ void irq_init(void)
 	}
 }
 
-void irq_cpu_init(void)
+__cold void irq_cpu_init(void)
 {
 	gic_enable(IRQ_SGI_KICK);
 	gic_enable(irq_maint);
@@ -70,7 +70,7 @@ void irq_cpu_init(void)
 	}
 }
 
-void irq_enable_hyp_local(u32 intid)
+__cold void irq_enable_hyp_local(u32 intid)
 {
 	if (intid >= GIC_PRIV_MAX) { /* an SPI of this CPU: routed here, level, the hypervisor's */
 		gic_set_priority(intid, GIC_PRIO_HYP);
@@ -80,7 +80,7 @@ void irq_enable_hyp_local(u32 intid)
 	gic_enable(intid);
 }
 
-void irq_set_console(u32 intid, u64 target_mpidr)
+__cold void irq_set_console(u32 intid, u64 target_mpidr)
 {
 	irq_console = intid;
 	gic_set_priority(intid, GIC_PRIO_HYP);

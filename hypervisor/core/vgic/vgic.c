@@ -122,7 +122,7 @@ void vgic_clear_pending_locked(struct vm *vm, struct vcpu *v, u32 intid)
 	}
 }
 
-void vgic_vm_setup(struct vm *vm)
+__cold void vgic_vm_setup(struct vm *vm)
 {
 	/* only the physical GIC's version's front end is built (Makefile GIC=) */
 	static const struct vgic_ops *const fronts[] = {
@@ -225,7 +225,7 @@ static void vgic_direct_pend(struct vm *vm, struct vcpu *t, u32 intid, bool pend
 
 /* The spare SPI of a direct VM's emulated source: the VM's (edge), off,
  * nothing pending or active. */
-static void vgic_direct_soft_init(struct vm *vm, u32 intid)
+static __cold void vgic_direct_soft_init(struct vm *vm, u32 intid)
 {
 	struct virq *q = vgic_virq(vm, NULL, intid);
 
@@ -238,7 +238,7 @@ static void vgic_direct_soft_init(struct vm *vm, u32 intid)
 	gic_cpu_bank_write(0, GICD_ICACTIVER, intid);
 }
 
-void vgic_vm_init(struct vm *vm)
+__cold void vgic_vm_init(struct vm *vm)
 {
 	const struct cfg_vm *c = vm->cfg;
 	struct vgic_dist *d = &vm->vgic;
@@ -283,7 +283,7 @@ void vgic_vm_init(struct vm *vm)
 		vgic_direct_soft_init(vm, c->shmem[i].doorbell_irq);
 }
 
-void vgic_vcpu_init(struct vcpu *v)
+__cold void vgic_vcpu_init(struct vcpu *v)
 {
 	struct vgic_cpu *g = &v->vgic;
 
@@ -753,7 +753,7 @@ void vgic_level_fresh(struct vm *vm, u32 intid)
 	spin_unlock(&vm->vgic.lock);
 }
 
-void vgic_hw_enable(struct vm *vm, u32 intid, bool enable)
+__cold void vgic_hw_enable(struct vm *vm, u32 intid, bool enable)
 {
 	struct virq *q = vgic_virq(vm, NULL, intid);
 
