@@ -111,8 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", type=Path, default=cfg, help=f"default: {cfg.relative_to(ROOT)}")
     ap.add_argument("--all-features", action="store_true",
-                    help="build with every compile-time switch on (BW RECOLOR IDA PCI DSU QOS, "
-                         "every SMMU driver of the platform)")
+                    help="build with every mechanism on (the ITS on GICv3; direct mode as configured) and "
+                         "every SMMU driver of the platform")
     ap.add_argument("--out", type=Path, default=ROOT / "build" / "bench" / "size")
     ap.add_argument("--check", action="store_true",
                     help=f"exit 1 when .text is above the budget ({limit} bytes, bench/budgets.toml)")
