@@ -33,11 +33,10 @@ sys.path.insert(0, str(ROOT))
 
 from bulkhead.base.tree import HYPERVISOR_DIR  # noqa: E402
 from bulkhead.generate import build, features  # noqa: E402
+from bulkhead.layout.placement import System  # noqa: E402
 
 BUDGETS = ROOT / "bench" / "budgets.toml"
 SIZE = "aarch64-linux-gnu-size"
-# every compile-time switch of hypervisor/Makefile, on
-ALL_FEATURES = ("BW", "RECOLOR", "IDA", "PCI", "DSU", "QOS")
 
 
 def budget() -> tuple[Path, int]:
@@ -80,6 +79,15 @@ def linked_objects(map_file: Path, *obj_dirs: Path) -> list[tuple[str, int]]:
     return sorted(((k, v) for k, v in sizes.items() if v), key=lambda t: (-t[1], t[0]))
 
 
+def every_feature(system: System) -> dict[str, bool]:
+    """Every mechanism (the ITS on GICv3), direct mode as configured, the
+    platform's SMMU drivers (features.contents' names)."""
+    chosen = features.features(system)
+    smmus = {u.type.replace("-", "").upper() for u in system.platform.smmus}
+    return {k: k in smmus if k not in chosen else chosen[k] if k == "DIRECT"
+            else k != "ITS" or system.platform.gic.version == 3 for k in features.contents(system)}
+
+
 def measure(config: Path, out: Path, all_features: bool = False) -> tuple[int, list[tuple[str, int]]]:
     """(.text of the linked hypervisor, [(object, .text in the link)] largest first)."""
     with open("/dev/null", "w") as null:
@@ -88,11 +96,9 @@ def measure(config: Path, out: Path, all_features: bool = False) -> tuple[int, l
     elf = res.elf
     if all_features:
         hyp = out / "hyp-all"
-        smmus = sorted({u.type.replace("-", "") for u in res.system.platform.smmus})
-        # a plain make (no FEATURES_MK): the switches from here, direct mode as configured
+        fragment = build.write_features(out / "all-features", every_feature(res.system), "bench/size.py")
         args = [a for a in build.hypervisor_make_args(res.system, out) if not a.startswith(("O=", "FEATURES_MK="))]
-        args += [f"O={hyp}", f"SMMU={' '.join(smmus)}", *(f"{f}=1" for f in ALL_FEATURES),
-                 f"DIRECT={int(features.features(res.system)['DIRECT'])}"]
+        args += [f"O={hyp}", f"FEATURES_MK={fragment}"]
         subprocess.run(["make", "-s", "--no-print-directory", "-C", str(HYPERVISOR_DIR), *args],
                        check=True, stdout=subprocess.DEVNULL)
         elf = hyp / build.ELF_NAME
@@ -105,8 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", type=Path, default=cfg, help=f"default: {cfg.relative_to(ROOT)}")
     ap.add_argument("--all-features", action="store_true",
-                    help="build with every compile-time switch on (BW RECOLOR IDA PCI DSU QOS, "
-                         "every SMMU driver of the platform)")
+                    help="build with every mechanism on (the ITS on GICv3; direct mode as configured) and "
+                         "every SMMU driver of the platform")
     ap.add_argument("--out", type=Path, default=ROOT / "build" / "bench" / "size")
     ap.add_argument("--check", action="store_true",
                     help=f"exit 1 when .text is above the budget ({limit} bytes, bench/budgets.toml)")

@@ -147,8 +147,9 @@ def test_hypervisor_without_the_regulator_refuses_a_regulated_config(tmp_path: P
     args = [a for a in build.hypervisor_make_args(res.system, tmp_path / "bw")
             if not a.startswith(("O=", "FEATURES_MK=", "CONFIG_C="))]
     off = tmp_path / "bw" / "hyp-off"
-    subprocess.run(["make", "-s", "--no-print-directory", "-C", str(ROOT / "hypervisor"), f"O={off}", "BW=0",
-                    f"CONFIG_C={config_c}", *args], check=True, stdout=subprocess.DEVNULL)
+    fragment = build.write_features(tmp_path, {**features.contents(res.system), "BW": False}, "BW off")
+    subprocess.run(["make", "-s", "--no-print-directory", "-C", str(ROOT / "hypervisor"), f"O={off}",
+                    f"FEATURES_MK={fragment}", f"CONFIG_C={config_c}", *args], check=True, stdout=subprocess.DEVNULL)
     assert not {n for n in _names(off / "bulkhead.elf", code=True) if n.startswith("bw_")}
     # booted self-contained (it moves and checks its payload), in place of the placed ELF
     argv = [str(off / "bulkhead.elf") if a in (str(res.elf), str(res.placed_elf)) else a for a in res.qemu_argv]

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from bulkhead.base import tree
+from bulkhead.config import mechanisms
 from bulkhead.generate import build, features
 from bulkhead.layout import placement
 from bulkhead.layout.load import load_spec
@@ -38,7 +39,8 @@ def fragment_features(text: str) -> dict[str, bool]:
     """The switches and SMMU drivers of a features.mk, as features.h names them."""
     values = dict(re.findall(r"^(\w+) := (.*)$", text, re.M))
     smmus = values.pop("SMMU").split()
-    values.pop("FEATURES_H")
+    for name in ("FEATURES_H", "FEATURE_NAMES", "FEATURES_UNUSED"):
+        values.pop(name)
     return {**{k: v == "1" for k, v in values.items()}, **{d.upper(): d in smmus for d in tree.smmu_drivers()}}
 
 
@@ -86,12 +88,14 @@ def test_a_build_without_a_needed_mechanism_fails_naming_the_vm(config: str, swi
                                                                  builds: Callable[[str], tuple[build.BuildResult, Path]],
                                                                  tmp_path: Path) -> None:
     """config.c of a configuration that needs ``switch``, built by hand with
-    it off: make fails compiling config.c, naming the VM, and links nothing
-    (it used to link, and the boot stopped, or ran the VM without it)."""
+    it off (a features.mk saying so): make fails compiling config.c, naming
+    the VM, and links nothing (it used to link, and the boot stopped, or ran
+    the VM without it)."""
     res, out = builds(config)
     args = [a for a in build.hypervisor_make_args(res.system, out) if not a.startswith(("O=", "FEATURES_MK="))]
     off = tmp_path / "off"
-    made = make(f"O={off}", f"{switch}=0", *args)
+    fragment = build.write_features(tmp_path, {**features.contents(res.system), switch: False}, "off")
+    made = make(f"O={off}", f"FEATURES_MK={fragment}", *args)
     assert made.returncode != 0 and message in made.stderr, made.stderr[-3000:]
     assert "config.c" in made.stderr
     assert not (off / "bulkhead.elf").exists()
@@ -117,7 +121,7 @@ def test_features_mk_cannot_be_overridden(builds: Callable[[str], tuple[build.Bu
     built and the header disagree: refused before anything is built."""
     res, out = builds("configs/dual.yaml")
     args = [a for a in build.hypervisor_make_args(res.system, out) if not a.startswith("O=")]
-    for extra in ("BW=1", "SMMU=smmu500"):
+    for extra in ("BW=1", "SMMU=smmu500", "FEATURES_UNUSED=", "FEATURE_NAMES=BW"):
         made = make(f"O={tmp_path / 'x'}", extra, *args)
         assert made.returncode != 0, made.stderr
         assert (f"{extra} on the command line: the features of this build come from "
@@ -131,19 +135,23 @@ def test_features_mk_cannot_be_overridden(builds: Callable[[str], tuple[build.Bu
 @needs_cross
 def test_plain_make_builds_everything(tmp_path: Path) -> None:
     """Without FEATURES_MK every mechanism and SMMU driver is built, and the
-    header it generates says so (the variables may turn one off)."""
+    header it generates says so (SMMU= may leave drivers out; a mechanism
+    left out takes a features.mk)."""
     config_c = ROOT / "tests" / "golden" / "hello.config.c"
     header = tmp_path / "all" / "include" / "generated" / "features.h"
     made = make(f"O={tmp_path / 'all'}", f"CONFIG_C={config_c}", str(header))
     assert made.returncode == 0, made.stderr
-    every = [*features.MECHANISMS, *(d.upper() for d in tree.smmu_drivers())]
+    every = [*sorted(mechanisms.features()), *(d.upper() for d in tree.smmu_drivers())]
     assert header_features(header.read_text()) == dict.fromkeys(every, True)
     assert f'#define BULKHEAD_FEATURES "{" ".join(every)}"' in header.read_text()
     header = tmp_path / "some" / "include" / "generated" / "features.h"
-    made = make(f"O={tmp_path / 'some'}", f"CONFIG_C={config_c}", "IDA=0", "SMMU=smmuv3", str(header))
+    made = make(f"O={tmp_path / 'some'}", f"CONFIG_C={config_c}", "SMMU=smmuv3", str(header))
     assert made.returncode == 0, made.stderr
     got = header_features(header.read_text())
-    assert {k for k, v in got.items() if not v} == {"IDA"} | {d.upper() for d in tree.smmu_drivers()} - {"SMMUV3"}
+    assert {k for k, v in got.items() if not v} == {d.upper() for d in tree.smmu_drivers()} - {"SMMUV3"}
+    made = make(f"O={tmp_path / 'none'}", f"CONFIG_C={config_c}", "IDA=0")
+    assert made.returncode != 0 and "IDA=0: a plain make builds every mechanism" in made.stderr, made.stderr
+    assert not (tmp_path / "none").exists()
 
 
 def test_manifest_records_the_features(tmp_path: Path) -> None:

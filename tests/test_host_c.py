@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from bulkhead.base import tree
+from bulkhead.config import mechanisms
 from bulkhead.generate import features
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,7 +84,7 @@ def features_flags(out: Path, smmus: Iterable[str] = ()) -> list[str]:
     every mechanism but direct mode (its SDEI client is EL2-only) and the ITS
     (its virtual ITS drives the physical one: core/vgic/vits_cmd.c is its
     host-tested part), and the SMMU drivers ``smmus`` (lib/features.h)."""
-    on = {**{m: m not in ("DIRECT", "ITS") for m in features.MECHANISMS},
+    on = {**{m: m not in ("DIRECT", "ITS") for m in mechanisms.features()},
           **{d.upper(): d.upper() in set(smmus) for d in tree.smmu_drivers()}}
     header = out / "features.h"
     header.write_text(features.render_header(on, "a host test"))

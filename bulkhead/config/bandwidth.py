@@ -788,7 +788,7 @@ def needs(system: SystemView) -> list[Need]:
 
 
 MECHANISM = Mechanism(
-    name="bandwidth", rank=40, docs="docs/bandwidth.md", features=("BW",),
+    name="bandwidth", rank=40, docs="docs/bandwidth.md", features={"BW": ("isolation/bw*.c",)},
     platform_keys=("bandwidth",), system_keys=("bandwidth",), vm_keys=("bandwidth",), region_keys=(), device_keys=(),
     parse_platform=parse_platform, parse_system=parse_system, parse_vm=parse_vm, parse_region=None,
     check_device=None, parse_device=None, check_platform=check_platform, check=check, ipa_items=None,

@@ -471,7 +471,7 @@ def needs(system: SystemView) -> list[Need]:
 
 # its features are its SMMU drivers' (bulkhead/drivers/iommu), each built when needed
 MECHANISM = Mechanism(
-    name="dma", rank=60, docs="docs/dma.md", features=(),
+    name="dma", rank=60, docs="docs/dma.md", features={},
     platform_keys=("smmu", "smmus"), system_keys=("dma_isolation",), vm_keys=(), region_keys=(),
     device_keys=(FAULT_KEY,), parse_platform=parse_platform, parse_system=parse_system, parse_vm=None, parse_region=None,
     check_device=check_device, parse_device=parse_device,

@@ -247,7 +247,8 @@ def needs(system: SystemView) -> list[Need]:
 
 
 MECHANISM = Mechanism(
-    name="dsu", rank=80, docs="docs/coloring.md#dsu-l3-way-partitioning", features=("DSU",),
+    name="dsu", rank=80, docs="docs/coloring.md#dsu-l3-way-partitioning",
+    features={"DSU": ("isolation/dsu.c", "isolation/dsu_part.c")},
     platform_keys=("dsu",), system_keys=(), vm_keys=("l3_ways", "l3_groups"), region_keys=(), device_keys=(),
     parse_platform=parse_platform, parse_system=None, parse_vm=parse_vm, parse_region=None,
     check_device=None, parse_device=None,

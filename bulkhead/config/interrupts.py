@@ -216,7 +216,8 @@ def needs(system: SystemView) -> list[Need]:
 
 
 MECHANISM = Mechanism(
-    name="interrupts", rank=70, docs="docs/interrupts.md", features=("DIRECT",),
+    name="interrupts", rank=70, docs="docs/interrupts.md",
+    features={"DIRECT": ("core/vcpu/irq_direct.c", "core/vcpu/sgi_filter.c", "arch/aarch64/sdei.c")},
     platform_keys=(), system_keys=("sdei",), vm_keys=("interrupts",), region_keys=(), device_keys=(),
     parse_platform=None, parse_system=parse_system, parse_vm=parse_vm, parse_region=None,
     check_device=None, parse_device=None,

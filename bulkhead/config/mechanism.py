@@ -11,7 +11,8 @@ that stage in ``rank`` order and names none: the schema (``parse_*``,
 ``ipa_items``), the layout (``reserved_ram``, ``guest_params``; a
 mechanism's own plan is its module's, e.g. ``bandwidth.plan``, which its
 other hooks call), ``config.c`` (``limits``, ``emit_*``) and the build's
-features (``needs``). A mechanism without a hook says so with
+features (``features``, the C files each decides, and ``needs``): a
+mechanism's C is new files too, which only its descriptor names. A mechanism without a hook says so with
 ``None``; tests/test_mechanisms.py checks that every hook is stated and
 that the docs section exists.
 
@@ -147,7 +148,10 @@ class Mechanism:
     name: str  # its module's: bulkhead/config/<name>.py
     rank: int  # its place in every stage's order (errors, C tables, members): lower first
     docs: str  # its docs page, and section: "docs/coloring.md" or "docs/dma.md#pci"
-    features: tuple[str, ...]  # the features.h names it decides (hypervisor/Makefile FEATURE_NAMES)
+    # the features.h names it decides, each with its C files (paths or globs
+    # under hypervisor/), which a build without the feature leaves out
+    # (features.mk FEATURES_UNUSED)
+    features: Mapping[str, tuple[str, ...]]
     # parse: the keys it owns in the platform file, the system file, a VM; the
     # schema reads them after its own and hands them over
     platform_keys: tuple[str, ...]

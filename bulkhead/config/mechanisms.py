@@ -6,7 +6,8 @@ imported) is imported, and its descriptor taken. Every stage runs their
 hooks in their ``rank`` order (errors are sorted by position; warnings, C
 tables and struct members come in this order): page coloring, shared I/O,
 PCI, memory bandwidth, QoS-400, DMA isolation, interrupt delivery, DSU L3
-ways. Adding a mechanism is adding its module."""
+ways. Adding a mechanism is adding its module (and its C files, which its
+descriptor names: :func:`sources`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import importlib
 from functools import cache
 from pathlib import Path
 
+from bulkhead.base import tree
 from bulkhead.config.mechanism import Mechanism
 
 CONFIG_DIR = Path(__file__).resolve().parent
@@ -47,5 +49,22 @@ def registered() -> tuple[Mechanism, ...]:
 
 
 def features() -> tuple[str, ...]:
-    """Every feature some mechanism decides, in rank order."""
+    """Every feature some mechanism decides, in rank order (features.h's and
+    features.mk's order)."""
     return tuple(f for m in registered() for f in m.features)
+
+
+def sources(feature: str, hypervisor: Path = tree.HYPERVISOR_DIR) -> list[str]:
+    """The C files of ``feature`` (its mechanism's ``features`` globs, under
+    ``hypervisor``), sorted (ValueError: not a feature; a pattern that
+    matches no file)."""
+    found = [m.features[feature] for m in registered() if feature in m.features]
+    if not found:
+        raise ValueError(f"{feature}: no mechanism decides it (features: {' '.join(features())})")
+    out = set()
+    for pattern in found[0]:
+        matched = [p.relative_to(hypervisor).as_posix() for p in hypervisor.glob(pattern) if p.is_file()]
+        if not matched:
+            raise ValueError(f"{feature}: {pattern} names no file under {hypervisor}")
+        out.update(matched)
+    return sorted(out)

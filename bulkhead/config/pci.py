@@ -791,7 +791,8 @@ def needs(system: SystemView) -> list[Need]:
 
 # the host bridge's table (struct cfg_pci) is the platform table's (bulkhead.generate.gen_c)
 MECHANISM = Mechanism(
-    name="pci", rank=30, docs="docs/pci.md", features=("PCI", "ITS"),
+    name="pci", rank=30, docs="docs/pci.md",
+    features={"PCI": ("core/pci/*.c", "lib/pcienum.c"), "ITS": ("drivers/gic/gicv3_its.c", "core/vgic/vits*.c")},
     platform_keys=("pci",), system_keys=("pci_bridges",), vm_keys=("pci",), region_keys=(), device_keys=(),
     parse_platform=parse_platform, parse_system=parse_system, parse_vm=parse_vm, parse_region=None, check_device=None,
     parse_device=None, check_platform=None, check=check, ipa_items=ipa_items, reserved_ram=None, guest_params=None,

@@ -487,7 +487,7 @@ def needs(system: SystemView) -> list[Need]:
 
 
 MECHANISM = Mechanism(
-    name="qos", rank=50, docs="docs/qos.md", features=("QOS",),
+    name="qos", rank=50, docs="docs/qos.md", features={"QOS": ("isolation/qos400.c", "isolation/qos400_regs.c")},
     platform_keys=("qos_regulators",), system_keys=(), vm_keys=(), region_keys=(), device_keys=("qos",),
     parse_platform=parse_platform, parse_system=None, parse_vm=None, parse_region=None,
     check_device=None, parse_device=parse_device,

@@ -408,7 +408,7 @@ def parse_system(r: Reader, top: Keys, s: SystemSpec) -> SystemSpec:
 
 # no C and no feature of its own: it becomes shared memory, doorbells and parameters
 MECHANISM = Mechanism(
-    name="shared_io", rank=20, docs="docs/io.md", features=(),
+    name="shared_io", rank=20, docs="docs/io.md", features={},
     platform_keys=(), system_keys=("io",), vm_keys=(), region_keys=(), device_keys=(),
     parse_platform=None, parse_system=parse_system, parse_vm=None, parse_region=None,
     check_device=None, parse_device=None,

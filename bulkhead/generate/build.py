@@ -165,6 +165,14 @@ def hypervisor_make_args(system: System, out: Path) -> list[str]:
     ]
 
 
+def write_features(out: Path, on: dict[str, bool], source_name: str) -> Path:
+    """features.h and features.mk saying that ``on`` is built
+    (features.contents) into ``out``; returns the fragment (FEATURES_MK=)."""
+    write_if_changed(out / "features.h", features.render_header(on, source_name).encode())
+    write_if_changed(out / "features.mk", features.render_fragment(on, source_name).encode())
+    return out / "features.mk"
+
+
 # hypervisor/Makefile's variables that only config.c, the payload and the
 # link see (every other one is part of object_dir's key)
 _PER_CONFIG = ("O=", "CONFIG_C=", "PAYLOAD=", "FEATURES_MK=", "HYP_BASE=", "HYP_SIZE=", "RAM_BASE=")
@@ -229,8 +237,7 @@ def build(
         staged = layout.stage(system, out, guests_out)
 
         write_if_changed(out / "config.c", gen_c.generate(system, staged, config.name).encode())
-        write_if_changed(out / "features.h", features.header(system, config.name).encode())
-        write_if_changed(out / "features.mk", features.make_fragment(system, config.name).encode())
+        write_features(out, features.contents(system), config.name)
         for vm in system.vms:
             if vm.linux is not None:
                 dts = out / f"{vm.name}.dts"

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What this build contains (docs/ARCHITECTURE.md "Build flow"): the
- * mechanisms a configuration may leave out (BW RECOLOR IDA PCI DSU DIRECT
- * QOS) and the SMMU drivers (SMMUV3, SMMU500). The generated features.h
+ * mechanisms' features (their descriptors in bulkhead/config/ name them)
+ * and the SMMU drivers (SMMUV3, SMMU500). The generated features.h
  * (`bulkhead build`: build/<system>/features.h; a plain make: every
  * mechanism) defines BULKHEAD_FEATURE_<X> as 0 or 1 for each and the
  * Makefile includes it before every source file.

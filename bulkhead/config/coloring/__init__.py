@@ -55,7 +55,8 @@ __all__ = ["MAX_COLOR_BITS", "MECHANISM", "Report", "Request", "Span", "SpanKey"
            "region_spec", "report", "requests", "selection", "share_text", "shmem_colors", "size_text"]
 
 MECHANISM = Mechanism(
-    name="coloring", rank=10, docs="docs/coloring.md", features=("RECOLOR", "IDA"),
+    name="coloring", rank=10, docs="docs/coloring.md",
+    features={"RECOLOR": ("isolation/color_recolor.c",), "IDA": ("isolation/color_ida.c",)},
     platform_keys=("coloring",), system_keys=("hypervisor_colors", "recolor_pool"), vm_keys=("colors", "ida"),
     region_keys=("colors",), device_keys=(),
     parse_platform=parse_platform, parse_system=parse_system, parse_vm=parse_vm, parse_region=parse_region,
