@@ -7,7 +7,13 @@
  * Parameters: `devid` (8: the function's requester ID, 00:01.0), `its`
  * (0x08080000, the ITS's address), `floods` (200 rounds of 127 SYNC
  * commands), `msis` (1000 writes to GITS_TRANSLATER), `reset` (0; 1: then
- * SYSTEM_RESET, after which its ITS must be as at power-on and work).
+ * SYSTEM_RESET, after which its ITS must be as at power-on and work), `edu`
+ * (0: none; n: after the deliveries, the function's own MSI n times: the
+ * edu's MSI capability aimed at GITS_TRANSLATER with event 0, then n rounds
+ * of raising its interrupt and waiting in WFI, interrupts masked, until the
+ * LPI is pending, taking it, acknowledging it at the edu; the CPU's exits
+ * meanwhile counted: none on a GICv4 with direct injection), `ecam`
+ * (0x3f000000).
  *
  * Set-up: LPI configuration and pending tables (GICR_PROPBASER, PENDBASER,
  * EnableLPIs), a command queue in its RAM, then MAPD (4 events), MAPC
@@ -27,6 +33,7 @@
  *        "its: refused <case> stalled=<0|1>", "its: refused again n=10 stalled=<n>",
  *        "its: flood commands=<n> drained=<0|1>",
  *        "its: msi flood writes=<n> lpis=<n>",
+ *        "its: edu msis=<n> lpis=<n> exits=<n> irq_exits=<n>",
  *        then "its: PASS" or "its: FAIL <why>"; with `reset`, "its: resetting",
  *        "its: after reset ctlr=<hex> cbaser=<hex>", "its: refused stale
  *        stalled=<0|1>", "its: PASS (reset)".
@@ -46,10 +53,12 @@
 #define VALID           (1ul << 63)
 #define STALLED         1ul
 
-#define LPI     8197u /* the VM's LPIs are 8192-8447 */
-#define PRIO_ON (0xa0 | 1)
-#define QBYTES  4096u
-#define WAIT_NS (2 * NSEC_PER_SEC)
+#define LPI       8197u /* the VM's LPIs are 8192-8447 */
+#define PRIO_ON   (0xa0 | 1)
+#define QBYTES    4096u
+#define WAIT_NS   (2 * NSEC_PER_SEC)
+#define EDU_RAISE 0x60 /* edu BAR0: raise its interrupt (hw/misc/edu.c) */
+#define EDU_ACK   0x64
 
 static u8 prop[8192] __attribute__((aligned(4096))); /* LPIs 8192-16383 (14 ID bits) */
 static u8 pend[8192] __attribute__((aligned(65536)));
@@ -193,6 +202,53 @@ static int after_reset(void)
 	return 0;
 }
 
+/* The edu's own MSIs (the `edu` parameter): each one reaches the handler;
+ * the exits they cost the CPU are printed. */
+static bool edu_msis(u32 n)
+{
+	uptr c = (uptr)param_u64("ecam", 0x3f000000) + ((uptr)devid << 12);
+	u32 at = mmio_read32(c + 0x34) & 0xfc, before = lpis, want = lpis;
+	struct bh_cpu_exits e0, e1;
+	uptr bar;
+	bool is64;
+
+	mmio_write32(c + 0x04, (mmio_read32(c + 0x04) & 0xffff) | 0x6); /* memory, bus master */
+	bar = mmio_read32(c + 0x10) & ~0xfu;
+	while (at >= 0x40 && (mmio_read32(c + at) & 0xff) != 0x05)
+		at = (mmio_read32(c + at) >> 8) & 0xfc;
+	if (at < 0x40)
+		return false;
+	is64 = (mmio_read32(c + at) >> 16) & 0x80;
+	mmio_write32(c + at + 4, (u32)(its + GITS_TRANSLATER));
+	if (is64)
+		mmio_write32(c + at + 8, 0);
+	mmio_write32(c + at + (is64 ? 0xc : 0x8), 0); /* data: event 0 */
+	mmio_write32(c + at, 0x00010000);             /* MSI enable, one vector */
+	irq_local_disable();
+	bh_cpu_exits(BH_CPU_SELF, &e0);
+	for (u32 i = 0; i < n; i++) {
+		u64 deadline = timer_now() + timer_ns_to_ticks(WAIT_NS);
+
+		want++;
+		mmio_write32(bar + EDU_RAISE, 1);
+		timer_set_deadline(deadline); /* the timer wakes a lost one */
+		while (lpis < want && timer_now() < deadline) {
+			wfi(); /* woken by the pending LPI, masked as it is */
+			irq_local_enable();
+			isb();
+			irq_local_disable();
+		}
+		mmio_write32(bar + EDU_ACK, 1);
+	}
+	bh_cpu_exits(BH_CPU_SELF, &e1);
+	timer_stop();
+	irq_local_enable();
+	mmio_write32(c + at, 0);
+	printf("its: edu msis=%u lpis=%u exits=%lu irq_exits=%lu\n", n, lpis - before,
+	       e1.exits - e0.exits - 1, e1.irq_exits - e0.irq_exits);
+	return lpis - before == n && last_lpi == LPI;
+}
+
 int main(const char *params)
 {
 	u32 floods = (u32)param_u64("floods", 200), msis = (u32)param_u64("msis", 1000);
@@ -230,6 +286,8 @@ int main(const char *params)
 	kick();
 	if (!wait_lpi(3, "inv"))
 		return fail("the pending LPI was not delivered after INV");
+	if (param_u64("edu", 0) && !edu_msis((u32)param_u64("edu", 0)))
+		return fail("the edu's MSIs");
 
 	ok &= refused("foreign", w0(0x08, devid + 8), 1, VALID | (uptr)itt);
 	ok &= refused("event", w0(0x0a, devid), 4 | (u64)(LPI + 1) << 32, 0);
@@ -263,7 +321,7 @@ int main(const char *params)
 	for (u32 i = 0; i < msis; i++)
 		mmio_write32(its + GITS_TRANSLATER, 0);
 	timer_delay_ms(20);
-	printf("its: msi flood writes=%u lpis=%u\n", msis, lpis - 3);
+	printf("its: msi flood writes=%u lpis=%u\n", msis, lpis - 3 - (u32)param_u64("edu", 0));
 	cmd(w0(0x03, devid), 0, 0, 0);
 	{
 		u32 want = lpis + 1;
