@@ -12,8 +12,9 @@
  * edu's MSI capability aimed at GITS_TRANSLATER with event 0, then n rounds
  * of raising its interrupt and waiting in WFI, interrupts masked, until the
  * LPI is pending, taking it, acknowledging it at the edu; the CPU's exits
- * meanwhile counted: none on a GICv4 with direct injection), `ecam`
- * (0x3f000000).
+ * meanwhile counted: none on a GICv4 with direct injection; and the time
+ * from the raising write to the handler), `ecam` (0x3f000000), `bench` (0;
+ * 1: stop after the edu's MSIs, bench/msilat.py).
  *
  * Set-up: LPI configuration and pending tables (GICR_PROPBASER, PENDBASER,
  * EnableLPIs), a command queue in its RAM, then MAPD (4 events), MAPC
@@ -34,6 +35,7 @@
  *        "its: flood commands=<n> drained=<0|1>",
  *        "its: msi flood writes=<n> lpis=<n>",
  *        "its: edu msis=<n> lpis=<n> exits=<n> irq_exits=<n>",
+ *        "result bench=edumsi samples=<n> min_ns=<n> mean_ns=<x.y> max_ns=<n>",
  *        then "its: PASS" or "its: FAIL <why>"; with `reset`, "its: resetting",
  *        "its: after reset ctlr=<hex> cbaser=<hex>", "its: refused stale
  *        stalled=<0|1>", "its: PASS (reset)".
@@ -69,9 +71,11 @@ static u32 cw;
 static uptr its;
 static u32 devid;
 static volatile u32 lpis, last_lpi;
+static volatile u64 lpi_at; /* the counter when the handler last ran */
 
 static void lpi_irq(u32 intid)
 {
+	lpi_at = timer_now();
 	last_lpi = intid;
 	lpis++;
 }
@@ -209,6 +213,7 @@ static bool edu_msis(u32 n)
 	uptr c = (uptr)param_u64("ecam", 0x3f000000) + ((uptr)devid << 12);
 	u32 at = mmio_read32(c + 0x34) & 0xfc, before = lpis, want = lpis;
 	struct bh_cpu_exits e0, e1;
+	u64 sum = 0, lo = ~0ull, hi = 0;
 	uptr bar;
 	bool is64;
 
@@ -227,9 +232,10 @@ static bool edu_msis(u32 n)
 	irq_local_disable();
 	bh_cpu_exits(BH_CPU_SELF, &e0);
 	for (u32 i = 0; i < n; i++) {
-		u64 deadline = timer_now() + timer_ns_to_ticks(WAIT_NS);
+		u64 deadline = timer_now() + timer_ns_to_ticks(WAIT_NS), t0, ns;
 
 		want++;
+		t0 = timer_now();
 		mmio_write32(bar + EDU_RAISE, 1);
 		timer_set_deadline(deadline); /* the timer wakes a lost one */
 		while (lpis < want && timer_now() < deadline) {
@@ -239,6 +245,10 @@ static bool edu_msis(u32 n)
 			irq_local_disable();
 		}
 		mmio_write32(bar + EDU_ACK, 1);
+		ns = timer_ticks_to_ns(lpi_at - t0);
+		sum += ns;
+		lo = ns < lo ? ns : lo;
+		hi = ns > hi ? ns : hi;
 	}
 	bh_cpu_exits(BH_CPU_SELF, &e1);
 	timer_stop();
@@ -246,6 +256,9 @@ static bool edu_msis(u32 n)
 	mmio_write32(c + at, 0);
 	printf("its: edu msis=%u lpis=%u exits=%lu irq_exits=%lu\n", n, lpis - before,
 	       e1.exits - e0.exits - 1, e1.irq_exits - e0.irq_exits);
+	/* from the edu register write to the handler (-icount: 1 ns per instruction) */
+	printf("result bench=edumsi samples=%u min_ns=%lu mean_ns=%lu.%lu max_ns=%lu\n", n, lo,
+	       sum / n, sum * 10 / n % 10, hi);
 	return lpis - before == n && last_lpi == LPI;
 }
 
@@ -288,6 +301,8 @@ int main(const char *params)
 		return fail("the pending LPI was not delivered after INV");
 	if (param_u64("edu", 0) && !edu_msis((u32)param_u64("edu", 0)))
 		return fail("the edu's MSIs");
+	if (param_u64("bench", 0))
+		return printf("its: PASS (bench)\n"), 0;
 
 	ok &= refused("foreign", w0(0x08, devid + 8), 1, VALID | (uptr)itt);
 	ok &= refused("event", w0(0x0a, devid), 4 | (u64)(LPI + 1) << 32, 0);

@@ -189,6 +189,21 @@ def test_hotpaths() -> None:
     assert rows["hcall vendor"][5] == "160" and rows["hcall vendor"][6] == "147"  # prev and Bao columns
 
 
+def test_msilat() -> None:
+    """bench/msilat.py: an edu's MSI to the handler, emulated (GICv3) and
+    direct (GICv4), each row with its figures and exits per MSI (at least
+    one emulated, none direct: issue #41 item 2)."""
+    lines = bench("msilat.py", "--samples", "5").splitlines()
+    assert lines[0].startswith("edu MSI to the guest's handler") and lines[1].split()[0] == "path", lines
+    rows = {line.split()[0]: line.split()[1:] for line in lines[2:]}
+    assert sorted(rows) == ["direct", "emulated"], lines
+    assert rows["emulated"][0] == "qemu-virt" and rows["direct"][0] == "qemu-virt-gicv4", lines
+    for cols in rows.values():
+        low, mean, high, exits = (float(c) for c in cols[1:])
+        assert 0 < low <= mean <= high, cols
+    assert float(rows["emulated"][4]) >= 1 and float(rows["direct"][4]) == 0, lines
+
+
 def test_coloring_sh() -> None:
     """bench/coloring.sh: its three parts, color_lookup.c (six scenarios),
     color_setup.py (a 1 GiB VM colored and uncolored, on the bench-only
