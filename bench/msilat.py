@@ -43,8 +43,7 @@ VM = """platform: {platform}
 vms:
   - name: msi
     cpus: [0]
-    memory:
-      - {{ipa: 0x40000000, size: 16M}}
+    memory: [{{ipa: 0x40000000, size: 16M}}]
     guest: its
     pci: [{{qemu: edu}}]
     params: {{devid: 8, edu: {samples}, bench: 1}}
