@@ -65,9 +65,11 @@ def res() -> RunResult:
 
 @pytest.fixture(scope="module")
 def res4() -> RunResult:
-    """The same guest on a GICv4, with 2 rounds of floods and 10 MSI writes."""
+    """The same guest on a GICv4, with 2 rounds of floods and 10 MSI writes,
+    its VM given a second vCPU (CPU 2, never started) whose vPE is mapped
+    before the first vCPU runs."""
     return boot("its-gicv4", CONFIG.replace("platform: qemu-virt\n", "platform: qemu-virt-gicv4\n")
-                .replace("floods: 200, msis: 1000", "floods: 2, msis: 10"))
+                .replace("cpus: [1]\n", "cpus: [1, 2]\n").replace("floods: 200, msis: 1000", "floods: 2, msis: 10"))
 
 
 def edu_line(res: RunResult) -> tuple[int, int, int, int]:

@@ -3,6 +3,7 @@
  * mirroring onto the physical ITS and the delivery of its LPIs. */
 #include "core/vgic/vits.h"
 
+#include "arch/aarch64/timer.h"
 #include "core/config/config.h"
 #include "core/mem/mem.h"
 #include "core/vgic/vgic.h"
@@ -41,7 +42,8 @@ _Static_assert(VITS_LPI_BASE == VGIC_LPI_BASE && VITS_NR_LPIS == VGIC_NR_LPIS,
 #define GICR_PENDBASER 0x0078
 
 #define LPIS_PER_VM (VITS_MAX_DEVS * VITS_MAX_EVENTS)
-#define VITS_LOGGED 8 /* refusals logged per VM */
+#define VITS_LOGGED 8                            /* refusals logged per VM */
+#define VPE_WAIT_NS (10ull * 1000 * 1000 * 1000) /* for a VM's other CPUs' vPEs */
 
 struct vits {
 	spinlock_t lock;
@@ -58,6 +60,7 @@ struct vits {
 	u32 lpis_on; /* vCPUs whose GICR_CTLR.EnableLPIs is set */
 	u64 cmds, refused;
 	bool direct; /* GICv4: its events are vLPIs of its vCPUs' vPEs */
+	u32 vpes;    /* direct: its vCPUs' vPEs mapped and resident so far */
 };
 
 static struct vits vits_vms[CFG_MAX_CPUS];
@@ -553,11 +556,23 @@ void vits_init(void)
 void vits_cpu_init(void)
 {
 	const struct vcpu *v = &vcpus[cpu_index()];
-	const struct vits *s = v->vm ? vits_of(v->vm) : NULL;
+	struct vits *s = v->vm ? vits_of(v->vm) : NULL;
+	u64 until;
 
 	if (vits_up && cpu_index())
 		its_cpu_init();
-	if (vits_up && s && s->direct)
-		its_vpe_init(v->vm->id); /* resident for good: the vCPU never leaves */
+	if (!vits_up || !s || !s->direct)
+		return;
+	its_vpe_init(v->vm->id); /* resident for good: the vCPU never leaves */
+	spin_lock(&s->lock);
+	s->vpes++;
+	spin_unlock(&s->lock);
+	/* No guest instruction before each vPE of the VM is mapped: a VMAPTI to
+	 * one not yet mapped (VMAPP on its CPU) would lose its interrupts. */
+	until = timer_now() + timer_ns_to_ticks(VPE_WAIT_NS);
+	while (READ_ONCE(s->vpes) < s->vm->nvcpus)
+		if (timer_now() > until)
+			panic("vm %s: %u of its %u vPEs mapped after 10 s", s->vm->cfg->name,
+			      READ_ONCE(s->vpes), s->vm->nvcpus);
 }
 #endif
