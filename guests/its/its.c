@@ -37,6 +37,7 @@
  *        "its: flood commands=<n> drained=<0|1>",
  *        "its: msi flood writes=<n> lpis=<n>",
  *        "its: edu msis=<n> lpis=<n> exits=<n> irq_exits=<n>",
+ *        "its: edu regulated throttles=<n>" (a VM with a bandwidth budget),
  *        "result bench=edumsi samples=<n> min_ns=<n> mean_ns=<x.y> max_ns=<n>",
  *        then "its: PASS" or "its: FAIL <why>"; with `reset`, "its: resetting",
  *        "its: after reset ctlr=<hex> cbaser=<hex>", "its: refused stale
@@ -218,6 +219,7 @@ static bool edu_msis(u32 n)
 	uptr c = (uptr)param_u64("ecam", 0x3f000000) + ((uptr)devid << 12);
 	u32 at = mmio_read32(c + 0x34) & 0xfc, before = lpis, want = lpis;
 	struct bh_cpu_exits e0 = { 0 }, e1 = { 0 }; /* (no hypervisor: stay 0) */
+	struct bh_bw_stats bw;
 	u64 sum = 0, lo = ~0ull, hi = 0;
 	uptr bar;
 	bool is64, hyp;
@@ -265,6 +267,8 @@ static bool edu_msis(u32 n)
 	mmio_write32(c + at, 0);
 	printf("its: edu msis=%u lpis=%u exits=%lu irq_exits=%lu\n", n, lpis - before,
 	       e1.exits - e0.exits - hyp, e1.irq_exits - e0.irq_exits);
+	if (bh_bw_stats(0, &bw) == BH_OK) /* a regulated VM: how often it was held */
+		printf("its: edu regulated throttles=%lu\n", bw.throttles);
 	/* from the edu register write to the handler (-icount: 1 ns per instruction) */
 	printf("result bench=edumsi samples=%u min_ns=%lu mean_ns=%lu.%lu max_ns=%lu\n", n, lo,
 	       sum / n, sum * 10 / n % 10, hi);

@@ -176,3 +176,29 @@ def test_gicv4_edu_msis_cost_no_exit(res4: RunResult) -> None:
     msis, lpis, exits, irq_exits = edu_line(res4)
     assert (msis, lpis) == (EDU_MSIS, EDU_MSIS), res4.output[-3000:]
     assert (exits, irq_exits) == (0, 0), res4.output[-3000:]
+
+
+def test_gicv4_vlpis_arrive_under_bandwidth_regulation(tmp_path: Path) -> None:
+    """Issue #41 item 2: direct injection leaves the bandwidth regulator in
+    charge. The guest alone on a GICv4 with a budget of a fifth of its CPU
+    (20,000 cycles per 100 us) is held again and again (its regulator's
+    throttle count), and all its edu MSIs still reach it."""
+    config = tmp_path / "its-bw.yaml"
+    config.write_text("""\
+platform: qemu-virt-gicv4
+vms:
+  - name: msi
+    cpus: [1]
+    memory: [{ipa: 0x40000000, size: 16M}]
+    guest: its
+    pci: [{qemu: edu}]
+    bandwidth: {period_us: 100, budget_events: 20000}
+    params: {devid: 8, edu: 500, bench: 1}
+""")
+    res = run(config, RunOptions(timeout=TIMEOUT, out=REPO_ROOT / "build" / "qemu-tests" / "its-gicv4-bw"))
+    out = res.output
+    assert not res.timed_out and "PANIC" not in out, out[-3000:]
+    m = res.lines("msi")
+    assert "its: PASS (bench)" in m and "its: edu msis=500 lpis=500" in " ".join(m), out[-3000:]
+    throttles = [int(ln.split("=")[1]) for ln in m if ln.startswith("its: edu regulated throttles=")]
+    assert throttles and throttles[0] > 0, out[-3000:]
