@@ -16,7 +16,9 @@ the edu send its own MSIs (20) and count the exits they cost the CPU.
 A second boot, on platforms/qemu-virt-gicv4 (GICv4.0), runs the same guest
 with fewer floods: its events are mirrored as VMAPTI to the vPE of its
 vCPU's CPU and the LPIs reach it with no hypervisor exit at all
-(docs/interrupts.md "GICv4 direct injection").
+(docs/interrupts.md "GICv4 direct injection"). A third, short one gives
+that VM a bandwidth budget: the regulator still holds it, its MSIs still
+arrive.
 """
 
 from __future__ import annotations
