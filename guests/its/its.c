@@ -7,7 +7,16 @@
  * Parameters: `devid` (8: the function's requester ID, 00:01.0), `its`
  * (0x08080000, the ITS's address), `floods` (200 rounds of 127 SYNC
  * commands), `msis` (1000 writes to GITS_TRANSLATER), `reset` (0; 1: then
- * SYSTEM_RESET, after which its ITS must be as at power-on and work).
+ * SYSTEM_RESET, after which its ITS must be as at power-on and work), `edu`
+ * (0: none; n: after the deliveries, the function's own MSI n times: the
+ * edu's MSI capability aimed at GITS_TRANSLATER with event 0, then n rounds
+ * of raising its interrupt and waiting in WFI, interrupts masked, until the
+ * LPI is pending, taking it, acknowledging it at the edu; the CPU's exits
+ * meanwhile counted: none on a GICv4 with direct injection; and the time
+ * from the raising write to the handler), `ecam` (0x3f000000), `bench` (0;
+ * 1: set-up, INT, the edu's MSIs and stop: bench/msilat.py, which also runs
+ * it without a hypervisor, where it assigns the edu's BAR0 and gives the
+ * ITS a collection table).
  *
  * Set-up: LPI configuration and pending tables (GICR_PROPBASER, PENDBASER,
  * EnableLPIs), a command queue in its RAM, then MAPD (4 events), MAPC
@@ -27,6 +36,9 @@
  *        "its: refused <case> stalled=<0|1>", "its: refused again n=10 stalled=<n>",
  *        "its: flood commands=<n> drained=<0|1>",
  *        "its: msi flood writes=<n> lpis=<n>",
+ *        "its: edu msis=<n> lpis=<n> exits=<n> irq_exits=<n>",
+ *        "its: edu regulated throttles=<n>" (a VM with a bandwidth budget),
+ *        "result bench=edumsi samples=<n> min_ns=<n> mean_ns=<x.y> max_ns=<n>",
  *        then "its: PASS" or "its: FAIL <why>"; with `reset`, "its: resetting",
  *        "its: after reset ctlr=<hex> cbaser=<hex>", "its: refused stale
  *        stalled=<0|1>", "its: PASS (reset)".
@@ -46,23 +58,28 @@
 #define VALID           (1ul << 63)
 #define STALLED         1ul
 
-#define LPI     8197u /* the VM's LPIs are 8192-8447 */
-#define PRIO_ON (0xa0 | 1)
-#define QBYTES  4096u
-#define WAIT_NS (2 * NSEC_PER_SEC)
+#define LPI       8197u /* the VM's LPIs are 8192-8447 */
+#define PRIO_ON   (0xa0 | 1)
+#define QBYTES    4096u
+#define WAIT_NS   (2 * NSEC_PER_SEC)
+#define EDU_RAISE 0x60 /* edu BAR0: raise its interrupt (hw/misc/edu.c) */
+#define EDU_ACK   0x64
 
 static u8 prop[8192] __attribute__((aligned(4096))); /* LPIs 8192-16383 (14 ID bits) */
 static u8 pend[8192] __attribute__((aligned(65536)));
 static u8 devtab[4096] __attribute__((aligned(4096)));
+static u8 colltab[4096] __attribute__((aligned(4096)));
 static u8 itt[256] __attribute__((aligned(256)));
 static u64 cmdq[QBYTES / 8] __attribute__((aligned(4096)));
 static u32 cw;
 static uptr its;
 static u32 devid;
 static volatile u32 lpis, last_lpi;
+static volatile u64 lpi_at; /* the counter when the handler last ran */
 
 static void lpi_irq(u32 intid)
 {
+	lpi_at = timer_now();
 	last_lpi = intid;
 	lpis++;
 }
@@ -152,6 +169,8 @@ static bool setup(void)
 	mmio_write64(rd + GICR_PENDBASER, (uptr)pend);
 	mmio_write32(rd + GICR_CTLR, 1);
 	mmio_write64(its + GITS_BASER0, VALID | (uptr)devtab);
+	if (((mmio_read64(its + GITS_BASER0 + 8) >> 56) & 7) == 4) /* a collection table to give */
+		mmio_write64(its + GITS_BASER0 + 8, VALID | (uptr)colltab);
 	queue_at((uptr)cmdq);
 	irq_register_lpi(lpi_irq);
 	cmd(w0(0x08, devid), 1, VALID | (uptr)itt, 0);  /* MAPD: 2 event ID bits */
@@ -193,6 +212,69 @@ static int after_reset(void)
 	return 0;
 }
 
+/* The edu's own MSIs (the `edu` parameter): each one reaches the handler;
+ * the exits they cost the CPU are printed. */
+static bool edu_msis(u32 n)
+{
+	uptr c = (uptr)param_u64("ecam", 0x3f000000) + ((uptr)devid << 12);
+	u32 at = mmio_read32(c + 0x34) & 0xfc, before = lpis, want = lpis;
+	struct bh_cpu_exits e0 = { 0 }, e1 = { 0 }; /* (no hypervisor: stay 0) */
+	struct bh_bw_stats bw;
+	u64 sum = 0, lo = ~0ull, hi = 0;
+	uptr bar;
+	bool is64, hyp;
+
+	mmio_write32(c + 0x04, (mmio_read32(c + 0x04) & 0xffff) | 0x6); /* memory, bus master */
+	bar = mmio_read32(c + 0x10) & ~0xfu;
+	if (!bar) { /* no hypervisor nor firmware assigned it: QEMU virt's MMIO window */
+		bar = 0x10000000;
+		mmio_write32(c + 0x10, (u32)bar);
+	}
+	while (at >= 0x40 && (mmio_read32(c + at) & 0xff) != 0x05)
+		at = (mmio_read32(c + at) >> 8) & 0xfc;
+	if (at < 0x40)
+		return false;
+	is64 = (mmio_read32(c + at) >> 16) & 0x80;
+	mmio_write32(c + at + 4, (u32)(its + GITS_TRANSLATER));
+	if (is64)
+		mmio_write32(c + at + 8, 0);
+	mmio_write32(c + at + (is64 ? 0xc : 0x8), 0); /* data: event 0 */
+	mmio_write32(c + at, 0x00010000);             /* MSI enable, one vector */
+	irq_local_disable();
+	hyp = bh_cpu_exits(BH_CPU_SELF, &e0) == BH_OK;
+	for (u32 i = 0; i < n; i++) {
+		u64 deadline = timer_now() + timer_ns_to_ticks(WAIT_NS), t0, ns;
+
+		want++;
+		t0 = timer_now();
+		mmio_write32(bar + EDU_RAISE, 1);
+		timer_set_deadline(deadline); /* the timer wakes a lost one */
+		while (lpis < want && timer_now() < deadline) {
+			wfi(); /* woken by the pending LPI, masked as it is */
+			irq_local_enable();
+			isb();
+			irq_local_disable();
+		}
+		mmio_write32(bar + EDU_ACK, 1);
+		ns = timer_ticks_to_ns(lpi_at - t0);
+		sum += ns;
+		lo = ns < lo ? ns : lo;
+		hi = ns > hi ? ns : hi;
+	}
+	bh_cpu_exits(BH_CPU_SELF, &e1);
+	timer_stop();
+	irq_local_enable();
+	mmio_write32(c + at, 0);
+	printf("its: edu msis=%u lpis=%u exits=%lu irq_exits=%lu\n", n, lpis - before,
+	       e1.exits - e0.exits - hyp, e1.irq_exits - e0.irq_exits);
+	if (bh_bw_stats(0, &bw) == BH_OK) /* a regulated VM: how often it was held */
+		printf("its: edu regulated throttles=%lu\n", bw.throttles);
+	/* from the edu register write to the handler (-icount: 1 ns per instruction) */
+	printf("result bench=edumsi samples=%u min_ns=%lu mean_ns=%lu.%lu max_ns=%lu\n", n, lo,
+	       sum / n, sum * 10 / n % 10, hi);
+	return lpis - before == n && last_lpi == LPI;
+}
+
 int main(const char *params)
 {
 	u32 floods = (u32)param_u64("floods", 200), msis = (u32)param_u64("msis", 1000);
@@ -211,6 +293,9 @@ int main(const char *params)
 	cmd(w0(0x03, devid), 0, 0, 0); /* INT event 0 */
 	if (!kick() || !wait_lpi(1, "command"))
 		return fail("no LPI from INT");
+	if (param_u64("bench", 0)) /* (without a hypervisor, a CPU's MSI write has no device ID) */
+		return edu_msis((u32)param_u64("edu", 1)) ? (printf("its: PASS (bench)\n"), 0)
+		                                          : fail("the edu's MSIs");
 	mmio_write32(its + GITS_TRANSLATER, 0);
 	if (!wait_lpi(2, "translater"))
 		return fail("no LPI from GITS_TRANSLATER");
@@ -230,6 +315,8 @@ int main(const char *params)
 	kick();
 	if (!wait_lpi(3, "inv"))
 		return fail("the pending LPI was not delivered after INV");
+	if (param_u64("edu", 0) && !edu_msis((u32)param_u64("edu", 0)))
+		return fail("the edu's MSIs");
 
 	ok &= refused("foreign", w0(0x08, devid + 8), 1, VALID | (uptr)itt);
 	ok &= refused("event", w0(0x0a, devid), 4 | (u64)(LPI + 1) << 32, 0);
@@ -263,7 +350,7 @@ int main(const char *params)
 	for (u32 i = 0; i < msis; i++)
 		mmio_write32(its + GITS_TRANSLATER, 0);
 	timer_delay_ms(20);
-	printf("its: msi flood writes=%u lpis=%u\n", msis, lpis - 3);
+	printf("its: msi flood writes=%u lpis=%u\n", msis, lpis - 3 - (u32)param_u64("edu", 0));
 	cmd(w0(0x03, devid), 0, 0, 0);
 	{
 		u32 want = lpis + 1;

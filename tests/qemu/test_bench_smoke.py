@@ -189,6 +189,23 @@ def test_hotpaths() -> None:
     assert rows["hcall vendor"][5] == "160" and rows["hcall vendor"][6] == "147"  # prev and Bao columns
 
 
+def test_msilat() -> None:
+    """bench/msilat.py: an edu's MSI to the handler, emulated (GICv3),
+    direct (GICv4) and native (the same guest ELF on bare QEMU), each row
+    with its figures, its exits per MSI (at least one emulated, none direct,
+    "-" native) and its difference from native."""
+    lines = bench("msilat.py", "--samples", "5").splitlines()
+    assert lines[0].startswith("edu MSI to the guest's handler") and lines[1].split()[0] == "path", lines
+    rows = {line.split()[0]: line.split()[1:] for line in lines[2:]}
+    assert sorted(rows) == ["direct", "emulated", "native"], lines
+    assert rows["emulated"][0] == "qemu-virt" and rows["direct"][0] == "qemu-virt-gicv4", lines
+    assert rows["native"][:2] == ["bare", "QEMU"] and rows["native"][-2:] == ["-", "+0.0%"], lines
+    for cols in rows.values():
+        low, mean, high = (float(c) for c in cols[-5:-2])
+        assert 0 < low <= mean <= high and re.fullmatch(rf"[+-]{NUM}%", cols[-1]), cols
+    assert float(rows["emulated"][-2]) >= 1 and float(rows["direct"][-2]) == 0, lines
+
+
 def test_coloring_sh() -> None:
     """bench/coloring.sh: its three parts, color_lookup.c (six scenarios),
     color_setup.py (a 1 GiB VM colored and uncolored, on the bench-only

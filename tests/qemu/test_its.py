@@ -10,7 +10,15 @@ plays hostile (a foreign device ID, an event and an LPI out of range, an ITT
 and a command queue outside its RAM, a GICv4 command, floods of commands and
 of MSI writes) beside the `victim` guest on the other CPU, which must keep
 its heartbeat and checks; then resets its VM, whose ITS must come back as
-at power-on. Without -icount: nothing here is timed.
+at power-on. Without -icount: nothing here is timed. Both boots also have
+the edu send its own MSIs (20) and count the exits they cost the CPU.
+
+A second boot, on platforms/qemu-virt-gicv4 (GICv4.0), runs the same guest
+with fewer floods: its events are mirrored as VMAPTI to the vPE of its
+vCPU's CPU and the LPIs reach it with no hypervisor exit at all
+(docs/interrupts.md "GICv4 direct injection"). A third, short one gives
+that VM a bandwidth budget: the regulator still holds it, its MSIs still
+arrive.
 """
 
 from __future__ import annotations
@@ -39,17 +47,40 @@ vms:
       - {ipa: 0x40000000, size: 16M}
     guest: its
     pci: [{qemu: edu}]
-    params: {devid: 8, floods: 200, msis: 1000, reset: 1}
+    params: {devid: 8, floods: 200, msis: 1000, reset: 1, edu: 20}
 """
+EDU_MSIS = 20
+
+
+def boot(name: str, config: str) -> RunResult:
+    out = REPO_ROOT / "build" / "qemu-tests" / name
+    out.mkdir(parents=True, exist_ok=True)
+    cfg = out / "its.yaml"
+    cfg.write_text(config)
+    return run(cfg, RunOptions(timeout=TIMEOUT, out=out / "build"))
 
 
 @pytest.fixture(scope="module")
 def res() -> RunResult:
-    out = REPO_ROOT / "build" / "qemu-tests" / "its"
-    out.mkdir(parents=True, exist_ok=True)
-    cfg = out / "its.yaml"
-    cfg.write_text(CONFIG)
-    return run(cfg, RunOptions(timeout=TIMEOUT, out=out / "build"))
+    return boot("its", CONFIG)
+
+
+@pytest.fixture(scope="module")
+def res4() -> RunResult:
+    """The same guest on a GICv4, with 2 rounds of floods and 10 MSI writes,
+    its VM given a second vCPU (CPU 2, never started) whose vPE is mapped
+    before the first vCPU runs."""
+    return boot("its-gicv4", CONFIG.replace("platform: qemu-virt\n", "platform: qemu-virt-gicv4\n")
+                .replace("cpus: [1]\n", "cpus: [1, 2]\n").replace("floods: 200, msis: 1000", "floods: 2, msis: 10"))
+
+
+def edu_line(res: RunResult) -> tuple[int, int, int, int]:
+    """(msis, lpis, exits, irq_exits) of the guest's edu MSI line."""
+    for ln in res.lines("msi"):
+        if ln.startswith("its: edu msis="):
+            f = dict(kv.split("=") for kv in ln.removeprefix("its: edu ").split())
+            return int(f["msis"]), int(f["lpis"]), int(f["exits"]), int(f["irq_exits"])
+    raise AssertionError(res.output[-3000:])
 
 
 def hyp(res: RunResult) -> list[str]:
@@ -109,3 +140,67 @@ def test_a_reset_vm_gets_a_fresh_its(res: RunResult) -> None:
     assert "its: refused stale stalled=1" in m, out[-3000:]
     assert "its: lpi 8197 via command after the reset count=1" in m, out[-3000:]
     assert "its: PASS (reset)" in m, out[-3000:]
+
+
+def test_edu_msis_exit_to_the_hypervisor_on_a_gicv3(res: RunResult) -> None:
+    """The edu's own MSIs reach the guest as LPI 8197, each through the
+    hypervisor (emulated delivery: at least one interrupt exit per MSI)."""
+    msis, lpis, exits, irq_exits = edu_line(res)
+    assert (msis, lpis) == (EDU_MSIS, EDU_MSIS), res.output[-3000:]
+    assert irq_exits >= EDU_MSIS and exits >= irq_exits, res.output[-3000:]
+
+
+def test_gicv4_delivers_the_vms_lpis_as_vlpis(res4: RunResult) -> None:
+    """On a GICv4 the physical ITS is virtual-capable and the VM's events
+    are vLPIs of its vPE; INT, GITS_TRANSLATER, a masked LPI released by
+    INV, the hostile commands and a reset behave as on a GICv3."""
+    out = res4.output
+    assert not res4.timed_out and "PANIC" not in out, out[-3000:]
+    h = hyp(res4)
+    assert "its: at 8080000, LPIs 8192-8703, GICv4 direct vLPI injection" in h, out[-3000:]
+    assert ("vm msi: virtual ITS at 8080000, 1 device(s), LPIs 8448-8703, delivered as vLPIs (GICv4)"
+            in h), out[-3000:]
+    m = res4.lines("msi")
+    for line in ("its: lpi 8197 via command count=1", "its: lpi 8197 via translater count=2",
+                 "its: masked lpi held count=2", "its: lpi 8197 via inv count=3",
+                 "its: msi flood writes=10 lpis=10", "its: PASS",
+                 "its: lpi 8197 via command after the reset count=1", "its: PASS (reset)"):
+        assert line in m, out[-3000:]
+    for case in ("foreign", "event", "lpi", "itt", "vmapp", "queue"):
+        assert f"its: refused {case} stalled=1" in m, out[-3000:]
+    assert "victim: PASS" in res4.lines("victim"), out[-3000:]
+    assert "all VMs off: clean=2 stopped=0" in h, out[-3000:]
+
+
+def test_gicv4_edu_msis_cost_no_exit(res4: RunResult) -> None:
+    """Issue #41 item 2: the edu's MSI reaches the guest waiting in WFI with
+    zero hypervisor exits (and so zero hypervisor instructions) per MSI."""
+    msis, lpis, exits, irq_exits = edu_line(res4)
+    assert (msis, lpis) == (EDU_MSIS, EDU_MSIS), res4.output[-3000:]
+    assert (exits, irq_exits) == (0, 0), res4.output[-3000:]
+
+
+def test_gicv4_vlpis_arrive_under_bandwidth_regulation(tmp_path: Path) -> None:
+    """Issue #41 item 2: direct injection leaves the bandwidth regulator in
+    charge. The guest alone on a GICv4 with a budget of a fifth of its CPU
+    (20,000 cycles per 100 us) is held again and again (its regulator's
+    throttle count), and all its edu MSIs still reach it."""
+    config = tmp_path / "its-bw.yaml"
+    config.write_text("""\
+platform: qemu-virt-gicv4
+vms:
+  - name: msi
+    cpus: [1]
+    memory: [{ipa: 0x40000000, size: 16M}]
+    guest: its
+    pci: [{qemu: edu}]
+    bandwidth: {period_us: 100, budget_events: 20000}
+    params: {devid: 8, edu: 500, bench: 1}
+""")
+    res = run(config, RunOptions(timeout=TIMEOUT, out=REPO_ROOT / "build" / "qemu-tests" / "its-gicv4-bw"))
+    out = res.output
+    assert not res.timed_out and "PANIC" not in out, out[-3000:]
+    m = res.lines("msi")
+    assert "its: PASS (bench)" in m and "its: edu msis=500 lpis=500" in " ".join(m), out[-3000:]
+    throttles = [int(ln.split("=")[1]) for ln in m if ln.startswith("its: edu regulated throttles=")]
+    assert throttles and throttles[0] > 0, out[-3000:]

@@ -3,11 +3,13 @@
  * mirroring onto the physical ITS and the delivery of its LPIs. */
 #include "core/vgic/vits.h"
 
+#include "arch/aarch64/timer.h"
 #include "core/config/config.h"
 #include "core/mem/mem.h"
 #include "core/vgic/vgic.h"
 #include "core/vgic/vgic_regs.h"
 #include "core/vgic/vits_cmd.h"
+#include "core/vm/delivery.h"
 #include "core/vm/vcpu.h"
 #include "core/vm/vm.h"
 #include "drivers/gic/gicv3_its.h"
@@ -40,7 +42,8 @@ _Static_assert(VITS_LPI_BASE == VGIC_LPI_BASE && VITS_NR_LPIS == VGIC_NR_LPIS,
 #define GICR_PENDBASER 0x0078
 
 #define LPIS_PER_VM (VITS_MAX_DEVS * VITS_MAX_EVENTS)
-#define VITS_LOGGED 8 /* refusals logged per VM */
+#define VITS_LOGGED 8                            /* refusals logged per VM */
+#define VPE_WAIT_NS (10ull * 1000 * 1000 * 1000) /* for a VM's other CPUs' vPEs */
 
 struct vits {
 	spinlock_t lock;
@@ -56,6 +59,8 @@ struct vits {
 	u64 pendbaser[CFG_MAX_CPUS];
 	u32 lpis_on; /* vCPUs whose GICR_CTLR.EnableLPIs is set */
 	u64 cmds, refused;
+	bool direct; /* GICv4: its events are vLPIs of its vCPUs' vPEs */
+	u32 vpes;    /* direct: its vCPUs' vPEs mapped and resident so far */
 };
 
 static struct vits vits_vms[CFG_MAX_CPUS];
@@ -99,6 +104,8 @@ static void vits_lpi_config_locked(struct vits *s, u32 vlpi, u8 prop)
 		q->flags |= VIRQ_ENABLED;
 	else
 		q->flags &= (u8)~VIRQ_ENABLED;
+	if (s->direct)
+		its_vlpi_config(s->vm->id, vlpi, prop);
 }
 
 static u8 vits_prop(struct vits *s, u32 vlpi)
@@ -169,6 +176,45 @@ static void vits_unmap(struct vits *s, u32 slot, u32 event, u32 vlpi)
 		vits_lpi_map(s, vlpi, 0, false);
 }
 
+/* MOVI of (devid, event) to CPU pcpu: its physical LPI or, direct, its vLPI */
+static void vits_move_event(const struct vits *s, u32 devid, u32 event, u32 pcpu)
+{
+	if (s->direct)
+		its_vmove_event(devid, event, pcpu);
+	else
+		its_move_event(devid, event, pcpu);
+}
+
+/* GICv4 direct injection: what vits_mirror does differently for a direct
+ * VM (its events are VMAPTI'd to the vPE of their vCPU's CPU); false: not
+ * a direct VM or not a command done differently. */
+static bool vits_mirror_direct(struct vits *s, const struct vits_result *r, u32 devid, u32 pcpu)
+{
+	struct vm *vm = s->vm;
+
+	if (!s->direct)
+		return false;
+	switch (r->act) {
+	case VITS_ACT_MAP:
+		vits_lpi_map(s, r->vlpi, r->vcpu, true); /* (its configuration byte too) */
+		its_vmap_event(devid, r->event, r->vlpi, pcpu);
+		return true;
+	case VITS_ACT_CLEAR:
+		its_clear(devid, r->event);
+		return true;
+	case VITS_ACT_INV:
+		vits_inv(s, r->vlpi); /* the configuration bytes, then the GIC told */
+		if (r->vlpi)
+			its_inv(devid, r->event);
+		else
+			for (u32 i = 0; i < vm->nvcpus; i++)
+				its_vinvall(vm->vcpus[i]->pcpu);
+		return true;
+	default:
+		return false;
+	}
+}
+
 static void vits_mirror(struct vits *s, const struct vits_result *r, u32 old_vlpi[VITS_MAX_EVENTS])
 {
 	struct vm *vm = s->vm;
@@ -176,6 +222,8 @@ static void vits_mirror(struct vits *s, const struct vits_result *r, u32 old_vlp
 	u32 plpi = s->plpi_base + vits_plpi_index(r->slot, r->event);
 	u32 pcpu = vm->vcpus[r->vcpu < vm->nvcpus ? r->vcpu : 0]->pcpu;
 
+	if (vits_mirror_direct(s, r, devid, pcpu))
+		return;
 	switch (r->act) {
 	case VITS_ACT_MAP:
 		vits_lpi_map(s, r->vlpi, r->vcpu, true);
@@ -193,7 +241,7 @@ static void vits_mirror(struct vits *s, const struct vits_result *r, u32 old_vlp
 		break;
 	case VITS_ACT_MOVE:
 		vits_lpi_map(s, r->vlpi, r->vcpu, true);
-		its_move_event(devid, r->event, pcpu);
+		vits_move_event(s, devid, r->event, pcpu);
 		break;
 	case VITS_ACT_INT:
 		its_int(devid, r->event); /* through the physical ITS, as the device would */
@@ -213,7 +261,7 @@ static void vits_mirror(struct vits *s, const struct vits_result *r, u32 old_vlp
 
 				if (ite->vlpi && ite->icid == r->icid) {
 					vits_lpi_map(s, ite->vlpi, r->vcpu, true);
-					its_move_event(s->cfg.devids[d], e, pcpu);
+					vits_move_event(s, s->cfg.devids[d], e, pcpu);
 				}
 			}
 		break;
@@ -473,11 +521,14 @@ static void vits_vm_init(struct vm *vm, u64 ipa)
 	s->cfg.in_ram = vits_in_ram;
 	s->cfg.ctx = vm;
 	s->plpi_base = GIC_LPI_BASE + vm->id * LPIS_PER_VM;
+	s->direct =
+	    its_virtual() && vm->id < ITS_VLPI_TABLES && !delivery_physical(vcpu_vm_delivery(vm));
 	for (u32 i = 0; i < c->npci; i++)
 		its_map_device(s->cfg.devids[i], VITS_EVENT_BITS);
 	mmio_register(vm, ipa, GITS_FRAMES, vits_mmio, s);
-	log_info("vm %s: virtual ITS at %lx, %u device(s), LPIs %u-%u", c->name, ipa, c->npci,
-	         s->plpi_base, s->plpi_base + LPIS_PER_VM - 1);
+	log_info("vm %s: virtual ITS at %lx, %u device(s), LPIs %u-%u%s", c->name, ipa, c->npci,
+	         s->plpi_base, s->plpi_base + LPIS_PER_VM - 1,
+	         s->direct ? ", delivered as vLPIs (GICv4)" : "");
 }
 
 void vits_init(void)
@@ -504,7 +555,24 @@ void vits_init(void)
 
 void vits_cpu_init(void)
 {
+	const struct vcpu *v = &vcpus[cpu_index()];
+	struct vits *s = v->vm ? vits_of(v->vm) : NULL;
+	u64 until;
+
 	if (vits_up && cpu_index())
 		its_cpu_init();
+	if (!vits_up || !s || !s->direct)
+		return;
+	its_vpe_init(v->vm->id); /* resident for good: the vCPU never leaves */
+	spin_lock(&s->lock);
+	s->vpes++;
+	spin_unlock(&s->lock);
+	/* No guest instruction before each vPE of the VM is mapped: a VMAPTI to
+	 * one not yet mapped (VMAPP on its CPU) would lose its interrupts. */
+	until = timer_now() + timer_ns_to_ticks(VPE_WAIT_NS);
+	while (READ_ONCE(s->vpes) < s->vm->nvcpus)
+		if (timer_now() > until)
+			panic("vm %s: %u of its %u vPEs mapped after 10 s", s->vm->cfg->name,
+			      READ_ONCE(s->vpes), s->vm->nvcpus);
 }
 #endif

@@ -17,11 +17,13 @@
 #define GITS_BASER   0x0100 /* + 8n, n < 8 */
 
 #define GITS_CTLR_ENABLED   BIT(0)
+#define GITS_TYPER_VIRTUAL  BIT(1)
 #define GITS_TYPER_PTA      BIT(19)
 #define GITS_BASER_VALID    BIT(63)
 #define GITS_BASER_TYPE(v)  (((v) >> 56) & 7)
 #define GITS_BASER_ESIZE(v) ((((v) >> 48) & 0x1f) + 1)
 #define BASER_DEVICES       1
+#define BASER_VPES          2
 #define BASER_COLLECTIONS   4
 /* inner shareable, inner and outer write-back cacheable (read/write allocate) */
 #define ITS_MEM_ATTR (7ull << 59 | 1ull << 10)
@@ -33,6 +35,10 @@
 #define GICR_PENDBASER     0x0078
 #define GICR_CTLR_LPIS     BIT(0)
 #define GICR_TYPER_PLPIS   BIT(0)
+#define GICR_TYPER_VLPIS   BIT(1)
+#define GICR_VPROPBASER    0x20070 /* in the VLPI frame, the third */
+#define GICR_VPENDBASER    0x20078
+#define GICR_VPEND_VALID   BIT(63)
 #define GICR_PENDBASER_PTZ BIT(62)
 
 #define ID_BITS      14u /* LPIs 8192-16383 */
@@ -46,13 +52,20 @@
 enum {
 	CMD_MOVI = 0x01,
 	CMD_INT = 0x03,
+	CMD_CLEAR = 0x04,
 	CMD_SYNC = 0x05,
 	CMD_MAPD = 0x08,
 	CMD_MAPC = 0x09,
 	CMD_MAPTI = 0x0a,
 	CMD_INV = 0x0c,
-	CMD_DISCARD = 0x0f
+	CMD_DISCARD = 0x0f,
+	CMD_VMOVI = 0x21,
+	CMD_VSYNC = 0x25,
+	CMD_VMAPP = 0x29,
+	CMD_VMAPTI = 0x2a,
+	CMD_VINVALL = 0x2d
 };
+#define NO_DOORBELL 1023ull
 
 /* the redistributor of each CPU (gicv3.c) */
 extern u64 gicv3_rd[ARCH_MAX_CPUS];
@@ -74,6 +87,13 @@ static u8 its_prop[NR_LPI_IDS - GIC_LPI_BASE] IOMMU_DMA_MEM __attribute__((align
 /* pending tables: one bit per INTID, 64 KiB-aligned, one per CPU (the
  * rest of each 64 KiB is unused) */
 static u8 its_pend[ARCH_MAX_CPUS][SZ_64K] IOMMU_DMA_MEM __attribute__((aligned(SZ_64K)));
+/* GICv4: the vPE table, each CPU's vPE's virtual pending table (as the
+ * physical ones), the vLPI configuration tables */
+static bool its_v4;
+static u8 its_vpetab[SZ_4K] IOMMU_DMA_MEM __attribute__((aligned(SZ_4K)));
+static u8 its_vpend[ARCH_MAX_CPUS][SZ_64K] IOMMU_DMA_MEM __attribute__((aligned(SZ_64K)));
+static u8 its_vprop[ITS_VLPI_TABLES][NR_LPI_IDS - GIC_LPI_BASE] IOMMU_DMA_MEM
+    __attribute__((aligned(SZ_4K)));
 
 static inline volatile u64 *its_reg(u64 off)
 {
@@ -113,14 +133,14 @@ static void its_wait(u32 upto)
 }
 
 /* Writes one command and waits for the ITS to have read it; its_lock held. */
-static void its_cmd_locked(u64 d0, u64 d1, u64 d2)
+static void its_cmd_locked(u64 d0, u64 d1, u64 d2, u64 d3)
 {
 	u64 *c = (u64 *)(void *)(its_cmds + its_cwriter);
 
 	c[0] = d0;
 	c[1] = d1;
 	c[2] = d2;
-	c[3] = 0;
+	c[3] = d3;
 	its_cwriter = (its_cwriter + 32) % CMD_QUEUE_SZ;
 	dsb(ish);
 	*its_reg(GITS_CWRITER) = its_cwriter;
@@ -130,9 +150,9 @@ static void its_cmd_locked(u64 d0, u64 d1, u64 d2)
 static void its_cmd(u64 d0, u64 d1, u64 d2, u32 sync_cpu)
 {
 	spin_lock(&its_lock);
-	its_cmd_locked(d0, d1, d2);
+	its_cmd_locked(d0, d1, d2, 0);
 	if (sync_cpu < ARCH_MAX_CPUS)
-		its_cmd_locked(CMD_SYNC, 0, its_target[sync_cpu] << 16);
+		its_cmd_locked(CMD_SYNC, 0, its_target[sync_cpu] << 16, 0);
 	spin_unlock(&its_lock);
 }
 
@@ -152,8 +172,12 @@ bool its_init(u64 base, u32 nlpis, u32 max_devid)
 	memset(its_colltab, 0, sizeof(its_colltab));
 	memset(its_itt, 0, sizeof(its_itt));
 	memset(its_prop, 0, sizeof(its_prop));
-	for (u32 c = 0; c < ARCH_MAX_CPUS; c++)
+	for (u32 c = 0; c < ARCH_MAX_CPUS; c++) {
 		memset(its_pend[c], 0, NR_LPI_IDS / 8);
+		memset(its_vpend[c], 0, NR_LPI_IDS / 8);
+	}
+	memset(its_vpetab, 0, sizeof(its_vpetab));
+	memset(its_vprop, 0, sizeof(its_vprop));
 	dsb(ish);
 	if (!its_baser(BASER_DEVICES, (u64)(uintptr_t)its_devtab, DEV_TABLE_SZ,
 	               (u64)max_devid + 1) ||
@@ -161,6 +185,10 @@ bool its_init(u64 base, u32 nlpis, u32 max_devid)
 		log_info("its: device ID %x is beyond the device table", max_devid);
 		return false;
 	}
+	/* GICv4: the boot CPU's redistributor stands for the others (its_cpu_init checks) */
+	its_v4 = (typer & GITS_TYPER_VIRTUAL) &&
+	         (*rd_reg(cpu_index(), GICR_TYPER) & GICR_TYPER_VLPIS) &&
+	         its_baser(BASER_VPES, (u64)(uintptr_t)its_vpetab, SZ_4K, ARCH_MAX_CPUS);
 	*its_reg(GITS_CBASER) =
 	    BIT(63) | ITS_MEM_ATTR | (u64)(uintptr_t)its_cmds | (CMD_QUEUE_SZ / SZ_4K - 1);
 	*its_reg(GITS_CWRITER) = 0;
@@ -168,7 +196,8 @@ bool its_init(u64 base, u32 nlpis, u32 max_devid)
 	its_nlpis = nlpis;
 	dsb(ish);
 	*(volatile u32 *)(uintptr_t)(base + GITS_CTLR) = GITS_CTLR_ENABLED;
-	log_info("its: at %lx, LPIs %u-%u", base, GIC_LPI_BASE, GIC_LPI_BASE + nlpis - 1);
+	log_info("its: at %lx, LPIs %u-%u%s", base, GIC_LPI_BASE, GIC_LPI_BASE + nlpis - 1,
+	         its_v4 ? ", GICv4 direct vLPI injection" : "");
 	return true;
 }
 
@@ -179,6 +208,8 @@ void its_cpu_init(void)
 
 	if (!(typer & GICR_TYPER_PLPIS))
 		panic("its: the redistributor of CPU %u takes no LPIs", cpu);
+	if (its_v4 && !(typer & GICR_TYPER_VLPIS))
+		panic("its: the redistributor of CPU %u takes no vLPIs, CPU 0's does", cpu);
 	*rd_reg(cpu, GICR_PROPBASER) = RD_MEM_ATTR | (u64)(uintptr_t)its_prop | (ID_BITS - 1);
 	*rd_reg(cpu, GICR_PENDBASER) =
 	    RD_MEM_ATTR | GICR_PENDBASER_PTZ | (u64)(uintptr_t)its_pend[cpu];
@@ -232,4 +263,72 @@ void its_move_event(u32 devid, u32 event, u32 cpu)
 void its_int(u32 devid, u32 event)
 {
 	its_cmd(CMD_INT | (u64)devid << 32, event, 0, ARCH_MAX_CPUS);
+}
+
+void its_clear(u32 devid, u32 event)
+{
+	its_cmd(CMD_CLEAR | (u64)devid << 32, event, 0, ARCH_MAX_CPUS);
+}
+
+/* GICv4.0 direct injection: vPE ID = CPU index */
+
+bool its_virtual(void)
+{
+	return its_v4;
+}
+
+static void its_vsync(u32 cpu)
+{
+	its_cmd(CMD_VSYNC, (u64)cpu << 32, 0, ARCH_MAX_CPUS);
+}
+
+void its_vpe_init(u32 table)
+{
+	u32 cpu = cpu_index();
+
+	if (!its_v4 || table >= ITS_VLPI_TABLES)
+		return;
+	spin_lock(&its_lock);
+	its_cmd_locked(CMD_VMAPP, (u64)cpu << 32, BIT(63) | its_target[cpu] << 16,
+	               (u64)(uintptr_t)its_vpend[cpu] | (ID_BITS - 1));
+	spin_unlock(&its_lock);
+	its_vsync(cpu);
+	*rd_reg(cpu, GICR_VPROPBASER) =
+	    RD_MEM_ATTR | (u64)(uintptr_t)its_vprop[table] | (ID_BITS - 1);
+	*rd_reg(cpu, GICR_VPENDBASER) =
+	    GICR_VPEND_VALID | RD_MEM_ATTR | (u64)(uintptr_t)its_vpend[cpu];
+	dsb(ish);
+}
+
+void its_vlpi_config(u32 table, u32 vintid, u8 prop)
+{
+	if (table < ITS_VLPI_TABLES && vintid >= GIC_LPI_BASE && vintid < NR_LPI_IDS)
+		its_vprop[table][vintid - GIC_LPI_BASE] = (u8)((prop & 0xfc) | (prop & 1) | 2);
+	dsb(ish);
+}
+
+void its_vmap_event(u32 devid, u32 event, u32 vintid, u32 cpu)
+{
+	its_cmd(CMD_VMAPTI | (u64)devid << 32, event | (u64)cpu << 32, vintid | NO_DOORBELL << 32,
+	        ARCH_MAX_CPUS);
+	its_inv(devid, event);
+	its_vsync(cpu);
+}
+
+void its_vmove_event(u32 devid, u32 event, u32 cpu)
+{
+	its_cmd(CMD_VMOVI | (u64)devid << 32, event | (u64)cpu << 32, NO_DOORBELL << 32,
+	        ARCH_MAX_CPUS);
+	its_vsync(cpu);
+}
+
+void its_inv(u32 devid, u32 event)
+{
+	its_cmd(CMD_INV | (u64)devid << 32, event, 0, ARCH_MAX_CPUS);
+}
+
+void its_vinvall(u32 cpu)
+{
+	its_cmd(CMD_VINVALL, (u64)cpu << 32, 0, ARCH_MAX_CPUS);
+	its_vsync(cpu);
 }

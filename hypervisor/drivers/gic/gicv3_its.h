@@ -36,5 +36,32 @@ void its_unmap_event(u32 devid, u32 event, u32 lpi);
 void its_move_event(u32 devid, u32 event, u32 cpu);
 /* INT: the event as if its device had written it. */
 void its_int(u32 devid, u32 event);
+/* CLEAR: the event's pending state, physical or virtual, dropped. */
+void its_clear(u32 devid, u32 event);
+
+/*
+ * GICv4.0 direct injection (docs/interrupts.md "GICv4 direct injection"):
+ * available when the ITS is GITS_TYPER.Virtual with a vPE table and every
+ * redistributor that did its_cpu_init has GICR_TYPER.VLPIS. One vPE per
+ * physical CPU (vPE ID = CPU index: a vCPU is pinned to its CPU for life),
+ * made resident there once (GICR_VPENDBASER.Valid) and never descheduled,
+ * so no doorbells. vLPI configuration tables are the driver's, one per
+ * table index (a VM's index), ITS_VLPI_IDS of them.
+ */
+#define ITS_VLPI_TABLES 8u
+bool its_virtual(void);
+/* This CPU's vPE: mapped (VMAPP) and resident, with configuration table
+ * table (< ITS_VLPI_TABLES). */
+void its_vpe_init(u32 table);
+/* The configuration byte of vLPI vintid in table (priority | enable). */
+void its_vlpi_config(u32 table, u32 vintid, u8 prop);
+/* VMAPTI (devid, event) -> vLPI vintid of CPU cpu's vPE, no doorbell. */
+void its_vmap_event(u32 devid, u32 event, u32 vintid, u32 cpu);
+/* VMOVI (devid, event) to CPU cpu's vPE. */
+void its_vmove_event(u32 devid, u32 event, u32 cpu);
+/* INV (devid, event): its (v)LPI's configuration read again. */
+void its_inv(u32 devid, u32 event);
+/* VINVALL: every vLPI configuration of CPU cpu's vPE read again. */
+void its_vinvall(u32 cpu);
 
 #endif
