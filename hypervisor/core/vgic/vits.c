@@ -32,8 +32,13 @@ _Static_assert(VITS_LPI_BASE == VGIC_LPI_BASE && VITS_NR_LPIS == VGIC_NR_LPIS,
 #define GITS_CTLR_QUIET BIT(31)
 #define GITS_VALID      BIT(63)
 #define GITS_PA_MASK    0x000ffffffffff000ull
-#define GITS_Q_MASK     0xfffe0ull /* CWRITER/CREADR offsets: bits 19:5 */
-#define CREADR_STALLED  BIT(0)
+#define GITS_BASER_PA   0x0000fffffffff000ull /* (52:48: Entry_Size) */
+#define GITS_Q_MASK     0xfffe0ull            /* CWRITER/CREADR offsets: bits 19:5 */
+/* the writable attributes of GITS_CBASER and GITS_BASERn: InnerCache
+ * (61:59), OuterCache (55:53), Shareability (11:10); a guest reads back
+ * what it wrote (Linux's ITS driver refuses one that does not) */
+#define GITS_ATTR_MASK (7ull << 59 | 7ull << 53 | 3ull << 10)
+#define CREADR_STALLED BIT(0)
 
 #define GICR_CTLR      0x0000
 #define GICR_PROPBASER 0x0070
@@ -335,7 +340,7 @@ static bool vits_mmio(struct vcpu *v, struct mmio_access *a, void *dev)
 	case GITS_CBASER:
 		if (a->write) {
 			s->cbaser = vits_put(s->cbaser, off, a->size, a->val) &
-			            (GITS_VALID | GITS_PA_MASK | 0xff);
+			            (GITS_VALID | GITS_ATTR_MASK | GITS_PA_MASK | 0xff);
 			s->creadr = 0;
 			s->stalled = false;
 		}
@@ -361,7 +366,7 @@ static bool vits_mmio(struct vcpu *v, struct mmio_access *a, void *dev)
 
 			if (a->write && n == 0)
 				s->baser[n] = vits_put(s->baser[n], off, a->size, a->val) &
-				              (GITS_VALID | GITS_PA_MASK | 0x3ff);
+				              (GITS_VALID | GITS_ATTR_MASK | GITS_BASER_PA | 0x3ff);
 			r = s->baser[n] | fixed;
 		} else if (off >= 0xffd0 && off < 0x10000) {
 			r = vgic_regs_id(off, 3);
