@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
-"""(d) A Linux VM with colored memory owns a PCI `nvme` (docs/pci.md): the
-stock driver (Debian's nvme modules, appended to the initramfs by
-scripts/setup.sh as artefacts/linux/pcimods.cpio.gz) binds to the function
-it finds through the generated ECAM host-bridge node, with INTx (MSI is
-hidden), and its DMA translates through the VM's colored stage 2 (the
-SMMUv3 in front of QEMU's root complex). Linux writes 1 MiB of random data
+"""(d) A Linux VM, with colored memory and without, owns a PCI `nvme`
+(docs/pci.md): the stock driver (Debian's nvme modules, appended to the
+initramfs by scripts/setup.sh as artefacts/linux/pcimods.cpio.gz) binds to
+the function it finds through the generated ECAM host-bridge node, with
+MSI-X through the VM's virtual ITS (docs/interrupts.md), and its DMA
+translates through the VM's stage 2 (the SMMUv3 in front of QEMU's root
+complex). Linux writes 1 MiB of random data
 to /dev/nvme0n1 and reads it back with the page cache dropped; both
 checksums match, and so does the drive image QEMU wrote on the host. The
 same VM owning a `virtio-net-pci` talks to an outside peer (below).
@@ -25,6 +26,7 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
 from qconsole import Console
 
 from bulkhead.run.netpeer import Peer
@@ -42,8 +44,7 @@ vms:
   - name: linux
     type: linux
     cpus: [0]
-    colors: {{llc: "0-7"}}
-    memory:
+{colors}    memory:
       - {{ipa: 0x40000000, size: 128M}}
     kernel: {kernel}
     initrd: {initrd}
@@ -53,18 +54,19 @@ vms:
 PEER_IP, LINUX_IP = "10.0.77.1", "10.0.77.2"
 
 
-def _build(model: str) -> tuple[Path, list[str]]:
-    """Builds the colored Linux VM owning one ``model`` function: (build
-    directory, QEMU argv)."""
+def _build(model: str, colored: bool = True) -> tuple[Path, list[str]]:
+    """Builds the Linux VM (colored or not) owning one ``model`` function:
+    (build directory, QEMU argv)."""
     assert (ARTEFACTS / "Image").is_file(), "run scripts/setup.sh first (Linux artefacts)"
     mods = ARTEFACTS / "pcimods.cpio.gz"
     assert mods.is_file(), "run scripts/setup.sh linux first (artefacts/linux/pcimods.cpio.gz)"
-    out = OUT / f"pci-linux-{model}"
+    out = OUT / f"pci-linux-{model}{'' if colored else '-uncolored'}"
     out.mkdir(parents=True, exist_ok=True)
     initrd = out / "initrd-pci.cpio.gz"  # concatenated gzip'd cpio archives: one initramfs
     initrd.write_bytes((ARTEFACTS / "initrd.cpio.gz").read_bytes() + mods.read_bytes())
     cfg = out / "pci-linux.yaml"
-    cfg.write_text(CONFIG.format(kernel=ARTEFACTS / "Image", initrd=initrd, model=model))
+    cfg.write_text(CONFIG.format(kernel=ARTEFACTS / "Image", initrd=initrd, model=model,
+                                 colors='    colors: {llc: "0-7"}\n' if colored else ""))
     build = out / "build"
     for image in build.glob("nvme-*.img"):
         image.unlink()  # a blank drive for this run
@@ -93,8 +95,9 @@ def _assert_translated_without_faults(lines: list[str], device: str, out: str) -
     assert "all VMs off: clean=1 stopped=0" in hyp, out
 
 
-def test_linux_colored_vm_moves_data_through_its_nvme() -> None:
-    build, argv = _build("nvme")
+@pytest.mark.parametrize("colored", [True, False], ids=["colored", "uncolored"])
+def test_linux_vm_moves_data_through_its_nvme_on_msix(colored: bool) -> None:
+    build, argv = _build("nvme", colored)
     image = build / "nvme-linux-0008.img"
     con = Console(argv)
     try:
@@ -108,6 +111,7 @@ def test_linux_colored_vm_moves_data_through_its_nvme() -> None:
                  "dd if=/mnt/src/f of=/dev/nvme0n1 bs=4096 2>/dev/null && sync && echo written to nvme; "
                  "echo 3 > /proc/sys/vm/drop_caches; "
                  "dd if=/dev/nvme0n1 bs=4096 count=256 2>/dev/null | md5sum; grep nvme /proc/interrupts; "
+                 "echo msi_irqs: $(cat /sys/bus/pci/devices/0000:00:01.0/msi_irqs/*); "
                  "echo io done\r")
         con.wait_for("[linux] io done", timeout=120)
         con.type("exit\r")
@@ -124,15 +128,20 @@ def test_linux_colored_vm_moves_data_through_its_nvme() -> None:
     assert hashlib.md5(image.read_bytes()[:1 << 20]).hexdigest() == written, out
     assert not any("can't insert" in ln for ln in lines), out
     assert not any(re.search(r"insmod failed: /lib/modules/", ln) for ln in lines), out
-    # the function came through the filtered ECAM with the hypervisor's BARs, on INTx
+    # the function came through the filtered ECAM with the hypervisor's BARs;
+    # its admin queue and its I/O queue each took interrupts as MSI-X
+    # vectors of the VM's virtual ITS (DeviceID 8: hwirq 8 << 11 on)
     assert any(re.search(r"pci 0000:00:01\.0: \[1b36:0010\]", ln) for ln in lines), out
-    assert any(re.search(r"\[linux\]\s+\d+:\s+[1-9]\d*\s.*nvme0q0", ln) for ln in lines), out
+    for queue in ("nvme0q0", "nvme0q1"):
+        assert any(re.search(rf"\[linux\]\s+\d+:\s+[1-9]\d*\s+ITS-MSI\s+1638\d Edge\s+{queue}$", ln)
+                   for ln in lines), out
+    assert "[linux] msi_irqs: msix msix" in lines, out
     _assert_translated_without_faults(lines, "nvme@00:01.0", out)
 
 
 def test_linux_colored_vm_pings_and_transfers_through_its_virtio_net_pci() -> None:
     """(d') The same colored VM owning a `virtio-net-pci` (modern virtio,
-    Debian's virtio_pci and virtio_net modules, INTx) on QEMU's dgram
+    Debian's virtio_pci and virtio_net modules, MSI-X) on QEMU's dgram
     backend to the outside peer (bulkhead/run/netpeer.py): ARP and three
     pings are answered, a 48 KiB file comes in by TFTP with the right
     checksum and goes back out intact: every frame both ways is DMA through
@@ -170,7 +179,9 @@ def test_linux_colored_vm_pings_and_transfers_through_its_virtio_net_pci() -> No
     # a failed insmod names its module (the echo of the typed command, which
     # the tty may wrap anywhere, has "$m" there)
     assert not any(re.search(r"insmod failed: /lib/modules/", ln) for ln in lines), out
-    # the function came through the filtered ECAM (modern virtio-net, 1af4:1041), on INTx
+    # the function came through the filtered ECAM (modern virtio-net,
+    # 1af4:1041); its receive queue's interrupts are MSI-X through the ITS
     assert any(re.search(r"pci 0000:00:01\.0: \[1af4:1041\]", ln) for ln in lines), out
-    assert any(re.search(r"\[linux\]\s+\d+:\s+[1-9]\d*\s.*virtio", ln) for ln in lines), out
+    assert any(re.search(r"\[linux\]\s+\d+:\s+[1-9]\d*\s+ITS-MSI\s+\d+ Edge\s+virtio0-input\.0$", ln)
+               for ln in lines), out
     _assert_translated_without_faults(lines, "virtio-net-pci@00:01.0", out)
