@@ -25,6 +25,8 @@
  * of it an INT still arrives.
  *
  * Lines: "its: typer lpis=<0|1> idbits=<n> gits_typer=<hex>",
+ *        "its: tables baser0=<hex> baser1=<hex> baser2=<hex>" (their
+ *        read-only fields: type, entry size, page size),
  *        "its: attributes stick baser0=<0|1> cbaser=<0|1>" (the cacheability
  *        and shareability it wrote read back, as Linux's driver checks),
  *        "its: device cap <id> at <offset>",
@@ -51,8 +53,9 @@
 #define VALID           (1ul << 63)
 #define STALLED         1ul
 /* InnerCache RaWaWb, Inner Shareable: what Linux writes to GITS_BASERn and CBASER */
-#define ATTRS   (7ul << 59 | 1ul << 10)
-#define DEVICES (1ul << 56 | 7ul << 48) /* BASER0's type and entry size (8 bytes) */
+#define ATTRS (7ul << 59 | 1ul << 10)
+/* BASER0's type (Devices), entry size (8 bytes) and page size (64 KiB) */
+#define DEVICES (1ul << 56 | 7ul << 48 | 2ul << 8)
 
 #define LPI     8197u /* the VM's LPIs are 8192-8447 */
 #define PRIO_ON (0xa0 | 1)
@@ -61,7 +64,7 @@
 
 static u8 prop[8192] __attribute__((aligned(4096))); /* LPIs 8192-16383 (14 ID bits) */
 static u8 pend[8192] __attribute__((aligned(65536)));
-static u8 devtab[4096] __attribute__((aligned(4096)));
+static u8 devtab[4096] __attribute__((aligned(65536)));
 static u8 itt[256] __attribute__((aligned(256)));
 static u64 cmdq[QBYTES / 8] __attribute__((aligned(4096)));
 static u32 cw;
@@ -159,6 +162,8 @@ static bool setup(void)
 	mmio_write64(rd + GICR_PROPBASER, (uptr)prop | 13);
 	mmio_write64(rd + GICR_PENDBASER, (uptr)pend);
 	mmio_write32(rd + GICR_CTLR, 1);
+	printf("its: tables baser0=%lx baser1=%lx baser2=%lx\n", mmio_read64(its + GITS_BASER0),
+	       mmio_read64(its + GITS_BASER0 + 8), mmio_read64(its + GITS_BASER0 + 16));
 	mmio_write64(its + GITS_BASER0, VALID | ATTRS | DEVICES | (uptr)devtab);
 	queue_at((uptr)cmdq);
 	/* the attributes stick, as Linux's driver checks */

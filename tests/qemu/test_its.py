@@ -76,6 +76,15 @@ def test_table_attributes_read_back_as_written(res: RunResult) -> None:
     assert "its: attributes stick baser0=1 cbaser=1" in res.lines("msi"), res.output[-3000:]
 
 
+def test_device_and_collection_tables_are_described(res: RunResult) -> None:
+    """GITS_BASER0 is a device table and GITS_BASER1 a collection table,
+    8-byte entries in 64 KiB pages (kvm-unit-tests' ITS cases need both);
+    GITS_BASER2 is none; so at power-on and after the VM's reset."""
+    m = res.lines("msi")
+    assert m.count("its: tables baser0=107000000000200 baser1=407000000000200 baser2=0") == 2, \
+        res.output[-3000:]
+
+
 def test_lpis_arrive_from_int_translater_and_inv(res: RunResult) -> None:
     """INT, a CPU's MSI write, a masked LPI released by INV and the edu's
     own MSI each reach the guest's handler as its LPI 8197, and a masked
