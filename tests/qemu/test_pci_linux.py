@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""(d) A Linux VM, with colored memory and without, owns a PCI `nvme`
+"""(d) A Linux VM, with colored memory (1 vCPU) and without (2 vCPUs: a
+queue per vCPU, each vector on its vCPU's ITS collection), owns a PCI `nvme`
 (docs/pci.md): the stock driver (Debian's nvme modules, appended to the
 initramfs by scripts/setup.sh as artefacts/linux/pcimods.cpio.gz) binds to
 the function it finds through the generated ECAM host-bridge node, with
@@ -43,7 +44,7 @@ console_input: linux
 vms:
   - name: linux
     type: linux
-    cpus: [0]
+    cpus: {cpus}
 {colors}    memory:
       - {{ipa: 0x40000000, size: 128M}}
     kernel: {kernel}
@@ -66,7 +67,8 @@ def _build(model: str, colored: bool = True) -> tuple[Path, list[str]]:
     initrd.write_bytes((ARTEFACTS / "initrd.cpio.gz").read_bytes() + mods.read_bytes())
     cfg = out / "pci-linux.yaml"
     cfg.write_text(CONFIG.format(kernel=ARTEFACTS / "Image", initrd=initrd, model=model,
-                                 colors='    colors: {llc: "0-7"}\n' if colored else ""))
+                                 colors='    colors: {llc: "0-7"}\n' if colored else "",
+                                 cpus="[0]" if colored else "[0, 1]"))
     build = out / "build"
     for image in build.glob("nvme-*.img"):
         image.unlink()  # a blank drive for this run
@@ -98,6 +100,8 @@ def _assert_translated_without_faults(lines: list[str], device: str, out: str) -
 @pytest.mark.parametrize("colored", [True, False], ids=["colored", "uncolored"])
 def test_linux_vm_moves_data_through_its_nvme_on_msix(colored: bool) -> None:
     build, argv = _build("nvme", colored)
+    ncpus = 1 if colored else 2
+    pin = 1 << (ncpus - 1)  # the I/O runs on the last vCPU
     image = build / "nvme-linux-0008.img"
     con = Console(argv)
     try:
@@ -108,9 +112,11 @@ def test_linux_vm_moves_data_through_its_nvme_on_msix(colored: bool) -> None:
         con.type("mkdir -p /mnt/src && mount -t tmpfs -o size=4m src /mnt/src && "
                  "dd if=/dev/urandom of=/mnt/src/f bs=4096 count=256 2>/dev/null && "
                  "echo staged $(wc -c < /mnt/src/f) bytes; md5sum /mnt/src/f; "
-                 "dd if=/mnt/src/f of=/dev/nvme0n1 bs=4096 2>/dev/null && sync && echo written to nvme; "
+                 f"busybox taskset {pin} dd if=/mnt/src/f of=/dev/nvme0n1 bs=4096 2>/dev/null && sync && "
+                 "echo written to nvme; "
                  "echo 3 > /proc/sys/vm/drop_caches; "
-                 "dd if=/dev/nvme0n1 bs=4096 count=256 2>/dev/null | md5sum; grep nvme /proc/interrupts; "
+                 f"busybox taskset {pin} dd if=/dev/nvme0n1 bs=4096 count=256 2>/dev/null | md5sum; "
+                 "grep nvme /proc/interrupts; "
                  "echo msi_irqs: $(cat /sys/bus/pci/devices/0000:00:01.0/msi_irqs/*); "
                  "echo io done\r")
         con.wait_for("[linux] io done", timeout=120)
@@ -129,13 +135,18 @@ def test_linux_vm_moves_data_through_its_nvme_on_msix(colored: bool) -> None:
     assert not any("can't insert" in ln for ln in lines), out
     assert not any(re.search(r"insmod failed: /lib/modules/", ln) for ln in lines), out
     # the function came through the filtered ECAM with the hypervisor's BARs;
-    # its admin queue and its I/O queue each took interrupts as MSI-X
-    # vectors of the VM's virtual ITS (DeviceID 8: hwirq 8 << 11 on)
+    # its queues took interrupts as MSI-X vectors of the VM's virtual ITS
+    # (DeviceID 8: hwirq 8 << 11 on)
     assert any(re.search(r"pci 0000:00:01\.0: \[1b36:0010\]", ln) for ln in lines), out
-    for queue in ("nvme0q0", "nvme0q1"):
-        assert any(re.search(rf"\[linux\]\s+\d+:\s+[1-9]\d*\s+ITS-MSI\s+1638\d Edge\s+{queue}$", ln)
-                   for ln in lines), out
-    assert "[linux] msi_irqs: msix msix" in lines, out
+    counts: dict[str, list[int]] = {}
+    for ln in lines:
+        if m := re.fullmatch(rf"\[linux\]\s+\d+:((?:\s+\d+){{{ncpus}}})\s+ITS-MSI\s+1638\d Edge\s+(nvme0q\d)", ln):
+            counts[m[2]] = [int(n) for n in m[1].split()]
+    # the admin queue and one I/O queue per vCPU, each vector on its vCPU's
+    # collection: the pinned I/O's completions reached the last vCPU
+    assert sorted(counts) == [f"nvme0q{q}" for q in range(ncpus + 1)], out
+    assert sum(counts["nvme0q0"]) > 0 and counts[f"nvme0q{ncpus}"][ncpus - 1] > 0, counts
+    assert f"[linux] msi_irqs: {' '.join(['msix'] * (ncpus + 1))}" in lines, out
     _assert_translated_without_faults(lines, "nvme@00:01.0", out)
 
 
