@@ -200,6 +200,41 @@ def test_a_case_runs_inside_a_template(tmp_path: Path) -> None:
     assert "guest: hello" in TEMPLATE and "hello" not in cfg.read_text()
 
 
+ITS_CFG = """\
+[its-introspection]
+file = gic.flat
+smp = $MAX_SMP
+test_args = its-introspection
+groups = its
+
+[gicv3-ipi]
+file = gic.flat
+test_args = ipi
+groups = gic
+"""
+
+
+@pytest.mark.parametrize("its, template_pci, want", [
+    (True, None, ("edu",)), (False, None, ()), (True, "[{qemu: nvme}]", ("nvme",))])
+def test_an_its_case_gets_a_pci_function(tmp_path: Path, its: bool, template_pci: str | None,
+                                         want: tuple[str, ...]) -> None:
+    """An `its` case on a platform with an ITS runs in a VM owning QEMU's
+    edu (a VM has a virtual ITS only with a PCI function), unless the
+    template's kut has functions of its own; other cases get none."""
+    image = tmp_path / "gic.flat"
+    image.write_bytes(b"\x00" * 4096)
+    t = None
+    if template_pci:
+        (tmp_path / "t.yaml").write_text(f"platform: qemu-virt\nvms:\n  - {{name: kut, cpus: [0, 1], pci: {template_pci}}}\n")
+        t = c.load_template(tmp_path / "t.yaml")
+    introspection, ipi = c.parse_unittests(ITS_CFG)
+    for case, expect in ((introspection, want), (ipi, () if not template_pci else want)):
+        cfg = tmp_path / f"{case.name}.yaml"
+        cfg.write_text(c.config_text(case, "qemu-virt", image, 2, t, its=its))
+        (kut,) = load_spec(cfg).vms
+        assert tuple(f.qemu for f in kut.pci) == expect, cfg.read_text()
+
+
 @pytest.mark.parametrize("text, message", [
     ("platform: qemu-virt\nvms: []\n", "one VM named 'kut'"),
     ("platform: qemu-virt\nvms:\n  - {name: kut, cpus: []}\n", "VM 'kut' needs 'cpus'"),

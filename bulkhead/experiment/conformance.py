@@ -248,11 +248,14 @@ def load_template(path: Path) -> Template:
 
 
 def config_text(case: Case, platform: str, image: Path, smp: int, template: Template | None = None,
-                mixed: bool = False) -> str:
+                mixed: bool = False, its: bool = False) -> str:
     """A system config that runs ``image`` as the case's VM ``kut``: alone
     (``mixed``: its CPUs are of several core types, e.g. the RK3588's A55s
     and A76s), or in ``template`` (whose ``kut`` keeps its other keys but no
-    guest, kernel or parameters of its own)."""
+    guest, kernel or parameters of its own). A case of the ``its`` group on
+    a platform with an ITS (``its``) gets QEMU's ``edu`` as its VM's PCI
+    function unless ``kut`` has functions of its own: a VM has a virtual
+    ITS only when it owns one (docs/interrupts.md)."""
     vm: dict[str, Any] = {"name": "kut", "type": "image", "cpus": list(range(smp)),
                           "memory": [{"ipa": VM_IPA, "size": f"{memory_mib(case)}M"}]}
     if mixed:
@@ -267,6 +270,8 @@ def config_text(case: Case, platform: str, image: Path, smp: int, template: Temp
         kut.update(type="image", cpus=list(template.cpus[:smp]))
         vm = kut
     vm.update(image=str(image.absolute()), bootargs=case.args)
+    if its and "its" in case.groups and not vm.get("pci"):
+        vm["pci"] = [{"qemu": "edu"}]
     return (f"# kvm-unit-tests case [{case.name}] (bulkhead conformance)\n"
             + yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100))
 
@@ -411,7 +416,7 @@ def command(args: argparse.Namespace) -> int:
         case_out.mkdir(parents=True, exist_ok=True)
         config = case_out / "config.yaml"
         mixed = template is None and len({platform.cpu_type(c) for c in range(smp)}) > 1
-        config.write_text(config_text(case, name, image, smp, template, mixed))
+        config.write_text(config_text(case, name, image, smp, template, mixed, bool(platform.gic.its)))
         timeout = max(args.timeout, case.timeout or 0.0)
         mine = run_bulkhead(config, case_out, timeout, args.icount, args.boot, args.fit_in_ram)
         ref = None

@@ -23,7 +23,9 @@
  * (collection 0 -> vCPU 0), MAPTI (event 0 -> LPI 8197), SYNC. Deliveries:
  * an INT command; a CPU write of event 0 to GITS_TRANSLATER; a masked LPI
  * (configuration byte disabled, INV) that stays pending until enabled again
- * and INV'd. Hostile, each of which must stall the ITS (GITS_CREADR.Stalled)
+ * and INV'd; the function's own MSI (its MSI capability programmed with the
+ * doorbell and event 0, edu told to raise its interrupt): a DMA write through
+ * the SMMU to the physical ITS. Hostile, each of which must stall the ITS (GITS_CREADR.Stalled)
  * and leave the mappings as they were (the queue is reset after each): a
  * foreign device ID, an event beyond the device's 4, an LPI beyond the VM's,
  * an ITT outside its RAM, a command queue outside its RAM, a GICv4 command
@@ -32,6 +34,11 @@
  * of it an INT still arrives.
  *
  * Lines: "its: typer lpis=<0|1> idbits=<n> gits_typer=<hex>",
+ *        "its: tables baser0=<hex> baser1=<hex> baser2=<hex>" (their
+ *        read-only fields: type, entry size, page size),
+ *        "its: attributes stick baser0=<0|1> cbaser=<0|1>" (the cacheability
+ *        and shareability it wrote read back, as Linux's driver checks),
+ *        "its: device cap <id> at <offset>",
  *        "its: lpi <intid> via <how> count=<n>",
  *        "its: refused <case> stalled=<0|1>", "its: refused again n=10 stalled=<n>",
  *        "its: flood commands=<n> drained=<0|1>",
@@ -57,6 +64,10 @@
 #define GICR_PENDBASER  0x0078
 #define VALID           (1ul << 63)
 #define STALLED         1ul
+/* InnerCache RaWaWb, Inner Shareable: what Linux writes to GITS_BASERn and CBASER */
+#define ATTRS (7ul << 59 | 1ul << 10)
+/* BASER0's type (Devices), entry size (8 bytes) and page size (64 KiB) */
+#define DEVICES (1ul << 56 | 7ul << 48 | 2ul << 8)
 
 #define LPI       8197u /* the VM's LPIs are 8192-8447 */
 #define PRIO_ON   (0xa0 | 1)
@@ -67,8 +78,8 @@
 
 static u8 prop[8192] __attribute__((aligned(4096))); /* LPIs 8192-16383 (14 ID bits) */
 static u8 pend[8192] __attribute__((aligned(65536)));
-static u8 devtab[4096] __attribute__((aligned(4096)));
-static u8 colltab[4096] __attribute__((aligned(4096)));
+static u8 devtab[4096] __attribute__((aligned(65536)));  /* 64 KiB pages (GITS_BASERn.Page_Size) */
+static u8 colltab[4096] __attribute__((aligned(65536)));
 static u8 itt[256] __attribute__((aligned(256)));
 static u64 cmdq[QBYTES / 8] __attribute__((aligned(4096)));
 static u32 cw;
@@ -116,7 +127,7 @@ static bool kick(void)
 static void queue_at(u64 base)
 {
 	mmio_write32(its + GITS_CTLR, 0);
-	mmio_write64(its + GITS_CBASER, VALID | base);
+	mmio_write64(its + GITS_CBASER, VALID | ATTRS | base);
 	cw = 0;
 	mmio_write64(its + GITS_CWRITER, 0);
 	mmio_write32(its + GITS_CTLR, 1);
@@ -168,10 +179,16 @@ static bool setup(void)
 	mmio_write64(rd + GICR_PROPBASER, (uptr)prop | 13);
 	mmio_write64(rd + GICR_PENDBASER, (uptr)pend);
 	mmio_write32(rd + GICR_CTLR, 1);
-	mmio_write64(its + GITS_BASER0, VALID | (uptr)devtab);
+	printf("its: tables baser0=%lx baser1=%lx baser2=%lx\n", mmio_read64(its + GITS_BASER0),
+	       mmio_read64(its + GITS_BASER0 + 8), mmio_read64(its + GITS_BASER0 + 16));
+	mmio_write64(its + GITS_BASER0, VALID | ATTRS | DEVICES | (uptr)devtab);
 	if (((mmio_read64(its + GITS_BASER0 + 8) >> 56) & 7) == 4) /* a collection table to give */
 		mmio_write64(its + GITS_BASER0 + 8, VALID | (uptr)colltab);
 	queue_at((uptr)cmdq);
+	/* the attributes stick, as Linux's driver checks */
+	printf("its: attributes stick baser0=%u cbaser=%u\n",
+	       mmio_read64(its + GITS_BASER0) == (VALID | ATTRS | DEVICES | (uptr)devtab),
+	       mmio_read64(its + GITS_CBASER) == (VALID | ATTRS | (uptr)cmdq));
 	irq_register_lpi(lpi_irq);
 	cmd(w0(0x08, devid), 1, VALID | (uptr)itt, 0);  /* MAPD: 2 event ID bits */
 	cmd(0x09, 0, VALID | 0 << 16 | 0, 0);           /* MAPC: collection 0 -> vCPU 0 */
@@ -315,6 +332,24 @@ int main(const char *params)
 	kick();
 	if (!wait_lpi(3, "inv"))
 		return fail("the pending LPI was not delivered after INV");
+	{
+		/* the function's own MSI (event 0): a DMA write to the doorbell
+		 * through the SMMU's view, to the physical ITS */
+		uptr ecam = 0x3f000000 + ((uptr)devid << 12), bar0;
+		u32 at = mmio_read32(ecam + 0x34) & 0xfc;
+
+		bar0 = mmio_read32(ecam + 0x10) & ~0xfu;
+		mmio_write32(ecam + 0x04, mmio_read32(ecam + 0x04) | 0x6);
+		printf("its: device cap %x at %x\n", mmio_read32(ecam + at) & 0xff, at);
+		mmio_write32(ecam + at + 4, 0x08090040);
+		mmio_write32(ecam + at + 8, 0);
+		mmio_write32(ecam + at + 0xc, 0);
+		mmio_write32(ecam + at, 0x00010000);
+		mmio_write32(bar0 + 0x60, 1); /* edu: raise its interrupt */
+		if (!wait_lpi(4, "device msi"))
+			return fail("no LPI from the device's MSI");
+		mmio_write32(bar0 + 0x64, 1);
+	}
 	if (param_u64("edu", 0) && !edu_msis((u32)param_u64("edu", 0)))
 		return fail("the edu's MSIs");
 
@@ -350,7 +385,7 @@ int main(const char *params)
 	for (u32 i = 0; i < msis; i++)
 		mmio_write32(its + GITS_TRANSLATER, 0);
 	timer_delay_ms(20);
-	printf("its: msi flood writes=%u lpis=%u\n", msis, lpis - 3 - (u32)param_u64("edu", 0));
+	printf("its: msi flood writes=%u lpis=%u\n", msis, lpis - 4 - (u32)param_u64("edu", 0));
 	cmd(w0(0x03, devid), 0, 0, 0);
 	{
 		u32 want = lpis + 1;

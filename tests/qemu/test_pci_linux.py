@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
-"""(d) A Linux VM with colored memory owns a PCI `nvme` (docs/pci.md): the
-stock driver (Debian's nvme modules, appended to the initramfs by
-scripts/setup.sh as artefacts/linux/pcimods.cpio.gz) binds to the function
-it finds through the generated ECAM host-bridge node, with INTx (MSI is
-hidden), and its DMA translates through the VM's colored stage 2 (the
-SMMUv3 in front of QEMU's root complex). Linux writes 1 MiB of random data
+"""(d) A Linux VM, with colored memory (1 vCPU) and without (2 vCPUs: a
+queue per vCPU, each vector on its vCPU's ITS collection), owns a PCI `nvme`
+(docs/pci.md): the stock driver (Debian's nvme modules, appended to the
+initramfs by scripts/setup.sh as artefacts/linux/pcimods.cpio.gz) binds to
+the function it finds through the generated ECAM host-bridge node, with
+MSI-X through the VM's virtual ITS (docs/interrupts.md), and its DMA
+translates through the VM's stage 2 (the SMMUv3 in front of QEMU's root
+complex). Linux writes 1 MiB of random data
 to /dev/nvme0n1 and reads it back with the page cache dropped; both
 checksums match, and so does the drive image QEMU wrote on the host. The
 same VM owning a `virtio-net-pci` talks to an outside peer (below).
@@ -25,6 +27,7 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
 from qconsole import Console
 
 from bulkhead.run.netpeer import Peer
@@ -41,9 +44,8 @@ console_input: linux
 vms:
   - name: linux
     type: linux
-    cpus: [0]
-    colors: {{llc: "0-7"}}
-    memory:
+    cpus: {cpus}
+{colors}    memory:
       - {{ipa: 0x40000000, size: 128M}}
     kernel: {kernel}
     initrd: {initrd}
@@ -53,18 +55,20 @@ vms:
 PEER_IP, LINUX_IP = "10.0.77.1", "10.0.77.2"
 
 
-def _build(model: str) -> tuple[Path, list[str]]:
-    """Builds the colored Linux VM owning one ``model`` function: (build
-    directory, QEMU argv)."""
+def _build(model: str, colored: bool = True) -> tuple[Path, list[str]]:
+    """Builds the Linux VM (colored or not) owning one ``model`` function:
+    (build directory, QEMU argv)."""
     assert (ARTEFACTS / "Image").is_file(), "run scripts/setup.sh first (Linux artefacts)"
     mods = ARTEFACTS / "pcimods.cpio.gz"
     assert mods.is_file(), "run scripts/setup.sh linux first (artefacts/linux/pcimods.cpio.gz)"
-    out = OUT / f"pci-linux-{model}"
+    out = OUT / f"pci-linux-{model}{'' if colored else '-uncolored'}"
     out.mkdir(parents=True, exist_ok=True)
     initrd = out / "initrd-pci.cpio.gz"  # concatenated gzip'd cpio archives: one initramfs
     initrd.write_bytes((ARTEFACTS / "initrd.cpio.gz").read_bytes() + mods.read_bytes())
     cfg = out / "pci-linux.yaml"
-    cfg.write_text(CONFIG.format(kernel=ARTEFACTS / "Image", initrd=initrd, model=model))
+    cfg.write_text(CONFIG.format(kernel=ARTEFACTS / "Image", initrd=initrd, model=model,
+                                 colors='    colors: {llc: "0-7"}\n' if colored else "",
+                                 cpus="[0]" if colored else "[0, 1]"))
     build = out / "build"
     for image in build.glob("nvme-*.img"):
         image.unlink()  # a blank drive for this run
@@ -93,8 +97,11 @@ def _assert_translated_without_faults(lines: list[str], device: str, out: str) -
     assert "all VMs off: clean=1 stopped=0" in hyp, out
 
 
-def test_linux_colored_vm_moves_data_through_its_nvme() -> None:
-    build, argv = _build("nvme")
+@pytest.mark.parametrize("colored", [True, False], ids=["colored", "uncolored"])
+def test_linux_vm_moves_data_through_its_nvme_on_msix(colored: bool) -> None:
+    build, argv = _build("nvme", colored)
+    ncpus = 1 if colored else 2
+    pin = 1 << (ncpus - 1)  # the I/O runs on the last vCPU
     image = build / "nvme-linux-0008.img"
     con = Console(argv)
     try:
@@ -105,9 +112,12 @@ def test_linux_colored_vm_moves_data_through_its_nvme() -> None:
         con.type("mkdir -p /mnt/src && mount -t tmpfs -o size=4m src /mnt/src && "
                  "dd if=/dev/urandom of=/mnt/src/f bs=4096 count=256 2>/dev/null && "
                  "echo staged $(wc -c < /mnt/src/f) bytes; md5sum /mnt/src/f; "
-                 "dd if=/mnt/src/f of=/dev/nvme0n1 bs=4096 2>/dev/null && sync && echo written to nvme; "
+                 f"busybox taskset {pin} dd if=/mnt/src/f of=/dev/nvme0n1 bs=4096 2>/dev/null && sync && "
+                 "echo written to nvme; "
                  "echo 3 > /proc/sys/vm/drop_caches; "
-                 "dd if=/dev/nvme0n1 bs=4096 count=256 2>/dev/null | md5sum; grep nvme /proc/interrupts; "
+                 f"busybox taskset {pin} dd if=/dev/nvme0n1 bs=4096 count=256 2>/dev/null | md5sum; "
+                 "grep nvme /proc/interrupts; "
+                 "echo msi_irqs: $(cat /sys/bus/pci/devices/0000:00:01.0/msi_irqs/*); "
                  "echo io done\r")
         con.wait_for("[linux] io done", timeout=120)
         con.type("exit\r")
@@ -124,15 +134,25 @@ def test_linux_colored_vm_moves_data_through_its_nvme() -> None:
     assert hashlib.md5(image.read_bytes()[:1 << 20]).hexdigest() == written, out
     assert not any("can't insert" in ln for ln in lines), out
     assert not any(re.search(r"insmod failed: /lib/modules/", ln) for ln in lines), out
-    # the function came through the filtered ECAM with the hypervisor's BARs, on INTx
+    # the function came through the filtered ECAM with the hypervisor's BARs;
+    # its queues took interrupts as MSI-X vectors of the VM's virtual ITS
+    # (DeviceID 8: hwirq 8 << 11 on)
     assert any(re.search(r"pci 0000:00:01\.0: \[1b36:0010\]", ln) for ln in lines), out
-    assert any(re.search(r"\[linux\]\s+\d+:\s+[1-9]\d*\s.*nvme0q0", ln) for ln in lines), out
+    counts: dict[str, list[int]] = {}
+    for ln in lines:
+        if m := re.fullmatch(rf"\[linux\]\s+\d+:((?:\s+\d+){{{ncpus}}})\s+ITS-MSI\s+1638\d Edge\s+(nvme0q\d)", ln):
+            counts[m[2]] = [int(n) for n in m[1].split()]
+    # the admin queue and one I/O queue per vCPU, each vector on its vCPU's
+    # collection: the pinned I/O's completions reached the last vCPU
+    assert sorted(counts) == [f"nvme0q{q}" for q in range(ncpus + 1)], out
+    assert sum(counts["nvme0q0"]) > 0 and counts[f"nvme0q{ncpus}"][ncpus - 1] > 0, counts
+    assert f"[linux] msi_irqs: {' '.join(['msix'] * (ncpus + 1))}" in lines, out
     _assert_translated_without_faults(lines, "nvme@00:01.0", out)
 
 
 def test_linux_colored_vm_pings_and_transfers_through_its_virtio_net_pci() -> None:
     """(d') The same colored VM owning a `virtio-net-pci` (modern virtio,
-    Debian's virtio_pci and virtio_net modules, INTx) on QEMU's dgram
+    Debian's virtio_pci and virtio_net modules, MSI-X) on QEMU's dgram
     backend to the outside peer (bulkhead/run/netpeer.py): ARP and three
     pings are answered, a 48 KiB file comes in by TFTP with the right
     checksum and goes back out intact: every frame both ways is DMA through
@@ -170,7 +190,9 @@ def test_linux_colored_vm_pings_and_transfers_through_its_virtio_net_pci() -> No
     # a failed insmod names its module (the echo of the typed command, which
     # the tty may wrap anywhere, has "$m" there)
     assert not any(re.search(r"insmod failed: /lib/modules/", ln) for ln in lines), out
-    # the function came through the filtered ECAM (modern virtio-net, 1af4:1041), on INTx
+    # the function came through the filtered ECAM (modern virtio-net,
+    # 1af4:1041); its receive queue's interrupts are MSI-X through the ITS
     assert any(re.search(r"pci 0000:00:01\.0: \[1af4:1041\]", ln) for ln in lines), out
-    assert any(re.search(r"\[linux\]\s+\d+:\s+[1-9]\d*\s.*virtio", ln) for ln in lines), out
+    assert any(re.search(r"\[linux\]\s+\d+:\s+[1-9]\d*\s+ITS-MSI\s+\d+ Edge\s+virtio0-input\.0$", ln)
+               for ln in lines), out
     _assert_translated_without_faults(lines, "virtio-net-pci@00:01.0", out)

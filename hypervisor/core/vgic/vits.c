@@ -34,8 +34,14 @@ _Static_assert(VITS_LPI_BASE == VGIC_LPI_BASE && VITS_NR_LPIS == VGIC_NR_LPIS,
 #define GITS_CTLR_QUIET BIT(31)
 #define GITS_VALID      BIT(63)
 #define GITS_PA_MASK    0x000ffffffffff000ull
-#define GITS_Q_MASK     0xfffe0ull /* CWRITER/CREADR offsets: bits 19:5 */
-#define CREADR_STALLED  BIT(0)
+#define GITS_BASER_PA   0x0000fffffffff000ull /* (52:48: Entry_Size) */
+#define GITS_BASER_64K  (2ull << 8)           /* Page_Size: 64 KiB, the only one */
+#define GITS_Q_MASK     0xfffe0ull            /* CWRITER/CREADR offsets: bits 19:5 */
+/* the writable attributes of GITS_CBASER and GITS_BASERn: InnerCache
+ * (61:59), OuterCache (55:53), Shareability (11:10); a guest reads back
+ * what it wrote (Linux's ITS driver refuses one that does not) */
+#define GITS_ATTR_MASK (7ull << 59 | 7ull << 53 | 3ull << 10)
+#define CREADR_STALLED BIT(0)
 
 #define GICR_CTLR      0x0000
 #define GICR_PROPBASER 0x0070
@@ -323,9 +329,21 @@ static void vits_process_locked(struct vits *s)
 static u64 vits_typer(void)
 {
 	/* physical LPIs, 8-byte ITEs, 14 ID bits, 16 device ID bits, PTA = 0,
-	 * VITS_MAX_COLLECTIONS collections held in the ITS (HCC) */
+	 * VITS_MAX_COLLECTIONS collections held in the ITS (HCC), which are
+	 * all its collection IDs (CIL, CIDbits: 3 bits) */
+	_Static_assert(VITS_MAX_COLLECTIONS == 8, "CIDbits");
 	return 1 | (u64)(VITS_ITE_SIZE - 1) << 4 | 13u << 8 | 15u << 13 |
-	       (u64)VITS_MAX_COLLECTIONS << 24;
+	       (u64)VITS_MAX_COLLECTIONS << 24 | 2ull << 32 | 1ull << 36;
+}
+
+/* GITS_BASERn's read-only fields: BASER0 a device table, BASER1 a
+ * collection table (both unused: the hypervisor holds the VM's mappings),
+ * 8-byte entries in 64 KiB pages; the rest no table (0) */
+static u64 vits_baser_fixed(u32 n)
+{
+	static const u64 type[2] = { 1, 4 }; /* Devices, Collections */
+
+	return n < 2 ? type[n] << 56 | 7ull << 48 | GITS_BASER_64K : 0;
 }
 
 /* a 64-bit register as a 4- or 8-byte access at off - reg (0 or 4) sees it */
@@ -383,7 +401,7 @@ static bool vits_mmio(struct vcpu *v, struct mmio_access *a, void *dev)
 	case GITS_CBASER:
 		if (a->write) {
 			s->cbaser = vits_put(s->cbaser, off, a->size, a->val) &
-			            (GITS_VALID | GITS_PA_MASK | 0xff);
+			            (GITS_VALID | GITS_ATTR_MASK | GITS_PA_MASK | 0xff);
 			s->creadr = 0;
 			s->stalled = false;
 		}
@@ -404,12 +422,11 @@ static bool vits_mmio(struct vcpu *v, struct mmio_access *a, void *dev)
 	default:
 		if (reg >= GITS_BASER && reg < GITS_BASER_END) {
 			u32 n = (u32)(reg - GITS_BASER) / 8;
-			/* BASER0: a device table of 8-byte entries, unused; the rest none */
-			u64 fixed = n == 0 ? (1ull << 56 | 7ull << 48) : 0;
+			u64 fixed = vits_baser_fixed(n);
 
-			if (a->write && n == 0)
+			if (a->write && fixed)
 				s->baser[n] = vits_put(s->baser[n], off, a->size, a->val) &
-				              (GITS_VALID | GITS_PA_MASK | 0x3ff);
+				              (GITS_VALID | GITS_ATTR_MASK | GITS_BASER_PA | 0xff);
 			r = s->baser[n] | fixed;
 		} else if (off >= 0xffd0 && off < 0x10000) {
 			r = vgic_regs_id(off, 3);
