@@ -78,7 +78,7 @@
 
 static u8 prop[8192] __attribute__((aligned(4096))); /* LPIs 8192-16383 (14 ID bits) */
 static u8 pend[8192] __attribute__((aligned(65536)));
-static u8 devtab[4096] __attribute__((aligned(65536)));  /* 64 KiB pages (GITS_BASERn.Page_Size) */
+static u8 devtab[4096] __attribute__((aligned(65536))); /* 64 KiB pages (GITS_BASERn.Page_Size) */
 static u8 colltab[4096] __attribute__((aligned(65536)));
 static u8 itt[256] __attribute__((aligned(256)));
 static u64 cmdq[QBYTES / 8] __attribute__((aligned(4096)));
