@@ -136,6 +136,10 @@ def seeds(name: str, corpus: Path) -> None:
                    + cmd(0x0A | 0x10 << 32, 1 | 8200 << 32) + cmd(0x03 | 0x10 << 32, 1)
                    + cmd(0x01 | 0x10 << 32, 1, 0) + cmd(0x0F | 0x10 << 32, 1)
                    + cmd(0x08 | 0x20 << 32, 1, 1 << 63 | 0x40010000))
+        # virtual-only device 7 (its-trigger's): 8 event ID bits, event 255 -> LPI 8196, INT, unmapped
+        out.append(b"\x01" + cmd(0x09, 0, 1 << 63) + cmd(0x08 | 7 << 32, 7, 1 << 63 | 0x40010000)
+                   + cmd(0x0A | 7 << 32, 255 | 8196 << 32) + cmd(0x03 | 7 << 32, 255)
+                   + cmd(0x08 | 7 << 32) + cmd(0x03 | 7 << 32, 255))
     elif name == "fuzz_smmu_event":
         # F_TRANSLATION write of stream 0x874, C_BAD_STREAMID, F_PERMISSION read
         out.append(struct.pack("<4Q", 0x10 | 0x874 << 32, 1 << 39, 0x48000000, 0)

@@ -25,13 +25,18 @@
  * (configuration byte disabled, INV) that stays pending until enabled again
  * and INV'd; the function's own MSI (its MSI capability programmed with the
  * doorbell and event 0, edu told to raise its interrupt): a DMA write through
- * the SMMU to the physical ITS. Hostile, each of which must stall the ITS (GITS_CREADR.Stalled)
- * and leave the mappings as they were (the queue is reset after each): a
- * foreign device ID, an event beyond the device's 4, an LPI beyond the VM's,
- * an ITT outside its RAM, a command queue outside its RAM, a GICv4 command
- * (VMAPP); 10 more foreign ones (the hypervisor logs the first 8 of a VM's
- * refusals only); then a flood of commands and one of MSI writes; after all
- * of it an INT still arrives.
+ * the SMMU to the physical ITS. A device ID that is none of its functions
+ * (devid + 8): a virtual-only device of its own ITS (MAPD of 256 events,
+ * event 255 -> LPI 8198), whose INT reaches this VM's handler; after it, the
+ * function's own MSI still arrives (`edu`); three more fill the VM's four
+ * virtual-only devices. Hostile, each of which must stall the ITS
+ * (GITS_CREADR.Stalled) and leave the mappings as they were (the queue is
+ * reset after each): a fifth foreign device ID (the table full), an event
+ * beyond the device's 4, an LPI beyond the VM's, an ITT outside its RAM, a
+ * command queue outside its RAM, a GICv4 command (VMAPP); 10 more foreign
+ * ones (the hypervisor logs the first 8 of a VM's refusals only); then a
+ * flood of commands and one of MSI writes; after all of it an INT still
+ * arrives.
  *
  * Lines: "its: typer lpis=<0|1> idbits=<n> gits_typer=<hex>",
  *        "its: tables baser0=<hex> baser1=<hex> baser2=<hex>" (their
@@ -40,6 +45,8 @@
  *        and shareability it wrote read back, as Linux's driver checks),
  *        "its: device cap <id> at <offset>",
  *        "its: lpi <intid> via <how> count=<n>",
+ *        "its: virtual-only device <id> ran=<0|1> lpi <intid> count=<n>",
+ *        "its: virtual-only devices filled=<0|1>",
  *        "its: refused <case> stalled=<0|1>", "its: refused again n=10 stalled=<n>",
  *        "its: flood commands=<n> drained=<0|1>",
  *        "its: msi flood writes=<n> lpis=<n>",
@@ -47,8 +54,9 @@
  *        "its: edu regulated throttles=<n>" (a VM with a bandwidth budget),
  *        "result bench=edumsi samples=<n> min_ns=<n> mean_ns=<x.y> max_ns=<n>",
  *        then "its: PASS" or "its: FAIL <why>"; with `reset`, "its: resetting",
- *        "its: after reset ctlr=<hex> cbaser=<hex>", "its: refused stale
- *        stalled=<0|1>", "its: PASS (reset)".
+ *        "its: after reset ctlr=<hex> cbaser=<hex>", "its: ignored stale
+ *        ran=<0|1> stalled=<0|1>" (an INT of the first boot's event: not
+ *        mapped, so ignored without a stall and no LPI), "its: PASS (reset)".
  */
 #include "runtime.h"
 
@@ -70,6 +78,7 @@
 #define DEVICES (1ul << 56 | 7ul << 48 | 2ul << 8)
 
 #define LPI       8197u /* the VM's LPIs are 8192-8447 */
+#define VLPI      8198u /* the virtual-only device's */
 #define PRIO_ON   (0xa0 | 1)
 #define QBYTES    4096u
 #define WAIT_NS   (2 * NSEC_PER_SEC)
@@ -81,6 +90,7 @@ static u8 pend[8192] __attribute__((aligned(65536)));
 static u8 devtab[4096] __attribute__((aligned(65536))); /* 64 KiB pages (GITS_BASERn.Page_Size) */
 static u8 colltab[4096] __attribute__((aligned(65536)));
 static u8 itt[256] __attribute__((aligned(256)));
+static u8 vitt[2048] __attribute__((aligned(256))); /* 256 events of 8 bytes */
 static u64 cmdq[QBYTES / 8] __attribute__((aligned(4096)));
 static u32 cw;
 static uptr its;
@@ -204,20 +214,23 @@ static int fail(const char *why)
 }
 
 /* After a SYSTEM_RESET: the ITS as at power-on (disabled, no queue), and
- * nothing of the first boot's mappings (an INT of its event 0 stalls). */
+ * nothing of the first boot's mappings (an INT of its event 0 or of the
+ * virtual-only device's event 255 names nothing: ignored, no LPI). */
 static int after_reset(void)
 {
 	u32 ctlr = mmio_read32(its + GITS_CTLR);
 	u64 cbaser = mmio_read64(its + GITS_CBASER);
-	bool stale;
+	bool ran;
 
 	printf("its: after reset ctlr=%x cbaser=%lx\n", ctlr, cbaser);
 	queue_at((uptr)cmdq);
 	cmd(w0(0x03, devid), 0, 0, 0);
-	stale = kick();
-	printf("its: refused stale stalled=%lu\n", mmio_read64(its + GITS_CREADR) & STALLED);
+	cmd(w0(0x03, devid + 8), 255, 0, 0);
+	ran = kick();
+	printf("its: ignored stale ran=%u stalled=%lu\n", ran,
+	       mmio_read64(its + GITS_CREADR) & STALLED);
 	queue_at((uptr)cmdq);
-	if ((ctlr & 1) || cbaser || stale)
+	if ((ctlr & 1) || cbaser || !ran)
 		return fail("the first boot's ITS survived the reset");
 	if (!setup())
 		return fail("set-up after the reset");
@@ -292,6 +305,35 @@ static bool edu_msis(u32 n)
 	return lpis - before == n && last_lpi == LPI;
 }
 
+/* A device ID that is none of its functions: a virtual-only device (up to
+ * 256 events) whose INT reaches this VM; its own function's MSI still
+ * arrives after it (`edu`); three more fill the VM's four. */
+static bool virtual_only(void)
+{
+	u32 before = lpis, want = lpis + 1;
+	bool ran, filled = true;
+
+	prop[VLPI - 8192] = PRIO_ON;
+	dsb_ish();
+	cmd(w0(0x08, devid + 8), 7, VALID | (uptr)vitt, 0);    /* MAPD: 8 event ID bits */
+	cmd(w0(0x0a, devid + 8), 255 | (u64)VLPI << 32, 0, 0); /* MAPTI: 255 -> VLPI, coll 0 */
+	cmd(w0(0x03, devid + 8), 255, 0, 0);                   /* INT */
+	ran = kick();
+	timer_wait_until(got, &want, WAIT_NS);
+	printf("its: virtual-only device %u ran=%u lpi %u count=%u\n", devid + 8, ran, last_lpi,
+	       lpis - before);
+	if (!ran || last_lpi != VLPI || lpis != want)
+		return false;
+	if (param_u64("edu", 0) && !edu_msis(1))
+		return false;
+	for (u32 i = 9; i < 12; i++) {
+		cmd(w0(0x08, devid + i), 1, VALID | (uptr)vitt, 0);
+		filled &= kick();
+	}
+	printf("its: virtual-only devices filled=%u\n", filled);
+	return filled;
+}
+
 int main(const char *params)
 {
 	u32 floods = (u32)param_u64("floods", 200), msis = (u32)param_u64("msis", 1000);
@@ -353,7 +395,8 @@ int main(const char *params)
 	if (param_u64("edu", 0) && !edu_msis((u32)param_u64("edu", 0)))
 		return fail("the edu's MSIs");
 
-	ok &= refused("foreign", w0(0x08, devid + 8), 1, VALID | (uptr)itt);
+	ok &= virtual_only();
+	ok &= refused("foreign", w0(0x08, devid + 12), 1, VALID | (uptr)itt);
 	ok &= refused("event", w0(0x0a, devid), 4 | (u64)(LPI + 1) << 32, 0);
 	ok &= refused("lpi", w0(0x0a, devid), 1 | (u64)9000 << 32, 0);
 	ok &= refused("itt", w0(0x08, devid), 1, VALID | 0x100000000ul);
@@ -369,7 +412,7 @@ int main(const char *params)
 		u32 stalls = 0;
 
 		for (u32 i = 0; i < 10; i++)
-			stalls += refused("again", w0(0x08, devid + 8), 1, VALID | (uptr)itt);
+			stalls += refused("again", w0(0x08, devid + 12), 1, VALID | (uptr)itt);
 		printf("its: refused again n=10 stalled=%u\n", stalls);
 		if (stalls != 10)
 			return fail("a repeated hostile command was not refused");
@@ -385,7 +428,8 @@ int main(const char *params)
 	for (u32 i = 0; i < msis; i++)
 		mmio_write32(its + GITS_TRANSLATER, 0);
 	timer_delay_ms(20);
-	printf("its: msi flood writes=%u lpis=%u\n", msis, lpis - 4 - (u32)param_u64("edu", 0));
+	printf("its: msi flood writes=%u lpis=%u\n", msis,
+	       lpis - 5 - (u32)param_u64("edu", 0) - (param_u64("edu", 0) ? 1 : 0));
 	cmd(w0(0x03, devid), 0, 0, 0);
 	{
 		u32 want = lpis + 1;

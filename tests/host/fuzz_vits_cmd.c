@@ -3,7 +3,10 @@
  * sequence of 32-byte commands: a refused command changes nothing; an applied
  * one never names a device of another VM, an event past the device's size or
  * VITS_MAX_EVENTS, an LPI out of the VM's range, a target vCPU it does not
- * have; every mapped ITE stays within those bounds. */
+ * have; every mapped ITE stays within those bounds. A device ID that is no
+ * function of the VM is a virtual-only device: never given a physical LPI
+ * (its slot past the functions'), never one of the VM's functions' IDs, at
+ * most VITS_MAX_VDEVS of them, each ID once, up to VITS_VDEV_EVENTS events. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,9 +43,51 @@ static void invariants(const struct vits_cfg *cfg, const struct vits_state *st)
 				abort();
 		}
 	}
+	for (u32 i = 0; i < VITS_MAX_VDEVS; i++) {
+		const struct vits_vdev *d = &st->vdev[i];
+
+		if (d->mapped && (!d->size_bits || d->size_bits > VITS_VDEV_EVENT_BITS ||
+		                  vits_slot(cfg, d->devid) >= 0 ||
+		                  !in_ram(NULL, d->itt, (u64)VITS_ITE_SIZE << d->size_bits)))
+			abort();
+		for (u32 j = 0; j < i; j++)
+			if (d->mapped && st->vdev[j].mapped && st->vdev[j].devid == d->devid)
+				abort();
+		for (u32 e = 0; e < VITS_VDEV_EVENTS; e++) {
+			const struct vits_ite *ite = &d->ite[e];
+
+			if (ite->vlpi &&
+			    (!d->mapped || e >= (1u << d->size_bits) || ite->vlpi < VITS_LPI_BASE ||
+			     ite->vlpi >= VITS_LPI_BASE + VITS_NR_LPIS ||
+			     ite->icid >= VITS_MAX_COLLECTIONS))
+				abort();
+		}
+	}
 	for (u32 i = 0; i < VITS_MAX_COLLECTIONS; i++)
 		if (st->coll[i] > cfg->ncpus)
 			abort();
+}
+
+/* an applied device command's slot: the device's function, or a mapped
+ * virtual-only device of that ID (or, unmapped now, one with no events) */
+static void check_slot(const struct vits_cfg *cfg, const struct vits_state *st,
+                       const struct vits_cmd *c, const struct vits_result *r)
+{
+	if (!vits_slot_virtual(r->slot)) {
+		if (r->slot >= cfg->ndevs || cfg->devids[r->slot] != c->devid ||
+		    r->act == VITS_ACT_DROP_VLPIS)
+			abort();
+		return;
+	}
+	if (r->slot - VITS_MAX_DEVS >= VITS_MAX_VDEVS || vits_slot(cfg, c->devid) >= 0)
+		abort();
+	if (st->vdev[r->slot - VITS_MAX_DEVS].mapped &&
+	    st->vdev[r->slot - VITS_MAX_DEVS].devid != c->devid)
+		abort();
+	if (r->act == VITS_ACT_UNMAP || r->act == VITS_ACT_UNMAP_DEV)
+		abort(); /* nothing physical to unmap */
+	if (r->act != VITS_ACT_DROP_VLPIS && r->event >= VITS_VDEV_EVENTS)
+		abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -67,7 +112,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if ((u32)err >= VITS_E_NR || !vits_err_name(err))
 			abort();
 		if (err) {
-			if (memcmp(&before, &st, sizeof(st)) || r.act != VITS_ACT_NONE)
+			if (memcmp(&before, &st, sizeof(st)) || r.act != VITS_ACT_NONE ||
+			    vits_err_stalls(err) == (err == VITS_E_UNMAPPED))
 				abort();
 			continue;
 		}
@@ -77,15 +123,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (r.act != VITS_ACT_NONE && r.act != VITS_ACT_INV &&
 		    r.act != VITS_ACT_MOVE_COLL) {
-			if (r.slot >= cfg.ndevs || cfg.devids[r.slot] != c.devid)
-				abort();
+			check_slot(&cfg, &st, &c, &r);
 			if (r.vcpu >= cfg.ncpus)
 				abort();
 		}
 		if ((r.act == VITS_ACT_MAP || r.act == VITS_ACT_INT || r.act == VITS_ACT_MOVE) &&
-		    (r.event >= VITS_MAX_EVENTS || r.vlpi < VITS_LPI_BASE ||
-		     r.vlpi >= VITS_LPI_BASE + VITS_NR_LPIS ||
-		     vits_plpi_index(r.slot, r.event) >= VITS_MAX_DEVS * VITS_MAX_EVENTS))
+		    (r.vlpi < VITS_LPI_BASE || r.vlpi >= VITS_LPI_BASE + VITS_NR_LPIS ||
+		     (!vits_slot_virtual(r.slot) &&
+		      (r.event >= VITS_MAX_EVENTS ||
+		       vits_plpi_index(r.slot, r.event) >= VITS_MAX_DEVS * VITS_MAX_EVENTS))))
 			abort();
 		invariants(&cfg, &st);
 	}

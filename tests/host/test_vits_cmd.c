@@ -69,6 +69,55 @@ static void decode(void)
 	CHECK(c.intid == 4); /* MAPI: the LPI is the event ID */
 }
 
+/* Device IDs that are no function of the VM (kvm-unit-tests' its-trigger maps
+ * 2 and 7): virtual-only devices, up to 256 events, the VM's LPIs only; the
+ * table full, another one refused. Leaves st as it found it. */
+static void virtual_only(struct vits_state *st)
+{
+	struct vits_result r;
+
+	/* MAPD devid 2, 8 event ID bits (its-trigger's), ITT of 2 KiB */
+	CHECK(run(st, w0(VITS_OP_MAPD, 2), 7, 1ull << 63 | 0x40200000, 0, &r) == VITS_OK);
+	CHECK(r.act == VITS_ACT_NONE && vits_slot_virtual(r.slot) && r.slot == VITS_MAX_DEVS);
+	CHECK(st->vdev[0].mapped && st->vdev[0].devid == 2 && st->vdev[0].size_bits == 8);
+	refused(st, w0(VITS_OP_MAPD, 7), 8, 1ull << 63 | 0x40200000, 0, VITS_E_SIZE);
+	refused(st, w0(VITS_OP_MAPD, 7), 7, 1ull << 63 | (RAM_BASE + RAM_SIZE - 0x400), 0,
+	        VITS_E_ADDR);
+	CHECK(run(st, w0(VITS_OP_MAPD, 7), 7, 1ull << 63 | 0x40210000, 0, &r) == VITS_OK);
+	CHECK(r.slot == VITS_MAX_DEVS + 1);
+	/* event 255 -> LPI 8196 on collection 0 (vCPU 1); INT pends it, never physical */
+	CHECK(run(st, w0(VITS_OP_MAPTI, 7), 255 | (u64)8196 << 32, 0, 0, &r) == VITS_OK);
+	CHECK(r.act == VITS_ACT_MAP && r.slot == VITS_MAX_DEVS + 1 && r.event == 255 &&
+	      r.vlpi == 8196 && r.vcpu == 1);
+	CHECK(run(st, w0(VITS_OP_INT, 7), 255, 0, 0, &r) == VITS_OK);
+	CHECK(r.act == VITS_ACT_INT && vits_slot_virtual(r.slot) && r.vlpi == 8196);
+	refused(st, w0(VITS_OP_INT, 7), 256, 0, 0, VITS_E_EVENT);
+	refused(st, w0(VITS_OP_MAPTI, 7), 1 | (u64)9000 << 32, 0, 0, VITS_E_LPI);
+	CHECK(run(st, w0(VITS_OP_MOVI, 7), 255, 1, 0, &r) == VITS_OK && r.act == VITS_ACT_MOVE &&
+	      r.vcpu == 1);
+	CHECK(run(st, w0(VITS_OP_DISCARD, 7), 255, 0, 0, &r) == VITS_OK);
+	CHECK(r.act == VITS_ACT_DROP_VLPIS && !st->vdev[1].ite[255].vlpi);
+	/* two more fill the table; a fifth is refused and changes nothing */
+	CHECK(run(st, w0(VITS_OP_MAPD, 0x20), 0, 1ull << 63 | 0x40220000, 0, &r) == VITS_OK);
+	CHECK(run(st, w0(VITS_OP_MAPD, 0x21), 0, 1ull << 63 | 0x40220000, 0, &r) == VITS_OK);
+	refused(st, w0(VITS_OP_MAPD, 0x22), 0, 1ull << 63 | 0x40220000, 0, VITS_E_DEVICE);
+	/* unmapping one frees its slot, its events' LPIs released */
+	CHECK(run(st, w0(VITS_OP_MAPTI, 2), 20 | (u64)8195 << 32, 0, 0, &r) == VITS_OK);
+	CHECK(run(st, w0(VITS_OP_MAPD, 2), 0, 0, 0, &r) == VITS_OK);
+	CHECK(r.act == VITS_ACT_DROP_VLPIS && !st->vdev[0].mapped && !st->vdev[0].ite[20].vlpi);
+	refused(st, w0(VITS_OP_INT, 2), 20, 0, 0, VITS_E_UNMAPPED); /* its-trigger's last check */
+	CHECK(run(st, w0(VITS_OP_MAPD, 2), 0, 0, 0, &r) == VITS_OK && r.act == VITS_ACT_NONE);
+	CHECK(run(st, w0(VITS_OP_MAPD, 0x22), 0, 1ull << 63 | 0x40220000, 0, &r) == VITS_OK);
+	CHECK(r.slot == VITS_MAX_DEVS);
+	/* a function's ID is never virtual-only */
+	CHECK(run(st, w0(VITS_OP_MAPD, 0x10), 7, 1ull << 63 | 0x40200000, 0, &r) == VITS_E_SIZE);
+	for (u32 id = 0x20; id <= 0x22; id++)
+		CHECK(run(st, w0(VITS_OP_MAPD, id), 0, 0, 0, &r) == VITS_OK);
+	CHECK(run(st, w0(VITS_OP_MAPD, 7), 0, 0, 0, &r) == VITS_OK);
+	for (u32 i = 0; i < VITS_MAX_VDEVS; i++)
+		CHECK(!st->vdev[i].mapped);
+}
+
 int main(void)
 {
 	struct vits_state st;
@@ -105,11 +154,13 @@ int main(void)
 	CHECK(run(&st, VITS_OP_MAPC, 0, 1ull << 63 | 1ull << 16 | 1, 0, &r) == VITS_OK &&
 	      r.act == VITS_ACT_NONE);
 
-	/* hostile: a device of another VM, for every device command */
-	refused(&st, w0(VITS_OP_MAPD, 0x20), 1, 1ull << 63 | 0x40100000, 0, VITS_E_DEVICE);
-	refused(&st, w0(VITS_OP_MAPTI, 0x20), 0 | (u64)8192 << 32, 0, 0, VITS_E_DEVICE);
-	refused(&st, w0(VITS_OP_INT, 0x20), 0, 0, 0, VITS_E_DEVICE);
-	refused(&st, w0(VITS_OP_DISCARD, 0x11), 0, 0, 0, VITS_E_DEVICE);
+	/* a foreign device not mapped: its commands name nothing (ignored, no stall) */
+	refused(&st, w0(VITS_OP_MAPTI, 0x20), 0 | (u64)8192 << 32, 0, 0, VITS_E_UNMAPPED);
+	refused(&st, w0(VITS_OP_INT, 0x20), 0, 0, 0, VITS_E_UNMAPPED);
+	refused(&st, w0(VITS_OP_DISCARD, 0x11), 0, 0, 0, VITS_E_UNMAPPED);
+	CHECK(!vits_err_stalls(VITS_E_UNMAPPED) && vits_err_stalls(VITS_E_DEVICE) &&
+	      vits_err_stalls(VITS_E_EVENT) && !vits_err_stalls(VITS_OK));
+	virtual_only(&st);
 	/* events out of range: of the device's size, of the limit */
 	refused(&st, w0(VITS_OP_MAPTI, 0x18), 4 | (u64)8192 << 32, 0, 0, VITS_E_EVENT);
 	refused(&st, w0(VITS_OP_INT, 0x18), 0xffffffff, 0, 0, VITS_E_EVENT);
@@ -157,7 +208,8 @@ int main(void)
 	CHECK(r.act == VITS_ACT_UNMAP_DEV && r.ev_mask == 1u << 1 && !st.dev[1].mapped);
 	refused(&st, w0(VITS_OP_INT, 0x18), 1, 0, 0, VITS_E_UNMAPPED);
 	CHECK(vits_slot(&cfg, 0x10) == 0 && vits_slot(&cfg, 0x18) == 1 && vits_slot(&cfg, 0) == -1);
-	CHECK(strcmp(vits_err_name(VITS_E_DEVICE), "foreign device ID") == 0);
+	CHECK(strcmp(vits_err_name(VITS_E_DEVICE),
+	             "foreign device ID, virtual-only devices all in use") == 0);
 	CHECK(strcmp(vits_err_name(VITS_E_NR), "?") == 0);
 
 	if (failures)

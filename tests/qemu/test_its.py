@@ -8,7 +8,9 @@ GITS_TRANSLATER go through the physical ITS as physical LPIs the hypervisor
 chose and come back as its virtual LPI 8197 in a list register, and so does
 the edu's own MSI (its MSI capability programmed with the doorbell: a DMA
 write through the SMMU to the physical translater). Then it
-plays hostile (a foreign device ID, an event and an LPI out of range, an ITT
+maps a device ID that is none of its functions (a virtual-only device: its
+INT reaches it alone), then plays hostile (a fifth such ID with its four
+virtual-only devices in use, an event and an LPI out of range, an ITT
 and a command queue outside its RAM, a GICv4 command, floods of commands and
 of MSI writes) beside the `victim` guest on the other CPU, which must keep
 its heartbeat and checks; then resets its VM, whose ITS must come back as
@@ -138,10 +140,10 @@ def test_hostile_commands_stall_the_vits_only(res: RunResult) -> None:
     for case in ("foreign", "event", "lpi", "itt", "vmapp", "queue"):
         assert f"its: refused {case} stalled=1" in m, out[-3000:]
     h = hyp(res)
-    for why in ("foreign device ID", "event ID out of range", "LPI out of the VM's range",
+    for why in ("foreign device ID, virtual-only devices all in use", "event ID out of range", "LPI out of the VM's range",
                 "table outside the VM's memory", "unknown command", "command queue outside the VM's memory"):
         assert any(ln.startswith("vm msi: its: command ") and f"({why})" in ln for ln in h), out[-3000:]
-    # 17 refusals, the first 8 logged: a guest stalling its ITS on purpose does not flood the log
+    # 16 refusals, the first 8 logged: a guest stalling its ITS on purpose does not flood the log
     assert "its: refused again n=10 stalled=10" in m, out[-3000:]
     assert sum(ln.startswith("vm msi: its: command ") for ln in h) == 8, out[-3000:]
     assert "its: flood commands=25400 drained=1" in m, out[-3000:]
@@ -151,14 +153,36 @@ def test_hostile_commands_stall_the_vits_only(res: RunResult) -> None:
     assert "all VMs off: clean=2 stopped=0" in h, out[-3000:]
 
 
+def virtual_only_lines(res: RunResult) -> None:
+    m = res.lines("msi")
+    out = res.output
+    assert "its: virtual-only device 16 ran=1 lpi 8198 count=1" in m, out[-3000:]
+    assert any(ln.startswith("its: edu msis=1 lpis=1 ") for ln in m), out[-3000:]
+    assert "its: virtual-only devices filled=1" in m, out[-3000:]
+    assert "its: refused foreign stalled=1" in m, out[-3000:]
+    assert "victim: PASS" in res.lines("victim"), out[-3000:]
+
+
+def test_a_foreign_device_id_is_virtual_only(res: RunResult) -> None:
+    """Issue #41 items 4 and 5 (kvm-unit-tests' its-trigger maps device IDs
+    2 and 7): a device ID that is none of the VM's functions becomes a
+    virtual-only device of its own ITS (256 events): its INT reaches only
+    this VM's handler, as its LPI 8198, the VM's own function's MSI still
+    arrives after it, three more fill the VM's four, and a fifth is refused
+    (the ITS stalls); the victim VM keeps running and passes."""
+    virtual_only_lines(res)
+    assert "vm msi: 0 DMA fault(s) from 1 device(s)" in hyp(res), res.output[-3000:]
+
+
 def test_a_reset_vm_gets_a_fresh_its(res: RunResult) -> None:
     """After SYSTEM_RESET the VM's ITS is disabled with no queue, the first
-    boot's mapping is gone (an INT of its event stalls), and set up again
-    it delivers."""
+    boot's mappings are gone (an INT of its function's event or of its
+    virtual-only device's names nothing: ignored, without a stall, and no
+    LPI), and set up again it delivers."""
     m = res.lines("msi")
     out = res.output
     assert "its: resetting" in m and "its: after reset ctlr=80000000 cbaser=0" in m, out[-3000:]
-    assert "its: refused stale stalled=1" in m, out[-3000:]
+    assert "its: ignored stale ran=1 stalled=0" in m, out[-3000:]
     assert "its: lpi 8197 via command after the reset count=1" in m, out[-3000:]
     assert "its: PASS (reset)" in m, out[-3000:]
 
@@ -189,6 +213,7 @@ def test_gicv4_delivers_the_vms_lpis_as_vlpis(res4: RunResult) -> None:
         assert line in m, out[-3000:]
     for case in ("foreign", "event", "lpi", "itt", "vmapp", "queue"):
         assert f"its: refused {case} stalled=1" in m, out[-3000:]
+    virtual_only_lines(res4)  # (its INT through a list register, beside the vLPIs)
     assert "victim: PASS" in res4.lines("victim"), out[-3000:]
     assert "all VMs off: clean=2 stopped=0" in h, out[-3000:]
 

@@ -191,6 +191,59 @@ static void vits_move_event(const struct vits *s, u32 devid, u32 event, u32 pcpu
 		its_move_event(devid, event, pcpu);
 }
 
+/* Releases the virtual LPIs that no event of the VM maps any more (a
+ * virtual-only device's DISCARD or MAPD). */
+static void vits_drop_vlpis(struct vits *s)
+{
+	u32 used[VITS_NR_LPIS / 32] = { 0 };
+
+	for (u32 d = 0; d < VITS_MAX_DEVS + VITS_MAX_VDEVS; d++) {
+		bool virt = vits_slot_virtual(d);
+		const struct vits_ite *ite =
+		    virt ? s->st.vdev[d - VITS_MAX_DEVS].ite : s->st.dev[d].ite;
+
+		for (u32 e = 0; e < (virt ? VITS_VDEV_EVENTS : VITS_MAX_EVENTS); e++)
+			if (ite[e].vlpi)
+				used[(ite[e].vlpi - VITS_LPI_BASE) / 32] |=
+				    1u << ((ite[e].vlpi - VITS_LPI_BASE) % 32);
+	}
+	for (u32 n = 0; n < VITS_NR_LPIS; n++) {
+		struct virq *q = vgic_virq(s->vm, NULL, VITS_LPI_BASE + n);
+
+		if (q && (q->flags & VIRQ_OWNED) && !(used[n / 32] & (1u << (n % 32))))
+			vits_lpi_map(s, VITS_LPI_BASE + n, 0, false);
+	}
+}
+
+/* A virtual-only device's command: the VM's virtual LPIs only, never the
+ * physical ITS (nothing physical has its device ID); also on a GICv4, its
+ * INT goes through a list register. */
+static void vits_mirror_virtual(struct vits *s, const struct vits_result *r)
+{
+	switch (r->act) {
+	case VITS_ACT_MAP:
+	case VITS_ACT_MOVE:
+		vits_lpi_map(s, r->vlpi, r->vcpu, true);
+		break;
+	case VITS_ACT_DROP_VLPIS:
+		vits_drop_vlpis(s);
+		break;
+	case VITS_ACT_INT:
+		vgic_inject(s->vm, NULL, r->vlpi);
+		break;
+	case VITS_ACT_CLEAR:
+		spin_lock(&s->vm->vgic.lock);
+		vgic_clear_pending_locked(s->vm, NULL, r->vlpi);
+		spin_unlock(&s->vm->vgic.lock);
+		break;
+	case VITS_ACT_INV:
+		vits_inv(s, r->vlpi);
+		break;
+	default:
+		break;
+	}
+}
+
 /* GICv4 direct injection: what vits_mirror does differently for a direct
  * VM (its events are VMAPTI'd to the vPE of their vCPU's CPU); false: not
  * a direct VM or not a command done differently. */
@@ -224,10 +277,15 @@ static bool vits_mirror_direct(struct vits *s, const struct vits_result *r, u32 
 static void vits_mirror(struct vits *s, const struct vits_result *r, u32 old_vlpi[VITS_MAX_EVENTS])
 {
 	struct vm *vm = s->vm;
-	u32 devid = s->cfg.devids[r->slot];
-	u32 plpi = s->plpi_base + vits_plpi_index(r->slot, r->event);
+	u32 devid, plpi;
 	u32 pcpu = vm->vcpus[r->vcpu < vm->nvcpus ? r->vcpu : 0]->pcpu;
 
+	if (vits_slot_virtual(r->slot)) {
+		vits_mirror_virtual(s, r);
+		return;
+	}
+	devid = s->cfg.devids[r->slot];
+	plpi = s->plpi_base + vits_plpi_index(r->slot, r->event);
 	if (vits_mirror_direct(s, r, devid, pcpu))
 		return;
 	switch (r->act) {
@@ -269,6 +327,13 @@ static void vits_mirror(struct vits *s, const struct vits_result *r, u32 old_vlp
 					vits_lpi_map(s, ite->vlpi, r->vcpu, true);
 					vits_move_event(s, s->cfg.devids[d], e, pcpu);
 				}
+			}
+		for (u32 d = 0; d < VITS_MAX_VDEVS; d++) /* virtual-only: the vGIC's only */
+			for (u32 e = 0; e < VITS_VDEV_EVENTS; e++) {
+				const struct vits_ite *ite = &s->st.vdev[d].ite[e];
+
+				if (ite->vlpi && ite->icid == r->icid)
+					vits_lpi_map(s, ite->vlpi, r->vcpu, true);
 			}
 		break;
 	default:
@@ -316,11 +381,12 @@ static void vits_process_locked(struct vits *s)
 				old[e] = slot >= 0 ? s->st.dev[slot].ite[e].vlpi : 0;
 		}
 		err = vits_apply(&s->cfg, &s->st, &c, &r);
-		if (err) {
+		if (vits_err_stalls(err)) {
 			vits_stall(s, vits_err_name(err), dw[0]);
 			return;
 		}
-		vits_mirror(s, &r, old);
+		if (!err) /* (else a command on something not mapped: ignored) */
+			vits_mirror(s, &r, old);
 		s->cmds++;
 		s->creadr = (s->creadr + VITS_CMD_SIZE) % size;
 	}

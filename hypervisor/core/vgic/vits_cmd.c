@@ -32,50 +32,127 @@ bool vits_queue_ok(const struct vits_cfg *cfg, u64 addr, u64 size)
 	       cfg->in_ram(cfg->ctx, addr, size);
 }
 
+/* one device's translation state, a function's or a virtual-only one's */
+struct vits_view {
+	bool *mapped;
+	u8 *size_bits;
+	u64 *itt;
+	struct vits_ite *ite;
+	u32 nev;  /* its ITEs: VITS_MAX_EVENTS or VITS_VDEV_EVENTS */
+	u32 bits; /* the most event ID bits a MAPD may give it */
+};
+
+static void view_of(struct vits_state *st, u32 slot, struct vits_view *v)
+{
+	if (vits_slot_virtual(slot)) {
+		struct vits_vdev *d = &st->vdev[slot - VITS_MAX_DEVS];
+
+		*v = (struct vits_view){ .mapped = &d->mapped,
+			                 .size_bits = &d->size_bits,
+			                 .itt = &d->itt,
+			                 .ite = d->ite,
+			                 .nev = VITS_VDEV_EVENTS,
+			                 .bits = VITS_VDEV_EVENT_BITS };
+	} else {
+		struct vits_dev *d = &st->dev[slot];
+
+		*v = (struct vits_view){ .mapped = &d->mapped,
+			                 .size_bits = &d->size_bits,
+			                 .itt = &d->itt,
+			                 .ite = d->ite,
+			                 .nev = VITS_MAX_EVENTS,
+			                 .bits = VITS_EVENT_BITS };
+	}
+}
+
+/* the slot of devid: its function's or its mapped virtual-only device's; -1:
+ * neither */
+static int slot_of(const struct vits_cfg *cfg, const struct vits_state *st, u32 devid)
+{
+	int s = vits_slot(cfg, devid);
+
+	if (s >= 0)
+		return s;
+	for (u32 i = 0; i < VITS_MAX_VDEVS; i++)
+		if (st->vdev[i].mapped && st->vdev[i].devid == devid)
+			return (int)(VITS_MAX_DEVS + i);
+	return -1;
+}
+
 /* the mapped event of a device command: slot and ITE, or why not */
 static enum vits_err event_of(const struct vits_cfg *cfg, struct vits_state *st,
-                              const struct vits_cmd *c, struct vits_result *r)
+                              const struct vits_cmd *c, struct vits_result *r,
+                              struct vits_ite **ite)
 {
-	int s = vits_slot(cfg, c->devid);
+	int s = slot_of(cfg, st, c->devid);
+	struct vits_view v;
 
 	if (s < 0)
-		return VITS_E_DEVICE;
+		return VITS_E_UNMAPPED; /* (a virtual-only device not mapped) */
 	r->slot = (u32)s;
-	if (!st->dev[s].mapped)
+	view_of(st, r->slot, &v);
+	if (!*v.mapped)
 		return VITS_E_UNMAPPED;
-	if (c->event >= (1u << st->dev[s].size_bits))
+	if (c->event >= (1u << *v.size_bits))
 		return VITS_E_EVENT;
 	r->event = c->event;
+	*ite = &v.ite[c->event];
 	return VITS_OK;
+}
+
+/* MAPD of a device that is no function of the VM: its virtual-only slot
+ * (found, or a free one when valid); -1 with *err when none */
+static int vdev_slot(const struct vits_state *st, const struct vits_cmd *c, enum vits_err *err)
+{
+	for (u32 i = 0; i < VITS_MAX_VDEVS; i++)
+		if (st->vdev[i].mapped && st->vdev[i].devid == c->devid)
+			return (int)(VITS_MAX_DEVS + i);
+	*err = VITS_OK; /* unmapping one not mapped: nothing to do */
+	if (!c->valid)
+		return -1;
+	for (u32 i = 0; i < VITS_MAX_VDEVS; i++)
+		if (!st->vdev[i].mapped)
+			return (int)(VITS_MAX_DEVS + i);
+	*err = VITS_E_DEVICE;
+	return -1;
 }
 
 static enum vits_err mapd(const struct vits_cfg *cfg, struct vits_state *st,
                           const struct vits_cmd *c, struct vits_result *r)
 {
 	int s = vits_slot(cfg, c->devid);
-	struct vits_dev *d;
+	struct vits_view v;
+	enum vits_err err;
 	u32 mask = 0;
+	bool any = false;
 
-	if (s < 0)
-		return VITS_E_DEVICE;
-	d = &st->dev[s];
+	if (s < 0 && (s = vdev_slot(st, c, &err)) < 0)
+		return err;
 	r->slot = (u32)s;
+	view_of(st, r->slot, &v);
 	if (c->valid) {
-		if (c->size + 1 > VITS_EVENT_BITS)
+		if (c->size + 1 > v.bits)
 			return VITS_E_SIZE;
 		if (!c->itt || !cfg->in_ram(cfg->ctx, c->itt, (u64)VITS_ITE_SIZE << (c->size + 1)))
 			return VITS_E_ADDR;
 	}
 	/* (re)mapping or unmapping drops the old translations */
-	for (u32 e = 0; e < VITS_MAX_EVENTS; e++) {
-		if (d->ite[e].vlpi)
+	for (u32 e = 0; e < v.nev; e++) {
+		if (v.ite[e].vlpi && e < 32)
 			mask |= 1u << e;
-		d->ite[e].vlpi = 0;
-		d->ite[e].icid = 0;
+		any |= v.ite[e].vlpi != 0;
+		v.ite[e].vlpi = 0;
+		v.ite[e].icid = 0;
 	}
-	d->mapped = c->valid;
-	d->size_bits = c->valid ? (u8)(c->size + 1) : 0;
-	d->itt = c->valid ? c->itt : 0;
+	*v.mapped = c->valid;
+	*v.size_bits = c->valid ? (u8)(c->size + 1) : 0;
+	*v.itt = c->valid ? c->itt : 0;
+	if (vits_slot_virtual(r->slot)) {
+		st->vdev[r->slot - VITS_MAX_DEVS].devid = c->valid ? c->devid : 0;
+		r->act = any ? VITS_ACT_DROP_VLPIS : VITS_ACT_NONE;
+		return VITS_OK;
+	}
+	_Static_assert(VITS_MAX_EVENTS <= 32, "ev_mask");
 	r->ev_mask = mask;
 	r->act = mask ? VITS_ACT_UNMAP_DEV : VITS_ACT_NONE;
 	return VITS_OK;
@@ -84,8 +161,8 @@ static enum vits_err mapd(const struct vits_cfg *cfg, struct vits_state *st,
 static enum vits_err mapti(const struct vits_cfg *cfg, struct vits_state *st,
                            const struct vits_cmd *c, struct vits_result *r)
 {
-	enum vits_err err = event_of(cfg, st, c, r);
-	struct vits_ite *ite;
+	struct vits_ite *ite = NULL;
+	enum vits_err err = event_of(cfg, st, c, r, &ite);
 
 	if (err)
 		return err;
@@ -93,7 +170,6 @@ static enum vits_err mapti(const struct vits_cfg *cfg, struct vits_state *st,
 		return VITS_E_COLLECTION;
 	if (c->intid < VITS_LPI_BASE || c->intid >= VITS_LPI_BASE + VITS_NR_LPIS)
 		return VITS_E_LPI;
-	ite = &st->dev[r->slot].ite[r->event];
 	if (ite->vlpi)
 		return VITS_E_MAPPED;
 	ite->vlpi = (u16)c->intid;
@@ -108,12 +184,11 @@ static enum vits_err mapti(const struct vits_cfg *cfg, struct vits_state *st,
 static enum vits_err on_event(const struct vits_cfg *cfg, struct vits_state *st,
                               const struct vits_cmd *c, struct vits_result *r)
 {
-	enum vits_err err = event_of(cfg, st, c, r);
-	struct vits_ite *ite;
+	struct vits_ite *ite = NULL;
+	enum vits_err err = event_of(cfg, st, c, r, &ite);
 
 	if (err)
 		return err;
-	ite = &st->dev[r->slot].ite[r->event];
 	if (!ite->vlpi)
 		return VITS_E_UNMAPPED;
 	if (c->op == VITS_OP_MOVI && c->icid >= VITS_MAX_COLLECTIONS)
@@ -135,7 +210,7 @@ static enum vits_err on_event(const struct vits_cfg *cfg, struct vits_state *st,
 	case VITS_OP_DISCARD:
 		ite->vlpi = 0;
 		ite->icid = 0;
-		r->act = VITS_ACT_UNMAP;
+		r->act = vits_slot_virtual(r->slot) ? VITS_ACT_DROP_VLPIS : VITS_ACT_UNMAP;
 		break;
 	default: /* MOVI */
 		ite->icid = (u8)c->icid;
@@ -190,12 +265,17 @@ enum vits_err vits_apply(const struct vits_cfg *cfg, struct vits_state *st,
 	}
 }
 
+bool vits_err_stalls(enum vits_err err)
+{
+	return err != VITS_OK && err != VITS_E_UNMAPPED;
+}
+
 const char *vits_err_name(enum vits_err err)
 {
 	static const char *const names[VITS_E_NR] = {
 		[VITS_OK] = "ok",
 		[VITS_E_COMMAND] = "unknown command",
-		[VITS_E_DEVICE] = "foreign device ID",
+		[VITS_E_DEVICE] = "foreign device ID, virtual-only devices all in use",
 		[VITS_E_UNMAPPED] = "not mapped",
 		[VITS_E_MAPPED] = "event mapped already",
 		[VITS_E_EVENT] = "event ID out of range",
