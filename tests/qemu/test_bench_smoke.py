@@ -206,6 +206,23 @@ def test_msilat() -> None:
     assert float(rows["emulated"][-2]) >= 1 and float(rows["direct"][-2]) == 0, lines
 
 
+def test_nvmeiops() -> None:
+    """bench/nvmeiops.py, 64 reads per path: a row for INTx (the function's
+    `msi: false`, a GICv3 level line), MSI-X (an ITS-MSI edge vector per
+    queue) and MSI-X direct (GICv4), each with one nvme interrupt per read,
+    its CPU and elapsed time per read and the IOPS they give, and the
+    ratios to INTx."""
+    doc = json.loads(bench("nvmeiops.py", "--reads", "64", "--json"))
+    assert [(r["path"], r["interrupt"]) for r in doc] == [("INTx", ["GICv3 Level"]), ("MSI-X", ["ITS-MSI Edge"]),
+                                                          ("MSI-X direct", ["ITS-MSI Edge"])], doc
+    for row in doc:
+        assert row["reads"] == 64 and row["irqs_per_read"] == 1 and row["timer_irqs_per_read"] >= 0, row
+        assert 0 < row["cpu_ns_per_read"] <= row["elapsed_ns_per_read"], row
+        assert abs(row["cpu_bound_iops"] * row["cpu_ns_per_read"] - 1e9) < 1e3, row
+        assert abs(row["iops"] * row["elapsed_ns_per_read"] - 1e9) < 1e3, row
+        assert row["vs_intx"] == row["cpu_bound_iops"] / doc[0]["cpu_bound_iops"], row
+
+
 def test_coloring_sh() -> None:
     """bench/coloring.sh: its three parts, color_lookup.c (six scenarios),
     color_setup.py (a 1 GiB VM colored and uncolored, on the bench-only
