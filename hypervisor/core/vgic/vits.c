@@ -65,8 +65,8 @@ struct vits {
 	u64 pendbaser[CFG_MAX_CPUS];
 	u32 lpis_on; /* vCPUs whose GICR_CTLR.EnableLPIs is set */
 	u64 cmds, refused;
-	bool direct; /* GICv4: its events are vLPIs of its vCPUs' vPEs */
-	u32 vpes;    /* direct: its vCPUs' vPEs mapped and resident so far */
+	bool vlpi; /* GICv4: its events are vLPIs of its vCPUs' vPEs */
+	u32 vpes;  /* vlpi: its vCPUs' vPEs mapped and resident so far */
 };
 
 static struct vits vits_vms[CFG_MAX_CPUS];
@@ -110,7 +110,7 @@ static void vits_lpi_config_locked(struct vits *s, u32 vlpi, u8 prop)
 		q->flags |= VIRQ_ENABLED;
 	else
 		q->flags &= (u8)~VIRQ_ENABLED;
-	if (s->direct)
+	if (s->vlpi)
 		its_vlpi_config(s->vm->id, vlpi, prop);
 }
 
@@ -182,10 +182,10 @@ static void vits_unmap(struct vits *s, u32 slot, u32 event, u32 vlpi)
 		vits_lpi_map(s, vlpi, 0, false);
 }
 
-/* MOVI of (devid, event) to CPU pcpu: its physical LPI or, direct, its vLPI */
+/* MOVI of (devid, event) to CPU pcpu: its physical LPI or, on a GICv4, its vLPI */
 static void vits_move_event(const struct vits *s, u32 devid, u32 event, u32 pcpu)
 {
-	if (s->direct)
+	if (s->vlpi)
 		its_vmove_event(devid, event, pcpu);
 	else
 		its_move_event(devid, event, pcpu);
@@ -244,14 +244,14 @@ static void vits_mirror_virtual(struct vits *s, const struct vits_result *r)
 	}
 }
 
-/* GICv4 direct injection: what vits_mirror does differently for a direct
+/* GICv4 direct injection: what vits_mirror does differently for a vLPI
  * VM (its events are VMAPTI'd to the vPE of their vCPU's CPU); false: not
- * a direct VM or not a command done differently. */
-static bool vits_mirror_direct(struct vits *s, const struct vits_result *r, u32 devid, u32 pcpu)
+ * a GICv4 VM or not a command done differently. */
+static bool vits_mirror_vlpi(struct vits *s, const struct vits_result *r, u32 devid, u32 pcpu)
 {
 	struct vm *vm = s->vm;
 
-	if (!s->direct)
+	if (!s->vlpi)
 		return false;
 	switch (r->act) {
 	case VITS_ACT_MAP:
@@ -286,7 +286,7 @@ static void vits_mirror(struct vits *s, const struct vits_result *r, u32 old_vlp
 	}
 	devid = s->cfg.devids[r->slot];
 	plpi = s->plpi_base + vits_plpi_index(r->slot, r->event);
-	if (vits_mirror_direct(s, r, devid, pcpu))
+	if (vits_mirror_vlpi(s, r, devid, pcpu))
 		return;
 	switch (r->act) {
 	case VITS_ACT_MAP:
@@ -604,14 +604,14 @@ static void vits_vm_init(struct vm *vm, u64 ipa)
 	s->cfg.in_ram = vits_in_ram;
 	s->cfg.ctx = vm;
 	s->plpi_base = GIC_LPI_BASE + vm->id * LPIS_PER_VM;
-	s->direct =
+	s->vlpi =
 	    its_virtual() && vm->id < ITS_VLPI_TABLES && !delivery_physical(vcpu_vm_delivery(vm));
 	for (u32 i = 0; i < c->npci; i++)
 		its_map_device(s->cfg.devids[i], VITS_EVENT_BITS);
 	mmio_register(vm, ipa, GITS_FRAMES, vits_mmio, s);
 	log_info("vm %s: virtual ITS at %lx, %u device(s), LPIs %u-%u%s", c->name, ipa, c->npci,
 	         s->plpi_base, s->plpi_base + LPIS_PER_VM - 1,
-	         s->direct ? ", delivered as vLPIs (GICv4)" : "");
+	         s->vlpi ? ", delivered as vLPIs (GICv4)" : "");
 }
 
 void vits_init(void)
@@ -644,7 +644,7 @@ void vits_cpu_init(void)
 
 	if (vits_up && cpu_index())
 		its_cpu_init();
-	if (!vits_up || !s || !s->direct)
+	if (!vits_up || !s || !s->vlpi)
 		return;
 	its_vpe_init(v->vm->id); /* resident for good: the vCPU never leaves */
 	spin_lock(&s->lock);
