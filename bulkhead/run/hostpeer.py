@@ -14,6 +14,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterable, Iterator
 
 # QEMU's user-mode network (the default -netdev of a shared I/O device and
@@ -43,10 +44,18 @@ def iperf3_server_port(cmd: str) -> int | None:
     return port
 
 
-def _serving(port: int) -> bool:
-    """Whether something listens on 127.0.0.1:``port`` already."""
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) == 0
+def _serving(port: int, tries: int = 10) -> bool:
+    """Whether something listens on 127.0.0.1:``port`` already. An iperf3
+    server closes and reopens its listening socket after each client (a
+    probe's connection counts), so a refused connection is tried again
+    ``tries`` times 20 ms apart before the port counts as free."""
+    for attempt in range(tries):
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return True
+        if attempt + 1 < tries:
+            time.sleep(0.02)
+    return False
 
 
 @contextlib.contextmanager
