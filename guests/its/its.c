@@ -244,15 +244,14 @@ static int after_reset(void)
 
 /* The edu's own MSIs (the `edu` parameter): each one reaches the handler;
  * the exits they cost the CPU are printed. */
-static bool edu_msis(u32 n)
+/* The edu's config space (ECAM) and the BAR it answers at, memory and bus
+ * mastering on; its MSI capability (at *at) sent to the ITS's doorbell with
+ * event 0, one vector. 0: it has no MSI capability. */
+static uptr edu_msi_on(uptr *cfg, u32 *at)
 {
-	uptr c = (uptr)param_u64("ecam", 0x3f000000) + ((uptr)devid << 12);
-	u32 at = mmio_read32(c + 0x34) & 0xfc, before = lpis, want = lpis;
-	struct bh_cpu_exits e0 = { 0 }, e1 = { 0 }; /* (no hypervisor: stay 0) */
-	struct bh_bw_stats bw;
-	u64 sum = 0, lo = ~0ull, hi = 0;
-	uptr bar;
-	bool is64, hyp;
+	uptr c = (uptr)param_u64("ecam", 0x3f000000) + ((uptr)devid << 12), bar;
+	u32 a = mmio_read32(c + 0x34) & 0xfc;
+	bool is64;
 
 	mmio_write32(c + 0x04, (mmio_read32(c + 0x04) & 0xffff) | 0x6); /* memory, bus master */
 	bar = mmio_read32(c + 0x10) & ~0xfu;
@@ -260,16 +259,32 @@ static bool edu_msis(u32 n)
 		bar = 0x10000000;
 		mmio_write32(c + 0x10, (u32)bar);
 	}
-	while (at >= 0x40 && (mmio_read32(c + at) & 0xff) != 0x05)
-		at = (mmio_read32(c + at) >> 8) & 0xfc;
-	if (at < 0x40)
-		return false;
-	is64 = (mmio_read32(c + at) >> 16) & 0x80;
-	mmio_write32(c + at + 4, (u32)(its + GITS_TRANSLATER));
+	while (a >= 0x40 && (mmio_read32(c + a) & 0xff) != 0x05)
+		a = (mmio_read32(c + a) >> 8) & 0xfc;
+	if (a < 0x40)
+		return 0;
+	is64 = (mmio_read32(c + a) >> 16) & 0x80;
+	mmio_write32(c + a + 4, (u32)(its + GITS_TRANSLATER));
 	if (is64)
-		mmio_write32(c + at + 8, 0);
-	mmio_write32(c + at + (is64 ? 0xc : 0x8), 0); /* data: event 0 */
-	mmio_write32(c + at, 0x00010000);             /* MSI enable, one vector */
+		mmio_write32(c + a + 8, 0);
+	mmio_write32(c + a + (is64 ? 0xc : 0x8), 0); /* data: event 0 */
+	mmio_write32(c + a, 0x00010000);             /* MSI enable, one vector */
+	*cfg = c;
+	*at = a;
+	return bar;
+}
+
+static bool edu_msis(u32 n)
+{
+	u32 at = 0, before = lpis, want = lpis;
+	struct bh_cpu_exits e0 = { 0 }, e1 = { 0 }; /* (no hypervisor: stay 0) */
+	struct bh_bw_stats bw;
+	u64 sum = 0, lo = ~0ull, hi = 0;
+	uptr c = 0, bar = edu_msi_on(&c, &at);
+	bool hyp;
+
+	if (!bar)
+		return false;
 	irq_local_disable();
 	hyp = bh_cpu_exits(BH_CPU_SELF, &e0) == BH_OK;
 	for (u32 i = 0; i < n; i++) {
@@ -377,20 +392,16 @@ int main(const char *params)
 	{
 		/* the function's own MSI (event 0): a DMA write to the doorbell
 		 * through the SMMU's view, to the physical ITS */
-		uptr ecam = 0x3f000000 + ((uptr)devid << 12), bar0;
-		u32 at = mmio_read32(ecam + 0x34) & 0xfc;
+		u32 at = 0;
+		uptr c = 0, bar = edu_msi_on(&c, &at);
 
-		bar0 = mmio_read32(ecam + 0x10) & ~0xfu;
-		mmio_write32(ecam + 0x04, mmio_read32(ecam + 0x04) | 0x6);
-		printf("its: device cap %x at %x\n", mmio_read32(ecam + at) & 0xff, at);
-		mmio_write32(ecam + at + 4, 0x08090040);
-		mmio_write32(ecam + at + 8, 0);
-		mmio_write32(ecam + at + 0xc, 0);
-		mmio_write32(ecam + at, 0x00010000);
-		mmio_write32(bar0 + 0x60, 1); /* edu: raise its interrupt */
+		printf("its: device cap %x at %x\n", bar ? mmio_read32(c + at) & 0xff : 0, at);
+		if (!bar)
+			return fail("the edu shows no MSI capability");
+		mmio_write32(bar + EDU_RAISE, 1);
 		if (!wait_lpi(4, "device msi"))
 			return fail("no LPI from the device's MSI");
-		mmio_write32(bar0 + 0x64, 1);
+		mmio_write32(bar + EDU_ACK, 1);
 	}
 	if (param_u64("edu", 0) && !edu_msis((u32)param_u64("edu", 0)))
 		return fail("the edu's MSIs");
