@@ -80,12 +80,12 @@ def linked_objects(map_file: Path, *obj_dirs: Path) -> list[tuple[str, int]]:
 
 
 def every_feature(system: System) -> dict[str, bool]:
-    """Every mechanism (the ITS on GICv3), direct mode as configured, the
+    """Every mechanism (the ITS and GICv4 tables on GICv3), direct mode as configured, the
     platform's SMMU drivers (features.contents' names)."""
     chosen = features.features(system)
     smmus = {u.type.replace("-", "").upper() for u in system.platform.smmus}
     return {k: k in smmus if k not in chosen else chosen[k] if k == "DIRECT"
-            else k != "ITS" or system.platform.gic.version == 3 for k in features.contents(system)}
+            else k != "ITS" and k != "GICV4" or system.platform.gic.version == 3 for k in features.contents(system)}
 
 
 def measure(config: Path, out: Path, all_features: bool = False) -> tuple[int, list[tuple[str, int]]]:

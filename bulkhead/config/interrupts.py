@@ -16,6 +16,7 @@ hypervisor sets such an SPI pending at the VM's CPU (docs/interrupts.md
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterable, Sequence
 
 from bulkhead.base.csource import CSource, Field
@@ -210,18 +211,39 @@ def emit_vm(out: CSource, system: SystemView, vm: VmView) -> list[Field]:
         ([("pmu_irq", str(pmu))] if pmu else [])
 
 
+def check_platform(p: Platform) -> list[Diagnostic]:
+    """``gic.v4`` (GICv4 direct injection of the VMs' device interrupts,
+    docs/interrupts.md "GICv4 direct injection") needs the ITS, and agrees
+    with the QEMU machine's ``gic-version`` where that names one."""
+    errors = []
+    if p.gic.v4 and not p.gic.its:
+        errors.append(p.locs.diag("gic.v4", "GICv4 direct injection maps device events through the ITS: "
+                                            "give gic.its too"))
+    named = re.search(r"(?:^|,)gic-version=([^,]+)", p.qemu.machine) if p.qemu is not None else None
+    if named is not None and (named.group(1) == "4") != p.gic.v4:
+        errors.append(p.locs.diag("gic.v4" if p.gic.v4 else "gic", f"the QEMU machine has gic-version="
+                                  f"{named.group(1)}, so gic.v4 must be {str(named.group(1) == '4').lower()}"))
+    return errors
+
+
 def needs(system: SystemView) -> list[Need]:
+    """DIRECT for a direct VM; GICV4 (its tables) for a VM owning PCI
+    functions on a platform whose ITS is a GICv4's (gic.v4)."""
+    g = system.platform.gic
     return [Need("DIRECT", f"vm {vm.name}", "has interrupts: direct")
-            for vm in system.vms if vm.spec.interrupts == "direct"]
+            for vm in system.vms if vm.spec.interrupts == "direct"] + \
+        [Need("GICV4", f"vm {vm.name}", "owns PCI functions on a platform with gic.v4")
+         for vm in system.vms if vm.pci and g.its and g.v4]
 
 
 MECHANISM = Mechanism(
     name="interrupts", rank=70, docs="docs/interrupts.md",
-    features={"DIRECT": ("core/vcpu/irq_direct.c", "core/vcpu/sgi_filter.c", "arch/aarch64/sdei.c")},
+    features={"DIRECT": ("core/vcpu/irq_direct.c", "core/vcpu/sgi_filter.c", "arch/aarch64/sdei.c"),
+              "GICV4": ()},  # its C is drivers/gic/gicv3_its.c's #if IS_ENABLED(GICV4)
     platform_keys=(), system_keys=("sdei",), vm_keys=("interrupts",), region_keys=(), device_keys=(),
     parse_platform=None, parse_system=parse_system, parse_vm=parse_vm, parse_region=None,
     check_device=None, parse_device=None,
-    check_platform=None, check=check, ipa_items=None, reserved_ram=None, guest_params=guest_params,
+    check_platform=check_platform, check=check, ipa_items=None, reserved_ram=None, guest_params=guest_params,
     limits=(), emit_platform=None,
     emit_tables=None, emit_vm=emit_vm, emit_system=None, needs=needs,
 )

@@ -175,6 +175,10 @@ class GicSpec:
     # follows, 64 KiB on); 0: none. A VM owning PCI functions sees its
     # virtual ITS at the same address (docs/interrupts.md)
     its: int = 0
+    # GICv3 ``v4``: the GIC is a GICv4 (its ITS GITS_TYPER.Virtual, its
+    # redistributors GICR_TYPER.VLPIS): builds with the ITS get the GICv4
+    # direct injection and its tables (the GICV4 feature) only then
+    v4: bool = False
     # GICv3 ``virq``: "software" where the machine leaves the GIC's virtual IRQ
     # line unconnected (a platform quirk, hypervisor/core/vgic/vgic_v3_virq.c)
     virq: str = "wired"

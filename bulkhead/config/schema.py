@@ -218,7 +218,7 @@ def _parse_qemu(r: Reader, node: YNode) -> QemuSpec:
 
 GIC_KEYS = {
     3: ("version", "driver", "gicd", "gicr", "gicr_stride", "vgicd", "vgicr", "spis", "maintenance_irq",
-        "spare_spis", "spare_ppis", "its", "virq"),
+        "spare_spis", "spare_ppis", "its", "v4", "virq"),
     2: ("version", "driver", "gicd", "gicc", "gich", "gicv", "page_stride", "vgicd", "vgicc", "spis",
         "maintenance_irq", "spare_spis"),
 }
@@ -273,7 +273,7 @@ def _parse_gic(r: Reader, node: YNode) -> GicSpec:
         raise r.fail(v["version"], "gic.version", f"expected a GIC version with a driver ({names}), got {version}")
     keys = GIC_KEYS[version]
     g = r.mapping(node, "gic", keys,
-                  [k for k in keys if k not in ("driver", "page_stride", "spare_spis", "spare_ppis", "its", "virq")
+                  [k for k in keys if k not in ("driver", "page_stride", "spare_spis", "spare_ppis", "its", "v4", "virq")
                    and not (version == 3 and k in ("vgicd", "vgicr"))])
     driver = f"gicv{version}"
     if "driver" in g:  # a driver of this architecture (bulkhead/drivers/gic/)
@@ -298,7 +298,8 @@ def _parse_gic(r: Reader, node: YNode) -> GicSpec:
         virq = r.choice(g["virq"], "gic.virq", ("wired", "software")) if "virq" in g else "wired"
         return GicSpec(**common, spare_spis=spare, spare_ppis=ppis, gicr=gicr,
                        gicr_stride=r.size(g["gicr_stride"], "gic.gicr_stride"), vgicd=vgicd, vgicr=vgicr,
-                       its=r.address(g["its"], "gic.its") if "its" in g else 0, virq=virq)
+                       its=r.address(g["its"], "gic.its") if "its" in g else 0, virq=virq,
+                       v4=r.boolean(g["v4"], "gic.v4") if "v4" in g else False)
     return GicSpec(**common, spare_spis=spare, spare_ppis=(), gicc=r.address(g["gicc"], "gic.gicc"),
                    gich=r.address(g["gich"], "gic.gich"),
                    gicv=r.address(g["gicv"], "gic.gicv"),

@@ -87,13 +87,17 @@ static u8 its_prop[NR_LPI_IDS - GIC_LPI_BASE] IOMMU_DMA_MEM __attribute__((align
 /* pending tables: one bit per INTID, 64 KiB-aligned, one per CPU (the
  * rest of each 64 KiB is unused) */
 static u8 its_pend[ARCH_MAX_CPUS][SZ_64K] IOMMU_DMA_MEM __attribute__((aligned(SZ_64K)));
-/* GICv4: the vPE table, each CPU's vPE's virtual pending table (as the
- * physical ones), the vLPI configuration tables */
+#if IS_ENABLED(GICV4)
+/* GICv4 (a platform with gic.v4): the vPE table, each CPU's vPE's virtual
+ * pending table (as the physical ones), the vLPI configuration tables */
 static bool its_v4;
 static u8 its_vpetab[SZ_4K] IOMMU_DMA_MEM __attribute__((aligned(SZ_4K)));
 static u8 its_vpend[ARCH_MAX_CPUS][SZ_64K] IOMMU_DMA_MEM __attribute__((aligned(SZ_64K)));
 static u8 its_vprop[ITS_VLPI_TABLES][NR_LPI_IDS - GIC_LPI_BASE] IOMMU_DMA_MEM
     __attribute__((aligned(SZ_4K)));
+#else
+static const bool its_v4 = false; /* a GICv4 is used as a GICv3 */
+#endif
 
 static inline volatile u64 *its_reg(u64 off)
 {
@@ -156,6 +160,26 @@ static void its_cmd(u64 d0, u64 d1, u64 d2, u32 sync_cpu)
 	spin_unlock(&its_lock);
 }
 
+#if IS_ENABLED(GICV4)
+/* GICv4: the boot CPU's redistributor stands for the others (its_cpu_init checks) */
+static void its_v4_init(u64 typer)
+{
+	for (u32 c = 0; c < ARCH_MAX_CPUS; c++)
+		memset(its_vpend[c], 0, NR_LPI_IDS / 8);
+	memset(its_vpetab, 0, sizeof(its_vpetab));
+	memset(its_vprop, 0, sizeof(its_vprop));
+	dsb(ish);
+	its_v4 = (typer & GITS_TYPER_VIRTUAL) &&
+	         (*rd_reg(cpu_index(), GICR_TYPER) & GICR_TYPER_VLPIS) &&
+	         its_baser(BASER_VPES, (u64)(uintptr_t)its_vpetab, SZ_4K, ARCH_MAX_CPUS);
+}
+#else
+static void its_v4_init(u64 typer)
+{
+	(void)typer;
+}
+#endif
+
 bool its_init(u64 base, u32 nlpis, u32 max_devid)
 {
 	u64 typer;
@@ -172,12 +196,8 @@ bool its_init(u64 base, u32 nlpis, u32 max_devid)
 	memset(its_colltab, 0, sizeof(its_colltab));
 	memset(its_itt, 0, sizeof(its_itt));
 	memset(its_prop, 0, sizeof(its_prop));
-	for (u32 c = 0; c < ARCH_MAX_CPUS; c++) {
+	for (u32 c = 0; c < ARCH_MAX_CPUS; c++)
 		memset(its_pend[c], 0, NR_LPI_IDS / 8);
-		memset(its_vpend[c], 0, NR_LPI_IDS / 8);
-	}
-	memset(its_vpetab, 0, sizeof(its_vpetab));
-	memset(its_vprop, 0, sizeof(its_vprop));
 	dsb(ish);
 	if (!its_baser(BASER_DEVICES, (u64)(uintptr_t)its_devtab, DEV_TABLE_SZ,
 	               (u64)max_devid + 1) ||
@@ -185,10 +205,7 @@ bool its_init(u64 base, u32 nlpis, u32 max_devid)
 		log_info("its: device ID %x is beyond the device table", max_devid);
 		return false;
 	}
-	/* GICv4: the boot CPU's redistributor stands for the others (its_cpu_init checks) */
-	its_v4 = (typer & GITS_TYPER_VIRTUAL) &&
-	         (*rd_reg(cpu_index(), GICR_TYPER) & GICR_TYPER_VLPIS) &&
-	         its_baser(BASER_VPES, (u64)(uintptr_t)its_vpetab, SZ_4K, ARCH_MAX_CPUS);
+	its_v4_init(typer);
 	*its_reg(GITS_CBASER) =
 	    BIT(63) | ITS_MEM_ATTR | (u64)(uintptr_t)its_cmds | (CMD_QUEUE_SZ / SZ_4K - 1);
 	*its_reg(GITS_CWRITER) = 0;
@@ -197,7 +214,10 @@ bool its_init(u64 base, u32 nlpis, u32 max_devid)
 	dsb(ish);
 	*(volatile u32 *)(uintptr_t)(base + GITS_CTLR) = GITS_CTLR_ENABLED;
 	log_info("its: at %lx, LPIs %u-%u%s", base, GIC_LPI_BASE, GIC_LPI_BASE + nlpis - 1,
-	         its_v4 ? ", GICv4 direct vLPI injection" : "");
+	         its_v4 ? ", GICv4 direct vLPI injection"
+	         : (typer & GITS_TYPER_VIRTUAL) != 0
+	             ? ", a GICv4 used as a GICv3 (built without GICV4)"
+	             : "");
 	return true;
 }
 
@@ -270,6 +290,7 @@ void its_clear(u32 devid, u32 event)
 	its_cmd(CMD_CLEAR | (u64)devid << 32, event, 0, ARCH_MAX_CPUS);
 }
 
+#if IS_ENABLED(GICV4)
 /* GICv4.0 direct injection: vPE ID = CPU index */
 
 bool its_virtual(void)
@@ -321,14 +342,17 @@ void its_vmove_event(u32 devid, u32 event, u32 cpu)
 	        ARCH_MAX_CPUS);
 	its_vsync(cpu);
 }
+#endif
 
 void its_inv(u32 devid, u32 event)
 {
 	its_cmd(CMD_INV | (u64)devid << 32, event, 0, ARCH_MAX_CPUS);
 }
 
+#if IS_ENABLED(GICV4)
 void its_vinvall(u32 cpu)
 {
 	its_cmd(CMD_VINVALL, (u64)cpu << 32, 0, ARCH_MAX_CPUS);
 	its_vsync(cpu);
 }
+#endif

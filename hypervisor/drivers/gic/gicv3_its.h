@@ -15,6 +15,7 @@
 #ifndef DRIVERS_GICV3_ITS_H
 #define DRIVERS_GICV3_ITS_H
 
+#include "lib/features.h"
 #include "lib/types.h"
 
 #define GIC_LPI_BASE       8192u
@@ -49,6 +50,9 @@ void its_clear(u32 devid, u32 event);
  * table index (a VM's index), ITS_VLPI_IDS of them.
  */
 #define ITS_VLPI_TABLES 8u
+/* INV (devid, event): its (v)LPI's configuration read again. */
+void its_inv(u32 devid, u32 event);
+#if IS_ENABLED(GICV4) /* the platform's gic.v4: the GICv4 tables (640 KiB) are built only then */
 bool its_virtual(void);
 /* This CPU's vPE: mapped (VMAPP) and resident, with configuration table
  * table (< ITS_VLPI_TABLES). */
@@ -59,9 +63,33 @@ void its_vlpi_config(u32 table, u32 vintid, u8 prop);
 void its_vmap_event(u32 devid, u32 event, u32 vintid, u32 cpu);
 /* VMOVI (devid, event) to CPU cpu's vPE. */
 void its_vmove_event(u32 devid, u32 event, u32 cpu);
-/* INV (devid, event): its (v)LPI's configuration read again. */
-void its_inv(u32 devid, u32 event);
 /* VINVALL: every vLPI configuration of CPU cpu's vPE read again. */
 void its_vinvall(u32 cpu);
+#else /* a GICv3's ITS: never virtual, the rest is not called */
+static inline bool its_virtual(void)
+{
+	return false;
+}
+static inline void its_vpe_init(u32 table)
+{
+	(void)table;
+}
+static inline void its_vlpi_config(u32 table, u32 vintid, u8 prop)
+{
+	(void)table, (void)vintid, (void)prop;
+}
+static inline void its_vmap_event(u32 devid, u32 event, u32 vintid, u32 cpu)
+{
+	(void)devid, (void)event, (void)vintid, (void)cpu;
+}
+static inline void its_vmove_event(u32 devid, u32 event, u32 cpu)
+{
+	(void)devid, (void)event, (void)cpu;
+}
+static inline void its_vinvall(u32 cpu)
+{
+	(void)cpu;
+}
+#endif
 
 #endif
