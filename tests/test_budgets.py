@@ -128,8 +128,36 @@ def test_features_follow_the_config(config: str, on: set[str]) -> None:
     """Each switch is on exactly when the configuration uses its mechanism."""
     system = placement.resolve(load_spec(ROOT / config, guest_sources=None))
     feats = features.features(system)
-    assert set(feats) == {"BW", "RECOLOR", "IDA", "PCI", "ITS", "DSU", "DIRECT", "QOS"}
+    assert set(feats) == {"BW", "RECOLOR", "IDA", "PCI", "ITS", "DSU", "DIRECT", "GICV4", "QOS"}
     assert {k for k, v in feats.items() if v} == on
+
+
+# the GICv4 tables (drivers/gic/gicv3_its.c): vPE table, virtual pending and vLPI configuration tables
+GICV4_TABLES = {"its_vpetab", "its_vpend", "its_vprop"}
+
+
+def _section(elf: Path, name: str) -> int:
+    out = subprocess.run(["aarch64-linux-gnu-size", "-A", str(elf)], capture_output=True, text=True, check=True).stdout
+    return next(int(line.split()[1]) for line in out.splitlines() if line.split()[:1] == [name])
+
+
+@needs_cross
+def test_gicv4_tables_only_where_the_platform_has_a_gicv4(tmp_path: Path) -> None:
+    """Issue #41: an ITS build (a VM owning an edu) on a GICv3 platform
+    (qemu-virt) carries none of the GICv4 direct injection's tables; on
+    qemu-virt-gicv4 (gic.v4) it has them, 640 KiB more of .dmamem."""
+    config = (ROOT / "tests" / "configs" / "dma-stop-vm.yaml").read_text()
+    dmamem = {}
+    for platform, v4 in (("qemu-virt", False), ("qemu-virt-gicv4", True)):
+        path = tmp_path / f"{platform}.yaml"
+        path.write_text(config.replace("platform: qemu-virt\n", f"platform: {platform}\n"))
+        with open("/dev/null", "w") as null:
+            res = build.build(path, tmp_path / platform, log=null)
+        assert features.features(res.system)["ITS"] and features.features(res.system)["GICV4"] == v4
+        names = _names(res.elf)
+        assert "its_init" in names and (GICV4_TABLES <= names if v4 else not GICV4_TABLES & names), platform
+        dmamem[platform] = _section(res.elf, ".dmamem")
+    assert dmamem["qemu-virt-gicv4"] - dmamem["qemu-virt"] >= 640 * 1024, dmamem
 
 
 @needs_cross

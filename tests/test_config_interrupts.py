@@ -247,3 +247,26 @@ def test_direct_image_vm_device_tree_names_physical_cpus(write_config: WriteConf
     emulated = gen_dts.generate(system, a)
     assert "cpu@0 {" in emulated and "reg = <0x0>;" in emulated
     assert f"interrupts = <1 {system.platform.pmu_irq - 16} 4>;" in emulated
+
+
+@pytest.mark.parametrize("old, new, expected", [
+    (", its: 0x08080000}", ", its: 0x08080000, v4: true}",
+     "gic.v4: the QEMU machine has gic-version=3, so gic.v4 must be false"),
+    ("gic-version=3", "gic-version=4", "gic: the QEMU machine has gic-version=4, so gic.v4 must be true"),
+])
+def test_gic_v4_agrees_with_the_qemu_machine(old: str, new: str, expected: str, write_config: WriteConfig) -> None:
+    """gic.v4 (GICv4 direct injection and its tables built, the GICV4
+    feature) is what the QEMU machine's gic-version says where it names one."""
+    error = platform_error(write_config, old, new)
+    assert expected in error, error
+
+
+def test_gic_v4_needs_the_its(write_config: WriteConfig) -> None:
+    """GICv4 direct injection on a platform without gic.its: an error at the key."""
+    platform = (PLATFORMS / "qemu-virt.yaml").read_text()
+    write_config(platform.replace("gic-version=3", "gic-version=4").replace(", its: 0x08080000}", ", v4: true}")
+                 .replace("name: qemu-virt", "name: bad"), "bad.yaml")
+    with pytest.raises(ConfigError) as info:
+        load_system(write_config(GOOD.replace("platform: qemu-virt", "platform: bad")), guest_sources=None,
+                    platforms_dir=Path("."))
+    assert "gic.v4: GICv4 direct injection maps device events through the ITS: give gic.its too" in str(info.value)
