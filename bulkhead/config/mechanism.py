@@ -59,6 +59,8 @@ class PciFunctionView(Protocol):
     def spi(self) -> int: ...
     @property
     def doorbell(self) -> int: ...
+    @property
+    def stream_id(self) -> int: ...  # its requester ID at the root complex: the ITS DeviceID too
 
 
 class VmView(Protocol):

@@ -522,9 +522,9 @@ def _check_shared_lines(s: SystemSpec, functions: list[Function], errors: list[D
             br = f.alias_of
             errors.append(at(f.path, f"PCI function {f.addr} of VM '{f.vm}' and {other.addr} of VM '{other.vm}' "
                                      f"({other.path}) are behind the conventional bridge {br.qemu} {br.addr} "
-                                     f"({br.path}): their DMA reaches the SMMU with one requester ID "
-                                     f"({f.stream_id:#06x}), so one VM's stage 2 would translate both; give the "
-                                     "functions behind that bridge to one VM"))
+                                     f"({br.path}): their DMA and MSIs carry one requester ID ({f.stream_id:#06x}), "
+                                     "so one VM's stage 2 would translate both and the ITS take both as one "
+                                     "device; give the functions behind that bridge to one VM"))
     if len(functions) > MAX_FUNCS:
         errors.append(at("vms", f"{len(functions)} PCI functions; the hypervisor enumerates at most {MAX_FUNCS}"))
     for vm in s.vms:
@@ -663,9 +663,8 @@ def report(system: Resolved) -> str:
         lines.append(f"  {vm.name}: BAR window {pl.windows[vm.name]}")
         for f in funcs:
             intx = f"INTx SPI {f.spi}" if f.spi else "no INTx"
-            alias = f"; DMA as {f.stream_id:#06x} (alias of {f.alias_of.qemu} {f.alias_of.addr})" \
-                if f.alias_of is not None else ""
-            msi = f"; MSI/MSI-X to {f.doorbell:#x}" if f.doorbell else ""
+            msi, by = f"; MSI/MSI-X to {f.doorbell:#x}" if f.doorbell else "", f.alias_of
+            alias = f"; DMA{' and MSI' * bool(msi)} as {f.stream_id:#06x} (alias of {by.qemu} {by.addr})" if by else ""
             lines.append(f"    {f.addr}  {f.vendor:04x}:{f.device:04x}  {f.qemu or '-':<15} {intx}{msi}{alias}")
     for br in pl.bridges:
         lines.append(f"  bridge {br.addr} {br.qemu}: bus {br.sec:02x}")
@@ -776,7 +775,8 @@ def emit_vm(out: CSource, system: SystemView, vm: VmView) -> list[Field]:
         return []
     out.array(f"static const struct cfg_pci_func vm{vm.index}_pci", struct_rows(
         [("name", cstr(f.label)), ("bdf", hexa(f.bdf)), ("vendor", hexa(f.vendor)),
-         ("device", hexa(f.device)), ("intx", str(f.spi)), ("msi_doorbell", hexa(f.doorbell))] for f in vm.pci))
+         ("device", hexa(f.device)), ("intx", str(f.spi)), ("msi_doorbell", hexa(f.doorbell)),
+         ("devid", hexa(f.stream_id))] for f in vm.pci))
     return [("npci", str(len(vm.pci))), ("pci", f"vm{vm.index}_pci"),
             ("pci_win_base", hexa(vm.pci_window.base)), ("pci_win_size", hexa(vm.pci_window.size))]
 

@@ -75,6 +75,8 @@ struct cfg_pci_func {
 	u16 device;
 	u32 intx;
 	u64 msi_doorbell;
+	u32 devid; /* its ITS DeviceID: the requester ID its MSIs (and DMA) carry, its own bdf or
+	            * the alias of the conventional bridge it is behind (docs/pci.md "Bridges") */
 };
 
 /* The ECAM host bridge the hypervisor owns (platform file `pci:`). */

@@ -53,6 +53,8 @@ static void pci_claim(const struct cfg_pci *c, u32 vm, const struct cfg_pci_func
 {
 	const char *name = cfg_system.vms[vm].name;
 	struct pcienum_func *f = pcienum_find(&pci_bus, cf->bdf);
+	const struct pcienum_func *by;
+	u32 rid;
 	int pin;
 
 	if (!f)
@@ -69,6 +71,11 @@ static void pci_claim(const struct cfg_pci *c, u32 vm, const struct cfg_pci_func
 	if ((pin < 0 ? 0 : c->intx[pin]) != cf->intx)
 		panic("pci: vm %s: function %s raises SPI %u, the config expects %u", name,
 		      cf->name, pin < 0 ? 0 : c->intx[pin], cf->intx);
+	/* its virtual ITS's device ID is the one its MSIs reach the ITS with */
+	rid = pcienum_requester_id(&pci_bus, f, &by);
+	if (rid != cf->devid)
+		panic("pci: vm %s: function %s sends requester ID %04x, the config expects %04x",
+		      name, cf->name, rid, cf->devid);
 	f->owner = (u8)vm;
 }
 

@@ -597,20 +597,27 @@ static void vits_vm_init(struct vm *vm, u64 ipa)
 	memset(s, 0, sizeof(*s));
 	spin_set_rank(&s->lock, LOCK_RANK_VITS);
 	s->vm = vm;
-	s->cfg.ndevs = c->npci;
-	for (u32 i = 0; i < c->npci; i++)
-		s->cfg.devids[i] = c->pci[i].bdf; /* the requester ID is the device ID */
+	/* the device IDs are the requester IDs its functions' MSIs carry: one for
+	 * all of those behind one conventional bridge (its alias) */
+	for (u32 i = 0; i < c->npci; i++) {
+		u32 d = 0;
+
+		while (d < s->cfg.ndevs && s->cfg.devids[d] != c->pci[i].devid)
+			d++;
+		if (d == s->cfg.ndevs)
+			s->cfg.devids[s->cfg.ndevs++] = c->pci[i].devid;
+	}
 	s->cfg.ncpus = vm->nvcpus;
 	s->cfg.in_ram = vits_in_ram;
 	s->cfg.ctx = vm;
 	s->plpi_base = GIC_LPI_BASE + vm->id * LPIS_PER_VM;
 	s->vlpi =
 	    its_virtual() && vm->id < ITS_VLPI_TABLES && !delivery_physical(vcpu_vm_delivery(vm));
-	for (u32 i = 0; i < c->npci; i++)
+	for (u32 i = 0; i < s->cfg.ndevs; i++)
 		its_map_device(s->cfg.devids[i], VITS_EVENT_BITS);
 	mmio_register(vm, ipa, GITS_FRAMES, vits_mmio, s);
-	log_info("vm %s: virtual ITS at %lx, %u device(s), LPIs %u-%u%s", c->name, ipa, c->npci,
-	         s->plpi_base, s->plpi_base + LPIS_PER_VM - 1,
+	log_info("vm %s: virtual ITS at %lx, %u device(s), LPIs %u-%u%s", c->name, ipa,
+	         s->cfg.ndevs, s->plpi_base, s->plpi_base + LPIS_PER_VM - 1,
 	         s->vlpi ? ", delivered as vLPIs (GICv4)" : "");
 }
 
@@ -623,7 +630,8 @@ void vits_init(void)
 	for (u32 i = 0; i < vm_count; i++)
 		for (u32 k = 0; k < vms[i].cfg->npci; k++) {
 			need = true;
-			maxdev = vms[i].cfg->pci[k].bdf > maxdev ? vms[i].cfg->pci[k].bdf : maxdev;
+			maxdev =
+			    vms[i].cfg->pci[k].devid > maxdev ? vms[i].cfg->pci[k].devid : maxdev;
 		}
 	if (!p->gic.its || !need)
 		return;
