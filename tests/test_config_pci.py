@@ -155,7 +155,8 @@ def test_msi_where_the_platform_has_an_its(write_config: WriteConfig, capsys: py
     s = load_system(path, guest_sources=None)
     assert [(f.addr, f.doorbell) for f in pci.plan(s.spec).functions] == [("00:01.0", 0x08090040), ("00:02.0", 0)]
     text = gen_c.generate(s, placement.stage(s, tmp_path / "out", ROOT / "tests" / "fixtures" / "guests"), "c.yaml")
-    assert ".intx = 36, .msi_doorbell = 0x8090040 }" in text and ".intx = 37, .msi_doorbell = 0x0 }" in text, text
+    assert ".intx = 36, .msi_doorbell = 0x8090040, .devid = 0x8 }" in text, text
+    assert ".intx = 37, .msi_doorbell = 0x0, .devid = 0x10 }" in text, text
     assert cli.main(["check", path]) == 0
     assert "    00:01.0  1234:11e8  edu             INTx SPI 36; MSI/MSI-X to 0x8090040" in capsys.readouterr().out
     # no ITS: hidden by default, refused when asked for
@@ -294,13 +295,18 @@ def test_swizzle_c_and_python_agree(tmp_path: Path) -> None:
         assert got == (None if not pin else (pin - 1 + sum(slots)) % 4), (slots, pin)
 
 
-def test_functions_behind_bridges(write_config: WriteConfig) -> None:
+def test_functions_behind_bridges(write_config: WriteConfig, tmp_path: Path,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
     """A function behind a bridge: its bus is the one the hypervisor gives
     the bridge (depth first, in scan order), its INTx SPI the swizzle
     through the bridge, its stream the bridge's alias (pci-bridge: its own
-    requester ID; pcie-pci-bridge: secondary bus, devfn 0); two functions
+    requester ID; pcie-pci-bridge: secondary bus, devfn 0), which is its
+    ITS DeviceID too (config.c's devid; `check` says so); two functions
     of one VM behind one bridge are one stream, named after the bridge; the
     bridges go on QEMU's command line before the functions on them."""
+    from bulkhead.generate import gen_c
+    from bulkhead.layout import placement
+
     path = config(write_config, '[{qemu: edu, addr: "01:01.0"}, {qemu: edu, addr: "01:02.0"}, '
                                 '{qemu: edu, addr: "02:02.0"}]', "[{qemu: nvme}]", extra=BRIDGES)
     s = load_system(path, guest_sources=None)
@@ -320,6 +326,12 @@ def test_functions_behind_bridges(write_config: WriteConfig) -> None:
                            "pcie-pci-bridge,id=bhbr28,bus=pcie.0,addr=0x5.0"]
     assert "edu,bus=bhbr18,addr=0x1.0,dma_mask=0xffffffffffffffff" in devices
     assert "edu,bus=bhbr28,addr=0x2.0,dma_mask=0xffffffffffffffff" in devices
+    text = gen_c.generate(s, placement.stage(s, tmp_path / "out", ROOT / "tests" / "fixtures" / "guests"), "c.yaml")
+    assert [ln.split(".devid = ")[1] for ln in text.splitlines() if ".devid = " in ln] == [
+        "0x18 },", "0x18 },", "0x200 },", "0x10 },"], text
+    assert cli.main(["check", path]) == 0
+    assert "    01:02.0  1234:11e8  edu             INTx SPI 36; MSI/MSI-X to 0x8090040; DMA and MSI as 0x0018 " \
+           "(alias of pci-bridge 00:03.0)" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("bridge, addr_a, addr_b, sid", [

@@ -4,7 +4,9 @@
  * interrupts") for its PCI function and checks that its LPI arrives, then
  * plays hostile with it. One vCPU, GICv3.
  *
- * Parameters: `devid` (8: the function's requester ID, 00:01.0), `its`
+ * Parameters: `devid` (8: the function's requester ID, 00:01.0: its ITS
+ * DeviceID), `bdf` (devid: where its configuration space is in the ECAM;
+ * behind a conventional bridge devid is the bridge's alias), `its`
  * (0x08080000, the ITS's address), `floods` (200 rounds of 127 SYNC
  * commands), `msis` (1000 writes to GITS_TRANSLATER), `reset` (0; 1: then
  * SYSTEM_RESET, after which its ITS must be as at power-on and work), `edu`
@@ -249,7 +251,7 @@ static int after_reset(void)
  * event 0, one vector. 0: it has no MSI capability. */
 static uptr edu_msi_on(uptr *cfg, u32 *at)
 {
-	uptr c = (uptr)param_u64("ecam", 0x3f000000) + ((uptr)devid << 12), bar;
+	uptr c = (uptr)param_u64("ecam", 0x3f000000) + ((uptr)param_u64("bdf", devid) << 12), bar;
 	u32 a = mmio_read32(c + 0x34) & 0xfc;
 	bool is64;
 
