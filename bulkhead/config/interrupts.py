@@ -198,7 +198,7 @@ def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
                                                f"acknowledges its physical LPIs, {vm.lpi_base}-"
                                                f"{vm.lpi_base + LPI_BLOCK - 1} (8192 on are the first direct "
                                                "VM's with PCI functions), which only a bare-metal guest is told "
-                                               f"(the parameter '{LPI_PARAM}'); a '{vm.type}' guest allocates "
+                                               f"(the parameter '{LPI_PARAM}'); a 'type: {vm.type}' guest allocates "
                                                "from 8192: make it the first direct VM with PCI functions"))
     return errors, warnings
 
