@@ -777,9 +777,8 @@ def emit_vm(out: CSource, system: SystemView, vm: VmView) -> list[Field]:
     out.array(f"static const struct cfg_pci_func vm{vm.index}_pci", struct_rows(
         [("name", cstr(f.label)), ("bdf", hexa(f.bdf)), ("vendor", hexa(f.vendor)),
          ("device", hexa(f.device)), ("intx", str(f.spi)), ("msi_doorbell", hexa(f.doorbell))] for f in vm.pci))
-    return [("npci", str(len(vm.pci))), ("pci", f"vm{vm.index}_pci"),
-            ("pci_win_base", hexa(vm.pci_window.base)), ("pci_win_size", hexa(vm.pci_window.size)),
-            ("lpi_base", str(vm.spec.lpi_base))]
+    return [("npci", str(len(vm.pci))), ("pci", f"vm{vm.index}_pci"), ("lpi_base", str(vm.spec.lpi_base)),
+            ("pci_win_base", hexa(vm.pci_window.base)), ("pci_win_size", hexa(vm.pci_window.size))]
 
 
 def needs(system: SystemView) -> list[Need]:

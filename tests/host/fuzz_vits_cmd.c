@@ -47,7 +47,7 @@ static void invariants(const struct vits_cfg *cfg, const struct vits_state *st)
 	for (u32 i = 0; i < VITS_MAX_VDEVS; i++) {
 		const struct vits_vdev *d = &st->vdev[i];
 
-		if (d->mapped && cfg->direct)
+		if (d->mapped && cfg->phys_lpis)
 			abort(); /* a direct VM has no virtual-only devices */
 		if (d->mapped && (!d->size_bits || d->size_bits > VITS_VDEV_EVENT_BITS ||
 		                  vits_slot(cfg, d->devid) >= 0 ||
@@ -102,7 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	cfg.ncpus = 1 + data[0] % 4;
 	if (data[0] & 0x80) { /* `interrupts: direct`: its own block of physical LPIs */
-		cfg.direct = true;
+		cfg.phys_lpis = true;
 		cfg.lpi_base = VITS_LPI_BASE + VITS_NR_LPIS * (1u + (data[0] >> 4 & 7));
 	}
 	memset(&st, 0, sizeof(st));

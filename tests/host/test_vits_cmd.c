@@ -129,7 +129,7 @@ static void direct(void)
 		                       .ncpus = 1,
 		                       .in_ram = in_ram,
 		                       .lpi_base = 8448,
-		                       .direct = true };
+		                       .phys_lpis = true };
 	struct vits_state st;
 	struct vits_result r;
 	struct vits_cmd c;

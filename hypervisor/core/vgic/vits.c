@@ -69,9 +69,9 @@ struct vits {
 	u64 pendbaser[CFG_MAX_CPUS];
 	u32 lpis_on; /* vCPUs whose GICR_CTLR.EnableLPIs is set */
 	u64 cmds, refused;
-	bool vlpi;   /* GICv4: its events are vLPIs of its vCPUs' vPEs */
-	bool direct; /* `interrupts: direct`: its LPIs are the physical ones */
-	u32 vpes;    /* vlpi: its vCPUs' vPEs mapped and resident so far */
+	bool vlpi;      /* GICv4: its events are vLPIs of its vCPUs' vPEs */
+	bool phys_lpis; /* `interrupts: direct`: its LPIs are the physical ones */
+	u32 vpes;       /* vlpi: its vCPUs' vPEs mapped and resident so far */
 };
 
 static struct vits vits_vms[CFG_MAX_CPUS];
@@ -181,11 +181,11 @@ static void vits_lpi_map(struct vits *s, u32 vlpi, u32 vcpu, bool own)
  * released too */
 static void vits_unmap(struct vits *s, u32 slot, u32 event, u32 vlpi, bool vgic)
 {
-	u32 plpi = s->direct ? vlpi : s->plpi_base + vits_plpi_index(slot, event);
+	u32 plpi = s->phys_lpis ? vlpi : s->plpi_base + vits_plpi_index(slot, event);
 
 	its_unmap_event(s->cfg.devids[slot], event, plpi);
 	vits_route[plpi - GIC_LPI_BASE].vm = 0;
-	if (vgic && vlpi && !s->direct)
+	if (vgic && vlpi && !s->phys_lpis)
 		vits_lpi_map(s, vlpi, 0, false);
 }
 
@@ -308,7 +308,7 @@ static void vits_direct_inv(struct vits *s, const struct vits_result *r, u32 dev
  * direct VM or a command done as for the others. */
 static bool vits_mirror_direct(struct vits *s, const struct vits_result *r, u32 devid, u32 pcpu)
 {
-	if (!s->direct)
+	if (!s->phys_lpis)
 		return false;
 	switch (r->act) {
 	case VITS_ACT_MAP:
@@ -664,20 +664,20 @@ static void vits_vm_init(struct vm *vm, u64 ipa)
 	s->cfg.in_ram = vits_in_ram;
 	s->cfg.ctx = vm;
 	s->plpi_base = c->lpi_base;
-	s->direct = delivery_physical(vcpu_vm_delivery(vm));
-	s->vlpi = its_virtual() && vm->id < ITS_VLPI_TABLES && !s->direct;
-	if (s->direct) { /* its guest names its physical LPIs */
+	s->phys_lpis = delivery_physical(vcpu_vm_delivery(vm));
+	s->vlpi = its_virtual() && vm->id < ITS_VLPI_TABLES && !s->phys_lpis;
+	if (s->phys_lpis) { /* its guest names its physical LPIs */
 		s->cfg.lpi_base = s->plpi_base;
-		s->cfg.direct = true;
+		s->cfg.phys_lpis = true;
 	}
 	for (u32 i = 0; i < c->npci; i++)
 		its_map_device(s->cfg.devids[i], VITS_EVENT_BITS);
 	mmio_register(vm, ipa, GITS_FRAMES, vits_mmio, s);
 	log_info("vm %s: virtual ITS at %lx, %u device(s), LPIs %u-%u%s", c->name, ipa, c->npci,
 	         s->plpi_base, s->plpi_base + LPIS_PER_VM - 1,
-	         s->vlpi     ? ", delivered as vLPIs (GICv4)"
-	         : s->direct ? ", its own (interrupts: direct)"
-	                     : "");
+	         s->vlpi        ? ", delivered as vLPIs (GICv4)"
+	         : s->phys_lpis ? ", its own (interrupts: direct)"
+	                        : "");
 }
 
 void vits_init(void)

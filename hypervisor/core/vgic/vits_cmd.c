@@ -126,7 +126,7 @@ static enum vits_err mapd(const struct vits_cfg *cfg, struct vits_state *st,
 	u32 mask = 0;
 	bool any = false;
 
-	if (s < 0 && cfg->direct)
+	if (s < 0 && cfg->phys_lpis)
 		return c->valid ? VITS_E_DEVICE : VITS_OK; /* no virtual-only devices */
 	if (s < 0 && (s = vdev_slot(st, c, &err)) < 0)
 		return err;

@@ -20,7 +20,7 @@
  * - collections: ICIDs below VITS_MAX_COLLECTIONS, targeting one of its
  *   vCPUs (GITS_TYPER.PTA = 0: the target is a vCPU number);
  * - virtual LPIs: VITS_NR_LPIS from the VM's LPI base (cfg: lpi_base,
- *   VITS_LPI_BASE when 0); a VM with `interrupts: direct` (cfg: direct) has
+ *   VITS_LPI_BASE when 0); a VM with `interrupts: direct` (cfg: phys_lpis) has
  *   the block of physical LPIs reserved for it as its own (its guest
  *   acknowledges the physical INTID), and no virtual-only devices (nothing
  *   but a physical ITS event can make a physical LPI pending);
@@ -131,8 +131,8 @@ struct vits_cfg {
 	/* true when [ipa, ipa + size) is the VM's RAM */
 	bool (*in_ram)(const void *ctx, u64 ipa, u64 size);
 	const void *ctx;
-	u32 lpi_base; /* its first LPI (VITS_NR_LPIS of them); 0: VITS_LPI_BASE */
-	bool direct;  /* `interrupts: direct`: no virtual-only devices */
+	u32 lpi_base;   /* its first LPI (VITS_NR_LPIS of them); 0: VITS_LPI_BASE */
+	bool phys_lpis; /* its LPIs are physical (`interrupts: direct`): no virtual-only devices */
 };
 
 /* the virtual ITS's translation state */
