@@ -69,9 +69,8 @@ struct vits {
 	u64 pendbaser[CFG_MAX_CPUS];
 	u32 lpis_on; /* vCPUs whose GICR_CTLR.EnableLPIs is set */
 	u64 cmds, refused;
-	bool vlpi;      /* GICv4: its events are vLPIs of its vCPUs' vPEs */
-	bool phys_lpis; /* `interrupts: direct`: its LPIs are the physical ones */
-	u32 vpes;       /* vlpi: its vCPUs' vPEs mapped and resident so far */
+	bool vlpi; /* GICv4: its events are vLPIs of its vCPUs' vPEs */
+	u32 vpes;  /* vlpi: its vCPUs' vPEs mapped and resident so far */
 };
 
 static struct vits vits_vms[CFG_MAX_CPUS];
@@ -81,6 +80,13 @@ static struct {
 	u16 vm;
 	u16 vlpi;
 } vits_route[VITS_BLOCKS * LPIS_PER_VM];
+
+/* `interrupts: direct`: its LPIs are the physical ones (its block); folds to
+ * false in a build without direct mode */
+static bool vits_phys(const struct vits *s)
+{
+	return delivery_physical(vcpu_vm_delivery(s->vm));
+}
 
 static struct vits *vits_of(const struct vm *vm)
 {
@@ -181,11 +187,11 @@ static void vits_lpi_map(struct vits *s, u32 vlpi, u32 vcpu, bool own)
  * released too */
 static void vits_unmap(struct vits *s, u32 slot, u32 event, u32 vlpi, bool vgic)
 {
-	u32 plpi = s->phys_lpis ? vlpi : s->plpi_base + vits_plpi_index(slot, event);
+	u32 plpi = vits_phys(s) ? vlpi : s->plpi_base + vits_plpi_index(slot, event);
 
 	its_unmap_event(s->cfg.devids[slot], event, plpi);
 	vits_route[plpi - GIC_LPI_BASE].vm = 0;
-	if (vgic && vlpi && !s->phys_lpis)
+	if (vgic && vlpi && !vits_phys(s))
 		vits_lpi_map(s, vlpi, 0, false);
 }
 
@@ -308,7 +314,7 @@ static void vits_direct_inv(struct vits *s, const struct vits_result *r, u32 dev
  * direct VM or a command done as for the others. */
 static bool vits_mirror_direct(struct vits *s, const struct vits_result *r, u32 devid, u32 pcpu)
 {
-	if (!s->phys_lpis)
+	if (!vits_phys(s))
 		return false;
 	switch (r->act) {
 	case VITS_ACT_MAP:
@@ -664,9 +670,8 @@ static void vits_vm_init(struct vm *vm, u64 ipa)
 	s->cfg.in_ram = vits_in_ram;
 	s->cfg.ctx = vm;
 	s->plpi_base = c->lpi_base;
-	s->phys_lpis = delivery_physical(vcpu_vm_delivery(vm));
-	s->vlpi = its_virtual() && vm->id < ITS_VLPI_TABLES && !s->phys_lpis;
-	if (s->phys_lpis) { /* its guest names its physical LPIs */
+	s->vlpi = its_virtual() && vm->id < ITS_VLPI_TABLES && !vits_phys(s);
+	if (vits_phys(s)) { /* its guest names its physical LPIs */
 		s->cfg.lpi_base = s->plpi_base;
 		s->cfg.phys_lpis = true;
 	}
@@ -676,7 +681,7 @@ static void vits_vm_init(struct vm *vm, u64 ipa)
 	log_info("vm %s: virtual ITS at %lx, %u device(s), LPIs %u-%u%s", c->name, ipa, c->npci,
 	         s->plpi_base, s->plpi_base + LPIS_PER_VM - 1,
 	         s->vlpi        ? ", delivered as vLPIs (GICv4)"
-	         : s->phys_lpis ? ", its own (interrupts: direct)"
+	         : vits_phys(s) ? ", its own (interrupts: direct)"
 	                        : "");
 }
 
