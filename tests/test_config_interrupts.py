@@ -263,12 +263,14 @@ def test_direct_image_vm_device_tree_names_physical_cpus(write_config: WriteConf
     assert f"interrupts = <1 {system.platform.pmu_irq - 16} 4>;" in emulated
 
 
-def test_direct_vms_with_msi_get_the_first_lpi_blocks(write_config: WriteConfig) -> None:
+def test_direct_vms_with_msi_get_the_first_lpi_blocks(write_config: WriteConfig,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
     """docs/interrupts.md "MSIs in a direct VM": the direct VMs with PCI
     functions get the physical LPI blocks from 8192 on, in their order (a
     direct guest acknowledges the physical INTIDs), each told its block in
-    its parameter block; an emulated VM with functions takes the block after
-    those at its index; without a direct VM, 8192 + 256 x index as before."""
+    its parameter block and shown by `check`; an emulated VM with functions
+    takes the block after those at its index; without a direct VM, 8192 +
+    256 x index as before."""
     text = """\
 platform: qemu-virt
 sdei: true
@@ -288,6 +290,10 @@ vms:
     params = [vm.params_text or "" for vm in system.vms]
     assert "lpi_base=8192\n" in params[2] and "lpi_base=8448\n" in params[3]
     assert "lpi_base" not in params[0]  # (an emulated VM's LPIs are virtual: 8192 on)
+    assert cli.main(["check", write_config(text)]) == 0
+    out = capsys.readouterr().out
+    assert "  d: BAR window 0x" in out and "; its own physical LPIs 8192-8447 (interrupts: direct)" in out, out
+    assert "; its own physical LPIs 8448-8703 (interrupts: direct)" in out and out.count("its own physical") == 2
     plain = load_system(write_config(text.replace("interrupts: direct, ", "").replace("cpus: [3]", "cpus: [3]")),
                         guest_sources=None)
     assert [vm.spec.lpi_base for vm in plain.vms] == [8192, 0, 8192 + 2 * 256, 8192 + 3 * 256]

@@ -656,11 +656,10 @@ def report(system: Resolved) -> str:
     pci = s.platform.pci
     lines = [f"PCI (ECAM {pci.ecam.base:#x}, buses {pci.bus_first}-{pci.bus_last}; each VM sees its functions "
              f"in an ECAM at IPA {pci.vm_ecam:#x}, BARs at IPA = PA):"]
-    for vm in s.vms:
-        funcs = pl.of(vm.name)
-        if not funcs:
-            continue
-        lines.append(f"  {vm.name}: BAR window {pl.windows[vm.name]}")
+    for vm, funcs in ((v, pl.of(v.name)) for v in s.vms if pl.of(v.name)):
+        own = f"; its own physical LPIs {vm.lpi_base}-{vm.lpi_base + 255} (interrupts: direct)" \
+            if vm.interrupts == "direct" and s.platform.gic.its else ""
+        lines.append(f"  {vm.name}: BAR window {pl.windows[vm.name]}{own}")
         for f in funcs:
             intx = f"INTx SPI {f.spi}" if f.spi else "no INTx"
             alias = f"; DMA as {f.stream_id:#06x} (alias of {f.alias_of.qemu} {f.alias_of.addr})" \
