@@ -114,6 +114,20 @@ CASES: dict[str, tuple[str, str]] = {
         "c.yaml:5:67: vms[1].params.pmu_irq: VM 'd': the parameter 'pmu_irq' is reserved in "
         "a direct VM (the toolchain sets it to its guest PMU's overflow PPI)",
     ),
+    "reserved lpi param": (
+        GOOD.replace("interrupts: direct,", "interrupts: direct, params: {lpi_base: 5},"),
+        "c.yaml:5:68: vms[1].params.lpi_base: VM 'd': the parameter 'lpi_base' is reserved in "
+        "a direct VM (the toolchain sets it to the first of its LPIs)",
+    ),
+    "image msi not first": (
+        GOOD.replace("{name: a, cpus: [0]", "{name: a, cpus: [1], interrupts: direct, pci: [{qemu: edu}]")
+        .replace("{name: d, cpus: [2, 3], interrupts: direct", "{name: d, type: image, cpus: [2, 3], "
+                 "interrupts: direct, pci: [{qemu: edu}]"),
+        "c.yaml:5:67: vms[1].pci: VM 'd' has 'interrupts: direct' and MSIs: its guest acknowledges its "
+        "physical LPIs, 8448-8703 (8192 on are the first direct VM's with PCI functions), which only a "
+        "bare-metal guest is told (the parameter 'lpi_base'); a 'type: image' guest allocates from 8192: make it "
+        "the first direct VM with PCI functions",
+    ),
     "reserved param": (
         GOOD.replace("interrupts: direct,", "interrupts: direct, params: {console_irq: 5},"),
         "c.yaml:5:71: vms[1].params.console_irq: VM 'd': the parameter 'console_irq' is reserved in "
@@ -270,3 +284,39 @@ def test_gic_v4_needs_the_its(write_config: WriteConfig) -> None:
         load_system(write_config(GOOD.replace("platform: qemu-virt", "platform: bad")), guest_sources=None,
                     platforms_dir=Path("."))
     assert "gic.v4: GICv4 direct injection maps device events through the ITS: give gic.its too" in str(info.value)
+
+
+def test_direct_vms_with_msi_get_the_first_lpi_blocks(write_config: WriteConfig,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/interrupts.md "MSIs in a direct VM": the direct VMs with PCI
+    functions get the physical LPI blocks from 8192 on, in their order (a
+    direct guest acknowledges the physical INTIDs), each told its block in
+    its parameter block and shown by `check`; an emulated VM with functions
+    takes the block after those at its index; without a direct VM, 8192 +
+    256 x index as before."""
+    text = """\
+platform: qemu-virt
+sdei: true
+vms:
+  - {name: a, cpus: [0], memory: [{ipa: 0x40000000, size: 16M}], image: img.bin, pci: [{qemu: edu}]}
+  - {name: b, cpus: [1], memory: [{ipa: 0x40000000, size: 16M}], image: img.bin}
+  - {name: d, cpus: [2], interrupts: direct, memory: [{ipa: 0x40000000, size: 16M}], image: img.bin,
+     pci: [{qemu: edu}]}
+  - {name: e, cpus: [3], interrupts: direct, memory: [{ipa: 0x40000000, size: 16M}], image: img.bin,
+     pci: [{qemu: edu}]}
+"""
+    system = load_system(write_config(text), guest_sources=None)
+    assert [vm.spec.lpi_base for vm in system.vms] == [8192 + 2 * 256, 0, 8192, 8192 + 256]
+    c = gen_c.generate(system, [], "c.yaml")
+    assert [ln.strip() for ln in c.splitlines() if ".lpi_base = " in ln] == \
+        [".lpi_base = 8704,", ".lpi_base = 8192,", ".lpi_base = 8448,"]
+    params = [vm.params_text or "" for vm in system.vms]
+    assert "lpi_base=8192\n" in params[2] and "lpi_base=8448\n" in params[3]
+    assert "lpi_base" not in params[0]  # (an emulated VM's LPIs are virtual: 8192 on)
+    assert cli.main(["check", write_config(text)]) == 0
+    out = capsys.readouterr().out
+    assert "  d: BAR window 0x" in out and "; its own physical LPIs 8192-8447 (interrupts: direct)" in out, out
+    assert "; its own physical LPIs 8448-8703 (interrupts: direct)" in out and out.count("its own physical") == 2
+    plain = load_system(write_config(text.replace("interrupts: direct, ", "").replace("cpus: [3]", "cpus: [3]")),
+                        guest_sources=None)
+    assert [vm.spec.lpi_base for vm in plain.vms] == [8192, 0, 8192 + 2 * 256, 8192 + 3 * 256]

@@ -34,6 +34,27 @@ PICK = 0
 CONSOLE_PARAM = "console_irq"
 # ... and its guest PMU's overflow PPI (guests/pmu)
 PMU_PARAM = "pmu_irq"
+# ... and, with PCI functions, the first of its LPIs (guests/its)
+LPI_PARAM = "lpi_base"
+# Physical LPIs from 8192 on, in blocks of 256 per VM with PCI functions
+# (hypervisor/core/vgic/vits.c; VITS_NR_LPIS: a VM's LPIs)
+LPI_BASE = 8192
+LPI_BLOCK = 256
+
+
+def lpi_blocks(vms: Sequence[VmSpec]) -> tuple[VmSpec, ...]:
+    """Gives each VM with PCI functions its block of physical LPIs: the
+    direct VMs' first, in their order (a direct guest acknowledges the
+    physical INTID of its MSI, so its LPIs are its block; the first gets
+    8192-8447, where a guest that allocates from 8192 up, as Linux does,
+    expects them), then every other VM the block after those at its index
+    (8192 + 256 x index when no direct VM has functions)."""
+    direct = [vm.name for vm in vms if vm.interrupts == "direct" and vm.pci]
+    out: list[VmSpec] = []
+    for i, vm in enumerate(vms):
+        block = direct.index(vm.name) if vm.name in direct else len(direct) + i
+        out.append(dataclasses.replace(vm, lpi_base=LPI_BASE + LPI_BLOCK * block if vm.pci else 0))
+    return tuple(out)
 
 
 def pmu_irq(p: Platform, vm: VmSpec) -> int:
@@ -131,7 +152,8 @@ def _check_spares(s: SystemSpec, vm: VmSpec, errors: list[Diagnostic]) -> None:
         errors.append(at(f"{vm.path}.console.irq",
                          f"VM '{vm.name}': spare SPI {vm.console.irq} is also {', '.join(others)}; "
                          f"each direct source needs its own ({hint})"))
-    for key, what in ((CONSOLE_PARAM, "its virtual UART's INTID"), (PMU_PARAM, "its guest PMU's overflow PPI")):
+    for key, what in ((CONSOLE_PARAM, "its virtual UART's INTID"), (PMU_PARAM, "its guest PMU's overflow PPI"),
+                      (LPI_PARAM, "the first of its LPIs")):
         if any(k == key for k, _ in vm.params):
             errors.append(at(f"{vm.path}.params.{key}",
                              f"VM '{vm.name}': the parameter '{key}' is reserved in a direct VM (the "
@@ -172,14 +194,22 @@ def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
                                   "it cannot serve or be served by a VM with 'interrupts: direct'"))
         else:
             _check_spares(s, vm, errors)
+        if _direct_msi(p, vm) and vm.type != "baremetal" and vm.lpi_base != LPI_BASE:
+            errors.append(at(f"{vm.path}.pci", f"VM '{vm.name}' has 'interrupts: direct' and MSIs: its guest "
+                                               f"acknowledges its physical LPIs, {vm.lpi_base}-"
+                                               f"{vm.lpi_base + LPI_BLOCK - 1} (8192 on are the first direct "
+                                               "VM's with PCI functions), which only a bare-metal guest is told "
+                                               f"(the parameter '{LPI_PARAM}'); a 'type: {vm.type}' guest allocates "
+                                               "from 8192: make it the first direct VM with PCI functions"))
     return errors, warnings
 
 
 def parse_system(r: Reader, top: Keys, s: SystemSpec) -> SystemSpec:
     """``sdei: true``; then the spare SPIs of the direct VMs' consoles (after
-    shared I/O added its doorbells: :func:`pick_spares`)."""
+    shared I/O added its doorbells: :func:`pick_spares`) and the VMs' LPI
+    blocks (:func:`lpi_blocks`)."""
     s = dataclasses.replace(s, sdei=r.boolean(top["sdei"], "sdei")) if "sdei" in top else s
-    return dataclasses.replace(s, vms=pick_spares(s.platform, s.vms, s.shmem))
+    return dataclasses.replace(s, vms=lpi_blocks(pick_spares(s.platform, s.vms, s.shmem)))
 
 
 def parse_vm(r: Reader, m: Keys, vm: VmSpec, p: Platform) -> VmSpec:
@@ -197,10 +227,17 @@ def parse_vm(r: Reader, m: Keys, vm: VmSpec, p: Platform) -> VmSpec:
     return dataclasses.replace(vm, interrupts=mode, console=console)
 
 
+def _direct_msi(p: Platform, vm: VmSpec) -> bool:
+    """A direct VM whose PCI functions have a virtual ITS (docs/interrupts.md
+    "MSIs in a direct VM")."""
+    return vm.interrupts == "direct" and bool(vm.pci) and p.gic.its != 0
+
+
 def guest_params(p: Platform, vm: VmSpec) -> list[tuple[str, str]]:
     """A direct bare-metal guest's virtual UART INTID (a spare SPI, docs/interrupts.md
-    "Emulated sources") and guest PMU PPI."""
+    "Emulated sources"), guest PMU PPI and, with MSIs, its first LPI."""
     own = [(CONSOLE_PARAM, str(vm.console.irq))] if vm.interrupts == "direct" and vm.console else []
+    own += [(LPI_PARAM, str(vm.lpi_base))] if _direct_msi(p, vm) else []
     return own + ([(PMU_PARAM, str(pmu_irq(p, vm)))] if pmu_irq(p, vm) else [])
 
 

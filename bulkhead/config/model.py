@@ -657,6 +657,9 @@ class VmSpec:
     # "emulated" (list registers) or "direct" (the guest owns the physical GIC
     # CPU interface, the hypervisor's events come through SDEI; docs/interrupts.md)
     interrupts: str = "emulated"
+    # the first of the 256 physical LPIs its virtual ITS's events get, a VM
+    # with PCI functions (bulkhead.config.interrupts.lpi_blocks); 0: none
+    lpi_base: int = 0
 
 
 @dataclass(frozen=True)

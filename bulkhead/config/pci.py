@@ -656,11 +656,10 @@ def report(system: Resolved) -> str:
     pci = s.platform.pci
     lines = [f"PCI (ECAM {pci.ecam.base:#x}, buses {pci.bus_first}-{pci.bus_last}; each VM sees its functions "
              f"in an ECAM at IPA {pci.vm_ecam:#x}, BARs at IPA = PA):"]
-    for vm in s.vms:
-        funcs = pl.of(vm.name)
-        if not funcs:
-            continue
-        lines.append(f"  {vm.name}: BAR window {pl.windows[vm.name]}")
+    for vm, funcs in ((v, pl.of(v.name)) for v in s.vms if pl.of(v.name)):
+        own = f"; its own physical LPIs {vm.lpi_base}-{vm.lpi_base + 255} (interrupts: direct)" \
+            if vm.interrupts == "direct" and s.platform.gic.its else ""
+        lines.append(f"  {vm.name}: BAR window {pl.windows[vm.name]}{own}")
         for f in funcs:
             intx = f"INTx SPI {f.spi}" if f.spi else "no INTx"
             msi, by = f"; MSI/MSI-X to {f.doorbell:#x}" if f.doorbell else "", f.alias_of
@@ -777,7 +776,7 @@ def emit_vm(out: CSource, system: SystemView, vm: VmView) -> list[Field]:
         [("name", cstr(f.label)), ("bdf", hexa(f.bdf)), ("vendor", hexa(f.vendor)),
          ("device", hexa(f.device)), ("intx", str(f.spi)), ("msi_doorbell", hexa(f.doorbell)),
          ("devid", hexa(f.stream_id))] for f in vm.pci))
-    return [("npci", str(len(vm.pci))), ("pci", f"vm{vm.index}_pci"),
+    return [("npci", str(len(vm.pci))), ("pci", f"vm{vm.index}_pci"), ("lpi_base", str(vm.spec.lpi_base)),
             ("pci_win_base", hexa(vm.pci_window.base)), ("pci_win_size", hexa(vm.pci_window.size))]
 
 

@@ -18,11 +18,14 @@
  * from the raising write to the handler), `ecam` (0x3f000000), `bench` (0;
  * 1: set-up, INT, the edu's MSIs and stop: bench/msilat.py, which also runs
  * it without a hypervisor, where it assigns the edu's BAR0 and gives the
- * ITS a collection table).
+ * ITS a collection table), `lpi_base` (8192: the first of the VM's LPIs;
+ * the toolchain gives it to a VM with `interrupts: direct`, whose LPIs are
+ * physical ones), `vdevs` (1; 0: a device ID none of its functions is
+ * refused, as in a direct VM, instead of the virtual-only device checks).
  *
  * Set-up: LPI configuration and pending tables (GICR_PROPBASER, PENDBASER,
  * EnableLPIs), a command queue in its RAM, then MAPD (4 events), MAPC
- * (collection 0 -> vCPU 0), MAPTI (event 0 -> LPI 8197), SYNC. Deliveries:
+ * (collection 0 -> vCPU 0), MAPTI (event 0 -> LPI lpi_base + 5: 8197), SYNC. Deliveries:
  * an INT command; a CPU write of event 0 to GITS_TRANSLATER; a masked LPI
  * (configuration byte disabled, INV) that stays pending until enabled again
  * and INV'd; the function's own MSI (its MSI capability programmed with the
@@ -34,7 +37,8 @@
  * virtual-only devices. Hostile, each of which must stall the ITS
  * (GITS_CREADR.Stalled) and leave the mappings as they were (the queue is
  * reset after each): a fifth foreign device ID (the table full), an event
- * beyond the device's 4, an LPI beyond the VM's, an ITT outside its RAM, a
+ * beyond the device's 4, an LPI beyond the VM's (the next block's) and one
+ * below its first, an ITT outside its RAM, a
  * command queue outside its RAM, a GICv4 command (VMAPP); 10 more foreign
  * ones (the hypervisor logs the first 8 of a VM's refusals only); then a
  * flood of commands and one of MSI writes; after all of it an INT still
@@ -79,8 +83,10 @@
 /* BASER0's type (Devices), entry size (8 bytes) and page size (64 KiB) */
 #define DEVICES (1ul << 56 | 7ul << 48 | 2ul << 8)
 
-#define LPI       8197u /* the VM's LPIs are 8192-8447 */
-#define VLPI      8198u /* the virtual-only device's */
+/* the VM's LPIs are 256 from lpi_base: 8192 on, or in a direct VM its
+ * block of physical LPIs (the `lpi_base` parameter) */
+#define LPI       (lpi_base + 5)
+#define VLPI      (lpi_base + 6) /* the virtual-only device's */
 #define PRIO_ON   (0xa0 | 1)
 #define QBYTES    4096u
 #define WAIT_NS   (2 * NSEC_PER_SEC)
@@ -97,6 +103,7 @@ static u64 cmdq[QBYTES / 8] __attribute__((aligned(4096)));
 static u32 cw;
 static uptr its;
 static u32 devid;
+static u32 lpi_base;
 static volatile u32 lpis, last_lpi;
 static volatile u64 lpi_at; /* the counter when the handler last ran */
 
@@ -176,10 +183,11 @@ static bool refused(const char *what, u64 d0, u64 d1, u64 d2)
 
 static bool setup(void)
 {
-	uptr rd = GICR_BASE + cpu_id() * GICR_STRIDE;
+	uptr rd;
 	u32 typer;
 
-	gic_init(); /* the distributor's Group 1 enable gates LPIs too */
+	gic_init();        /* the distributor's Group 1 enable gates LPIs too */
+	rd = gic_redist(); /* (a direct VM's vCPU sees its physical MPIDR) */
 	typer = gic_dist_read(GICD_TYPER);
 
 	printf("its: typer lpis=%u idbits=%u gits_typer=%lx\n", (typer >> 17) & 1,
@@ -361,6 +369,7 @@ int main(const char *params)
 	(void)params;
 	its = (uptr)param_u64("its", 0x08080000);
 	devid = (u32)param_u64("devid", 8);
+	lpi_base = (u32)param_u64("lpi_base", 8192);
 	if (bh_vm_info(&info) == BH_OK && info.resets)
 		return after_reset();
 	if (!setup())
@@ -408,10 +417,15 @@ int main(const char *params)
 	if (param_u64("edu", 0) && !edu_msis((u32)param_u64("edu", 0)))
 		return fail("the edu's MSIs");
 
-	ok &= virtual_only();
+	if (param_u64("vdevs", 1)) /* (none in a direct VM) */
+		ok &= virtual_only();
+	else
+		ok &= refused("virtual-only", w0(0x08, devid + 8), 7, VALID | (uptr)vitt);
 	ok &= refused("foreign", w0(0x08, devid + 12), 1, VALID | (uptr)itt);
 	ok &= refused("event", w0(0x0a, devid), 4 | (u64)(LPI + 1) << 32, 0);
-	ok &= refused("lpi", w0(0x0a, devid), 1 | (u64)9000 << 32, 0);
+	/* the next VM's block (a direct VM's LPIs are physical) */
+	ok &= refused("lpi", w0(0x0a, devid), 1 | (u64)(LPI + 256) << 32, 0);
+	ok &= refused("lpi below", w0(0x0a, devid), 1 | (u64)(lpi_base - 1) << 32, 0);
 	ok &= refused("itt", w0(0x08, devid), 1, VALID | 0x100000000ul);
 	ok &= refused("vmapp", 0x29, 0, 0);
 	queue_at(0x48000000); /* not its RAM: another VM's */
@@ -438,11 +452,11 @@ int main(const char *params)
 		sent += QBYTES / 32 - 1;
 	}
 	printf("its: flood commands=%lu drained=%u\n", sent, ok);
+	sent = lpis;
 	for (u32 i = 0; i < msis; i++)
 		mmio_write32(its + GITS_TRANSLATER, 0);
 	timer_delay_ms(20);
-	printf("its: msi flood writes=%u lpis=%u\n", msis,
-	       lpis - 5 - (u32)param_u64("edu", 0) - (param_u64("edu", 0) ? 1 : 0));
+	printf("its: msi flood writes=%u lpis=%lu\n", msis, lpis - sent);
 	cmd(w0(0x03, devid), 0, 0, 0);
 	{
 		u32 want = lpis + 1;

@@ -69,10 +69,10 @@ static spinlock_t gicd_lock = SPINLOCK_INIT;
 
 static uptr gicr_frame[RT_MAX_CPUS]; /* by cpu_id(): found once */
 
-/* This vCPU's redistributor: the frame whose GICR_TYPER affinity is this
+/* This vCPU's redistributor (gic.h): the frame whose GICR_TYPER affinity is this
  * vCPU's MPIDR (frame cpu_id() under the hypervisor's usual numbering; a
  * VM with direct interrupts sees its physical MPIDRs, docs/interrupts.md). */
-static uptr gicr_rd(void)
+uptr gic_redist(void)
 {
 	u32 id = cpu_id() % RT_MAX_CPUS;
 	u64 mpidr, aff;
@@ -95,7 +95,7 @@ static uptr gicr_rd(void)
 /* The frame of an SGI/PPI's registers: GICv3 SGI_base, GICv2 the banked GICD. */
 static uptr gicr_sgi(void)
 {
-	return gic_v2() ? GICD_BASE : gicr_rd() + GICR_SGI_OFFSET;
+	return gic_v2() ? GICD_BASE : gic_redist() + GICR_SGI_OFFSET;
 }
 
 u32 gic_dist_read(u32 off)
@@ -137,7 +137,7 @@ static void gicd_wait_rwp(void)
 static void gicr_wait_rwp(void)
 {
 	if (!gic_v2())
-		wait_rwp(gicr_rd() + GICR_CTLR, GICR_CTLR_RWP, "GICR");
+		wait_rwp(gic_redist() + GICR_CTLR, GICR_CTLR_RWP, "GICR");
 }
 
 void gic_init(void)
@@ -188,7 +188,7 @@ void gic_cpu_init(void)
 		mmio_write32(GICC_BASE + GICC_CTLR, 1);
 		return;
 	}
-	rd = gicr_rd(); /* GICv3 only: it reads the redistributors' GICR_TYPER */
+	rd = gic_redist(); /* GICv3 only: it reads the redistributors' GICR_TYPER */
 	sgi = gicr_sgi();
 	/* Wake the redistributor. */
 	mmio_write32(rd + GICR_WAKER, mmio_read32(rd + GICR_WAKER) & ~GICR_WAKER_PROCESSOR_SLEEP);

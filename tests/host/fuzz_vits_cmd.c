@@ -37,8 +37,9 @@ static void invariants(const struct vits_cfg *cfg, const struct vits_state *st)
 
 			if (!ite->vlpi)
 				continue;
-			if (!d->mapped || e >= (1u << d->size_bits) || ite->vlpi < VITS_LPI_BASE ||
-			    ite->vlpi >= VITS_LPI_BASE + VITS_NR_LPIS ||
+			if (!d->mapped || e >= (1u << d->size_bits) ||
+			    ite->vlpi < vits_lpi_base(cfg) ||
+			    ite->vlpi >= vits_lpi_base(cfg) + VITS_NR_LPIS ||
 			    ite->icid >= VITS_MAX_COLLECTIONS)
 				abort();
 		}
@@ -46,6 +47,8 @@ static void invariants(const struct vits_cfg *cfg, const struct vits_state *st)
 	for (u32 i = 0; i < VITS_MAX_VDEVS; i++) {
 		const struct vits_vdev *d = &st->vdev[i];
 
+		if (d->mapped && cfg->phys_lpis)
+			abort(); /* a direct VM has no virtual-only devices */
 		if (d->mapped && (!d->size_bits || d->size_bits > VITS_VDEV_EVENT_BITS ||
 		                  vits_slot(cfg, d->devid) >= 0 ||
 		                  !in_ram(NULL, d->itt, (u64)VITS_ITE_SIZE << d->size_bits)))
@@ -98,6 +101,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	cfg.ncpus = 1 + data[0] % 4;
+	if (data[0] & 0x80) { /* `interrupts: direct`: its own block of physical LPIs */
+		cfg.phys_lpis = true;
+		cfg.lpi_base = VITS_LPI_BASE + VITS_NR_LPIS * (1u + (data[0] >> 4 & 7));
+	}
 	memset(&st, 0, sizeof(st));
 	for (size_t i = 1; i + VITS_CMD_SIZE <= size; i += VITS_CMD_SIZE) {
 		u64 dw[4];
@@ -128,7 +135,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 		}
 		if ((r.act == VITS_ACT_MAP || r.act == VITS_ACT_INT || r.act == VITS_ACT_MOVE) &&
-		    (r.vlpi < VITS_LPI_BASE || r.vlpi >= VITS_LPI_BASE + VITS_NR_LPIS ||
+		    (r.vlpi < vits_lpi_base(&cfg) || r.vlpi >= vits_lpi_base(&cfg) + VITS_NR_LPIS ||
 		     (!vits_slot_virtual(r.slot) &&
 		      (r.event >= VITS_MAX_EVENTS ||
 		       vits_plpi_index(r.slot, r.event) >= VITS_MAX_DEVS * VITS_MAX_EVENTS))))

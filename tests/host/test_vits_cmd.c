@@ -118,12 +118,61 @@ static void virtual_only(struct vits_state *st)
 		CHECK(!st->vdev[i].mapped);
 }
 
+/* A VM with `interrupts: direct` whose LPI block is 8448-8703: its MAPTI
+ * names an LPI of that block only (the guest acknowledges the physical
+ * INTID), and a device ID that is none of its functions is refused (no
+ * virtual-only devices: nothing but the physical ITS pends its LPIs). */
+static void direct(void)
+{
+	const struct vits_cfg dcfg = { .ndevs = 1,
+		                       .devids = { 0x18 },
+		                       .ncpus = 1,
+		                       .in_ram = in_ram,
+		                       .lpi_base = 8448,
+		                       .phys_lpis = true };
+	struct vits_state st;
+	struct vits_result r;
+	struct vits_cmd c;
+	u64 mapd[4] = { w0(VITS_OP_MAPD, 0x18), 1, 1ull << 63 | 0x40100000, 0 };
+	u64 mapc[4] = { VITS_OP_MAPC, 0, 1ull << 63, 0 };
+	u64 low[4] = { w0(VITS_OP_MAPTI, 0x18), 0 | (u64)8197 << 32, 0, 0 };
+	u64 high[4] = { w0(VITS_OP_MAPTI, 0x18), 0 | (u64)8704 << 32, 0, 0 };
+	u64 own[4] = { w0(VITS_OP_MAPTI, 0x18), 1 | (u64)8453 << 32, 0, 0 };
+	u64 last[4] = { w0(VITS_OP_MAPTI, 0x18), 2 | (u64)8703 << 32, 0, 0 };
+	u64 foreign[4] = { w0(VITS_OP_MAPD, 2), 7, 1ull << 63 | 0x40200000, 0 };
+	u64 unmap_foreign[4] = { w0(VITS_OP_MAPD, 2), 0, 0, 0 };
+	struct vits_state before;
+
+	memset(&st, 0, sizeof(st));
+	CHECK(vits_lpi_base(&dcfg) == 8448 && vits_lpi_base(&cfg) == VITS_LPI_BASE);
+	vits_decode(mapd, &c);
+	CHECK(vits_apply(&dcfg, &st, &c, &r) == VITS_OK);
+	vits_decode(mapc, &c);
+	CHECK(vits_apply(&dcfg, &st, &c, &r) == VITS_OK);
+	before = st;
+	vits_decode(low, &c); /* the emulated VMs' guest range: not this VM's */
+	CHECK(vits_apply(&dcfg, &st, &c, &r) == VITS_E_LPI);
+	vits_decode(high, &c);
+	CHECK(vits_apply(&dcfg, &st, &c, &r) == VITS_E_LPI);
+	vits_decode(foreign, &c);
+	CHECK(vits_apply(&dcfg, &st, &c, &r) == VITS_E_DEVICE);
+	CHECK(memcmp(&before, &st, sizeof(st)) == 0);
+	vits_decode(unmap_foreign, &c); /* unmapping one never mapped: nothing */
+	CHECK(vits_apply(&dcfg, &st, &c, &r) == VITS_OK && r.act == VITS_ACT_NONE);
+	vits_decode(own, &c);
+	CHECK(vits_apply(&dcfg, &st, &c, &r) == VITS_OK && r.act == VITS_ACT_MAP &&
+	      r.vlpi == 8453 && st.dev[0].ite[1].vlpi == 8453);
+	vits_decode(last, &c);
+	CHECK(vits_apply(&dcfg, &st, &c, &r) == VITS_OK && r.vlpi == 8703);
+}
+
 int main(void)
 {
 	struct vits_state st;
 	struct vits_result r;
 
 	decode();
+	direct();
 	memset(&st, 0, sizeof(st));
 	/* a guest's set-up: collection 0 -> vCPU 1, device 0x18 with 4 events */
 	CHECK(run(&st, VITS_OP_MAPC, 0, 1ull << 63 | 1ull << 16 | 0, 0, &r) == VITS_OK);

@@ -191,14 +191,16 @@ def test_hotpaths() -> None:
 
 def test_msilat() -> None:
     """bench/msilat.py: an edu's MSI to the handler, emulated (GICv3),
-    direct (GICv4) and native (the same guest ELF on bare QEMU), each row
-    with its figures, its exits per MSI (at least one emulated, none direct,
-    "-" native) and its difference from native."""
+    direct (GICv4), a direct-interrupts VM (GICv3 through TF-A) and native
+    (the same guest ELF on bare QEMU), each row with its figures, its exits
+    per MSI (at least one emulated, none direct, "-" native) and its
+    difference from native."""
     lines = bench("msilat.py", "--samples", "5").splitlines()
     assert lines[0].startswith("edu MSI to the guest's handler") and lines[1].split()[0] == "path", lines
     rows = {line.split()[0]: line.split()[1:] for line in lines[2:]}
-    assert sorted(rows) == ["direct", "emulated", "native"], lines
+    assert sorted(rows) == ["direct", "direct-vm", "emulated", "native"], lines
     assert rows["emulated"][0] == "qemu-virt" and rows["direct"][0] == "qemu-virt-gicv4", lines
+    assert rows["direct-vm"][0] == "qemu-virt/tfa" and float(rows["direct-vm"][-2]) == 0, lines
     assert rows["native"][:2] == ["bare", "QEMU"] and rows["native"][-2:] == ["-", "+0.0%"], lines
     for cols in rows.values():
         low, mean, high = (float(c) for c in cols[-5:-2])

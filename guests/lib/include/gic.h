@@ -66,6 +66,8 @@ void gic_eoi(u32 intid); /* ICC_EOIR1_EL1 (EOImode 0: drop + deactivate) */
 u32 gic_arch_version(void);
 
 u32 gic_dist_read(u32 off);
+/* This vCPU's redistributor's RD frame (by its GICR_TYPER affinity). */
+uptr gic_redist(void);
 void gic_dist_write(u32 off, u32 val);
 /* Number of INTIDs the distributor implements (32 * (ITLinesNumber + 1)). */
 u32 gic_num_intids(void);

@@ -48,6 +48,10 @@ _Static_assert(VITS_LPI_BASE == VGIC_LPI_BASE && VITS_NR_LPIS == VGIC_NR_LPIS,
 #define GICR_PENDBASER 0x0078
 
 #define LPIS_PER_VM (VITS_MAX_DEVS * VITS_MAX_EVENTS)
+/* the blocks of LPIS_PER_VM physical LPIs the toolchain gives the VMs:
+ * direct VMs' first, then one per VM index */
+#define VITS_BLOCKS (2 * CFG_MAX_CPUS)
+_Static_assert(LPIS_PER_VM == VITS_NR_LPIS, "a direct VM's block is its LPI range");
 #define VITS_LOGGED 8                            /* refusals logged per VM */
 #define VPE_WAIT_NS (10ull * 1000 * 1000 * 1000) /* for a VM's other CPUs' vPEs */
 
@@ -75,7 +79,14 @@ static bool vits_up;
 static struct {
 	u16 vm;
 	u16 vlpi;
-} vits_route[CFG_MAX_CPUS * LPIS_PER_VM];
+} vits_route[VITS_BLOCKS * LPIS_PER_VM];
+
+/* `interrupts: direct`: its LPIs are the physical ones (its block); folds to
+ * false in a build without direct mode */
+static bool vits_phys(const struct vits *s)
+{
+	return delivery_physical(vcpu_vm_delivery(s->vm));
+}
 
 static struct vits *vits_of(const struct vm *vm)
 {
@@ -172,13 +183,15 @@ static void vits_lpi_map(struct vits *s, u32 vlpi, u32 vcpu, bool own)
 	spin_unlock(&vm->vgic.lock);
 }
 
-static void vits_unmap(struct vits *s, u32 slot, u32 event, u32 vlpi)
+/* DISCARD of (slot, event), mapped to vlpi; vgic: the VM's virtual LPI
+ * released too */
+static void vits_unmap(struct vits *s, u32 slot, u32 event, u32 vlpi, bool vgic)
 {
-	u32 plpi = s->plpi_base + vits_plpi_index(slot, event);
+	u32 plpi = vits_phys(s) ? vlpi : s->plpi_base + vits_plpi_index(slot, event);
 
 	its_unmap_event(s->cfg.devids[slot], event, plpi);
 	vits_route[plpi - GIC_LPI_BASE].vm = 0;
-	if (vlpi)
+	if (vgic && vlpi && !vits_phys(s))
 		vits_lpi_map(s, vlpi, 0, false);
 }
 
@@ -274,6 +287,59 @@ static bool vits_mirror_vlpi(struct vits *s, const struct vits_result *r, u32 de
 	}
 }
 
+/* `interrupts: direct`: the guest's configuration byte of each of its mapped
+ * LPIs (vlpi, or all: 0) copied to the physical table, then INV or INVALL */
+static void vits_direct_inv(struct vits *s, const struct vits_result *r, u32 devid)
+{
+	struct vm *vm = s->vm;
+
+	if (r->vlpi) {
+		its_lpi_config(r->vlpi, vits_prop(s, r->vlpi));
+		its_inv(devid, r->event);
+		return;
+	}
+	for (u32 d = 0; d < s->cfg.ndevs; d++)
+		for (u32 e = 0; e < VITS_MAX_EVENTS; e++)
+			if (s->st.dev[d].ite[e].vlpi)
+				its_lpi_config(s->st.dev[d].ite[e].vlpi,
+				               vits_prop(s, s->st.dev[d].ite[e].vlpi));
+	for (u32 i = 0; i < vm->nvcpus; i++) /* (its collections: its CPUs' alone) */
+		its_invall(vm->vcpus[i]->pcpu);
+}
+
+/* `interrupts: direct` (docs/interrupts.md "MSIs in a direct VM"): the
+ * guest's LPI is the physical one (its block), mapped with the guest's
+ * configuration byte to the physical CPU of its collection's vCPU, where the
+ * guest takes it on the physical CPU interface; no vGIC state. false: not a
+ * direct VM or a command done as for the others. */
+static bool vits_mirror_direct(struct vits *s, const struct vits_result *r, u32 devid, u32 pcpu)
+{
+	if (!vits_phys(s))
+		return false;
+	switch (r->act) {
+	case VITS_ACT_MAP:
+		its_map_event(devid, r->event, r->vlpi, pcpu, vits_prop(s, r->vlpi));
+		return true;
+	case VITS_ACT_MOVE:
+		its_move_event(devid, r->event, pcpu);
+		return true;
+	case VITS_ACT_CLEAR:
+		its_clear(devid, r->event);
+		return true;
+	case VITS_ACT_INV:
+		vits_direct_inv(s, r, devid);
+		return true;
+	case VITS_ACT_MOVE_COLL:
+		for (u32 d = 0; d < s->cfg.ndevs; d++)
+			for (u32 e = 0; e < VITS_MAX_EVENTS; e++)
+				if (s->st.dev[d].ite[e].vlpi && s->st.dev[d].ite[e].icid == r->icid)
+					its_move_event(s->cfg.devids[d], e, pcpu);
+		return true;
+	default: /* UNMAP, UNMAP_DEV (vits_unmap), INT: as for the others */
+		return false;
+	}
+}
+
 static void vits_mirror(struct vits *s, const struct vits_result *r, u32 old_vlpi[VITS_MAX_EVENTS])
 {
 	struct vm *vm = s->vm;
@@ -286,22 +352,22 @@ static void vits_mirror(struct vits *s, const struct vits_result *r, u32 old_vlp
 	}
 	devid = s->cfg.devids[r->slot];
 	plpi = s->plpi_base + vits_plpi_index(r->slot, r->event);
-	if (vits_mirror_vlpi(s, r, devid, pcpu))
+	if (vits_mirror_vlpi(s, r, devid, pcpu) || vits_mirror_direct(s, r, devid, pcpu))
 		return;
 	switch (r->act) {
 	case VITS_ACT_MAP:
 		vits_lpi_map(s, r->vlpi, r->vcpu, true);
 		vits_route[plpi - GIC_LPI_BASE].vlpi = (u16)r->vlpi;
 		vits_route[plpi - GIC_LPI_BASE].vm = (u16)(vm->id + 1);
-		its_map_event(devid, r->event, plpi, pcpu, GIC_PRIO_GUEST);
+		its_map_event(devid, r->event, plpi, pcpu, GIC_PRIO_GUEST | 1);
 		break;
 	case VITS_ACT_UNMAP:
-		vits_unmap(s, r->slot, r->event, r->vlpi);
+		vits_unmap(s, r->slot, r->event, r->vlpi, true);
 		break;
 	case VITS_ACT_UNMAP_DEV:
 		for (u32 e = 0; e < VITS_MAX_EVENTS; e++)
 			if (r->ev_mask & (1u << e))
-				vits_unmap(s, r->slot, e, old_vlpi[e]);
+				vits_unmap(s, r->slot, e, old_vlpi[e], true);
 		break;
 	case VITS_ACT_MOVE:
 		vits_lpi_map(s, r->vlpi, r->vcpu, true);
@@ -574,7 +640,7 @@ void vits_vm_reset(struct vm *vm)
 	for (u32 d = 0; d < s->cfg.ndevs; d++)
 		for (u32 e = 0; e < VITS_MAX_EVENTS; e++)
 			if (s->st.dev[d].ite[e].vlpi) /* (the vGIC's LPIs were reset already) */
-				vits_unmap(s, d, e, 0);
+				vits_unmap(s, d, e, s->st.dev[d].ite[e].vlpi, false);
 	memset(&s->st, 0, sizeof(s->st));
 	s->ctlr = 0;
 	s->cbaser = s->cwriter = s->creadr = 0;
@@ -610,32 +676,45 @@ static void vits_vm_init(struct vm *vm, u64 ipa)
 	s->cfg.ncpus = vm->nvcpus;
 	s->cfg.in_ram = vits_in_ram;
 	s->cfg.ctx = vm;
-	s->plpi_base = GIC_LPI_BASE + vm->id * LPIS_PER_VM;
-	s->vlpi =
-	    its_virtual() && vm->id < ITS_VLPI_TABLES && !delivery_physical(vcpu_vm_delivery(vm));
+	s->plpi_base = c->lpi_base;
+	s->vlpi = its_virtual() && vm->id < ITS_VLPI_TABLES && !vits_phys(s);
+	if (vits_phys(s)) { /* its guest names its physical LPIs */
+		s->cfg.lpi_base = s->plpi_base;
+		s->cfg.phys_lpis = true;
+	}
 	for (u32 i = 0; i < s->cfg.ndevs; i++)
 		its_map_device(s->cfg.devids[i], VITS_EVENT_BITS);
 	mmio_register(vm, ipa, GITS_FRAMES, vits_mmio, s);
 	log_info("vm %s: virtual ITS at %lx, %u device(s), LPIs %u-%u%s", c->name, ipa,
 	         s->cfg.ndevs, s->plpi_base, s->plpi_base + LPIS_PER_VM - 1,
-	         s->vlpi ? ", delivered as vLPIs (GICv4)" : "");
+	         s->vlpi        ? ", delivered as vLPIs (GICv4)"
+	         : vits_phys(s) ? ", its own (interrupts: direct)"
+	                        : "");
 }
 
 void vits_init(void)
 {
 	const struct cfg_platform *p = cfg_system.platform;
-	u32 maxdev = 0;
+	u32 maxdev = 0, nlpis = vm_count * LPIS_PER_VM;
 	bool need = false;
 
-	for (u32 i = 0; i < vm_count; i++)
-		for (u32 k = 0; k < vms[i].cfg->npci; k++) {
+	for (u32 i = 0; i < vm_count; i++) {
+		const struct cfg_vm *c = vms[i].cfg;
+
+		for (u32 k = 0; k < c->npci; k++) {
 			need = true;
-			maxdev =
-			    vms[i].cfg->pci[k].devid > maxdev ? vms[i].cfg->pci[k].devid : maxdev;
+			maxdev = c->pci[k].devid > maxdev ? c->pci[k].devid : maxdev;
 		}
+		if (c->npci &&
+		    (c->lpi_base < GIC_LPI_BASE || (c->lpi_base - GIC_LPI_BASE) % LPIS_PER_VM ||
+		     c->lpi_base - GIC_LPI_BASE >= VITS_BLOCKS * LPIS_PER_VM))
+			panic("vm %s: LPI block at %u", c->name, c->lpi_base);
+		if (c->npci && c->lpi_base + LPIS_PER_VM - GIC_LPI_BASE > nlpis)
+			nlpis = c->lpi_base + LPIS_PER_VM - GIC_LPI_BASE;
+	}
 	if (!p->gic.its || !need)
 		return;
-	if (!its_init(p->gic.its, vm_count * LPIS_PER_VM, maxdev))
+	if (!its_init(p->gic.its, nlpis, maxdev))
 		panic("its: cannot serve the VMs' PCI functions");
 	vits_up = true;
 	its_cpu_init();

@@ -126,6 +126,8 @@ static enum vits_err mapd(const struct vits_cfg *cfg, struct vits_state *st,
 	u32 mask = 0;
 	bool any = false;
 
+	if (s < 0 && cfg->phys_lpis)
+		return c->valid ? VITS_E_DEVICE : VITS_OK; /* no virtual-only devices */
 	if (s < 0 && (s = vdev_slot(st, c, &err)) < 0)
 		return err;
 	r->slot = (u32)s;
@@ -168,7 +170,7 @@ static enum vits_err mapti(const struct vits_cfg *cfg, struct vits_state *st,
 		return err;
 	if (c->icid >= VITS_MAX_COLLECTIONS)
 		return VITS_E_COLLECTION;
-	if (c->intid < VITS_LPI_BASE || c->intid >= VITS_LPI_BASE + VITS_NR_LPIS)
+	if (c->intid < vits_lpi_base(cfg) || c->intid >= vits_lpi_base(cfg) + VITS_NR_LPIS)
 		return VITS_E_LPI;
 	if (ite->vlpi)
 		return VITS_E_MAPPED;

@@ -19,7 +19,11 @@
  *   VM's whole LPI range);
  * - collections: ICIDs below VITS_MAX_COLLECTIONS, targeting one of its
  *   vCPUs (GITS_TYPER.PTA = 0: the target is a vCPU number);
- * - virtual LPIs: VITS_LPI_BASE .. VITS_LPI_BASE + VITS_NR_LPIS - 1;
+ * - virtual LPIs: VITS_NR_LPIS from the VM's LPI base (cfg: lpi_base,
+ *   VITS_LPI_BASE when 0); a VM with `interrupts: direct` (cfg: phys_lpis) has
+ *   the block of physical LPIs reserved for it as its own (its guest
+ *   acknowledges the physical INTID), and no virtual-only devices (nothing
+ *   but a physical ITS event can make a physical LPI pending);
  * - tables (the ITT of MAPD, the command queue): inside its RAM (cfg's
  *   in_ram).
  * Anything else (a GICv4 command, an unknown one, a device beyond the
@@ -127,6 +131,8 @@ struct vits_cfg {
 	/* true when [ipa, ipa + size) is the VM's RAM */
 	bool (*in_ram)(const void *ctx, u64 ipa, u64 size);
 	const void *ctx;
+	u32 lpi_base;   /* its first LPI (VITS_NR_LPIS of them); 0: VITS_LPI_BASE */
+	bool phys_lpis; /* its LPIs are physical (`interrupts: direct`): no virtual-only devices */
 };
 
 /* the virtual ITS's translation state */
@@ -185,6 +191,11 @@ bool vits_err_stalls(enum vits_err err);
 static inline u32 vits_plpi_index(u32 slot, u32 event)
 {
 	return slot * VITS_MAX_EVENTS + event;
+}
+/* The first of the VM's VITS_NR_LPIS LPIs. */
+static inline u32 vits_lpi_base(const struct vits_cfg *cfg)
+{
+	return cfg->lpi_base ? cfg->lpi_base : VITS_LPI_BASE;
 }
 /* A short name of err, for the log. */
 const char *vits_err_name(enum vits_err err);

@@ -58,6 +58,7 @@ enum {
 	CMD_MAPC = 0x09,
 	CMD_MAPTI = 0x0a,
 	CMD_INV = 0x0c,
+	CMD_INVALL = 0x0d,
 	CMD_DISCARD = 0x0f,
 	CMD_VMOVI = 0x21,
 	CMD_VSYNC = 0x25,
@@ -259,12 +260,25 @@ void its_map_device(u32 devid, u32 event_bits)
 	        0);
 }
 
-void its_map_event(u32 devid, u32 event, u32 lpi, u32 cpu, u8 prio)
+void its_map_event(u32 devid, u32 event, u32 lpi, u32 cpu, u8 prop)
 {
-	its_prop[lpi - GIC_LPI_BASE] = (u8)((prio & 0xfc) | 1); /* enabled, group 1 */
-	dsb(ish);
+	its_lpi_config(lpi, prop);
 	its_cmd(CMD_MAPTI | (u64)devid << 32, event | (u64)lpi << 32, cpu, ARCH_MAX_CPUS);
 	its_cmd(CMD_INV | (u64)devid << 32, event, 0, cpu);
+}
+
+void its_lpi_config(u32 lpi, u8 prop)
+{
+	/* (with security, DS 0, the GIC reads the priority as a non-secure
+	 * one: >> 1 | 0x80, IHI 0069 "LPI Configuration tables") */
+	if (lpi >= GIC_LPI_BASE && lpi < GIC_LPI_BASE + its_nlpis)
+		its_prop[lpi - GIC_LPI_BASE] = (u8)((prop & 0xfc) | (prop & 1));
+	dsb(ish);
+}
+
+void its_invall(u32 cpu)
+{
+	its_cmd(CMD_INVALL, 0, cpu, cpu);
 }
 
 void its_unmap_event(u32 devid, u32 event, u32 lpi)

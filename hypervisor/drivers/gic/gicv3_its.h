@@ -29,8 +29,13 @@ bool its_init(u64 base, u32 nlpis, u32 max_devid);
 void its_cpu_init(void);
 /* MAPD: device devid with 2^event_bits events (its own ITT). */
 void its_map_device(u32 devid, u32 event_bits);
-/* MAPTI (devid, event) -> lpi on CPU cpu, enabled at priority prio. */
-void its_map_event(u32 devid, u32 event, u32 lpi, u32 cpu, u8 prio);
+/* MAPTI (devid, event) -> lpi on CPU cpu, with the configuration byte prop
+ * (priority | enable). */
+void its_map_event(u32 devid, u32 event, u32 lpi, u32 cpu, u8 prop);
+/* lpi's configuration byte (priority | enable), for the next INV or INVALL. */
+void its_lpi_config(u32 lpi, u8 prop);
+/* INVALL of CPU cpu's collection: its LPIs' configuration read again. */
+void its_invall(u32 cpu);
 /* DISCARD (devid, event), its LPI disabled. */
 void its_unmap_event(u32 devid, u32 event, u32 lpi);
 /* MOVI (devid, event) to CPU cpu. */
