@@ -11,16 +11,20 @@
  *    MAPD, MAPTI, INT; then MAPD V=0 and DISCARD on the victim's;
  *  - 8 seeded malformed commands (random words, random opcodes);
  *  - the command queue, its device's ITT and GITS_BASER0/1 at addresses
- *    outside its RAM (past its end, the ECAM, the doorbell page, 2 GiB,
- *    4 GiB, 2^47): the queue and the ITT must be refused (the ITS stalls);
+ *    outside its RAM (past its end; 0x48000000 and 0x48100000, where the
+ *    attack suite's ITS tests put the victim's RAM and pattern by physical
+ *    address; the ECAM, the doorbell page, 2 GiB, 4 GiB, 2^47): the queue
+ *    and the ITT must be refused (the ITS stalls);
  *  - a flood of 127 commands (INT, INV, INVALL, SYNC) on its own device;
  *  - its edu's MSI for unmapped events (3, 0xffff, and 0 after a DISCARD).
- * vCPU 1 gives its redistributor LPI tables outside its RAM (PROPBASER at
- * 2^30 + 2^27, PENDBASER at 4 GiB), then writes random event IDs to
+ * vCPU 1 gives its redistributor LPI tables outside its RAM, at the
+ * victim's physical addresses (PROPBASER 0x48000000, PENDBASER
+ * 0x48100000), then writes random event IDs to
  * GITS_TRANSLATER; vCPUs 2-3 access the ITS frame with seeded garbage (1-8
  * bytes, read or write, anywhere but CTLR, CBASER and CWRITER).
  * A refused case that ran, a set-up that failed or an own MSI that did not
- * arrive is a violation.
+ * arrive is a violation. Its report line gives the counter's time (ms)
+ * from the end of its set-up until the end of the attack.
  */
 #include "attack.h"
 #include "edu.h"
@@ -46,10 +50,11 @@ static volatile u32 ready; /* vCPU 0's set-up done (1) or failed (2) */
 static volatile u64 own_lpis, other_lpis;
 static u64 stalls, msis, translater, garbage, baser0, baser1;
 static bool tables_out; /* vCPU 1's */
+static u64 its_from;    /* the counter when its set-up was done */
 
 /* IPAs outside its RAM (0x40000000-0x40ffffff) */
-static const u64 outside[] = { 0x41000000, 0x48000000,  0x3f000000,       0x08090000,
-	                       0x80000000, 0x100000000, 0x7ffffff00000ull };
+static const u64 outside[] = { 0x41000000, 0x48000000, 0x48100000,  0x3f000000,
+	                       0x08090000, 0x80000000, 0x100000000, 0x7ffffff00000ull };
 
 static void lpi_irq(u32 intid)
 {
@@ -209,6 +214,7 @@ static u64 run_cpu0(u64 end)
 	if (!ready) {
 		st = seed * 0x9e3779b97f4a7c15ull + 1;
 		ready = setup() ? 1 : 2;
+		its_from = timer_now();
 		if (ready != 1)
 			extra[0]++;
 	}
@@ -242,7 +248,7 @@ u64 run_its(u32 cpu, u64 end)
 	if (cpu == 1) {
 		if (!tables_out) {
 			tables_out = true;
-			gits_lpis_on(0x48000000, 14, 0x100000000ull);
+			gits_lpis_on(0x48000000, 14, 0x48100000);
 		}
 		for (; n < 1000 && timer_now() < end; n++)
 			mmio_write32(its.base + GITS_TRANSLATER, (u32)rnd(&st) >> (rnd(&st) & 31));
@@ -265,6 +271,8 @@ u64 run_its(u32 cpu, u64 end)
 void its_report(void)
 {
 	printf("attack: its stalls=%lu own_lpis=%lu other_lpis=%lu msis=%lu translater=%lu "
-	       "garbage=%lu\n",
-	       stalls, own_lpis, other_lpis, msis, translater, garbage);
+	       "garbage=%lu from_ms=%lu until_ms=%lu\n",
+	       stalls, own_lpis, other_lpis, msis, translater, garbage,
+	       timer_ticks_to_ns(its_from) / NSEC_PER_MSEC,
+	       timer_ticks_to_ns(timer_now()) / NSEC_PER_MSEC);
 }
