@@ -61,8 +61,8 @@ def boot_pair(mode: str, ms: int = 300, attacker: str | None = None, msis: int =
               platform: str = "qemu-virt") -> RunResult:
     """The victim beside the attack guest in `mode` (or the VM body
     `attacker`: its cpus, guest, params...) under -icount shift=0; with
-    `msis`, the victim owns an edu and has it send that many MSIs a beat,
-    its RAM at VICTIM_PA."""
+    `msis`, the victim owns an edu and has it send BEATS rounds of that many
+    MSIs, one round every 5 prints, its RAM at VICTIM_PA."""
     # per xdist worker: the module's `quiet` baseline runs once on each
     # worker, and two workers must not write one config and build at once
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")
@@ -591,7 +591,7 @@ ITS_ATTACK = """\
     pci: [{qemu: edu}]
     params: {mode: its, ms: 300}
 """
-VICTIM_MSIS = 20  # a beat: 100 in all
+VICTIM_MSIS = 20  # a round: 100 in all
 
 
 def its_attack(res: RunResult, quiet: dict[str, int]) -> dict[str, int]:
@@ -631,13 +631,12 @@ def test_its_attack_cannot_signal_or_stall_the_victim(quiet: dict[str, int]) -> 
     IDs (the victim's among them) and INTs, unmaps and discards them, writes
     malformed commands, points its command queue, ITTs, device and
     collection tables and one redistributor's LPI tables outside its RAM
-    (at the victim's physical addresses too, as IPAs),
-    floods the queue and GITS_TRANSLATER, garbles the ITS frame and has its
-    edu send MSIs for unmapped events, for 300 ms. The victim gets each of
-    its 100 MSIs, all sent during the attack, and no LPI it did not ask
-    for, keeps its pattern and its
-    print latency, the hypervisor logs the refusals (at most 8 lines) and
-    both VMs power off cleanly."""
+    (at the victim's physical addresses too, as IPAs), floods the queue and
+    GITS_TRANSLATER, garbles the ITS frame and has its edu send MSIs for
+    unmapped events, for 300 ms. The victim gets each of its 100 MSIs, all
+    sent during the attack, and no LPI it did not ask for, keeps its pattern
+    and its print latency, the hypervisor logs the refusals (at most 8
+    lines) and both VMs power off cleanly."""
     its_attack(boot_pair("its", attacker=ITS_ATTACK, msis=VICTIM_MSIS), quiet)
 
 
