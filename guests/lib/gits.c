@@ -3,6 +3,7 @@
 #include "gits.h"
 
 #include "arch.h"
+#include "edu.h"
 #include "gic.h"
 #include "timer.h"
 
@@ -65,7 +66,7 @@ uptr gits_edu_find(uptr ecam, u32 slot, u32 *devid)
 	for (; slot < 32; slot++) {
 		uptr c = ecam + ((uptr)slot << 15);
 
-		if (mmio_read32(c) == (0x11e8u << 16 | 0x1234u)) {
+		if (mmio_read32(c) == ((u32)EDU_DEVICE << 16 | EDU_VENDOR)) {
 			*devid = slot << 3;
 			return c;
 		}
