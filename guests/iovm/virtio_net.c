@@ -16,9 +16,7 @@
 
 /* Each ring part in its own page so that one translation covers it. */
 struct vq {
-	struct virtq_desc desc[VNET_QSIZE] __aligned(4096);
-	u8 avail[VIRTQ_AVAIL_BYTES(VNET_QSIZE)] __aligned(4096);
-	u8 used[VIRTQ_USED_BYTES(VNET_QSIZE)] __aligned(4096);
+	VIRTQ_MEM(VNET_QSIZE, 4096);
 	u8 buf[VNET_QSIZE][BUF_SIZE] __aligned(4096);
 	struct virtq q;
 	u16 nfree; /* tx: free descriptors */

@@ -48,6 +48,16 @@ struct virtq_used {
 #define VIRTQ_AVAIL_BYTES(n) (6u + 2u * (n))
 #define VIRTQ_USED_BYTES(n)  (6u + 8u * (n))
 
+/* Memory for a queue of n entries, each part aligned to `align` (at least
+ * 16; 4096 puts each in its own page). A struct type, also usable as an
+ * anonymous member (C11): its fields desc, avail, used. */
+#define VIRTQ_MEM(n, align)                                      \
+	struct {                                                 \
+		struct virtq_desc desc[n] __aligned(align);      \
+		u8 avail[VIRTQ_AVAIL_BYTES(n)] __aligned(align); \
+		u8 used[VIRTQ_USED_BYTES(n)] __aligned(align);   \
+	}
+
 struct virtq {
 	struct virtq_desc *desc;
 	struct virtq_avail *avail;
