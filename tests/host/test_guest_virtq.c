@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Host unit test of the guests' split-virtqueue driver side
- * (guests/lib/virtq.c): ring positions and wrap-around of the 16-bit
- * indices, the notification decision with and without
- * VIRTIO_F_RING_EVENT_IDX (the device's avail_event anywhere relative to the
- * batch, across the wrap), interrupt suppression, and reading used entries,
- * with this test playing the device. */
+ * (guests/lib/virtq.c; the hypervisor's device side has test_virtq.c): ring
+ * positions and wrap-around of the 16-bit indices, the notification decision
+ * with and without VIRTIO_F_RING_EVENT_IDX (the device's avail_event
+ * anywhere relative to the batch, across the wrap), interrupt suppression,
+ * and reading used entries, with this test playing the device. */
 #include <string.h>
 
 #include "check.h"
@@ -146,6 +146,6 @@ int main(void)
 	test_used_and_irq();
 	if (failures)
 		return 1;
-	printf("test_virtq: ok\n");
+	printf("test_guest_virtq: ok\n");
 	return 0;
 }
