@@ -17,6 +17,21 @@
 
 static struct vio vio;
 
+bool has_word(const char *list, const char *word)
+{
+	u32 n = strlen(word);
+
+	while (*list) {
+		if (!strncmp(list, word, n) && (list[n] == ',' || !list[n]))
+			return true;
+		while (*list && *list != ',')
+			list++;
+		if (*list)
+			list++;
+	}
+	return false;
+}
+
 bool vio_has(const struct vio *v, u32 bit)
 {
 	return (v->features & BIT(bit)) != 0;

@@ -36,6 +36,18 @@ bool vio_wait(struct vio *v, bool (*cond)(void *), void *arg, u64 timeout_ns);
 bool vio_has(const struct vio *v, u32 bit);
 
 int vionet_run(struct vio *v, uptr base);
+/* vionet.c for viohostile.c: (re)sets the device and rings up; the echo
+ * exchange (NULL or why it failed); the transmit queue and its buffers. */
+const char *vionet_setup(struct vio *v, uptr base);
+const char *vionet_echo(u32 frames, u32 size, u32 window);
+struct virtq *vionet_txq(void);
+/* Waits until the device gave every transmit buffer back: false if not. */
+bool vionet_tx_idle(u64 timeout_ns);
+void *vionet_txbuf(u32 i);
+/* viohostile.c: mode=hostile. */
+int vionet_hostile(struct vio *v, uptr base, u32 qsize);
+/* Whether the comma-separated list has word. */
+bool has_word(const char *list, const char *word);
 int vioblk_run(struct vio *v, uptr base);
 
 #endif

@@ -39,6 +39,8 @@ static u8 txmem[QMAX][TXBUF] __aligned(64);
 static u16 txfree[QMAX], ntxfree;
 static struct vio *vn;
 static u32 qsize, rxbuf;
+static u8 mac[ETH_ALEN], peer[ETH_ALEN];
+static u64 timeout_ms;
 static u64 n_tx, n_rx, n_merged, n_bad, n_kicks, n_skipped;
 
 /* Frame assembly across merged buffers: what is left of the current one. */
@@ -171,23 +173,7 @@ static void port_wait(u64 max_ns)
 	vio_wait(vn, rx_or_tx_done, NULL, max_ns);
 }
 
-/* Whether the comma-separated list has word. */
-static bool has_word(const char *list, const char *word)
-{
-	u32 n = strlen(word);
-
-	while (*list) {
-		if (!strncmp(list, word, n) && (list[n] == ',' || !list[n]))
-			return true;
-		while (*list && *list != ',')
-			list++;
-		if (*list)
-			list++;
-	}
-	return false;
-}
-
-static const char *setup(struct vio *v, uptr base)
+const char *vionet_setup(struct vio *v, uptr base)
 {
 	u64 wanted = BIT(F_MAC) | BIT(F_MRG_RXBUF) | BIT(VIRTIO_F_RING_EVENT_IDX);
 	const char *f = param_str_default("features", "all"), *why;
@@ -214,25 +200,62 @@ static const char *setup(struct vio *v, uptr base)
 		txfree[i] = (u16)(qsize - 1 - i);
 	}
 	ntxfree = (u16)qsize;
+	want = got_len = 0;
+	dropping = false;
 	virtq_publish(&rx.q);
 	vio_start(v);
 	kick(RXQ, &rx.q);
 	return NULL;
 }
 
-int vionet_run(struct vio *v, uptr base)
+const char *vionet_echo(u32 frames, u32 size, u32 window)
 {
 	static const struct echo_port port = { port_can_send, port_send, port_recv, port_kick,
 		                               port_wait };
-	u8 mac[ETH_ALEN], peer[ETH_ALEN];
+	struct echo_result res;
+	const char *why =
+	    echo_run(&port, peer, mac, mac[5], frames, size, window, timeout_ms, &res);
+
+	printf("vioclient: net: tx=%lu rx=%lu merged=%lu rx_bad=%lu kicks=%lu kicks_skipped=%lu\n",
+	       n_tx, n_rx, n_merged, n_bad, n_kicks, n_skipped);
+	if (!why)
+		echo_print_result("vioclient", &res);
+	return why;
+}
+
+static bool tx_all_back(void *arg)
+{
+	(void)arg;
+	virtq_irq_enable(&tx.q);
+	tx_reclaim();
+	return ntxfree == qsize;
+}
+
+bool vionet_tx_idle(u64 timeout_ns)
+{
+	return vio_wait(vn, tx_all_back, NULL, timeout_ns);
+}
+
+struct virtq *vionet_txq(void)
+{
+	return &tx.q;
+}
+
+void *vionet_txbuf(u32 i)
+{
+	return txmem[i % QMAX];
+}
+
+int vionet_run(struct vio *v, uptr base)
+{
 	u32 frames = (u32)param_u64("frames", 32), size = (u32)param_u64("size", 200);
 	u32 window = (u32)param_u64("window", 8), i;
-	struct echo_result res;
 	const char *why;
 
 	vn = v;
 	qsize = (u32)param_u64("queue", 64);
 	rxbuf = (u32)param_u64("rxbuf", 2048);
+	timeout_ms = param_u64("timeout_ms", 20000);
 	if (!qsize || qsize > QMAX || (qsize & (qsize - 1)))
 		return rt_fail("vioclient", "queue %u: a power of two up to %u", qsize, QMAX);
 	if (rxbuf < NET_HDR + 64 || rxbuf > RXPOOL / qsize)
@@ -242,7 +265,7 @@ int vionet_run(struct vio *v, uptr base)
 	if (!eth_parse_mac(param_str_default("mac", "02:00:00:00:00:51"), mac) ||
 	    !eth_parse_mac(param_str_default("peer_mac", "02:00:00:00:00:fe"), peer))
 		return rt_fail("vioclient", "bad mac or peer_mac");
-	why = setup(v, base);
+	why = vionet_setup(v, base);
 	if (why)
 		return rt_fail("vioclient", "net: %s (status 0x%x)", why, vmmio_status(&v->mmio));
 	if (vio_has(v, F_MAC))
@@ -251,14 +274,11 @@ int vionet_run(struct vio *v, uptr base)
 	printf("vioclient: net: mac %02x:%02x:%02x:%02x:%02x:%02x queue %u rxbuf %u features "
 	       "0x%lx\n",
 	       mac[0], mac[1], mac[2], mac[3], mac[4], mac[5], qsize, rxbuf, v->features);
-	why = echo_run(&port, peer, mac, mac[5], frames, size, window,
-	               param_u64("timeout_ms", 20000), &res);
-	printf("vioclient: net: tx=%lu rx=%lu merged=%lu rx_bad=%lu kicks=%lu kicks_skipped=%lu\n",
-	       n_tx, n_rx, n_merged, n_bad, n_kicks, n_skipped);
+	if (!strcmp(param_str_default("mode", "echo"), "hostile"))
+		return vionet_hostile(v, base, qsize);
+	why = vionet_echo(frames, size, window);
 	if (why)
 		return rt_fail("vioclient", "net: %s", why);
-	echo_print_result("vioclient", &res);
-	printf("vioclient: PASS (%u frames sent, %u replies verified both ways)\n", res.sent,
-	       res.got);
+	printf("vioclient: PASS (%u frames sent, %u replies verified both ways)\n", frames, frames);
 	return 0;
 }

@@ -108,6 +108,25 @@ def test_net_small_buffers_need_mergeable_rx(elf: Path, tmp_path: Path) -> None:
     assert peer.stats.total == 0
 
 
+def test_net_hostile_driver_then_reset(elf: Path, tmp_path: Path) -> None:
+    """The hostile mode on QEMU's device (what the hypervisor's bridge must
+    also survive): a descriptor loop, a chain past the queue and a huge length
+    make QEMU flag DEVICE_NEEDS_RESET (Status 0x4f); a buffer outside RAM it
+    reads as zeros and uses; a notification flood changes nothing. After each
+    the client resets if asked and 8 frames go out and back."""
+    lines, peer = net_boot(elf, tmp_path, {"irq": MMIO_INTID + 1, "mode": "hostile", "flood": 20000})
+    assert lines[-2] == "vioclient: PASS (hostile: 5 attacks, recovered from each)", lines
+    assert [x for x in lines if x.startswith("vioclient: hostile: ")] == [
+        "vioclient: hostile: loop: status 0x4f, needs reset", "vioclient: hostile: loop: recovered",
+        "vioclient: hostile: long: status 0x4f, needs reset", "vioclient: hostile: long: recovered",
+        "vioclient: hostile: oob: status 0xf, used", "vioclient: hostile: oob: recovered",
+        "vioclient: hostile: huge: status 0x4f, needs reset", "vioclient: hostile: huge: recovered",
+        "vioclient: hostile: flood: 20000 notifications, status 0xf", "vioclient: hostile: flood: recovered",
+    ], lines
+    mac = peer.stats.mac(MAC)
+    assert (mac.requests, mac.replies, mac.bad) == (40, 40, 0), peer.stats
+
+
 # -- virtio-blk ---------------------------------------------------------------
 
 def pattern(offset: int, size: int, seed: int) -> bytes:
