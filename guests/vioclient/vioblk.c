@@ -306,14 +306,14 @@ int vioblk_run(struct vio *v, uptr base)
 	       vio_has(v, F_BLK_SIZE) ? vmmio_config32(&v->mmio, 20) : SECTOR, v->features);
 	if ((why = rand_reads(reads, depth, "")) ||
 	    (why = seq_reads((u32)param_u64("seq_kib", 1024), depth)))
-		return rt_fail("vioclient", "blk: %s", why);
+		return vio_fail(vb, "blk", why);
 	if (write_kib) {
 		u64 sector = param_u64("write_sector", capacity - 128);
 
 		if (sector + write_kib * 2ull > capacity || write_kib > 1024)
 			return rt_fail("vioclient", "blk: write_sector/write_kib past the end");
 		if ((why = write_back(sector, write_kib, param_u64("wseed", 0x77))))
-			return rt_fail("vioclient", "blk: %s", why);
+			return vio_fail(vb, "blk", why);
 	}
 	st = sync_req(T_IN, capacity, 4096);
 	printf("vioclient: blk: read past the end: status %d%s\n", st,
@@ -323,7 +323,7 @@ int vioblk_run(struct vio *v, uptr base)
 	if (param_u64("reset", 1)) {
 		if ((why = reset(base)) ||
 		    (why = rand_reads(reads < 16 ? reads : 16, depth, "_after_reset")))
-			return rt_fail("vioclient", "blk: %s", why);
+			return vio_fail(vb, "blk", why);
 	}
 	printf("vioclient: PASS (blk: %u random reads, sequential reads, %s)\n", reads,
 	       write_kib && !vio_has(v, F_RO) ? "write + read back" : "no writes");

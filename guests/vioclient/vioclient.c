@@ -37,6 +37,12 @@ bool vio_has(const struct vio *v, u32 bit)
 	return (v->features & BIT(bit)) != 0;
 }
 
+int vio_fail(const struct vio *v, const char *what, const char *why)
+{
+	return rt_fail("vioclient", "%s: %s; device status 0x%x", what, why,
+	               vmmio_status(&v->mmio));
+}
+
 static const char *refuse(struct vio *v, const char *why)
 {
 	vmmio_fail(&v->mmio);

@@ -34,6 +34,8 @@ void vio_start(struct vio *v);
 /* Until cond(arg) or timeout_ns: in WFI if interrupt-driven, busy otherwise. */
 bool vio_wait(struct vio *v, bool (*cond)(void *), void *arg, u64 timeout_ns);
 bool vio_has(const struct vio *v, u32 bit);
+/* "vioclient: FAIL (<what>: <why>; device status 0x<s>)": returns 1. */
+int vio_fail(const struct vio *v, const char *what, const char *why);
 
 int vionet_run(struct vio *v, uptr base);
 /* vionet.c for viohostile.c: (re)sets the device and rings up; the echo

@@ -278,7 +278,7 @@ int vionet_run(struct vio *v, uptr base)
 		return vionet_hostile(v, base, qsize);
 	why = vionet_echo(frames, size, window);
 	if (why)
-		return rt_fail("vioclient", "net: %s", why);
+		return vio_fail(v, "net", why);
 	printf("vioclient: PASS (%u frames sent, %u replies verified both ways)\n", frames, frames);
 	return 0;
 }

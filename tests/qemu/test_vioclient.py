@@ -188,7 +188,8 @@ def test_blk_pattern_check_catches_a_bad_word(elf: Path, tmp_path: Path, image_b
     bad = bytearray(image_bytes)
     bad[0x10008] ^= 0x40
     lines, _ = blk_boot(elf, tmp_path, bytes(bad), {"reads": 0, "write_kib": 0})
-    assert lines[-2] == "vioclient: FAIL (blk: sequential data differs from the pattern)", lines
+    # DRIVER_OK, FEATURES_OK, DRIVER, ACKNOWLEDGE: the device is fine, the data is not
+    assert lines[-2] == "vioclient: FAIL (blk: sequential data differs from the pattern; device status 0xf)", lines
 
 
 def test_blk_refuses_a_device_without_version_1(elf: Path, tmp_path: Path, image_bytes: bytes) -> None:
