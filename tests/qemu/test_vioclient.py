@@ -20,7 +20,7 @@ import pytest
 from bulkhead.config import schema, shared_io
 from bulkhead.run.backend import RunOptions
 from bulkhead.run.netpeer import Peer
-from bulkhead.run.runner import run
+from bulkhead.run.runner import RunResult, run
 
 pytestmark = pytest.mark.qemu
 
@@ -206,22 +206,49 @@ def test_blk_refuses_a_device_without_version_1(elf: Path, tmp_path: Path, image
 BRIDGE = "virtio" in shared_io.CLIENT_KEYS or "virtio" in schema.CORE_VM_KEYS
 
 
-@pytest.mark.skipif(not BRIDGE, reason="the hypervisor's virtio-mmio bridge (branch viohyp: `virtio: net` "
-                                       "for a client VM) has not landed")
-def test_vioclient_through_the_hypervisors_bridge() -> None:
-    """The same client as a Bulkhead VM: its virtio-net device is the
-    hypervisor's bridge to its rings of the shared NIC (docs/io.md), beside a
-    ring client; both exchanges pass and the peer saw every frame."""
-    config = REPO_ROOT / "tests" / "configs" / "io-vioclient.yaml"
+needs_bridge = pytest.mark.skipif(not BRIDGE, reason="the hypervisor's virtio-mmio bridge (branch viohyp: "
+                                                     "`virtio: net` for a client VM) has not landed")
+
+
+def bridge_run(name: str) -> tuple[RunResult, Peer]:
+    """Runs tests/configs/<name> (alice: vioclient, bob: ioclient) with a peer."""
+    config = REPO_ROOT / "tests" / "configs" / name
     with Peer(max_frames=1000, max_seconds=240) as peer:
         r = run(config, RunOptions(timeout=240.0, out=REPO_ROOT / "build" / "qemu-tests" / config.stem,
                                    netdev=peer.netdev()))
     assert r.clean, r.reason + "\n" + r.output[-3000:]
+    assert "ioclient: PASS (50 frames sent, 50 replies verified both ways)" in r.lines("bob")
+    assert "iovm: PASS" in r.lines("iovm")
+    return r, peer
+
+
+@needs_bridge
+def test_vioclient_through_the_hypervisors_bridge() -> None:
+    """The same client as a Bulkhead VM: its virtio-net device is the
+    hypervisor's bridge to its rings of the shared NIC (docs/io.md), beside a
+    ring client; both exchanges pass and the peer saw every frame."""
+    r, peer = bridge_run("io-vioclient.yaml")
     alice = r.lines("alice")
     assert "vioclient: PASS (50 frames sent, 50 replies verified both ways)" in alice, alice
     assert features(alice, "net") & (F_VERSION_1 | F_NET_MAC) == F_VERSION_1 | F_NET_MAC
     assert [x for x in alice if x.startswith("vioclient: net: mac 02:00:00:00:00:0a ")], alice
-    assert "ioclient: PASS (50 frames sent, 50 replies verified both ways)" in r.lines("bob")
     for mac in ("02:00:00:00:00:0a", "02:00:00:00:00:0b"):
         st = peer.stats.mac(mac)
         assert (st.requests, st.good, st.bad, st.replies) == (50, 50, 0, 50), (mac, st)
+
+
+@needs_bridge
+def test_hostile_vioclient_through_the_bridge() -> None:
+    """The hostile mode against the bridge: each bad chain stops alice's
+    device only (DEVICE_NEEDS_RESET), a reset brings it back with 8 frames out
+    and back each time, the flood changes nothing, and bob's exchange passes."""
+    r, peer = bridge_run("io-vioclient-hostile.yaml")
+    alice = r.lines("alice")
+    assert "vioclient: PASS (hostile: 5 attacks, recovered from each)" in alice, alice
+    assert [x for x in alice if x.startswith("vioclient: hostile: ")] == [
+        *(line for a in ("loop", "long", "oob", "huge")
+          for line in (f"vioclient: hostile: {a}: status 0x4f, needs reset", f"vioclient: hostile: {a}: recovered")),
+        "vioclient: hostile: flood: 20000 notifications, status 0xf", "vioclient: hostile: flood: recovered",
+    ], alice
+    st = peer.stats.mac("02:00:00:00:00:0a")
+    assert (st.requests, st.good, st.bad, st.replies) == (40, 40, 0, 40), st
