@@ -42,6 +42,7 @@ SOURCES: dict[str, list[str]] = {
     "test_linering": ["lib/linering.c"],
     "test_ioring": ["../guests/lib/ioring.c"],  # the guest runtime's ring library
     "test_iosched": ["../guests/iovm/iosched.c"],  # the I/O VM's scheduler
+    "test_guest_virtq": ["../guests/lib/virtq.c"],  # the guests' split virtqueues (vioclient, I/O VM)
     "test_vgic": ["core/vgic/vgic.c", "core/vgic/vgic_sgi.c", "core/vgic/vgic_v2.c", "core/vgic/vgic_regs.c"],
     "test_vgic_v3_virq": ["core/vgic/vgic_v3_virq.c"],  # the quirk gic.virq: software
     "test_pcienum": ["lib/pcienum.c"],
@@ -68,7 +69,7 @@ DEFINES: dict[str, list[str]] = {
     "test_lockrank": ["-DBULKHEAD_LOCK_CHECK"],
 }
 # extra include directories (the hypervisor's is always there)
-INCLUDES: dict[str, list[Path]] = {"test_ioring": [GUEST_INCLUDE],
+INCLUDES: dict[str, list[Path]] = {"test_ioring": [GUEST_INCLUDE], "test_guest_virtq": [GUEST_INCLUDE],
                                    "test_iosched": [GUEST_INCLUDE, ROOT / "guests" / "iovm"]}
 
 CFLAGS = [

@@ -14,13 +14,12 @@ import re
 import subprocess
 from pathlib import Path
 
+import baremetal
 import pytest
 
 pytestmark = pytest.mark.qemu
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-PARAMS_ADDR = 0x40FFF000
-TIMEOUT = 60
 
 
 @pytest.fixture(scope="module")
@@ -37,23 +36,7 @@ def guests(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def boot(guests: Path, tmp_path: Path, name: str, params: dict[str, object] | None = None,
          cpu: str = "cortex-a53") -> list[str]:
     """Boot guests/<name> on 4 CPUs; returns its console lines."""
-    argv = [
-        "qemu-system-aarch64", "-M", "virt,gic-version=3", "-cpu", cpu, "-smp", "4",
-        "-m", "1G", "-nographic", "-no-reboot", "-kernel", str(guests / f"{name}.elf"),
-    ]
-    if params is not None:
-        block = tmp_path / "params.txt"
-        block.write_text("vm=bare\n" + "".join(f"{k}={v}\n" for k, v in params.items()))
-        argv += ["-device", f"loader,file={block},addr=0x{PARAMS_ADDR:x}"]
-    try:
-        proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=TIMEOUT, check=False)
-    except subprocess.TimeoutExpired as exc:
-        out = exc.stdout.decode(errors="replace") if exc.stdout else ""
-        pytest.fail(f"QEMU timed out after {TIMEOUT} s (guest did not power off)\n{out}")
-    output = proc.stdout.decode(errors="replace").replace("\r", "")
-    assert proc.returncode == 0, output + proc.stderr.decode(errors="replace")
-    return output.splitlines()
+    return baremetal.boot(guests / f"{name}.elf", tmp_path, params, cpu=cpu)
 
 
 def no_fail(lines: list[str]) -> bool:
