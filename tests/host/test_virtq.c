@@ -286,7 +286,7 @@ static void test_net_tx(void)
 	CHECK(tx[0].data[0] == 0x22 && tx[0].data[59] == 0x22);
 	CHECK(tx[1].flag == VNET_SLOT_FULL && tx[1].index == 1);
 	CHECK(tx[2].flag == VNET_SLOT_EMPTY);
-	CHECK(n.tx_runt == 1 && n.tx_frames == 2);
+	CHECK(n.st.tx_runt == 1 && n.st.tx_frames == 2);
 	CHECK(get16(USED + 2) == 3); /* all three used */
 	/* a full ring leaves the chains queued */
 	tx[2].flag = tx[3].flag = VNET_SLOT_FULL;
@@ -294,7 +294,7 @@ static void test_net_tx(void)
 	desc(7, BUF + 0x100, 60, 0, 0);
 	offer(6);
 	CHECK(vnet_tx(&n, &mem, &rings, NUM) == 0);
-	CHECK(n.tx_full == 1 && virtq_pending(&n.q[1], &mem) == 1);
+	CHECK(n.st.tx_full == 1 && virtq_pending(&n.q[1], &mem) == 1);
 	tx[2].flag = VNET_SLOT_EMPTY; /* the I/O VM took one */
 	CHECK(vnet_tx(&n, &mem, &rings, NUM) == 1);
 	CHECK(tx[2].flag == VNET_SLOT_FULL && tx[2].len == 60);
@@ -319,12 +319,12 @@ static void test_net_rx(void)
 	/* no buffer posted: the frame waits in the ring */
 	put_rx(0, VNET_SLOT_FULL, 100, 0, 0x33);
 	CHECK(vnet_rx(&n, &mem, &rings, SLOTS) == 0);
-	CHECK(rx[0].flag == VNET_SLOT_FULL && n.rx_wait == 1);
+	CHECK(rx[0].flag == VNET_SLOT_FULL && n.st.rx_wait == 1);
 	/* a 2 KiB buffer: header and frame */
 	desc(0, BUF, 2048, VIRTQ_DESC_F_WRITE, 0);
 	offer(0);
 	CHECK(vnet_rx(&n, &mem, &rings, SLOTS) == 1);
-	CHECK(rx[0].flag == VNET_SLOT_EMPTY && n.rx_frames == 1);
+	CHECK(rx[0].flag == VNET_SLOT_EMPTY && n.st.rx_frames == 1);
 	CHECK(get16(USED + 2) == 1 && get32(USED + 8) == 112);
 	CHECK(get16(BUF + 10) == 1 && ram[BUF - RAM_BASE] == 0); /* num_buffers; no flags */
 	CHECK(ram[BUF + 12 - RAM_BASE] == 0x33 && ram[BUF + 111 - RAM_BASE] == 0x33);
@@ -354,13 +354,13 @@ static void test_net_rx(void)
 	put_rx(0, VNET_SLOT_FULL, 5000, 0, 0);
 	put_rx(1, VNET_SLOT_FULL, 100, 7, 0);
 	CHECK(vnet_rx(&n, &mem, &rings, SLOTS) == 0);
-	CHECK(n.rx_bad == 3 && rx[3].flag == VNET_SLOT_EMPTY && rx[1].flag == VNET_SLOT_EMPTY);
+	CHECK(n.st.rx_bad == 3 && rx[3].flag == VNET_SLOT_EMPTY && rx[1].flag == VNET_SLOT_EMPTY);
 	/* without mergeable buffers a frame that does not fit is dropped */
 	net_fresh(&n, false);
 	put_rx(0, VNET_SLOT_FULL, 1000, 0, 0x66);
 	desc(0, BUF, 512, VIRTQ_DESC_F_WRITE, 0);
 	offer(0);
-	CHECK(vnet_rx(&n, &mem, &rings, SLOTS) == 1 && n.rx_short == 1 && n.rx_frames == 0);
+	CHECK(vnet_rx(&n, &mem, &rings, SLOTS) == 1 && n.st.rx_short == 1 && n.st.rx_frames == 0);
 	CHECK(virtq_pending(&n.q[0], &mem) == 1); /* the buffer is still the client's */
 	/* a receive buffer smaller than the header stops the device */
 	put_rx(1, VNET_SLOT_FULL, 100, 1, 0);

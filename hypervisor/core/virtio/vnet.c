@@ -24,7 +24,7 @@ int vnet_tx(struct vnet *n, const struct virtq_mem *m, const struct vnet_rings *
 
 		if (!s || load_acquire(&s->flag) != VNET_SLOT_EMPTY) {
 			if (virtq_pending(q, m))
-				n->tx_full++;
+				n->st.tx_full++;
 			break;
 		}
 		res = virtq_pop(q, m, VNET_HDR_LEN + VNET_FRAME_MAX, &c);
@@ -35,7 +35,7 @@ int vnet_tx(struct vnet *n, const struct virtq_mem *m, const struct vnet_rings *
 		if (c.nin)
 			return VIRTQ_E_FLAGS; /* the transmit queue's buffers are read only */
 		if (c.out_len < VNET_HDR_LEN + VNET_FRAME_MIN) {
-			n->tx_runt++;
+			n->st.tx_runt++;
 		} else {
 			len = c.out_len - VNET_HDR_LEN;
 			if (!virtq_read_chain(m, &c, VNET_HDR_LEN, s->data, len))
@@ -45,7 +45,7 @@ int vnet_tx(struct vnet *n, const struct virtq_mem *m, const struct vnet_rings *
 			__atomic_store_n(&s->seq, n->seq++, __ATOMIC_RELAXED);
 			store_release(&s->flag, VNET_SLOT_FULL);
 			n->tx_pos = (n->tx_pos + 1) % r->nslots;
-			n->tx_frames++;
+			n->st.tx_frames++;
 			sent++;
 		}
 		if (!virtq_push(q, m, c.head, 0))
@@ -87,7 +87,7 @@ static enum virtq_res rx_frame(struct vnet *n, const struct virtq_mem *m, const 
 	while (done < len) {
 		if (!n->mrg || nb == VNET_RX_MAX_BUFS) {
 			virtq_unpop(q, (u16)nb); /* the buffers are the client's again */
-			n->rx_short++;
+			n->st.rx_short++;
 			return VIRTQ_OK;
 		}
 		res = rx_pop(q, m, &c);
@@ -107,7 +107,7 @@ static enum virtq_res rx_frame(struct vnet *n, const struct virtq_mem *m, const 
 	for (u32 i = 0; i < nb; i++)
 		if (!virtq_push(q, m, heads[i], lens[i]))
 			return VIRTQ_E_RING;
-	n->rx_frames++;
+	n->st.rx_frames++;
 	return VIRTQ_OK;
 }
 
@@ -129,13 +129,13 @@ int vnet_rx(struct vnet *n, const struct virtq_mem *m, const struct vnet_rings *
 		index = __atomic_load_n(&s->index, __ATOMIC_RELAXED);
 		if (flag != VNET_SLOT_FULL || index != n->rx_pos || !len ||
 		    len > VNET_SLOT_DATA_MAX) {
-			n->rx_bad++;
+			n->st.rx_bad++;
 		} else {
 			/* the I/O VM's frame, copied straight into the client's buffers:
 			 * a frame it changes meanwhile only corrupts itself */
 			res = rx_frame(n, m, s->data, len);
 			if (res == VIRTQ_EMPTY) {
-				n->rx_wait++;
+				n->st.rx_wait++;
 				break;
 			}
 			if (res != VIRTQ_OK)

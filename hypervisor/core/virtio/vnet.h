@@ -50,16 +50,21 @@ struct vnet_rings {
 	u32 nslots;
 };
 
-struct vnet {
-	struct virtq q[2]; /* receiveq (0), transmitq (1) */
-	bool mrg;          /* VIRTIO_NET_F_MRG_RXBUF negotiated */
-	u32 tx_pos, rx_pos, seq;
+/* Counters (kept across device resets). */
+struct vnet_stats {
 	u64 tx_frames, rx_frames;
 	u64 tx_full;  /* times the tx ring had no free slot */
 	u64 tx_runt;  /* chains shorter than a header and an Ethernet header, dropped */
 	u64 rx_wait;  /* times a frame waited for receive buffers */
 	u64 rx_short; /* frames dropped: the posted buffers could not hold them */
 	u64 rx_bad;   /* malformed rx slots dropped */
+};
+
+struct vnet {
+	struct virtq q[2]; /* receiveq (0), transmitq (1) */
+	bool mrg;          /* VIRTIO_NET_F_MRG_RXBUF negotiated */
+	u32 tx_pos, rx_pos, seq;
+	struct vnet_stats st;
 };
 
 /* Moves what the client queued for transmission into its tx ring: the
