@@ -21,6 +21,7 @@
 /* words of the control page (guests/lib/include/ioring.h struct ioring_ctrl) */
 #define CTRL_CLIENT_STATE 0x14 /* client_state: the bridge writes it for the client */
 #define CTRL_IO_POLLING   0x48 /* io_polling */
+#define CTRL_TX_WAIT      0x50 /* client_tx_wait: the bridge writes it for the client */
 #define STATE_READY       1u
 #define STATE_DONE        2u
 #define NET_FEATURES                                                                     \
@@ -37,6 +38,8 @@ struct virtio_dev {
 	struct virtio_mmio regs;
 	struct vnet net;
 	u32 rx_pending;      /* the I/O VM rang: receive work for the client's CPU */
+	u32 tx_wait;         /* the client_tx_wait value of its last wait */
+	u64 tx_waits;        /* times it waited for room in the tx ring */
 	u64 notifies, kicks; /* QueueNotify writes; receive SGIs sent */
 	u64 doorbells, irqs; /* I/O VM doorbells rung; device interrupts raised */
 	int error;           /* the virtqueue error that stopped the device, 0: none */
@@ -115,16 +118,21 @@ static void used_irq(struct virtio_dev *d, const struct virtq_mem *m, u32 q, str
 }
 
 /* Transmit: bounded by the queue size, once more if the driver added while
- * the device asked for its next notification. */
+ * the device asked for its next notification. A full tx ring leaves the
+ * chains queued and asks the I/O VM for a doorbell when it frees a slot
+ * (client_tx_wait, a new value per wait), then looks once more. */
 static void dev_tx(struct virtio_dev *d, const struct virtq_mem *m, const struct vnet_rings *r,
                    struct virtio_out *o)
 {
-	u32 *magic = ctrl_word(d, 0);
+	u32 *magic = ctrl_word(d, 0), *wait = ctrl_word(d, CTRL_TX_WAIT);
+	bool waited = false;
 	int n;
 
-	if (!magic || __atomic_load_n(magic, __ATOMIC_ACQUIRE) != CTRL_MAGIC)
+	if (!magic || !wait || __atomic_load_n(magic, __ATOMIC_ACQUIRE) != CTRL_MAGIC)
 		return; /* the I/O VM has not reset the rings yet: chains wait */
-	for (u32 pass = 0; pass < 2; pass++) {
+	for (u32 pass = 0; pass < 3; pass++) {
+		u64 full = d->net.st.tx_full;
+
 		n = vnet_tx(&d->net, m, r, d->net.q[1].num);
 		if (n < 0) {
 			dev_fail(d, n, "transmit", o);
@@ -133,6 +141,17 @@ static void dev_tx(struct virtio_dev *d, const struct virtq_mem *m, const struct
 		if (n)
 			o->doorbell = true;
 		used_irq(d, m, 1, o);
+		if (d->net.st.tx_full != full) {
+			if (waited)
+				break; /* still full: the I/O VM rings once it frees a slot */
+			if (++d->tx_wait == 0)
+				d->tx_wait = 1;
+			__atomic_store_n(wait, d->tx_wait, __ATOMIC_RELAXED);
+			__atomic_thread_fence(__ATOMIC_SEQ_CST); /* the wait before the last look */
+			waited = true;
+			d->tx_waits++;
+			continue;
+		}
 		if (!virtq_want_notify(&d->net.q[1], m))
 			break;
 	}
@@ -305,11 +324,13 @@ void virtio_vm_stop(struct vm *vm)
 	virtio_mmio_fail(&d->regs); /* nothing moves any more */
 	client_state(d, STATE_DONE);
 	spin_unlock(&d->lock);
-	log_info("vm %s: virtio-net notifies=%lu tx=%lu rx=%lu tx_full=%lu tx_runt=%lu rx_wait=%lu "
-	         "rx_short=%lu rx_bad=%lu kicks=%lu doorbells=%lu irqs=%lu refused=%u error=%d",
-	         vm->cfg->name, d->notifies, d->net.st.tx_frames, d->net.st.rx_frames,
-	         d->net.st.tx_full, d->net.st.tx_runt, d->net.st.rx_wait, d->net.st.rx_short,
-	         d->net.st.rx_bad, d->kicks, d->doorbells, d->irqs, d->regs.refused, d->error);
+	log_info(
+	    "vm %s: virtio-net notifies=%lu tx=%lu rx=%lu tx_full=%lu tx_waits=%lu tx_runt=%lu "
+	    "rx_wait=%lu rx_short=%lu rx_bad=%lu kicks=%lu doorbells=%lu irqs=%lu refused=%u "
+	    "error=%d",
+	    vm->cfg->name, d->notifies, d->net.st.tx_frames, d->net.st.rx_frames, d->net.st.tx_full,
+	    d->tx_waits, d->net.st.tx_runt, d->net.st.rx_wait, d->net.st.rx_short, d->net.st.rx_bad,
+	    d->kicks, d->doorbells, d->irqs, d->regs.refused, d->error);
 }
 
 /* The peer VM mapping the client's region and its doorbell there. */
