@@ -6,6 +6,7 @@ the VIRTIO feature; bad settings are located errors."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -88,3 +89,12 @@ def test_errors_located(capsys: pytest.CaptureFixture[str], tmp_path: Path, old:
     out, err = capsys.readouterr()
     assert out == ""
     assert re.search(rf"^bulkhead: error: {re.escape(str(path))}:\d+:\d+: .*{re.escape(message)}", err, re.M), err
+
+
+def test_check_reports_the_device(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["check", str(VIRTIO)]) == 0
+    out = capsys.readouterr().out
+    assert "  linux: virtio-net at 0xb000000, SPI 120 (the hypervisor bridges it to the rings)\n" in out, out
+    assert cli.main(["check", "--json", str(VIRTIO)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["io"]["clients"][0]["virtio"] == "net", doc["io"]

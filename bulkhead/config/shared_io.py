@@ -389,6 +389,9 @@ def report(system: Resolved) -> str:
         lines.append(f"  {g.vm}: queue {c.queue}, weight {g.weight} ({float(g.share) * 100:.1f}%){cap}, "
                      f"mac {mac_text(c.mac)}: alpha >= {float(g.alpha):.1f} frames/s, "
                      f"delta <= {float(g.delta) * 1e6:.1f} us ({g.gap_slots} frames of others)")
+        if c.virtio:
+            lines.append(f"  {g.vm}: virtio-{c.virtio} at 0x{io.virtio_ipa:x}, SPI {io.client_doorbell_irq} "
+                         "(the hypervisor bridges it to the rings)")
     return "\n".join(lines) + "\n"
 
 
@@ -397,6 +400,7 @@ def document(io: IoSpec) -> dict[str, Any]:
         "device": io.device, "vm": io.vm, "capacity": io.capacity, "mac": mac_text(io.mac),
         "clients": [
             {"vm": c.vm, "queue": c.queue, "weight": c.weight, "mac": mac_text(c.mac), "rate_cap": c.rate_cap,
+             "virtio": c.virtio,
              "alpha_fps": float(g.alpha), "delta_us": float(g.delta) * 1e6, "gap_slots": g.gap_slots}
             for c, g in zip(io.clients, guarantees(io), strict=True)
         ],
