@@ -100,6 +100,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			r = vnet_tx(&n, &mem, &rings, arg % 300);
 		} else if (op == 6) {
 			r = vnet_rx(&n, &mem, &rings, arg % 8);
+		} else if (arg & 2) {
+			r = vnet_tx_drop(&n, &mem, arg % 300);
 		} else {
 			virtq_need_irq(&n.q[arg & 1], &mem);
 			virtq_want_notify(&n.q[arg & 1], &mem);

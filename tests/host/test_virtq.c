@@ -304,6 +304,17 @@ static void test_net_tx(void)
 	offer(0);
 	tx[3].flag = VNET_SLOT_EMPTY;
 	CHECK(vnet_tx(&n, &mem, &rings, NUM) == VIRTQ_E_LEN);
+	/* no rings yet (no link): chains taken, checked and dropped */
+	net_fresh(&n, true);
+	desc(0, BUF, 12, VIRTQ_DESC_F_NEXT, 1);
+	desc(1, BUF + 0x100, 60, 0, 0);
+	offer(0);
+	offer(0);
+	CHECK(vnet_tx_drop(&n, &mem, NUM) == 2 && n.st.tx_nolink == 2 && get16(USED + 2) == 2);
+	CHECK(tx[0].flag == VNET_SLOT_EMPTY && n.st.tx_frames == 0);
+	desc(1, BUF, 2000, 0, 0);
+	offer(0);
+	CHECK(vnet_tx_drop(&n, &mem, NUM) == VIRTQ_E_LEN); /* a hostile chain all the same */
 	/* a writable buffer on the transmit queue too */
 	net_fresh(&n, true);
 	desc(0, BUF, 100, VIRTQ_DESC_F_WRITE, 0);

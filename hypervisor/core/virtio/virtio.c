@@ -128,8 +128,17 @@ static void dev_tx(struct virtio_dev *d, const struct virtq_mem *m, const struct
 	bool waited = false;
 	int n;
 
-	if (!magic || !wait || __atomic_load_n(magic, __ATOMIC_ACQUIRE) != CTRL_MAGIC)
-		return; /* the I/O VM has not reset the rings yet: chains wait */
+	if (!magic || !wait || __atomic_load_n(magic, __ATOMIC_ACQUIRE) != CTRL_MAGIC) {
+		/* the I/O VM has not set the rings up: no link yet, the frames are
+		 * dropped (checked all the same) */
+		n = vnet_tx_drop(&d->net, m, d->net.q[1].num);
+		if (n < 0)
+			dev_fail(d, n, "transmit", o);
+		else
+			used_irq(d, m, 1, o);
+		virtq_want_notify(&d->net.q[1], m);
+		return;
+	}
 	for (u32 pass = 0; pass < 3; pass++) {
 		u64 full = d->net.st.tx_full;
 
@@ -326,11 +335,12 @@ void virtio_vm_stop(struct vm *vm)
 	spin_unlock(&d->lock);
 	log_info(
 	    "vm %s: virtio-net notifies=%lu tx=%lu rx=%lu tx_full=%lu tx_waits=%lu tx_runt=%lu "
-	    "rx_wait=%lu rx_short=%lu rx_bad=%lu kicks=%lu doorbells=%lu irqs=%lu refused=%u "
-	    "error=%d",
+	    "tx_nolink=%lu rx_wait=%lu rx_short=%lu rx_bad=%lu kicks=%lu doorbells=%lu irqs=%lu "
+	    "refused=%u error=%d",
 	    vm->cfg->name, d->notifies, d->net.st.tx_frames, d->net.st.rx_frames, d->net.st.tx_full,
-	    d->tx_waits, d->net.st.tx_runt, d->net.st.rx_wait, d->net.st.rx_short, d->net.st.rx_bad,
-	    d->kicks, d->doorbells, d->irqs, d->regs.refused, d->error);
+	    d->tx_waits, d->net.st.tx_runt, d->net.st.tx_nolink, d->net.st.rx_wait,
+	    d->net.st.rx_short, d->net.st.rx_bad, d->kicks, d->doorbells, d->irqs, d->regs.refused,
+	    d->error);
 }
 
 /* The peer VM mapping the client's region and its doorbell there. */

@@ -54,6 +54,28 @@ int vnet_tx(struct vnet *n, const struct virtq_mem *m, const struct vnet_rings *
 	return (int)sent;
 }
 
+int vnet_tx_drop(struct vnet *n, const struct virtq_mem *m, u32 budget)
+{
+	struct virtq *q = &n->q[1];
+	struct virtq_chain c;
+	u32 k;
+
+	for (k = 0; k < budget; k++) {
+		enum virtq_res res = virtq_pop(q, m, VNET_HDR_LEN + VNET_FRAME_MAX, &c);
+
+		if (res == VIRTQ_EMPTY)
+			break;
+		if (res != VIRTQ_OK)
+			return res;
+		if (c.nin)
+			return VIRTQ_E_FLAGS;
+		if (!virtq_push(q, m, c.head, 0))
+			return VIRTQ_E_RING;
+		n->st.tx_nolink++;
+	}
+	return (int)k;
+}
+
 /* Pops one receive chain: VIRTQ_OK with c filled, VIRTQ_EMPTY, or an error. */
 static enum virtq_res rx_pop(struct virtq *q, const struct virtq_mem *m, struct virtq_chain *c)
 {

@@ -53,11 +53,12 @@ struct vnet_rings {
 /* Counters (kept across device resets). */
 struct vnet_stats {
 	u64 tx_frames, rx_frames;
-	u64 tx_full;  /* times the tx ring had no free slot */
-	u64 tx_runt;  /* chains shorter than a header and an Ethernet header, dropped */
-	u64 rx_wait;  /* times a frame waited for receive buffers */
-	u64 rx_short; /* frames dropped: the posted buffers could not hold them */
-	u64 rx_bad;   /* malformed rx slots dropped */
+	u64 tx_full;   /* times the tx ring had no free slot */
+	u64 tx_runt;   /* chains shorter than a header and an Ethernet header, dropped */
+	u64 tx_nolink; /* chains dropped before the I/O VM had set the rings up */
+	u64 rx_wait;   /* times a frame waited for receive buffers */
+	u64 rx_short;  /* frames dropped: the posted buffers could not hold them */
+	u64 rx_bad;    /* malformed rx slots dropped */
 };
 
 struct vnet {
@@ -70,6 +71,9 @@ struct vnet {
 /* Moves what the client queued for transmission into its tx ring: the
  * number of frames published, or a virtq error (the device must stop). */
 int vnet_tx(struct vnet *n, const struct virtq_mem *m, const struct vnet_rings *r, u32 budget);
+/* Takes what the client queued for transmission and drops it (counted):
+ * the rings are not set up. The number dropped, or a virtq error. */
+int vnet_tx_drop(struct vnet *n, const struct virtq_mem *m, u32 budget);
 /* Moves frames of its rx ring into its posted buffers: the number of
  * frames delivered, or a virtq error. */
 int vnet_rx(struct vnet *n, const struct virtq_mem *m, const struct vnet_rings *r, u32 budget);
