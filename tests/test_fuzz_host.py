@@ -44,7 +44,7 @@ TARGETS: dict[str, list[str]] = {
     "fuzz_sgi_filter": ["core/vcpu/sgi_filter.c"],
     # what a virtio client controls: its transport's registers, its virtqueues (docs/io.md "VirtIO")
     "fuzz_virtio_mmio": ["core/virtio/virtio_mmio.c"],
-    "fuzz_virtq": ["core/virtio/virtq.c", "core/virtio/vnet.c"],
+    "fuzz_virtq": ["core/virtio/virtq.c", "core/virtio/vnet.c", "core/virtio/vnet_offload.c"],
     # SMMU event records and fault registers (docs/dma.md)
     "fuzz_smmu_event": ["drivers/smmu/smmuv3_enc.c", "drivers/smmu/smmu500_enc.c"],
 }
@@ -173,6 +173,14 @@ def seeds(name: str, corpus: Path) -> None:
                    + ram(0x3000, struct.pack("<HHH", 0, 1, 0)) + bytes([5, 8, 0, 0])
                    + ram(0x0, desc(0x6000, 2048, 2)) + ram(0x1000, struct.pack("<HHH", 0, 1, 0))
                    + bytes([2, 0, 0, 13, 6, 1, 0, 0, 7, 0, 0, 0, 7, 1, 0, 0]))
+        # with the offloads: a 2000-byte TCP/IPv4 segment to cut at MSS 500, then a partial checksum
+        ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 2040, 0x1234, 0, 64, 6, 0, bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2]))
+        tcp = struct.pack(">HHIIBBHHH", 1, 2, 0x1000, 0, 0x50, 0x19, 1000, 0, 0)
+        frame = bytes(12) + b"\x08\x00" + ip + tcp
+        gso = struct.pack("<BBHHHH", 1, 1, 54, 500, 34, 16) + bytes(2)
+        out.append(bytes([7, 3, 3, 0, 0, 0, 0, 0]) + ram(0x2000, desc(0x5000, 12 + 54 + 2000, 0))
+                   + ram(0x3000, struct.pack("<HHH", 0, 1, 0)) + ram(0x5000, gso + frame) + bytes([5, 8, 0, 0])
+                   + bytes([3, 0, 0, 0, 3, 1, 0, 0, 5, 8, 0, 0]))
     elif name == "fuzz_fdt":
         dtc = shutil.which("dtc")
         assert dtc, "dtc is required (scripts/setup.sh packages)"

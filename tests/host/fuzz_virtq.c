@@ -2,7 +2,8 @@
 /* libFuzzer target: a client's virtqueues and the frames of its rings as
  * the virtio-net bridge sees them (core/virtio/virtq.c, vnet.c). The
  * client's RAM (descriptors, rings, buffers) and the rings' slots come
- * from the input, then a sequence of transmit and receive runs while the
+ * from the input (with or without the transmit offloads), then a sequence
+ * of transmit and receive runs while the
  * input rewrites RAM and slots between them. Every access stays inside
  * the client's RAM (the accessors abort otherwise), a taken chain has at
  * most min(num, VIRTQ_MAX_SEGS) segments within the limit, a published tx
@@ -47,6 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(rx, 0, sizeof(rx));
 	memset(&n, 0, sizeof(n));
 	n.mrg = data[0] & 1;
+	n.csum = n.tso = data[0] & 4; /* the offloads negotiated */
 	/* rx queue rings at 0x0000/0x1000/0x1800, tx at 0x2000/0x3000/0x3800 */
 	for (u32 k = 0; k < 2; k++) {
 		u16 num = (u16)(1u << (data[1 + k] % 9)); /* 1 .. 256 */

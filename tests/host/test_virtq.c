@@ -270,7 +270,7 @@ static void test_net_tx(void)
 	struct vnet n;
 
 	net_fresh(&n, true);
-	memset(ram + (BUF - RAM_BASE), 0x11, 12);
+	memset(ram + (BUF - RAM_BASE), 0, 12); /* virtio_net_hdr: no offload */
 	memset(ram + (BUF + 0x100 - RAM_BASE), 0x22, 60);
 	for (u16 i = 0; i < 6; i++) {
 		desc((u16)(2 * i), BUF, 12, VIRTQ_DESC_F_NEXT, (u16)(2 * i + 1));
@@ -382,6 +382,137 @@ static void test_net_rx(void)
 	CHECK(vnet_rx(&n, &mem, &rings, SLOTS) == VIRTQ_E_LEN);
 }
 
+/* The ones' complement sum of p (big-endian words), folded. */
+static u16 sum16(const u8 *p, u32 len, u32 sum)
+{
+	for (u32 i = 0; i < len; i++)
+		sum += (i & 1) ? p[i] : (u32)p[i] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (u16)sum;
+}
+
+/* Whether frame f (Ethernet, IPv4, TCP) has correct checksums. */
+static bool tcp_ok(const u8 *f, u32 len)
+{
+	const u8 *ip = f + 14;
+	u32 iph = (ip[0] & 15) * 4u, tl = ((u32)ip[2] << 8 | ip[3]) - iph;
+	u32 pseudo = 6 + tl;
+
+	for (u32 i = 12; i < 20; i += 2)
+		pseudo += (u32)ip[i] << 8 | ip[i + 1];
+	return 14 + iph + tl == len && sum16(ip, iph, 0) == 0xffff &&
+	       sum16(ip + iph, tl, pseudo) == 0xffff;
+}
+
+/* A TCP/IPv4 frame of payload bytes at BUF + 12 (after a virtio_net_hdr):
+ * its length. */
+static u32 tcp_frame(u32 payload, u8 flags)
+{
+	u8 *f = ram + (BUF + 12 - RAM_BASE);
+	u32 tl = 20 + 20 + payload;
+
+	memset(f, 0, 54);
+	f[12] = 0x08; /* IPv4 */
+	f[14] = 0x45;
+	f[16] = (u8)(tl >> 8);
+	f[17] = (u8)tl;
+	f[18] = 0x12; /* id 0x1234 */
+	f[19] = 0x34;
+	f[22] = 64;
+	f[23] = 6;
+	memcpy(f + 26, (u8[]){ 10, 0, 0, 1, 10, 0, 0, 2 }, 8);
+	memcpy(f + 38, (u8[]){ 0, 0, 0x10, 0 }, 4); /* seq 0x1000 */
+	f[46] = 0x50;
+	f[47] = flags;
+	for (u32 i = 0; i < payload; i++)
+		f[54 + i] = (u8)(i * 7);
+	return 54 + payload;
+}
+
+static void hdr(u8 flags, u8 gso_type, u16 gso_size, u16 csum_start, u16 csum_offset)
+{
+	u8 *h = ram + (BUF - RAM_BASE);
+
+	memset(h, 0, 12);
+	h[0] = flags;
+	h[1] = gso_type;
+	memcpy(h + 4, &gso_size, 2);
+	memcpy(h + 6, &csum_start, 2);
+	memcpy(h + 8, &csum_offset, 2);
+}
+
+static void test_net_offloads(void)
+{
+	struct vnet n;
+	u32 len;
+
+	/* a partial checksum completed */
+	net_fresh(&n, true);
+	n.csum = n.tso = true;
+	len = tcp_frame(100, 0x18);
+	ram[BUF + 12 + 24 - RAM_BASE] = 0; /* the IPv4 checksum, as Linux leaves it filled */
+	{
+		u8 *ip = ram + (BUF + 12 + 14 - RAM_BASE);
+		u16 c = (u16)~sum16(ip, 20, 0);
+
+		ip[10] = (u8)(c >> 8);
+		ip[11] = (u8)c;
+		/* the TCP checksum field holds the pseudo-header's sum (Linux's CHECKSUM_PARTIAL) */
+		c = sum16(ip + 12, 8, 6 + 20 + 100);
+		ip[20 + 16] = (u8)(c >> 8);
+		ip[20 + 17] = (u8)c;
+	}
+	hdr(1, 0, 0, 34, 16);
+	desc(0, BUF, 12 + len, 0, 0);
+	offer(0);
+	CHECK(vnet_tx(&n, &mem, &rings, NUM) == 1 && tcp_ok(tx[0].data, tx[0].len));
+	/* out of the frame: dropped and counted */
+	hdr(1, 0, 0, 150, 16);
+	offer(0);
+	CHECK(vnet_tx(&n, &mem, &rings, NUM) == 0 && n.st.tx_bad == 1);
+	/* a 3000-byte TCP segment, MSS 1000: three frames, two slots free first */
+	net_fresh(&n, true);
+	n.csum = n.tso = true;
+	tx[0].flag = tx[1].flag = VNET_SLOT_FULL;
+	len = tcp_frame(3000, 0x19); /* FIN, PSH, ACK */
+	hdr(1, 1, 1000, 34, 16);
+	desc(0, BUF, 12 + len, 0, 0);
+	offer(0);
+	CHECK(vnet_tx(&n, &mem, &rings, NUM) == 0 && n.st.tx_full == 1);
+	n.tx_pos = 2;
+	CHECK(vnet_tx(&n, &mem, &rings, NUM) == 2 && n.gso.busy && get16(USED + 2) == 0);
+	tx[0].flag = VNET_SLOT_EMPTY; /* the I/O VM took one */
+	CHECK(vnet_tx(&n, &mem, &rings, NUM) == 1 && !n.gso.busy && get16(USED + 2) == 1);
+	CHECK(n.st.tx_tso == 1 && n.st.tx_frames == 3);
+	for (u32 i = 0; i < 3; i++) {
+		const u8 *f = tx[(2 + i) % SLOTS].data;
+
+		CHECK(tx[(2 + i) % SLOTS].len == 1054 && tcp_ok(f, 1054));
+		CHECK(f[19] == 0x34 + i && f[40] == (u8)(0x10 + ((1000 * i) >> 8) % 256));
+		CHECK((f[47] & 0x09) == (i == 2 ? 0x09 : 0) && (f[47] & 0x10));
+		CHECK(f[54] == (u8)(1000 * i * 7) && f[54 + 999] == (u8)((1000 * i + 999) * 7));
+	}
+	/* not TCP/IPv4, an MSS too small, or not negotiated: dropped and counted */
+	net_fresh(&n, true);
+	n.csum = n.tso = true;
+	len = tcp_frame(3000, 0x10);
+	ram[BUF + 12 + 23 - RAM_BASE] = 17; /* UDP */
+	hdr(1, 1, 1000, 34, 6);
+	desc(0, BUF, 12 + len, 0, 0);
+	offer(0);
+	CHECK(vnet_tx(&n, &mem, &rings, NUM) == 0 && n.st.tx_bad == 1);
+	ram[BUF + 12 + 23 - RAM_BASE] = 6;
+	hdr(1, 1, 10, 34, 16);
+	offer(0);
+	CHECK(vnet_tx(&n, &mem, &rings, NUM) == 0 && n.st.tx_bad == 2);
+	n.tso = false;
+	hdr(1, 1, 1000, 34, 16);
+	offer(0);
+	CHECK(vnet_tx(&n, &mem, &rings, NUM) == VIRTQ_E_LEN); /* 3066 bytes: above a frame */
+	CHECK(get16(USED + 2) == 2 && tx[0].flag == VNET_SLOT_EMPTY);
+}
+
 int main(void)
 {
 	test_setup();
@@ -391,6 +522,7 @@ int main(void)
 	test_event_idx();
 	test_net_tx();
 	test_net_rx();
+	test_net_offloads();
 	if (failures)
 		return 1;
 	printf("test_virtq: ok\n");

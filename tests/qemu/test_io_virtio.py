@@ -86,7 +86,8 @@ def test_stock_linux_client_over_virtio() -> None:
     # the bridge moved them, never refused anything, and the device never failed
     hv = bridge_counters(lines)
     assert hv["tx"] >= tx["packets"] and hv["rx"] >= rx["packets"], hv
-    assert hv["error"] == 0 and hv["refused"] == 0 and hv["tx_runt"] == hv["rx_bad"] == hv["rx_short"] == 0, hv
+    assert hv["error"] == 0 and hv["refused"] == 0, hv
+    assert hv["tx_runt"] == hv["tx_bad"] == hv["rx_bad"] == hv["rx_short"] == 0, hv  # every checksum completed
     assert hv["tx_full"] >= 1, hv  # the ring was full: chains waited and went on (every fragment arrived)
     # the I/O VM saw Linux's frames as a ring client's, and ended when it was done
     lx = _counters(lines, "linux")

@@ -24,9 +24,10 @@
 #define CTRL_TX_WAIT      0x50 /* client_tx_wait: the bridge writes it for the client */
 #define STATE_READY       1u
 #define STATE_DONE        2u
-#define NET_FEATURES                                                                     \
-	(BIT(VIRTIO_F_VERSION_1) | BIT(VIRTIO_NET_F_MAC) | BIT(VIRTIO_NET_F_MRG_RXBUF) | \
-	 BIT(VIRTIO_NET_F_STATUS) | BIT(VIRTIO_F_RING_EVENT_IDX))
+#define NET_FEATURES                                                                      \
+	(BIT(VIRTIO_F_VERSION_1) | BIT(VIRTIO_NET_F_CSUM) | BIT(VIRTIO_NET_F_HOST_TSO4) | \
+	 BIT(VIRTIO_NET_F_MAC) | BIT(VIRTIO_NET_F_MRG_RXBUF) | BIT(VIRTIO_NET_F_STATUS) | \
+	 BIT(VIRTIO_F_RING_EVENT_IDX))
 
 struct virtio_dev {
 	struct vm *vm;
@@ -247,6 +248,8 @@ static void client_state(struct virtio_dev *d, u32 state)
 static void driver_ok(struct virtio_dev *d)
 {
 	d->net.mrg = virtio_mmio_has(&d->regs, VIRTIO_NET_F_MRG_RXBUF);
+	d->net.csum = virtio_mmio_has(&d->regs, VIRTIO_NET_F_CSUM);
+	d->net.tso = d->net.csum && virtio_mmio_has(&d->regs, VIRTIO_NET_F_HOST_TSO4);
 	client_state(d, STATE_READY);
 }
 
@@ -335,12 +338,12 @@ void virtio_vm_stop(struct vm *vm)
 	spin_unlock(&d->lock);
 	log_info(
 	    "vm %s: virtio-net notifies=%lu tx=%lu rx=%lu tx_full=%lu tx_waits=%lu tx_runt=%lu "
-	    "tx_nolink=%lu rx_wait=%lu rx_short=%lu rx_bad=%lu kicks=%lu doorbells=%lu irqs=%lu "
-	    "refused=%u error=%d",
+	    "tx_nolink=%lu tx_bad=%lu tx_tso=%lu rx_wait=%lu rx_short=%lu rx_bad=%lu kicks=%lu "
+	    "doorbells=%lu irqs=%lu refused=%u error=%d",
 	    vm->cfg->name, d->notifies, d->net.st.tx_frames, d->net.st.rx_frames, d->net.st.tx_full,
-	    d->tx_waits, d->net.st.tx_runt, d->net.st.tx_nolink, d->net.st.rx_wait,
-	    d->net.st.rx_short, d->net.st.rx_bad, d->kicks, d->doorbells, d->irqs, d->regs.refused,
-	    d->error);
+	    d->tx_waits, d->net.st.tx_runt, d->net.st.tx_nolink, d->net.st.tx_bad, d->net.st.tx_tso,
+	    d->net.st.rx_wait, d->net.st.rx_short, d->net.st.rx_bad, d->kicks, d->doorbells,
+	    d->irqs, d->regs.refused, d->error);
 }
 
 /* The peer VM mapping the client's region and its doorbell there. */

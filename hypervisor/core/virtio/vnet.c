@@ -11,6 +11,93 @@ static void store_release(u32 *p, u32 v)
 	__atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
 
+/* struct virtio_net_hdr (little-endian, VERSION_1) */
+struct vnet_hdr {
+	u8 flags;
+	u8 gso_type;
+	u16 hdr_len, gso_size, csum_start, csum_offset, num_buffers;
+};
+
+#define VNET_HDR_F_NEEDS_CSUM 1u
+#define VNET_GSO_TCPV4        1u
+
+/* Publishes slot s holding a frame of len bytes. */
+static void tx_publish(struct vnet *n, const struct vnet_rings *r, struct vnet_slot *s, u32 len)
+{
+	__atomic_store_n(&s->len, len, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->index, n->tx_pos, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->seq, n->seq++, __ATOMIC_RELAXED);
+	store_release(&s->flag, VNET_SLOT_FULL);
+	n->tx_pos = (n->tx_pos + 1) % r->nslots;
+	n->st.tx_frames++;
+}
+
+/* The tx slot at the producer's position if it is free, else NULL. */
+static struct vnet_slot *tx_slot(struct vnet *n, const struct vnet_rings *r)
+{
+	struct vnet_slot *s = r->slot(r->ctx, false, n->tx_pos);
+
+	return s && load_acquire(&s->flag) == VNET_SLOT_EMPTY ? s : NULL;
+}
+
+/* The frames of the segmentation in progress while slots are free:
+ * VIRTQ_OK when its last frame is out (its chain is to be used),
+ * VIRTQ_EMPTY when it waits for slots, or an error. */
+static enum virtq_res tx_gso(struct vnet *n, const struct virtq_mem *m, const struct vnet_rings *r,
+                             u32 *sent)
+{
+	while (vnet_gso_left(&n->gso)) {
+		struct vnet_slot *s = tx_slot(n, r);
+		u32 len;
+
+		if (!s)
+			return VIRTQ_EMPTY;
+		len = vnet_gso_next(&n->gso, m, VNET_HDR_LEN, s->data);
+		if (!len)
+			return VIRTQ_E_ADDR;
+		tx_publish(n, r, s, len);
+		(*sent)++;
+	}
+	n->st.tx_tso++;
+	return VIRTQ_OK;
+}
+
+/* One chain c into slot s, or cut into frames: VIRTQ_OK (c is to be
+ * used), VIRTQ_EMPTY (a segmentation of c waits for slots: c is the
+ * segmentation's until its last frame), or an error. */
+static enum virtq_res tx_chain(struct vnet *n, const struct virtq_mem *m,
+                               const struct vnet_rings *r, const struct virtq_chain *c,
+                               struct vnet_slot *s, u32 *sent)
+{
+	struct vnet_hdr h;
+	u32 len = c->out_len - VNET_HDR_LEN;
+
+	if (!virtq_read_chain(m, c, 0, &h, VNET_HDR_LEN))
+		return VIRTQ_E_ADDR;
+	if (h.gso_type) {
+		if (!n->tso || h.gso_type != VNET_GSO_TCPV4 ||
+		    !vnet_gso_start(&n->gso, m, c, VNET_HDR_LEN, len, h.gso_size)) {
+			n->st.tx_bad++;
+			return VIRTQ_OK;
+		}
+		return tx_gso(n, m, r, sent);
+	}
+	if (len > VNET_FRAME_MAX) {
+		n->st.tx_bad++;
+		return VIRTQ_OK;
+	}
+	if (!virtq_read_chain(m, c, VNET_HDR_LEN, s->data, len))
+		return VIRTQ_E_ADDR;
+	if ((h.flags & VNET_HDR_F_NEEDS_CSUM) &&
+	    (!n->csum || !vnet_csum_fill(s->data, len, h.csum_start, h.csum_offset))) {
+		n->st.tx_bad++;
+		return VIRTQ_OK;
+	}
+	tx_publish(n, r, s, len);
+	(*sent)++;
+	return VIRTQ_OK;
+}
+
 int vnet_tx(struct vnet *n, const struct virtq_mem *m, const struct vnet_rings *r, u32 budget)
 {
 	struct virtq *q = &n->q[1];
@@ -18,16 +105,26 @@ int vnet_tx(struct vnet *n, const struct virtq_mem *m, const struct vnet_rings *
 	u32 sent = 0;
 
 	for (u32 k = 0; k < budget; k++) {
-		struct vnet_slot *s = r->slot(r->ctx, false, n->tx_pos);
+		struct vnet_slot *s;
 		enum virtq_res res;
-		u32 len;
 
-		if (!s || load_acquire(&s->flag) != VNET_SLOT_EMPTY) {
+		if (n->gso.busy) { /* the segmentation a full ring stopped goes on first */
+			res = tx_gso(n, m, r, &sent);
+			if (res == VIRTQ_EMPTY)
+				n->st.tx_full++;
+			if (res != VIRTQ_OK)
+				return res == VIRTQ_EMPTY ? (int)sent : res;
+			if (!virtq_push(q, m, n->gso.c.head, 0))
+				return VIRTQ_E_RING;
+			continue;
+		}
+		s = tx_slot(n, r);
+		if (!s) {
 			if (virtq_pending(q, m))
 				n->st.tx_full++;
 			break;
 		}
-		res = virtq_pop(q, m, VNET_HDR_LEN + VNET_FRAME_MAX, &c);
+		res = virtq_pop(q, m, VNET_HDR_LEN + (n->tso ? VNET_GSO_MAX : VNET_FRAME_MAX), &c);
 		if (res == VIRTQ_EMPTY)
 			break;
 		if (res != VIRTQ_OK)
@@ -37,16 +134,13 @@ int vnet_tx(struct vnet *n, const struct virtq_mem *m, const struct vnet_rings *
 		if (c.out_len < VNET_HDR_LEN + VNET_FRAME_MIN) {
 			n->st.tx_runt++;
 		} else {
-			len = c.out_len - VNET_HDR_LEN;
-			if (!virtq_read_chain(m, &c, VNET_HDR_LEN, s->data, len))
-				return VIRTQ_E_ADDR;
-			__atomic_store_n(&s->len, len, __ATOMIC_RELAXED);
-			__atomic_store_n(&s->index, n->tx_pos, __ATOMIC_RELAXED);
-			__atomic_store_n(&s->seq, n->seq++, __ATOMIC_RELAXED);
-			store_release(&s->flag, VNET_SLOT_FULL);
-			n->tx_pos = (n->tx_pos + 1) % r->nslots;
-			n->st.tx_frames++;
-			sent++;
+			res = tx_chain(n, m, r, &c, s, &sent);
+			if (res == VIRTQ_EMPTY) {
+				n->st.tx_full++; /* the segmentation waits for slots */
+				break;
+			}
+			if (res != VIRTQ_OK)
+				return res;
 		}
 		if (!virtq_push(q, m, c.head, 0))
 			return VIRTQ_E_RING;
