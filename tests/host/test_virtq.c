@@ -458,7 +458,7 @@ static void test_net_offloads(void)
 
 		ip[10] = (u8)(c >> 8);
 		ip[11] = (u8)c;
-		/* the TCP checksum field holds the pseudo-header's sum (Linux's CHECKSUM_PARTIAL) */
+		/* the TCP checksum field holds the pseudo-header's sum (CHECKSUM_PARTIAL) */
 		c = sum16(ip + 12, 8, 6 + 20 + 100);
 		ip[20 + 16] = (u8)(c >> 8);
 		ip[20 + 17] = (u8)c;
