@@ -21,6 +21,7 @@
 #include "core/vcpu/irq_direct.h"
 #include "core/vcpu/vcpu.h"
 #include "core/vgic/vits.h"
+#include "core/virtio/virtio.h"
 #include "core/vm/vcpu.h"
 #include "core/vm/vm.h"
 #include "core/vpmu/vpmu.h"
@@ -180,6 +181,7 @@ static void hyp_boot_cpu(u64 dtb, u64 entry_mc)
 	dsu_init();    /* before any VM runs: the L3 partitions */
 	dma_init();    /* the SMMUs, every VM's streams on its stage 2 */
 	vits_init();   /* the ITS where a VM owns PCI functions (ITS=1) */
+	virtio_init(); /* client VMs' virtio devices (VIRTIO=1) */
 	if (cfg_system.console_input_vm >= 0) {
 		const struct vm *in = &vms[cfg_system.console_input_vm];
 		/* on the input VM's CPU, unless its guest owns the CPU interface
@@ -220,6 +222,7 @@ void hyp_cpu_main(u64 index, u64 dtb, u64 entry_mc)
 	bw_cpu_init();
 	dsu_cpu_init();        /* this CPU's scheme ID, before its VM's first instruction */
 	vits_cpu_init();       /* this CPU's LPIs (ITS=1) */
+	virtio_cpu_init();     /* the receive SGI where a VM with a virtio device runs */
 	irq_direct_cpu_init(); /* last: a direct CPU's hypervisor events come through SDEI */
 	vcpu_run();
 }

@@ -123,12 +123,13 @@ def test_text_has_no_alignment_padding_or_frame_pointers(dual: tuple[Path, int, 
     ("tests/configs/rk3588-dsu.yaml", {"DSU"}),
     ("tests/configs/zcu102-qos.yaml", {"QOS"}),
     ("tests/configs/direct.yaml", {"DIRECT"}),
+    ("configs/io-virtio.yaml", {"VIRTIO"}),
 ])
 def test_features_follow_the_config(config: str, on: set[str]) -> None:
     """Each switch is on exactly when the configuration uses its mechanism."""
     system = placement.resolve(load_spec(ROOT / config, guest_sources=None))
     feats = features.features(system)
-    assert set(feats) == {"BW", "RECOLOR", "IDA", "PCI", "ITS", "DSU", "DIRECT", "GICV4", "QOS"}
+    assert set(feats) == {"BW", "RECOLOR", "IDA", "PCI", "ITS", "DSU", "DIRECT", "GICV4", "QOS", "VIRTIO"}
     assert {k for k, v in feats.items() if v} == on
 
 

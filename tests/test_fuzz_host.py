@@ -42,6 +42,9 @@ TARGETS: dict[str, list[str]] = {
     "fuzz_vpci_cfg": ["core/pci/vpci_cfg.c"],
     "fuzz_vits_cmd": ["core/vgic/vits_cmd.c"],
     "fuzz_sgi_filter": ["core/vcpu/sgi_filter.c"],
+    # what a virtio client controls: its transport's registers, its virtqueues (docs/io.md "VirtIO")
+    "fuzz_virtio_mmio": ["core/virtio/virtio_mmio.c"],
+    "fuzz_virtq": ["core/virtio/virtq.c", "core/virtio/vnet.c", "core/virtio/vnet_offload.c"],
     # SMMU event records and fault registers (docs/dma.md)
     "fuzz_smmu_event": ["drivers/smmu/smmuv3_enc.c", "drivers/smmu/smmu500_enc.c"],
 }
@@ -151,6 +154,33 @@ def seeds(name: str, corpus: Path) -> None:
                           (1 << 16 | 1 << 44 | 0x8, [0x113, 0x2]), (0xFFFF, [0])]:
             out.append(struct.pack("<QBB", val, len(cpus), 1 % len(cpus))
                        + b"".join(struct.pack("<IB", c, 0) for c in cpus))
+    elif name == "fuzz_virtio_mmio":
+        # Linux's bring-up: reset, ACK, DRIVER, features, FEATURES_OK, queue 0, DRIVER_OK, notify
+        def reg(off: int, val: int, write: bool = True) -> bytes:
+            return struct.pack("<HBBI", off, 2, int(write), val)
+        out.append(reg(0x70, 0) + reg(0x70, 1) + reg(0x70, 3) + reg(0x24, 0) + reg(0x20, 1 << 5 | 1 << 29)
+                   + reg(0x24, 1) + reg(0x20, 1) + reg(0x70, 11) + reg(0x30, 0) + reg(0x38, 256)
+                   + reg(0x80, 0x40000000) + reg(0x44, 1) + reg(0x70, 15) + reg(0x50, 0)
+                   + reg(0x60, 0, False) + reg(0x64, 1) + reg(0x100, 0, False))
+    elif name == "fuzz_virtq":
+        # mergeable, event index, queues of 8; a transmit chain (header + 60 bytes), a 2 KiB
+        # receive buffer, a frame in rx slot 0; transmit, receive, interrupts
+        def ram(off: int, blob: bytes) -> bytes:
+            return struct.pack("<BHB", 0, off, len(blob)) + blob
+        def desc(addr: int, length: int, flags: int) -> bytes:
+            return struct.pack("<QIHH", 0x40000000 + addr, length, flags, 0)
+        out.append(bytes([3, 3, 3, 0, 0, 0, 0, 0]) + ram(0x2000, desc(0x5000, 72, 0))
+                   + ram(0x3000, struct.pack("<HHH", 0, 1, 0)) + bytes([5, 8, 0, 0])
+                   + ram(0x0, desc(0x6000, 2048, 2)) + ram(0x1000, struct.pack("<HHH", 0, 1, 0))
+                   + bytes([2, 0, 0, 13, 6, 1, 0, 0, 7, 0, 0, 0, 7, 1, 0, 0]))
+        # with the offloads: a 2000-byte TCP/IPv4 segment to cut at MSS 500, then a partial checksum
+        ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 2040, 0x1234, 0, 64, 6, 0, bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2]))
+        tcp = struct.pack(">HHIIBBHHH", 1, 2, 0x1000, 0, 0x50, 0x19, 1000, 0, 0)
+        frame = bytes(12) + b"\x08\x00" + ip + tcp
+        gso = struct.pack("<BBHHHH", 1, 1, 54, 500, 34, 16) + bytes(2)
+        out.append(bytes([7, 3, 3, 0, 0, 0, 0, 0]) + ram(0x2000, desc(0x5000, 12 + 54 + 2000, 0))
+                   + ram(0x3000, struct.pack("<HHH", 0, 1, 0)) + ram(0x5000, gso + frame) + bytes([5, 8, 0, 0])
+                   + bytes([3, 0, 0, 0, 3, 1, 0, 0, 5, 8, 0, 0]))
     elif name == "fuzz_fdt":
         dtc = shutil.which("dtc")
         assert dtc, "dtc is required (scripts/setup.sh packages)"

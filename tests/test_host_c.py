@@ -49,6 +49,9 @@ SOURCES: dict[str, list[str]] = {
     "test_vpci_cfg": ["core/pci/vpci_cfg.c"],
     "test_vits_cmd": ["core/vgic/vits_cmd.c"],  # the virtual ITS's commands (docs/interrupts.md)
     "test_sgi_filter": ["core/vcpu/sgi_filter.c"],
+    # the virtio bridge's pure parts: the transport's registers, the virtqueue parser, the net bridge
+    "test_virtio_mmio": ["core/virtio/virtio_mmio.c"],
+    "test_virtq": ["core/virtio/virtq.c", "core/virtio/vnet.c", "core/virtio/vnet_offload.c"],
     # the SMMU drivers against register-level models (docs/dma.md)
     "test_smmuv3": ["drivers/iommu.c", "drivers/smmu/smmuv3.c", "drivers/smmu/smmuv3_enc.c",
                     "arch/aarch64/pt.c", "lib/log.c", "lib/format.c"],

@@ -700,6 +700,7 @@ class IoClientSpec:
     mac: bytes  # 6 bytes
     rate_cap: int | None  # frames/s, None: uncapped
     path: str  # io.clients[i]
+    virtio: str | None = None  # "net": a virtio-mmio device bridged by the hypervisor (docs/io.md "VirtIO")
 
 
 @dataclass(frozen=True)
@@ -717,6 +718,7 @@ class IoSpec:
     clients: tuple[IoClientSpec, ...]
     path: str = "io"
     legacy_frame_rate: bool = False  # given as the old key `frame_rate` (a warning)
+    virtio_ipa: int = 0x0B00_0000  # a virtio client's transport page
 
 
 @dataclass(frozen=True)

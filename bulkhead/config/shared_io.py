@@ -19,14 +19,16 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
+from bulkhead.base.csource import CSource, Field, hexa, struct_rows
 from bulkhead.base.errors import Diagnostic
-from bulkhead.config.mechanism import Keys, Mechanism
+from bulkhead.config.mechanism import Keys, Mechanism, Need, SystemView, VmView
 from bulkhead.config.model import (
     PAGE,
     IoClientSpec,
     IoSpec,
     Platform,
     PlatformDevice,
+    Range,
     Resolved,
     ShmemMapSpec,
     ShmemSpec,
@@ -37,8 +39,10 @@ from bulkhead.config.reader import Reader
 from bulkhead.config.yamlpos import YNode
 
 KEYS = ("device", "vm", "capacity", "frame_rate", "mac", "ipa", "client_ipa", "doorbell_irq", "client_doorbell_irq",
-        "clients")
-CLIENT_KEYS = ("vm", "queue", "weight", "mac", "rate_cap")
+        "virtio_ipa", "clients")
+CLIENT_KEYS = ("vm", "queue", "weight", "mac", "rate_cap", "virtio")
+VIRTIO_KINDS = {"net": 1}  # the virtio device IDs the hypervisor bridges
+VIRTIO_SIZE = 0x1000  # the transport's page (hypervisor/core/virtio/virtio_mmio.h)
 
 # mirrors guests/lib/include/ioring.h
 SLOT_SIZE = 2048
@@ -53,6 +57,7 @@ LEGACY_FRAME_RATE = ("io.frame_rate is now the device's capacity (frames/s it se
 DEFAULT_MAC = bytes.fromhex("525400123456")  # QEMU's default NIC MAC
 DEFAULT_IPA = 0x7000_0000
 DEFAULT_DOORBELL = 120
+DEFAULT_VIRTIO_IPA = 0x0B00_0000
 MAC_RE = re.compile(r"[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}\Z")
 
 
@@ -93,7 +98,7 @@ def parse(r: Reader, node: YNode, path: str = "io") -> IoSpec:
         return _join(path, key)
 
     def client(n: YNode, q: str) -> IoClientSpec:
-        cm = r.mapping(n, q, CLIENT_KEYS, ("vm", "mac"), "a client {vm, mac, queue, weight, rate_cap}")
+        cm = r.mapping(n, q, CLIENT_KEYS, ("vm", "mac"), "a client {vm, mac, queue, weight, rate_cap, virtio}")
         return IoClientSpec(
             vm=r.string(cm["vm"], _join(q, "vm"), "a VM name"),
             queue=r.integer(cm["queue"], _join(q, "queue"), f"a queue size (integer 1-{MAX_SLOTS})", 1,
@@ -104,6 +109,7 @@ def parse(r: Reader, node: YNode, path: str = "io") -> IoSpec:
             rate_cap=r.integer(cm["rate_cap"], _join(q, "rate_cap"), "a rate cap in frames/s (integer >= 1)", 1)
             if "rate_cap" in cm else None,
             path=q,
+            virtio=_virtio(r, cm["virtio"], _join(q, "virtio")) if "virtio" in cm else None,
         )
 
     clients = r.each(m["clients"], p("clients"), client, "a list of clients")
@@ -124,7 +130,16 @@ def parse(r: Reader, node: YNode, path: str = "io") -> IoSpec:
         clients=clients,
         path=path,
         legacy_frame_rate=rate_key == "frame_rate",
+        virtio_ipa=r.address(m["virtio_ipa"], p("virtio_ipa")) if "virtio_ipa" in m else DEFAULT_VIRTIO_IPA,
     )
+
+
+def _virtio(r: Reader, node: YNode, path: str) -> str:
+    kind = r.string(node, path, "a virtio device kind ('net')")
+    if kind not in VIRTIO_KINDS:
+        raise r.fail(node, path, f"unknown virtio device '{kind}'; the hypervisor bridges: "
+                                 f"{', '.join(VIRTIO_KINDS)}")
+    return kind
 
 
 def client_of_region(io: IoSpec | None, region: str, vm: str) -> IoClientSpec | None:
@@ -161,7 +176,8 @@ def expand(io: IoSpec, platform: Platform, vms: tuple[VmSpec, ...], shmem: tuple
         regions.append(ShmemSpec(
             index=len(regions), name=f"io{i}", size=size, pa=None,
             maps=(ShmemMapSpec(io.vm, ipa, io.doorbell_irq + i, io.path),
-                  ShmemMapSpec(c.vm, io.client_ipa, io.client_doorbell_irq, c.path)),
+                  # a virtio client's doorbell goes to the hypervisor's bridge, its SPI is the device's
+                  ShmemMapSpec(c.vm, io.client_ipa, None if c.virtio else io.client_doorbell_irq, c.path)),
             path=c.path,
         ))
         ipa += (size + PAGE - 1) // PAGE * PAGE
@@ -170,9 +186,9 @@ def expand(io: IoSpec, platform: Platform, vms: tuple[VmSpec, ...], shmem: tuple
             (f"io{i}_weight", str(c.weight)), (f"io{i}_mac", mac_text(c.mac)),
             (f"io{i}_cap", str(c.rate_cap or 0)),
         ]
-        client_params.setdefault(c.vm, []).extend([
-            ("io_shm", str(cl_index)), ("io_queue", str(c.queue)), ("io_mac", mac_text(c.mac)),
-        ])
+        client_params.setdefault(c.vm, []).extend(
+            [("virtio_base", f"0x{io.virtio_ipa:x}"), ("virtio_irq", str(io.client_doorbell_irq))] if c.virtio else
+            [("io_shm", str(cl_index)), ("io_queue", str(c.queue)), ("io_mac", mac_text(c.mac))])
     out_vms = []
     for vm in vms:
         extra: list[tuple[str, str]] = []
@@ -253,10 +269,72 @@ def _errors(s: SystemSpec) -> list[Diagnostic]:
         if c.mac in seen_mac:
             err(_join(c.path, "mac"), f"MAC address {mac_text(c.mac)} is used twice (also {seen_mac[c.mac]})")
         seen_mac.setdefault(c.mac, _join(c.path, "mac"))
+        if c.virtio and vm is not None:
+            errs.extend(s.locs.diag(_join(c.path, "virtio"), msg) for msg in _virtio_errors(s, io, vm))
         if c.rate_cap is not None and c.rate_cap > io.capacity:
             err(_join(c.path, "rate_cap"), f"rate cap {c.rate_cap} frames/s is above the device's capacity "
                                            f"{io.capacity}")
     return errs
+
+
+def _virtio_errors(s: SystemSpec, io: IoSpec, vm: VmSpec) -> list[str]:
+    """A virtio client's: its VM takes the hypervisor's interrupts (the
+    receive work comes as a physical SGI to its CPU), and its device's SPI
+    (the client doorbell SPI, which its region no longer uses) is free."""
+    errs = []
+    if vm.interrupts != "emulated":
+        errs.append(f"VM '{vm.name}' has interrupts: {vm.interrupts}; a virtio device's receive work "
+                    "comes through the hypervisor's interrupts (interrupts: emulated)")
+    irq = io.client_doorbell_irq
+    taken = {i for d in vm.devices if (dev := s.platform.device(d)) for i in dev.irqs}
+    taken |= {mp.doorbell_irq for sh in s.shmem for mp in sh.maps if mp.vm == vm.name and mp.doorbell_irq}
+    if irq in taken:
+        errs.append(f"the virtio device's SPI {irq} (io.client_doorbell_irq) is taken in VM '{vm.name}' "
+                    "by a device or a doorbell: give io.client_doorbell_irq another")
+    return errs
+
+
+def virtio_client(io: IoSpec | None, vm: str) -> IoClientSpec | None:
+    """VM ``vm``'s client entry if it has a virtio device."""
+    return next((c for c in io.clients if c.vm == vm and c.virtio), None) if io else None
+
+
+def virtio_region(io: IoSpec | None, vm: str) -> str | None:
+    """The name of the region a virtio client's device is bridged to
+    (the client's own view of it is the device, not a memory node)."""
+    if io is None:
+        return None
+    return next((f"io{i}" for i, c in enumerate(io.clients) if c.vm == vm and c.virtio), None)
+
+
+def ipa_items(s: SystemSpec, vm: VmSpec) -> list[tuple[str, Range, str]]:
+    """A virtio client's transport page."""
+    c = virtio_client(s.io, vm.name)
+    if c is None or s.io is None:
+        return []
+    return [("the virtio transport", Range(s.io.virtio_ipa, VIRTIO_SIZE), _join(c.path, "virtio"))]
+
+
+def emit_vm(out: CSource, system: SystemView, vm: VmView) -> list[Field]:
+    """A virtio client's device (struct cfg_virtio): its page, SPI and region."""
+    io = system.spec.io
+    c = virtio_client(io, vm.name)
+    region = virtio_region(io, vm.name)
+    if io is None or c is None or region is None or c.virtio is None:
+        return []
+    pos = next(i for i, sh in enumerate(system.spec.shmem) if sh.name == region)
+    shm = _shmem_index(system.spec.shmem[:pos], vm.name)
+    mac = "{ " + ", ".join(f"0x{b:02x}" for b in c.mac) + " }"
+    out.array(f"static const struct cfg_virtio vm{vm.index}_virtio", struct_rows([[
+        ("type", str(VIRTIO_KINDS[c.virtio])), ("ipa", hexa(io.virtio_ipa)), ("irq", str(io.client_doorbell_irq)),
+        ("shm", str(shm)), ("queue", str(c.queue)), ("mac", mac)]]))
+    return [("virtio", f"vm{vm.index}_virtio")]
+
+
+def needs(system: SystemView) -> list[Need]:
+    """The virtio bridge for a client with a virtio device."""
+    return [Need("VIRTIO", f"vm {c.vm}", f"has a virtio device ({c.path}.virtio)")
+            for c in (system.spec.io.clients if system.spec.io else ()) if c.virtio]
 
 
 # --- guarantees ---------------------------------------------------------------
@@ -311,6 +389,9 @@ def report(system: Resolved) -> str:
         lines.append(f"  {g.vm}: queue {c.queue}, weight {g.weight} ({float(g.share) * 100:.1f}%){cap}, "
                      f"mac {mac_text(c.mac)}: alpha >= {float(g.alpha):.1f} frames/s, "
                      f"delta <= {float(g.delta) * 1e6:.1f} us ({g.gap_slots} frames of others)")
+        if c.virtio:
+            lines.append(f"  {g.vm}: virtio-{c.virtio} at 0x{io.virtio_ipa:x}, SPI {io.client_doorbell_irq} "
+                         "(the hypervisor bridges it to the rings)")
     return "\n".join(lines) + "\n"
 
 
@@ -319,6 +400,7 @@ def document(io: IoSpec) -> dict[str, Any]:
         "device": io.device, "vm": io.vm, "capacity": io.capacity, "mac": mac_text(io.mac),
         "clients": [
             {"vm": c.vm, "queue": c.queue, "weight": c.weight, "mac": mac_text(c.mac), "rate_cap": c.rate_cap,
+             "virtio": c.virtio,
              "alpha_fps": float(g.alpha), "delta_us": float(g.delta) * 1e6, "gap_slots": g.gap_slots}
             for c, g in zip(io.clients, guarantees(io), strict=True)
         ],
@@ -406,13 +488,14 @@ def parse_system(r: Reader, top: Keys, s: SystemSpec) -> SystemSpec:
     return replace(s, io=io, vms=vms, shmem=shmem)
 
 
-# no C and no feature of its own: it becomes shared memory, doorbells and parameters
+# the rings become shared memory, doorbells and parameters; a virtio client's
+# device is the hypervisor's bridge (core/virtio, docs/io.md "VirtIO")
 MECHANISM = Mechanism(
-    name="shared_io", rank=20, docs="docs/io.md", features={},
+    name="shared_io", rank=20, docs="docs/io.md", features={"VIRTIO": ("core/virtio/*.c",)},
     platform_keys=(), system_keys=("io",), vm_keys=(), region_keys=(), device_keys=(),
     parse_platform=None, parse_system=parse_system, parse_vm=None, parse_region=None,
     check_device=None, parse_device=None,
-    check_platform=None, check=check, ipa_items=None, reserved_ram=None, guest_params=None,
+    check_platform=None, check=check, ipa_items=ipa_items, reserved_ram=None, guest_params=None,
     limits=(), emit_platform=None,
-    emit_tables=None, emit_vm=None, emit_system=None, needs=None,
+    emit_tables=None, emit_vm=emit_vm, emit_system=None, needs=needs,
 )

@@ -281,21 +281,24 @@ def _devices(d: _Dts, vm: Vm) -> None:
 
 
 def _shmem(d: _Dts, system: System, vm: Vm) -> None:
-    """Shared memory: reserved regions and their shmem or shared I/O nodes."""
-    if vm.shmem:
+    """Shared memory: reserved regions and their shmem or shared I/O nodes
+    (a virtio client's region is its device's, the hypervisor's: not shown)."""
+    bridged = shared_io.virtio_region(system.spec.io, vm.name)
+    shown = [(i, m) for i, m in enumerate(vm.shmem) if m.name != bridged]
+    if shown:
         d.blank()
         d.open("reserved-memory")
         d.prop("#address-cells", "<2>")
         d.prop("#size-cells", "<2>")
         d.prop("ranges")
-        for i, m in enumerate(vm.shmem):
+        for i, m in shown:
             d.blank()
             d.open(f"shmem@{m.ipa:x}", f"shmem{i}")
             d.prop("reg", _reg(m.ipa, m.size))
             d.prop("no-map")
             d.close()
         d.close()
-        for i, m in enumerate(vm.shmem):
+        for i, m in shown:
             d.blank()
             client = shared_io.client_of_region(system.spec.io, m.name, vm.name)
             if client is not None:  # shared I/O rings: linux/bulkhead_net (docs/io.md)
@@ -312,3 +315,14 @@ def _shmem(d: _Dts, system: System, vm: Vm) -> None:
             if m.doorbell_irq:
                 d.prop("interrupts", _spi(m.doorbell_irq, IRQ_EDGE_RISING))
             d.close()
+    io = system.spec.io
+    if io is not None and shared_io.virtio_client(io, vm.name) is not None:
+        # the hypervisor's virtio-mmio transport (docs/io.md "VirtIO"); its
+        # addresses are the VM's own IPAs (no IOMMU between)
+        d.blank()
+        d.open(f"virtio_mmio@{io.virtio_ipa:x}")
+        d.prop("compatible", _str("virtio,mmio"))
+        d.prop("reg", _reg(io.virtio_ipa, shared_io.VIRTIO_SIZE))
+        d.prop("interrupts", _spi(io.client_doorbell_irq, IRQ_EDGE_RISING))
+        d.prop("dma-coherent")
+        d.close()

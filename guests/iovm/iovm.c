@@ -41,7 +41,8 @@
  * frames (100), size (200), window (16), peer_mac, mac (02:00:00:00:00:0d).
  * Lines: "iovm: device <base> mac <mac>, <n> clients, capacity <rate> frames/s, work-conserving",
  * "iovm: ready", per client at the end four lines
- * "iovm: client <vm> tx=.. tx_bytes=.. rx=.. rx_bytes=.. rx_drops=..",
+ * "iovm: client <vm> tx=.. tx_bytes=.. rx=.. rx_bytes=.. rx_drops=.. doorbells_skipped=..
+ * tx_doorbells=..",
  * "iovm: client <vm> malformed=.. bad_flag=.. bad_len=.. bad_index=.. runt=.. spoofed=..",
  * "iovm: client <vm> served_backlogged=.. backlog_us=.. periods=.. alpha_fps=.. share_permille=..",
  * "iovm: client <vm> delta_us=.. supply_delta_us=.. gap_slots=.. overruns=..",
@@ -75,6 +76,8 @@ struct client {
 	u32 doorbell_irq;
 	bool ring_peer;
 	u64 doorbells_skipped; /* rx batches it was not rung for: it polled */
+	u32 tx_wait_seen;      /* the client_tx_wait value it was last rung for */
+	u64 tx_doorbells;      /* doorbells for room in its tx ring */
 	u64 fwd, fwd_bytes;    /* frames forwarded to the device */
 	u64 rx_drops, runt, spoofed;
 	/* measurement while backlogged */
@@ -337,6 +340,18 @@ static void serve(struct client *s, u64 t)
 		s->fwd_bytes += (u32)n;
 	}
 	publish(s);
+	if (n != 0) {
+		/* a slot freed: a client waiting for room is rung once per wait */
+		u32 w;
+
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		w = __atomic_load_n(&s->ctrl->client_tx_wait, __ATOMIC_RELAXED);
+		if (w && w != s->tx_wait_seen) {
+			s->tx_wait_seen = w;
+			s->tx_doorbells++;
+			bh_doorbell(s->shm);
+		}
+	}
 	end = timer_now() - stall_ticks;
 	for (i = 0; i < ncl; i++) {
 		struct client *c = &cl[i];
@@ -488,9 +503,9 @@ static void report(void)
 		u64 share = c->slots_bl ? c->served_bl * 1000 / c->slots_bl : 0;
 
 		printf("iovm: client %s tx=%lu tx_bytes=%lu rx=%lu rx_bytes=%lu rx_drops=%lu "
-		       "doorbells_skipped=%lu\n",
+		       "doorbells_skipped=%lu tx_doorbells=%lu\n",
 		       c->vm, c->fwd, c->fwd_bytes, c->rx.frames, c->rx.bytes, c->rx_drops,
-		       c->doorbells_skipped);
+		       c->doorbells_skipped, c->tx_doorbells);
 		printf(
 		    "iovm: client %s malformed=%lu bad_flag=%lu bad_len=%lu bad_index=%lu runt=%lu "
 		    "spoofed=%lu\n",

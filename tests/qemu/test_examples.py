@@ -36,6 +36,14 @@ EXPECT: dict[str, tuple[tuple[str, int], ...]] = {
         (r"^\[iovm\] iovm: client linux tx=\d+ tx_bytes=\d+ rx=\d+ rx_bytes=(\d+) ", 10 * 1028),
         (r"^\[iovm\] iovm: PASS$", 0),
     ),
+    # the stock Linux client's virtio-net (no Bulkhead module) moved data through the I/O VM
+    "io-virtio": (
+        (r"^\[linux\] bulkhead-linux: userspace reached$", 0),
+        (r"^\[linux\] 10 packets transmitted, (10) packets received, 0% packet loss$", 10),
+        (r"^\[bulkhead\] vm linux: virtio-net notifies=\d+ tx=(\d+) ", 10),
+        (r"^\[iovm\] iovm: client linux tx=\d+ tx_bytes=(\d+) ", 10 * 1028),
+        (r"^\[iovm\] iovm: PASS$", 0),
+    ),
     # Raspberry Pi 4 on raspi4b: Linux SMP to userspace (CPUs 1-2 released from the spin table),
     # console input through the PL011 to the echo VM, L2 colors placed (Ctrl-T c), the hog
     # regulated on the fallback event and throttled, and the PM watchdog's power-off (clean end)

@@ -74,7 +74,12 @@ struct ioring_ctrl {
 	 * sees the other (ioring_peer_polling). */
 	u32 io_polling;     /* I/O VM: 1 while it polls the clients' tx rings */
 	u32 client_polling; /* client: 1 while it polls its rx ring */
-	u8 pad[4096 - 24 - 6 * 8 - 8];
+	/* client: a new non-zero value each time it finds its tx ring full
+	 * and waits for room (0: not waiting); the I/O VM, having freed a
+	 * slot, issues a full barrier, reads it and rings the client once per
+	 * value (the hypervisor's virtio bridge, docs/io.md "VirtIO") */
+	u32 client_tx_wait;
+	u8 pad[4096 - 24 - 6 * 8 - 12];
 };
 
 /* Why a slot was dropped (counters in struct ioring). */

@@ -107,6 +107,17 @@ struct cfg_shmem_map {
 	u32 doorbell_irq; /* virtual INTID raised in this VM by a peer's ring; 0: none */
 };
 
+/* A virtio-mmio device of a client VM, bridged by the hypervisor to its
+ * shared I/O region (core/virtio/virtio.c, docs/io.md "VirtIO"). */
+struct cfg_virtio {
+	u32 type;  /* virtio device ID: 1 network */
+	u64 ipa;   /* its transport page */
+	u32 irq;   /* its SPI */
+	u32 shm;   /* the client's region: index into its cfg_vm.shmem */
+	u32 queue; /* slots per ring of the region */
+	u8 mac[6];
+};
+
 struct cfg_shmem {
 	const char *name;
 	u64 pa; /* start of the region, or of its span when colored */
@@ -216,6 +227,7 @@ struct cfg_vm {
 	u64 pci_win_size;
 	u32 lpi_base; /* the first of the physical LPIs its virtual ITS's events
 	                 get (256, the toolchain's block; docs/interrupts.md) */
+	const struct cfg_virtio *virtio; /* its virtio device; NULL: none */
 };
 
 struct cfg_platform {

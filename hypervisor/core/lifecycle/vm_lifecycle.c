@@ -11,6 +11,7 @@
 #include "core/pci/vpci.h"
 #include "core/vgic/vgic.h"
 #include "core/vgic/vits.h"
+#include "core/virtio/virtio.h"
 #include "core/vm/vcpu.h"
 #include "drivers/iommu.h"
 #include "lib/features.h"
@@ -36,6 +37,8 @@ bool vm_load(struct vm *vm, bool first)
 	vits_vm_reset(vm); /* after the vGIC's: its LPIs are reset already */
 	vuart_init_state(vm);
 	vpci_vm_quiesce(vm);
+	virtio_vm_reset(
+	    vm); /* before the images: nothing of the old incarnation's queues is written */
 	mem_load_images(vm, placed);
 	mem_iommu_attach(vm); /* a reset blocked its DMA until the reload */
 	return true;
@@ -156,6 +159,7 @@ void vm_shutdown(struct vm *vm, enum vm_state how, const char *reason)
 	iommu_vm_stop(vm->id); /* its devices' DMA aborts from now on */
 	vuart_stop(vm);
 	vpci_vm_reset(vm);
+	virtio_vm_stop(vm);
 	console_vm_flush(vm);
 	log_info("vm %s: %s (%s)", vm->cfg->name, vm_state_name(how), reason);
 	console_vm_report(vm);

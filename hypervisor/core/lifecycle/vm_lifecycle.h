@@ -2,8 +2,8 @@
 /*
  * Subsystem core/lifecycle (docs/ARCHITECTURE.md "Core"): the life of a VM:
  * built at boot, loaded, reset, powered off or stopped. Calls: arch,
- * core/boot, core/console, core/mem, core/pci, core/vgic, core/vm, drivers,
- * lib.
+ * core/boot, core/console, core/mem, core/pci, core/vgic, core/virtio,
+ * core/vm, drivers, lib.
  */
 /*
  * The life of a VM (core/lifecycle/vm_lifecycle.c): built at boot from

@@ -2,10 +2,12 @@
 #include "core/trap/ipc.h"
 
 #include "core/vgic/vgic.h"
+#include "core/virtio/virtio.h"
 #include "core/vm/vm.h"
 
 /* Counts the other VMs' mappings of the VM's shared region idx (valid),
- * raising each running peer's doorbell interrupt when ring is set. Inlined
+ * raising each running peer's doorbell interrupt when ring is set (a
+ * virtio client's region, without one, goes to core/virtio). Inlined
  * into both callers, so that ring is a constant: the doorbell hypercall's
  * walk (a hot path, docs/performance.md) keeps each peer's map in
  * registers and tests nothing it does not need. */
@@ -25,8 +27,12 @@ static inline __attribute__((always_inline)) u32 ipc_walk(const struct vm *vm, u
 			if (m->shmem != shm)
 				continue;
 			n++;
-			if (ring && m->doorbell_irq && peer->state == VM_RUNNING)
+			if (!ring || peer->state != VM_RUNNING)
+				continue;
+			if (m->doorbell_irq)
 				vgic_inject(peer, NULL, m->doorbell_irq);
+			else /* a virtio client's region: the bridge takes it */
+				virtio_ring(peer, (u32)(m - c->shmem));
 		}
 	}
 	return n;

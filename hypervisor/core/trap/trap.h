@@ -3,7 +3,7 @@
  * Subsystem core/trap (docs/ARCHITECTURE.md "Core"): the entries from
  * vectors.S and the handlers of what a guest traps for. Calls: arch,
  * core/console, core/irq, core/lifecycle, core/mem, core/vcpu, core/vgic,
- * core/vm, core/vpmu, drivers, lib.
+ * core/virtio, core/vm, core/vpmu, drivers, lib.
  */
 /*
  * What a guest causes, on its vCPU's own CPU: the entries vectors.S calls

@@ -275,6 +275,11 @@ __cold void vgic_vm_init(struct vm *vm)
 		if (q && c->shmem[i].doorbell_irq)
 			q->flags = VIRQ_OWNED | VIRQ_EDGE;
 	}
+	if (c->virtio) { /* its virtio device's (core/virtio: an emulated VM only) */
+		struct virq *q = vgic_virq(vm, NULL, c->virtio->irq);
+		if (q)
+			q->flags = VIRQ_OWNED | VIRQ_EDGE;
+	}
 	if (!vgic_direct_vm(vm))
 		return;
 	if (c->console_ipa)

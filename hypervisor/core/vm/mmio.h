@@ -6,7 +6,8 @@
 #include "lib/features.h"
 #include "lib/types.h"
 
-#define MMIO_MAX_REGIONS (6 + IS_ENABLED(ITS)) /* a virtual ITS */
+#define MMIO_MAX_REGIONS \
+	(6 + IS_ENABLED(ITS) + IS_ENABLED(VIRTIO)) /* a virtual ITS, a virtio transport */
 
 struct vcpu;
 

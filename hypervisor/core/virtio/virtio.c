@@ -1,0 +1,406 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "core/virtio/virtio.h"
+
+#include "core/config/config.h"
+#include "core/irq/irq.h"
+#include "core/mem/mem.h"
+#include "core/vgic/vgic.h"
+#include "core/virtio/virtio_mmio.h"
+#include "core/virtio/vnet.h"
+#include "core/vm/vcpu.h"
+#include "core/vm/vm.h"
+#include "arch/aarch64/cpu.h"
+#include "drivers/gic/gic.h"
+#include "lib/log.h"
+#include "lib/spinlock.h"
+
+#define VIRTIO_ID_NET 1
+#define SLOT_SIZE     2048u
+#define CTRL_SIZE     4096u
+#define CTRL_MAGIC    0x474e5249u /* "IRNG": the I/O VM reset the rings */
+/* words of the control page (guests/lib/include/ioring.h struct ioring_ctrl) */
+#define CTRL_CLIENT_STATE 0x14 /* client_state: the bridge writes it for the client */
+#define CTRL_IO_POLLING   0x48 /* io_polling */
+#define CTRL_TX_WAIT      0x50 /* client_tx_wait: the bridge writes it for the client */
+#define STATE_READY       1u
+#define STATE_DONE        2u
+#define NET_FEATURES                                                                      \
+	(BIT(VIRTIO_F_VERSION_1) | BIT(VIRTIO_NET_F_CSUM) | BIT(VIRTIO_NET_F_HOST_TSO4) | \
+	 BIT(VIRTIO_NET_F_MAC) | BIT(VIRTIO_NET_F_MRG_RXBUF) | BIT(VIRTIO_NET_F_STATUS) | \
+	 BIT(VIRTIO_F_RING_EVENT_IDX))
+
+struct virtio_dev {
+	struct vm *vm;
+	const struct cfg_virtio *cfg;
+	u64 ring_ipa;      /* the client's region */
+	struct vm *iovm;   /* the peer that maps it (the I/O VM) */
+	u32 iovm_doorbell; /* its doorbell INTID for the region */
+	spinlock_t lock;   /* regs and net (LOCK_RANK_LEAF): the client's CPUs */
+	struct virtio_mmio regs;
+	struct vnet net;
+	u32 rx_pending;      /* the I/O VM rang: receive work for the client's CPU */
+	u32 tx_wait;         /* the client_tx_wait value of its last wait */
+	u64 tx_waits;        /* times it waited for room in the tx ring */
+	u64 notifies, kicks; /* QueueNotify writes; receive SGIs sent */
+	u64 doorbells, irqs; /* I/O VM doorbells rung; device interrupts raised */
+	int error;           /* the virtqueue error that stopped the device, 0: none */
+};
+
+static struct virtio_dev devs[CFG_MAX_CPUS]; /* by VM id */
+
+/* --- the client's RAM and rings, through its stage 2 --- */
+
+static bool ram_valid(void *ctx, u64 ipa, u64 len)
+{
+	struct virtio_dev *d = ctx;
+	u64 pa;
+
+	if (ipa + len < ipa)
+		return false;
+	for (u64 p = ALIGN_DOWN(ipa, SZ_4K); p < ipa + len; p += SZ_4K)
+		if (!mem_ipa_to_pa(d->vm, p, &pa))
+			return false;
+	return true;
+}
+
+static bool ram_read(void *ctx, u64 ipa, void *dst, u64 len)
+{
+	return mem_copy_from_vm(((struct virtio_dev *)ctx)->vm, dst, ipa, len);
+}
+
+static bool ram_write(void *ctx, u64 ipa, const void *src, u64 len)
+{
+	return mem_copy_to_vm(((struct virtio_dev *)ctx)->vm, ipa, src, len);
+}
+
+/* A slot of the region (none crosses a page: slots are 2 KiB from a page). */
+static struct vnet_slot *ring_slot(void *ctx, bool rx, u32 i)
+{
+	struct virtio_dev *d = ctx;
+	u64 pa, ipa = d->ring_ipa + CTRL_SIZE + ((rx ? d->cfg->queue : 0) + (u64)i) * SLOT_SIZE;
+
+	if (i >= d->cfg->queue || !mem_ipa_to_pa(d->vm, ipa, &pa))
+		return NULL;
+	return (struct vnet_slot *)(uintptr_t)pa;
+}
+
+/* A word of the region's control page, or NULL. */
+static u32 *ctrl_word(struct virtio_dev *d, u32 off)
+{
+	u64 pa;
+
+	return mem_ipa_to_pa(d->vm, d->ring_ipa + off, &pa) ? (u32 *)(uintptr_t)pa : NULL;
+}
+
+/* --- the bridge, under d->lock --- */
+
+struct virtio_out {
+	bool irq;      /* raise the device's interrupt */
+	bool doorbell; /* ring the I/O VM */
+};
+
+static void dev_fail(struct virtio_dev *d, int err, const char *what, struct virtio_out *o)
+{
+	if (!d->error) {
+		d->error = err;
+		log_info("vm %s: virtio-net %s: virtqueue error %d, device stopped (needs reset)",
+		         d->vm->cfg->name, what, err);
+	}
+	virtio_mmio_fail(&d->regs);
+	o->irq = true;
+}
+
+static void used_irq(struct virtio_dev *d, const struct virtq_mem *m, u32 q, struct virtio_out *o)
+{
+	if (virtq_need_irq(&d->net.q[q], m)) {
+		d->regs.isr |= VIRTIO_INT_USED;
+		o->irq = true;
+	}
+}
+
+/* Transmit: bounded by the queue size, once more if the driver added while
+ * the device asked for its next notification. A full tx ring leaves the
+ * chains queued and asks the I/O VM for a doorbell when it frees a slot
+ * (client_tx_wait, a new value per wait), then looks once more. */
+static void dev_tx(struct virtio_dev *d, const struct virtq_mem *m, const struct vnet_rings *r,
+                   struct virtio_out *o)
+{
+	u32 *magic = ctrl_word(d, 0), *wait = ctrl_word(d, CTRL_TX_WAIT);
+	bool waited = false;
+	int n;
+
+	if (!magic || !wait || __atomic_load_n(magic, __ATOMIC_ACQUIRE) != CTRL_MAGIC) {
+		/* the I/O VM has not set the rings up: no link yet, the frames are
+		 * dropped (checked all the same) */
+		n = vnet_tx_drop(&d->net, m, d->net.q[1].num);
+		if (n < 0)
+			dev_fail(d, n, "transmit", o);
+		else
+			used_irq(d, m, 1, o);
+		virtq_want_notify(&d->net.q[1], m);
+		return;
+	}
+	for (u32 pass = 0; pass < 3; pass++) {
+		u64 full = d->net.st.tx_full;
+
+		n = vnet_tx(&d->net, m, r, d->net.q[1].num);
+		if (n < 0) {
+			dev_fail(d, n, "transmit", o);
+			return;
+		}
+		if (n)
+			o->doorbell = true;
+		used_irq(d, m, 1, o);
+		if (d->net.st.tx_full != full) {
+			if (waited)
+				break; /* still full: the I/O VM rings once it frees a slot */
+			if (++d->tx_wait == 0)
+				d->tx_wait = 1;
+			__atomic_store_n(wait, d->tx_wait, __ATOMIC_RELAXED);
+			__atomic_thread_fence(__ATOMIC_SEQ_CST); /* the wait before the last look */
+			waited = true;
+			d->tx_waits++;
+			continue;
+		}
+		if (!virtq_want_notify(&d->net.q[1], m))
+			break;
+	}
+}
+
+static void dev_rx(struct virtio_dev *d, const struct virtq_mem *m, const struct vnet_rings *r,
+                   struct virtio_out *o)
+{
+	int n = vnet_rx(&d->net, m, r, r->nslots);
+
+	if (n < 0) {
+		dev_fail(d, n, "receive", o);
+		return;
+	}
+	used_irq(d, m, 0, o);
+	virtq_want_notify(&d->net.q[0], m);
+}
+
+/* Raises what the bridge decided, outside the device's lock. */
+static void dev_out(struct virtio_dev *d, const struct virtio_out *o)
+{
+	u32 *polling = ctrl_word(d, CTRL_IO_POLLING);
+
+	if (o->irq) {
+		d->irqs++;
+		vgic_inject(d->vm, NULL, d->cfg->irq);
+	}
+	if (o->doorbell && d->iovm && d->iovm->state == VM_RUNNING) {
+		/* as ioring_peer_polling: the slots before the I/O VM's flag */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (!polling || __atomic_load_n(polling, __ATOMIC_RELAXED) != 1) {
+			d->doorbells++;
+			vgic_inject(d->iovm, NULL, d->iovm_doorbell);
+		}
+	}
+}
+
+static void dev_work(struct virtio_dev *d, bool tx, bool rx)
+{
+	struct virtq_mem m = { .read = ram_read, .write = ram_write, .valid = ram_valid, .ctx = d };
+	struct vnet_rings r = { .slot = ring_slot, .ctx = d, .nslots = d->cfg->queue };
+	struct virtio_out o = { false, false };
+
+	spin_lock(&d->lock);
+	if (rx && virtio_mmio_live(&d->regs, 0))
+		dev_rx(d, &m, &r, &o);
+	if (tx && virtio_mmio_live(&d->regs, 1))
+		dev_tx(d, &m, &r, &o);
+	spin_unlock(&d->lock);
+	dev_out(d, &o);
+}
+
+/* --- the transport --- */
+
+static void dev_reset_locked(struct virtio_dev *d)
+{
+	virtio_mmio_reset(&d->regs);
+	d->net = (struct vnet){ .st = d->net.st };
+	d->error = 0;
+}
+
+/* QueueReady 1: the queue is set up if its rings are in the client's RAM. */
+static void queue_ready(struct virtio_dev *d, u32 i)
+{
+	struct virtq_mem m = { .read = ram_read, .write = ram_write, .valid = ram_valid, .ctx = d };
+	struct virtio_mmio_queue *q = &d->regs.q[i];
+
+	if (virtq_setup(&d->net.q[i], &m, q->num, q->desc, q->avail, q->used,
+	                virtio_mmio_has(&d->regs, VIRTIO_F_RING_EVENT_IDX)))
+		q->ready = true;
+	else
+		d->regs.refused++;
+}
+
+/* The client's state in its control page, as a ring client writes it. */
+static void client_state(struct virtio_dev *d, u32 state)
+{
+	u32 *w = ctrl_word(d, CTRL_CLIENT_STATE);
+
+	if (w)
+		__atomic_store_n(w, state, __ATOMIC_RELEASE);
+}
+
+static void driver_ok(struct virtio_dev *d)
+{
+	d->net.mrg = virtio_mmio_has(&d->regs, VIRTIO_NET_F_MRG_RXBUF);
+	d->net.csum = virtio_mmio_has(&d->regs, VIRTIO_NET_F_CSUM);
+	d->net.tso = d->net.csum && virtio_mmio_has(&d->regs, VIRTIO_NET_F_HOST_TSO4);
+	client_state(d, STATE_READY);
+}
+
+static bool virtio_mmio(struct vcpu *v, struct mmio_access *a, void *dev)
+{
+	struct virtio_dev *d = dev;
+	enum virtio_mmio_act act = VIRTIO_MMIO_NONE;
+	u32 q = 0, val;
+	bool ok = true;
+
+	(void)v;
+	if (a->size > 4)
+		return false;
+	spin_lock(&d->lock);
+	if (!a->write) {
+		ok = virtio_mmio_read(&d->regs, (u32)a->off, a->size, &val);
+		a->val = val;
+	} else {
+		act = virtio_mmio_write(&d->regs, (u32)a->off, a->size, (u32)a->val, &q);
+		if (act == VIRTIO_MMIO_RESET)
+			dev_reset_locked(d);
+		else if (act == VIRTIO_MMIO_READY)
+			queue_ready(d, q);
+		else if (act == VIRTIO_MMIO_DRIVER_OK)
+			driver_ok(d);
+		else if (act == VIRTIO_MMIO_NOTIFY)
+			d->notifies++;
+	}
+	spin_unlock(&d->lock);
+	if (act == VIRTIO_MMIO_NOTIFY)
+		/* the transmit queue; the receive queue's new buffers take what
+		 * waits in the rx ring (and a blocked transmit may go on) */
+		dev_work(d, true, q == 0);
+	return ok && act != VIRTIO_MMIO_REFUSED;
+}
+
+/* --- receive work on the client's CPU --- */
+
+static void virtio_sgi(u32 intid)
+{
+	u32 cpu = cpu_index();
+
+	(void)intid;
+	for (u32 i = 0; i < vm_count; i++) {
+		struct virtio_dev *d = &devs[i];
+
+		if (d->cfg && d->vm->vcpus[0]->pcpu == cpu && d->vm->state == VM_RUNNING &&
+		    __atomic_exchange_n(&d->rx_pending, 0, __ATOMIC_ACQ_REL))
+			dev_work(d, true, true);
+	}
+}
+
+bool virtio_ring(struct vm *vm, u32 shm)
+{
+	struct virtio_dev *d = &devs[vm->id];
+
+	if (!d->cfg || d->cfg->shm != shm)
+		return false;
+	if (!__atomic_exchange_n(&d->rx_pending, 1, __ATOMIC_ACQ_REL)) {
+		d->kicks++;
+		gic_send_sgi(VIRTIO_SGI, vm->vcpus[0]->pcpu_mpidr);
+	}
+	return true;
+}
+
+void virtio_vm_reset(struct vm *vm)
+{
+	struct virtio_dev *d = &devs[vm->id];
+
+	if (!d->cfg)
+		return;
+	spin_lock(&d->lock);
+	dev_reset_locked(d);
+	spin_unlock(&d->lock);
+}
+
+void virtio_vm_stop(struct vm *vm)
+{
+	struct virtio_dev *d = &devs[vm->id];
+
+	if (!d->cfg)
+		return;
+	spin_lock(&d->lock);
+	virtio_mmio_fail(&d->regs); /* nothing moves any more */
+	client_state(d, STATE_DONE);
+	spin_unlock(&d->lock);
+	log_info(
+	    "vm %s: virtio-net notifies=%lu tx=%lu rx=%lu tx_full=%lu tx_waits=%lu tx_runt=%lu "
+	    "tx_nolink=%lu tx_bad=%lu tx_tso=%lu rx_wait=%lu rx_short=%lu rx_bad=%lu kicks=%lu "
+	    "doorbells=%lu irqs=%lu refused=%u error=%d",
+	    vm->cfg->name, d->notifies, d->net.st.tx_frames, d->net.st.rx_frames, d->net.st.tx_full,
+	    d->tx_waits, d->net.st.tx_runt, d->net.st.tx_nolink, d->net.st.tx_bad, d->net.st.tx_tso,
+	    d->net.st.rx_wait, d->net.st.rx_short, d->net.st.rx_bad, d->kicks, d->doorbells,
+	    d->irqs, d->regs.refused, d->error);
+}
+
+/* The peer VM mapping the client's region and its doorbell there. */
+static void find_iovm(struct virtio_dev *d)
+{
+	u32 shm = d->vm->cfg->shmem[d->cfg->shm].shmem;
+
+	for (u32 i = 0; i < vm_count; i++) {
+		const struct cfg_vm *c = vms[i].cfg;
+
+		if (&vms[i] == d->vm)
+			continue;
+		for (u32 k = 0; k < c->nshmem; k++)
+			if (c->shmem[k].shmem == shm && c->shmem[k].doorbell_irq) {
+				d->iovm = &vms[i];
+				d->iovm_doorbell = c->shmem[k].doorbell_irq;
+			}
+	}
+}
+
+void virtio_init(void)
+{
+	bool any = false;
+
+	for (u32 i = 0; i < vm_count; i++) {
+		struct virtio_dev *d = &devs[i];
+		const struct cfg_virtio *c = vms[i].cfg->virtio;
+		u8 config[8];
+
+		if (!c)
+			continue;
+		if (c->type != VIRTIO_ID_NET || c->shm >= vms[i].cfg->nshmem)
+			panic("vm %s: bad virtio device", vms[i].cfg->name);
+		d->vm = &vms[i];
+		d->ring_ipa = vms[i].cfg->shmem[c->shm].ipa;
+		spin_set_rank(&d->lock, LOCK_RANK_LEAF);
+		find_iovm(d);
+		for (u32 k = 0; k < 6; k++)
+			config[k] = c->mac[k];
+		config[6] = 1; /* status: VIRTIO_NET_S_LINK_UP */
+		config[7] = 0;
+		virtio_mmio_init(&d->regs, VIRTIO_ID_NET, NET_FEATURES, VIRTQ_MAX_SIZE, config,
+		                 sizeof(config));
+		d->cfg = c;
+		mmio_register(d->vm, c->ipa, VIRTIO_MMIO_SIZE, virtio_mmio, d);
+		log_info("vm %s: virtio-net at %lx (SPI %u), bridged to its region %u",
+		         d->vm->cfg->name, c->ipa, c->irq, c->shm);
+		any = true;
+	}
+	if (any)
+		irq_register_hyp(VIRTIO_SGI, virtio_sgi);
+}
+
+void virtio_cpu_init(void)
+{
+	const struct vcpu *v = cpu_this()->vcpu;
+
+	if (v && v->vm->cfg->virtio)
+		gic_enable(VIRTIO_SGI);
+}
