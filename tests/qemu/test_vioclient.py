@@ -17,7 +17,6 @@ from pathlib import Path
 import baremetal
 import pytest
 
-from bulkhead.config import schema, shared_io
 from bulkhead.run.backend import RunOptions
 from bulkhead.run.netpeer import Peer
 from bulkhead.run.runner import RunResult, run
@@ -203,13 +202,6 @@ def test_blk_refuses_a_device_without_version_1(elf: Path, tmp_path: Path, image
 
 # -- as a Bulkhead VM, through the hypervisor's bridge -------------------------
 
-BRIDGE = "virtio" in shared_io.CLIENT_KEYS or "virtio" in schema.CORE_VM_KEYS
-
-
-needs_bridge = pytest.mark.skipif(not BRIDGE, reason="the hypervisor's virtio-mmio bridge (branch viohyp: "
-                                                     "`virtio: net` for a client VM) has not landed")
-
-
 def bridge_run(name: str) -> tuple[RunResult, Peer]:
     """Runs tests/configs/<name> (alice: vioclient, bob: ioclient) with a peer."""
     config = REPO_ROOT / "tests" / "configs" / name
@@ -222,7 +214,6 @@ def bridge_run(name: str) -> tuple[RunResult, Peer]:
     return r, peer
 
 
-@needs_bridge
 def test_vioclient_through_the_hypervisors_bridge() -> None:
     """The same client as a Bulkhead VM: its virtio-net device is the
     hypervisor's bridge to its rings of the shared NIC (docs/io.md), beside a
@@ -237,7 +228,6 @@ def test_vioclient_through_the_hypervisors_bridge() -> None:
         assert (st.requests, st.good, st.bad, st.replies) == (50, 50, 0, 50), (mac, st)
 
 
-@needs_bridge
 def test_hostile_vioclient_through_the_bridge() -> None:
     """The hostile mode against the bridge: each bad chain stops alice's
     device only (DEVICE_NEEDS_RESET), a reset brings it back with 8 frames out

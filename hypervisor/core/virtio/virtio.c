@@ -218,8 +218,14 @@ static void dev_work(struct virtio_dev *d, bool tx, bool rx)
 
 static void dev_reset_locked(struct virtio_dev *d)
 {
+	struct vnet keep = d->net;
+
 	virtio_mmio_reset(&d->regs);
-	d->net = (struct vnet){ .st = d->net.st };
+	/* The rings' positions are the I/O VM's too: they outlive the device
+	 * (the I/O VM resets the rings only when it starts). */
+	d->net = (struct vnet){
+		.st = keep.st, .tx_pos = keep.tx_pos, .rx_pos = keep.rx_pos, .seq = keep.seq
+	};
 	d->error = 0;
 }
 
