@@ -225,8 +225,8 @@ struct cfg_vm {
 	const struct cfg_pci_func *pci;
 	u64 pci_win_base; /* the window of the host bridge's memory space its BARs go to */
 	u64 pci_win_size;
-	u32 lpi_base; /* the first of the physical LPIs its virtual ITS's events
-	                 get (256, the toolchain's block; docs/interrupts.md) */
+	u32 lpi_base;                    /* the first of the physical LPIs its virtual ITS's events
+	                                    get (256, the toolchain's block; docs/interrupts.md) */
 	const struct cfg_virtio *virtio; /* its virtio device; NULL: none */
 };
 
