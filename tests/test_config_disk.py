@@ -25,6 +25,7 @@ vms:
     cpus: [0]
     memory: [{ipa: 0x40000000, size: 16M}]
     guest: iovm
+    introspection: true  # host physical addresses (BH_HC_IPA_INFO)
     devices: [virtio30]
   - name: a
     cpus: [1]
@@ -92,7 +93,7 @@ def test_guarantees_reported(capsys: pytest.CaptureFixture[str], tmp_path: Path)
 def test_qemu_args() -> None:
     root = Path(__file__).resolve().parent.parent
     system = load_system(root / "tests" / "configs" / "disk-pair.yaml")
-    assert shared_disk.qemu_args(system, "/x/disk.img") == [
+    assert shared_disk.qemu_args(system, "/x") == [
         "-global", "virtio-mmio.force-legacy=false", "-drive", "file=/x/disk.img,if=none,format=raw,id=bhdisk",
         "-device", "virtio-blk-device,drive=bhdisk,bus=virtio-mmio-bus.30"]
     assert shared_disk.qemu_args(load_system(root / "tests" / "configs" / "doorbell.yaml"), "x") == []
@@ -118,6 +119,11 @@ BAD = [
     ("queue: 4", "queue: 65", "disk.clients[0].queue: expected a queue size (integer 1-64), got 65"),
     ("weight: 3", "weight: 101", "disk.clients[0].weight: expected a weight (integer 1-100), got 101"),
     ("  vm: iovm\n", "  vm: zz\n", "disk.vm: unknown VM 'zz'"),
+    ("    introspection: true  # host physical addresses (BH_HC_IPA_INFO)\n", "",
+     "disk.vm: the I/O VM 'iovm' gives the disk the host physical addresses of its buffers (BH_HC_IPA_INFO): "
+     "add 'introspection: true' to vms[0]"),
+    ("disk:\n", "io:\n  device: virtio31\n  vm: iovm\n  capacity: 1000\n  clients: [{vm: a, mac: '02:00:00:00:00:0a'}]\n"
+                "disk:\n", "disk.vm: VM 'iovm' is also io:'s I/O VM"),
 ]
 
 

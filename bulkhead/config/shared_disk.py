@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 from bulkhead.base.errors import Diagnostic
@@ -187,6 +188,12 @@ def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
         if disk.device not in iovm.devices:
             err(_join(disk.path, "device"), f"device '{disk.device}' must be passed through to the I/O VM: "
                                             f"add it to {iovm.path}.devices")
+        if not iovm.introspection:
+            err(_join(disk.path, "vm"), f"the I/O VM '{disk.vm}' gives the disk the host physical addresses of "
+                                        f"its buffers (BH_HC_IPA_INFO): add 'introspection: true' to {iovm.path}")
+        if s.io is not None and s.io.vm == disk.vm:
+            err(_join(disk.path, "vm"), f"VM '{disk.vm}' is also io:'s I/O VM; one I/O VM serves either the "
+                                        "network or the disk for now: give the disk its own")
     seen: dict[str, str] = {}
     placed: list[tuple[int, int, str]] = []
     for c, (start, size) in zip(disk.clients, layout(disk), strict=True):
@@ -272,9 +279,23 @@ def document(disk: DiskSpec) -> dict[str, Any]:
     }
 
 
-def qemu_args(system: Resolved, image: str) -> list[str]:
-    """QEMU options that attach the raw disk image ``image`` as a virtio-blk
-    device on the I/O VM's virtio-mmio transport (modern)."""
+IMAGE = "disk.img"
+
+
+def make_image(system: Resolved, out: Path) -> None:
+    """A blank raw image of the disk's size in the build's ``out`` directory
+    (kept when it has that size already: what the clients wrote stays)."""
+    disk = system.spec.disk
+    image = out / IMAGE
+    if disk is not None and not (image.is_file() and image.stat().st_size == disk.size):
+        with open(image, "wb") as fh:
+            fh.truncate(disk.size)
+
+
+def qemu_args(system: Resolved, out: str) -> list[str]:
+    """QEMU options that attach the build directory ``out``'s raw image
+    (:func:`make_image`) as a virtio-blk device on the I/O VM's virtio-mmio
+    transport (modern)."""
     disk = system.spec.disk
     if disk is None:
         return []
@@ -284,7 +305,7 @@ def qemu_args(system: Resolved, image: str) -> list[str]:
     first = min(d.base for d in p.devices if "virtio,mmio" in d.compatible)
     bus = (dev.base - first) // dev.size
     return ["-global", "virtio-mmio.force-legacy=false",
-            "-drive", f"file={image},if=none,format=raw,id=bhdisk",
+            "-drive", f"file={out}/{IMAGE},if=none,format=raw,id=bhdisk",
             "-device", f"virtio-blk-device,drive=bhdisk,bus=virtio-mmio-bus.{bus}"]
 
 
