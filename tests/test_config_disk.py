@@ -11,11 +11,11 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from test_config_io import assert_refused, write
 
 from bulkhead import cli
 from bulkhead.config import shared_disk
 from bulkhead.layout.load import load_spec, load_system
-from test_config_io import assert_refused, write
 
 BASE = """\
 platform: qemu-virt
@@ -76,8 +76,8 @@ def test_guarantees_reported(capsys: pytest.CaptureFixture[str], tmp_path: Path)
     spec = load_spec(write(tmp_path, BASE))
     assert spec.disk is not None
     a, b = shared_disk.guarantees(spec.disk)
-    assert (a.share, a.iops, a.mbps, a.delta) == (Fraction(3, 4), 15000, 60, Fraction(2, 20000))
-    assert (b.iops, b.mbps, b.delta) == (5000, 20, Fraction(4, 20000))
+    assert (a.share, a.iops, a.mbps, a.delta) == (Fraction(3, 4), Fraction(15000), Fraction(60), Fraction(2, 20000))
+    assert (b.iops, b.mbps, b.delta) == (Fraction(5000), Fraction(20), Fraction(4, 20000))
     assert cli.main(["check", str(write(tmp_path, BASE))]) == 0
     out = capsys.readouterr().out
     assert "shared disk: device virtio30 -> I/O VM iovm, 8 MiB, capacity 20000 IOPS (4 KiB) and 80 MB/s" in out
@@ -131,3 +131,28 @@ BAD = [
 def test_errors_located(capsys: pytest.CaptureFixture[str], tmp_path: Path, old: str, new: str,
                         message: str) -> None:
     assert_refused(capsys, tmp_path, BASE, old, new, message)
+
+
+def test_stats_view_shows_the_disk_counters() -> None:
+    """`run --stats`: the I/O VM's `iovm: disk client=` counter lines become a
+    per-client table (latest values), not console output; its final
+    share lines (other keys) stay console output."""
+    import io
+
+    from bulkhead.run import stats
+
+    out, err = io.StringIO(), io.StringIO()
+    view = stats.StatsView(out, err, stats.stats_timebase(0))
+    line = ("[iovm] iovm: disk client=alice reqs={} read_bytes=4096 written_bytes=8192 refused=3 errors=0 "
+            "malformed=1 iops=900\n")
+    share = "[iovm] iovm: disk client=alice served_backlogged=9 backlog_us=10 share_permille=500\n"
+    view.write(line.format(2))
+    view.flush()
+    view.write(line.format(9) + share)
+    view.flush()
+    view.close()
+    assert out.getvalue() == share
+    text = err.getvalue().splitlines()
+    assert text[0] == "shared disk per client (virtual time, --icount 0), update 1:"
+    assert text[-1].split() == ["alice", "9", "4096", "8192", "3", "0", "1", "900"]
+    assert shared_disk.parse_stats("[iovm] iovm: disk client=a reqs=1") is None

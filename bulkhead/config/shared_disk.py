@@ -16,12 +16,14 @@ logic) on a disk whose measured capacity is ``iops`` 4 KiB requests/s and
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from bulkhead.base.errors import Diagnostic
+from bulkhead.config import shared_io
 from bulkhead.config.mechanism import Keys, Mechanism
 from bulkhead.config.model import (
     PAGE,
@@ -261,7 +263,7 @@ def report(system: Resolved) -> str:
         return ""
     lines = ["", f"shared disk: device {disk.device} -> I/O VM {disk.vm}, {disk.size >> 20} MiB, capacity "
                  f"{disk.iops} IOPS (4 KiB) and {disk.mbps} MB/s (work-conserving weighted round-robin by request)"]
-    for c, (start, size), g in zip(disk.clients, layout(disk), guarantees(disk), strict=True):
+    for (start, size), g in zip(layout(disk), guarantees(disk), strict=True):
         lines.append(f"  {g.vm}: sectors [{start // SECTOR}, {(start + size) // SECTOR}) ({size >> 10} KiB), "
                      f"weight {g.weight} ({float(g.share) * 100:.1f}%): >= {float(g.iops):.1f} IOPS, "
                      f">= {float(g.mbps):.2f} MB/s, delta <= {float(g.delta) * 1e6:.1f} us")
@@ -278,6 +280,26 @@ def document(disk: DiskSpec) -> dict[str, Any]:
         ],
     }
 
+
+# --- bulkhead run --stats ------------------------------------------------------------
+
+STATS_RE = re.compile(r"\[[^\]\s]+\] iovm: disk client=(?P<client>\S+) (?P<rest>.*?)\s*$")
+STATS_FIELDS = ("reqs", "read_bytes", "written_bytes", "refused", "errors", "malformed", "iops")
+STATS_HEAD = ("CLIENT", "REQS", "READ_BYTES", "WRITTEN_BYTES", "REFUSED", "ERRORS", "MALFORMED", "IOPS")
+
+
+def parse_stats(line: str) -> tuple[str, dict[str, int]] | None:
+    """(client, counters) of one of the I/O VM's ``[<vm>] iovm: disk client=...``
+    counter lines (guests/iovm/blkserve.c: every ``stats_ms`` and at the end), or None."""
+    return shared_io.parse_stats(line, STATS_RE, STATS_FIELDS)
+
+
+def stats_cells(rows: dict[str, dict[str, int]]) -> list[tuple[str, ...]]:
+    """Table rows (``STATS_HEAD``) of the latest counters per client."""
+    return [(client, *(str(v[k]) for k in STATS_FIELDS)) for client, v in rows.items()]
+
+
+# --- the disk image ------------------------------------------------------------------
 
 IMAGE = "disk.img"
 
