@@ -14,8 +14,10 @@
  *   three requests outside its region (a read just past its end, a write
  *   straddling it, a read at sector 2^40), each of which must fail with
  *   IOERR and leave nothing written; then the I/O VM's counters for it.
- * mode=blkflood: random 4 KiB reads, its whole ring in flight, until
- *   `until_ms` (2000) of virtual time or `requests` (0: no limit) have passed.
+ * mode=blkflood: first `bad` (0) malformed request slots (a bad flag, index, op, counts 0
+ *   and 9, a wrapping sector, in turn), waiting until the I/O VM dropped them; then random 4 KiB
+ *   reads, its whole ring in flight, until `until_ms` (2000) of virtual time or `requests` (0: no
+ *   limit) have passed.
  * mode=blkdev: the workload of mode=blk (writes, sequential and random reads)
  *   on the virtio-blk device at `base` (0x0a000000) with lib/vblk.c, without
  *   the hypervisor: the reference figures.
@@ -324,6 +326,46 @@ static int run_blk(u32 q, u32 depth)
 	return 0;
 }
 
+/* blkflood bad=n: n malformed request slots first (each kind in turn), then
+ * waits until the I/O VM has dropped them all (the slots are EMPTY again). */
+static int write_bad(u32 n)
+{
+	static const struct {
+		u32 flag, index_off, op, count;
+		u64 sector;
+	} kinds[] = {
+		{ 0xdeadbeef, 0, BLKRING_OP_READ, SECTORS, 0 },
+		{ BLKRING_FULL, 1, BLKRING_OP_READ, SECTORS, 0 },
+		{ BLKRING_FULL, 0, 3, SECTORS, 0 },
+		{ BLKRING_FULL, 0, BLKRING_OP_WRITE, 0, 0 },
+		{ BLKRING_FULL, 0, BLKRING_OP_READ, 9, 0 },
+		{ BLKRING_FULL, 0, BLKRING_OP_READ, SECTORS, ~0ull - 3 },
+	};
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		struct blkring_msg m = { .op = kinds[i % 6].op,
+			                 .count = kinds[i % 6].count,
+			                 .sector = kinds[i % 6].sector,
+			                 .len = 0xffffffff };
+
+		while (!blkring_can_put(&rq))
+			if (timer_now() > deadline)
+				return fail(
+				    "blkflood: the I/O VM did not drop the malformed slots");
+		blkring_put_raw(&rq, kinds[i % 6].flag,
+		                (rq.pos + kinds[i % 6].index_off) % rq.nslots, &m, wbuf, 64);
+		bh_doorbell(shm);
+	}
+	for (i = 0; i < rq.nslots; i++)
+		while (ioring_load_acquire(&rq.slots[i].flag) != BLKRING_EMPTY)
+			if (timer_now() > deadline)
+				return fail(
+				    "blkflood: the I/O VM did not drop the malformed slots");
+	printf("ioclient: blkflood: %u malformed slots dropped\n", n);
+	return 0;
+}
+
 static int run_flood(u32 depth)
 {
 	u64 until = timer_now() + timer_ns_to_ticks(param_u64("until_ms", 2000) * 1000000ull);
@@ -332,6 +374,8 @@ static int run_flood(u32 depth)
 	u32 inflight = 0;
 	struct blkring_msg m;
 
+	if (write_bad((u32)param_u64("bad", 0)))
+		return 1;
 	while (timer_now() < until && (!limit || reqs < limit)) {
 		while (inflight < depth &&
 		       ring_submit(BLKRING_OP_READ, (lcg(&x) % blocks) * SECTORS, SECTORS, 0,
@@ -343,8 +387,10 @@ static int run_flood(u32 depth)
 		reqs++;
 		errors += m.status != BLKRING_S_OK;
 	}
-	while (inflight && next(&ring, &m, rbuf))
-		inflight--;
+	for (; inflight && next(&ring, &m, rbuf); inflight--) { /* the last ones in flight */
+		reqs++;
+		errors += m.status != BLKRING_S_OK;
+	}
 	printf("ioclient: blkflood: reqs=%lu errors=%lu\n", reqs, errors);
 	done();
 	printf("ioclient: PASS (blkflood)\n");

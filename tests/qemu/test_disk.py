@@ -98,7 +98,7 @@ def test_a_flooding_client_does_not_take_the_others_share(flood: RunResult) -> N
     assert spec.disk is not None
     g = {x.vm: x for x in shared_disk.guarantees(spec.disk)}
     iovm = flood.lines("iovm")
-    flooded = values(flood.lines("mallory"), "ioclient: blkflood: ")
+    flooded = values(flood.lines("mallory"), "ioclient: blkflood: reqs=")
     assert flooded["errors"] == 0 and flooded["reqs"] > 10 * 233, flooded
     for vm in ("alice", "bob"):
         share = values(iovm, f"iovm: disk client={vm} served_backlogged=")
@@ -106,6 +106,18 @@ def test_a_flooding_client_does_not_take_the_others_share(flood: RunResult) -> N
         assert share["share_permille"] >= 300, share
         assert share["served_backlogged"] * 1_000_000 >= g[vm].iops * share["backlog_us"], (share, g[vm])
     assert values(iovm, "iovm: disk client=mallory served_backlogged=")["share_permille"] > 900
+
+
+def test_malformed_requests_are_dropped_and_counted(flood: RunResult) -> None:
+    """mallory's 30 malformed slots (bad flag, index, op, counts, a wrapping
+    sector) are dropped, counted for her alone and never answered; the I/O
+    VM goes on serving everyone."""
+    assert "ioclient: blkflood: 30 malformed slots dropped" in flood.lines("mallory")
+    iovm = flood.lines("iovm")
+    mallory = values(iovm, "iovm: disk client=mallory reqs=")
+    assert mallory["malformed"] == 30
+    assert mallory["reqs"] == values(flood.lines("mallory"), "ioclient: blkflood: reqs=")["reqs"]
+    assert all(values(iovm, f"iovm: disk client={vm} reqs=")["malformed"] == 0 for vm in ("alice", "bob"))
 
 
 @pytest.fixture(scope="module")
