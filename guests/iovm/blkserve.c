@@ -16,7 +16,9 @@
  * "iovm: ready", every stats_ms and at the end per client "iovm: disk client=<vm> reqs=..
  * read_bytes=.. written_bytes=.. refused=.. errors=.. malformed=.. iops=.. kib_s=.."
  * (iops, kib_s: served per time backlogged), at the end "iovm: disk client=<vm>
- * served_backlogged=.. backlog_us=.. share_permille=..", "iovm: PASS" or "iovm: FAIL (<why>)".
+ * served_backlogged=.. backlog_us=.. share_permille=..", "iovm: disk device requests=..
+ * errors=.. timeouts=.. doorbell_irqs=.. capacity_iops=.." (capacity: requests served per time
+ * anyone was pending: what disk.iops states), "iovm: PASS" or "iovm: FAIL (<why>)".
  */
 #include "blkserve.h"
 
@@ -47,6 +49,9 @@ static struct iosched bsched;
 static struct vblk disk;
 static u8 iobuf[BLKRING_DATA_MAX] __aligned(4096);
 static u64 doorbell_irqs;
+/* The capacity measured: requests served per time someone was pending. */
+static bool busy;
+static u64 busy_since, busy_ticks, busy_reqs;
 
 #define fail(...) rt_fail("iovm", __VA_ARGS__)
 
@@ -219,6 +224,18 @@ static void track(u64 t, u32 pending, int served)
 	}
 }
 
+static void busy_track(u64 t, bool serving)
+{
+	if (serving && !busy) {
+		busy = true;
+		busy_since = t;
+	} else if (!serving && busy) {
+		busy = false;
+		busy_ticks += t - busy_since;
+	}
+	busy_reqs += serving;
+}
+
 static u64 backlog_ticks(const struct bclient *c, u64 now)
 {
 	return c->bl_ticks + (c->backlogged ? now - c->bl_start : 0);
@@ -258,8 +275,11 @@ static void report(u64 now)
 		       c->slots_bl ? c->served_bl * 1000 / c->slots_bl : 0);
 		ioring_store_release(&c->ctrl->io_state, IORING_STATE_DONE);
 	}
-	printf("iovm: disk device requests=%lu errors=%lu timeouts=%lu doorbell_irqs=%lu\n",
-	       disk.requests, disk.errors, disk.timeouts, doorbell_irqs);
+	busy_track(now, false);
+	printf("iovm: disk device requests=%lu errors=%lu timeouts=%lu doorbell_irqs=%lu "
+	       "capacity_iops=%lu\n",
+	       disk.requests, disk.errors, disk.timeouts, doorbell_irqs,
+	       busy_ticks ? busy_reqs * timer_freq() / busy_ticks : 0);
 }
 
 static bool all_done(void)
@@ -328,16 +348,17 @@ int blkserve_main(void)
 		int k = -1;
 
 		t = timer_now();
+		if (stats_ticks && t >= next_stats) { /* while serving too */
+			print_stats(t);
+			next_stats = t + stats_ticks;
+		}
 		if (pending)
 			k = iosched_pick(&bsched, pending, t);
 		track(t, pending, k);
+		busy_track(t, k >= 0);
 		if (k >= 0) {
 			serve(&bc[k]);
 			continue;
-		}
-		if (stats_ticks && t >= next_stats) {
-			print_stats(t);
-			next_stats = t + stats_ticks;
 		}
 		if (all_done())
 			break;

@@ -6,6 +6,7 @@
  * mode=blkdev). The device sees the driver's memory through `dma` (the I/O
  * VM: the host physical address of each page, BH_HC_IPA_INFO; NULL: the
  * address itself), so every buffer handed to it lies in one 4 KiB page.
+ * One device per guest: the virtqueue's memory is the driver's own.
  */
 #ifndef GUEST_VBLK_H
 #define GUEST_VBLK_H
