@@ -19,8 +19,10 @@
  *   reads, its whole ring in flight, until `until_ms` (2000) of virtual time or `requests` (0: no
  *   limit) have passed.
  * mode=blkdev: the workload of mode=blk (writes, sequential and random reads)
- *   on the virtio-blk device at `base` (0x0a000000) with lib/vblk.c, without
- *   the hypervisor: the reference figures.
+ *   on the virtio-blk device at `base` (0x0a000000) with lib/vblk.c: without
+ *   the hypervisor, or passed through to this VM (which then needs
+ *   introspection: the device is given host physical addresses): the
+ *   reference figures.
  * Params: blk_shm, blk_queue, blk_sectors (from the disk: section), depth
  * (blk_queue), timeout_ms (30000).
  * Lines: "ioclient: blk: id <id> sectors <n> queue <q>", "ioclient: result bench=blk_seqwrite
@@ -399,7 +401,9 @@ static int run_flood(u32 depth)
 
 static int run_dev(void)
 {
-	const char *why = vblk_open(&dev, param_u64("base", 0x0a000000), NULL);
+	/* under the hypervisor (a device passed through, no SMMU): host physical addresses */
+	const char *why =
+	    vblk_open(&dev, param_u64("base", 0x0a000000), bh_present() ? bh_pa_of : NULL);
 
 	if (why)
 		return fail("blkdev: %s", why);

@@ -63,16 +63,6 @@ static u64 bparam(u32 i, const char *what, u64 def)
 	return param_u64(key, def);
 }
 
-static u64 dma_addr(const void *p)
-{
-	struct bh_ipa_info info;
-	uptr ipa = (uptr)p;
-
-	if (bh_ipa_info(ipa & ~0xffful, &info) != BH_OK)
-		return 0;
-	return info.pa | (ipa & 0xfff);
-}
-
 static void irq_doorbell(u32 intid)
 {
 	(void)intid; /* a wake-up only: the loop polls the rings */
@@ -325,7 +315,7 @@ int blkserve_main(void)
 	if (!bh_present())
 		return fail("no hypervisor");
 	gic_init();
-	why = vblk_open(&disk, base, dma_addr);
+	why = vblk_open(&disk, base, bh_pa_of);
 	if (why)
 		return fail("disk at 0x%lx: %s", base, why);
 	if (disk.capacity < sectors)
