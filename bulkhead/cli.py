@@ -21,7 +21,7 @@ from typing import Any, NoReturn, TextIO, cast
 from bulkhead.base import procs, term
 from bulkhead.base import version as version_mod
 from bulkhead.base.errors import BuildError, ConfigError, Diagnostic, NoQemuModelError
-from bulkhead.config import bandwidth, dma, dsu, dtimport, dtrender, pci, qos, shared_io
+from bulkhead.config import bandwidth, dma, dsu, dtimport, dtrender, pci, qos, shared_disk, shared_io
 from bulkhead.config.dtb import DeviceTree, DtError
 from bulkhead.experiment import conformance
 from bulkhead.experiment import execute as experiment
@@ -233,6 +233,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             sys.stdout.write(summary.table(system))
             sys.stdout.write(bandwidth.report(system))
         sys.stdout.write(shared_io.report(system))
+        sys.stdout.write(shared_disk.report(system))
         sys.stdout.write(qos.report(system))
         sys.stdout.write(dsu.report(system.spec))
         if text := pci.report(system):

@@ -123,15 +123,21 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize(("old", "new", "message"), BAD)
-def test_errors_located(capsys: pytest.CaptureFixture[str], tmp_path: Path, old: str, new: str,
-                        message: str) -> None:
-    assert old in BASE
-    path = write(tmp_path, BASE.replace(old, new, 1))
+def assert_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path, base: str, old: str, new: str,
+                   message: str) -> None:
+    """``check`` of ``base`` with ``old`` replaced by ``new`` fails with ``message``, located."""
+    assert old in base
+    path = write(tmp_path, base.replace(old, new, 1))
     assert cli.main(["check", str(path)]) == 1
     out, err = capsys.readouterr()
     assert out == ""
     assert re.search(rf"^bulkhead: error: {re.escape(str(path))}:\d+:\d+: {re.escape(message)}", err, re.M), err
+
+
+@pytest.mark.parametrize(("old", "new", "message"), BAD)
+def test_errors_located(capsys: pytest.CaptureFixture[str], tmp_path: Path, old: str, new: str,
+                        message: str) -> None:
+    assert_refused(capsys, tmp_path, BASE, old, new, message)
 
 
 def test_doorbell_collision_located(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -34,6 +34,7 @@ TARGETS: dict[str, list[str]] = {
     "fuzz_linering": ["lib/linering.c"],
     # what a client controls in shared I/O: its ring slots, and the I/O VM's scheduler
     "fuzz_ioring": ["../guests/lib/ioring.c", "../guests/iovm/iosched.c"],
+    "fuzz_blkring": ["../guests/lib/blkring.c"],  # a client's block request slots
     "fuzz_fdt": ["lib/fdt.c"],
     "fuzz_bw_split": ["isolation/bw_budget.c", "lib/div128.c"],
     "fuzz_hypercall": ["core/trap/hypercall.c", "core/trap/vpsci.c", "lib/format.c"],
@@ -50,7 +51,8 @@ TARGETS: dict[str, list[str]] = {
 }
 
 # extra include directories (the hypervisor's is always there)
-INCLUDES: dict[str, list[Path]] = {"fuzz_ioring": [ROOT / "guests" / "lib" / "include", ROOT / "guests" / "iovm"]}
+INCLUDES: dict[str, list[Path]] = {"fuzz_ioring": [ROOT / "guests" / "lib" / "include", ROOT / "guests" / "iovm"],
+                                   "fuzz_blkring": [ROOT / "guests" / "lib" / "include"]}
 CFLAGS = [
     "-std=c11", "-g", "-O1", "-fsanitize=fuzzer,address,undefined",
     "-fno-sanitize-recover=all", "-Wall", "-Wextra", "-Werror", f"-I{HYP}",
@@ -83,6 +85,11 @@ def seeds(name: str, corpus: Path) -> None:
         # buffers; then three weighted clients, one capped, pending masks
         out.append(bytes([0, 1, 2, 3, 200, 200, 200, 100, 255, 240, 200, 9, 5, 255, 3]) + bytes([7, 10] * 20))
         out.append(bytes([100, 101, 130, 135, 1, 129, 255, 2, 1, 1]) + bytes([3, 1, 1, 2] * 10))
+    elif name == "fuzz_blkring":
+        # raw request slots of every kind, honest writes, the I/O VM's reads;
+        # then responses against client buffers of every size
+        out.append(bytes([1, 0, 0, 0, 200, 130, 200, 17, 2, 5, 0, 200, 45, 0, 0, 0, 9, 0, 0, 200, 255])
+                   + bytes([129, 160, 250, 1, 3, 0x10, 0, 170, 131, 200]))
     elif name == "fuzz_linering":
         out.append(bytes([0, 150, 1, 10, 200, 0, 7, 0, 200, 0, 200, 0]))
         out.append(bytes([5, 199] * 30 + [210, 0] * 10))

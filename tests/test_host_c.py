@@ -41,6 +41,7 @@ SOURCES: dict[str, list[str]] = {
     "test_lockrank": ["lib/spinlock.c"],
     "test_linering": ["lib/linering.c"],
     "test_ioring": ["../guests/lib/ioring.c"],  # the guest runtime's ring library
+    "test_blkring": ["../guests/lib/blkring.c"],  # its block request rings
     "test_iosched": ["../guests/iovm/iosched.c"],  # the I/O VM's scheduler
     "test_guest_virtq": ["../guests/lib/virtq.c"],  # the guests' split virtqueues (vioclient, I/O VM)
     "test_vgic": ["core/vgic/vgic.c", "core/vgic/vgic_sgi.c", "core/vgic/vgic_v2.c", "core/vgic/vgic_regs.c"],
@@ -72,7 +73,8 @@ DEFINES: dict[str, list[str]] = {
     "test_lockrank": ["-DBULKHEAD_LOCK_CHECK"],
 }
 # extra include directories (the hypervisor's is always there)
-INCLUDES: dict[str, list[Path]] = {"test_ioring": [GUEST_INCLUDE], "test_guest_virtq": [GUEST_INCLUDE],
+INCLUDES: dict[str, list[Path]] = {"test_ioring": [GUEST_INCLUDE], "test_blkring": [GUEST_INCLUDE],
+                                   "test_guest_virtq": [GUEST_INCLUDE],
                                    "test_iosched": [GUEST_INCLUDE, ROOT / "guests" / "iovm"]}
 
 CFLAGS = [

@@ -68,7 +68,7 @@ def test_every_mechanism_states_every_hook_and_its_docs_section() -> None:
     assert [p for m in mechanisms.registered() for p in problems(m)] == []
     names = [m.name for m in mechanisms.registered()]
     assert len(names) == len(set(names)) >= 8
-    assert names[:3] == ["coloring", "shared_io", "pci"] and names[-1] == "dsu"  # the rank order
+    assert names[:4] == ["coloring", "shared_io", "shared_disk", "pci"] and names[-1] == "dsu"  # the rank order
     for m in mechanisms.registered():  # each is its module's
         module = __import__(f"bulkhead.config.{m.name}", fromlist=["MECHANISM"])
         assert module.MECHANISM is m

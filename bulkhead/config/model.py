@@ -722,6 +722,35 @@ class IoSpec:
 
 
 @dataclass(frozen=True)
+class DiskClientSpec:
+    """A client of the shared disk (``disk.clients[i]``; docs/io.md "Shared disk")."""
+
+    vm: str
+    size: int  # bytes of its region (a multiple of 4 KiB)
+    offset: int | None  # bytes into the disk where its region starts, None: laid out by the toolchain
+    weight: int  # round-robin weight: requests per round
+    queue: int  # slots per ring (each direction)
+    path: str  # disk.clients[i]
+
+
+@dataclass(frozen=True)
+class DiskSpec:
+    """The shared disk, its I/O VM and clients (``disk:``; docs/io.md)."""
+
+    device: str
+    vm: str
+    size: int  # bytes of the disk (the image the run tooling creates)
+    iops: int  # 4 KiB requests/s the I/O VM serves while anyone is backlogged (measured)
+    mbps: int  # MB/s of 4 KiB sequential requests while anyone is backlogged (measured)
+    ipa: int  # the client regions in the I/O VM, one after the other
+    client_ipa: int  # each client's region in the client
+    doorbell_irq: int  # I/O VM: doorbell_irq + i for client i
+    client_doorbell_irq: int
+    clients: tuple[DiskClientSpec, ...]
+    path: str = "disk"
+
+
+@dataclass(frozen=True)
 class SystemSpec:
     file: Path
     display: str
@@ -735,6 +764,7 @@ class SystemSpec:
     warnings: list[Diagnostic] = field(default_factory=list, compare=False, repr=False)
     spare_sharing: bool = False  # system ``bandwidth: {spare_sharing}``
     io: IoSpec | None = None  # shared I/O device (``io:``)
+    disk: DiskSpec | None = None  # shared disk (``disk:``)
     hypervisor_colors: ColorSpec | None = None  # self-coloring: colors reserved for the hypervisor
     dma_isolation: str | None = None  # "none": DMA-capable passthrough without an SMMU accepted; SMMUs off
     recolor_pool: PoolSpec | None = None  # spare memory for recoloring

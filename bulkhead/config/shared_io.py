@@ -430,14 +430,16 @@ STATS_FIELDS = ("tx", "tx_bytes", "rx", "rx_bytes", "rx_drops", "malformed", "ru
 STATS_HEAD = ("CLIENT", "TX", "TX_BYTES", "RX", "RX_BYTES", "DROPS", "BAD", "ALPHA_FPS", "DELTA_US")
 
 
-def parse_stats(line: str) -> tuple[str, dict[str, int]] | None:
+def parse_stats(line: str, pattern: re.Pattern[str] = STATS_RE, fields: tuple[str, ...] = STATS_FIELDS
+                ) -> tuple[str, dict[str, int]] | None:
     """(client, counters) of one of the I/O VM's ``[<vm>] iovm: stats client=...``
-    console lines (guests/iovm: every ``stats_ms`` and at the end), or None."""
-    m = STATS_RE.match(line)
+    console lines (guests/iovm: every ``stats_ms`` and at the end), or None;
+    or of another ``pattern`` (groups ``client``, ``rest``) with ``fields``."""
+    m = pattern.match(line)
     if m is None:
         return None
     values = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", m["rest"])}
-    if any(k not in values for k in STATS_FIELDS):
+    if any(k not in values for k in fields):
         return None
     return m["client"], values
 

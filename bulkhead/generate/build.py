@@ -33,7 +33,7 @@ from typing import TextIO
 from bulkhead.base import procs
 from bulkhead.base.errors import BuildError
 from bulkhead.base.tree import HYPERVISOR_DIR, REPO_ROOT
-from bulkhead.config import pci, shared_io
+from bulkhead.config import pci, shared_disk, shared_io
 from bulkhead.config.model import DTB_MAX
 from bulkhead.generate import features, fit, gen_c, gen_dts, image, qemu
 from bulkhead.layout import elf as elf_mod
@@ -281,7 +281,9 @@ def build(
                 if f.qemu == "nvme" and not drive.is_file():
                     with open(drive, "wb") as fh:
                         fh.truncate(pci.NVME_IMAGE_SIZE)
+        shared_disk.make_image(system, out)  # the shared disk's (blank) image
         argv = (qemu.command(p, placed_elf, (), extra=(*shared_io.qemu_args(system, None),
+                                                *shared_disk.qemu_args(system, str(out.absolute())),
                                                 *pci.qemu_args(system, str(out.absolute()))))
                 if p.qemu is not None else [])  # a board without a QEMU model
         manifest = out / "manifest.json"

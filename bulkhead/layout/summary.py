@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from bulkhead.base import term
-from bulkhead.config import bandwidth, coloring, dsu, shared_io
+from bulkhead.config import bandwidth, coloring, dsu, shared_disk, shared_io
 from bulkhead.config.color import PAGE, format_bits, format_list
 from bulkhead.config.model import human_size
 from bulkhead.layout.placement import System, Vm
@@ -173,6 +173,7 @@ def document(system: System) -> dict[str, Any]:
         ],
     } | ({"coloring": _coloring_doc(system.coloring)} if system.coloring is not None else {}) \
       | ({"io": shared_io.document(system.spec.io)} if system.spec.io is not None else {}) \
+      | ({"disk": shared_disk.document(system.spec.disk)} if system.spec.disk is not None else {}) \
       | ({"hypervisor_colors": hyp} if (hyp := _hyp_colors_doc(system)) is not None else {}) \
       | ({"recolor_pool": pool} if (pool := _pool_doc(system)) is not None else {})
 

@@ -27,7 +27,7 @@ from typing import Any, TextIO
 from bulkhead.base import procs
 from bulkhead.base.errors import RunError
 from bulkhead.config import bandwidth as bw_mod
-from bulkhead.config import pci, shared_io
+from bulkhead.config import pci, shared_disk, shared_io
 from bulkhead.generate import build as build_mod
 from bulkhead.generate import fit, qemu
 from bulkhead.layout.load import load_spec
@@ -261,6 +261,7 @@ def prepare(config_path: Path | str, options: RunOptions) -> Prepared:
         result.system.platform, result.placed_elf, (), icount=icount, gdb=o.gdb_port is not None,
         gdb_port=qemu.GDB_PORT if o.gdb_port is None else o.gdb_port, interactive=o.interactive,
         extra=(*shared_io.qemu_args(result.system, o.netdev),
+               *shared_disk.qemu_args(result.system, str(result.out.absolute())),
                *pci.qemu_args(result.system, str(result.out.absolute())), *extra_qemu_args),
     )
     fit_at = None

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """``bulkhead run --stats``: the console lines the hypervisor and the I/O VM
 print on Ctrl-T b (the regulator's ``bw`` lines, docs/bandwidth.md; a direct
-VM's ``sgi`` lines, docs/interrupts.md; the I/O VM's ``iovm: stats`` lines,
-docs/io.md) and the live tables drawn from them.
+VM's ``sgi`` lines, docs/interrupts.md; the I/O VM's ``iovm: stats`` and
+``iovm: disk client=`` lines, docs/io.md) and the live tables drawn from them.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import re
 from typing import TextIO
 
 from bulkhead.base import term
-from bulkhead.config import shared_io
+from bulkhead.config import shared_disk, shared_io
 
 STATS_RE = re.compile(
     r"\[bulkhead\] bw vm=(?P<vm>\S+) vcpu=(?P<vcpu>\d+) last=(?P<last>\d+) max=(?P<max>\d+) "
@@ -84,6 +84,7 @@ class StatsView(io.TextIOBase):
         self.live = term.LiveTable(err) if self.tty else None
         self.rows: dict[tuple[str, int], dict[str, int]] = {}
         self.io_rows: dict[str, dict[str, int]] = {}  # shared I/O: per client
+        self.disk_rows: dict[str, dict[str, int]] = {}  # shared disk: per client
         self.sgi_rows: dict[str, int] = {}  # direct VMs: SGI writes dropped or filtered
         self.partial = ""
         self.dirty = False
@@ -99,7 +100,11 @@ class StatsView(io.TextIOBase):
             parsed = parse_stats(line.rstrip("\r"))
             io_parsed = shared_io.parse_stats(line.rstrip("\r"))
             sgi_parsed = parse_sgi_stats(line.rstrip("\r"))
-            if sgi_parsed is not None:
+            disk_parsed = shared_disk.parse_stats(line.rstrip("\r"))
+            if disk_parsed is not None:
+                self.disk_rows[disk_parsed[0]] = disk_parsed[1]
+                self.dirty = True
+            elif sgi_parsed is not None:
                 self.sgi_rows[sgi_parsed[0]] = sgi_parsed[1]
                 self.dirty = True
             elif parsed is not None:
@@ -140,6 +145,9 @@ class StatsView(io.TextIOBase):
         if self.io_rows:
             parts.append((f"shared I/O per client ({self.timebase}), "
                           f"update {self.updates}:", shared_io.STATS_HEAD, shared_io.stats_cells(self.io_rows), 0))
+        if self.disk_rows:
+            parts.append((f"shared disk per client ({self.timebase}), update {self.updates}:",
+                          shared_disk.STATS_HEAD, shared_disk.stats_cells(self.disk_rows), 0))
         if self.live is not None:
             tables = [(title, term.table(head, cells, right=range(1, len(head)))) for title, head, cells, _ in parts]
             self.live.update(tables[0][0], tables[0][1], *tables[1:])

@@ -19,6 +19,7 @@
  * mode=stall: sends `frames` echo requests and never reads its rx ring, so the replies fill it
  *   and the rest are dropped and counted by the I/O VM; waits `stall_ms` (200) more, then done.
  *   Line: "ioclient: stalled: <n> requests, rx ring never read".
+ * mode=blk, blkflood, blkdev: the shared disk's block ring (blkclient.c).
  * mode=bad: first writes malformed slots into its transmit ring (a bad flag,
  *   lengths 0, 1600 and 5000, an index out of range, a runt frame, a forged
  *   source MAC), then runs echo.
@@ -33,6 +34,7 @@
  * runt=.. spoofed=..", "ioclient: PASS (<n> frames sent, <m> replies verified both ways)" or
  * "ioclient: FAIL (<why>)".
  */
+#include "blkclient.h"
 #include "echo.h"
 #include "ioring.h"
 #include "runtime.h"
@@ -266,6 +268,8 @@ int main(const char *params)
 	void *mem;
 
 	(void)params;
+	if (!strncmp(mode, "blk", 3))
+		return blkclient_main(mode); /* the shared disk: blkclient.c */
 	shm = (u32)param_u64("io_shm", ~0ull);
 	poll_mode = param_u64("poll", 0) != 0;
 	if (!eth_parse_mac(param_str("io_mac"), mac) ||

@@ -36,6 +36,7 @@
  * busy-waits when idle instead of sleeping in WFI (benchmark: no icount idle warps in the timings),
  * looking every poll_us (5) microseconds, with its doorbells and the device's interrupt disabled
  * and io_polling set in every control page (the clients ring no doorbell).
+ * disk_clients without io_clients: the shared disk alone (blkserve.c, its own params).
  * mode=direct (benchmark baseline, no clients, no io: section): the device is
  * this VM's alone; it runs the echo exchange (lib/include/echo.h) itself with
  * frames (100), size (200), window (16), peer_mac, mac (02:00:00:00:00:0d).
@@ -58,6 +59,7 @@
  * physical CPU's exits and physical interrupts, BH_HC_CPU_EXITS, and the doorbell interrupts it
  * took), "iovm: PASS" or "iovm: FAIL (<why>)".
  */
+#include "blkserve.h"
 #include "echo.h"
 #include "ioring.h"
 #include "iosched.h"
@@ -169,11 +171,7 @@ static int setup_client(u32 i)
 	ioring_store_release(&c->ctrl->magic, IORING_CTRL_MAGIC);
 	ioring_store_release(&c->ctrl->io_state, IORING_STATE_READY);
 	c->doorbell_irq = sh.doorbell_irq;
-	if (c->doorbell_irq >= 32 && c->doorbell_irq < 1020) {
-		irq_register(c->doorbell_irq, irq_doorbell);
-		gic_spi_setup(c->doorbell_irq, true);
-		gic_irq_disable(c->doorbell_irq); /* enabled only while idle */
-	}
+	gic_doorbell_setup(c->doorbell_irq, irq_doorbell, false); /* enabled only while idle */
 	return 0;
 }
 
@@ -198,20 +196,11 @@ static void doorbells(bool on)
 {
 	u32 i;
 
-	if (dev_irq) {
-		if (on)
-			gic_irq_enable(dev_irq);
-		else
-			gic_irq_disable(dev_irq);
-	}
-	for (i = 0; i < ncl; i++) {
-		if (cl[i].doorbell_irq < 32 || cl[i].doorbell_irq >= 1020)
-			continue;
-		if (on)
-			gic_irq_enable(cl[i].doorbell_irq);
-		else
-			gic_irq_disable(cl[i].doorbell_irq);
-	}
+	if (dev_irq)
+		gic_irq_set(dev_irq, on);
+	for (i = 0; i < ncl; i++)
+		if (cl[i].doorbell_irq >= 32 && cl[i].doorbell_irq < 1020)
+			gic_irq_set(cl[i].doorbell_irq, on);
 }
 
 /* The client's counters in its control page (ioring_ctrl.st_*). */
@@ -553,6 +542,8 @@ int main(const char *params)
 	if (!strcmp(param_str_default("mode", "shared"), "direct"))
 		return run_direct(base);
 	ncl = (u32)param_u64("io_clients", 0);
+	if (!ncl && param_u64("disk_clients", 0))
+		return blkserve_main(); /* the shared disk alone (docs/io.md "Shared disk") */
 	if (!base || !rate || ncl == 0 || ncl > MAX_CLIENTS)
 		return fail("io_base, io_rate and io_clients (1-%u) are required", MAX_CLIENTS);
 	if (!bh_present())

@@ -67,12 +67,7 @@ const struct netdev_stats *netdev_stats(void)
 
 u64 netdev_pa_of(const void *p)
 {
-	struct bh_ipa_info info;
-	uptr ipa = (uptr)p;
-
-	if (bh_ipa_info(ipa & ~0xffful, &info) != BH_OK)
-		return 0;
-	return info.pa | (ipa & 0xfff);
+	return bh_pa_of(p);
 }
 
 const char *netdev_name(void)

@@ -325,6 +325,23 @@ void gic_spi_setup(u32 intid, bool edge)
 	gic_irq_enable(intid);
 }
 
+void gic_irq_set(u32 intid, bool on)
+{
+	if (on)
+		gic_irq_enable(intid);
+	else
+		gic_irq_disable(intid);
+}
+
+void gic_doorbell_setup(u32 intid, void (*fn)(u32 intid), bool enabled)
+{
+	if (intid < 32 || intid >= 1020)
+		return;
+	irq_register(intid, fn);
+	gic_spi_setup(intid, true);
+	gic_irq_set(intid, enabled);
+}
+
 void gic_send_sgi(u32 cpu, u32 intid)
 {
 	u64 val = ((u64)(intid & 0xf) << 24) | BIT(cpu & 15) | ((u64)((cpu >> 4) & 0xf) << 44);

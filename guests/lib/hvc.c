@@ -123,6 +123,16 @@ s64 bh_ipa_info(u64 ipa, struct bh_ipa_info *info)
 	return bh_page_info(BH_HC_IPA_INFO, ipa, info);
 }
 
+u64 bh_pa_of(const void *p)
+{
+	struct bh_ipa_info info;
+	uptr ipa = (uptr)p;
+
+	if (bh_ipa_info(ipa & ~0xffful, &info) != BH_OK)
+		return 0;
+	return info.pa | (ipa & 0xfff);
+}
+
 s64 bh_s2_info(u32 index, struct bh_ipa_info *info)
 {
 	return bh_page_info(BH_HC_S2_INFO, index, info);

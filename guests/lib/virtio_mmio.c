@@ -144,3 +144,36 @@ void vmmio_fail(const struct vmmio *d)
 {
 	vmmio_status_set(d, VIRTIO_ST_FAILED);
 }
+
+const char *vmmio_open(struct vmmio *d, uptr base, u32 id, u64 wanted, u64 *features)
+{
+	u64 offered;
+
+	if (vmmio_probe(d, base))
+		return "no virtio-mmio transport there (magic)";
+	if (d->version != 1 && d->version != 2)
+		return "unknown transport version";
+	if (d->device_id != id)
+		return d->device_id ? "another kind of device on this transport"
+		                    : "no device behind this transport";
+	if (!vmmio_reset(d))
+		return "the device did not complete its reset";
+	vmmio_status_set(d, VIRTIO_ST_ACK);
+	vmmio_status_set(d, VIRTIO_ST_DRIVER);
+	offered = vmmio_device_features(d);
+	/* A legacy (version 1) transport offers no VERSION_1 either: refused here. */
+	if (!(offered & BIT(VIRTIO_F_VERSION_1))) {
+		vmmio_fail(d);
+		return "device offers no VIRTIO_F_VERSION_1";
+	}
+	if (d->version != 2) {
+		vmmio_fail(d);
+		return "VERSION_1 on a legacy transport";
+	}
+	*features = (offered & wanted) | BIT(VIRTIO_F_VERSION_1);
+	if (!vmmio_features_ok(d, *features)) {
+		vmmio_fail(d);
+		return "the device did not accept the features (FEATURES_OK)";
+	}
+	return NULL;
+}

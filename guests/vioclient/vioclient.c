@@ -51,30 +51,7 @@ static const char *refuse(struct vio *v, const char *why)
 
 const char *vio_open(struct vio *v, uptr base, u32 id, u64 wanted)
 {
-	struct vmmio *d = &v->mmio;
-	u64 offered;
-
-	if (vmmio_probe(d, base))
-		return "no virtio-mmio transport there (magic)";
-	if (d->version != 1 && d->version != 2)
-		return "unknown transport version";
-	if (d->device_id != id)
-		return d->device_id ? "another kind of device on this transport"
-		                    : "no device behind this transport";
-	if (!vmmio_reset(d))
-		return "the device did not complete its reset";
-	vmmio_status_set(d, VIRTIO_ST_ACK);
-	vmmio_status_set(d, VIRTIO_ST_DRIVER);
-	offered = vmmio_device_features(d);
-	/* A legacy (version 1) transport offers no VERSION_1 either: refused here. */
-	if (!(offered & BIT(VIRTIO_F_VERSION_1)))
-		return refuse(v, "device offers no VIRTIO_F_VERSION_1");
-	if (d->version != 2)
-		return refuse(v, "VERSION_1 on a legacy transport");
-	v->features = (offered & wanted) | BIT(VIRTIO_F_VERSION_1);
-	if (!vmmio_features_ok(d, v->features))
-		return refuse(v, "the device did not accept the features (FEATURES_OK)");
-	return NULL;
+	return vmmio_open(&v->mmio, base, id, wanted, &v->features);
 }
 
 const char *vio_queue(struct vio *v, u32 sel, struct virtq *q, u16 size, void *desc, void *avail,

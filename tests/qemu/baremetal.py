@@ -38,3 +38,12 @@ def boot(elf: Path, tmp_path: Path, params: dict[str, object] | None = None, *, 
     output = proc.stdout.decode(errors="replace").replace("\r", "")
     assert proc.returncode == 0, output + proc.stderr.decode(errors="replace")
     return output.splitlines()
+
+
+def make_guest(out: Path, name: str) -> Path:
+    """Builds guest ``name`` into ``out``; its ELF."""
+    repo = Path(__file__).resolve().parents[2]
+    proc = subprocess.run(["make", "-C", str(repo / "guests"), f"O={out}", name],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return out / f"{name}.elf"

@@ -328,3 +328,22 @@ def test_validate() -> None:
     assert abs(miss - 100 * (modelled / (114.209 / 91.393) - 1)) < 0.2, rows
     assert rows[1][5] == ("yes" if abs(miss) <= 25 else "no"), rows
     assert re.fullmatch(r"[0-9,]+ / [0-9,]+", rows[1][6]), rows
+
+
+def test_shared_disk() -> None:
+    """--quick: the virtio-blk device passed through, one client of the I/O
+    VM's disk, a client beside a flooder; every figure a positive number,
+    ratios to passthrough, shares against the guarantee."""
+    out = bench("shared_disk.py", "--quick", "--reads", "50")
+    rows = table(out, "| scenario | VM |")
+    assert rows[0] == ["scenario", "VM", "4 KiB random read IOPS (ratio)", "seq. read KiB/s (ratio)",
+                       "seq. write KiB/s (ratio)", "share served / guaranteed"]
+    body = {(r[0], r[1]): r[2:] for r in rows[1:]}
+    assert list(body) == [("passthrough (one VM, no I/O VM)", "dev"), ("1 client", "alice"),
+                          ("2 clients, last floods", "alice")], rows
+    passthrough = body["passthrough (one VM, no I/O VM)", "dev"]
+    assert all(len(nums(c)) == 1 and nums(c)[0] > 0 for c in passthrough[:3]) and passthrough[3] == "-", passthrough
+    for cells in list(body.values())[1:]:
+        assert all(len(nums(c)) == 2 and nums(c)[0] > 0 and 0 < nums(c)[1] < 10 for c in cells[:3]), cells
+        served, guaranteed = nums(cells[3])
+        assert 0 < served <= 100 and guaranteed in (50.0, 100.0), cells

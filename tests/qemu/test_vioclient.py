@@ -10,7 +10,6 @@ that the test writes and checks afterwards."""
 from __future__ import annotations
 
 import re
-import subprocess
 from array import array
 from pathlib import Path
 
@@ -36,11 +35,7 @@ F_BLK_RO, F_BLK_FLUSH = 1 << 5, 1 << 9
 
 @pytest.fixture(scope="module")
 def elf(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("guests")
-    proc = subprocess.run(["make", "-C", str(REPO_ROOT / "guests"), f"O={out}", "vioclient"],
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return out / "vioclient.elf"
+    return baremetal.make_guest(tmp_path_factory.mktemp("guests"), "vioclient")
 
 
 def boot(elf: Path, tmp_path: Path, params: dict[str, object], devices: list[str],

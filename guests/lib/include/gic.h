@@ -53,6 +53,12 @@ void gic_route_spi(u32 intid, u64 mpidr);
  * trigger mode and default priority, enable.
  */
 void gic_spi_setup(u32 intid, bool edge);
+/* gic_irq_enable (on) or gic_irq_disable. */
+void gic_irq_set(u32 intid, bool on);
+/* A doorbell (an edge SPI of a shared-memory region; a value outside the
+ * SPIs means none, and nothing is done): handled by fn on the calling vCPU,
+ * left enabled or not. */
+void gic_doorbell_setup(u32 intid, void (*fn)(u32 intid), bool enabled);
 
 /* Send SGI intid (0..15) to vCPU cpu (Aff0 = cpu): ICC_SGI1R_EL1 or GICD_SGIR. */
 void gic_send_sgi(u32 cpu, u32 intid);

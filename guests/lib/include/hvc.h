@@ -134,6 +134,9 @@ struct bh_ipa_info {
 
 /* Where an IPA of the VM's RAM lives; BH_E_INVALID if it is not RAM. */
 s64 bh_ipa_info(u64 ipa, struct bh_ipa_info *info);
+/* The host physical address of p in the VM's RAM (what a device passed
+ * through without an SMMU needs), or 0 if it is not RAM (BH_HC_IPA_INFO). */
+u64 bh_pa_of(const void *p);
 
 /* The index-th page of the VM's stage-2 tables (depth first from the root)
  * and its colors; BH_E_INVALID past the last one. */

@@ -90,5 +90,10 @@ u32 vmmio_config32(const struct vmmio *d, u32 off);
 u64 vmmio_config64(const struct vmmio *d, u32 off);
 /* Sets FAILED in Status (the driver gave up on the device). */
 void vmmio_fail(const struct vmmio *d);
+/* Probes the transport at base for device `id`, resets it and negotiates
+ * VERSION_1 (required: a modern transport) and what else of `wanted` the
+ * device offers, into *features. NULL on success (FEATURES_OK set), else why
+ * the device was refused (then FAILED is set where it got that far). */
+const char *vmmio_open(struct vmmio *d, uptr base, u32 id, u64 wanted, u64 *features);
 
 #endif

@@ -1,0 +1,352 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Shared disk: the ``disk:`` section (docs/io.md "Shared disk").
+
+One block device of the platform (a virtio-blk device on a virtio-mmio
+transport of QEMU ``virt``) is passed through to an I/O VM; every client VM
+gets a region of the disk (a disjoint sector range the toolchain lays out)
+and one shared-memory region with a block request ring and a response ring
+(``guests/lib/include/blkring.h``) and a doorbell each way. As ``io:`` does,
+this module expands the section into ordinary ``shmem`` regions and
+parameter-block entries, checks it, and computes what ``check`` reports:
+each client's guaranteed IOPS and bandwidth under work-conserving weighted
+round-robin by request (``guests/iovm/iosched.c``, the frame scheduler's
+logic) on a disk whose measured capacity is ``iops`` 4 KiB requests/s and
+``mbps`` MB/s.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from bulkhead.base.errors import Diagnostic
+from bulkhead.config import shared_io
+from bulkhead.config.mechanism import Keys, Mechanism
+from bulkhead.config.model import (
+    PAGE,
+    DiskClientSpec,
+    DiskSpec,
+    Platform,
+    Resolved,
+    ShmemMapSpec,
+    ShmemSpec,
+    SystemSpec,
+    VmSpec,
+)
+from bulkhead.config.reader import Reader
+from bulkhead.config.yamlpos import YNode
+
+KEYS = ("device", "vm", "size", "iops", "mbps", "ipa", "client_ipa", "doorbell_irq", "client_doorbell_irq",
+        "clients")
+CLIENT_KEYS = ("vm", "size", "offset", "weight", "queue")
+
+# mirrors guests/lib/include/blkring.h
+SECTOR = 512
+SLOT_SIZE = 64 + 4096
+CTRL_SIZE = 4096
+MAX_SLOTS = 64
+MAX_CLIENTS = 8  # IOSCHED_MAX_CLIENTS in guests/iovm
+ALIGN = 4096  # region starts and sizes: whole 4 KiB blocks
+MAX_IOPS = 10_000_000
+MAX_MBPS = 100_000
+
+DEFAULT_IPA = 0x7800_0000  # after io:'s regions (0x7000_0000)
+DEFAULT_DOORBELL = 130  # I/O VM: 130 + i (io: takes 120 + i)
+DEFAULT_CLIENT_DOORBELL = 121  # io: takes 120
+
+
+def region_size(queue: int) -> int:
+    """Bytes of a client's shared region: control page + two rings
+    (blkring_region_size), rounded up to whole pages."""
+    return (CTRL_SIZE + 2 * queue * SLOT_SIZE + PAGE - 1) // PAGE * PAGE
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def parse(r: Reader, node: YNode, path: str = "disk") -> DiskSpec:
+    m = r.mapping(node, path, KEYS, ("device", "vm", "size", "iops", "mbps", "clients"),
+                  "a mapping {device, vm, size, iops, mbps, clients, ...}")
+
+    def p(key: str) -> str:
+        return _join(path, key)
+
+    def client(n: YNode, q: str) -> DiskClientSpec:
+        cm = r.mapping(n, q, CLIENT_KEYS, ("vm", "size"), "a client {vm, size, offset, weight, queue}")
+        return DiskClientSpec(
+            vm=r.string(cm["vm"], _join(q, "vm"), "a VM name"),
+            size=r.size(cm["size"], _join(q, "size")),
+            offset=r.integer(cm["offset"], _join(q, "offset"), "a byte offset into the disk (integer >= 0)", 0)
+            if "offset" in cm else None,
+            weight=r.integer(cm["weight"], _join(q, "weight"), "a weight (integer 1-100)", 1, 100)
+            if "weight" in cm else 1,
+            queue=r.integer(cm["queue"], _join(q, "queue"), f"a queue size (integer 1-{MAX_SLOTS})", 1, MAX_SLOTS)
+            if "queue" in cm else 8,
+            path=q,
+        )
+
+    clients = r.each(m["clients"], p("clients"), client, "a list of clients")
+    if not clients:
+        raise r.fail(m["clients"], p("clients"), "at least one client is required")
+    if len(clients) > MAX_CLIENTS:
+        raise r.fail(m["clients"], p("clients"), f"at most {MAX_CLIENTS} clients, got {len(clients)}")
+    return DiskSpec(
+        device=r.string(m["device"], p("device"), "a device name"),
+        vm=r.string(m["vm"], p("vm"), "a VM name"),
+        size=r.size(m["size"], p("size")),
+        iops=r.integer(m["iops"], p("iops"), f"4 KiB requests/s (integer 1-{MAX_IOPS})", 1, MAX_IOPS),
+        mbps=r.integer(m["mbps"], p("mbps"), f"MB/s (integer 1-{MAX_MBPS})", 1, MAX_MBPS),
+        ipa=r.address(m["ipa"], p("ipa")) if "ipa" in m else DEFAULT_IPA,
+        client_ipa=r.address(m["client_ipa"], p("client_ipa")) if "client_ipa" in m else DEFAULT_IPA,
+        doorbell_irq=r.irq(m["doorbell_irq"], p("doorbell_irq")) if "doorbell_irq" in m else DEFAULT_DOORBELL,
+        client_doorbell_irq=r.irq(m["client_doorbell_irq"], p("client_doorbell_irq"))
+        if "client_doorbell_irq" in m else DEFAULT_CLIENT_DOORBELL,
+        clients=clients,
+        path=path,
+    )
+
+
+def layout(disk: DiskSpec) -> list[tuple[int, int]]:
+    """Each client's region as (first byte, size): its ``offset`` if given,
+    else the next 4 KiB boundary after every region before it in the list."""
+    out = []
+    end = 0
+    for c in disk.clients:
+        start = c.offset if c.offset is not None else (end + ALIGN - 1) // ALIGN * ALIGN
+        out.append((start, c.size))
+        end = max(end, start + c.size)
+    return out
+
+
+def _shmem_index(shmem: tuple[ShmemSpec, ...], vm: str) -> int:
+    return sum(1 for sh in shmem for mp in sh.maps if mp.vm == vm)
+
+
+def expand(disk: DiskSpec, platform: Platform, vms: tuple[VmSpec, ...], shmem: tuple[ShmemSpec, ...]
+           ) -> tuple[tuple[VmSpec, ...], tuple[ShmemSpec, ...]]:
+    """One shared region ``disk<i>`` per client (appended to ``shmem``) and
+    the parameter-block entries of the I/O VM (``disk_*``: the device, each
+    client's region in sectors, ring and weight) and of bare-metal clients
+    (``blk_shm``, ``blk_queue``, ``blk_sectors``)."""
+    regions = list(shmem)
+    iovm_params: list[tuple[str, str]] = []
+    client_params: dict[str, list[tuple[str, str]]] = {}
+    ipa = disk.ipa
+    for i, (c, (start, size)) in enumerate(zip(disk.clients, layout(disk), strict=True)):
+        shm_size = region_size(c.queue)
+        io_index = _shmem_index(tuple(regions), disk.vm)
+        cl_index = _shmem_index(tuple(regions), c.vm)
+        regions.append(ShmemSpec(
+            index=len(regions), name=f"disk{i}", size=shm_size, pa=None,
+            maps=(ShmemMapSpec(disk.vm, ipa, disk.doorbell_irq + i, disk.path),
+                  ShmemMapSpec(c.vm, disk.client_ipa, disk.client_doorbell_irq, c.path)),
+            path=c.path,
+        ))
+        ipa += shm_size
+        iovm_params += [
+            (f"disk{i}_vm", c.vm), (f"disk{i}_shm", str(io_index)), (f"disk{i}_queue", str(c.queue)),
+            (f"disk{i}_weight", str(c.weight)), (f"disk{i}_start", str(start // SECTOR)),
+            (f"disk{i}_sectors", str(size // SECTOR)),
+        ]
+        client_params.setdefault(c.vm, []).extend([
+            ("blk_shm", str(cl_index)), ("blk_queue", str(c.queue)), ("blk_sectors", str(size // SECTOR)),
+        ])
+    dev = platform.device(disk.device)
+    client_params[disk.vm] = [("disk_clients", str(len(disk.clients))), ("disk_device", disk.device),
+                              ("disk_base", f"0x{dev.base:x}" if dev else "0"),
+                              ("disk_sectors", str(disk.size // SECTOR)), *iovm_params]
+    out_vms = [replace(vm, params=(*vm.params, *client_params[vm.name]))
+               if vm.name in client_params and vm.type == "baremetal" else vm for vm in vms]
+    return tuple(out_vms), tuple(regions)
+
+
+def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
+    """(errors, warnings) about ``disk:`` (the generated regions are checked as shmem)."""
+    disk = s.disk
+    if disk is None:
+        return [], []
+    errs: list[Diagnostic] = []
+
+    def err(path: str, msg: str) -> None:
+        errs.append(s.locs.diag(path, msg))
+
+    dev = s.platform.device(disk.device)
+    if dev is None or "virtio,mmio" not in dev.compatible:
+        known = ", ".join(d.name for d in s.platform.devices if "virtio,mmio" in d.compatible) or "none"
+        err(_join(disk.path, "device"), f"'{disk.device}' is not a virtio-mmio transport of '{s.platform.name}' "
+                                        f"(the I/O VM drives a virtio-blk device on one): {known}")
+    if disk.size % ALIGN:
+        err(_join(disk.path, "size"), f"the disk's size {disk.size} is not a multiple of {ALIGN} bytes")
+    iovm = s.vm(disk.vm)
+    if iovm is None:
+        err(_join(disk.path, "vm"), f"unknown VM '{disk.vm}'")
+    else:
+        if iovm.type != "baremetal":
+            err(_join(disk.path, "vm"), f"the I/O VM '{disk.vm}' must be a bare-metal VM (type: baremetal)")
+        if disk.device not in iovm.devices:
+            err(_join(disk.path, "device"), f"device '{disk.device}' must be passed through to the I/O VM: "
+                                            f"add it to {iovm.path}.devices")
+        if not iovm.introspection:
+            err(_join(disk.path, "vm"), f"the I/O VM '{disk.vm}' gives the disk the host physical addresses of "
+                                        f"its buffers (BH_HC_IPA_INFO): add 'introspection: true' to {iovm.path}")
+        if s.io is not None and s.io.vm == disk.vm:
+            err(_join(disk.path, "vm"), f"VM '{disk.vm}' is also io:'s I/O VM; one I/O VM serves either the "
+                                        "network or the disk for now: give the disk its own")
+    seen: dict[str, str] = {}
+    placed: list[tuple[int, int, str]] = []
+    for c, (start, size) in zip(disk.clients, layout(disk), strict=True):
+        vm = s.vm(c.vm)
+        if vm is None:
+            err(_join(c.path, "vm"), f"unknown VM '{c.vm}'")
+        elif c.vm == disk.vm:
+            err(_join(c.path, "vm"), f"VM '{c.vm}' is the disk's I/O VM; it cannot also be a client")
+        elif vm.type != "baremetal":
+            err(_join(c.path, "vm"), f"client VM '{c.vm}' is of type {vm.type}; disk clients are bare-metal VMs "
+                                     "(the block ring) until the hypervisor's virtio-blk bridge lands")
+        if c.vm in seen:
+            err(_join(c.path, "vm"), f"VM '{c.vm}' is a disk client twice (also {seen[c.vm]})")
+        seen.setdefault(c.vm, c.path)
+        if size % ALIGN or start % ALIGN:
+            what, path = ("size", "size") if size % ALIGN else ("offset", "offset")
+            err(_join(c.path, path), f"the region's {what} is not a multiple of {ALIGN} bytes")
+        if start + size > disk.size:
+            err(_join(c.path, "size"), f"region [{start:#x}, {start + size:#x}) of '{c.vm}' ends beyond the "
+                                       f"disk's {disk.size:#x} bytes")
+        for o_start, o_end, o_path in placed:
+            if start < o_end and o_start < start + size:
+                err(_join(c.path, "offset" if c.offset is not None else "size"),
+                    f"region [{start:#x}, {start + size:#x}) of '{c.vm}' overlaps {o_path}'s "
+                    f"[{o_start:#x}, {o_end:#x})")
+        placed.append((start, start + size, c.path))
+    return errs, []
+
+
+# --- guarantees ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Guarantee:
+    """A client's guaranteed share of the disk while it stays backlogged."""
+
+    vm: str
+    weight: int
+    share: Fraction  # weight / total weight
+    iops: Fraction  # 4 KiB requests/s
+    mbps: Fraction  # MB/s of sequential 4 KiB requests
+    delta: Fraction  # seconds: longest wait for service while backlogged
+
+
+def guarantees(disk: DiskSpec) -> list[Guarantee]:
+    """Work-conserving weighted round-robin by request (at most 4 KiB each,
+    one slot) on a disk that serves ``iops`` 4 KiB requests/s and ``mbps``
+    MB/s while anyone is backlogged: the frame scheduler's argument
+    (shared_io.guarantees) with requests for frames. A backlogged client i
+    gets at least w_i of every W requests served, so w_i / W of either
+    capacity, and waits at most (W - w_i + 1) / iops for its next request.
+    Lower bounds: an idle client's turns go to the others."""
+    total = sum(c.weight for c in disk.clients)
+    out = []
+    for c in disk.clients:
+        share = Fraction(c.weight, total)
+        out.append(Guarantee(c.vm, c.weight, share, share * disk.iops, share * disk.mbps,
+                             Fraction(total - c.weight + 1, disk.iops)))
+    return out
+
+
+def report(system: Resolved) -> str:
+    disk = system.spec.disk
+    if disk is None:
+        return ""
+    lines = ["", f"shared disk: device {disk.device} -> I/O VM {disk.vm}, {disk.size >> 20} MiB, capacity "
+                 f"{disk.iops} IOPS (4 KiB) and {disk.mbps} MB/s (work-conserving weighted round-robin by request)"]
+    for (start, size), g in zip(layout(disk), guarantees(disk), strict=True):
+        lines.append(f"  {g.vm}: sectors [{start // SECTOR}, {(start + size) // SECTOR}) ({size >> 10} KiB), "
+                     f"weight {g.weight} ({float(g.share) * 100:.1f}%): >= {float(g.iops):.1f} IOPS, "
+                     f">= {float(g.mbps):.2f} MB/s, delta <= {float(g.delta) * 1e6:.1f} us")
+    return "\n".join(lines) + "\n"
+
+
+def document(disk: DiskSpec) -> dict[str, Any]:
+    return {
+        "device": disk.device, "vm": disk.vm, "size": disk.size, "iops": disk.iops, "mbps": disk.mbps,
+        "clients": [
+            {"vm": c.vm, "start_sector": start // SECTOR, "sectors": size // SECTOR, "weight": c.weight,
+             "queue": c.queue, "iops": float(g.iops), "mbps": float(g.mbps), "delta_us": float(g.delta) * 1e6}
+            for c, (start, size), g in zip(disk.clients, layout(disk), guarantees(disk), strict=True)
+        ],
+    }
+
+
+# --- bulkhead run --stats ------------------------------------------------------------
+
+STATS_RE = re.compile(r"\[[^\]\s]+\] iovm: disk client=(?P<client>\S+) (?P<rest>.*?)\s*$")
+STATS_FIELDS = ("reqs", "read_bytes", "written_bytes", "refused", "errors", "malformed", "iops")
+STATS_HEAD = ("CLIENT", "REQS", "READ_BYTES", "WRITTEN_BYTES", "REFUSED", "ERRORS", "MALFORMED", "IOPS")
+
+
+def parse_stats(line: str) -> tuple[str, dict[str, int]] | None:
+    """(client, counters) of one of the I/O VM's ``[<vm>] iovm: disk client=...``
+    counter lines (guests/iovm/blkserve.c: every ``stats_ms`` and at the end), or None."""
+    return shared_io.parse_stats(line, STATS_RE, STATS_FIELDS)
+
+
+def stats_cells(rows: dict[str, dict[str, int]]) -> list[tuple[str, ...]]:
+    """Table rows (``STATS_HEAD``) of the latest counters per client."""
+    return [(client, *(str(v[k]) for k in STATS_FIELDS)) for client, v in rows.items()]
+
+
+# --- the disk image ------------------------------------------------------------------
+
+IMAGE = "disk.img"
+
+
+def make_image(system: Resolved, out: Path) -> None:
+    """A blank raw image of the disk's size in the build's ``out`` directory
+    (kept when it has that size already: what the clients wrote stays)."""
+    disk = system.spec.disk
+    image = out / IMAGE
+    if disk is not None and not (image.is_file() and image.stat().st_size == disk.size):
+        with open(image, "wb") as fh:
+            fh.truncate(disk.size)
+
+
+def qemu_args(system: Resolved, out: str) -> list[str]:
+    """QEMU options that attach the build directory ``out``'s raw image
+    (:func:`make_image`) as a virtio-blk device on the I/O VM's virtio-mmio
+    transport (modern)."""
+    disk = system.spec.disk
+    if disk is None:
+        return []
+    p = system.platform
+    dev = p.device(disk.device)
+    assert dev is not None
+    first = min(d.base for d in p.devices if "virtio,mmio" in d.compatible)
+    bus = (dev.base - first) // dev.size
+    return ["-global", "virtio-mmio.force-legacy=false",
+            "-drive", f"file={out}/{IMAGE},if=none,format=raw,id=bhdisk",
+            "-device", f"virtio-blk-device,drive=bhdisk,bus=virtio-mmio-bus.{bus}"]
+
+
+def parse_system(r: Reader, top: Keys, s: SystemSpec) -> SystemSpec:
+    """``disk:``, expanded into one shmem region per client and parameters."""
+    if "disk" not in top:
+        return s
+    disk = parse(r, top["disk"])
+    vms, shmem = expand(disk, s.platform, s.vms, s.shmem)
+    return replace(s, disk=disk, vms=vms, shmem=shmem)
+
+
+# no C and no feature of its own: it becomes shared memory, doorbells and parameters
+MECHANISM = Mechanism(
+    name="shared_disk", rank=21, docs="docs/io.md#shared-disk", features={},
+    platform_keys=(), system_keys=("disk",), vm_keys=(), region_keys=(), device_keys=(),
+    parse_platform=None, parse_system=parse_system, parse_vm=None, parse_region=None,
+    check_device=None, parse_device=None,
+    check_platform=None, check=check, ipa_items=None, reserved_ram=None, guest_params=None,
+    limits=(), emit_platform=None,
+    emit_tables=None, emit_vm=None, emit_system=None, needs=None,
+)
