@@ -41,7 +41,7 @@ def error_of(path: str, **kwargs: object) -> str:
         (
             "platform: qemu-virt\nvm: []\n",
             "c.yaml:2:1: vm: unknown key 'vm'; expected one of: platform, console_input, vms, shmem, "
-            "hypervisor_colors, recolor_pool, io, pci_bridges, bandwidth, dma_isolation, sdei",
+            "hypervisor_colors, recolor_pool, io, disk, pci_bridges, bandwidth, dma_isolation, sdei",
         ),
         (
             "platform: qemu-virt\nvms:\n  - name: a\n    cpus: [0, a]\n    memory: [{ipa: 0x40000000, size: 16M}]\n",
