@@ -112,7 +112,8 @@ LOWER_VECTORS = (0x400, 0x480, 0x500, 0x580, 0x600, 0x680, 0x700, 0x780)
 
 def stage_of(fn: str) -> str:
     if fn.removesuffix("_pmu") in ("el2_vectors", "guest_vectors", "guest_irq", "guest_irq_slow",
-                                   "guest_restore_fast", "guest_restore", "guest_enter", "guest_sync_slow"):
+                                   "guest_restore_fast", "guest_restore", "guest_enter", "guest_sync_slow",
+                                   "guest_irq_more"):
         return "entry"
     if fn.startswith(("gic_", "gicv", "irq_", "trap_", "hypercall_", "vpsci_")):
         return "acknowledge"
@@ -157,7 +158,7 @@ def kind_of(fns: Counter[str]) -> str:
         return "sgi"
     if "vgic_flush_pending" in fns and ("trap_guest_irq" in fns or any(f.startswith("irq_kick_fast") for f in fns)):
         return "notify"
-    if "irq_guest_fast" in fns and "trap_guest_irq" not in fns:
+    if ("irq_guest_fast" in fns or "irq_guest_lean" in fns) and "trap_guest_irq" not in fns:
         return "delivery"
     if "vpsci_call" in fns or "vpsci_query" in fns:
         return "psci"
