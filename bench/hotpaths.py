@@ -165,8 +165,8 @@ def period_cost(direct: bool) -> dict[str, object]:
     if o is None:
         raise SystemExit("bench/hotpaths.py: bwprobe printed no overhead line")
     gaps = max(int(o["gaps"]), 1)
-    return row(f"regulator period{' direct' if direct else ''}", mean_ns=int(o["lost_ns"]) / gaps,
-               max_ns=int(o["max_gap_ns"]))
+    return row(f"regulator period{' direct' if direct else ''}", min_ns=int(o["min_gap_ns"]),
+               mean_ns=int(o["lost_ns"]) / gaps, max_ns=int(o["max_gap_ns"]))
 
 
 def sgi_send_direct() -> list[dict[str, object]]:
