@@ -137,6 +137,8 @@ class Symbols:
                 self.names.append(parts[2])
         # every copy of the vector table (vectors.S: el2_vectors, el2_vectors_pmu)
         self.vectors = [a for a, n in zip(self.addrs, self.names, strict=True) if n.startswith("el2_vectors")]
+        # where the firmware enters for an SDEI event (direct mode), if built
+        self.sdei = {a for a, n in zip(self.addrs, self.names, strict=True) if n == "sdei_entry"}
         self.text_end = self.addrs[-1] + 0x1000
         objdump = subprocess.run(["aarch64-linux-gnu-objdump", "-d", str(elf)], check=True, capture_output=True,
                                  text=True).stdout
@@ -186,6 +188,32 @@ def segments(log: Path, syms: Symbols, cpu: int) -> list[Counter[str]]:
                 out.append(cur)
                 cur = None
     return out
+
+
+def window_exits(log: Path, syms: Symbols, cpu: int) -> int:
+    """The hypervisor entries on cpu (each lower-EL vector entry and each
+    SDEI event's) between a guest's two markers: the last two exits that
+    ran hypercall_query and no general hypercall or PSCI code (a query
+    hypercall such as guests/irqlat's BH_HC_VERSION with ``mark: 1``, just
+    before its first interrupt is armed and after its last). Raises
+    ValueError without two markers."""
+    starts = {base + off for base in syms.vectors for off in LOWER_VECTORS} | syms.sdei
+    entries: list[set[str]] = []
+    with log.open() as fh:
+        for line in fh:
+            m = TRACE_RE.match(line)
+            if not m or int(m[1]) != cpu:
+                continue
+            pc = int(m[2], 16)
+            if pc in starts:
+                entries.append(set())
+            if entries:
+                entries[-1].add(syms.name(pc))
+    marks = [i for i, fns in enumerate(entries) if "hypercall_query" in fns
+             and not any(f.startswith(("hypercall_dispatch", "vpsci_")) for f in fns)]
+    if len(marks) < 2:
+        raise ValueError(f"{len(marks)} marker exit(s) on CPU {cpu}, not 2")
+    return marks[-1] - marks[-2] - 1
 
 
 def report(segs: list[Counter[str]]) -> dict[str, dict[str, object]]:
