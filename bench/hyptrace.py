@@ -61,6 +61,7 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -169,24 +170,28 @@ def kind_of(fns: Counter[str]) -> str:
     return "other"
 
 
+def pcs(log: Path, cpu: int) -> Iterator[int]:
+    """The PC of each instruction cpu executed in the trace, in order."""
+    with log.open() as fh:
+        for line in fh:
+            m = TRACE_RE.match(line)
+            if m and int(m[1]) == cpu:
+                yield int(m[2], 16)
+
+
 def segments(log: Path, syms: Symbols, cpu: int) -> list[Counter[str]]:
     starts = {base + off for base in syms.vectors for off in LOWER_VECTORS}
     out: list[Counter[str]] = []
     cur: Counter[str] | None = None
-    with log.open() as fh:
-        for line in fh:
-            m = TRACE_RE.match(line)
-            if not m or int(m[1]) != cpu:
-                continue
-            pc = int(m[2], 16)
-            if pc in starts:
-                cur = Counter()
-            if cur is None:
-                continue  # boot, before the first guest exit
-            cur[syms.name(pc)] += 1
-            if pc in syms.erets:
-                out.append(cur)
-                cur = None
+    for pc in pcs(log, cpu):
+        if pc in starts:
+            cur = Counter()
+        if cur is None:
+            continue  # boot, before the first guest exit
+        cur[syms.name(pc)] += 1
+        if pc in syms.erets:
+            out.append(cur)
+            cur = None
     return out
 
 
@@ -199,16 +204,11 @@ def window_exits(log: Path, syms: Symbols, cpu: int) -> int:
     ValueError without two markers."""
     starts = {base + off for base in syms.vectors for off in LOWER_VECTORS} | syms.sdei
     entries: list[set[str]] = []
-    with log.open() as fh:
-        for line in fh:
-            m = TRACE_RE.match(line)
-            if not m or int(m[1]) != cpu:
-                continue
-            pc = int(m[2], 16)
-            if pc in starts:
-                entries.append(set())
-            if entries:
-                entries[-1].add(syms.name(pc))
+    for pc in pcs(log, cpu):
+        if pc in starts:
+            entries.append(set())
+        if entries:
+            entries[-1].add(syms.name(pc))
     marks = [i for i, fns in enumerate(entries) if "hypercall_query" in fns
              and not any(f.startswith(("hypercall_dispatch", "vpsci_")) for f in fns)]
     if len(marks) < 2:
