@@ -214,6 +214,9 @@
 	\pair	x6, x7, [sp, #16 * 3]
 	\pair	x16, x17, [sp, #16 * 8]
 	\one	x30, [sp, #F_ELR - 8]
+#if defined(__clang__) /* clang cannot fix x8 (hypervisor/Makefile LEAN) */
+	\one	x8, [sp, #16 * 4]
+#endif
 .endm
 
 /* el2_vectors: the IRQ hot path's lean try whole in the slot (18
