@@ -61,7 +61,7 @@ MAX_BUDGET = 0x7FFF_FFFF
 HMBR = {1: "14.3%", 2: "2%", 10: "<1%"}  # H-MBR in Bao, ZCU104 (Cortex-A53)
 RK3588 = {8: "1.10 (A55) / 1.07 (A76) slowdown", 32: "1.03 slowdown", 100: "regulation lost below"}
 
-OVERHEAD_RE = re.compile(r"bwprobe: overhead window_ns=(\d+) work=(\d+) gaps=(\d+) lost_ns=(\d+) max_gap_ns=(\d+)")
+OVERHEAD_RE = re.compile(r"bwprobe: overhead window_ns=(\d+) work=(\d+) gaps=(\d+) lost_ns=(\d+) max_gap_ns=(\d+) min_gap_ns=\d+")
 STATS_RE = re.compile(r"bwprobe: stats vcpu0 last=(\d+) max=(\d+) mean=(\d+) throttles=(\d+) stalled_ns=(\d+)")
 SEG_RE = re.compile(r"bwprobe: vcpu 0 seg \d+ run_ns=(\d+) stall_ns=(\d+) work=\d+")
 

@@ -17,9 +17,13 @@ where one instruction at any exception level is 1 ns.
 - hcall: mean round trip of 10,000 back-to-back calls (guests/hcall): the
   vendor BH_HC_VERSION and PSCI_VERSION over HVC, and the empty loop;
 - direct: a VM with ``interrupts: direct`` (docs/interrupts.md), booted
-  through TF-A with SDEI (``--boot tfa``, on CPU 1): irqlat as above (hyp
-  insns: 0 means the guest's own EL1 path only), and with the regulator
-  (its events through SDEI);
+  through TF-A with SDEI (``--boot tfa``, on CPU 1): irqlat as above, and
+  with the regulator (its events through SDEI); "exits/irq" is counted in a
+  second run of the row under QEMU's execution trace of the hypervisor's
+  image (bench/hyptrace.py window_exits): every hypervisor entry on the
+  VM's CPU (a trap or an SDEI event) between just before the first
+  interrupt and after the last, per interrupt (0: the guest's own EL1
+  path only; with the regulator its period events, one per 100 us);
 - sgisend: a direct VM's ICC_SGI1R_EL1 write, trapped
   (ICH_HCR_EL2.TC) and filtered to the VM's own CPUs (guests/direct mode
   sgifilter on CPUs 1-2, 128 single writes each): one naming a CPU outside
@@ -69,6 +73,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bulkhead.generate import build as build_mod  # noqa: E402
 from bulkhead.run import runner  # noqa: E402
 from bulkhead.run.backend import RunOptions  # noqa: E402
 
@@ -111,11 +116,16 @@ OVERHEAD_RE = re.compile(r"bwprobe: (overhead) (.*)$")
 
 
 def results(guest: str, params: str, extra: str = "", tag: str = "", cpus: str = "0",
-            direct: bool = False, firmware: bool | None = None) -> list[dict[str, str]]:
+            direct: bool = False, firmware: bool | None = None,
+            trace_cpu: int | None = None) -> list[dict[str, str]]:
     """Boots VM "b" (``guest`` with ``params`` on ``cpus``, ``extra`` after
     it) and returns its result lines: ``direct`` makes b a direct VM,
     ``firmware`` (default: ``direct``) boots through TF-A with SDEI and the
-    FIT in RAM (docs/interrupts.md)."""
+    FIT in RAM (docs/interrupts.md). ``trace_cpu``: QEMU's execution trace of
+    the hypervisor's image, and one more row, {"exits": n}, the hypervisor
+    entries on that CPU between the guest's markers (bench/hyptrace.py
+    window_exits)."""
+    from bench.hyptrace import Symbols, window_exits
     firmware = direct if firmware is None else firmware
     text = VM.format(guest=guest, params=params, extra=extra, cpus=cpus)
     if firmware:
@@ -125,9 +135,21 @@ def results(guest: str, params: str, extra: str = "", tag: str = "", cpus: str =
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / f"{guest}.yaml"
         config.write_text(text)
+        log = Path(tmp) / "exec.log"
         with open("/dev/null", "w") as null:
+            qemu: tuple[str, ...] = ()
+            if trace_cpu is not None:
+                syms = Symbols(build_mod.build(config, OUT / f"{guest}{tag}", log=null).elf)
+                qemu = ("-accel", "tcg,one-insn-per-tb=on", "-d", "exec,nochain",
+                        "-dfilter", f"{syms.addrs[0]:#x}..{syms.text_end:#x}", "-D", str(log))
             res = runner.run(config, RunOptions(timeout=600, icount=0, out=OUT / f"{guest}{tag}", build_log=null,
-                             boot="tfa" if firmware else "image", fit_in_ram=firmware))
+                             boot="tfa" if firmware else "image", fit_in_ram=firmware,
+                             extra_qemu_args=qemu))
+        if res.clean and trace_cpu is not None:
+            try:
+                exits = window_exits(log, syms, trace_cpu)
+            except ValueError as e:
+                raise SystemExit(f"bench/hotpaths.py: the {guest} trace: {e}") from None
     if not res.clean:
         raise SystemExit(f"bench/hotpaths.py: the {guest} run was not clean: {res.reason}")
     rows = []
@@ -135,10 +157,12 @@ def results(guest: str, params: str, extra: str = "", tag: str = "", cpus: str =
         m = RESULT_RE.match(line) or OVERHEAD_RE.match(line) or SGI_SEND_RE.match(line)
         if m:
             rows.append(dict(kv.split("=", 1) for kv in m.group(2).split()))
+    if trace_cpu is not None:
+        rows.append({"exits": str(exits)})
     return rows
 
 
-COLUMNS = ("min_ns", "mean_ns", "max_ns", "hyp_insns", "before_ns", "prev_ns", "bao_ns")
+COLUMNS = ("min_ns", "mean_ns", "max_ns", "hyp_insns", "exits", "before_ns", "prev_ns", "bao_ns")
 
 
 def row(path: str, **figures: float | None) -> dict[str, object]:
@@ -165,8 +189,8 @@ def period_cost(direct: bool) -> dict[str, object]:
     if o is None:
         raise SystemExit("bench/hotpaths.py: bwprobe printed no overhead line")
     gaps = max(int(o["gaps"]), 1)
-    return row(f"regulator period{' direct' if direct else ''}", mean_ns=int(o["lost_ns"]) / gaps,
-               max_ns=int(o["max_gap_ns"]))
+    return row(f"regulator period{' direct' if direct else ''}", min_ns=int(o["min_gap_ns"]),
+               mean_ns=int(o["lost_ns"]) / gaps, max_ns=int(o["max_gap_ns"]))
 
 
 def sgi_send_direct() -> list[dict[str, object]]:
@@ -287,11 +311,15 @@ def main(argv: list[str] | None = None) -> int:
     if "direct" in only:
         for extra, label in (("", ""), (REGULATOR, " +regulator")):
             for wait in ("wfi", "busy"):
-                r = results("irqlat", f"{{samples: {n}, period_us: 100, wait: {wait}}}", extra,
-                            f"-direct{'-bw' if extra else ''}", cpus="1", direct=True)[0]
+                tag = f"-direct{'-bw' if extra else ''}"
+                r = results("irqlat", f"{{samples: {n}, period_us: 100, wait: {wait}}}", extra, tag, cpus="1",
+                            direct=True)[0]
+                # the exits: a second run, traced, its interrupts between the guest's markers
+                traced = results("irqlat", f"{{samples: {n}, period_us: 100, wait: {wait}, warmup: 0, mark: 1}}",
+                                 extra, tag + "-trace", cpus="1", direct=True, trace_cpu=1)[-1]
                 table.append(row(f"irqlat direct {wait}{label}", min_ns=int(r["min_ns"]),
                                  mean_ns=float(r["mean_ns"]), max_ns=int(r["max_ns"]),
-                                 hyp_insns=float(r["mean_ns"]) - NO_HYP_IRQ_NS))
+                                 exits=int(traced["exits"]) / n))
     if "sgisend" in only:
         table += sgi_send_direct()
     if "doorbelltfa" in only:
@@ -307,13 +335,15 @@ def main(argv: list[str] | None = None) -> int:
         print()
         return 1 if over else 0
     print("Hot paths, virtual time (-icount shift=0: 1 instruction = 1 ns; QEMU models no caches)")
-    print(f"{'path':<24} {'min':>7} {'mean':>9} {'max':>7} {'hyp insns':>10} {'before':>8} {'prev':>6} {'Bao':>6}")
+    print(f"{'path':<24} {'min':>7} {'mean':>9} {'max':>7} {'hyp insns':>10} {'exits/irq':>9} {'before':>8} "
+          f"{'prev':>6} {'Bao':>6}")
     for t in table:
         def f(key: str, fmt: str, t: dict[str, object] = t) -> str:
             v = t.get(key)
             return format(v, fmt) if v is not None else "-"
         print(f"{t['path']:<24} {f('min_ns', 'd'):>7} {f('mean_ns', '.1f'):>9} {f('max_ns', 'd'):>7} "
-              f"{f('hyp_insns', '.1f'):>10} {f('before_ns', '.0f'):>8} {f('prev_ns', '.0f'):>6} {f('bao_ns', '.0f'):>6}")
+              f"{f('hyp_insns', '.1f'):>10} {f('exits', '.3f'):>9} {f('before_ns', '.0f'):>8} {f('prev_ns', '.0f'):>6} "
+              f"{f('bao_ns', '.0f'):>6}")
     return 1 if over else 0
 
 

@@ -61,6 +61,7 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -112,7 +113,8 @@ LOWER_VECTORS = (0x400, 0x480, 0x500, 0x580, 0x600, 0x680, 0x700, 0x780)
 
 def stage_of(fn: str) -> str:
     if fn.removesuffix("_pmu") in ("el2_vectors", "guest_vectors", "guest_irq", "guest_irq_slow",
-                                   "guest_restore_fast", "guest_restore", "guest_enter", "guest_sync_slow"):
+                                   "guest_restore_fast", "guest_restore", "guest_enter", "guest_sync_slow",
+                                   "guest_irq_more"):
         return "entry"
     if fn.startswith(("gic_", "gicv", "irq_", "trap_", "hypercall_", "vpsci_")):
         return "acknowledge"
@@ -136,6 +138,8 @@ class Symbols:
                 self.names.append(parts[2])
         # every copy of the vector table (vectors.S: el2_vectors, el2_vectors_pmu)
         self.vectors = [a for a, n in zip(self.addrs, self.names, strict=True) if n.startswith("el2_vectors")]
+        # where the firmware enters for an SDEI event (direct mode), if built
+        self.sdei = {a for a, n in zip(self.addrs, self.names, strict=True) if n == "sdei_entry"}
         self.text_end = self.addrs[-1] + 0x1000
         objdump = subprocess.run(["aarch64-linux-gnu-objdump", "-d", str(elf)], check=True, capture_output=True,
                                  text=True).stdout
@@ -157,7 +161,7 @@ def kind_of(fns: Counter[str]) -> str:
         return "sgi"
     if "vgic_flush_pending" in fns and ("trap_guest_irq" in fns or any(f.startswith("irq_kick_fast") for f in fns)):
         return "notify"
-    if "irq_guest_fast" in fns and "trap_guest_irq" not in fns:
+    if ("irq_guest_fast" in fns or "irq_guest_lean" in fns) and "trap_guest_irq" not in fns:
         return "delivery"
     if "vpsci_call" in fns or "vpsci_query" in fns:
         return "psci"
@@ -166,25 +170,50 @@ def kind_of(fns: Counter[str]) -> str:
     return "other"
 
 
+def pcs(log: Path, cpu: int) -> Iterator[int]:
+    """The PC of each instruction cpu executed in the trace, in order."""
+    with log.open() as fh:
+        for line in fh:
+            m = TRACE_RE.match(line)
+            if m and int(m[1]) == cpu:
+                yield int(m[2], 16)
+
+
 def segments(log: Path, syms: Symbols, cpu: int) -> list[Counter[str]]:
     starts = {base + off for base in syms.vectors for off in LOWER_VECTORS}
     out: list[Counter[str]] = []
     cur: Counter[str] | None = None
-    with log.open() as fh:
-        for line in fh:
-            m = TRACE_RE.match(line)
-            if not m or int(m[1]) != cpu:
-                continue
-            pc = int(m[2], 16)
-            if pc in starts:
-                cur = Counter()
-            if cur is None:
-                continue  # boot, before the first guest exit
-            cur[syms.name(pc)] += 1
-            if pc in syms.erets:
-                out.append(cur)
-                cur = None
+    for pc in pcs(log, cpu):
+        if pc in starts:
+            cur = Counter()
+        if cur is None:
+            continue  # boot, before the first guest exit
+        cur[syms.name(pc)] += 1
+        if pc in syms.erets:
+            out.append(cur)
+            cur = None
     return out
+
+
+def window_exits(log: Path, syms: Symbols, cpu: int) -> int:
+    """The hypervisor entries on cpu (each lower-EL vector entry and each
+    SDEI event's) between a guest's two markers: the last two exits that
+    ran hypercall_query and no general hypercall or PSCI code (a query
+    hypercall such as guests/irqlat's BH_HC_VERSION with ``mark: 1``, just
+    before its first interrupt is armed and after its last). Raises
+    ValueError without two markers."""
+    starts = {base + off for base in syms.vectors for off in LOWER_VECTORS} | syms.sdei
+    entries: list[set[str]] = []
+    for pc in pcs(log, cpu):
+        if pc in starts:
+            entries.append(set())
+        if entries:
+            entries[-1].add(syms.name(pc))
+    marks = [i for i, fns in enumerate(entries) if "hypercall_query" in fns
+             and not any(f.startswith(("hypercall_dispatch", "vpsci_")) for f in fns)]
+    if len(marks) < 2:
+        raise ValueError(f"{len(marks)} marker exit(s) on CPU {cpu}, not 2")
+    return marks[-1] - marks[-2] - 1
 
 
 def report(segs: list[Counter[str]]) -> dict[str, dict[str, object]]:

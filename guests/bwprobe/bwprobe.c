@@ -34,7 +34,7 @@
  *            (measure: right after the measured runs, before their lines)
  *   sample <k> vcpu0=<last> vcpu1=<last> vm=<last>         (reclaim, phase 2)
  *   exits exits=<n> irq=<n> reg=<n> sum=0x<x>              (exits)
- *   overhead window_ns=<n> work=<n> gaps=<n> lost_ns=<n> max_gap_ns=<n>
+ *   overhead window_ns=<n> work=<n> gaps=<n> lost_ns=<n> max_gap_ns=<n> min_gap_ns=<n>
  *            (overhead: steps done in window_ms, and the clock jumps
  *            above gap_ns: time the vCPU did not run)
  *   cpu_exits exits=<n> irq=<n> reg=<n>                    (measure/seq/reclaim: own CPU)
@@ -327,7 +327,7 @@ static void exits(void)
 static void overhead(void)
 {
 	u64 gap_t = timer_ns_to_ticks(gap_ns), limit = timer_ns_to_ticks(window_ms * 1000000ul);
-	u64 start = now_ticks(), prev = start, t, lost = 0, gaps = 0, maxgap = 0;
+	u64 start = now_ticks(), prev = start, t, lost = 0, gaps = 0, maxgap = 0, mingap = ~0ul;
 	u64 *b = buf[0];
 	u32 i = 0;
 
@@ -339,12 +339,15 @@ static void overhead(void)
 			lost += t - prev;
 			if (t - prev > maxgap)
 				maxgap = t - prev;
+			if (t - prev < mingap)
+				mingap = t - prev;
 		}
 		prev = t;
 	} while (t - start < limit);
-	printf("bwprobe: overhead window_ns=%lu work=%u gaps=%lu lost_ns=%lu max_gap_ns=%lu\n",
+	printf("bwprobe: overhead window_ns=%lu work=%u gaps=%lu lost_ns=%lu max_gap_ns=%lu "
+	       "min_gap_ns=%lu\n",
 	       timer_ticks_to_ns(t - start), i, gaps, timer_ticks_to_ns(lost),
-	       timer_ticks_to_ns(maxgap));
+	       timer_ticks_to_ns(maxgap), timer_ticks_to_ns(gaps ? mingap : 0));
 }
 
 /* --- manage: a manager VM changes another VM's budget --------------------- */

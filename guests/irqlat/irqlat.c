@@ -14,7 +14,9 @@
  *
  * Params: samples (default 1000), period_us (default 100), warmup (samples
  *         discarded first, default 10), wait (wfi|busy, default wfi), sync,
- *         sync_timeout_ms (as in bandwidth).
+ *         sync_timeout_ms (as in bandwidth), mark (0|1, default 0: a
+ *         BH_HC_VERSION call just before the first interrupt is armed and
+ *         one after the last, bench/hyptrace.py window_exits' markers).
  * Lines: "irqlat: <n> samples every <p> us, wait <w>, timer <f> Hz",
  *        "result bench=irqlat cpu=0 samples=<n> period_us=<p> wait=<w>
  *         min_ns=<a> mean_ns=<x.xxx> p50_ns=<b> p99_ns=<c> max_ns=<d>
@@ -99,7 +101,7 @@ static int run(void)
 	const char *wait = param_str_default("wait", "wfi");
 	u64 bytes, sum = 0, i, p50, p99, first, last;
 	char mean[BENCH_FIXED_LEN];
-	bool busy, ok;
+	bool busy, ok, mark = param_u64("mark", 0) != 0;
 
 	warmup = param_u64("warmup", 10);
 	if (!strcmp(wait, "busy")) {
@@ -133,11 +135,15 @@ static int run(void)
 	gic_init();
 	irq_register(TIMER_VIRT_INTID, timer_irq);
 	gic_irq_enable(TIMER_VIRT_INTID);
+	if (mark)
+		(void)bh_version();
 	first = timer_now();
 	deadline = first + period;
 	timer_set_deadline(deadline);
 	ok = wait_samples(busy);
 	last = timer_now();
+	if (mark)
+		(void)bh_version();
 	if (!ok) {
 		timer_stop();
 		printf("irqlat: FAIL (timer stopped after %lu of %lu interrupts)\n", taken, wanted);

@@ -87,15 +87,17 @@ static void wait_timer_irq(u32 intid)
 	timer_stop();
 }
 
-bool timer_wait_until(bool (*cond)(void *arg), void *arg, u64 timeout_ns)
+void timer_wait_arm(void)
 {
-	u64 deadline = timer_now() + timer_ns_to_ticks(timeout_ns);
-	u64 flags;
-	bool done;
-
 	irq_register(TIMER_VIRT_INTID, wait_timer_irq);
 	gic_irq_enable(TIMER_VIRT_INTID);
-	flags = irq_local_save();
+}
+
+bool timer_wait_armed(bool (*cond)(void *arg), void *arg, u64 deadline)
+{
+	u64 flags = irq_local_save();
+	bool done;
+
 	for (;;) {
 		done = cond(arg);
 		if (done || timer_now() >= deadline)
@@ -110,4 +112,12 @@ bool timer_wait_until(bool (*cond)(void *arg), void *arg, u64 timeout_ns)
 	timer_stop();
 	irq_local_restore(flags);
 	return done;
+}
+
+bool timer_wait_until(bool (*cond)(void *arg), void *arg, u64 timeout_ns)
+{
+	u64 deadline = timer_now() + timer_ns_to_ticks(timeout_ns);
+
+	timer_wait_arm();
+	return timer_wait_armed(cond, arg, deadline);
 }

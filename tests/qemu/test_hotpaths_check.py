@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""bench/hotpaths.py --check (issue #26 item 4, #38 item 2): the hot paths' recorded
-ceilings (bench/budgets.toml [hotpaths]) hold on a short sample, and the
+"""bench/hotpaths.py --check (issue #26 item 4, #38 item 2, #43 item 5): the hot paths'
+recorded ceilings (bench/budgets.toml [hotpaths]) hold at the default samples, and the
 check exits non-zero, naming the row, when a ceiling is below the
 measurement. Virtual time under -icount shift=0: deterministic."""
 
@@ -50,16 +50,19 @@ def test_check_logic_on_rows() -> None:
     assert hp.check(table, {"irqlat wfi": 159.0}) == ["irqlat wfi: mean 160.0 ns is above its ceiling of 159 ns"]
 
 
-def test_doorbell_ceiling_holds(capsys: pytest.CaptureFixture[str]) -> None:
-    """Issue #38 item 2: the doorbell's hot path (sender hypercall, kick SGI,
-    receiver's list register) does not creep past its ceiling: a short
-    sample's mean (virtual time, deterministic) is below it."""
+def test_every_ceiling_holds_at_the_default_samples(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue #43 item 5 (#38 item 2 for the doorbell): `bench/hotpaths.py
+    --check` at its default sample counts (1,000 interrupts, rings and
+    SGIs, 10,000 calls: the documented figures' settings, where a rare slow
+    sample weighs what it does in them) passes, every row with a ceiling
+    measured and its mean at or below it. Virtual time: deterministic."""
     hp = _hotpaths()
-    limit = hp.ceilings()["doorbell wfi"]
-    status = hp.main(["--check", "--only", "doorbell", "--samples", "30", "--json"])
+    limits = hp.ceilings()
+    status = hp.main(["--check", "--only", "irqlat,doorbell,vSGI,hcall", "--json"])
     out, err = capsys.readouterr()
     import json
     rows = {r["path"]: r for r in json.loads(out)}
-    mean = rows["doorbell wfi"]["mean_ns"]
-    assert 0 < mean <= limit, err
+    assert set(limits) <= set(rows), sorted(set(limits) - set(rows))
+    for path, limit in limits.items():
+        assert 0 < rows[path]["mean_ns"] <= limit, (path, rows[path], err)
     assert status == 0, err

@@ -42,5 +42,12 @@ void timer_delay_ms(u64 ms);
  * The WFI is executed with IRQs masked so a wake-up cannot be lost.
  */
 bool timer_wait_until(bool (*cond)(void *arg), void *arg, u64 timeout_ns);
+/* timer_wait_until in two steps: timer_wait_arm (the handler, and the
+ * PPI's enable in the GIC: an emulated one traps), then timer_wait_armed
+ * until the virtual counter reaches deadline (ticks), which traps nothing
+ * before its WFI: a sender that rings and then waits does nothing the
+ * hypervisor sees after its ring. */
+void timer_wait_arm(void);
+bool timer_wait_armed(bool (*cond)(void *arg), void *arg, u64 deadline);
 
 #endif

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * EL2 exception vectors. A guest IRQ first takes the hot path: only the
- * registers a C call may clobber are saved (x0-x18, x30), trap_guest_irq_fast()
- * (core/trap/trap.c) acknowledges the interrupt and returns ~0 when it delivered
- * it; then those registers come back and the guest resumes. Otherwise the
- * rest of the frame is saved and trap_guest_irq(frame, intid) takes the
- * interrupt it acknowledged the general way.
+ * EL2 exception vectors. A guest IRQ first takes the hot path: on
+ * el2_vectors only x0-x7, x16, x17 and x30 are saved and irq_guest_lean()
+ * (core/irq/irq_lean.c, built not to touch the other registers) delivers
+ * a timer or passthrough interrupt; when it declines, x8-x15 and x18 are
+ * saved too and trap_guest_irq_more() (core/trap/trap.c) tries the rest of
+ * the hot path (on el2_vectors_pmu: all of x0-x18 and x30, then
+ * trap_guest_irq_fast(), which acknowledges first). Either returns ~0 when
+ * it delivered; then those registers come back and the guest resumes.
+ * Otherwise the rest of the frame is saved and trap_guest_irq(frame,
+ * intid) takes the interrupt it acknowledged the general way.
  *
  * A CPU whose hypervisor PMU counters must not count its own work runs on
  * the second copy of the table, el2_vectors_pmu (see guest_slots).
@@ -201,19 +205,34 @@
 	b	guest_irq\s
 .endm
 
-/* el2_vectors: the IRQ hot path whole in the slot (29 instructions): the
- * registers a C call may clobber saved, trap_guest_irq_fast(), and unless
- * it declined (w0 = the interrupt it acknowledged), those registers back
- * and the ERET. */
+/* What irq_guest_lean() may use (x0-x7, x16, x17, x30: core/irq/irq_lean.c,
+ * built with the others fixed), saved (stp, str) or back (ldp, ldr). */
+.macro lean_regs pair, one
+	\pair	x0, x1, [sp, #16 * 0]
+	\pair	x2, x3, [sp, #16 * 1]
+	\pair	x4, x5, [sp, #16 * 2]
+	\pair	x6, x7, [sp, #16 * 3]
+	\pair	x16, x17, [sp, #16 * 8]
+	\one	x30, [sp, #F_ELR - 8]
+#if defined(__clang__) /* clang cannot fix x8 (hypervisor/Makefile LEAN) */
+	\one	x8, [sp, #16 * 4]
+#endif
+.endm
+
+/* el2_vectors: the IRQ hot path's lean try whole in the slot (18
+ * instructions): the registers irq_guest_lean() may use saved, the call,
+ * and unless it declined (w0 = the interrupt it acknowledged), those
+ * registers back and the ERET; else guest_irq_more. */
 .macro guest_irq_vector_whole
 	.balign 0x80
-	save_x0_x17
-	str	x18, [sp, #16 * 9]
-	str	x30, [sp, #F_ELR - 8]
-	bl	trap_guest_irq_fast
+	lean_regs stp, str
+	bl	irq_guest_lean
 	cmn	w0, #1
-	b.ne	guest_irq_slow
-	restore_irq_eret
+	b.ne	guest_irq_more
+	lean_regs ldp, ldr
+	eret
+	dsb	nsh
+	isb
 .endm
 
 /* An exception at EL2 itself: x0 and x1 saved in a frame below SP, x1 =
@@ -318,6 +337,22 @@ guest_restore:
 /* the guest's slots (a name for bench/hyptrace.py: not el2_vectors') */
 guest_vectors:
 	guest_slots , 1
+
+	.text
+/* irq_guest_lean declined (w0 = the interrupt it acknowledged): x8-x15 and
+ * x18 still hold the guest's values; saved, the rest of the hot path
+ * (trap_guest_irq_more: the hot handler, the kick, a new list register),
+ * and the ERET, or the general path. */
+guest_irq_more:
+	stp	x8, x9, [sp, #16 * 4]
+	stp	x10, x11, [sp, #16 * 5]
+	stp	x12, x13, [sp, #16 * 6]
+	stp	x14, x15, [sp, #16 * 7]
+	str	x18, [sp, #16 * 9]
+	bl	trap_guest_irq_more
+	cmn	w0, #1
+	b.ne	guest_irq_slow
+	restore_irq_eret
 
 	/* its own section, with its paths: linked only when pmu.c can switch
 	 * to it (the regulator is built, hypervisor/Makefile BW) */

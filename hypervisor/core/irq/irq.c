@@ -2,6 +2,7 @@
 #include "core/irq/irq.h"
 
 #include "core/console/console.h"
+#include "core/irq/irq_fast.h"
 #include "core/vgic/vgic_fast.h"
 #include "core/vgic/vits.h"
 #include "core/vm/vcpu.h"
@@ -31,8 +32,8 @@ __cold void irq_register_hyp(u32 intid, void (*fn)(u32 intid))
 
 __cold void irq_register_hyp_hot(u32 intid, irq_hot_fn_t fn)
 {
-	if (intid >= GIC_PRIV_MAX)
-		panic("irq_register_hyp_hot: INTID %u is not a PPI or SGI", intid);
+	if (intid >= GIC_PRIV_MAX || intid == IRQ_SGI_KICK)
+		panic("irq_register_hyp_hot: INTID %u is not a PPI, or an SGI but the kick", intid);
 	if (irq_hot.fn)
 		panic("irq_register_hyp_hot: INTID %u: the hot handler of INTID %u is registered "
 		      "already",
@@ -157,35 +158,6 @@ u32 irq_handle_pending(void)
 
 _Static_assert(GIC_MAX_INTID - GIC_PRIV_MAX <= VGIC_NR_SPIS, "every SPI has a struct virq");
 
-/*
- * The virtual interrupt a physical one goes to on the hot path: an EL1
- * timer PPI is the running vCPU's own; an SPI only when it is a
- * passthrough interrupt of the running vCPU's VM (VIRQ_HW in the VM's own
- * state: vgic_vm_init sets it exactly for the VM's irqs, those irq_owner
- * names) targeting this vCPU (routed here while targeting another vCPU:
- * the general path). NULL: not a hot-path interrupt.
- */
-static inline struct virq *irq_fast_virq(struct vcpu *v, u32 intid)
-{
-	struct virq *q;
-
-	if (intid == IRQ_PPI_VTIMER || intid == IRQ_PPI_PTIMER)
-		return &v->vgic.priv[intid];
-	if (intid < GIC_PRIV_MAX || intid >= GIC_MAX_INTID)
-		return NULL;
-	q = &v->vm->vgic.spi[intid - GIC_PRIV_MAX];
-	/* VIRQ_HW is not tested here: vgic_inject_fast declines any q without it */
-	return q->target == v->idx ? q : NULL;
-}
-
-static inline u32 irq_fast_delivered(struct cpu *cpu, u32 intid)
-{
-	cpu->irq_exits++;
-	/* priority drop only: the guest's deactivation is the physical one's (HW bit) */
-	gic_hot_eoi(intid);
-	return ~0u;
-}
-
 /* A new list register (out of line: the common case stays frameless). */
 static __attribute__((noinline)) u32 irq_fast_locked(struct cpu *cpu, struct vcpu *v, u32 intid,
                                                      struct virq *q)
@@ -260,4 +232,14 @@ u32 irq_guest_fast(struct cpu *cpu, u32 intid)
 		break;
 	}
 	return intid;
+}
+
+/* After irq_guest_lean declined intid: the kick first (irq_register_hyp_hot
+ * refuses its SGI; the lean try has looked at timers and SPIs), else the
+ * whole hot path. */
+u32 irq_guest_more(struct cpu *cpu, u32 intid)
+{
+	if (intid == IRQ_SGI_KICK)
+		return irq_kick_fast(cpu, cpu->vcpu, intid);
+	return irq_guest_fast(cpu, intid);
 }

@@ -39,6 +39,13 @@ u32 irq_handle_acked(u32 intid);
  * else intid, with nothing done, for the general path. Other pending
  * physical interrupts stay pending and bring the vCPU back at once. */
 u32 irq_guest_fast(struct cpu *cpu, u32 intid);
+/* The plain vector table's first try (core/irq/irq_lean.c): acknowledges an
+ * interrupt, ~0 when it delivered it (counted as an exit), else the
+ * interrupt with nothing done, for trap_guest_irq_more. Uses no register
+ * but x0-x7, x16, x17 and x30. */
+u32 irq_guest_lean(void);
+/* What irq_guest_lean declined: as irq_guest_fast, the kick SGI first. */
+u32 irq_guest_more(struct cpu *cpu, u32 intid);
 /* Registers the hypervisor's own handler of an interrupt (SGI/PPI, the same
  * on every CPU, or an SPI): the upper layers' way in (e.g. the bandwidth
  * regulator's timer and PMU interrupts). fn runs between the priority drop

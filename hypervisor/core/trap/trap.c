@@ -147,6 +147,16 @@ u32 trap_guest_irq_fast(void)
 	return irq_guest_fast(cpu, intid);
 }
 
+/* The same for an interrupt irq_guest_lean acknowledged and declined
+ * (vectors.S has saved x0-x18 and x30 by now). */
+u32 trap_guest_irq_more(u32 intid)
+{
+	struct cpu *cpu = cpu_this();
+
+	cpu->exits++;
+	return irq_guest_more(cpu, intid);
+}
+
 void trap_guest_irq(struct frame *f, u32 intid)
 {
 	struct vcpu *v = vcpu_current();

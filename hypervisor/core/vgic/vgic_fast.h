@@ -90,7 +90,9 @@ static inline enum vgic_fast vgic_inject_fast_new(struct vcpu *v, u32 intid, str
 	return vgic_fast_done(v);
 }
 
-static inline enum vgic_fast vgic_inject_fast(struct vcpu *v, u32 intid, struct virq *q)
+/* may_lock false: a new list register is not tried (VGIC_FAST_LOCKED) */
+static inline enum vgic_fast vgic_inject_fast_ex(struct vcpu *v, u32 intid, struct virq *q,
+                                                 bool may_lock)
 {
 	struct vgic_cpu *g = &v->vgic;
 	struct vm *vm = v->vm;
@@ -103,7 +105,7 @@ static inline enum vgic_fast vgic_inject_fast(struct vcpu *v, u32 intid, struct 
 	    READ_ONCE(vm->vgic.pend_spi_words))
 		return VGIC_FAST_NO; /* disabled, or something else first */
 	if (flags == (VIRQ_ENABLED | VIRQ_HW))
-		return vgic_inject_fast_new(v, intid, q, seen);
+		return may_lock ? vgic_inject_fast_new(v, intid, q, seen) : VGIC_FAST_LOCKED;
 	if (flags != (VIRQ_ENABLED | VIRQ_HW | VIRQ_IN_LR))
 		return (flags & (VIRQ_ENABLED | VIRQ_PENDING | VIRQ_HW)) == (VIRQ_ENABLED | VIRQ_HW)
 		           ? VGIC_FAST_LOCKED /* a stale VIRQ_ACTIVE to clear */
@@ -115,6 +117,11 @@ static inline enum vgic_fast vgic_inject_fast(struct vcpu *v, u32 intid, struct 
 	WRITE_ONCE(g->lr[n].state, (u8)GIC_LR_PENDING);
 	gic_hot_lr_write_hw(n, intid, prio);
 	return vgic_fast_done(v);
+}
+
+static inline enum vgic_fast vgic_inject_fast(struct vcpu *v, u32 intid, struct virq *q)
+{
+	return vgic_inject_fast_ex(v, intid, q, true);
 }
 
 #endif
