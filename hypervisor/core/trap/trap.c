@@ -201,8 +201,8 @@ void trap_direct_sync(struct frame *f)
 	irq_direct_exit_path(v);
 }
 
-/* Physical interrupts stay at EL1 on a direct CPU (HCR_EL2.IMO/FMO clear):
- * one here means the routing is broken. */
+/* Physical IRQs stay at EL1 on a direct CPU (HCR_EL2.IMO clear): one here
+ * means the routing is broken. */
 void trap_direct_irq(struct frame *f)
 {
 	panic("cpu %u: a physical interrupt reached EL2 in direct mode (pc %lx)", cpu_index(),
@@ -215,6 +215,20 @@ void trap_direct_serror(struct frame *f)
 
 	trap_serror_stop(v, f);
 	irq_direct_exit_path(v);
+}
+
+/* A Group 0 FIQ interrupted the direct guest (FIQ mode, HCR_EL2.FMO):
+ * the hypervisor's interrupts acknowledged and handled (irq_direct_poll). */
+void trap_direct_fiq(struct frame *f)
+{
+	struct cpu *cpu = cpu_this();
+
+	(void)f;
+	cpu->exits++;
+	cpu->irq_exits++;
+	if (irq_direct_poll())
+		cpu->reg_exits++;
+	irq_direct_exit_path(cpu->vcpu);
 }
 
 /* An SDEI event interrupted the direct guest (or the way back to it):

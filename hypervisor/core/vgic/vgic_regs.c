@@ -22,8 +22,10 @@ enum vgic_bank { BANK_ENABLE, BANK_PENDING, BANK_ACTIVE };
  */
 static bool vgic_direct_phys(struct vm *vm, const struct virq *q, u32 intid)
 {
+	/* SGI 0 is the hypervisor's kick (a Group 0 one when its events are
+	 * FIQs); a direct guest's sends of it are dropped (irq_direct.c) */
 	return delivery_physical(vcpu_vm_delivery(vm)) &&
-	       (intid < GIC_SGI_MAX || (q->flags & VIRQ_HW));
+	       ((intid < GIC_SGI_MAX && intid != IRQ_SGI_KICK) || (q->flags & VIRQ_HW));
 }
 
 static u32 vgic_direct_cpu(struct vm *vm, struct vcpu *v, u32 intid)
