@@ -66,9 +66,6 @@ def pmu_irq(p: Platform, vm: VmSpec) -> int:
         return 0
     return p.gic.spare_ppis[0]
 
-FIRMWARE_HINT = ("TF-A built with SDEI_SUPPORT=1 EL3_EXCEPTION_HANDLING=1 and Bulkhead's event table, "
-                 "then 'sdei: true' in the system file; docs/interrupts.md")
-
 
 def _spans(irqs: Iterable[int]) -> str:
     """208-287, 300 ..."""
