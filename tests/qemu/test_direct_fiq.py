@@ -16,8 +16,7 @@ import test_direct as td
 import test_hotpaths_check as thc
 
 from bulkhead.run import stats
-from bulkhead.run.backend import RunOptions
-from bulkhead.run.runner import RunResult, run
+from bulkhead.run.runner import RunResult
 
 pytestmark = pytest.mark.qemu
 
@@ -28,16 +27,9 @@ FIQ_LINE = "cpu {}: interrupts direct, the hypervisor's as Group 0 FIQs"
 SKID_EVENTS_FIQ = 100  # events charged beyond a grant (measured 0-5)
 
 
-def boot(config: str, name: str, **kw: object) -> RunResult:
-    path = td.CONFIGS / config if not config.startswith("/") else config
-    res = run(path, RunOptions(timeout=td.TIMEOUT, icount=0, out=td.OUT / name, **kw))  # type: ignore[arg-type]
-    assert not res.timed_out, res.output[-4000:]
-    return res
-
-
 @pytest.fixture(scope="module")
 def fiq() -> RunResult:
-    return boot("direct-fiq.yaml", "direct-fiq")
+    return td.boot("direct-fiq.yaml", "direct-fiq", tfa=False)
 
 
 def test_direct_vms_take_hypervisor_events_as_fiqs(fiq: RunResult) -> None:
@@ -48,12 +40,7 @@ def test_direct_vms_take_hypervisor_events_as_fiqs(fiq: RunResult) -> None:
     for cpu in (0, 2, 3):
         assert FIQ_LINE.format(cpu) in h, h
     assert not [ln for ln in h if "SDEI" in ln], h
-    d = fiq.lines("direct")
-    assert d[-1] == "direct: PASS", fiq.output[-4000:]
-    for line in ("direct: timer 20 ticks ok", "direct: spi 10 ok", "direct: sgi 10 in order",
-                 "direct: exits timer total=0 irq=0", "direct: exits spi total=0 irq=0"):
-        assert line in d, fiq.output[-4000:]
-    assert fiq.lines("ordinary")[-1] == "ticker: PASS (20 ticks)", fiq.output[-4000:]
+    td.assert_delivered(fiq)
     assert fiq.sgi_dropped() == {"bw": 0, "direct": 0}, h
     assert "all VMs off: clean=3 stopped=0" in h, h
 
@@ -82,7 +69,7 @@ def test_console_interrupt_is_a_fiq_on_direct_cpu0() -> None:
     FIQ and answered with the direct VM's regulator statistics, and the
     VMs still pass. (The answer's printing on CPU 0 is charged to the VM
     there, as any hypervisor work on a direct CPU: no budget bound here.)"""
-    res = boot("direct-fiq.yaml", "direct-fiq-console", poke=(stats.STATS_POKE, 0.05))
+    res = td.boot("direct-fiq.yaml", "direct-fiq-console", tfa=False, poke=(stats.STATS_POKE, 0.05))
     seen = [p for p in map(stats.parse_stats, res.hyp_lines()) if p and p[0] == "bw"]
     assert seen, res.hyp_lines()
     assert "bwprobe: PASS (measure)" in res.lines("bw"), res.output[-4000:]
@@ -94,18 +81,7 @@ HOSTILE = td.HOSTILE.replace("sdei: true\n", "").replace("quiet: {quiet}}}", "qu
 
 
 def hostile_run(quiet: int) -> tuple[RunResult, dict[str, int]]:
-    name = f"direct-fiq-hostile-{quiet}"
-    (td.OUT / name).mkdir(parents=True, exist_ok=True)
-    cfg = td.OUT / name / f"{name}.yaml"
-    cfg.write_text(HOSTILE.format(quiet=quiet))
-    res = boot(str(cfg), f"{name}/build")
-    v = res.lines("victim")
-    assert v and v[-1] == "victim: PASS", res.output[-4000:]
-    heartbeat = next(ln for ln in v if ln.startswith("victim: heartbeat beats=5 "))
-    assert "pattern=ok params=ok foreign_irqs=0" in heartbeat, heartbeat
-    late = int(re.findall(r"max_late_us=(\d+)", heartbeat)[0])
-    summary = next(ln for ln in v if ln.startswith("victim: print median_ns="))
-    return res, {k: int(x) for k, x in re.findall(r"(\w+)=(\d+)", summary)} | {"late_us": late}
+    return td.hostile_run(quiet, HOSTILE, "direct-fiq-hostile", tfa=False)
 
 
 def test_hostile_direct_guest_cannot_take_group0() -> None:

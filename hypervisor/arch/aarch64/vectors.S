@@ -363,7 +363,7 @@ guest_restore_pmu:
  * el2_vectors_direct (core/vcpu/irq_direct.c sets VBAR_EL2): every trap takes the
  * full frame and returns through guest_restore_direct; physical IRQs
  * never come here (Group 1 is the guest's, at EL1). The hypervisor's own
- * events are Group 0 FIQs (HCR_EL2.FMO, trap_direct_fiq) when the GIC has
+ * events are Group 0 FIQs (HCR_EL2.FMO, trap_direct_event) when the GIC has
  * one security state, else come from the secure firmware through SDEI, at
  * sdei_entry. EL2 runs with FIQs masked: it polls (irq_direct_poll).
  */
@@ -388,11 +388,11 @@ el2_vectors_direct:
 	el2_vector 7
 	direct_vector trap_direct_sync
 	direct_vector trap_direct_irq
-	direct_vector trap_direct_fiq
+	direct_vector trap_direct_event
 	direct_vector trap_direct_serror
 	direct_vector trap_direct_sync
 	direct_vector trap_direct_irq
-	direct_vector trap_direct_fiq
+	direct_vector trap_direct_event
 	direct_vector trap_direct_serror
 
 	.text
@@ -422,7 +422,7 @@ guest_restore_direct_end:
 /* Events pending on the way back to the guest: the frame is at SP. */
 sdei_restart:
 	mov	x0, sp
-	bl	trap_direct_sdei
+	bl	trap_direct_event
 	b	guest_restore_direct
 
 /*
@@ -494,6 +494,6 @@ sdei_entry:
 
 sdei_guest_exit:
 	save_frame
-	bl	trap_direct_sdei
+	bl	trap_direct_event
 	b	guest_restore_direct
 #endif /* IS_ENABLED(DIRECT) */

@@ -217,23 +217,11 @@ void trap_direct_serror(struct frame *f)
 	irq_direct_exit_path(v);
 }
 
-/* A Group 0 FIQ interrupted the direct guest (FIQ mode, HCR_EL2.FMO):
- * the hypervisor's interrupts acknowledged and handled (irq_direct_poll). */
-void trap_direct_fiq(struct frame *f)
-{
-	struct cpu *cpu = cpu_this();
-
-	(void)f;
-	cpu->exits++;
-	cpu->irq_exits++;
-	if (irq_direct_poll())
-		cpu->reg_exits++;
-	irq_direct_exit_path(cpu->vcpu);
-}
-
-/* An SDEI event interrupted the direct guest (or the way back to it):
- * vectors.S sdei_entry resumed here with the guest's frame saved. */
-void trap_direct_sdei(struct frame *f)
+/* A hypervisor event interrupted the direct guest: a Group 0 FIQ
+ * (HCR_EL2.FMO, el2_vectors_direct), or an SDEI event (vectors.S sdei_entry
+ * resumed here, also on the way back to the guest) with its frame saved.
+ * irq_direct_poll acknowledges and handles either kind. */
+void trap_direct_event(struct frame *f)
 {
 	struct cpu *cpu = cpu_this();
 
