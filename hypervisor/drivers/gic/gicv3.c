@@ -78,8 +78,9 @@ static void gicv3_init(const struct gic_dev *f)
 		gicd_write(GICD_IGROUPR + i / 8, ~0u); /* Group 1 */
 	gicd_wait_rwp();
 	/* no EL3 (QEMU virt booted by -kernel): the GIC has one security
-	 * state, DS reads 1 and Group 0 is the hypervisor's to enable */
-	gicv3_group0 = gicd_read(GICD_CTLR) & GICD_CTLR_DS;
+	 * state, DS reads 1 and Group 0 is the hypervisor's to enable (used
+	 * by direct mode only, hypervisor/Makefile DIRECT) */
+	gicv3_group0 = IS_ENABLED(DIRECT) && (gicd_read(GICD_CTLR) & GICD_CTLR_DS);
 	gicd_write(GICD_CTLR,
 	           GICD_CTLR_ARE_NS | GICD_CTLR_GRP1NS | (gicv3_group0 ? GICD_CTLR_GRP0 : 0));
 	gicd_wait_rwp();
@@ -220,7 +221,8 @@ bool gic_cpu_bank_read(u32 cpu, u32 bank, u32 intid)
  * GIC keeps it below the secure ones (docs/interrupts.md). */
 static void gicv3_cpu_set_priority(u32 cpu, u32 intid, u8 prio)
 {
-	prio = gic_guest_prio(prio);
+	if (IS_ENABLED(DIRECT)) /* only a direct VM's own interrupts come here */
+		prio = gic_guest_prio(prio);
 	*(volatile u8 *)(uintptr_t)(gic_bank_cpu(cpu, intid) + GICD_IPRIORITYR + intid) = prio;
 }
 
