@@ -18,6 +18,7 @@
 #include "core/trap/sysreg.h"
 #include "core/vcpu/irq_direct.h"
 #include "core/vcpu/irq_emul.h"
+#include "core/vcpu/vcpu.h"
 #include "core/vgic/vgic.h"
 #include "core/vm/mmio.h"
 #include "core/vm/vcpu.h"
@@ -230,6 +231,7 @@ void trap_direct_event(struct frame *f)
 	cpu->irq_exits++;
 	if (irq_direct_poll())
 		cpu->reg_exits++;
-	irq_direct_exit_path(cpu->vcpu);
+	if (vcpu_must_wait(cpu->vcpu, true)) /* the exit path less its second poll */
+		vcpu_exit_wait(cpu->vcpu);
 }
 #endif /* IS_ENABLED(DIRECT) */
