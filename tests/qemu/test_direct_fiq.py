@@ -21,7 +21,7 @@ from bulkhead.run.runner import RunResult
 pytestmark = pytest.mark.qemu
 
 FIQ_LINE = "cpu {}: interrupts direct, the hypervisor's as Group 0 FIQs"
-# A run's shortfall beside td.ENTRY_NS: one FIQ round trip at a period end (280 ns,
+# A run's shortfall beside td.ENTRY_NS: one FIQ round trip at a period end (254 ns,
 # bench/hotpaths.py "regulator period direct fiq"); the ordinary VM's slices on CPU 1
 # are short stalls inside a period (td.periods joins them)
 SKID_EVENTS_FIQ = 100  # events charged beyond a grant (measured 0-5)
@@ -116,7 +116,7 @@ def test_hostile_direct_guest_cannot_take_group0() -> None:
 def test_regulator_period_as_fiq_within_target() -> None:
     """A direct VM's regulator period costs at most bench/budgets.toml's
     ceiling ("regulator period direct fiq", issue #43's 300 ns of hypervisor
-    time; 2,990 through SDEI): bench/hotpaths.py's row, a 100 us period, a
+    time; 2,960 through SDEI): bench/hotpaths.py's row, a 100 us period, a
     budget never exhausted, the virtual time the spinning vCPU lost per
     period end over 20 ms."""
     hp = thc._hotpaths()
