@@ -43,7 +43,7 @@ __cold void irq_register_hyp_hot(u32 intid, irq_hot_fn_t fn)
 
 u32 irq_call_hyp(u32 intid)
 {
-	if (IS_ENABLED(DIRECT) && intid == irq_console) { /* FIQ mode's CPU 0 */
+	if (intid == irq_console) { /* a direct CPU 0's, as a Group 0 FIQ */
 		console_rx();
 		return 1;
 	}

@@ -93,6 +93,7 @@ static void irq_direct_fiq_init(struct vcpu *v)
 	for (u32 i = 0; i < v->vm->nvcpus; i++)
 		irq_direct_peer[cpu_index()][i] = v->vm->vcpus[i]->pcpu_mpidr;
 	irq_direct_npeers[cpu_index()] = v->vm->nvcpus;
+	gic_group0_enable();
 	gic_group0_set(IRQ_SGI_KICK);
 	gic_enable(IRQ_SGI_KICK);
 	for (u32 i = GIC_SGI_MAX; i < gic_nr_intids(); i++) {
@@ -224,7 +225,7 @@ void irq_direct_exit_path(struct vcpu *v)
  * event 0 (SDEI_EVENT_SIGNAL): the guest owns that CPU's Group 1. */
 static void irq_direct_kick(u64 mpidr)
 {
-	if (irq_direct_fiq)
+	if (gic_group0_ours()) /* (the sender may run before any direct CPU's init) */
 		gic_send_sgi0(IRQ_SGI_KICK, mpidr);
 	else
 		sdei_signal(mpidr);

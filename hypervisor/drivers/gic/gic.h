@@ -102,7 +102,8 @@ void gic_send_sgi(u32 intid, u64 mpidr); /* the vCPU kick: on the doorbell's pat
  * a direct CPU carries its own events while the guest owns Group 1
  * (core/vcpu/irq_direct.c, docs/interrupts.md).
  */
-bool gic_group0_ours(void);     /* DS read 1 at gic_init */
+bool gic_group0_ours(void);     /* GICD_CTLR.DS reads 1 */
+void gic_group0_enable(void);   /* Group 0 on; the guests' priorities halved from now */
 u8 gic_guest_prio(u8 prio);     /* a guest's priority as written: >> 1 | 0x80 then */
 void gic_group0_set(u32 intid); /* Group 0 at GIC_PRIO_GROUP0 (SGI/PPI: this CPU's) */
 bool gic_spi_routed_here(u32 intid);

@@ -183,19 +183,24 @@ void gic_send_sgi(u32 intid, u64 mpidr)
 
 /* Group 0 as the hypervisor's (drivers/gic/gic.h): direct mode needs a
  * GICv3, which check enforces; a GICv2 build of irq_direct.c links these. */
+static __noreturn void gicv2_no_group0(void)
+{
+	panic("GICv2: no Group 0 FIQs for direct mode");
+}
+
 bool gic_group0_ours(void)
 {
 	return false;
 }
 
+void gic_group0_enable(void)
+{
+	gicv2_no_group0();
+}
+
 u8 gic_guest_prio(u8 prio)
 {
 	return prio;
-}
-
-static __noreturn void gicv2_no_group0(void)
-{
-	panic("GICv2: no Group 0 FIQs for direct mode");
 }
 
 void gic_group0_set(u32 intid)

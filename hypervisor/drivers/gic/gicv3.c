@@ -45,7 +45,7 @@
 
 static u64 gicd_base, gicr_base, gicr_stride;
 static u32 gic_intids;
-static bool gicv3_group0;    /* GICD_CTLR.DS read 1: Group 0 is the hypervisor's */
+static bool gicv3_group0;    /* gic_group0_enable: Group 0 is the hypervisor's */
 u64 gicv3_rd[ARCH_MAX_CPUS]; /* redistributor of each CPU, by CPU index (gicv3_its.c too) */
 
 static inline u32 gicd_read(u64 off)
@@ -77,12 +77,7 @@ static void gicv3_init(const struct gic_dev *f)
 	for (u32 i = 32; i < gic_intids; i += 32)
 		gicd_write(GICD_IGROUPR + i / 8, ~0u); /* Group 1 */
 	gicd_wait_rwp();
-	/* no EL3 (QEMU virt booted by -kernel): the GIC has one security
-	 * state, DS reads 1 and Group 0 is the hypervisor's to enable (used
-	 * by direct mode only, hypervisor/Makefile DIRECT) */
-	gicv3_group0 = IS_ENABLED(DIRECT) && (gicd_read(GICD_CTLR) & GICD_CTLR_DS);
-	gicd_write(GICD_CTLR,
-	           GICD_CTLR_ARE_NS | GICD_CTLR_GRP1NS | (gicv3_group0 ? GICD_CTLR_GRP0 : 0));
+	gicd_write(GICD_CTLR, GICD_CTLR_ARE_NS | GICD_CTLR_GRP1NS);
 	gicd_wait_rwp();
 }
 
@@ -216,13 +211,8 @@ bool gic_cpu_bank_read(u32 cpu, u32 bank, u32 intid)
 	return *gic_reg32(gic_bank_cpu(cpu, intid), bank + (intid / 32) * 4) & (1u << (intid % 32));
 }
 
-/* A direct guest's priority: in the non-secure view (prio >> 1 | 0x80)
- * when Group 0 is the hypervisor's, below its Group 0 priorities as TF-A's
- * GIC keeps it below the secure ones (docs/interrupts.md). */
 static void gicv3_cpu_set_priority(u32 cpu, u32 intid, u8 prio)
 {
-	if (IS_ENABLED(DIRECT)) /* only a direct VM's own interrupts come here */
-		prio = gic_guest_prio(prio);
 	*(volatile u8 *)(uintptr_t)(gic_bank_cpu(cpu, intid) + GICD_IPRIORITYR + intid) = prio;
 }
 
@@ -246,11 +236,23 @@ void gic_send_sgi(u32 intid, u64 mpidr)
 	isb();
 }
 
+/* No EL3 (QEMU virt booted by -kernel): the GIC has one security state
+ * and DS reads 1. */
 bool gic_group0_ours(void)
 {
-	return gicv3_group0;
+	return gicd_read(GICD_CTLR) & GICD_CTLR_DS;
 }
 
+void gic_group0_enable(void)
+{
+	gicv3_group0 = true;
+	gicd_write(GICD_CTLR, gicd_read(GICD_CTLR) | GICD_CTLR_GRP0);
+	gicd_wait_rwp();
+}
+
+/* A direct guest's priority: in the non-secure view (prio >> 1 | 0x80)
+ * when Group 0 is the hypervisor's, below its Group 0 priorities as TF-A's
+ * GIC keeps it below the secure ones (docs/interrupts.md). */
 u8 gic_guest_prio(u8 prio)
 {
 	return gicv3_group0 ? (u8)(0x80 | prio >> 1) : prio;
