@@ -21,9 +21,11 @@ where one instruction at any exception level is 1 ns.
   with the regulator (its events through SDEI); "exits/irq" is counted in a
   second run of the row under QEMU's execution trace of the hypervisor's
   image (bench/hyptrace.py window_exits): every hypervisor entry on the
-  VM's CPU (a trap or an SDEI event) between just before the first
+  VM's CPU (a trap, an SDEI event or a FIQ) between just before the first
   interrupt and after the last, per interrupt (0: the guest's own EL1
   path only; with the regulator its period events, one per 100 us);
+- fiq: the direct rows booted without TF-A (``-kernel``: no EL3, the
+  hypervisor's events are Group 0 FIQs, docs/interrupts.md "FIQ or SDEI");
 - sgisend: a direct VM's ICC_SGI1R_EL1 write, trapped
   (ICH_HCR_EL2.TC) and filtered to the VM's own CPUs (guests/direct mode
   sgifilter on CPUs 1-2, 128 single writes each): one naming a CPU outside
@@ -36,7 +38,8 @@ where one instruction at any exception level is 1 ns.
   pending) and into an emulated one (guests/doorbell: a list register);
 - period: the regulator's cost per period (guests/bwprobe mode overhead,
   a budget that never runs out, 100 us periods: virtual time the vCPU lost
-  per clock jump), on an ordinary VM and on a direct one.
+  per clock jump), on an ordinary VM and on a direct one (SDEI, and FIQ
+  without TF-A).
 
 "hyp insns" is the figure less what the same guest pays without a
 hypervisor (48 ns for irqlat, measured on the same QEMU with the guest at
@@ -173,24 +176,27 @@ def row(path: str, **figures: float | None) -> dict[str, object]:
     return {"path": path, **{c: figures.get(c) for c in COLUMNS}}
 
 
-GROUPS = ("irqlat", "doorbell", "vSGI", "hcall", "direct", "sgisend", "doorbelltfa", "period")
+GROUPS = ("irqlat", "doorbell", "vSGI", "hcall", "direct", "fiq", "sgisend", "doorbelltfa", "period")
 PERIOD_US = 100  # the regulator's period for the per-period cost rows
 # a clock jump above 64 ns is the hypervisor's (bench/bandwidth_overhead.py)
 OVERHEAD = "{{mode: overhead, load: spin, gap_ns: 64, window_ms: 20}}"
 
 
-def period_cost(direct: bool) -> dict[str, object]:
+def period_cost(direct: bool, firmware: bool | None = None) -> dict[str, object]:
     """The regulator's cost per period: virtual time a spinning vCPU lost per
-    clock jump (each a period end; its budget never runs out)."""
+    clock jump (each a period end; its budget never runs out). A direct VM
+    without ``firmware`` takes the period as a Group 0 FIQ ("direct fiq")."""
+    fiq = direct and firmware is False
+    tag = "-overhead" + ("-direct" if direct else "") + ("-fiq" if fiq else "")
     extra = f"    bandwidth: {{period_us: {PERIOD_US}, budget_events: {4 * PERIOD_US * 1000}}}\n"
-    r = results("bwprobe", OVERHEAD.format(), extra, "-overhead-direct" if direct else "-overhead",
-                cpus="1" if direct else "0", direct=direct)
+    r = results("bwprobe", OVERHEAD.format(), extra, tag, cpus="1" if direct else "0", direct=direct,
+                firmware=firmware)
     o = next(x for x in r if "lost_ns" in x) if r else None
     if o is None:
         raise SystemExit("bench/hotpaths.py: bwprobe printed no overhead line")
     gaps = max(int(o["gaps"]), 1)
-    return row(f"regulator period{' direct' if direct else ''}", min_ns=int(o["min_gap_ns"]),
-               mean_ns=int(o["lost_ns"]) / gaps, max_ns=int(o["max_gap_ns"]))
+    return row(f"regulator period{' direct' if direct else ''}{' fiq' if fiq else ''}",
+               min_ns=int(o["min_gap_ns"]), mean_ns=int(o["lost_ns"]) / gaps, max_ns=int(o["max_gap_ns"]))
 
 
 def sgi_send_direct() -> list[dict[str, object]]:
@@ -308,16 +314,16 @@ def main(argv: list[str] | None = None) -> int:
         mean = float(r["mean_ns"])
         table.append(row(f"hcall {r['kind']}", mean_ns=mean, hyp_insns=mean - nop, before_ns=BEFORE.get(r["kind"]),
                          prev_ns=PREV.get(r["kind"]), bao_ns=BAO.get(r["kind"])))
-    if "direct" in only:
+    for fiq in [f for f in (False, True) if ("fiq" if f else "direct") in only]:
         for extra, label in (("", ""), (REGULATOR, " +regulator")):
             for wait in ("wfi", "busy"):
-                tag = f"-direct{'-bw' if extra else ''}"
+                tag = f"-direct{'-fiq' if fiq else ''}{'-bw' if extra else ''}"
                 r = results("irqlat", f"{{samples: {n}, period_us: 100, wait: {wait}}}", extra, tag, cpus="1",
-                            direct=True)[0]
+                            direct=True, firmware=not fiq)[0]
                 # the exits: a second run, traced, its interrupts between the guest's markers
                 traced = results("irqlat", f"{{samples: {n}, period_us: 100, wait: {wait}, warmup: 0, mark: 1}}",
-                                 extra, tag + "-trace", cpus="1", direct=True, trace_cpu=1)[-1]
-                table.append(row(f"irqlat direct {wait}{label}", min_ns=int(r["min_ns"]),
+                                 extra, tag + "-trace", cpus="1", direct=True, firmware=not fiq, trace_cpu=1)[-1]
+                table.append(row(f"irqlat direct{' fiq' if fiq else ''} {wait}{label}", min_ns=int(r["min_ns"]),
                                  mean_ns=float(r["mean_ns"]), max_ns=int(r["max_ns"]),
                                  exits=int(traced["exits"]) / n))
     if "sgisend" in only:
@@ -327,6 +333,7 @@ def main(argv: list[str] | None = None) -> int:
     if "period" in only:
         table.append(period_cost(False))
         table.append(period_cost(True))
+        table.append(period_cost(True, firmware=False))
     over = check(table, {**ceilings(), **dict(args.ceiling)}) if args.check else []
     for msg in over:
         print(f"bench/hotpaths.py: {msg}", file=sys.stderr)

@@ -38,7 +38,8 @@
  * mode (normal|hostile|sgifilter|sink|emul), storm_target (hostile: Aff0
  * the SGI storm aims at), ms (hostile: 200), quiet (hostile, 0|1: vCPU 1 only makes memory
  * traffic, the baseline), storm (hostile: all, or own: SGIs only at the VM's
- * own CPUs, storm_target being one of them).
+ * own CPUs, storm_target being one of them), group0 (hostile, 0|1: attack
+ * Group 0 too, hostile_group0; only where no EL3 takes those accesses).
  * Lines: "direct: timer <n> ticks ok", "direct: spi <n> ok",
  *        "direct: sgi <n> in order", "direct: exits <phase> total=<a> irq=<b>",
  *        "direct: hostile vcpu1 max=<m> last=<l> mean=<a> throttles=<t>",
@@ -133,13 +134,14 @@ static bool exits_check(const char *phase)
 	return now.exits - exits_before.exits == 1 && now.irq_exits == exits_before.irq_exits;
 }
 
-static __noreturn void hostile(u64 storm_target, bool quiet, bool own);
+static __noreturn void hostile(u64 storm_target, bool quiet, bool own, bool group0);
 
 /* secondary_main's context: turn hostile (low bits: the storm's target) */
 #define HOSTILE (1ull << 32)
 #define QUIET   (1ull << 33) /* only the memory traffic: the baseline */
 #define OWN     (1ull << 34) /* SGIs at its own CPUs only (storm=own) */
 #define FILTER  (1ull << 35) /* mode=sgifilter's sender */
+#define GROUP0  (1ull << 36) /* hostile: Group 0 too (only without EL3: group0=1) */
 
 static void filter_sender(void);
 
@@ -151,7 +153,7 @@ void secondary_main(u32 cpu, u64 n)
 		return;
 	}
 	if (n & HOSTILE)
-		hostile(n & 0xff, n & QUIET, n & OWN);
+		hostile(n & 0xff, n & QUIET, n & OWN, n & GROUP0);
 	gic_cpu_init();
 	irq_register(SGI_ACK, ack_irq);
 	gic_set_priority(SGI_ACK, GIC_DEFAULT_PRIO);
@@ -176,7 +178,34 @@ void secondary_main(u32 cpu, u64 n)
  * DAIF masked. The hypervisor must still regulate it and leave its
  * neighbours alone; the VM never ends by itself.
  */
-static __noreturn void hostile(u64 storm_target, bool quiet, bool own)
+/*
+ * With group0 (the hypervisor's events are Group 0 FIQs: no EL3, which
+ * would take these accesses itself), the Group 0 side too: its CPU
+ * interface registers (ICC_IGRPEN0/BPR0/AP0R0/EOIR0/IAR0_EL1) and every
+ * interrupt of its redistributor and of the distributor moved to Group 0,
+ * disabled and given priority 0 through the emulated GIC; the
+ * hypervisor's (EL2 timer, PMU, kick) must stay its own.
+ */
+static void hostile_group0(void)
+{
+	uptr sgi = gic_redist() + GICR_SGI_OFFSET;
+
+	write_sysreg(0, icc_igrpen0_el1);
+	write_sysreg(0, icc_bpr0_el1);
+	write_sysreg(0xffffffff, icc_ap0r0_el1);
+	(void)read_sysreg(icc_iar0_el1);
+	write_sysreg(26, icc_eoir0_el1);
+	write_sysreg(1ull << (read_sysreg(mpidr_el1) & 0xf), icc_sgi0r_el1); /* SGI 0 at itself */
+	mmio_write32(sgi + GICD_IGROUPR(0), 0);
+	mmio_write32(sgi + GICD_ICENABLER(0), ~0u);
+	for (u32 i = 0; i < 8; i++)
+		mmio_write32(sgi + GICD_IPRIORITYR(i), 0);
+	for (u32 i = 1; i < 32; i++)
+		mmio_write32(GICD_BASE + GICD_IGROUPR(i), 0);
+	isb();
+}
+
+static __noreturn void hostile(u64 storm_target, bool quiet, bool own, bool group0)
 {
 	u64 self = read_sysreg(mpidr_el1) & 0xff;
 
@@ -191,16 +220,23 @@ static __noreturn void hostile(u64 storm_target, bool quiet, bool own)
 	 * (arm_gicv3_cpuif.c icc_gprio_mask: assertion bpr > 0) */
 	write_sysreg(3, icc_bpr1_el1);
 	write_sysreg(0, icc_pmr_el1);
-	write_sysreg(0xffffffff, icc_ap1r0_el1);
+	/* without EL3 (group0) the GIC lets a guest claim any active priority,
+	 * the hypervisor's Group 0 ones too: its non-secure half only there
+	 * (the limit docs/interrupts.md states; TF-A's GIC enforces it) */
+	write_sysreg(group0 ? 0xffff0000u : 0xffffffffu, icc_ap1r0_el1);
 	write_sysreg(0, icc_ctlr_el1);
 	write_sysreg(0, icc_igrpen1_el1);
 	write_sysreg(1, icc_igrpen1_el1);
 	write_sysreg(0xff, icc_pmr_el1);
 	isb();
 	(void)read_sysreg(icc_iar1_el1); /* acknowledged, never ended */
+	if (group0)
+		hostile_group0();
 	for (u64 i = 0;; i++) {
 		u64 t = i & 1 ? self : storm_target;
 
+		if (group0)
+			write_sysreg(0, icc_igrpen0_el1);
 		write_sysreg((u64)(i & 0xf) << 24 | (1ull << (t & 0xf)), icc_sgi1r_el1);
 		if (!own) /* all but self */
 			write_sysreg((u64)1 << 40 | (u64)(i & 0xf) << 24, icc_sgi1r_el1);
@@ -299,6 +335,7 @@ static int watch_hostile(u64 sibling)
 	ret = psci_cpu_on(sibling, (u64)(uptr)secondary_entry,
 	                  HOSTILE | (param_u64("quiet", 0) ? QUIET : 0) |
 	                      (!strcmp(param_str_default("storm", "all"), "own") ? OWN : 0) |
+	                      (param_u64("group0", 0) ? GROUP0 : 0) |
 	                      (param_u64("storm_target", 0) & 0xff));
 	if (ret)
 		return fail("CPU_ON of %lu: %ld", sibling, ret);

@@ -49,11 +49,12 @@ SEG_RE = re.compile(r"bwprobe: vcpu (\d+) seg (\d+) run_ns=(\d+) stall_ns=(\d+) 
 STATS_RE = re.compile(r"bwprobe: stats (\S+) last=(\d+) max=(\d+) mean=(\d+) throttles=(\d+) stalled_ns=(\d+)")
 
 
-def boot(config: str | Path, name: str, **kw: object) -> RunResult:
-    assert qemu.TFA_FLASH.is_file(), "run 'bash scripts/setup.sh tfa' first (the TF-A flash image)"
+def boot(config: str | Path, name: str, tfa: bool = True, **kw: object) -> RunResult:
+    """Boots config through TF-A (tfa: False: by -kernel, no EL3)."""
+    assert not tfa or qemu.TFA_FLASH.is_file(), "run 'bash scripts/setup.sh tfa' first (the TF-A flash image)"
     path = Path(config) if Path(config).is_absolute() else CONFIGS / config
-    res = run(path, RunOptions(timeout=TIMEOUT, icount=0, out=OUT / name, boot="tfa", fit_in_ram=True,
-              **kw))  # type: ignore[arg-type]
+    how = {"boot": "tfa", "fit_in_ram": True} if tfa else {}
+    res = run(path, RunOptions(timeout=TIMEOUT, icount=0, out=OUT / name, **how, **kw))  # type: ignore[arg-type]
     assert not res.timed_out, res.output[-4000:]
     return res
 
@@ -62,18 +63,24 @@ def hyp(res: RunResult) -> list[str]:
     return [ln.removeprefix("[bulkhead] ") for ln in res.hyp_lines()]
 
 
-def test_direct_timer_spi_sgi_beside_ordinary_vm() -> None:
-    """The direct VM (CPUs 2-3) takes 20 virtual timer interrupts, 10 of its
-    passthrough RTC's SPI and 10 SGIs from its sibling vCPU in order, each
-    phase with no exit on its CPU (BH_HC_CPU_EXITS), while the ordinary VM on
-    CPU 0 ticks 20 times through the list registers."""
-    res = boot("direct.yaml", "direct")
+def assert_delivered(res: RunResult) -> None:
+    """VM "direct" (guests/direct) took its timer, SPI and SGIs with no exit,
+    VM "ordinary" (guests/ticker) its 20 ticks."""
     d = res.lines("direct")
     assert d[-1] == "direct: PASS", res.output[-4000:]
     for line in ("direct: timer 20 ticks ok", "direct: spi 10 ok", "direct: sgi 10 in order",
                  "direct: exits timer total=0 irq=0", "direct: exits spi total=0 irq=0"):
         assert line in d, res.output[-4000:]
     assert res.lines("ordinary")[-1] == "ticker: PASS (20 ticks)", res.output[-4000:]
+
+
+def test_direct_timer_spi_sgi_beside_ordinary_vm() -> None:
+    """The direct VM (CPUs 2-3) takes 20 virtual timer interrupts, 10 of its
+    passthrough RTC's SPI and 10 SGIs from its sibling vCPU in order, each
+    phase with no exit on its CPU (BH_HC_CPU_EXITS), while the ordinary VM on
+    CPU 0 ticks 20 times through the list registers."""
+    res = boot("direct.yaml", "direct")
+    assert_delivered(res)
     h = hyp(res)
     assert "cpu 2: interrupts direct (SDEI 1.0), EL2 timer and PMU through SDEI" in h, h
     assert "cpu 3: interrupts direct (SDEI 1.0), EL2 timer and PMU through SDEI" in h, h
@@ -147,12 +154,14 @@ vms:
 LATE_US_MAX = 100_000  # tests/qemu/test_attack.py's bound on a heartbeat's lateness
 
 
-def hostile_run(quiet: int) -> tuple[RunResult, dict[str, int]]:
-    name = f"direct-hostile-{quiet}"
+def hostile_run(quiet: int, template: str = HOSTILE, prefix: str = "direct-hostile",
+                tfa: bool = True) -> tuple[RunResult, dict[str, int]]:
+    """template (HOSTILE's shape) with quiet, booted; the victim's figures."""
+    name = f"{prefix}-{quiet}"
     (OUT / name).mkdir(parents=True, exist_ok=True)
     cfg = OUT / name / f"{name}.yaml"
-    cfg.write_text(HOSTILE.format(quiet=quiet))
-    res = boot(cfg, f"{name}/build")
+    cfg.write_text(template.format(quiet=quiet))
+    res = boot(cfg, f"{name}/build", tfa=tfa)
     v = res.lines("victim")
     assert v and v[-1] == "victim: PASS", res.output[-4000:]
     heartbeat = next(ln for ln in v if ln.startswith("victim: heartbeat beats=5 "))

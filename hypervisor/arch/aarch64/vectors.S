@@ -396,9 +396,11 @@ guest_restore_pmu:
  * Direct interrupt mode (docs/interrupts.md). A CPU whose guest owns the
  * physical GIC CPU interface (HCR_EL2.IMO/FMO clear) runs on a third table,
  * el2_vectors_direct (core/vcpu/irq_direct.c sets VBAR_EL2): every trap takes the
- * full frame and returns through guest_restore_direct; physical interrupts
- * never come here (they are the guest's, at EL1). The hypervisor's own
- * events arrive from the secure firmware through SDEI, at sdei_entry.
+ * full frame and returns through guest_restore_direct; physical IRQs
+ * never come here (Group 1 is the guest's, at EL1). The hypervisor's own
+ * events are Group 0 FIQs (HCR_EL2.FMO, trap_direct_event) when the GIC has
+ * one security state, else come from the secure firmware through SDEI, at
+ * sdei_entry. EL2 runs with FIQs masked: it polls (irq_direct_poll).
  */
 .macro direct_vector handler
 	.balign 0x80
@@ -421,11 +423,11 @@ el2_vectors_direct:
 	el2_vector 7
 	direct_vector trap_direct_sync
 	direct_vector trap_direct_irq
-	direct_vector trap_direct_irq
+	direct_vector trap_direct_event
 	direct_vector trap_direct_serror
 	direct_vector trap_direct_sync
 	direct_vector trap_direct_irq
-	direct_vector trap_direct_irq
+	direct_vector trap_direct_event
 	direct_vector trap_direct_serror
 
 	.text
@@ -455,7 +457,7 @@ guest_restore_direct_end:
 /* Events pending on the way back to the guest: the frame is at SP. */
 sdei_restart:
 	mov	x0, sp
-	bl	trap_direct_sdei
+	bl	trap_direct_event
 	b	guest_restore_direct
 
 /*
@@ -527,6 +529,6 @@ sdei_entry:
 
 sdei_guest_exit:
 	save_frame
-	bl	trap_direct_sdei
+	bl	trap_direct_event
 	b	guest_restore_direct
 #endif /* IS_ENABLED(DIRECT) */

@@ -44,10 +44,19 @@ __cold void irq_register_hyp_hot(u32 intid, irq_hot_fn_t fn)
 
 u32 irq_call_hyp(u32 intid)
 {
+	if (intid == irq_console) { /* a direct CPU 0's, as a Group 0 FIQ */
+		console_rx();
+		return 1;
+	}
 	if (intid >= GIC_MAX_INTID || !irq_hyp[intid])
 		return 0;
 	irq_hyp[intid](intid);
 	return 1;
+}
+
+__cold bool irq_is_hyp(u32 intid)
+{
+	return intid == irq_console || (intid < GIC_MAX_INTID && irq_hyp[intid]);
 }
 
 __cold void irq_init(void)

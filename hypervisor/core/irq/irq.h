@@ -52,9 +52,12 @@ u32 irq_guest_more(struct cpu *cpu, u32 intid);
  * and the deactivation. The interrupt still has to be enabled per CPU.
  * One handler per interrupt: a second registration panics. */
 void irq_register_hyp(u32 intid, void (*fn)(u32 intid));
-/* Runs intid's registered handler without any GIC access (its interrupt
- * came through the firmware, core/vcpu/irq_direct.c): 1, or 0 when it has none. */
+/* Runs intid's registered handler (or the console's) without any GIC access
+ * (its interrupt came through the firmware or as a Group 0 FIQ,
+ * core/vcpu/irq_direct.c): 1, or 0 when it has none. */
 u32 irq_call_hyp(u32 intid);
+/* intid has a hypervisor handler (irq_register_hyp) or is the console's. */
+bool irq_is_hyp(u32 intid);
 /* Enables a hypervisor interrupt of this CPU: a PPI, or an SPI that is this
  * CPU's own (routed to it, level-sensitive; e.g. a per-CPU PMU SPI). */
 void irq_enable_hyp_local(u32 intid);

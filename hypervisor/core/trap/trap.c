@@ -18,6 +18,7 @@
 #include "core/trap/sysreg.h"
 #include "core/vcpu/irq_direct.h"
 #include "core/vcpu/irq_emul.h"
+#include "core/vcpu/vcpu.h"
 #include "core/vgic/vgic.h"
 #include "core/vm/mmio.h"
 #include "core/vm/vcpu.h"
@@ -211,8 +212,8 @@ void trap_direct_sync(struct frame *f)
 	irq_direct_exit_path(v);
 }
 
-/* Physical interrupts stay at EL1 on a direct CPU (HCR_EL2.IMO/FMO clear):
- * one here means the routing is broken. */
+/* Physical IRQs stay at EL1 on a direct CPU (HCR_EL2.IMO clear): one here
+ * means the routing is broken. */
 void trap_direct_irq(struct frame *f)
 {
 	panic("cpu %u: a physical interrupt reached EL2 in direct mode (pc %lx)", cpu_index(),
@@ -227,9 +228,11 @@ void trap_direct_serror(struct frame *f)
 	irq_direct_exit_path(v);
 }
 
-/* An SDEI event interrupted the direct guest (or the way back to it):
- * vectors.S sdei_entry resumed here with the guest's frame saved. */
-void trap_direct_sdei(struct frame *f)
+/* A hypervisor event interrupted the direct guest: a Group 0 FIQ
+ * (HCR_EL2.FMO, el2_vectors_direct), or an SDEI event (vectors.S sdei_entry
+ * resumed here, also on the way back to the guest) with its frame saved.
+ * irq_direct_poll acknowledges and handles either kind. */
+void trap_direct_event(struct frame *f)
 {
 	struct cpu *cpu = cpu_this();
 
@@ -238,6 +241,7 @@ void trap_direct_sdei(struct frame *f)
 	cpu->irq_exits++;
 	if (irq_direct_poll())
 		cpu->reg_exits++;
-	irq_direct_exit_path(cpu->vcpu);
+	if (vcpu_must_wait(cpu->vcpu, true)) /* the exit path less its second poll */
+		vcpu_exit_wait(cpu->vcpu);
 }
 #endif /* IS_ENABLED(DIRECT) */

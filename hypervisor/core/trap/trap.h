@@ -27,6 +27,6 @@ void trap_guest_serror(struct frame *f);
 void trap_direct_sync(struct frame *f);
 void trap_direct_irq(struct frame *f);
 void trap_direct_serror(struct frame *f);
-void trap_direct_sdei(struct frame *f);
+void trap_direct_event(struct frame *f);
 
 #endif

@@ -29,15 +29,27 @@ static u32 irq_direct_intid[ARCH_MAX_CPUS][3];
  * ICC_DIR_EL1. The Group 1 ones (IAR1, EOIR1, HPPIR1, BPR1, AP1Rn,
  * IGRPEN1) stay untrapped: receiving costs no exit.
  */
-#define ICH_HCR_TC BIT(10)
+#define ICH_HCR_TC    BIT(10)
+#define ICH_HCR_TALL0 BIT(11) /* the Group 0 registers, with FMO set (FIQ mode) */
 
-#define SR_ICC_PMR    SYSREG(3, 0, 4, 6, 0)
-#define SR_ICC_DIR    SYSREG(3, 0, 12, 11, 1)
-#define SR_ICC_RPR    SYSREG(3, 0, 12, 11, 3)
-#define SR_ICC_SGI1R  SYSREG(3, 0, 12, 11, 5)
-#define SR_ICC_ASGI1R SYSREG(3, 0, 12, 11, 6)
-#define SR_ICC_SGI0R  SYSREG(3, 0, 12, 11, 7)
-#define SR_ICC_CTLR   SYSREG(3, 0, 12, 12, 4)
+/*
+ * How this system's direct CPUs receive the hypervisor's events, chosen
+ * at the first one's init: Group 0 FIQs to EL2 when the GIC has one
+ * security state (gic_group0_ours: no EL3, QEMU virt booted by -kernel),
+ * otherwise the secure firmware's SDEI (docs/interrupts.md).
+ */
+static bool irq_direct_fiq;
+
+#define SR_ICC_PMR     SYSREG(3, 0, 4, 6, 0)
+#define SR_ICC_DIR     SYSREG(3, 0, 12, 11, 1)
+#define SR_ICC_RPR     SYSREG(3, 0, 12, 11, 3)
+#define SR_ICC_SGI1R   SYSREG(3, 0, 12, 11, 5)
+#define SR_ICC_ASGI1R  SYSREG(3, 0, 12, 11, 6)
+#define SR_ICC_SGI0R   SYSREG(3, 0, 12, 11, 7)
+#define SR_ICC_CTLR    SYSREG(3, 0, 12, 12, 4)
+#define SR_ICC_IGRPEN0 SYSREG(3, 0, 12, 12, 6)
+/* ICC_IAR0, EOIR0, HPPIR0, BPR0, AP0R0-3_EL1: op0 3, op1 0, CRn 12, CRm 8 */
+#define SR_ICC_GRP0(reg) (((reg) & ~(u64)SYSREG(0, 0, 0, 0, 7)) == SYSREG(3, 0, 12, 8, 0))
 
 /* ICC_CTLR_EL1 bits a guest may set (the rest read-only or the firmware's) */
 #define ICC_CTLR_GUEST (BIT(0) | BIT(1)) /* CBPR, EOImode */
@@ -67,6 +79,36 @@ static void irq_direct_bind(struct vcpu *v, u32 intid, u32 bit)
 	irq_direct_intid[cpu_index()][bit] = intid;
 }
 
+/* FIQ mode: the hypervisor's interrupts of this CPU (the kick SGI, its
+ * PPIs, the SPIs routed here: the console's, the SMMUs'...) in Group 0,
+ * taken at EL2 as FIQs (HCR_EL2.FMO, irq_direct_vcpu_reset), its Group 1
+ * left to the guest. */
+static void irq_direct_fiq_init(struct vcpu *v)
+{
+	const struct cfg_platform *p = cfg_system.platform;
+
+	gic_disable(p->gic_maint_irq);
+	gic_disable(IRQ_PPI_VTIMER);
+	gic_disable(IRQ_PPI_PTIMER);
+	for (u32 i = 0; i < v->vm->nvcpus; i++)
+		irq_direct_peer[cpu_index()][i] = v->vm->vcpus[i]->pcpu_mpidr;
+	irq_direct_npeers[cpu_index()] = v->vm->nvcpus;
+	gic_group0_enable();
+	gic_group0_set(IRQ_SGI_KICK);
+	gic_enable(IRQ_SGI_KICK);
+	for (u32 i = GIC_SGI_MAX; i < gic_nr_intids(); i++) {
+		if (!irq_is_hyp(i) || (i >= GIC_PRIV_MAX && !gic_spi_routed_here(i)))
+			continue;
+		gic_group0_set(i);
+		gic_enable(i);
+	}
+	sysreg_write(S3_0_C12_C8_3, 0);  /* ICC_BPR0_EL1: every priority preempts */
+	sysreg_write(S3_0_C12_C12_6, 1); /* ICC_IGRPEN0_EL1 */
+	sysreg_write(vbar_el2, (u64)(uintptr_t)el2_vectors_direct);
+	isb();
+	log_info("cpu %u: interrupts direct, the hypervisor's as Group 0 FIQs", cpu_index());
+}
+
 void irq_direct_cpu_init(void)
 {
 	struct vcpu *v = vcpu_current();
@@ -75,12 +117,17 @@ void irq_direct_cpu_init(void)
 
 	if (!v || v->irq != &irq_direct_delivery)
 		return;
+	irq_direct_fiq = gic_group0_ours();
+	if (irq_direct_fiq) {
+		irq_direct_fiq_init(v);
+		return;
+	}
 	ver = sdei_version();
 	if (ver < 0 || (ver >> 48) != 1)
-		panic(
-		    "vm %s has interrupts: direct, but the firmware answers SDEI_VERSION with %ld: "
-		    "boot through TF-A built with SDEI_SUPPORT=1 (docs/interrupts.md)",
-		    v->vm->cfg->name, ver);
+		panic("vm %s has interrupts: direct, but the GIC has two security states (Group 0 "
+		      "is the firmware's) and the firmware answers SDEI_VERSION with %ld: boot "
+		      "without EL3, or through TF-A built with SDEI_SUPPORT=1 (docs/interrupts.md)",
+		      v->vm->cfg->name, ver);
 	/* Group 1 here is the guest's: nothing of the hypervisor stays enabled */
 	gic_disable(IRQ_SGI_KICK);
 	gic_disable(p->gic_maint_irq);
@@ -106,12 +153,43 @@ void irq_direct_cpu_init(void)
 	         cpu_index(), ver >> 48, (ver >> 32) & 0xffff);
 }
 
+/* A Group 0 interrupt acknowledged (FIQ mode): its handler, then its
+ * end. The PMU's level PPI as sdei_entry does it: the overflowed
+ * counters' enables off around the handler, back for those it cleared. */
+static u32 irq_direct_fiq_one(u32 intid)
+{
+	u32 ran;
+
+	if (intid == IRQ_SGI_KICK) { /* the caller's exit path looks at the state */
+		gic_eoi0(intid);
+		return 0;
+	}
+	if (intid == vpmu_hw_irq()) {
+		u64 ovs = (u32)sysreg_read(pmovsset_el0);
+
+		sysreg_write(pmintenclr_el1, ovs);
+		ran = irq_call_hyp(intid);
+		sysreg_write(pmintenset_el1, ovs & ~(u32)sysreg_read(pmovsset_el0));
+	} else {
+		ran = irq_call_hyp(intid);
+	}
+	gic_eoi0(intid);
+	return ran;
+}
+
 u32 irq_direct_poll(void)
 {
 	struct cpu *cpu = cpu_this();
+
+	if (irq_direct_fiq) {
+		u32 ran = 0;
+
+		for (u32 intid = gic_ack0(); intid < GIC_MAX_INTID; intid = gic_ack0())
+			ran += irq_direct_fiq_one(intid);
+		return ran;
+	}
 	u64 bits = __atomic_exchange_n(&cpu->sdei_pending, 0, __ATOMIC_ACQ_REL);
 	u32 ran = 0;
-
 	u32 *intid = irq_direct_intid[cpu->index];
 
 	/* SDEI_BIT_KICK: nothing here, the caller's exit path looks at the state */
@@ -143,11 +221,14 @@ void irq_direct_exit_path(struct vcpu *v)
 		vcpu_exit_wait(v);
 }
 
-/* A kick is the firmware's software event 0 (SDEI_EVENT_SIGNAL): the
- * guest owns that CPU's Group 1 interrupts. */
+/* A kick is the Group 0 SGI 0 (FIQ mode) or the firmware's software
+ * event 0 (SDEI_EVENT_SIGNAL): the guest owns that CPU's Group 1. */
 static void irq_direct_kick(u64 mpidr)
 {
-	sdei_signal(mpidr);
+	if (gic_group0_ours()) /* (the sender may run before any direct CPU's init) */
+		gic_send_sgi0(IRQ_SGI_KICK, mpidr);
+	else
+		sdei_signal(mpidr);
 }
 
 /* The VM's own physical interrupt, pending or not at the GIC: the
@@ -162,23 +243,29 @@ static void irq_direct_raise(const struct vcpu *t, u32 intid, bool pend)
 static void irq_direct_vcpu_reset(struct vcpu *v)
 {
 	(void)v;
-	sysreg_write(S3_0_C12_C12_7, 0); /* ICC_IGRPEN1_EL1 */
-	sysreg_write(S3_0_C4_C6_0, 0);   /* ICC_PMR_EL1: all masked */
-	sysreg_write(S3_0_C12_C12_3, 0); /* ICC_BPR1_EL1 */
-	sysreg_write(S3_0_C12_C12_4, 0); /* ICC_CTLR_EL1: EOImode 0 */
-	sysreg_write(S3_0_C12_C9_0, 0);  /* ICC_AP1R0_EL1: no active priority */
+	sysreg_write(S3_0_C12_C12_7, 0);               /* ICC_IGRPEN1_EL1 */
+	sysreg_write(S3_0_C4_C6_0, gic_guest_prio(0)); /* ICC_PMR_EL1: the guest's all masked */
+	sysreg_write(S3_0_C12_C12_3, 0);               /* ICC_BPR1_EL1 */
+	sysreg_write(S3_0_C12_C12_4, 0);               /* ICC_CTLR_EL1: EOImode 0 */
+	sysreg_write(S3_0_C12_C9_0, 0);                /* ICC_AP1R0_EL1: no active priority */
 	isb();
 	for (u32 i = 0; i < GIC_PRIV_MAX; i++) /* the firmware's Group 0 ones: WI */
-		gic_clear_active_local(i);
+		if (!irq_direct_fiq || !irq_is_hyp(i))
+			gic_clear_active_local(i);
 	/* as the virtual redistributor says after reset (vgic_vcpu_init): SGIs
-	 * enabled at priority 0 (the non-secure view), the PPIs off */
-	for (u32 i = 0; i < GIC_SGI_MAX; i++) {
-		gic_set_priority(i, 0);
+	 * enabled at priority 0 (the non-secure view), the PPIs off; SGI 0
+	 * is the hypervisor's kick in FIQ mode */
+	for (u32 i = irq_direct_fiq ? 1 : 0; i < GIC_SGI_MAX; i++) {
+		gic_set_priority(i, gic_guest_prio(0));
 		gic_enable(i);
 	}
 	gic_disable(IRQ_PPI_VTIMER);
 	gic_disable(IRQ_PPI_PTIMER);
-	sysreg_write(S3_4_C12_C11_0, ICH_HCR_TC); /* ICH_HCR_EL2: the traps above, En 0 */
+	/* ICH_HCR_EL2: the traps above (and the Group 0 registers'), En 0 */
+	sysreg_write(S3_4_C12_C11_0, ICH_HCR_TC | (irq_direct_fiq ? ICH_HCR_TALL0 : 0));
+	/* HCR_EL2 (vcpu_boot wrote it without IMO/FMO): FIQs to EL2 in FIQ mode */
+	if (irq_direct_fiq)
+		sysreg_write(hcr_el2, sysreg_read(hcr_el2) | HCR_FMO);
 	isb();
 }
 
@@ -194,7 +281,7 @@ static void irq_direct_wfi(void)
 	 * read is the guest's, written back as it was */
 	u64 pmr = sysreg_read(S3_0_C4_C6_0);
 
-	sysreg_write(S3_0_C4_C6_0, 0);
+	sysreg_write(S3_0_C4_C6_0, gic_guest_prio(0));
 	isb();
 	wfi();
 	sysreg_write(S3_0_C4_C6_0, pmr);
@@ -207,6 +294,13 @@ static const char *const irq_direct_drop_what[] = {
 	"ICC_SGI0R_EL1",
 	"ICC_ASGI1R_EL1",
 };
+
+/* A priority as the guest reads it: in FIQ mode its writes went through
+ * gic_guest_prio (>> 1 | 0x80), read back << 1; 0xff (idle) stays. */
+static u64 irq_direct_ns_prio(u64 prio)
+{
+	return irq_direct_fiq && prio != 0xff ? (prio << 1) & 0xff : prio;
+}
 
 /* Counted; logged once per CPU and kind (a guest could flood the console). */
 static void irq_direct_drop(const struct vcpu *v, u32 what, u64 val)
@@ -273,13 +367,26 @@ bool irq_direct_sysreg(struct vcpu *v, u64 iss)
 	u64 val = rt == 31 ? 0 : v->frame->x[rt];
 	u64 out;
 
+	if (SR_ICC_GRP0(reg) || reg == SR_ICC_IGRPEN0) {
+		/* FIQ mode (ICH_HCR_EL2.TALL0): Group 0 is the hypervisor's; the
+		 * guest sees none (IAR0/HPPIR0 spurious, the rest 0) and writes nothing */
+		if (ISS_READ(iss) && rt != 31)
+			v->frame->x[rt] = reg == SR_ICC_IGRPEN0 || (reg & 7) > 2 ? 0 : GIC_SPURIOUS;
+		if (!ISS_READ(iss) && !(irq_direct_logged[cpu_index()] & BIT(4))) {
+			irq_direct_logged[cpu_index()] |= (u8)BIT(4);
+			log_info("vm %s vcpu %u: a Group 0 CPU interface register written (%lx): "
+			         "ignored, Group 0 is the hypervisor's (further ones too)",
+			         v->vm->cfg->name, v->idx, val);
+		}
+		return true;
+	}
 	if (ISS_READ(iss)) {
 		if (reg == SR_ICC_PMR)
-			out = sysreg_read(S3_0_C4_C6_0);
+			out = irq_direct_ns_prio(sysreg_read(S3_0_C4_C6_0));
 		else if (reg == SR_ICC_CTLR)
 			out = sysreg_read(S3_0_C12_C12_4);
 		else if (reg == SR_ICC_RPR)
-			out = sysreg_read(S3_0_C12_C11_3);
+			out = irq_direct_ns_prio(sysreg_read(S3_0_C12_C11_3));
 		else
 			return false; /* write-only: undefined (core/trap/sysreg.c) */
 		if (rt != 31)
@@ -297,7 +404,7 @@ bool irq_direct_sysreg(struct vcpu *v, u64 iss)
 		irq_direct_drop(v, 3, val);
 		return true;
 	case SR_ICC_PMR: /* a non-secure write: the lower half (value >> 1 | 0x80) */
-		sysreg_write(S3_0_C4_C6_0, val & 0xff);
+		sysreg_write(S3_0_C4_C6_0, gic_guest_prio(val & 0xff));
 		return true;
 	case SR_ICC_CTLR:
 		sysreg_write(S3_0_C12_C12_4, (sysreg_read(S3_0_C12_C12_4) & ~(u64)ICC_CTLR_GUEST) |

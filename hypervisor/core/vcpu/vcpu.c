@@ -58,7 +58,8 @@ static void vcpu_boot(struct vcpu *v, u64 entry, u64 x0)
 	sysreg_write(cntp_cval_el0, 0);
 	sysreg_write(vmpidr_el2, vcpu_vmpidr(v));
 	sysreg_write(vpidr_el2, sysreg_read(midr_el1));
-	/* a direct vCPU's IRQs and FIQs stay at EL1 (hcr_clear IMO, FMO) */
+	/* a direct vCPU's IRQs and FIQs stay at EL1 (hcr_clear IMO, FMO; its
+	 * reset sets FMO again when the hypervisor's events are FIQs) */
 	sysreg_write(hcr_el2, HCR_GUEST & ~delivery_hcr_clear(v->irq));
 	if (!v->s2_flushed) {
 		mem_vm_activate(v->vm);

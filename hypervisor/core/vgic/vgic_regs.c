@@ -22,8 +22,17 @@ enum vgic_bank { BANK_ENABLE, BANK_PENDING, BANK_ACTIVE };
  */
 static bool vgic_direct_phys(struct vm *vm, const struct virq *q, u32 intid)
 {
+	/* SGI 0 is the hypervisor's kick (a Group 0 one when its events are
+	 * FIQs); a direct guest's sends of it are dropped (irq_direct.c) */
 	return delivery_physical(vcpu_vm_delivery(vm)) &&
-	       (intid < GIC_SGI_MAX || (q->flags & VIRQ_HW));
+	       ((intid < GIC_SGI_MAX && intid != IRQ_SGI_KICK) || (q->flags & VIRQ_HW));
+}
+
+/* A direct VM's own interrupt's priority, in the non-secure view when
+ * Group 0 is the hypervisor's (gic_guest_prio, docs/interrupts.md). */
+static void vgic_direct_prio(u32 cpu, u32 intid, u8 prio)
+{
+	gic_cpu_set_priority(cpu, intid, gic_guest_prio(prio));
 }
 
 static u32 vgic_direct_cpu(struct vm *vm, struct vcpu *v, u32 intid)
@@ -78,11 +87,11 @@ static void vgic_direct_bank_set(struct vm *vm, struct vcpu *v, struct virq *q, 
 			q->flags &= (u8)~VIRQ_ENABLED;
 		if (intid >= GIC_PRIV_MAX) {
 			vgic_hw_enable(vm, intid, set); /* routing to the target's CPU */
-			gic_cpu_set_priority(cpu, intid, q->prio);
+			vgic_direct_prio(cpu, intid, q->prio);
 			return;
 		}
 		if (set)
-			gic_cpu_set_priority(cpu, intid, q->prio);
+			vgic_direct_prio(cpu, intid, q->prio);
 		gic_cpu_bank_write(cpu, set ? GICD_ISENABLER : GICD_ICENABLER, intid);
 		return;
 	case BANK_PENDING:
@@ -201,8 +210,8 @@ bool vgic_regs_access(struct vm *vm, struct vcpu *v, struct mmio_access *a, u32 
 			if (a->write) {
 				q->prio = (u8)(a->val >> (8 * i)) & 0xf8;
 				if (vgic_direct_phys(vm, q, intid0 + i))
-					gic_cpu_set_priority(vgic_direct_cpu(vm, v, intid0 + i),
-					                     intid0 + i, q->prio);
+					vgic_direct_prio(vgic_direct_cpu(vm, v, intid0 + i),
+					                 intid0 + i, q->prio);
 			} else
 				a->val |= (u64)q->prio << (8 * i);
 		}

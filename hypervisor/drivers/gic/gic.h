@@ -28,8 +28,9 @@
 #define GIC_SPURIOUS  1023
 #define GIC_MAX_INTID 1020
 
-#define GIC_PRIO_HYP   0x80 /* the hypervisor's own interrupts */
-#define GIC_PRIO_GUEST 0xa0 /* passthrough interrupts */
+#define GIC_PRIO_HYP    0x80 /* the hypervisor's own interrupts */
+#define GIC_PRIO_GUEST  0xa0 /* passthrough interrupts */
+#define GIC_PRIO_GROUP0 0x40 /* the hypervisor's Group 0 ones (gic_group0_set) */
 
 struct gic_ops;
 
@@ -95,6 +96,21 @@ void gic_send_sgi(u32 intid, u64 mpidr); /* the vCPU kick: on the doorbell's pat
  * GICD_ICACTIVER (drivers/gic/gic_dist.h): write sets intid's bit there,
  * read returns it. Panics on GICv2, whose private banks other CPUs cannot
  * reach (so does gic_cpu_set_priority). */
+/*
+ * GICv3 with one security state (GICD_CTLR.DS 1: no EL3, e.g. QEMU virt
+ * booted by -kernel): Group 0 is the hypervisor's, signalled as FIQ, and on
+ * a direct CPU carries its own events while the guest owns Group 1
+ * (core/vcpu/irq_direct.c, docs/interrupts.md).
+ */
+bool gic_group0_ours(void);     /* GICD_CTLR.DS reads 1 */
+void gic_group0_enable(void);   /* Group 0 on; the guests' priorities halved from now */
+u8 gic_guest_prio(u8 prio);     /* a guest's priority as written: >> 1 | 0x80 then */
+void gic_group0_set(u32 intid); /* Group 0 at GIC_PRIO_GROUP0 (SGI/PPI: this CPU's) */
+bool gic_spi_routed_here(u32 intid);
+void gic_send_sgi0(u32 intid, u64 mpidr); /* a Group 0 SGI (ICC_SGI0R_EL1) */
+u32 gic_ack0(void);                       /* ICC_IAR0_EL1 */
+void gic_eoi0(u32 intid);                 /* ICC_EOIR0_EL1, and DIR if EOImode */
+
 void gic_cpu_bank_write(u32 cpu, u32 bank, u32 intid);
 bool gic_cpu_bank_read(u32 cpu, u32 bank, u32 intid);
 

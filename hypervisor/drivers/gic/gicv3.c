@@ -18,6 +18,8 @@
 #define GICD_CTLR_RWP    BIT(31)
 #define GICD_CTLR_ARE_NS BIT(4)
 #define GICD_CTLR_GRP1NS BIT(1)
+#define GICD_CTLR_GRP0   BIT(0) /* with DS: Group 0 enabled */
+#define GICD_CTLR_DS     BIT(6) /* one security state: no EL3 owns Group 0 */
 
 #define GICR_CTLR         0x0000
 #define GICR_TYPER        0x0008
@@ -43,6 +45,7 @@
 
 static u64 gicd_base, gicr_base, gicr_stride;
 static u32 gic_intids;
+static bool gicv3_group0;    /* gic_group0_enable: Group 0 is the hypervisor's */
 u64 gicv3_rd[ARCH_MAX_CPUS]; /* redistributor of each CPU, by CPU index (gicv3_its.c too) */
 
 static inline u32 gicd_read(u64 off)
@@ -218,14 +221,79 @@ void gic_clear_active_local(u32 intid)
 	*gic_reg32(gic_this_rd() + GICR_SGI, GICD_ICACTIVER) = 1u << intid;
 }
 
+/* ICC_SGI0R_EL1 / ICC_SGI1R_EL1's value for SGI intid at the CPU mpidr */
+static inline u64 gicv3_sgir(u32 intid, u64 mpidr)
+{
+	return ((u64)intid << 24) | (1ull << (mpidr & 0xf)) | (((mpidr >> 8) & 0xff) << 16) |
+	       (((mpidr >> 16) & 0xff) << 32) | (((mpidr >> 32) & 0xff) << 48) |
+	       (((mpidr >> 4) & 0xf) << 44);
+}
+
 void gic_send_sgi(u32 intid, u64 mpidr)
 {
-	u64 v = ((u64)intid << 24) | (1ull << (mpidr & 0xf)) | (((mpidr >> 8) & 0xff) << 16) |
-	        (((mpidr >> 16) & 0xff) << 32) | (((mpidr >> 32) & 0xff) << 48) |
-	        (((mpidr >> 4) & 0xf) << 44);
-
 	dsb(ishst);
-	sysreg_write(S3_0_C12_C11_5, v); /* ICC_SGI1R_EL1 */
+	sysreg_write(S3_0_C12_C11_5, gicv3_sgir(intid, mpidr)); /* ICC_SGI1R_EL1 */
+	isb();
+}
+
+/* No EL3 (QEMU virt booted by -kernel): the GIC has one security state
+ * and DS reads 1. */
+bool gic_group0_ours(void)
+{
+	return gicd_read(GICD_CTLR) & GICD_CTLR_DS;
+}
+
+void gic_group0_enable(void)
+{
+	gicv3_group0 = true;
+	gicd_write(GICD_CTLR, gicd_read(GICD_CTLR) | GICD_CTLR_GRP0);
+	gicd_wait_rwp();
+}
+
+/* A direct guest's priority: in the non-secure view (prio >> 1 | 0x80)
+ * when Group 0 is the hypervisor's, below its Group 0 priorities as TF-A's
+ * GIC keeps it below the secure ones (docs/interrupts.md). */
+u8 gic_guest_prio(u8 prio)
+{
+	return gicv3_group0 ? (u8)(0x80 | prio >> 1) : prio;
+}
+
+void gic_group0_set(u32 intid)
+{
+	volatile u32 *r = gic_reg32(gic_bank(intid), GICD_IGROUPR + (intid / 32) * 4);
+
+	*r &= ~(1u << (intid % 32));
+	gicv3_set_priority(intid, GIC_PRIO_GROUP0);
+}
+
+bool gic_spi_routed_here(u32 intid)
+{
+	u64 r = *(volatile u64 *)(uintptr_t)(gicd_base + GICD_IROUTER + 8ull * intid);
+	u64 mpidr = sysreg_read(mpidr_el1) & 0xff00ffffffull;
+
+	return !(r & BIT(31)) && r == mpidr;
+}
+
+void gic_send_sgi0(u32 intid, u64 mpidr)
+{
+	dsb(ishst);
+	sysreg_write(S3_0_C12_C11_7, gicv3_sgir(intid, mpidr)); /* ICC_SGI0R_EL1 */
+	isb();
+}
+
+u32 gic_ack0(void)
+{
+	u32 intid = (u32)sysreg_read(S3_0_C12_C8_0); /* ICC_IAR0_EL1 */
+
+	dsb(sy); /* (as gic_hot_ack) the interrupt's state before its handler */
+	return intid;
+}
+
+void gic_eoi0(u32 intid)
+{
+	sysreg_write(S3_0_C12_C8_1, intid);          /* ICC_EOIR0_EL1 */
+	if (sysreg_read(S3_0_C12_C12_4) & BIT(1))    /* ICC_CTLR_EL1.EOImode: the guest's */
+		sysreg_write(S3_0_C12_C11_1, intid); /* ICC_DIR_EL1 */
 	isb();
 }
 
