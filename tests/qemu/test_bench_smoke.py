@@ -181,7 +181,9 @@ def test_hotpaths() -> None:
                 "hcall vendor", "hcall psci", "irqlat direct wfi", "irqlat direct busy",
                 "irqlat direct wfi +regulator", "irqlat direct busy +regulator", "SGI send direct dropped",
                 "SGI send direct own", "doorbell tfa direct", "doorbell tfa emulated", "regulator period",
-                "regulator period direct"]
+                "regulator period direct", "irqlat direct fiq wfi", "irqlat direct fiq busy",
+                "irqlat direct fiq wfi +regulator", "irqlat direct fiq busy +regulator",
+                "regulator period direct fiq"]
     assert sorted(rows) == sorted(expected), lines
     for path, cols in rows.items():
         assert len(cols) == 8, (path, cols)
@@ -192,6 +194,9 @@ def test_hotpaths() -> None:
     # a direct VM's timer: no hypervisor entry on its CPU (traced), its regulator's one per period
     assert rows["irqlat direct wfi"][4] == "0.000" and rows["irqlat direct busy"][4] == "0.000", rows
     assert float(rows["irqlat direct wfi +regulator"][4]) > 0, rows
+    # the same booted without EL3 (its hypervisor events Group 0 FIQs)
+    assert rows["irqlat direct fiq wfi"][4] == "0.000" and rows["irqlat direct fiq busy"][4] == "0.000", rows
+    assert float(rows["irqlat direct fiq wfi +regulator"][4]) > 0, rows
 
 
 def test_msilat() -> None:

@@ -62,7 +62,9 @@ def test_every_ceiling_holds_at_the_default_samples(capsys: pytest.CaptureFixtur
     out, err = capsys.readouterr()
     import json
     rows = {r["path"]: r for r in json.loads(out)}
-    assert set(limits) <= set(rows), sorted(set(limits) - set(rows))
-    for path, limit in limits.items():
+    # the one ceiling of the "period" group: tests/qemu/test_direct_fiq.py measures it
+    elsewhere = {"regulator period direct fiq"}
+    assert set(limits) - elsewhere <= set(rows), sorted(set(limits) - elsewhere - set(rows))
+    for path, limit in ((p, v) for p, v in limits.items() if p not in elsewhere):
         assert 0 < rows[path]["mean_ns"] <= limit, (path, rows[path], err)
     assert status == 0, err
