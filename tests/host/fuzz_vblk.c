@@ -22,22 +22,39 @@
 
 #include "virtq_ram.h"
 
-static struct vblk_slot req[SLOTS], rsp[SLOTS];
+/* a slot: its header and its data */
+struct tslot {
+	struct vblk_slot h;
+	u8 data[VBLK_PART];
+};
+static struct tslot reqs[SLOTS], rsps[SLOTS];
 
 static struct vblk_slot *slot(void *ctx, bool is_rsp, u32 i)
 {
 	(void)ctx;
 	if (i >= SLOTS)
 		abort();
-	return is_rsp ? &rsp[i] : &req[i];
+	return is_rsp ? &rsps[i].h : &reqs[i].h;
 }
 
-static const struct vblk_rings rings = { .slot = slot, .nslots = SLOTS };
+static bool copy(void *ctx, bool is_rsp, u32 i, u32 off, void *buf, u32 len, bool to_slot)
+{
+	u8 *d;
+
+	(void)ctx;
+	if (i >= SLOTS || off > VBLK_PART || len > VBLK_PART - off)
+		abort();
+	d = (is_rsp ? rsps : reqs)[i].data + off;
+	memcpy(to_slot ? d : buf, to_slot ? buf : d, len);
+	return true;
+}
+
+static const struct vblk_rings rings = { .slot = slot, .copy = copy, .nslots = SLOTS };
 
 static void check_requests(void)
 {
 	for (u32 i = 0; i < SLOTS; i++) {
-		const struct vblk_slot *s = &req[i];
+		const struct vblk_slot *s = &reqs[i].h;
 
 		if (s->flag != VBLK_SLOT_FULL)
 			continue;
@@ -62,8 +79,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 8)
 		return 0;
 	memset(ram, 0, sizeof(ram));
-	memset(req, 0, sizeof(req));
-	memset(rsp, 0, sizeof(rsp));
+	memset(reqs, 0, sizeof(reqs));
+	memset(rsps, 0, sizeof(rsps));
 	memset(&b, 0, sizeof(b));
 	vblk_reset(&b);
 	b.capacity = CAPACITY;
@@ -88,7 +105,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			continue;
 		}
 		if (op == 2) { /* the I/O VM answers a request slot, honest or not */
-			struct vblk_slot *q = &req[arg % SLOTS], *s = &rsp[(arg >> 2) % SLOTS];
+			struct vblk_slot *q = &reqs[arg % SLOTS].h,
+			                 *s = &rsps[(arg >> 2) % SLOTS].h;
 
 			s->tag = (len & 0x80) ? q->tag ^ len : q->tag;
 			s->index = (len & 0x40) ? len : (arg >> 2) % SLOTS;
@@ -100,7 +118,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			continue;
 		}
 		if (op == 3) { /* the I/O VM takes a request slot */
-			req[arg % SLOTS].flag = VBLK_SLOT_EMPTY;
+			reqs[arg % SLOTS].h.flag = VBLK_SLOT_EMPTY;
 			continue;
 		}
 		if (op == 4) {

@@ -25,16 +25,33 @@
 #include "virtq_ram.h"
 #include "virtq_driver.h"
 
-static struct vblk_slot req[SLOTS], rsp[SLOTS];
+/* a slot: its header and its data */
+struct tslot {
+	struct vblk_slot h;
+	u8 data[VBLK_PART];
+};
+static struct tslot reqs[SLOTS], rsps[SLOTS];
 static u32 rsp_pos;
 
 static struct vblk_slot *slot(void *ctx, bool is_rsp, u32 i)
 {
 	(void)ctx;
-	return i < SLOTS ? (is_rsp ? &rsp[i] : &req[i]) : NULL;
+	return i < SLOTS ? (is_rsp ? &rsps[i].h : &reqs[i].h) : NULL;
 }
 
-static const struct vblk_rings rings = { .slot = slot, .nslots = SLOTS };
+static bool copy(void *ctx, bool is_rsp, u32 i, u32 off, void *buf, u32 len, bool to_slot)
+{
+	u8 *d;
+
+	(void)ctx;
+	if (i >= SLOTS || off > VBLK_PART || len > VBLK_PART - off)
+		return false;
+	d = (is_rsp ? rsps : reqs)[i].data + off;
+	memcpy(to_slot ? d : buf, to_slot ? buf : d, len);
+	return true;
+}
+
+static const struct vblk_rings rings = { .slot = slot, .copy = copy, .nslots = SLOTS };
 
 /* A request at descriptors 0-2: header, len data bytes (written by the
  * device for a read), a status byte. */
@@ -55,8 +72,8 @@ static void request(u32 type, u64 sector, u32 len, bool write_data)
 static void fresh(struct vblk *b)
 {
 	memset(ram, 0, sizeof(ram));
-	memset(req, 0, sizeof(req));
-	memset(rsp, 0, sizeof(rsp));
+	memset(reqs, 0, sizeof(reqs));
+	memset(rsps, 0, sizeof(rsps));
 	memset(b, 0, sizeof(*b));
 	rsp_pos = 0;
 	vblk_reset(b);
@@ -68,7 +85,7 @@ static void fresh(struct vblk *b)
  * data filled with fill. */
 static void serve(u32 i, u32 status, u8 fill)
 {
-	struct vblk_slot *q = &req[i], *s = &rsp[rsp_pos];
+	struct vblk_slot *q = &reqs[i].h, *s = &rsps[rsp_pos].h;
 
 	s->index = rsp_pos;
 	s->op = q->op;
@@ -77,7 +94,7 @@ static void serve(u32 i, u32 status, u8 fill)
 	s->len = q->op == VIRTIO_BLK_T_IN       ? q->count * VBLK_SECTOR
 	         : q->op == VIRTIO_BLK_T_GET_ID ? 20
 	                                        : 0;
-	memset(s->data, fill, sizeof(s->data));
+	memset(rsps[rsp_pos].data, fill, VBLK_PART);
 	s->flag = VBLK_SLOT_FULL;
 	q->flag = VBLK_SLOT_EMPTY;
 	rsp_pos = (rsp_pos + 1) % SLOTS;
@@ -96,10 +113,10 @@ static void test_read_write(void)
 	fresh(&b);
 	request(VIRTIO_BLK_T_IN, 2, 8192, true);
 	CHECK(vblk_submit(&b, &mem, &rings, NUM, &used) == 2 && !used);
-	CHECK(req[0].flag == VBLK_SLOT_FULL && req[0].op == VIRTIO_BLK_T_IN && req[0].sector == 2 &&
-	      req[0].count == 8 && req[0].index == 0);
-	CHECK(req[1].flag == VBLK_SLOT_FULL && req[1].sector == 10 && req[1].count == 8 &&
-	      req[1].tag == (req[0].tag | 1));
+	CHECK(reqs[0].h.flag == VBLK_SLOT_FULL && reqs[0].h.op == VIRTIO_BLK_T_IN &&
+	      reqs[0].h.sector == 2 && reqs[0].h.count == 8 && reqs[0].h.index == 0);
+	CHECK(reqs[1].h.flag == VBLK_SLOT_FULL && reqs[1].h.sector == 10 && reqs[1].h.count == 8 &&
+	      reqs[1].h.tag == (reqs[0].h.tag | 1));
 	serve(0, VIRTIO_BLK_S_OK, 0xa1);
 	CHECK(vblk_complete(&b, &mem, &rings, SLOTS) == 0); /* one part of two */
 	CHECK(get16(USED + 2) == 0 && ram[STATUS - RAM_BASE] == 0xff);
@@ -108,24 +125,26 @@ static void test_read_write(void)
 	CHECK(get16(USED + 2) == 1 && used_len(0) == 8193 && ram[STATUS - RAM_BASE] == 0);
 	CHECK(ram[BUF - RAM_BASE] == 0xa1 && ram[BUF - RAM_BASE + 4095] == 0xa1);
 	CHECK(ram[BUF - RAM_BASE + 4096] == 0xa2 && ram[BUF - RAM_BASE + 8191] == 0xa2);
-	CHECK(rsp[0].flag == VBLK_SLOT_EMPTY && rsp[1].flag == VBLK_SLOT_EMPTY);
+	CHECK(rsps[0].h.flag == VBLK_SLOT_EMPTY && rsps[1].h.flag == VBLK_SLOT_EMPTY);
 	/* a write of 1 KiB: its data in the slot */
 	memset(ram + (BUF - RAM_BASE), 0x5c, 1024);
 	request(VIRTIO_BLK_T_OUT, CAPACITY - 2, 1024, false);
 	CHECK(vblk_submit(&b, &mem, &rings, NUM, &used) == 1);
-	CHECK(req[2].op == VIRTIO_BLK_T_OUT && req[2].count == 2 && req[2].sector == CAPACITY - 2);
-	CHECK(req[2].data[0] == 0x5c && req[2].data[1023] == 0x5c);
+	CHECK(reqs[2].h.op == VIRTIO_BLK_T_OUT && reqs[2].h.count == 2 &&
+	      reqs[2].h.sector == CAPACITY - 2);
+	CHECK(reqs[2].data[0] == 0x5c && reqs[2].data[1023] == 0x5c);
 	serve(2, VIRTIO_BLK_S_IOERR, 0); /* the device failed it */
 	CHECK(vblk_complete(&b, &mem, &rings, SLOTS) == 1);
 	CHECK(used_len(1) == 1 && ram[STATUS - RAM_BASE] == VIRTIO_BLK_S_IOERR);
 	/* flush and get-id */
 	request(VIRTIO_BLK_T_FLUSH, 0, 0, false);
 	desc(0, HDR, 16, VIRTQ_DESC_F_NEXT, 2); /* no data */
-	CHECK(vblk_submit(&b, &mem, &rings, NUM, &used) == 1 && req[3].op == VIRTIO_BLK_T_FLUSH);
+	CHECK(vblk_submit(&b, &mem, &rings, NUM, &used) == 1 && reqs[3].h.op == VIRTIO_BLK_T_FLUSH);
 	serve(3, VIRTIO_BLK_S_OK, 0);
 	CHECK(vblk_complete(&b, &mem, &rings, SLOTS) == 1 && ram[STATUS - RAM_BASE] == 0);
 	request(VIRTIO_BLK_T_GET_ID, 0, 20, true);
-	CHECK(vblk_submit(&b, &mem, &rings, NUM, &used) == 1 && req[0].op == VIRTIO_BLK_T_GET_ID);
+	CHECK(vblk_submit(&b, &mem, &rings, NUM, &used) == 1 &&
+	      reqs[0].h.op == VIRTIO_BLK_T_GET_ID);
 	serve(0, VIRTIO_BLK_S_OK, 'd');
 	CHECK(vblk_complete(&b, &mem, &rings, SLOTS) == 1 && used_len(3) == 21);
 	CHECK(ram[BUF - RAM_BASE + 19] == 'd' && b.st.reqs == 4 && b.st.parts == 5);
@@ -150,7 +169,8 @@ static void test_refused_at_once(void)
 	CHECK(vblk_submit(&b, &mem, &rings, NUM, &used) == 0);
 	CHECK(ram[STATUS - RAM_BASE] == VIRTIO_BLK_S_UNSUPP);
 	CHECK(b.st.ioerr == 3 && b.st.unsupp == 1 && get16(USED + 2) == 4);
-	CHECK(req[0].flag == VBLK_SLOT_EMPTY && b.st.parts == 0); /* nothing reached the I/O VM */
+	CHECK(reqs[0].h.flag == VBLK_SLOT_EMPTY &&
+	      b.st.parts == 0); /* nothing reached the I/O VM */
 }
 
 static void test_malformed(void)
@@ -182,7 +202,7 @@ static void test_malformed(void)
 	request(VIRTIO_BLK_T_IN, 0, 512, true);
 	desc(1, RAM_BASE + RAM_SIZE, 512, VIRTQ_DESC_F_NEXT | VIRTQ_DESC_F_WRITE, 2);
 	CHECK(vblk_submit(&b, &mem, &rings, NUM, &used) == VIRTQ_E_ADDR);
-	CHECK(req[0].flag == VBLK_SLOT_EMPTY);
+	CHECK(reqs[0].h.flag == VBLK_SLOT_EMPTY);
 }
 
 static void test_ring_full_and_reset(void)
@@ -198,19 +218,20 @@ static void test_ring_full_and_reset(void)
 	serve(1, VIRTIO_BLK_S_OK, 2);
 	CHECK(vblk_complete(&b, &mem, &rings, SLOTS) == 0);
 	CHECK(vblk_submit(&b, &mem, &rings, NUM, &used) == 2);
-	CHECK(req[0].sector == 32 && req[1].sector == 40 && req[1].tag == (req[3].tag + 2));
+	CHECK(reqs[0].h.sector == 32 && reqs[1].h.sector == 40 &&
+	      reqs[1].h.tag == (reqs[3].h.tag + 2));
 	for (u32 i = 2; i < 6; i++)
 		serve(i % SLOTS, VIRTIO_BLK_S_OK, (u8)(i + 1));
 	CHECK(vblk_complete(&b, &mem, &rings, SLOTS) == 1);
 	CHECK(used_len(0) == 6 * 4096 + 1 && ram[BUF - RAM_BASE + 5 * 4096] == 6);
 	/* a malformed response, one for no request: dropped, counted */
-	rsp[rsp_pos].index = rsp_pos + 1;
-	rsp[rsp_pos].flag = VBLK_SLOT_FULL;
+	rsps[rsp_pos].h.index = rsp_pos + 1;
+	rsps[rsp_pos].h.flag = VBLK_SLOT_FULL;
 	CHECK(vblk_complete(&b, &mem, &rings, SLOTS) == 0 && b.st.rsp_bad == 1);
 	rsp_pos = (rsp_pos + 1) % SLOTS;
 	request(VIRTIO_BLK_T_IN, 0, 4096, true);
 	CHECK(vblk_submit(&b, &mem, &rings, NUM, &used) == 1);
-	req[2].tag ^= 0x100; /* an id no request has */
+	reqs[2].h.tag ^= 0x100; /* an id no request has */
 	serve(2, VIRTIO_BLK_S_OK, 0);
 	CHECK(vblk_complete(&b, &mem, &rings, SLOTS) == 0);
 	CHECK(b.st.rsp_bad + b.st.stale == 2 && get16(USED + 2) == 1);

@@ -3,6 +3,7 @@
 
 #define ID_MASK     0xffffffu
 #define SECTORS_PER (VBLK_PART / VBLK_SECTOR)
+#define BOUNCE      256u /* bytes moved at once between a chain and a slot */
 
 static u32 load_acquire(const u32 *p)
 {
@@ -124,6 +125,26 @@ static enum virtq_res take(struct vblk *b, const struct virtq_mem *m, bool *used
 	return VIRTQ_OK;
 }
 
+/* Moves len bytes between the chain's bytes at offset at (readable ones
+ * into the request slot i, or from the response slot i into writable
+ * ones), through a bounce buffer. */
+static bool move(const struct virtq_mem *m, const struct vblk_rings *r, const struct virtq_chain *c,
+                 u32 i, u32 at, u32 len, bool to_slot)
+{
+	u8 buf[BOUNCE];
+
+	for (u32 off = 0; off < len; off += BOUNCE) {
+		u32 n = MIN(BOUNCE, len - off);
+
+		if (to_slot ? !virtq_read_chain(m, c, at + off, buf, n) ||
+		                  !r->copy(r->ctx, false, i, off, buf, n, true)
+		            : !r->copy(r->ctx, true, i, off, buf, n, false) ||
+		                  !virtq_write_chain(m, c, at + off, buf, n))
+			return false;
+	}
+	return true;
+}
+
 /* Publishes the parts of request e while request slots are free: VIRTQ_OK
  * (all out), VIRTQ_EMPTY (the ring is full) or an error. */
 static enum virtq_res publish(struct vblk *b, const struct virtq_mem *m, const struct vblk_rings *r,
@@ -143,7 +164,7 @@ static enum virtq_res publish(struct vblk *b, const struct virtq_mem *m, const s
 			sector = e->sector + (u64)e->sent * SECTORS_PER;
 		}
 		if (e->type == VIRTIO_BLK_T_OUT &&
-		    !virtq_read_chain(m, &e->c, VBLK_HDR_LEN + off, s->data, count * VBLK_SECTOR))
+		    !move(m, r, &e->c, b->req_pos, VBLK_HDR_LEN + off, count * VBLK_SECTOR, true))
 			return VIRTQ_E_ADDR;
 		__atomic_store_n(&s->index, b->req_pos, __ATOMIC_RELAXED);
 		__atomic_store_n(&s->op, e->type, __ATOMIC_RELAXED);
@@ -203,7 +224,7 @@ static struct vblk_req *waiting(struct vblk *b, u32 tag)
 
 /* One well-formed response: into its request's buffers; VIRTQ_OK, or
  * VIRTQ_EMPTY when it is dropped (counted), or an error. */
-static enum virtq_res answer(struct vblk *b, const struct virtq_mem *m, struct vblk_slot *s,
+static enum virtq_res answer(struct vblk *b, const struct virtq_mem *m, const struct vblk_rings *r,
                              u32 tag, u32 status, u32 len, bool *used)
 {
 	struct vblk_req *e = waiting(b, tag);
@@ -224,7 +245,7 @@ static enum virtq_res answer(struct vblk *b, const struct virtq_mem *m, struct v
 		if (e->type == VIRTIO_BLK_T_IN && n != MIN(e->bytes - off, VBLK_PART) &&
 		    e->status == VIRTIO_BLK_S_OK)
 			e->status = VIRTIO_BLK_S_IOERR; /* a short read */
-		if (!virtq_write_chain(m, &e->c, off, s->data, n))
+		if (!move(m, r, &e->c, b->rsp_pos, off, n, false))
 			return VIRTQ_E_ADDR;
 		e->written += n;
 	}
@@ -260,7 +281,7 @@ int vblk_complete(struct vblk *b, const struct virtq_mem *m, const struct vblk_r
 		    status > VIRTIO_BLK_S_UNSUPP)
 			b->st.rsp_bad++;
 		else
-			res = answer(b, m, s, tag, status, len, &used);
+			res = answer(b, m, r, tag, status, len, &used);
 		store_release(&s->flag, VBLK_SLOT_EMPTY);
 		b->rsp_pos = (b->rsp_pos + 1) % r->nslots;
 		if (res < 0)

@@ -54,7 +54,8 @@
 #define VIRTIO_BLK_F_BLK_SIZE 6
 #define VIRTIO_BLK_F_FLUSH    9
 
-/* A slot of either ring (guests/lib/include/blkring.h struct blkring_slot). */
+/* The header of a slot of either ring (guests/lib/include/blkring.h struct
+ * blkring_slot: its data's VBLK_PART bytes follow). */
 struct vblk_slot {
 	u32 flag;
 	u32 index;
@@ -66,13 +67,16 @@ struct vblk_slot {
 	u32 len;
 	u32 seq;
 	u8 pad[VBLK_SLOT_HDR - 40];
-	u8 data[VBLK_PART];
 };
 
-/* The client's two rings of nslots slots: slot i of its request (rsp
- * false) or response ring, NULL if it is not mapped. */
+/* The client's two rings of nslots slots: the header of slot i of its
+ * request (rsp false) or response ring, NULL if it is not mapped; and a
+ * copy of len bytes between buf and that slot's data at offset off (into
+ * the slot if to_slot; false: not mapped). A slot's data may cross pages
+ * (slots are 4160 bytes): it is reached only through copy. */
 struct vblk_rings {
 	struct vblk_slot *(*slot)(void *ctx, bool rsp, u32 i);
+	bool (*copy)(void *ctx, bool rsp, u32 i, u32 off, void *buf, u32 len, bool to_slot);
 	void *ctx;
 	u32 nslots;
 };
