@@ -255,7 +255,7 @@ ensure_linux() {
 # Programs for the shared-I/O tests and benchmark (docs/io.md) in the
 # initramfs: Debian's arm64 iperf3 and ethtool with the shared libraries
 # they load (libiperf0, libsctp1, libssl3, libmnl0 and glibc's loader, libc
-# and libm), and the kernel's virtio-mmio and virtio-net modules (the NIC
+# and libm), and the kernel's virtio-mmio, virtio-net and virtio-blk modules (the NIC
 # passed straight through to Linux: the benchmark's baseline) from the
 # Image's own package. Unpacked into artefacts/linux/tools/root, never
 # committed.
@@ -281,7 +281,7 @@ ensure_linux_tools() {
         cp -L "$(find "$x" -name "$lib" | head -n1)" "$root/lib/aarch64-linux-gnu/" ||
             die "no $lib in ${LINUX_TOOL_DEBS[*]}"
     done
-    for mod in virtio_mmio virtio_net net_failover failover; do
+    for mod in virtio_mmio virtio_net net_failover failover virtio_blk; do
         cp "$(find "$x/lib/modules/$ver" -name "$mod.ko" | head -n1)" "$root/lib/modules/" ||
             die "no $mod.ko in linux-image-$ver"
     done
