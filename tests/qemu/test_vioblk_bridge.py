@@ -4,11 +4,13 @@ runs the bare-metal VirtIO client (guests/vioclient dev=blk, written against
 QEMU's own device) on the virtio-mmio device the hypervisor emulates; her
 requests go into her block rings of the shared disk, served by the I/O VM
 (guests/iovm/blkserve.c), beside bob, a ring client (ioclient mode=blk) in
-his own region. One boot of tests/configs/disk-vioclient.yaml under -icount
+his own region, and carol, the same client in its hostile mode. One boot of tests/configs/disk-vioclient.yaml under -icount
 serves every assertion: alice's random and sequential reads match the
 pattern of her region, her write + flush reads back, a read past her end is
-IOERR, a device reset brings it back; bob passes; and the image afterwards
-holds alice's pattern and write in her region, bob's in his, nothing else."""
+IOERR, a device reset brings it back; each of carol's attacks stops her
+device or fails her request, and she recovers; bob passes; and the image
+afterwards holds alice's pattern and write in her region, bob's in his,
+carol's untouched, nothing else."""
 
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ MIB = 1 << 20
 MASK = (1 << 64) - 1
 SEED, WSEED = 0x5EED, 0x77
 ALICE = 2 * MIB  # her region: [0, 2 MiB) of the disk; bob's [2, 3 MiB)
+CAROL, CAROL_SIZE = 3 * MIB, 512 * 1024
 
 
 def pattern(offset: int, size: int, seed: int) -> bytes:
@@ -56,7 +59,9 @@ def values(lines: list[str], prefix: str) -> dict[str, int]:
 def bridged() -> RunResult:
     OUT.mkdir(parents=True, exist_ok=True)
     # alice's region holds the pattern vioclient checks; the rest is blank
-    (OUT / shared_disk.IMAGE).write_bytes(pattern(0, ALICE, SEED) + bytes(4 * MIB - ALICE))
+    # alice's and carol's regions hold the pattern vioclient checks; the rest is blank
+    (OUT / shared_disk.IMAGE).write_bytes(pattern(0, ALICE, SEED) + bytes(MIB) + pattern(0, CAROL_SIZE, SEED)
+                                          + bytes(4 * MIB - CAROL - CAROL_SIZE))
     r = run(CONFIG, RunOptions(timeout=300.0, icount=0, out=OUT))
     assert r.clean, r.reason + "\n" + r.output[-3000:]
     assert "iovm: PASS" in r.lines("iovm")
@@ -95,4 +100,28 @@ def test_bob_keeps_to_his_region_and_the_image_holds_both(bridged: RunResult) ->
     assert image[end:end + 16 * 1024] == pattern(end, 16 * 1024, WSEED)
     assert image[end + 16 * 1024:ALICE] == pattern(end + 16 * 1024, ALICE - end - 16 * 1024, SEED)
     assert image[ALICE:ALICE + MIB] == pattern(0, MIB, fnv1a("bob"))  # his whole region
-    assert image[ALICE + MIB:] == bytes(MIB)
+    assert image[CAROL:CAROL + CAROL_SIZE] == pattern(0, CAROL_SIZE, SEED)  # she only read
+    assert image[CAROL + CAROL_SIZE:] == bytes(4 * MIB - CAROL - CAROL_SIZE)
+
+
+def test_a_hostile_client_stops_only_its_own_device(bridged: RunResult) -> None:
+    """carol's descriptor loop, huge length and read-only status descriptor
+    each stop her device (DEVICE_NEEDS_RESET) and her read past the end is
+    IOERR; she resets and her checked reads pass after each; alice and bob
+    (asserted above) were served meanwhile; the hypervisor logged her
+    device's stop."""
+    carol = bridged.lines("carol")
+    assert "vioclient: PASS (blk hostile: 4 attacks, recovered from each)" in carol, carol
+    assert [x for x in carol if x.startswith("vioclient: hostile: ")] == [
+        "vioclient: hostile: loop: status 0x4f, needs reset", "vioclient: hostile: loop: recovered",
+        "vioclient: hostile: past: used, request status 1", "vioclient: hostile: past: recovered",
+        "vioclient: hostile: huge: status 0x4f, needs reset", "vioclient: hostile: huge: recovered",
+        "vioclient: hostile: rostatus: status 0x4f, needs reset", "vioclient: hostile: rostatus: recovered",
+    ], carol
+    out = bridged.output.splitlines()
+    # the loop comes back to the readable header after writable descriptors (VIRTQ_E_FLAGS), the
+    # huge length is above the limit (VIRTQ_E_LEN), the status descriptor is not writable (VIRTQ_E_FLAGS)
+    errors = [int(m) for x in out for m in re.findall(r"^\[bulkhead\] vm carol: virtio-blk request: "
+                                                      r"virtqueue error (-\d+), device stopped", x)]
+    assert errors == [-5, -7, -5], errors
+    assert not [x for x in out if "vm alice: virtio-blk" in x and "virtqueue error" in x]
