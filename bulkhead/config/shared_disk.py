@@ -331,6 +331,10 @@ def report(system: Resolved) -> str:
         lines.append(f"  {g.vm}: sectors [{start // SECTOR}, {(start + size) // SECTOR}) ({size >> 10} KiB), "
                      f"weight {g.weight} ({float(g.share) * 100:.1f}%): >= {float(g.iops):.1f} IOPS, "
                      f">= {float(g.mbps):.2f} MB/s, delta <= {float(g.delta) * 1e6:.1f} us")
+    for c in disk.clients:
+        if c.virtio:
+            lines.append(f"  {c.vm}: virtio-blk at 0x{disk.virtio_ipa:x}, SPI {disk.client_doorbell_irq} "
+                         "(the hypervisor bridges it to the block rings)")
     return "\n".join(lines) + "\n"
 
 
@@ -339,7 +343,7 @@ def document(disk: DiskSpec) -> dict[str, Any]:
         "device": disk.device, "vm": disk.vm, "size": disk.size, "iops": disk.iops, "mbps": disk.mbps,
         "clients": [
             {"vm": c.vm, "start_sector": start // SECTOR, "sectors": size // SECTOR, "weight": c.weight,
-             "queue": c.queue, "iops": float(g.iops), "mbps": float(g.mbps), "delta_us": float(g.delta) * 1e6}
+             "queue": c.queue, "virtio": c.virtio, "iops": float(g.iops), "mbps": float(g.mbps), "delta_us": float(g.delta) * 1e6}
             for c, (start, size), g in zip(disk.clients, layout(disk), guarantees(disk), strict=True)
         ],
     }
