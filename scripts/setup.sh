@@ -212,7 +212,9 @@ ensure_linux() {
     local newest
     newest=$(ls -t scripts/mkinitrd.sh linux/Makefile linux/*.h linux/*/* guests/lib/ioring.c guests/lib/include/ioring.h |
         head -n1)
-    if [ -f "$dir/Image" ] && [ -f "$dir/initrd.cpio.gz" ] && [ "$dir/initrd.cpio.gz" -nt "$newest" ]; then
+    # (an initramfs from before virtio_blk.ko was packed is rebuilt)
+    if [ -f "$dir/Image" ] && [ -f "$dir/initrd.cpio.gz" ] && [ "$dir/initrd.cpio.gz" -nt "$newest" ] &&
+        [ -f "$dir/tools/root/lib/modules/virtio_blk.ko" ]; then
         return
     fi
     mkdir -p "$dir/deb"
@@ -264,7 +266,7 @@ ensure_linux_tools() {
     local dir=artefacts/linux ver root
     ver=$(cat "$dir/version")
     root="$dir/tools/root"
-    [ -f "$dir/tools/.bulkhead-ok" ] && return
+    [ -f "$dir/tools/.bulkhead-ok" ] && [ -f "$root/lib/modules/virtio_blk.ko" ] && return
     apt_update
     log "fetching ${LINUX_TOOL_DEBS[*]} (arm64) and linux-image-$ver:arm64's virtio modules"
     rm -rf "$dir/tools" "$dir/deb/t" && mkdir -p "$root/bin" "$root/lib" "$root/lib/modules" "$dir/deb/t/x"
