@@ -4,7 +4,7 @@
 the guest, bind to the generated ``virtio,mmio`` node, whose registers the
 hypervisor emulates and whose requests it bridges to the client's block
 rings. In one boot (tests/configs/disk-linux-virtio.yaml) Linux sees
-/dev/vda of its region's size, writes 1 MiB of a pattern at 512 KiB, drops
+/dev/vda of its region's size and its serial (get-id), writes 1 MiB of a pattern at 512 KiB, drops
 its caches and reads it back (MD5s compared); bob, a ring client, passes in
 his own region; the image afterwards holds Linux's pattern where it wrote
 it, bob's in his region, and nothing anywhere else."""
@@ -54,7 +54,7 @@ def booted() -> RunResult:
 
 def test_linux_sees_its_region_and_reads_back_what_it_wrote(booted: RunResult) -> None:
     linux = booted.lines("linux")
-    assert "vda: sectors 4096" in linux, linux[-30:]
+    assert "vda: sectors 4096 serial bulkhead-disk0" in linux, linux[-30:]  # get-id: the I/O VM's name
     assert "vda: written" in linux, linux[-30:]
     sums = {k: v for k, v in (re.findall(r"^vda: (pattern|readback) ([0-9a-f]{32})", x)[0]
                               for x in linux if re.match(r"^vda: (pattern|readback) ", x))}
