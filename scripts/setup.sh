@@ -212,7 +212,9 @@ ensure_linux() {
     local newest
     newest=$(ls -t scripts/mkinitrd.sh linux/Makefile linux/*.h linux/*/* guests/lib/ioring.c guests/lib/include/ioring.h |
         head -n1)
-    if [ -f "$dir/Image" ] && [ -f "$dir/initrd.cpio.gz" ] && [ "$dir/initrd.cpio.gz" -nt "$newest" ]; then
+    # (an initramfs from before virtio_blk.ko was packed is rebuilt)
+    if [ -f "$dir/Image" ] && [ -f "$dir/initrd.cpio.gz" ] && [ "$dir/initrd.cpio.gz" -nt "$newest" ] &&
+        [ -f "$dir/tools/root/lib/modules/virtio_blk.ko" ]; then
         return
     fi
     mkdir -p "$dir/deb"
@@ -255,7 +257,7 @@ ensure_linux() {
 # Programs for the shared-I/O tests and benchmark (docs/io.md) in the
 # initramfs: Debian's arm64 iperf3 and ethtool with the shared libraries
 # they load (libiperf0, libsctp1, libssl3, libmnl0 and glibc's loader, libc
-# and libm), and the kernel's virtio-mmio and virtio-net modules (the NIC
+# and libm), and the kernel's virtio-mmio, virtio-net and virtio-blk modules (the NIC
 # passed straight through to Linux: the benchmark's baseline) from the
 # Image's own package. Unpacked into artefacts/linux/tools/root, never
 # committed.
@@ -264,7 +266,7 @@ ensure_linux_tools() {
     local dir=artefacts/linux ver root
     ver=$(cat "$dir/version")
     root="$dir/tools/root"
-    [ -f "$dir/tools/.bulkhead-ok" ] && return
+    [ -f "$dir/tools/.bulkhead-ok" ] && [ -f "$root/lib/modules/virtio_blk.ko" ] && return
     apt_update
     log "fetching ${LINUX_TOOL_DEBS[*]} (arm64) and linux-image-$ver:arm64's virtio modules"
     rm -rf "$dir/tools" "$dir/deb/t" && mkdir -p "$root/bin" "$root/lib" "$root/lib/modules" "$dir/deb/t/x"
@@ -281,7 +283,7 @@ ensure_linux_tools() {
         cp -L "$(find "$x" -name "$lib" | head -n1)" "$root/lib/aarch64-linux-gnu/" ||
             die "no $lib in ${LINUX_TOOL_DEBS[*]}"
     done
-    for mod in virtio_mmio virtio_net net_failover failover; do
+    for mod in virtio_mmio virtio_net net_failover failover virtio_blk; do
         cp "$(find "$x/lib/modules/$ver" -name "$mod.ko" | head -n1)" "$root/lib/modules/" ||
             die "no $mod.ko in linux-image-$ver"
     done

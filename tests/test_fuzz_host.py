@@ -46,6 +46,7 @@ TARGETS: dict[str, list[str]] = {
     # what a virtio client controls: its transport's registers, its virtqueues (docs/io.md "VirtIO")
     "fuzz_virtio_mmio": ["core/virtio/virtio_mmio.c"],
     "fuzz_virtq": ["core/virtio/virtq.c", "core/virtio/vnet.c", "core/virtio/vnet_offload.c"],
+    "fuzz_vblk": ["core/virtio/virtq.c", "core/virtio/vblk.c"],  # its block requests, the I/O VM's responses
     # SMMU event records and fault registers (docs/dma.md)
     "fuzz_smmu_event": ["drivers/smmu/smmuv3_enc.c", "drivers/smmu/smmu500_enc.c"],
 }
@@ -188,6 +189,19 @@ def seeds(name: str, corpus: Path) -> None:
         out.append(bytes([7, 3, 3, 0, 0, 0, 0, 0]) + ram(0x2000, desc(0x5000, 12 + 54 + 2000, 0))
                    + ram(0x3000, struct.pack("<HHH", 0, 1, 0)) + ram(0x5000, gso + frame) + bytes([5, 8, 0, 0])
                    + bytes([3, 0, 0, 0, 3, 1, 0, 0, 5, 8, 0, 0]))
+    elif name == "fuzz_vblk":
+        # a queue of 8; an 8 KiB read (header, data, status) at sector 2; submit, the I/O VM answers
+        # both parts, complete; then a write past the capacity
+        def ram(off: int, blob: bytes) -> bytes:
+            return struct.pack("<BHB", 0, off, len(blob)) + blob
+        def desc(addr: int, length: int, flags: int, nxt: int) -> bytes:
+            return struct.pack("<QIHH", 0x40000000 + addr, length, flags, nxt)
+        chain = desc(0x2000, 16, 1, 1) + desc(0x4000, 8192, 3, 2) + desc(0x2100, 1, 2, 0)
+        out.append(bytes([0, 3, 0, 0, 0, 0, 0, 0]) + ram(0x0, chain) + ram(0x2000, struct.pack("<IIQ", 0, 0, 2))
+                   + ram(0x1000, struct.pack("<HHH", 0, 1, 0)) + bytes([5, 8, 0, 0])
+                   + bytes([2, 0, 0, 0, 2, 5, 0, 0, 6, 8, 0, 0])
+                   + ram(0x2000, struct.pack("<IIQ", 1, 0, 60)) + ram(0x1000, struct.pack("<HHHH", 0, 2, 0, 0))
+                   + bytes([5, 8, 0, 0]))
     elif name == "fuzz_fdt":
         dtc = shutil.which("dtc")
         assert dtc, "dtc is required (scripts/setup.sh packages)"

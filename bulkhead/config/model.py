@@ -731,6 +731,7 @@ class DiskClientSpec:
     weight: int  # round-robin weight: requests per round
     queue: int  # slots per ring (each direction)
     path: str  # disk.clients[i]
+    virtio: str | None = None  # "blk": a virtio-mmio device bridged by the hypervisor (docs/io.md "VirtIO")
 
 
 @dataclass(frozen=True)
@@ -748,6 +749,7 @@ class DiskSpec:
     client_doorbell_irq: int
     clients: tuple[DiskClientSpec, ...]
     path: str = "disk"
+    virtio_ipa: int = 0x0B00_1000  # a virtio client's transport page (after io:'s)
 
 
 @dataclass(frozen=True)

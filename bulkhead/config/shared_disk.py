@@ -22,14 +22,16 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from bulkhead.base.csource import CSource, Field, hexa, struct_rows
 from bulkhead.base.errors import Diagnostic
 from bulkhead.config import shared_io
-from bulkhead.config.mechanism import Keys, Mechanism
+from bulkhead.config.mechanism import Keys, Mechanism, Need, SystemView, VmView
 from bulkhead.config.model import (
     PAGE,
     DiskClientSpec,
     DiskSpec,
     Platform,
+    Range,
     Resolved,
     ShmemMapSpec,
     ShmemSpec,
@@ -40,8 +42,9 @@ from bulkhead.config.reader import Reader
 from bulkhead.config.yamlpos import YNode
 
 KEYS = ("device", "vm", "size", "iops", "mbps", "ipa", "client_ipa", "doorbell_irq", "client_doorbell_irq",
-        "clients")
-CLIENT_KEYS = ("vm", "size", "offset", "weight", "queue")
+        "virtio_ipa", "clients")
+CLIENT_KEYS = ("vm", "size", "offset", "weight", "queue", "virtio")
+VIRTIO_BLK = 2  # the virtio device ID the hypervisor bridges to a disk client's rings
 
 # mirrors guests/lib/include/blkring.h
 SECTOR = 512
@@ -76,7 +79,7 @@ def parse(r: Reader, node: YNode, path: str = "disk") -> DiskSpec:
         return _join(path, key)
 
     def client(n: YNode, q: str) -> DiskClientSpec:
-        cm = r.mapping(n, q, CLIENT_KEYS, ("vm", "size"), "a client {vm, size, offset, weight, queue}")
+        cm = r.mapping(n, q, CLIENT_KEYS, ("vm", "size"), "a client {vm, size, offset, weight, queue, virtio}")
         return DiskClientSpec(
             vm=r.string(cm["vm"], _join(q, "vm"), "a VM name"),
             size=r.size(cm["size"], _join(q, "size")),
@@ -87,6 +90,7 @@ def parse(r: Reader, node: YNode, path: str = "disk") -> DiskSpec:
             queue=r.integer(cm["queue"], _join(q, "queue"), f"a queue size (integer 1-{MAX_SLOTS})", 1, MAX_SLOTS)
             if "queue" in cm else 8,
             path=q,
+            virtio=_virtio(r, cm["virtio"], _join(q, "virtio")) if "virtio" in cm else None,
         )
 
     clients = r.each(m["clients"], p("clients"), client, "a list of clients")
@@ -107,7 +111,15 @@ def parse(r: Reader, node: YNode, path: str = "disk") -> DiskSpec:
         if "client_doorbell_irq" in m else DEFAULT_CLIENT_DOORBELL,
         clients=clients,
         path=path,
+        virtio_ipa=r.address(m["virtio_ipa"], p("virtio_ipa")) if "virtio_ipa" in m else DiskSpec.virtio_ipa,
     )
+
+
+def _virtio(r: Reader, node: YNode, path: str) -> str:
+    kind = r.string(node, path, "a virtio device kind ('blk')")
+    if kind != "blk":
+        raise r.fail(node, path, f"unknown virtio device '{kind}' for a disk client; the hypervisor bridges: blk")
+    return kind
 
 
 def layout(disk: DiskSpec) -> list[tuple[int, int]]:
@@ -143,7 +155,8 @@ def expand(disk: DiskSpec, platform: Platform, vms: tuple[VmSpec, ...], shmem: t
         regions.append(ShmemSpec(
             index=len(regions), name=f"disk{i}", size=shm_size, pa=None,
             maps=(ShmemMapSpec(disk.vm, ipa, disk.doorbell_irq + i, disk.path),
-                  ShmemMapSpec(c.vm, disk.client_ipa, disk.client_doorbell_irq, c.path)),
+                  # a virtio client's doorbell goes to the hypervisor's bridge, its SPI is the device's
+                  ShmemMapSpec(c.vm, disk.client_ipa, None if c.virtio else disk.client_doorbell_irq, c.path)),
             path=c.path,
         ))
         ipa += shm_size
@@ -152,9 +165,10 @@ def expand(disk: DiskSpec, platform: Platform, vms: tuple[VmSpec, ...], shmem: t
             (f"disk{i}_weight", str(c.weight)), (f"disk{i}_start", str(start // SECTOR)),
             (f"disk{i}_sectors", str(size // SECTOR)),
         ]
-        client_params.setdefault(c.vm, []).extend([
-            ("blk_shm", str(cl_index)), ("blk_queue", str(c.queue)), ("blk_sectors", str(size // SECTOR)),
-        ])
+        client_params.setdefault(c.vm, []).extend(
+            [("virtio_blk_base", f"0x{disk.virtio_ipa:x}"), ("virtio_blk_irq", str(disk.client_doorbell_irq))]
+            if c.virtio else
+            [("blk_shm", str(cl_index)), ("blk_queue", str(c.queue)), ("blk_sectors", str(size // SECTOR))])
     dev = platform.device(disk.device)
     client_params[disk.vm] = [("disk_clients", str(len(disk.clients))), ("disk_device", disk.device),
                               ("disk_base", f"0x{dev.base:x}" if dev else "0"),
@@ -204,9 +218,12 @@ def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
             err(_join(c.path, "vm"), f"unknown VM '{c.vm}'")
         elif c.vm == disk.vm:
             err(_join(c.path, "vm"), f"VM '{c.vm}' is the disk's I/O VM; it cannot also be a client")
+        elif c.virtio:
+            for msg in shared_io.virtio_vm_errors(s, vm, disk.client_doorbell_irq, "disk.client_doorbell_irq"):
+                err(_join(c.path, "virtio"), msg)
         elif vm.type != "baremetal":
-            err(_join(c.path, "vm"), f"client VM '{c.vm}' is of type {vm.type}; disk clients are bare-metal VMs "
-                                     "(the block ring) until the hypervisor's virtio-blk bridge lands")
+            err(_join(c.path, "vm"), f"client VM '{c.vm}' is of type {vm.type}; it speaks the block ring as a "
+                                     "bare-metal VM, or add 'virtio: blk' (the hypervisor's bridge; docs/io.md)")
         if c.vm in seen:
             err(_join(c.path, "vm"), f"VM '{c.vm}' is a disk client twice (also {seen[c.vm]})")
         seen.setdefault(c.vm, c.path)
@@ -223,6 +240,53 @@ def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
                     f"[{o_start:#x}, {o_end:#x})")
         placed.append((start, start + size, c.path))
     return errs, []
+
+
+# --- virtio-blk clients (core/virtio, docs/io.md "VirtIO") ---------------------
+
+
+def virtio_client(disk: DiskSpec | None, vm: str) -> tuple[int, DiskClientSpec] | None:
+    """VM ``vm``'s (index, client entry) if it has a virtio-blk device."""
+    if disk is None:
+        return None
+    return next(((i, c) for i, c in enumerate(disk.clients) if c.vm == vm and c.virtio), None)
+
+
+def virtio_region(disk: DiskSpec | None, vm: str) -> str | None:
+    """The name of the region a virtio-blk client's device is bridged to."""
+    found = virtio_client(disk, vm)
+    return f"disk{found[0]}" if found else None
+
+
+def ipa_items(s: SystemSpec, vm: VmSpec) -> list[tuple[str, Range, str]]:
+    """A virtio-blk client's transport page."""
+    found = virtio_client(s.disk, vm.name)
+    if found is None or s.disk is None:
+        return []
+    return [("the virtio-blk transport", Range(s.disk.virtio_ipa, shared_io.VIRTIO_SIZE),
+             _join(found[1].path, "virtio"))]
+
+
+def emit_vm(out: CSource, system: SystemView, vm: VmView) -> list[Field]:
+    """A virtio-blk client's device (struct cfg_virtio): its page, SPI,
+    region and capacity."""
+    disk = system.spec.disk
+    found = virtio_client(disk, vm.name)
+    if disk is None or found is None:
+        return []
+    i, c = found
+    pos = next(k for k, sh in enumerate(system.spec.shmem) if sh.name == f"disk{i}")
+    shm = _shmem_index(system.spec.shmem[:pos], vm.name)
+    out.array(f"static const struct cfg_virtio vm{vm.index}_virtio_blk", struct_rows([[
+        ("type", str(VIRTIO_BLK)), ("ipa", hexa(disk.virtio_ipa)), ("irq", str(disk.client_doorbell_irq)),
+        ("shm", str(shm)), ("queue", str(c.queue)), ("sectors", str(layout(disk)[i][1] // SECTOR))]]))
+    return [("virtio_blk", f"vm{vm.index}_virtio_blk")]
+
+
+def needs(system: SystemView) -> list[Need]:
+    """The virtio bridge for a client with a virtio-blk device."""
+    return [Need("VIRTIO", f"vm {c.vm}", f"has a virtio-blk device ({c.path}.virtio)")
+            for c in (system.spec.disk.clients if system.spec.disk else ()) if c.virtio]
 
 
 # --- guarantees ---------------------------------------------------------------
@@ -267,6 +331,10 @@ def report(system: Resolved) -> str:
         lines.append(f"  {g.vm}: sectors [{start // SECTOR}, {(start + size) // SECTOR}) ({size >> 10} KiB), "
                      f"weight {g.weight} ({float(g.share) * 100:.1f}%): >= {float(g.iops):.1f} IOPS, "
                      f">= {float(g.mbps):.2f} MB/s, delta <= {float(g.delta) * 1e6:.1f} us")
+    for c in disk.clients:
+        if c.virtio:
+            lines.append(f"  {c.vm}: virtio-blk at 0x{disk.virtio_ipa:x}, SPI {disk.client_doorbell_irq} "
+                         "(the hypervisor bridges it to the block rings)")
     return "\n".join(lines) + "\n"
 
 
@@ -275,7 +343,7 @@ def document(disk: DiskSpec) -> dict[str, Any]:
         "device": disk.device, "vm": disk.vm, "size": disk.size, "iops": disk.iops, "mbps": disk.mbps,
         "clients": [
             {"vm": c.vm, "start_sector": start // SECTOR, "sectors": size // SECTOR, "weight": c.weight,
-             "queue": c.queue, "iops": float(g.iops), "mbps": float(g.mbps), "delta_us": float(g.delta) * 1e6}
+             "queue": c.queue, "virtio": c.virtio, "iops": float(g.iops), "mbps": float(g.mbps), "delta_us": float(g.delta) * 1e6}
             for c, (start, size), g in zip(disk.clients, layout(disk), guarantees(disk), strict=True)
         ],
     }
@@ -346,7 +414,7 @@ MECHANISM = Mechanism(
     platform_keys=(), system_keys=("disk",), vm_keys=(), region_keys=(), device_keys=(),
     parse_platform=None, parse_system=parse_system, parse_vm=None, parse_region=None,
     check_device=None, parse_device=None,
-    check_platform=None, check=check, ipa_items=None, reserved_ram=None, guest_params=None,
+    check_platform=None, check=check, ipa_items=ipa_items, reserved_ram=None, guest_params=None,
     limits=(), emit_platform=None,
-    emit_tables=None, emit_vm=None, emit_system=None, needs=None,
+    emit_tables=None, emit_vm=emit_vm, emit_system=None, needs=needs,
 )

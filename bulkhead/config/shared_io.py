@@ -278,19 +278,26 @@ def _errors(s: SystemSpec) -> list[Diagnostic]:
 
 
 def _virtio_errors(s: SystemSpec, io: IoSpec, vm: VmSpec) -> list[str]:
-    """A virtio client's: its VM takes the hypervisor's interrupts (the
-    receive work comes as a physical SGI to its CPU), and its device's SPI
-    (the client doorbell SPI, which its region no longer uses) is free."""
+    return virtio_vm_errors(s, vm, io.client_doorbell_irq, "io.client_doorbell_irq")
+
+
+def virtio_vm_errors(s: SystemSpec, vm: VmSpec, irq: int, irq_key: str) -> list[str]:
+    """A virtio client's (net or blk): its VM takes the hypervisor's
+    interrupts (the I/O VM's work comes as a physical SGI to its CPU), and
+    its device's SPI ``irq`` (the client doorbell SPI ``irq_key``, which its
+    region no longer uses) is free."""
     errs = []
     if vm.interrupts != "emulated":
         errs.append(f"VM '{vm.name}' has interrupts: {vm.interrupts}; a virtio device's receive work "
                     "comes through the hypervisor's interrupts (interrupts: emulated)")
-    irq = io.client_doorbell_irq
     taken = {i for d in vm.devices if (dev := s.platform.device(d)) for i in dev.irqs}
     taken |= {mp.doorbell_irq for sh in s.shmem for mp in sh.maps if mp.vm == vm.name and mp.doorbell_irq}
+    if s.io is not None and s.disk is not None and s.io.client_doorbell_irq == s.disk.client_doorbell_irq \
+            and virtio_client(s.io, vm.name) and any(c.vm == vm.name and c.virtio for c in s.disk.clients):
+        taken.add(irq)  # both devices would share one SPI
     if irq in taken:
-        errs.append(f"the virtio device's SPI {irq} (io.client_doorbell_irq) is taken in VM '{vm.name}' "
-                    "by a device or a doorbell: give io.client_doorbell_irq another")
+        errs.append(f"the virtio device's SPI {irq} ({irq_key}) is taken in VM '{vm.name}' "
+                    f"by a device, a doorbell or its other virtio device: give {irq_key} another")
     return errs
 
 

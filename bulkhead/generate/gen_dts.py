@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from bulkhead.config import interrupts, shared_io
+from bulkhead.config import interrupts, shared_disk, shared_io
 from bulkhead.config.model import GIC_FRAME, PAGE, VGICR_STRIDE, Platform, PlatformPci, Range
 from bulkhead.config.pci import Function
 from bulkhead.layout.placement import System, Vm
@@ -283,8 +283,8 @@ def _devices(d: _Dts, vm: Vm) -> None:
 def _shmem(d: _Dts, system: System, vm: Vm) -> None:
     """Shared memory: reserved regions and their shmem or shared I/O nodes
     (a virtio client's region is its device's, the hypervisor's: not shown)."""
-    bridged = shared_io.virtio_region(system.spec.io, vm.name)
-    shown = [(i, m) for i, m in enumerate(vm.shmem) if m.name != bridged]
+    bridged = {shared_io.virtio_region(system.spec.io, vm.name), shared_disk.virtio_region(system.spec.disk, vm.name)}
+    shown = [(i, m) for i, m in enumerate(vm.shmem) if m.name not in bridged]
     if shown:
         d.blank()
         d.open("reserved-memory")
@@ -315,14 +315,19 @@ def _shmem(d: _Dts, system: System, vm: Vm) -> None:
             if m.doorbell_irq:
                 d.prop("interrupts", _spi(m.doorbell_irq, IRQ_EDGE_RISING))
             d.close()
-    io = system.spec.io
+    # the hypervisor's virtio-mmio transports (docs/io.md "VirtIO"); their
+    # addresses are the VM's own IPAs (no IOMMU between)
+    io, disk = system.spec.io, system.spec.disk
+    transports = []
     if io is not None and shared_io.virtio_client(io, vm.name) is not None:
-        # the hypervisor's virtio-mmio transport (docs/io.md "VirtIO"); its
-        # addresses are the VM's own IPAs (no IOMMU between)
+        transports.append((io.virtio_ipa, io.client_doorbell_irq))
+    if disk is not None and shared_disk.virtio_client(disk, vm.name) is not None:
+        transports.append((disk.virtio_ipa, disk.client_doorbell_irq))
+    for ipa, irq in transports:
         d.blank()
-        d.open(f"virtio_mmio@{io.virtio_ipa:x}")
+        d.open(f"virtio_mmio@{ipa:x}")
         d.prop("compatible", _str("virtio,mmio"))
-        d.prop("reg", _reg(io.virtio_ipa, shared_io.VIRTIO_SIZE))
-        d.prop("interrupts", _spi(io.client_doorbell_irq, IRQ_EDGE_RISING))
+        d.prop("reg", _reg(ipa, shared_io.VIRTIO_SIZE))
+        d.prop("interrupts", _spi(irq, IRQ_EDGE_RISING))
         d.prop("dma-coherent")
         d.close()

@@ -101,6 +101,9 @@ static int setup_client(u32 i, u64 disk_sectors)
 	WRITE_ONCE(c->ctrl->sectors, c->sectors);
 	ioring_store_release(&c->ctrl->magic, BLKRING_CTRL_MAGIC);
 	ioring_store_release(&c->ctrl->io_state, IORING_STATE_READY);
+	/* requests may wait for the rings (a virtio-blk client's, queued by the
+	 * hypervisor's bridge until now): one doorbell says they are set up */
+	bh_doorbell(c->shm);
 	c->doorbell_irq = sh.doorbell_irq;
 	gic_doorbell_setup(c->doorbell_irq, irq_doorbell, false); /* enabled only while idle */
 	return 0;

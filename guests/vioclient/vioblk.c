@@ -19,6 +19,7 @@
  * "vioclient: blk: wrote <n> KiB at sector <s>, flushed, read back",
  * "vioclient: blk: read past the end: status 1 (IOERR)",
  * "vioclient: blk: reset: status 0x0 queue_ready 0", "vioclient: PASS (...)".
+ * mode=hostile: the attacks of vioblk_hostile instead (docs/io.md "VirtIO").
  */
 #include "vioclient.h"
 
@@ -287,6 +288,85 @@ static const char *reset(uptr base)
 	return bring_up(base);
 }
 
+/* --- hostile mode (mode=hostile) --- */
+
+static bool reset_or_used(void *arg)
+{
+	(void)arg;
+	virtq_irq_enable(&vq);
+	return (vmmio_status(&vb->mmio) & VIRTIO_ST_NEEDS_RESET) || virtq_used_pending(&vq);
+}
+
+/* One malformed or hostile request at descriptors 0-2 (see vioblk_hostile). */
+static void attack(const char *a)
+{
+	u16 w = VIRTQ_DESC_F_WRITE, n = VIRTQ_DESC_F_NEXT;
+
+	hdr[0] = (struct req_hdr){ T_IN, 0, 0 };
+	status[0] = S_NONE;
+	ring.desc[0] = (struct virtq_desc){ (uptr)&hdr[0], sizeof(hdr[0]), n, 1 };
+	ring.desc[1] = (struct virtq_desc){ (uptr)data[0], 4096, (u16)(n | w), 2 };
+	ring.desc[2] = (struct virtq_desc){ (uptr)&status[0], 1, w, 0 };
+	if (!strcmp(a, "loop"))
+		ring.desc[2] = (struct virtq_desc){ (uptr)&status[0], 1, (u16)(n | w), 0 };
+	else if (!strcmp(a, "past"))
+		hdr[0].sector = capacity + 8;
+	else if (!strcmp(a, "huge"))
+		ring.desc[1].len = 0xfffffff0u;
+	else if (!strcmp(a, "rostatus"))
+		ring.desc[2].flags = 0;
+	virtq_push(&vq, 0);
+	kick();
+}
+
+/* Each attack in `attacks` (default all): loop (the status descriptor
+ * chained back to the header), past (a read 8 sectors past the end), huge
+ * (a data descriptor of 0xfffffff0 bytes), rostatus (a status descriptor
+ * the device cannot write). The device either flags DEVICE_NEEDS_RESET
+ * (the client resets it and sets it up again) or uses the request; then 8
+ * random reads checked against the pattern show it works.
+ * Lines: "vioclient: hostile: <a>: status 0x<s>, needs reset" or
+ * "vioclient: hostile: <a>: used, request status <n>",
+ * "vioclient: hostile: <a>: recovered", then
+ * "vioclient: PASS (blk hostile: <n> attacks, recovered from each)". */
+static int vioblk_hostile(uptr base, u32 depth)
+{
+	static const char *const all[] = { "loop", "past", "huge", "rostatus" };
+	const char *list = param_str_default("attacks", "loop,past,huge,rostatus"), *why;
+	u32 n = 0, id, len;
+
+	for (u32 i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		u32 st;
+
+		if (!has_word(list, all[i]))
+			continue;
+		attack(all[i]);
+		if (!vio_wait(vb, reset_or_used, NULL, TIMEOUT))
+			return rt_fail("vioclient", "hostile: %s: neither used nor a reset",
+			               all[i]);
+		st = vmmio_status(&vb->mmio);
+		if (st & VIRTIO_ST_NEEDS_RESET) {
+			printf("vioclient: hostile: %s: status 0x%x, needs reset\n", all[i], st);
+			if ((why = reset(base)))
+				return vio_fail(vb, all[i], why);
+		} else {
+			if (!virtq_pop_used(&vq, &id, &len) || id != 0)
+				return rt_fail("vioclient", "hostile: %s: a bad used entry",
+				               all[i]);
+			printf("vioclient: hostile: %s: used, request status %u\n", all[i],
+			       status[0]);
+		}
+		busy[0] = false;
+		inflight = 0;
+		if ((why = rand_reads(8, depth, "_hostile")))
+			return vio_fail(vb, all[i], why);
+		printf("vioclient: hostile: %s: recovered\n", all[i]);
+		n++;
+	}
+	printf("vioclient: PASS (blk hostile: %u attacks, recovered from each)\n", n);
+	return 0;
+}
+
 int vioblk_run(struct vio *v, uptr base)
 {
 	u32 reads = (u32)param_u64("reads", 64), depth = (u32)param_u64("depth", 4);
@@ -304,6 +384,8 @@ int vioblk_run(struct vio *v, uptr base)
 		               v->mmio.version, vmmio_status(&v->mmio));
 	printf("vioclient: blk: capacity %lu sectors blk_size %u features 0x%lx\n", capacity,
 	       vio_has(v, F_BLK_SIZE) ? vmmio_config32(&v->mmio, 20) : SECTOR, v->features);
+	if (!strcmp(param_str_default("mode", "normal"), "hostile"))
+		return vioblk_hostile(base, depth);
 	if ((why = rand_reads(reads, depth, "")) ||
 	    (why = seq_reads((u32)param_u64("seq_kib", 1024), depth)))
 		return vio_fail(vb, "blk", why);

@@ -3,11 +3,12 @@
  * vioclient: a bare-metal VirtIO client (vioclient.h).
  *
  * Params: dev (net|blk: which front end runs), base (the virtio-mmio
- * transport; default virtio_base, else 0x0a000000), irq (its INTID; default
- * virtio_irq, else 0: polled), poll (0; 1: polled even with an irq),
- * irq_level (0: edge, as QEMU's virt DT says; 1: level). virtio_base and
- * virtio_irq are what the toolchain writes for an io: client with
- * `virtio: net` (docs/io.md).
+ * transport; default virtio_base, for blk virtio_blk_base, else 0x0a000000),
+ * irq (its INTID; default virtio_irq, for blk virtio_blk_irq, else 0:
+ * polled), poll (0; 1: polled even with an irq), irq_level (0: edge, as
+ * QEMU's virt DT says; 1: level). The toolchain writes virtio_base and
+ * virtio_irq for an io: client with `virtio: net`, virtio_blk_base and
+ * virtio_blk_irq for a disk: client with `virtio: blk` (docs/io.md).
  * The front ends' own parameters: vionet.c, vioblk.c.
  * Lines: "vioclient: <dev>: transport version V device D features 0x<f>",
  * the front end's result lines, "vioclient: irqs=<n>", then
@@ -102,12 +103,14 @@ bool vio_wait(struct vio *v, bool (*cond)(void *), void *arg, u64 timeout_ns)
 int main(const char *params)
 {
 	const char *dev = param_str_default("dev", "net");
-	uptr base = param_u64("base", param_u64("virtio_base", 0x0a000000));
+	bool blk = !strcmp(dev, "blk");
+	uptr base =
+	    param_u64("base", param_u64(blk ? "virtio_blk_base" : "virtio_base", 0x0a000000));
 	int rc;
 
 	(void)params;
 	gic_init();
-	vio.intid = (u32)param_u64("irq", param_u64("virtio_irq", 0));
+	vio.intid = (u32)param_u64("irq", param_u64(blk ? "virtio_blk_irq" : "virtio_irq", 0));
 	vio.poll = param_u64("poll", 0) != 0;
 	if (vio.intid && (vio.intid < 32 || vio.intid >= 1020))
 		return rt_fail("vioclient", "irq %u is not an SPI", vio.intid);

@@ -357,3 +357,15 @@ def test_shared_disk() -> None:
         assert all(len(nums(c)) == 2 and nums(c)[0] > 0 and 0 < nums(c)[1] < 10 for c in cells[:3]), cells
         served, guaranteed = nums(cells[3])
         assert 0 < served <= 100 and guaranteed in (50.0, 100.0), cells
+
+
+def test_vioblk_bridge() -> None:
+    """--quick: the device passed through, then vioclient through the
+    hypervisor's virtio-blk bridge; every figure a positive number, the
+    bridge's with a ratio to passthrough."""
+    out = bench("vioblk_bridge.py", "--quick", "--reads", "50")
+    rows = table(out, "| path |")
+    assert rows[0] == ["path", "requests in flight", "4 KiB random read IOPS (ratio)", "seq. read KiB/s (ratio)"]
+    assert [r[1] for r in rows[1:]] == ["1", "1"], rows
+    assert all(len(nums(c)) == 1 and nums(c)[0] > 0 for c in rows[1][2:]), rows
+    assert all(len(nums(c)) == 2 and nums(c)[0] > 0 and 0 < nums(c)[1] < 10 for c in rows[2][2:]), rows

@@ -110,12 +110,13 @@ struct cfg_shmem_map {
 /* A virtio-mmio device of a client VM, bridged by the hypervisor to its
  * shared I/O region (core/virtio/virtio.c, docs/io.md "VirtIO"). */
 struct cfg_virtio {
-	u32 type;  /* virtio device ID: 1 network */
-	u64 ipa;   /* its transport page */
-	u32 irq;   /* its SPI */
-	u32 shm;   /* the client's region: index into its cfg_vm.shmem */
-	u32 queue; /* slots per ring of the region */
-	u8 mac[6];
+	u32 type;    /* virtio device ID: 1 network, 2 block */
+	u64 ipa;     /* its transport page */
+	u32 irq;     /* its SPI */
+	u32 shm;     /* the client's region: index into its cfg_vm.shmem */
+	u32 queue;   /* slots per ring of the region */
+	u8 mac[6];   /* network: its MAC address */
+	u64 sectors; /* block: its capacity (its region of the shared disk) */
 };
 
 struct cfg_shmem {
@@ -227,7 +228,8 @@ struct cfg_vm {
 	u64 pci_win_size;
 	u32 lpi_base;                    /* the first of the physical LPIs its virtual ITS's events
 	                                    get (256, the toolchain's block; docs/interrupts.md) */
-	const struct cfg_virtio *virtio; /* its virtio device; NULL: none */
+	const struct cfg_virtio *virtio; /* its virtio-net device; NULL: none */
+	const struct cfg_virtio *virtio_blk; /* its virtio-blk device; NULL: none */
 };
 
 struct cfg_platform {

@@ -275,8 +275,9 @@ __cold void vgic_vm_init(struct vm *vm)
 		if (q && c->shmem[i].doorbell_irq)
 			q->flags = VIRQ_OWNED | VIRQ_EDGE;
 	}
-	if (c->virtio) { /* its virtio device's (core/virtio: an emulated VM only) */
-		struct virq *q = vgic_virq(vm, NULL, c->virtio->irq);
+	for (u32 i = 0; i < 2; i++) { /* its virtio devices' (core/virtio: an emulated VM only) */
+		const struct cfg_virtio *vd = i ? c->virtio_blk : c->virtio;
+		struct virq *q = vd ? vgic_virq(vm, NULL, vd->irq) : NULL;
 		if (q)
 			q->flags = VIRQ_OWNED | VIRQ_EDGE;
 	}

@@ -6,6 +6,7 @@
 #include "core/mem/mem.h"
 #include "core/vgic/vgic.h"
 #include "core/virtio/virtio_mmio.h"
+#include "core/virtio/vblk.h"
 #include "core/virtio/vnet.h"
 #include "core/vm/vcpu.h"
 #include "core/vm/vm.h"
@@ -13,17 +14,27 @@
 #include "drivers/gic/gic.h"
 #include "lib/log.h"
 #include "lib/spinlock.h"
+#include "lib/string.h"
 
 #define VIRTIO_ID_NET 1
+#define VIRTIO_ID_BLK 2
 #define SLOT_SIZE     2048u
+#define BLK_SLOT_SIZE (VBLK_SLOT_HDR + VBLK_PART)
 #define CTRL_SIZE     4096u
 #define CTRL_MAGIC    0x474e5249u /* "IRNG": the I/O VM reset the rings */
-/* words of the control page (guests/lib/include/ioring.h struct ioring_ctrl) */
-#define CTRL_CLIENT_STATE 0x14 /* client_state: the bridge writes it for the client */
-#define CTRL_IO_POLLING   0x48 /* io_polling */
-#define CTRL_TX_WAIT      0x50 /* client_tx_wait: the bridge writes it for the client */
-#define STATE_READY       1u
-#define STATE_DONE        2u
+/* words of the control page (guests/lib/include/ioring.h struct ioring_ctrl,
+ * blkring.h struct blkring_ctrl) */
+#define CTRL_CLIENT_STATE   0x14 /* client_state: the bridge writes it for the client */
+#define CTRL_IO_POLLING     0x48 /* io_polling */
+#define CTRL_TX_WAIT        0x50 /* client_tx_wait: the bridge writes it for the client */
+#define BLK_CTRL_IO_POLLING 0x50 /* blkring io_polling */
+#define BLK_FEATURES                                                                        \
+	(BIT(VIRTIO_F_VERSION_1) | BIT(VIRTIO_BLK_F_SIZE_MAX) | BIT(VIRTIO_BLK_F_SEG_MAX) | \
+	 BIT(VIRTIO_BLK_F_BLK_SIZE) | BIT(VIRTIO_BLK_F_FLUSH) | BIT(VIRTIO_F_RING_EVENT_IDX))
+#define BLK_SEG_MAX  (VIRTQ_MAX_SEGS - 2) /* data descriptors of a request */
+#define BLK_SIZE_MAX (VBLK_DATA_MAX / BLK_SEG_MAX / VBLK_PART * VBLK_PART) /* bytes of one */
+#define STATE_READY  1u
+#define STATE_DONE   2u
 #define NET_FEATURES                                                                      \
 	(BIT(VIRTIO_F_VERSION_1) | BIT(VIRTIO_NET_F_CSUM) | BIT(VIRTIO_NET_F_HOST_TSO4) | \
 	 BIT(VIRTIO_NET_F_MAC) | BIT(VIRTIO_NET_F_MRG_RXBUF) | BIT(VIRTIO_NET_F_STATUS) | \
@@ -35,9 +46,10 @@ struct virtio_dev {
 	u64 ring_ipa;      /* the client's region */
 	struct vm *iovm;   /* the peer that maps it (the I/O VM) */
 	u32 iovm_doorbell; /* its doorbell INTID for the region */
-	spinlock_t lock;   /* regs and net (LOCK_RANK_LEAF): the client's CPUs */
+	spinlock_t lock;   /* regs, net and blk (LOCK_RANK_LEAF): the client's CPUs */
 	struct virtio_mmio regs;
-	struct vnet net;
+	struct vnet net;     /* a network device's */
+	struct vblk *blk;    /* a block device's (blks[]) */
 	u32 rx_pending;      /* the I/O VM rang: receive work for the client's CPU */
 	u32 tx_wait;         /* the client_tx_wait value of its last wait */
 	u64 tx_waits;        /* times it waited for room in the tx ring */
@@ -46,7 +58,14 @@ struct virtio_dev {
 	int error;           /* the virtqueue error that stopped the device, 0: none */
 };
 
-static struct virtio_dev devs[CFG_MAX_CPUS]; /* by VM id */
+/* by VM id: its network (0) and block (1) devices */
+static struct virtio_dev devs[CFG_MAX_CPUS][2];
+static struct vblk blks[CFG_MAX_CPUS];
+
+static const char *dev_name(const struct virtio_dev *d)
+{
+	return d->blk ? "virtio-blk" : "virtio-net";
+}
 
 /* --- the client's RAM and rings, through its stage 2 --- */
 
@@ -84,6 +103,35 @@ static struct vnet_slot *ring_slot(void *ctx, bool rx, u32 i)
 	return (struct vnet_slot *)(uintptr_t)pa;
 }
 
+/* Slot i of the block rings: its header (which never crosses a page:
+ * slots are 64 bytes after a multiple of 64 from a page), its data copied
+ * through the client's stage 2. */
+static u64 blk_slot_ipa(const struct virtio_dev *d, bool rsp, u32 i)
+{
+	return d->ring_ipa + CTRL_SIZE + ((rsp ? d->cfg->queue : 0) + (u64)i) * BLK_SLOT_SIZE;
+}
+
+static struct vblk_slot *blk_slot(void *ctx, bool rsp, u32 i)
+{
+	struct virtio_dev *d = ctx;
+	u64 pa;
+
+	if (i >= d->cfg->queue || !mem_ipa_to_pa(d->vm, blk_slot_ipa(d, rsp, i), &pa))
+		return NULL;
+	return (struct vblk_slot *)(uintptr_t)pa;
+}
+
+static bool blk_copy(void *ctx, bool rsp, u32 i, u32 off, void *buf, u32 len, bool to_slot)
+{
+	struct virtio_dev *d = ctx;
+	u64 ipa = blk_slot_ipa(d, rsp, i) + VBLK_SLOT_HDR + off;
+
+	if (i >= d->cfg->queue || off > VBLK_PART || len > VBLK_PART - off)
+		return false;
+	return to_slot ? mem_copy_to_vm(d->vm, ipa, buf, len)
+	               : mem_copy_from_vm(d->vm, buf, ipa, len);
+}
+
 /* A word of the region's control page, or NULL. */
 static u32 *ctrl_word(struct virtio_dev *d, u32 off)
 {
@@ -103,16 +151,17 @@ static void dev_fail(struct virtio_dev *d, int err, const char *what, struct vir
 {
 	if (!d->error) {
 		d->error = err;
-		log_info("vm %s: virtio-net %s: virtqueue error %d, device stopped (needs reset)",
-		         d->vm->cfg->name, what, err);
+		log_info("vm %s: %s %s: virtqueue error %d, device stopped (needs reset)",
+		         d->vm->cfg->name, dev_name(d), what, err);
 	}
 	virtio_mmio_fail(&d->regs);
 	o->irq = true;
 }
 
-static void used_irq(struct virtio_dev *d, const struct virtq_mem *m, u32 q, struct virtio_out *o)
+static void used_irq(struct virtio_dev *d, const struct virtq_mem *m, struct virtq *q,
+                     struct virtio_out *o)
 {
-	if (virtq_need_irq(&d->net.q[q], m)) {
+	if (virtq_need_irq(q, m)) {
 		d->regs.isr |= VIRTIO_INT_USED;
 		o->irq = true;
 	}
@@ -136,7 +185,7 @@ static void dev_tx(struct virtio_dev *d, const struct virtq_mem *m, const struct
 		if (n < 0)
 			dev_fail(d, n, "transmit", o);
 		else
-			used_irq(d, m, 1, o);
+			used_irq(d, m, &d->net.q[1], o);
 		virtq_want_notify(&d->net.q[1], m);
 		return;
 	}
@@ -150,7 +199,7 @@ static void dev_tx(struct virtio_dev *d, const struct virtq_mem *m, const struct
 		}
 		if (n)
 			o->doorbell = true;
-		used_irq(d, m, 1, o);
+		used_irq(d, m, &d->net.q[1], o);
 		if (d->net.st.tx_full != full) {
 			if (waited)
 				break; /* still full: the I/O VM rings once it frees a slot */
@@ -176,14 +225,51 @@ static void dev_rx(struct virtio_dev *d, const struct virtq_mem *m, const struct
 		dev_fail(d, n, "receive", o);
 		return;
 	}
-	used_irq(d, m, 0, o);
+	used_irq(d, m, &d->net.q[0], o);
 	virtq_want_notify(&d->net.q[0], m);
+}
+
+/* Block: the I/O VM's responses into the client's buffers, then its new
+ * requests into the request ring (bounded by the ring and the queue size;
+ * once more if it added while the device asked for its next notification).
+ * Before the I/O VM has set the rings up, requests wait in the virtqueue
+ * (it rings the client once it has). */
+static void dev_blk(struct virtio_dev *d, const struct virtq_mem *m, struct virtio_out *o)
+{
+	struct vblk_rings r = {
+		.slot = blk_slot, .copy = blk_copy, .ctx = d, .nslots = d->cfg->queue
+	};
+	u32 *magic = ctrl_word(d, 0);
+	bool used = false;
+	int n;
+
+	if (!magic || __atomic_load_n(magic, __ATOMIC_ACQUIRE) != VBLK_CTRL_MAGIC)
+		return;
+	n = vblk_complete(d->blk, m, &r, r.nslots);
+	if (n < 0) {
+		dev_fail(d, n, "completion", o);
+		return;
+	}
+	used = n > 0;
+	for (u32 pass = 0; pass < 2; pass++) {
+		n = vblk_submit(d->blk, m, &r, d->blk->q.num, &used);
+		if (n < 0) {
+			dev_fail(d, n, "request", o);
+			return;
+		}
+		if (n)
+			o->doorbell = true;
+		if (!virtq_want_notify(&d->blk->q, m))
+			break;
+	}
+	if (used)
+		used_irq(d, m, &d->blk->q, o);
 }
 
 /* Raises what the bridge decided, outside the device's lock. */
 static void dev_out(struct virtio_dev *d, const struct virtio_out *o)
 {
-	u32 *polling = ctrl_word(d, CTRL_IO_POLLING);
+	u32 *polling = ctrl_word(d, d->blk ? BLK_CTRL_IO_POLLING : CTRL_IO_POLLING);
 
 	if (o->irq) {
 		d->irqs++;
@@ -206,9 +292,11 @@ static void dev_work(struct virtio_dev *d, bool tx, bool rx)
 	struct virtio_out o = { false, false };
 
 	spin_lock(&d->lock);
-	if (rx && virtio_mmio_live(&d->regs, 0))
+	if (d->blk && virtio_mmio_live(&d->regs, 0))
+		dev_blk(d, &m, &o);
+	if (!d->blk && rx && virtio_mmio_live(&d->regs, 0))
 		dev_rx(d, &m, &r, &o);
-	if (tx && virtio_mmio_live(&d->regs, 1))
+	if (!d->blk && tx && virtio_mmio_live(&d->regs, 1))
 		dev_tx(d, &m, &r, &o);
 	spin_unlock(&d->lock);
 	dev_out(d, &o);
@@ -221,6 +309,12 @@ static void dev_reset_locked(struct virtio_dev *d)
 	struct vnet keep = d->net;
 
 	virtio_mmio_reset(&d->regs);
+	d->error = 0;
+	if (d->blk) {
+		/* requests in flight are forgotten, their responses dropped */
+		vblk_reset(d->blk);
+		return;
+	}
 	/* The rings' positions are the I/O VM's too: they outlive the device
 	 * (the I/O VM resets the rings only when it starts). */
 	d->net = (struct vnet){
@@ -234,9 +328,10 @@ static void queue_ready(struct virtio_dev *d, u32 i)
 {
 	struct virtq_mem m = { .read = ram_read, .write = ram_write, .valid = ram_valid, .ctx = d };
 	struct virtio_mmio_queue *q = &d->regs.q[i];
+	struct virtq *vq = d->blk ? (i ? NULL : &d->blk->q) : &d->net.q[i];
 
-	if (virtq_setup(&d->net.q[i], &m, q->num, q->desc, q->avail, q->used,
-	                virtio_mmio_has(&d->regs, VIRTIO_F_RING_EVENT_IDX)))
+	if (vq && virtq_setup(vq, &m, q->num, q->desc, q->avail, q->used,
+	                      virtio_mmio_has(&d->regs, VIRTIO_F_RING_EVENT_IDX)))
 		q->ready = true;
 	else
 		d->regs.refused++;
@@ -253,6 +348,10 @@ static void client_state(struct virtio_dev *d, u32 state)
 
 static void driver_ok(struct virtio_dev *d)
 {
+	if (d->blk) {
+		client_state(d, STATE_READY);
+		return;
+	}
 	d->net.mrg = virtio_mmio_has(&d->regs, VIRTIO_NET_F_MRG_RXBUF);
 	d->net.csum = virtio_mmio_has(&d->regs, VIRTIO_NET_F_CSUM);
 	d->net.tso = d->net.csum && virtio_mmio_has(&d->regs, VIRTIO_NET_F_HOST_TSO4);
@@ -299,8 +398,8 @@ static void virtio_sgi(u32 intid)
 	u32 cpu = cpu_index();
 
 	(void)intid;
-	for (u32 i = 0; i < vm_count; i++) {
-		struct virtio_dev *d = &devs[i];
+	for (u32 i = 0; i < vm_count * 2; i++) {
+		struct virtio_dev *d = &devs[i / 2][i % 2];
 
 		if (d->cfg && d->vm->vcpus[0]->pcpu == cpu && d->vm->state == VM_RUNNING &&
 		    __atomic_exchange_n(&d->rx_pending, 0, __ATOMIC_ACQ_REL))
@@ -310,38 +409,57 @@ static void virtio_sgi(u32 intid)
 
 bool virtio_ring(struct vm *vm, u32 shm)
 {
-	struct virtio_dev *d = &devs[vm->id];
+	for (u32 k = 0; k < 2; k++) {
+		struct virtio_dev *d = &devs[vm->id][k];
 
-	if (!d->cfg || d->cfg->shm != shm)
-		return false;
-	if (!__atomic_exchange_n(&d->rx_pending, 1, __ATOMIC_ACQ_REL)) {
-		d->kicks++;
-		gic_send_sgi(VIRTIO_SGI, vm->vcpus[0]->pcpu_mpidr);
+		if (!d->cfg || d->cfg->shm != shm)
+			continue;
+		if (!__atomic_exchange_n(&d->rx_pending, 1, __ATOMIC_ACQ_REL)) {
+			d->kicks++;
+			gic_send_sgi(VIRTIO_SGI, vm->vcpus[0]->pcpu_mpidr);
+		}
+		return true;
 	}
-	return true;
+	return false;
 }
 
 void virtio_vm_reset(struct vm *vm)
 {
-	struct virtio_dev *d = &devs[vm->id];
+	for (u32 k = 0; k < 2; k++) {
+		struct virtio_dev *d = &devs[vm->id][k];
 
-	if (!d->cfg)
-		return;
-	spin_lock(&d->lock);
-	dev_reset_locked(d);
-	spin_unlock(&d->lock);
+		if (!d->cfg)
+			continue;
+		spin_lock(&d->lock);
+		dev_reset_locked(d);
+		spin_unlock(&d->lock);
+	}
 }
 
-void virtio_vm_stop(struct vm *vm)
+static void blk_stop_log(const struct virtio_dev *d)
 {
-	struct virtio_dev *d = &devs[vm->id];
+	const struct vblk_stats *st = &d->blk->st;
 
-	if (!d->cfg)
-		return;
+	log_info("vm %s: virtio-blk notifies=%lu reqs=%lu parts=%lu ioerr=%lu unsupp=%lu "
+	         "ring_full=%lu rsp_bad=%lu stale=%lu kicks=%lu doorbells=%lu irqs=%lu "
+	         "refused=%u error=%d",
+	         d->vm->cfg->name, d->notifies, st->reqs, st->parts, st->ioerr, st->unsupp,
+	         st->ring_full, st->rsp_bad, st->stale, d->kicks, d->doorbells, d->irqs,
+	         d->regs.refused, d->error);
+}
+
+static void dev_stop(struct virtio_dev *d)
+{
+	struct vm *vm = d->vm;
+
 	spin_lock(&d->lock);
 	virtio_mmio_fail(&d->regs); /* nothing moves any more */
 	client_state(d, STATE_DONE);
 	spin_unlock(&d->lock);
+	if (d->blk) {
+		blk_stop_log(d);
+		return;
+	}
 	log_info(
 	    "vm %s: virtio-net notifies=%lu tx=%lu rx=%lu tx_full=%lu tx_waits=%lu tx_runt=%lu "
 	    "tx_nolink=%lu tx_bad=%lu tx_tso=%lu rx_wait=%lu rx_short=%lu rx_bad=%lu kicks=%lu "
@@ -352,10 +470,17 @@ void virtio_vm_stop(struct vm *vm)
 	    d->irqs, d->regs.refused, d->error);
 }
 
-/* The peer VM mapping the client's region and its doorbell there. */
-static void find_iovm(struct virtio_dev *d)
+void virtio_vm_stop(struct vm *vm)
 {
-	u32 shm = d->vm->cfg->shmem[d->cfg->shm].shmem;
+	for (u32 k = 0; k < 2; k++)
+		if (devs[vm->id][k].cfg)
+			dev_stop(&devs[vm->id][k]);
+}
+
+/* The peer VM mapping the client's region and its doorbell there. */
+static void find_iovm(struct virtio_dev *d, const struct cfg_virtio *cv)
+{
+	u32 shm = d->vm->cfg->shmem[cv->shm].shmem;
 
 	for (u32 i = 0; i < vm_count; i++) {
 		const struct cfg_vm *c = vms[i].cfg;
@@ -370,34 +495,56 @@ static void find_iovm(struct virtio_dev *d)
 	}
 }
 
+/* Device k (0 network, 1 block) of VM i, as its configuration says. */
+static void dev_init(u32 i, u32 k, const struct cfg_virtio *c)
+{
+	struct virtio_dev *d = &devs[i][k];
+	u8 config[VIRTIO_MMIO_CONFIG_MAX] = { 0 };
+	u32 type = k ? VIRTIO_ID_BLK : VIRTIO_ID_NET;
+
+	if (c->type != type || c->shm >= vms[i].cfg->nshmem)
+		panic("vm %s: bad virtio device", vms[i].cfg->name);
+	d->vm = &vms[i];
+	d->ring_ipa = vms[i].cfg->shmem[c->shm].ipa;
+	spin_set_rank(&d->lock, LOCK_RANK_LEAF);
+	find_iovm(d, c);
+	if (k) {
+		/* capacity (le64), size_max, seg_max (le32), no geometry, blk_size */
+		u32 size_max = BLK_SIZE_MAX, seg_max = BLK_SEG_MAX, blk_size = VBLK_SECTOR;
+
+		d->blk = &blks[i];
+		d->blk->capacity = c->sectors;
+		vblk_reset(d->blk);
+		memcpy(config, &c->sectors, 8);
+		memcpy(config + 8, &size_max, 4);
+		memcpy(config + 12, &seg_max, 4);
+		memcpy(config + 20, &blk_size, 4);
+		virtio_mmio_init(&d->regs, type, BLK_FEATURES, VIRTQ_MAX_SIZE, config, 24);
+	} else {
+		for (u32 b = 0; b < 6; b++)
+			config[b] = c->mac[b];
+		config[6] = 1; /* status: VIRTIO_NET_S_LINK_UP */
+		virtio_mmio_init(&d->regs, type, NET_FEATURES, VIRTQ_MAX_SIZE, config, 8);
+	}
+	d->cfg = c;
+	mmio_register(d->vm, c->ipa, VIRTIO_MMIO_SIZE, virtio_mmio, d);
+	log_info("vm %s: %s at %lx (SPI %u), bridged to its region %u", d->vm->cfg->name,
+	         dev_name(d), c->ipa, c->irq, c->shm);
+}
+
 void virtio_init(void)
 {
 	bool any = false;
 
 	for (u32 i = 0; i < vm_count; i++) {
-		struct virtio_dev *d = &devs[i];
-		const struct cfg_virtio *c = vms[i].cfg->virtio;
-		u8 config[8];
-
-		if (!c)
-			continue;
-		if (c->type != VIRTIO_ID_NET || c->shm >= vms[i].cfg->nshmem)
-			panic("vm %s: bad virtio device", vms[i].cfg->name);
-		d->vm = &vms[i];
-		d->ring_ipa = vms[i].cfg->shmem[c->shm].ipa;
-		spin_set_rank(&d->lock, LOCK_RANK_LEAF);
-		find_iovm(d);
-		for (u32 k = 0; k < 6; k++)
-			config[k] = c->mac[k];
-		config[6] = 1; /* status: VIRTIO_NET_S_LINK_UP */
-		config[7] = 0;
-		virtio_mmio_init(&d->regs, VIRTIO_ID_NET, NET_FEATURES, VIRTQ_MAX_SIZE, config,
-		                 sizeof(config));
-		d->cfg = c;
-		mmio_register(d->vm, c->ipa, VIRTIO_MMIO_SIZE, virtio_mmio, d);
-		log_info("vm %s: virtio-net at %lx (SPI %u), bridged to its region %u",
-		         d->vm->cfg->name, c->ipa, c->irq, c->shm);
-		any = true;
+		if (vms[i].cfg->virtio) {
+			dev_init(i, 0, vms[i].cfg->virtio);
+			any = true;
+		}
+		if (vms[i].cfg->virtio_blk) {
+			dev_init(i, 1, vms[i].cfg->virtio_blk);
+			any = true;
+		}
 	}
 	if (any)
 		irq_register_hyp(VIRTIO_SGI, virtio_sgi);
@@ -407,6 +554,6 @@ void virtio_cpu_init(void)
 {
 	const struct vcpu *v = cpu_this()->vcpu;
 
-	if (v && v->vm->cfg->virtio)
+	if (v && (v->vm->cfg->virtio || v->vm->cfg->virtio_blk))
 		gic_enable(VIRTIO_SGI);
 }

@@ -29,7 +29,7 @@
 #define VIRTIO_MMIO_SIZE       0x1000u /* the trapped page */
 #define VIRTIO_MMIO_QUEUES     2u
 #define VIRTIO_MMIO_CONFIG     0x100u
-#define VIRTIO_MMIO_CONFIG_MAX 16u
+#define VIRTIO_MMIO_CONFIG_MAX 24u
 
 /* Status bits */
 #define VIRTIO_ST_ACK         1u
