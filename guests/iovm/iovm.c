@@ -172,6 +172,7 @@ static int setup_client(u32 i)
 	ioring_store_release(&c->ctrl->io_state, IORING_STATE_READY);
 	c->doorbell_irq = sh.doorbell_irq;
 	gic_doorbell_setup(c->doorbell_irq, irq_doorbell, false); /* enabled only while idle */
+	c->ring_peer = true; /* the rings are up: a VirtIO client's link with them */
 	return 0;
 }
 

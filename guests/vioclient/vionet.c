@@ -19,14 +19,16 @@
 #include "echo.h"
 #include "vioclient.h"
 
-#define F_MAC       5
-#define F_MRG_RXBUF 15
-#define NET_HDR     12 /* virtio_net_hdr incl. num_buffers (VERSION_1) */
-#define QMAX        256
-#define TXBUF       2048
-#define RXPOOL      (QMAX * 2048)
-#define RXQ         0
-#define TXQ         1
+#define F_MAC        5
+#define F_MRG_RXBUF  15
+#define F_STATUS     16 /* VIRTIO_NET_F_STATUS: config byte 6 bit 0 is the link */
+#define LINK_WAIT_MS 30000
+#define NET_HDR      12 /* virtio_net_hdr incl. num_buffers (VERSION_1) */
+#define QMAX         256
+#define TXBUF        2048
+#define RXPOOL       (QMAX * 2048)
+#define RXQ          0
+#define TXQ          1
 
 struct ring {
 	VIRTQ_MEM(QMAX, 16);
@@ -175,7 +177,7 @@ static void port_wait(u64 max_ns)
 
 const char *vionet_setup(struct vio *v, uptr base)
 {
-	u64 wanted = BIT(F_MAC) | BIT(F_MRG_RXBUF) | BIT(VIRTIO_F_RING_EVENT_IDX);
+	u64 wanted = BIT(F_MAC) | BIT(F_MRG_RXBUF) | BIT(F_STATUS) | BIT(VIRTIO_F_RING_EVENT_IDX);
 	const char *f = param_str_default("features", "all"), *why;
 	u32 i;
 
@@ -184,6 +186,7 @@ const char *vionet_setup(struct vio *v, uptr base)
 		wanted |= has_word(f, "mac") ? BIT(F_MAC) : 0;
 		wanted |= has_word(f, "mrg_rxbuf") ? BIT(F_MRG_RXBUF) : 0;
 		wanted |= has_word(f, "event_idx") ? BIT(VIRTIO_F_RING_EVENT_IDX) : 0;
+		wanted |= has_word(f, "status") ? BIT(F_STATUS) : 0;
 	}
 	why = vio_open(v, base, VIRTIO_ID_NET, wanted);
 	if (why)
@@ -205,6 +208,13 @@ const char *vionet_setup(struct vio *v, uptr base)
 	virtq_publish(&rx.q);
 	vio_start(v);
 	kick(RXQ, &rx.q);
+	/* with VIRTIO_NET_F_STATUS, nothing is sent before the device says the
+	 * link is up (a bridge's link comes up when the I/O VM has its rings) */
+	for (i = 0; vio_has(v, F_STATUS) && !(vmmio_config8(&v->mmio, 6) & 1); i++) {
+		if (i == LINK_WAIT_MS)
+			return "the link did not come up";
+		timer_delay_ms(1);
+	}
 	return NULL;
 }
 

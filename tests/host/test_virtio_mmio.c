@@ -80,6 +80,19 @@ int main(void)
 	CHECK(virtio_mmio_write(&m, 0x100, 1, 0xff, &q) == VIRTIO_MMIO_NONE); /* read only */
 	CHECK(virtio_mmio_read(&m, 0x100, 1, &v) && v == 0x02);
 	CHECK(virtio_mmio_write(&m, 0x071, 1, 0xff, &q) == VIRTIO_MMIO_REFUSED);
+	/* the device changes a config byte (a link coming up): a new generation
+	 * and a configuration-change interrupt, once; past the config: nothing */
+	v = rd(&m, 0xfc);
+	virtio_mmio_config_set(&m, 6, 0);
+	CHECK(virtio_mmio_read(&m, 0x106, 1, &q) && q == 0);
+	CHECK(rd(&m, 0xfc) == v + 1 && (rd(&m, 0x60) & VIRTIO_INT_CONFIG));
+	virtio_mmio_config_set(&m, 6, 0);
+	virtio_mmio_config_set(&m, sizeof(cfg), 1);
+	CHECK(rd(&m, 0xfc) == v + 1);
+	virtio_mmio_config_set(&m, 6, 1);
+	CHECK(rd(&m, 0xfc) == v + 2);
+	CHECK(wr(&m, 0x64, VIRTIO_INT_CONFIG) == VIRTIO_MMIO_ACK && rd(&m, 0x60) == 0);
+	q = 0;
 
 	/* features the device does not offer, or no VERSION_1: no FEATURES_OK */
 	wr(&m, 0x70, VIRTIO_ST_ACK | VIRTIO_ST_DRIVER);

@@ -29,7 +29,7 @@ MAC = "02:00:00:00:00:51"
 DISK_BYTES = 4 << 20
 SEED, WSEED = 0x5EED, 0x77
 F_VERSION_1, F_EVENT_IDX = 1 << 32, 1 << 29
-F_NET_MAC, F_NET_MRG_RXBUF = 1 << 5, 1 << 15
+F_NET_MAC, F_NET_MRG_RXBUF, F_NET_STATUS = 1 << 5, 1 << 15, 1 << 16
 F_BLK_RO, F_BLK_FLUSH = 1 << 5, 1 << 9
 
 
@@ -76,7 +76,7 @@ def test_net_interrupts_event_idx_and_merged_rx_buffers(elf: Path, tmp_path: Pat
                                            "window": 8, "rxbuf": 256})
     assert lines[-2] == "vioclient: PASS (48 frames sent, 48 replies verified both ways)", lines
     f = features(lines, "net")
-    assert f == F_VERSION_1 | F_EVENT_IDX | F_NET_MAC | F_NET_MRG_RXBUF, hex(f)
+    assert f == F_VERSION_1 | F_EVENT_IDX | F_NET_MAC | F_NET_MRG_RXBUF | F_NET_STATUS, hex(f)
     assert f"vioclient: net: mac {MAC} queue 64 rxbuf 256 features 0x{f:x}" in lines
     st = values(lines, "vioclient: net: tx=")
     assert st["tx"] == 48 and st["rx"] == 48 and st["merged"] == 48 and st["rx_bad"] == 0, st

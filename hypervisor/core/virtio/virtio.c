@@ -56,6 +56,7 @@ struct virtio_dev {
 	u64 notifies, kicks; /* QueueNotify writes; receive SGIs sent */
 	u64 doorbells, irqs; /* I/O VM doorbells rung; device interrupts raised */
 	int error;           /* the virtqueue error that stopped the device, 0: none */
+	bool link;           /* a network device's link is up (dev_link) */
 };
 
 /* by VM id: its network (0) and block (1) devices */
@@ -285,13 +286,33 @@ static void dev_out(struct virtio_dev *d, const struct virtio_out *o)
 	}
 }
 
+/* The link comes up when the I/O VM has set the rings up (it rings the
+ * client then): VIRTIO_NET_S_LINK_UP and a configuration change. It stays
+ * up: the rings outlive the device. */
+static void dev_link(struct virtio_dev *d, struct virtio_out *o)
+{
+	u32 *magic = ctrl_word(d, 0);
+
+	if (d->link || !magic || __atomic_load_n(magic, __ATOMIC_ACQUIRE) != CTRL_MAGIC)
+		return;
+	d->link = true;
+	virtio_mmio_config_set(&d->regs, 6, 1);
+	o->irq = true;
+}
+
 static void dev_work(struct virtio_dev *d, bool tx, bool rx)
 {
 	struct virtq_mem m = { .read = ram_read, .write = ram_write, .valid = ram_valid, .ctx = d };
 	struct vnet_rings r = { .slot = ring_slot, .ctx = d, .nslots = d->cfg->queue };
 	struct virtio_out o = { false, false };
 
+	/* a ring that came while the client's VM was not running (virtio_sgi
+	 * leaves it) is served now: else it would hold back every later kick */
+	if (__atomic_exchange_n(&d->rx_pending, 0, __ATOMIC_ACQ_REL))
+		rx = tx = true;
 	spin_lock(&d->lock);
+	if (!d->blk)
+		dev_link(d, &o);
 	if (d->blk && virtio_mmio_live(&d->regs, 0))
 		dev_blk(d, &m, &o);
 	if (!d->blk && rx && virtio_mmio_live(&d->regs, 0))
@@ -523,7 +544,7 @@ static void dev_init(u32 i, u32 k, const struct cfg_virtio *c)
 	} else {
 		for (u32 b = 0; b < 6; b++)
 			config[b] = c->mac[b];
-		config[6] = 1; /* status: VIRTIO_NET_S_LINK_UP */
+		config[6] = 0; /* status: no VIRTIO_NET_S_LINK_UP before the rings (dev_link) */
 		virtio_mmio_init(&d->regs, type, NET_FEATURES, VIRTQ_MAX_SIZE, config, 8);
 	}
 	d->cfg = c;

@@ -65,6 +65,15 @@ void virtio_mmio_fail(struct virtio_mmio *m)
 	m->generation++;
 }
 
+void virtio_mmio_config_set(struct virtio_mmio *m, u32 off, u8 val)
+{
+	if (off >= m->config_len || m->config[off] == val)
+		return;
+	m->config[off] = val;
+	m->isr |= VIRTIO_INT_CONFIG;
+	m->generation++;
+}
+
 bool virtio_mmio_live(const struct virtio_mmio *m, u32 i)
 {
 	return i < VIRTIO_MMIO_QUEUES && m->q[i].ready &&

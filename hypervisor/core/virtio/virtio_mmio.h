@@ -84,6 +84,9 @@ void virtio_mmio_init(struct virtio_mmio *m, u32 device_id, u64 features, u16 nu
 void virtio_mmio_reset(struct virtio_mmio *m);
 /* The device stops (DEVICE_NEEDS_RESET, a configuration-change interrupt). */
 void virtio_mmio_fail(struct virtio_mmio *m);
+/* Config byte off (< the init's len) becomes val: a new ConfigGeneration
+ * and a configuration-change interrupt when it changed. */
+void virtio_mmio_config_set(struct virtio_mmio *m, u32 off, u8 val);
 /* Whether queue i is usable: ready, DRIVER_OK and not failed. */
 bool virtio_mmio_live(const struct virtio_mmio *m, u32 i);
 /* Whether the driver accepted feature bit f (FEATURES_OK). */
