@@ -53,7 +53,7 @@
  * other clients between two of its frames; overruns: services that started more than one frame
  * time late (at io_rate) while it was backlogged (the time guarantees assume none).
  * "iovm: device tx=.. rx=.. rx_unknown=.. rx_bad=.. tx_full=.. overruns=.. slot_ns=..
- * capacity_fps=..", "iovm: device notify_skipped=.. rx_notify_skipped=.. stall_us=..
+ * capacity_fps=..", "iovm: device notifies=.. notify_skipped=.. rx_notify_skipped=.. stall_us=..
  * stall_max_us=..", "iovm: cpu exits=.. irq_exits=.. doorbell_irqs=.." (its
  * physical CPU's exits and physical interrupts, BH_HC_CPU_EXITS, and the doorbell interrupts it
  * took), "iovm: PASS" or "iovm: FAIL (<why>)".
@@ -528,8 +528,9 @@ static void report(void)
 	       timer_ticks_to_ns(svc_ticks),
 	       busy_ticks ? busy_frames * timer_freq() / busy_ticks : 0);
 	printf(
-	    "iovm: device notify_skipped=%lu rx_notify_skipped=%lu stall_us=%lu stall_max_us=%lu\n",
-	    vs->tx_notify_skipped, vs->rx_notify_skipped, timer_ticks_to_ns(stall_ticks) / 1000,
+	    "iovm: device notifies=%lu notify_skipped=%lu rx_notify_skipped=%lu stall_us=%lu "
+	    "stall_max_us=%lu\n",
+	    vs->tx_notifies, vs->tx_notify_skipped, vs->rx_notify_skipped, timer_ticks_to_ns(stall_ticks) / 1000,
 	    timer_ticks_to_ns(stall_max) / 1000);
 	bh_cpu_exits(BH_CPU_SELF, &ex);
 	printf("iovm: cpu exits=%lu irq_exits=%lu doorbell_irqs=%lu\n", ex.exits, ex.irq_exits,

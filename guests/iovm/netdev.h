@@ -13,6 +13,7 @@
 
 struct netdev_stats {
 	u64 tx_frames, tx_bytes, tx_full;
+	u64 tx_notifies;       /* transmit notifications given to the device */
 	u64 tx_notify_skipped; /* notifications the device said it did not need */
 	u64 rx_frames, rx_bytes, rx_bad;
 	u64 rx_notify_skipped; /* buffers given back without a notification */

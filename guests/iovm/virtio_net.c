@@ -141,10 +141,12 @@ static void vnet_tx_commit(u32 len)
 	txq.desc[d].flags = 0;
 	virtq_push(&txq.q, d);
 	virtq_publish(&txq.q);
-	if (virtq_kick_needed(&txq.q))
+	if (virtq_kick_needed(&txq.q)) {
 		vmmio_notify(&dev, TXQ);
-	else
+		st.tx_notifies++;
+	} else {
 		st.tx_notify_skipped++;
+	}
 	st.tx_frames++;
 	st.tx_bytes += len;
 }
