@@ -65,6 +65,7 @@
 #include "runtime.h"
 
 #define MAX_CLIENTS IOSCHED_MAX_CLIENTS
+#define TX_BATCH    16 /* frames queued in the device per notification, at most */
 
 struct client {
 	const char *vm;
@@ -544,7 +545,7 @@ int main(const char *params)
 	u64 stats_ticks = timer_ns_to_ticks(param_u64("stats_ms", 1000) * 1000000ull), next_stats;
 	u64 t, last_t = 0, end, wsum = 0, capt[MAX_CLIENTS];
 	bool was_full = false;
-	u32 w[MAX_CLIENTS];
+	u32 w[MAX_CLIENTS], unflushed = 0;
 	bool poll = param_u64("poll", 0) != 0;
 	u64 poll_us = param_u64("poll_us", 5);
 	u8 mac[ETH_ALEN];
@@ -629,9 +630,17 @@ int main(const char *params)
 			if (k >= 0) {
 				account_service(t);
 				serve(&cl[k], t - stall_ticks);
+				if (++unflushed == TX_BATCH) {
+					netdev_tx_flush();
+					unflushed = 0;
+				}
 				continue;
 			}
-		} else if (pending) {
+		}
+		/* the device learns of a batch of frames at once */
+		netdev_tx_flush();
+		unflushed = 0;
+		if (pending && !netdev_can_send()) {
 			was_full = true; /* the device's transmit queue is full */
 			cpu_relax();
 			continue;
