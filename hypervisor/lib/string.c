@@ -2,65 +2,37 @@
 /* Freestanding memory and string helpers (the compiler may emit calls to these). */
 #include "lib/string.h"
 
-/* Whole words from src to the 8-byte aligned dst: src's own aligned words,
- * shifted together when it is off by sh bits (-mstrict-align: no unaligned
- * access; every word read holds a byte of src). Returns the words. */
-static size_t copy_words(u64 *d8, const u8 *s, size_t words)
-{
-	u32 sh = (u32)((uintptr_t)s & 7) * 8;
-	const u64 *w = (const u64 *)(uintptr_t)((uintptr_t)s & ~(uintptr_t)7);
-	size_t i = 0;
-
-	if (sh) {
-		u64 lo = w[0];
-
-		for (; i < words; i++) {
-			u64 hi = w[i + 1];
-
-			d8[i] = lo >> sh | hi << (64 - sh);
-			lo = hi;
-		}
-		return words;
-	}
-	/* 64 bytes a step (four LDP/STP pairs): the boot's payload and image
-	 * moves are tens of MiB (docs/boot.md) */
-	for (; i + 8 <= words; i += 8) {
-		u64 a = w[i], b = w[i + 1], c = w[i + 2], e = w[i + 3];
-		u64 f = w[i + 4], g = w[i + 5], h = w[i + 6], k = w[i + 7];
-
-		d8[i] = a;
-		d8[i + 1] = b;
-		d8[i + 2] = c;
-		d8[i + 3] = e;
-		d8[i + 4] = f;
-		d8[i + 5] = g;
-		d8[i + 6] = h;
-		d8[i + 7] = k;
-	}
-	for (; i < words; i++)
-		d8[i] = w[i];
-	return words;
-}
-
-/* Bytes up to dst's 8-byte boundary, whole words, the tail: frames sit 2,
- * 4 or 12 bytes off the word on one side only (docs/io.md "VirtIO"). */
 void *memcpy(void *dst, const void *src, size_t n)
 {
 	u8 *d = dst;
 	const u8 *s = src;
 
-	if (n >= 16) {
-		size_t words;
+	if (IS_ALIGNED((uintptr_t)d | (uintptr_t)s | n, 8)) {
+		u64 *d8 = dst;
+		const u64 *src8 = src;
+		size_t i = 0;
 
-		for (; !IS_ALIGNED((uintptr_t)d, 8); n--)
-			*d++ = *s++;
-		words = copy_words((u64 *)(uintptr_t)d, s, n / 8);
-		d += words * 8;
-		s += words * 8;
-		n -= words * 8;
+		/* 64 bytes a step (four LDP/STP pairs): the boot's payload and
+		 * image moves are tens of MiB (docs/boot.md) */
+		for (; i + 8 <= n / 8; i += 8) {
+			u64 a = src8[i], b = src8[i + 1], c = src8[i + 2], e = src8[i + 3];
+			u64 f = src8[i + 4], g = src8[i + 5], h = src8[i + 6], k = src8[i + 7];
+
+			d8[i] = a;
+			d8[i + 1] = b;
+			d8[i + 2] = c;
+			d8[i + 3] = e;
+			d8[i + 4] = f;
+			d8[i + 5] = g;
+			d8[i + 6] = h;
+			d8[i + 7] = k;
+		}
+		for (; i < n / 8; i++)
+			d8[i] = src8[i];
+		return dst;
 	}
-	while (n--)
-		*d++ = *s++;
+	for (size_t i = 0; i < n; i++)
+		d[i] = s[i];
 	return dst;
 }
 
