@@ -528,11 +528,10 @@ static void report(void)
 	       vs->tx_frames, vs->rx_frames, rx_unknown, vs->rx_bad, vs->tx_full, overruns,
 	       timer_ticks_to_ns(svc_ticks),
 	       busy_ticks ? busy_frames * timer_freq() / busy_ticks : 0);
-	printf(
-	    "iovm: device notifies=%lu notify_skipped=%lu rx_notify_skipped=%lu stall_us=%lu "
-	    "stall_max_us=%lu\n",
-	    vs->tx_notifies, vs->tx_notify_skipped, vs->rx_notify_skipped, timer_ticks_to_ns(stall_ticks) / 1000,
-	    timer_ticks_to_ns(stall_max) / 1000);
+	printf("iovm: device notifies=%lu notify_skipped=%lu rx_notify_skipped=%lu stall_us=%lu "
+	       "stall_max_us=%lu\n",
+	       vs->tx_notifies, vs->tx_notify_skipped, vs->rx_notify_skipped,
+	       timer_ticks_to_ns(stall_ticks) / 1000, timer_ticks_to_ns(stall_max) / 1000);
 	bh_cpu_exits(BH_CPU_SELF, &ex);
 	printf("iovm: cpu exits=%lu irq_exits=%lu doorbell_irqs=%lu\n", ex.exits, ex.irq_exits,
 	       doorbell_irqs);
