@@ -28,7 +28,10 @@ and with the NIC passed straight through to Linux (its virtio-mmio and
 virtio-net modules; Linux's RAM identity-mapped, IPA = PA, since the device
 does DMA with physical addresses and there is no SMMU), and the same stock
 modules on the hypervisor's virtio bridge (``virtio: net``, docs/io.md
-"VirtIO"); ratios to passthrough.
+"VirtIO"); ratios to passthrough. --linux-only direct,virtio runs just
+those rows and writes the VirtIO run's counters (the bridge's, the I/O
+VM's, the client's interrupts; Linux is powered off for them) to
+build/bench/io/linux-virtio.profile.
 
 QEMU models no caches, no DRAM and no line rate; the peer and QEMU's device
 model run in host time. The figures compare the paths on this QEMU; they are
@@ -51,6 +54,7 @@ library's ``io``.)
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -286,6 +290,8 @@ SETUP = {
     "direct": "for m in failover net_failover virtio_net virtio_mmio; do insmod /lib/modules/$m.ko; done",
 }
 SETUP["virtio"] = SETUP["direct"]  # the same stock modules, on the hypervisor's virtio bridge
+# the counters of a VirtIO run (written to build/bench/io/linux-virtio.profile)
+PROFILE = re.compile(r"virtio-net notifies=|iovm: (client linux|device|cpu) |virtio0")
 RECEIVER = re.compile(r"\[linux\] \[\s*\d+\]\s+0\.00-\S+\s+sec\s+\S+ \w?Bytes\s+(\S+) Mbits/sec(.*)receiver")
 
 
@@ -317,6 +323,10 @@ def linux_run(mode: str, seconds: int) -> dict[str, float]:
         con.wait_for("[linux] tcp done", timeout=60 + 4 * seconds)
         con.type(f"iperf3 -c 10.0.2.2 -p {port} -t {seconds} -u -b 20M -f m; echo udp done\r")
         con.wait_for("[linux] udp done", timeout=60 + 4 * seconds)
+        if mode == "virtio":  # power off: the bridge's and the I/O VM's counters of the whole run
+            con.type("cat /proc/interrupts; exit\r")
+            with contextlib.suppress(TimeoutError):
+                con.wait_for("[iovm] iovm: PASS", timeout=60)
     finally:
         con.kill()
         server.kill()
@@ -325,6 +335,9 @@ def linux_run(mode: str, seconds: int) -> dict[str, float]:
     tcp, udp = (m for x in con.lines if (m := RECEIVER.match(x)))
     loss = re.search(r"\((\S+)%\)", udp[2])
     assert ping and loss
+    profile = [x for x in con.lines if PROFILE.search(x)]
+    if profile:
+        (OUT / f"linux-{mode}.profile").write_text("\n".join(profile) + "\n")
     return {"ping_ms": float(ping[1]), "tcp": float(tcp[1]), "udp": float(udp[1]), "udp_loss": float(loss[1])}
 
 
@@ -362,6 +375,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--capacity", type=int, default=5000, help="io.capacity of the shared rows (default 5000)")
     ap.add_argument("--seconds", type=int, default=5, help="iperf3 run length (default 5)")
     ap.add_argument("--no-linux", action="store_true", help="the bare-metal rows only")
+    ap.add_argument("--linux-only", metavar="MODES", help="only these Linux rows, comma-separated "
+                    f"(of {','.join(LINUX_MODES)}; direct first: the ratios' base), no bare-metal rows")
     ap.add_argument("--calibrate", action="store_true", help="measure the device's capacity and stop")
     ap.add_argument("--quick", action="store_true",
                     help="smallest run (the smoke test's): passthrough, 2 clients, 2 clients of which one floods; "
@@ -369,6 +384,12 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.calibrate:
         return calibrate(args.frames)
+    if args.linux_only:
+        modes = tuple(args.linux_only.split(","))
+        if modes[0] != "direct" or not set(modes) <= set(LINUX_MODES):
+            ap.error(f"--linux-only: direct first, then any of {', '.join(LINUX_MODES[1:])}")
+        linux_rows(args.seconds, modes)
+        return 0
     bare_metal_rows(args.frames, args.capacity, QUICK if args.quick else SCENARIOS)
     if not args.no_linux:
         linux_rows(args.seconds, LINUX_MODES[:2] if args.quick else LINUX_MODES)

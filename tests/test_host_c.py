@@ -52,7 +52,8 @@ SOURCES: dict[str, list[str]] = {
     "test_sgi_filter": ["core/vcpu/sgi_filter.c"],
     # the virtio bridge's pure parts: the transport's registers, the virtqueue parser, the net bridge
     "test_virtio_mmio": ["core/virtio/virtio_mmio.c"],
-    "test_virtq": ["core/virtio/virtq.c", "core/virtio/vnet.c", "core/virtio/vnet_offload.c"],
+    "test_virtq": ["core/virtio/virtq.c", "core/virtio/vnet.c", "core/virtio/vnet_offload.c",
+                   "core/virtio/vcopy.c"],
     "test_vblk": ["core/virtio/virtq.c", "core/virtio/vblk.c"],  # the block bridge
     # the SMMU drivers against register-level models (docs/dma.md)
     "test_smmuv3": ["drivers/iommu.c", "drivers/smmu/smmuv3.c", "drivers/smmu/smmuv3_enc.c",

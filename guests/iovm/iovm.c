@@ -54,7 +54,7 @@
  * other clients between two of its frames; overruns: services that started more than one frame
  * time late (at io_rate) while it was backlogged (the time guarantees assume none).
  * "iovm: device tx=.. rx=.. rx_unknown=.. rx_bad=.. tx_full=.. overruns=.. slot_ns=..
- * capacity_fps=..", "iovm: device notify_skipped=.. rx_notify_skipped=.. stall_us=..
+ * capacity_fps=..", "iovm: device notifies=.. notify_skipped=.. rx_notify_skipped=.. stall_us=..
  * stall_max_us=..", "iovm: cpu exits=.. irq_exits=.. doorbell_irqs=.." (its
  * physical CPU's exits and physical interrupts, BH_HC_CPU_EXITS, and the doorbell interrupts it
  * took), "iovm: PASS" or "iovm: FAIL (<why>)".
@@ -67,6 +67,7 @@
 #include "runtime.h"
 
 #define MAX_CLIENTS IOSCHED_MAX_CLIENTS
+#define TX_BATCH    16 /* frames queued in the device per notification, at most */
 
 struct client {
 	const char *vm;
@@ -517,10 +518,10 @@ static void report(void)
 	       vs->tx_frames, vs->rx_frames, rx_unknown, vs->rx_bad, vs->tx_full, overruns,
 	       timer_ticks_to_ns(svc_ticks),
 	       busy_ticks ? busy_frames * timer_freq() / busy_ticks : 0);
-	printf(
-	    "iovm: device notify_skipped=%lu rx_notify_skipped=%lu stall_us=%lu stall_max_us=%lu\n",
-	    vs->tx_notify_skipped, vs->rx_notify_skipped, timer_ticks_to_ns(stall_ticks) / 1000,
-	    timer_ticks_to_ns(stall_max) / 1000);
+	printf("iovm: device notifies=%lu notify_skipped=%lu rx_notify_skipped=%lu stall_us=%lu "
+	       "stall_max_us=%lu\n",
+	       vs->tx_notifies, vs->tx_notify_skipped, vs->rx_notify_skipped,
+	       timer_ticks_to_ns(stall_ticks) / 1000, timer_ticks_to_ns(stall_max) / 1000);
 	bh_cpu_exits(BH_CPU_SELF, &ex);
 	printf("iovm: cpu exits=%lu irq_exits=%lu doorbell_irqs=%lu\n", ex.exits, ex.irq_exits,
 	       doorbell_irqs);
@@ -533,7 +534,7 @@ int main(const char *params)
 	u64 stats_ticks = timer_ns_to_ticks(param_u64("stats_ms", 1000) * 1000000ull), next_stats;
 	u64 t, last_t = 0, end, wsum = 0, capt[MAX_CLIENTS];
 	bool was_full = false;
-	u32 w[MAX_CLIENTS];
+	u32 w[MAX_CLIENTS], unflushed = 0;
 	bool poll = param_u64("poll", 0) != 0;
 	u64 poll_us = param_u64("poll_us", 5);
 	u8 mac[ETH_ALEN];
@@ -620,9 +621,17 @@ int main(const char *params)
 			if (k >= 0) {
 				account_service(t);
 				serve(&cl[k], t - stall_ticks);
+				if (++unflushed == TX_BATCH) {
+					netdev_tx_flush();
+					unflushed = 0;
+				}
 				continue;
 			}
-		} else if (pending) {
+		}
+		/* the device learns of a batch of frames at once */
+		netdev_tx_flush();
+		unflushed = 0;
+		if (pending && !netdev_can_send()) {
 			was_full = true; /* the device's transmit queue is full */
 			cpu_relax();
 			continue;

@@ -40,6 +40,12 @@ void netdev_tx_commit(u32 len)
 	nd->tx_commit(len);
 }
 
+void netdev_tx_flush(void)
+{
+	if (nd->tx_flush)
+		nd->tx_flush();
+}
+
 bool netdev_can_send(void)
 {
 	return nd->can_send();

@@ -13,6 +13,7 @@
 
 struct netdev_stats {
 	u64 tx_frames, tx_bytes, tx_full;
+	u64 tx_notifies;       /* transmit notifications given to the device */
 	u64 tx_notify_skipped; /* notifications the device said it did not need */
 	u64 rx_frames, rx_bytes, rx_bad;
 	u64 rx_notify_skipped; /* buffers given back without a notification */
@@ -30,6 +31,9 @@ struct netdev_ops {
 	u8 *(*tx_buf)(u32 *cap);
 	/* Queues the frame of len bytes written into tx_buf's buffer. */
 	void (*tx_commit)(u32 len);
+	/* Tells the device of the frames tx_commit queued since the last flush
+	 * (one notification for a batch); NULL: tx_commit already did. */
+	void (*tx_flush)(void);
 	/* True if send would find a free descriptor (after reclaiming). */
 	bool (*can_send)(void);
 	/* Next received frame: its length and *frame pointing into the driver's
@@ -47,6 +51,7 @@ int netdev_init(const char *driver, uptr base, u8 mac_out[6]);
 int netdev_send(const void *frame, u32 len);
 u8 *netdev_tx_buf(u32 *cap);
 void netdev_tx_commit(u32 len);
+void netdev_tx_flush(void);
 bool netdev_can_send(void);
 u32 netdev_recv(const u8 **frame);
 void netdev_rx_done(void);

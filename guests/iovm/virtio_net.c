@@ -129,9 +129,8 @@ static u8 *vnet_tx_buf(u32 *cap)
 	return txq.buf[txq.free[txq.nfree - 1]] + NET_HDR_LEN;
 }
 
-/* Queues the frame in the buffer vnet_tx_buf gave; notifies the device
- * unless it said it needs no notification (VRING_USED_F_NO_NOTIFY: QEMU's
- * transmit handler is already scheduled and will see the new index). */
+/* Queues the frame in the buffer vnet_tx_buf gave (the device sees it at
+ * the next vnet_tx_flush, or earlier if its handler is running). */
 static void vnet_tx_commit(u32 len)
 {
 	u16 d = txq.free[--txq.nfree];
@@ -141,12 +140,23 @@ static void vnet_tx_commit(u32 len)
 	txq.desc[d].flags = 0;
 	virtq_push(&txq.q, d);
 	virtq_publish(&txq.q);
-	if (virtq_kick_needed(&txq.q))
-		vmmio_notify(&dev, TXQ);
-	else
-		st.tx_notify_skipped++;
 	st.tx_frames++;
 	st.tx_bytes += len;
+}
+
+/* One notification for the frames queued since the last, unless the device
+ * said it needs none (VRING_USED_F_NO_NOTIFY: QEMU's transmit handler is
+ * already scheduled and will see the new index). */
+static void vnet_tx_flush(void)
+{
+	if (txq.q.kicked_idx == txq.q.avail_idx)
+		return;
+	if (virtq_kick_needed(&txq.q)) {
+		vmmio_notify(&dev, TXQ);
+		st.tx_notifies++;
+	} else {
+		st.tx_notify_skipped++;
+	}
 }
 
 static int vnet_send(const void *frame, u32 len)
@@ -161,6 +171,7 @@ static int vnet_send(const void *frame, u32 len)
 		return -1;
 	memcpy(buf, frame, len);
 	vnet_tx_commit(len);
+	vnet_tx_flush();
 	return 0;
 }
 
@@ -216,6 +227,7 @@ const struct netdev_ops vnet_ops = {
 	.send = vnet_send,
 	.tx_buf = vnet_tx_buf,
 	.tx_commit = vnet_tx_commit,
+	.tx_flush = vnet_tx_flush,
 	.can_send = vnet_can_send,
 	.recv = vnet_recv,
 	.rx_done = vnet_rx_done,

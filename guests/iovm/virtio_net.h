@@ -11,7 +11,7 @@
 
 #include "netdev.h"
 
-#define VNET_QSIZE 16
+#define VNET_QSIZE 128
 
 /* The driver behind netdev.h ("virtio"). */
 extern const struct netdev_ops vnet_ops;

@@ -30,17 +30,34 @@ void *memset(void *dst, int c, size_t n)
 	return dst;
 }
 
+/* Bytes up to dst's 8-byte boundary, then whole words, then the tail. When
+ * src is off the word by a different amount (a device buffer's frame 12
+ * bytes in, a ring slot's 16: docs/io.md), its aligned words are shifted
+ * together: only aligned accesses, each word read holding a byte of src. */
 void *memcpy(void *dst, const void *src, size_t n)
 {
 	u8 *d = dst;
 	const u8 *s = src;
 
-	if ((((uptr)d | (uptr)s) & 7) == 0) {
-		while (n >= 8) {
-			*(u64 *)d = *(const u64 *)s;
-			d += 8;
-			s += 8;
-			n -= 8;
+	if (n >= 16) {
+		while ((uptr)d & 7) {
+			*d++ = *s++;
+			n--;
+		}
+		if (((uptr)s & 7) == 0) {
+			for (; n >= 8; n -= 8, d += 8, s += 8)
+				*(u64 *)d = *(const u64 *)s;
+		} else {
+			unsigned sh = (unsigned)((uptr)s & 7) * 8;
+			const u64 *w = (const u64 *)((uptr)s & ~(uptr)7);
+			u64 cur = *w++;
+
+			for (; n >= 8; n -= 8, d += 8, s += 8) {
+				u64 next = *w++;
+
+				*(u64 *)d = cur >> sh | next << (64 - sh);
+				cur = next;
+			}
 		}
 	}
 	while (n--)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Host unit test of lib/string.c's memset and memcpy (built renamed,
  * tests/test_host_c.py DEFINES, beside the host's own): every alignment of
- * start and length up to a few pages, against a byte-by-byte reference,
+ * start (memcpy: of destination and source apart) and length up to a few
+ * pages, against a byte-by-byte reference,
  * with guard bytes around the destination that must stay untouched. */
 #include <stdio.h>
 
@@ -33,18 +34,18 @@ static void check_memset(size_t off, size_t len, int c)
 		}
 }
 
-static void check_memcpy(size_t off, size_t len)
+static void check_memcpy(size_t off, size_t soff, size_t len)
 {
 	fill(buf, sizeof(buf), 3);
 	fill(src, sizeof(src), 11);
 	fill(want, sizeof(want), 3);
 	for (size_t i = 0; i < len; i++)
-		want[off + i] = src[off + i];
-	CHECK(memcpy(buf + off, src + off, len) == buf + off);
+		want[off + i] = src[soff + i];
+	CHECK(memcpy(buf + off, src + soff, len) == buf + off);
 	for (size_t i = 0; i < sizeof(buf); i++)
 		if (buf[i] != want[i]) {
 			CHECK(buf[i] == want[i]);
-			fprintf(stderr, "memcpy(+%zu, %zu): byte %zu\n", off, len, i);
+			fprintf(stderr, "memcpy(+%zu, +%zu, %zu): byte %zu\n", off, soff, len, i);
 			return;
 		}
 }
@@ -58,7 +59,8 @@ int main(void)
 		for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
 			check_memset(off, lens[k], 0);
 			check_memset(off, lens[k], 0xa5);
-			check_memcpy(off, lens[k]);
+			for (size_t soff = 0; soff < 16; soff++)
+				check_memcpy(off, soff, lens[k]);
 		}
 	if (failures)
 		return 1;

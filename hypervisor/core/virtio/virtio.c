@@ -5,6 +5,7 @@
 #include "core/irq/irq.h"
 #include "core/mem/mem.h"
 #include "core/vgic/vgic.h"
+#include "core/virtio/vcopy.h"
 #include "core/virtio/virtio_mmio.h"
 #include "core/virtio/vblk.h"
 #include "core/virtio/vnet.h"
@@ -83,14 +84,33 @@ static bool ram_valid(void *ctx, u64 ipa, u64 len)
 	return true;
 }
 
+/* As mem_copy_from_vm / mem_copy_to_vm, page by page, with vcopy's words. */
+static bool ram_copy(struct virtio_dev *d, u64 ipa, u8 *buf, u64 len, bool to_vm)
+{
+	while (len) {
+		u64 pa, chunk = MIN(SZ_4K - (ipa & (SZ_4K - 1)), len);
+
+		if (!mem_ipa_to_pa(d->vm, ipa, &pa))
+			return false;
+		if (to_vm)
+			vcopy((void *)(uintptr_t)pa, buf, chunk);
+		else
+			vcopy(buf, (const void *)(uintptr_t)pa, chunk);
+		ipa += chunk;
+		buf += chunk;
+		len -= chunk;
+	}
+	return true;
+}
+
 static bool ram_read(void *ctx, u64 ipa, void *dst, u64 len)
 {
-	return mem_copy_from_vm(((struct virtio_dev *)ctx)->vm, dst, ipa, len);
+	return ram_copy(ctx, ipa, dst, len, false);
 }
 
 static bool ram_write(void *ctx, u64 ipa, const void *src, u64 len)
 {
-	return mem_copy_to_vm(((struct virtio_dev *)ctx)->vm, ipa, src, len);
+	return ram_copy(ctx, ipa, (u8 *)(uintptr_t)src, len, true);
 }
 
 /* A slot of the region (none crosses a page: slots are 2 KiB from a page). */

@@ -10,11 +10,40 @@
 #define TCP_PSH      0x08u
 #define TCP_CWR      0x80u
 
+typedef u32 __attribute__((may_alias)) u32_alias;
+
+/* The sum of 32-bit words, folded to 16 bits with end-around carries. */
+static u32 fold16(u64 sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (u32)sum;
+}
+
+/* sum plus the big-endian 16-bit words of len bytes at p. From an even p,
+ * the aligned middle is summed as native 32-bit words and byte-swapped once
+ * (a one's complement sum is the same in either byte order, RFC 1071): a
+ * quarter of the byte loop's steps on every segment of a TSO send. */
 static u64 csum_add(u64 sum, const u8 *p, u32 len)
 {
-	u32 i;
+	u32 i = 0;
 
-	for (i = 0; i + 1 < len; i += 2)
+	if (!((uintptr_t)p & 1) && len >= 32) {
+		const u32_alias *w;
+		u64 le = 0;
+		u32 n, folded;
+
+		for (; (uintptr_t)(p + i) & 7; i += 2)
+			sum += (u32)p[i] << 8 | p[i + 1];
+		w = (const u32_alias *)(uintptr_t)(p + i);
+		n = (len - i) / 4;
+		for (u32 k = 0; k < n; k++)
+			le += w[k];
+		i += n * 4;
+		folded = fold16(le);
+		sum += (folded >> 8 | folded << 8) & 0xffff;
+	}
+	for (; i + 1 < len; i += 2)
 		sum += (u32)p[i] << 8 | p[i + 1];
 	if (i < len)
 		sum += (u32)p[i] << 8;
