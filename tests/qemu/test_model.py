@@ -429,7 +429,15 @@ def test_timing_slowdown_falls_with_budget(tmp_path: Path, lock: None) -> None:
     text = ", ".join(f"{s or 'unthrottled'}: slowdown {v:.3f}, {b:,.0f} B/period"
                      for s, v, b in zip(shares, slowdowns, traffic, strict=True))
     print(text)
-    assert all(a > b for a, b in zip(slowdowns, slowdowns[1:], strict=False)), text
+    # strictly falling until the interferer no longer slows the victim at all
+    # (1.000 within the model's resolution): at the lean IRQ path's merge
+    # (issue #43 item 4) the figures moved from 2.972, 1.595, 1.549, 1.000
+    # to 2.703, 1.881, 1.000, 1.000 (20 % and 5 % both leave the victim's
+    # lines alone; the interferer's traffic still falls at every step)
+    none = [abs(v - 1.0) < 0.005 for v in slowdowns]
+    assert all(a > b or (na and nb) for a, b, na, nb in zip(slowdowns, slowdowns[1:], none, none[1:],
+                                                            strict=False)), text
+    assert slowdowns[0] > slowdowns[1] > slowdowns[-1] and not none[1], text
     assert all(a > b for a, b in zip(traffic, traffic[1:], strict=False)), text
 
 
