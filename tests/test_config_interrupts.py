@@ -324,3 +324,19 @@ vms:
     plain = load_system(write_config(text.replace("interrupts: direct, ", "").replace("cpus: [3]", "cpus: [3]")),
                         guest_sources=None)
     assert [vm.spec.lpi_base for vm in plain.vms] == [8192, 0, 8192 + 2 * 256, 8192 + 3 * 256]
+
+
+def test_a_regulated_direct_vm_without_sdei_is_warned(write_config: WriteConfig) -> None:
+    """docs/interrupts.md "FIQ or SDEI": without EL3 a direct guest can hold off
+    the hypervisor's FIQs through ICC_AP1R0_EL1, so a regulated direct VM
+    without `sdei` gets a warning (not an error: a trusted guest may run so);
+    with `sdei: true`, or unregulated, none."""
+    regulated = GOOD.replace("interrupts: direct, memory",
+                             "interrupts: direct, bandwidth: {period_us: 100, budget_events: 20000}, memory")
+    def ap1r0(text: str) -> list[str]:
+        system = load_system(write_config(text), guest_sources=None)
+        return [str(w) for w in system.warnings if "ICC_AP1R0_EL1" in str(w)]
+    assert ap1r0(regulated) == []
+    assert ap1r0(GOOD.replace("sdei: true\n", "")) == []
+    warned = ap1r0(regulated.replace("sdei: true\n", ""))
+    assert len(warned) == 1 and "VM 'd' is regulated with 'interrupts: direct' and no 'sdei'" in warned[0], warned

@@ -181,6 +181,12 @@ def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
                                                 "ones the guest would take; a VM with 'interrupts: direct' "
                                                 "cannot use it (without 'sdei', booted with no EL3, they "
                                                 "are Group 0 FIQs: docs/interrupts.md)"))
+        if vm.bandwidth is not None and not s.sdei:
+            warnings.append(at(key, f"VM '{vm.name}' is regulated with 'interrupts: direct' and no 'sdei': booted "
+                                    "without EL3 its hypervisor events are Group 0 FIQs, which its guest can hold "
+                                    "off through ICC_AP1R0_EL1 and so escape its bandwidth budget; for a guest you "
+                                    "do not trust, boot through TF-A and declare 'sdei: true' (docs/interrupts.md "
+                                    "\"FIQ or SDEI\")"))
         if vm.type == "linux":
             errors.append(at(key, f"VM '{vm.name}': 'interrupts: direct' runs bare-metal and image guests, not "
                                   "Linux (its GICv3 driver writes 0 to ICC_BPR1_EL1, which aborts QEMU 10 under "
