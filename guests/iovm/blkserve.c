@@ -52,6 +52,7 @@ static u64 doorbell_irqs;
 /* The capacity measured: requests served per time someone was pending. */
 static bool busy;
 static u64 busy_since, busy_ticks, busy_reqs;
+static u64 stats_ticks, next_stats; /* the counter lines' period and next time */
 
 #define fail(...) rt_fail("iovm", __VA_ARGS__)
 
@@ -303,11 +304,10 @@ static void idle(bool on)
 	}
 }
 
-int blkserve_main(void)
+/* The disk and its clients from the disk_* parameters; 0 or 1 (failed). */
+int blkserve_setup(void)
 {
 	u64 base = param_u64("disk_base", 0), sectors = param_u64("disk_sectors", 0);
-	u64 stats_ticks = timer_ns_to_ticks(param_u64("stats_ms", 1000) * 1000000ull);
-	u64 end, next_stats, t;
 	u32 w[MAX_CLIENTS], i;
 	const char *why;
 
@@ -317,7 +317,6 @@ int blkserve_main(void)
 		            MAX_CLIENTS);
 	if (!bh_present())
 		return fail("no hypervisor");
-	gic_init();
 	why = vblk_open(&disk, base, bh_pa_of);
 	if (why)
 		return fail("disk at 0x%lx: %s", base, why);
@@ -330,29 +329,67 @@ int blkserve_main(void)
 		w[i] = bc[i].weight;
 	}
 	iosched_init(&bsched, nbc, w, NULL);
+	stats_ticks = timer_ns_to_ticks(param_u64("stats_ms", 1000) * 1000000ull);
+	next_stats = timer_now() + stats_ticks;
 	printf("iovm: disk 0x%lx capacity %lu sectors, %u clients, work-conserving\n", base,
 	       disk.capacity, nbc);
+	idle(false);
+	return 0;
+}
+
+bool blkserve_step(u64 t)
+{
+	u32 pending = pending_mask();
+	int k = -1;
+
+	if (stats_ticks && t >= next_stats) { /* while serving too */
+		print_stats(t);
+		next_stats = t + stats_ticks;
+	}
+	if (pending)
+		k = iosched_pick(&bsched, pending, t);
+	track(t, pending, k);
+	busy_track(t, k >= 0);
+	if (k < 0)
+		return false;
+	serve(&bc[k]);
+	return true;
+}
+
+bool blkserve_pending(void)
+{
+	return pending_mask() != 0;
+}
+
+bool blkserve_done(void)
+{
+	return all_done();
+}
+
+void blkserve_idle(bool on)
+{
+	idle(on);
+}
+
+void blkserve_report(void)
+{
+	report(timer_now());
+}
+
+int blkserve_main(void)
+{
+	u64 end;
+
+	gic_init();
+	if (blkserve_setup())
+		return 1;
 	printf("iovm: ready\n");
 	end = timer_now() + timer_ns_to_ticks(param_u64("max_ms", 60000) * 1000000ull);
-	next_stats = timer_now() + stats_ticks;
-	idle(false);
 	for (;;) {
-		u32 pending = pending_mask();
-		int k = -1;
+		u64 t = timer_now();
 
-		t = timer_now();
-		if (stats_ticks && t >= next_stats) { /* while serving too */
-			print_stats(t);
-			next_stats = t + stats_ticks;
-		}
-		if (pending)
-			k = iosched_pick(&bsched, pending, t);
-		track(t, pending, k);
-		busy_track(t, k >= 0);
-		if (k >= 0) {
-			serve(&bc[k]);
+		if (blkserve_step(t))
 			continue;
-		}
 		if (all_done())
 			break;
 		if (t > end) {

@@ -36,7 +36,11 @@
  * busy-waits when idle instead of sleeping in WFI (benchmark: no icount idle warps in the timings),
  * looking every poll_us (5) microseconds, with its doorbells and the device's interrupt disabled
  * and io_polling set in every control page (the clients ring no doorbell).
- * disk_clients without io_clients: the shared disk alone (blkserve.c, its own params).
+ * disk_clients without io_clients: the shared disk alone (blkserve.c, its own params); with
+ * io_clients too, both (docs/io.md "One I/O VM for both"): each pass of the loop serves at most
+ * one disk request (blkserve_step: the disk's own scheduler) and at most one frame, so a frame
+ * time is 1 / io_rate + 1 / disk_iops in the measurements (an idle device's turn goes to the
+ * other); the disk's lines as blkserve.c prints them.
  * mode=direct (benchmark baseline, no clients, no io: section): the device is
  * this VM's alone; it runs the echo exchange (lib/include/echo.h) itself with
  * frames (100), size (200), window (16), peer_mac, mac (02:00:00:00:00:0d).
@@ -98,6 +102,7 @@ struct client {
 static struct client cl[MAX_CLIENTS];
 static struct iosched sched;
 static u32 ncl;
+static bool disk; /* the shared disk too (blkserve.h): one request between two frames */
 static u64 rx_unknown, overruns, doorbell_irqs;
 static u64 svc_ticks;                           /* one frame time at the capacity io_rate */
 static bool busy;                               /* someone was backlogged at the last service */
@@ -383,7 +388,7 @@ static bool all_done(void)
  * held back by its cap: bits in *seen) has something new. */
 static bool wake_cond(void *arg)
 {
-	return (pending_mask() & ~*(const u32 *)arg) != 0;
+	return (pending_mask() & ~*(const u32 *)arg) != 0 || (disk && blkserve_pending());
 }
 
 static bool direct_can_send(void)
@@ -525,6 +530,8 @@ static void report(void)
 	bh_cpu_exits(BH_CPU_SELF, &ex);
 	printf("iovm: cpu exits=%lu irq_exits=%lu doorbell_irqs=%lu\n", ex.exits, ex.irq_exits,
 	       doorbell_irqs);
+	if (disk)
+		blkserve_report();
 }
 
 int main(const char *params)
@@ -533,7 +540,7 @@ int main(const char *params)
 	u64 rate = param_u64("io_rate", 0), max_ms = param_u64("max_ms", 60000);
 	u64 stats_ticks = timer_ns_to_ticks(param_u64("stats_ms", 1000) * 1000000ull), next_stats;
 	u64 t, last_t = 0, end, wsum = 0, capt[MAX_CLIENTS];
-	bool was_full = false;
+	bool was_full = false, disk_served;
 	u32 w[MAX_CLIENTS], unflushed = 0;
 	bool poll = param_u64("poll", 0) != 0;
 	u64 poll_us = param_u64("poll_us", 5);
@@ -544,14 +551,18 @@ int main(const char *params)
 	if (!strcmp(param_str_default("mode", "shared"), "direct"))
 		return run_direct(base);
 	ncl = (u32)param_u64("io_clients", 0);
-	if (!ncl && param_u64("disk_clients", 0))
+	disk = param_u64("disk_clients", 0) != 0;
+	if (!ncl && disk)
 		return blkserve_main(); /* the shared disk alone (docs/io.md "Shared disk") */
 	if (!base || !rate || ncl == 0 || ncl > MAX_CLIENTS)
 		return fail("io_base, io_rate and io_clients (1-%u) are required", MAX_CLIENTS);
 	if (!bh_present())
 		return fail("no hypervisor");
-	svc_ticks = timer_freq() / rate;
+	/* a frame's time, plus a disk request's (1 / disk_iops) when it serves both */
+	svc_ticks = timer_freq() / rate + (disk ? timer_freq() / param_u64("disk_iops", 1) : 0);
 	gic_init();
+	if (disk && blkserve_setup())
+		return 1;
 	for (i = 0; i < ncl; i++) {
 		if (setup_client(i))
 			return 1;
@@ -590,6 +601,7 @@ int main(const char *params)
 		int k;
 
 		deliver();
+		disk_served = disk && blkserve_step(timer_now()); /* one request between frames */
 		t = timer_now();
 		if (was_full) { /* the device took nothing since the last look */
 			stall_ticks += t - last_t;
@@ -637,7 +649,9 @@ int main(const char *params)
 			continue;
 		}
 		end_busy(t); /* nobody pending is allowed to send */
-		if (!pending && all_done())
+		if (disk_served)
+			continue;
+		if (!pending && all_done() && (!disk || blkserve_done()))
 			break;
 		if (poll) {
 			timer_delay_us(poll_us);
@@ -645,6 +659,8 @@ int main(const char *params)
 		}
 		/* sleep until a doorbell, a cap's next frame or the next stats line */
 		doorbells(true);
+		if (disk)
+			blkserve_idle(true);
 		for (i = 0; i < ncl; i++)
 			ioring_set_polling(&cl[i].ctrl->io_polling, false);
 		timer_wait_until(wake_cond, &pending,
@@ -653,6 +669,8 @@ int main(const char *params)
 		                     : 1000000);
 		for (i = 0; i < ncl; i++)
 			ioring_set_polling(&cl[i].ctrl->io_polling, true);
+		if (disk)
+			blkserve_idle(false);
 		doorbells(false);
 	}
 	report();
