@@ -10,41 +10,15 @@ import json
 from fractions import Fraction
 from pathlib import Path
 
+import ioconfig
 import pytest
-from test_config_io import assert_refused, write
+from ioconfig import assert_refused, write
 
 from bulkhead import cli
 from bulkhead.config import shared_disk
 from bulkhead.layout.load import load_spec, load_system
 
-BASE = """\
-platform: qemu-virt
-dma_isolation: none
-vms:
-  - name: iovm
-    cpus: [0]
-    memory: [{ipa: 0x40000000, size: 16M}]
-    guest: iovm
-    introspection: true  # host physical addresses (BH_HC_IPA_INFO)
-    devices: [virtio30]
-  - name: a
-    cpus: [1]
-    memory: [{ipa: 0x40000000, size: 16M}]
-    guest: ioclient
-  - name: b
-    cpus: [2]
-    memory: [{ipa: 0x40000000, size: 16M}]
-    guest: ioclient
-disk:
-  device: virtio30
-  vm: iovm
-  size: 8M
-  iops: 20000
-  mbps: 80
-  clients:
-    - {vm: a, size: 1M, weight: 3, queue: 4}
-    - {vm: b, size: 2M, weight: 1}
-"""
+BASE = ioconfig.DISK
 
 
 def test_expansion(tmp_path: Path) -> None:

@@ -9,7 +9,9 @@ import re
 from fractions import Fraction
 from pathlib import Path
 
+import ioconfig
 import pytest
+from ioconfig import assert_refused, write
 
 from bulkhead import cli
 from bulkhead.base.errors import ConfigError
@@ -19,38 +21,7 @@ from bulkhead.layout.load import load_spec, load_system
 ROOT = Path(__file__).resolve().parent.parent
 PAIR = ROOT / "tests" / "configs" / "io-pair.yaml"
 
-BASE = """\
-platform: qemu-virt
-dma_isolation: none
-vms:
-  - name: iovm
-    cpus: [0]
-    memory: [{ipa: 0x40000000, size: 16M}]
-    guest: iovm
-    introspection: true  # host physical addresses (BH_HC_IPA_INFO)
-    devices: [virtio31]
-  - name: a
-    cpus: [1]
-    memory: [{ipa: 0x40000000, size: 16M}]
-    guest: ioclient
-  - name: b
-    cpus: [2]
-    memory: [{ipa: 0x40000000, size: 16M}]
-    guest: ioclient
-io:
-  device: virtio31
-  vm: iovm
-  capacity: 10000
-  clients:
-    - {vm: a, mac: "02:00:00:00:00:0a", queue: 8, weight: 3}
-    - {vm: b, mac: "02:00:00:00:00:0b", queue: 32, weight: 1, rate_cap: 1000}
-"""
-
-
-def write(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "c.yaml"
-    path.write_text(text)
-    return path
+BASE = ioconfig.NET
 
 
 def test_expansion(tmp_path: Path) -> None:
@@ -121,17 +92,6 @@ BAD = [
     ("  capacity: 10000\n", "", "io: missing required key 'capacity' (the device's frames/s)"),
     ("  vm: iovm\n", "  vm: zz\n", "io.vm: unknown VM 'zz'"),
 ]
-
-
-def assert_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path, base: str, old: str, new: str,
-                   message: str) -> None:
-    """``check`` of ``base`` with ``old`` replaced by ``new`` fails with ``message``, located."""
-    assert old in base
-    path = write(tmp_path, base.replace(old, new, 1))
-    assert cli.main(["check", str(path)]) == 1
-    out, err = capsys.readouterr()
-    assert out == ""
-    assert re.search(rf"^bulkhead: error: {re.escape(str(path))}:\d+:\d+: {re.escape(message)}", err, re.M), err
 
 
 @pytest.mark.parametrize(("old", "new", "message"), BAD)

@@ -12,8 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_config_disk import BASE as DISK
-from test_config_io import write
+from ioconfig import DISK, assert_refused, write
 
 from bulkhead import cli
 from bulkhead.generate import features, gen_c, gen_dts
@@ -77,12 +76,7 @@ BAD = [
 @pytest.mark.parametrize(("old", "new", "message"), BAD)
 def test_errors_located(capsys: pytest.CaptureFixture[str], tmp_path: Path, old: str, new: str,
                         message: str) -> None:
-    assert old in BASE
-    path = write(tmp_path, BASE.replace(old, new, 1))
-    assert cli.main(["check", str(path)]) == 1
-    out, err = capsys.readouterr()
-    assert out == ""
-    assert re.search(rf"^bulkhead: error: {re.escape(str(path))}:\d+:\d+: .*{re.escape(message)}", err, re.M), err
+    assert_refused(capsys, tmp_path, BASE, old, new, message, within=True)
 
 
 def test_a_non_bare_metal_ring_client_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

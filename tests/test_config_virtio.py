@@ -10,9 +10,9 @@ import json
 import re
 from pathlib import Path
 
+import ioconfig
 import pytest
-import test_config_io
-from test_config_io import write
+from ioconfig import assert_refused, write
 
 from bulkhead import cli
 from bulkhead.generate import features, gen_dts
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 VIRTIO = ROOT / "configs" / "io-virtio.yaml"
 
 # test_config_io's system, its second client with a virtio device
-BASE = test_config_io.BASE.replace("weight: 1, rate_cap: 1000}", "virtio: net}")
+BASE = ioconfig.NET.replace("weight: 1, rate_cap: 1000}", "virtio: net}")
 assert "virtio: net" in BASE
 
 
@@ -83,12 +83,7 @@ BAD = [
 @pytest.mark.parametrize(("old", "new", "message"), BAD)
 def test_errors_located(capsys: pytest.CaptureFixture[str], tmp_path: Path, old: str, new: str,
                         message: str) -> None:
-    assert old in BASE
-    path = write(tmp_path, BASE.replace(old, new, 1))
-    assert cli.main(["check", str(path)]) == 1
-    out, err = capsys.readouterr()
-    assert out == ""
-    assert re.search(rf"^bulkhead: error: {re.escape(str(path))}:\d+:\d+: .*{re.escape(message)}", err, re.M), err
+    assert_refused(capsys, tmp_path, BASE, old, new, message, within=True)
 
 
 def test_check_reports_the_device(capsys: pytest.CaptureFixture[str]) -> None:
