@@ -96,8 +96,6 @@ BAD = [
     ("    introspection: true  # host physical addresses (BH_HC_IPA_INFO)\n", "",
      "disk.vm: the I/O VM 'iovm' gives the disk the host physical addresses of its buffers (BH_HC_IPA_INFO): "
      "add 'introspection: true' to vms[0]"),
-    ("disk:\n", "io:\n  device: virtio31\n  vm: iovm\n  capacity: 1000\n  clients: [{vm: a, mac: '02:00:00:00:00:0a'}]\n"
-                "disk:\n", "disk.vm: VM 'iovm' is also io:'s I/O VM"),
 ]
 
 

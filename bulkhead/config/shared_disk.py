@@ -22,7 +22,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from bulkhead.base.csource import CSource, Field, hexa, struct_rows
+from bulkhead.base.csource import CSource, Field
 from bulkhead.base.errors import Diagnostic
 from bulkhead.config import shared_io
 from bulkhead.config.mechanism import Keys, Mechanism, Need, SystemView, VmView
@@ -30,6 +30,7 @@ from bulkhead.config.model import (
     PAGE,
     DiskClientSpec,
     DiskSpec,
+    IoSpec,
     Platform,
     Range,
     Resolved,
@@ -48,6 +49,7 @@ VIRTIO_BLK = 2  # the virtio device ID the hypervisor bridges to a disk client's
 
 # mirrors guests/lib/include/blkring.h
 SECTOR = 512
+BLOCK = 4096  # bytes of a request at most (one slot's data)
 SLOT_SIZE = 64 + 4096
 CTRL_SIZE = 4096
 MAX_SLOTS = 64
@@ -172,7 +174,8 @@ def expand(disk: DiskSpec, platform: Platform, vms: tuple[VmSpec, ...], shmem: t
     dev = platform.device(disk.device)
     client_params[disk.vm] = [("disk_clients", str(len(disk.clients))), ("disk_device", disk.device),
                               ("disk_base", f"0x{dev.base:x}" if dev else "0"),
-                              ("disk_sectors", str(disk.size // SECTOR)), *iovm_params]
+                              ("disk_sectors", str(disk.size // SECTOR)), ("disk_iops", str(disk.iops)),
+                              *iovm_params]
     out_vms = [replace(vm, params=(*vm.params, *client_params[vm.name]))
                if vm.name in client_params and vm.type == "baremetal" else vm for vm in vms]
     return tuple(out_vms), tuple(regions)
@@ -207,9 +210,6 @@ def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
         if not iovm.introspection:
             err(_join(disk.path, "vm"), f"the I/O VM '{disk.vm}' gives the disk the host physical addresses of "
                                         f"its buffers (BH_HC_IPA_INFO): add 'introspection: true' to {iovm.path}")
-        if s.io is not None and s.io.vm == disk.vm:
-            err(_join(disk.path, "vm"), f"VM '{disk.vm}' is also io:'s I/O VM; one I/O VM serves either the "
-                                        "network or the disk for now: give the disk its own")
     seen: dict[str, str] = {}
     placed: list[tuple[int, int, str]] = []
     for c, (start, size) in zip(disk.clients, layout(disk), strict=True):
@@ -275,18 +275,13 @@ def emit_vm(out: CSource, system: SystemView, vm: VmView) -> list[Field]:
     if disk is None or found is None:
         return []
     i, c = found
-    pos = next(k for k, sh in enumerate(system.spec.shmem) if sh.name == f"disk{i}")
-    shm = _shmem_index(system.spec.shmem[:pos], vm.name)
-    out.array(f"static const struct cfg_virtio vm{vm.index}_virtio_blk", struct_rows([[
-        ("type", str(VIRTIO_BLK)), ("ipa", hexa(disk.virtio_ipa)), ("irq", str(disk.client_doorbell_irq)),
-        ("shm", str(shm)), ("queue", str(c.queue)), ("sectors", str(layout(disk)[i][1] // SECTOR))]]))
-    return [("virtio_blk", f"vm{vm.index}_virtio_blk")]
+    return shared_io.virtio_row(out, system, vm, ("virtio_blk", VIRTIO_BLK), (disk.virtio_ipa, disk.client_doorbell_irq),
+                                f"disk{i}", c.queue, ("sectors", str(layout(disk)[i][1] // SECTOR)))
 
 
 def needs(system: SystemView) -> list[Need]:
     """The virtio bridge for a client with a virtio-blk device."""
-    return [Need("VIRTIO", f"vm {c.vm}", f"has a virtio-blk device ({c.path}.virtio)")
-            for c in (system.spec.disk.clients if system.spec.disk else ()) if c.virtio]
+    return shared_io.virtio_needs(system.spec.disk.clients if system.spec.disk else ())
 
 
 # --- guarantees ---------------------------------------------------------------
@@ -304,30 +299,35 @@ class Guarantee:
     delta: Fraction  # seconds: longest wait for service while backlogged
 
 
-def guarantees(disk: DiskSpec) -> list[Guarantee]:
+def guarantees(disk: DiskSpec, io: IoSpec | None = None) -> list[Guarantee]:
     """Work-conserving weighted round-robin by request (at most 4 KiB each,
     one slot) on a disk that serves ``iops`` 4 KiB requests/s and ``mbps``
     MB/s while anyone is backlogged: the frame scheduler's argument
-    (shared_io.guarantees) with requests for frames. A backlogged client i
+    (shared_io.wrr) with requests for frames. A backlogged client i
     gets at least w_i of every W requests served, so w_i / W of either
     capacity, and waits at most (W - w_i + 1) / iops for its next request.
-    Lower bounds: an idle client's turns go to the others."""
-    total = sum(c.weight for c in disk.clients)
-    out = []
-    for c in disk.clients:
-        share = Fraction(c.weight, total)
-        out.append(Guarantee(c.vm, c.weight, share, share * disk.iops, share * disk.mbps,
-                             Fraction(total - c.weight + 1, disk.iops)))
-    return out
+    Lower bounds: an idle client's turns go to the others. When the same
+    I/O VM serves ``io`` too, each request's time grows by one frame's
+    (shared_io.cpu_shared)."""
+    _, per_req = shared_io.cpu_shared(io, disk)
+    seq = Fraction(BLOCK, disk.mbps * 10**6)  # seconds per sequential 4 KiB request
+    return [Guarantee(c.vm, c.weight, t.share, t.rate, t.share * BLOCK / (seq + per_req) / 10**6, t.delta)
+            for c, t in zip(disk.clients, shared_io.wrr([c.weight for c in disk.clients], 1 / Fraction(disk.iops)
+                                                        + per_req), strict=True)]
 
 
 def report(system: Resolved) -> str:
-    disk = system.spec.disk
+    disk, io = system.spec.disk, system.spec.io
     if disk is None:
         return ""
     lines = ["", f"shared disk: device {disk.device} -> I/O VM {disk.vm}, {disk.size >> 20} MiB, capacity "
                  f"{disk.iops} IOPS (4 KiB) and {disk.mbps} MB/s (work-conserving weighted round-robin by request)"]
-    for (start, size), g in zip(layout(disk), guarantees(disk), strict=True):
+    _, per_req = shared_io.cpu_shared(io, disk)
+    if per_req:
+        lines.append(f"  the I/O VM serves the network too: a request's time {1e6 / disk.iops:.1f} us + one "
+                     f"frame's {float(per_req) * 1e6:.1f} us (effective capacity "
+                     f"{float(1 / (1 / Fraction(disk.iops) + per_req)):.1f} IOPS)")
+    for (start, size), g in zip(layout(disk), guarantees(disk, io), strict=True):
         lines.append(f"  {g.vm}: sectors [{start // SECTOR}, {(start + size) // SECTOR}) ({size >> 10} KiB), "
                      f"weight {g.weight} ({float(g.share) * 100:.1f}%): >= {float(g.iops):.1f} IOPS, "
                      f">= {float(g.mbps):.2f} MB/s, delta <= {float(g.delta) * 1e6:.1f} us")
@@ -338,13 +338,14 @@ def report(system: Resolved) -> str:
     return "\n".join(lines) + "\n"
 
 
-def document(disk: DiskSpec) -> dict[str, Any]:
+def document(disk: DiskSpec, io: IoSpec | None = None) -> dict[str, Any]:
     return {
         "device": disk.device, "vm": disk.vm, "size": disk.size, "iops": disk.iops, "mbps": disk.mbps,
+        "frame_us_per_request": float(shared_io.cpu_shared(io, disk)[1]) * 1e6,
         "clients": [
             {"vm": c.vm, "start_sector": start // SECTOR, "sectors": size // SECTOR, "weight": c.weight,
              "queue": c.queue, "virtio": c.virtio, "iops": float(g.iops), "mbps": float(g.mbps), "delta_us": float(g.delta) * 1e6}
-            for c, (start, size), g in zip(disk.clients, layout(disk), guarantees(disk), strict=True)
+            for c, (start, size), g in zip(disk.clients, layout(disk), guarantees(disk, io), strict=True)
         ],
     }
 

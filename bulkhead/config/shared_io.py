@@ -15,6 +15,7 @@ bounded-delay model under work-conserving weighted round-robin by frame
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
@@ -24,6 +25,8 @@ from bulkhead.base.errors import Diagnostic
 from bulkhead.config.mechanism import Keys, Mechanism, Need, SystemView, VmView
 from bulkhead.config.model import (
     PAGE,
+    DiskClientSpec,
+    DiskSpec,
     IoClientSpec,
     IoSpec,
     Platform,
@@ -329,19 +332,34 @@ def emit_vm(out: CSource, system: SystemView, vm: VmView) -> list[Field]:
     region = virtio_region(io, vm.name)
     if io is None or c is None or region is None or c.virtio is None:
         return []
+    mac = "{ " + ", ".join(f"0x{b:02x}" for b in c.mac) + " }"
+    return virtio_row(out, system, vm, ("virtio", VIRTIO_KINDS[c.virtio]), (io.virtio_ipa, io.client_doorbell_irq),
+                      region, c.queue, ("mac", mac))
+
+
+def virtio_row(out: CSource, system: SystemView, vm: VmView, name: tuple[str, int], where: tuple[int, int],
+               region: str, queue: int, extra: tuple[str, str]) -> list[Field]:
+    """The ``struct cfg_virtio`` row of a client's bridged device (net or
+    blk): its field and symbol ``name[0]``, virtio device ID ``name[1]``,
+    page and SPI ``where``, the index of region ``region`` among the VM's
+    regions, the ring's ``queue`` and the kind's own ``extra`` field."""
     pos = next(i for i, sh in enumerate(system.spec.shmem) if sh.name == region)
     shm = _shmem_index(system.spec.shmem[:pos], vm.name)
-    mac = "{ " + ", ".join(f"0x{b:02x}" for b in c.mac) + " }"
-    out.array(f"static const struct cfg_virtio vm{vm.index}_virtio", struct_rows([[
-        ("type", str(VIRTIO_KINDS[c.virtio])), ("ipa", hexa(io.virtio_ipa)), ("irq", str(io.client_doorbell_irq)),
-        ("shm", str(shm)), ("queue", str(c.queue)), ("mac", mac)]]))
-    return [("virtio", f"vm{vm.index}_virtio")]
+    out.array(f"static const struct cfg_virtio vm{vm.index}_{name[0]}", struct_rows([[
+        ("type", str(name[1])), ("ipa", hexa(where[0])), ("irq", str(where[1])), ("shm", str(shm)),
+        ("queue", str(queue)), extra]]))
+    return [(name[0], f"vm{vm.index}_{name[0]}")]
 
 
 def needs(system: SystemView) -> list[Need]:
     """The virtio bridge for a client with a virtio device."""
-    return [Need("VIRTIO", f"vm {c.vm}", f"has a virtio device ({c.path}.virtio)")
-            for c in (system.spec.io.clients if system.spec.io else ()) if c.virtio]
+    return virtio_needs(system.spec.io.clients if system.spec.io else ())
+
+
+def virtio_needs(clients: Iterable[IoClientSpec | DiskClientSpec]) -> list[Need]:
+    """The virtio bridge (feature VIRTIO) for each client with a virtio device."""
+    return [Need("VIRTIO", f"vm {c.vm}", f"has a virtio-{c.virtio} device ({c.path}.virtio)")
+            for c in clients if c.virtio]
 
 
 # --- guarantees ---------------------------------------------------------------
@@ -359,7 +377,7 @@ class Guarantee:
     gap_slots: int  # service slots of other clients between two of its frames, at most
 
 
-def guarantees(io: IoSpec) -> list[Guarantee]:
+def guarantees(io: IoSpec, disk: DiskSpec | None = None) -> list[Guarantee]:
     """Work-conserving weighted round-robin by frame on a device of capacity
     C frames/s (guests/iovm/iosched.c; docs/io.md has the proof sketch):
     while anyone is backlogged the I/O VM serves a frame every 1/C s at
@@ -370,28 +388,64 @@ def guarantees(io: IoSpec) -> list[Guarantee]:
     with alpha = w_i / W * C and delta = (W - w_i + 1) / C. A rate cap c (a
     token bucket of 2 w_i frames) below alpha lowers alpha to c and adds
     1/c to delta. Idle clients' turns go to the others: these are lower
-    bounds, a client alone gets the whole device."""
-    total = sum(c.weight for c in io.clients)
-    rate = Fraction(io.capacity)
+    bounds, a client alone gets the whole device. When the same I/O VM
+    serves ``disk`` too, a frame's time is 1/C plus one disk request's
+    (:func:`cpu_shared`)."""
+    per_frame, _ = cpu_shared(io, disk)
     out = []
-    for c in io.clients:
-        share = Fraction(c.weight, total)
-        alpha = share * rate
-        delta = Fraction(total - c.weight + 1) / rate
+    for c, w in zip(io.clients, wrr([c.weight for c in io.clients], 1 / Fraction(io.capacity) + per_frame),
+                    strict=True):
+        alpha, delta = w.rate, w.delta
         if c.rate_cap is not None and c.rate_cap < alpha:
             alpha = Fraction(c.rate_cap)
             delta += 1 / Fraction(c.rate_cap)
-        out.append(Guarantee(c.vm, c.weight, share, alpha, delta, total - c.weight))
+        out.append(Guarantee(c.vm, c.weight, w.share, alpha, delta, w.gap))
     return out
 
 
+@dataclass(frozen=True)
+class Turn:
+    """A client's bound under work-conserving weighted round-robin."""
+
+    share: Fraction  # w_i / W
+    rate: Fraction  # services/s while backlogged, at least
+    delta: Fraction  # seconds: longest wait for its next service while backlogged
+    gap: int  # services of others between two of its own, at most
+
+
+def wrr(weights: Sequence[int], service: Fraction) -> list[Turn]:
+    """The bound of each client of weight ``weights[i]`` when one service
+    takes at most ``service`` seconds (docs/io.md "Guarantees"): w_i of
+    every W services, so rate w_i / W / service, and a wait of at most
+    the service in progress and the others' W - w_i."""
+    total = sum(weights)
+    return [Turn(Fraction(w, total), Fraction(w, total) / service, (total - w + 1) * service, total - w)
+            for w in weights]
+
+
+def cpu_shared(io: IoSpec | None, disk: DiskSpec | None) -> tuple[Fraction, Fraction]:
+    """(seconds added to each frame's service, to each disk request's) by
+    the other device when one I/O VM serves ``io`` and ``disk``: its loop
+    serves at most one request between two frames and one frame between
+    two requests (guests/iovm/iovm.c), so each waits at most for one of the
+    other's, 1 / ``disk.iops`` or 1 / ``io.capacity``; (0, 0) otherwise."""
+    if io is None or disk is None or io.vm != disk.vm:
+        return Fraction(0), Fraction(0)
+    return 1 / Fraction(disk.iops), 1 / Fraction(io.capacity)
+
+
 def report(system: Resolved) -> str:
-    io = system.spec.io
+    io, disk = system.spec.io, system.spec.disk
     if io is None:
         return ""
     lines = ["", f"shared I/O: device {io.device} -> I/O VM {io.vm}, capacity {io.capacity} frames/s "
                  "(work-conserving weighted round-robin by frame)"]
-    for c, g in zip(io.clients, guarantees(io), strict=True):
+    per_frame, _ = cpu_shared(io, disk)
+    if per_frame and disk is not None:
+        lines.append(f"  the I/O VM serves the disk too: a frame's time {1e6 / io.capacity:.1f} us + one disk "
+                     f"request's {float(per_frame) * 1e6:.1f} us (effective capacity "
+                     f"{float(1 / (1 / Fraction(io.capacity) + per_frame)):.1f} frames/s)")
+    for c, g in zip(io.clients, guarantees(io, disk), strict=True):
         cap = f", cap {c.rate_cap}/s" if c.rate_cap is not None else ""
         lines.append(f"  {g.vm}: queue {c.queue}, weight {g.weight} ({float(g.share) * 100:.1f}%){cap}, "
                      f"mac {mac_text(c.mac)}: alpha >= {float(g.alpha):.1f} frames/s, "
@@ -402,14 +456,15 @@ def report(system: Resolved) -> str:
     return "\n".join(lines) + "\n"
 
 
-def document(io: IoSpec) -> dict[str, Any]:
+def document(io: IoSpec, disk: DiskSpec | None = None) -> dict[str, Any]:
     return {
         "device": io.device, "vm": io.vm, "capacity": io.capacity, "mac": mac_text(io.mac),
+        "disk_us_per_frame": float(cpu_shared(io, disk)[0]) * 1e6,
         "clients": [
             {"vm": c.vm, "queue": c.queue, "weight": c.weight, "mac": mac_text(c.mac), "rate_cap": c.rate_cap,
              "virtio": c.virtio,
              "alpha_fps": float(g.alpha), "delta_us": float(g.delta) * 1e6, "gap_slots": g.gap_slots}
-            for c, g in zip(io.clients, guarantees(io), strict=True)
+            for c, g in zip(io.clients, guarantees(io, disk), strict=True)
         ],
     }
 

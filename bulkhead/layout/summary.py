@@ -172,8 +172,8 @@ def document(system: System) -> dict[str, Any]:
             for sh in system.shmems
         ],
     } | ({"coloring": _coloring_doc(system.coloring)} if system.coloring is not None else {}) \
-      | ({"io": shared_io.document(system.spec.io)} if system.spec.io is not None else {}) \
-      | ({"disk": shared_disk.document(system.spec.disk)} if system.spec.disk is not None else {}) \
+      | ({"io": shared_io.document(system.spec.io, system.spec.disk)} if system.spec.io is not None else {}) \
+      | ({"disk": shared_disk.document(system.spec.disk, system.spec.io)} if system.spec.disk is not None else {}) \
       | ({"hypervisor_colors": hyp} if (hyp := _hyp_colors_doc(system)) is not None else {}) \
       | ({"recolor_pool": pool} if (pool := _pool_doc(system)) is not None else {})
 
