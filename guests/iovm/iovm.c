@@ -40,7 +40,9 @@
  * io_clients too, both (docs/io.md "One I/O VM for both"): each pass of the loop serves at most
  * one disk request (blkserve_step: the disk's own scheduler) and at most one frame, so a frame
  * time is 1 / io_rate + 1 / disk_iops in the measurements (an idle device's turn goes to the
- * other); the disk's lines as blkserve.c prints them.
+ * other); the disk's lines as blkserve.c prints them, after
+ * "iovm: both disk_requests_between_frames=.." (requests served while a client of the network was
+ * backlogged).
  * mode=direct (benchmark baseline, no clients, no io: section): the device is
  * this VM's alone; it runs the echo exchange (lib/include/echo.h) itself with
  * frames (100), size (200), window (16), peer_mac, mac (02:00:00:00:00:0d).
@@ -102,7 +104,8 @@ struct client {
 static struct client cl[MAX_CLIENTS];
 static struct iosched sched;
 static u32 ncl;
-static bool disk; /* the shared disk too (blkserve.h): one request between two frames */
+static bool disk;     /* the shared disk too (blkserve.h): one request between two frames */
+static u64 disk_busy; /* disk requests served between two frames while a client was backlogged */
 static u64 rx_unknown, overruns, doorbell_irqs;
 static u64 svc_ticks;                           /* one frame time at the capacity io_rate */
 static bool busy;                               /* someone was backlogged at the last service */
@@ -530,8 +533,10 @@ static void report(void)
 	bh_cpu_exits(BH_CPU_SELF, &ex);
 	printf("iovm: cpu exits=%lu irq_exits=%lu doorbell_irqs=%lu\n", ex.exits, ex.irq_exits,
 	       doorbell_irqs);
-	if (disk)
+	if (disk) {
+		printf("iovm: both disk_requests_between_frames=%lu\n", disk_busy);
 		blkserve_report();
+	}
 }
 
 int main(const char *params)
@@ -602,6 +607,7 @@ int main(const char *params)
 
 		deliver();
 		disk_served = disk && blkserve_step(timer_now()); /* one request between frames */
+		disk_busy += disk_served && busy;
 		t = timer_now();
 		if (was_full) { /* the device took nothing since the last look */
 			stall_ticks += t - last_t;
