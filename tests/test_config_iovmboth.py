@@ -73,3 +73,28 @@ def test_check_states_both(capsys: pytest.CaptureFixture[str], tmp_path: Path) -
     doc = json.loads(capsys.readouterr().out)
     assert doc["io"]["disk_us_per_frame"] == 50.0 and doc["disk"]["frame_us_per_request"] == 100.0
     assert doc["io"]["clients"][0]["alpha_fps"] == 5000.0 and doc["disk"]["clients"][0]["iops"] == 5000.0
+
+
+def test_run_stats_shows_both_tables() -> None:
+    """`run --stats` on one I/O VM's console: its frame counters and its disk
+    counters become two tables; the line that says how many requests it
+    served between frames stays console output."""
+    import io
+
+    from bulkhead.run import stats
+
+    out, err = io.StringIO(), io.StringIO()
+    view = stats.StatsView(out, err, stats.stats_timebase(0))
+    between = "[iovm] iovm: both disk_requests_between_frames=200\n"
+    view.write("[iovm] iovm: stats client=alice tx=200 tx_bytes=206000 rx=200 rx_bytes=206000 rx_drops=0 "
+               "malformed=0 runt=0 spoofed=0 alpha_fps=37343 delta_us=263 overruns=0\n"
+               "[iovm] iovm: disk client=bob reqs=289 read_bytes=1163264 written_bytes=16384 refused=0 errors=0 "
+               f"malformed=0 iops=15633\n{between}")
+    view.flush()
+    view.close()
+    assert out.getvalue() == between
+    text = err.getvalue().splitlines()
+    assert text[0] == "shared I/O per client (virtual time, --icount 0), update 1:"
+    assert text[2].split() == ["alice", "200", "206000", "200", "206000", "0", "0", "37343", "263"]
+    assert text[3] == "shared disk per client (virtual time, --icount 0), update 1:"
+    assert text[5].split() == ["bob", "289", "1163264", "16384", "0", "0", "0", "15633"]
