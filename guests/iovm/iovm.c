@@ -564,7 +564,9 @@ int main(const char *params)
 	if (!bh_present())
 		return fail("no hypervisor");
 	/* a frame's time, plus a disk request's (1 / disk_iops) when it serves both */
-	svc_ticks = timer_freq() / rate + (disk ? timer_freq() / param_u64("disk_iops", 1) : 0);
+	svc_ticks = timer_freq() / rate;
+	if (disk && param_u64("disk_iops", 0))
+		svc_ticks += timer_freq() / param_u64("disk_iops", 0);
 	gic_init();
 	if (disk && blkserve_setup())
 		return 1;
