@@ -332,9 +332,10 @@ def _run_outcome(args: argparse.Namespace, result: runner.RunResult) -> int:
 
 
 def _run_doc(result: runner.RunResult) -> dict[str, Any]:
-    """``run --json``: how the run ended, the VMs' DMA fault counts and their dropped SGI writes."""
+    """``run --json``: how the run ended, the VMs' DMA fault counts, their dropped SGI writes and exits."""
     return {"clean": result.clean, "timed_out": result.timed_out, "reason": result.reason,
-            "dma_faults": result.dma_faults(), "sgi_dropped": result.sgi_dropped()}
+            "dma_faults": result.dma_faults(), "sgi_dropped": result.sgi_dropped(),
+            "direct_exits": result.direct_exits()}
 
 
 def _run_labgrid(args: argparse.Namespace) -> int:

@@ -243,8 +243,16 @@ def _timer_pmu(d: _Dts, p: Platform, vm: Vm) -> None:
         d.blank()
         d.open("pmu")
         d.prop("compatible", _str("arm,armv8-pmuv3"))
-        d.prop("interrupts", f"<1 {pmu - 16} {IRQ_LEVEL_HIGH}>")
+        d.prop("interrupts", f"<1 {pmu - 16} {_soft_flags(vm)}>")
         d.close()
+
+
+def _soft_flags(vm: Vm) -> int:
+    """The trigger of an interrupt the hypervisor emulates (the virtual
+    UART's, the guest PMU's): in a direct VM a spare interrupt it keeps
+    edge-triggered (docs/interrupts.md "Emulated sources"), where a level
+    in the tree would make Linux's GICv3 driver fail its trigger check."""
+    return IRQ_EDGE_RISING if vm.spec.interrupts == "direct" else IRQ_LEVEL_HIGH
 
 
 def _devices(d: _Dts, vm: Vm) -> None:
@@ -262,7 +270,7 @@ def _devices(d: _Dts, vm: Vm) -> None:
         d.open(f"pl011@{vm.console.ipa:x}")
         d.prop("compatible", _strlist(["arm,pl011", "arm,primecell"]))
         d.prop("reg", _reg(vm.console.ipa, PAGE))
-        d.prop("interrupts", _spi(vm.console.irq, IRQ_LEVEL_HIGH))
+        d.prop("interrupts", _spi(vm.console.irq, _soft_flags(vm)))
         d.prop("clocks", "<&apb_pclk &apb_pclk>")
         d.prop("clock-names", _strlist(["uartclk", "apb_pclk"]))
         d.close()

@@ -72,6 +72,15 @@ class RunResult:
         prints when the VM powers off or stops."""
         return sgi_dropped(self.hyp_lines())
 
+    def direct_exits(self) -> dict[str, dict[str, int]]:
+        """Per VM with ``interrupts: direct``: ``{exits, irq_exits}``, the
+        exits on its CPUs since boot and those an interrupt caused (its
+        guest takes its own with none: these are the hypervisor's events;
+        docs/interrupts.md), from the line it prints when the VM powers off
+        or stops."""
+        return {m[1]: {"exits": int(m[2]), "irq_exits": int(m[3])}
+                for m in map(_EXITS_LINE.fullmatch, self.hyp_lines()) if m}
+
 
 _DMA_LINE = re.compile(r"\[bulkhead\] vm (\S+): (\d+) DMA fault\(s\) from (\d+) device\(s\)")
 _DMA_DEVICE_LINE = re.compile(r"\[bulkhead\] vm (\S+): DMA fault\(s\) of (\S+): (\d+)")
@@ -100,6 +109,10 @@ def dma_faults(hyp_lines: list[str]) -> dict[str, dict[str, Any]]:
 
 
 _SGI_LINE = re.compile(r"\[bulkhead\] vm (\S+): (\d+) SGI write\(s\) dropped or filtered \(interrupts: direct\)")
+
+
+_EXITS_LINE = re.compile(r"\[bulkhead\] vm (\S+): (\d+) exit\(s\) on its CPUs since boot, (\d+) for interrupts "
+                         r"\(interrupts: direct\)")
 
 
 def sgi_dropped(hyp_lines: list[str]) -> dict[str, int]:

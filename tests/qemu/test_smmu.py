@@ -53,7 +53,7 @@ def test_dma_isolation_none_leaves_the_smmu_off(capsys: pytest.CaptureFixture[st
                      "--timeout", "60"]) == 0
     stdout, console = capsys.readouterr()
     assert json.loads(stdout) == {"clean": True, "timed_out": False, "reason": "", "dma_faults": {},
-                                  "sgi_dropped": {}}, console
+                                  "sgi_dropped": {}, "direct_exits": {}}, console
     assert "[hello] hello: PASS" in console and "[bulkhead] vm hello: off (clean)" in console, console
     assert "[bulkhead] smmu " not in console, console
 

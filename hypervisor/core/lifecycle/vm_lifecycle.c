@@ -140,9 +140,24 @@ static const char *vm_state_name(enum vm_state how)
 	return how == VM_OFF ? "off" : "stopped";
 }
 
+/* The exits on the VM's CPUs since boot (each is its own), and how many of
+ * them an interrupt caused: a direct VM's guest takes its own with none,
+ * so these are the hypervisor's events (docs/interrupts.md). */
+static void vm_exits(const struct vm *vm, u64 *exits, u64 *irq_exits)
+{
+	*exits = *irq_exits = 0;
+	for (u32 i = 0; i < vm->nvcpus; i++) {
+		const struct cpu *c = &cpu_data[vm->vcpus[i]->pcpu];
+
+		*exits += READ_ONCE(c->exits);
+		*irq_exits += READ_ONCE(c->irq_exits);
+	}
+}
+
 void vm_shutdown(struct vm *vm, enum vm_state how, const char *reason)
 {
 	bool all_off;
+	u64 exits = 0, irq_exits = 0;
 
 	spin_lock(&vm->lock);
 	if (vm->state == VM_OFF || vm->state == VM_STOPPED) {
@@ -153,6 +168,8 @@ void vm_shutdown(struct vm *vm, enum vm_state how, const char *reason)
 	for (u32 i = 0; i < vm->nvcpus; i++)
 		vm->vcpus[i]->power = VCPU_OFF;
 	spin_unlock(&vm->lock);
+	if (delivery_physical(vcpu_vm_delivery(vm))) /* before the kicks below add theirs */
+		vm_exits(vm, &exits, &irq_exits);
 	for (u32 i = 0; i < vm->nvcpus; i++)
 		vcpu_kick(vm->vcpus[i]);
 
@@ -164,9 +181,13 @@ void vm_shutdown(struct vm *vm, enum vm_state how, const char *reason)
 	log_info("vm %s: %s (%s)", vm->cfg->name, vm_state_name(how), reason);
 	console_vm_report(vm);
 	vm_dma_report(vm);
-	if (delivery_physical(vcpu_vm_delivery(vm))) /* run --json reads it */
+	if (delivery_physical(vcpu_vm_delivery(vm))) { /* run --json reads them */
 		log_info("vm %s: %lu SGI write(s) dropped or filtered (interrupts: direct)",
 		         vm->cfg->name, vcpu_vm_delivery(vm)->sgi_dropped(vm));
+		log_info("vm %s: %lu exit(s) on its CPUs since boot, %lu for interrupts "
+		         "(interrupts: direct)",
+		         vm->cfg->name, exits, irq_exits);
+	}
 	if (vm->setway_ops)
 		log_info("vm %s: %lu set/way cache operations trapped, %lu performed",
 		         vm->cfg->name, vm->setway_ops, vm->setway_done);

@@ -94,8 +94,8 @@ static void irq_direct_fiq_init(struct vcpu *v)
 		irq_direct_peer[cpu_index()][i] = v->vm->vcpus[i]->pcpu_mpidr;
 	irq_direct_npeers[cpu_index()] = v->vm->nvcpus;
 	gic_group0_enable();
-	gic_group0_set(IRQ_SGI_KICK);
-	gic_enable(IRQ_SGI_KICK);
+	gic_group0_set(IRQ_SGI_KICK_FIQ);
+	gic_enable(IRQ_SGI_KICK_FIQ);
 	for (u32 i = GIC_SGI_MAX; i < gic_nr_intids(); i++) {
 		if (!irq_is_hyp(i) || (i >= GIC_PRIV_MAX && !gic_spi_routed_here(i)))
 			continue;
@@ -160,7 +160,7 @@ static u32 irq_direct_fiq_one(u32 intid)
 {
 	u32 ran;
 
-	if (intid == IRQ_SGI_KICK) { /* the caller's exit path looks at the state */
+	if (intid == IRQ_SGI_KICK_FIQ) { /* the caller's exit path looks at the state */
 		gic_eoi0(intid);
 		return 0;
 	}
@@ -221,12 +221,12 @@ void irq_direct_exit_path(struct vcpu *v)
 		vcpu_exit_wait(v);
 }
 
-/* A kick is the Group 0 SGI 0 (FIQ mode) or the firmware's software
+/* A kick is the Group 0 SGI 15 (FIQ mode) or the firmware's software
  * event 0 (SDEI_EVENT_SIGNAL): the guest owns that CPU's Group 1. */
 static void irq_direct_kick(u64 mpidr)
 {
 	if (gic_group0_ours()) /* (the sender may run before any direct CPU's init) */
-		gic_send_sgi0(IRQ_SGI_KICK, mpidr);
+		gic_send_sgi0(IRQ_SGI_KICK_FIQ, mpidr);
 	else
 		sdei_signal(mpidr);
 }
@@ -253,9 +253,9 @@ static void irq_direct_vcpu_reset(struct vcpu *v)
 		if (!irq_direct_fiq || !irq_is_hyp(i))
 			gic_clear_active_local(i);
 	/* as the virtual redistributor says after reset (vgic_vcpu_init): SGIs
-	 * enabled at priority 0 (the non-secure view), the PPIs off; SGI 0
+	 * enabled at priority 0 (the non-secure view), the PPIs off; SGI 15
 	 * is the hypervisor's kick in FIQ mode */
-	for (u32 i = irq_direct_fiq ? 1 : 0; i < GIC_SGI_MAX; i++) {
+	for (u32 i = 0; i < GIC_SGI_MAX - (irq_direct_fiq ? 1 : 0); i++) {
 		gic_set_priority(i, gic_guest_prio(0));
 		gic_enable(i);
 	}
@@ -293,6 +293,7 @@ static const char *const irq_direct_drop_what[] = {
 	"ICC_SGI1R_EL1 naming a CPU outside the VM",
 	"ICC_SGI0R_EL1",
 	"ICC_ASGI1R_EL1",
+	"ICC_SGI1R_EL1 naming SGI 15 (the hypervisor's kick)",
 };
 
 /* A priority as the guest reads it: in FIQ mode its writes went through
@@ -316,7 +317,7 @@ static void irq_direct_drop(const struct vcpu *v, u32 what, u64 val)
 	         v->vm->cfg->name, v->idx, irq_direct_drop_what[what], val);
 }
 
-/* irq_direct_delivery.sgi_dropped: an SGI 0, a CPU outside the VM named,
+/* irq_direct_delivery.sgi_dropped: the kick SGI, a CPU outside the VM named,
  * ICC_SGI0R_EL1 or ICC_ASGI1R_EL1, one per trapped write */
 static u64 irq_direct_sgi_dropped(const struct vm *vm)
 {
@@ -349,8 +350,8 @@ static void irq_direct_sgi1r(const struct vcpu *v, u64 val)
 	const u64 *peer = irq_direct_peer[c];
 	u32 t;
 
-	if (intid == IRQ_SGI_KICK) {
-		irq_direct_drop(v, 0, val);
+	if (intid == (irq_direct_fiq ? IRQ_SGI_KICK_FIQ : IRQ_SGI_KICK)) {
+		irq_direct_drop(v, irq_direct_fiq ? 4 : 0, val);
 		return;
 	}
 	if (sgi_filter_foreign(peer, irq_direct_npeers[c], val))
@@ -372,8 +373,8 @@ bool irq_direct_sysreg(struct vcpu *v, u64 iss)
 		 * guest sees none (IAR0/HPPIR0 spurious, the rest 0) and writes nothing */
 		if (ISS_READ(iss) && rt != 31)
 			v->frame->x[rt] = reg == SR_ICC_IGRPEN0 || (reg & 7) > 2 ? 0 : GIC_SPURIOUS;
-		if (!ISS_READ(iss) && !(irq_direct_logged[cpu_index()] & BIT(4))) {
-			irq_direct_logged[cpu_index()] |= (u8)BIT(4);
+		if (!ISS_READ(iss) && !(irq_direct_logged[cpu_index()] & BIT(5))) {
+			irq_direct_logged[cpu_index()] |= (u8)BIT(5);
 			log_info("vm %s vcpu %u: a Group 0 CPU interface register written (%lx): "
 			         "ignored, Group 0 is the hypervisor's (further ones too)",
 			         v->vm->cfg->name, v->idx, val);

@@ -22,10 +22,11 @@ enum vgic_bank { BANK_ENABLE, BANK_PENDING, BANK_ACTIVE };
  */
 static bool vgic_direct_phys(struct vm *vm, const struct virq *q, u32 intid)
 {
-	/* SGI 0 is the hypervisor's kick (a Group 0 one when its events are
-	 * FIQs); a direct guest's sends of it are dropped (irq_direct.c) */
+	/* SGI 15 is the hypervisor's Group 0 kick when its events are FIQs
+	 * (the firmware's, a secure one, under SDEI); a direct guest's sends
+	 * of it are dropped (irq_direct.c) */
 	return delivery_physical(vcpu_vm_delivery(vm)) &&
-	       ((intid < GIC_SGI_MAX && intid != IRQ_SGI_KICK) || (q->flags & VIRQ_HW));
+	       ((intid < GIC_SGI_MAX && intid != IRQ_SGI_KICK_FIQ) || (q->flags & VIRQ_HW));
 }
 
 /* A direct VM's own interrupt's priority, in the non-secure view when

@@ -25,6 +25,10 @@
 #include "lib/types.h"
 
 #define IRQ_SGI_KICK 0 /* vcpu_kick: "leave the guest and look at your state" */
+/* A direct CPU's kick when the hypervisor's events are Group 0 FIQs (no
+ * EL3, so no firmware owns SGIs 8-15): SGI 0 stays the guest's, as Linux,
+ * whose IPIs are SGIs 0-7, needs (core/vcpu/irq_direct.c) */
+#define IRQ_SGI_KICK_FIQ 15
 
 struct frame;
 struct vcpu;
