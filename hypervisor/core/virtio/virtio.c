@@ -85,7 +85,8 @@ static bool ram_valid(void *ctx, u64 ipa, u64 len)
 	return true;
 }
 
-/* As mem_copy_from_vm / mem_copy_to_vm, page by page, with vcopy's words. */
+/* As mem_copy_from_vm / mem_copy_to_vm, page by page, with vcopy's words:
+ * the bridge's one copy path for frames, requests and ring slots. */
 static bool ram_copy(struct virtio_dev *d, u64 ipa, u8 *buf, u64 len, bool to_vm)
 {
 	while (len) {
@@ -150,8 +151,7 @@ static bool blk_copy(void *ctx, bool rsp, u32 i, u32 off, void *buf, u32 len, bo
 
 	if (i >= d->cfg->queue || off > VBLK_PART || len > VBLK_PART - off)
 		return false;
-	return to_slot ? mem_copy_to_vm(d->vm, ipa, buf, len)
-	               : mem_copy_from_vm(d->vm, buf, ipa, len);
+	return ram_copy(d, ipa, buf, len, to_slot);
 }
 
 /* A word of the region's control page, or NULL. */
