@@ -61,6 +61,13 @@ LATE_US_MAX = 100_000
 VICTIM_PA = 0x48000000
 
 
+def pair_config(mode: str) -> Path:
+    """boot_pair's config for `mode`, per xdist worker: the module's `quiet` baseline runs once on each
+    worker, and two workers must not write one config and build at once."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    return REPO_ROOT / "build" / "qemu-tests" / f"attack-{mode}{'-' + worker if worker else ''}" / f"attack-{mode}.yaml"
+
+
 def boot_pair(mode: str, ms: int = 300, attacker: str | None = None, msis: int = 0,
               platform: str = "qemu-virt", pinned: bool = False, netdev: str | None = None) -> RunResult:
     """The victim beside the attack guest in `mode` (or the VM body
@@ -68,12 +75,9 @@ def boot_pair(mode: str, ms: int = 300, attacker: str | None = None, msis: int =
     `msis`, the victim owns an edu and has it send BEATS rounds of that many
     MSIs, one round every 5 prints; with `msis` or `pinned`, its RAM is at
     VICTIM_PA; `netdev`: QEMU's network backend (an outside peer)."""
-    # per xdist worker: the module's `quiet` baseline runs once on each
-    # worker, and two workers must not write one config and build at once
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
-    out = REPO_ROOT / "build" / "qemu-tests" / f"attack-{mode}{'-' + worker if worker else ''}"
+    cfg = pair_config(mode)
+    out = cfg.parent
     out.mkdir(parents=True, exist_ok=True)
-    cfg = out / f"attack-{mode}.yaml"
     body = attacker if attacker is not None else ATTACK.format(mode=mode, ms=ms)
     cfg.write_text(CONFIG.format(attacker=body, prints=PRINTS, beats=BEATS, platform=platform,
                                  msis=f", msis: {msis}, msi_every: 5" if msis else "",
@@ -691,8 +695,7 @@ disk:
     - {vm: ring, size: 1M, offset: 0x100000, weight: 1}
 """
 VIO_CHAINS = ("loop", "long", "index", "addr", "victim", "mmio", "huge")
-# the bridge's reason for each (core/virtio/virtq.h): a loop, past the queue,
-# the avail index, three addresses, the length
+# the bridge's reason for each (core/virtio/virtq.h): loop, past the queue, avail index, 3 addresses, length
 VIO_ERRORS = [-4, -4, -2, -6, -6, -6, -7]
 
 
@@ -732,7 +735,6 @@ def vio_attack(res: RunResult, dev: str, quiet: dict[str, int]) -> list[str]:
     counted = kv(hyp, f"vm attack: virtio-{dev} notifies=")
     assert counted["stops"] == len(VIO_CHAINS) * rounds and counted["error"] == 0, counted
     assert counted["refused"] > 0, counted
-    # the narrow accesses: 16 lines, then one
     assert len([ln for ln in hyp if ln.startswith("vm attack: fault ")]) == 16, hyp
     assert not [ln for ln in hyp if ln.startswith(("vm victim: virtio", "vm ring: virtio", "vm ring: fault"))], hyp
     print(f"victim print latency (virtual ns): quiet {quiet}, virtio-{dev} attack {figures}; {rounds} rounds")
@@ -762,11 +764,10 @@ def test_hostile_virtio_net_client(quiet: dict[str, int]) -> None:
         res = boot_pair("virtio-net", attacker=VIO_NET, pinned=True, netdev=peer.netdev())
     hyp = vio_attack(res, "net", quiet)
     assert "vioattack: stall: 32 requests, no receive buffer, status 0xf" in res.lines("attack"), res.output[-3000:]
-    ring = res.lines("ring")
-    assert "ioclient: PASS (200 frames sent, 200 replies verified both ways)" in ring, ring
+    assert "ioclient: PASS (200 frames sent, 200 replies verified both ways)" in res.lines("ring"), res.output[-3000:]
     assert peer.stats.mac("02:00:00:00:00:0a").good == 200, peer.stats
     assert peer.stats.mac("02:00:00:00:00:0c").good == 33, peer.stats  # after the resets, then the stall's
-    spec = load_spec(REPO_ROOT / "build" / "qemu-tests" / "attack-virtio-net" / "attack-virtio-net.yaml")
+    spec = load_spec(pair_config("virtio-net"))
     assert spec.io is not None
     g = {x.vm: x for x in shared_io.guarantees(spec.io)}
     got = check_guarantee(res, g["ring"], "ring", late=1)  # late once beside a quiet neighbour too
@@ -787,11 +788,10 @@ def test_hostile_virtio_blk_client(quiet: dict[str, int]) -> None:
     less than the IOPS `check` states for it."""
     res = boot_pair("virtio-blk", attacker=VIO_BLK, pinned=True)
     hyp = vio_attack(res, "blk", quiet)
-    ring = res.lines("ring")
-    assert "ioclient: PASS (blk: region written, read back, random reads, 3 outside refused)" in ring, ring
+    assert "ioclient: PASS (blk: region written, read back, random reads, 3 outside refused)" in res.lines("ring")
     counted = kv(hyp, "vm attack: virtio-blk notifies=")
     assert counted["reqs"] == 1 and counted["ioerr"] == 0, counted
-    spec = load_spec(REPO_ROOT / "build" / "qemu-tests" / "attack-virtio-blk" / "attack-virtio-blk.yaml")
+    spec = load_spec(pair_config("virtio-blk"))
     assert spec.disk is not None
     g = {x.vm: x for x in shared_disk.guarantees(spec.disk)}
     share = kv(res.lines("iovm"), "iovm: disk client=ring served_backlogged=")
