@@ -191,4 +191,7 @@ done
 write_init "$work/init"
 
 (cd "$work" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --owner=0:0 --quiet) | gzip -9n >"$out.tmp"
+# the stamp: the modules packed, one name a line, sorted (scripts/setup.sh
+# rebuilds the initramfs when the list it wants differs)
+find "$work/lib/modules" -maxdepth 1 -name '*.ko' -printf '%f\n' 2>/dev/null | sed 's/\.ko$//' | LC_ALL=C sort >"$out.modules"
 mv "$out.tmp" "$out"

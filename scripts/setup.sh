@@ -207,16 +207,39 @@ ensure_linux_headers() {
     touch "$kdir/.bulkhead-ok"
 }
 
-ensure_linux() {
-    local dir=artefacts/linux
-    local newest
+# The kernel's modules packed into the initramfs (from the Image's own
+# package, ensure_linux_tools): the virtio-mmio, virtio-net and virtio-blk
+# drivers (the NIC passed straight through to Linux: the benchmark's
+# baseline; the stock VirtIO clients of docs/io.md).
+LINUX_MODULES=(virtio_mmio virtio_net net_failover failover virtio_blk)
+
+# The modules the initramfs in $1 must hold, one name a line, sorted: the
+# kernel's (LINUX_MODULES) and Bulkhead's own (built into $1/shmem/root).
+linux_modules_wanted() {
+    local ko
+    {
+        printf '%s\n' "${LINUX_MODULES[@]}"
+        for ko in "$1"/shmem/root/lib/modules/*.ko; do
+            [ -f "$ko" ] && basename "$ko" .ko
+        done
+    } | LC_ALL=C sort -u
+}
+
+# Whether the initramfs in $1 (artefacts/linux) is current: the Image is
+# there, the initramfs is newer than every input and was built with the
+# modules wanted now (its stamp initrd.cpio.gz.modules, written by
+# scripts/mkinitrd.sh): any change of the module list rebuilds it.
+linux_initrd_current() {
+    local dir=$1 newest
     newest=$(ls -t scripts/mkinitrd.sh linux/Makefile linux/*.h linux/*/* guests/lib/ioring.c guests/lib/include/ioring.h |
         head -n1)
-    # (an initramfs from before virtio_blk.ko was packed is rebuilt)
-    if [ -f "$dir/Image" ] && [ -f "$dir/initrd.cpio.gz" ] && [ "$dir/initrd.cpio.gz" -nt "$newest" ] &&
-        [ -f "$dir/tools/root/lib/modules/virtio_blk.ko" ]; then
-        return
-    fi
+    [ -f "$dir/Image" ] && [ -f "$dir/initrd.cpio.gz" ] && [ "$dir/initrd.cpio.gz" -nt "$newest" ] &&
+        [ "$(cat "$dir/initrd.cpio.gz.modules" 2>/dev/null)" = "$(linux_modules_wanted "$dir")" ]
+}
+
+ensure_linux() {
+    local dir=artefacts/linux
+    linux_initrd_current "$dir" && return
     mkdir -p "$dir/deb"
     if [ ! -f "$dir/Image" ]; then
         rm -f "$dir/version" "$dir/kernel-set"
@@ -257,16 +280,15 @@ ensure_linux() {
 # Programs for the shared-I/O tests and benchmark (docs/io.md) in the
 # initramfs: Debian's arm64 iperf3 and ethtool with the shared libraries
 # they load (libiperf0, libsctp1, libssl3, libmnl0 and glibc's loader, libc
-# and libm), and the kernel's virtio-mmio, virtio-net and virtio-blk modules (the NIC
-# passed straight through to Linux: the benchmark's baseline) from the
-# Image's own package. Unpacked into artefacts/linux/tools/root, never
-# committed.
+# and libm), and the kernel's LINUX_MODULES from the Image's own package.
+# Unpacked into artefacts/linux/tools/root, never committed; its stamp
+# names the modules (a new list fetches them again).
 LINUX_TOOL_DEBS=(iperf3 libiperf0 libsctp1 libssl3 libc6 ethtool libmnl0)
 ensure_linux_tools() {
     local dir=artefacts/linux ver root
     ver=$(cat "$dir/version")
     root="$dir/tools/root"
-    [ -f "$dir/tools/.bulkhead-ok" ] && [ -f "$root/lib/modules/virtio_blk.ko" ] && return
+    [ "$(cat "$dir/tools/.bulkhead-ok" 2>/dev/null)" = "${LINUX_MODULES[*]}" ] && return
     apt_update
     log "fetching ${LINUX_TOOL_DEBS[*]} (arm64) and linux-image-$ver:arm64's virtio modules"
     rm -rf "$dir/tools" "$dir/deb/t" && mkdir -p "$root/bin" "$root/lib" "$root/lib/modules" "$dir/deb/t/x"
@@ -283,12 +305,12 @@ ensure_linux_tools() {
         cp -L "$(find "$x" -name "$lib" | head -n1)" "$root/lib/aarch64-linux-gnu/" ||
             die "no $lib in ${LINUX_TOOL_DEBS[*]}"
     done
-    for mod in virtio_mmio virtio_net net_failover failover virtio_blk; do
+    for mod in "${LINUX_MODULES[@]}"; do
         cp "$(find "$x/lib/modules/$ver" -name "$mod.ko" | head -n1)" "$root/lib/modules/" ||
             die "no $mod.ko in linux-image-$ver"
     done
     rm -rf "$dir/deb/t"
-    touch "$dir/tools/.bulkhead-ok"
+    echo "${LINUX_MODULES[*]}" >"$dir/tools/.bulkhead-ok"
 }
 
 # --- Linux workloads (docs/workloads.md) ---------------------------------------
@@ -385,6 +407,7 @@ ensure_linux_workloads() {
         # with the PCI modules (a second archive: one initramfs), for a
         # passed-through virtio-net-pci (bulkhead.net=virtio:, docs/workloads.md)
         cat "$dir/pcimods.cpio.gz" >>"$out.tmp"
+        mv "$out.tmp.modules" "$out.modules"
         mv "$out.tmp" "$out"
     fi
 }
@@ -708,6 +731,9 @@ ensure_tfa() {
     tfa_stamp >"$stamp"
     log "TF-A flash image in $TFA_DIR/flash.bin (built in $((SECONDS - t0)) s)"
 }
+
+# sourced (tests/test_setup_initrd.py): the functions only
+[ "${BASH_SOURCE[0]}" = "$0" ] || return 0
 
 case "${1:-all}" in
     packages) ensure_packages ;;

@@ -5,15 +5,8 @@
  * a local, checked, and only the local is used.
  */
 #include "blkring.h"
+#include "ioring.h" /* the flag protocol's ordered word accesses */
 
-static inline u32 load_acquire(const u32 *p)
-{
-	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-}
-static inline void store_release(u32 *p, u32 v)
-{
-	__atomic_store_n(p, v, __ATOMIC_RELEASE);
-}
 static inline u32 load32(const u32 *p)
 {
 	return __atomic_load_n(p, __ATOMIC_RELAXED);
@@ -51,7 +44,7 @@ void blkring_reset(struct blkring *r)
 
 		store32(&s->index, i);
 		store32(&s->len, 0);
-		store_release(&s->flag, BLKRING_EMPTY);
+		ioring_store_release(&s->flag, BLKRING_EMPTY);
 	}
 }
 
@@ -62,12 +55,12 @@ static void advance(struct blkring *r)
 
 bool blkring_can_put(const struct blkring *r)
 {
-	return load_acquire(&r->slots[r->pos].flag) == BLKRING_EMPTY;
+	return ioring_load_acquire(&r->slots[r->pos].flag) == BLKRING_EMPTY;
 }
 
 bool blkring_pending(const struct blkring *r)
 {
-	return load_acquire(&r->slots[r->pos].flag) != BLKRING_EMPTY;
+	return ioring_load_acquire(&r->slots[r->pos].flag) != BLKRING_EMPTY;
 }
 
 /* Why a request would be malformed, or BLKRING_BAD_KINDS if it is well
@@ -107,7 +100,7 @@ static void publish(struct blkring *r, const struct blkring_msg *m, const void *
 	store32(&s->len, len);
 	store32(&s->seq, r->seq);
 	/* Release: data and header are visible before FULL. */
-	store_release(&s->flag, BLKRING_FULL);
+	ioring_store_release(&s->flag, BLKRING_FULL);
 	r->seq++;
 	r->msgs++;
 	r->bytes += len;
@@ -158,7 +151,7 @@ void blkring_put_raw(struct blkring *r, u32 flag, u32 index, const struct blkrin
 	store32(&s->tag, m->tag);
 	store32(&s->status, m->status);
 	store32(&s->len, m->len);
-	store_release(&s->flag, flag);
+	ioring_store_release(&s->flag, flag);
 	advance(r);
 }
 
@@ -166,7 +159,7 @@ static int drop(struct blkring *r, struct blkring_slot *s, enum blkring_bad why)
 {
 	r->bad[why]++;
 	r->malformed++;
-	store_release(&s->flag, BLKRING_EMPTY);
+	ioring_store_release(&s->flag, BLKRING_EMPTY);
 	advance(r);
 	return -1;
 }
@@ -175,7 +168,7 @@ static int drop(struct blkring *r, struct blkring_slot *s, enum blkring_bad why)
  * Returns 0 if EMPTY, 1 if FULL with its own index, else a drop (-1). */
 static int read_header(struct blkring *r, struct blkring_slot *s, struct blkring_msg *m)
 {
-	u32 flag = load_acquire(&s->flag);
+	u32 flag = ioring_load_acquire(&s->flag);
 
 	if (flag == BLKRING_EMPTY)
 		return 0;
@@ -199,7 +192,7 @@ static int finish(struct blkring *r, struct blkring_slot *s, void *data, u32 len
 	if (len)
 		__builtin_memcpy(data, s->data, len);
 	/* Release: our copy is complete before the producer may reuse the slot. */
-	store_release(&s->flag, BLKRING_EMPTY);
+	ioring_store_release(&s->flag, BLKRING_EMPTY);
 	r->msgs++;
 	r->bytes += len;
 	advance(r);

@@ -21,6 +21,7 @@
 #define CAPACITY 64u
 
 #include "virtq_ram.h"
+#include "virtq_fuzz.h"
 
 /* a slot: its header and its data */
 struct tslot {
@@ -29,12 +30,15 @@ struct tslot {
 };
 static struct tslot reqs[SLOTS], rsps[SLOTS];
 
+static struct tslot *tslot(bool is_rsp, u32 i)
+{
+	return virtq_fuzz_slot(reqs, rsps, sizeof(*reqs), is_rsp, i);
+}
+
 static struct vblk_slot *slot(void *ctx, bool is_rsp, u32 i)
 {
 	(void)ctx;
-	if (i >= SLOTS)
-		abort();
-	return is_rsp ? &rsps[i].h : &reqs[i].h;
+	return &tslot(is_rsp, i)->h;
 }
 
 static bool copy(void *ctx, bool is_rsp, u32 i, u32 off, void *buf, u32 len, bool to_slot)
@@ -42,9 +46,9 @@ static bool copy(void *ctx, bool is_rsp, u32 i, u32 off, void *buf, u32 len, boo
 	u8 *d;
 
 	(void)ctx;
-	if (i >= SLOTS || off > VBLK_PART || len > VBLK_PART - off)
+	if (off > VBLK_PART || len > VBLK_PART - off)
 		abort();
-	d = (is_rsp ? rsps : reqs)[i].data + off;
+	d = tslot(is_rsp, i)->data + off;
 	memcpy(to_slot ? d : buf, to_slot ? buf : d, len);
 	return true;
 }
@@ -73,6 +77,7 @@ static void check_requests(void)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct vblk b;
+	struct virtq_fuzz_step step;
 	size_t pos = 8;
 	u16 num;
 
@@ -89,21 +94,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!virtq_setup(&b.q, &mem, num, RAM_BASE, RAM_BASE + 0x1000, RAM_BASE + 0x1800,
 	                 data[0] & 2))
 		abort();
-	while (pos + 4 <= size) {
-		u8 op = data[pos] & 7;
-		u32 arg = data[pos + 1] | (u32)data[pos + 2] << 8, len = data[pos + 3];
+	while (virtq_fuzz_next(data, size, &pos, &step)) {
+		u8 op = step.op;
+		u32 arg = step.arg, len = step.len;
 		u16 u0 = b.q.used_idx;
 		bool used = false;
 		int r = 0;
 
-		pos += 4;
-		if (op <= 1) { /* the client writes len bytes of the input into its RAM */
-			len = MIN(len, size - pos);
-			if (arg + len <= RAM_SIZE)
-				memcpy(ram + arg, data + pos, len);
-			pos += len;
-			continue;
-		}
 		if (op == 2) { /* the I/O VM answers a request slot, honest or not */
 			struct vblk_slot *q = &reqs[arg % SLOTS].h,
 			                 *s = &rsps[(arg >> 2) % SLOTS].h;

@@ -22,15 +22,14 @@
 #define SLOTS    4
 
 #include "virtq_ram.h"
+#include "virtq_fuzz.h"
 
 static struct vnet_slot tx[SLOTS], rx[SLOTS];
 
 static struct vnet_slot *slot(void *ctx, bool is_rx, u32 i)
 {
 	(void)ctx;
-	if (i >= SLOTS)
-		abort();
-	return is_rx ? &rx[i] : &tx[i];
+	return virtq_fuzz_slot(tx, rx, sizeof(*tx), is_rx, i);
 }
 
 static const struct vnet_rings rings = { .slot = slot, .nslots = SLOTS };
@@ -39,6 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct vnet n;
 	struct virtq_chain c;
+	struct virtq_fuzz_step step;
 	size_t pos = 8;
 
 	if (size < 8)
@@ -57,25 +57,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!virtq_setup(&n.q[k], &mem, num, b, b + 0x1000, b + 0x1800, data[0] & 2))
 			abort();
 	}
-	while (pos + 4 <= size) {
-		u8 op = data[pos] & 7;
-		u32 arg = data[pos + 1] | (u32)data[pos + 2] << 8, len = data[pos + 3];
+	while (virtq_fuzz_next(data, size, &pos, &step)) {
+		u8 op = step.op;
+		u32 arg = step.arg, len = step.len;
 		u16 u0 = n.q[0].used_idx, u1 = n.q[1].used_idx;
 		int r = 0;
 
-		pos += 4;
-		if (op <= 1) { /* the client writes len bytes of the input into its RAM */
-			len = MIN(len, size - pos);
-			if (arg + len <= RAM_SIZE)
-				memcpy(ram + arg, data + pos, len);
-			pos += len;
-			continue;
-		}
 		if (op == 2) { /* the I/O VM writes an rx slot, honest or not */
 			struct vnet_slot *s = &rx[arg % SLOTS];
 
-			s->len = (data[pos - 3] & 0x80) ? arg * 7 : len * 8 + 1;
-			s->index = (data[pos - 2] & 0x80) ? len : arg % SLOTS;
+			s->len = (arg & 0x80) ? arg * 7 : len * 8 + 1;
+			s->index = (arg & 0x8000) ? len : arg % SLOTS;
 			s->flag = (len & 3) ? VNET_SLOT_FULL : len;
 			continue;
 		}

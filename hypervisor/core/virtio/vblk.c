@@ -1,19 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "core/virtio/vblk.h"
+#include "core/virtio/vslot.h"
 
 #define ID_MASK     0xffffffu
 #define SECTORS_PER (VBLK_PART / VBLK_SECTOR)
 #define BOUNCE      256u /* bytes moved at once between a chain and a slot */
-
-static u32 load_acquire(const u32 *p)
-{
-	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-}
-
-static void store_release(u32 *p, u32 v)
-{
-	__atomic_store_n(p, v, __ATOMIC_RELEASE);
-}
 
 /* struct virtio_blk_req's header (little-endian) */
 struct vblk_hdr {
@@ -155,7 +146,7 @@ static enum virtq_res publish(struct vblk *b, const struct virtq_mem *m, const s
 		u32 off = e->sent * VBLK_PART, count = 0;
 		u64 sector = 0;
 
-		if (!s || load_acquire(&s->flag) != VBLK_SLOT_EMPTY) {
+		if (!s || vslot_flag(&s->flag) != VBLK_SLOT_EMPTY) {
 			b->st.ring_full++;
 			return VIRTQ_EMPTY;
 		}
@@ -174,7 +165,7 @@ static enum virtq_res publish(struct vblk *b, const struct virtq_mem *m, const s
 		__atomic_store_n(&s->status, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&s->len, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&s->seq, b->seq++, __ATOMIC_RELAXED);
-		store_release(&s->flag, VBLK_SLOT_FULL);
+		vslot_set_flag(&s->flag, VBLK_SLOT_FULL);
 		b->req_pos = (b->req_pos + 1) % r->nslots;
 		e->sent++;
 		b->st.parts++;
@@ -268,7 +259,7 @@ int vblk_complete(struct vblk *b, const struct virtq_mem *m, const struct vblk_r
 
 		if (!s)
 			break;
-		flag = load_acquire(&s->flag);
+		flag = vslot_flag(&s->flag);
 		if (flag == VBLK_SLOT_EMPTY)
 			break;
 		index = __atomic_load_n(&s->index, __ATOMIC_RELAXED);
@@ -282,7 +273,7 @@ int vblk_complete(struct vblk *b, const struct virtq_mem *m, const struct vblk_r
 			b->st.rsp_bad++;
 		else
 			res = answer(b, m, r, tag, status, len, &used);
-		store_release(&s->flag, VBLK_SLOT_EMPTY);
+		vslot_set_flag(&s->flag, VBLK_SLOT_EMPTY);
 		b->rsp_pos = (b->rsp_pos + 1) % r->nslots;
 		if (res < 0)
 			return res;

@@ -57,6 +57,7 @@ struct virtio_dev {
 	u64 notifies, kicks; /* QueueNotify writes; receive SGIs sent */
 	u64 doorbells, irqs; /* I/O VM doorbells rung; device interrupts raised */
 	int error;           /* the virtqueue error that stopped the device, 0: none */
+	u32 stops;           /* times it stopped (each error after a reset) */
 	bool link;           /* a network device's link is up (dev_link) */
 };
 
@@ -84,7 +85,8 @@ static bool ram_valid(void *ctx, u64 ipa, u64 len)
 	return true;
 }
 
-/* As mem_copy_from_vm / mem_copy_to_vm, page by page, with vcopy's words. */
+/* As mem_copy_from_vm / mem_copy_to_vm, page by page, with vcopy's words:
+ * the bridge's one copy path for frames, requests and ring slots. */
 static bool ram_copy(struct virtio_dev *d, u64 ipa, u8 *buf, u64 len, bool to_vm)
 {
 	while (len) {
@@ -149,8 +151,7 @@ static bool blk_copy(void *ctx, bool rsp, u32 i, u32 off, void *buf, u32 len, bo
 
 	if (i >= d->cfg->queue || off > VBLK_PART || len > VBLK_PART - off)
 		return false;
-	return to_slot ? mem_copy_to_vm(d->vm, ipa, buf, len)
-	               : mem_copy_from_vm(d->vm, buf, ipa, len);
+	return ram_copy(d, ipa, buf, len, to_slot);
 }
 
 /* A word of the region's control page, or NULL. */
@@ -168,12 +169,18 @@ struct virtio_out {
 	bool doorbell; /* ring the I/O VM */
 };
 
+#define STOP_LOG_LIMIT 8 /* stops logged per device; the rest only counted (stops=) */
+
 static void dev_fail(struct virtio_dev *d, int err, const char *what, struct virtio_out *o)
 {
 	if (!d->error) {
 		d->error = err;
-		log_info("vm %s: %s %s: virtqueue error %d, device stopped (needs reset)",
-		         d->vm->cfg->name, dev_name(d), what, err);
+		if (++d->stops <= STOP_LOG_LIMIT)
+			log_info("vm %s: %s %s: virtqueue error %d, device stopped (needs reset)",
+			         d->vm->cfg->name, dev_name(d), what, err);
+		else if (d->stops == STOP_LOG_LIMIT + 1)
+			log_info("vm %s: %s: further stops not reported (counted: stops=)",
+			         d->vm->cfg->name, dev_name(d));
 	}
 	virtio_mmio_fail(&d->regs);
 	o->irq = true;
@@ -483,10 +490,10 @@ static void blk_stop_log(const struct virtio_dev *d)
 
 	log_info("vm %s: virtio-blk notifies=%lu reqs=%lu parts=%lu ioerr=%lu unsupp=%lu "
 	         "ring_full=%lu rsp_bad=%lu stale=%lu kicks=%lu doorbells=%lu irqs=%lu "
-	         "refused=%u error=%d",
+	         "refused=%u stops=%u error=%d",
 	         d->vm->cfg->name, d->notifies, st->reqs, st->parts, st->ioerr, st->unsupp,
 	         st->ring_full, st->rsp_bad, st->stale, d->kicks, d->doorbells, d->irqs,
-	         d->regs.refused, d->error);
+	         d->regs.refused, d->stops, d->error);
 }
 
 static void dev_stop(struct virtio_dev *d)
@@ -504,11 +511,11 @@ static void dev_stop(struct virtio_dev *d)
 	log_info(
 	    "vm %s: virtio-net notifies=%lu tx=%lu rx=%lu tx_full=%lu tx_waits=%lu tx_runt=%lu "
 	    "tx_nolink=%lu tx_bad=%lu tx_tso=%lu rx_wait=%lu rx_short=%lu rx_bad=%lu kicks=%lu "
-	    "doorbells=%lu irqs=%lu refused=%u error=%d",
+	    "doorbells=%lu irqs=%lu refused=%u stops=%u error=%d",
 	    vm->cfg->name, d->notifies, d->net.st.tx_frames, d->net.st.rx_frames, d->net.st.tx_full,
 	    d->tx_waits, d->net.st.tx_runt, d->net.st.tx_nolink, d->net.st.tx_bad, d->net.st.tx_tso,
 	    d->net.st.rx_wait, d->net.st.rx_short, d->net.st.rx_bad, d->kicks, d->doorbells,
-	    d->irqs, d->regs.refused, d->error);
+	    d->irqs, d->regs.refused, d->stops, d->error);
 }
 
 void virtio_vm_stop(struct vm *vm)

@@ -1,15 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "core/virtio/vnet.h"
-
-static u32 load_acquire(const u32 *p)
-{
-	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-}
-
-static void store_release(u32 *p, u32 v)
-{
-	__atomic_store_n(p, v, __ATOMIC_RELEASE);
-}
+#include "core/virtio/vslot.h"
 
 /* struct virtio_net_hdr (little-endian, VERSION_1) */
 struct vnet_hdr {
@@ -27,7 +18,7 @@ static void tx_publish(struct vnet *n, const struct vnet_rings *r, struct vnet_s
 	__atomic_store_n(&s->len, len, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->index, n->tx_pos, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->seq, n->seq++, __ATOMIC_RELAXED);
-	store_release(&s->flag, VNET_SLOT_FULL);
+	vslot_set_flag(&s->flag, VNET_SLOT_FULL);
 	n->tx_pos = (n->tx_pos + 1) % r->nslots;
 	n->st.tx_frames++;
 }
@@ -37,7 +28,7 @@ static struct vnet_slot *tx_slot(struct vnet *n, const struct vnet_rings *r)
 {
 	struct vnet_slot *s = r->slot(r->ctx, false, n->tx_pos);
 
-	return s && load_acquire(&s->flag) == VNET_SLOT_EMPTY ? s : NULL;
+	return s && vslot_flag(&s->flag) == VNET_SLOT_EMPTY ? s : NULL;
 }
 
 /* The frames of the segmentation in progress while slots are free:
@@ -238,7 +229,7 @@ int vnet_rx(struct vnet *n, const struct virtq_mem *m, const struct vnet_rings *
 
 		if (!s)
 			break;
-		flag = load_acquire(&s->flag);
+		flag = vslot_flag(&s->flag);
 		if (flag == VNET_SLOT_EMPTY)
 			break;
 		len = __atomic_load_n(&s->len, __ATOMIC_RELAXED);
@@ -258,7 +249,7 @@ int vnet_rx(struct vnet *n, const struct virtq_mem *m, const struct vnet_rings *
 				return res;
 			got++;
 		}
-		store_release(&s->flag, VNET_SLOT_EMPTY);
+		vslot_set_flag(&s->flag, VNET_SLOT_EMPTY);
 		n->rx_pos = (n->rx_pos + 1) % r->nslots;
 	}
 	return (int)got;
