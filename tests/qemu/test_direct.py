@@ -160,8 +160,8 @@ vms:
 # starts it: a CPU no VM names stays in TF-A's QEMU holding pen (BL1 poll_mailbox: a
 # WFE loop, which QEMU's TCG runs as a yield), never idle, so -icount cannot skip the
 # time every other CPU sleeps and each virtual ms costs ~250,000 turns of that loop
-# (docs/firmware.md "Unused CPUs under -icount"). With it each run takes 4 s of QEMU
-# instead of ~100 s (the test 14 s instead of 102 s), the figures without the pen's turns.
+# (docs/firmware.md "Unused CPUs under -icount"). With it a run takes 2.4 s of host CPU
+# instead of 40 s (the test 5-14 s instead of 102 s), the figures without the pen's turns.
 LATE_US_MAX = 100_000  # tests/qemu/test_attack.py's bound on a heartbeat's lateness
 
 
