@@ -103,7 +103,10 @@ def test_placed_elf_checks_a_vm_s_images_at_its_first_reset(tmp_path: Path) -> N
 def test_entered_at_el1_or_el3_panics_and_stops(tmp_path: Path) -> None:
     """Entered below or above EL2: a clear panic line, then power off (EL1,
     PSCI over HVC) or a stopped CPU (EL3: no firmware to call): no EL2 code
-    runs and nothing hangs silently."""
+    runs and nothing hangs silently. With `secure=on` all four CPUs reset into
+    the image at once: the line comes once, whole (only the CPU of MPIDR
+    affinity 0 prints; the others stop without a word), not four
+    interleaved copies."""
     result = _build("three-vms.yaml")
     base = qemu.command(result.system.platform, result.elf, ())
     m = base.index("-M")
@@ -113,6 +116,7 @@ def test_entered_at_el1_or_el3_panics_and_stops(tmp_path: Path) -> None:
         status, timed_out, output = supervise(argv, timeout=5 if el == 3 else RUN_TIMEOUT)
         panic = f"[bulkhead] PANIC: entered at EL{el}: Bulkhead must be started at EL2"
         assert any(line.startswith(panic) and line.endswith(ends) for line in output.splitlines()), output
+        assert output.count("PANIC") == 1, output
         assert "Bulkhead 0.1.0" not in output  # nothing past the entry check ran
         if el == 1:
             assert not timed_out and status == 0, output

@@ -291,13 +291,28 @@ def test_budget_lowers_slowdown_monotonically(tmp_path: Path, lock: None) -> Non
     assert clocks == {"modelled"}, clocks
 
 
+# Measured 2026-11-29 on the loaded 2-core host (29 bomb runs, load 5-7, up
+# to two timing runs side by side): slowdowns 4.58-4.95, sd 1.8 % of the
+# mean. The spread is the victim's DRAM stall time (row hits against row
+# conflicts: 7.36-8.49 ms in its phase, queueing 4.05-4.37 ms), i.e. the
+# order in which the four vCPUs' lines reach the banks within a quantum,
+# which host threads decide; it does not follow the lock-step time-outs
+# (the widest runs had few). Five runs drawn from the 29: the largest
+# deviation from their mean is 2.4 % at the median, 4.9 % at the 99th
+# percentile, 5.4 % at the 99.9th (the old 5 % bound failed about one run
+# in a hundred; one suite run read 5.3 %). 8 % is 4.4 sd of one run's
+# deviation from a mean of five, and 0.38 of a slowdown of 4.7: a tenth of
+# the bomb's effect (+3.7), far below the colors' (back to 1.00).
+AGREE = 0.08
+
+
 def test_runs_agree(tmp_path: Path, lock: None) -> None:
     """(e) Timing mode is not bit-exact (host threads interleave within the
     quantum), but five runs of the bomb scenario give the victim's modelled
-    slowdown within 5 % of their mean."""
+    slowdown within ``AGREE`` (8 %) of their mean."""
     values = [slowdown(tmp_path, f"bomb-{i}", BOMB, fresh=True)[0] for i in range(5)]
     mean = statistics.mean(values)
-    assert max(abs(v - mean) for v in values) <= 0.05 * mean, values
+    assert max(abs(v - mean) for v in values) <= AGREE * mean, values
 
 
 def test_bench_timing_smoke(tmp_path: Path) -> None:

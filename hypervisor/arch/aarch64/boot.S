@@ -2,8 +2,8 @@
 /*
  * Entry at EL2, MMU and D-cache off or on (then turned off here). The boot
  * CPU comes from a boot loader or QEMU's -kernel; the others come from firmware PSCI CPU_ON with x0 = CPU
- * index, or from a spin table (drivers/cpu_enable/spintable.c). Entered at another exception level, the boot CPU
- * reports it on the UART and powers off (hyp_wrong_el) instead of running EL2 code.
+ * index, or from a spin table (drivers/cpu_enable/spintable.c). Entered at another exception level, one CPU
+ * reports it on the UART and powers off or stops (hyp_wrong_el) instead of running EL2 code.
  * Both set VBAR_EL2 first (so that any fault reaches the panic path), take
  * their stack, and call into C. The guest frame sits at the top of each
  * stack; C runs below it.
@@ -93,7 +93,20 @@ entry:
 	b	cpu_start
 
 wrong_el:
-	/* No EL2 state touched: CPU 0's stack, then C (MMU as found). */
+	/* No EL2 state touched. At EL1 only the boot loader's CPU is here
+	 * (secondaries wait for a PSCI CPU_ON this image never makes). At EL3
+	 * every CPU may reset into the image at once, with the MMU off: no
+	 * lock is sure to work (exclusives on Device memory are IMPLEMENTATION
+	 * DEFINED), so nothing is shared: only the CPU of MPIDR affinity 0
+	 * goes on to print; the others stop here before touching memory. */
+	cmp	x9, #3
+	b.ne	10f
+	mrs	x10, mpidr_el1
+	and	x11, x10, #0xffffff	/* Aff2.Aff1.Aff0 */
+	ubfx	x10, x10, #32, #8	/* Aff3 */
+	orr	x11, x11, x10
+	cbnz	x11, 4f
+10:	/* One CPU: CPU 0's stack, then C (MMU as found). */
 	adrp	x1, hyp_stacks
 	add	x1, x1, :lo12:hyp_stacks
 	add	x1, x1, #ARCH_STACK_SIZE
