@@ -22,7 +22,7 @@
  * an interrupt and a regulation exit: their readers add it), the counter
  * reloaded with the preload and its overflow flag cleared, the end of the
  * interrupt, and the ERET. Else it returns the acknowledged interrupt
- * with nothing done (w0; x1 = struct cpu) to vectors.S, which saves the
+ * with nothing done (w1; x0 = struct cpu) to vectors.S, which saves the
  * rest and takes it the usual way (guest_irq_acked_pmu, direct_fiq_acked).
  *
  * What it does not check is what bw_period_fast does not (bw.c): the
@@ -40,10 +40,10 @@
 
 #if IS_ENABLED(BW)
 .macro bw_lean iar, declined
-	mrs	x0, \iar
-	mrs	x1, tpidr_el2
-	ldp	x2, x3, [x1, #CPU_PERIOD_IRQ]	/* its INTID, struct bw_cpu */
-	cmp	x0, x2
+	mrs	x1, \iar
+	mrs	x0, tpidr_el2
+	ldp	x2, x3, [x0, #CPU_PERIOD_IRQ]	/* its INTID, struct bw_cpu */
+	cmp	x1, x2
 	b.ne	\declined
 	mrs	x2, cntpct_el0			/* the entry synchronised */
 	ldp	x5, x4, [x3, #BW_LEAN_LIMIT]	/* lean_limit, clk.deadline */
@@ -68,9 +68,9 @@
 	ldr	x4, [x3, #BW_LEAN_EPOCH]
 	add	x4, x4, #1
 	str	x4, [x3, #BW_LEAN_EPOCH]
-	ldr	x4, [x1, #CPU_PERIOD_EXITS]
+	ldr	x4, [x0, #CPU_PERIOD_EXITS]
 	add	x4, x4, #1
-	str	x4, [x1, #CPU_PERIOD_EXITS]
+	str	x4, [x0, #CPU_PERIOD_EXITS]
 	ldp	x4, x5, [x3, #BW_LEAN_PRELOAD]	/* preload, mask */
 	msr	pmccntr_el0, x4			/* the next one counts from here */
 	msr	pmovsclr_el0, x5
@@ -89,20 +89,20 @@
 	.global bw_lean_irq
 bw_lean_irq:
 	bw_lean S3_0_C12_C12_0, guest_irq_acked_pmu	/* ICC_IAR1_EL1 */
-	msr	S3_0_C12_C12_1, x0			/* ICC_EOIR1_EL1: the drop */
+	msr	S3_0_C12_C12_1, x1			/* ICC_EOIR1_EL1: the drop */
 	isb
-	msr	S3_0_C12_C11_1, x0			/* ICC_DIR_EL1 */
+	msr	S3_0_C12_C11_1, x1			/* ICC_DIR_EL1 */
 	bw_lean_return
 
 #if IS_ENABLED(DIRECT)
 	.global bw_lean_fiq
 bw_lean_fiq:
 	bw_lean S3_0_C12_C8_0, direct_fiq_acked	/* ICC_IAR0_EL1 */
-	msr	S3_0_C12_C8_1, x0			/* ICC_EOIR0_EL1 */
+	msr	S3_0_C12_C8_1, x1			/* ICC_EOIR0_EL1 */
 	mrs	x2, S3_0_C12_C12_4			/* ICC_CTLR_EL1: the guest's */
 	tbnz	x2, #1, 1f				/* EOImode: the drop only */
 	bw_lean_return
-1:	msr	S3_0_C12_C11_1, x0			/* ICC_DIR_EL1 */
+1:	msr	S3_0_C12_C11_1, x1			/* ICC_DIR_EL1 */
 	bw_lean_return
 #endif
 #endif /* IS_ENABLED(BW) */

@@ -8,10 +8,10 @@
 #ifndef ISOLATION_BW_LEAN_H
 #define ISOLATION_BW_LEAN_H
 
-#define BW_LEAN_LAST     0   /* stats.last, stats.max: one stp */
+#define BW_LEAN_LAST     0 /* stats.last, stats.max: one stp */
 #define BW_LEAN_MAX      8
-#define BW_LEAN_SUM      16  /* stats.sum, stats.periods: one ldp/stp pair */
-#define BW_LEAN_LIMIT    48  /* lean_limit, clk.deadline: one ldp */
+#define BW_LEAN_SUM      16 /* stats.sum, stats.periods: one ldp/stp pair */
+#define BW_LEAN_LIMIT    48 /* lean_limit, clk.deadline: one ldp */
 #define BW_LEAN_DEADLINE 56
 #define BW_LEAN_STEP     64  /* clk.step_whole */
 #define BW_LEAN_EPOCH    96  /* clk.epoch: its own str (tools/cachemodel watches it) */

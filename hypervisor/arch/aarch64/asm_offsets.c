@@ -21,7 +21,8 @@ _Static_assert(__builtin_offsetof(struct frame, spsr) == __builtin_offsetof(stru
                "vectors.S: ELR and SPSR are one stp pair");
 _Static_assert(sizeof(struct frame) % 16 == 0, "the frame keeps SP 16-byte aligned");
 _Static_assert(sizeof(((struct cpu *)0)->pmu_el2) == 2 * sizeof(u64), "vectors.S: two filters");
-_Static_assert(__builtin_offsetof(struct cpu, period) == __builtin_offsetof(struct cpu, period_irq) + 8,
+_Static_assert(__builtin_offsetof(struct cpu, period) ==
+                   __builtin_offsetof(struct cpu, period_irq) + 8,
                "isolation/bw_lean.S: the period's INTID and state are one ldp pair");
 _Static_assert(__builtin_offsetof(struct mmu_boot_regs, tcr) ==
                    __builtin_offsetof(struct mmu_boot_regs, mair) + 8,

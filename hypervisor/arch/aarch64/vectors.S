@@ -387,15 +387,15 @@ el2_vectors_pmu:
 
 	guest_sync_slow_path _pmu
 
-/* A guest IRQ bw_lean_irq acknowledged and declined (w0 = its INTID, x1 =
- * the struct cpu, x0-x5 saved): the rest saved, the counter stopped at EL2
+/* A guest IRQ bw_lean_irq acknowledged and declined (x0 = the struct cpu,
+ * w1 = its INTID, x0-x5 saved): the rest saved, the counter stopped at EL2
  * (x0 and x1 kept), and the hot path. */
 	.global guest_irq_acked_pmu
 guest_irq_acked_pmu:
 	save_x6_x17
 	str	x18, [sp, #16 * 9]
 	str	x30, [sp, #F_ELR - 8]
-	pmu_el2 0, 0, 1, 3, 4, 1
+	pmu_el2 0, 0, 0, 3, 4, 1
 	dsb	sy	/* (as gic_hot_ack) the interrupt's state before its handler */
 	bl	trap_guest_irq_acked
 	cmn	w0, #1
@@ -490,7 +490,7 @@ guest_restore_direct_end:
 	isb
 
 #if IS_ENABLED(BW)
-/* A FIQ bw_lean_fiq acknowledged and declined (w0 = its INTID, x0-x5
+/* A FIQ bw_lean_fiq acknowledged and declined (w1 = its INTID, x0-x5
  * saved): the rest of the frame, and trap_direct_fiq(frame, intid). */
 	.global direct_fiq_acked
 direct_fiq_acked:
@@ -499,7 +499,6 @@ direct_fiq_acked:
 	save_x20_spsr
 	str	x30, [sp, #F_ELR - 8]
 	dsb	sy	/* (as gic_ack0) the interrupt's state before its handler */
-	mov	w1, w0
 	mov	x0, sp
 	bl	trap_direct_fiq
 	b	guest_restore_direct

@@ -141,7 +141,7 @@ void trap_guest_sync(u64 esr)
  * acknowledged and declined (vectors.S has saved x0-x18 and x30 by now):
  * ~0 when delivered (vectors.S restores the caller-saved registers and
  * returns to the guest); else intid, for trap_guest_irq. */
-u32 trap_guest_irq_acked(u32 intid, struct cpu *cpu)
+u32 trap_guest_irq_acked(struct cpu *cpu, u32 intid)
 {
 	cpu->exits++;
 	return irq_guest_fast(cpu, intid);
