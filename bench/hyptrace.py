@@ -30,8 +30,8 @@ their PC (the ELF's symbols) and the functions to five stages:
 - vgic: core/vgic/*.c;
 - exit: vcpu_exit_path and everything else.
 
-Segments are classified by what ran: "period" (bw_period or the period
-fast path), "overflow" (bw_overflow), "delivery" (a guest interrupt
+Segments are classified by what ran: "period" (bw_period, the period
+fast path, or the lean period end of isolation/bw_lean.S that did not decline), "overflow" (bw_overflow), "delivery" (a guest interrupt
 delivered by the hot path: the EL1 timer or a passthrough SPI), "doorbell"
 (the BH_HC_DOORBELL hypercall: ipc_doorbell), "sgi" (a trapped SGI
 register write: vgic_sgi_send), "notify" (an interrupt exit
@@ -114,7 +114,7 @@ LOWER_VECTORS = (0x400, 0x480, 0x500, 0x580, 0x600, 0x680, 0x700, 0x780)
 def stage_of(fn: str) -> str:
     if fn.removesuffix("_pmu") in ("el2_vectors", "guest_vectors", "guest_irq", "guest_irq_slow",
                                    "guest_restore_fast", "guest_restore", "guest_enter", "guest_sync_slow",
-                                   "guest_irq_more"):
+                                   "guest_irq_more", "guest_irq_acked", "direct_fiq_acked"):
         return "entry"
     if fn.startswith(("gic_", "gicv", "irq_", "trap_", "hypercall_", "vpsci_")):
         return "acknowledge"
@@ -154,6 +154,9 @@ def kind_of(fns: Counter[str]) -> str:
     if "bw_overflow" in fns:
         return "overflow"
     if any(fn.startswith(("bw_period", "bw_look")) for fn in fns):  # bw_period_hot_<variant>
+        return "period"
+    # the lean period end (isolation/bw_lean.S), unless it declined to vectors.S
+    if any(fn.startswith("bw_lean_") for fn in fns) and not {"guest_irq_acked_pmu", "direct_fiq_acked"} & set(fns):
         return "period"
     if "ipc_doorbell" in fns:
         return "doorbell"

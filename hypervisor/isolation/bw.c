@@ -392,10 +392,16 @@ const irq_hot_fn_t bw_hot_variant[4] = { bw_period_hot_plain, bw_period_hot_even
 static void bw_set_hot(struct bw_cpu *c)
 {
 	bool hot = c->nev == 1 && !(c->bvm->cfg->flags & CFG_BW_RECLAIM);
+	u64 lead = c->lead / 2, step = c->clk.step_whole;
+	/* the lean path's cases: one vCPU (no VM totals), the cycle counter, no
+	 * look within the period, whole ticks per period (bw_lean.S) */
+	bool lean = hot && !c->multi && c->ctr[0] == PMU_CYCLE_COUNTER && c->look == BW_NO_LOOK &&
+	            !c->clk.step_frac && step > lead;
 
-	__atomic_store_n(&c->hot_lead, hot ? c->lead / 2 : BW_NOT_HOT, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&c->lean_limit, lean ? step - lead : 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&c->hot_lead, hot ? lead : BW_NOT_HOT, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&c->bvm->seq, __ATOMIC_SEQ_CST) != c->seq)
-		__atomic_store_n(&c->hot_lead, BW_NOT_HOT, __ATOMIC_RELAXED);
+		bw_not_hot(c);
 }
 
 void bw_period(u32 intid)
@@ -494,7 +500,7 @@ void bw_overflow(u32 intid)
 		return; /* cleared by a period start in the meantime */
 	pmu_overflow_clear(ovf);
 	/* whatever happens here, the period end needs bw_period */
-	__atomic_store_n(&c->hot_lead, BW_NOT_HOT, __ATOMIC_RELAXED);
+	bw_not_hot(c);
 	if (c->v->throttled || c->spare)
 		return;
 	if (bw_idle(c->v)) {

@@ -72,10 +72,11 @@ static inline u32 bw_counted(u32 from, u32 to)
  */
 struct bw_clock {
 	/* incremental form of the boundary: deadline = start + whole + frac/10^6
-	 * (first and in pairs: the period hot path loads them with ldp) */
+	 * (first: the period's hot paths load them in pairs; deadline and
+	 * step_whole are all the lean one (isolation/bw_lean.S) reads) */
 	u64 deadline;   /* bw_boundary(k + 1): when the current period ends */
-	u64 frac;       /* accumulated fraction of a tick, < 10^6 */
 	u64 step_whole; /* floor(period_us * hz / 10^6) */
+	u64 frac;       /* accumulated fraction of a tick, < 10^6 */
 	u64 step_frac;  /* (period_us * hz) mod 10^6 */
 	u64 step_wrap;  /* step_frac - 10^6, mod 2^64: the fraction's step with a carry */
 	u64 epoch;      /* the current period k */

@@ -15,6 +15,7 @@
 #include "core/irq/irq.h"
 #include "core/vm/vcpu.h"
 #include "isolation/bw_budget.h"
+#include "isolation/bw_lean.h"
 #include "lib/spinlock.h"
 #include "lib/types.h"
 
@@ -48,12 +49,22 @@ struct bw_vm {
 #define BW_NO_LOOK (1ull << 62)
 #define BW_NOT_HOT (1ull << 62)
 
-/* A CPU's regulator; what the period hot path reads and writes first (small
- * offsets, pairs for ldp/stp), the size a power of two (the CPU's entry is
- * found with a shift). */
+/* A CPU's regulator; what the period's hot paths read and write first
+ * (small offsets, pairs for ldp/stp: isolation/bw_lean.h), the size a
+ * power of two (the CPU's entry is found with a shift). */
 struct __attribute__((aligned(512))) bw_cpu {
-	struct bw_clock clk;
 	struct bw_stats stats;
+	/* The next period end is the lean path's (isolation/bw_lean.S) when
+	 * the counter, at the period timer's interrupt, is in [0, lean_limit)
+	 * ticks past clk.deadline: a hot period (hot_lead below) of a VM of one
+	 * vCPU counting cycles with no look within the period, its step whole
+	 * ticks (clk.step_frac 0), and the period end not late (lean_limit is
+	 * the step less the late margin). 0: never. Set with hot_lead
+	 * (bw_set_hot), cleared with it (bw_not_hot). */
+	u64 lean_limit;
+	struct bw_clock clk;
+	u64 preload; /* with hot_lead: bw_preload of the share (32 bits) */
+	u64 mask;    /* the counters' overflow bits (32 bits) */
 	/* The next period end is bw_period_fast's when this is not BW_NOT_HOT:
 	 * one counter, no reclaim, a whole period, nothing throttled, paused or
 	 * released in it, the settings in use the VM's latest. Then it is lead
@@ -65,8 +76,6 @@ struct __attribute__((aligned(512))) bw_cpu {
 	struct bw_vm *bvm;
 	u32 seq;         /* settings in use: bvm->seq when they were copied */
 	u32 ctr[BW_NEV]; /* PMU counter of each event */
-	u64 preload;     /* with hot_lead: bw_preload of the share (32 bits) */
-	u64 mask;        /* the counters' overflow bits (32 bits) */
 	bool multi;      /* the VM has more than one vCPU (VM totals) */
 	u64 lead;        /* ticks: twice what the last general period end took to handle */
 	struct vcpu *v;  /* NULL: this CPU is not regulated */
@@ -95,6 +104,27 @@ extern u64 bw_hz;                          /* the counter's frequency (bw_init) 
 static inline struct bw_cpu *bw_this(void)
 {
 	return &bw_cpus[cpu_index()];
+}
+
+#define BW_LEAN_AT(f, at) _Static_assert(__builtin_offsetof(struct bw_cpu, f) == (at), #f)
+BW_LEAN_AT(stats.last, BW_LEAN_LAST);
+BW_LEAN_AT(stats.max, BW_LEAN_MAX);
+BW_LEAN_AT(stats.sum, BW_LEAN_SUM);
+BW_LEAN_AT(stats.periods, BW_LEAN_SUM + 8);
+BW_LEAN_AT(lean_limit, BW_LEAN_LIMIT);
+BW_LEAN_AT(clk.deadline, BW_LEAN_DEADLINE);
+BW_LEAN_AT(clk.step_whole, BW_LEAN_STEP);
+BW_LEAN_AT(clk.epoch, BW_LEAN_EPOCH);
+BW_LEAN_AT(preload, BW_LEAN_PRELOAD);
+BW_LEAN_AT(mask, BW_LEAN_PRELOAD + 8);
+#undef BW_LEAN_AT
+
+/* No period end takes a hot path until the next general one (bw_period,
+ * bw_set_hot): an overflow, or new settings published (another CPU). */
+static inline void bw_not_hot(struct bw_cpu *c)
+{
+	__atomic_store_n(&c->lean_limit, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->hot_lead, BW_NOT_HOT, __ATOMIC_RELAXED);
 }
 
 static inline u32 bw_share(const struct bw_cpu *c, u32 e)

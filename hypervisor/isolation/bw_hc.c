@@ -142,8 +142,7 @@ static void bw_hc_set(struct vcpu *v)
 	/* the VM's period ends take the general path until they adopt n */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (u32 i = 0; i < b->vm->nvcpus; i++)
-		__atomic_store_n(&bw_cpus[b->vm->vcpus[i]->pcpu].hot_lead, BW_NOT_HOT,
-		                 __ATOMIC_RELAXED);
+		bw_not_hot(&bw_cpus[b->vm->vcpus[i]->pcpu]);
 	spin_unlock(&b->lock);
 	bw_log_set(b, &n, v->vm);
 	f->x[0] = BH_OK;

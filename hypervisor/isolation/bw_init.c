@@ -182,5 +182,8 @@ __cold void bw_cpu_init(void)
 	}
 	irq_enable_hyp_local(vpmu_hw_irq());
 	gic_enable(cfg_system.platform->timer_hyp_irq);
+	/* the lean period end (bw_lean.S): declines until bw_set_hot says */
+	cpu_this()->period = c;
+	cpu_this()->period_irq = cfg_system.platform->timer_hyp_irq;
 	bw_arm(c, now);
 }

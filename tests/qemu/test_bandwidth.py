@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import test_hotpaths_check as thc
 
 from bulkhead.run.backend import RunOptions
 from bulkhead.run.runner import RunResult, run
@@ -359,7 +360,9 @@ def test_el2_not_charged(counter: str, tmp_path: Path) -> None:
     budget bwprobe never spends (2 x P at P = 10 us) a period is charged what
     the guest executed in it: P (10,000 ns, one event per ns at -icount
     shift=0) less the period timer's hot path (~150 instructions since issue #12 item 1, ~15 of
-    them counted), not the whole period as when EL2 counted. The exception:
+    them counted; on the cycle counter since issue #43 the lean period end of
+    isolation/bw_lean.S, 45 instructions, the ~23 between its counter read and
+    reload uncharged), not the whole period as when EL2 counted. The exception:
     QEMU's event-counter path, whose looks every 5 us stand in for the
     overflow interrupt QEMU raises late, keeps counting at EL2 (the whole
     period is charged), so that a run stays within a look of its budget.
@@ -392,8 +395,13 @@ def test_el2_not_charged(counter: str, tmp_path: Path) -> None:
     # period of console output, whose traps count. The upper bound is what is
     # never charged whatever the interrupt entry costs: the regulator's handler
     # alone (bw_period_hot, ~50 instructions), so a faster entry keeps passing
-    # and EL2 counting (>= 9,996) still fails.
-    if counter in ("cycles", "event-toggled"):
+    # and EL2 counting (>= 9,996) still fails. cycles: the lean period end
+    # (isolation/bw_lean.S, 45 instructions in all) leaves the ~23 between its
+    # counter read and reload uncharged: measured 9,966; with the read and the
+    # reload side by side (its whole exit charged) 9,987, which fails here.
+    if counter == "cycles":
+        assert 9000 <= st["mean"] <= 10000 - 20, describe(res)
+    elif counter == "event-toggled":
         assert 9000 <= st["mean"] <= 10000 - 40, describe(res)
     else:
         assert 10000 - 50 <= st["mean"] <= 10000 + 50, describe(res)
@@ -469,3 +477,17 @@ def test_event_counter(load: str, tmp_path: Path) -> None:
     assert 300000 <= st["max"] <= 300000 + POLL_NS + SKID_EVENTS + (TRAP_EVENTS if load == "pmu" else 0), \
         describe(res)
     assert st["throttles"] >= 16, describe(res)
+
+
+def test_regulator_period_within_its_ceiling() -> None:
+    """Issue #43 item 4: the regulator's period on an emulated CPU costs at
+    most bench/budgets.toml's ceiling ("regulator period"): bench/hotpaths.py's
+    row, a 100 us period and a budget never exhausted, the virtual time the
+    spinning vCPU lost per period end over 20 ms. The lean period end
+    (isolation/bw_lean.S, 45 traced instructions) loses 80 ns per period;
+    the C hot path behind the full IRQ entry lost 141.4."""
+    hp = thc._hotpaths()
+    r = hp.period_cost(False)
+    print(r)
+    assert r["path"] == "regulator period"
+    assert 0 < r["mean_ns"] <= hp.ceilings()["regulator period"], r

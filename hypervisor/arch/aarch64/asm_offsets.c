@@ -21,6 +21,9 @@ _Static_assert(__builtin_offsetof(struct frame, spsr) == __builtin_offsetof(stru
                "vectors.S: ELR and SPSR are one stp pair");
 _Static_assert(sizeof(struct frame) % 16 == 0, "the frame keeps SP 16-byte aligned");
 _Static_assert(sizeof(((struct cpu *)0)->pmu_el2) == 2 * sizeof(u64), "vectors.S: two filters");
+_Static_assert(__builtin_offsetof(struct cpu, period) ==
+                   __builtin_offsetof(struct cpu, period_irq) + 8,
+               "isolation/bw_lean.S: the period's INTID and state are one ldp pair");
 _Static_assert(__builtin_offsetof(struct mmu_boot_regs, tcr) ==
                    __builtin_offsetof(struct mmu_boot_regs, mair) + 8,
                "boot.S: MAIR and TCR are one ldp pair");
@@ -35,6 +38,8 @@ void asm_offsets(void)
 	ASM_OFFSET(CPU_PMU_EL2, __builtin_offsetof(struct cpu, pmu_el2));
 	ASM_OFFSET(PMU_FILTER_NSH, PMU_FILTER_NSH);
 	ASM_OFFSET(CPU_SDEI_PENDING, __builtin_offsetof(struct cpu, sdei_pending));
+	ASM_OFFSET(CPU_PERIOD_IRQ, __builtin_offsetof(struct cpu, period_irq));
+	ASM_OFFSET(CPU_PERIOD_EXITS, __builtin_offsetof(struct cpu, period_exits));
 	ASM_OFFSET(ARCH_STACK_SIZE, ARCH_STACK_SIZE);
 	ASM_OFFSET(ARCH_MAX_CPUS, ARCH_MAX_CPUS);
 	ASM_OFFSET(MMU_BOOT_MAIR, __builtin_offsetof(struct mmu_boot_regs, mair));

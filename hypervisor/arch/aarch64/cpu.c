@@ -20,6 +20,7 @@ void cpu_init(u32 index, u64 mpidr)
 	c->index = index;
 	c->mpidr = mpidr;
 	c->frame = cpu_frame(index);
+	c->period_irq = ~0ull; /* no regulator until isolation/bw_init.c says so */
 	sysreg_write(tpidr_el2, (u64)(uintptr_t)c);
 	/* Guests own both EL1 timers (virtual and physical) and both counters,
 	 * untrapped; EL2 keeps its own timer (CNTHP) for its timing. */

@@ -34,6 +34,15 @@ struct cpu {
 	 * not yet handled, one bit each (arch/aarch64/sdei.h SDEI_BIT_*): set by
 	 * vectors.S sdei_entry, taken by core/vcpu/irq_direct.c. */
 	u64 sdei_pending;
+	/* The regulator's lean period end (isolation/bw_lean.S, first on the
+	 * period timer's interrupt from the guest): that interrupt's INTID
+	 * (~0: no regulator here) and the regulator's state of this CPU (an
+	 * ldp pair, set by isolation/bw_init.c), and the period ends it
+	 * handled: each is an exit, an interrupt and a regulation exit beside
+	 * the counts above (their readers add it). */
+	u64 period_irq;
+	void *period;
+	u64 period_exits;
 };
 
 extern struct cpu cpu_data[ARCH_MAX_CPUS];

@@ -30,15 +30,27 @@
 #include "generated/asm_offsets.h" /* FRAME_SIZE, F_ELR, F_SPSR, CPU_PMU_EL2, PMU_FILTER_NSH */
 #include "lib/features.h"
 
-.macro save_x2_x17
-	stp	x2, x3, [sp, #16 * 1]
-	stp	x4, x5, [sp, #16 * 2]
+.macro save_x6_x17
 	stp	x6, x7, [sp, #16 * 3]
 	stp	x8, x9, [sp, #16 * 4]
 	stp	x10, x11, [sp, #16 * 5]
 	stp	x12, x13, [sp, #16 * 6]
 	stp	x14, x15, [sp, #16 * 7]
 	stp	x16, x17, [sp, #16 * 8]
+.endm
+
+.macro save_x2_x17
+	stp	x2, x3, [sp, #16 * 1]
+	stp	x4, x5, [sp, #16 * 2]
+	save_x6_x17
+.endm
+
+/* What the regulator's lean period end (isolation/bw_lean.S) uses: x0-x5,
+ * saved before the slot branches to it. */
+.macro save_x0_x5
+	stp	x0, x1, [sp, #16 * 0]
+	stp	x2, x3, [sp, #16 * 1]
+	stp	x4, x5, [sp, #16 * 2]
 .endm
 
 .macro save_x0_x17
@@ -88,34 +100,38 @@
  * VBAR_EL2 to that table and switches back before it clears it): only
  * guest_enter, shared by both tables, checks (maybe = 1).
  */
-.macro pmu_el2_event on
-	ubfx	x2, x1, #32, #5
-	msr	pmselr_el0, x2
+.macro pmu_el2_event on, w, s
+	ubfx	x\s, x\w, #32, #5
+	msr	pmselr_el0, x\s
 	isb	/* PMXEVTYPER uses the selection: an indirect read of PMSELR */
-	mov	w1, w1
+	mov	w\w, w\w
 	.if \on == 0
-	and	w1, w1, #~PMU_FILTER_NSH
+	and	w\w, w\w, #~PMU_FILTER_NSH
 	.endif
-	msr	pmxevtyper_el0, x1
+	msr	pmxevtyper_el0, x\w
 .endm
 
-.macro pmu_el2 on, maybe=0
-	mrs	x0, tpidr_el2
-	ldr	x1, [x0, #CPU_PMU_EL2]
-	.if \maybe
-	cbz	x1, .Lpmu_el2_none\@
+/* c, w, s: the registers (numbers) of the struct cpu (loaded here unless
+ * have_cpu), the filter word and the selection. */
+.macro pmu_el2 on, maybe=0, c=0, w=1, s=2, have_cpu=0
+	.if \have_cpu == 0
+	mrs	x\c, tpidr_el2
 	.endif
-	tbz	x1, #63, .Lpmu_el2_cycles\@
-	pmu_el2_event \on
-	ldr	x1, [x0, #CPU_PMU_EL2 + 8]
-	cbz	x1, .Lpmu_el2_sync\@
-	pmu_el2_event \on
+	ldr	x\w, [x\c, #CPU_PMU_EL2]
+	.if \maybe
+	cbz	x\w, .Lpmu_el2_none\@
+	.endif
+	tbz	x\w, #63, .Lpmu_el2_cycles\@
+	pmu_el2_event \on, \w, \s
+	ldr	x\w, [x\c, #CPU_PMU_EL2 + 8]
+	cbz	x\w, .Lpmu_el2_sync\@
+	pmu_el2_event \on, \w, \s
 	b	.Lpmu_el2_sync\@
 .Lpmu_el2_cycles\@:
 	.if \on == 0
-	and	w1, w1, #~PMU_FILTER_NSH
+	and	w\w, w\w, #~PMU_FILTER_NSH
 	.endif
-	msr	pmccfiltr_el0, x1
+	msr	pmccfiltr_el0, x\w
 .Lpmu_el2_sync\@:
 	.if \on == 0
 	isb
@@ -196,13 +212,12 @@
 	.org	.Lguest_sync\@ + 0x80
 .endm
 
-/* The regulator's table: the counters' toggles do not fit the slot. */
+/* The regulator's table: its lean period end first (isolation/bw_lean.S:
+ * it ends the period and ERETs, or declines to guest_irq_acked_pmu). */
 .macro guest_irq_vector s
 	.balign 0x80
-	save_x0_x17
-	str	x18, [sp, #16 * 9]
-	str	x30, [sp, #F_ELR - 8]
-	b	guest_irq\s
+	save_x0_x5
+	b	bw_lean_irq
 .endm
 
 /* What irq_guest_lean() may use (x0-x7, x16, x17, x30: core/irq/irq_lean.c,
@@ -372,10 +387,17 @@ el2_vectors_pmu:
 
 	guest_sync_slow_path _pmu
 
-/* A guest IRQ, x0-x18 and x30 saved: the hot path first. */
-guest_irq_pmu:
-	pmu_el2 0
-	bl	trap_guest_irq_fast
+/* A guest IRQ bw_lean_irq acknowledged and declined (x0 = the struct cpu,
+ * w1 = its INTID, x0-x5 saved): the rest saved, the counter stopped at EL2
+ * (x0 and x1 kept), and the hot path. */
+	.global guest_irq_acked_pmu
+guest_irq_acked_pmu:
+	save_x6_x17
+	str	x18, [sp, #16 * 9]
+	str	x30, [sp, #F_ELR - 8]
+	pmu_el2 0, 0, 0, 3, 4, 1
+	dsb	sy	/* (as gic_hot_ack) the interrupt's state before its handler */
+	bl	trap_guest_irq_acked
 	cmn	w0, #1
 	b.eq	guest_restore_fast_pmu
 	b	guest_irq_slow_pmu
@@ -409,6 +431,19 @@ guest_restore_pmu:
 	b	guest_restore_direct
 .endm
 
+/* A FIQ from the guest: with the regulator built, its lean period end
+ * first (isolation/bw_lean.S: it ends the period and ERETs, or declines to
+ * direct_fiq_acked). */
+.macro direct_fiq_vector
+#if IS_ENABLED(BW)
+	.balign 0x80
+	save_x0_x5
+	b	bw_lean_fiq
+#else
+	direct_vector trap_direct_event
+#endif
+.endm
+
 	.section .text.vectors_direct, "ax"
 	.balign 0x800
 	.global el2_vectors_direct
@@ -423,11 +458,11 @@ el2_vectors_direct:
 	el2_vector 7
 	direct_vector trap_direct_sync
 	direct_vector trap_direct_irq
-	direct_vector trap_direct_event
+	direct_fiq_vector
 	direct_vector trap_direct_serror
 	direct_vector trap_direct_sync
 	direct_vector trap_direct_irq
-	direct_vector trap_direct_event
+	direct_fiq_vector
 	direct_vector trap_direct_serror
 
 	.text
@@ -453,6 +488,21 @@ guest_restore_direct:
 guest_restore_direct_end:
 	dsb	nsh
 	isb
+
+#if IS_ENABLED(BW)
+/* A FIQ bw_lean_fiq acknowledged and declined (w1 = its INTID, x0-x5
+ * saved): the rest of the frame, and trap_direct_fiq(frame, intid). */
+	.global direct_fiq_acked
+direct_fiq_acked:
+	save_x6_x17
+	stp	x18, x19, [sp, #16 * 9]
+	save_x20_spsr
+	str	x30, [sp, #F_ELR - 8]
+	dsb	sy	/* (as gic_ack0) the interrupt's state before its handler */
+	mov	x0, sp
+	bl	trap_direct_fiq
+	b	guest_restore_direct
+#endif
 
 /* Events pending on the way back to the guest: the frame is at SP. */
 sdei_restart:

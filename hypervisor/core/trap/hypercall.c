@@ -43,6 +43,7 @@ static void hypercall_cpu_exits(struct vcpu *v)
 	u64 idx = f->x[1] == BH_CPU_SELF ? v->pcpu : f->x[1];
 	bool allowed = (v->vm->cfg->flags & CFG_VM_MANAGER) != 0;
 	const struct cpu *c;
+	u64 lean;
 
 	if (idx >= cfg_system.platform->ncpus || idx >= ARCH_MAX_CPUS) {
 		f->x[0] = (u64)(s64)BH_E_INVALID;
@@ -56,10 +57,11 @@ static void hypercall_cpu_exits(struct vcpu *v)
 		return;
 	}
 	c = &cpu_data[idx];
+	lean = READ_ONCE(c->period_exits); /* each an exit, an interrupt and a regulation exit */
 	f->x[0] = BH_OK;
-	f->x[1] = READ_ONCE(c->exits);
-	f->x[2] = READ_ONCE(c->irq_exits);
-	f->x[3] = READ_ONCE(c->reg_exits);
+	f->x[1] = READ_ONCE(c->exits) + lean;
+	f->x[2] = READ_ONCE(c->irq_exits) + lean;
+	f->x[3] = READ_ONCE(c->reg_exits) + lean;
 }
 
 /* Power the VM off with an exit status (0: success); `bulkhead run` fails

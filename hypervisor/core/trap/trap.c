@@ -137,13 +137,12 @@ void trap_guest_sync(u64 esr)
 	irq_emul_exit_path(v);
 }
 
-/* ~0: delivered (vectors.S restores the caller-saved registers and
- * returns to the guest); else the interrupt acknowledged, for trap_guest_irq. */
-u32 trap_guest_irq_fast(void)
+/* el2_vectors_pmu's hot path for intid, which isolation/bw_lean.S
+ * acknowledged and declined (vectors.S has saved x0-x18 and x30 by now):
+ * ~0 when delivered (vectors.S restores the caller-saved registers and
+ * returns to the guest); else intid, for trap_guest_irq. */
+u32 trap_guest_irq_acked(struct cpu *cpu, u32 intid)
 {
-	struct cpu *cpu = cpu_this();
-	u32 intid = gic_hot_ack();
-
 	cpu->exits++;
 	return irq_guest_fast(cpu, intid);
 }
@@ -232,16 +231,26 @@ void trap_direct_serror(struct frame *f)
  * (HCR_EL2.FMO, el2_vectors_direct), or an SDEI event (vectors.S sdei_entry
  * resumed here, also on the way back to the guest) with its frame saved.
  * irq_direct_poll acknowledges and handles either kind. */
-void trap_direct_event(struct frame *f)
+static void trap_direct_events(struct cpu *cpu, u32 ran)
 {
-	struct cpu *cpu = cpu_this();
-
-	(void)f;
 	cpu->exits++;
 	cpu->irq_exits++;
-	if (irq_direct_poll())
+	if (ran)
 		cpu->reg_exits++;
 	if (vcpu_must_wait(cpu->vcpu, true)) /* the exit path less its second poll */
 		vcpu_exit_wait(cpu->vcpu);
+}
+
+void trap_direct_event(struct frame *f)
+{
+	(void)f;
+	trap_direct_events(cpu_this(), irq_direct_poll());
+}
+
+/* The same for a FIQ isolation/bw_lean.S acknowledged (intid) and declined. */
+void trap_direct_fiq(struct frame *f, u32 intid)
+{
+	(void)f;
+	trap_direct_events(cpu_this(), irq_direct_fiq_from(intid));
 }
 #endif /* IS_ENABLED(DIRECT) */

@@ -20,7 +20,7 @@
 
 bool trap_guest_sync_fast(u64 esr);
 void trap_guest_sync(u64 esr);
-u32 trap_guest_irq_fast(void);
+u32 trap_guest_irq_acked(struct cpu *cpu, u32 intid);
 u32 trap_guest_irq_more(u32 intid);
 void trap_guest_irq(struct frame *f, u32 intid);
 void trap_guest_serror(struct frame *f);
@@ -28,5 +28,6 @@ void trap_direct_sync(struct frame *f);
 void trap_direct_irq(struct frame *f);
 void trap_direct_serror(struct frame *f);
 void trap_direct_event(struct frame *f);
+void trap_direct_fiq(struct frame *f, u32 intid);
 
 #endif

@@ -177,17 +177,21 @@ static u32 irq_direct_fiq_one(u32 intid)
 	return ran;
 }
 
+u32 irq_direct_fiq_from(u32 intid)
+{
+	u32 ran = 0;
+
+	for (; intid < GIC_MAX_INTID; intid = gic_ack0())
+		ran += irq_direct_fiq_one(intid);
+	return ran;
+}
+
 u32 irq_direct_poll(void)
 {
 	struct cpu *cpu = cpu_this();
 
-	if (irq_direct_fiq) {
-		u32 ran = 0;
-
-		for (u32 intid = gic_ack0(); intid < GIC_MAX_INTID; intid = gic_ack0())
-			ran += irq_direct_fiq_one(intid);
-		return ran;
-	}
+	if (irq_direct_fiq)
+		return irq_direct_fiq_from(gic_ack0());
 	u64 bits = __atomic_exchange_n(&cpu->sdei_pending, 0, __ATOMIC_ACQ_REL);
 	u32 ran = 0;
 	u32 *intid = irq_direct_intid[cpu->index];

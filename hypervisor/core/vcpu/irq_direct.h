@@ -30,6 +30,9 @@ void irq_direct_cpu_init(void);
  * many of them ran a handler. EL2 code on a direct CPU calls it where an
  * ordinary CPU would call irq_handle_pending. */
 u32 irq_direct_poll(void);
+/* FIQ mode: handles intid (acknowledged; >= GIC_MAX_INTID: none) and every
+ * Group 0 interrupt pending after it, as irq_direct_poll does. */
+u32 irq_direct_fiq_from(u32 intid);
 /* The exit path of a direct vCPU (irq_direct_delivery.exit_path, the
  * delivery's other operations are irq_direct.c's), which the entries of
  * the direct vector table (core/trap/trap.c) call directly: handles the SDEI

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Inline accessors of the physical GIC for the interrupt hot path
- * (core/trap/trap.c trap_guest_irq_fast, core/irq/irq.c irq_guest_fast): the build's
+ * (core/irq/irq_lean.c irq_guest_lean, core/irq/irq.c irq_guest_fast): the build's
  * GIC version (Makefile GIC=2|3, passed as GIC_VERSION) picks gicv3_hot.h
  * or gicv2_hot.h, so the hot path pays no call and no version-neutral
  * record. Everything else goes through gic.h.
