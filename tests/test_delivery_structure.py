@@ -9,8 +9,8 @@ A mode check is a use of ``BULKHEAD_DIRECT`` (or the features refactor's
 It may appear only in the delivery itself (``core/vm/delivery.h`` selects the
 implementation, ``core/irq_direct.*`` and ``core/irq_emul.*`` are the
 implementations) and in ``core/config/config.h`` (the definitions). The direct
-vector table (``arch/aarch64/vectors.S``) and its C entries (``core/trap/trap.c``)
-are built only with direct mode: there a preprocessor line (``#if``,
+vector table (``arch/aarch64/vectors.S``), its C entries (``core/trap/trap.c``)
+and the regulator's lean FIQ entry (``isolation/bw_lean.S``) are built only with direct mode: there a preprocessor line (``#if``,
 ``#endif``) is allowed, an expression is not. Comments do not count.
 Planted checks in a copy of the text prove the scan can fail.
 """
@@ -26,7 +26,8 @@ HYP = ROOT / "hypervisor"
 MODE = re.compile(r"BULKHEAD_DIRECT|IS_ENABLED\(\s*(?:BULKHEAD_)?DIRECT\s*\)|CFG_VM_DIRECT|(?:->|\.)direct\b")
 DELIVERY = {"core/vm/delivery.h", "core/vcpu/delivery_ops.h", "core/vcpu/irq_direct.c", "core/vcpu/irq_direct.h",
             "core/vcpu/irq_emul.c", "core/vcpu/irq_emul.h", "core/config/config.h"}
-BUILD_ONLY = {"core/trap/trap.c", "arch/aarch64/vectors.S"}  # `#if BULKHEAD_DIRECT` around the direct entries
+BUILD_ONLY = {"core/trap/trap.c", "arch/aarch64/vectors.S",  # `#if BULKHEAD_DIRECT` around the direct entries
+              "isolation/bw_lean.S"}
 COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 
 
