@@ -55,9 +55,10 @@
  * time late (at io_rate) while it was backlogged (the time guarantees assume none).
  * "iovm: device tx=.. rx=.. rx_unknown=.. rx_bad=.. tx_full=.. overruns=.. slot_ns=..
  * capacity_fps=..", "iovm: device notifies=.. notify_skipped=.. rx_notify_skipped=.. stall_us=..
- * stall_max_us=..", "iovm: cpu exits=.. irq_exits=.. doorbell_irqs=.." (its
- * physical CPU's exits and physical interrupts, BH_HC_CPU_EXITS, and the doorbell interrupts it
- * took), "iovm: PASS" or "iovm: FAIL (<why>)".
+ * stall_max_us=..", "iovm: cpu exits=.. irq_exits=.. doorbell_irqs=.. wake_max_us=.." (its
+ * physical CPU's exits and physical interrupts, BH_HC_CPU_EXITS, the doorbell interrupts it
+ * took, the longest time from the device's interrupt to its next look at the device),
+ * "iovm: PASS" or "iovm: FAIL (<why>)".
  */
 #include "blkserve.h"
 #include "echo.h"
@@ -99,6 +100,9 @@ static struct client cl[MAX_CLIENTS];
 static struct iosched sched;
 static u32 ncl;
 static u64 rx_unknown, overruns, doorbell_irqs;
+/* the device's interrupt: when it came (0: none since the last look at the
+ * device), and the longest time from one to the next look (wake_max_us) */
+static u64 dev_irq_at, wake_max;
 static u64 svc_ticks;                           /* one frame time at the capacity io_rate */
 static bool busy;                               /* someone was backlogged at the last service */
 static u64 busy_frames, busy_ticks, busy_since; /* the capacity measured */
@@ -136,6 +140,8 @@ static void irq_device(u32 intid)
 {
 	(void)intid;
 	netdev_irq_ack();
+	if (!dev_irq_at)
+		dev_irq_at = timer_now();
 }
 
 static int setup_client(u32 i)
@@ -380,10 +386,11 @@ static bool all_done(void)
 }
 
 /* Wakes the idle loop when a client that had nothing pending (or was only
- * held back by its cap: bits in *seen) has something new. */
+ * held back by its cap: bits in *seen) has something new, or the device
+ * interrupted (a frame from the network). */
 static bool wake_cond(void *arg)
 {
-	return (pending_mask() & ~*(const u32 *)arg) != 0;
+	return READ_ONCE(dev_irq_at) || (pending_mask() & ~*(const u32 *)arg) != 0;
 }
 
 static bool direct_can_send(void)
@@ -523,8 +530,8 @@ static void report(void)
 	       vs->tx_notifies, vs->tx_notify_skipped, vs->rx_notify_skipped,
 	       timer_ticks_to_ns(stall_ticks) / 1000, timer_ticks_to_ns(stall_max) / 1000);
 	bh_cpu_exits(BH_CPU_SELF, &ex);
-	printf("iovm: cpu exits=%lu irq_exits=%lu doorbell_irqs=%lu\n", ex.exits, ex.irq_exits,
-	       doorbell_irqs);
+	printf("iovm: cpu exits=%lu irq_exits=%lu doorbell_irqs=%lu wake_max_us=%lu\n", ex.exits,
+	       ex.irq_exits, doorbell_irqs, timer_ticks_to_ns(wake_max) / 1000);
 }
 
 int main(const char *params)
@@ -591,6 +598,11 @@ int main(const char *params)
 
 		deliver();
 		t = timer_now();
+		if (dev_irq_at) {
+			if (t - dev_irq_at > wake_max)
+				wake_max = t - dev_irq_at;
+			dev_irq_at = 0;
+		}
 		if (was_full) { /* the device took nothing since the last look */
 			stall_ticks += t - last_t;
 			stall_run += t - last_t;

@@ -340,7 +340,10 @@ def test_malformed_slots_are_dropped_and_counted() -> None:
 def test_run_stats_shows_the_io_vms_counters(capsys: pytest.CaptureFixture[str]) -> None:
     """`bulkhead run --stats` turns the I/O VM's `iovm: stats` console lines
     into a per-client table on stderr (frames, bytes, drops, malformed, alpha
-    and delta measured), in virtual time under --icount."""
+    and delta measured), in virtual time under --icount. The I/O VM sleeps
+    here (no poll): a frame from the network wakes it at once (wake_max_us,
+    from the device's interrupt to its next look at the device; it once
+    slept on until its 1 ms timer)."""
     from bulkhead import cli
 
     with Peer(max_frames=1000, max_seconds=TIMEOUT) as peer:
@@ -357,3 +360,5 @@ def test_run_stats_shows_the_io_vms_counters(capsys: pytest.CaptureFixture[str])
         assert (tx, rx, drops, bad) == (50, 50, 0, 0), rows
         assert tx_bytes == rx_bytes == 50 * 230, rows  # 200 data bytes + 30 of headers per frame
         assert alpha > 0 and delta >= 0, rows
+    cpu = next(x for x in out.splitlines() if x.startswith("[iovm] iovm: cpu "))
+    assert 0 <= int(re.findall(r"wake_max_us=(\d+)", cpu)[0]) <= 100, cpu
