@@ -58,7 +58,9 @@
  * stall_max_us=..", "iovm: cpu exits=.. irq_exits=.. doorbell_irqs=.. sleeps=.. wake_max_us=.."
  * (its physical CPU's exits and physical interrupts, BH_HC_CPU_EXITS, the doorbell interrupts it
  * took, the times it slept, the longest time from the device's interrupt to its next look at
- * the device),
+ * the device), "iovm: cpu loop_exits=.. loop_irq_exits=.. doorbells_rung=.." (exits and
+ * interrupts from its serving loop's start to its end, when the clients are done; the doorbells
+ * it rang, one hypercall each),
  * "iovm: PASS" or "iovm: FAIL (<why>)".
  */
 #include "blkserve.h"
@@ -105,6 +107,8 @@ static u64 rx_unknown, overruns, doorbell_irqs;
  * device), and the longest time from one to the next look (wake_max_us) */
 static u64 dev_irq_at, wake_max;
 static u64 sleeps;                              /* times the I/O VM went to sleep (WFI) */
+static struct bh_cpu_exits loop_ex;             /* its CPU's exits in its loop (at its end) */
+static u64 rung;                                /* doorbells it rang (hypercalls) */
 static u64 svc_ticks;                           /* one frame time at the capacity io_rate */
 static bool busy;                               /* someone was backlogged at the last service */
 static u64 busy_frames, busy_ticks, busy_since; /* the capacity measured */
@@ -269,7 +273,8 @@ static void deliver(void)
 		if (ioring_peer_polling(&c->ctrl->client_polling))
 			c->doorbells_skipped++;
 		else
-			bh_doorbell(c->shm);
+			rung++;
+		bh_doorbell(c->shm);
 	}
 }
 
@@ -354,6 +359,7 @@ static void serve(struct client *s, u64 t)
 		if (w && w != s->tx_wait_seen) {
 			s->tx_wait_seen = w;
 			s->tx_doorbells++;
+			rung++;
 			bh_doorbell(s->shm);
 		}
 	}
@@ -495,6 +501,20 @@ static void print_stats(void)
 	}
 }
 
+/* loop_ex: the CPU's counters at the loop's start, then (end) the exits since. */
+static void loop_exits(bool end)
+{
+	struct bh_cpu_exits now = { 0 };
+
+	bh_cpu_exits(BH_CPU_SELF, &now);
+	if (!end) {
+		loop_ex = now;
+		return;
+	}
+	loop_ex.exits = now.exits - loop_ex.exits;
+	loop_ex.irq_exits = now.irq_exits - loop_ex.irq_exits;
+}
+
 static void report(void)
 {
 	const struct netdev_stats *vs = netdev_stats();
@@ -541,6 +561,8 @@ static void report(void)
 	bh_cpu_exits(BH_CPU_SELF, &ex);
 	printf("iovm: cpu exits=%lu irq_exits=%lu doorbell_irqs=%lu sleeps=%lu wake_max_us=%lu\n",
 	       ex.exits, ex.irq_exits, doorbell_irqs, sleeps, timer_ticks_to_ns(wake_max) / 1000);
+	printf("iovm: cpu loop_exits=%lu loop_irq_exits=%lu doorbells_rung=%lu\n", loop_ex.exits,
+	       loop_ex.irq_exits, rung);
 }
 
 int main(const char *params)
@@ -601,6 +623,7 @@ int main(const char *params)
 	next_stats = timer_now() + stats_ticks;
 	for (i = 0; i < ncl; i++)
 		ioring_set_polling(&cl[i].ctrl->io_polling, true);
+	loop_exits(false);
 	irq_local_disable(); /* interrupts are taken in the sleep only */
 	if (!poll) {
 		timer_wait_arm();
@@ -683,6 +706,7 @@ int main(const char *params)
 			ioring_set_polling(&cl[i].ctrl->io_polling, true);
 	}
 	irq_local_enable();
+	loop_exits(true);
 	report();
 	printf("iovm: PASS\n");
 	return 0;
