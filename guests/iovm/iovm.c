@@ -208,7 +208,7 @@ static u32 dev_irq; /* the device's SPI, or 0 */
  * takes them only in its sleep, and nothing interrupts its work: the
  * clients ring only while its io_polling flags are clear, the device only
  * when asked to (netdev_rx_irq). Enabling and disabling them at every sleep
- * cost about seven exits with one client (trapped distributor writes and
+ * cost about ten exits with two clients (trapped distributor writes and
  * reads). With poll=1 they stay disabled: a doorbell or device interrupt
  * would only cost an exit (vgic_inject kicks no CPU for a disabled
  * interrupt). */
