@@ -58,9 +58,9 @@
  * stall_max_us=..", "iovm: cpu exits=.. irq_exits=.. doorbell_irqs=.. sleeps=.. wake_max_us=.."
  * (its physical CPU's exits and physical interrupts, BH_HC_CPU_EXITS, the doorbell interrupts it
  * took, the times it slept, the longest time from the device's interrupt to its next look at
- * the device), "iovm: cpu loop_exits=.. loop_irq_exits=.. doorbells_rung=.." (exits and
- * interrupts from its serving loop's start to its end, when the clients are done; the doorbells
- * it rang, one hypercall each),
+ * the device), "iovm: cpu loop_exits=.. loop_irq_exits=.. hypercalls=.." (exits and
+ * interrupts from its serving loop's start to its end, when the clients are done; its
+ * hypercalls there: doorbells rung, stats lines written),
  * "iovm: PASS" or "iovm: FAIL (<why>)".
  */
 #include "blkserve.h"
@@ -108,7 +108,7 @@ static u64 rx_unknown, overruns, doorbell_irqs;
 static u64 dev_irq_at, wake_max;
 static u64 sleeps;                              /* times the I/O VM went to sleep (WFI) */
 static struct bh_cpu_exits loop_ex;             /* its CPU's exits in its loop (at its end) */
-static u64 rung;                                /* doorbells it rang (hypercalls) */
+static u64 hypercalls;                          /* doorbells rung, stats lines written */
 static u64 svc_ticks;                           /* one frame time at the capacity io_rate */
 static bool busy;                               /* someone was backlogged at the last service */
 static u64 busy_frames, busy_ticks, busy_since; /* the capacity measured */
@@ -273,7 +273,7 @@ static void deliver(void)
 		if (ioring_peer_polling(&c->ctrl->client_polling))
 			c->doorbells_skipped++;
 		else
-			rung++;
+			hypercalls++;
 		bh_doorbell(c->shm);
 	}
 }
@@ -359,7 +359,7 @@ static void serve(struct client *s, u64 t)
 		if (w && w != s->tx_wait_seen) {
 			s->tx_wait_seen = w;
 			s->tx_doorbells++;
-			rung++;
+			hypercalls++;
 			bh_doorbell(s->shm);
 		}
 	}
@@ -496,8 +496,10 @@ static void print_stats(void)
 		                 c->rx_drops, c->tx.malformed, c->runt, c->spoofed, alpha_fps(c),
 		                 timer_ticks_to_ns(c->max_gap) / 1000, c->overruns);
 
-		if (n > 0)
+		if (n > 0) {
+			hypercalls++;
 			bh_console_write(line, (u64)n < sizeof(line) ? (u64)n : sizeof(line) - 1);
+		}
 	}
 }
 
@@ -561,8 +563,8 @@ static void report(void)
 	bh_cpu_exits(BH_CPU_SELF, &ex);
 	printf("iovm: cpu exits=%lu irq_exits=%lu doorbell_irqs=%lu sleeps=%lu wake_max_us=%lu\n",
 	       ex.exits, ex.irq_exits, doorbell_irqs, sleeps, timer_ticks_to_ns(wake_max) / 1000);
-	printf("iovm: cpu loop_exits=%lu loop_irq_exits=%lu doorbells_rung=%lu\n", loop_ex.exits,
-	       loop_ex.irq_exits, rung);
+	printf("iovm: cpu loop_exits=%lu loop_irq_exits=%lu hypercalls=%lu\n", loop_ex.exits,
+	       loop_ex.irq_exits, hypercalls);
 }
 
 int main(const char *params)

@@ -364,9 +364,10 @@ def test_run_stats_shows_the_io_vms_counters(capsys: pytest.CaptureFixture[str])
            for k, v in re.findall(r"(\w+)=(\d+)", x)}
     # (up to 224 us seen: QEMU runs the vCPUs in turns under -icount)
     assert 0 <= cpu["wake_max_us"] <= 500, cpu
-    # its loop's exits are the interrupts that end its sleeps and the
-    # doorbells it rings (hypercalls), and a few console lines: a sleep
-    # writes nothing to the emulated distributor (it toggled its interrupts
-    # there, about ten exits a sleep: 1,451 other exits for 145 sleeps)
-    assert cpu["sleeps"] > 0 and cpu["loop_irq_exits"] <= cpu["sleeps"] + 10, cpu
-    assert cpu["loop_exits"] - cpu["loop_irq_exits"] - cpu["doorbells_rung"] <= 10, cpu
+    # its loop's exits are the interrupts that end its sleeps (and a few
+    # doorbells rung just as it woke: 1,897 for 1,886 sleeps seen) and its
+    # hypercalls (doorbells, stats lines): a sleep writes nothing to the
+    # emulated distributor (it toggled its interrupts there, about ten exits
+    # a sleep: 511 other exits for 51 sleeps)
+    assert 0 < cpu["sleeps"] and cpu["loop_irq_exits"] <= 1.1 * cpu["sleeps"] + 10, cpu
+    assert cpu["loop_exits"] - cpu["loop_irq_exits"] - cpu["hypercalls"] <= 10, cpu
