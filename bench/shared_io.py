@@ -28,10 +28,22 @@ and with the NIC passed straight through to Linux (its virtio-mmio and
 virtio-net modules; Linux's RAM identity-mapped, IPA = PA, since the device
 does DMA with physical addresses and there is no SMMU), and the same stock
 modules on the hypervisor's virtio bridge (``virtio: net``, docs/io.md
-"VirtIO"); ratios to passthrough. --linux-only direct,virtio runs just
-those rows and writes the VirtIO run's counters (the bridge's, the I/O
-VM's, the client's interrupts; Linux is powered off for them) to
-build/bench/io/linux-virtio.profile.
+"VirtIO"). These rows are timed by the host, which other work shares
+(the passthrough row alone moved from 98 to 201 Mbit/s between runs), so
+one run interleaves them: each mode's QEMU boots once, brings its network
+up and is stopped (QMP ``stop``: no host time, its virtual clock stands);
+then ``--trials`` rounds (default 5) each resume every mode in turn for
+one trial (ping -c 10, iperf3 TCP, then UDP, ``--seconds`` each) and stop
+it again, the order reversed every other round, so that a change of the
+host's load hits every mode within a round. Each trial's row gives its
+ratio to the same round's passthrough trial; the median rows give each
+figure's median and, in brackets, the median of the rounds' ratios (the
+run's figure). --linux-only direct,virtio runs just those modes and writes
+the VirtIO run's counters over all its trials (the bridge's, the I/O VM's,
+the client's interrupts; Linux is powered off for them) to
+build/bench/io/linux-virtio.profile, and prints them per frame (the I/O
+VM's exits and sleeps, the client's notifications, interrupts and receive
+SGIs: counts, which move far less with the host's load than the times).
 
 QEMU models no caches, no DRAM and no line rate; the peer and QEMU's device
 model run in host time. The figures compare the paths on this QEMU; they are
@@ -41,7 +53,8 @@ The CLARE study's traffic conditions C1-C5 and its regulation sweep run on
 the same machinery (the I/O VM, guests/ioclient, the frame peer) as an
 experiment spec: bench/experiments/clare.yaml (docs/experiments.md).
 
-    .venv/bin/python bench/shared_io.py [--frames N] [--capacity C] [--no-linux] [--quick]
+    .venv/bin/python bench/shared_io.py [--frames N] [--capacity C] [--seconds S] [--trials T]
+                                        [--no-linux | --linux-only MODES] [--quick]
     .venv/bin/python bench/shared_io.py --calibrate
 
 ``--calibrate`` measures the device's capacity for ``io.capacity``: one
@@ -59,6 +72,7 @@ import json
 import os
 import re
 import socket
+import statistics
 import subprocess
 import sys
 import threading
@@ -295,78 +309,227 @@ PROFILE = re.compile(r"virtio-net notifies=|iovm: (client linux|device|cpu) |vir
 RECEIVER = re.compile(r"\[linux\] \[\s*\d+\]\s+0\.00-\S+\s+sec\s+\S+ \w?Bytes\s+(\S+) Mbits/sec(.*)receiver")
 
 
-def linux_run(mode: str, seconds: int) -> dict[str, float]:
-    """One Linux run: ping avg (ms), iperf3 TCP and UDP Mbit/s, UDP loss %."""
-    OUT.mkdir(parents=True, exist_ok=True)
-    cfg = OUT / f"linux-{mode}.yaml"
-    cfg.write_text(linux_config(mode))
-    out = OUT / f"linux-{mode}"
-    subprocess.run([str(ROOT / ".venv" / "bin" / "bulkhead"), "build", str(cfg), "--out", str(out)], check=True,
-                   capture_output=True, text=True)
-    argv = list(json.loads((out / "manifest.json").read_text())["qemu"])
-    if mode == "direct":
-        argv += [*NIC, "-netdev", "user,id=bhio", "-device", "virtio-net-device,netdev=bhio,bus=virtio-mmio-bus.31"]
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = subprocess.Popen(["iperf3", "-s", "-B", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
-    con = Console(argv)
-    try:
-        con.wait_for("[linux] bulkhead-linux: starting a shell (exit to power off)", timeout=300)
-        con.type(f"{SETUP[mode]}; busybox ip addr add 10.0.2.15/24 dev eth0; busybox ip link set eth0 up; "
-                 "sleep 2; echo up done\r")
-        con.wait_for("[linux] up done", timeout=120)
-        con.type("busybox ping -c 10 -W 5 10.0.2.2; echo ping done\r")
-        con.wait_for("[linux] ping done", timeout=120)
-        con.type(f"iperf3 -c 10.0.2.2 -p {port} -t {seconds} -f m; echo tcp done\r")
-        con.wait_for("[linux] tcp done", timeout=60 + 4 * seconds)
-        con.type(f"iperf3 -c 10.0.2.2 -p {port} -t {seconds} -u -b 20M -f m; echo udp done\r")
-        con.wait_for("[linux] udp done", timeout=60 + 4 * seconds)
-        if mode == "virtio":  # power off: the bridge's and the I/O VM's counters of the whole run
-            con.type("cat /proc/interrupts; exit\r")
-            with contextlib.suppress(TimeoutError):
-                con.wait_for("[iovm] iovm: PASS", timeout=60)
-    finally:
-        con.kill()
-        server.kill()
-        server.wait()
-    ping = next(re.search(r"= [\d.]+/([\d.]+)/", x) for x in con.lines if "round-trip min/avg/max" in x)
-    tcp, udp = (m for x in con.lines if (m := RECEIVER.match(x)))
-    loss = re.search(r"\((\S+)%\)", udp[2])
-    assert ping and loss
-    profile = [x for x in con.lines if PROFILE.search(x)]
-    if profile:
-        (OUT / f"linux-{mode}.profile").write_text("\n".join(profile) + "\n")
-    return {"ping_ms": float(ping[1]), "tcp": float(tcp[1]), "udp": float(udp[1]), "udp_loss": float(loss[1])}
+class Qmp:
+    """QEMU's QMP on a Unix socket: stop and cont (one command at a time)."""
+
+    def __init__(self, path: Path, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                self.sock.connect(str(path))
+                break
+            except OSError:
+                self.sock.close()
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"no QMP socket at {path}") from None
+                time.sleep(0.1)
+        self.sock.settimeout(timeout)
+        self.buf = b""
+        self._read()  # the greeting
+        self.execute("qmp_capabilities")
+
+    def _read(self) -> dict[str, object]:
+        while b"\n" not in self.buf:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise TimeoutError("QMP connection closed")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        msg: dict[str, object] = json.loads(line)
+        return msg
+
+    def execute(self, cmd: str) -> None:
+        self.sock.sendall(json.dumps({"execute": cmd}).encode() + b"\n")
+        while "return" not in (msg := self._read()):  # events come first
+            if "error" in msg:
+                raise TimeoutError(f"QMP {cmd}: {msg}")
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+class LinuxVM:
+    """One Linux run of a mode: booted once, its network up, then stopped
+    (QMP ``stop``: no host time, its virtual clock stands) between trials,
+    so that the modes' trials can interleave in one run."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        OUT.mkdir(parents=True, exist_ok=True)
+        cfg = OUT / f"linux-{mode}.yaml"
+        cfg.write_text(linux_config(mode))
+        out = OUT / f"linux-{mode}"
+        subprocess.run([str(ROOT / ".venv" / "bin" / "bulkhead"), "build", str(cfg), "--out", str(out)],
+                       check=True, capture_output=True, text=True)
+        argv = list(json.loads((out / "manifest.json").read_text())["qemu"])
+        if mode == "direct":
+            argv += [*NIC, "-netdev", "user,id=bhio", "-device",
+                     "virtio-net-device,netdev=bhio,bus=virtio-mmio-bus.31"]
+        qmp = out / "qmp.sock"
+        qmp.unlink(missing_ok=True)
+        argv += ["-qmp", f"unix:{qmp},server=on,wait=off"]
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.server = subprocess.Popen(["iperf3", "-s", "-B", "127.0.0.1", "-p", str(self.port)],
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.con = Console(argv)
+        self.qmp: Qmp | None = None
+        self.trials = 0
+        try:
+            self.qmp = Qmp(qmp)
+            self.con.wait_for("[linux] bulkhead-linux: starting a shell (exit to power off)", timeout=300)
+            self.con.type(f"{SETUP[mode]}; busybox ip addr add 10.0.2.15/24 dev eth0; busybox ip link set eth0 up; "
+                          "sleep 2; echo up done\r")
+            self.con.wait_for("[linux] up done", timeout=120)
+            self.qmp.execute("stop")
+        except BaseException:
+            self.close()
+            raise
+
+    def trial(self, seconds: int) -> dict[str, float]:
+        """One trial: ping avg (ms), iperf3 TCP and UDP Mbit/s, UDP loss %."""
+        assert self.qmp
+        self.trials += 1
+        k, first = self.trials, len(self.con.lines)
+        self.qmp.execute("cont")
+        try:
+            self.con.type(f"busybox ping -c 10 -W 5 10.0.2.2; echo ping done {k}\r")
+            self.con.wait_for(f"[linux] ping done {k}", timeout=120)
+            self.con.type(f"iperf3 -c 10.0.2.2 -p {self.port} -t {seconds} -f m; echo tcp done {k}\r")
+            self.con.wait_for(f"[linux] tcp done {k}", timeout=60 + 4 * seconds)
+            self.con.type(f"iperf3 -c 10.0.2.2 -p {self.port} -t {seconds} -u -b 20M -f m; echo udp done {k}\r")
+            self.con.wait_for(f"[linux] udp done {k}", timeout=60 + 4 * seconds)
+        finally:
+            self.qmp.execute("stop")
+        lines = self.con.lines[first:]
+        ping = next(re.search(r"= [\d.]+/([\d.]+)/", x) for x in lines if "round-trip min/avg/max" in x)
+        tcp, udp = (m for x in lines if (m := RECEIVER.match(x)))
+        loss = re.search(r"\((\S+)%\)", udp[2])
+        assert ping and loss
+        return {"ping_ms": float(ping[1]), "tcp": float(tcp[1]), "udp": float(udp[1]), "udp_loss": float(loss[1])}
+
+    def finish(self) -> None:
+        """Powers a VirtIO run's Linux off and writes the counters of all its
+        trials (the bridge's, the I/O VM's, the client's interrupts) to
+        build/bench/io/linux-virtio.profile; then stops QEMU."""
+        try:
+            if self.mode == "virtio" and self.qmp:
+                self.qmp.execute("cont")
+                self.con.type("cat /proc/interrupts; exit\r")
+                with contextlib.suppress(TimeoutError):
+                    self.con.wait_for("[iovm] iovm: PASS", timeout=60)
+                profile = [x for x in self.con.lines if PROFILE.search(x)]
+                if profile:
+                    (OUT / f"linux-{self.mode}.profile").write_text("\n".join(profile) + "\n")
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self.qmp:
+            self.qmp.close()
+        self.con.kill()
+        self.server.kill()
+        self.server.wait()
 
 
 LINUX_MODES = ("direct", "io", "flood", "virtio")
+LABELS = {"direct": "NIC passed through", "io": "through the I/O VM",
+          "flood": "through the I/O VM, beside a flooder", "virtio": "VirtIO (stock drivers) through the I/O VM"}
+KEYS = ("ping_ms", "tcp", "udp")
 
 
-def linux_rows(seconds: int, modes: tuple[str, ...] = LINUX_MODES) -> None:
+def linux_trials(seconds: int, modes: tuple[str, ...], trials: int) -> dict[str, list[dict[str, float] | str]]:
+    """Each mode booted once, then ``trials`` rounds of one trial of every
+    mode in turn (the order reversed every other round, so that neither
+    path always runs first): a change of the host's load hits every mode
+    within a round. A mode that fails to boot or in a trial records why."""
+    vms: dict[str, LinuxVM | str] = {}
+    rows: dict[str, list[dict[str, float] | str]] = {m: [] for m in modes}
+    (OUT / "linux-virtio.profile").unlink(missing_ok=True)  # only this run's
+    try:
+        for mode in modes:
+            try:
+                vms[mode] = LinuxVM(mode)
+            except (TimeoutError, subprocess.CalledProcessError) as e:
+                vms[mode] = str(e).splitlines()[0][:80]
+        for k in range(trials):
+            for mode in modes if k % 2 == 0 else modes[::-1]:
+                vm = vms[mode]
+                if isinstance(vm, str):
+                    rows[mode].append(vm)
+                    continue
+                try:
+                    rows[mode].append(vm.trial(seconds))
+                except (TimeoutError, StopIteration, ValueError, AssertionError) as e:
+                    rows[mode].append(str(e).splitlines()[0][:80])
+    finally:
+        for vm in vms.values():
+            if isinstance(vm, LinuxVM):
+                vm.finish()
+    return rows
+
+
+def profile_summary() -> str | None:
+    """Per frame of a VirtIO run (build/bench/io/linux-virtio.profile): the
+    I/O VM's exits and sleeps, the client's notifications and interrupts."""
+    path = OUT / "linux-virtio.profile"
+    if not path.exists():
+        return None
+    text = path.read_text()
+    dev = {k: int(v) for line in text.splitlines() if "iovm: device tx=" in line for k, v in KV.findall(line)}
+    cpu = {k: int(v) for line in text.splitlines() if "iovm: cpu " in line for k, v in KV.findall(line)}
+    net = {k: int(v) for line in text.splitlines() if "virtio-net notifies=" in line for k, v in KV.findall(line)}
+    frames = dev.get("tx", 0) + dev.get("rx", 0)
+    if not frames or "exits" not in cpu or "notifies" not in net:
+        return None
+    return (f"VirtIO run, per frame ({frames} frames out and in, all trials): the I/O VM's exits "
+            f"{cpu['exits'] / frames:.2f} (interrupts {cpu['irq_exits'] / frames:.2f}, sleeps "
+            f"{cpu.get('sleeps', 0) / frames:.2f}), the client's notifications {net['notifies'] / frames:.2f}, "
+            f"its interrupts {net['irqs'] / frames:.2f}, receive SGIs {net['kicks'] / frames:.2f}")
+
+
+def cell(r: dict[str, float], q: dict[str, float], key: str) -> str:
+    """A figure and, if known, its ratio in brackets."""
+    return f"{r[key]:.2f}" + (f" ({q[key]:.2f})" if key in q else "")
+
+
+def linux_rows(seconds: int, modes: tuple[str, ...] = LINUX_MODES, trials: int = 1) -> None:
+    """The trials' rows (ratios to the same round's passthrough trial), then
+    with more than one trial a median row per mode: each figure's median
+    and, in brackets, the median of the rounds' ratios."""
+    rows = linux_trials(seconds, modes, trials)
     print()
-    print("| Linux client | ping avg (ms) (ratio) | iperf3 TCP Mbit/s (ratio) | iperf3 UDP Mbit/s (ratio), loss |")
-    print("|---|---|---|---|")
-    rows: dict[str, dict[str, float] | str] = {}
-    for mode in modes:
-        try:
-            rows[mode] = linux_run(mode, seconds)
-        except (TimeoutError, StopIteration, ValueError, AssertionError) as e:
-            rows[mode] = str(e).splitlines()[0][:80]
-    base = rows["direct"]
-    labels = {"direct": "NIC passed through", "io": "through the I/O VM",
-              "flood": "through the I/O VM, beside a flooder",
-              "virtio": "VirtIO (stock drivers) through the I/O VM"}
-    def ratio(r: dict[str, float], key: str) -> str:
-        return f" ({r[key] / base[key]:.2f})" if isinstance(base, dict) and base[key] else ""
-
-    for mode, r in rows.items():
-        if isinstance(r, str):
-            print(f"| {labels[mode]} | failed: {r} | - | - |")
-            continue
-        print(f"| {labels[mode]} | {r['ping_ms']:.2f}{ratio(r, 'ping_ms')} | {r['tcp']:.2f}{ratio(r, 'tcp')} | "
-              f"{r['udp']:.2f}{ratio(r, 'udp')}, {r['udp_loss']:.1f}% |")
+    print("| Linux client | trial | ping avg (ms) (ratio) | iperf3 TCP Mbit/s (ratio) | "
+          "iperf3 UDP Mbit/s (ratio), loss |")
+    print("|---|---|---|---|---|")
+    ratios: dict[str, list[dict[str, float]]] = {m: [] for m in modes}
+    for k in range(trials):
+        base = rows["direct"][k]
+        for mode in modes:
+            r = rows[mode][k]
+            if isinstance(r, str):
+                print(f"| {LABELS[mode]} | {k + 1} | failed: {r} | - | - |")
+                continue
+            q = {key: r[key] / base[key] for key in KEYS if isinstance(base, dict) and base[key]}
+            if len(q) == len(KEYS):
+                ratios[mode].append(q)
+            print(f"| {LABELS[mode]} | {k + 1} | {cell(r, q, 'ping_ms')} | {cell(r, q, 'tcp')} | "
+                  f"{cell(r, q, 'udp')}, {r['udp_loss']:.1f}% |")
+    if trials > 1:
+        for mode in modes:
+            ok = [r for r in rows[mode] if isinstance(r, dict)]
+            if not ok or not ratios[mode]:
+                print(f"| {LABELS[mode]} | median | - | - | - |")
+                continue
+            med = {key: statistics.median(r[key] for r in ok) for key in (*KEYS, "udp_loss")}
+            mq = {key: statistics.median(q[key] for q in ratios[mode]) for key in KEYS}
+            print(f"| {LABELS[mode]} | median | {cell(med, mq, 'ping_ms')} | {cell(med, mq, 'tcp')} | "
+                  f"{cell(med, mq, 'udp')}, {med['udp_loss']:.1f}% |")
+    if "virtio" in modes and (summary := profile_summary()):
+        print()
+        print(summary)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -374,6 +537,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--frames", type=int, default=1000, help="echo requests per client (default 1000)")
     ap.add_argument("--capacity", type=int, default=5000, help="io.capacity of the shared rows (default 5000)")
     ap.add_argument("--seconds", type=int, default=5, help="iperf3 run length (default 5)")
+    ap.add_argument("--trials", type=int, help="rounds of Linux trials, every mode in each (default 5; --quick 1)")
     ap.add_argument("--no-linux", action="store_true", help="the bare-metal rows only")
     ap.add_argument("--linux-only", metavar="MODES", help="only these Linux rows, comma-separated "
                     f"(of {','.join(LINUX_MODES)}; direct first: the ratios' base), no bare-metal rows")
@@ -382,17 +546,20 @@ def main(argv: list[str] | None = None) -> int:
                     help="smallest run (the smoke test's): passthrough, 2 clients, 2 clients of which one floods; "
                          "Linux with the NIC passed through and through the I/O VM (no flooder)")
     args = ap.parse_args(argv)
+    trials = args.trials or (1 if args.quick else 5)
+    if trials < 1:
+        ap.error("--trials: at least 1")
     if args.calibrate:
         return calibrate(args.frames)
     if args.linux_only:
         modes = tuple(args.linux_only.split(","))
         if modes[0] != "direct" or not set(modes) <= set(LINUX_MODES):
             ap.error(f"--linux-only: direct first, then any of {', '.join(LINUX_MODES[1:])}")
-        linux_rows(args.seconds, modes)
+        linux_rows(args.seconds, modes, trials)
         return 0
     bare_metal_rows(args.frames, args.capacity, QUICK if args.quick else SCENARIOS)
     if not args.no_linux:
-        linux_rows(args.seconds, LINUX_MODES[:2] if args.quick else LINUX_MODES)
+        linux_rows(args.seconds, LINUX_MODES[:2] if args.quick else LINUX_MODES, trials)
     return 0
 
 

@@ -157,8 +157,7 @@ static int gem_init(uptr base, u8 mac_out[6])
 		mac_out[i] = (u8)(lo >> (8 * i));
 	mac_out[4] = (u8)hi;
 	mac_out[5] = (u8)(hi >> 8);
-	wr(GEM_IER, INT_RXCMPL);
-	dsb_sy();
+	dsb_sy(); /* no interrupt until asked for (gem_rx_irq) */
 	wr(GEM_NWCTRL, NWCTRL_MDEN | NWCTRL_RXEN | NWCTRL_TXEN);
 	return 0;
 }
@@ -282,6 +281,22 @@ static void gem_irq_ack(void)
 	wr(GEM_RXSTATUS, rd(GEM_RXSTATUS));
 }
 
+static bool gem_rx_ready(void)
+{
+	const struct gem_desc *d = &rxr.desc[rxr.head];
+
+	flush(d, sizeof(*d));
+	return (READ_ONCE(d->addr) & RX_OWN) != 0;
+}
+
+static void gem_rx_irq(bool on)
+{
+	if (on)
+		gem_irq_ack(); /* what was latched while masked: rx_ready tells */
+	wr(on ? GEM_IER : GEM_IDR, INT_RXCMPL);
+	dsb_sy(); /* before the caller looks at the ring once more */
+}
+
 static const struct netdev_stats *gem_stats(void)
 {
 	return &st;
@@ -296,6 +311,8 @@ const struct netdev_ops gem_ops = {
 	.can_send = gem_can_send,
 	.recv = gem_recv,
 	.rx_done = gem_rx_done,
+	.rx_ready = gem_rx_ready,
+	.rx_irq = gem_rx_irq,
 	.irq_ack = gem_irq_ack,
 	.stats = gem_stats,
 };

@@ -61,9 +61,13 @@
  * time late (at io_rate) while it was backlogged (the time guarantees assume none).
  * "iovm: device tx=.. rx=.. rx_unknown=.. rx_bad=.. tx_full=.. overruns=.. slot_ns=..
  * capacity_fps=..", "iovm: device notifies=.. notify_skipped=.. rx_notify_skipped=.. stall_us=..
- * stall_max_us=..", "iovm: cpu exits=.. irq_exits=.. doorbell_irqs=.." (its
- * physical CPU's exits and physical interrupts, BH_HC_CPU_EXITS, and the doorbell interrupts it
- * took), "iovm: PASS" or "iovm: FAIL (<why>)".
+ * stall_max_us=..", "iovm: cpu exits=.. irq_exits=.. doorbell_irqs=.. sleeps=.. wake_max_us=.."
+ * (its physical CPU's exits and physical interrupts, BH_HC_CPU_EXITS, the doorbell interrupts it
+ * took, the times it slept, the longest time from the device's interrupt to its next look at
+ * the device), "iovm: cpu loop_exits=.. loop_irq_exits=.. hypercalls=.." (exits and
+ * interrupts from its serving loop's start to its end, when the clients are done; its
+ * hypercalls there: doorbells rung, stats lines written),
+ * "iovm: PASS" or "iovm: FAIL (<why>)".
  */
 #include "blkserve.h"
 #include "echo.h"
@@ -107,6 +111,12 @@ static u32 ncl;
 static bool disk;     /* the shared disk too (blkserve.h): one request between two frames */
 static u64 disk_busy; /* disk requests served between two frames while a client was backlogged */
 static u64 rx_unknown, overruns, doorbell_irqs;
+/* the device's interrupt: when it came (0: none since the last look at the
+ * device), and the longest time from one to the next look (wake_max_us) */
+static u64 dev_irq_at, wake_max;
+static u64 sleeps;                              /* times the I/O VM went to sleep (WFI) */
+static struct bh_cpu_exits loop_ex;             /* its CPU's exits in its loop (at its end) */
+static u64 hypercalls;                          /* doorbells rung, stats lines written */
 static u64 svc_ticks;                           /* one frame time at the capacity io_rate */
 static bool busy;                               /* someone was backlogged at the last service */
 static u64 busy_frames, busy_ticks, busy_since; /* the capacity measured */
@@ -144,6 +154,8 @@ static void irq_device(u32 intid)
 {
 	(void)intid;
 	netdev_irq_ack();
+	if (!dev_irq_at)
+		dev_irq_at = timer_now();
 }
 
 static int setup_client(u32 i)
@@ -180,7 +192,7 @@ static int setup_client(u32 i)
 	ioring_store_release(&c->ctrl->magic, IORING_CTRL_MAGIC);
 	ioring_store_release(&c->ctrl->io_state, IORING_STATE_READY);
 	c->doorbell_irq = sh.doorbell_irq;
-	gic_doorbell_setup(c->doorbell_irq, irq_doorbell, false); /* enabled only while idle */
+	gic_doorbell_setup(c->doorbell_irq, irq_doorbell, false); /* doorbells(): when it sleeps */
 	c->ring_peer = true; /* the rings are up: a VirtIO client's link with them */
 	return 0;
 }
@@ -199,9 +211,15 @@ static void write_bad_rx(struct client *c)
 
 static u32 dev_irq; /* the device's SPI, or 0 */
 
-/* The doorbells' and the device's interrupts: enabled only while the I/O VM
- * sleeps (while it polls, a doorbell or a device interrupt would only cost
- * an exit: vgic_inject kicks no CPU for a disabled interrupt). */
+/* The doorbells' and the device's interrupts, enabled once when the I/O VM
+ * sleeps when idle. Its loop runs with interrupts masked (PSTATE.I) and
+ * takes them only in its sleep, and nothing interrupts its work: the
+ * clients ring only while its io_polling flags are clear, the device only
+ * when asked to (netdev_rx_irq). Enabling and disabling them at every sleep
+ * cost about ten exits with two clients (trapped distributor writes and
+ * reads). With poll=1 they stay disabled: a doorbell or device interrupt
+ * would only cost an exit (vgic_inject kicks no CPU for a disabled
+ * interrupt). */
 static void doorbells(bool on)
 {
 	u32 i;
@@ -263,7 +281,8 @@ static void deliver(void)
 		if (ioring_peer_polling(&c->ctrl->client_polling))
 			c->doorbells_skipped++;
 		else
-			bh_doorbell(c->shm);
+			hypercalls++;
+		bh_doorbell(c->shm);
 	}
 }
 
@@ -348,6 +367,7 @@ static void serve(struct client *s, u64 t)
 		if (w && w != s->tx_wait_seen) {
 			s->tx_wait_seen = w;
 			s->tx_doorbells++;
+			hypercalls++;
 			bh_doorbell(s->shm);
 		}
 	}
@@ -388,10 +408,12 @@ static bool all_done(void)
 }
 
 /* Wakes the idle loop when a client that had nothing pending (or was only
- * held back by its cap: bits in *seen) has something new. */
+ * held back by its cap: bits in *seen) has something new, or a frame came
+ * from the network. */
 static bool wake_cond(void *arg)
 {
-	return (pending_mask() & ~*(const u32 *)arg) != 0 || (disk && blkserve_pending());
+	return READ_ONCE(dev_irq_at) || netdev_rx_ready() ||
+	       (pending_mask() & ~*(const u32 *)arg) != 0 || (disk && blkserve_pending());
 }
 
 static bool direct_can_send(void)
@@ -482,9 +504,25 @@ static void print_stats(void)
 		                 c->rx_drops, c->tx.malformed, c->runt, c->spoofed, alpha_fps(c),
 		                 timer_ticks_to_ns(c->max_gap) / 1000, c->overruns);
 
-		if (n > 0)
+		if (n > 0) {
+			hypercalls++;
 			bh_console_write(line, (u64)n < sizeof(line) ? (u64)n : sizeof(line) - 1);
+		}
 	}
+}
+
+/* loop_ex: the CPU's counters at the loop's start, then (end) the exits since. */
+static void loop_exits(bool end)
+{
+	struct bh_cpu_exits now = { 0 };
+
+	bh_cpu_exits(BH_CPU_SELF, &now);
+	if (!end) {
+		loop_ex = now;
+		return;
+	}
+	loop_ex.exits = now.exits - loop_ex.exits;
+	loop_ex.irq_exits = now.irq_exits - loop_ex.irq_exits;
 }
 
 static void report(void)
@@ -531,8 +569,10 @@ static void report(void)
 	       vs->tx_notifies, vs->tx_notify_skipped, vs->rx_notify_skipped,
 	       timer_ticks_to_ns(stall_ticks) / 1000, timer_ticks_to_ns(stall_max) / 1000);
 	bh_cpu_exits(BH_CPU_SELF, &ex);
-	printf("iovm: cpu exits=%lu irq_exits=%lu doorbell_irqs=%lu\n", ex.exits, ex.irq_exits,
-	       doorbell_irqs);
+	printf("iovm: cpu exits=%lu irq_exits=%lu doorbell_irqs=%lu sleeps=%lu wake_max_us=%lu\n",
+	       ex.exits, ex.irq_exits, doorbell_irqs, sleeps, timer_ticks_to_ns(wake_max) / 1000);
+	printf("iovm: cpu loop_exits=%lu loop_irq_exits=%lu hypercalls=%lu\n", loop_ex.exits,
+	       loop_ex.irq_exits, hypercalls);
 	if (disk) {
 		printf("iovm: both disk_requests_between_frames=%lu\n", disk_busy);
 		blkserve_report();
@@ -591,7 +631,7 @@ int main(const char *params)
 	if (irq >= 32 && irq < 1020) {
 		irq_register((u32)irq, irq_device);
 		gic_spi_setup((u32)irq, false);
-		gic_irq_disable((u32)irq); /* enabled only while idle */
+		gic_irq_disable((u32)irq); /* doorbells(): when it sleeps */
 		dev_irq = (u32)irq;
 	}
 	printf("iovm: device 0x%lx mac %02x:%02x:%02x:%02x:%02x:%02x, %u clients, capacity %lu "
@@ -603,6 +643,12 @@ int main(const char *params)
 	next_stats = timer_now() + stats_ticks;
 	for (i = 0; i < ncl; i++)
 		ioring_set_polling(&cl[i].ctrl->io_polling, true);
+	loop_exits(false);
+	irq_local_disable(); /* interrupts are taken in the sleep only */
+	if (!poll) {
+		timer_wait_arm();
+		doorbells(true);
+	}
 	for (;;) {
 		u32 pending;
 		int k;
@@ -611,6 +657,11 @@ int main(const char *params)
 		disk_served = disk && blkserve_step(timer_now()); /* one request between frames */
 		disk_busy += disk_served && busy;
 		t = timer_now();
+		if (dev_irq_at) {
+			if (t - dev_irq_at > wake_max)
+				wake_max = t - dev_irq_at;
+			dev_irq_at = 0;
+		}
 		if (was_full) { /* the device took nothing since the last look */
 			stall_ticks += t - last_t;
 			stall_run += t - last_t;
@@ -665,22 +716,25 @@ int main(const char *params)
 			timer_delay_us(poll_us);
 			continue;
 		}
-		/* sleep until a doorbell, a cap's next frame or the next stats line */
-		doorbells(true);
+		/* sleep until a doorbell, a frame from the network, a cap's next
+		 * frame or the next stats line */
 		if (disk)
 			blkserve_idle(true);
 		for (i = 0; i < ncl; i++)
 			ioring_set_polling(&cl[i].ctrl->io_polling, false);
-		timer_wait_until(wake_cond, &pending,
-		                 pending
-		                     ? timer_ticks_to_ns(iosched_next_allowed(&sched, pending, t))
-		                     : 1000000);
+		netdev_rx_irq(true);
+		sleeps++;
+		timer_wait_armed(wake_cond, &pending,
+		                 timer_now() + (pending ? iosched_next_allowed(&sched, pending, t)
+		                                        : timer_ns_to_ticks(1000000)));
+		netdev_rx_irq(false);
 		for (i = 0; i < ncl; i++)
 			ioring_set_polling(&cl[i].ctrl->io_polling, true);
 		if (disk)
 			blkserve_idle(false);
-		doorbells(false);
 	}
+	irq_local_enable();
+	loop_exits(true);
 	report();
 	printf("iovm: PASS\n");
 	return 0;

@@ -61,6 +61,16 @@ void netdev_rx_done(void)
 	nd->rx_done();
 }
 
+bool netdev_rx_ready(void)
+{
+	return nd->rx_ready();
+}
+
+void netdev_rx_irq(bool on)
+{
+	nd->rx_irq(on);
+}
+
 void netdev_irq_ack(void)
 {
 	nd->irq_ack();

@@ -40,6 +40,12 @@ struct netdev_ops {
 	 * buffer (valid until rx_done), or 0 if none. */
 	u32 (*recv)(const u8 **frame);
 	void (*rx_done)(void);
+	/* Whether a received frame waits (recv would return one). */
+	bool (*rx_ready)(void);
+	/* The device's interrupt for received frames on (the next frame
+	 * interrupts; the caller then looks with rx_ready once more) or off.
+	 * Transmit completions never interrupt: the I/O VM reclaims them. */
+	void (*rx_irq)(bool on);
 	/* Acknowledge the device's interrupt (from its interrupt handler). */
 	void (*irq_ack)(void);
 	const struct netdev_stats *(*stats)(void);
@@ -55,6 +61,8 @@ void netdev_tx_flush(void);
 bool netdev_can_send(void);
 u32 netdev_recv(const u8 **frame);
 void netdev_rx_done(void);
+bool netdev_rx_ready(void);
+void netdev_rx_irq(bool on);
 void netdev_irq_ack(void);
 const struct netdev_stats *netdev_stats(void);
 const char *netdev_name(void);

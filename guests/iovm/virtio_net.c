@@ -96,6 +96,10 @@ static int vnet_init(uptr base, u8 mac_out[6])
 		virtq_push(&rxq.q, (u16)i);
 	rxq.nfree = 0;
 	virtq_publish(&rxq.q);
+	/* no interrupts until asked for (vnet_rx_irq): transmit completions
+	 * are reclaimed when the I/O VM sends */
+	virtq_irq_disable(&txq.q);
+	virtq_irq_disable(&rxq.q);
 	vmmio_status_set(&dev, VIRTIO_ST_DRIVER_OK);
 	dsb_sy();
 	vmmio_notify(&dev, RXQ);
@@ -211,6 +215,19 @@ static void vnet_rx_done(void)
 		st.rx_notify_skipped++;
 }
 
+static bool vnet_rx_ready(void)
+{
+	return virtq_used_pending(&rxq.q);
+}
+
+static void vnet_rx_irq(bool on)
+{
+	if (on)
+		virtq_irq_enable(&rxq.q);
+	else
+		virtq_irq_disable(&rxq.q);
+}
+
 static void vnet_irq_ack(void)
 {
 	vmmio_irq_ack(&dev);
@@ -231,6 +248,8 @@ const struct netdev_ops vnet_ops = {
 	.can_send = vnet_can_send,
 	.recv = vnet_recv,
 	.rx_done = vnet_rx_done,
+	.rx_ready = vnet_rx_ready,
+	.rx_irq = vnet_rx_irq,
 	.irq_ack = vnet_irq_ack,
 	.stats = vnet_stats,
 };

@@ -340,7 +340,10 @@ def test_malformed_slots_are_dropped_and_counted() -> None:
 def test_run_stats_shows_the_io_vms_counters(capsys: pytest.CaptureFixture[str]) -> None:
     """`bulkhead run --stats` turns the I/O VM's `iovm: stats` console lines
     into a per-client table on stderr (frames, bytes, drops, malformed, alpha
-    and delta measured), in virtual time under --icount."""
+    and delta measured), in virtual time under --icount. The I/O VM sleeps
+    here (no poll): a frame from the network wakes it at once (wake_max_us,
+    from the device's interrupt to its next look at the device; it once
+    slept on until its 1 ms timer), and a sleep costs it one exit."""
     from bulkhead import cli
 
     with Peer(max_frames=1000, max_seconds=TIMEOUT) as peer:
@@ -357,3 +360,14 @@ def test_run_stats_shows_the_io_vms_counters(capsys: pytest.CaptureFixture[str])
         assert (tx, rx, drops, bad) == (50, 50, 0, 0), rows
         assert tx_bytes == rx_bytes == 50 * 230, rows  # 200 data bytes + 30 of headers per frame
         assert alpha > 0 and delta >= 0, rows
+    cpu = {k: int(v) for x in out.splitlines() if x.startswith("[iovm] iovm: cpu ")
+           for k, v in re.findall(r"(\w+)=(\d+)", x)}
+    # (up to 224 us seen: QEMU runs the vCPUs in turns under -icount)
+    assert 0 <= cpu["wake_max_us"] <= 500, cpu
+    # its loop's exits are the interrupts that end its sleeps (and a few
+    # doorbells rung just as it woke: 1,897 for 1,886 sleeps seen) and its
+    # hypercalls (doorbells, stats lines): a sleep writes nothing to the
+    # emulated distributor (it toggled its interrupts there, about ten exits
+    # a sleep: 511 other exits for 51 sleeps)
+    assert 0 < cpu["sleeps"] and cpu["loop_irq_exits"] <= 1.1 * cpu["sleeps"] + 10, cpu
+    assert cpu["loop_exits"] - cpu["loop_irq_exits"] - cpu["hypercalls"] <= 10, cpu
