@@ -23,7 +23,8 @@ from bulkhead.layout.load import load_spec
 from bulkhead.run.backend import RunOptions
 from bulkhead.run.runner import RunResult, run
 
-pytestmark = pytest.mark.qemu
+# one worker runs the module's boot: its tests share one disk image (QEMU locks it)
+pytestmark = [pytest.mark.qemu, pytest.mark.xdist_group("disk")]
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "tests" / "configs" / "disk-dos.yaml"
