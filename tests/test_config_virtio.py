@@ -66,7 +66,7 @@ def test_config_c_and_feature(tmp_path: Path) -> None:
     assert ".virtio = vm1_virtio," in c
     assert features.features(system)["VIRTIO"]
     # without a virtio client the bridge is not built
-    assert not features.features(load_system(ROOT / "configs" / "io-linux.yaml"))["VIRTIO"]
+    assert not features.features(load_system(ROOT / "tests" / "configs" / "io-pair.yaml"))["VIRTIO"]
 
 
 BAD = [
