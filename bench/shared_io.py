@@ -20,15 +20,14 @@ device's queue stayed full (QEMU's backend not draining it). The four-client
 rows run on a copy of platforms/qemu-virt.yaml with a fifth CPU
 (build/bench/io/platforms/).
 
-Linux rows (host time: Linux under -icount is too slow for iperf3): a Linux
-client (linux/bulkhead_net) runs iperf3 over TCP and UDP and ping against
-Debian's iperf3 on the host (127.0.0.1; QEMU's user-mode network maps
-10.0.2.2 to it) through the I/O VM, alone and beside a flooding client,
-and with the NIC passed straight through to Linux (its virtio-mmio and
-virtio-net modules; Linux's RAM identity-mapped, IPA = PA, since the device
-does DMA with physical addresses and there is no SMMU), and the same stock
-modules on the hypervisor's virtio bridge (``virtio: net``, docs/io.md
-"VirtIO"). These rows are timed by the host, which other work shares
+Linux rows (host time: Linux under -icount is too slow for iperf3): Linux's
+virtio-mmio and virtio-net modules run iperf3 over TCP and UDP and ping
+against Debian's iperf3 on the host (127.0.0.1; QEMU's user-mode network
+maps 10.0.2.2 to it) with the NIC passed straight through to Linux (Linux's
+RAM identity-mapped, IPA = PA, since the device does DMA with physical
+addresses and there is no SMMU), and through the I/O VM on the
+hypervisor's virtio bridge (``virtio: net``, docs/io.md "VirtIO"), alone
+and beside a flooding client. These rows are timed by the host, which other work shares
 (the passthrough row alone moved from 98 to 201 Mbit/s between runs), so
 one run interleaves them: each mode's QEMU boots once, brings its network
 up and is stopped (QMP ``stop``: no host time, its virtual clock stands);
@@ -289,7 +288,7 @@ def linux_config(mode: str) -> str:
                                       devices="    devices: [virtio31]\n")
     vms = [iovm_yaml("max_ms: 600000"),
            LINUX_VM.format(cpu=1, linux=LINUX, ipa="0x40000000", pa="", devices="")]
-    virtio = ", virtio: net" if mode == "virtio" else ""
+    virtio = ", virtio: net"
     clients = [f'    - {{vm: linux, mac: "02:00:00:00:00:0e", queue: 64{virtio}}}\n']
     if mode == "flood":
         vms.append(vm_yaml("mallory", 2, "ioclient", "mode: flood, frames: 0, size: 1000"))
@@ -299,11 +298,9 @@ def linux_config(mode: str) -> str:
 
 
 SETUP = {
-    "io": "insmod /lib/modules/bulkhead_net.ko",
-    "flood": "insmod /lib/modules/bulkhead_net.ko",
     "direct": "for m in failover net_failover virtio_net virtio_mmio; do insmod /lib/modules/$m.ko; done",
 }
-SETUP["virtio"] = SETUP["direct"]  # the same stock modules, on the hypervisor's virtio bridge
+SETUP["virtio"] = SETUP["flood"] = SETUP["direct"]  # the same stock modules, on the hypervisor's virtio bridge
 # the counters of a VirtIO run (written to build/bench/io/linux-virtio.profile)
 PROFILE = re.compile(r"virtio-net notifies=|iovm: (client linux|device|cpu) |virtio0")
 RECEIVER = re.compile(r"\[linux\] \[\s*\d+\]\s+0\.00-\S+\s+sec\s+\S+ \w?Bytes\s+(\S+) Mbits/sec(.*)receiver")
@@ -434,9 +431,9 @@ class LinuxVM:
         self.server.wait()
 
 
-LINUX_MODES = ("direct", "io", "flood", "virtio")
-LABELS = {"direct": "NIC passed through", "io": "through the I/O VM",
-          "flood": "through the I/O VM, beside a flooder", "virtio": "VirtIO (stock drivers) through the I/O VM"}
+LINUX_MODES = ("direct", "virtio", "flood")
+LABELS = {"direct": "NIC passed through", "virtio": "through the I/O VM",
+          "flood": "through the I/O VM, beside a flooder"}
 KEYS = ("ping_ms", "tcp", "udp")
 
 

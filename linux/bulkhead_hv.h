@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * What Bulkhead's Linux modules (bulkhead_shmem, bulkhead_net) share: the
+ * What a Bulkhead Linux module (bulkhead_shmem) needs of the hypervisor: the
  * doorbell hypercall and the physical range of a generated node's
- * memory-region (docs/ipc.md, docs/io.md). linux/Makefile copies this header
- * next to each module's sources.
+ * memory-region (docs/ipc.md). linux/Makefile copies this header next to the
+ * module's sources.
  */
 #ifndef BULKHEAD_HV_H
 #define BULKHEAD_HV_H

@@ -31,22 +31,23 @@ if [ -f /lib/modules/bulkhead_shmem.ko ]; then
         echo "bulkhead-linux: shmem devices: $(ls /dev | grep '^bhshm-' | tr '\n' ' ')"
 fi
 # A workload named on the kernel command line (docs/workloads.md):
-# bulkhead.net=io:<ip>/<len> brings eth0 up on the shared I/O device
-# (bulkhead_net), bulkhead.net=virtio:<ip>/<len> on a passed-through
-# virtio-net NIC; bulkhead.run="<command>" runs the command with sh (its output
+# bulkhead.net=virtio:<ip>/<len> brings eth0 up on a virtio-net device with
+# Debian's own drivers: a NIC passed through, or the shared I/O device's
+# (an io: client with virtio: net, docs/io.md); bulkhead.run="<command>" runs the command with sh (its output
 # between the begin and end markers, which give the uptime and exit status;
 # kernel messages held back meanwhile).
 net=$(sed -n 's/.*bulkhead\.net=\([^ ]*\).*/\1/p' /proc/cmdline)
 if [ -n "$net" ]; then
     case "$net" in
-        io:*) insmod /lib/modules/bulkhead_net.ko ;;
         virtio:*)
             # a virtio-net-pci function (pci: [{qemu: virtio-net-pci}], docs/pci.md)
             # needs Debian's virtio_pci modules, in the initramfs when pcimods.cpio.gz
-            # was appended to it (scripts/setup.sh workloads)
+            # was appended to it (scripts/setup.sh workloads); virtio_mmio serves the
+            # rest (a passed-through virtio-mmio slot, the shared I/O device's)
             for m in /lib/modules/pci/*-virtio_pci*.ko; do [ -f "$m" ] && insmod "$m"; done
             for m in failover net_failover virtio_net virtio_mmio; do insmod /lib/modules/$m.ko; done ;;
-        *) echo "bulkhead-linux: bad bulkhead.net=$net (io:<ip>/<len> or virtio:<ip>/<len>)" ;;
+        io:*) echo "bulkhead-linux: bulkhead.net=io: is gone with the bulkhead_net module: use virtio:<ip>/<len> (docs/io.md)" ;;
+        *) echo "bulkhead-linux: bad bulkhead.net=$net (virtio:<ip>/<len>)" ;;
     esac
     busybox ip addr add "${net#*:}" dev eth0 && busybox ip link set eth0 up
     n=0
@@ -155,8 +156,6 @@ if [ -n "$run" ]; then
         *) echo "bulkhead-sync: FAIL: bad bulkhead.sync=$sync (lead:<ipa>:<ids>:<s> or peer:<ipa>:<id>)" ;;
     esac
 fi
-# eth0 down: bulkhead_net tells the I/O VM this client is done
-[ -n "$net" ] && busybox ip link set eth0 down
 if grep -q 'bulkhead.shell=1' /proc/cmdline; then
     echo "bulkhead-linux: starting a shell (exit to power off)"
     /bin/sh

@@ -270,7 +270,8 @@ ensure_linux() {
     fi
     ensure_linux_tools
     ensure_linux_headers
-    log "building the shared-memory and network modules and bhshm (make -C linux)"
+    log "building the shared-memory module and bhshm (make -C linux)"
+    rm -f "$dir/shmem/root/lib/modules/bulkhead_net.ko"  # an older tree's (the module is gone)
     make -s -C linux KDIR="$ROOT/$dir/headers/usr/src/linux-headers-$(cat "$dir/version")" \
         O="$ROOT/$dir/shmem" >/dev/null
     log "building the initramfs"

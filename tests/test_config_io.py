@@ -147,29 +147,13 @@ def test_netpeer_answers_requests_and_counts() -> None:
         peer.stop()
 
 
-def test_linux_client_gets_a_network_node() -> None:
-    """A Linux client's region becomes a ``bulkhead,io-net`` node (MAC, queue,
-    region, doorbell) for linux/bulkhead_net instead of a plain shmem node,
-    and no parameters; the bare-metal client beside it keeps its own."""
-    from bulkhead.generate import gen_dts
-
-    path = ROOT / "tests" / "configs" / "io-linux.yaml"
-    system = load_system(path)
-    linux = system.vm("linux")
-    assert linux is not None
-    dts = gen_dts.generate(system, linux)
-    node = dts[dts.index("bulkhead-net@70000000 {"):]
-    node = node[:node.index("};")]
-    for prop in ('compatible = "bulkhead,io-net"', "local-mac-address = [02 00 00 00 00 0e]",
-                 "bulkhead,queue = <8>", "memory-region = <&shmem0>", "bulkhead,index = <0>",
-                 "interrupts = <0 88 1>"):
-        assert prop in node, node
-    assert "bulkhead,shmem" not in dts
-    spec = load_spec(path)
-    params = {vm.name: dict(vm.params) for vm in spec.vms}
-    assert "io_shm" not in params["linux"]
-    assert params["alice"]["io_mac"] == "02:00:00:00:00:0a"
-    assert (params["iovm"]["io0_vm"], params["iovm"]["io0_queue"]) == ("linux", "8")
+def test_linux_client_needs_virtio(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A Linux client without ``virtio: net`` (what the removed
+    linux/bulkhead_net served) is a located error naming its replacement."""
+    text = (ROOT / "configs" / "io-virtio.yaml").read_text().replace("../artefacts/", f"{ROOT}/artefacts/")
+    assert_refused(capsys, tmp_path, text, ", virtio: net}", "}",
+                   "io.clients[0]: Linux client 'linux' needs 'virtio: net': the bulkhead_net module that "
+                   "served Linux ring clients is removed; Debian's own virtio_net takes its place")
 
 
 def test_netpeer_counts_what_arrived_before_it_stopped() -> None:
@@ -284,15 +268,15 @@ def test_stats_view_shows_the_io_vms_counters() -> None:
 
 
 def test_image_vm_cannot_be_a_client(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    """Clients are bare-metal VMs (the ring runtime) or Linux VMs (the
-    bulkhead_net driver); a `type: image` VM has neither."""
+    """Clients are bare-metal VMs (the ring runtime or virtio) or Linux VMs
+    (virtio); a `type: image` VM has neither."""
     text = BASE.replace("  - name: b\n    cpus: [2]\n", "  - name: b\n    type: image\n    cpus: [2]\n", 1)
     text = text.replace("    guest: ioclient\nio:", "    guest: dtbcheck\nio:", 1)
     path = write(tmp_path, text)
     assert cli.main(["check", str(path)]) == 1
     err = capsys.readouterr().err
     assert re.search(r":\d+:\d+: io\.clients\[1\]\.vm: client VM 'b' is of type image; clients are bare-metal VMs "
-                     r"\(the ring runtime\) or Linux VMs", err), err
+                     r"\(the ring runtime or virtio\) or Linux VMs with 'virtio: net'", err), err
 
 
 def test_gem_on_zcu102() -> None:

@@ -313,11 +313,14 @@ def test_net_spec_gives_each_path_its_nic_and_backend(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("net", "vm_extra", "top", "message"), [
-    ("virtio:10.0.2.15/24", "", "", "bulkhead.net=virtio: but no NIC passed through"),
-    ("io:10.0.2.15/24", "", "", "bulkhead.net=io: but is not a client of the shared I/O device"),
-    ("virtio:10.0.2.15/24", "\n      pci: [{qemu: virtio-net-pci}]", "", None),
+    ("virtio:10.0.2.15/24", "", "", "bulkhead.net=virtio: but no NIC passed through and no shared one"),
+    ("virtio:10.0.2.15/24", "", "\n  io: {device: virtio31, vm: bm, clients: [{vm: rt, mac: '02:00:00:00:00:0e'}]}",
+     "bulkhead.net=virtio: but no NIC passed through and no shared one"),
     ("io:10.0.2.15/24", "", "\n  io: {device: virtio31, vm: bm, clients: [{vm: rt, mac: '02:00:00:00:00:0e'}]}",
-     None),
+     "bulkhead.net=io:, which loaded the removed bulkhead_net module: write bulkhead.net=virtio:"),
+    ("virtio:10.0.2.15/24", "\n      pci: [{qemu: virtio-net-pci}]", "", None),
+    ("virtio:10.0.2.15/24", "",
+     "\n  io: {device: virtio31, vm: bm, clients: [{vm: rt, mac: '02:00:00:00:00:0e', virtio: net}]}", None),
 ])
 def test_network_workload_without_its_nic_is_an_error(tmp_path: Path, net: str, vm_extra: str, top: str,
                                                       message: str | None) -> None:

@@ -145,18 +145,6 @@ def _virtio(r: Reader, node: YNode, path: str) -> str:
     return kind
 
 
-def client_of_region(io: IoSpec | None, region: str, vm: str) -> IoClientSpec | None:
-    """The client whose generated region ``region`` (``io<i>``) VM ``vm``
-    maps, if it is one (a Linux client's region becomes a network device in
-    its device tree, not a plain shared-memory node)."""
-    if io is None:
-        return None
-    for i, c in enumerate(io.clients):
-        if region == f"io{i}" and c.vm == vm:
-            return c
-    return None
-
-
 def _shmem_index(shmem: tuple[ShmemSpec, ...], vm: str) -> int:
     """Index the next region mapped by ``vm`` will have within that VM."""
     return sum(1 for sh in shmem for mp in sh.maps if mp.vm == vm)
@@ -166,8 +154,8 @@ def expand(io: IoSpec, platform: Platform, vms: tuple[VmSpec, ...], shmem: tuple
            ) -> tuple[tuple[VmSpec, ...], tuple[ShmemSpec, ...]]:
     """One shared-memory region per client (appended to ``shmem``) and the
     parameter-block entries of the I/O VM and of bare-metal clients (a Linux
-    client finds its region, queue and MAC in its device tree instead:
-    gen_dts, ``bulkhead,io-net``)."""
+    client, always ``virtio: net``, finds its device in its device tree
+    instead: gen_dts, ``virtio,mmio``)."""
     regions = list(shmem)
     io_params: list[tuple[str, str]] = []
     client_params: dict[str, list[tuple[str, str]]] = {}
@@ -265,7 +253,11 @@ def _errors(s: SystemSpec) -> list[Diagnostic]:
             err(_join(c.path, "vm"), f"VM '{c.vm}' is the I/O VM; it cannot also be a client")
         elif vm.type not in ("baremetal", "linux"):
             err(_join(c.path, "vm"), f"client VM '{c.vm}' is of type {vm.type}; clients are bare-metal VMs "
-                                     "(the ring runtime) or Linux VMs (linux/bulkhead_net; docs/io.md)")
+                                     "(the ring runtime or virtio) or Linux VMs with 'virtio: net' (docs/io.md)")
+        elif vm.type == "linux" and not c.virtio:
+            err(c.path, f"Linux client '{c.vm}' needs 'virtio: net': the bulkhead_net module that served "
+                        "Linux ring clients is removed; Debian's own virtio_net takes its place, through "
+                        "the hypervisor's bridge to the same rings (docs/io.md \"VirtIO\")")
         if c.vm in seen_vm:
             err(_join(c.path, "vm"), f"VM '{c.vm}' is a client twice (also {seen_vm[c.vm]})")
         seen_vm.setdefault(c.vm, _join(c.path, "vm"))

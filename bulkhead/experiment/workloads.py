@@ -570,12 +570,25 @@ def net_error(config: Mapping[str, Any], vm: Mapping[str, Any]) -> str | None:
     """Why the network ``vm``'s ``bulkhead.net=`` names cannot come up in
     ``config`` (a system config as a mapping), or None: ``virtio:`` needs a
     NIC passed through (``pci: [{qemu: virtio-net-pci}]`` or a virtio-mmio
-    slot in ``devices:``), ``io:`` a place among the shared I/O device's
-    clients."""
+    slot in ``devices:``) or a place among the shared I/O device's clients
+    with ``virtio: net``; ``io:`` (the removed bulkhead_net module's) is
+    refused, naming ``virtio:``."""
     m = _NET_ARG_RE.search(str(vm.get("bootargs") or ""))
     name = vm.get("name")
     if m is None:
         return None
+    io = config.get("io")
+    clients = io.get("clients") if isinstance(io, Mapping) else None
+    shared = isinstance(clients, list) and any(isinstance(c, Mapping) and c.get("vm") == name
+                                               and c.get("virtio") == "net" for c in clients)
+    if m[1] == "io":
+        return (f"VM '{name}' has bulkhead.net=io:, which loaded the removed bulkhead_net module: write "
+                "bulkhead.net=virtio: and give its io: client 'virtio: net' (Debian's virtio_net, docs/io.md)")
+    if m[1] == "virtio" and not vm.get("pci") and not vm.get("devices") and not shared:
+        return (f"VM '{name}' has bulkhead.net=virtio: but no NIC passed through and no shared one: give it "
+                "'pci: [{qemu: virtio-net-pci}]' (docs/pci.md), a virtio-mmio slot in 'devices:', or "
+                "'virtio: net' among 'io: clients:' (docs/io.md)")
+    return None
     if m[1] == "virtio" and not vm.get("pci") and not vm.get("devices"):
         return (f"VM '{name}' has bulkhead.net=virtio: but no NIC passed through: give it "
                 "'pci: [{qemu: virtio-net-pci}]' (docs/pci.md) or a virtio-mmio slot in 'devices:'")

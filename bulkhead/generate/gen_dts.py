@@ -289,8 +289,8 @@ def _devices(d: _Dts, vm: Vm) -> None:
 
 
 def _shmem(d: _Dts, system: System, vm: Vm) -> None:
-    """Shared memory: reserved regions and their shmem or shared I/O nodes
-    (a virtio client's region is its device's, the hypervisor's: not shown)."""
+    """Shared memory: reserved regions and their shmem nodes (a virtio
+    client's region is its device's, the hypervisor's: not shown)."""
     bridged = {shared_io.virtio_region(system.spec.io, vm.name), shared_disk.virtio_region(system.spec.disk, vm.name)}
     shown = [(i, m) for i, m in enumerate(vm.shmem) if m.name not in bridged]
     if shown:
@@ -308,15 +308,8 @@ def _shmem(d: _Dts, system: System, vm: Vm) -> None:
         d.close()
         for i, m in shown:
             d.blank()
-            client = shared_io.client_of_region(system.spec.io, m.name, vm.name)
-            if client is not None:  # shared I/O rings: linux/bulkhead_net (docs/io.md)
-                d.open(f"bulkhead-net@{m.ipa:x}")
-                d.prop("compatible", _str("bulkhead,io-net"))
-                d.prop("local-mac-address", "[" + " ".join(f"{b:02x}" for b in client.mac) + "]")
-                d.prop("bulkhead,queue", f"<{client.queue}>")
-            else:
-                d.open(f"bulkhead-shmem@{m.ipa:x}")
-                d.prop("compatible", _str("bulkhead,shmem"))
+            d.open(f"bulkhead-shmem@{m.ipa:x}")
+            d.prop("compatible", _str("bulkhead,shmem"))
             d.prop("memory-region", f"<&shmem{i}>")
             d.prop("bulkhead,name", _str(m.name))
             d.prop("bulkhead,index", f"<{i}>")

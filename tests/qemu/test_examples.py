@@ -27,15 +27,6 @@ EXAMPLES = sorted(p for p in (ROOT / "configs").glob("*.yaml") if p != INTERACTI
 LINUX = ROOT / "artefacts" / "linux" / "Image"
 # what an example must print besides ending cleanly: (regex, minimum of its group 1 if any)
 EXPECT: dict[str, tuple[tuple[str, int], ...]] = {
-    # the Linux client reached userspace and moved data through the I/O VM both ways
-    "io-linux": (
-        (r"^\[linux\] bulkhead-linux: userspace reached$", 0),
-        (r"^\[linux\] .*eth0: I/O VM ready: link up", 0),
-        (r"^\[linux\] 10 packets transmitted, (10) packets received, 0% packet loss$", 10),
-        (r"^\[iovm\] iovm: client linux tx=\d+ tx_bytes=(\d+) ", 10 * 1028),
-        (r"^\[iovm\] iovm: client linux tx=\d+ tx_bytes=\d+ rx=\d+ rx_bytes=(\d+) ", 10 * 1028),
-        (r"^\[iovm\] iovm: PASS$", 0),
-    ),
     # the stock Linux client's virtio-net (no Bulkhead module) moved data through the I/O VM
     "io-virtio": (
         (r"^\[linux\] bulkhead-linux: userspace reached$", 0),
