@@ -37,7 +37,7 @@ def current(art: Path, extra: str = "") -> bool:
 def art(tmp_path: Path) -> Path:
     """An artefacts/linux with an Image, a busybox and both module trees."""
     art = tmp_path / "linux"
-    for tree, names in (("shmem", ("bulkhead_shmem", "bulkhead_net")), ("tools", KERNEL)):
+    for tree, names in (("shmem", ("bulkhead_shmem",)), ("tools", KERNEL)):
         mods = art / tree / "root" / "lib" / "modules"
         mods.mkdir(parents=True)
         for name in names:
@@ -53,14 +53,14 @@ def build(art: Path) -> None:
 
 
 def test_the_wanted_list_is_the_kernels_and_bulkheads(art: Path) -> None:
-    assert sourced(f"linux_modules_wanted {art}").split() == sorted((*KERNEL, "bulkhead_shmem", "bulkhead_net"))
+    assert sourced(f"linux_modules_wanted {art}").split() == sorted((*KERNEL, "bulkhead_shmem"))
 
 
 def test_the_stamp_lists_what_was_packed(art: Path) -> None:
     assert not current(art)  # no initramfs yet
     build(art)
     stamp = (art / "initrd.cpio.gz.modules").read_text().split()
-    assert stamp == sorted((*KERNEL, "bulkhead_shmem", "bulkhead_net"))
+    assert stamp == sorted((*KERNEL, "bulkhead_shmem"))
     listing = subprocess.run(["cpio", "-t", "--quiet"], input=gzip.decompress((art / "initrd.cpio.gz").read_bytes()),
                              capture_output=True, check=True, timeout=60).stdout.decode().split()
     packed = [x.removeprefix("lib/modules/").removesuffix(".ko") for x in listing
