@@ -39,9 +39,13 @@
 	stp	x16, x17, [sp, #16 * 8]
 .endm
 
-.macro save_x2_x17
+.macro save_x2_x5
 	stp	x2, x3, [sp, #16 * 1]
 	stp	x4, x5, [sp, #16 * 2]
+.endm
+
+.macro save_x2_x17
+	save_x2_x5
 	save_x6_x17
 .endm
 
@@ -49,13 +53,12 @@
  * saved before the slot branches to it. */
 .macro save_x0_x5
 	stp	x0, x1, [sp, #16 * 0]
-	stp	x2, x3, [sp, #16 * 1]
-	stp	x4, x5, [sp, #16 * 2]
+	save_x2_x5
 .endm
 
 .macro save_x0_x17
-	stp	x0, x1, [sp, #16 * 0]
-	save_x2_x17
+	save_x0_x5
+	save_x6_x17
 .endm
 
 .macro restore_x0_x17
