@@ -20,6 +20,12 @@ device's queue stayed full (QEMU's backend not draining it). The four-client
 rows run on a copy of platforms/qemu-virt.yaml with a fifth CPU
 (build/bench/io/platforms/).
 
+virtio-blk rows (issue #42 item 4; bench/vioblk_bridge.py, virtual time
+under ``-icount 0``): 4 KiB random read IOPS and sequential read KiB/s of
+the disk passed straight through to one VM, and through the hypervisor's
+virtio-blk bridge (``virtio: blk``) with 1 and 4 requests in flight, each
+with its ratio to passthrough (``--blk-reads``, ``--no-blk``).
+
 Linux rows (host time: Linux under -icount is too slow for iperf3): Linux's
 virtio-mmio and virtio-net modules run iperf3 over TCP and UDP and ping
 against Debian's iperf3 on the host (127.0.0.1; QEMU's user-mode network
@@ -80,6 +86,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import vioblk_bridge  # noqa: E402  (bench/vioblk_bridge.py: the virtio-blk rows)
 
 from bulkhead.config import shared_io  # noqa: E402
 from bulkhead.layout.load import load_spec  # noqa: E402
@@ -538,10 +547,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-linux", action="store_true", help="the bare-metal rows only")
     ap.add_argument("--linux-only", metavar="MODES", help="only these Linux rows, comma-separated "
                     f"(of {','.join(LINUX_MODES)}; direct first: the ratios' base), no bare-metal rows")
+    ap.add_argument("--blk-reads", type=int, default=1000,
+                    help="random 4 KiB reads of each virtio-blk row (default 1000)")
+    ap.add_argument("--no-blk", action="store_true", help="without the virtio-blk rows")
     ap.add_argument("--calibrate", action="store_true", help="measure the device's capacity and stop")
     ap.add_argument("--quick", action="store_true",
                     help="smallest run (the smoke test's): passthrough, 2 clients, 2 clients of which one floods; "
-                         "Linux with the NIC passed through and through the I/O VM (no flooder)")
+                         "Linux with the NIC passed through and through the I/O VM (no flooder); "
+                         "virtio-blk passed through and through the bridge with one request in flight")
     args = ap.parse_args(argv)
     trials = args.trials or (1 if args.quick else 5)
     if trials < 1:
@@ -557,6 +570,9 @@ def main(argv: list[str] | None = None) -> int:
     bare_metal_rows(args.frames, args.capacity, QUICK if args.quick else SCENARIOS)
     if not args.no_linux:
         linux_rows(args.seconds, LINUX_MODES[:2] if args.quick else LINUX_MODES, trials)
+    if not args.no_blk:
+        print()
+        vioblk_bridge.rows(args.blk_reads, (1,) if args.quick else (1, 4))
     return 0
 
 

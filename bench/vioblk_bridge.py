@@ -17,6 +17,9 @@ QEMU models no disk latency or bandwidth; the figures compare the paths on
 this QEMU, not storage performance.
 
     .venv/bin/python bench/vioblk_bridge.py [--reads N] [--quick]
+
+bench/shared_io.py prints these rows too (issue #42 item 4: one bench for
+the shared devices); its smoke test runs them.
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ ELSEWHERE = {
     "studies_timing.py": ("tests/qemu/test_experiments.py", "test_rtas19_reduced_in_timing_mode"),
     "color_setup.py": ("tests/qemu/test_bench_smoke.py", "test_coloring_sh"),
     "color_runtime.py": ("tests/qemu/test_bench_smoke.py", "test_coloring_sh"),
+    "vioblk_bridge.py": ("tests/qemu/test_bench_smoke.py", "test_shared_io"),  # shared_io.py's virtio-blk rows
 }
 NUM = r"-?[0-9]+(?:\.[0-9]+)?"
 
@@ -85,8 +86,11 @@ def test_shared_io() -> None:
     """--quick: passthrough, two echo clients, two of which one floods (the
     rows whose device figures it once could not read: its I/O VM lacked
     introspection, then its device line was split by the console); Linux's
-    ping and iperf3 with the NIC passed through and through the I/O VM."""
-    out = bench("shared_io.py", "--quick", "--frames", "20", "--seconds", "1")
+    ping and iperf3 with the NIC passed through and through the I/O VM;
+    virtio-blk passed through and through the hypervisor's bridge
+    (bench/vioblk_bridge.py's rows), every figure positive, the bridge's
+    with a ratio to passthrough."""
+    out = bench("shared_io.py", "--quick", "--frames", "20", "--seconds", "1", "--blk-reads", "50")
     rows = table(out, "| scenario | VM |")
     assert rows[0] == ["scenario", "VM", "frames/s (ratio)", "RTT mean / max (us) (ratio)",
                        "alpha meas. / guaranteed (f/s)", "share served", "delta meas. / supply / bound (us)",
@@ -120,6 +124,11 @@ def test_shared_io() -> None:
         (ping, ping_ratio), (tcp, tcp_ratio), (udp, udp_ratio, loss) = (nums(c) for c in row[2:])
         assert min(ping, ping_ratio, tcp, tcp_ratio, udp, udp_ratio) > 0 and 0 <= loss <= 100, row
         assert row[4].endswith("%"), row
+    rows = table(out, "| path |")
+    assert rows[0] == ["path", "requests in flight", "4 KiB random read IOPS (ratio)", "seq. read KiB/s (ratio)"]
+    assert [r[1] for r in rows[1:]] == ["1", "1"], rows
+    assert all(len(nums(c)) == 1 and nums(c)[0] > 0 for c in rows[1][2:]), rows
+    assert all(len(nums(c)) == 2 and nums(c)[0] > 0 and 0 < nums(c)[1] < 10 for c in rows[2][2:]), rows
 
 
 def test_edudma() -> None:
@@ -359,14 +368,3 @@ def test_shared_disk() -> None:
         served, guaranteed = nums(cells[3])
         assert 0 < served <= 100 and guaranteed in (50.0, 100.0), cells
 
-
-def test_vioblk_bridge() -> None:
-    """--quick: the device passed through, then vioclient through the
-    hypervisor's virtio-blk bridge; every figure a positive number, the
-    bridge's with a ratio to passthrough."""
-    out = bench("vioblk_bridge.py", "--quick", "--reads", "50")
-    rows = table(out, "| path |")
-    assert rows[0] == ["path", "requests in flight", "4 KiB random read IOPS (ratio)", "seq. read KiB/s (ratio)"]
-    assert [r[1] for r in rows[1:]] == ["1", "1"], rows
-    assert all(len(nums(c)) == 1 and nums(c)[0] > 0 for c in rows[1][2:]), rows
-    assert all(len(nums(c)) == 2 and nums(c)[0] > 0 and 0 < nums(c)[1] < 10 for c in rows[2][2:]), rows
