@@ -77,6 +77,7 @@ struct __attribute__((aligned(512))) bw_cpu {
 	u32 seq;         /* settings in use: bvm->seq when they were copied */
 	u32 ctr[BW_NEV]; /* PMU counter of each event */
 	bool multi;      /* the VM has more than one vCPU (VM totals) */
+	bool watcher;    /* it watches other VMs' CPUs (bw.c bw_watch): no hot path */
 	u64 lead;        /* ticks: twice what the last general period end took to handle */
 	struct vcpu *v;  /* NULL: this CPU is not regulated */
 	u32 nev;
