@@ -451,7 +451,7 @@ static void bw_watch(const struct bw_cpu *c, u64 now)
 		wait = bw_stale(vm, now);
 		if (wait && mem_vm_revoke(vm, wait) && ++vm->revokes == 1)
 			log_info("vm %s: stage 2 revoked (vCPUs %x late: their guest holds off the "
-			         "hypervisor's FIQs through ICC_AP1R0_EL1; further ones counted)",
+			         "hypervisor's FIQs through ICC_AP1R0_EL1; logged once)",
 			         vm->cfg->name, wait);
 	}
 }
