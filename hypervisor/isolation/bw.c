@@ -28,7 +28,6 @@
 #include "arch/aarch64/pmu.h"
 #include "arch/aarch64/timer.h"
 #include "core/mem/mem.h"
-#include "core/vcpu/irq_direct.h"
 #include "core/vm/vm.h"
 #include "core/vpmu/vpmu.h"
 #include "drivers/gic/gic.h"
@@ -436,7 +435,7 @@ static void bw_watch(const struct bw_cpu *c, u64 now)
 		struct vm *vm = &vms[i];
 		u32 wait;
 
-		if (vm == c->v->vm || !irq_direct_ap_open(vm) || !bw_vms[i].cfg)
+		if (!bw_vms[i].watched || vm == c->v->vm)
 			continue;
 		wait = READ_ONCE(vm->revoke_vcpus);
 		if (READ_ONCE(vm->revoked)) {

@@ -35,6 +35,7 @@ struct bw_vm {
 	volatile u32 seq;         /* seqlock over next: odd while it is written (first: hot path) */
 	const struct cfg_bw *cfg; /* NULL: unregulated */
 	struct vm *vm;
+	bool watched;            /* regulated, its guest can hold off the FIQs (bw.c bw_watch) */
 	spinlock_t lock;         /* serialises writers of next */
 	struct bw_settings next; /* latest settings; vCPUs switch at next.start */
 	u64 pool[BW_NEV];        /* reclaim: (period << 32) | events given up */

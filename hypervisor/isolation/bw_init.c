@@ -82,12 +82,13 @@ __cold void bw_init(void)
 		         cfg->period_us, vm->nvcpus,
 		         cfg->flags & CFG_BW_RECLAIM ? ", reclaim" : "");
 	}
-	/* watchers: regulated CPUs beside another VM's whose guest can hold off
-	 * the hypervisor's FIQs (bw.c bw_watch) */
+	/* watchers: regulated CPUs beside another regulated VM whose guest can
+	 * hold off the hypervisor's FIQs (bw.c bw_watch) */
+	for (u32 i = 0; i < vm_count; i++)
+		bw_vms[i].watched = bw_vms[i].cfg && irq_direct_ap_open(&vms[i]);
 	for (u32 i = 0; i < ARCH_MAX_CPUS; i++)
-		for (u32 j = 0; j < ARCH_MAX_CPUS && bw_cpus[i].v; j++)
-			if (bw_cpus[j].v && bw_cpus[j].v->vm != bw_cpus[i].v->vm &&
-			    irq_direct_ap_open(bw_cpus[j].v->vm))
+		for (u32 j = 0; j < vm_count && bw_cpus[i].v; j++)
+			if (bw_vms[j].watched && &vms[j] != bw_cpus[i].v->vm)
 				bw_cpus[i].watcher = true;
 	vpmu_set_hyp_overflow(bw_overflow); /* the PMU PPI is shared with guests' counters */
 	irq_register_hyp(cfg_system.platform->timer_hyp_irq, bw_period);
