@@ -28,6 +28,7 @@
 #include "arch/aarch64/pmu.h"
 #include "arch/aarch64/timer.h"
 #include "core/mem/mem.h"
+#include "core/vcpu/irq_direct.h"
 #include "core/vm/vm.h"
 #include "core/vpmu/vpmu.h"
 #include "drivers/gic/gic.h"
@@ -479,7 +480,7 @@ void bw_period(u32 intid)
 	}
 	if (!bw_idle(c->v) && bw_period_fast(c, now, BW_HOT_EVENTS | BW_HOT_VMS))
 		return;
-	if (c->watcher)
+	if (irq_direct_ap_built() && c->watcher)
 		bw_watch(c, now);
 	bw_close_period(c, now);
 	/* Late (handling a period end costs about a period or more, or a long

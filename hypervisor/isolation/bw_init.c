@@ -84,9 +84,9 @@ __cold void bw_init(void)
 	}
 	/* watchers: regulated CPUs beside another regulated VM whose guest can
 	 * hold off the hypervisor's FIQs (bw.c bw_watch) */
-	for (u32 i = 0; i < vm_count; i++)
+	for (u32 i = 0; i < vm_count && irq_direct_ap_built(); i++)
 		bw_vms[i].watched = bw_vms[i].cfg && irq_direct_ap_open(&vms[i]);
-	for (u32 i = 0; i < ARCH_MAX_CPUS; i++)
+	for (u32 i = 0; i < ARCH_MAX_CPUS && irq_direct_ap_built(); i++)
 		for (u32 j = 0; j < vm_count && bw_cpus[i].v; j++)
 			if (bw_vms[j].watched && &vms[j] != bw_cpus[i].v->vm)
 				bw_cpus[i].watcher = true;

@@ -143,11 +143,14 @@ static inline __attribute__((always_inline)) void trap_sync_handle(struct vcpu *
 	case EC_DABT_LOW:
 		trap_data_abort(v, esr);
 		break;
-	case EC_IABT_LOW:
-		if (!trap_revoked(v, esr, trap_fault_ipa()))
-			fault_guest(v, FAULT_PREFETCH_ABORT, trap_fault_ipa(), sysreg_read(far_el2),
-			            esr, "instruction fetch outside the VM");
+	case EC_IABT_LOW: {
+		u64 ipa = trap_fault_ipa();
+
+		if (!trap_revoked(v, esr, ipa))
+			fault_guest(v, FAULT_PREFETCH_ABORT, ipa, sysreg_read(far_el2), esr,
+			            "instruction fetch outside the VM");
 		break;
+	}
 	default:
 		fault_guest(v, FAULT_UNDEF, 0, 0, esr, "trapped instruction");
 		break;
