@@ -345,10 +345,12 @@ vms:
 
 
 def test_a_regulated_direct_vm_without_sdei_is_warned(write_config: WriteConfig) -> None:
-    """docs/interrupts.md "FIQ or SDEI": without EL3 a direct guest can hold off
-    the hypervisor's FIQs through ICC_AP1R0_EL1, so a regulated direct VM
-    without `sdei` gets a warning (not an error: a trusted guest may run so);
-    with `sdei: true`, or unregulated, none."""
+    """docs/interrupts.md "Closing the ICC_AP1R0_EL1 hole": without EL3 a
+    direct guest can hold off the hypervisor's FIQs through ICC_AP1R0_EL1 and
+    only another VM's regulated CPU takes its CPUs back, so a regulated
+    direct VM without `sdei` and with no other VM regulated gets a warning
+    (not an error: a trusted guest may run so); with `sdei: true`,
+    unregulated, or beside another regulated VM, none."""
     regulated = GOOD.replace("interrupts: direct, memory",
                              "interrupts: direct, bandwidth: {period_us: 100, budget_events: 20000}, memory")
     def ap1r0(text: str) -> list[str]:
@@ -358,3 +360,6 @@ def test_a_regulated_direct_vm_without_sdei_is_warned(write_config: WriteConfig)
     assert ap1r0(GOOD.replace("sdei: true\n", "")) == []
     warned = ap1r0(regulated.replace("sdei: true\n", ""))
     assert len(warned) == 1 and "VM 'd' is regulated with 'interrupts: direct' and no 'sdei'" in warned[0], warned
+    watched = regulated.replace("sdei: true\n", "").replace(
+        "cpus: [0], memory", "cpus: [0], bandwidth: {period_us: 100, budget_events: 20000}, memory")
+    assert watched != regulated.replace("sdei: true\n", "") and ap1r0(watched) == []

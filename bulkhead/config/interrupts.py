@@ -181,12 +181,13 @@ def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
                                                 "ones the guest would take; a VM with 'interrupts: direct' "
                                                 "cannot use it (without 'sdei', booted with no EL3, they "
                                                 "are Group 0 FIQs: docs/interrupts.md)"))
-        if vm.bandwidth is not None and not s.sdei:
-            warnings.append(at(key, f"VM '{vm.name}' is regulated with 'interrupts: direct' and no 'sdei': booted "
-                                    "without EL3 its hypervisor events are Group 0 FIQs, which its guest can hold "
-                                    "off through ICC_AP1R0_EL1 and so escape its bandwidth budget; for a guest you "
-                                    "do not trust, boot through TF-A and declare 'sdei: true' (docs/interrupts.md "
-                                    "\"FIQ or SDEI\")"))
+        if vm.bandwidth is not None and not s.sdei and not any(o.bandwidth for o in s.vms if o is not vm):
+            warnings.append(at(key, f"VM '{vm.name}' is regulated with 'interrupts: direct' and no 'sdei', and no "
+                                    "other VM is regulated: booted without EL3 its hypervisor events are Group 0 "
+                                    "FIQs, which its guest can hold off through ICC_AP1R0_EL1, and only another "
+                                    "VM's regulated CPU can take its CPUs back; for a guest you do not trust, "
+                                    "regulate another VM or boot through TF-A and declare 'sdei: true' "
+                                    "(docs/interrupts.md \"Closing the ICC_AP1R0_EL1 hole\")"))
         if vm.type == "linux" and s.sdei:
             errors.append(at(key, f"VM '{vm.name}': 'interrupts: direct' runs Linux only without 'sdei' (booted "
                                   "with no EL3, docs/interrupts.md \"Linux in direct mode\"): under SDEI the "

@@ -39,7 +39,9 @@
  * the SGI storm aims at), ms (hostile: 200), quiet (hostile, 0|1: vCPU 1 only makes memory
  * traffic, the baseline), storm (hostile: all, or own: SGIs only at the VM's
  * own CPUs, storm_target being one of them), group0 (hostile, 0|1: attack
- * Group 0 too, hostile_group0; only where no EL3 takes those accesses).
+ * Group 0 too, hostile_group0; only where no EL3 takes those accesses),
+ * ap1r0 (hostile with group0, 0|1: its ICC_AP1R0_EL1 write claims every
+ * active priority, the hypervisor's Group 0 ones too: the open hole).
  * Lines: "direct: timer <n> ticks ok", "direct: spi <n> ok",
  *        "direct: sgi <n> in order", "direct: exits <phase> total=<a> irq=<b>",
  *        "direct: hostile vcpu1 max=<m> last=<l> mean=<a> throttles=<t>",
@@ -134,7 +136,7 @@ static bool exits_check(const char *phase)
 	return now.exits - exits_before.exits == 1 && now.irq_exits == exits_before.irq_exits;
 }
 
-static __noreturn void hostile(u64 storm_target, bool quiet, bool own, bool group0);
+static __noreturn void hostile(u64 storm_target, bool quiet, bool own, bool group0, bool full);
 
 /* secondary_main's context: turn hostile (low bits: the storm's target) */
 #define HOSTILE (1ull << 32)
@@ -142,6 +144,7 @@ static __noreturn void hostile(u64 storm_target, bool quiet, bool own, bool grou
 #define OWN     (1ull << 34) /* SGIs at its own CPUs only (storm=own) */
 #define FILTER  (1ull << 35) /* mode=sgifilter's sender */
 #define GROUP0  (1ull << 36) /* hostile: Group 0 too (only without EL3: group0=1) */
+#define FULLAP  (1ull << 37) /* hostile: every AP1R0 bit, even with GROUP0 (ap1r0=1) */
 
 static void filter_sender(void);
 
@@ -153,7 +156,7 @@ void secondary_main(u32 cpu, u64 n)
 		return;
 	}
 	if (n & HOSTILE)
-		hostile(n & 0xff, n & QUIET, n & OWN, n & GROUP0);
+		hostile(n & 0xff, n & QUIET, n & OWN, n & GROUP0, n & FULLAP);
 	gic_cpu_init();
 	irq_register(SGI_ACK, ack_irq);
 	gic_set_priority(SGI_ACK, GIC_DEFAULT_PRIO);
@@ -205,7 +208,7 @@ static void hostile_group0(void)
 	isb();
 }
 
-static __noreturn void hostile(u64 storm_target, bool quiet, bool own, bool group0)
+static __noreturn void hostile(u64 storm_target, bool quiet, bool own, bool group0, bool full)
 {
 	u64 self = read_sysreg(mpidr_el1) & 0xff;
 
@@ -222,8 +225,9 @@ static __noreturn void hostile(u64 storm_target, bool quiet, bool own, bool grou
 	write_sysreg(0, icc_pmr_el1);
 	/* without EL3 (group0) the GIC lets a guest claim any active priority,
 	 * the hypervisor's Group 0 ones too: its non-secure half only there
-	 * (the limit docs/interrupts.md states; TF-A's GIC enforces it) */
-	write_sysreg(group0 ? 0xffff0000u : 0xffffffffu, icc_ap1r0_el1);
+	 * (the limit docs/interrupts.md states; TF-A's GIC enforces it),
+	 * or every bit with full (the hole docs/interrupts.md names) */
+	write_sysreg(group0 && !full ? 0xffff0000u : 0xffffffffu, icc_ap1r0_el1);
 	write_sysreg(0, icc_ctlr_el1);
 	write_sysreg(0, icc_igrpen1_el1);
 	write_sysreg(1, icc_igrpen1_el1);
@@ -336,6 +340,7 @@ static int watch_hostile(u64 sibling)
 	                  HOSTILE | (param_u64("quiet", 0) ? QUIET : 0) |
 	                      (!strcmp(param_str_default("storm", "all"), "own") ? OWN : 0) |
 	                      (param_u64("group0", 0) ? GROUP0 : 0) |
+	                      (param_u64("ap1r0", 0) ? FULLAP : 0) |
 	                      (param_u64("storm_target", 0) & 0xff));
 	if (ret)
 		return fail("CPU_ON of %lu: %ld", sibling, ret);

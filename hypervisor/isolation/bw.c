@@ -27,11 +27,14 @@
 
 #include "arch/aarch64/pmu.h"
 #include "arch/aarch64/timer.h"
+#include "core/mem/mem.h"
+#include "core/vcpu/irq_direct.h"
 #include "core/vm/vm.h"
 #include "core/vpmu/vpmu.h"
 #include "drivers/gic/gic.h"
 #include "isolation/color_ida.h"
 #include "lib/features.h"
+#include "lib/log.h"
 
 struct bw_vm bw_vms[CFG_MAX_CPUS];
 struct bw_cpu bw_cpus[CFG_MAX_CPUS];
@@ -391,7 +394,7 @@ const irq_hot_fn_t bw_hot_variant[4] = { bw_period_hot_plain, bw_period_hot_even
  */
 static void bw_set_hot(struct bw_cpu *c)
 {
-	bool hot = c->nev == 1 && !(c->bvm->cfg->flags & CFG_BW_RECLAIM);
+	bool hot = c->nev == 1 && !(c->bvm->cfg->flags & CFG_BW_RECLAIM) && !c->watcher;
 	u64 lead = c->lead / 2, step = c->clk.step_whole;
 	/* the lean path's cases: one vCPU (no VM totals), the cycle counter, no
 	 * look within the period, whole ticks per period (bw_lean.S) */
@@ -402,6 +405,55 @@ static void bw_set_hot(struct bw_cpu *c)
 	__atomic_store_n(&c->hot_lead, hot ? lead : BW_NOT_HOT, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&c->bvm->seq, __ATOMIC_SEQ_CST) != c->seq)
 		bw_not_hot(c);
+}
+
+/*
+ * docs/interrupts.md "Closing the ICC_AP1R0_EL1 hole": the vCPUs of vm
+ * whose CPU has missed more than 2 period ends though it runs guest code
+ * (its guest holds off the period timer's FIQ), as BIT(idx).
+ */
+static u32 bw_stale(const struct vm *vm, u64 now)
+{
+	u32 stale = 0;
+
+	for (u32 k = 0; k < vm->nvcpus; k++) {
+		const struct bw_cpu *w = &bw_cpus[vm->vcpus[k]->pcpu];
+
+		if (w->v == vm->vcpus[k] && !bw_idle(w->v) && !READ_ONCE(w->paused) &&
+		    (s64)(now - READ_ONCE(w->clk.deadline)) > (s64)(2 * w->clk.step_whole))
+			stale |= (u32)BIT(k);
+	}
+	return stale;
+}
+
+/* A watcher's look at the other VMs whose guests can hold off the
+ * hypervisor's FIQs: a late one has its stage 2 revoked until its late
+ * vCPUs have faulted (core/trap/trap.c trap_revoked); one that went idle
+ * meanwhile (parked, off: it will not fault) is let go here. */
+static void bw_watch(const struct bw_cpu *c, u64 now)
+{
+	for (u32 i = 0; i < vm_count; i++) {
+		struct vm *vm = &vms[i];
+		u32 wait;
+
+		if (!bw_vms[i].watched || vm == c->v->vm)
+			continue;
+		wait = READ_ONCE(vm->revoke_vcpus);
+		if (READ_ONCE(vm->revoked)) {
+			for (u32 k = 0; k < vm->nvcpus; k++)
+				if ((wait & BIT(k)) &&
+				    (bw_idle(vm->vcpus[k]) || READ_ONCE(vm->state) != VM_RUNNING))
+					mem_vm_revoke_done(vm, (u32)BIT(k));
+			continue;
+		}
+		if (READ_ONCE(vm->state) != VM_RUNNING)
+			continue;
+		wait = bw_stale(vm, now);
+		if (wait && mem_vm_revoke(vm, wait) && ++vm->revokes == 1)
+			log_info("vm %s: stage 2 revoked (vCPUs %x late: their guest holds off the "
+			         "hypervisor's FIQs through ICC_AP1R0_EL1; logged once)",
+			         vm->cfg->name, wait);
+	}
 }
 
 void bw_period(u32 intid)
@@ -428,6 +480,8 @@ void bw_period(u32 intid)
 	}
 	if (!bw_idle(c->v) && bw_period_fast(c, now, BW_HOT_EVENTS | BW_HOT_VMS))
 		return;
+	if (irq_direct_ap_built() && c->watcher)
+		bw_watch(c, now);
 	bw_close_period(c, now);
 	/* Late (handling a period end costs about a period or more, or a long
 	 * trap delayed it): the next period must leave the vCPU time to run,

@@ -35,6 +35,7 @@ struct bw_vm {
 	volatile u32 seq;         /* seqlock over next: odd while it is written (first: hot path) */
 	const struct cfg_bw *cfg; /* NULL: unregulated */
 	struct vm *vm;
+	bool watched;            /* regulated, its guest can hold off the FIQs (bw.c bw_watch) */
 	spinlock_t lock;         /* serialises writers of next */
 	struct bw_settings next; /* latest settings; vCPUs switch at next.start */
 	u64 pool[BW_NEV];        /* reclaim: (period << 32) | events given up */
@@ -77,6 +78,7 @@ struct __attribute__((aligned(512))) bw_cpu {
 	u32 seq;         /* settings in use: bvm->seq when they were copied */
 	u32 ctr[BW_NEV]; /* PMU counter of each event */
 	bool multi;      /* the VM has more than one vCPU (VM totals) */
+	bool watcher;    /* it watches other VMs' CPUs (bw.c bw_watch): no hot path */
 	u64 lead;        /* ticks: twice what the last general period end took to handle */
 	struct vcpu *v;  /* NULL: this CPU is not regulated */
 	u32 nev;

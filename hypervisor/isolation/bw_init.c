@@ -11,6 +11,7 @@
 #include "arch/aarch64/pmu.h"
 #include "arch/aarch64/timer.h"
 #include "core/vcpu/vcpu.h"
+#include "core/vcpu/irq_direct.h"
 #include "core/vm/vm.h"
 #include "core/vpmu/vpmu.h"
 #include "drivers/gic/gic.h"
@@ -81,6 +82,14 @@ __cold void bw_init(void)
 		         cfg->period_us, vm->nvcpus,
 		         cfg->flags & CFG_BW_RECLAIM ? ", reclaim" : "");
 	}
+	/* watchers: regulated CPUs beside another regulated VM whose guest can
+	 * hold off the hypervisor's FIQs (bw.c bw_watch) */
+	for (u32 i = 0; i < vm_count && irq_direct_ap_built(); i++)
+		bw_vms[i].watched = bw_vms[i].cfg && irq_direct_ap_open(&vms[i]);
+	for (u32 i = 0; i < ARCH_MAX_CPUS && irq_direct_ap_built(); i++)
+		for (u32 j = 0; j < vm_count && bw_cpus[i].v; j++)
+			if (bw_vms[j].watched && &vms[j] != bw_cpus[i].v->vm)
+				bw_cpus[i].watcher = true;
 	vpmu_set_hyp_overflow(bw_overflow); /* the PMU PPI is shared with guests' counters */
 	irq_register_hyp(cfg_system.platform->timer_hyp_irq, bw_period);
 	irq_register_hyp_hot(cfg_system.platform->timer_hyp_irq, bw_hot_variant[variant]);

@@ -337,6 +337,56 @@ void mem_vm_tlb_flush(struct vm *vm)
 	isb();
 }
 
+#define MEM_ROOT_ENTRIES 512 /* one page of level-1 entries (VTCR_EL2 SL0 = 1) */
+
+bool mem_vm_revoke(struct vm *vm, u32 vcpus)
+{
+	u32 idle = 0;
+
+	if (!__atomic_compare_exchange_n(&vm->revoked, &idle, 1, false, __ATOMIC_ACQ_REL,
+	                                 __ATOMIC_RELAXED))
+		return false;
+	__atomic_store_n(&vm->revoke_vcpus, vcpus, __ATOMIC_RELAXED);
+	for (u32 i = 0; i < MEM_ROOT_ENTRIES; i++) {
+		u64 e = __atomic_load_n(&vm->s2.root[i], __ATOMIC_RELAXED);
+
+		if (!(e & PTE_VALID))
+			continue;
+		__atomic_or_fetch(&vm->revoke_mask[i / 64], BIT(i % 64), __ATOMIC_RELAXED);
+		__atomic_store_n(&vm->s2.root[i], e & ~PTE_VALID, __ATOMIC_RELEASE);
+	}
+	dsb(ishst);
+	mem_vm_tlb_flush(vm);
+	return true;
+}
+
+enum mem_revoke_fault mem_vm_revoke_fault(struct vm *vm, u64 ipa)
+{
+	u64 i = ipa >> 30;
+
+	if (i >= MEM_ROOT_ENTRIES)
+		return MEM_FAULT_GUEST;
+	if (__atomic_load_n(&vm->s2.root[i], __ATOMIC_ACQUIRE) & PTE_VALID)
+		return MEM_FAULT_STALE;
+	if (!(__atomic_load_n(&vm->revoke_mask[i / 64], __ATOMIC_ACQUIRE) & BIT(i % 64)))
+		return MEM_FAULT_GUEST;
+	return MEM_FAULT_REVOKED;
+}
+
+void mem_vm_revoke_done(struct vm *vm, u32 vcpus)
+{
+	u32 was = __atomic_fetch_and(&vm->revoke_vcpus, ~vcpus, __ATOMIC_ACQ_REL);
+
+	if (!(was & vcpus) || (was & ~vcpus))
+		return; /* not one it waits for, or others still to fault */
+	for (u32 i = 0; i < MEM_ROOT_ENTRIES; i++)
+		if (vm->revoke_mask[i / 64] & BIT(i % 64))
+			__atomic_or_fetch(&vm->s2.root[i], PTE_VALID, __ATOMIC_RELEASE);
+	dsb(ishst);
+	isb();
+	__atomic_store_n(&vm->revoked, 0, __ATOMIC_RELEASE);
+}
+
 bool mem_ipa_to_pa(struct vm *vm, u64 ipa, u64 *pa)
 {
 	u64 attrs;

@@ -88,6 +88,21 @@ bool mem_remap_page(struct vm *vm, u64 ipa, u64 pa);
  * (from any CPU: the VM's VTTBR is installed for the operation). */
 void mem_vm_tlb_flush(struct vm *vm);
 
+/* docs/interrupts.md "Closing the ICC_AP1R0_EL1 hole". Revokes vm's
+ * stage 2 (every valid root entry invalid, the TLBs flushed) until each
+ * vCPU of vcpus (BIT(idx)) has faulted on it (mem_vm_revoke_done); false
+ * if it is revoked already. */
+bool mem_vm_revoke(struct vm *vm, u32 vcpus);
+enum mem_revoke_fault {
+	MEM_FAULT_GUEST,   /* not the revocation's: the guest's own */
+	MEM_FAULT_REVOKED, /* the revocation's: mem_vm_revoke_done, then retry */
+	MEM_FAULT_STALE,   /* the revocation's, already restored: retry */
+};
+/* What a level-1 stage-2 translation fault at ipa is. */
+enum mem_revoke_fault mem_vm_revoke_fault(struct vm *vm, u64 ipa);
+/* vCPUs (BIT(idx)) have faulted: the last of the revocation's restores it. */
+void mem_vm_revoke_done(struct vm *vm, u32 vcpus);
+
 /* Stage-2 setup of the calling CPU for the VM (VTCR, VTTBR, TLB flush). */
 void mem_vm_activate(struct vm *vm);
 

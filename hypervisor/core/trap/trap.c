@@ -12,6 +12,7 @@
 #include "arch/aarch64/sysregs.h"
 #include "core/irq/irq.h"
 #include "core/lifecycle/vm_lifecycle.h"
+#include "core/mem/mem.h"
 #include "core/trap/dabt.h"
 #include "core/trap/fault.h"
 #include "core/trap/hypercall.h"
@@ -36,6 +37,32 @@ static u64 trap_fault_ipa(void)
 	return ((hpfar & GENMASK(43, 4)) << 8) | (far & 0xfff);
 }
 
+#define ESR_FSC_TRANS_L1 0x05 /* translation fault, level 1: the stage-2 root's */
+
+/* A fault of a revoked stage 2 (docs/interrupts.md "Closing the
+ * ICC_AP1R0_EL1 hole"), true: retried, never the guest's. */
+static bool trap_revoked(struct vcpu *v, u64 esr, u64 ipa)
+{
+#if IS_ENABLED(DIRECT)
+	if ((ESR_ISS(esr) & 0x3f) != ESR_FSC_TRANS_L1)
+		return false;
+	switch (mem_vm_revoke_fault(v->vm, ipa)) {
+	case MEM_FAULT_GUEST:
+		return false;
+	case MEM_FAULT_REVOKED:
+		irq_direct_take_back();
+		mem_vm_revoke_done(v->vm, (u32)BIT(v->idx));
+		return true;
+	case MEM_FAULT_STALE:
+		return true;
+	}
+#endif
+	(void)v;
+	(void)esr;
+	(void)ipa;
+	return false;
+}
+
 static void trap_data_abort(struct vcpu *v, u64 esr)
 {
 	u64 ipa = trap_fault_ipa();
@@ -45,7 +72,8 @@ static void trap_data_abort(struct vcpu *v, u64 esr)
 	struct dabt d;
 
 	if (!r) {
-		fault_guest(v, FAULT_DATA_ABORT, ipa, far, esr, "access outside the VM");
+		if (!trap_revoked(v, esr, ipa))
+			fault_guest(v, FAULT_DATA_ABORT, ipa, far, esr, "access outside the VM");
 		return;
 	}
 	if (!dabt_decode(ESR_ISS(esr), &d)) {
@@ -115,10 +143,14 @@ static inline __attribute__((always_inline)) void trap_sync_handle(struct vcpu *
 	case EC_DABT_LOW:
 		trap_data_abort(v, esr);
 		break;
-	case EC_IABT_LOW:
-		fault_guest(v, FAULT_PREFETCH_ABORT, trap_fault_ipa(), sysreg_read(far_el2), esr,
-		            "instruction fetch outside the VM");
+	case EC_IABT_LOW: {
+		u64 ipa = trap_fault_ipa();
+
+		if (!trap_revoked(v, esr, ipa))
+			fault_guest(v, FAULT_PREFETCH_ABORT, ipa, sysreg_read(far_el2), esr,
+			            "instruction fetch outside the VM");
 		break;
+	}
 	default:
 		fault_guest(v, FAULT_UNDEF, 0, 0, esr, "trapped instruction");
 		break;

@@ -216,6 +216,25 @@ u32 irq_direct_poll(void)
 	return ran;
 }
 
+void irq_direct_take_back(void)
+{
+	/* ICC_CTLR_EL1.PRIbits - 1: with n bits, AP1R bit k is priority k << (8 - n) */
+	u32 n = (u32)((sysreg_read(S3_0_C12_C12_4) >> 8) & 7) + 1;
+	u32 below = 0x80u >> (8 - n); /* the AP1R bits of priorities below 0x80 */
+
+	sysreg_write(S3_0_C12_C9_0,
+	             below < 32 ? sysreg_read(S3_0_C12_C9_0) & ~(BIT(below) - 1) & 0xffffffffull
+	                        : 0); /* ICC_AP1R0_EL1, bit 63 the NMI's */
+	if (below > 32)
+		sysreg_write(S3_0_C12_C9_1, 0); /* ICC_AP1R1_EL1 */
+	if (below > 64) {
+		sysreg_write(S3_0_C12_C9_2, 0);
+		sysreg_write(S3_0_C12_C9_3, 0);
+	}
+	isb();
+	irq_direct_poll();
+}
+
 /* Handles the SDEI events taken meanwhile, then parks, pauses or stalls
  * the vCPU as needed: no list registers to flush. */
 void irq_direct_exit_path(struct vcpu *v)

@@ -12,6 +12,8 @@
 #define CORE_IRQ_DIRECT_H
 
 #include "core/config/config.h"
+#include "core/vm/vm.h"
+#include "drivers/gic/gic.h"
 #include "lib/features.h"
 #include "lib/types.h"
 
@@ -46,9 +48,34 @@ void irq_direct_exit_path(struct vcpu *v);
  * RPR and DIR passed to the physical CPU interface. False: not one of
  * them, or a read of a write-only one (core/trap/sysreg.c decides). */
 bool irq_direct_sysreg(struct vcpu *v, u64 iss);
+/* FIQ mode: clears this CPU's active priorities that no guest priority
+ * has (below 0x80, and the NMI's), then takes the pending Group 0
+ * interrupts (docs/interrupts.md "Closing the ICC_AP1R0_EL1 hole"). */
+void irq_direct_take_back(void);
+/* True when vm's guest can hold off the hypervisor's events on its CPUs
+ * through ICC_AP1R0_EL1: direct mode as Group 0 FIQs (no EL3). */
+static inline bool irq_direct_ap_open(const struct vm *vm)
+{
+	return (vm->cfg->flags & CFG_VM_DIRECT) && gic_group0_ours();
+}
+/* Whether irq_direct_ap_open can be true in this build: the regulator's
+ * watch (isolation/bw.c) is left out of a build where it cannot. */
+static inline bool irq_direct_ap_built(void)
+{
+	return true;
+}
 #else /* no VM has direct mode: nothing to do */
 static inline void irq_direct_cpu_init(void)
 {
+}
+static inline bool irq_direct_ap_open(const struct vm *vm)
+{
+	(void)vm;
+	return false;
+}
+static inline bool irq_direct_ap_built(void)
+{
+	return false;
 }
 #endif
 

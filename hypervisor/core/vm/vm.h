@@ -63,6 +63,15 @@ struct vm {
 	u64 llc_colors;
 	u64 bank_colors;
 	volatile bool pause; /* vcpu_pause_vm: its vCPUs wait at EL2 */
+	/* its stage 2 revoked by a watcher (core/mem/mem.c mem_vm_revoke,
+	 * docs/interrupts.md "Closing the ICC_AP1R0_EL1 hole"): 1 while so,
+	 * the vCPUs (BIT(idx)) that must fault before it is restored, and the
+	 * root entries it cleared (kept: a bit counts only while its entry is
+	 * invalid) */
+	u32 revoked;
+	u32 revoke_vcpus;
+	u32 revokes; /* how many times */
+	u64 revoke_mask[8];
 };
 
 extern struct vm vms[CFG_MAX_CPUS];
