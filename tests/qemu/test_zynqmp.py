@@ -20,15 +20,18 @@ import test_cli_run
 import test_console_input
 import test_console_reset
 import test_core
+import test_disk
 import test_io
 import test_pmu
 import test_vgic_faults
 from test_coloring import CONFIGS, expected_frames, frames_of
 from test_core import assert_clean, describe
 
-from bulkhead.config import shared_io
+from bulkhead.config import shared_disk, shared_io
 from bulkhead.config.color import PAGE, extract
 from bulkhead.layout.load import load_system
+from bulkhead.run.backend import RunOptions
+from bulkhead.run.runner import run
 
 pytestmark = pytest.mark.qemu
 
@@ -304,3 +307,33 @@ def test_io_vm_with_the_gem_under_a_flood() -> None:
     assert [line for line in r.lines("iovm") if line.startswith(head)], r.output[-3000:]
     dev = test_io.device_stats(r)
     assert dev["tx"] == 100 + 1500 and dev["rx"] == 100, dev
+
+
+def test_shared_disk_on_the_sd_card(tmp_path: Path) -> None:
+    """Issue #42 item 3: the I/O VM drives the SD card on sd0 (the Arasan
+    SDHCI, guests/iovm/sdhci.c: identification, CSD capacity, multi-block
+    reads and writes by programmed I/O) and shares it between alice and bob
+    (ioclient mode=blk, -icount shift=0): each writes, reads back and checks
+    its region, and is refused outside it; the image then holds each one's
+    pattern in its own region and nothing anywhere else."""
+    (tmp_path / shared_disk.IMAGE).unlink(missing_ok=True)
+    r = run(CONFIGS / "zcu102-disk.yaml", RunOptions(timeout=240.0, icount=0, out=tmp_path))
+    assert r.clean, r.reason + "\n" + r.output[-3000:]
+    iovm = r.lines("iovm")
+    assert "iovm: disk 0xff160000 capacity 8192 sectors, 2 clients, work-conserving" in iovm, iovm
+    assert "iovm: PASS" in iovm
+    for i, vm in enumerate(("alice", "bob")):
+        lines = r.lines(vm)
+        assert "ioclient: PASS (blk: region written, read back, random reads, 3 outside refused)" in lines, lines
+        assert f"ioclient: blk: id bulkhead-disk{i} sectors 2048 queue 8" in lines
+        served = test_disk.values(iovm, f"iovm: disk client={vm} reqs=")
+        # get-id, 16 writes, a flush, 16 sequential and 20 random reads, 3 refused
+        assert (served["reqs"], served["refused"], served["errors"]) == (1 + 16 + 1 + 16 + 20 + 3, 3, 0), served
+    dev = test_disk.values(iovm, "iovm: disk device requests=")
+    assert (dev["requests"], dev["errors"], dev["timeouts"]) == (2 * (16 + 16 + 20), 0, 0), dev
+    image, mib, written = (tmp_path / shared_disk.IMAGE).read_bytes(), 1 << 20, 64 * 1024
+    assert len(image) == 4 * mib
+    assert image[:written] == test_disk.pattern(written, test_disk.fnv1a("alice"))
+    assert image[2 * mib:2 * mib + written] == test_disk.pattern(written, test_disk.fnv1a("bob"))
+    assert image[written:2 * mib] == bytes(2 * mib - written)
+    assert image[2 * mib + written:] == bytes(2 * mib - written)
