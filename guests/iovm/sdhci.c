@@ -239,6 +239,9 @@ static const char *identify(void)
 	return NULL;
 }
 
+static int sd_request(u32 type, u64 sector, void *buf, u32 len, u64 timeout_ns);
+static u32 probe[BLKDEV_SECTOR / 4];
+
 static const char *sd_open(uptr base)
 {
 	const char *why;
@@ -264,6 +267,9 @@ static const char *sd_open(uptr base)
 	if (why)
 		return why;
 	dead = false;
+	/* the card moves data (a single-block read, CMD17) before the I/O VM is ready */
+	if (sd_request(VBLK_T_IN, 0, probe, BLKDEV_SECTOR, INIT_TIMEOUT) != VBLK_S_OK)
+		return "a single-block read of sector 0 failed";
 	return NULL;
 }
 
