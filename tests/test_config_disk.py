@@ -7,6 +7,7 @@ regions."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -73,6 +74,34 @@ def test_qemu_args() -> None:
     assert shared_disk.qemu_args(load_system(root / "tests" / "configs" / "doorbell.yaml"), "x") == []
 
 
+def test_the_zynqmp_sd_card() -> None:
+    """An SD host controller of the platform is a disk device too: the I/O
+    VM's driver is named in its parameters (no introspection needed: no
+    DMA), the image is the disk's size rounded up to a power of two (QEMU's
+    SD card model) and goes on the controller's SD bus."""
+    root = Path(__file__).resolve().parent.parent
+    system = load_system(root / "tests" / "configs" / "zcu102-disk.yaml")
+    iovm = dict(system.spec.vms[0].params)
+    assert (iovm["disk_driver"], iovm["disk_base"], iovm["disk_sectors"]) == ("sdhci", "0xff160000", "8192")
+    assert shared_disk.qemu_args(system, "/x") == ["-drive", "file=/x/disk.img,if=sd,index=0,format=raw"]
+    assert shared_disk.image_size(system) == 4 << 20
+    three = replace(system.spec, disk=replace(system.spec.disk, size=3 << 20))
+    assert shared_disk.image_size(replace(system, spec=three)) == 4 << 20
+    sd1 = replace(system.spec, disk=replace(system.spec.disk, device="sd1"))
+    assert shared_disk.qemu_args(replace(system, spec=sd1), "/x")[1].endswith("if=sd,index=1,format=raw")
+    assert dict(load_system(root / "tests" / "configs" / "disk-pair.yaml").spec.vms[0].params)["disk_driver"] \
+        == "virtio"
+
+
+def test_a_zynqmp_device_that_is_no_disk(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parent.parent
+    text = (root / "tests" / "configs" / "zcu102-disk.yaml").read_text()
+    assert_refused(capsys, tmp_path, text, "  device: sd0\n", "  device: gem3\n",
+                   "disk.device: 'gem3' is not a disk device of 'zcu102' (the I/O VM drives a virtio-blk device on "
+                   "a virtio-mmio transport or an SD card on an SD host controller, compatible "
+                   "'arasan,sdhci-8.9a'): sd0, sd1")
+
+
 BAD = [
     ("{vm: b, size: 2M,", "{vm: b, size: 2M, offset: 0x80000,",
      "disk.clients[1].offset: region [0x80000, 0x280000) of 'b' overlaps disk.clients[0]'s [0x0, 0x100000)"),
@@ -86,7 +115,9 @@ BAD = [
     ("{vm: b, size", "{vm: a, size", "disk.clients[1].vm: VM 'a' is a disk client twice"),
     ("{vm: b, size", "{vm: iovm, size", "disk.clients[1].vm: VM 'iovm' is the disk's I/O VM"),
     ("{vm: b, size", "{vm: c, size", "disk.clients[1].vm: unknown VM 'c'"),
-    ("  device: virtio30\n", "  device: rtc\n", "disk.device: 'rtc' is not a virtio-mmio transport of 'qemu-virt'"),
+    ("  device: virtio30\n", "  device: rtc\n", "disk.device: 'rtc' is not a disk device of 'qemu-virt' (the I/O VM drives a "
+     "virtio-blk device on a virtio-mmio transport or an SD card on an SD host controller, compatible "
+     "'arasan,sdhci-8.9a'): virtio0, "),
     ("    devices: [virtio30]\n", "", "disk.device: device 'virtio30' must be passed through to the I/O VM"),
     ("  iops: 20000\n", "  iops: 0\n", "disk.iops: expected 4 KiB requests/s (integer 1-10000000), got 0"),
     ("  mbps: 80\n", "", "disk: missing required key 'mbps'"),

@@ -2,7 +2,8 @@
 """Shared disk: the ``disk:`` section (docs/io.md "Shared disk").
 
 One block device of the platform (a virtio-blk device on a virtio-mmio
-transport of QEMU ``virt``) is passed through to an I/O VM; every client VM
+transport of QEMU ``virt``, or an SD card behind an SD host controller:
+the ZynqMP's sd0/sd1) is passed through to an I/O VM; every client VM
 gets a region of the disk (a disjoint sector range the toolchain lays out)
 and one shared-memory region with a block request ring and a response ring
 (``guests/lib/include/blkring.h``) and a doorbell each way. As ``io:`` does,
@@ -32,6 +33,7 @@ from bulkhead.config.model import (
     DiskSpec,
     IoSpec,
     Platform,
+    PlatformDevice,
     Range,
     Resolved,
     ShmemMapSpec,
@@ -57,6 +59,8 @@ MAX_CLIENTS = 8  # IOSCHED_MAX_CLIENTS in guests/iovm
 ALIGN = 4096  # region starts and sizes: whole 4 KiB blocks
 MAX_IOPS = 10_000_000
 MAX_MBPS = 100_000
+
+SDHCI_COMPATIBLE = "arasan,sdhci-8.9a"  # the I/O VM's SD host controller driver (guests/iovm/sdhci.c)
 
 DEFAULT_IPA = 0x7800_0000  # after io:'s regions (0x7000_0000)
 DEFAULT_DOORBELL = 130  # I/O VM: 130 + i (io: takes 120 + i)
@@ -173,12 +177,24 @@ def expand(disk: DiskSpec, platform: Platform, vms: tuple[VmSpec, ...], shmem: t
             [("blk_shm", str(cl_index)), ("blk_queue", str(c.queue)), ("blk_sectors", str(size // SECTOR))])
     dev = platform.device(disk.device)
     client_params[disk.vm] = [("disk_clients", str(len(disk.clients))), ("disk_device", disk.device),
+                              ("disk_driver", (driver_of(dev) if dev else None) or "virtio"),
                               ("disk_base", f"0x{dev.base:x}" if dev else "0"),
                               ("disk_sectors", str(disk.size // SECTOR)), ("disk_iops", str(disk.iops)),
                               *iovm_params]
     out_vms = [replace(vm, params=(*vm.params, *client_params[vm.name]))
                if vm.name in client_params and vm.type == "baremetal" else vm for vm in vms]
     return tuple(out_vms), tuple(regions)
+
+
+def driver_of(dev: PlatformDevice) -> str | None:
+    """The I/O VM's disk driver for a platform device (guests/iovm/blkdev.h):
+    "virtio" for a virtio-mmio transport, "sdhci" for an Arasan SDHCI 8.9a
+    (standard SD Host Controller v3 registers), else None."""
+    if "virtio,mmio" in dev.compatible:
+        return "virtio"
+    if SDHCI_COMPATIBLE in dev.compatible:
+        return "sdhci"
+    return None
 
 
 def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
@@ -192,10 +208,11 @@ def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
         errs.append(s.locs.diag(path, msg))
 
     dev = s.platform.device(disk.device)
-    if dev is None or "virtio,mmio" not in dev.compatible:
-        known = ", ".join(d.name for d in s.platform.devices if "virtio,mmio" in d.compatible) or "none"
-        err(_join(disk.path, "device"), f"'{disk.device}' is not a virtio-mmio transport of '{s.platform.name}' "
-                                        f"(the I/O VM drives a virtio-blk device on one): {known}")
+    if dev is None or driver_of(dev) is None:
+        known = ", ".join(d.name for d in s.platform.devices if driver_of(d)) or "none"
+        err(_join(disk.path, "device"), f"'{disk.device}' is not a disk device of '{s.platform.name}' (the I/O VM "
+                                        f"drives a virtio-blk device on a virtio-mmio transport or an SD card on "
+                                        f"an SD host controller, compatible '{SDHCI_COMPATIBLE}'): {known}")
     if disk.size % ALIGN:
         err(_join(disk.path, "size"), f"the disk's size {disk.size} is not a multiple of {ALIGN} bytes")
     iovm = s.vm(disk.vm)
@@ -207,7 +224,7 @@ def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
         if disk.device not in iovm.devices:
             err(_join(disk.path, "device"), f"device '{disk.device}' must be passed through to the I/O VM: "
                                             f"add it to {iovm.path}.devices")
-        if not iovm.introspection:
+        if not iovm.introspection and dev is not None and driver_of(dev) == "virtio":
             err(_join(disk.path, "vm"), f"the I/O VM '{disk.vm}' gives the disk the host physical addresses of "
                                         f"its buffers (BH_HC_IPA_INFO): add 'introspection: true' to {iovm.path}")
     seen: dict[str, str] = {}
@@ -373,26 +390,42 @@ def stats_cells(rows: dict[str, dict[str, int]]) -> list[tuple[str, ...]]:
 IMAGE = "disk.img"
 
 
+def image_size(system: Resolved) -> int:
+    """The image's bytes: the disk's size; for an SD card the next power of
+    two (QEMU's SD card model takes no other size; the I/O VM reads the
+    card's capacity and refuses a configuration beyond it)."""
+    disk = system.spec.disk
+    assert disk is not None
+    dev = system.platform.device(disk.device)
+    if dev is not None and driver_of(dev) == "sdhci":
+        return 1 << (disk.size - 1).bit_length()
+    return disk.size
+
+
 def make_image(system: Resolved, out: Path) -> None:
-    """A blank raw image of the disk's size in the build's ``out`` directory
-    (kept when it has that size already: what the clients wrote stays)."""
+    """A blank raw image of :func:`image_size` in the build's ``out``
+    directory (kept when it has that size already: what the clients wrote stays)."""
     disk = system.spec.disk
     image = out / IMAGE
-    if disk is not None and not (image.is_file() and image.stat().st_size == disk.size):
+    if disk is not None and not (image.is_file() and image.stat().st_size == image_size(system)):
         with open(image, "wb") as fh:
-            fh.truncate(disk.size)
+            fh.truncate(image_size(system))
 
 
 def qemu_args(system: Resolved, out: str) -> list[str]:
     """QEMU options that attach the build directory ``out``'s raw image
     (:func:`make_image`) as a virtio-blk device on the I/O VM's virtio-mmio
-    transport (modern)."""
+    transport (modern), or as the SD card of its SD host controller (the
+    board's SD bus N is its Nth controller by address: xlnx-zcu102)."""
     disk = system.spec.disk
     if disk is None:
         return []
     p = system.platform
     dev = p.device(disk.device)
     assert dev is not None
+    if driver_of(dev) == "sdhci":
+        index = sorted(d.base for d in p.devices if driver_of(d) == "sdhci").index(dev.base)
+        return ["-drive", f"file={out}/{IMAGE},if=sd,index={index},format=raw"]
     first = min(d.base for d in p.devices if "virtio,mmio" in d.compatible)
     bus = (dev.base - first) // dev.size
     return ["-global", "virtio-mmio.force-legacy=false",

@@ -22,11 +22,12 @@
  */
 #include "blkserve.h"
 
+#include "blkdev.h"
 #include "blkring.h"
 #include "ioring.h" /* the control-page states and polling flags, as for frames */
 #include "iosched.h"
 #include "runtime.h"
-#include "vblk.h"
+#include "vblk.h" /* the request types and statuses */
 
 #define MAX_CLIENTS IOSCHED_MAX_CLIENTS
 #define DEV_TIMEOUT 2000000000ull /* ns: a device request that takes longer fails the device */
@@ -46,7 +47,6 @@ struct bclient {
 static struct bclient bc[MAX_CLIENTS];
 static u32 nbc;
 static struct iosched bsched;
-static struct vblk disk;
 static u8 iobuf[BLKRING_DATA_MAX] __aligned(4096);
 static u64 doorbell_irqs;
 /* The capacity measured: requests served per time someone was pending. */
@@ -132,9 +132,9 @@ static u32 device(struct bclient *c, const struct blkring_msg *m, u32 *len)
 	switch (m->op) {
 	case BLKRING_OP_READ:
 	case BLKRING_OP_WRITE:
-		st = vblk_request(&disk, m->op == BLKRING_OP_READ ? VBLK_T_IN : VBLK_T_OUT,
-		                  c->start + m->sector, iobuf, m->count * BLKRING_SECTOR,
-		                  DEV_TIMEOUT);
+		st = blkdev_request(m->op == BLKRING_OP_READ ? VBLK_T_IN : VBLK_T_OUT,
+		                    c->start + m->sector, iobuf, m->count * BLKRING_SECTOR,
+		                    DEV_TIMEOUT);
 		if (st == VBLK_S_OK && m->op == BLKRING_OP_READ) {
 			*len = m->count * BLKRING_SECTOR;
 			c->rd_bytes += *len;
@@ -142,10 +142,8 @@ static u32 device(struct bclient *c, const struct blkring_msg *m, u32 *len)
 			c->wr_bytes += m->count * BLKRING_SECTOR;
 		}
 		break;
-	case BLKRING_OP_FLUSH: /* without VIRTIO_BLK_F_FLUSH the device writes through */
-		st = disk.features & BIT(VBLK_F_FLUSH)
-		         ? vblk_request(&disk, VBLK_T_FLUSH, 0, NULL, 0, DEV_TIMEOUT)
-		         : (int)VBLK_S_OK;
+	case BLKRING_OP_FLUSH:
+		st = blkdev_request(VBLK_T_FLUSH, 0, NULL, 0, DEV_TIMEOUT);
 		break;
 	default: /* GET_ID: the client's own disk, not the device's serial */
 		memset(iobuf, 0, BLKRING_ID_LEN);
@@ -257,6 +255,7 @@ static void print_stats(u64 now)
 
 static void report(u64 now)
 {
+	const struct blkdev_stats *ds;
 	u32 i;
 
 	print_stats(now);
@@ -270,9 +269,10 @@ static void report(u64 now)
 		ioring_store_release(&c->ctrl->io_state, IORING_STATE_DONE);
 	}
 	busy_track(now, false);
+	ds = blkdev_stats();
 	printf("iovm: disk device requests=%lu errors=%lu timeouts=%lu doorbell_irqs=%lu "
 	       "capacity_iops=%lu\n",
-	       disk.requests, disk.errors, disk.timeouts, doorbell_irqs,
+	       ds->requests, ds->errors, ds->timeouts, doorbell_irqs,
 	       busy_ticks ? busy_reqs * timer_freq() / busy_ticks : 0);
 }
 
@@ -317,11 +317,11 @@ int blkserve_setup(void)
 		            MAX_CLIENTS);
 	if (!bh_present())
 		return fail("no hypervisor");
-	why = vblk_open(&disk, base, bh_pa_of);
+	why = blkdev_open(param_str("disk_driver"), base);
 	if (why)
-		return fail("disk at 0x%lx: %s", base, why);
-	if (disk.capacity < sectors)
-		return fail("the disk has %lu sectors, the configuration %lu", disk.capacity,
+		return fail("disk (%s) at 0x%lx: %s", blkdev_name(), base, why);
+	if (blkdev_capacity() < sectors)
+		return fail("the disk has %lu sectors, the configuration %lu", blkdev_capacity(),
 		            sectors);
 	for (i = 0; i < nbc; i++) {
 		if (setup_client(i, sectors))
@@ -332,7 +332,7 @@ int blkserve_setup(void)
 	stats_ticks = timer_ns_to_ticks(param_u64("stats_ms", 1000) * 1000000ull);
 	next_stats = timer_now() + stats_ticks;
 	printf("iovm: disk 0x%lx capacity %lu sectors, %u clients, work-conserving\n", base,
-	       disk.capacity, nbc);
+	       blkdev_capacity(), nbc);
 	idle(false);
 	return 0;
 }

@@ -20,15 +20,18 @@ import test_cli_run
 import test_console_input
 import test_console_reset
 import test_core
+import test_disk
 import test_io
 import test_pmu
 import test_vgic_faults
 from test_coloring import CONFIGS, expected_frames, frames_of
 from test_core import assert_clean, describe
 
-from bulkhead.config import shared_io
+from bulkhead.config import shared_disk, shared_io
 from bulkhead.config.color import PAGE, extract
 from bulkhead.layout.load import load_system
+from bulkhead.run.backend import RunOptions
+from bulkhead.run.runner import run
 
 pytestmark = pytest.mark.qemu
 
@@ -304,3 +307,40 @@ def test_io_vm_with_the_gem_under_a_flood() -> None:
     assert [line for line in r.lines("iovm") if line.startswith(head)], r.output[-3000:]
     dev = test_io.device_stats(r)
     assert dev["tx"] == 100 + 1500 and dev["rx"] == 100, dev
+
+
+@pytest.mark.parametrize(("config", "card"), [("zcu102-disk.yaml", 4 << 20), ("zcu102-disk-sdhc.yaml", 2 << 30)])
+def test_shared_disk_on_the_sd_card(tmp_path: Path, config: str, card: int) -> None:
+    """Issue #42 item 3: the I/O VM drives the SD card on sd0 (the Arasan
+    SDHCI, guests/iovm/sdhci.c: identification, CSD capacity, a single-block
+    read, multi-block reads and writes by programmed I/O) and shares it
+    between alice and bob (ioclient mode=blk, -icount shift=0): each writes,
+    reads back and checks its region, and is refused outside it; the image
+    then holds each one's pattern in its own region and nothing else there.
+    A 4 MiB card is standard-capacity (byte addresses, CSD 1.0), a 2 GiB one
+    high-capacity (block addresses, CSD 2.0; bob's region at its end)."""
+    spec = load_system(CONFIGS / config).spec
+    assert spec.disk is not None
+    starts = dict(zip((c.vm for c in spec.disk.clients), (s for s, _ in shared_disk.layout(spec.disk)), strict=True))
+    r = run(CONFIGS / config, RunOptions(timeout=240.0, icount=0, out=tmp_path))
+    assert r.clean, r.reason + "\n" + r.output[-3000:]
+    iovm = r.lines("iovm")
+    assert f"iovm: disk 0xff160000 capacity {card // 512} sectors, 2 clients, work-conserving" in iovm, iovm
+    assert "iovm: PASS" in iovm
+    for i, vm in enumerate(("alice", "bob")):
+        lines = r.lines(vm)
+        assert "ioclient: PASS (blk: region written, read back, random reads, 3 outside refused)" in lines, lines
+        assert f"ioclient: blk: id bulkhead-disk{i} sectors 2048 queue 8" in lines
+        served = test_disk.values(iovm, f"iovm: disk client={vm} reqs=")
+        # get-id, 16 writes, a flush, 16 sequential and 20 random reads, 3 refused
+        assert (served["reqs"], served["refused"], served["errors"]) == (1 + 16 + 1 + 16 + 20 + 3, 3, 0), served
+    dev = test_disk.values(iovm, "iovm: disk device requests=")
+    # the open's single-block read of sector 0 (CMD17), then the clients' 4 KiB requests (CMD18/CMD25)
+    assert (dev["requests"], dev["errors"], dev["timeouts"]) == (1 + 2 * (16 + 16 + 20), 0, 0), dev
+    mib, written = 1 << 20, 64 * 1024
+    assert (tmp_path / shared_disk.IMAGE).stat().st_size == card
+    with open(tmp_path / shared_disk.IMAGE, "rb") as image:
+        for vm, start in starts.items():  # each region, and the MiB after it (bob's: up to the card's end)
+            image.seek(start)
+            assert image.read(written) == test_disk.pattern(written, test_disk.fnv1a(vm)), vm
+            assert image.read(2 * mib - written) == bytes(min(2 * mib - written, card - start - written)), vm
