@@ -106,6 +106,7 @@ GUEST_LINES = {
 }
 IRQLAT_REGULATOR = "    bandwidth: {period_us: 100, budget_events: 100000000}\n"
 TRACE_RE = re.compile(r"Trace (\d+): \S+ \[[0-9a-f]+/([0-9a-f]+)/")
+STOPPED = "Stopped execution of TB chain before"
 STAGES = ("entry", "acknowledge", "regulator", "vgic", "exit")
 # lower-EL vector offsets: AArch64 sync, IRQ, FIQ, SError; AArch32 the same
 LOWER_VECTORS = (0x400, 0x480, 0x500, 0x580, 0x600, 0x680, 0x700, 0x780)
@@ -174,12 +175,24 @@ def kind_of(fns: Counter[str]) -> str:
 
 
 def pcs(log: Path, cpu: int) -> Iterator[int]:
-    """The PC of each instruction cpu executed in the trace, in order."""
+    """The PC of each instruction cpu executed in the trace, in order.
+    QEMU logs a block before it runs it, and a block it then did not start
+    (the instruction budget ran out: ``-icount``, an interrupt to take) is
+    followed by "Stopped execution of TB chain before" and logged again
+    when it does run: such a line is dropped, or the first instruction of
+    a vector would count as two hypervisor entries."""
+    held: tuple[int, int] | None = None  # the last Trace line: cpu, pc
     with log.open() as fh:
         for line in fh:
             m = TRACE_RE.match(line)
-            if m and int(m[1]) == cpu:
-                yield int(m[2], 16)
+            if m:
+                if held is not None and held[0] == cpu:
+                    yield held[1]
+                held = (int(m[1]), int(m[2], 16))
+            elif line.startswith(STOPPED) and held is not None and f"[{held[1]:016x}]" in line:
+                held = None
+    if held is not None and held[0] == cpu:
+        yield held[1]
 
 
 def segments(log: Path, syms: Symbols, cpu: int) -> list[Counter[str]]:
