@@ -22,7 +22,8 @@ from bulkhead.config import shared_disk
 from bulkhead.run.backend import RunOptions
 from bulkhead.run.runner import RunResult, run
 
-pytestmark = pytest.mark.qemu
+# one worker runs the module's boot: its tests share one disk image (QEMU locks it)
+pytestmark = [pytest.mark.qemu, pytest.mark.xdist_group("vioblk_linux")]
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "tests" / "configs" / "disk-linux-virtio.yaml"
