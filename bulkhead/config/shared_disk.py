@@ -41,7 +41,7 @@ from bulkhead.config.model import (
     SystemSpec,
     VmSpec,
 )
-from bulkhead.config.reader import Reader
+from bulkhead.config.reader import Reader, join
 from bulkhead.config.yamlpos import YNode
 
 KEYS = ("device", "vm", "size", "iops", "mbps", "ipa", "client_ipa", "doorbell_irq", "client_doorbell_irq",
@@ -73,51 +73,39 @@ def region_size(queue: int) -> int:
     return (CTRL_SIZE + 2 * queue * SLOT_SIZE + PAGE - 1) // PAGE * PAGE
 
 
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
-
-
 def parse(r: Reader, node: YNode, path: str = "disk") -> DiskSpec:
     m = r.mapping(node, path, KEYS, ("device", "vm", "size", "iops", "mbps", "clients"),
                   "a mapping {device, vm, size, iops, mbps, clients, ...}")
 
     def p(key: str) -> str:
-        return _join(path, key)
+        return join(path, key)
 
     def client(n: YNode, q: str) -> DiskClientSpec:
         cm = r.mapping(n, q, CLIENT_KEYS, ("vm", "size"), "a client {vm, size, offset, weight, queue, virtio}")
         return DiskClientSpec(
-            vm=r.string(cm["vm"], _join(q, "vm"), "a VM name"),
-            size=r.size(cm["size"], _join(q, "size")),
-            offset=r.integer(cm["offset"], _join(q, "offset"), "a byte offset into the disk (integer >= 0)", 0)
+            vm=r.string(cm["vm"], join(q, "vm"), "a VM name"),
+            size=r.size(cm["size"], join(q, "size")),
+            offset=r.integer(cm["offset"], join(q, "offset"), "a byte offset into the disk (integer >= 0)", 0)
             if "offset" in cm else None,
-            weight=r.integer(cm["weight"], _join(q, "weight"), "a weight (integer 1-100)", 1, 100)
+            weight=r.integer(cm["weight"], join(q, "weight"), "a weight (integer 1-100)", 1, 100)
             if "weight" in cm else 1,
-            queue=r.integer(cm["queue"], _join(q, "queue"), f"a queue size (integer 1-{MAX_SLOTS})", 1, MAX_SLOTS)
+            queue=r.integer(cm["queue"], join(q, "queue"), f"a queue size (integer 1-{MAX_SLOTS})", 1, MAX_SLOTS)
             if "queue" in cm else 8,
             path=q,
-            virtio=_virtio(r, cm["virtio"], _join(q, "virtio")) if "virtio" in cm else None,
+            virtio=_virtio(r, cm["virtio"], join(q, "virtio")) if "virtio" in cm else None,
         )
 
-    clients = r.each(m["clients"], p("clients"), client, "a list of clients")
-    if not clients:
-        raise r.fail(m["clients"], p("clients"), "at least one client is required")
-    if len(clients) > MAX_CLIENTS:
-        raise r.fail(m["clients"], p("clients"), f"at most {MAX_CLIENTS} clients, got {len(clients)}")
+    clients = shared_io.clients_of(r, m, path, client, MAX_CLIENTS)
     return DiskSpec(
         device=r.string(m["device"], p("device"), "a device name"),
         vm=r.string(m["vm"], p("vm"), "a VM name"),
         size=r.size(m["size"], p("size")),
         iops=r.integer(m["iops"], p("iops"), f"4 KiB requests/s (integer 1-{MAX_IOPS})", 1, MAX_IOPS),
         mbps=r.integer(m["mbps"], p("mbps"), f"MB/s (integer 1-{MAX_MBPS})", 1, MAX_MBPS),
-        ipa=r.address(m["ipa"], p("ipa")) if "ipa" in m else DEFAULT_IPA,
-        client_ipa=r.address(m["client_ipa"], p("client_ipa")) if "client_ipa" in m else DEFAULT_IPA,
-        doorbell_irq=r.irq(m["doorbell_irq"], p("doorbell_irq")) if "doorbell_irq" in m else DEFAULT_DOORBELL,
-        client_doorbell_irq=r.irq(m["client_doorbell_irq"], p("client_doorbell_irq"))
-        if "client_doorbell_irq" in m else DEFAULT_CLIENT_DOORBELL,
         clients=clients,
         path=path,
-        virtio_ipa=r.address(m["virtio_ipa"], p("virtio_ipa")) if "virtio_ipa" in m else DiskSpec.virtio_ipa,
+        **shared_io.ring_keys(r, m, path, DEFAULT_IPA, DEFAULT_DOORBELL, DEFAULT_CLIENT_DOORBELL,
+                              DiskSpec.virtio_ipa),
     )
 
 
@@ -210,49 +198,49 @@ def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
     dev = s.platform.device(disk.device)
     if dev is None or driver_of(dev) is None:
         known = ", ".join(d.name for d in s.platform.devices if driver_of(d)) or "none"
-        err(_join(disk.path, "device"), f"'{disk.device}' is not a disk device of '{s.platform.name}' (the I/O VM "
+        err(join(disk.path, "device"), f"'{disk.device}' is not a disk device of '{s.platform.name}' (the I/O VM "
                                         f"drives a virtio-blk device on a virtio-mmio transport or an SD card on "
                                         f"an SD host controller, compatible '{SDHCI_COMPATIBLE}'): {known}")
     if disk.size % ALIGN:
-        err(_join(disk.path, "size"), f"the disk's size {disk.size} is not a multiple of {ALIGN} bytes")
+        err(join(disk.path, "size"), f"the disk's size {disk.size} is not a multiple of {ALIGN} bytes")
     iovm = s.vm(disk.vm)
     if iovm is None:
-        err(_join(disk.path, "vm"), f"unknown VM '{disk.vm}'")
+        err(join(disk.path, "vm"), f"unknown VM '{disk.vm}'")
     else:
         if iovm.type != "baremetal":
-            err(_join(disk.path, "vm"), f"the I/O VM '{disk.vm}' must be a bare-metal VM (type: baremetal)")
+            err(join(disk.path, "vm"), f"the I/O VM '{disk.vm}' must be a bare-metal VM (type: baremetal)")
         if disk.device not in iovm.devices:
-            err(_join(disk.path, "device"), f"device '{disk.device}' must be passed through to the I/O VM: "
+            err(join(disk.path, "device"), f"device '{disk.device}' must be passed through to the I/O VM: "
                                             f"add it to {iovm.path}.devices")
         if not iovm.introspection and dev is not None and driver_of(dev) == "virtio":
-            err(_join(disk.path, "vm"), f"the I/O VM '{disk.vm}' gives the disk the host physical addresses of "
+            err(join(disk.path, "vm"), f"the I/O VM '{disk.vm}' gives the disk the host physical addresses of "
                                         f"its buffers (BH_HC_IPA_INFO): add 'introspection: true' to {iovm.path}")
     seen: dict[str, str] = {}
     placed: list[tuple[int, int, str]] = []
     for c, (start, size) in zip(disk.clients, layout(disk), strict=True):
         vm = s.vm(c.vm)
         if vm is None:
-            err(_join(c.path, "vm"), f"unknown VM '{c.vm}'")
+            err(join(c.path, "vm"), f"unknown VM '{c.vm}'")
         elif c.vm == disk.vm:
-            err(_join(c.path, "vm"), f"VM '{c.vm}' is the disk's I/O VM; it cannot also be a client")
+            err(join(c.path, "vm"), f"VM '{c.vm}' is the disk's I/O VM; it cannot also be a client")
         elif c.virtio:
             for msg in shared_io.virtio_vm_errors(s, vm, disk.client_doorbell_irq, "disk.client_doorbell_irq"):
-                err(_join(c.path, "virtio"), msg)
+                err(join(c.path, "virtio"), msg)
         elif vm.type != "baremetal":
-            err(_join(c.path, "vm"), f"client VM '{c.vm}' is of type {vm.type}; it speaks the block ring as a "
+            err(join(c.path, "vm"), f"client VM '{c.vm}' is of type {vm.type}; it speaks the block ring as a "
                                      "bare-metal VM, or add 'virtio: blk' (the hypervisor's bridge; docs/io.md)")
         if c.vm in seen:
-            err(_join(c.path, "vm"), f"VM '{c.vm}' is a disk client twice (also {seen[c.vm]})")
+            err(join(c.path, "vm"), f"VM '{c.vm}' is a disk client twice (also {seen[c.vm]})")
         seen.setdefault(c.vm, c.path)
         if size % ALIGN or start % ALIGN:
             what, path = ("size", "size") if size % ALIGN else ("offset", "offset")
-            err(_join(c.path, path), f"the region's {what} is not a multiple of {ALIGN} bytes")
+            err(join(c.path, path), f"the region's {what} is not a multiple of {ALIGN} bytes")
         if start + size > disk.size:
-            err(_join(c.path, "size"), f"region [{start:#x}, {start + size:#x}) of '{c.vm}' ends beyond the "
+            err(join(c.path, "size"), f"region [{start:#x}, {start + size:#x}) of '{c.vm}' ends beyond the "
                                        f"disk's {disk.size:#x} bytes")
         for o_start, o_end, o_path in placed:
             if start < o_end and o_start < start + size:
-                err(_join(c.path, "offset" if c.offset is not None else "size"),
+                err(join(c.path, "offset" if c.offset is not None else "size"),
                     f"region [{start:#x}, {start + size:#x}) of '{c.vm}' overlaps {o_path}'s "
                     f"[{o_start:#x}, {o_end:#x})")
         placed.append((start, start + size, c.path))
@@ -281,7 +269,7 @@ def ipa_items(s: SystemSpec, vm: VmSpec) -> list[tuple[str, Range, str]]:
     if found is None or s.disk is None:
         return []
     return [("the virtio-blk transport", Range(s.disk.virtio_ipa, shared_io.VIRTIO_SIZE),
-             _join(found[1].path, "virtio"))]
+             join(found[1].path, "virtio"))]
 
 
 def emit_vm(out: CSource, system: SystemView, vm: VmView) -> list[Field]:

@@ -15,10 +15,10 @@ bounded-delay model under work-conserving weighted round-robin by frame
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeVar
 
 from bulkhead.base.csource import CSource, Field, hexa, struct_rows
 from bulkhead.base.errors import Diagnostic
@@ -38,7 +38,7 @@ from bulkhead.config.model import (
     SystemSpec,
     VmSpec,
 )
-from bulkhead.config.reader import Reader
+from bulkhead.config.reader import Reader, join
 from bulkhead.config.yamlpos import YNode
 
 KEYS = ("device", "vm", "capacity", "frame_rate", "mac", "ipa", "client_ipa", "doorbell_irq", "client_doorbell_irq",
@@ -73,8 +73,35 @@ def mac_text(mac: bytes) -> str:
     return ":".join(f"{b:02x}" for b in mac)
 
 
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
+C = TypeVar("C")
+
+
+def clients_of(r: Reader, m: dict[str, YNode], path: str, client: Callable[[YNode, str], C],
+               most: int = MAX_CLIENTS) -> tuple[C, ...]:
+    """The ``clients`` list of an ``io:`` or ``disk:`` mapping ``m`` (at
+    ``path``): 1 to ``most`` entries, each read by ``client``."""
+    q = join(path, "clients")
+    clients = r.each(m["clients"], q, client, "a list of clients")
+    if not clients:
+        raise r.fail(m["clients"], q, "at least one client is required")
+    if len(clients) > most:
+        raise r.fail(m["clients"], q, f"at most {most} clients, got {len(clients)}")
+    return clients
+
+
+def ring_keys(r: Reader, m: dict[str, YNode], path: str, ipa: int, doorbell: int, client_doorbell: int,
+              virtio_ipa: int) -> dict[str, int]:
+    """The placement keys ``io:`` and ``disk:`` share (the regions' IPAs in
+    the I/O VM and the clients, the doorbell SPIs, the virtio transports'
+    IPA), each its default when absent."""
+
+    def get(key: str, default: int, read: Callable[[YNode, str], int]) -> int:
+        return read(m[key], join(path, key)) if key in m else default
+
+    return {"ipa": get("ipa", ipa, r.address), "client_ipa": get("client_ipa", ipa, r.address),
+            "doorbell_irq": get("doorbell_irq", doorbell, r.irq),
+            "client_doorbell_irq": get("client_doorbell_irq", client_doorbell, r.irq),
+            "virtio_ipa": get("virtio_ipa", virtio_ipa, r.address)}
 
 
 def _mac(r: Reader, node: YNode, path: str) -> bytes:
@@ -91,49 +118,40 @@ def parse(r: Reader, node: YNode, path: str = "io") -> IoSpec:
     m = r.mapping(node, path, KEYS, ("device", "vm", "clients"),
                   "a mapping {device, vm, capacity, clients, ...}")
     if "capacity" in m and "frame_rate" in m:
-        raise r.fail(m["frame_rate"], _join(path, "frame_rate"),
+        raise r.fail(m["frame_rate"], join(path, "frame_rate"),
                      "give 'capacity' only ('frame_rate' is its old name)")
     rate_key = "capacity" if "capacity" in m else "frame_rate"
     if rate_key not in m:
         raise r.fail(node, path, "missing required key 'capacity' (the device's frames/s)")
 
     def p(key: str) -> str:
-        return _join(path, key)
+        return join(path, key)
 
     def client(n: YNode, q: str) -> IoClientSpec:
         cm = r.mapping(n, q, CLIENT_KEYS, ("vm", "mac"), "a client {vm, mac, queue, weight, rate_cap, virtio}")
         return IoClientSpec(
-            vm=r.string(cm["vm"], _join(q, "vm"), "a VM name"),
-            queue=r.integer(cm["queue"], _join(q, "queue"), f"a queue size (integer 1-{MAX_SLOTS})", 1,
+            vm=r.string(cm["vm"], join(q, "vm"), "a VM name"),
+            queue=r.integer(cm["queue"], join(q, "queue"), f"a queue size (integer 1-{MAX_SLOTS})", 1,
                             MAX_SLOTS) if "queue" in cm else 16,
-            weight=r.integer(cm["weight"], _join(q, "weight"), "a weight (integer 1-100)", 1, 100)
+            weight=r.integer(cm["weight"], join(q, "weight"), "a weight (integer 1-100)", 1, 100)
             if "weight" in cm else 1,
-            mac=_mac(r, cm["mac"], _join(q, "mac")),
-            rate_cap=r.integer(cm["rate_cap"], _join(q, "rate_cap"), "a rate cap in frames/s (integer >= 1)", 1)
+            mac=_mac(r, cm["mac"], join(q, "mac")),
+            rate_cap=r.integer(cm["rate_cap"], join(q, "rate_cap"), "a rate cap in frames/s (integer >= 1)", 1)
             if "rate_cap" in cm else None,
             path=q,
-            virtio=_virtio(r, cm["virtio"], _join(q, "virtio")) if "virtio" in cm else None,
+            virtio=_virtio(r, cm["virtio"], join(q, "virtio")) if "virtio" in cm else None,
         )
 
-    clients = r.each(m["clients"], p("clients"), client, "a list of clients")
-    if not clients:
-        raise r.fail(m["clients"], p("clients"), "at least one client is required")
-    if len(clients) > MAX_CLIENTS:
-        raise r.fail(m["clients"], p("clients"), f"at most {MAX_CLIENTS} clients, got {len(clients)}")
+    clients = clients_of(r, m, path, client)
     return IoSpec(
         device=r.string(m["device"], p("device"), "a device name"),
         vm=r.string(m["vm"], p("vm"), "a VM name"),
         capacity=r.integer(m[rate_key], p(rate_key), f"frames/s (integer 1-{MAX_CAPACITY})", 1, MAX_CAPACITY),
         mac=_mac(r, m["mac"], p("mac")) if "mac" in m else DEFAULT_MAC,
-        ipa=r.address(m["ipa"], p("ipa")) if "ipa" in m else DEFAULT_IPA,
-        client_ipa=r.address(m["client_ipa"], p("client_ipa")) if "client_ipa" in m else DEFAULT_IPA,
-        doorbell_irq=r.irq(m["doorbell_irq"], p("doorbell_irq")) if "doorbell_irq" in m else DEFAULT_DOORBELL,
-        client_doorbell_irq=r.irq(m["client_doorbell_irq"], p("client_doorbell_irq"))
-        if "client_doorbell_irq" in m else DEFAULT_DOORBELL,
         clients=clients,
         path=path,
         legacy_frame_rate=rate_key == "frame_rate",
-        virtio_ipa=r.address(m["virtio_ipa"], p("virtio_ipa")) if "virtio_ipa" in m else DEFAULT_VIRTIO_IPA,
+        **ring_keys(r, m, path, DEFAULT_IPA, DEFAULT_DOORBELL, DEFAULT_DOORBELL, DEFAULT_VIRTIO_IPA),
     )
 
 
@@ -202,7 +220,7 @@ def warnings(s: SystemSpec) -> list[Diagnostic]:
     """Warnings about ``io:``: the old key ``frame_rate``, whose meaning changed."""
     if s.io is None or not s.io.legacy_frame_rate:
         return []
-    return [s.locs.diag(_join(s.io.path, "frame_rate"), LEGACY_FRAME_RATE)]
+    return [s.locs.diag(join(s.io.path, "frame_rate"), LEGACY_FRAME_RATE)]
 
 
 def check(s: SystemSpec) -> tuple[list[Diagnostic], list[Diagnostic]]:
@@ -225,49 +243,49 @@ def _errors(s: SystemSpec) -> list[Diagnostic]:
     dev = p.device(io.device)
     if dev is None:
         known = ", ".join(d.name for d in p.devices if driver_of(d)) or "none"
-        err(_join(io.path, "device"), f"unknown device '{io.device}'; network devices of '{p.name}': {known}")
+        err(join(io.path, "device"), f"unknown device '{io.device}'; network devices of '{p.name}': {known}")
     elif driver_of(dev) is None:
-        err(_join(io.path, "device"), f"device '{io.device}' is not a network device the I/O VM drives "
+        err(join(io.path, "device"), f"device '{io.device}' is not a network device the I/O VM drives "
                                       "(virtio-net over virtio-mmio, or a Cadence GEM)")
     elif not dev.irqs:
-        err(_join(io.path, "device"), f"device '{io.device}' has no interrupt")
+        err(join(io.path, "device"), f"device '{io.device}' has no interrupt")
     if iovm is None:
-        err(_join(io.path, "vm"), f"unknown VM '{io.vm}'")
+        err(join(io.path, "vm"), f"unknown VM '{io.vm}'")
     else:
         if iovm.type != "baremetal":
-            err(_join(io.path, "vm"), f"the I/O VM '{io.vm}' must be a bare-metal VM (type: baremetal)")
+            err(join(io.path, "vm"), f"the I/O VM '{io.vm}' must be a bare-metal VM (type: baremetal)")
         if io.device not in iovm.devices:
-            err(_join(io.path, "device"), f"device '{io.device}' must be passed through to the I/O VM: "
+            err(join(io.path, "device"), f"device '{io.device}' must be passed through to the I/O VM: "
                                           f"add it to {iovm.path}.devices")
         if not iovm.introspection:
-            err(_join(io.path, "vm"), f"the I/O VM '{io.vm}' gives its device the host physical addresses of "
+            err(join(io.path, "vm"), f"the I/O VM '{io.vm}' gives its device the host physical addresses of "
                                       "its buffers (BH_HC_IPA_INFO): add 'introspection: true' to "
                                       f"{iovm.path}")
     seen_vm: dict[str, str] = {}
-    seen_mac: dict[bytes, str] = {io.mac: _join(io.path, "mac")}
+    seen_mac: dict[bytes, str] = {io.mac: join(io.path, "mac")}
     for c in io.clients:
         vm = s.vm(c.vm)
         if vm is None:
-            err(_join(c.path, "vm"), f"unknown VM '{c.vm}'")
+            err(join(c.path, "vm"), f"unknown VM '{c.vm}'")
         elif c.vm == io.vm:
-            err(_join(c.path, "vm"), f"VM '{c.vm}' is the I/O VM; it cannot also be a client")
+            err(join(c.path, "vm"), f"VM '{c.vm}' is the I/O VM; it cannot also be a client")
         elif vm.type not in ("baremetal", "linux"):
-            err(_join(c.path, "vm"), f"client VM '{c.vm}' is of type {vm.type}; clients are bare-metal VMs "
+            err(join(c.path, "vm"), f"client VM '{c.vm}' is of type {vm.type}; clients are bare-metal VMs "
                                      "(the ring runtime or virtio) or Linux VMs with 'virtio: net' (docs/io.md)")
         elif vm.type == "linux" and not c.virtio:
             err(c.path, f"Linux client '{c.vm}' needs 'virtio: net': the bulkhead_net module that served "
                         "Linux ring clients is removed; Debian's own virtio_net takes its place, through "
                         "the hypervisor's bridge to the same rings (docs/io.md \"VirtIO\")")
         if c.vm in seen_vm:
-            err(_join(c.path, "vm"), f"VM '{c.vm}' is a client twice (also {seen_vm[c.vm]})")
-        seen_vm.setdefault(c.vm, _join(c.path, "vm"))
+            err(join(c.path, "vm"), f"VM '{c.vm}' is a client twice (also {seen_vm[c.vm]})")
+        seen_vm.setdefault(c.vm, join(c.path, "vm"))
         if c.mac in seen_mac:
-            err(_join(c.path, "mac"), f"MAC address {mac_text(c.mac)} is used twice (also {seen_mac[c.mac]})")
-        seen_mac.setdefault(c.mac, _join(c.path, "mac"))
+            err(join(c.path, "mac"), f"MAC address {mac_text(c.mac)} is used twice (also {seen_mac[c.mac]})")
+        seen_mac.setdefault(c.mac, join(c.path, "mac"))
         if c.virtio and vm is not None:
-            errs.extend(s.locs.diag(_join(c.path, "virtio"), msg) for msg in _virtio_errors(s, io, vm))
+            errs.extend(s.locs.diag(join(c.path, "virtio"), msg) for msg in _virtio_errors(s, io, vm))
         if c.rate_cap is not None and c.rate_cap > io.capacity:
-            err(_join(c.path, "rate_cap"), f"rate cap {c.rate_cap} frames/s is above the device's capacity "
+            err(join(c.path, "rate_cap"), f"rate cap {c.rate_cap} frames/s is above the device's capacity "
                                            f"{io.capacity}")
     return errs
 
@@ -314,7 +332,7 @@ def ipa_items(s: SystemSpec, vm: VmSpec) -> list[tuple[str, Range, str]]:
     c = virtio_client(s.io, vm.name)
     if c is None or s.io is None:
         return []
-    return [("the virtio transport", Range(s.io.virtio_ipa, VIRTIO_SIZE), _join(c.path, "virtio"))]
+    return [("the virtio transport", Range(s.io.virtio_ipa, VIRTIO_SIZE), join(c.path, "virtio"))]
 
 
 def emit_vm(out: CSource, system: SystemView, vm: VmView) -> list[Field]:
