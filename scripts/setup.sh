@@ -271,7 +271,7 @@ ensure_linux() {
     ensure_linux_tools
     ensure_linux_headers
     log "building the shared-memory module and bhshm (make -C linux)"
-    rm -f "$dir/shmem/root/lib/modules/bulkhead_net.ko"  # an older tree's (the module is gone)
+    rm -rf "$dir/shmem/root"  # only what linux/Makefile builds now: no module an older tree left
     make -s -C linux KDIR="$ROOT/$dir/headers/usr/src/linux-headers-$(cat "$dir/version")" \
         O="$ROOT/$dir/shmem" >/dev/null
     log "building the initramfs"
