@@ -38,6 +38,18 @@ def test_expansion(tmp_path: Path) -> None:
     assert iovm["io_clients"] == "2" and iovm["io_base"] == "0xa003e00" and iovm["io_irq"] == "79"
     assert (iovm["io1_vm"], iovm["io1_shm"], iovm["io1_weight"], iovm["io1_cap"]) == ("b", "1", "1", "1000")
     assert dict(spec.vms[2].params) == {"io_shm": "0", "io_queue": "32", "io_mac": "02:00:00:00:00:0b"}
+    assert iovm["io_poll"] == "0"  # sleeps in WFI when idle
+
+
+def test_poll_reaches_the_io_vm(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """io.poll: the I/O VM busy-waits when idle; a parameter of the I/O VM,
+    stated by check and in check --json."""
+    path = write(tmp_path, BASE.replace("  capacity: 10000\n", "  capacity: 10000\n  poll: true\n"))
+    assert dict(load_spec(path).vms[0].params)["io_poll"] == "1"
+    assert cli.main(["check", str(path)]) == 0
+    assert "the I/O VM busy-waits when idle" in capsys.readouterr().out
+    assert cli.main(["check", "--json", str(path)]) == 0
+    assert json.loads(capsys.readouterr().out)["io"]["poll"] is True
 
 
 def test_guarantees(tmp_path: Path) -> None:
@@ -88,6 +100,7 @@ BAD = [
     ("queue: 32", "queue: 257", "io.clients[1].queue: expected a queue size (integer 1-256), got 257"),
     ("weight: 3", "weight: 0", "io.clients[0].weight: expected a weight (integer 1-100), got 0"),
     ("capacity: 10000", "capacity: 0", "io.capacity: expected frames/s"),
+    ("capacity: 10000", "capacity: 10000\n  poll: 1", "io.poll: expected"),
     ("capacity: 10000", "capacity: 10000\n  frame_rate: 10000", "io.frame_rate: give 'capacity' only"),
     ("  capacity: 10000\n", "", "io: missing required key 'capacity' (the device's frames/s)"),
     ("  vm: iovm\n", "  vm: zz\n", "io.vm: unknown VM 'zz'"),

@@ -719,6 +719,7 @@ class IoSpec:
     path: str = "io"
     legacy_frame_rate: bool = False  # given as the old key `frame_rate` (a warning)
     virtio_ipa: int = 0x0B00_0000  # a virtio client's transport page
+    poll: bool = False  # the I/O VM busy-waits when idle instead of sleeping in WFI
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ from bulkhead.config.reader import Reader, join
 from bulkhead.config.yamlpos import YNode
 
 KEYS = ("device", "vm", "capacity", "frame_rate", "mac", "ipa", "client_ipa", "doorbell_irq", "client_doorbell_irq",
-        "virtio_ipa", "clients")
+        "virtio_ipa", "poll", "clients")
 CLIENT_KEYS = ("vm", "queue", "weight", "mac", "rate_cap", "virtio")
 VIRTIO_KINDS = {"net": 1}  # the virtio device IDs the hypervisor bridges
 VIRTIO_SIZE = 0x1000  # the transport's page (hypervisor/core/virtio/virtio_mmio.h)
@@ -151,6 +151,7 @@ def parse(r: Reader, node: YNode, path: str = "io") -> IoSpec:
         clients=clients,
         path=path,
         legacy_frame_rate=rate_key == "frame_rate",
+        poll=r.boolean(m["poll"], p("poll")) if "poll" in m else False,
         **ring_keys(r, m, path, DEFAULT_IPA, DEFAULT_DOORBELL, DEFAULT_DOORBELL, DEFAULT_VIRTIO_IPA),
     )
 
@@ -207,7 +208,8 @@ def expand(io: IoSpec, platform: Platform, vms: tuple[VmSpec, ...], shmem: tuple
                      ("io_driver", (driver_of(dev) if dev else None) or "virtio"),
                      ("io_base", f"0x{dev.base:x}" if dev else "0"),
                      ("io_irq", str(dev.irqs[0]) if dev and dev.irqs else "0"),
-                     ("io_rate", str(io.capacity)), ("io_mac", mac_text(io.mac)), *io_params]
+                     ("io_rate", str(io.capacity)), ("io_mac", mac_text(io.mac)),
+                     ("io_poll", str(int(io.poll))), *io_params]
         elif vm.name in client_params:
             extra = client_params[vm.name]
         if extra and vm.type == "baremetal":
@@ -450,6 +452,8 @@ def report(system: Resolved) -> str:
         return ""
     lines = ["", f"shared I/O: device {io.device} -> I/O VM {io.vm}, capacity {io.capacity} frames/s "
                  "(work-conserving weighted round-robin by frame)"]
+    if io.poll:
+        lines.append("  the I/O VM busy-waits when idle (poll: its own CPU, no wake-up per frame)")
     per_frame, _ = cpu_shared(io, disk)
     if per_frame and disk is not None:
         lines.append(f"  the I/O VM serves the disk too: a frame's time {1e6 / io.capacity:.1f} us + one disk "
@@ -468,7 +472,7 @@ def report(system: Resolved) -> str:
 
 def document(io: IoSpec, disk: DiskSpec | None = None) -> dict[str, Any]:
     return {
-        "device": io.device, "vm": io.vm, "capacity": io.capacity, "mac": mac_text(io.mac),
+        "device": io.device, "vm": io.vm, "capacity": io.capacity, "mac": mac_text(io.mac), "poll": io.poll,
         "disk_us_per_frame": float(cpu_shared(io, disk)[0]) * 1e6,
         "clients": [
             {"vm": c.vm, "queue": c.queue, "weight": c.weight, "mac": mac_text(c.mac), "rate_cap": c.rate_cap,

@@ -35,7 +35,8 @@
  * (tests/qemu/test_io_linux.py); max_ms (60000): give up after this much virtual time; poll (0): 1
  * busy-waits when idle instead of sleeping in WFI (benchmark: no icount idle warps in the timings),
  * looking every poll_us (5) microseconds, with its doorbells and the device's interrupt disabled
- * and io_polling set in every control page (the clients ring no doorbell).
+ * and io_polling set in every control page (the clients ring no doorbell); io_poll (0, `io.poll`):
+ * the same; nap_us (1000): the longest sleep when nothing is pending.
  * disk_clients without io_clients: the shared disk alone (blkserve.c, its own params); with
  * io_clients too, both (docs/io.md "One I/O VM for both"): each pass of the loop serves at most
  * one disk request (blkserve_step: the disk's own scheduler) and at most one frame, so a frame
@@ -587,8 +588,9 @@ int main(const char *params)
 	u64 t, last_t = 0, end, wsum = 0, capt[MAX_CLIENTS];
 	bool was_full = false, disk_served;
 	u32 w[MAX_CLIENTS], unflushed = 0;
-	bool poll = param_u64("poll", 0) != 0;
+	bool poll = param_u64("poll", 0) != 0 || param_u64("io_poll", 0) != 0;
 	u64 poll_us = param_u64("poll_us", 5);
+	u64 nap_ticks = timer_ns_to_ticks(param_u64("nap_us", 1000) * 1000);
 	u8 mac[ETH_ALEN];
 	u32 i;
 
@@ -724,9 +726,9 @@ int main(const char *params)
 			ioring_set_polling(&cl[i].ctrl->io_polling, false);
 		netdev_rx_irq(true);
 		sleeps++;
-		timer_wait_armed(wake_cond, &pending,
-		                 timer_now() + (pending ? iosched_next_allowed(&sched, pending, t)
-		                                        : timer_ns_to_ticks(1000000)));
+		timer_wait_armed(
+		    wake_cond, &pending,
+		    timer_now() + (pending ? iosched_next_allowed(&sched, pending, t) : nap_ticks));
 		netdev_rx_irq(false);
 		for (i = 0; i < ncl; i++)
 			ioring_set_polling(&cl[i].ctrl->io_polling, true);

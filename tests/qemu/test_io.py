@@ -22,8 +22,8 @@ CONFIGS = ROOT / "tests" / "configs"
 TIMEOUT = 240.0
 
 
-def boot(config: str, peer: Peer, icount: int | None = None) -> RunResult:
-    path = CONFIGS / config
+def boot(config: str | Path, peer: Peer, icount: int | None = None) -> RunResult:
+    path = CONFIGS / config  # an absolute path stays itself
     return run(path, RunOptions(timeout=TIMEOUT, icount=icount, out=ROOT / "build" / "qemu-tests" / path.stem,
                netdev=peer.netdev()))
 
@@ -52,7 +52,28 @@ def test_two_clients_echo_through_outside_peer() -> None:
     assert_pair_echo("io-pair.yaml")
 
 
-def assert_pair_echo(config: str) -> RunResult:
+def cpu_stats(r: RunResult) -> dict[str, int]:
+    """The I/O VM's own counters (its ``iovm: cpu`` lines)."""
+    return {k: int(v) for x in r.lines("iovm") if x.startswith("iovm: cpu ") for k, v in re.findall(r"(\w+)=(\d+)", x)}
+
+
+def test_io_poll_keeps_the_io_vm_awake() -> None:
+    """io.poll (docs/io.md "The I/O VM"): the I/O VM busy-waits when idle, on
+    its own CPU, and says so in every control page, so that no client rings
+    and nothing wakes it: the pair's 200 frames without one sleep or
+    doorbell interrupt (the same boot without it: a sleep per burst, and a
+    sleep costs an interrupt to end it)."""
+    path = ROOT / "build" / "qemu-tests" / "io-pair-poll.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = (CONFIGS / "io-pair.yaml").read_text()
+    assert "  capacity: 20000\n" in text
+    path.write_text(text.replace("  capacity: 20000\n", "  capacity: 20000\n  poll: true\n"))
+    cpu = cpu_stats(assert_pair_echo(path))
+    assert cpu["sleeps"] == cpu["doorbell_irqs"] == cpu["irq_exits"] == 0, cpu
+    assert cpu["hypercalls"] > 0, cpu  # its doorbells to the clients (which sleep)
+
+
+def assert_pair_echo(config: str | Path) -> RunResult:
     """Boots ``config`` (io-pair.yaml or its ZynqMP twin) with a peer: each
     client's 50 frames go out and come back, checked both ways."""
     with Peer(max_frames=1000, max_seconds=TIMEOUT) as peer:
