@@ -32,21 +32,23 @@ against Debian's iperf3 on the host (127.0.0.1; QEMU's user-mode network
 maps 10.0.2.2 to it) with the NIC passed straight through to Linux (Linux's
 RAM identity-mapped, IPA = PA, since the device does DMA with physical
 addresses and there is no SMMU), and through the I/O VM on the
-hypervisor's virtio bridge (``virtio: net``, docs/io.md "VirtIO"), alone
-and beside a flooding client. These rows are timed by the host, which other work shares
+hypervisor's virtio bridge (``virtio: net``, docs/io.md "VirtIO"): with
+the I/O VM polling (``io.poll``, the line-rate configuration), the same
+sleeping in WFI when idle (QEMU wakes a halted vCPU's host thread for each
+doorbell and received frame), and polling beside a flooding client. These rows are timed by the host, which other work shares
 (the passthrough row alone moved from 98 to 201 Mbit/s between runs), so
 one run interleaves them: each mode's QEMU boots once, brings its network
 up and is stopped (QMP ``stop``: no host time, its virtual clock stands);
 then ``--trials`` rounds (default 5) each resume every mode in turn for
-one trial (ping -c 10, iperf3 TCP, then UDP, ``--seconds`` each) and stop
+one trial (ping -c 20 -i 0.5, iperf3 TCP, then UDP, ``--seconds`` each) and stop
 it again, the order reversed every other round, so that a change of the
 host's load hits every mode within a round. Each trial's row gives its
 ratio to the same round's passthrough trial; the median rows give each
 figure's median and, in brackets, the median of the rounds' ratios (the
-run's figure). --linux-only direct,virtio runs just those modes and writes
-the VirtIO run's counters over all its trials (the bridge's, the I/O VM's,
-the client's interrupts; Linux is powered off for them) to
-build/bench/io/linux-virtio.profile, and prints them per frame (the I/O
+run's figure). --linux-only direct,virtio,sleep runs just those modes and
+writes each VirtIO run's counters over all its trials (the bridge's, the I/O
+VM's, the client's interrupts; Linux is powered off for them) to
+build/bench/io/linux-<mode>.profile, and prints them per frame (the I/O
 VM's exits and sleeps, the client's notifications, interrupts and receive
 SGIs: counts, which move far less with the host's load than the times).
 
@@ -297,20 +299,23 @@ def linux_config(mode: str) -> str:
                                       devices="    devices: [virtio31]\n")
     vms = [iovm_yaml("max_ms: 600000"),
            LINUX_VM.format(cpu=1, linux=LINUX, ipa="0x40000000", pa="", devices="")]
+    # the line-rate configuration busy-waits on the I/O VM's own CPU (io.poll);
+    # "sleep" is the same I/O VM sleeping in WFI when idle
+    poll = "" if mode == "sleep" else "  poll: true\n"
     virtio = ", virtio: net"
     clients = [f'    - {{vm: linux, mac: "02:00:00:00:00:0e", queue: 64{virtio}}}\n']
     if mode == "flood":
         vms.append(vm_yaml("mallory", 2, "ioclient", "mode: flood, frames: 0, size: 1000"))
         clients.append('    - {vm: mallory, mac: "02:00:00:00:00:0c", queue: 64}\n')
-    return (head + "".join(vms) + "io:\n  device: virtio31\n  vm: iovm\n  capacity: 20000\n  clients:\n"
+    return (head + "".join(vms) + f"io:\n  device: virtio31\n  vm: iovm\n  capacity: 20000\n{poll}  clients:\n"
             + "".join(clients))
 
 
 SETUP = {
     "direct": "for m in failover net_failover virtio_net virtio_mmio; do insmod /lib/modules/$m.ko; done",
 }
-SETUP["virtio"] = SETUP["flood"] = SETUP["direct"]  # the same stock modules, on the hypervisor's virtio bridge
-# the counters of a VirtIO run (written to build/bench/io/linux-virtio.profile)
+SETUP["virtio"] = SETUP["sleep"] = SETUP["flood"] = SETUP["direct"]  # the same stock modules, on the hypervisor's virtio bridge
+# the counters of a VirtIO run (written to build/bench/io/linux-<mode>.profile)
 PROFILE = re.compile(r"virtio-net notifies=|iovm: (client linux|device|cpu) |virtio0")
 RECEIVER = re.compile(r"\[linux\] \[\s*\d+\]\s+0\.00-\S+\s+sec\s+\S+ \w?Bytes\s+(\S+) Mbits/sec(.*)receiver")
 
@@ -401,7 +406,7 @@ class LinuxVM:
         k, first = self.trials, len(self.con.lines)
         self.qmp.execute("cont")
         try:
-            self.con.type(f"busybox ping -c 10 -W 5 10.0.2.2; echo ping done {k}\r")
+            self.con.type(f"busybox ping -c 20 -i 0.5 -W 5 10.0.2.2; echo ping done {k}\r")
             self.con.wait_for(f"[linux] ping done {k}", timeout=120)
             self.con.type(f"iperf3 -c 10.0.2.2 -p {self.port} -t {seconds} -f m; echo tcp done {k}\r")
             self.con.wait_for(f"[linux] tcp done {k}", timeout=60 + 4 * seconds)
@@ -421,11 +426,16 @@ class LinuxVM:
         trials (the bridge's, the I/O VM's, the client's interrupts) to
         build/bench/io/linux-virtio.profile; then stops QEMU."""
         try:
-            if self.mode == "virtio" and self.qmp:
+            if self.mode in PROFILED and self.qmp:
                 self.qmp.execute("cont")
                 self.con.type("cat /proc/interrupts; exit\r")
                 with contextlib.suppress(TimeoutError):
                     self.con.wait_for("[iovm] iovm: PASS", timeout=60)
+                # the bridge's counters, at Linux's power-off (a polling I/O VM
+                # may pass before the hypervisor prints them)
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline and not any("virtio-net notifies=" in x for x in self.con.lines):
+                    time.sleep(0.2)
                 profile = [x for x in self.con.lines if PROFILE.search(x)]
                 if profile:
                     (OUT / f"linux-{self.mode}.profile").write_text("\n".join(profile) + "\n")
@@ -440,9 +450,10 @@ class LinuxVM:
         self.server.wait()
 
 
-LINUX_MODES = ("direct", "virtio", "flood")
-LABELS = {"direct": "NIC passed through", "virtio": "through the I/O VM",
-          "flood": "through the I/O VM, beside a flooder"}
+LINUX_MODES = ("direct", "virtio", "sleep", "flood")
+LABELS = {"direct": "NIC passed through", "virtio": "through the I/O VM (io.poll)",
+          "sleep": "through the I/O VM sleeping when idle", "flood": "through the I/O VM (io.poll), beside a flooder"}
+PROFILED = ("virtio", "sleep")  # modes whose counters go to build/bench/io/linux-<mode>.profile
 KEYS = ("ping_ms", "tcp", "udp")
 
 
@@ -453,7 +464,8 @@ def linux_trials(seconds: int, modes: tuple[str, ...], trials: int) -> dict[str,
     within a round. A mode that fails to boot or in a trial records why."""
     vms: dict[str, LinuxVM | str] = {}
     rows: dict[str, list[dict[str, float] | str]] = {m: [] for m in modes}
-    (OUT / "linux-virtio.profile").unlink(missing_ok=True)  # only this run's
+    for mode in PROFILED:
+        (OUT / f"linux-{mode}.profile").unlink(missing_ok=True)  # only this run's
     try:
         for mode in modes:
             try:
@@ -477,10 +489,10 @@ def linux_trials(seconds: int, modes: tuple[str, ...], trials: int) -> dict[str,
     return rows
 
 
-def profile_summary() -> str | None:
-    """Per frame of a VirtIO run (build/bench/io/linux-virtio.profile): the
+def profile_summary(mode: str) -> str | None:
+    """Per frame of a VirtIO run (build/bench/io/linux-<mode>.profile): the
     I/O VM's exits and sleeps, the client's notifications and interrupts."""
-    path = OUT / "linux-virtio.profile"
+    path = OUT / f"linux-{mode}.profile"
     if not path.exists():
         return None
     text = path.read_text()
@@ -490,7 +502,7 @@ def profile_summary() -> str | None:
     frames = dev.get("tx", 0) + dev.get("rx", 0)
     if not frames or "exits" not in cpu or "notifies" not in net:
         return None
-    return (f"VirtIO run, per frame ({frames} frames out and in, all trials): the I/O VM's exits "
+    return (f"{LABELS[mode]}, per frame ({frames} frames out and in, all trials): the I/O VM's exits "
             f"{cpu['exits'] / frames:.2f} (interrupts {cpu['irq_exits'] / frames:.2f}, sleeps "
             f"{cpu.get('sleeps', 0) / frames:.2f}), the client's notifications {net['notifies'] / frames:.2f}, "
             f"its interrupts {net['irqs'] / frames:.2f}, receive SGIs {net['kicks'] / frames:.2f}")
@@ -533,9 +545,10 @@ def linux_rows(seconds: int, modes: tuple[str, ...] = LINUX_MODES, trials: int =
             mq = {key: statistics.median(q[key] for q in ratios[mode]) for key in KEYS}
             print(f"| {LABELS[mode]} | median | {cell(med, mq, 'ping_ms')} | {cell(med, mq, 'tcp')} | "
                   f"{cell(med, mq, 'udp')}, {med['udp_loss']:.1f}% |")
-    if "virtio" in modes and (summary := profile_summary()):
-        print()
-        print(summary)
+    for mode in (m for m in PROFILED if m in modes):
+        if summary := profile_summary(mode):
+            print()
+            print(summary)
 
 
 def main(argv: list[str] | None = None) -> int:

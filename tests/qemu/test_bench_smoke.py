@@ -118,7 +118,7 @@ def test_shared_io() -> None:
     assert rows[0] == ["Linux client", "trial", "ping avg (ms) (ratio)", "iperf3 TCP Mbit/s (ratio)",
                        "iperf3 UDP Mbit/s (ratio), loss"], rows
     # --quick: one trial of each (booted once, stopped between trials), no median rows
-    assert [r[:2] for r in rows[1:]] == [["NIC passed through", "1"], ["through the I/O VM", "1"]], rows
+    assert [r[:2] for r in rows[1:]] == [["NIC passed through", "1"], ["through the I/O VM (io.poll)", "1"]], rows
     for row in rows[1:]:
         assert not row[2].startswith("failed"), row
         (ping, ping_ratio), (tcp, tcp_ratio), (udp, udp_ratio, loss) = (nums(c) for c in row[2:])
