@@ -571,8 +571,12 @@ static void __attribute__((noinline)) vgic_flush_pending(struct vcpu *v)
 	bool overflow = false;
 
 	spin_lock(&vm->vgic.lock);
-	/* An edge that arrived while the interrupt is active in an LR: make the
-	 * LR pending and active (software interrupts only). */
+	/* An edge that arrived while the interrupt is in an LR (software
+	 * interrupts only): active there, make the LR pending and active;
+	 * still pending there, it is the same interrupt (edges coalesce). Left
+	 * pending beside the LR, it would stay so after the guest's EOI (no
+	 * exit) and vgic_inject would kick no CPU for the next edge: a guest
+	 * asleep in WFI would not wake (tests/configs/doorbell-stale.yaml). */
 	for (u32 used = g->lr_used; used; used &= used - 1) {
 		u32 n = (u32)__builtin_ctz(used);
 		u32 intid = g->lr[n].vintid;
@@ -580,10 +584,11 @@ static void __attribute__((noinline)) vgic_flush_pending(struct vcpu *v)
 
 		/* (an SGI only when pending from the same source alone) */
 		if (q && (q->flags & VIRQ_PENDING) && !(q->flags & VIRQ_HW) &&
-		    g->lr[n].state == GIC_LR_ACTIVE &&
 		    (intid >= GIC_SGI_MAX || v->vgic.sgi_src[intid] == 1u << g->lr[n].source)) {
-			g->lr[n].state |= GIC_LR_PENDING;
-			gic_lr_write(n, &g->lr[n]);
+			if (g->lr[n].state == GIC_LR_ACTIVE) {
+				g->lr[n].state |= GIC_LR_PENDING;
+				gic_lr_write(n, &g->lr[n]);
+			}
 			vgic_clear_pending_locked(vm, v, intid);
 		}
 	}
