@@ -218,8 +218,9 @@ void mem_map(struct vm *vm, u64 ipa, u64 pa, u64 size, enum mem_kind kind,
 
 /* --- fixtures ------------------------------------------------------------ */
 
-#define SPI_HW    40 /* passthrough SPI */
-#define SPI_LEVEL 33 /* console: emulated level-sensitive */
+#define SPI_HW       40 /* passthrough SPI */
+#define SPI_LEVEL    33 /* console: emulated level-sensitive */
+#define SPI_DOORBELL 80 /* emulated edge (a doorbell) */
 
 static const u32 irqs[] = { SPI_HW };
 static const struct cfg_vm cfg = {
@@ -565,6 +566,37 @@ static void test_inject_kicks_only_deliverable(void)
 	CHECK(kicks[1] == 2);
 }
 
+/* A doorbell rung again while the last one is still pending, untaken, in
+ * the target's list register (its guest masks interrupts) is the same edge:
+ * nothing stays pending beside the register, so that once the guest took
+ * it (its EOI traps nothing) the next doorbell kicks the CPU again. (It
+ * stayed pending and the next doorbell kicked nobody: a guest asleep in
+ * WFI slept on, tests/configs/doorbell-stale.yaml.) */
+static void test_edge_while_pending_in_lr(void)
+{
+	struct virq *q;
+
+	setup(true);
+	q = vgic_virq(&vm, NULL, SPI_DOORBELL);
+	q->flags = VIRQ_OWNED | VIRQ_EDGE | VIRQ_ENABLED;
+	q->target = 1;
+	this_cpu = 0;
+	vgic_inject(&vm, NULL, SPI_DOORBELL);
+	enter(1);
+	CHECK(kicks[1] == 1 && lr_holding(1, SPI_DOORBELL) < NLR);
+	this_cpu = 0;
+	vgic_inject(&vm, NULL, SPI_DOORBELL); /* not taken yet */
+	enter(1);
+	CHECK(kicks[1] == 2 && hw_lr[1][lr_holding(1, SPI_DOORBELL)].state == GIC_LR_PENDING);
+	CHECK(!(q->flags & VIRQ_PENDING));
+	guest_eoi_all(1); /* taken and ended, no exit */
+	this_cpu = 0;
+	vgic_inject(&vm, NULL, SPI_DOORBELL);
+	CHECK(kicks[1] == 3);
+	enter(1);
+	CHECK(lr_holding(1, SPI_DOORBELL) < NLR && !(q->flags & VIRQ_PENDING));
+}
+
 /* The interrupt hot path's vGIC part (core/vgic/vgic_fast.h): what it declines,
  * the lock-free reuse of the previous list register, a new one, a stale
  * active flag, full list registers, and a retargeted SPI whose register
@@ -664,6 +696,7 @@ int main(void)
 	test_v2_distributor();
 	test_fast_path();
 	test_inject_kicks_only_deliverable();
+	test_edge_while_pending_in_lr();
 	if (failures) {
 		fprintf(stderr, "test_vgic: %d failure(s)\n", failures);
 		return 1;
