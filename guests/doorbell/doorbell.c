@@ -23,13 +23,24 @@
  *       count as latency.
  * wait (pong, wfi|busy, default wfi): pong sleeps in WFI between rings, or
  *       spins on its ring count with interrupts unmasked.
+ * stale (ping and pong, 0|1): instead of the rounds, rings that come while
+ *       the previous one still waits, untaken, in pong's list register (pong
+ *       spins with interrupts masked until it sees ring 1 pending at its
+ *       virtual CPU interface, ping then rings STALE_FLOOD times: ring 2),
+ *       then, once pong took them and sleeps in WFI with no trap since, a
+ *       third ring, which must wake it at once: ping measures the round trip
+ *       of ring 3 (pong sleeps at most STALE_NAP_NS; ping fails above
+ *       STALE_MAX_NS: the hypervisor sent no kick for ring 3); pong prints
+ *       its CPU's exits during ring 2's flood.
  *
  * Params: role (ping|pong|reply, default ping), rounds (default 10; at most
- *         MAX_SAMPLES with measure), measure, wait.
+ *         MAX_SAMPLES with measure), measure, wait, stale.
  * Lines: "doorbell: <role>: shmem 0x<ipa> size <n> irq <intid> peers <p>",
  *        reply: "doorbell: reply: got '<text>'" per ring,
  *        measure: "result bench=doorbell rounds=<n> wait=<w> min_ns=<a>
  *        mean_ns=<x.xxx> max_ns=<b> rt_min_ns=<c> rt_mean_ns=<y.yyy> rt_max_ns=<d>",
+ *        stale: ping "doorbell: stale: ring 3 round trip <n> us", pong
+ *        "doorbell: stale: <n> rings while masked cost <e> exits",
  *        "doorbell: PASS (<rounds> round trips)" or "doorbell: FAIL (<reason>)".
  */
 #include "bench.h"
@@ -42,6 +53,10 @@
 #define TEXT_MAX      200
 #define REPLY_OFF     256
 #define MAX_SAMPLES   2000
+#define STALE_NAP_NS  NSEC_PER_SEC /* pong's longest sleep for ring 3 */
+#define STALE_MAX_NS  (500 * NSEC_PER_MSEC)
+#define STALE_FLOOD   1000   /* ring 2: this many doorbells */
+#define ISR_I         BIT(7) /* ISR_EL1.I: an IRQ (here virtual) is pending */
 
 static volatile u32 rings;
 static volatile u64 ring_stamp;                           /* the counter at the last ring */
@@ -177,6 +192,93 @@ static int run_pong(struct doorbell_chan *c, u32 nrounds, bool busy)
 	return 0;
 }
 
+/* Spins (interrupts as they are) until *word is val. */
+static bool spin_until(volatile u32 *word, u32 val)
+{
+	u64 deadline = timer_now() + timer_ns_to_ticks(WAIT_ROUND_NS);
+
+	while (atomic_load32(word) != val)
+		if (timer_now() >= deadline)
+			return false;
+	return true;
+}
+
+/* stale=1, ping's side: ring 1, then STALE_FLOOD rings (ring 2) while
+ * ring 1 waits in pong's list register, then ring 3 to a pong asleep; the
+ * round trip of ring 3. */
+static int run_stale_ping(struct doorbell_chan *c)
+{
+	struct wait_arg w;
+	u64 t0, us;
+
+	if (!spin_until(&c->pong_ready, DOORBELL_PONG_READY))
+		return fail("pong never became ready");
+	timer_wait_arm();
+	atomic_store32(&c->ping_val, 1);
+	dsb_ish();
+	bh_doorbell(0);
+	if (!spin_until(&c->pong_val, 1))
+		return fail("stale: pong never saw ring 1 pending");
+	for (u32 i = 0; i < STALE_FLOOD; i++)
+		bh_doorbell(0); /* ring 2: ring 1 still waits in pong's list register */
+	atomic_store32(&c->ping_val, 2);
+	if (!spin_until(&c->pong_val, 2))
+		return fail("stale: pong never went to sleep");
+	timer_delay_us(100); /* pong in WFI */
+	w.seen = atomic_load32(&rings);
+	atomic_store32(&c->ping_val, 3);
+	dsb_ish();
+	t0 = timer_now();
+	bh_doorbell(0); /* ring 3 */
+	if (!timer_wait_armed(rang, &w, t0 + timer_ns_to_ticks(WAIT_ROUND_NS)))
+		return fail("stale: no reply to ring 3");
+	us = timer_ticks_to_ns(ring_stamp - t0) / NSEC_PER_USEC;
+	printf("doorbell: stale: ring 3 round trip %lu us\n", us);
+	if (us * NSEC_PER_USEC > STALE_MAX_NS)
+		return fail("stale: ring 3 woke pong only after %lu us (its sleep's end)", us);
+	return 0;
+}
+
+static bool ring3(void *arg)
+{
+	const struct doorbell_chan *c = arg;
+
+	return atomic_load32(&c->ping_val) == 3 && atomic_load32(&rings) >= 2;
+}
+
+/* stale=1, pong's side: nothing between taking rings 1 and 2 and sleeping
+ * for ring 3 traps (the timer's interrupt enabled first). Its CPU's exits
+ * while ring 2's flood came: the first of them kicked it, no more. */
+static int run_stale_pong(struct doorbell_chan *c)
+{
+	u64 deadline = timer_now() + timer_ns_to_ticks(WAIT_PEER_NS);
+	struct bh_cpu_exits before, after;
+
+	timer_wait_arm();
+	irq_local_disable();
+	atomic_store32(&c->pong_ready, DOORBELL_PONG_READY);
+	dsb_ish();
+	while (!(read_sysreg(isr_el1) & ISR_I))
+		if (timer_now() >= deadline)
+			return fail("stale: ring 1 never became pending");
+	bh_cpu_exits(BH_CPU_SELF, &before);
+	atomic_store32(&c->pong_val, 1);
+	if (!spin_until(&c->ping_val, 2))
+		return fail("stale: no ring 2");
+	bh_cpu_exits(BH_CPU_SELF, &after);
+	printf("doorbell: stale: %u rings while masked cost %lu exits\n", STALE_FLOOD,
+	       after.exits - before.exits);
+	irq_local_enable(); /* rings 1 and 2 */
+	isb();
+	irq_local_disable();
+	atomic_store32(&c->pong_val, 2);
+	timer_wait_armed(ring3, c, timer_now() + timer_ns_to_ticks(STALE_NAP_NS));
+	irq_local_enable();
+	if (bh_doorbell(0) < 1)
+		return fail("stale: BH_HC_DOORBELL failed");
+	return 0;
+}
+
 static int run_reply(volatile char *page, u32 nrounds)
 {
 	struct wait_arg w = { .seen = 0 };
@@ -210,7 +312,7 @@ int main(const char *params)
 {
 	const char *role = param_str_default("role", "ping");
 	u32 nrounds = (u32)param_u64("rounds", 10);
-	bool measure = param_u64("measure", 0) != 0;
+	bool measure = param_u64("measure", 0) != 0, stale = param_u64("stale", 0) != 0;
 	const char *wait = param_str_default("wait", "wfi");
 	struct bh_shmem_info sh;
 	bool ping = false, reply = false;
@@ -246,7 +348,10 @@ int main(const char *params)
 	irq_register(sh.doorbell_irq, doorbell_irq);
 	gic_spi_setup(sh.doorbell_irq, true);
 
-	if (reply)
+	if (stale && !reply)
+		rc = ping ? run_stale_ping((struct doorbell_chan *)sh.ipa)
+		          : run_stale_pong((struct doorbell_chan *)sh.ipa);
+	else if (reply)
 		rc = run_reply((volatile char *)sh.ipa, nrounds);
 	else if (ping)
 		rc = run_ping((struct doorbell_chan *)sh.ipa, nrounds, measure);
@@ -256,6 +361,9 @@ int main(const char *params)
 		return rc;
 	if (ping && measure)
 		report(nrounds, wait);
-	printf("doorbell: PASS (%u round trips)\n", nrounds);
+	if (stale)
+		printf("doorbell: PASS (stale: 3 rings, 1 reply)\n");
+	else
+		printf("doorbell: PASS (%u round trips)\n", nrounds);
 	return 0;
 }

@@ -36,7 +36,8 @@
  * busy-waits when idle instead of sleeping in WFI (benchmark: no icount idle warps in the timings),
  * looking every poll_us (5) microseconds, with its doorbells and the device's interrupt disabled
  * and io_polling set in every control page (the clients ring no doorbell); io_poll (0, `io.poll`):
- * the same; nap_us (1000): the longest sleep when nothing is pending.
+ * the same; nap_us (1000): its longest sleep when nothing is pending (a safety net: every
+ * wake-up has its interrupt).
  * disk_clients without io_clients: the shared disk alone (blkserve.c, its own params); with
  * io_clients too, both (docs/io.md "One I/O VM for both"): each pass of the loop serves at most
  * one disk request (blkserve_step: the disk's own scheduler) and at most one frame, so a frame
@@ -65,7 +66,9 @@
  * stall_max_us=..", "iovm: cpu exits=.. irq_exits=.. doorbell_irqs=.. sleeps=.. wake_max_us=.."
  * (its physical CPU's exits and physical interrupts, BH_HC_CPU_EXITS, the doorbell interrupts it
  * took, the times it slept, the longest time from the device's interrupt to its next look at
- * the device), "iovm: cpu loop_exits=.. loop_irq_exits=.. hypercalls=.." (exits and
+ * the device), "iovm: cpu late_wakes=.. late_tx=.. late_rx=.." (sleeps that ran to the nap
+ * and found work: a client's slot, a received frame; a lost wake-up),
+ * "iovm: cpu loop_exits=.. loop_irq_exits=.. hypercalls=.." (exits and
  * interrupts from its serving loop's start to its end, when the clients are done; its
  * hypercalls there: doorbells rung, stats lines written),
  * "iovm: PASS" or "iovm: FAIL (<why>)".
@@ -116,6 +119,7 @@ static u64 rx_unknown, overruns, doorbell_irqs;
  * device), and the longest time from one to the next look (wake_max_us) */
 static u64 dev_irq_at, wake_max;
 static u64 sleeps;                              /* times the I/O VM went to sleep (WFI) */
+static u64 late_wakes, late_tx, late_rx;        /* sleeps that ran to the nap with work */
 static struct bh_cpu_exits loop_ex;             /* its CPU's exits in its loop (at its end) */
 static u64 hypercalls;                          /* doorbells rung, stats lines written */
 static u64 svc_ticks;                           /* one frame time at the capacity io_rate */
@@ -417,6 +421,15 @@ static bool wake_cond(void *arg)
 	       (pending_mask() & ~*(const u32 *)arg) != 0 || (disk && blkserve_pending());
 }
 
+/* A sleep that ran to its nap (nobody was held back by a cap) and found
+ * work: no interrupt woke the I/O VM for it (a lost wake-up). Which kind. */
+static void late_wake(void)
+{
+	late_wakes++;
+	late_tx += pending_mask() != 0;
+	late_rx += netdev_rx_ready();
+}
+
 static bool direct_can_send(void)
 {
 	return netdev_can_send();
@@ -572,6 +585,7 @@ static void report(void)
 	bh_cpu_exits(BH_CPU_SELF, &ex);
 	printf("iovm: cpu exits=%lu irq_exits=%lu doorbell_irqs=%lu sleeps=%lu wake_max_us=%lu\n",
 	       ex.exits, ex.irq_exits, doorbell_irqs, sleeps, timer_ticks_to_ns(wake_max) / 1000);
+	printf("iovm: cpu late_wakes=%lu late_tx=%lu late_rx=%lu\n", late_wakes, late_tx, late_rx);
 	printf("iovm: cpu loop_exits=%lu loop_irq_exits=%lu hypercalls=%lu\n", loop_ex.exits,
 	       loop_ex.irq_exits, hypercalls);
 	if (disk) {
@@ -585,7 +599,7 @@ int main(const char *params)
 	u64 base = param_u64("io_base", 0), irq = param_u64("io_irq", 0);
 	u64 rate = param_u64("io_rate", 0), max_ms = param_u64("max_ms", 60000);
 	u64 stats_ticks = timer_ns_to_ticks(param_u64("stats_ms", 1000) * 1000000ull), next_stats;
-	u64 t, last_t = 0, end, wsum = 0, capt[MAX_CLIENTS];
+	u64 t, last_t = 0, end, wsum = 0, capt[MAX_CLIENTS], deadline;
 	bool was_full = false, disk_served;
 	u32 w[MAX_CLIENTS], unflushed = 0;
 	bool poll = param_u64("poll", 0) != 0 || param_u64("io_poll", 0) != 0;
@@ -726,9 +740,11 @@ int main(const char *params)
 			ioring_set_polling(&cl[i].ctrl->io_polling, false);
 		netdev_rx_irq(true);
 		sleeps++;
-		timer_wait_armed(
-		    wake_cond, &pending,
-		    timer_now() + (pending ? iosched_next_allowed(&sched, pending, t) : nap_ticks));
+		deadline =
+		    timer_now() + (pending ? iosched_next_allowed(&sched, pending, t) : nap_ticks);
+		if (timer_wait_armed(wake_cond, &pending, deadline) && !pending &&
+		    timer_now() >= deadline)
+			late_wake();
 		netdev_rx_irq(false);
 		for (i = 0; i < ncl; i++)
 			ioring_set_polling(&cl[i].ctrl->io_polling, true);

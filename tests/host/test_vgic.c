@@ -218,8 +218,9 @@ void mem_map(struct vm *vm, u64 ipa, u64 pa, u64 size, enum mem_kind kind,
 
 /* --- fixtures ------------------------------------------------------------ */
 
-#define SPI_HW    40 /* passthrough SPI */
-#define SPI_LEVEL 33 /* console: emulated level-sensitive */
+#define SPI_HW       40 /* passthrough SPI */
+#define SPI_LEVEL    33 /* console: emulated level-sensitive */
+#define SPI_DOORBELL 80 /* emulated edge (a doorbell) */
 
 static const u32 irqs[] = { SPI_HW };
 static const struct cfg_vm cfg = {
@@ -565,6 +566,45 @@ static void test_inject_kicks_only_deliverable(void)
 	CHECK(kicks[1] == 2);
 }
 
+/* Doorbells rung again while the last one is still pending, untaken, in
+ * the target's list register (its guest masks interrupts): the first kicks
+ * the CPU once, the rest nothing, and the register's EOI is made to exit
+ * (EOI maintenance), where the edge still pending is presented. (It stayed
+ * pending beside the register with no exit at the EOI, and the next
+ * doorbell kicked nobody: a guest asleep in WFI slept on,
+ * tests/configs/doorbell-stale.yaml.) */
+static void test_edge_while_pending_in_lr(void)
+{
+	struct virq *q;
+	u32 n;
+
+	setup(true);
+	q = vgic_virq(&vm, NULL, SPI_DOORBELL);
+	q->flags = VIRQ_OWNED | VIRQ_EDGE | VIRQ_ENABLED;
+	q->target = 1;
+	this_cpu = 0;
+	vgic_inject(&vm, NULL, SPI_DOORBELL);
+	enter(1);
+	n = lr_holding(1, SPI_DOORBELL);
+	CHECK(kicks[1] == 1 && n < NLR && !hw_lr[1][n].eoi_maint);
+	this_cpu = 0;
+	for (u32 i = 0; i < 1000; i++)
+		vgic_inject(&vm, NULL, SPI_DOORBELL); /* not taken yet */
+	enter(1);
+	CHECK(kicks[1] == 2 && hw_lr[1][n].state == GIC_LR_PENDING && hw_lr[1][n].eoi_maint);
+	this_cpu = 0;
+	vgic_inject(&vm, NULL, SPI_DOORBELL);
+	CHECK(kicks[1] == 2);
+	guest_eoi_all(1); /* taken and ended: the maintenance interrupt's exit */
+	enter(1);
+	n = lr_holding(1, SPI_DOORBELL);
+	CHECK(n < NLR && !hw_lr[1][n].eoi_maint && !(q->flags & VIRQ_PENDING));
+	guest_eoi_all(1); /* taken and ended, no exit */
+	this_cpu = 0;
+	vgic_inject(&vm, NULL, SPI_DOORBELL);
+	CHECK(kicks[1] == 3);
+}
+
 /* The interrupt hot path's vGIC part (core/vgic/vgic_fast.h): what it declines,
  * the lock-free reuse of the previous list register, a new one, a stale
  * active flag, full list registers, and a retargeted SPI whose register
@@ -664,6 +704,7 @@ int main(void)
 	test_v2_distributor();
 	test_fast_path();
 	test_inject_kicks_only_deliverable();
+	test_edge_while_pending_in_lr();
 	if (failures) {
 		fprintf(stderr, "test_vgic: %d failure(s)\n", failures);
 		return 1;

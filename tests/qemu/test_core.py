@@ -123,6 +123,25 @@ def test_doorbell_round_trip(boot: Any) -> None:
         ], describe(res)
 
 
+def test_doorbell_while_the_last_waits_in_a_list_register(boot: Any) -> None:
+    """Doorbells sent while the previous one is still pending, untaken, in
+    the receiver's list register (its interrupts masked): the receiver, once
+    it took them and sleeps in WFI with no trap since, must be woken by the
+    next doorbell at once. The hypervisor once kept them pending beside the
+    list register and sent no kick for the next: pong slept to the end of
+    its 1 s wait (round trip ~1,000,000 us). And the flood of 1,000 doorbells
+    costs pong's CPU the one exit of the first one's kick, not one each."""
+    res = boot("doorbell-stale.yaml")
+    assert_clean(res, ["ping", "pong"])
+    ping, pong = res.lines("ping"), res.lines("pong")
+    assert ping[0] == "doorbell: ping: shmem 0x50000000 size 4096 irq 80 peers 1", describe(res)
+    assert ping[-1] == pong[-1] == "doorbell: PASS (stale: 3 rings, 1 reply)", describe(res)
+    rt = find(ping, r"doorbell: stale: ring 3 round trip (\d+) us")
+    assert len(rt) == 1 and int(rt[0][1]) <= 500_000, describe(res)
+    cost = find(pong, r"doorbell: stale: 1000 rings while masked cost (\d+) exits")
+    assert len(cost) == 1 and int(cost[0][1]) <= 10, describe(res)
+
+
 @pytest.mark.farm  # also on a labgrid target (docs/farm.md)
 def test_isolation_probes(boot: Any) -> None:
     res = boot("isolation.yaml")

@@ -571,20 +571,29 @@ static void __attribute__((noinline)) vgic_flush_pending(struct vcpu *v)
 	bool overflow = false;
 
 	spin_lock(&vm->vgic.lock);
-	/* An edge that arrived while the interrupt is active in an LR: make the
-	 * LR pending and active (software interrupts only). */
+	/* An edge that arrived while the interrupt is in an LR (software
+	 * interrupts only): active there, make the LR pending and active (an
+	 * SGI only when pending from the same source alone); else it waits for
+	 * the LR, whose EOI must then exit (EOI maintenance): without that exit
+	 * it stayed pending beside the LR after the guest's EOI, vgic_inject
+	 * kicked no CPU for later edges and a guest asleep in WFI slept on
+	 * (tests/configs/doorbell-stale.yaml). Still pending, it keeps a flood
+	 * of edges from kicking the CPU again. */
 	for (u32 used = g->lr_used; used; used &= used - 1) {
 		u32 n = (u32)__builtin_ctz(used);
 		u32 intid = g->lr[n].vintid;
 		struct virq *q = vgic_virq(vm, v, intid);
 
-		/* (an SGI only when pending from the same source alone) */
-		if (q && (q->flags & VIRQ_PENDING) && !(q->flags & VIRQ_HW) &&
-		    g->lr[n].state == GIC_LR_ACTIVE &&
+		if (!q || !(q->flags & VIRQ_PENDING) || (q->flags & VIRQ_HW))
+			continue;
+		if (g->lr[n].state == GIC_LR_ACTIVE &&
 		    (intid >= GIC_SGI_MAX || v->vgic.sgi_src[intid] == 1u << g->lr[n].source)) {
 			g->lr[n].state |= GIC_LR_PENDING;
 			gic_lr_write(n, &g->lr[n]);
 			vgic_clear_pending_locked(vm, v, intid);
+		} else if (!g->lr[n].eoi_maint) {
+			g->lr[n].eoi_maint = true;
+			gic_lr_write(n, &g->lr[n]);
 		}
 	}
 	if (vm->vgic.ctlr & 3) {
