@@ -747,19 +747,15 @@ def vio_attack(res: RunResult, dev: str, quiet: dict[str, int]) -> list[str]:
 
 
 def test_hostile_virtio_net_client(quiet: dict[str, int]) -> None:
-    """A client of the shared NIC through the hypervisor's virtio-net bridge
-    (guests/vioattack) puts its rings outside its RAM, features not offered
-    or without VERSION_1, bad queue sizes, ones in every word of the
-    transport page and narrow accesses (aborts back to it), resets its
-    device 1,000 times and sends 20,000 notifications with nothing queued;
-    then, for the rest of 200 ms, queues descriptor loops, chains longer
-    than its queue, an avail index far ahead, buffers outside its RAM (at
-    IPA 0x1000, at the victim's physical address, on the distributor) and
-    4 GiB ones, each stopping its own device only; last, 32 requests whose
-    replies it never takes (8 wait in its rx ring, the I/O VM drops 25). The
-    ring client of the same I/O VM exchanges its 200 frames meanwhile and
-    keeps the (alpha, delta) `check` states for it, as the I/O VM measures
-    them; the hypervisor logs 8 stops and counts the rest."""
+    """A client of the shared NIC through the hypervisor's virtio-net bridge (guests/vioattack) puts its
+    rings outside its RAM, features not offered or without VERSION_1, bad queue sizes, ones in every word
+    of the transport page and narrow accesses (aborts back to it), resets its device 1,000 times and sends
+    20,000 notifications with nothing queued; then, for the rest of 200 ms, queues descriptor loops,
+    chains longer than its queue, an avail index far ahead, buffers outside its RAM (at IPA 0x1000, at
+    the victim's physical address, on the distributor) and 4 GiB ones, each stopping its own device only;
+    last, 32 requests whose replies it never takes (8 wait in its rx ring, the I/O VM drops 25). The ring
+    client of the same I/O VM exchanges its 200 frames meanwhile and keeps the (alpha, delta) `check`
+    states for it, as the I/O VM measures them; the hypervisor logs 8 stops and counts the rest."""
     with Peer(max_frames=2000, max_seconds=TIMEOUT) as peer:
         res = boot_pair("virtio-net", attacker=VIO_NET, pinned=True, netdev=peer.netdev())
     hyp = vio_attack(res, "net", quiet)
@@ -780,12 +776,10 @@ def test_hostile_virtio_net_client(quiet: dict[str, int]) -> None:
 
 
 def test_hostile_virtio_blk_client(quiet: dict[str, int]) -> None:
-    """The same attacker on a shared disk's virtio-blk bridge (no stall: a
-    block device delivers nothing unasked): each bad chain stops its own
-    device, a read of sector 0 is served after 1,000 resets, and the ring
-    client of the same I/O VM writes its region, reads it back, makes 2,000
-    random reads and is refused outside its region meanwhile, served at no
-    less than the IOPS `check` states for it."""
+    """The same attacker on a shared disk's virtio-blk bridge (no stall): each bad chain stops its own
+    device, a read of sector 0 is served after 1,000 resets, and the ring client of the same I/O VM
+    writes its region, reads it back, makes 2,000 random reads and is refused outside its region
+    meanwhile, served at no less than the IOPS `check` states for it (or its share: below)."""
     res = boot_pair("virtio-blk", attacker=VIO_BLK, pinned=True)
     hyp = vio_attack(res, "blk", quiet)
     assert "ioclient: PASS (blk: region written, read back, random reads, 3 outside refused)" in res.lines("ring")
@@ -795,6 +789,11 @@ def test_hostile_virtio_blk_client(quiet: dict[str, int]) -> None:
     assert spec.disk is not None
     g = {x.vm: x for x in shared_disk.guarantees(spec.disk)}
     share = kv(res.lines("iovm"), "iovm: disk client=ring served_backlogged=")
-    assert share["served_backlogged"] * 1_000_000 >= g["ring"].iops * share["backlog_us"], (share, g["ring"])
+    dev = kv(res.lines("iovm"), "iovm: disk device requests=")
+    # QEMU's disk is host-timed (-icount's clock runs on while all wait): 10.7k-11.5k req/s idle, 8.7k seen
+    # in a loaded suite run. The ring gets what check states, or its weight's share of what the disk served.
+    floor = min(g["ring"].iops, g["ring"].share * dev["capacity_iops"])
+    assert share["served_backlogged"] * 1_000_000 >= floor * share["backlog_us"], (share, dev, g["ring"])
+    assert share["share_permille"] >= 1000 * g["ring"].share, share
     served = kv(res.lines("iovm"), "iovm: disk client=ring reqs=")
     assert (served["refused"], served["errors"], served["malformed"]) == (3, 0, 0), served
