@@ -39,8 +39,9 @@ doorbell and received frame), and polling beside a flooding client. The
 polling I/O VM's vCPU thread (QEMU's "CPU 0/TCG") runs at nice 19 on the
 host (``--no-nice``: at 0), so that its busy-wait takes no host time from
 Linux's vCPU and QEMU's device model, as on hardware, where it has a core of
-its own; it still runs whenever a host core is free. These rows are timed by the host, which other work shares
-(the passthrough row alone moved from 98 to 201 Mbit/s between runs), so
+its own; it still runs whenever a host core is free. These rows are timed
+by the host, which other work shares (the passthrough row alone moved from
+98 to 201 Mbit/s between runs), so
 one run interleaves them: each mode's QEMU boots once, brings its network
 up and is stopped (QMP ``stop``: no host time, its virtual clock stands);
 then ``--trials`` rounds (default 5) each resume every mode in turn for
@@ -259,10 +260,11 @@ class Console:
                 self.lines.extend(x.decode(errors="replace").rstrip("\r") for x in done)
                 self.cond.notify_all()
 
-    def wait_for(self, line: str, timeout: float) -> None:
+    def wait_for(self, line: str, timeout: float, part: bool = False) -> None:
+        """Until ``line`` was printed (``part``: a line containing it)."""
         deadline = time.monotonic() + timeout
         with self.cond:
-            while line not in self.lines:
+            while not (any(line in x for x in self.lines) if part else line in self.lines):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise TimeoutError(f"no {line!r}:\n" + "\n".join(self.lines[-30:]))
@@ -318,7 +320,8 @@ def linux_config(mode: str) -> str:
 SETUP = {
     "direct": "for m in failover net_failover virtio_net virtio_mmio; do insmod /lib/modules/$m.ko; done",
 }
-SETUP["virtio"] = SETUP["sleep"] = SETUP["flood"] = SETUP["direct"]  # the same stock modules, on the hypervisor's virtio bridge
+# the same stock modules, on the hypervisor's virtio bridge
+SETUP["virtio"] = SETUP["sleep"] = SETUP["flood"] = SETUP["direct"]
 # the counters of a VirtIO run (written to build/bench/io/linux-<mode>.profile)
 PROFILE = re.compile(r"virtio-net notifies=|iovm: (client linux|device|cpu) |virtio0")
 RECEIVER = re.compile(r"\[linux\] \[\s*\d+\]\s+0\.00-\S+\s+sec\s+\S+ \w?Bytes\s+(\S+) Mbits/sec(.*)receiver")
@@ -442,7 +445,7 @@ class LinuxVM:
     def finish(self) -> None:
         """Powers a VirtIO run's Linux off and writes the counters of all its
         trials (the bridge's, the I/O VM's, the client's interrupts) to
-        build/bench/io/linux-virtio.profile; then stops QEMU."""
+        build/bench/io/linux-<mode>.profile; then stops QEMU."""
         try:
             if self.mode in PROFILED and self.qmp:
                 self.qmp.execute("cont")
@@ -451,9 +454,8 @@ class LinuxVM:
                     self.con.wait_for("[iovm] iovm: PASS", timeout=60)
                 # the bridge's counters, at Linux's power-off (a polling I/O VM
                 # may pass before the hypervisor prints them)
-                deadline = time.monotonic() + 60
-                while time.monotonic() < deadline and not any("virtio-net notifies=" in x for x in self.con.lines):
-                    time.sleep(0.2)
+                with contextlib.suppress(TimeoutError):
+                    self.con.wait_for("virtio-net notifies=", timeout=60, part=True)
                 profile = [x for x in self.con.lines if PROFILE.search(x)]
                 if profile:
                     (OUT / f"linux-{self.mode}.profile").write_text("\n".join(profile) + "\n")
@@ -470,7 +472,8 @@ class LinuxVM:
 
 LINUX_MODES = ("direct", "virtio", "sleep", "flood")
 LABELS = {"direct": "NIC passed through", "virtio": "through the I/O VM (io.poll)",
-          "sleep": "through the I/O VM sleeping when idle", "flood": "through the I/O VM (io.poll), beside a flooder"}
+          "sleep": "through the I/O VM sleeping when idle",
+          "flood": "through the I/O VM (io.poll), beside a flooder"}
 POLLED = ("virtio", "flood")  # modes whose I/O VM busy-waits (io.poll)
 PROFILED = ("virtio", "sleep")  # modes whose counters go to build/bench/io/linux-<mode>.profile
 KEYS = ("ping_ms", "tcp", "udp")
