@@ -387,11 +387,16 @@ class LinuxVM:
         qmp = out / "qmp.sock"
         qmp.unlink(missing_ok=True)
         argv += ["-qmp", f"unix:{qmp},server=on,wait=off", "-name", "bench,debug-threads=on"]
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.server = subprocess.Popen(["iperf3", "-s", "-B", "127.0.0.1", "-p", str(self.port)],
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # one iperf3 server per protocol: a server closes its listening socket
+        # after each test and opens it again, so a UDP test straight after a
+        # TCP one on the same port can be refused on a loaded host
+        with socket.socket() as tcp, socket.socket() as udp:  # both bound at once: two ports
+            for s in (tcp, udp):
+                s.bind(("127.0.0.1", 0))
+            self.ports = {"tcp": tcp.getsockname()[1], "udp": udp.getsockname()[1]}
+        self.servers = [subprocess.Popen(["iperf3", "-s", "-B", "127.0.0.1", "-p", str(port)],
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                        for port in self.ports.values()]
         self.con = Console(argv)
         self.qmp: Qmp | None = None
         self.trials = 0
@@ -429,15 +434,19 @@ class LinuxVM:
         try:
             self.con.type(f"busybox ping -c 20 -i 0.5 -W 5 10.0.2.2; echo ping done {k}\r")
             self.con.wait_for(f"[linux] ping done {k}", timeout=120)
-            self.con.type(f"iperf3 -c 10.0.2.2 -p {self.port} -t {seconds} -f m; echo tcp done {k}\r")
+            self.con.type(f"iperf3 -c 10.0.2.2 -p {self.ports['tcp']} -t {seconds} -f m; echo tcp done {k}\r")
             self.con.wait_for(f"[linux] tcp done {k}", timeout=60 + 4 * seconds)
-            self.con.type(f"iperf3 -c 10.0.2.2 -p {self.port} -t {seconds} -u -b 20M -f m; echo udp done {k}\r")
+            self.con.type(f"iperf3 -c 10.0.2.2 -p {self.ports['udp']} -t {seconds} -u -b 20M -f m; echo udp done {k}\r")
             self.con.wait_for(f"[linux] udp done {k}", timeout=60 + 4 * seconds)
         finally:
             self.qmp.execute("stop")
         lines = self.con.lines[first:]
         ping = next(re.search(r"= [\d.]+/([\d.]+)/", x) for x in lines if "round-trip min/avg/max" in x)
-        tcp, udp = (m for x in lines if (m := RECEIVER.match(x)))
+        summaries = [m for x in lines if (m := RECEIVER.match(x))]
+        if len(summaries) != 2:
+            errors = [x for x in lines if "iperf3: error" in x]
+            raise ValueError(f"{len(summaries)} iperf3 receiver lines of 2: {errors[0] if errors else 'no error line'}")
+        tcp, udp = summaries
         loss = re.search(r"\((\S+)%\)", udp[2])
         assert ping and loss
         return {"ping_ms": float(ping[1]), "tcp": float(tcp[1]), "udp": float(udp[1]), "udp_loss": float(loss[1])}
@@ -466,8 +475,9 @@ class LinuxVM:
         if self.qmp:
             self.qmp.close()
         self.con.kill()
-        self.server.kill()
-        self.server.wait()
+        for server in self.servers:
+            server.kill()
+            server.wait()
 
 
 LINUX_MODES = ("direct", "virtio", "sleep", "flood")

@@ -10,6 +10,7 @@ read what both files' guests print."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import socket
 import subprocess
@@ -72,10 +73,13 @@ def bring_up(con: Console, ip: str) -> None:
 IPERF_IP, SERVER_IP = "10.0.2.15", "10.0.2.2"  # QEMU user-mode network: 10.0.2.2 is the host's loopback
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def free_ports(n: int) -> list[int]:
+    """``n`` distinct TCP ports nobody listens on now (all bound at once)."""
+    with contextlib.ExitStack() as stack:
+        socks = [stack.enter_context(socket.socket()) for _ in range(n)]
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [int(s.getsockname()[1]) for s in socks]
 
 
 def iperf_summary(lines: list[str], kind: str) -> dict[str, float]:
@@ -112,18 +116,21 @@ def test_linux_iperf3_and_ping_beside_a_flooder() -> None:
     flood's share (equal weights: half the device), and the stock driver's
     counters through `ethtool -S` agree with the I/O VM's."""
     assert (ARTEFACTS / "Image").is_file(), "run scripts/setup.sh first (Linux artefacts)"
-    port = free_port()
-    server = subprocess.Popen(["iperf3", "-s", "-B", "127.0.0.1", "-p", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # a server per protocol: an iperf3 server reopens its listening socket
+    # after each test, so a UDP test straight after a TCP one on the same
+    # port can be refused on a loaded host
+    ports = dict(zip(("tcp", "udp"), free_ports(2), strict=True))
+    servers = [subprocess.Popen(["iperf3", "-s", "-B", "127.0.0.1", "-p", str(port)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for port in ports.values()]
     con = Console(build("io-linux-iperf.yaml"))
     try:
         bring_up(con, IPERF_IP)
         con.type(f"busybox ping -c 5 -W 5 {SERVER_IP}; echo ping done\r")
         con.wait_for("[linux] ping done", timeout=60)
         flood_before = iovm_stats(con.lines, "mallory")["tx"]
-        con.type(f"iperf3 -c {SERVER_IP} -p {port} -t 3 -f m; echo tcp done\r")
+        con.type(f"iperf3 -c {SERVER_IP} -p {ports['tcp']} -t 3 -f m; echo tcp done\r")
         con.wait_for("[linux] tcp done", timeout=90)
-        con.type(f"iperf3 -c {SERVER_IP} -p {port} -t 3 -u -b 10M -f m; echo udp done\r")
+        con.type(f"iperf3 -c {SERVER_IP} -p {ports['udp']} -t 3 -u -b 10M -f m; echo udp done\r")
         con.wait_for("[linux] udp done", timeout=90)
         con.type("ethtool -S eth0; echo ethtool done\r")
         con.wait_for("[linux] ethtool done", timeout=30)
@@ -138,8 +145,9 @@ def test_linux_iperf3_and_ping_beside_a_flooder() -> None:
         con.proc.stdin.close()
         con.reader.join(timeout=10)
         con.proc.stdout.close()
-        server.kill()
-        server.wait()
+        for server in servers:
+            server.kill()
+            server.wait()
     lines = con.lines
     assert "[linux] 5 packets transmitted, 5 packets received, 0% packet loss" in lines, lines[-40:]
     rtt = con_match(lines, r"\[linux\] round-trip min/avg/max = [\d.]+/([\d.]+)/[\d.]+ ms")
