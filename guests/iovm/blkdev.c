@@ -38,6 +38,7 @@ static const struct blkdev_ops virtio_ops = { "virtio", virtio_open, virtio_requ
 	                                      virtio_capacity, virtio_stats };
 static const struct blkdev_ops *const blkdev_drivers[] = { &virtio_ops, &sdhci_ops };
 static const struct blkdev_ops *bd = &virtio_ops;
+static const char *failed; /* why the disk is no use, NULL while it works */
 
 const char *blkdev_open(const char *driver, uptr base)
 {
@@ -48,14 +49,28 @@ const char *blkdev_open(const char *driver, uptr base)
 	for (i = 0; i < sizeof(blkdev_drivers) / sizeof(blkdev_drivers[0]); i++) {
 		if (!strcmp(blkdev_drivers[i]->name, driver)) {
 			bd = blkdev_drivers[i];
-			return bd->open(base);
+			failed = bd->open(base);
+			return failed;
 		}
 	}
-	return "unknown disk driver (virtio, sdhci)";
+	failed = "unknown disk driver (virtio, sdhci)";
+	return failed;
+}
+
+void blkdev_fail(const char *why)
+{
+	failed = why;
+}
+
+const char *blkdev_failed(void)
+{
+	return failed;
 }
 
 int blkdev_request(u32 type, u64 sector, void *buf, u32 len, u64 timeout_ns)
 {
+	if (failed)
+		return -1;
 	return bd->request(type, sector, buf, len, timeout_ns);
 }
 

@@ -12,7 +12,11 @@
  * pick, at most one slot (4 KiB) each.
  * Params: disk_clients, disk_base, disk_sectors, disk<i>_{vm,shm,queue,weight,start,sectors};
  * max_ms (60000); stats_ms (1000).
- * Lines: "iovm: disk <base> capacity <sectors> sectors, <n> clients, work-conserving",
+ * A disk that is no use (blkdev_open refused it, or it is smaller than disk_sectors) fails
+ * every request with IOERR, as one that fails while serving does: its clients see I/O errors,
+ * the I/O VM goes on (the network too, when it serves both).
+ * Lines: "iovm: disk <base> capacity <sectors> sectors, <n> clients, work-conserving" or
+ * "iovm: disk (<driver>) at <base>: <why>: every request fails (IOERR)",
  * "iovm: ready", every stats_ms and at the end per client "iovm: disk client=<vm> reqs=..
  * read_bytes=.. written_bytes=.. refused=.. errors=.. malformed=.. iops=.. kib_s=.."
  * (iops, kib_s: served per time backlogged), at the end "iovm: disk client=<vm>
@@ -317,12 +321,17 @@ int blkserve_setup(void)
 		            MAX_CLIENTS);
 	if (!bh_present())
 		return fail("no hypervisor");
+	/* A disk that is no use fails its clients' requests (IOERR), as one that
+	 * fails later does; the I/O VM goes on (and serves the network). */
 	why = blkdev_open(param_str("disk_driver"), base);
+	if (!why && blkdev_capacity() < sectors) {
+		printf("iovm: the disk has %lu sectors, the configuration %lu\n", blkdev_capacity(),
+		       sectors);
+		blkdev_fail(why = "smaller than the configuration");
+	}
 	if (why)
-		return fail("disk (%s) at 0x%lx: %s", blkdev_name(), base, why);
-	if (blkdev_capacity() < sectors)
-		return fail("the disk has %lu sectors, the configuration %lu", blkdev_capacity(),
-		            sectors);
+		printf("iovm: disk (%s) at 0x%lx: %s: every request fails (IOERR)\n", blkdev_name(),
+		       base, why);
 	for (i = 0; i < nbc; i++) {
 		if (setup_client(i, sectors))
 			return 1;
@@ -331,8 +340,9 @@ int blkserve_setup(void)
 	iosched_init(&bsched, nbc, w, NULL);
 	stats_ticks = timer_ns_to_ticks(param_u64("stats_ms", 1000) * 1000000ull);
 	next_stats = timer_now() + stats_ticks;
-	printf("iovm: disk 0x%lx capacity %lu sectors, %u clients, work-conserving\n", base,
-	       blkdev_capacity(), nbc);
+	if (!why)
+		printf("iovm: disk 0x%lx capacity %lu sectors, %u clients, work-conserving\n", base,
+		       blkdev_capacity(), nbc);
 	idle(false);
 	return 0;
 }
