@@ -253,6 +253,14 @@ def report(segs: list[Counter[str]]) -> dict[str, dict[str, object]]:
     return table
 
 
+def print_functions(table: dict[str, dict[str, object]], fmt: str) -> None:
+    """Each kind's functions and their instructions per exit, a line each."""
+    for kind, row in table.items():
+        fns = row["functions"]
+        assert isinstance(fns, dict)
+        print(f"\n{kind}: " + ", ".join(f"{fn} {n:{fmt}}" for fn, n in fns.items()))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--guest", choices=("bwprobe", "irqlat", "rtc", "doorbell", "sgilat", "hcall"), default="bwprobe")
@@ -323,10 +331,7 @@ def main() -> int:
         assert isinstance(st, dict)
         print(f"{kind:<9} {row['exits']:>6} {row['mean']:>7.1f} {row['median']:>7.1f} {row['min']:>5} {row['max']:>5} "
               + " ".join(f"{st[s]:>11.1f}" for s in STAGES))
-    for kind, row in table.items():
-        fns = row["functions"]
-        assert isinstance(fns, dict)
-        print(f"\n{kind}: " + ", ".join(f"{fn} {n:.1f}" for fn, n in fns.items()))
+    print_functions(table, ".1f")
     return 0
 
 

@@ -89,6 +89,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -357,11 +358,18 @@ class Qmp:
         msg: dict[str, object] = json.loads(line)
         return msg
 
-    def execute(self, cmd: str) -> None:
-        self.sock.sendall(json.dumps({"execute": cmd}).encode() + b"\n")
+    def execute(self, cmd: str, arguments: dict[str, object] | None = None) -> object:
+        """The command's return value."""
+        req: dict[str, object] = {"execute": cmd, **({"arguments": arguments} if arguments else {})}
+        self.sock.sendall(json.dumps(req).encode() + b"\n")
         while "return" not in (msg := self._read()):  # events come first
             if "error" in msg:
                 raise TimeoutError(f"QMP {cmd}: {msg}")
+        return msg["return"]
+
+    def hmp(self, line: str) -> None:
+        """A human monitor command (``log``, ``one-insn-per-tb``)."""
+        self.execute("human-monitor-command", {"command-line": line})
 
     def close(self) -> None:
         self.sock.close()
@@ -372,7 +380,9 @@ class LinuxVM:
     (QMP ``stop``: no host time, its virtual clock stands) between trials,
     so that the modes' trials can interleave in one run."""
 
-    def __init__(self, mode: str, nice: bool = True) -> None:
+    def __init__(self, mode: str, nice: bool = True,
+                 extra: Callable[[Path], Sequence[str]] | None = None) -> None:
+        """``extra``: more QEMU arguments, from the build's directory."""
         self.mode = mode
         OUT.mkdir(parents=True, exist_ok=True)
         cfg = OUT / f"linux-{mode}.yaml"
@@ -386,7 +396,8 @@ class LinuxVM:
                      "virtio-net-device,netdev=bhio,bus=virtio-mmio-bus.31"]
         qmp = out / "qmp.sock"
         qmp.unlink(missing_ok=True)
-        argv += ["-qmp", f"unix:{qmp},server=on,wait=off", "-name", "bench,debug-threads=on"]
+        argv += ["-qmp", f"unix:{qmp},server=on,wait=off", "-name", "bench,debug-threads=on",
+                 *(extra(out) if extra else ())]
         # one iperf3 server per protocol: a server closes its listening socket
         # after each test and opens it again, so a UDP test straight after a
         # TCP one on the same port can be refused on a loaded host

@@ -159,6 +159,23 @@ def test_hyptrace() -> None:
         assert row["functions"] and all(n > 0 for n in row["functions"].values()), (kind, row)
 
 
+def test_virtio_exits() -> None:
+    """Two pings of the Linux VirtIO row traced: the bridge's transmit and
+    receive exits were seen and cost more than a transport register's,
+    partly in the bridge's walks and copies; every figure positive."""
+    doc = json.loads(bench("virtio_exits.py", "--pings", "2", "--json"))
+    assert doc["pings"] == 2 and doc["rtt_ms"] > 0, doc
+    kinds = doc["kinds"]
+    assert {"transmit", "receive", "register"} <= set(kinds), list(kinds)
+    for kind, row in kinds.items():
+        assert row["exits"] > 0 and 0 < row["min"] <= row["median"] <= row["max"], (kind, row)
+        assert row["min"] <= row["mean"] <= row["max"] and 0 <= row["walks_copies"] < 1, (kind, row)
+        assert row["functions"] and all(n > 0 for n in row["functions"].values()), (kind, row)
+    assert kinds["transmit"]["exits"] >= 2, kinds  # a frame out per ping
+    for kind in ("transmit", "receive"):
+        assert kinds[kind]["mean"] > kinds["register"]["mean"] and kinds[kind]["walks_copies"] > 0, kinds
+
+
 def test_bandwidth_overhead() -> None:
     out = bench("bandwidth_overhead.py", "--periods", "100", "--window-ms", "2")
     assert re.search(rf"^counter: cycles; icount shift=0 .*unregulated guest: {NUM} ns per work step$", out,
