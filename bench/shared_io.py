@@ -325,6 +325,7 @@ SETUP = {
 SETUP["virtio"] = SETUP["sleep"] = SETUP["flood"] = SETUP["direct"]
 # the counters of a VirtIO run (written to build/bench/io/linux-<mode>.profile)
 PROFILE = re.compile(r"virtio-net notifies=|iovm: (client linux|device|cpu) |virtio0")
+PING_RTT = re.compile(r"^\[linux\] \d+ bytes from .*: seq=\d+ .*time=([\d.]+) ms")
 RECEIVER = re.compile(r"\[linux\] \[\s*\d+\]\s+0\.00-\S+\s+sec\s+\S+ \w?Bytes\s+(\S+) Mbits/sec(.*)receiver")
 
 
@@ -453,6 +454,7 @@ class LinuxVM:
             self.qmp.execute("stop")
         lines = self.con.lines[first:]
         ping = next(re.search(r"= [\d.]+/([\d.]+)/", x) for x in lines if "round-trip min/avg/max" in x)
+        rtts = [float(m[1]) for x in lines if (m := PING_RTT.search(x))]
         summaries = [m for x in lines if (m := RECEIVER.match(x))]
         if len(summaries) != 2:
             errors = [x for x in lines if "iperf3: error" in x]
@@ -460,7 +462,8 @@ class LinuxVM:
         tcp, udp = summaries
         loss = re.search(r"\((\S+)%\)", udp[2])
         assert ping and loss
-        return {"ping_ms": float(ping[1]), "tcp": float(tcp[1]), "udp": float(udp[1]), "udp_loss": float(loss[1])}
+        return {"ping_ms": float(ping[1]), "ping_steady": statistics.median(rtts[2:] or rtts),
+                "tcp": float(tcp[1]), "udp": float(udp[1]), "udp_loss": float(loss[1])}
 
     def finish(self) -> None:
         """Powers a VirtIO run's Linux off and writes the counters of all its
@@ -557,6 +560,20 @@ def cell(r: dict[str, float], q: dict[str, float], key: str) -> str:
     return f"{r[key]:.2f}" + (f" ({q[key]:.2f})" if key in q else "")
 
 
+def steady_pings(rows: dict[str, list[dict[str, float] | str]], modes: tuple[str, ...], trials: int) -> None:
+    """The ping without its first two (a trial's first pays for the path's
+    cold start, up to 30 ms, which moves a 20-ping mean more than anything
+    else): per mode the median over trials of each trial's median from the
+    third ping on, and the median of the rounds' ratios."""
+    print()
+    for mode in modes:
+        pairs = [(r["ping_steady"], b["ping_steady"]) for r, b in zip(rows[mode], rows["direct"], strict=True)
+                 if isinstance(r, dict) and isinstance(b, dict)]
+        if pairs:
+            print(f"Steady ping, {LABELS[mode]}: {statistics.median(p for p, _ in pairs):.2f} ms "
+                  f"({statistics.median(p / b for p, b in pairs):.2f}x), {trials} trial(s)")
+
+
 def linux_rows(seconds: int, modes: tuple[str, ...] = LINUX_MODES, trials: int = 1, nice: bool = True) -> None:
     """The trials' rows (ratios to the same round's passthrough trial), then
     with more than one trial a median row per mode: each figure's median
@@ -594,6 +611,7 @@ def linux_rows(seconds: int, modes: tuple[str, ...] = LINUX_MODES, trials: int =
             mq = {key: statistics.median(q[key] for q in ratios[mode]) for key in KEYS}
             print(f"| {LABELS[mode]} | median | {cell(med, mq, 'ping_ms')} | {cell(med, mq, 'tcp')} | "
                   f"{cell(med, mq, 'udp')}, {med['udp_loss']:.1f}% |")
+    steady_pings(rows, modes, trials)
     for mode in (m for m in PROFILED if m in modes):
         if summary := profile_summary(mode):
             print()

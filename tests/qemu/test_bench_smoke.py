@@ -126,6 +126,10 @@ def test_shared_io() -> None:
         (ping, ping_ratio), (tcp, tcp_ratio), (udp, udp_ratio, loss) = (nums(c) for c in row[2:])
         assert min(ping, ping_ratio, tcp, tcp_ratio, udp, udp_ratio) > 0 and 0 <= loss <= 100, row
         assert row[4].endswith("%"), row
+    # the steady ping (from each trial's third ping on): its own figure and ratio per mode
+    steady = re.findall(rf"^Steady ping, (.+): ({NUM}) ms \(({NUM})x\), 1 trial\(s\)$", out, re.MULTILINE)
+    assert [x[0] for x in steady] == ["NIC passed through", "through the I/O VM (io.poll)"], out
+    assert float(steady[0][2]) == 1 and all(float(x[1]) > 0 and float(x[2]) > 0 for x in steady), steady
     rows = table(out, "| path |")
     assert rows[0] == ["path", "requests in flight", "4 KiB random read IOPS (ratio)", "seq. read KiB/s (ratio)"]
     assert [r[1] for r in rows[1:]] == ["1", "1"], rows
