@@ -316,12 +316,18 @@ void gic_route_spi(u32 intid, u64 mpidr)
 		mmio_write64(GICD_BASE + GICD_IROUTER(intid), mpidr & MPIDR_AFF_MASK);
 }
 
-void gic_spi_setup(u32 intid, bool edge)
+/* An SPI routed to this CPU with the default priority, left disabled. */
+static void spi_config(u32 intid, bool edge)
 {
 	gic_irq_disable(intid);
 	gic_route_spi(intid, cpu_mpidr());
 	gic_set_edge(intid, edge);
 	gic_set_priority(intid, GIC_DEFAULT_PRIO);
+}
+
+void gic_spi_setup(u32 intid, bool edge)
+{
+	spi_config(intid, edge);
 	gic_irq_enable(intid);
 }
 
@@ -338,8 +344,11 @@ void gic_doorbell_setup(u32 intid, void (*fn)(u32 intid), bool enabled)
 	if (intid < 32 || intid >= 1020)
 		return;
 	irq_register(intid, fn);
-	gic_spi_setup(intid, true);
-	gic_irq_set(intid, enabled);
+	/* never enabled on the way when it is to stay disabled: a doorbell
+	 * rung before would be taken then (the caller's CPU may not mask) */
+	spi_config(intid, true);
+	if (enabled)
+		gic_irq_enable(intid);
 }
 
 void gic_send_sgi(u32 cpu, u32 intid)
