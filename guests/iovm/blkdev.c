@@ -62,11 +62,6 @@ void blkdev_fail(const char *why)
 	failed = why;
 }
 
-const char *blkdev_failed(void)
-{
-	return failed;
-}
-
 int blkdev_request(u32 type, u64 sector, void *buf, u32 len, u64 timeout_ns)
 {
 	if (failed)

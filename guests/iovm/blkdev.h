@@ -33,13 +33,12 @@ struct blkdev_ops {
 
 /* Selects the driver ("virtio" or "sdhci"; NULL: virtio) and opens the
  * device at base: NULL, or why not (an unknown driver, the driver's reason;
- * the disk is then failed: blkdev_failed). */
+ * the disk is then failed, as by blkdev_fail). */
 const char *blkdev_open(const char *driver, uptr base);
 /* A disk that is no use (open refused, or too small for the configuration):
  * every later request returns -1, as a device that failed, and never
- * reaches it. blkdev_failed: why, or NULL while it works. */
+ * reaches it. */
 void blkdev_fail(const char *why);
-const char *blkdev_failed(void);
 int blkdev_request(u32 type, u64 sector, void *buf, u32 len, u64 timeout_ns);
 u64 blkdev_capacity(void);
 const struct blkdev_stats *blkdev_stats(void);
