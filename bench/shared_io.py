@@ -325,8 +325,15 @@ SETUP = {
 SETUP["virtio"] = SETUP["sleep"] = SETUP["flood"] = SETUP["direct"]
 # the counters of a VirtIO run (written to build/bench/io/linux-<mode>.profile)
 PROFILE = re.compile(r"virtio-net notifies=|iovm: (client linux|device|cpu) |virtio0")
+PING_MEAN = re.compile(r"round-trip min/avg/max = [\d.]+/([\d.]+)/")
 PING_RTT = re.compile(r"^\[linux\] \d+ bytes from .*: seq=\d+ .*time=([\d.]+) ms")
 RECEIVER = re.compile(r"\[linux\] \[\s*\d+\]\s+0\.00-\S+\s+sec\s+\S+ \w?Bytes\s+(\S+) Mbits/sec(.*)receiver")
+
+
+def ping_mean(lines: list[str]) -> float:
+    """busybox ping's mean round trip (ms) in these console lines
+    (StopIteration: none)."""
+    return next(float(m[1]) for x in lines if (m := PING_MEAN.search(x)))
 
 
 class Qmp:
@@ -453,7 +460,7 @@ class LinuxVM:
         finally:
             self.qmp.execute("stop")
         lines = self.con.lines[first:]
-        ping = next(re.search(r"= [\d.]+/([\d.]+)/", x) for x in lines if "round-trip min/avg/max" in x)
+        ping = ping_mean(lines)
         rtts = [float(m[1]) for x in lines if (m := PING_RTT.search(x))]
         summaries = [m for x in lines if (m := RECEIVER.match(x))]
         if len(summaries) != 2:
@@ -461,8 +468,8 @@ class LinuxVM:
             raise ValueError(f"{len(summaries)} iperf3 receiver lines of 2: {errors[0] if errors else 'no error line'}")
         tcp, udp = summaries
         loss = re.search(r"\((\S+)%\)", udp[2])
-        assert ping and loss
-        return {"ping_ms": float(ping[1]), "ping_steady": statistics.median(rtts[2:] or rtts),
+        assert loss
+        return {"ping_ms": ping, "ping_steady": statistics.median(rtts[2:] or rtts),
                 "tcp": float(tcp[1]), "udp": float(udp[1]), "udp_loss": float(loss[1])}
 
     def finish(self) -> None:

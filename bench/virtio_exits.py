@@ -60,10 +60,10 @@ def kind_of(fns: Counter[str]) -> str:
 
 def trace(pings: int, log: Path) -> tuple[list[Counter[str]], float]:
     """CPU 1's exits over ``pings`` pings, and the pings' mean RTT (ms)."""
-    elf = shared_io.OUT / "linux-virtio" / "hyp" / "bulkhead.elf"
+    built: list[hyptrace.Symbols] = []  # the build's, read once
 
     def extra(out: Path) -> list[str]:
-        syms = hyptrace.Symbols(out / "hyp" / "bulkhead.elf")
+        built.append(syms := hyptrace.Symbols(out / "hyp" / "bulkhead.elf"))
         return ["-dfilter", f"{syms.addrs[0]:#x}..{syms.text_end:#x}", "-D", str(log)]
 
     log.unlink(missing_ok=True)
@@ -78,11 +78,10 @@ def trace(pings: int, log: Path) -> tuple[list[Counter[str]], float]:
         vm.con.wait_for("[linux] ping done", timeout=60 + 10 * pings)
         vm.qmp.hmp("log none")
         vm.qmp.execute("stop")
-        rtt = next(x for x in vm.con.lines[first:] if "round-trip min/avg/max" in x)
+        rtt = shared_io.ping_mean(vm.con.lines[first:])
     finally:
         vm.close()
-    segs = hyptrace.segments(log, hyptrace.Symbols(elf), CPU)
-    return segs, float(rtt.split("=")[1].split("/")[1])
+    return hyptrace.segments(log, built[0], CPU), rtt
 
 
 def table(segs: list[Counter[str]]) -> dict[str, dict[str, object]]:
