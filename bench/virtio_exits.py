@@ -21,13 +21,20 @@ bench/hyptrace.py cuts them) to a kind:
   InterruptACK, a receive-queue notification with nothing to move);
 - other: everything else on that CPU (timer, console, ...).
 
+With ``--tcp KIB`` (default 256; 0: none), Linux then sends that many
+KiB over TCP (``iperf3 -n``, Linux's TSO on the bridge's `HOST_TSO4`:
+the bridge cuts each segment into frames, copies and checksums them),
+traced into a second log, and the bench prints the transmit exits'
+hypervisor instructions per KiB sent and per full frame (1448 bytes of
+TCP payload): the cost a TCP stream puts on the client's CPU.
+
 "walks+copies" is the share of a kind's instructions in the stage-2 walks
 and small copies of the bridge (`pt_lookup`, `mem_ipa_to_pa`, `ram_*`,
 `vcopy`). Instruction counts, not times: under TCG each costs about the
 same host time, so they say which part of the bridge a faster path must
 cut; QEMU models no caches.
 
-    python3 bench/virtio_exits.py [--pings N] [--json]
+    python3 bench/virtio_exits.py [--pings N] [--tcp KIB] [--json]
 """
 
 from __future__ import annotations
@@ -58,9 +65,15 @@ def kind_of(fns: Counter[str]) -> str:
     return "other"
 
 
-def trace(pings: int, log: Path) -> tuple[list[Counter[str]], float]:
-    """CPU 1's exits over ``pings`` pings, and the pings' mean RTT (ms)."""
+MSS = 1448  # TCP payload of a full frame (1500-byte MTU, timestamps on)
+
+
+def trace(pings: int, log: Path, tcp_kib: int = 0, tcp_log: Path | None = None
+          ) -> tuple[list[Counter[str]], float, list[Counter[str]]]:
+    """CPU 1's exits over ``pings`` pings, the pings' mean RTT (ms), and
+    (``tcp_kib``) its exits while Linux sends that many KiB over TCP."""
     built: list[hyptrace.Symbols] = []  # the build's, read once
+    tcp: list[Counter[str]] = []
 
     def extra(out: Path) -> list[str]:
         built.append(syms := hyptrace.Symbols(out / "hyp" / "bulkhead.elf"))
@@ -77,11 +90,35 @@ def trace(pings: int, log: Path) -> tuple[list[Counter[str]], float]:
         vm.con.type(f"busybox ping -c {pings} -i 0.5 -W 5 10.0.2.2; echo ping done\r")
         vm.con.wait_for("[linux] ping done", timeout=60 + 10 * pings)
         vm.qmp.hmp("log none")
-        vm.qmp.execute("stop")
         rtt = shared_io.ping_mean(vm.con.lines[first:])
+        if tcp_kib and tcp_log:
+            tcp_log.unlink(missing_ok=True)
+            vm.qmp.hmp(f"logfile {tcp_log}")
+            vm.qmp.hmp("log exec,nochain")
+            vm.con.type(f"iperf3 -c 10.0.2.2 -p {vm.ports['tcp']} -n {tcp_kib}K -f m; echo tcp done\r")
+            vm.con.wait_for("[linux] tcp done", timeout=120 + tcp_kib)
+            vm.qmp.hmp("log none")
+            if not any(shared_io.RECEIVER.match(x) for x in vm.con.lines[first:]):
+                raise RuntimeError("iperf3 printed no receiver summary")
+        vm.qmp.execute("stop")
     finally:
         vm.close()
-    return hyptrace.segments(log, built[0], CPU), rtt
+    if tcp_kib and tcp_log:
+        tcp = hyptrace.segments(tcp_log, built[0], CPU)
+    return hyptrace.segments(log, built[0], CPU), rtt, tcp
+
+
+def tcp_row(segs: list[Counter[str]], kib: int) -> dict[str, object]:
+    """The transmit exits of a TCP send of ``kib`` KiB: instructions per KiB
+    and per full frame, and the functions' shares per KiB."""
+    tx = [s for s in segs if kind_of(s) == "transmit"]
+    total: Counter[str] = Counter()
+    for s in tx:
+        total.update(s)
+    n = sum(total.values())
+    return {"kib": kib, "exits": len(tx), "per_kib": n / kib, "per_frame": n / kib * MSS / 1024,
+            "walks_copies": sum(total[f] for f in WALKS) / n if n else 0.0,
+            "functions": {fn: c / kib for fn, c in total.most_common(8)}}
 
 
 def table(segs: list[Counter[str]]) -> dict[str, dict[str, object]]:
@@ -108,15 +145,21 @@ def table(segs: list[Counter[str]]) -> dict[str, dict[str, object]]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--pings", type=int, default=10, help="pings traced (default 10; the log grows ~9 MB each)")
+    ap.add_argument("--tcp", type=int, default=256, metavar="KIB",
+                    help="KiB Linux then sends over TCP, traced (default 256; 0: none)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     if args.pings < 1:
         ap.error("--pings: at least 1")
+    if args.tcp < 0:
+        ap.error("--tcp: 0 or more")
     shared_io.OUT.mkdir(parents=True, exist_ok=True)
-    segs, rtt = trace(args.pings, shared_io.OUT / "virtio-exits.log")
+    segs, rtt, tcp_segs = trace(args.pings, shared_io.OUT / "virtio-exits.log", args.tcp,
+                                shared_io.OUT / "virtio-exits-tcp.log")
     rows = table(segs)
+    tcp = tcp_row(tcp_segs, args.tcp) if args.tcp else None
     if args.json:
-        json.dump({"pings": args.pings, "rtt_ms": rtt, "kinds": rows}, sys.stdout, indent=2)
+        json.dump({"pings": args.pings, "rtt_ms": rtt, "kinds": rows, "tcp": tcp}, sys.stdout, indent=2)
         print()
         return 0
     print(f"hypervisor instructions per exit on the Linux client's CPU, {args.pings} pings through the I/O VM "
@@ -127,6 +170,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {kind} | {r['exits']} | {r['mean']:.0f} | {r['median']:.0f} | {r['min']} | {r['max']} "
               f"| {r['walks_copies']:.0%} |")
     hyptrace.print_functions(rows, ".0f")
+    if tcp:
+        print(f"\nTCP, {args.tcp} KiB sent (iperf3 -n): {tcp['exits']} transmit exits, "
+              f"{tcp['per_kib']:.0f} hypervisor instructions per KiB, {tcp['per_frame']:.0f} per full "
+              f"frame ({MSS} bytes of payload), {tcp['walks_copies']:.0%} walks and copies")
+        funcs = tcp["functions"]
+        assert isinstance(funcs, dict)
+        print("per KiB: " + ", ".join(f"{fn} {c:.0f}" for fn, c in funcs.items()))
     return 0
 
 

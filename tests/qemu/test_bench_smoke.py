@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
 # generous: builds (a hypervisor and its guests each) and boots on a loaded 2-core machine
@@ -166,8 +168,10 @@ def test_hyptrace() -> None:
 def test_virtio_exits() -> None:
     """Two pings of the Linux VirtIO row traced: the bridge's transmit and
     receive exits were seen and cost more than a transport register's,
-    partly in the bridge's walks and copies; every figure positive."""
-    doc = json.loads(bench("virtio_exits.py", "--pings", "2", "--json"))
+    partly in the bridge's walks and copies; every figure positive. Then
+    16 KiB of TCP: its transmit exits, their instructions per KiB and per
+    frame, the bridge's checksum among their functions."""
+    doc = json.loads(bench("virtio_exits.py", "--pings", "2", "--tcp", "16", "--json"))
     assert doc["pings"] == 2 and doc["rtt_ms"] > 0, doc
     kinds = doc["kinds"]
     assert {"transmit", "receive", "register"} <= set(kinds), list(kinds)
@@ -178,6 +182,10 @@ def test_virtio_exits() -> None:
     assert kinds["transmit"]["exits"] >= 2, kinds  # a frame out per ping
     for kind in ("transmit", "receive"):
         assert kinds[kind]["mean"] > kinds["register"]["mean"] and kinds[kind]["walks_copies"] > 0, kinds
+    tcp = doc["tcp"]
+    assert tcp["kib"] == 16 and tcp["exits"] > 0 and 0 < tcp["walks_copies"] < 1, tcp
+    assert tcp["per_kib"] > 0 and tcp["per_frame"] == pytest.approx(tcp["per_kib"] * 1448 / 1024), tcp
+    assert "csum_add" in tcp["functions"], tcp  # Linux left the checksums to the bridge (CSUM, HOST_TSO4)
 
 
 def test_bandwidth_overhead() -> None:
