@@ -409,7 +409,8 @@ static void hdr(u8 flags, u8 gso_type, u16 gso_size, u16 csum_start, u16 csum_of
 static void test_vcopy(void)
 {
 	static u8 src[1600], dst[1600];
-	static const u32 lens[] = { 0, 1, 7, 8, 15, 16, 17, 31, 66, 1514, 1550 };
+	static const u32 lens[] = { 0,  1,  7,  8,  15,  16,   17,   31,
+		                    32, 39, 40, 66, 100, 1448, 1514, 1550 };
 
 	for (u32 i = 0; i < sizeof(src); i++)
 		src[i] = (u8)(i * 37 + 1);
@@ -428,14 +429,11 @@ static void test_vcopy(void)
 			}
 }
 
-/* A checksum completed at every start parity and length, against the byte
- * loop (the bridge sums whole words from an even start). */
-static void test_net_csum_fill(void)
+/* The checksum of every start and length of f (mixed or all-ones bytes). */
+static void csum_fill_all(u8 *f, u32 size, u32 fill)
 {
-	static u8 f[1600];
-
-	for (u32 i = 0; i < sizeof(f); i++)
-		f[i] = (u8)(i * 151 + 7);
+	for (u32 i = 0; i < size; i++)
+		f[i] = fill ? 0xff : (u8)(i * 151 + 7);
 	for (u32 start = 0; start < 10; start++)
 		for (u32 len = start + 2; len < 140 || len == 1514;
 		     len = len < 140 ? len + 1 : 1515) {
@@ -443,9 +441,20 @@ static void test_net_csum_fill(void)
 
 			CHECK(vnet_csum_fill(f, len, start, 0));
 			CHECK((u16)(f[start] << 8 | f[start + 1]) == want);
-			f[start] = (u8)(start * 151 + 7);
-			f[start + 1] = (u8)((start + 1) * 151 + 7);
+			f[start] = fill ? 0xff : (u8)(start * 151 + 7);
+			f[start + 1] = fill ? 0xff : (u8)((start + 1) * 151 + 7);
 		}
+}
+
+/* A checksum completed at every start parity and length, against the byte
+ * loop (the bridge sums whole words from an even start), on mixed bytes
+ * and on all-ones bytes (a carry out of every word). */
+static void test_net_csum_fill(void)
+{
+	static u8 f[1600];
+
+	for (u32 fill = 0; fill < 2; fill++)
+		csum_fill_all(f, sizeof(f), fill);
 }
 
 static void test_net_offloads(void)
