@@ -41,6 +41,7 @@ SOURCES: dict[str, list[str]] = {
     "test_lockrank": ["lib/spinlock.c"],
     "test_linering": ["lib/linering.c"],
     "test_ioring": ["../guests/lib/ioring.c"],  # the guest runtime's ring library
+    "test_guest_string": ["../guests/lib/string.c"],  # the guests' memcpy (the I/O VM's frame copies)
     "test_blkring": ["../guests/lib/blkring.c"],  # its block request rings
     "test_iosched": ["../guests/iovm/iosched.c"],  # the I/O VM's scheduler
     "test_guest_virtq": ["../guests/lib/virtq.c"],  # the guests' split virtqueues (vioclient, I/O VM)
@@ -71,11 +72,15 @@ SMMUS: dict[str, set[str]] = {"test_smmuv3": {"SMMUV3"}, "test_smmu500": {"SMMU5
 DEFINES: dict[str, list[str]] = {
     # the hypervisor's own string functions, renamed beside the host's
     "test_string": [f"-D{f}=hyp_{f}" for f in ("memcpy", "memmove", "memset", "memcmp", "strlen", "strcmp")],
+    # the guests' string functions, renamed the same way
+    "test_guest_string": [f"-D{f}=hyp_{f}" for f in ("memcpy", "memmove", "memset", "memcmp", "strlen",
+                                                    "strnlen", "strcmp", "strncmp")],
     # the lock-rank check (lib/spinlock.c), compiled out of release builds
     "test_lockrank": ["-DBULKHEAD_LOCK_CHECK"],
 }
 # extra include directories (the hypervisor's is always there)
 INCLUDES: dict[str, list[Path]] = {"test_ioring": [GUEST_INCLUDE], "test_blkring": [GUEST_INCLUDE],
+                                   "test_guest_string": [GUEST_INCLUDE],
                                    "test_guest_virtq": [GUEST_INCLUDE],
                                    "test_iosched": [GUEST_INCLUDE, ROOT / "guests" / "iovm"]}
 

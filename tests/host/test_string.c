@@ -10,6 +10,9 @@
 #include "lib/string.h"
 
 #define SPAN 9000
+#ifndef TEST_NAME
+#define TEST_NAME "test_string"
+#endif
 
 static unsigned char buf[SPAN + 64], want[SPAN + 64], src[SPAN + 64];
 
@@ -64,6 +67,6 @@ int main(void)
 		}
 	if (failures)
 		return 1;
-	printf("test_string: ok\n");
+	printf(TEST_NAME ": ok\n");
 	return 0;
 }
