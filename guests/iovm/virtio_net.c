@@ -14,6 +14,13 @@
 #define RXQ         0
 #define TXQ         1
 
+/* The header 4 bytes into each buffer, so that its frame starts on a word
+ * (16 bytes in), as a ring slot's data does: the copies between the two
+ * take whole words, without shifting them together. */
+#define HDR_OFF   4u
+#define FRAME_OFF (HDR_OFF + NET_HDR_LEN)
+#define DESC_LEN  (BUF_SIZE - HDR_OFF)
+
 /* Each ring part in its own page so that one translation covers it. */
 struct vq {
 	VIRTQ_MEM(VNET_QSIZE, 4096);
@@ -51,8 +58,8 @@ static int setup_queue(u32 sel, struct vq *q)
 
 		if (!pa)
 			return fail("no PA for a buffer", i);
-		q->desc[i].addr = pa;
-		q->desc[i].len = BUF_SIZE;
+		q->desc[i].addr = pa + HDR_OFF;
+		q->desc[i].len = DESC_LEN;
 		q->desc[i].flags = sel == RXQ ? VIRTQ_DESC_F_WRITE : 0;
 		q->free[i] = (u16)i;
 	}
@@ -129,8 +136,8 @@ static u8 *vnet_tx_buf(u32 *cap)
 		st.tx_full++;
 		return NULL;
 	}
-	*cap = BUF_SIZE - NET_HDR_LEN;
-	return txq.buf[txq.free[txq.nfree - 1]] + NET_HDR_LEN;
+	*cap = BUF_SIZE - FRAME_OFF;
+	return txq.buf[txq.free[txq.nfree - 1]] + FRAME_OFF;
 }
 
 /* Queues the frame in the buffer vnet_tx_buf gave (the device sees it at
@@ -139,7 +146,7 @@ static void vnet_tx_commit(u32 len)
 {
 	u16 d = txq.free[--txq.nfree];
 
-	memset(txq.buf[d], 0, NET_HDR_LEN);
+	memset(txq.buf[d] + HDR_OFF, 0, NET_HDR_LEN);
 	txq.desc[d].len = NET_HDR_LEN + len;
 	txq.desc[d].flags = 0;
 	virtq_push(&txq.q, d);
@@ -168,7 +175,7 @@ static int vnet_send(const void *frame, u32 len)
 	u32 cap;
 	u8 *buf;
 
-	if (len + NET_HDR_LEN > BUF_SIZE)
+	if (len + FRAME_OFF > BUF_SIZE)
 		return -2;
 	buf = vnet_tx_buf(&cap);
 	if (!buf)
@@ -184,7 +191,7 @@ static u32 vnet_recv(const u8 **frame)
 	u32 id, len;
 
 	while (virtq_pop_used(&rxq.q, &id, &len)) {
-		if (id >= VNET_QSIZE || len <= NET_HDR_LEN || len > BUF_SIZE) {
+		if (id >= VNET_QSIZE || len <= NET_HDR_LEN || len > DESC_LEN) {
 			st.rx_bad++;
 			if (id < VNET_QSIZE) {
 				rx_cur = (u16)id;
@@ -193,7 +200,7 @@ static u32 vnet_recv(const u8 **frame)
 			continue;
 		}
 		rx_cur = (u16)id;
-		*frame = rxq.buf[id] + NET_HDR_LEN;
+		*frame = rxq.buf[id] + FRAME_OFF;
 		st.rx_frames++;
 		st.rx_bytes += len - NET_HDR_LEN;
 		return len - NET_HDR_LEN;
@@ -205,7 +212,7 @@ static void vnet_rx_done(void)
 {
 	if (rx_cur >= VNET_QSIZE)
 		return;
-	rxq.desc[rx_cur].len = BUF_SIZE;
+	rxq.desc[rx_cur].len = DESC_LEN;
 	virtq_push(&rxq.q, rx_cur);
 	rx_cur = 0xffff;
 	virtq_publish(&rxq.q);
