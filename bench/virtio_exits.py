@@ -24,9 +24,10 @@ bench/hyptrace.py cuts them) to a kind:
 With ``--tcp KIB`` (default 256; 0: none), Linux then sends that many
 KiB over TCP (``iperf3 -n``, Linux's TSO on the bridge's `HOST_TSO4`:
 the bridge cuts each segment into frames, copies and checksums them),
-traced into a second log, and the bench prints the transmit exits'
-hypervisor instructions per KiB sent and per full frame (1448 bytes of
-TCP payload): the cost a TCP stream puts on the client's CPU.
+traced into a second log, and the bench prints the bridge's exits in that
+window (transmit; receive, the ACKs; register) and their hypervisor
+instructions per KiB sent, in all and per full frame (1448 bytes of TCP
+payload): the cost a TCP stream puts on the client's CPU.
 
 "walks+copies" is the share of a kind's instructions in the stage-2 walks
 and small copies of the bridge (`pt_lookup`, `mem_ipa_to_pa`, `ram_*`,
@@ -109,14 +110,21 @@ def trace(pings: int, log: Path, tcp_kib: int = 0, tcp_log: Path | None = None
 
 
 def tcp_row(segs: list[Counter[str]], kib: int) -> dict[str, object]:
-    """The transmit exits of a TCP send of ``kib`` KiB: instructions per KiB
-    and per full frame, and the functions' shares per KiB."""
-    tx = [s for s in segs if kind_of(s) == "transmit"]
+    """The bridge's exits during a TCP send of ``kib`` KiB (transmit,
+    receive: the ACKs, register): their count and instructions per KiB by
+    kind, in all and per full frame, and the functions' shares per KiB."""
     total: Counter[str] = Counter()
-    for s in tx:
-        total.update(s)
+    exits: dict[str, int] = {}
+    per_kib: dict[str, float] = {}
+    for kind in KINDS[:3]:
+        ss = [s for s in segs if kind_of(s) == kind]
+        exits[kind] = len(ss)
+        per_kib[kind] = sum(sum(s.values()) for s in ss) / kib
+        for s in ss:
+            total.update(s)
     n = sum(total.values())
-    return {"kib": kib, "exits": len(tx), "per_kib": n / kib, "per_frame": n / kib * MSS / 1024,
+    return {"kib": kib, "exits": exits, "per_kib": per_kib, "total_per_kib": n / kib,
+            "per_frame": n / kib * MSS / 1024,
             "walks_copies": sum(total[f] for f in WALKS) / n if n else 0.0,
             "functions": {fn: c / kib for fn, c in total.most_common(8)}}
 
@@ -171,9 +179,15 @@ def main(argv: list[str] | None = None) -> int:
               f"| {r['walks_copies']:.0%} |")
     hyptrace.print_functions(rows, ".0f")
     if tcp:
-        print(f"\nTCP, {args.tcp} KiB sent (iperf3 -n): {tcp['exits']} transmit exits, "
-              f"{tcp['per_kib']:.0f} hypervisor instructions per KiB, {tcp['per_frame']:.0f} per full "
+        exits, per_kib = tcp["exits"], tcp["per_kib"]
+        assert isinstance(exits, dict) and isinstance(per_kib, dict)
+        print(f"\nTCP, {args.tcp} KiB sent (iperf3 -n): the bridge's exits on the client's CPU, "
+              f"{tcp['total_per_kib']:.0f} hypervisor instructions per KiB sent, {tcp['per_frame']:.0f} per full "
               f"frame ({MSS} bytes of payload), {tcp['walks_copies']:.0%} walks and copies")
+        print("| exit | count | instructions per KiB |")
+        print("|---|---|---|")
+        for kind in exits:
+            print(f"| {kind} | {exits[kind]} | {per_kib[kind]:.0f} |")
         funcs = tcp["functions"]
         assert isinstance(funcs, dict)
         print("per KiB: " + ", ".join(f"{fn} {c:.0f}" for fn, c in funcs.items()))
