@@ -42,7 +42,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
+import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -67,17 +69,45 @@ def kind_of(fns: Counter[str]) -> str:
 
 
 MSS = 1448  # TCP payload of a full frame (1500-byte MTU, timestamps on)
+SEGMENT = "vnet_gso_next"  # the bridge's cut of one frame from a TSO send (core/virtio/vnet_offload.c)
+
+
+def call_costs(log: Path, elf: Path, fn: str) -> list[int]:
+    """The instructions of each call of ``fn`` on CPU 1, with everything it
+    calls (from its first instruction to one of its RETs): a fixed piece of
+    work, so its median does not move with the TCP run's timing."""
+    syms = hyptrace.Symbols(elf)
+    i = syms.names.index(fn)
+    start, end = syms.addrs[i], syms.addrs[i + 1]
+    dis = subprocess.run(["aarch64-linux-gnu-objdump", "-d", f"--start-address={start:#x}",
+                          f"--stop-address={end:#x}", str(elf)], check=True, capture_output=True, text=True).stdout
+    rets = {int(m[1], 16) for m in re.finditer(r"^\s*([0-9a-f]+):\s+d65f03c0\s", dis, re.M)}
+    costs: list[int] = []
+    n = -1  # not in a call
+    for pc in hyptrace.pcs(log, CPU):
+        if pc == start and n < 0:
+            n = 0
+        if n >= 0:
+            n += 1
+            if pc in rets:
+                costs.append(n)
+                n = -1
+    return costs
 
 
 def trace(pings: int, log: Path, tcp_kib: int = 0, tcp_log: Path | None = None
-          ) -> tuple[list[Counter[str]], float, list[Counter[str]]]:
+          ) -> tuple[list[Counter[str]], float, list[Counter[str]], list[int]]:
     """CPU 1's exits over ``pings`` pings, the pings' mean RTT (ms), and
-    (``tcp_kib``) its exits while Linux sends that many KiB over TCP."""
+    (``tcp_kib``) its exits while Linux sends that many KiB over TCP and
+    the instructions of each frame the bridge cut from a TSO send."""
     built: list[hyptrace.Symbols] = []  # the build's, read once
+    elf: list[Path] = []
     tcp: list[Counter[str]] = []
+    segment: list[int] = []
 
     def extra(out: Path) -> list[str]:
-        built.append(syms := hyptrace.Symbols(out / "hyp" / "bulkhead.elf"))
+        elf.append(out / "hyp" / "bulkhead.elf")
+        built.append(syms := hyptrace.Symbols(elf[0]))
         return ["-dfilter", f"{syms.addrs[0]:#x}..{syms.text_end:#x}", "-D", str(log)]
 
     log.unlink(missing_ok=True)
@@ -106,10 +136,11 @@ def trace(pings: int, log: Path, tcp_kib: int = 0, tcp_log: Path | None = None
         vm.close()
     if tcp_kib and tcp_log:
         tcp = hyptrace.segments(tcp_log, built[0], CPU)
-    return hyptrace.segments(log, built[0], CPU), rtt, tcp
+        segment = call_costs(tcp_log, elf[0], SEGMENT)
+    return hyptrace.segments(log, built[0], CPU), rtt, tcp, segment
 
 
-def tcp_row(segs: list[Counter[str]], kib: int) -> dict[str, object]:
+def tcp_row(segs: list[Counter[str]], kib: int, segment: list[int]) -> dict[str, object]:
     """The bridge's exits during a TCP send of ``kib`` KiB (transmit,
     receive: the ACKs, register): their count and instructions per KiB by
     kind, in all and per full frame, and the functions' shares per KiB."""
@@ -124,6 +155,7 @@ def tcp_row(segs: list[Counter[str]], kib: int) -> dict[str, object]:
             total.update(s)
     n = sum(total.values())
     return {"kib": kib, "exits": exits, "per_kib": per_kib, "total_per_kib": n / kib,
+            "tso_frames": len(segment), "tso_frame_median": statistics.median(segment) if segment else 0,
             "per_frame": n / kib * MSS / 1024,
             "walks_copies": sum(total[f] for f in WALKS) / n if n else 0.0,
             "functions": {fn: c / kib for fn, c in total.most_common(8)}}
@@ -162,10 +194,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.tcp < 0:
         ap.error("--tcp: 0 or more")
     shared_io.OUT.mkdir(parents=True, exist_ok=True)
-    segs, rtt, tcp_segs = trace(args.pings, shared_io.OUT / "virtio-exits.log", args.tcp,
+    segs, rtt, tcp_segs, segment = trace(args.pings, shared_io.OUT / "virtio-exits.log", args.tcp,
                                 shared_io.OUT / "virtio-exits-tcp.log")
     rows = table(segs)
-    tcp = tcp_row(tcp_segs, args.tcp) if args.tcp else None
+    tcp = tcp_row(tcp_segs, args.tcp, segment) if args.tcp else None
     if args.json:
         json.dump({"pings": args.pings, "rtt_ms": rtt, "kinds": rows, "tcp": tcp}, sys.stdout, indent=2)
         print()
@@ -191,6 +223,9 @@ def main(argv: list[str] | None = None) -> int:
         funcs = tcp["functions"]
         assert isinstance(funcs, dict)
         print("per KiB: " + ", ".join(f"{fn} {c:.0f}" for fn, c in funcs.items()))
+        print(f"each frame cut from a TSO send ({SEGMENT}: its copy and checksums), median of "
+              f"{tcp['tso_frames']}: {tcp['tso_frame_median']:.0f} instructions (a fixed piece of work: the "
+              "counts above move with the run's timing, which sets how many frames go as TSO sends)")
     return 0
 
 
