@@ -22,7 +22,7 @@ bench/hyptrace.py cuts them) to a kind:
 - other: everything else on that CPU (timer, console, ...).
 
 With ``--tcp KIB`` (default 256; 0: none), Linux then sends that many
-KiB over TCP (``iperf3 -n``, Linux's TSO on the bridge's `HOST_TSO4`:
+KiB over TCP (``iperf3 -n``, writes of at most 128 KiB, Linux's TSO on the bridge's `HOST_TSO4`:
 the bridge cuts each segment into frames, copies and checksums them),
 traced into a second log, and the bench prints the bridge's exits in that
 window (transmit; receive, the ACKs; register) and their hypervisor
@@ -126,7 +126,10 @@ def trace(pings: int, log: Path, tcp_kib: int = 0, tcp_log: Path | None = None
             tcp_log.unlink(missing_ok=True)
             vm.qmp.hmp(f"logfile {tcp_log}")
             vm.qmp.hmp("log exec,nochain")
-            vm.con.type(f"iperf3 -c 10.0.2.2 -p {vm.ports['tcp']} -n {tcp_kib}K -f m; echo tcp done\r")
+            # -l: writes of at most 128 KiB, iperf3's default (it sends whole
+            # writes, so a smaller -n with the default would send 128 KiB)
+            vm.con.type(f"iperf3 -c 10.0.2.2 -p {vm.ports['tcp']} -n {tcp_kib}K -l {min(tcp_kib, 128)}K -f m; "
+                        "echo tcp done\r")
             vm.con.wait_for("[linux] tcp done", timeout=120 + tcp_kib)
             vm.qmp.hmp("log none")
             if not any(shared_io.RECEIVER.match(x) for x in vm.con.lines[first:]):

@@ -171,7 +171,7 @@ def test_virtio_exits() -> None:
     partly in the bridge's walks and copies; every figure positive. Then
     16 KiB of TCP: the bridge's transmit and receive exits (the ACKs), their
     instructions per KiB and per frame, the bridge's checksum among their
-    functions."""
+    functions, and the frames it cut from TSO sends."""
     doc = json.loads(bench("virtio_exits.py", "--pings", "2", "--tcp", "16", "--json"))
     assert doc["pings"] == 2 and doc["rtt_ms"] > 0, doc
     kinds = doc["kinds"]
@@ -188,6 +188,8 @@ def test_virtio_exits() -> None:
     assert tcp["per_kib"]["transmit"] > 0 and tcp["per_kib"]["receive"] > 0 and 0 < tcp["walks_copies"] < 1, tcp
     assert tcp["total_per_kib"] == pytest.approx(sum(tcp["per_kib"].values())), tcp
     assert tcp["per_frame"] == pytest.approx(tcp["total_per_kib"] * 1448 / 1024), tcp
+    # one 16 KiB write: Linux sends it as TSO sends, which the bridge cuts into frames
+    assert tcp["tso_frames"] > 0 and tcp["tso_frame_median"] > 0, tcp
     assert "csum_add" in tcp["functions"], tcp  # Linux left the checksums to the bridge (CSUM, HOST_TSO4)
 
 
