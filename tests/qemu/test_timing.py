@@ -265,8 +265,14 @@ def test_timer_held_at_deadline(tmp_path: Path, lock: None) -> None:
 # counter, as shares of its 3 vCPUs' cycles per period.
 PERIOD_US = 20
 # 90 % gave 7.26 against 7.74 unregulated (6 % apart: within run-to-run
-# noise of regulated runs); 50 % and 5 % stand well apart (1.08, 1.0006)
+# noise of regulated runs); 50 % gave 1.08, then 1.06-1.22 in three runs
+# beside 4-10 busy host loops, and 1.00004 in one run of the full suite
+# beside a benchmark (the bomb held back through the whole victim phase);
+# 5 % gave 1.0000-1.0006
 SHARES = (50, 5)
+# a smaller budget may not slow the victim more than this factor: at the
+# floor (1.0) the two regulated values are within noise of each other
+FLOOR_NOISE = 1.01
 
 
 def test_budget_lowers_slowdown_monotonically(tmp_path: Path, lock: None) -> None:
@@ -276,7 +282,10 @@ def test_budget_lowers_slowdown_monotonically(tmp_path: Path, lock: None) -> Non
     time, and budgets of 50, 20 and 5 % gave 1.27, 1.22 and 2.76 against
     7.43: not monotonic). 20 us periods: with 100 us ones (16-20 periods
     per victim phase) 90 % gave 2.60 in one run and 1.37 in another; at
-    20 us it stays within 6 % of unregulated, so the sweep is 50 and 5 %."""
+    20 us it stays within 6 % of unregulated, so the sweep is 50 and 5 %.
+    Each budget lowers the slowdown below the unregulated one, and the
+    smaller never gives more than the larger (within FLOOR_NOISE: both can
+    reach the floor, 1.0, and then a strict order would be noise)."""
     free, _ = slowdown(tmp_path, "bomb", BOMB)
     values, clocks = [free], set()
     for share in SHARES:
@@ -286,7 +295,8 @@ def test_budget_lowers_slowdown_monotonically(tmp_path: Path, lock: None) -> Non
         value, report = slowdown(tmp_path, f"bomb-budget-{budget}", regulated)
         clocks.add(report.raw["timing"]["guest_clock"])
         values.append(value)
-    assert all(a > b for a, b in itertools.pairwise(values)), values
+    assert free > values[1], values
+    assert all(b <= a * FLOOR_NOISE for a, b in itertools.pairwise(values[1:])), values
     assert values[-1] < 0.5 * free, values
     assert clocks == {"modelled"}, clocks
 
