@@ -45,7 +45,8 @@ TARGETS: dict[str, list[str]] = {
     "fuzz_sgi_filter": ["core/vcpu/sgi_filter.c"],
     # what a virtio client controls: its transport's registers, its virtqueues (docs/io.md "VirtIO")
     "fuzz_virtio_mmio": ["core/virtio/virtio_mmio.c"],
-    "fuzz_virtq": ["core/virtio/virtq.c", "core/virtio/vnet.c", "core/virtio/vnet_offload.c"],
+    "fuzz_virtq": ["core/virtio/virtq.c", "core/virtio/vnet.c", "core/virtio/vnet_offload.c",
+                   "core/virtio/vcopy.c"],
     "fuzz_vblk": ["core/virtio/virtq.c", "core/virtio/vblk.c"],  # its block requests, the I/O VM's responses
     # SMMU event records and fault registers (docs/dma.md)
     "fuzz_smmu_event": ["drivers/smmu/smmuv3_enc.c", "drivers/smmu/smmu500_enc.c"],
