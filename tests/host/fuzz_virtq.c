@@ -93,7 +93,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		} else if (op == 5) {
 			r = vnet_tx(&n, &mem, &rings, arg % 300);
 		} else if (op == 6) {
-			r = vnet_rx(&n, &mem, &rings, arg % 8);
+			r = arg & 8 ? vnet_rx_all(&n, &mem, &rings)
+			            : vnet_rx(&n, &mem, &rings, arg % 8);
 		} else if (arg & 2) {
 			r = vnet_tx_drop(&n, &mem, arg % 300);
 		} else {

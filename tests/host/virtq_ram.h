@@ -10,6 +10,9 @@
 #include "core/virtio/virtq.h"
 
 static u8 ram[RAM_SIZE];
+/* Called after each write through `mem` (a test's driver acting at that
+ * moment, as another of the client's CPUs could); NULL: none. */
+static void (*after_write)(u64 ipa, u64 len);
 
 static bool valid(void *ctx, u64 ipa, u64 len)
 {
@@ -30,6 +33,8 @@ static bool wr(void *ctx, u64 ipa, const void *src, u64 len)
 	if (!valid(ctx, ipa, len))
 		return false;
 	memcpy(ram + (ipa - RAM_BASE), src, len);
+	if (after_write)
+		after_write(ipa, len);
 	return true;
 }
 

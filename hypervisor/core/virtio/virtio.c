@@ -247,14 +247,13 @@ static void dev_tx(struct virtio_dev *d, const struct virtq_mem *m, const struct
 static void dev_rx(struct virtio_dev *d, const struct virtq_mem *m, const struct vnet_rings *r,
                    struct virtio_out *o)
 {
-	int n = vnet_rx(&d->net, m, r, r->nslots);
+	int n = vnet_rx_all(&d->net, m, r);
 
 	if (n < 0) {
 		dev_fail(d, n, "receive", o);
 		return;
 	}
 	used_irq(d, m, &d->net.q[0], o);
-	virtq_want_notify(&d->net.q[0], m);
 }
 
 /* Block: the I/O VM's responses into the client's buffers, then its new

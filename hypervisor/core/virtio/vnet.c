@@ -254,3 +254,22 @@ int vnet_rx(struct vnet *n, const struct virtq_mem *m, const struct vnet_rings *
 	}
 	return (int)got;
 }
+
+int vnet_rx_all(struct vnet *n, const struct virtq_mem *m, const struct vnet_rings *r)
+{
+	int got = 0;
+
+	/* each pass but the last delivers a frame or takes a buffer: bounded by
+	 * the ring's frames */
+	for (u32 pass = 0; pass <= r->nslots; pass++) {
+		u64 waits = n->st.rx_wait;
+		int k = vnet_rx(n, m, r, r->nslots);
+
+		if (k < 0)
+			return k;
+		got += k;
+		if (!virtq_want_notify(&n->q[0], m) || n->st.rx_wait == waits)
+			break;
+	}
+	return got;
+}

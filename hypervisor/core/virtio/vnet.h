@@ -87,5 +87,10 @@ int vnet_tx_drop(struct vnet *n, const struct virtq_mem *m, u32 budget);
 /* Moves frames of its rx ring into its posted buffers: the number of
  * frames delivered, or a virtq error. */
 int vnet_rx(struct vnet *n, const struct virtq_mem *m, const struct vnet_rings *r, u32 budget);
+/* vnet_rx over the whole ring, then the receive queue's next notification
+ * asked for (virtq_want_notify); while a frame waits for buffers and the
+ * driver posted some meanwhile (it may have read the old event index and
+ * not notify for them), once more. The frames delivered, or an error. */
+int vnet_rx_all(struct vnet *n, const struct virtq_mem *m, const struct vnet_rings *r);
 
 #endif
