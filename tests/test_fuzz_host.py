@@ -190,6 +190,15 @@ def seeds(name: str, corpus: Path) -> None:
         out.append(bytes([7, 3, 3, 0, 0, 0, 0, 0]) + ram(0x2000, desc(0x5000, 12 + 54 + 2000, 0))
                    + ram(0x3000, struct.pack("<HHH", 0, 1, 0)) + ram(0x5000, gso + frame) + bytes([5, 8, 0, 0])
                    + bytes([3, 0, 0, 0, 3, 1, 0, 0, 5, 8, 0, 0]))
+        # found by the fuzzer (2026-11-30): a TSO send held for slots is used in the step after,
+        # beside a whole queue's worth of chains the driver offers then (num + 1 used at once)
+        out.append(bytes.fromhex(
+            "07090100000000000000201000500040000000001208000000000000000030060000010000000000504201013700b301"
+            "2200100000000000000000000000000000000800450007f812340000a4061000000a00010a0000020007000200001000"
+            "000000005040000000001200050800000003000000010300050000000000201000500040000000001208000000000000"
+            "000030060000030000000000000001000000000050420101120005080000000300000001030005000000000020100800"
+            "450007f812350000a40600000a0100010a000002000147515151515151515151512541220070600000001200050a0000"
+            "0300000303000007039d9d9d9d9d9d9d9c9d9d9d9d9d000800"))
     elif name == "fuzz_vblk":
         # a queue of 8; an 8 KiB read (header, data, status) at sector 2; submit, the I/O VM answers
         # both parts, complete; then a write past the capacity

@@ -61,6 +61,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		u8 op = step.op;
 		u32 arg = step.arg, len = step.len;
 		u16 u0 = n.q[0].used_idx, u1 = n.q[1].used_idx;
+		/* a TSO send taken in an earlier step is used in this one, beside at
+		 * most a queue's worth of chains the driver offers now */
+		u16 held = n.gso.busy;
 		int r = 0;
 
 		if (op == 2) { /* the I/O VM writes an rx slot, honest or not */
@@ -104,7 +107,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (r < 0)
 			break; /* the device stops */
 		if ((u16)(n.q[0].used_idx - u0) > n.q[0].num ||
-		    (u16)(n.q[1].used_idx - u1) > n.q[1].num)
+		    (u16)(n.q[1].used_idx - u1) > n.q[1].num + held)
 			abort();
 		for (u32 i = 0; i < SLOTS; i++)
 			if (tx[i].flag == VNET_SLOT_FULL &&
