@@ -69,12 +69,12 @@ SOURCES: dict[str, list[str]] = {
 # the SMMU drivers built in (drivers/iommu.c dispatches to them; lib/features.h)
 SMMUS: dict[str, set[str]] = {"test_smmuv3": {"SMMUV3"}, "test_smmu500": {"SMMU500"}, "test_dma_fault": {"SMMUV3"}}
 # extra preprocessor definitions
+STRING_RENAMES = [f"-D{f}=hyp_{f}" for f in ("memcpy", "memmove", "memset", "memcmp", "strlen", "strnlen",
+                                             "strcmp", "strncmp")]
 DEFINES: dict[str, list[str]] = {
-    # the hypervisor's own string functions, renamed beside the host's
-    "test_string": [f"-D{f}=hyp_{f}" for f in ("memcpy", "memmove", "memset", "memcmp", "strlen", "strcmp")],
-    # the guests' string functions, renamed the same way
-    "test_guest_string": [f"-D{f}=hyp_{f}" for f in ("memcpy", "memmove", "memset", "memcmp", "strlen",
-                                                    "strnlen", "strcmp", "strncmp")],
+    # the hypervisor's own string functions, and the guests', renamed beside the host's
+    "test_string": STRING_RENAMES,
+    "test_guest_string": STRING_RENAMES,
     # the lock-rank check (lib/spinlock.c), compiled out of release builds
     "test_lockrank": ["-DBULKHEAD_LOCK_CHECK"],
 }

@@ -344,7 +344,6 @@ static void test_net_rx(void)
 	CHECK(vnet_rx(&n, &mem, &rings, SLOTS) == VIRTQ_E_LEN);
 }
 
-/* The ones' complement sum of p (big-endian words), folded. */
 /* The driver posts a 2 KiB buffer when the bridge writes the receive
  * queue's event index: another of the client's CPUs posting just as the
  * bridge asks for the next notification, having read the old index. */
@@ -379,6 +378,7 @@ static void test_net_rx_posted_meanwhile(void)
 	CHECK(get16(USED + 4 + 8 * NUM) == 1);
 }
 
+/* The ones' complement sum of p (big-endian words), folded. */
 static u16 sum16(const u8 *p, u32 len, u32 sum)
 {
 	for (u32 i = 0; i < len; i++)
