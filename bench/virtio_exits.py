@@ -68,15 +68,23 @@ def kind_of(fns: Counter[str]) -> str:
     return "other"
 
 
+def by_kind(segs: list[Counter[str]]) -> dict[str, list[Counter[str]]]:
+    """The exits grouped by kind, every kind present (in KINDS' order)."""
+    by: dict[str, list[Counter[str]]] = {k: [] for k in KINDS}
+    for s in segs:
+        by[kind_of(s)].append(s)
+    return by
+
+
 MSS = 1448  # TCP payload of a full frame (1500-byte MTU, timestamps on)
 SEGMENT = "vnet_gso_next"  # the bridge's cut of one frame from a TSO send (core/virtio/vnet_offload.c)
 
 
-def call_costs(log: Path, elf: Path, fn: str) -> list[int]:
+def call_costs(log: Path, elf: Path, syms: hyptrace.Symbols, fn: str) -> list[int]:
     """The instructions of each call of ``fn`` on CPU 1, with everything it
     calls (from its first instruction to one of its RETs): a fixed piece of
-    work, so its median does not move with the TCP run's timing."""
-    syms = hyptrace.Symbols(elf)
+    work, so its median does not move with the TCP run's timing. ``syms``:
+    the symbols of ``elf``, whose ``fn`` alone is disassembled here."""
     i = syms.names.index(fn)
     start, end = syms.addrs[i], syms.addrs[i + 1]
     dis = subprocess.run(["aarch64-linux-gnu-objdump", "-d", f"--start-address={start:#x}",
@@ -100,14 +108,13 @@ def trace(pings: int, log: Path, tcp_kib: int = 0, tcp_log: Path | None = None
     """CPU 1's exits over ``pings`` pings, the pings' mean RTT (ms), and
     (``tcp_kib``) its exits while Linux sends that many KiB over TCP and
     the instructions of each frame the bridge cut from a TSO send."""
-    built: list[hyptrace.Symbols] = []  # the build's, read once
-    elf: list[Path] = []
+    built: list[tuple[Path, hyptrace.Symbols]] = []  # the build's ELF and its symbols, read once
     tcp: list[Counter[str]] = []
     segment: list[int] = []
 
     def extra(out: Path) -> list[str]:
-        elf.append(out / "hyp" / "bulkhead.elf")
-        built.append(syms := hyptrace.Symbols(elf[0]))
+        elf = out / "hyp" / "bulkhead.elf"
+        built.append((elf, syms := hyptrace.Symbols(elf)))
         return ["-dfilter", f"{syms.addrs[0]:#x}..{syms.text_end:#x}", "-D", str(log)]
 
     log.unlink(missing_ok=True)
@@ -137,24 +144,25 @@ def trace(pings: int, log: Path, tcp_kib: int = 0, tcp_log: Path | None = None
         vm.qmp.execute("stop")
     finally:
         vm.close()
+    elf, syms = built[0]
     if tcp_kib and tcp_log:
-        tcp = hyptrace.segments(tcp_log, built[0], CPU)
-        segment = call_costs(tcp_log, elf[0], SEGMENT)
-    return hyptrace.segments(log, built[0], CPU), rtt, tcp, segment
+        tcp = hyptrace.segments(tcp_log, syms, CPU)
+        segment = call_costs(tcp_log, elf, syms, SEGMENT)
+    return hyptrace.segments(log, syms, CPU), rtt, tcp, segment
 
 
 def tcp_row(segs: list[Counter[str]], kib: int, segment: list[int]) -> dict[str, object]:
     """The bridge's exits during a TCP send of ``kib`` KiB (transmit,
     receive: the ACKs, register): their count and instructions per KiB by
     kind, in all and per full frame, and the functions' shares per KiB."""
+    by = by_kind(segs)
     total: Counter[str] = Counter()
     exits: dict[str, int] = {}
     per_kib: dict[str, float] = {}
     for kind in KINDS[:3]:
-        ss = [s for s in segs if kind_of(s) == kind]
-        exits[kind] = len(ss)
-        per_kib[kind] = sum(sum(s.values()) for s in ss) / kib
-        for s in ss:
+        exits[kind] = len(by[kind])
+        per_kib[kind] = sum(sum(s.values()) for s in by[kind]) / kib
+        for s in by[kind]:
             total.update(s)
     n = sum(total.values())
     return {"kib": kib, "exits": exits, "per_kib": per_kib, "total_per_kib": n / kib,
@@ -165,11 +173,8 @@ def tcp_row(segs: list[Counter[str]], kib: int, segment: list[int]) -> dict[str,
 
 
 def table(segs: list[Counter[str]]) -> dict[str, dict[str, object]]:
-    by: dict[str, list[Counter[str]]] = {k: [] for k in KINDS}
-    for s in segs:
-        by[kind_of(s)].append(s)
     out: dict[str, dict[str, object]] = {}
-    for kind, ss in by.items():
+    for kind, ss in by_kind(segs).items():
         if not ss:
             continue
         sizes = sorted(sum(s.values()) for s in ss)
