@@ -42,6 +42,7 @@ SOURCES: dict[str, list[str]] = {
     "test_linering": ["lib/linering.c"],
     "test_ioring": ["../guests/lib/ioring.c"],  # the guest runtime's ring library
     "test_guest_string": ["../guests/lib/string.c"],  # the guests' memcpy (the I/O VM's frame copies)
+    "test_guest_timer": ["../guests/lib/timer.c"],  # the guests' timed sleeps, over a stand-in arch.h
     "test_blkring": ["../guests/lib/blkring.c"],  # its block request rings
     "test_iosched": ["../guests/iovm/iosched.c"],  # the I/O VM's scheduler
     "test_guest_virtq": ["../guests/lib/virtq.c"],  # the guests' split virtqueues (vioclient, I/O VM)
@@ -81,6 +82,7 @@ DEFINES: dict[str, list[str]] = {
 # extra include directories (the hypervisor's is always there)
 INCLUDES: dict[str, list[Path]] = {"test_ioring": [GUEST_INCLUDE], "test_blkring": [GUEST_INCLUDE],
                                    "test_guest_string": [GUEST_INCLUDE],
+                                   "test_guest_timer": [HOST / "guest_arch", GUEST_INCLUDE],
                                    "test_guest_virtq": [GUEST_INCLUDE],
                                    "test_iosched": [GUEST_INCLUDE, ROOT / "guests" / "iovm"]}
 

@@ -352,19 +352,13 @@ static void overhead(void)
 
 /* --- manage: a manager VM changes another VM's budget --------------------- */
 
-static bool never(void *arg)
-{
-	(void)arg;
-	return false;
-}
-
 static void manage(void)
 {
 	u64 target = param_u64("target", 0), at = param_u64("at_ms", 20);
 	u64 budget = param_u64("budget", 0), period = param_u64("period_us", 0);
 	s64 r;
 
-	timer_wait_until(never, NULL, at * 1000000ul);
+	timer_sleep_ns(at * NSEC_PER_MSEC);
 	r = bh_bw_set((u32)target, budget, period);
 	printf("bwprobe: set %ld\n", r);
 	printf("bwprobe: set bad vm %ld\n", bh_bw_set(7, budget, period));

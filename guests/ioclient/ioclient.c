@@ -154,12 +154,6 @@ static bool tx_space(void *arg)
 	return ioring_can_send(&tx);
 }
 
-static bool never(void *arg)
-{
-	(void)arg;
-	return false;
-}
-
 static int run_flood(u32 frames, u32 size, u64 until_ms)
 {
 	u64 end = until_ms ? timer_now() + timer_ns_to_ticks(until_ms * 1000000ull) : 0;
@@ -196,7 +190,7 @@ static void run_stall(u32 frames, u32 size, u64 stall_ms)
 		sent++;
 		port_kick();
 	}
-	timer_wait_until(never, NULL, stall_ms * 1000000ull);
+	timer_sleep_ns(stall_ms * NSEC_PER_MSEC);
 	printf("ioclient: stalled: %u requests, rx ring never read\n", sent);
 }
 

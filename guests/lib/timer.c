@@ -114,6 +114,23 @@ bool timer_wait_armed(bool (*cond)(void *arg), void *arg, u64 deadline)
 	return done;
 }
 
+static bool timer_never(void *arg)
+{
+	(void)arg;
+	return false;
+}
+
+void timer_sleep_until(u64 deadline)
+{
+	timer_wait_arm();
+	timer_wait_armed(timer_never, NULL, deadline);
+}
+
+void timer_sleep_ns(u64 ns)
+{
+	timer_sleep_until(timer_now() + timer_ns_to_ticks(ns));
+}
+
 bool timer_wait_until(bool (*cond)(void *arg), void *arg, u64 timeout_ns)
 {
 	u64 deadline = timer_now() + timer_ns_to_ticks(timeout_ns);

@@ -155,12 +155,6 @@ static bool msi_round(u64 n)
 	return true;
 }
 
-static bool never(void *arg)
-{
-	(void)arg;
-	return false;
-}
-
 static int fail(const char *why)
 {
 	printf("victim: FAIL %s\n", why);
@@ -207,8 +201,7 @@ int main(const char *params)
 		u64 t0, dt;
 
 		next += print_ticks;
-		if (timer_now() < next)
-			timer_wait_until(never, NULL, timer_ticks_to_ns(next - timer_now()));
+		timer_sleep_until(next);
 		t0 = timer_now();
 
 		printf("victim: print %lu of %lu, a line of ordinary length\n", k, prints);
@@ -240,8 +233,7 @@ int main(const char *params)
 		u64 late;
 
 		next += timer_ns_to_ticks(period_ms * NSEC_PER_MSEC);
-		if (timer_now() < next)
-			timer_wait_until(never, NULL, timer_ticks_to_ns(next - timer_now()));
+		timer_sleep_until(next);
 		late = timer_ticks_to_ns(timer_now() - next) / NSEC_PER_USEC;
 		if (late > late_max)
 			late_max = late;

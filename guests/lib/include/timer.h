@@ -49,5 +49,12 @@ bool timer_wait_until(bool (*cond)(void *arg), void *arg, u64 timeout_ns);
  * hypervisor sees after its ring. */
 void timer_wait_arm(void);
 bool timer_wait_armed(bool (*cond)(void *arg), void *arg, u64 deadline);
+/* Sleeps in WFI until the virtual counter reaches deadline (ticks, absolute;
+ * returns at once when it has). A periodic loop's "until next" belongs here,
+ * not in timer_wait_until(next - timer_now()): the counter read there may
+ * already be past next, and the difference wraps to a sleep of centuries. */
+void timer_sleep_until(u64 deadline);
+/* Sleeps in WFI for ns nanoseconds of the virtual counter. */
+void timer_sleep_ns(u64 ns);
 
 #endif
