@@ -38,6 +38,14 @@ ALL_OFF_2 = "[bulkhead] all VMs off: clean=2 stopped=0"
          (False, "VM 'b' reported failure (exit status 3)")),
         (0, False, "[bulkhead] PANIC: out of table pages\n", (False, "hypervisor panic: out of table pages")),
         (-15, True, f"{ALL_OFF_2}\n", (False, "timed out after 5 s (QEMU killed)")),
+        # the VMs that started and did not end, and where they were
+        (-15, True, "[bulkhead] vm a: first guest instruction at 20 us\n"
+                    "[bulkhead] vm b: first guest instruction at 30 us\n"
+                    "[bulkhead] vm c: first guest instruction at 40 us\n[a] one\n[a] two\n"
+                    "[bulkhead] vm b: off (clean)\n[bulkhead] vm b: first guest instruction at 90 us\n"
+                    "[b] again\n[bulkhead] vm b: stopped (fault)\n",
+         (False, "timed out after 5 s (QEMU killed); still running: a (last line: 'two'), "
+                 "c (printed nothing)")),
         (0, False, f"[a] {ALL_OFF_2}\n", (False, "QEMU exited with status 0 without the hypervisor's "
                                                  "'all VMs off' line")),
     ],

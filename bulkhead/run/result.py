@@ -21,6 +21,9 @@ ALL_OFF_RE = re.compile(r"\[bulkhead\] all VMs off: clean=(\d+) stopped=(\d+)\s*
 PANIC_RE = re.compile(r"\[bulkhead\] PANIC: (.*)$")
 STOPPED_RE = re.compile(r"\[bulkhead\] vm (\S+): stopped \((.*)\)\s*$")
 EXIT_RE = re.compile(r"\[bulkhead\] vm (\S+): off \(exit status (\d+)\)\s*$")
+# a VM's first instruction and its end (off or stopped), in the order they came
+_VM_STATE_RE = re.compile(r"\[bulkhead\] vm (\S+): (first guest instruction|off \(|stopped \()")
+_LAST_LINE_MAX = 100
 
 
 @dataclass
@@ -121,6 +124,29 @@ def sgi_dropped(hyp_lines: list[str]) -> dict[str, int]:
     return {m.group(1): int(m.group(2)) for m in map(_SGI_LINE.fullmatch, hyp_lines) if m}
 
 
+def _still_running(lines: list[str]) -> str:
+    """``"; still running: vm (last line: ...), ..."`` for the VMs that
+    started and had not ended when QEMU was killed ("" when none): where a
+    run that timed out was waiting."""
+    running: dict[str, bool] = {}
+    for line in lines:
+        m = _VM_STATE_RE.match(line)
+        if m:
+            running[m.group(1)] = m.group(2) == "first guest instruction"
+    names = [vm for vm, on in running.items() if on]
+    if not names:
+        return ""
+    result = RunResult(0, True, "\n".join(lines), False)
+    parts = []
+    for vm in names:
+        said = result.lines(vm)
+        last = said[-1] if said else ""
+        if len(last) > _LAST_LINE_MAX:
+            last = last[:_LAST_LINE_MAX] + "..."
+        parts.append(f"{vm} (last line: {last!r})" if said else f"{vm} (printed nothing)")
+    return "; still running: " + ", ".join(parts)
+
+
 def judge(returncode: int, timed_out: bool, output: str, nvms: int,
           timeout: float | None = None, until: re.Pattern[str] | None = None) -> tuple[bool, str]:
     """(clean, reason) for a finished QEMU run. A run ended by ``until``
@@ -134,7 +160,7 @@ def judge(returncode: int, timed_out: bool, output: str, nvms: int,
             all_off = (int(m.group(1)), int(m.group(2)))
     if timed_out:
         after = f" after {timeout:g} s" if timeout is not None else ""
-        return False, f"timed out{after} (QEMU killed)"
+        return False, f"timed out{after} (QEMU killed){_still_running(lines)}"
     for line in lines:
         m = PANIC_RE.match(line)
         if m:
