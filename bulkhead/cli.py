@@ -119,6 +119,8 @@ def make_parser() -> argparse.ArgumentParser:
                    help=f"start QEMU halted with a gdb server on localhost:{qemu.GDB_PORT} (docs/debugging.md)")
     p.add_argument("--gdb-port", metavar="PORT", type=_port,
                    help="TCP port of the gdb server (implies --gdb)")
+    p.add_argument("--no-halt", action="store_true",
+                   help="with --gdb or --gdb-port: QEMU runs at once, attach any time (a run that hangs)")
     p.add_argument("--icount", metavar="N", type=_icount, help="deterministic timing: -icount shift=N")
     p.add_argument("--timeout", metavar="S", type=_positive_float, help="kill QEMU after S seconds (exit 124)")
     p.add_argument("--quiet", action="store_true", help="do not print the console output")
@@ -276,6 +278,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         _error(f"--fit-in-ram needs --boot uboot or --boot tfa (it changes how U-Boot gets the FIT; "
                f"--boot {args.boot} boots without U-Boot)")
         return EXIT_USAGE
+    if args.no_halt and not (args.gdb or args.gdb_port is not None):
+        _error("--no-halt needs --gdb or --gdb-port (it says when QEMU's gdb server lets it start)")
+        return EXIT_USAGE
     if args.labgrid is not None:
         return _run_labgrid(args)
     interactive = sys.stdin.isatty()
@@ -283,7 +288,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     gdb = args.gdb or args.gdb_port is not None
     if gdb:
         elf = (args.out or build.default_out(args.config)).absolute() / "hyp" / build.ELF_NAME
-        sys.stderr.write(f"bulkhead: QEMU will wait for a debugger on localhost:{port}; attach with\n"
+        how = "runs; a debugger may attach" if args.no_halt else "will wait for a debugger"
+        sys.stderr.write(f"bulkhead: QEMU {how} on localhost:{port}; attach with\n"
                          f"  gdb-multiarch {elf} -ex 'target remote localhost:{port}'\n"
                          f"(guest symbols: add-symbol-file {elf.parent.parent}/guests/<guest>.elf; "
                          f"docs/debugging.md)\n")
@@ -306,6 +312,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         result = runner.run(args.config, RunOptions(
             timeout=args.timeout, icount=args.icount, out=args.out, gdb_port=port if gdb else None,
+            gdb_halt=not args.no_halt,
             interactive=interactive, stream=stream, poke=poke, boot=args.boot, until=args.until,
             netdev=args.netdev, model=args.model, fit_in_ram=args.fit_in_ram, timing=timing,
         ))

@@ -156,6 +156,7 @@ def test_check_missing_file(sandbox: Path, capsys: pytest.CaptureFixture[str]) -
         (["run", "x.yaml", "--timeout", "-1"], "bulkhead: error: argument --timeout: must be greater than 0"),
         (["run", "x.yaml", "--gdb-port", "70000"], "bulkhead: error: argument --gdb-port: port must be 1-65535"),
         (["run", "x.yaml", "--gdb-port", "ab"], "bulkhead: error: argument --gdb-port: not an integer: 'ab'"),
+        (["run", "x.yaml", "--no-halt"], "bulkhead: error: --no-halt needs --gdb or --gdb-port"),
         (["dt", "x.yaml"], "bulkhead: error: the following arguments are required: VM"),
         (["build", "x.yaml", "--frob"], "bulkhead: error: unrecognized arguments: --frob"),
         (["experiment"], "bulkhead: error: experiment: give a SPEC (or --reproduce BUNDLE)"),

@@ -141,6 +141,9 @@ def test_qemu_command() -> None:
         "-icount", "shift=3,align=off,sleep=off", "-gdb", "tcp:localhost:1234", "-S", "-d", "int",
     ]
     assert qemu.command(p, Path("/e"), [], interactive=True)[14] == "mon:stdio"
+    # --no-halt: the gdb server without -S
+    assert qemu.command(p, Path("/e"), [], gdb=True, gdb_port=4711, gdb_halt=False)[-2:] == [
+        "-gdb", "tcp:localhost:4711"]
 
 
 def test_qemu_command_zcu102() -> None:

@@ -44,14 +44,17 @@ def command(
     icount: int | None = None,
     gdb: bool = False,
     gdb_port: int = GDB_PORT,
+    gdb_halt: bool = True,
     interactive: bool = False,
     extra: Sequence[str] = (),
 ) -> list[str]:
     """argv for QEMU: the hypervisor ELF plus one loader device per image.
 
     ``interactive``: multiplex QEMU's monitor onto stdio (``mon:stdio``, for a
-    terminal; Ctrl-A X quits) instead of plain ``stdio``. ``gdb``: start
-    halted with a gdb server on localhost:``gdb_port``.
+    terminal; Ctrl-A X quits) instead of plain ``stdio``. ``gdb``: a gdb
+    server on localhost:``gdb_port``, QEMU halted before the first
+    instruction unless ``gdb_halt`` is false (then it runs at once, and a
+    debugger attaches whenever: to a run that hangs).
     """
     q = model(platform)
     # `kernel: image`: the flat arm64 Image, which QEMU boots as a boot loader
@@ -80,7 +83,7 @@ def command(
     if icount is not None:
         argv += ["-icount", f"shift={icount},align=off,sleep=off"]
     if gdb:
-        argv += ["-gdb", f"tcp:localhost:{gdb_port}", "-S"]
+        argv += ["-gdb", f"tcp:localhost:{gdb_port}", *(["-S"] if gdb_halt else [])]
     argv += list(extra)
     return argv
 

@@ -41,7 +41,8 @@ class RunOptions:
     model with its timing model, the vCPUs side by side without -icount;
     implies ``model``); ``platforms_dir``: where the config's platform file
     is looked up; ``extra_qemu_args``: appended to QEMU's command line;
-    ``gdb_port``: QEMU waits there for a debugger; ``interactive``: stdin is
+    ``gdb_port``: QEMU waits there for a debugger (``gdb_halt``, the
+    default) or runs at once and serves one there; ``interactive``: stdin is
     passed through; ``poke = (data, interval)``: ``data`` is written to
     QEMU's stdin at once and every ``interval`` seconds; ``stream``
     receives the console live (None: captured only), ``build_log`` make's
@@ -62,6 +63,7 @@ class RunOptions:
     platforms_dir: Path = PLATFORMS_DIR
     extra_qemu_args: tuple[str, ...] = ()
     gdb_port: int | None = None
+    gdb_halt: bool = True
     interactive: bool = False
     poke: tuple[bytes, float] | None = None
     stream: TextIO | None = field(default=None, compare=False)

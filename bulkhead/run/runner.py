@@ -259,7 +259,8 @@ def prepare(config_path: Path | str, options: RunOptions) -> Prepared:
         raise RunError("; ".join(starved))
     argv = qemu.command(
         result.system.platform, result.placed_elf, (), icount=icount, gdb=o.gdb_port is not None,
-        gdb_port=qemu.GDB_PORT if o.gdb_port is None else o.gdb_port, interactive=o.interactive,
+        gdb_port=qemu.GDB_PORT if o.gdb_port is None else o.gdb_port, gdb_halt=o.gdb_halt,
+        interactive=o.interactive,
         extra=(*shared_io.qemu_args(result.system, o.netdev),
                *shared_disk.qemu_args(result.system, str(result.out.absolute())),
                *pci.qemu_args(result.system, str(result.out.absolute())), *extra_qemu_args),
