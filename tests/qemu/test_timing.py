@@ -175,6 +175,29 @@ def test_lockstep_rarely_times_out_beside_bomb(tmp_path: Path, lock: None) -> No
         timing["lockstep_waits"], timing["lockstep_timeouts"])
 
 
+def test_lockstep_waits_out_a_loaded_host(tmp_path: Path, lock: None) -> None:
+    """On the timing QEMU a lock-step wait or a timer hold ends when the
+    slowest vCPU caught up (QEMU ran the timer), or when QEMU kicks the
+    waiting vCPU (exclusive work, an interrupt: it then runs to the end of
+    its block and leaves its loop), not after a few milliseconds of host
+    time: beside the bomb and four busy host processes on the 2 cores, none
+    times out (docs/model.md "Liveness"; with the former 2 ms and 20 ms
+    bounds 0.2-0.7 % of the waits timed out on a loaded host)."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(4)]
+    try:
+        report = timing_run(tmp_path, "bomb-loaded", variant(BOMB), fresh=True)
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    timing = report.raw["timing"]
+    assert timing["guest_clock"] == "modelled", timing
+    assert timing["lockstep_waits"] > 1000, timing
+    assert timing["lockstep_timeouts"] == 0, timing
+    assert timing["deadline_timeouts"] == 0, timing
+    assert "lockstep_kicks" in timing and "deadline_kicks" in timing, timing  # the report counts kicks
+
+
 def test_fine_quantum_changes_bomb_slowdown_little(tmp_path: Path, lock: None) -> None:
     """The quantum's effect (docs/model.md "Timing mode", "Quantum"): a
     10x finer quantum (100 ns) changes the victim's modelled slowdown

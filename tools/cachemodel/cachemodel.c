@@ -124,21 +124,29 @@ static __thread GByteArray *regbuf;
  * Timing mode (cfg.lockstep_ps): every vCPU thread runs the model under
  * model_lock; a vCPU whose modelled clock is more than the quantum ahead
  * of the slowest running vCPU's waits on lockstep_cond (woken when the
- * slowest advances or stops running: WFI, idle). A wait is bounded in host
- * time (LOCKSTEP_WAIT_US): a vCPU blocked in a callback cannot leave its
- * execution loop, so QEMU work that needs every vCPU out of it (exclusive
- * sections, e.g. a TLB flush on all CPUs) would otherwise deadlock; such
+ * slowest advances or stops running: WFI, idle). A vCPU blocked in a
+ * callback cannot leave its execution loop, so QEMU work that needs every
+ * vCPU out of it (exclusive sections, e.g. a TLB flush on all CPUs, work
+ * queued on the vCPU) would deadlock on a wait that never ends. On the
+ * timing QEMU the wait looks every LOCKSTEP_POLL_US whether QEMU kicked
+ * the vCPU (qemu_plugin_vcpu_exit_requested) and leaves then (counted as a
+ * kick: the vCPU runs to the end of its block, then out of the loop); it
+ * gives up only after LOCKSTEP_SAFETY_US, which no host load should reach.
+ * Stock QEMU has no such call: there a wait is bounded by
+ * LOCKSTEP_WAIT_US of host time, which a loaded host does reach. Both
  * time-outs are counted.
  */
-#define LOCKSTEP_WAIT_US 2000
+#define LOCKSTEP_WAIT_US   2000
+#define LOCKSTEP_POLL_US   200
+#define LOCKSTEP_SAFETY_US 1000000
 static GMutex model_lock;
 static GCond lockstep_cond;
 static unsigned int lockstep_waiters;
-static uint64_t lockstep_waits, lockstep_timeouts;
+static uint64_t lockstep_waits, lockstep_timeouts, lockstep_kicks;
 static uint64_t lockstep_seen;        /* the slowest running CPU's clock when last woken */
 static uint64_t held_by[CM_MAX_CPUS]; /* time-outs while this CPU was the slowest */
-static uint64_t deadline_waits, deadline_timeouts; /* deadline_hold() */
-static int64_t deadline_gave_up = -1;              /* the deadline a hold timed out at, ns */
+static uint64_t deadline_waits, deadline_timeouts, deadline_kicks; /* deadline_hold() */
+static int64_t deadline_gave_up = -1; /* the deadline a hold timed out at, ns */
 static int64_t timer_due = -1; /* the next virtual timer's deadline, ns, as last seen ahead */
 
 /*
@@ -153,6 +161,7 @@ static int64_t timer_due = -1; /* the next virtual timer's deadline, ns, as last
  */
 int64_t qemu_plugin_virtual_clock_ns(void) __attribute__((weak));
 int64_t qemu_plugin_virtual_deadline_ns(void) __attribute__((weak));
+bool qemu_plugin_vcpu_exit_requested(void) __attribute__((weak));
 static const void *time_handle;
 static uint64_t time_sent_ns; /* the last lock-step time given to QEMU */
 
@@ -385,31 +394,57 @@ static uint64_t read_x(struct qemu_plugin_register *reg)
  * block never spans a change of EL: QEMU translates for one EL). */
 /* Timing mode: cpu waits while it is more than the quantum ahead of the
  * slowest running CPU (model_lock held). */
+static void lockstep_timed_out(void)
+{
+	uint64_t lo = cm_time_slowest(&tm);
+	unsigned int i;
+
+	lockstep_timeouts++;
+	for (i = 0; i < ncpus; i++)
+		held_by[i] += tm.cpu[i].busy && tm.cpu[i].clock == lo;
+}
+
+/* Whether QEMU wants this vCPU out of its loop (the timing QEMU only). */
+static bool vcpu_kicked(void)
+{
+	return qemu_plugin_vcpu_exit_requested && qemu_plugin_vcpu_exit_requested();
+}
+
 static void lockstep(unsigned int cpu)
 {
+	const bool kickable = qemu_plugin_vcpu_exit_requested != NULL;
 	bool waited = false;
+	gint64 start = 0;
 
 	if (cpu >= ncpus)
 		return;
 	while (!frozen && tm.cpu[cpu].busy &&
 	       tm.cpu[cpu].clock > cm_time_slowest(&tm) + cfg.lockstep_ps) {
-		gint64 until = g_get_monotonic_time() + LOCKSTEP_WAIT_US;
+		gint64 now = g_get_monotonic_time(), until;
+		bool woken;
 
-		if (!waited)
+		if (!waited) {
 			lockstep_waits++;
+			start = now;
+		}
 		waited = true;
-		lockstep_waiters++;
-		if (!g_cond_wait_until(&lockstep_cond, &model_lock, until)) {
-			uint64_t lo = cm_time_slowest(&tm);
-			unsigned int i;
-
-			lockstep_waiters--;
-			lockstep_timeouts++;
-			for (i = 0; i < ncpus; i++)
-				held_by[i] += tm.cpu[i].busy && tm.cpu[i].clock == lo;
+		if (vcpu_kicked()) {
+			lockstep_kicks++;
 			return;
 		}
+		if (kickable && now - start >= LOCKSTEP_SAFETY_US) {
+			lockstep_timed_out();
+			return;
+		}
+		until = kickable ? MIN(now + LOCKSTEP_POLL_US, start + LOCKSTEP_SAFETY_US)
+		                 : now + LOCKSTEP_WAIT_US;
+		lockstep_waiters++;
+		woken = g_cond_wait_until(&lockstep_cond, &model_lock, until);
 		lockstep_waiters--;
+		if (!woken && !kickable) {
+			lockstep_timed_out();
+			return;
+		}
 	}
 }
 
@@ -445,13 +480,15 @@ static void lockstep_moved(void)
  * interrupt) a little host time later; meanwhile the vCPUs would run on.
  * QEMU reports an expired timer's deadline as "now" and does not say when
  * it ran it, so the plugin remembers the deadline it last saw ahead
- * (timer_due) and looks again every DEADLINE_POLL_US, up to
- * DEADLINE_WAIT_US in all (then that deadline is given up: counted, and
- * not waited for again). The bound is longer than the lock-step's: the
- * main loop is one more host thread to schedule on a loaded host.
+ * (timer_due) and looks again every DEADLINE_POLL_US, until QEMU kicks
+ * the vCPU (the timer's interrupt for it, or work that needs it out of its
+ * loop: counted as a kick) or for DEADLINE_WAIT_US in all (then that
+ * deadline is given up: counted, and not waited for again). The bound is
+ * a safety net, not a schedule: the main loop is one more host thread,
+ * which a loaded host may leave waiting for many milliseconds.
  */
 #define DEADLINE_POLL_US 50
-#define DEADLINE_WAIT_US 20000
+#define DEADLINE_WAIT_US 1000000
 static bool timer_expired(void)
 {
 	int64_t dl = qemu_plugin_virtual_deadline_ns();
@@ -478,7 +515,12 @@ static void deadline_hold(unsigned int cpu)
 		if (!until) {
 			until = now + DEADLINE_WAIT_US;
 			deadline_waits++;
-		} else if (now >= until) {
+		}
+		if (vcpu_kicked()) {
+			deadline_kicks++;
+			return;
+		}
+		if (now >= until) {
 			deadline_timeouts++;
 			deadline_gave_up = timer_due;
 			return;
@@ -795,8 +837,11 @@ static void write_timing(FILE *f)
 	        p->row_ps[CM_ROW_CONFLICT], p->line_ps, p->window_ps, tm.capacity,
 	        cfg.tl1_size ? "true" : "false", tm.windows, tm.busiest, tm.late, tm.forced,
 	        cfg.lockstep_ps, lockstep_waits, lockstep_timeouts);
-	fprintf(f, ", \"deadline_waits\": %" PRIu64 ", \"deadline_timeouts\": %" PRIu64,
-	        deadline_waits, deadline_timeouts);
+	fprintf(f, ", \"lockstep_kicks\": %" PRIu64, lockstep_kicks);
+	fprintf(f,
+	        ", \"deadline_waits\": %" PRIu64 ", \"deadline_timeouts\": %" PRIu64
+	        ", \"deadline_kicks\": %" PRIu64,
+	        deadline_waits, deadline_timeouts, deadline_kicks);
 	fprintf(f, ", \"guest_clock\": \"%s\", \"virtual_ns\": %" PRId64 ",\n  \"cpus\": [\n",
 	        time_handle ? "modelled" : "qemu",
 	        qemu_plugin_virtual_clock_ns ? qemu_plugin_virtual_clock_ns() : (int64_t)-1);
