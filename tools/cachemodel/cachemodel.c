@@ -389,11 +389,7 @@ static uint64_t read_x(struct qemu_plugin_register *reg)
 	return v;
 }
 
-/* At the start of every block: which CPU runs it (TPIDR_EL2; 0 before the
- * hypervisor set it: CPU 0 boots alone), and at which exception level (a
- * block never spans a change of EL: QEMU translates for one EL). */
-/* Timing mode: cpu waits while it is more than the quantum ahead of the
- * slowest running CPU (model_lock held). */
+/* A lock-step wait gave up: counted, and who was the slowest then. */
 static void lockstep_timed_out(void)
 {
 	uint64_t lo = cm_time_slowest(&tm);
@@ -410,6 +406,8 @@ static bool vcpu_kicked(void)
 	return qemu_plugin_vcpu_exit_requested && qemu_plugin_vcpu_exit_requested();
 }
 
+/* Timing mode: cpu waits while it is more than the quantum ahead of the
+ * slowest running CPU (model_lock held). */
 static void lockstep(unsigned int cpu)
 {
 	const bool kickable = qemu_plugin_vcpu_exit_requested != NULL;
@@ -543,6 +541,9 @@ static void publish_time(void)
 	qemu_plugin_update_ns(time_handle, (int64_t)time_sent_ns);
 }
 
+/* At the start of every block: which CPU runs it (TPIDR_EL2; 0 before the
+ * hypervisor set it: CPU 0 boots alone), and at which exception level (a
+ * block never spans a change of EL: QEMU translates for one EL). */
 static void tb_cb(unsigned int vcpu, void *ud)
 {
 	unsigned int slot = vslot(vcpu);
