@@ -26,6 +26,24 @@ _VM_STATE_RE = re.compile(r"\[bulkhead\] vm (\S+): (first guest instruction|off 
 _LAST_LINE_MAX = 100
 
 
+def vm_lines(lines: list[str], vm: str) -> list[str]:
+    """Text of the console ``lines`` VM ``vm`` printed (its ``[vm] `` prefix
+    removed), a line another's cut joined again: the console writes its
+    rest under ``[vm]+ `` (hypervisor/core/console/console.h)."""
+    prefix, cont = f"[{vm}] ", f"[{vm}]+ "
+    result: list[str] = []
+    for line in lines:
+        if line.startswith(prefix):
+            result.append(line[len(prefix):])
+        elif line == prefix.rstrip():
+            result.append("")
+        elif line.startswith(cont) and result:
+            result[-1] += line[len(cont):]
+        elif line.startswith(cont):  # its start is not in this output
+            result.append(line[len(cont):])
+    return result
+
+
 @dataclass
 class RunResult:
     returncode: int  # QEMU's exit status (negative: killed by that signal)
@@ -41,21 +59,8 @@ class RunResult:
         return self.output.splitlines()
 
     def lines(self, vm: str) -> list[str]:
-        """Text of the lines VM ``vm`` printed (its ``[vm] `` prefix removed),
-        a line another's cut joined again: the console writes its rest
-        under ``[vm]+ `` (hypervisor/core/console/console.h)."""
-        prefix, cont = f"[{vm}] ", f"[{vm}]+ "
-        result: list[str] = []
-        for line in self.all_lines():
-            if line.startswith(prefix):
-                result.append(line[len(prefix):])
-            elif line == prefix.rstrip():
-                result.append("")
-            elif line.startswith(cont) and result:
-                result[-1] += line[len(cont):]
-            elif line.startswith(cont):  # its start is not in this output
-                result.append(line[len(cont):])
-        return result
+        """Text of the lines VM ``vm`` printed (:func:`vm_lines`)."""
+        return vm_lines(self.all_lines(), vm)
 
     def hyp_lines(self) -> list[str]:
         """Lines the hypervisor itself printed, ``[bulkhead] `` prefix kept."""
@@ -136,10 +141,9 @@ def _still_running(lines: list[str]) -> str:
     names = [vm for vm, on in running.items() if on]
     if not names:
         return ""
-    result = RunResult(0, True, "\n".join(lines), False)
     parts = []
     for vm in names:
-        said = result.lines(vm)
+        said = vm_lines(lines, vm)
         last = said[-1] if said else ""
         if len(last) > _LAST_LINE_MAX:
             last = last[:_LAST_LINE_MAX] + "..."
