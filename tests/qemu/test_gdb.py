@@ -69,19 +69,30 @@ def symbol(elf: Path, name: str) -> int:
     return int(m[1], 16)
 
 
-def gdb_run(out: Path, config: Path, elf: Path, *commands: str) -> tuple[str, str, str, int]:
+def gdb_run(out: Path, config: Path, elf: Path, *commands: str,
+            attach_after: str | None = None) -> tuple[str, str, str, int]:
     """``bulkhead run CONFIG --gdb-port`` (``out`` holds its build already:
     QEMU starts at once) and gdb-multiarch in batch mode on ``elf`` attached
     to it, running ``commands``: (gdb's output, the run's stdout and stderr,
-    its exit status); the run is killed if still alive."""
+    its exit status); the run is killed if still alive. ``attach_after``:
+    the run gets ``--no-halt`` and gdb attaches once the console printed
+    that text."""
     port = free_port()
     run = subprocess.Popen(
         [str(REPO_ROOT / ".venv" / "bin" / "bulkhead"), "run", str(config), "--out", str(out),
-         "--gdb-port", str(port), "--timeout", "90"],
+         "--gdb-port", str(port), *(["--no-halt"] if attach_after else []), "--timeout", "90"],
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True)
+    seen: list[str] = []
     try:
         deadline = time.monotonic() + 60
+        if attach_after:
+            assert run.stdout is not None
+            for line in run.stdout:  # the run's timeout ends this loop if the text never comes
+                seen.append(line)
+                if attach_after in line:
+                    break
+            assert any(attach_after in ln for ln in seen), "".join(seen)
         while not listening(port):
             assert run.poll() is None, run.communicate()
             assert time.monotonic() < deadline, "QEMU's gdb server never listened"
@@ -94,8 +105,9 @@ def gdb_run(out: Path, config: Path, elf: Path, *commands: str) -> tuple[str, st
         if run.poll() is None:
             kill_tree(run.pid)  # QEMU first: it runs in its own process group
             run.wait()
-    assert f"QEMU will wait for a debugger on localhost:{port}" in stderr, stderr
-    return gdb.stdout + gdb.stderr, stdout, stderr, run.returncode
+    how = "runs; a debugger may attach" if attach_after else "will wait for a debugger"
+    assert f"QEMU {how} on localhost:{port}" in stderr, stderr
+    return gdb.stdout + gdb.stderr, "".join(seen) + stdout, stderr, run.returncode
 
 
 def test_gdb_batch_breakpoint_in_hypervisor_and_guest() -> None:
@@ -162,36 +174,13 @@ def test_no_halt_attach_to_a_running_vm_and_detach() -> None:
     config = out / "sleeper.yaml"
     config.write_text(SLEEPER)
     built = build_mod.build(config, out / "build")
-    port = free_port()
-    run = subprocess.Popen(
-        [str(REPO_ROOT / ".venv" / "bin" / "bulkhead"), "run", str(config), "--out", str(out / "build"),
-         "--gdb-port", str(port), "--no-halt", "--timeout", "90"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True)
-    try:
-        assert run.stdout is not None
-        seen: list[str] = []
-        for line in run.stdout:  # the run's timeout ends this loop if the guest never beats
-            seen.append(line)
-            if "victim: beat 3 " in line:
-                break
-        assert any("victim: beat 3 " in ln for ln in seen), "".join(seen)
-        args = [a for c in (f"target remote localhost:{port}", "thread 1", "p/x $cpsr",
-                            f"add-symbol-file {out / 'build' / 'guests' / 'victim.elf'}", "info symbol $pc",
-                            "detach") for a in ("-ex", c)]
-        gdb = subprocess.run([GDB, "-batch", "-nx", str(built.elf), *args],
-                             stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
-        rest, stderr = run.communicate(timeout=60)
-    finally:
-        if run.poll() is None:
-            kill_tree(run.pid)
-            run.wait()
-    text = gdb.stdout + gdb.stderr
-    assert f"QEMU runs; a debugger may attach on localhost:{port}" in stderr, stderr
+    text, output, stderr, status = gdb_run(
+        out / "build", config, built.elf, "thread 1", "p/x $cpsr",
+        f"add-symbol-file {out / 'build' / 'guests' / 'victim.elf'}", "info symbol $pc", "detach",
+        attach_after="victim: beat 3 ")
     cpsr = re.search(r"^\$1 = 0x([0-9a-f]+)$", text, re.M)
     assert cpsr, text
     assert (int(cpsr[1], 16) >> 2) & 3 in (1, 2), text  # the guest (EL1) or the hypervisor (EL2)
     assert "[Inferior 1 (process 1) detached]" in text, text
-    output = "".join(seen) + rest
     assert "victim: PASS" in output, output[-2000:]
-    assert run.returncode == 0, (run.returncode, output[-2000:], stderr)
+    assert status == 0, (status, output[-2000:], stderr)
