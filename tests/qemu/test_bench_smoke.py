@@ -193,6 +193,21 @@ def test_virtio_exits() -> None:
     assert "csum_add" in tcp["functions"], tcp  # Linux left the checksums to the bridge (CSUM, HOST_TSO4)
 
 
+def test_timing_load() -> None:
+    """The bomb in timing mode beside one busy host process, unregulated
+    and at a 50 % budget: a slowdown each (the bomb's above 1, the budget's
+    at most the bomb's, within the runs' spread) on the modelled clock, and
+    every wait and hold counted as caught up, timed out or kicked."""
+    rows = json.loads(bench("timing_load.py", "--hogs", "1", "--shares", "0", "50", "--json"))
+    assert [(r["hogs"], r["share"], r["rep"]) for r in rows] == [(1, 0, 0), (1, 50, 0)], rows
+    for r in rows:
+        assert r["guest_clock"] == "modelled" and r["slowdown"] > 0.99, r
+        assert r["waits"] > 0 and 0 <= r["timeouts"] + r["kicks"] <= r["waits"], r
+        assert 0 <= r["hold_timeouts"] + r["hold_kicks"] <= r["holds"], r
+    assert rows[0]["slowdown"] > 2, rows
+    assert rows[1]["slowdown"] <= rows[0]["slowdown"] * 1.08, rows
+
+
 def test_bandwidth_overhead() -> None:
     out = bench("bandwidth_overhead.py", "--periods", "100", "--window-ms", "2")
     assert re.search(rf"^counter: cycles; icount shift=0 .*unregulated guest: {NUM} ns per work step$", out,
